@@ -1,0 +1,51 @@
+package main
+
+import (
+	"bufio"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestAppendKey(t *testing.T) {
+	got := string(appendKey(nil, 1234567))
+	if want := "$16\r\nk:00000001234567\r\n"; got != want {
+		t.Fatalf("appendKey = %q, want %q", got, want)
+	}
+}
+
+func TestSkip(t *testing.T) {
+	in := "+OK\r\n$3\r\nfoo\r\n$-1\r\n:42\r\n*2\r\n$1\r\na\r\n*-1\r\n-ERR boom\r\n-ERR second\r\n"
+	c := &client{r: bufio.NewReader(strings.NewReader(in))}
+	for i := 0; i < 7; i++ {
+		if err := c.skip(); err != nil {
+			t.Fatalf("skip %d: %v", i, err)
+		}
+	}
+	if c.nerr != 2 || c.firstErr != "ERR boom" {
+		t.Fatalf("nerr=%d firstErr=%q", c.nerr, c.firstErr)
+	}
+	if err := c.skip(); err == nil {
+		t.Fatal("skip at EOF: want error")
+	}
+}
+
+func TestGCColumns(t *testing.T) {
+	r := &result{
+		gcBefore: map[string]string{"keyhive_gc_cycles": "10", "keyhive_gc_pause_total_us": "1500"},
+		gcAfter:  map[string]string{"keyhive_gc_cycles": "25", "keyhive_gc_pause_total_us": "4000", "keyhive_gc_cpu_percent": "3.25"},
+		opsDur:   20 * time.Second,
+	}
+	c, p, cpu := gcColumns(r)
+	if c != "15" || p != "2.5 ms" || cpu != "3.25" {
+		t.Fatalf("got %q %q %q", c, p, cpu)
+	}
+	delete(r.gcAfter, "keyhive_gc_cpu_percent")
+	if _, _, cpu = gcColumns(r); cpu != "0.01 (STW only)" {
+		t.Fatalf("fallback cpu = %q", cpu)
+	}
+	r = &result{gcBefore: map[string]string{}, gcAfter: map[string]string{}}
+	if c, p, cpu = gcColumns(r); c != "n/a" || p != "n/a" || cpu != "n/a" {
+		t.Fatalf("redis got %q %q %q", c, p, cpu)
+	}
+}

@@ -1,0 +1,268 @@
+#!/usr/bin/env bash
+# Throughput comparison: Keyhive vs redis-server, measured ALTERNATELY in one run.
+#
+# Usage (from any directory):
+#   bench/throughput.sh
+#
+# Environment knobs (all optional):
+#   ROUNDS=3              rounds; each round runs every (pipeline, test) on
+#                         redis then keyhive, back to back
+#   N=200000              requests per redis-benchmark run (-n)
+#   CLIENTS=50            parallel connections (-c)
+#   KEYSPACE=1000000      random keyspace (-r)
+#   DATASIZE=16           value size in bytes (-d)
+#   PIPELINES="1 16"      pipeline depths (-P) to measure
+#   TESTS="PING_MBULK SET GET INCR MSET"
+#                         tests to run, in order. Known names: PING_INLINE
+#                         PING_MBULK SET GET INCR MSET LPUSH RPUSH LPOP RPOP
+#                         SADD SPOP HSET ZADD ZPOPMIN LRANGE_100 LRANGE_300
+#                         LRANGE_500 LRANGE_600 (redis-benchmark -t names) and
+#                         ZRANK (custom command on a pre-filled sorted set).
+#                         Put LPUSH before LPOP so there is something to pop.
+#   ZRANK_MEMBERS=100000  members in the ZRANK sorted set
+#   KEYHIVE_BIN=path      use this binary instead of building ./cmd/keyhive
+#                         (e.g. a wrapper that execs redis-server, for testing)
+#   REDIS_BIN=redis-server
+#   BENCH_BIN=redis-benchmark
+#   CLI_BIN=redis-cli
+#   PIN=0                 PIN=1: servers on CPU 1, redis-benchmark on CPU 0
+#   RUN_TIMEOUT=180       seconds before one redis-benchmark run is abandoned
+#   RAW_OUT=path          also write every raw sample (TSV) to this file
+#
+# Output: a markdown table on stdout (progress goes to stderr). Read the ratio
+# column, never the absolute numbers: the machine is shared and noisy.
+set -euo pipefail
+
+ROUNDS=${ROUNDS:-3}
+N=${N:-200000}
+CLIENTS=${CLIENTS:-50}
+KEYSPACE=${KEYSPACE:-1000000}
+DATASIZE=${DATASIZE:-16}
+PIPELINES=${PIPELINES:-"1 16"}
+TESTS=${TESTS:-"PING_MBULK SET GET INCR MSET"}
+ZRANK_MEMBERS=${ZRANK_MEMBERS:-100000}
+REDIS_BIN=${REDIS_BIN:-redis-server}
+BENCH_BIN=${BENCH_BIN:-redis-benchmark}
+CLI_BIN=${CLI_BIN:-redis-cli}
+PIN=${PIN:-0}
+RUN_TIMEOUT=${RUN_TIMEOUT:-180}
+RAW_OUT=${RAW_OUT:-}
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/keyhive-bench.XXXXXX")
+pids=()
+
+cleanup() {
+	local pid
+	for pid in "${pids[@]}"; do
+		kill "$pid" 2>/dev/null || true
+	done
+	for pid in "${pids[@]}"; do
+		wait "$pid" 2>/dev/null || true
+	done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+log() { printf '%s\n' "$*" >&2; }
+die() {
+	log "throughput.sh: $*"
+	exit 1
+}
+
+for b in "$REDIS_BIN" "$BENCH_BIN" "$CLI_BIN"; do
+	command -v "$b" >/dev/null || die "$b not found"
+done
+
+server_pin=()
+bench_pin=()
+if [[ $PIN == 1 ]]; then
+	server_pin=(taskset -c 1)
+	bench_pin=(taskset -c 0)
+fi
+
+# --- keyhive binary ---------------------------------------------------------
+if [[ -n ${KEYHIVE_BIN:-} ]]; then
+	keyhive_bin=$KEYHIVE_BIN
+	[[ -x $keyhive_bin ]] || keyhive_bin=$(command -v "$keyhive_bin") || die "KEYHIVE_BIN=$KEYHIVE_BIN not executable"
+else
+	log "building keyhive..."
+	(cd "$root" && go build -o "$tmp/keyhive" ./cmd/keyhive) || die "go build ./cmd/keyhive failed"
+	keyhive_bin=$tmp/keyhive
+fi
+
+# --- servers ----------------------------------------------------------------
+port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+free_port() {
+	local p
+	for _ in $(seq 200); do
+		p=$((20000 + RANDOM % 40000))
+		if ! port_in_use "$p"; then
+			echo "$p"
+			return 0
+		fi
+	done
+	die "no free port found"
+}
+
+# start_server NAME BINARY -> sets global started_port
+start_server() {
+	local name=$1 bin=$2 port pid
+	port=$(free_port)
+	"${server_pin[@]}" "$bin" --port "$port" --save '' --appendonly no >"$tmp/$name.log" 2>&1 &
+	pid=$!
+	pids+=("$pid")
+	for _ in $(seq 100); do
+		if [[ $("$CLI_BIN" -p "$port" PING 2>/dev/null || true) == PONG ]]; then
+			started_port=$port
+			return 0
+		fi
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	log "--- $tmp/$name.log:"
+	tail -n 20 "$tmp/$name.log" >&2 || true
+	die "$name ($bin) did not answer PING on port $port"
+}
+
+start_server redis "$REDIS_BIN"
+redis_port=$started_port
+start_server keyhive "$keyhive_bin"
+keyhive_port=$started_port
+log "redis-server on :$redis_port, keyhive ($keyhive_bin) on :$keyhive_port"
+log "version strings: redis: $("$CLI_BIN" -p "$redis_port" INFO server 2>/dev/null | tr -d '\r' | grep -E '^(redis|keyhive)_version' | tr '\n' ' ')" \
+	"| keyhive: $("$CLI_BIN" -p "$keyhive_port" INFO server 2>/dev/null | tr -d '\r' | grep -E '^(redis|keyhive)_version' | tr '\n' ' ' || true)"
+
+# --- tests ------------------------------------------------------------------
+# test_args TEST -> prints the redis-benchmark arguments selecting TEST, one per
+# line; test_row TEST -> the CSV "test" field prefix identifying its result row.
+test_args() {
+	case $1 in
+	ZRANK) printf '%s\n' -r "$ZRANK_MEMBERS" zrank kh:bench:zrank 'm:__rand_int__' ;;
+	*) printf '%s\n' -r "$KEYSPACE" -t "${1,,}" ;;
+	esac
+}
+test_row() {
+	case $1 in
+	ZRANK) echo "zrank " ;;
+	*) echo "$1" ;;
+	esac
+}
+
+# prepare PORT: one-time data set-up needed by custom tests.
+prepare() {
+	local port=$1 t
+	for t in $TESTS; do
+		case $t in
+		ZRANK)
+			"${bench_pin[@]}" "$BENCH_BIN" -p "$port" -c "$CLIENTS" -P 16 -q \
+				-n $((ZRANK_MEMBERS * 4)) -r "$ZRANK_MEMBERS" \
+				zadd kh:bench:zrank __rand_int__ 'm:__rand_int__' >/dev/null 2>&1 ||
+				log "warning: ZRANK set-up failed on :$port"
+			;;
+		esac
+	done
+}
+prepare "$redis_port"
+prepare "$keyhive_port"
+
+raw=$tmp/raw.tsv
+: >"$raw"
+
+# run_one SERVER PORT TEST PIPE ROUND -> appends "test pipe server round rps" to $raw
+run_one() {
+	local server=$1 port=$2 t=$3 pipe=$4 round=$5 out rps prefix
+	local -a targs
+	mapfile -t targs < <(test_args "$t")
+	prefix=$(test_row "$t")
+	if out=$(timeout "$RUN_TIMEOUT" "${bench_pin[@]}" "$BENCH_BIN" -p "$port" \
+		-c "$CLIENTS" -n "$N" -d "$DATASIZE" -P "$pipe" --csv "${targs[@]}" 2>"$tmp/bench.err"); then
+		# Rows look like "NAME","rps",...; pick the one for this test
+		# (LRANGE_* also emits an "LPUSH (needed ...)" row).
+		rps=$(awk -F'","' -v p="$prefix" '
+			{ name = substr($1, 2) }
+			name != "test" && index(name, p) == 1 { r = $2 }
+			END { if (r != "") print r }' <<<"$out")
+	else
+		rps=""
+	fi
+	if [[ -z $rps ]]; then
+		log "  $server $t -P $pipe round $round: FAILED: $(head -c 300 "$tmp/bench.err" | tr '\n' ' ')"
+		rps=NA
+	fi
+	printf '%s\t%s\t%s\t%s\t%s\n' "$t" "$pipe" "$server" "$round" "$rps" >>"$raw"
+	printf '%s' "$rps"
+}
+
+start=$SECONDS
+for ((round = 1; round <= ROUNDS; round++)); do
+	for pipe in $PIPELINES; do
+		for t in $TESTS; do
+			r=$(run_one redis "$redis_port" "$t" "$pipe" "$round")
+			k=$(run_one keyhive "$keyhive_port" "$t" "$pipe" "$round")
+			log "round $round/$ROUNDS  $t -P $pipe: redis $r  keyhive $k"
+		done
+	done
+done
+log "done in $((SECONDS - start)) s"
+
+[[ -z $RAW_OUT ]] || cp "$raw" "$RAW_OUT"
+
+# --- report -----------------------------------------------------------------
+# Median per (test, pipeline, server); per-round ratio range shows the noise.
+awk -F'\t' -v tests="$TESTS" -v pipes="$PIPELINES" -v rounds="$ROUNDS" \
+	-v n="$N" -v c="$CLIENTS" -v d="$DATASIZE" -v r="$KEYSPACE" '
+function median(arr, cnt,   i, j, t) {
+	for (i = 2; i <= cnt; i++) {
+		t = arr[i]
+		for (j = i - 1; j >= 1 && arr[j] > t; j--) arr[j + 1] = arr[j]
+		arr[j + 1] = t
+	}
+	if (cnt == 0) return ""
+	if (cnt % 2) return arr[(cnt + 1) / 2]
+	return (arr[cnt / 2] + arr[cnt / 2 + 1]) / 2
+}
+function collect(key,   i, cnt, v) {
+	cnt = 0
+	delete tmp
+	for (i = 1; i <= rounds; i++) {
+		v = val[key, i]
+		if (v != "" && v != "NA") tmp[++cnt] = v + 0
+	}
+	return median(tmp, cnt)
+}
+{ val[$1 SUBSEP $2 SUBSEP $3, $4] = $5 }
+END {
+	nt = split(tests, T, " ")
+	np = split(pipes, P, " ")
+	printf "Keyhive vs redis-server, redis-benchmark -c %d -n %d -r %d -d %d, median of %d alternating rounds\n\n", c, n, r, d, rounds
+	print "| test | pipeline | redis ops/s | keyhive ops/s | ratio (keyhive/redis) | per-round ratios (min-max) |"
+	print "|---|---:|---:|---:|---:|---:|"
+	lsum = 0; lcnt = 0
+	for (pi = 1; pi <= np; pi++) for (ti = 1; ti <= nt; ti++) {
+		t = T[ti]; p = P[pi]
+		rm = collect(t SUBSEP p SUBSEP "redis")
+		km = collect(t SUBSEP p SUBSEP "keyhive")
+		ratio = "n/a"
+		if (rm != "" && km != "" && rm > 0) {
+			ratio = sprintf("%.2f", km / rm)
+			lsum += log(km / rm); lcnt++
+		}
+		lo = ""; hi = ""
+		for (i = 1; i <= rounds; i++) {
+			a = val[t, p, "redis", i]; b = val[t, p, "keyhive", i]
+			if (a == "" || b == "" || a == "NA" || b == "NA" || a + 0 <= 0) continue
+			q = b / a
+			if (lo == "" || q < lo) lo = q
+			if (hi == "" || q > hi) hi = q
+		}
+		range = (lo == "") ? "n/a" : sprintf("%.2f-%.2f", lo, hi)
+		printf "| %s | %s | %s | %s | %s | %s |\n", t, p, \
+			(rm == "" ? "FAILED" : sprintf("%.0f", rm)), \
+			(km == "" ? "FAILED" : sprintf("%.0f", km)), ratio, range
+	}
+	if (lcnt > 0) printf "\nGeometric mean of ratios over %d rows: %.2f\n", lcnt, exp(lsum / lcnt)
+}' "$raw"

@@ -1,0 +1,319 @@
+package config
+
+import "math"
+
+// Indexes of the directives that have typed getters, resolved once so the
+// getters are a slice index, an atomic load and a type assertion: no lock,
+// no allocation.
+var (
+	ixACLFile                 = mustIdx("aclfile")
+	ixACLLogMaxLen            = mustIdx("acllog-max-len")
+	ixACLPubsubDefault        = mustIdx("acl-pubsub-default")
+	ixActiveExpireEffort      = mustIdx("active-expire-effort")
+	ixActiveRehashing         = mustIdx("activerehashing")
+	ixAOFLoadTruncated        = mustIdx("aof-load-truncated")
+	ixAOFUseRDBPreamble       = mustIdx("aof-use-rdb-preamble")
+	ixAppendDirname           = mustIdx("appenddirname")
+	ixAppendFilename          = mustIdx("appendfilename")
+	ixAppendFsync             = mustIdx("appendfsync")
+	ixAppendOnly              = mustIdx("appendonly")
+	ixBind                    = mustIdx("bind")
+	ixBusyReplyThreshold      = mustIdx("busy-reply-threshold")
+	ixClientOutputBufferLimit = mustIdx("client-output-buffer-limit")
+	ixClientQueryBufferLimit  = mustIdx("client-query-buffer-limit")
+	ixClusterEnabled          = mustIdx("cluster-enabled")
+	ixDaemonize               = mustIdx("daemonize")
+	ixDatabases               = mustIdx("databases")
+	ixDBFilename              = mustIdx("dbfilename")
+	ixDir                     = mustIdx("dir")
+	ixDynamicHz               = mustIdx("dynamic-hz")
+	ixEnableDebugCommand      = mustIdx("enable-debug-command")
+	ixEnableModuleCommand     = mustIdx("enable-module-command")
+	ixEnableProtectedConfigs  = mustIdx("enable-protected-configs")
+	ixHashMaxListpackEntries  = mustIdx("hash-max-listpack-entries")
+	ixHashMaxListpackValue    = mustIdx("hash-max-listpack-value")
+	ixHLLSparseMaxBytes       = mustIdx("hll-sparse-max-bytes")
+	ixHz                      = mustIdx("hz")
+	ixIOThreads               = mustIdx("io-threads")
+	ixLatencyMonitorThreshold = mustIdx("latency-monitor-threshold")
+	ixLatencyTracking         = mustIdx("latency-tracking")
+	ixLatencyPercentiles      = mustIdx("latency-tracking-info-percentiles")
+	ixLazyFreeLazyEviction    = mustIdx("lazyfree-lazy-eviction")
+	ixLazyFreeLazyExpire      = mustIdx("lazyfree-lazy-expire")
+	ixLazyFreeLazyServerDel   = mustIdx("lazyfree-lazy-server-del")
+	ixLazyFreeLazyUserDel     = mustIdx("lazyfree-lazy-user-del")
+	ixLazyFreeLazyUserFlush   = mustIdx("lazyfree-lazy-user-flush")
+	ixLFUDecayTime            = mustIdx("lfu-decay-time")
+	ixLFULogFactor            = mustIdx("lfu-log-factor")
+	ixListCompressDepth       = mustIdx("list-compress-depth")
+	ixListMaxListpackSize     = mustIdx("list-max-listpack-size")
+	ixLogFile                 = mustIdx("logfile")
+	ixLogLevel                = mustIdx("loglevel")
+	ixMasterAuth              = mustIdx("masterauth")
+	ixMasterUser              = mustIdx("masteruser")
+	ixMaxClients              = mustIdx("maxclients")
+	ixMaxMemory               = mustIdx("maxmemory")
+	ixMaxMemoryClients        = mustIdx("maxmemory-clients")
+	ixMaxMemoryEvictionTenac  = mustIdx("maxmemory-eviction-tenacity")
+	ixMaxMemoryPolicy         = mustIdx("maxmemory-policy")
+	ixMaxMemorySamples        = mustIdx("maxmemory-samples")
+	ixNotifyKeyspaceEvents    = mustIdx("notify-keyspace-events")
+	ixPidFile                 = mustIdx("pidfile")
+	ixPort                    = mustIdx("port")
+	ixProtectedMode           = mustIdx("protected-mode")
+	ixProtoMaxBulkLen         = mustIdx("proto-max-bulk-len")
+	ixRDBChecksum             = mustIdx("rdbchecksum")
+	ixRDBCompression          = mustIdx("rdbcompression")
+	ixReplicaOf               = mustIdx("replicaof")
+	ixReplicaReadOnly         = mustIdx("replica-read-only")
+	ixReplicaServeStaleData   = mustIdx("replica-serve-stale-data")
+	ixRequirePass             = mustIdx("requirepass")
+	ixSave                    = mustIdx("save")
+	ixSetMaxIntsetEntries     = mustIdx("set-max-intset-entries")
+	ixSetMaxListpackEntries   = mustIdx("set-max-listpack-entries")
+	ixSetMaxListpackValue     = mustIdx("set-max-listpack-value")
+	ixShutdownOnSigint        = mustIdx("shutdown-on-sigint")
+	ixShutdownOnSigterm       = mustIdx("shutdown-on-sigterm")
+	ixShutdownTimeout         = mustIdx("shutdown-timeout")
+	ixSlowlogLogSlowerThan    = mustIdx("slowlog-log-slower-than")
+	ixSlowlogMaxLen           = mustIdx("slowlog-max-len")
+	ixStopWritesOnBgsaveError = mustIdx("stop-writes-on-bgsave-error")
+	ixStreamNodeMaxBytes      = mustIdx("stream-node-max-bytes")
+	ixStreamNodeMaxEntries    = mustIdx("stream-node-max-entries")
+	ixTCPBacklog              = mustIdx("tcp-backlog")
+	ixTCPKeepAlive            = mustIdx("tcp-keepalive")
+	ixTimeout                 = mustIdx("timeout")
+	ixTLSAuthClients          = mustIdx("tls-auth-clients")
+	ixTLSCACertFile           = mustIdx("tls-ca-cert-file")
+	ixTLSCertFile             = mustIdx("tls-cert-file")
+	ixTLSCiphersuites         = mustIdx("tls-ciphersuites")
+	ixTLSKeyFile              = mustIdx("tls-key-file")
+	ixTLSPort                 = mustIdx("tls-port")
+	ixTLSProtocols            = mustIdx("tls-protocols")
+	ixTrackingTableMaxKeys    = mustIdx("tracking-table-max-keys")
+	ixUnixSocket              = mustIdx("unixsocket")
+	ixUnixSocketPerm          = mustIdx("unixsocketperm")
+	ixZsetMaxListpackEntries  = mustIdx("zset-max-listpack-entries")
+	ixZsetMaxListpackValue    = mustIdx("zset-max-listpack-value")
+	ixClusterNodeTimeout      = mustIdx("cluster-node-timeout")
+	ixReplBacklogSize         = mustIdx("repl-backlog-size")
+)
+
+func (c *Config) i64(i int) int64    { return c.vals[i].Load().(int64) }
+func (c *Config) boolean(i int) bool { return c.vals[i].Load().(bool) }
+func (c *Config) str(i int) string   { return c.vals[i].Load().(string) }
+func (c *Config) enum(i int) string  { return specs[i].enumName(c.i64(i)) }
+
+// Int returns an integer-valued directive by name or alias: numbers, byte
+// counts (maxmemory is capped at MaxInt64), enum and flag values. It panics
+// on an unknown or non-integer directive, which is a programming error.
+func (c *Config) Int(name string) int64 {
+	s := lookup(name)
+	if s == nil {
+		panic("config: unknown directive " + name)
+	}
+	switch v := c.vals[s.idx].Load().(type) {
+	case int64:
+		return v
+	case uint64:
+		return capInt64(v)
+	}
+	panic("config: directive " + name + " is not an integer")
+}
+
+// Bool returns a yes/no directive by name or alias; it panics on an unknown
+// or non-boolean directive.
+func (c *Config) Bool(name string) bool {
+	s := lookup(name)
+	if s == nil || s.kind != kBool {
+		panic("config: not a boolean directive: " + name)
+	}
+	return c.boolean(s.idx)
+}
+
+func capInt64(v uint64) int64 {
+	if v > math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(v)
+}
+
+// Network.
+
+func (c *Config) Port() int { return int(c.i64(ixPort)) }
+
+// Bind returns the bind addresses (a "-" prefix marks an optional one). The
+// slice is shared: do not modify it.
+func (c *Config) Bind() []string        { return c.vals[ixBind].Load().([]string) }
+func (c *Config) UnixSocket() string    { return c.str(ixUnixSocket) }
+func (c *Config) UnixSocketPerm() int   { return int(c.i64(ixUnixSocketPerm)) }
+func (c *Config) TCPBacklog() int       { return int(c.i64(ixTCPBacklog)) }
+func (c *Config) TCPKeepAlive() int     { return int(c.i64(ixTCPKeepAlive)) }
+func (c *Config) Timeout() int          { return int(c.i64(ixTimeout)) }
+func (c *Config) ProtectedMode() bool   { return c.boolean(ixProtectedMode) }
+func (c *Config) MaxClients() int       { return int(c.i64(ixMaxClients)) }
+func (c *Config) TLSPort() int          { return int(c.i64(ixTLSPort)) }
+func (c *Config) TLSCertFile() string   { return c.str(ixTLSCertFile) }
+func (c *Config) TLSKeyFile() string    { return c.str(ixTLSKeyFile) }
+func (c *Config) TLSCACertFile() string { return c.str(ixTLSCACertFile) }
+
+// TLSAuthClients is "no", "yes" or "optional".
+func (c *Config) TLSAuthClients() string  { return c.enum(ixTLSAuthClients) }
+func (c *Config) TLSProtocols() string    { return c.str(ixTLSProtocols) }
+func (c *Config) TLSCiphersuites() string { return c.str(ixTLSCiphersuites) }
+
+// Protocol and clients.
+
+func (c *Config) Databases() int                { return int(c.i64(ixDatabases)) }
+func (c *Config) ProtoMaxBulkLen() int64        { return c.i64(ixProtoMaxBulkLen) }
+func (c *Config) ClientQueryBufferLimit() int64 { return c.i64(ixClientQueryBufferLimit) }
+
+// ClientOutputBufferLimit returns the limits of one client class.
+func (c *Config) ClientOutputBufferLimit(class ClientClass) OutputBufferLimit {
+	return c.vals[ixClientOutputBufferLimit].Load().(obufLimits)[class]
+}
+
+// Server.
+
+func (c *Config) Hz() int                   { return int(c.i64(ixHz)) }
+func (c *Config) DynamicHz() bool           { return c.boolean(ixDynamicHz) }
+func (c *Config) Daemonize() bool           { return c.boolean(ixDaemonize) }
+func (c *Config) PidFile() string           { return c.str(ixPidFile) }
+func (c *Config) LogFile() string           { return c.str(ixLogFile) }
+func (c *Config) IOThreads() int            { return int(c.i64(ixIOThreads)) }
+func (c *Config) ClusterEnabled() bool      { return c.boolean(ixClusterEnabled) }
+func (c *Config) ClusterNodeTimeout() int64 { return c.i64(ixClusterNodeTimeout) }
+
+// LogLevel is "debug", "verbose", "notice" or "warning".
+func (c *Config) LogLevel() string { return c.enum(ixLogLevel) }
+
+// EnableDebugCommand is "no", "yes" or "local".
+func (c *Config) EnableDebugCommand() string { return c.enum(ixEnableDebugCommand) }
+
+// EnableModuleCommand is "no", "yes" or "local".
+func (c *Config) EnableModuleCommand() string { return c.enum(ixEnableModuleCommand) }
+
+// EnableProtectedConfigs is "no", "yes" or "local".
+func (c *Config) EnableProtectedConfigs() string { return c.enum(ixEnableProtectedConfigs) }
+
+// ShutdownFlags is shutdown-on-sigint/sigterm as bits.
+type ShutdownFlags int64
+
+const (
+	ShutdownSave   ShutdownFlags = 1
+	ShutdownNoSave ShutdownFlags = 2
+	ShutdownNow    ShutdownFlags = 4
+	ShutdownForce  ShutdownFlags = 8
+)
+
+func (c *Config) ShutdownOnSigint() ShutdownFlags  { return ShutdownFlags(c.i64(ixShutdownOnSigint)) }
+func (c *Config) ShutdownOnSigterm() ShutdownFlags { return ShutdownFlags(c.i64(ixShutdownOnSigterm)) }
+func (c *Config) ShutdownTimeout() int             { return int(c.i64(ixShutdownTimeout)) }
+
+// Security.
+
+func (c *Config) RequirePass() string { return c.str(ixRequirePass) }
+func (c *Config) ACLFile() string     { return c.str(ixACLFile) }
+func (c *Config) ACLLogMaxLen() int64 { return c.i64(ixACLLogMaxLen) }
+
+// ACLPubsubDefault is "allchannels" or "resetchannels".
+func (c *Config) ACLPubsubDefault() string { return c.enum(ixACLPubsubDefault) }
+
+// Memory and eviction.
+
+// MaxMemory is in bytes, 0 for no limit (values above MaxInt64 are capped).
+func (c *Config) MaxMemory() int64 { return capInt64(c.vals[ixMaxMemory].Load().(uint64)) }
+
+// MaxMemoryClients returns the limit either in bytes or as a percentage of
+// maxmemory (exactly one is non-zero, or both are zero for no limit).
+func (c *Config) MaxMemoryClients() (bytes int64, percent int) {
+	if v := c.i64(ixMaxMemoryClients); v < 0 {
+		return 0, int(-v)
+	} else {
+		return v, 0
+	}
+}
+
+// MaxMemoryPolicy is one of volatile-lru, volatile-lfu, volatile-random,
+// volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction.
+func (c *Config) MaxMemoryPolicy() string        { return c.enum(ixMaxMemoryPolicy) }
+func (c *Config) MaxMemorySamples() int          { return int(c.i64(ixMaxMemorySamples)) }
+func (c *Config) MaxMemoryEvictionTenacity() int { return int(c.i64(ixMaxMemoryEvictionTenac)) }
+func (c *Config) LFULogFactor() int              { return int(c.i64(ixLFULogFactor)) }
+func (c *Config) LFUDecayTime() int              { return int(c.i64(ixLFUDecayTime)) }
+func (c *Config) LazyFreeLazyEviction() bool     { return c.boolean(ixLazyFreeLazyEviction) }
+func (c *Config) LazyFreeLazyExpire() bool       { return c.boolean(ixLazyFreeLazyExpire) }
+func (c *Config) LazyFreeLazyServerDel() bool    { return c.boolean(ixLazyFreeLazyServerDel) }
+func (c *Config) LazyFreeLazyUserDel() bool      { return c.boolean(ixLazyFreeLazyUserDel) }
+func (c *Config) LazyFreeLazyUserFlush() bool    { return c.boolean(ixLazyFreeLazyUserFlush) }
+func (c *Config) ActiveExpireEffort() int        { return int(c.i64(ixActiveExpireEffort)) }
+func (c *Config) ActiveRehashing() bool          { return c.boolean(ixActiveRehashing) }
+
+// Persistence.
+
+// Dir is the absolute working directory for RDB/AOF files. Unlike Redis,
+// the package never calls chdir; relative paths are resolved instead.
+func (c *Config) Dir() string        { return c.str(ixDir) }
+func (c *Config) DBFilename() string { return c.str(ixDBFilename) }
+
+// Save returns the save points as (seconds, changes) pairs; empty disables
+// snapshotting. The slice is shared: do not modify it.
+func (c *Config) Save() [][2]int64              { return c.vals[ixSave].Load().([][2]int64) }
+func (c *Config) RDBCompression() bool          { return c.boolean(ixRDBCompression) }
+func (c *Config) RDBChecksum() bool             { return c.boolean(ixRDBChecksum) }
+func (c *Config) StopWritesOnBgsaveError() bool { return c.boolean(ixStopWritesOnBgsaveError) }
+func (c *Config) AppendOnly() bool              { return c.boolean(ixAppendOnly) }
+func (c *Config) AppendFilename() string        { return c.str(ixAppendFilename) }
+func (c *Config) AppendDirname() string         { return c.str(ixAppendDirname) }
+
+// AppendFsync is "always", "everysec" or "no".
+func (c *Config) AppendFsync() string     { return c.enum(ixAppendFsync) }
+func (c *Config) AOFUseRDBPreamble() bool { return c.boolean(ixAOFUseRDBPreamble) }
+func (c *Config) AOFLoadTruncated() bool  { return c.boolean(ixAOFLoadTruncated) }
+
+// Replication.
+
+// ReplicaOf returns the configured master, ok=false when there is none.
+func (c *Config) ReplicaOf() (host string, port int, ok bool) {
+	hp := c.vals[ixReplicaOf].Load().(hostPort)
+	return hp.host, int(hp.port), hp.host != ""
+}
+func (c *Config) MasterAuth() string          { return c.str(ixMasterAuth) }
+func (c *Config) MasterUser() string          { return c.str(ixMasterUser) }
+func (c *Config) ReplicaReadOnly() bool       { return c.boolean(ixReplicaReadOnly) }
+func (c *Config) ReplicaServeStaleData() bool { return c.boolean(ixReplicaServeStaleData) }
+func (c *Config) ReplBacklogSize() int64      { return c.i64(ixReplBacklogSize) }
+
+// Encodings.
+
+func (c *Config) HashMaxListpackEntries() int64 { return c.i64(ixHashMaxListpackEntries) }
+func (c *Config) HashMaxListpackValue() int64   { return c.i64(ixHashMaxListpackValue) }
+func (c *Config) ListMaxListpackSize() int      { return int(c.i64(ixListMaxListpackSize)) }
+func (c *Config) ListCompressDepth() int        { return int(c.i64(ixListCompressDepth)) }
+func (c *Config) SetMaxIntsetEntries() int64    { return c.i64(ixSetMaxIntsetEntries) }
+func (c *Config) SetMaxListpackEntries() int64  { return c.i64(ixSetMaxListpackEntries) }
+func (c *Config) SetMaxListpackValue() int64    { return c.i64(ixSetMaxListpackValue) }
+func (c *Config) ZsetMaxListpackEntries() int64 { return c.i64(ixZsetMaxListpackEntries) }
+func (c *Config) ZsetMaxListpackValue() int64   { return c.i64(ixZsetMaxListpackValue) }
+func (c *Config) StreamNodeMaxBytes() int64     { return c.i64(ixStreamNodeMaxBytes) }
+func (c *Config) StreamNodeMaxEntries() int64   { return c.i64(ixStreamNodeMaxEntries) }
+func (c *Config) HLLSparseMaxBytes() int64      { return c.i64(ixHLLSparseMaxBytes) }
+
+// Events, monitoring and scripting.
+
+func (c *Config) NotifyKeyspaceEvents() KeyspaceEvents {
+	return c.vals[ixNotifyKeyspaceEvents].Load().(KeyspaceEvents)
+}
+
+// BusyReplyThreshold (alias lua-time-limit) is in milliseconds.
+func (c *Config) BusyReplyThreshold() int64      { return c.i64(ixBusyReplyThreshold) }
+func (c *Config) SlowlogLogSlowerThan() int64    { return c.i64(ixSlowlogLogSlowerThan) }
+func (c *Config) SlowlogMaxLen() int64           { return c.i64(ixSlowlogMaxLen) }
+func (c *Config) LatencyMonitorThreshold() int64 { return c.i64(ixLatencyMonitorThreshold) }
+func (c *Config) LatencyTracking() bool          { return c.boolean(ixLatencyTracking) }
+
+// LatencyTrackingInfoPercentiles is shared: do not modify it.
+func (c *Config) LatencyTrackingInfoPercentiles() []float64 {
+	return c.vals[ixLatencyPercentiles].Load().([]float64)
+}
+func (c *Config) TrackingTableMaxKeys() int64 { return c.i64(ixTrackingTableMaxKeys) }

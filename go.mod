@@ -1,0 +1,3 @@
+module github.com/keyhive/keyhive
+
+go 1.26.8

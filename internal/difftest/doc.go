@@ -1,0 +1,24 @@
+// Package difftest is the differential test harness: tests send the same
+// commands to a real redis-server and to Keyhive and compare the raw RESP
+// reply bytes, so any difference in type, formatting or error text fails.
+//
+//	func TestAppend(t *testing.T) {
+//		p := difftest.Start(t)               // shared servers, FLUSHALL, fresh connections
+//		p.Do("APPEND", "k", "abc")           // replies must be byte-identical
+//		p.DoUnordered("KEYS", "*")           // element order may differ
+//		p.DoApprox(1, "TTL", "k")            // numbers may differ by 1
+//	}
+//
+// Start runs redis-server (found on PATH) on a free port, once per test binary
+// and set of directives, and Keyhive in-process via config.FromArgs and
+// server.New. Setting KEYHIVE_DIFF_TARGET=redis replaces Keyhive with a second
+// redis-server, which checks the harness and the tests themselves; building
+// with -tags difftest_redisonly does the same without compiling Keyhive at all.
+// KEYHIVE_DIFF_VERBOSE=1 logs every command with both replies.
+//
+// Intended differences are explicit and explained: DoDifferent requires a
+// reason, and Redis/Keyhive give single-side access for setup. Raw, SendRaw
+// and RawExpectClose drive the protocol byte by byte; Proto switches to RESP3;
+// NewConn adds clients. The RESP layer (ReadReply, Parse, Reply, EncodeCommand,
+// Conn) is usable on its own.
+package difftest

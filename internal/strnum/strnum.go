@@ -1,0 +1,129 @@
+// Package strnum converts between bytes and numbers with Redis's rules, which are
+// stricter than strconv's: no '+' sign, no leading zeros, no spaces.
+package strnum
+
+import (
+	"bytes"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+)
+
+// ParseInt parses a signed 64-bit decimal integer as Redis's string2ll does.
+func ParseInt(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 20 {
+		return 0, false
+	}
+	if len(b) == 1 && b[0] == '0' {
+		return 0, true
+	}
+	neg := b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || b[0] < '1' || b[0] > '9' {
+		return 0, false
+	}
+	var v uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := uint64(c - '0')
+		if v > (math.MaxUint64-d)/10 {
+			return 0, false
+		}
+		v = v*10 + d
+	}
+	if neg {
+		if v > 1<<63 {
+			return 0, false
+		}
+		return -int64(v), true
+	}
+	if v > math.MaxInt64 {
+		return 0, false
+	}
+	return int64(v), true
+}
+
+// ParseFloat parses a double as Redis's string-to-long-double rules do for
+// INCRBYFLOAT and friends: no surrounding spaces, NaN rejected.
+func ParseFloat(b []byte) (float64, bool) {
+	if len(b) == 0 || isSpace(b[0]) || isSpace(b[len(b)-1]) {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		// strtold accepts hex floats and out-of-range values saturate to inf
+		// (which callers reject); strconv reports both as errors.
+		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+			return f, true
+		}
+		return 0, false
+	}
+	if math.IsNaN(f) {
+		return 0, false
+	}
+	return f, true
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
+}
+
+// Redis does INCRBYFLOAT and HINCRBYFLOAT in C's long double (x87 extended:
+// 64-bit mantissa, 15-bit exponent) and prints the result with "%.17Lf", so
+// "10.5" + "0.1" gives "10.6". big.Float at 64 bits of precision reproduces that
+// arithmetic exactly.
+const (
+	longDoublePrec   = 64
+	longDoubleMaxExp = 16384 // beyond this the sum is inf in long double
+	longDoubleMaxLen = 5 * 1024
+)
+
+// ParseLongDouble parses b as strtold would for Redis (no leading space, whole
+// string consumed, NaN rejected).
+func ParseLongDouble(b []byte) (*big.Float, bool) {
+	if len(b) == 0 || len(b) >= longDoubleMaxLen || isSpace(b[0]) {
+		return nil, false
+	}
+	s := string(b)
+	lower := strings.ToLower(strings.TrimLeft(s, "+-"))
+	if lower == "inf" || lower == "infinity" {
+		return new(big.Float).SetInf(s[0] == '-'), true
+	}
+	if strings.ContainsAny(s, "_ \t\n") || strings.HasPrefix(lower, "0b") || strings.HasPrefix(lower, "0o") {
+		return nil, false // Go syntax that strtold does not accept
+	}
+	f, _, err := big.ParseFloat(s, 0, longDoublePrec, big.ToNearestEven)
+	if err != nil {
+		return nil, false
+	}
+	if f.IsInf() || f.MantExp(nil) > longDoubleMaxExp {
+		return new(big.Float).SetInf(f.Sign() < 0), true
+	}
+	return f, true
+}
+
+// AddLongDouble returns a+b formatted as Redis stores the result of
+// INCRBYFLOAT, or false when the result is not finite.
+func AddLongDouble(a, b *big.Float) ([]byte, bool) {
+	if a.IsInf() || b.IsInf() {
+		return nil, false
+	}
+	sum := new(big.Float).SetPrec(longDoublePrec).SetMode(big.ToNearestEven).Add(a, b)
+	if sum.MantExp(nil) > longDoubleMaxExp {
+		return nil, false
+	}
+	out := sum.Append(nil, 'f', 17)
+	if bytes.IndexByte(out, '.') >= 0 {
+		out = bytes.TrimRight(out, "0")
+		out = bytes.TrimSuffix(out, []byte("."))
+	}
+	if string(out) == "-0" {
+		out = []byte("0")
+	}
+	return out, true
+}

@@ -1,0 +1,46 @@
+package strnum
+
+import "testing"
+
+func TestParseInt(t *testing.T) {
+	good := map[string]int64{"0": 0, "-1": -1, "9223372036854775807": 1<<63 - 1, "-9223372036854775808": -1 << 63}
+	for s, want := range good {
+		if v, ok := ParseInt([]byte(s)); !ok || v != want {
+			t.Errorf("ParseInt(%q) = %d, %v", s, v, ok)
+		}
+	}
+	for _, s := range []string{"", "+1", "01", "-0", " 1", "1 ", "9223372036854775808", "-9223372036854775809", "1e3", "-"} {
+		if _, ok := ParseInt([]byte(s)); ok {
+			t.Errorf("ParseInt(%q) accepted", s)
+		}
+	}
+}
+
+func TestAddLongDouble(t *testing.T) {
+	cases := []struct{ a, b, want string }{
+		{"10.5", "0.1", "10.6"},
+		{"0", "1", "1"},
+		{"5.0e3", "2.0e2", "5200"},
+		{"3", "-3", "0"},
+		{"-0.5", "0.5", "0"},
+		{"1.1", "2.2", "3.3"},
+	}
+	for _, c := range cases {
+		a, ok1 := ParseLongDouble([]byte(c.a))
+		b, ok2 := ParseLongDouble([]byte(c.b))
+		got, ok := AddLongDouble(a, b)
+		if !ok1 || !ok2 || !ok || string(got) != c.want {
+			t.Errorf("%s + %s = %q (%v %v %v), want %q", c.a, c.b, got, ok1, ok2, ok, c.want)
+		}
+	}
+	inf, _ := ParseLongDouble([]byte("inf"))
+	one, _ := ParseLongDouble([]byte("1"))
+	if _, ok := AddLongDouble(inf, one); ok {
+		t.Error("inf accepted")
+	}
+	for _, s := range []string{"nan", " 1", "1x", "", "1_0"} {
+		if _, ok := ParseLongDouble([]byte(s)); ok {
+			t.Errorf("ParseLongDouble(%q) accepted", s)
+		}
+	}
+}

@@ -1,0 +1,225 @@
+package keyspace
+
+import (
+	"encoding/binary"
+	"syscall"
+)
+
+// Entries are stored off the Go heap so that the garbage collector never sees
+// one pointer per key (see docs/architecture.md). Each shard owns an arena of
+// fixed-size chunks mapped with mmap; an entry larger than a quarter chunk gets a
+// chunk of its own on the Go heap (one pointer for a big value is cheap).
+//
+// A ref names an entry: chunk id (22 bits) and offset in the chunk (18 bits).
+const (
+	chunkBits    = 18
+	chunkSize    = 1 << chunkBits // 256 KiB: bounds the copy when a chunk is evacuated
+	largeEntry   = chunkSize / 4
+	refBits      = 40
+	refMask      = 1<<refBits - 1
+	maxChunks    = 1 << (refBits - chunkBits)
+	offsetMask   = chunkSize - 1
+	evacuateLive = 2 // evacuate a chunk once less than 1/evacuateLive of it is live
+)
+
+// Entry layout:
+//
+//	[0]    type<<4 | encoding
+//	[1]    flags
+//	[2:5]  access clock (LRU seconds or LFU time+counter), 24 bits little endian
+//	       uvarint key length, uvarint value length
+//	       expire time, int64 ms little endian, when flagExpire is set
+//	       key, value
+const (
+	flagExpire = 1 << 0
+	flagDead   = 1 << 1
+	headerSize = 5
+)
+
+type chunk struct {
+	data  []byte
+	used  int // bytes appended
+	live  int // bytes of entries not yet dead
+	large bool
+}
+
+type arena struct {
+	chunks  []chunk
+	free    []uint32 // ids of released chunks, reused first
+	tail    int      // chunk receiving appends, -1 when none
+	garbage bool     // some chunk may be worth evacuating
+}
+
+func newArena() arena { return arena{tail: -1} }
+
+func entrySize(klen, vlen int, expire bool) int {
+	n := headerSize + uvarintLen(uint64(klen)) + uvarintLen(uint64(vlen)) + klen + vlen
+	if expire {
+		n += 8
+	}
+	return n
+}
+
+func uvarintLen(v uint64) int {
+	n := 1
+	for v >= 0x80 {
+		v >>= 7
+		n++
+	}
+	return n
+}
+
+// alloc reserves size bytes and returns the ref and the memory to fill.
+func (a *arena) alloc(size int) (uint64, []byte) {
+	if size > largeEntry {
+		id := a.newChunk(make([]byte, size), true)
+		c := &a.chunks[id]
+		c.used, c.live = size, size
+		return uint64(id) << chunkBits, c.data
+	}
+	if a.tail < 0 || a.chunks[a.tail].used+size > chunkSize {
+		a.tail = a.newChunk(mmap(chunkSize), false)
+	}
+	c := &a.chunks[a.tail]
+	off := c.used
+	c.used += size
+	c.live += size
+	return uint64(a.tail)<<chunkBits | uint64(off), c.data[off : off+size : off+size]
+}
+
+func (a *arena) newChunk(data []byte, large bool) int {
+	var id int
+	if n := len(a.free); n > 0 {
+		id = int(a.free[n-1])
+		a.free = a.free[:n-1]
+	} else {
+		id = len(a.chunks)
+		if id >= maxChunks {
+			panic("keyspace: shard arena exhausted")
+		}
+		a.chunks = append(a.chunks, chunk{})
+	}
+	a.chunks[id] = chunk{data: data, large: large}
+	return id
+}
+
+// entry returns the bytes of the entry at ref, from its header to the end of the
+// chunk (callers decode the exact extent).
+func (a *arena) entry(ref uint64) []byte {
+	return a.chunks[ref>>chunkBits].data[ref&offsetMask:]
+}
+
+// kill marks the entry at ref dead and accounts its bytes as garbage.
+func (a *arena) kill(ref uint64, size int) {
+	id := int(ref >> chunkBits)
+	c := &a.chunks[id]
+	c.data[ref&offsetMask+1] |= flagDead
+	c.live -= size
+	if c.large {
+		a.release(id)
+		return
+	}
+	// A tail chunk is worth moving only once it is well filled.
+	if c.live*evacuateLive < c.used && (id != a.tail || c.used >= chunkSize/2) {
+		a.garbage = true
+	}
+}
+
+func (a *arena) release(id int) {
+	c := &a.chunks[id]
+	if !c.large {
+		munmap(c.data)
+	}
+	a.chunks[id] = chunk{}
+	a.free = append(a.free, uint32(id))
+	if id == a.tail {
+		a.tail = -1
+	}
+}
+
+// releaseAll frees every chunk (FLUSHDB).
+func (a *arena) releaseAll() {
+	for i := range a.chunks {
+		if a.chunks[i].data != nil && !a.chunks[i].large {
+			munmap(a.chunks[i].data)
+		}
+	}
+	*a = newArena()
+}
+
+// bytes returns the chunk memory in use: pages are touched only as entries are
+// appended, so a chunk's unused end costs no resident memory.
+func (a *arena) bytes() int64 {
+	var n int64
+	for i := range a.chunks {
+		n += int64(a.chunks[i].used)
+	}
+	return n
+}
+
+// header decodes an entry: key and value extents and expire time.
+type header struct {
+	meta   byte
+	flags  byte
+	key    []byte
+	value  []byte
+	expire int64
+	size   int
+}
+
+func decode(e []byte) header {
+	h := header{meta: e[0], flags: e[1]}
+	p := headerSize
+	klen, n := binary.Uvarint(e[p:])
+	p += n
+	vlen, n := binary.Uvarint(e[p:])
+	p += n
+	if h.flags&flagExpire != 0 {
+		h.expire = int64(binary.LittleEndian.Uint64(e[p:]))
+		p += 8
+	}
+	h.key = e[p : p+int(klen) : p+int(klen)]
+	p += int(klen)
+	h.value = e[p : p+int(vlen) : p+int(vlen)]
+	h.size = p + int(vlen)
+	return h
+}
+
+// encode writes an entry into dst, which is exactly entrySize long.
+func encode(dst []byte, meta byte, access uint32, key, value []byte, expire int64) {
+	dst[0] = meta
+	dst[1] = 0
+	putAccess(dst, access)
+	p := headerSize
+	p += binary.PutUvarint(dst[p:], uint64(len(key)))
+	p += binary.PutUvarint(dst[p:], uint64(len(value)))
+	if expire != 0 {
+		dst[1] = flagExpire
+		binary.LittleEndian.PutUint64(dst[p:], uint64(expire))
+		p += 8
+	}
+	p += copy(dst[p:], key)
+	copy(dst[p:], value)
+}
+
+func putAccess(e []byte, v uint32) {
+	e[2], e[3], e[4] = byte(v), byte(v>>8), byte(v>>16)
+}
+
+func getAccess(e []byte) uint32 {
+	return uint32(e[2]) | uint32(e[3])<<8 | uint32(e[4])<<16
+}
+
+func mmap(size int) []byte {
+	b, err := syscall.Mmap(-1, 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		panic("keyspace: mmap: " + err.Error())
+	}
+	return b
+}
+
+func munmap(b []byte) {
+	if err := syscall.Munmap(b); err != nil {
+		panic("keyspace: munmap: " + err.Error())
+	}
+}

@@ -1,0 +1,260 @@
+package keyspace
+
+import (
+	"hash/maphash"
+	"math/rand/v2"
+	"sync/atomic"
+)
+
+// DB is one numbered database. Its methods expect the caller to hold the locks of
+// the keys they touch (Keyspace.Lock); Scan, Keys, RandomKey and the expiry
+// cycle lock shard by shard themselves under the shared lock.
+type DB struct {
+	ks      *Keyspace
+	id      int
+	shards  *[Shards]shard
+	keys    atomic.Int64
+	expires atomic.Int64
+	cycle   int // next shard for the active expiry cycle
+}
+
+// ID returns the database number.
+func (db *DB) ID() int { return db.id }
+
+// Len returns the number of keys (DBSIZE), counting keys that have expired but
+// were not removed yet, as Redis does.
+func (db *DB) Len() int64 { return db.keys.Load() }
+
+// Volatile returns the number of keys with an expire time.
+func (db *DB) Volatile() int64 { return db.expires.Load() }
+
+// Entry is a view of a stored key. It is valid until the keys' locks are
+// released or its shard is changed.
+type Entry struct {
+	sh   *shard
+	slot int
+	ref  uint64
+	h    header
+}
+
+// Key returns the entry's key.
+func (e *Entry) Key() []byte { return e.h.key }
+
+// Value returns the stored value bytes.
+func (e *Entry) Value() []byte { return e.h.value }
+
+// Type returns the value's type.
+func (e *Entry) Type() Type { return Type(e.h.meta >> 4) }
+
+// Encoding returns the value's encoding.
+func (e *Entry) Encoding() Encoding { return Encoding(e.h.meta & 0xf) }
+
+// ExpireAt returns the expire time in Unix ms, or 0 when the key persists.
+func (e *Entry) ExpireAt() int64 { return e.h.expire }
+
+// Access returns the 24-bit access clock (LRU seconds or LFU state).
+func (e *Entry) Access() uint32 { return getAccess(e.sh.arena.entry(e.ref)) }
+
+// LRUClock is the 24-bit, one-second resolution clock stored per key.
+func LRUClock(nowMs int64) uint32 { return uint32(nowMs/1000) & (1<<24 - 1) }
+
+func (db *DB) shardOf(key []byte) *shard { return &db.shards[ShardOf(key)] }
+
+func (db *DB) hash(key []byte) uint64 { return maphash.Bytes(db.ks.seed, key) }
+
+// Lookup finds key. An expired key is removed (and reported to the Expired hook)
+// and reported missing. With touch, the key's access clock is updated.
+func (db *DB) Lookup(key []byte, now int64, touch bool) (Entry, bool) {
+	sh := db.shardOf(key)
+	i := sh.find(key, db.hash(key))
+	if i < 0 {
+		return Entry{}, false
+	}
+	e := db.entryAt(sh, i)
+	if e.h.expire != 0 && e.h.expire <= now {
+		db.expire(&e)
+		return Entry{}, false
+	}
+	if touch {
+		putAccess(sh.arena.entry(e.ref), LRUClock(now))
+	}
+	return e, true
+}
+
+func (db *DB) entryAt(sh *shard, i int) Entry {
+	ref := sh.slots[i] & refMask
+	return Entry{sh: sh, slot: i, ref: ref, h: decode(sh.arena.entry(ref))}
+}
+
+func (db *DB) expire(e *Entry) {
+	if db.ks.hooks.Expired != nil {
+		db.ks.hooks.Expired(db.id, e.h.key)
+	}
+	db.ks.ExpiredKeys.Add(1)
+	db.DeleteEntry(e)
+}
+
+// Set stores key with a value, replacing any previous value and expire time.
+// expireAt is Unix ms, 0 for none.
+func (db *DB) Set(key []byte, t Type, enc Encoding, value []byte, expireAt int64, now int64) {
+	sh := db.shardOf(key)
+	h := db.hash(key)
+	if i := sh.find(key, h); i >= 0 {
+		e := db.entryAt(sh, i)
+		db.rewrite(&e, t, enc, value, expireAt, now)
+		return
+	}
+	size := entrySize(len(key), len(value), expireAt != 0)
+	ref, dst := sh.arena.alloc(size)
+	encode(dst, byte(t)<<4|byte(enc), LRUClock(now), key, value, expireAt)
+	sh.insert(h, ref)
+	db.keys.Add(1)
+	if expireAt != 0 {
+		sh.volatile++
+		db.expires.Add(1)
+	}
+}
+
+// Replace gives an existing entry a new value (same type) and expire time. The
+// entry is rewritten in place when the size allows. value may alias the old
+// value only if it has the same length.
+func (db *DB) Replace(e *Entry, enc Encoding, value []byte, expireAt int64, now int64) {
+	db.rewrite(e, e.Type(), enc, value, expireAt, now)
+}
+
+func (db *DB) rewrite(e *Entry, t Type, enc Encoding, value []byte, expireAt int64, now int64) {
+	sh := e.sh
+	db.countExpire(sh, e.h.expire != 0, expireAt != 0)
+	size := entrySize(len(e.h.key), len(value), expireAt != 0)
+	if size == e.h.size {
+		// Same layout: an aliased value sits where it is rewritten, and copy is a
+		// memmove, so rewriting in place is safe.
+		encode(sh.arena.entry(e.ref)[:size], byte(t)<<4|byte(enc), LRUClock(now), e.h.key, value, expireAt)
+		*e = db.entryAt(sh, e.slot)
+		return
+	}
+	ref, dst := sh.arena.alloc(size)
+	encode(dst, byte(t)<<4|byte(enc), LRUClock(now), e.h.key, value, expireAt)
+	sh.arena.kill(e.ref, e.h.size)
+	sh.slots[e.slot] = sh.slots[e.slot]&^refMask | ref
+	*e = db.entryAt(sh, e.slot)
+}
+
+// SetExpire changes an entry's expire time (0 removes it).
+func (db *DB) SetExpire(e *Entry, expireAt int64, now int64) {
+	if e.h.expire != expireAt {
+		db.Replace(e, e.Encoding(), e.h.value, expireAt, now)
+	}
+}
+
+func (db *DB) countExpire(sh *shard, had, has bool) {
+	switch {
+	case had && !has:
+		sh.volatile--
+		db.expires.Add(-1)
+	case !had && has:
+		sh.volatile++
+		db.expires.Add(1)
+	}
+}
+
+// Delete removes key if present (expired or not) and reports whether it was.
+func (db *DB) Delete(key []byte) bool {
+	sh := db.shardOf(key)
+	i := sh.find(key, db.hash(key))
+	if i < 0 {
+		return false
+	}
+	e := db.entryAt(sh, i)
+	db.DeleteEntry(&e)
+	return true
+}
+
+// DeleteEntry removes the entry's key.
+func (db *DB) DeleteEntry(e *Entry) {
+	sh := e.sh
+	db.countExpire(sh, e.h.expire != 0, false)
+	sh.arena.kill(e.ref, e.h.size)
+	sh.remove(e.slot)
+	db.keys.Add(-1)
+	*e = Entry{}
+}
+
+// Flush removes every key. Needs the exclusive lock.
+func (db *DB) Flush() {
+	for i := range db.shards {
+		db.shards[i].reset()
+	}
+	db.keys.Store(0)
+	db.expires.Store(0)
+}
+
+// withShard runs fn on shard i under its lock, compacting it afterwards.
+func (db *DB) withShard(i int, fn func(sh *shard)) {
+	sh := &db.shards[i]
+	sh.mu.Lock()
+	fn(sh)
+	if sh.arena.garbage {
+		sh.evacuate(db.ks.seed)
+	}
+	sh.mu.Unlock()
+}
+
+// Keys calls fn for every live key, shard by shard. The key bytes are valid only
+// during the call.
+func (db *DB) Keys(now int64, fn func(key []byte)) {
+	for i := range db.shards {
+		db.withShard(i, func(sh *shard) {
+			for j := 0; j < len(sh.slots); j++ {
+				if sh.slots[j] == 0 {
+					continue
+				}
+				e := db.entryAt(sh, j)
+				if e.h.expire != 0 && e.h.expire <= now {
+					db.expire(&e)
+					j-- // the backward shift may have moved another key into j
+					continue
+				}
+				fn(e.h.key)
+			}
+		})
+	}
+}
+
+// RandomKey returns a copy of a random live key, or nil when the database is
+// empty.
+func (db *DB) RandomKey(now int64) []byte {
+	for tries := 0; tries < 100 && db.keys.Load() > 0; tries++ {
+		start := rand.IntN(Shards)
+		for n := 0; n < Shards; n++ {
+			key, found, empty := db.randomKeyIn((start+n)%Shards, now)
+			if found {
+				return key
+			}
+			if !empty {
+				break // it held only an expired key, now removed: draw again
+			}
+		}
+	}
+	return nil
+}
+
+func (db *DB) randomKeyIn(i int, now int64) (key []byte, found, empty bool) {
+	db.withShard(i, func(sh *shard) {
+		empty = sh.count == 0
+		for sh.count > 0 {
+			j := rand.IntN(len(sh.slots))
+			if sh.slots[j] == 0 {
+				continue
+			}
+			e := db.entryAt(sh, j)
+			if e.h.expire != 0 && e.h.expire <= now {
+				db.expire(&e)
+				return
+			}
+			key, found = append([]byte(nil), e.h.key...), true
+			return
+		}
+	})
+	return key, found, empty
+}

@@ -1,0 +1,198 @@
+// Package keyspace stores the databases: keys, values and per-key metadata, with
+// locking that lets single-key commands on different shards run in parallel.
+package keyspace
+
+import (
+	"hash/maphash"
+	"sync"
+	"sync/atomic"
+)
+
+// Shards per database. Shard = slot % Shards, so a shard holds exactly the keys
+// of SlotCount/Shards cluster slots: moving a slot never splits a shard's lock.
+const Shards = 1024
+
+// Type is a value's data type.
+type Type uint8
+
+// Data types, in the order Redis numbers them.
+const (
+	TypeString Type = iota
+	TypeList
+	TypeSet
+	TypeZSet
+	TypeHash
+	TypeStream = 6
+)
+
+// Encoding is a value's in-memory representation, as OBJECT ENCODING names it.
+type Encoding uint8
+
+// Encodings of string values.
+const (
+	EncRaw Encoding = iota
+	EncInt
+	EncEmbstr
+)
+
+// Name returns the type's name as TYPE replies it.
+func (t Type) Name() string {
+	switch t {
+	case TypeString:
+		return "string"
+	case TypeList:
+		return "list"
+	case TypeSet:
+		return "set"
+	case TypeZSet:
+		return "zset"
+	case TypeHash:
+		return "hash"
+	case TypeStream:
+		return "stream"
+	}
+	return "none"
+}
+
+// Name returns the encoding's name as OBJECT ENCODING replies it.
+func (e Encoding) Name() string {
+	switch e {
+	case EncInt:
+		return "int"
+	case EncEmbstr:
+		return "embstr"
+	}
+	return "raw"
+}
+
+// Hooks receive what the keyspace does on its own: a key that expired, lazily or
+// in the active cycle. They run with the key's shard locked and must not call
+// back into the keyspace.
+type Hooks struct {
+	Expired func(db int, key []byte)
+}
+
+// Keyspace holds all databases.
+//
+// Locking: a command on known keys takes the shared lock plus its keys' shard
+// locks (Lock, in shard order); a command that needs the whole keyspace (FLUSHALL,
+// SWAPDB, KEYS, and later MULTI/EXEC and scripts) takes the exclusive lock
+// (LockAll). Entry bytes returned by lookups stay valid until Unlock.
+type Keyspace struct {
+	all   sync.RWMutex
+	dbs   []*DB
+	seed  maphash.Seed
+	hooks Hooks
+
+	ExpiredKeys atomic.Int64 // keys removed because their TTL passed
+}
+
+// New creates a keyspace with n databases.
+func New(n int, hooks Hooks) *Keyspace {
+	ks := &Keyspace{seed: maphash.MakeSeed(), hooks: hooks}
+	ks.dbs = make([]*DB, n)
+	for i := range ks.dbs {
+		ks.dbs[i] = ks.newDB(i)
+	}
+	return ks
+}
+
+func (ks *Keyspace) newDB(id int) *DB {
+	db := &DB{ks: ks, id: id, shards: new([Shards]shard)}
+	for i := range db.shards {
+		db.shards[i].arena = newArena()
+	}
+	return db
+}
+
+// DB returns database i.
+func (ks *Keyspace) DB(i int) *DB { return ks.dbs[i] }
+
+// Len returns the number of databases.
+func (ks *Keyspace) Len() int { return len(ks.dbs) }
+
+// ShardOf returns the shard index of key.
+func ShardOf(key []byte) int { return Slot(key) % Shards }
+
+// LockSet is the set of shards one command locks, in ascending order so that
+// commands locking several shards never deadlock.
+type LockSet struct {
+	shards []uint16
+	all    bool
+}
+
+// Reset empties the set for reuse.
+func (l *LockSet) Reset() { l.shards, l.all = l.shards[:0], false }
+
+// Add adds key's shard.
+func (l *LockSet) Add(key []byte) {
+	s := uint16(ShardOf(key))
+	for i, x := range l.shards {
+		if x == s {
+			return
+		}
+		if x > s {
+			l.shards = append(l.shards, 0)
+			copy(l.shards[i+1:], l.shards[i:])
+			l.shards[i] = s
+			return
+		}
+	}
+	l.shards = append(l.shards, s)
+}
+
+// All makes the set cover the whole keyspace.
+func (l *LockSet) All() { l.all = true }
+
+// Lock takes the locks of set in db.
+func (ks *Keyspace) Lock(db *DB, set *LockSet) {
+	if set.all {
+		ks.all.Lock()
+		return
+	}
+	ks.all.RLock()
+	for _, s := range set.shards {
+		db.shards[s].mu.Lock()
+	}
+}
+
+// Unlock releases what Lock took. Chunks that became mostly garbage during the
+// command are compacted first, now that no entry bytes are held.
+func (ks *Keyspace) Unlock(db *DB, set *LockSet) {
+	if set.all {
+		for _, d := range ks.dbs {
+			for i := range d.shards {
+				if d.shards[i].arena.garbage {
+					d.shards[i].evacuate(ks.seed)
+				}
+			}
+		}
+		ks.all.Unlock()
+		return
+	}
+	for _, s := range set.shards {
+		sh := &db.shards[s]
+		if sh.arena.garbage {
+			sh.evacuate(ks.seed)
+		}
+		sh.mu.Unlock()
+	}
+	ks.all.RUnlock()
+}
+
+// SwapDB exchanges the contents of two databases. Needs LockAll.
+func (ks *Keyspace) SwapDB(a, b int) {
+	ks.dbs[a], ks.dbs[b] = ks.dbs[b], ks.dbs[a]
+	ks.dbs[a].id, ks.dbs[b].id = a, b
+}
+
+// MemoryBytes returns the memory holding keys, values and indexes.
+func (ks *Keyspace) MemoryBytes() int64 {
+	var n int64
+	for _, db := range ks.dbs {
+		for i := range db.shards {
+			db.withShard(i, func(sh *shard) { n += sh.arena.bytes() + int64(len(sh.slots))*8 })
+		}
+	}
+	return n
+}

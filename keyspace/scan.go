@@ -1,0 +1,67 @@
+package keyspace
+
+// A SCAN cursor is shard<<tagBits | position, where position is a prefix of the
+// key hash. Keys are visited in (shard, hash) order one home bucket at a time,
+// and a bucket of a table of 2^b slots is a range of hash prefixes, so the
+// cursor means "every key whose hash is below position was returned" however
+// the table has grown or shrunk in between. That gives Redis's guarantee: a key
+// present for the whole iteration is returned at least once.
+
+// Scan continues an iteration at cursor, calling fn for keys until about count
+// were returned, and returns the cursor to continue from (0 when done). The key
+// bytes are valid only during the call.
+func (db *DB) Scan(cursor uint64, count int, now int64, fn func(key []byte, t Type)) uint64 {
+	si := cursor >> tagBits
+	pos := cursor & tagMask
+	returned, budget := 0, max(count, 1)*10
+	for ; si < Shards; si, pos = si+1, 0 {
+		db.withShard(int(si), func(sh *shard) {
+			for pos <= tagMask && returned < count && budget > 0 && sh.count > 0 {
+				returned += db.scanBucket(sh, pos, now, fn)
+				shift := tagBits - uint64(sh.tableLog)
+				pos = (pos>>shift + 1) << shift
+				budget--
+			}
+			if sh.count == 0 {
+				pos = tagMask + 1
+			}
+		})
+		if pos <= tagMask {
+			return si<<tagBits | pos // stopped inside this shard
+		}
+		if returned >= count || budget <= 0 {
+			if si+1 == Shards {
+				return 0
+			}
+			return (si + 1) << tagBits
+		}
+	}
+	return 0
+}
+
+// scanBucket reports the live keys whose home is the bucket holding position
+// pos. They sit in the probe run starting at the bucket.
+func (db *DB) scanBucket(sh *shard, pos uint64, now int64, fn func(key []byte, t Type)) int {
+	bucket := int(pos >> (tagBits - uint64(sh.tableLog)))
+	n := 0
+	var expired []int
+	for i := bucket; sh.slots[i] != 0; i = (i + 1) & sh.mask() {
+		if sh.home(slotTag(sh.slots[i])) != bucket {
+			continue
+		}
+		e := db.entryAt(sh, i)
+		if e.h.expire != 0 && e.h.expire <= now {
+			expired = append(expired, i)
+			continue
+		}
+		fn(e.h.key, e.Type())
+		n++
+	}
+	// Remove expired keys last-first: a backward shift only moves slots after the
+	// removed one, so earlier indexes stay valid.
+	for j := len(expired) - 1; j >= 0; j-- {
+		e := db.entryAt(sh, expired[j])
+		db.expire(&e)
+	}
+	return n
+}

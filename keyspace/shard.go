@@ -1,0 +1,154 @@
+package keyspace
+
+import (
+	"bytes"
+	"hash/maphash"
+	"sync"
+)
+
+// An index slot is 0 when empty, else: occupied bit | top 23 bits of the key's
+// hash | ref. The hash bits give the slot's home position for tables of up to
+// 2^23 slots, so the table grows, shrinks and deletes without rehashing keys,
+// and SCAN walks keys in hash order (see scan.go).
+const (
+	tagBits     = 23
+	maxTableLog = tagBits
+	occupied    = 1 << 63
+	tagMask     = 1<<tagBits - 1
+	minTableLog = 3
+)
+
+// shard holds the keys of SlotCount/Shards cluster slots of one database.
+type shard struct {
+	mu       sync.Mutex
+	slots    []uint64
+	tableLog uint8 // len(slots) == 1<<tableLog when slots != nil
+	count    int
+	volatile int // keys with an expire time
+	arena    arena
+	expireAt int // where the active expiry cycle resumes in slots
+}
+
+func tagOf(h uint64) uint64 { return h >> (64 - tagBits) }
+
+func slotTag(s uint64) uint64 { return s >> refBits & tagMask }
+
+func (s *shard) home(tag uint64) int { return int(tag >> (tagBits - uint64(s.tableLog))) }
+
+func (s *shard) mask() int { return len(s.slots) - 1 }
+
+// find returns the index slot holding key, or -1.
+func (s *shard) find(key []byte, h uint64) int {
+	if s.count == 0 {
+		return -1
+	}
+	tag := tagOf(h)
+	for i := s.home(tag); ; i = (i + 1) & s.mask() {
+		v := s.slots[i]
+		if v == 0 {
+			return -1
+		}
+		if slotTag(v) == tag && bytes.Equal(decode(s.arena.entry(v&refMask)).key, key) {
+			return i
+		}
+	}
+}
+
+// insert adds a new entry (the key must not exist) and returns its index slot.
+func (s *shard) insert(h uint64, ref uint64) int {
+	if s.slots == nil {
+		s.resize(minTableLog)
+	} else if (s.count+1)*5 > len(s.slots)*4 && s.tableLog < maxTableLog {
+		s.resize(s.tableLog + 1)
+	}
+	s.count++
+	return s.place(occupied | tagOf(h)<<refBits | ref)
+}
+
+func (s *shard) place(v uint64) int {
+	for i := s.home(slotTag(v)); ; i = (i + 1) & s.mask() {
+		if s.slots[i] == 0 {
+			s.slots[i] = v
+			return i
+		}
+	}
+}
+
+// remove empties index slot i, shifting later members of its probe run back so
+// that lookups need no tombstones.
+func (s *shard) remove(i int) {
+	s.count--
+	m := s.mask()
+	for j := (i + 1) & m; s.slots[j] != 0; j = (j + 1) & m {
+		h := s.home(slotTag(s.slots[j]))
+		// Move slot j into the hole unless its home lies cyclically in (i, j].
+		if (i <= j && (h <= i || h > j)) || (i > j && h <= i && h > j) {
+			s.slots[i] = s.slots[j]
+			i = j
+		}
+	}
+	s.slots[i] = 0
+	if s.count == 0 {
+		s.slots, s.tableLog = nil, 0
+		s.expireAt = 0
+	} else if s.count*8 < len(s.slots) && s.tableLog > minTableLog {
+		s.resize(s.tableLog - 1)
+	}
+}
+
+func (s *shard) resize(log uint8) {
+	old := s.slots
+	s.slots, s.tableLog = make([]uint64, 1<<log), log
+	for _, v := range old {
+		if v != 0 {
+			s.place(v)
+		}
+	}
+	s.expireAt = 0
+}
+
+// evacuate moves the live entries out of chunks that are mostly garbage and
+// releases them. It runs only when the shard's command has finished with any
+// entry bytes it held (see Keyspace.Unlock), since it moves entries.
+func (s *shard) evacuate(seed maphash.Seed) {
+	a := &s.arena
+	a.garbage = false
+	for id := range a.chunks {
+		c := &a.chunks[id]
+		if c.data == nil || c.large || c.live*evacuateLive >= c.used {
+			continue
+		}
+		if id == a.tail {
+			a.tail = -1 // append the survivors elsewhere
+		}
+		for off := 0; off < c.used; {
+			e := c.data[off:]
+			h := decode(e)
+			if h.flags&flagDead == 0 {
+				from := uint64(id)<<chunkBits | uint64(off)
+				i := s.findRef(maphash.Bytes(seed, h.key), from)
+				ref, dst := a.alloc(h.size)
+				copy(dst, e[:h.size])
+				s.slots[i] = s.slots[i]&^refMask | ref
+				c = &a.chunks[id] // alloc may have grown a.chunks
+			}
+			off += h.size
+		}
+		a.release(id)
+	}
+}
+
+// findRef returns the index slot pointing at ref.
+func (s *shard) findRef(h uint64, ref uint64) int {
+	for i := s.home(tagOf(h)); ; i = (i + 1) & s.mask() {
+		if s.slots[i]&refMask == ref && s.slots[i] != 0 {
+			return i
+		}
+	}
+}
+
+// reset drops every key.
+func (s *shard) reset() {
+	s.arena.releaseAll()
+	s.slots, s.tableLog, s.count, s.volatile, s.expireAt = nil, 0, 0, 0, 0
+}

@@ -1,0 +1,173 @@
+package resp
+
+import (
+	"math"
+	"strconv"
+)
+
+// Writer appends replies to B in the protocol version the client chose with
+// HELLO. Aggregates whose shape differs between RESP2 and RESP3 (maps, sets,
+// nulls, doubles, booleans) are written in the right form here, so commands
+// describe their reply once.
+type Writer struct {
+	B     []byte
+	Proto int // 2 or 3
+}
+
+func (w *Writer) line(prefix byte, s string) {
+	w.B = append(w.B, prefix)
+	w.B = append(w.B, s...)
+	w.B = append(w.B, '\r', '\n')
+}
+
+func (w *Writer) header(prefix byte, n int64) {
+	w.B = append(w.B, prefix)
+	w.B = strconv.AppendInt(w.B, n, 10)
+	w.B = append(w.B, '\r', '\n')
+}
+
+// Simple writes a status reply such as +OK.
+func (w *Writer) Simple(s string) { w.line('+', s) }
+
+// OK writes +OK.
+func (w *Writer) OK() { w.B = append(w.B, "+OK\r\n"...) }
+
+// Error writes an error reply. msg carries its code ("ERR ...", "WRONGTYPE ...");
+// newlines are replaced as Redis does, since they would break the protocol.
+func (w *Writer) Error(msg string) {
+	w.B = append(w.B, '-')
+	for i := 0; i < len(msg); i++ {
+		c := msg[i]
+		if c == '\r' || c == '\n' {
+			c = ' '
+		}
+		w.B = append(w.B, c)
+	}
+	w.B = append(w.B, '\r', '\n')
+}
+
+// Int writes an integer reply.
+func (w *Writer) Int(n int64) { w.header(':', n) }
+
+// Bulk writes a bulk string.
+func (w *Writer) Bulk(b []byte) {
+	w.header('$', int64(len(b)))
+	w.B = append(w.B, b...)
+	w.B = append(w.B, '\r', '\n')
+}
+
+// BulkString writes a bulk string from a Go string.
+func (w *Writer) BulkString(s string) {
+	w.header('$', int64(len(s)))
+	w.B = append(w.B, s...)
+	w.B = append(w.B, '\r', '\n')
+}
+
+// BulkInt writes an integer as a bulk string.
+func (w *Writer) BulkInt(n int64) {
+	var tmp [20]byte
+	w.Bulk(strconv.AppendInt(tmp[:0], n, 10))
+}
+
+// Null writes a null bulk string ($-1 in RESP2, _ in RESP3).
+func (w *Writer) Null() {
+	if w.Proto >= 3 {
+		w.B = append(w.B, "_\r\n"...)
+		return
+	}
+	w.B = append(w.B, "$-1\r\n"...)
+}
+
+// NullArray writes a null array (*-1 in RESP2, _ in RESP3).
+func (w *Writer) NullArray() {
+	if w.Proto >= 3 {
+		w.B = append(w.B, "_\r\n"...)
+		return
+	}
+	w.B = append(w.B, "*-1\r\n"...)
+}
+
+// Array starts an array of n elements.
+func (w *Writer) Array(n int) { w.header('*', int64(n)) }
+
+// Map starts a map of n key/value pairs (a flat array of 2n in RESP2).
+func (w *Writer) Map(n int) {
+	if w.Proto >= 3 {
+		w.header('%', int64(n))
+		return
+	}
+	w.header('*', 2*int64(n))
+}
+
+// Set starts a set of n elements (an array in RESP2).
+func (w *Writer) Set(n int) {
+	if w.Proto >= 3 {
+		w.header('~', int64(n))
+		return
+	}
+	w.header('*', int64(n))
+}
+
+// Push starts an out-of-band push message (an array in RESP2).
+func (w *Writer) Push(n int) {
+	if w.Proto >= 3 {
+		w.header('>', int64(n))
+		return
+	}
+	w.header('*', int64(n))
+}
+
+// Bool writes a boolean (#t/#f in RESP3, :1/:0 in RESP2).
+func (w *Writer) Bool(v bool) {
+	switch {
+	case w.Proto >= 3 && v:
+		w.B = append(w.B, "#t\r\n"...)
+	case w.Proto >= 3:
+		w.B = append(w.B, "#f\r\n"...)
+	case v:
+		w.B = append(w.B, ":1\r\n"...)
+	default:
+		w.B = append(w.B, ":0\r\n"...)
+	}
+}
+
+// Double writes a double (a RESP3 double, or a bulk string in RESP2) formatted
+// as Redis 7.0 does: %.17g, and inf / -inf.
+func (w *Writer) Double(f float64) {
+	var tmp [32]byte
+	s := AppendDouble(tmp[:0], f)
+	if w.Proto >= 3 {
+		w.B = append(w.B, ',')
+		w.B = append(w.B, s...)
+		w.B = append(w.B, '\r', '\n')
+		return
+	}
+	w.Bulk(s)
+}
+
+// Verbatim writes a verbatim string of the given 3-letter format (a bulk
+// string in RESP2).
+func (w *Writer) Verbatim(format, s string) {
+	if w.Proto >= 3 {
+		w.header('=', int64(len(s)+4))
+		w.B = append(w.B, format...)
+		w.B = append(w.B, ':')
+		w.B = append(w.B, s...)
+		w.B = append(w.B, '\r', '\n')
+		return
+	}
+	w.BulkString(s)
+}
+
+// AppendDouble formats f as Redis 7.0 does: C's "%.17g" (which strconv's 'g'
+// at precision 17 reproduces: exponent rule, trailing zeros dropped, two-digit
+// exponent), with inf and -inf spelled as Redis spells them.
+func AppendDouble(b []byte, f float64) []byte {
+	switch {
+	case math.IsInf(f, 1):
+		return append(b, "inf"...)
+	case math.IsInf(f, -1):
+		return append(b, "-inf"...)
+	}
+	return strconv.AppendFloat(b, f, 'g', 17, 64)
+}

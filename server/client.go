@@ -1,0 +1,307 @@
+package server
+
+import (
+	"net"
+	"sync/atomic"
+	"time"
+
+	"github.com/keyhive/keyhive/keyspace"
+	"github.com/keyhive/keyhive/resp"
+)
+
+// Buffer sizes of a connection. A client starts small (10,000 idle connections
+// must stay cheap) and grows with what it sends; big buffers are dropped once
+// they are empty again.
+const (
+	initialReadBuf = 4 * 1024
+	idleReadBufMax = 64 * 1024
+	flushAt        = 64 * 1024 // write replies out mid-batch past this size
+	idleWriteMax   = 1 << 20
+)
+
+type replyMode uint8
+
+const (
+	replyOn replyMode = iota
+	replyOff
+	replySkipNext
+	replySkipThis
+)
+
+// Client is one connection. Only its own goroutine touches the unexported
+// plain fields; the atomic ones are read by CLIENT LIST / INFO from others.
+type Client struct {
+	s      *Server
+	id     uint64
+	conn   net.Conn
+	in     []byte
+	r, w   int
+	parser resp.Parser
+	out    resp.Writer
+	ctx    Ctx
+
+	authenticated   bool
+	reply           replyMode
+	closeAfterReply bool
+	created         time.Time
+
+	db       atomic.Int32
+	proto    atomic.Int32
+	name     atomic.Pointer[string]
+	libName  atomic.Pointer[string]
+	libVer   atomic.Pointer[string]
+	lastCmd  atomic.Pointer[Command]
+	lastSeen atomic.Int64 // Unix ms of the last command
+	noEvict  atomic.Bool
+	noTouch  atomic.Bool
+	qbuf     atomic.Int64
+	omem     atomic.Int64
+}
+
+func (s *Server) accept(conn net.Conn) {
+	s.stats.connectionsReceived.Add(1)
+	c := &Client{s: s, id: s.nextClientID.Add(1), conn: conn, created: time.Now()}
+	c.out.Proto = 2
+	c.proto.Store(2)
+	c.lastSeen.Store(s.clock.UnixMilli())
+	c.authenticated = s.cfg.RequirePass() == ""
+	c.ctx = Ctx{s: s, c: c, W: &c.out}
+	if tcp, ok := conn.(*net.TCPConn); ok {
+		tcp.SetNoDelay(true)
+		if ka := s.cfg.TCPKeepAlive(); ka > 0 {
+			tcp.SetKeepAlivePeriod(time.Duration(ka) * time.Second)
+		}
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		conn.Close()
+		return
+	}
+	if len(s.clients) >= s.cfg.MaxClients() {
+		s.mu.Unlock()
+		s.stats.rejectedConnections.Add(1)
+		conn.Write([]byte("-ERR max number of clients reached\r\n"))
+		conn.Close()
+		return
+	}
+	s.clients[c.id] = c
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go c.serve()
+}
+
+func (c *Client) serve() {
+	defer c.s.wg.Done()
+	defer c.close()
+	c.in = make([]byte, initialReadBuf)
+	for {
+		n, err := c.conn.Read(c.in[c.w:])
+		if n > 0 {
+			c.w += n
+			c.s.stats.netInputBytes.Add(int64(n))
+			c.parser.Unauthenticated = !c.authenticated
+			c.parser.MaxBulk = c.s.cfg.ProtoMaxBulkLen()
+			keep := c.process()
+			if !c.flush() || !keep {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+		if !c.prepareRead() {
+			return
+		}
+	}
+}
+
+// process runs every complete command in the read buffer. It returns false
+// when the connection must close after the replies are written.
+func (c *Client) process() bool {
+	for c.r < c.w {
+		n, err := c.parser.Parse(c.in[c.r:c.w])
+		if err != nil {
+			c.out.Error(err.Error())
+			return false
+		}
+		if n == 0 {
+			break
+		}
+		c.r += n
+		if len(c.parser.Args) > 0 {
+			c.execute(c.parser.Args)
+		}
+		if c.closeAfterReply {
+			return false
+		}
+		if len(c.out.B) > flushAt && !c.flush() {
+			return false
+		}
+	}
+	c.qbuf.Store(int64(c.w - c.r))
+	return true
+}
+
+// prepareRead makes room for the next read: it drops consumed bytes, shrinks a
+// big idle buffer and grows a full one up to client-query-buffer-limit.
+func (c *Client) prepareRead() bool {
+	switch {
+	case c.r == c.w:
+		c.r, c.w = 0, 0
+		if len(c.in) > idleReadBufMax {
+			c.in = make([]byte, initialReadBuf)
+		}
+	case c.r > 0:
+		c.w = copy(c.in, c.in[c.r:c.w])
+		c.r = 0
+	}
+	if c.w < len(c.in) {
+		return true
+	}
+	if int64(c.w) >= c.s.cfg.ClientQueryBufferLimit() {
+		c.s.log.Printf("closing client id=%d that reached max query buffer length", c.id)
+		return false
+	}
+	// Grow by doubling, so memory follows what the client actually sent, not a
+	// length it declared.
+	size := 2 * len(c.in)
+	if need := c.parser.Need(); need > len(c.in) && need < size {
+		size = need
+	}
+	grown := make([]byte, size)
+	copy(grown, c.in[:c.w])
+	c.in = grown
+	return true
+}
+
+// flush writes the pending replies in one write.
+func (c *Client) flush() bool {
+	if len(c.out.B) == 0 {
+		return true
+	}
+	n, err := c.conn.Write(c.out.B)
+	c.s.stats.netOutputBytes.Add(int64(n))
+	if cap(c.out.B) > idleWriteMax {
+		c.out.B = nil
+	} else {
+		c.out.B = c.out.B[:0]
+	}
+	return err == nil
+}
+
+func (c *Client) close() {
+	c.conn.Close()
+	c.s.mu.Lock()
+	delete(c.s.clients, c.id)
+	c.s.mu.Unlock()
+}
+
+// execute runs one command: lookup, arity and auth checks, locking, the
+// handler, then propagation and statistics.
+func (c *Client) execute(args [][]byte) {
+	s := c.s
+	s.stats.commandsProcessed.Add(1)
+	start := time.Now()
+	now := s.clock.UnixMilli()
+	c.lastSeen.Store(now)
+	mark := len(c.out.B)
+	defer c.applyReplyMode(mark)
+
+	cmd := lookupCommand(table, args[0])
+	if cmd == nil {
+		c.reject(nil, errUnknownCommand(args))
+		return
+	}
+	if cmd.Sub != nil && len(args) >= 2 {
+		sub := lookupCommand(cmd.Sub, args[1])
+		if sub == nil {
+			c.reject(cmd, errUnknownSubcommand(cmd.Name, args[1]))
+			return
+		}
+		cmd = sub
+	}
+	if (cmd.Arity > 0 && len(args) != cmd.Arity) || len(args) < -cmd.Arity {
+		c.reject(cmd, errArity(cmd.Name))
+		return
+	}
+	if !c.authenticated && cmd.Flags&FlagNoAuth == 0 {
+		c.reject(cmd, errNoAuth)
+		return
+	}
+	c.lastCmd.Store(cmd)
+
+	x := &c.ctx
+	x.cmd, x.Args, x.Now, x.dirty = cmd, args, now, 0
+	x.DB = s.ks.DB(int(c.db.Load()))
+	x.locks.Reset()
+	if cmd.Flags&FlagAllKeys != 0 {
+		x.locks.All()
+	} else {
+		x.keyBuf = cmd.keyArgs(args, x.keyBuf[:0])
+		for _, k := range x.keyBuf {
+			x.locks.Add(k)
+		}
+	}
+	db := x.DB
+	s.ks.Lock(db, &x.locks)
+	cmd.Run(x)
+	if x.dirty > 0 {
+		s.stats.dirty.Add(int64(x.dirty))
+		s.replication.publish(db.ID(), args)
+	}
+	s.ks.Unlock(db, &x.locks)
+
+	cmd.calls.Add(1)
+	cmd.usec.Add(time.Since(start).Microseconds())
+	if len(c.out.B) > mark && c.out.B[mark] == '-' {
+		cmd.failedCalls.Add(1)
+		s.stats.errorReplies.Add(1)
+	}
+}
+
+func (c *Client) reject(cmd *Command, msg string) {
+	if cmd != nil {
+		cmd.rejectedCalls.Add(1)
+	}
+	c.s.stats.errorReplies.Add(1)
+	c.out.Error(msg)
+}
+
+// applyReplyMode drops the command's reply under CLIENT REPLY OFF or SKIP.
+func (c *Client) applyReplyMode(mark int) {
+	switch c.reply {
+	case replyOff:
+		c.out.B = c.out.B[:mark]
+	case replySkipThis:
+		c.out.B = c.out.B[:mark]
+		c.reply = replyOn
+	case replySkipNext:
+		c.reply = replySkipThis
+	}
+}
+
+// setDB switches the client's database.
+func (c *Client) setDB(i int) { c.db.Store(int32(i)) }
+
+// Client returns the handler's client, for connection-level commands.
+func (x *Ctx) Client() *Client { return x.c }
+
+// touchesKeys reports whether a read should update access clocks.
+func (x *Ctx) touch() bool { return !x.c.noTouch.Load() }
+
+// lookupRead finds key for reading, counting a keyspace hit or miss.
+func (x *Ctx) lookupRead(key []byte) (keyspace.Entry, bool) {
+	e, ok := x.DB.Lookup(key, x.Now, x.touch())
+	if ok {
+		x.s.stats.keyspaceHits.Add(1)
+	} else {
+		x.s.stats.keyspaceMisses.Add(1)
+	}
+	return e, ok
+}
+
+// lookupWrite finds key for modification (no hit/miss accounting).
+func (x *Ctx) lookupWrite(key []byte) (keyspace.Entry, bool) {
+	return x.DB.Lookup(key, x.Now, true)
+}

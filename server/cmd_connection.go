@@ -1,0 +1,483 @@
+package server
+
+import (
+	"crypto/subtle"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/keyhive/keyhive/internal/strnum"
+)
+
+func init() {
+	register(
+		spec{name: "ping", arity: -1, flags: "fast", category: "@connection", group: "connection", summary: "Ping the server", since: "1.0.0", run: pingCommand},
+		spec{name: "echo", arity: 2, flags: "fast", category: "@connection", group: "connection", summary: "Echo the given string", since: "1.0.0", run: echoCommand},
+		spec{name: "quit", arity: -1, flags: "allow_busy noscript loading stale fast no_auth", category: "@connection", group: "connection", summary: "Close the connection", since: "1.0.0", run: quitCommand},
+		spec{name: "reset", arity: 1, flags: "noscript loading stale fast no_auth allow_busy", category: "@connection", group: "connection", summary: "Reset the connection", since: "6.2.0", run: resetCommand},
+		spec{name: "hello", arity: -1, flags: "noscript loading stale fast no_auth allow_busy", category: "@connection", group: "connection", summary: "Handshake with Redis", since: "6.0.0", run: helloCommand},
+		spec{name: "auth", arity: -2, flags: "noscript loading stale fast no_auth allow_busy", category: "@connection", group: "connection", summary: "Authenticate to the server", since: "1.0.0", run: authCommand},
+		spec{name: "select", arity: 2, flags: "loading stale fast", category: "@connection", group: "connection", summary: "Change the selected database for the current connection", since: "1.0.0", run: selectCommand},
+		spec{name: "client", arity: -2, flags: "", category: "@slow", group: "connection", summary: "A container for client connection commands", since: "2.4.0"},
+	)
+	clientSub := func(name string, arity int, flags, summary string, run func(*Ctx)) spec {
+		return spec{name: name, arity: arity, flags: flags, category: "@connection", group: "connection", summary: summary, since: "2.4.0", run: run}
+	}
+	registerSub("client",
+		clientSub("id", 2, "noscript loading stale", "Returns the client ID for the current connection", func(x *Ctx) { x.W.Int(int64(x.c.id)) }),
+		clientSub("setname", 3, "noscript loading stale", "Set the current connection name", clientSetName),
+		clientSub("getname", 2, "noscript loading stale", "Get the current connection name", clientGetName),
+		clientSub("list", -2, "admin noscript loading stale", "Get the list of client connections", clientList),
+		clientSub("info", 2, "noscript loading stale", "Returns information about the current client connection.", func(x *Ctx) { x.W.Verbatim("txt", x.c.infoLine()+"\n") }),
+		clientSub("kill", -3, "admin noscript loading stale", "Kill the connection of a client", clientKill),
+		clientSub("setinfo", 4, "noscript loading stale", "Set client or connection specific info", clientSetInfo),
+		clientSub("reply", 3, "noscript loading stale", "Instruct the server whether to reply to commands", clientReply),
+		clientSub("no-evict", 3, "admin noscript loading stale", "Set client eviction mode for the current connection", func(x *Ctx) { clientOnOff(x, &x.c.noEvict) }),
+		clientSub("no-touch", 3, "noscript loading stale", "Controls whether commands sent by the client will alter the LRU/LFU of the keys they access.", func(x *Ctx) { clientOnOff(x, &x.c.noTouch) }),
+		clientSub("help", 2, "loading stale", "Show helpful text about the different subcommands", clientHelp),
+	)
+}
+
+func pingCommand(x *Ctx) {
+	switch len(x.Args) {
+	case 1:
+		x.W.Simple("PONG")
+	case 2:
+		x.W.Bulk(x.Args[1])
+	default:
+		x.W.Error(errArity("ping"))
+	}
+}
+
+func echoCommand(x *Ctx) { x.W.Bulk(x.Args[1]) }
+
+func quitCommand(x *Ctx) {
+	x.W.OK()
+	x.c.closeAfterReply = true
+}
+
+func resetCommand(x *Ctx) {
+	c := x.c
+	c.setDB(0)
+	c.setProto(2)
+	c.name.Store(nil)
+	c.reply = replyOn
+	c.noEvict.Store(false)
+	c.noTouch.Store(false)
+	c.authenticated = x.s.cfg.RequirePass() == ""
+	x.W.Simple("RESET")
+}
+
+func (c *Client) setProto(p int) {
+	c.out.Proto = p
+	c.proto.Store(int32(p))
+}
+
+// checkPassword compares in constant time, so the reply time does not leak how
+// much of a guess was right.
+func (s *Server) checkPassword(user, pass []byte) bool {
+	want := s.cfg.RequirePass()
+	return string(user) == "default" && want != "" && subtle.ConstantTimeCompare(pass, []byte(want)) == 1
+}
+
+const errWrongPass = "WRONGPASS invalid username-password pair or user is disabled."
+
+func authCommand(x *Ctx) {
+	if len(x.Args) > 3 {
+		x.W.Error(errSyntax)
+		return
+	}
+	user, pass := []byte("default"), x.Args[1]
+	if len(x.Args) == 3 {
+		user, pass = x.Args[1], x.Args[2]
+	} else if x.s.cfg.RequirePass() == "" {
+		x.W.Error("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")
+		return
+	}
+	if !x.s.checkPassword(user, pass) {
+		x.W.Error(errWrongPass)
+		return
+	}
+	x.c.authenticated = true
+	x.W.OK()
+}
+
+func helloCommand(x *Ctx) {
+	c := x.c
+	proto := int(c.proto.Load())
+	i := 1
+	if len(x.Args) > 1 {
+		v, ok := strnum.ParseInt(x.Args[1])
+		if !ok {
+			x.W.Error("ERR Protocol version is not an integer or out of range")
+			return
+		}
+		if v < 2 || v > 3 {
+			x.W.Error("NOPROTO unsupported protocol version")
+			return
+		}
+		proto, i = int(v), 2
+	}
+	var name []byte
+	setName, authed := false, false
+	for ; i < len(x.Args); i++ {
+		more := len(x.Args) - i - 1
+		switch opt := strings.ToLower(string(x.Args[i])); {
+		case opt == "auth" && more >= 2:
+			if !x.s.checkPassword(x.Args[i+1], x.Args[i+2]) {
+				x.W.Error(errWrongPass)
+				return
+			}
+			authed = true
+			i += 2
+		case opt == "setname" && more >= 1:
+			if !validClientName(x.Args[i+1]) {
+				x.W.Error(errClientName)
+				return
+			}
+			name, setName = x.Args[i+1], true
+			i++
+		default:
+			x.W.Error("ERR Syntax error in HELLO option '" + string(x.Args[i]) + "'")
+			return
+		}
+	}
+	if authed {
+		c.authenticated = true
+	}
+	if !c.authenticated {
+		x.W.Error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
+		return
+	}
+	if setName {
+		c.setName(name)
+	}
+	c.setProto(proto)
+	w := x.W
+	w.Map(7)
+	w.BulkString("server")
+	w.BulkString("redis")
+	w.BulkString("version")
+	w.BulkString(Version)
+	w.BulkString("proto")
+	w.Int(int64(proto))
+	w.BulkString("id")
+	w.Int(int64(c.id))
+	w.BulkString("mode")
+	w.BulkString("standalone")
+	w.BulkString("role")
+	w.BulkString("master")
+	w.BulkString("modules")
+	w.Array(0)
+}
+
+func selectCommand(x *Ctx) {
+	v, ok := strnum.ParseInt(x.Args[1])
+	if !ok {
+		x.W.Error(errNotInt)
+		return
+	}
+	if v < 0 || v >= int64(x.s.ks.Len()) {
+		x.W.Error(errDBIndex)
+		return
+	}
+	x.c.setDB(int(v))
+	x.W.OK()
+}
+
+const errClientName = "ERR Client names cannot contain spaces, newlines or special characters."
+
+func validClientName(b []byte) bool {
+	for _, c := range b {
+		if c < '!' || c > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *Client) setName(b []byte) {
+	if len(b) == 0 {
+		c.name.Store(nil)
+		return
+	}
+	s := string(b)
+	c.name.Store(&s)
+}
+
+func loadString(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+func clientSetName(x *Ctx) {
+	if !validClientName(x.Args[2]) {
+		x.W.Error(errClientName)
+		return
+	}
+	x.c.setName(x.Args[2])
+	x.W.OK()
+}
+
+func clientGetName(x *Ctx) {
+	if p := x.c.name.Load(); p != nil {
+		x.W.BulkString(*p)
+		return
+	}
+	x.W.Null()
+}
+
+func clientSetInfo(x *Ctx) {
+	attr, value := strings.ToLower(string(x.Args[2])), string(x.Args[3])
+	var dst = map[string]*atomic.Pointer[string]{"lib-name": &x.c.libName, "lib-ver": &x.c.libVer}[attr]
+	if dst == nil {
+		x.W.Error("ERR Unrecognized option '" + string(x.Args[2]) + "'")
+		return
+	}
+	for _, ch := range []byte(value) {
+		if ch < '!' || ch > '~' || (attr == "lib-name" && ch == ' ') {
+			x.W.Error("ERR " + attr + " cannot contain spaces, newlines or special characters.")
+			return
+		}
+	}
+	dst.Store(&value)
+	x.W.OK()
+}
+
+func clientReply(x *Ctx) {
+	switch strings.ToLower(string(x.Args[2])) {
+	case "on":
+		x.c.reply = replyOn
+		x.W.OK()
+	case "off":
+		x.c.reply = replyOff
+	case "skip":
+		if x.c.reply != replyOff {
+			x.c.reply = replySkipNext
+		}
+	default:
+		x.W.Error(errSyntax)
+	}
+}
+
+func clientOnOff(x *Ctx, flag interface{ Store(bool) }) {
+	switch strings.ToLower(string(x.Args[2])) {
+	case "on":
+		flag.Store(true)
+	case "off":
+		flag.Store(false)
+	default:
+		x.W.Error(errSyntax)
+		return
+	}
+	x.W.OK()
+}
+
+// infoLine formats the client as CLIENT LIST and CLIENT INFO show it. Memory
+// fields report Keyhive's buffers; file descriptors are not exposed by Go's
+// net package, so fd is the client id's stand-in (-1 would confuse tools).
+func (c *Client) infoLine() string {
+	now := time.Now()
+	cmd := "NULL"
+	if lc := c.lastCmd.Load(); lc != nil {
+		cmd = lc.Name
+	}
+	flags := "N"
+	if c.noEvict.Load() {
+		flags = "e"
+	}
+	if c.noTouch.Load() {
+		flags += "T"
+	}
+	idle := (c.s.clock.UnixMilli() - c.lastSeen.Load()) / 1000
+	qbuf := c.qbuf.Load()
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=0 psub=0 ssub=0 multi=-1 qbuf=%d qbuf-free=%d argv-mem=0 multi-mem=0 rbs=%d rbp=0 obl=0 oll=0 omem=%d tot-mem=%d events=r cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s",
+		c.id, c.conn.RemoteAddr(), c.conn.LocalAddr(), c.id, loadString(c.name.Load()),
+		int64(now.Sub(c.created).Seconds()), max(idle, 0), flags, c.db.Load(),
+		qbuf, max(initialReadBuf-qbuf, 0), initialReadBuf, c.omem.Load(), initialReadBuf+c.omem.Load(),
+		cmd, c.proto.Load(), loadString(c.libName.Load()), loadString(c.libVer.Load()))
+}
+
+func (s *Server) clientsSnapshot() []*Client {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	list := make([]*Client, 0, len(s.clients))
+	for _, c := range s.clients {
+		list = append(list, c)
+	}
+	return list
+}
+
+func clientList(x *Ctx) {
+	var ids map[uint64]bool
+	for i := 2; i < len(x.Args); i++ {
+		switch opt := strings.ToLower(string(x.Args[i])); {
+		case opt == "type" && i+1 < len(x.Args):
+			t := strings.ToLower(string(x.Args[i+1]))
+			if t != "normal" && t != "master" && t != "replica" && t != "slave" && t != "pubsub" {
+				x.W.Error("ERR Unknown client type '" + string(x.Args[i+1]) + "'")
+				return
+			}
+			if t != "normal" {
+				ids = map[uint64]bool{} // no replicas or subscribers yet
+			}
+			i++
+		case opt == "id" && i+1 < len(x.Args):
+			ids = map[uint64]bool{}
+			for i++; i < len(x.Args); i++ {
+				id, ok := strnum.ParseInt(x.Args[i])
+				if !ok || id <= 0 {
+					x.W.Error("ERR Invalid client ID")
+					return
+				}
+				ids[uint64(id)] = true
+			}
+		default:
+			x.W.Error(errSyntax)
+			return
+		}
+	}
+	var b strings.Builder
+	for _, c := range sortedClients(x.s.clientsSnapshot()) {
+		if ids == nil || ids[c.id] {
+			b.WriteString(c.infoLine())
+			b.WriteByte('\n')
+		}
+	}
+	x.W.Verbatim("txt", b.String())
+}
+
+func sortedClients(list []*Client) []*Client {
+	for i := 1; i < len(list); i++ {
+		for j := i; j > 0 && list[j].id < list[j-1].id; j-- {
+			list[j], list[j-1] = list[j-1], list[j]
+		}
+	}
+	return list
+}
+
+// clientKill handles both forms: CLIENT KILL addr:port and the filter form.
+func clientKill(x *Ctx) {
+	args := x.Args[2:]
+	if len(args) == 1 {
+		for _, c := range x.s.clientsSnapshot() {
+			if c.conn.RemoteAddr().String() == string(args[0]) {
+				c.kill(x.c)
+				x.W.OK()
+				return
+			}
+		}
+		x.W.Error("ERR No such client")
+		return
+	}
+	if len(args)%2 != 0 {
+		x.W.Error(errSyntax)
+		return
+	}
+	var id uint64
+	var addr, laddr, user string
+	skipMe := true
+	var maxAge int64
+	for i := 0; i < len(args); i += 2 {
+		v := args[i+1]
+		switch strings.ToLower(string(args[i])) {
+		case "id":
+			n, ok := strnum.ParseInt(v)
+			if !ok || n <= 0 {
+				x.W.Error("ERR client-id should be greater than 0")
+				return
+			}
+			id = uint64(n)
+		case "type":
+			t := strings.ToLower(string(v))
+			if t != "normal" && t != "master" && t != "replica" && t != "slave" && t != "pubsub" {
+				x.W.Error("ERR Unknown client type '" + string(v) + "'")
+				return
+			}
+			if t != "normal" {
+				x.W.Int(0)
+				return
+			}
+		case "addr":
+			addr = string(v)
+		case "laddr":
+			laddr = string(v)
+		case "user":
+			user = string(v)
+		case "skipme":
+			switch strings.ToLower(string(v)) {
+			case "yes":
+				skipMe = true
+			case "no":
+				skipMe = false
+			default:
+				x.W.Error(errSyntax)
+				return
+			}
+		case "maxage":
+			n, ok := strnum.ParseInt(v)
+			if !ok {
+				x.W.Error(errNotInt)
+				return
+			}
+			maxAge = n
+		default:
+			x.W.Error(errSyntax)
+			return
+		}
+	}
+	killed := 0
+	for _, c := range x.s.clientsSnapshot() {
+		switch {
+		case id != 0 && c.id != id,
+			addr != "" && c.conn.RemoteAddr().String() != addr,
+			laddr != "" && c.conn.LocalAddr().String() != laddr,
+			user != "" && user != "default",
+			skipMe && c == x.c,
+			maxAge != 0 && int64(time.Since(c.created).Seconds()) < maxAge:
+			continue
+		}
+		c.kill(x.c)
+		killed++
+	}
+	x.W.Int(int64(killed))
+}
+
+// kill disconnects c. The caller's own connection closes after its reply.
+func (c *Client) kill(by *Client) {
+	if c == by {
+		c.closeAfterReply = true
+		return
+	}
+	c.conn.Close()
+}
+
+func clientHelp(x *Ctx) {
+	writeHelp(x, "CLIENT", []string{
+		"GETNAME", "    Return the name of the current connection.",
+		"ID", "    Return the ID of the current connection.",
+		"INFO", "    Return information about the current client connection.",
+		"KILL <ip:port>", "    Kill connection made from <ip:port>.",
+		"KILL <option> <value> [<option> <value> [...]]", "    Kill connections. Options are: ID, TYPE, USER, ADDR, LADDR, SKIPME, MAXAGE.",
+		"LIST [options ...]", "    Return information about client connections. Options: TYPE, ID.",
+		"REPLY (ON|OFF|SKIP)", "    Control the replies sent to the current connection.",
+		"SETNAME <name>", "    Assign the name <name> to the current connection.",
+		"SETINFO <LIB-NAME|LIB-VER> <value>", "    Set client library name or version.",
+		"NO-EVICT (ON|OFF)", "    Protect current client connection from eviction.",
+		"NO-TOUCH (ON|OFF)", "    Will not touch LRU/LFU stats when this mode is on.",
+	})
+}
+
+// writeHelp writes a HELP reply in Redis's layout.
+func writeHelp(x *Ctx, name string, lines []string) {
+	x.W.Array(len(lines) + 2)
+	x.W.Simple(name + " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:")
+	for _, l := range lines {
+		x.W.Simple(l)
+	}
+	x.W.Simple("HELP")
+	x.W.Simple("    Print this help.")
+}

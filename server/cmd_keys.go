@@ -1,0 +1,487 @@
+package server
+
+import (
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/keyhive/keyhive/glob"
+	"github.com/keyhive/keyhive/internal/strnum"
+	"github.com/keyhive/keyhive/keyspace"
+)
+
+func init() {
+	gen := func(name string, arity int, flags string, first, last, step int, summary, since string, run func(*Ctx)) spec {
+		return spec{name: name, arity: arity, flags: flags, first: first, last: last, step: step, category: "@keyspace", group: "generic", summary: summary, since: since, run: run}
+	}
+	register(
+		gen("del", -2, "write", 1, -1, 1, "Delete a key", "1.0.0", delCommand),
+		gen("unlink", -2, "write fast", 1, -1, 1, "Delete a key asynchronously in another thread. Otherwise it is just as DEL, but non blocking.", "4.0.0", delCommand),
+		gen("exists", -2, "readonly fast", 1, -1, 1, "Determine if a key exists", "1.0.0", existsCommand),
+		gen("touch", -2, "readonly fast", 1, -1, 1, "Alters the last access time of a key(s). Returns the number of existing keys specified.", "3.2.1", existsCommand),
+		gen("type", 2, "readonly fast", 1, 1, 1, "Determine the type stored at key", "1.0.0", typeCommand),
+		gen("rename", 3, "write", 1, 2, 1, "Rename a key", "1.0.0", func(x *Ctx) { renameCommand(x, false) }),
+		gen("renamenx", 3, "write fast", 1, 2, 1, "Rename a key, only if the new key does not exist", "1.0.0", func(x *Ctx) { renameCommand(x, true) }),
+		gen("copy", -3, "write denyoom allkeys", 1, 2, 1, "Copy a key", "6.2.0", copyCommand),
+		gen("move", 3, "write fast allkeys", 1, 1, 1, "Move a key to another database", "1.0.0", moveCommand),
+		gen("keys", 2, "readonly", 0, 0, 0, "Find all keys matching the given pattern", "1.0.0", keysCommand),
+		gen("scan", -2, "readonly", 0, 0, 0, "Incrementally iterate the keys space", "2.8.0", scanCommand),
+		gen("randomkey", 1, "readonly", 0, 0, 0, "Return a random key from the keyspace", "1.0.0", randomkeyCommand),
+		gen("expire", -3, "write fast", 1, 1, 1, "Set a key's time to live in seconds", "1.0.0", func(x *Ctx) { expireCommand(x, 1000, false) }),
+		gen("pexpire", -3, "write fast", 1, 1, 1, "Set a key's time to live in milliseconds", "2.6.0", func(x *Ctx) { expireCommand(x, 1, false) }),
+		gen("expireat", -3, "write fast", 1, 1, 1, "Set the expiration for a key as a UNIX timestamp", "1.2.0", func(x *Ctx) { expireCommand(x, 1000, true) }),
+		gen("pexpireat", -3, "write fast", 1, 1, 1, "Set the expiration for a key as a UNIX timestamp specified in milliseconds", "2.6.0", func(x *Ctx) { expireCommand(x, 1, true) }),
+		gen("ttl", 2, "readonly fast", 1, 1, 1, "Get the time to live for a key in seconds", "1.0.0", func(x *Ctx) { ttlCommand(x, false, false) }),
+		gen("pttl", 2, "readonly fast", 1, 1, 1, "Get the time to live for a key in milliseconds", "2.6.0", func(x *Ctx) { ttlCommand(x, true, false) }),
+		gen("expiretime", 2, "readonly fast", 1, 1, 1, "Get the expiration Unix timestamp for a key", "7.0.0", func(x *Ctx) { ttlCommand(x, false, true) }),
+		gen("pexpiretime", 2, "readonly fast", 1, 1, 1, "Get the expiration Unix timestamp for a key in milliseconds", "7.0.0", func(x *Ctx) { ttlCommand(x, true, true) }),
+		gen("persist", 2, "write fast", 1, 1, 1, "Remove the expiration from a key", "2.2.0", persistCommand),
+		gen("object", -2, "", 0, 0, 0, "A container for object introspection commands", "2.2.3", nil),
+		spec{name: "dbsize", arity: 1, flags: "readonly fast", category: "@keyspace", group: "server", summary: "Return the number of keys in the selected database", since: "1.0.0", run: func(x *Ctx) { x.W.Int(x.DB.Len()) }},
+		spec{name: "flushdb", arity: -1, flags: "write allkeys", category: "@keyspace @dangerous", group: "server", summary: "Remove all keys from the current database", since: "1.0.0", run: flushdbCommand},
+		spec{name: "flushall", arity: -1, flags: "write allkeys", category: "@keyspace @dangerous", group: "server", summary: "Remove all keys from all databases", since: "1.0.0", run: flushallCommand},
+		spec{name: "swapdb", arity: 3, flags: "write fast allkeys", category: "@keyspace @dangerous", group: "server", summary: "Swaps two Redis databases", since: "4.0.0", run: swapdbCommand},
+	)
+	table["copy"].keys = func(args [][]byte, dst [][]byte) [][]byte { return append(dst, args[1], args[2]) }
+	obj := func(name string, arity int, summary, since string, run func(*Ctx)) spec {
+		return spec{name: name, arity: arity, flags: "readonly", first: 2, last: 2, step: 1, category: "@keyspace", group: "generic", summary: summary, since: since, run: run}
+	}
+	registerSub("object",
+		obj("encoding", 3, "Inspect the internal encoding of a Redis object", "2.2.3", func(x *Ctx) { objectCommand(x, "encoding") }),
+		obj("idletime", 3, "Get the time since a Redis object was last accessed", "2.2.3", func(x *Ctx) { objectCommand(x, "idletime") }),
+		obj("freq", 3, "Get the logarithmic access frequency counter of a Redis object", "4.0.0", func(x *Ctx) { objectCommand(x, "freq") }),
+		obj("refcount", 3, "Get the number of references to the value of the key", "2.2.3", func(x *Ctx) { objectCommand(x, "refcount") }),
+		spec{name: "help", arity: 2, flags: "loading stale", category: "@keyspace", group: "generic", summary: "Show helpful text about the different subcommands", since: "6.2.0", run: objectHelp},
+	)
+}
+
+func delCommand(x *Ctx) {
+	n := 0
+	for _, key := range x.Args[1:] {
+		if _, found := x.lookupWrite(key); found && x.DB.Delete(key) {
+			n++
+		}
+	}
+	x.dirty += n
+	x.W.Int(int64(n))
+}
+
+func existsCommand(x *Ctx) {
+	n := 0
+	for _, key := range x.Args[1:] {
+		if _, found := x.DB.Lookup(key, x.Now, x.touch()); found {
+			n++
+		}
+	}
+	x.W.Int(int64(n))
+}
+
+func typeCommand(x *Ctx) {
+	if e, found := x.DB.Lookup(x.Args[1], x.Now, false); found {
+		x.W.Simple(e.Type().Name())
+		return
+	}
+	x.W.Simple("none")
+}
+
+// moveEntry stores a copy of e under key in db, with its type, encoding and TTL.
+func (x *Ctx) moveEntry(db *keyspace.DB, key []byte, e *keyspace.Entry) {
+	db.Set(key, e.Type(), e.Encoding(), e.Value(), e.ExpireAt(), x.Now)
+}
+
+func renameCommand(x *Ctx, nx bool) {
+	src, dst := x.Args[1], x.Args[2]
+	e, found := x.lookupWrite(src)
+	if !found {
+		x.W.Error(errNoSuchKey)
+		return
+	}
+	if string(src) == string(dst) {
+		if nx {
+			x.W.Int(0)
+		} else {
+			x.W.OK()
+		}
+		return
+	}
+	if _, exists := x.lookupWrite(dst); exists && nx {
+		x.W.Int(0)
+		return
+	}
+	// Lookups above may have removed expired keys; look src up again so its
+	// view is current, then copy before deleting it.
+	e, _ = x.lookupWrite(src)
+	x.moveEntry(x.DB, dst, &e)
+	x.DB.Delete(src)
+	x.dirty++
+	if nx {
+		x.W.Int(1)
+	} else {
+		x.W.OK()
+	}
+}
+
+func copyCommand(x *Ctx) {
+	src, dst := x.Args[1], x.Args[2]
+	target := x.DB
+	replace := false
+	for i := 3; i < len(x.Args); i++ {
+		switch opt := strings.ToLower(string(x.Args[i])); {
+		case opt == "replace":
+			replace = true
+		case opt == "db" && i+1 < len(x.Args):
+			n, ok := strnum.ParseInt(x.Args[i+1])
+			if !ok || n < math.MinInt32 || n > math.MaxInt32 {
+				x.W.Error(errNotInt)
+				return
+			}
+			if n < 0 || n >= int64(x.s.ks.Len()) {
+				x.W.Error(errDBIndex)
+				return
+			}
+			target = x.s.ks.DB(int(n))
+			i++
+		default:
+			x.W.Error(errSyntax)
+			return
+		}
+	}
+	if target == x.DB && string(src) == string(dst) {
+		x.W.Error(errSameObject)
+		return
+	}
+	if _, exists := target.Lookup(dst, x.Now, false); exists && !replace {
+		x.W.Int(0)
+		return
+	}
+	e, found := x.lookupWrite(src)
+	if !found {
+		x.W.Int(0)
+		return
+	}
+	x.moveEntry(target, dst, &e)
+	x.dirty++
+	x.W.Int(1)
+}
+
+func moveCommand(x *Ctx) {
+	n, ok := strnum.ParseInt(x.Args[2])
+	if !ok || n < math.MinInt32 || n > math.MaxInt32 {
+		x.W.Error(errNotInt)
+		return
+	}
+	if n < 0 || n >= int64(x.s.ks.Len()) {
+		x.W.Error(errDBIndex)
+		return
+	}
+	target := x.s.ks.DB(int(n))
+	if target == x.DB {
+		x.W.Error(errSameObject)
+		return
+	}
+	key := x.Args[1]
+	e, found := x.lookupWrite(key)
+	if !found {
+		x.W.Int(0)
+		return
+	}
+	if _, exists := target.Lookup(key, x.Now, false); exists {
+		x.W.Int(0)
+		return
+	}
+	x.moveEntry(target, key, &e)
+	x.DB.Delete(key)
+	x.dirty++
+	x.W.Int(1)
+}
+
+func keysCommand(x *Ctx) {
+	pattern := x.Args[1]
+	all := len(pattern) == 1 && pattern[0] == '*'
+	x.collect.reset()
+	x.DB.Keys(x.Now, func(key []byte) {
+		if all || glob.Match(pattern, key, false) {
+			x.collect.add(key)
+		}
+	})
+	x.collect.writeArray(x.W)
+}
+
+func scanCommand(x *Ctx) {
+	cursor, err := strconv.ParseUint(string(x.Args[1]), 10, 64)
+	if err != nil {
+		x.W.Error("ERR invalid cursor")
+		return
+	}
+	var pattern []byte
+	var typeName string
+	count := int64(10)
+	for i := 2; i < len(x.Args); i += 2 {
+		if i+1 >= len(x.Args) {
+			x.W.Error(errSyntax)
+			return
+		}
+		v := x.Args[i+1]
+		switch strings.ToLower(string(x.Args[i])) {
+		case "count":
+			n, ok := strnum.ParseInt(v)
+			if !ok {
+				x.W.Error(errNotInt)
+				return
+			}
+			if n < 1 {
+				x.W.Error(errSyntax)
+				return
+			}
+			count = n
+		case "match":
+			pattern = v
+		case "type":
+			typeName = strings.ToLower(string(v))
+		default:
+			x.W.Error(errSyntax)
+			return
+		}
+	}
+	if len(pattern) == 1 && pattern[0] == '*' {
+		pattern = nil
+	}
+	x.collect.reset()
+	next := x.DB.Scan(cursor, int(min(count, math.MaxInt32)), x.Now, func(key []byte, t keyspace.Type) {
+		if (pattern == nil || glob.Match(pattern, key, false)) && (typeName == "" || t.Name() == typeName) {
+			x.collect.add(key)
+		}
+	})
+	x.W.Array(2)
+	var cur [20]byte
+	x.W.Bulk(strconv.AppendUint(cur[:0], next, 10))
+	x.collect.writeArray(x.W)
+}
+
+func randomkeyCommand(x *Ctx) {
+	if key := x.DB.RandomKey(x.Now); key != nil {
+		x.W.Bulk(key)
+		return
+	}
+	x.W.Null()
+}
+
+func expireCommand(x *Ctx, unitMs int64, absolute bool) {
+	v, ok := strnum.ParseInt(x.Args[2])
+	if !ok {
+		x.W.Error(errNotInt)
+		return
+	}
+	var nx, xx, gt, lt bool
+	for _, a := range x.Args[3:] {
+		switch strings.ToLower(string(a)) {
+		case "nx":
+			nx = true
+		case "xx":
+			xx = true
+		case "gt":
+			gt = true
+		case "lt":
+			lt = true
+		default:
+			x.W.Error("ERR Unsupported option " + string(a))
+			return
+		}
+	}
+	if nx && (xx || gt || lt) {
+		x.W.Error("ERR NX and XX, GT or LT options at the same time are not compatible")
+		return
+	}
+	if gt && lt {
+		x.W.Error("ERR GT and LT options at the same time are not compatible")
+		return
+	}
+	// Overflow checks as Redis: the unit conversion, then adding the base time.
+	if v > math.MaxInt64/unitMs || v < math.MinInt64/unitMs {
+		x.W.Error(errExpireTime(x.cmd.Name))
+		return
+	}
+	when := v * unitMs
+	if !absolute {
+		if (when > 0 && x.Now > math.MaxInt64-when) || (when < 0 && x.Now < math.MinInt64-when) {
+			x.W.Error(errExpireTime(x.cmd.Name))
+			return
+		}
+		when += x.Now
+	}
+	e, found := x.lookupWrite(x.Args[1])
+	if !found {
+		x.W.Int(0)
+		return
+	}
+	cur := e.ExpireAt()
+	switch {
+	case nx && cur != 0, xx && cur == 0,
+		gt && (cur == 0 || when <= cur),
+		lt && cur != 0 && when >= cur:
+		x.W.Int(0)
+		return
+	}
+	if when <= x.Now {
+		x.DB.DeleteEntry(&e)
+	} else {
+		x.DB.SetExpire(&e, when, x.Now)
+	}
+	x.dirty++
+	x.W.Int(1)
+}
+
+func ttlCommand(x *Ctx, ms, absolute bool) {
+	e, found := x.DB.Lookup(x.Args[1], x.Now, false)
+	switch {
+	case !found:
+		x.W.Int(-2)
+	case e.ExpireAt() == 0:
+		x.W.Int(-1)
+	case absolute && ms:
+		x.W.Int(e.ExpireAt())
+	case absolute:
+		x.W.Int(e.ExpireAt() / 1000)
+	default:
+		ttl := max(e.ExpireAt()-x.Now, 0)
+		if !ms {
+			ttl = (ttl + 500) / 1000
+		}
+		x.W.Int(ttl)
+	}
+}
+
+func persistCommand(x *Ctx) {
+	e, found := x.lookupWrite(x.Args[1])
+	if !found || e.ExpireAt() == 0 {
+		x.W.Int(0)
+		return
+	}
+	x.DB.SetExpire(&e, 0, x.Now)
+	x.dirty++
+	x.W.Int(1)
+}
+
+// sharedIntegerRefcount is what OBJECT REFCOUNT reports for the small integers
+// Redis shares between keys (0..9999) when no LRU/LFU maxmemory policy is set.
+const sharedIntegerRefcount = math.MaxInt32
+
+func objectCommand(x *Ctx, sub string) {
+	e, found := x.DB.Lookup(x.Args[2], x.Now, false)
+	if !found {
+		x.W.Null()
+		return
+	}
+	lfu := strings.Contains(x.s.cfg.MaxMemoryPolicy(), "lfu")
+	switch sub {
+	case "encoding":
+		x.W.BulkString(e.Encoding().Name())
+	case "refcount":
+		if isSharedInteger(&e, x.s.cfg.MaxMemoryPolicy()) {
+			x.W.Int(sharedIntegerRefcount)
+		} else {
+			x.W.Int(1)
+		}
+	case "idletime":
+		if lfu {
+			x.W.Error("ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
+			return
+		}
+		x.W.Int(idleSeconds(e.Access(), x.Now))
+	case "freq":
+		if !lfu {
+			x.W.Error("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
+			return
+		}
+		x.W.Int(int64(e.Access() & 0xff))
+	}
+}
+
+func isSharedInteger(e *keyspace.Entry, policy string) bool {
+	if e.Encoding() != keyspace.EncInt || strings.Contains(policy, "lru") || strings.Contains(policy, "lfu") {
+		return false
+	}
+	v, _ := strnum.ParseInt(e.Value())
+	return v >= 0 && v < 10000
+}
+
+// idleSeconds is the time since the access clock, allowing for its wrap-around.
+func idleSeconds(access uint32, nowMs int64) int64 {
+	now := keyspace.LRUClock(nowMs)
+	if now >= access {
+		return int64(now - access)
+	}
+	return int64(now + (1 << 24) - access)
+}
+
+func objectHelp(x *Ctx) {
+	writeHelp(x, "OBJECT", []string{
+		"ENCODING <key>", "    Return the kind of internal representation used in order to store the value",
+		"    associated with a <key>.",
+		"FREQ <key>", "    Return the access frequency index of the <key>. The returned integer is",
+		"    proportional to the logarithm of the recent access frequency of the key.",
+		"IDLETIME <key>", "    Return the idle time of the <key>, that is the approximated number of",
+		"    seconds elapsed since the last access to the key.",
+		"REFCOUNT <key>", "    Return the number of references of the value associated with the specified",
+		"    <key>.",
+	})
+}
+
+func flushMode(x *Ctx) bool {
+	if len(x.Args) > 2 {
+		x.W.Error(errSyntax)
+		return false
+	}
+	if len(x.Args) == 2 {
+		switch strings.ToLower(string(x.Args[1])) {
+		case "sync", "async":
+		default:
+			x.W.Error(errSyntax)
+			return false
+		}
+	}
+	return true
+}
+
+func flushdbCommand(x *Ctx) {
+	if !flushMode(x) {
+		return
+	}
+	x.dirty += int(x.DB.Len()) + 1
+	x.DB.Flush()
+	x.W.OK()
+}
+
+func flushallCommand(x *Ctx) {
+	if !flushMode(x) {
+		return
+	}
+	for i := range x.s.ks.Len() {
+		db := x.s.ks.DB(i)
+		x.dirty += int(db.Len())
+		db.Flush()
+	}
+	x.dirty++
+	x.W.OK()
+}
+
+func swapdbCommand(x *Ctx) {
+	a, ok1 := strnum.ParseInt(x.Args[1])
+	if !ok1 || a < math.MinInt32 || a > math.MaxInt32 {
+		x.W.Error("ERR invalid first DB index")
+		return
+	}
+	b, ok2 := strnum.ParseInt(x.Args[2])
+	if !ok2 || b < math.MinInt32 || b > math.MaxInt32 {
+		x.W.Error("ERR invalid second DB index")
+		return
+	}
+	n := int64(x.s.ks.Len())
+	if a < 0 || b < 0 || a >= n || b >= n {
+		x.W.Error(errDBIndex)
+		return
+	}
+	x.s.ks.SwapDB(int(a), int(b))
+	x.dirty++
+	x.W.OK()
+}

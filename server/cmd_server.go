@@ -1,0 +1,725 @@
+package server
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"runtime"
+	"runtime/metrics"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/keyhive/keyhive/glob"
+	"github.com/keyhive/keyhive/internal/strnum"
+	"github.com/keyhive/keyhive/keyspace"
+)
+
+func init() {
+	srv := func(name string, arity int, flags, category, summary, since string, run func(*Ctx)) spec {
+		return spec{name: name, arity: arity, flags: flags, category: category, group: "server", summary: summary, since: since, run: run}
+	}
+	register(
+		srv("time", 1, "loading stale fast", "", "Return the current server time", "2.6.0", timeCommand),
+		srv("info", -1, "loading stale", "@dangerous", "Get information and statistics about the server", "1.0.0", infoCommand),
+		srv("shutdown", -1, "admin noscript loading stale no_multi allow_busy", "", "Synchronously save the dataset to disk and then shut down the server", "1.0.0", shutdownCommand),
+		srv("config", -2, "", "", "A container for server configuration commands", "2.0.0", nil),
+		srv("debug", -2, "admin noscript loading stale", "", "A container for debugging commands", "1.0.0", debugCommand),
+		srv("command", -1, "loading stale", "@connection", "Get array of Redis command details", "2.8.13", func(x *Ctx) { commandInfoAll(x) }),
+	)
+	cfg := func(name string, arity int, flags, summary, since string, run func(*Ctx)) spec {
+		return spec{name: name, arity: arity, flags: flags, group: "server", summary: summary, since: since, run: run}
+	}
+	registerSub("config",
+		cfg("get", -3, "admin noscript loading stale", "Get the values of configuration parameters", "2.0.0", func(x *Ctx) { writeStringMap(x, x.s.cfg.GetMany(argStrings(x.Args[2:]))) }),
+		cfg("set", -4, "admin noscript loading stale", "Set configuration parameters to the given values", "2.0.0", configSet),
+		cfg("resetstat", 2, "admin noscript loading stale", "Reset the stats returned by INFO", "2.0.0", configResetStat),
+		cfg("rewrite", 2, "admin noscript loading stale", "Rewrite the configuration file with the in memory configuration", "2.8.0", configRewrite),
+		cfg("help", 2, "loading stale", "Show helpful text about the different subcommands", "5.0.0", configHelp),
+	)
+	cmd := func(name string, arity int, summary, since string, run func(*Ctx)) spec {
+		return spec{name: name, arity: arity, flags: "loading stale", category: "@connection", group: "server", summary: summary, since: since, run: run}
+	}
+	registerSub("command",
+		cmd("count", 2, "Get total number of Redis commands", "2.8.13", func(x *Ctx) { x.W.Int(int64(len(table))) }),
+		cmd("info", -2, "Get array of specific Redis command details, or all when no argument is given", "2.8.13", commandInfo),
+		cmd("docs", -2, "Get array of specific Redis command documentation", "7.0.0", commandDocs),
+		cmd("list", -2, "Get an array of Redis command names", "7.0.0", commandList),
+		cmd("getkeys", -3, "Extract keys given a full Redis command", "2.8.13", func(x *Ctx) { commandGetKeys(x, false) }),
+		cmd("getkeysandflags", -3, "Extract keys and access flags given a full Redis command", "7.0.0", func(x *Ctx) { commandGetKeys(x, true) }),
+		cmd("help", 2, "Show helpful text about the different subcommands", "5.0.0", commandHelp),
+	)
+}
+
+func argStrings(args [][]byte) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = string(a)
+	}
+	return out
+}
+
+// writeStringMap writes a flat name, value list as a map.
+func writeStringMap(x *Ctx, kv []string) {
+	x.W.Map(len(kv) / 2)
+	for _, s := range kv {
+		x.W.BulkString(s)
+	}
+}
+
+func timeCommand(x *Ctx) {
+	now := time.Now()
+	x.W.Array(2)
+	x.W.BulkInt(now.Unix())
+	x.W.BulkInt(int64(now.Nanosecond() / 1000))
+}
+
+func configSet(x *Ctx) {
+	if len(x.Args)%2 != 0 {
+		x.W.Error(errArity("config|set"))
+		return
+	}
+	if err := x.s.cfg.Set(argStrings(x.Args[2:])); err != nil {
+		x.W.Error(err.Error())
+		return
+	}
+	x.W.OK()
+}
+
+func configRewrite(x *Ctx) {
+	if err := x.s.cfg.Rewrite(); err != nil {
+		x.W.Error(err.Error())
+		return
+	}
+	x.W.OK()
+}
+
+func configResetStat(x *Ctx) {
+	s := x.s
+	st := &s.stats
+	for _, c := range []interface{ Store(int64) }{&st.connectionsReceived, &st.rejectedConnections, &st.commandsProcessed,
+		&st.netInputBytes, &st.netOutputBytes, &st.keyspaceHits, &st.keyspaceMisses, &st.errorReplies, &s.ks.ExpiredKeys} {
+		c.Store(0)
+	}
+	forEachCommand(func(c *Command) {
+		c.calls.Store(0)
+		c.usec.Store(0)
+		c.rejectedCalls.Store(0)
+		c.failedCalls.Store(0)
+	})
+	x.W.OK()
+}
+
+func configHelp(x *Ctx) {
+	writeHelp(x, "CONFIG", []string{
+		"GET <pattern>", "    Return parameters matching the glob-like <pattern> and their values.",
+		"SET <directive> <value>", "    Set the configuration <directive> to <value>.",
+		"RESETSTAT", "    Reset statistics reported by the INFO command.",
+		"REWRITE", "    Rewrite the configuration file.",
+	})
+}
+
+// forEachCommand visits every command and subcommand in name order.
+func forEachCommand(fn func(c *Command)) {
+	for _, c := range sortedCommands(table) {
+		fn(c)
+		for _, sub := range sortedCommands(c.Sub) {
+			fn(sub)
+		}
+	}
+}
+
+func sortedCommands(m map[string]*Command) []*Command {
+	list := make([]*Command, 0, len(m))
+	for _, c := range m {
+		list = append(list, c)
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
+	return list
+}
+
+// shutdownCommand stops the server. With nothing to save yet (persistence is
+// its own issue), the options are validated and the server closes; the
+// connection closes without a reply, as in Redis.
+func shutdownCommand(x *Ctx) {
+	for _, a := range x.Args[1:] {
+		switch strings.ToLower(string(a)) {
+		case "nosave", "save", "now", "force":
+		case "abort":
+			x.W.Error("ERR No shutdown in progress.")
+			return
+		default:
+			x.W.Error(errSyntax)
+			return
+		}
+	}
+	x.s.log.Printf("User requested shutdown...")
+	x.c.closeAfterReply = true
+	go x.s.Close() // Close waits for this client's goroutine, so not inline
+}
+
+func debugCommand(x *Ctx) {
+	mode := x.s.cfg.EnableDebugCommand()
+	if mode != "yes" && !(mode == "local" && x.c.isLocal()) {
+		x.W.Error("ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.")
+		return
+	}
+	switch sub := strings.ToLower(string(x.Args[1])); {
+	case sub == "sleep" && len(x.Args) == 3:
+		secs, ok := strnum.ParseFloat(x.Args[2])
+		if !ok {
+			x.W.Error(errNotFloat)
+			return
+		}
+		time.Sleep(time.Duration(secs * float64(time.Second)))
+		x.W.OK()
+	case sub == "set-active-expire" && len(x.Args) == 3:
+		v, ok := strnum.ParseInt(x.Args[2])
+		if !ok {
+			x.W.Error(errNotInt)
+			return
+		}
+		x.s.activeExpireEnabled.Store(v != 0)
+		x.W.OK()
+	case sub == "object" && len(x.Args) == 3:
+		debugObject(x)
+	case sub == "help":
+		writeHelp(x, "DEBUG", []string{
+			"OBJECT <key>", "    Show low level info about the `key` and associated value.",
+			"SET-ACTIVE-EXPIRE <0|1>", "    Setting it to 0 disables expiring keys in background when they are not",
+			"    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
+			"    default.",
+			"SLEEP <seconds>", "    Stop the server for <seconds>. Decimals allowed.",
+		})
+	default:
+		x.W.Error("ERR Unknown subcommand or wrong number of arguments for '" + string(x.Args[1]) + "'. Try DEBUG HELP.")
+	}
+}
+
+func (c *Client) isLocal() bool {
+	switch a := c.conn.RemoteAddr().(type) {
+	case *net.TCPAddr:
+		return a.IP.IsLoopback()
+	case *net.UnixAddr:
+		return true
+	}
+	return false
+}
+
+// debugObject reports a key's internals in Redis's layout. The address is a
+// stable per-key stand-in; serializedlength is the RDB length of a string.
+func debugObject(x *Ctx) {
+	e, found := x.DB.Lookup(x.Args[2], x.Now, false)
+	if !found {
+		x.W.Error(errNoSuchKey)
+		return
+	}
+	refcount := int64(1)
+	if isSharedInteger(&e, x.s.cfg.MaxMemoryPolicy()) {
+		refcount = sharedIntegerRefcount
+	}
+	x.W.Simple(fmt.Sprintf("Value at:0x%x refcount:%d encoding:%s serializedlength:%d lru:%d lru_seconds_idle:%d",
+		keyspace.Slot(e.Key()), refcount, e.Encoding().Name(), rdbStringLen(e.Value()), e.Access(), idleSeconds(e.Access(), x.Now)))
+}
+
+// rdbStringLen is the length of a string in an RDB file: small integers are
+// stored in 1, 2 or 4 bytes after a type byte, other strings after a length.
+func rdbStringLen(v []byte) int {
+	if n, ok := strnum.ParseInt(v); ok && len(v) <= 11 {
+		switch {
+		case n >= -1<<7 && n < 1<<7:
+			return 2
+		case n >= -1<<15 && n < 1<<15:
+			return 3
+		case n >= -1<<31 && n < 1<<31:
+			return 5
+		}
+	}
+	switch l := len(v); {
+	case l < 1<<6:
+		return 1 + l
+	case l < 1<<14:
+		return 2 + l
+	case l <= 1<<32-1:
+		return 5 + l
+	default:
+		return 9 + len(v)
+	}
+}
+
+// INFO
+
+var defaultSections = []string{"server", "clients", "memory", "persistence", "stats", "replication", "cpu", "modules", "errorstats", "cluster", "keyspace"}
+
+func infoCommand(x *Ctx) {
+	want := map[string]bool{}
+	for _, a := range x.Args[1:] {
+		want[strings.ToLower(string(a))] = true
+	}
+	var sections []string
+	switch {
+	case len(want) == 0 || want["default"]:
+		sections = defaultSections
+	case want["all"] || want["everything"]:
+		sections = append(append([]string{}, defaultSections[:len(defaultSections)-1]...), "commandstats", "keyspace")
+	default:
+		for _, name := range append(append([]string{}, defaultSections...), "commandstats") {
+			if want[name] {
+				sections = append(sections, name)
+			}
+		}
+	}
+	var b strings.Builder
+	for i, name := range sections {
+		if i > 0 {
+			b.WriteString("\r\n")
+		}
+		x.s.writeInfoSection(&b, name)
+	}
+	x.W.Verbatim("txt", b.String())
+}
+
+func field(b *strings.Builder, name string, v any) {
+	fmt.Fprintf(b, "%s:%v\r\n", name, v)
+}
+
+func (s *Server) writeInfoSection(b *strings.Builder, name string) {
+	b.WriteString("# " + strings.ToUpper(name[:1]) + name[1:] + "\r\n")
+	now := time.Now()
+	switch name {
+	case "server":
+		host, _ := os.Hostname()
+		var uts string
+		if data, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+			uts = "Linux " + strings.TrimSpace(string(data)) + " " + runtime.GOARCH
+		}
+		_ = host
+		field(b, "redis_version", Version)
+		field(b, "redis_git_sha1", "00000000")
+		field(b, "redis_git_dirty", 0)
+		field(b, "redis_build_id", "keyhive")
+		field(b, "redis_mode", "standalone")
+		field(b, "os", uts)
+		field(b, "arch_bits", strconv.IntSize)
+		field(b, "monotonic_clock", "POSIX clock_gettime")
+		field(b, "multiplexing_api", "epoll")
+		field(b, "go_version", runtime.Version())
+		field(b, "process_id", os.Getpid())
+		field(b, "process_supervised", "no")
+		field(b, "run_id", s.runID)
+		field(b, "tcp_port", s.listenPort())
+		field(b, "server_time_usec", now.UnixMicro())
+		field(b, "uptime_in_seconds", int64(now.Sub(s.started).Seconds()))
+		field(b, "uptime_in_days", int64(now.Sub(s.started).Hours()/24))
+		field(b, "hz", s.cfg.Hz())
+		field(b, "configured_hz", s.cfg.Hz())
+		field(b, "lru_clock", keyspace.LRUClock(s.clock.UnixMilli()))
+		exe, _ := os.Executable()
+		field(b, "executable", exe)
+		field(b, "config_file", "")
+		field(b, "io_threads_active", 0)
+	case "clients":
+		s.mu.Lock()
+		n := len(s.clients)
+		s.mu.Unlock()
+		field(b, "connected_clients", n)
+		field(b, "cluster_connections", 0)
+		field(b, "maxclients", s.cfg.MaxClients())
+		field(b, "client_recent_max_input_buffer", 0)
+		field(b, "client_recent_max_output_buffer", 0)
+		field(b, "blocked_clients", 0)
+		field(b, "tracking_clients", 0)
+		field(b, "clients_in_timeout_table", 0)
+	case "memory":
+		s.writeMemoryInfo(b)
+	case "persistence":
+		field(b, "loading", 0)
+		field(b, "async_loading", 0)
+		field(b, "rdb_changes_since_last_save", s.stats.dirty.Load())
+		field(b, "rdb_bgsave_in_progress", 0)
+		field(b, "rdb_last_save_time", s.started.Unix())
+		field(b, "rdb_last_bgsave_status", "ok")
+		field(b, "aof_enabled", 0)
+		field(b, "aof_rewrite_in_progress", 0)
+	case "stats":
+		st := &s.stats
+		field(b, "total_connections_received", st.connectionsReceived.Load())
+		field(b, "total_commands_processed", st.commandsProcessed.Load())
+		field(b, "instantaneous_ops_per_sec", 0)
+		field(b, "total_net_input_bytes", st.netInputBytes.Load())
+		field(b, "total_net_output_bytes", st.netOutputBytes.Load())
+		field(b, "rejected_connections", st.rejectedConnections.Load())
+		field(b, "expired_keys", s.ks.ExpiredKeys.Load())
+		field(b, "evicted_keys", 0)
+		field(b, "keyspace_hits", st.keyspaceHits.Load())
+		field(b, "keyspace_misses", st.keyspaceMisses.Load())
+		field(b, "pubsub_channels", 0)
+		field(b, "pubsub_patterns", 0)
+		field(b, "total_error_replies", st.errorReplies.Load())
+	case "replication":
+		field(b, "role", "master")
+		field(b, "connected_slaves", 0)
+		field(b, "master_replid", s.runID)
+		field(b, "master_repl_offset", 0)
+	case "cpu":
+		var ru syscallRusage
+		selfRusage(&ru)
+		field(b, "used_cpu_sys", fmt.Sprintf("%.6f", ru.sys))
+		field(b, "used_cpu_user", fmt.Sprintf("%.6f", ru.user))
+	case "cluster":
+		field(b, "cluster_enabled", 0)
+	case "keyspace":
+		for i := range s.ks.Len() {
+			db := s.ks.DB(i)
+			if n := db.Len(); n > 0 {
+				fmt.Fprintf(b, "db%d:keys=%d,expires=%d,avg_ttl=0\r\n", i, n, db.Volatile())
+			}
+		}
+	case "commandstats":
+		forEachCommand(func(c *Command) {
+			if calls := c.calls.Load(); calls > 0 || c.rejectedCalls.Load() > 0 {
+				usec := c.usec.Load()
+				perCall := 0.0
+				if calls > 0 {
+					perCall = float64(usec) / float64(calls)
+				}
+				fmt.Fprintf(b, "cmdstat_%s:calls=%d,usec=%d,usec_per_call=%.2f,rejected_calls=%d,failed_calls=%d\r\n",
+					c.Name, calls, usec, perCall, c.rejectedCalls.Load(), c.failedCalls.Load())
+			}
+		})
+	}
+}
+
+func (s *Server) listenPort() int {
+	_, port, _ := net.SplitHostPort(s.Addr())
+	n, _ := strconv.Atoi(port)
+	return n
+}
+
+// writeMemoryInfo reports memory with Redis's field names. used_memory counts
+// the Go runtime's memory and the off-heap key arenas; the keyhive_gc_* fields
+// expose the collector's cost, which the memory benchmark reads.
+func (s *Server) writeMemoryInfo(b *strings.Builder) {
+	samples := []metrics.Sample{
+		{Name: "/memory/classes/total:bytes"},
+		{Name: "/memory/classes/heap/released:bytes"},
+		{Name: "/gc/cycles/total:gc-cycles"},
+		{Name: "/sched/pauses/total/gc:seconds"},
+		{Name: "/cpu/classes/gc/total:cpu-seconds"},
+		{Name: "/cpu/classes/total:cpu-seconds"},
+	}
+	metrics.Read(samples)
+	arena := s.ks.MemoryBytes()
+	used := int64(samples[0].Value.Uint64()-samples[1].Value.Uint64()) + arena
+	rss := processRSS()
+	peak := s.notePeak(used)
+	field(b, "used_memory", used)
+	field(b, "used_memory_human", humanBytes(used))
+	field(b, "used_memory_rss", rss)
+	field(b, "used_memory_rss_human", humanBytes(rss))
+	field(b, "used_memory_peak", peak)
+	field(b, "used_memory_peak_human", humanBytes(peak))
+	field(b, "used_memory_dataset", arena)
+	field(b, "maxmemory", s.cfg.MaxMemory())
+	field(b, "maxmemory_human", humanBytes(s.cfg.MaxMemory()))
+	field(b, "maxmemory_policy", s.cfg.MaxMemoryPolicy())
+	ratio := 0.0
+	if used > 0 {
+		ratio = float64(rss) / float64(used)
+	}
+	field(b, "mem_fragmentation_ratio", fmt.Sprintf("%.2f", ratio))
+	field(b, "mem_allocator", "go")
+	field(b, "keyhive_gc_cycles", samples[2].Value.Uint64())
+	field(b, "keyhive_gc_pause_total_us", int64(histogramSum(samples[3].Value.Float64Histogram())*1e6))
+	gcCPU, totalCPU := samples[4].Value.Float64(), samples[5].Value.Float64()
+	pct := 0.0
+	if totalCPU > 0 {
+		pct = 100 * gcCPU / totalCPU
+	}
+	field(b, "keyhive_gc_cpu_percent", fmt.Sprintf("%.2f", pct))
+}
+
+func (s *Server) notePeak(used int64) int64 {
+	for {
+		p := s.peakMemory.Load()
+		if used <= p || s.peakMemory.CompareAndSwap(p, used) {
+			return max(p, used)
+		}
+	}
+}
+
+// histogramSum approximates the total of a runtime histogram from its buckets.
+func histogramSum(h *metrics.Float64Histogram) float64 {
+	var sum float64
+	for i, n := range h.Counts {
+		lo, hi := h.Buckets[i], h.Buckets[i+1]
+		if lo < 0 || hi > 1e9 {
+			lo = max(lo, 0)
+			hi = lo
+		}
+		sum += float64(n) * (lo + hi) / 2
+	}
+	return sum
+}
+
+func humanBytes(n int64) string {
+	f := float64(n)
+	for _, unit := range []string{"B", "K", "M", "G", "T"} {
+		if f < 1024 || unit == "T" {
+			if unit == "B" {
+				return fmt.Sprintf("%dB", n)
+			}
+			return fmt.Sprintf("%.2f%s", f, unit)
+		}
+		f /= 1024
+	}
+	return ""
+}
+
+func processRSS() int64 {
+	data, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	fields := strings.Fields(string(data))
+	if len(fields) < 2 {
+		return 0
+	}
+	pages, _ := strconv.ParseInt(fields[1], 10, 64)
+	return pages * int64(os.Getpagesize())
+}
+
+// COMMAND
+
+func commandInfoAll(x *Ctx) {
+	cmds := sortedCommands(table)
+	x.W.Array(len(cmds))
+	for _, c := range cmds {
+		writeCommandInfo(x, c)
+	}
+}
+
+func commandInfo(x *Ctx) {
+	if len(x.Args) == 2 {
+		commandInfoAll(x)
+		return
+	}
+	x.W.Array(len(x.Args) - 2)
+	for _, name := range x.Args[2:] {
+		if c := lookupFullName(name); c != nil {
+			writeCommandInfo(x, c)
+		} else {
+			x.W.Null()
+		}
+	}
+}
+
+// lookupFullName finds "get" or "config|get".
+func lookupFullName(name []byte) *Command {
+	parent, sub, isSub := strings.Cut(strings.ToLower(string(name)), "|")
+	c := table[parent]
+	if c == nil || !isSub {
+		return c
+	}
+	return c.Sub[sub]
+}
+
+func writeCommandInfo(x *Ctx, c *Command) {
+	w := x.W
+	w.Array(10)
+	w.BulkString(c.Name)
+	w.Int(int64(c.Arity))
+	var flags []string
+	for _, fn := range flagNames {
+		if c.Flags&fn.f != 0 {
+			flags = append(flags, fn.name)
+		}
+	}
+	w.Set(len(flags))
+	for _, f := range flags {
+		w.Simple(f)
+	}
+	w.Int(int64(c.FirstKey))
+	w.Int(int64(c.LastKey))
+	w.Int(int64(c.Step))
+	cats := c.AllCategories()
+	w.Set(len(cats))
+	for _, cat := range cats {
+		w.Simple(cat)
+	}
+	w.Set(0) // tips
+	writeKeySpecs(x, c)
+	subs := sortedCommands(c.Sub)
+	w.Array(len(subs))
+	for _, sub := range subs {
+		writeCommandInfo(x, sub)
+	}
+}
+
+// writeKeySpecs describes the key positions as one index/range key spec.
+func writeKeySpecs(x *Ctx, c *Command) {
+	w := x.W
+	if c.FirstKey <= 0 {
+		w.Array(0)
+		return
+	}
+	w.Array(1)
+	w.Map(3)
+	w.BulkString("flags")
+	access := "RO"
+	if c.Flags&FlagWrite != 0 {
+		access = "RW"
+	}
+	w.Set(1)
+	w.Simple(access)
+	w.BulkString("begin_search")
+	w.Map(2)
+	w.BulkString("type")
+	w.BulkString("index")
+	w.BulkString("spec")
+	w.Map(1)
+	w.BulkString("index")
+	w.Int(int64(c.FirstKey))
+	w.BulkString("find_keys")
+	w.Map(2)
+	w.BulkString("type")
+	w.BulkString("range")
+	w.BulkString("spec")
+	w.Map(3)
+	last := c.LastKey
+	if last > 0 {
+		last -= c.FirstKey
+	}
+	w.BulkString("lastkey")
+	w.Int(int64(last))
+	w.BulkString("keystep")
+	w.Int(int64(c.Step))
+	w.BulkString("limit")
+	w.Int(0)
+}
+
+func commandDocs(x *Ctx) {
+	var cmds []*Command
+	if len(x.Args) == 2 {
+		cmds = sortedCommands(table)
+	} else {
+		for _, name := range x.Args[2:] {
+			if c := lookupFullName(name); c != nil {
+				cmds = append(cmds, c)
+			}
+		}
+	}
+	x.W.Map(len(cmds))
+	for _, c := range cmds {
+		writeCommandDoc(x, c)
+	}
+}
+
+func writeCommandDoc(x *Ctx, c *Command) {
+	w := x.W
+	w.BulkString(c.Name)
+	n := 3
+	if len(c.Sub) > 0 {
+		n++
+	}
+	w.Map(n)
+	w.BulkString("summary")
+	w.BulkString(c.Summary)
+	w.BulkString("since")
+	w.BulkString(c.Since)
+	w.BulkString("group")
+	w.BulkString(c.Group)
+	if len(c.Sub) > 0 {
+		w.BulkString("subcommands")
+		subs := sortedCommands(c.Sub)
+		w.Map(len(subs))
+		for _, sub := range subs {
+			writeCommandDoc(x, sub)
+		}
+	}
+}
+
+func commandList(x *Ctx) {
+	var filter func(c *Command) bool
+	if len(x.Args) > 2 {
+		if len(x.Args) != 5 || !strings.EqualFold(string(x.Args[2]), "filterby") {
+			x.W.Error(errSyntax)
+			return
+		}
+		arg := string(x.Args[4])
+		switch strings.ToLower(string(x.Args[3])) {
+		case "module":
+			filter = func(*Command) bool { return false }
+		case "aclcat":
+			filter = func(c *Command) bool { return has(c.AllCategories(), "@"+strings.ToLower(arg)) }
+		case "pattern":
+			filter = func(c *Command) bool { return glob.MatchString(arg, c.Name, true) }
+		default:
+			x.W.Error(errSyntax)
+			return
+		}
+	}
+	var names []string
+	forEachCommand(func(c *Command) {
+		if filter == nil || filter(c) {
+			names = append(names, c.Name)
+		}
+	})
+	x.W.Array(len(names))
+	for _, n := range names {
+		x.W.BulkString(n)
+	}
+}
+
+func commandGetKeys(x *Ctx, withFlags bool) {
+	args := x.Args[2:]
+	c := lookupCommand(table, args[0])
+	if c != nil && c.Sub != nil && len(args) > 1 {
+		c = lookupCommand(c.Sub, args[1])
+	}
+	switch {
+	case c == nil:
+		x.W.Error("ERR Invalid command specified")
+		return
+	case (c.Arity > 0 && len(args) != c.Arity) || len(args) < -c.Arity:
+		x.W.Error("ERR Invalid number of arguments specified for command")
+		return
+	}
+	keys := c.keyArgs(args, nil)
+	if len(keys) == 0 {
+		x.W.Error("ERR The command has no key arguments")
+		return
+	}
+	x.W.Array(len(keys))
+	for _, k := range keys {
+		if withFlags {
+			x.W.Array(2)
+			x.W.Bulk(k)
+			x.W.Set(1)
+			if c.Flags&FlagWrite != 0 {
+				x.W.Simple("RW")
+			} else {
+				x.W.Simple("RO")
+			}
+			continue
+		}
+		x.W.Bulk(k)
+	}
+}
+
+func commandHelp(x *Ctx) {
+	writeHelp(x, "COMMAND", []string{
+		"(no subcommand)", "    Return details about all Redis commands.",
+		"COUNT", "    Return the total number of commands in this Redis server.",
+		"LIST", "    Return a list of all commands in this Redis server.",
+		"INFO [<command-name> ...]", "    Return details about multiple Redis commands.",
+		"    If no command names are given, documentation details for all",
+		"    commands are returned.",
+		"DOCS [<command-name> ...]", "    Return documentation details about multiple Redis commands.",
+		"    If no command names are given, documentation details for all",
+		"    commands are returned.",
+		"GETKEYS <full-command>", "    Return the keys from a full Redis command.",
+		"GETKEYSANDFLAGS <full-command>", "    Return the keys and the access flags from a full Redis command.",
+	})
+}

@@ -1,0 +1,523 @@
+package server
+
+import (
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/keyhive/keyhive/internal/strnum"
+	"github.com/keyhive/keyhive/keyspace"
+)
+
+func init() {
+	str := func(name string, arity int, flags string, first, last, step int, summary, since string, run func(*Ctx)) spec {
+		return spec{name: name, arity: arity, flags: flags, first: first, last: last, step: step, category: "@string", group: "string", summary: summary, since: since, run: run}
+	}
+	register(
+		str("get", 2, "readonly fast", 1, 1, 1, "Get the value of a key", "1.0.0", getCommand),
+		str("set", -3, "write denyoom", 1, 1, 1, "Set the string value of a key", "1.0.0", setCommand),
+		str("setnx", 3, "write denyoom fast", 1, 1, 1, "Set the value of a key, only if the key does not exist", "1.0.0", setnxCommand),
+		str("setex", 4, "write denyoom", 1, 1, 1, "Set the value and expiration of a key", "2.0.0", func(x *Ctx) { setexCommand(x, 1000) }),
+		str("psetex", 4, "write denyoom", 1, 1, 1, "Set the value and expiration in milliseconds of a key", "2.6.0", func(x *Ctx) { setexCommand(x, 1) }),
+		str("getset", 3, "write denyoom fast", 1, 1, 1, "Set the string value of a key and return its old value", "1.0.0", getsetCommand),
+		str("getdel", 2, "write fast", 1, 1, 1, "Get the value of a key and delete the key", "6.2.0", getdelCommand),
+		str("getex", -2, "write fast", 1, 1, 1, "Get the value of a key and optionally set its expiration", "6.2.0", getexCommand),
+		str("mget", -2, "readonly fast", 1, -1, 1, "Get the values of all the given keys", "1.0.0", mgetCommand),
+		str("mset", -3, "write denyoom", 1, -1, 2, "Set multiple keys to multiple values", "1.0.1", msetCommand),
+		str("msetnx", -3, "write denyoom", 1, -1, 2, "Set multiple keys to multiple values, only if none of the keys exist", "1.0.1", msetnxCommand),
+		str("append", 3, "write denyoom fast", 1, 1, 1, "Append a value to a key", "2.0.0", appendCommand),
+		str("strlen", 2, "readonly fast", 1, 1, 1, "Get the length of the value stored in a key", "2.2.0", strlenCommand),
+		str("incr", 2, "write denyoom fast", 1, 1, 1, "Increment the integer value of a key by one", "1.0.0", func(x *Ctx) { incrBy(x, 1) }),
+		str("decr", 2, "write denyoom fast", 1, 1, 1, "Decrement the integer value of a key by one", "1.0.0", func(x *Ctx) { incrBy(x, -1) }),
+		str("incrby", 3, "write denyoom fast", 1, 1, 1, "Increment the integer value of a key by the given amount", "1.0.0", incrbyCommand),
+		str("decrby", 3, "write denyoom fast", 1, 1, 1, "Decrement the integer value of a key by the given number", "1.0.0", decrbyCommand),
+		str("incrbyfloat", 3, "write denyoom fast", 1, 1, 1, "Increment the float value of a key by the given amount", "2.6.0", incrbyfloatCommand),
+		str("getrange", 4, "readonly", 1, 1, 1, "Get a substring of the string stored at a key", "2.4.0", getrangeCommand),
+		str("setrange", 4, "write denyoom", 1, 1, 1, "Overwrite part of a string at key starting at the specified offset", "2.2.0", setrangeCommand),
+	)
+}
+
+// stringEncoding picks the encoding Redis gives a string stored from a client
+// argument: int when it is a canonical 64-bit integer, embstr up to 44 bytes.
+func stringEncoding(v []byte) keyspace.Encoding {
+	if len(v) <= 20 {
+		if _, ok := strnum.ParseInt(v); ok {
+			return keyspace.EncInt
+		}
+	}
+	if len(v) <= 44 {
+		return keyspace.EncEmbstr
+	}
+	return keyspace.EncRaw
+}
+
+// getString looks key up for reading as a string. It replies WRONGTYPE and
+// reports ok=false for another type; found=false means no key.
+func (x *Ctx) getString(key []byte) (e keyspace.Entry, found, ok bool) {
+	e, found = x.lookupRead(key)
+	if found && e.Type() != keyspace.TypeString {
+		x.W.Error(errWrongType)
+		return e, true, false
+	}
+	return e, found, true
+}
+
+// setString stores a string value from a client argument, dropping any TTL.
+func (x *Ctx) setString(key, value []byte, expireAt int64) {
+	x.DB.Set(key, keyspace.TypeString, stringEncoding(value), value, expireAt, x.Now)
+	x.dirty++
+}
+
+func getCommand(x *Ctx) {
+	e, found, ok := x.getString(x.Args[1])
+	switch {
+	case !ok:
+	case !found:
+		x.W.Null()
+	default:
+		x.W.Bulk(e.Value())
+	}
+}
+
+// expireOption is one of SET's and GETEX's expire options.
+type expireOption struct {
+	name     string // as typed by the client, upper-cased
+	arg      []byte
+	unitMs   int64 // 1000 for seconds
+	absolute bool
+}
+
+var expireOptions = map[string]expireOption{
+	"EX": {unitMs: 1000}, "PX": {unitMs: 1},
+	"EXAT": {unitMs: 1000, absolute: true}, "PXAT": {unitMs: 1, absolute: true},
+}
+
+// expireTime turns an expire argument into an absolute Unix ms time, replying
+// with Redis's errors when it is not a positive integer or would overflow.
+func (x *Ctx) expireTime(arg []byte, unitMs int64, absolute bool) (int64, bool) {
+	v, ok := strnum.ParseInt(arg)
+	if !ok {
+		x.W.Error(errNotInt)
+		return 0, false
+	}
+	if v <= 0 || v > math.MaxInt64/unitMs {
+		x.W.Error(errExpireTime(x.cmd.Name))
+		return 0, false
+	}
+	ms := v * unitMs
+	if !absolute {
+		if ms > math.MaxInt64-x.Now {
+			x.W.Error(errExpireTime(x.cmd.Name))
+			return 0, false
+		}
+		ms += x.Now
+	}
+	return ms, true
+}
+
+func errExpireTime(cmd string) string {
+	return "ERR invalid expire time in '" + cmd + "' command"
+}
+
+func setCommand(x *Ctx) {
+	var nx, xx, get, keepTTL bool
+	var exp *expireOption
+	for i := 3; i < len(x.Args); i++ {
+		opt := strings.ToUpper(string(x.Args[i]))
+		switch {
+		case opt == "NX" && !xx:
+			nx = true
+		case opt == "XX" && !nx:
+			xx = true
+		case opt == "GET":
+			get = true
+		case opt == "KEEPTTL" && exp == nil:
+			keepTTL = true
+		case expireOptions[opt].unitMs != 0 && exp == nil && !keepTTL && i+1 < len(x.Args):
+			o := expireOptions[opt]
+			o.name, o.arg = opt, x.Args[i+1]
+			exp = &o
+			i++
+		default:
+			x.W.Error(errSyntax)
+			return
+		}
+	}
+	var expireAt int64
+	if exp != nil {
+		var ok bool
+		if expireAt, ok = x.expireTime(exp.arg, exp.unitMs, exp.absolute); !ok {
+			return
+		}
+	}
+	key, value := x.Args[1], x.Args[2]
+	e, found := x.lookupWrite(key)
+	if get {
+		switch {
+		case found && e.Type() != keyspace.TypeString:
+			x.W.Error(errWrongType)
+			return
+		case found:
+			x.W.Bulk(e.Value()) // written before the value is replaced
+		default:
+			x.W.Null()
+		}
+	}
+	if (nx && found) || (xx && !found) {
+		if !get {
+			x.W.Null()
+		}
+		return
+	}
+	if keepTTL && found {
+		expireAt = e.ExpireAt()
+	}
+	x.setString(key, value, expireAt)
+	if !get {
+		x.W.OK()
+	}
+}
+
+func setnxCommand(x *Ctx) {
+	if _, found := x.lookupWrite(x.Args[1]); found {
+		x.W.Int(0)
+		return
+	}
+	x.setString(x.Args[1], x.Args[2], 0)
+	x.W.Int(1)
+}
+
+func setexCommand(x *Ctx, unitMs int64) {
+	expireAt, ok := x.expireTime(x.Args[2], unitMs, false)
+	if !ok {
+		return
+	}
+	x.setString(x.Args[1], x.Args[3], expireAt)
+	x.W.OK()
+}
+
+func getsetCommand(x *Ctx) {
+	e, found, ok := x.getString(x.Args[1])
+	if !ok {
+		return
+	}
+	if found {
+		x.W.Bulk(e.Value())
+	} else {
+		x.W.Null()
+	}
+	x.setString(x.Args[1], x.Args[2], 0)
+}
+
+func getdelCommand(x *Ctx) {
+	e, found, ok := x.getString(x.Args[1])
+	switch {
+	case !ok:
+	case !found:
+		x.W.Null()
+	default:
+		x.W.Bulk(e.Value())
+		x.DB.DeleteEntry(&e)
+		x.dirty++
+	}
+}
+
+func getexCommand(x *Ctx) {
+	var exp *expireOption
+	persist := false
+	for i := 2; i < len(x.Args); i++ {
+		opt := strings.ToUpper(string(x.Args[i]))
+		switch {
+		case opt == "PERSIST" && exp == nil && !persist:
+			persist = true
+		case expireOptions[opt].unitMs != 0 && exp == nil && !persist && i+1 < len(x.Args):
+			o := expireOptions[opt]
+			o.name, o.arg = opt, x.Args[i+1]
+			exp = &o
+			i++
+		default:
+			x.W.Error(errSyntax)
+			return
+		}
+	}
+	var expireAt int64
+	if exp != nil {
+		var ok bool
+		if expireAt, ok = x.expireTime(exp.arg, exp.unitMs, exp.absolute); !ok {
+			return
+		}
+	}
+	e, found, ok := x.getString(x.Args[1])
+	if !ok {
+		return
+	}
+	if !found {
+		x.W.Null()
+		return
+	}
+	x.W.Bulk(e.Value())
+	switch {
+	case exp != nil && expireAt <= x.Now:
+		x.DB.DeleteEntry(&e) // a time in the past deletes, as Redis does
+		x.dirty++
+	case exp != nil:
+		x.DB.SetExpire(&e, expireAt, x.Now)
+		x.dirty++
+	case persist && e.ExpireAt() != 0:
+		x.DB.SetExpire(&e, 0, x.Now)
+		x.dirty++
+	}
+}
+
+func mgetCommand(x *Ctx) {
+	x.W.Array(len(x.Args) - 1)
+	for _, key := range x.Args[1:] {
+		e, found := x.lookupRead(key)
+		if found && e.Type() == keyspace.TypeString {
+			x.W.Bulk(e.Value())
+		} else {
+			x.W.Null()
+		}
+	}
+}
+
+func msetCommand(x *Ctx) {
+	if len(x.Args)%2 == 0 {
+		x.W.Error(errArity(x.cmd.Name))
+		return
+	}
+	for i := 1; i < len(x.Args); i += 2 {
+		x.setString(x.Args[i], x.Args[i+1], 0)
+	}
+	x.W.OK()
+}
+
+func msetnxCommand(x *Ctx) {
+	if len(x.Args)%2 == 0 {
+		x.W.Error(errArity(x.cmd.Name))
+		return
+	}
+	for i := 1; i < len(x.Args); i += 2 {
+		if _, found := x.lookupWrite(x.Args[i]); found {
+			x.W.Int(0)
+			return
+		}
+	}
+	for i := 1; i < len(x.Args); i += 2 {
+		x.setString(x.Args[i], x.Args[i+1], 0)
+	}
+	x.W.Int(1)
+}
+
+// checkStringLength replies with Redis's error when a string would exceed
+// proto-max-bulk-len.
+func (x *Ctx) checkStringLength(n int64) bool {
+	if n > x.s.cfg.ProtoMaxBulkLen() {
+		x.W.Error(errStringLimit)
+		return false
+	}
+	return true
+}
+
+func appendCommand(x *Ctx) {
+	key, arg := x.Args[1], x.Args[2]
+	e, found := x.lookupWrite(key)
+	if !found {
+		x.setString(key, arg, 0)
+		x.W.Int(int64(len(arg)))
+		return
+	}
+	if e.Type() != keyspace.TypeString {
+		x.W.Error(errWrongType)
+		return
+	}
+	old := e.Value()
+	if !x.checkStringLength(int64(len(old) + len(arg))) {
+		return
+	}
+	value := make([]byte, 0, len(old)+len(arg))
+	value = append(append(value, old...), arg...)
+	x.DB.Replace(&e, keyspace.EncRaw, value, e.ExpireAt(), x.Now)
+	x.dirty++
+	x.W.Int(int64(len(value)))
+}
+
+func strlenCommand(x *Ctx) {
+	e, found, ok := x.getString(x.Args[1])
+	switch {
+	case !ok:
+	case !found:
+		x.W.Int(0)
+	default:
+		x.W.Int(int64(len(e.Value())))
+	}
+}
+
+func incrbyCommand(x *Ctx) {
+	if by, ok := strnum.ParseInt(x.Args[2]); ok {
+		incrBy(x, by)
+		return
+	}
+	x.W.Error(errNotInt)
+}
+
+func decrbyCommand(x *Ctx) {
+	by, ok := strnum.ParseInt(x.Args[2])
+	switch {
+	case !ok:
+		x.W.Error(errNotInt)
+	case by == math.MinInt64:
+		x.W.Error("ERR decrement would overflow")
+	default:
+		incrBy(x, -by)
+	}
+}
+
+func incrBy(x *Ctx, by int64) {
+	key := x.Args[1]
+	e, found := x.lookupWrite(key)
+	var cur int64
+	if found {
+		if e.Type() != keyspace.TypeString {
+			x.W.Error(errWrongType)
+			return
+		}
+		var ok bool
+		if cur, ok = strnum.ParseInt(e.Value()); !ok {
+			x.W.Error(errNotInt)
+			return
+		}
+	}
+	if (by > 0 && cur > math.MaxInt64-by) || (by < 0 && cur < math.MinInt64-by) {
+		x.W.Error(errOverflow)
+		return
+	}
+	cur += by
+	var buf [20]byte
+	value := strconv.AppendInt(buf[:0], cur, 10)
+	if found {
+		x.DB.Replace(&e, keyspace.EncInt, value, e.ExpireAt(), x.Now)
+	} else {
+		x.DB.Set(key, keyspace.TypeString, keyspace.EncInt, value, 0, x.Now)
+	}
+	x.dirty++
+	x.W.Int(cur)
+}
+
+func incrbyfloatCommand(x *Ctx) {
+	key := x.Args[1]
+	e, found := x.lookupWrite(key)
+	cur := []byte("0")
+	if found {
+		if e.Type() != keyspace.TypeString {
+			x.W.Error(errWrongType)
+			return
+		}
+		cur = e.Value()
+	}
+	a, ok1 := strnum.ParseLongDouble(cur)
+	b, ok2 := strnum.ParseLongDouble(x.Args[2])
+	if !ok1 || !ok2 {
+		x.W.Error(errNotFloat)
+		return
+	}
+	sum, ok := strnum.AddLongDouble(a, b)
+	if !ok {
+		x.W.Error("ERR increment would produce NaN or Infinity")
+		return
+	}
+	enc := keyspace.EncEmbstr
+	if len(sum) > 44 {
+		enc = keyspace.EncRaw
+	}
+	if found {
+		x.DB.Replace(&e, enc, sum, e.ExpireAt(), x.Now)
+	} else {
+		x.DB.Set(key, keyspace.TypeString, enc, sum, 0, x.Now)
+	}
+	x.dirty++
+	x.W.Bulk(sum)
+}
+
+func getrangeCommand(x *Ctx) {
+	start, ok1 := strnum.ParseInt(x.Args[2])
+	end, ok2 := strnum.ParseInt(x.Args[3])
+	if !ok1 || !ok2 {
+		x.W.Error(errNotInt)
+		return
+	}
+	e, found, ok := x.getString(x.Args[1])
+	if !ok {
+		return
+	}
+	var v []byte
+	if found {
+		v = e.Value()
+	}
+	n := int64(len(v))
+	if start < 0 && end < 0 && start > end {
+		x.W.Bulk(nil)
+		return
+	}
+	if start < 0 {
+		start += n
+	}
+	if end < 0 {
+		end += n
+	}
+	start, end = max(start, 0), max(end, 0)
+	if end >= n {
+		end = n - 1
+	}
+	if start > end || n == 0 {
+		x.W.Bulk(nil)
+		return
+	}
+	x.W.Bulk(v[start : end+1])
+}
+
+func setrangeCommand(x *Ctx) {
+	offset, ok := strnum.ParseInt(x.Args[2])
+	if !ok {
+		x.W.Error(errNotInt)
+		return
+	}
+	if offset < 0 {
+		x.W.Error("ERR offset is out of range")
+		return
+	}
+	key, arg := x.Args[1], x.Args[3]
+	e, found := x.lookupWrite(key)
+	if found && e.Type() != keyspace.TypeString {
+		x.W.Error(errWrongType)
+		return
+	}
+	var old []byte
+	if found {
+		old = e.Value()
+	}
+	if len(arg) == 0 {
+		x.W.Int(int64(len(old)))
+		return
+	}
+	if !x.checkStringLength(offset + int64(len(arg))) {
+		return
+	}
+	size := max(int64(len(old)), offset+int64(len(arg)))
+	if found && size == int64(len(old)) {
+		// Same length: patch the stored bytes in place, no copy of the value.
+		copy(old[offset:], arg)
+		x.DB.Replace(&e, keyspace.EncRaw, old, e.ExpireAt(), x.Now)
+	} else {
+		value := make([]byte, size)
+		copy(value, old)
+		copy(value[offset:], arg)
+		if found {
+			x.DB.Replace(&e, keyspace.EncRaw, value, e.ExpireAt(), x.Now)
+		} else {
+			x.DB.Set(key, keyspace.TypeString, keyspace.EncRaw, value, 0, x.Now)
+		}
+	}
+	x.dirty++
+	x.W.Int(size)
+}

@@ -1,0 +1,313 @@
+package server
+
+import (
+	"strings"
+	"sync/atomic"
+
+	"github.com/keyhive/keyhive/keyspace"
+	"github.com/keyhive/keyhive/resp"
+)
+
+// Flags describe a command as COMMAND INFO reports it and as dispatch needs it.
+type Flags uint32
+
+// Command flags, named as Redis names them.
+const (
+	FlagWrite Flags = 1 << iota
+	FlagReadonly
+	FlagDenyOOM
+	FlagAdmin
+	FlagPubSub
+	FlagNoScript
+	FlagBlocking
+	FlagLoading
+	FlagStale
+	FlagSkipMonitor
+	FlagSkipSlowlog
+	FlagFast
+	FlagNoAuth
+	FlagMayReplicate
+	FlagNoMandatoryKeys
+	FlagProtected
+	FlagNoMulti
+	FlagAllowBusy
+	// FlagAllKeys is not a Redis flag: the command works on the whole keyspace or
+	// on several databases and takes the exclusive lock.
+	FlagAllKeys
+)
+
+var flagNames = []struct {
+	f    Flags
+	name string
+}{
+	{FlagWrite, "write"}, {FlagReadonly, "readonly"}, {FlagDenyOOM, "denyoom"},
+	{FlagAdmin, "admin"}, {FlagPubSub, "pubsub"}, {FlagNoScript, "noscript"},
+	{FlagBlocking, "blocking"}, {FlagLoading, "loading"}, {FlagStale, "stale"},
+	{FlagSkipMonitor, "skip_monitor"}, {FlagSkipSlowlog, "skip_slowlog"},
+	{FlagFast, "fast"}, {FlagNoAuth, "no_auth"}, {FlagMayReplicate, "may_replicate"},
+	{FlagNoMandatoryKeys, "no_mandatory_keys"}, {FlagProtected, "protected"},
+	{FlagNoMulti, "no_multi"}, {FlagAllowBusy, "allow_busy"},
+}
+
+func parseFlags(s string) Flags {
+	var f Flags
+	for _, word := range strings.Fields(s) {
+		if word == "allkeys" {
+			f |= FlagAllKeys
+			continue
+		}
+		found := false
+		for _, fn := range flagNames {
+			if fn.name == word {
+				f |= fn.f
+				found = true
+			}
+		}
+		if !found {
+			panic("server: unknown command flag " + word)
+		}
+	}
+	return f
+}
+
+// Command is one entry of the command table: what COMMAND reports, what
+// dispatch checks, and the handler.
+type Command struct {
+	Name     string // lower case; "parent|sub" for subcommands
+	Arity    int    // exact when positive, minimum when negative (name included)
+	Flags    Flags
+	FirstKey int // key positions as COMMAND INFO reports them
+	LastKey  int // negative counts from the end
+	Step     int
+	// Categories are the ACL categories beyond those implied by the flags.
+	Categories []string
+	Group      string // COMMAND DOCS group
+	Summary    string
+	Since      string
+	Run        func(x *Ctx)
+	Sub        map[string]*Command
+
+	// keys returns the key arguments when they are not a simple range
+	// (e.g. COPY's destination); nil uses FirstKey/LastKey/Step.
+	keys func(args [][]byte, dst [][]byte) [][]byte
+
+	calls         atomic.Int64
+	usec          atomic.Int64
+	rejectedCalls atomic.Int64
+	failedCalls   atomic.Int64
+}
+
+// spec is the compact form commands register with.
+type spec struct {
+	name     string
+	arity    int
+	flags    string
+	first    int
+	last     int
+	step     int
+	category string // ACL categories, space separated, without the implied ones
+	group    string
+	summary  string
+	since    string
+	run      func(x *Ctx)
+}
+
+// table is the one command table: dispatch, COMMAND and INFO commandstats all
+// read it. Command family files add to it from init functions.
+var table = map[string]*Command{}
+
+func newCommand(s spec) *Command {
+	c := &Command{
+		Name: s.name, Arity: s.arity, Flags: parseFlags(s.flags),
+		FirstKey: s.first, LastKey: s.last, Step: s.step,
+		Group: s.group, Summary: s.summary, Since: s.since, Run: s.run,
+	}
+	if s.category != "" {
+		c.Categories = strings.Fields(s.category)
+	}
+	return c
+}
+
+func register(specs ...spec) {
+	for _, s := range specs {
+		if _, dup := table[s.name]; dup {
+			panic("server: command registered twice: " + s.name)
+		}
+		table[s.name] = newCommand(s)
+	}
+}
+
+// registerSub registers subcommands of a container command (CONFIG GET, ...).
+func registerSub(parent string, specs ...spec) {
+	p := table[parent]
+	if p.Sub == nil {
+		p.Sub = map[string]*Command{}
+	}
+	for _, s := range specs {
+		c := newCommand(s)
+		c.Name = parent + "|" + s.name
+		p.Sub[s.name] = c
+	}
+}
+
+// AllCategories returns the command's ACL categories, the implied ones first, as
+// COMMAND INFO lists them.
+func (c *Command) AllCategories() []string {
+	var cats []string
+	add := func(ok bool, cat string) {
+		if ok {
+			cats = append(cats, cat)
+		}
+	}
+	add(c.Flags&FlagWrite != 0, "@write")
+	add(c.Flags&FlagReadonly != 0 && !has(c.Categories, "@scripting"), "@read")
+	add(c.Flags&FlagAdmin != 0, "@admin")
+	add(c.Flags&FlagAdmin != 0, "@dangerous")
+	add(c.Flags&FlagPubSub != 0, "@pubsub")
+	add(c.Flags&FlagFast != 0, "@fast")
+	add(c.Flags&FlagBlocking != 0, "@blocking")
+	add(c.Flags&FlagFast == 0, "@slow")
+	for _, cat := range c.Categories {
+		if !has(cats, cat) {
+			cats = append(cats, cat)
+		}
+	}
+	return cats
+}
+
+func has(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// keyArgs appends the command's key arguments to dst.
+func (c *Command) keyArgs(args [][]byte, dst [][]byte) [][]byte {
+	if c.keys != nil {
+		return c.keys(args, dst)
+	}
+	if c.FirstKey <= 0 {
+		return dst
+	}
+	last := c.LastKey
+	if last < 0 {
+		last += len(args)
+	}
+	for i := c.FirstKey; i <= last && i < len(args); i += c.Step {
+		dst = append(dst, args[i])
+	}
+	return dst
+}
+
+// lookupCommand finds a command by a client-supplied name without allocating.
+func lookupCommand(m map[string]*Command, name []byte) *Command {
+	var buf [32]byte
+	if len(name) > len(buf) {
+		return m[strings.ToLower(string(name))]
+	}
+	lower := buf[:len(name)]
+	for i, c := range name {
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower[i] = c
+	}
+	return m[string(lower)]
+}
+
+// Ctx is what a command handler works with. Handlers reply through W exactly
+// once (an aggregate counts as one reply).
+type Ctx struct {
+	s       *Server
+	c       *Client
+	cmd     *Command
+	Args    [][]byte
+	W       *resp.Writer
+	DB      *keyspace.DB
+	Now     int64 // the command's time in Unix ms: one clock read per command
+	dirty   int   // changes made, for propagation and INFO
+	locks   keyspace.LockSet
+	keyBuf  [][]byte
+	collect collector
+}
+
+// collector gathers byte strings whose count is known only at the end (KEYS,
+// SCAN): they are copied into one reused buffer, since the keyspace lends them
+// only during a callback.
+type collector struct {
+	buf   []byte
+	spans []int
+}
+
+func (c *collector) reset() {
+	if cap(c.buf) > 1<<20 {
+		c.buf, c.spans = nil, nil // do not keep a huge KEYS reply's memory per client
+	}
+	c.buf, c.spans = c.buf[:0], c.spans[:0]
+}
+
+func (c *collector) add(b []byte) {
+	c.buf = append(c.buf, b...)
+	c.spans = append(c.spans, len(c.buf))
+}
+
+func (c *collector) writeArray(w *resp.Writer) {
+	w.Array(len(c.spans))
+	start := 0
+	for _, end := range c.spans {
+		w.Bulk(c.buf[start:end])
+		start = end
+	}
+}
+
+// Error texts clients match on, as Redis writes them.
+const (
+	errSyntax      = "ERR syntax error"
+	errNotInt      = "ERR value is not an integer or out of range"
+	errNotFloat    = "ERR value is not a valid float"
+	errWrongType   = "WRONGTYPE Operation against a key holding the wrong kind of value"
+	errNoSuchKey   = "ERR no such key"
+	errOverflow    = "ERR increment or decrement would overflow"
+	errDBIndex     = "ERR DB index is out of range"
+	errInvalidDB   = "ERR invalid DB index"
+	errNoAuth      = "NOAUTH Authentication required."
+	errSameObject  = "ERR source and destination objects are the same"
+	errStringLimit = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
+)
+
+func errArity(name string) string {
+	return "ERR wrong number of arguments for '" + name + "' command"
+}
+
+func errUnknownCommand(args [][]byte) string {
+	var b strings.Builder
+	b.WriteString("ERR unknown command '")
+	b.Write(truncate(args[0], 128))
+	b.WriteString("', with args beginning with: ")
+	used := 0
+	for _, a := range args[1:] {
+		if used >= 128 {
+			break
+		}
+		a = truncate(a, 128-used)
+		b.WriteByte('\'')
+		b.Write(a)
+		b.WriteString("' ")
+		used += len(a) + 3
+	}
+	return b.String()
+}
+
+func errUnknownSubcommand(parent string, sub []byte) string {
+	return "ERR unknown subcommand '" + string(truncate(sub, 128)) + "'. Try " + strings.ToUpper(parent) + " HELP."
+}
+
+func truncate(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[:n]
+	}
+	return b
+}

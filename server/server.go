@@ -1,0 +1,249 @@
+// Package server is Keyhive's Redis-compatible server as a library: create it
+// from a config, Start it, and Close it. Several servers may run in one process.
+package server
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/keyhive/keyhive/clock"
+	"github.com/keyhive/keyhive/config"
+	"github.com/keyhive/keyhive/keyspace"
+)
+
+// Version is the Redis version Keyhive reports, so clients enable the features
+// they know Redis 7 has.
+const Version = "7.0.15"
+
+// Server is one Keyhive instance.
+type Server struct {
+	cfg   *config.Config
+	clock clock.Clock
+	ks    *keyspace.Keyspace
+	log   *log.Logger
+
+	mu        sync.Mutex
+	listeners []net.Listener
+	clients   map[uint64]*Client
+	closed    bool
+	wg        sync.WaitGroup
+	done      chan struct{}
+
+	nextClientID atomic.Uint64
+	started      time.Time
+	runID        string
+	stats        stats
+	replication  propagation
+	// activeExpireEnabled is DEBUG SET-ACTIVE-EXPIRE.
+	activeExpireEnabled atomic.Bool
+	peakMemory          atomic.Int64
+}
+
+// stats are the counters INFO reports.
+type stats struct {
+	connectionsReceived atomic.Int64
+	rejectedConnections atomic.Int64
+	commandsProcessed   atomic.Int64
+	netInputBytes       atomic.Int64
+	netOutputBytes      atomic.Int64
+	keyspaceHits        atomic.Int64
+	keyspaceMisses      atomic.Int64
+	dirty               atomic.Int64 // changes since the last save
+	errorReplies        atomic.Int64
+}
+
+// Option adjusts a server before it starts.
+type Option func(*Server)
+
+// WithClock makes the server read time from c (tests fast-forward TTLs).
+func WithClock(c clock.Clock) Option { return func(s *Server) { s.clock = c } }
+
+// WithLogger sends the server's log lines to l.
+func WithLogger(l *log.Logger) Option { return func(s *Server) { s.log = l } }
+
+// New creates a server from cfg. It does not listen until Start.
+func New(cfg *config.Config, opts ...Option) (*Server, error) {
+	s := &Server{
+		cfg:     cfg,
+		clock:   clock.Real{},
+		log:     log.New(os.Stderr, "", log.LstdFlags),
+		clients: map[uint64]*Client{},
+		done:    make(chan struct{}),
+		started: time.Now(),
+		runID:   newRunID(),
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	s.activeExpireEnabled.Store(true)
+	s.ks = keyspace.New(cfg.Databases(), keyspace.Hooks{Expired: s.onExpired})
+	return s, nil
+}
+
+// onExpired propagates a key's expiry as a DEL, as Redis does.
+func (s *Server) onExpired(db int, key []byte) {
+	s.replication.publish(db, [][]byte{[]byte("DEL"), key})
+}
+
+// Start opens the configured listeners (TCP on bind:port, the unix socket) and
+// serves them in the background. Port 0 picks a free port; see Addr.
+func (s *Server) Start() error {
+	port := s.cfg.Port()
+	if port != 0 || s.cfg.UnixSocket() == "" {
+		for _, addr := range s.cfg.Bind() {
+			optional := len(addr) > 0 && addr[0] == '-'
+			if optional {
+				addr = addr[1:]
+			}
+			if addr == "*" {
+				addr = "0.0.0.0"
+			}
+			l, err := net.Listen("tcp", net.JoinHostPort(addr, strconv.Itoa(port)))
+			if err != nil {
+				if optional {
+					continue
+				}
+				s.Close()
+				return fmt.Errorf("could not create server TCP listening socket %s: %w", net.JoinHostPort(addr, strconv.Itoa(port)), err)
+			}
+			if port == 0 {
+				port = l.Addr().(*net.TCPAddr).Port // every address on the same port
+			}
+			s.serve(l)
+		}
+	}
+	if path := s.cfg.UnixSocket(); path != "" {
+		os.Remove(path)
+		l, err := net.Listen("unix", path)
+		if err != nil {
+			s.Close()
+			return fmt.Errorf("opening Unix socket %s: %w", path, err)
+		}
+		if perm := s.cfg.UnixSocketPerm(); perm != 0 {
+			os.Chmod(path, os.FileMode(perm))
+		}
+		s.serve(l)
+	}
+	s.mu.Lock()
+	n := len(s.listeners)
+	s.mu.Unlock()
+	if n == 0 {
+		return errors.New("no listening socket could be opened")
+	}
+	s.wg.Add(1)
+	go s.cron()
+	return nil
+}
+
+func (s *Server) serve(l net.Listener) {
+	s.mu.Lock()
+	s.listeners = append(s.listeners, l)
+	s.mu.Unlock()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				if s.isClosed() {
+					return
+				}
+				var ne net.Error
+				if errors.As(err, &ne) && ne.Timeout() {
+					continue
+				}
+				s.log.Printf("accept: %v", err)
+				time.Sleep(10 * time.Millisecond) // e.g. out of file descriptors
+				continue
+			}
+			s.accept(conn)
+		}
+	}()
+}
+
+// Addr returns the address of the first TCP listener ("127.0.0.1:6379"), or of
+// the unix socket when there is no TCP listener.
+func (s *Server) Addr() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, l := range s.listeners {
+		if l.Addr().Network() == "tcp" {
+			return l.Addr().String()
+		}
+	}
+	if len(s.listeners) > 0 {
+		return s.listeners[0].Addr().String()
+	}
+	return ""
+}
+
+// Keyspace returns the server's data, for embedding programs and tests.
+func (s *Server) Keyspace() *keyspace.Keyspace { return s.ks }
+
+func (s *Server) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// Close stops listening, disconnects every client and waits for the server's
+// goroutines to finish.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.done)
+	for _, l := range s.listeners {
+		l.Close()
+	}
+	for _, c := range s.clients {
+		c.conn.Close()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	if path := s.cfg.UnixSocket(); path != "" {
+		os.Remove(path)
+	}
+	return nil
+}
+
+// Done is closed when the server has been closed (by Close or SHUTDOWN).
+func (s *Server) Done() <-chan struct{} { return s.done }
+
+// cron does the periodic work Redis's serverCron does: active expiry within
+// its CPU budget (25% of each tick), at hz ticks per second.
+func (s *Server) cron() {
+	defer s.wg.Done()
+	hz := max(s.cfg.Hz(), 1)
+	tick := time.NewTicker(time.Second / time.Duration(hz))
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-tick.C:
+		}
+		if !s.activeExpireEnabled.Load() {
+			continue
+		}
+		deadline := time.Now().Add(time.Second / time.Duration(hz) / 4)
+		s.ks.ActiveExpire(s.clock.UnixMilli(), func() bool { return time.Now().After(deadline) })
+	}
+}
+
+func newRunID() string {
+	var b [20]byte
+	rand.Read(b[:])
+	return fmt.Sprintf("%x", b)
+}
