@@ -1,17 +1,3 @@
-// Package config implements the Redis 7.0 configuration: redis.conf and
-// command-line parsing, CONFIG GET / SET / REWRITE, and typed getters.
-//
-// Every directive is described once, in the specs table (registry.go); the
-// file parser, CONFIG GET/SET/REWRITE, the defaults and the getters are all
-// driven by it.
-//
-// Concurrency: each value lives in an atomic.Value, so getters never lock
-// and never allocate; Set, Rewrite and hook registration serialise on a
-// mutex. A multi-directive Set is atomic with respect to failure (all or
-// nothing) but a concurrent reader may observe the directives changing one
-// after the other.
-//
-// Deliberate differences from Redis are listed in doc.go.
 package config
 
 import (
@@ -420,6 +406,9 @@ func (l *loader) directive(name string, args []string) error {
 	if s == nil {
 		return errBadDirective
 	}
+	// An explicit empty argument (save "") resets a merging directive; a
+	// bare "save" adds nothing.
+	reset := len(args) == 1 && args[0] == ""
 	if s.flags&fMulti != 0 {
 		// Redis joins the words and splits them again on spaces, so
 		// `bind "a b"` means `bind a b` and `save ""` means no save points.
@@ -429,7 +418,7 @@ func (l *loader) directive(name string, args []string) error {
 	if err != nil {
 		return err
 	}
-	if s.kind == kSpecial && s.sp.merge != nil && l.seen[s.idx] {
+	if s.kind == kSpecial && s.sp.merge != nil && l.seen[s.idx] && !reset {
 		v = s.sp.merge(l.vals[s.idx], v)
 	}
 	l.vals[s.idx] = v
@@ -677,7 +666,7 @@ func setFailed(name, reason string) error {
 }
 
 func (c *Config) set(args []string, local bool) error {
-	if len(args) == 0 {
+	if len(args) < 2 { // below the command's arity
 		return errors.New("ERR wrong number of arguments for 'config|set' command")
 	}
 	if len(args)%2 != 0 {

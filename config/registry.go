@@ -126,7 +126,7 @@ var specs = []spec{
 	{name: "auto-aof-rewrite-min-size", kind: kMem, def: "67108864", min: 0, max: llMax},
 	{name: "auto-aof-rewrite-percentage", kind: kInt, def: "100", min: 0, max: intMax},
 	{name: "bgsave_cpulist", kind: kString, def: "", flags: fImmutable},
-	{name: "bind", kind: kSpecial, def: "* -::*", flags: fMulti, sp: spBind},
+	{name: "bind", kind: kSpecial, def: "127.0.0.1 -::1", flags: fMulti, sp: spBind}, // Keyhive listens on loopback by default (as redis.conf does), not on every interface
 	{name: "bind-source-addr", kind: kString, def: ""},
 	{name: "bio_cpulist", kind: kString, def: "", flags: fImmutable},
 	{name: "busy-reply-threshold", alias: "lua-time-limit", kind: kInt, def: "5000", min: 0, max: llMax},

@@ -75,7 +75,22 @@ func rewriteContent(old string, vals []any) string {
 	for i := range specs {
 		s := &specs[i]
 		free := slots[i]
-		for _, l := range s.rewriteLines(vals[i], defaults[i]) {
+		// Lines that must be written take the file's slots first, so a
+		// default-valued line (a client-output-buffer-limit class) never
+		// pushes a changed one to the end of the file.
+		lines0 := s.rewriteLines(vals[i], defaults[i])
+		ordered := make([]rwLine, 0, len(lines0))
+		for _, l := range lines0 {
+			if l.force {
+				ordered = append(ordered, l)
+			}
+		}
+		for _, l := range lines0 {
+			if !l.force {
+				ordered = append(ordered, l)
+			}
+		}
+		for _, l := range ordered {
 			text := s.name + " " + l.text
 			switch {
 			case len(free) > 0:

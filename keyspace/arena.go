@@ -185,6 +185,19 @@ func decode(e []byte) header {
 	return h
 }
 
+// entryKey returns just the key of an encoded entry, for cheap comparisons.
+func entryKey(e []byte) []byte {
+	p := headerSize
+	klen, n := binary.Uvarint(e[p:])
+	p += n
+	_, n = binary.Uvarint(e[p:])
+	p += n
+	if e[1]&flagExpire != 0 {
+		p += 8
+	}
+	return e[p : p+int(klen)]
+}
+
 // encode writes an entry into dst, which is exactly entrySize long.
 func encode(dst []byte, meta byte, access uint32, key, value []byte, expire int64) {
 	dst[0] = meta

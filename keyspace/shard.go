@@ -10,6 +10,10 @@ import (
 // hash | ref. The hash bits give the slot's home position for tables of up to
 // 2^23 slots, so the table grows, shrinks and deletes without rehashing keys,
 // and SCAN walks keys in hash order (see scan.go).
+//
+// Collisions use Robin Hood linear probing: a run of slots stays ordered by
+// home, so a lookup stops at the first slot whose occupant is closer to its own
+// home than the key would be, and a miss costs about as much as a hit.
 const (
 	tagBits     = 23
 	maxTableLog = tagBits
@@ -43,15 +47,22 @@ func (s *shard) find(key []byte, h uint64) int {
 		return -1
 	}
 	tag := tagOf(h)
-	for i := s.home(tag); ; i = (i + 1) & s.mask() {
+	m := s.mask()
+	home := s.home(tag)
+	for i, dist := home, 0; ; i, dist = (i+1)&m, dist+1 {
 		v := s.slots[i]
-		if v == 0 {
+		if v == 0 || s.distance(v, i) < dist {
 			return -1
 		}
-		if slotTag(v) == tag && bytes.Equal(decode(s.arena.entry(v&refMask)).key, key) {
+		if slotTag(v) == tag && bytes.Equal(entryKey(s.arena.entry(v&refMask)), key) {
 			return i
 		}
 	}
+}
+
+// distance is how far slot i is from the home of its occupant v.
+func (s *shard) distance(v uint64, i int) int {
+	return (i - s.home(slotTag(v))) & s.mask()
 }
 
 // insert adds a new entry (the key must not exist) and returns its index slot.
@@ -65,11 +76,26 @@ func (s *shard) insert(h uint64, ref uint64) int {
 	return s.place(occupied | tagOf(h)<<refBits | ref)
 }
 
+// place puts v into the table, displacing occupants that are closer to their
+// home, and returns where v itself landed.
 func (s *shard) place(v uint64) int {
-	for i := s.home(slotTag(v)); ; i = (i + 1) & s.mask() {
-		if s.slots[i] == 0 {
+	m := s.mask()
+	at := -1
+	for i, dist := s.home(slotTag(v)), 0; ; i, dist = (i+1)&m, dist+1 {
+		cur := s.slots[i]
+		if cur == 0 {
 			s.slots[i] = v
-			return i
+			if at < 0 {
+				at = i
+			}
+			return at
+		}
+		if d := s.distance(cur, i); d < dist {
+			s.slots[i], v = v, cur
+			if at < 0 {
+				at = i
+			}
+			dist = d
 		}
 	}
 }

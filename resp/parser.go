@@ -124,8 +124,8 @@ func (p *Parser) startMultibulk(buf []byte) (int, error) {
 	}
 	p.pending = int(count)
 	p.pos = line + 2
-	if cap(p.spans) < 2*preallocatedArgsCap {
-		p.spans = make([]int32, 0, 2*min(int(count), preallocatedArgsCap))
+	if want := 2 * min(int(count), preallocatedArgsCap); cap(p.spans) < want {
+		p.spans = make([]int32, 0, want)
 	}
 	return 0, nil
 }

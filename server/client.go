@@ -100,8 +100,6 @@ func (c *Client) serve() {
 		if n > 0 {
 			c.w += n
 			c.s.stats.netInputBytes.Add(int64(n))
-			c.parser.Unauthenticated = !c.authenticated
-			c.parser.MaxBulk = c.s.cfg.ProtoMaxBulkLen()
 			keep := c.process()
 			if !c.flush() || !keep {
 				return
@@ -120,9 +118,17 @@ func (c *Client) serve() {
 // when the connection must close after the replies are written.
 func (c *Client) process() bool {
 	for c.r < c.w {
+		// Limits are read per command: an AUTH or CONFIG SET earlier in the
+		// same batch applies to the commands after it.
+		c.parser.Unauthenticated = c.authRequired()
+		c.parser.MaxBulk = c.s.cfg.ProtoMaxBulkLen()
 		n, err := c.parser.Parse(c.in[c.r:c.w])
 		if err != nil {
-			c.out.Error(err.Error())
+			// Under CLIENT REPLY OFF (or a SKIP in effect) Redis drops the
+			// error text too, and closes all the same.
+			if c.reply != replyOff && c.reply != replySkipThis {
+				c.out.Error(err.Error())
+			}
 			return false
 		}
 		if n == 0 {
@@ -203,7 +209,10 @@ func (c *Client) execute(args [][]byte) {
 	s := c.s
 	s.stats.commandsProcessed.Add(1)
 	start := time.Now()
-	now := s.clock.UnixMilli()
+	now := start.UnixMilli()
+	if !s.wallClock {
+		now = s.clock.UnixMilli()
+	}
 	c.lastSeen.Store(now)
 	mark := len(c.out.B)
 	defer c.applyReplyMode(mark)
@@ -225,7 +234,7 @@ func (c *Client) execute(args [][]byte) {
 		c.reject(cmd, errArity(cmd.Name))
 		return
 	}
-	if !c.authenticated && cmd.Flags&FlagNoAuth == 0 {
+	if c.authRequired() && cmd.Flags&FlagNoAuth == 0 {
 		c.reject(cmd, errNoAuth)
 		return
 	}
@@ -279,6 +288,13 @@ func (c *Client) applyReplyMode(mark int) {
 	case replySkipNext:
 		c.reply = replySkipThis
 	}
+}
+
+// authRequired reports whether the client must authenticate before running
+// commands: requirepass is set and it has not authenticated. Clearing
+// requirepass lets unauthenticated clients in, as in Redis.
+func (c *Client) authRequired() bool {
+	return !c.authenticated && c.s.cfg.RequirePass() != ""
 }
 
 // setDB switches the client's database.

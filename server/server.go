@@ -45,6 +45,7 @@ type Server struct {
 	// activeExpireEnabled is DEBUG SET-ACTIVE-EXPIRE.
 	activeExpireEnabled atomic.Bool
 	peakMemory          atomic.Int64
+	wallClock           bool // clock is the real one: commands reuse their start time
 }
 
 // stats are the counters INFO reports.
@@ -84,6 +85,7 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 		o(s)
 	}
 	s.activeExpireEnabled.Store(true)
+	_, s.wallClock = s.clock.(clock.Real)
 	s.ks = keyspace.New(cfg.Databases(), keyspace.Hooks{Expired: s.onExpired})
 	return s, nil
 }

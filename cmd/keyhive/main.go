@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 
 	"github.com/keyhive/keyhive/config"
@@ -14,10 +15,26 @@ import (
 )
 
 func main() {
+	if len(os.Args) == 2 {
+		switch os.Args[1] {
+		case "-v", "--version":
+			fmt.Printf("Keyhive server v=%s (Redis-compatible) go=%s\n", server.Version, runtime.Version())
+			return
+		case "-h", "--help":
+			fmt.Println("Usage: keyhive [/path/to/redis.conf] [--directive value ...]")
+			fmt.Println("Example: keyhive --port 6380 --save \"\"")
+			return
+		}
+	}
 	cfg, err := config.FromArgs(os.Args[1:])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
+	}
+	// Command execution uses io-threads cores, as in Redis (default 1): on a
+	// shared machine the clients keep the other cores. GOMAXPROCS overrides.
+	if os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(max(cfg.IOThreads(), 1))
 	}
 	srv, err := server.New(cfg)
 	if err != nil {

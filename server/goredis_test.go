@@ -1,0 +1,121 @@
+package server_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/keyhive/keyhive/config"
+	"github.com/keyhive/keyhive/server"
+)
+
+// startKeyhive runs an in-process server on a free port for tests that need
+// only Keyhive (client compatibility, concurrency).
+func startKeyhive(t testing.TB, directives ...string) *server.Server {
+	t.Helper()
+	cfg, err := config.FromArgs(append([]string{"--port", "0", "--bind", "127.0.0.1", "--save", ""}, directives...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
+}
+
+// TestGoRedisClient drives Keyhive through go-redis v9 the way applications do:
+// RESP3 handshake, typed commands, pipelines, SCAN iteration and redis.Nil.
+func TestGoRedisClient(t *testing.T) {
+	srv := startKeyhive(t)
+	ctx := context.Background()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.Set(ctx, "ql:v1:link:abc", `{"u":"https://example.com","p":true}`, time.Hour).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := rdb.Get(ctx, "ql:v1:link:abc").Result(); err != nil || v != `{"u":"https://example.com","p":true}` {
+		t.Fatalf("get: %q %v", v, err)
+	}
+	if _, err := rdb.Get(ctx, "missing").Result(); !errors.Is(err, redis.Nil) {
+		t.Fatalf("missing key: %v", err)
+	}
+	if ttl := rdb.TTL(ctx, "ql:v1:link:abc").Val(); ttl < 59*time.Minute {
+		t.Fatalf("ttl %v", ttl)
+	}
+	ok, err := rdb.SetNX(ctx, "lock:x", "1", 30*time.Second).Result()
+	if err != nil || !ok {
+		t.Fatalf("setnx: %v %v", ok, err)
+	}
+	if ok, _ := rdb.SetNX(ctx, "lock:x", "1", 30*time.Second).Result(); ok {
+		t.Fatal("second SETNX succeeded")
+	}
+
+	pipe := rdb.Pipeline()
+	for i := range 100 {
+		pipe.IncrBy(ctx, fmt.Sprintf("hits:%d", i%10), 2)
+		pipe.Expire(ctx, fmt.Sprintf("hits:%d", i%10), time.Minute)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if v := rdb.Get(ctx, "hits:3").Val(); v != "20" {
+		t.Fatalf("hits:3 = %q", v)
+	}
+
+	var keys []string
+	iter := rdb.Scan(ctx, 0, "hits:*", 3).Iterator()
+	for iter.Next(ctx) {
+		keys = append(keys, iter.Val())
+	}
+	if iter.Err() != nil || len(keys) != 10 {
+		t.Fatalf("scan found %d keys: %v", len(keys), iter.Err())
+	}
+	if f, err := rdb.IncrByFloat(ctx, "f", 10.5).Result(); err != nil || f != 10.5 {
+		t.Fatalf("incrbyfloat %v %v", f, err)
+	}
+	if n := rdb.Exists(ctx, "hits:1", "hits:2", "nope").Val(); n != 2 {
+		t.Fatalf("exists = %d", n)
+	}
+	if err := rdb.Do(ctx, "NOSUCHCOMMAND").Err(); err == nil || err.Error() != "ERR unknown command 'NOSUCHCOMMAND', with args beginning with: " {
+		t.Fatalf("unknown command error: %v", err)
+	}
+}
+
+// TestConcurrentIncr is the lost-update check: 50 clients, 100,000 INCRs.
+func TestConcurrentIncr(t *testing.T) {
+	srv := startKeyhive(t)
+	ctx := context.Background()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), PoolSize: 50})
+	defer rdb.Close()
+	var wg sync.WaitGroup
+	for range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 2000 {
+				if err := rdb.Incr(ctx, "counter").Err(); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if v := rdb.Get(ctx, "counter").Val(); v != "100000" {
+		t.Fatalf("counter = %s, want 100000", v)
+	}
+}
