@@ -96,10 +96,12 @@ fi
 # --- servers ----------------------------------------------------------------
 port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
+# Ports below the ephemeral range (see /proc/sys/net/ipv4/ip_local_port_range)
+# so that client connections cannot hold them.
 free_port() {
 	local p
 	for _ in $(seq 200); do
-		p=$((20000 + RANDOM % 40000))
+		p=$((10000 + RANDOM % 22000))
 		if ! port_in_use "$p"; then
 			echo "$p"
 			return 0
@@ -108,24 +110,28 @@ free_port() {
 	die "no free port found"
 }
 
-# start_server NAME BINARY -> sets global started_port
+# start_server NAME BINARY -> sets global started_port; retries on another port
+# if the server exits during start-up (e.g. the port was taken meanwhile).
 start_server() {
-	local name=$1 bin=$2 port pid
-	port=$(free_port)
-	"${server_pin[@]}" "$bin" --port "$port" --save '' --appendonly no >"$tmp/$name.log" 2>&1 &
-	pid=$!
-	pids+=("$pid")
-	for _ in $(seq 100); do
-		if [[ $("$CLI_BIN" -p "$port" PING 2>/dev/null || true) == PONG ]]; then
-			started_port=$port
-			return 0
-		fi
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
+	local name=$1 bin=$2 port pid attempt
+	for attempt in 1 2 3 4 5; do
+		port=$(free_port)
+		"${server_pin[@]}" "$bin" --port "$port" --save '' --appendonly no >"$tmp/$name.log" 2>&1 &
+		pid=$!
+		pids+=("$pid")
+		for _ in $(seq 100); do
+			if [[ $("$CLI_BIN" -p "$port" PING 2>/dev/null || true) == PONG ]]; then
+				started_port=$port
+				return 0
+			fi
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill "$pid" 2>/dev/null || true
+		log "$name did not start on port $port (attempt $attempt); log:"
+		tail -n 5 "$tmp/$name.log" >&2 || true
 	done
-	log "--- $tmp/$name.log:"
-	tail -n 20 "$tmp/$name.log" >&2 || true
-	die "$name ($bin) did not answer PING on port $port"
+	die "$name ($bin) did not answer PING"
 }
 
 start_server redis "$REDIS_BIN"

@@ -28,6 +28,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -215,8 +216,8 @@ func runN(n int, redisBin, keyhiveBin, tmp string) error {
 			return err
 		}
 	}
-	slices := int((*flagDuration + *flagSlice - 1) / *flagSlice)
-	for k := 0; k < slices; k++ {
+	nslices := int((*flagDuration + *flagSlice - 1) / *flagSlice)
+	for k := 0; k < nslices; k++ {
 		d := *flagSlice
 		if rest := *flagDuration - time.Duration(k)*d; rest < d {
 			d = rest
@@ -230,7 +231,7 @@ func runN(n int, redisBin, keyhiveBin, tmp string) error {
 			r.ops += ops
 			r.opsDur += el
 			r.sliceRates = append(r.sliceRates, float64(ops)/el.Seconds())
-			logf("%s mixed slice %d/%d: %.0f ops/s", servers[i].name, k+1, slices, float64(ops)/el.Seconds())
+			logf("%s mixed slice %d/%d: %.0f ops/s", servers[i].name, k+1, nslices, float64(ops)/el.Seconds())
 		}
 	}
 	for i, s := range servers {
@@ -333,32 +334,56 @@ func stopAll() {
 	}
 }
 
+// freePort returns a port that is free now, chosen below the Linux ephemeral
+// range (32768+) so that client connections cannot take it before the server
+// binds it.
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
+	for i := 0; i < 200; i++ {
+		port := 10000 + rand.IntN(22000)
+		l, err := net.Listen("tcp", fmt.Sprintf(":%d", port))
+		if err == nil {
+			l.Close()
+			return port, nil
+		}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return 0, errors.New("no free port found")
 }
 
+// startServer starts bin on a free port, retrying on another port if the
+// server exits during start-up.
 func startServer(name, bin, tmp string) (*server, error) {
+	var err error
+	for attempt := 1; attempt <= 5; attempt++ {
+		var s *server
+		var exited bool
+		if s, exited, err = startServerOnce(name, bin, tmp); err == nil {
+			return s, nil
+		}
+		if !exited {
+			break
+		}
+		logf("%v (attempt %d)", err, attempt)
+	}
+	return nil, err
+}
+
+func startServerOnce(name, bin, tmp string) (*server, bool, error) {
 	port, err := freePort()
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	s := &server{name: name, addr: fmt.Sprintf("127.0.0.1:%d", port), done: make(chan struct{})}
 	s.log = filepath.Join(tmp, fmt.Sprintf("%s-%d.log", name, port))
 	logFile, err := os.Create(s.log)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer logFile.Close()
 	s.cmd = exec.Command(bin, "--port", strconv.Itoa(port), "--save", "", "--appendonly", "no")
 	s.cmd.Stdout, s.cmd.Stderr = logFile, logFile
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := s.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", bin, err)
+		return nil, false, fmt.Errorf("start %s: %w", bin, err)
 	}
 	runningMu.Lock()
 	running[s] = true
@@ -372,18 +397,19 @@ func startServer(name, bin, tmp string) (*server, error) {
 			v, err := c.do("PING")
 			if err == nil && v.str == "PONG" {
 				s.ctl = c
-				return s, nil
+				return s, false, nil
 			}
 			c.close()
 		}
 		select {
 		case <-s.done:
-			return nil, fmt.Errorf("%s (%s) exited during start-up; log:\n%s", name, bin, tail(s.log))
+			s.stop()
+			return nil, true, fmt.Errorf("%s (%s) exited during start-up on port %d; log:\n%s", name, bin, port, tail(s.log))
 		case <-time.After(100 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
 			s.stop()
-			return nil, fmt.Errorf("%s (%s) did not answer PING on %s; log:\n%s", name, bin, s.addr, tail(s.log))
+			return nil, false, fmt.Errorf("%s (%s) did not answer PING on %s; log:\n%s", name, bin, s.addr, tail(s.log))
 		}
 	}
 }
@@ -861,6 +887,7 @@ func printTable(n int, rs []*result) {
 	fmt.Printf("| **keyhive/redis** | **%s** | **%s** | **%s** | | | | %s | %s |\n",
 		ratio(kh.rss, rd.rss), ratio(kh.um, rd.um), ratio(kh.ops, rd.ops), ratio(kh.load, rd.load), ratio(kh.peak, rd.peak))
 	var per []string
+	var qs []float64
 	for _, r := range rs {
 		if r.name != "keyhive" {
 			continue
@@ -871,12 +898,13 @@ func printTable(n int, rs []*result) {
 			}
 			for i := range r.sliceRates {
 				if i < len(q.sliceRates) && q.sliceRates[i] > 0 {
-					per = append(per, fmt.Sprintf("%.2f", r.sliceRates[i]/q.sliceRates[i]))
+					qs = append(qs, r.sliceRates[i]/q.sliceRates[i])
+					per = append(per, fmt.Sprintf("%.2f", qs[len(qs)-1]))
 				}
 			}
 		}
 	}
-	fmt.Printf("\nper-slice mixed ops/s ratios (keyhive/redis): %s\n\n", strings.Join(per, " "))
+	fmt.Printf("\nper-slice mixed ops/s ratios (keyhive/redis): %s; median %s\n\n", strings.Join(per, " "), median(qs))
 }
 
 func numOrNA(v float64, f string) string {
@@ -913,4 +941,17 @@ func gcColumns(r *result) (cycles, pause, cpu string) {
 		cpu = fmt.Sprintf("%.2f (STW only)", float64(p1-p0)/float64(r.opsDur.Microseconds())*100)
 	}
 	return cycles, pause, cpu
+}
+
+func median(v []float64) string {
+	if len(v) == 0 {
+		return "n/a"
+	}
+	v = slices.Clone(v)
+	slices.Sort(v)
+	m := v[len(v)/2]
+	if len(v)%2 == 0 {
+		m = (v[len(v)/2-1] + m) / 2
+	}
+	return fmt.Sprintf("%.2f", m)
 }
