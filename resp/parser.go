@@ -36,10 +36,10 @@ type Parser struct {
 	// Unauthenticated applies the tight pre-AUTH limits.
 	Unauthenticated bool
 
-	pending int     // arguments still expected by the multibulk in progress (0: none)
-	pos     int     // parse position relative to the command's start
-	spans   []int32 // start, end pairs of the arguments parsed so far
-	need    int     // bytes the command needs in total, when known
+	pending int   // arguments still expected by the multibulk in progress (0: none)
+	pos     int   // parse position relative to the command's start
+	spans   []int // start, end pairs of the arguments parsed so far
+	need    int   // bytes the command needs in total, when known
 }
 
 // Need reports how many buffered bytes the command in progress needs, when the
@@ -73,12 +73,14 @@ func (p *Parser) Parse(buf []byte) (n int, err error) {
 		if len(rest) == 0 {
 			return 0, nil
 		}
-		if rest[0] != '$' {
-			return 0, ProtocolError("expected '$', got '" + string(rest[0]) + "'")
-		}
+		// Like Redis, the line must be complete before its first byte is
+		// checked: "*1\r\nx" waits for more data.
 		line, ok, err := lengthLine(rest, "too big bulk count string")
 		if !ok {
 			return 0, err
+		}
+		if rest[0] != '$' {
+			return 0, ProtocolError("expected '$', got '" + string(rest[0]) + "'")
 		}
 		size, ok := strnum.ParseInt(rest[1:line])
 		if !ok || size < 0 || size > p.MaxBulk {
@@ -93,7 +95,7 @@ func (p *Parser) Parse(buf []byte) (n int, err error) {
 			p.need = end + 2
 			return 0, nil
 		}
-		p.spans = append(p.spans, int32(start), int32(end))
+		p.spans = append(p.spans, start, end)
 		p.pos = end + 2
 		p.pending--
 	}
@@ -125,7 +127,7 @@ func (p *Parser) startMultibulk(buf []byte) (int, error) {
 	p.pending = int(count)
 	p.pos = line + 2
 	if want := 2 * min(int(count), preallocatedArgsCap); cap(p.spans) < want {
-		p.spans = make([]int32, 0, want)
+		p.spans = make([]int, 0, want)
 	}
 	return 0, nil
 }
@@ -165,11 +167,14 @@ func (p *Parser) parseInline(buf []byte) (int, error) {
 	return nl + 1, nil
 }
 
-// SplitArgs splits a line into arguments as Redis does for inline commands and
-// config files: whitespace-separated words, "double quotes" with backslash
-// escapes (\n \r \t \b \a \xHH), and 'single quotes' where only \' is special. A
-// closing quote must be followed by whitespace or the end of the line. Unquoted
-// words point into line; quoted ones are fresh copies.
+// SplitArgs splits a line into arguments as Redis does for inline commands
+// (sdssplitargs): arguments are separated by whitespace; a "double quoted"
+// part may use the escapes \n \r \t \b \a \xHH and \<any char>, a 'single
+// quoted' part only \'. A quoted part may follow unquoted characters
+// (a"b c" is the one argument `ab c`), and ends the argument: the closing quote
+// must be followed by whitespace or the end of the line. It reports false for
+// unbalanced quotes. Arguments without quotes point into line; the others are
+// fresh copies. (Redis stops at a NUL byte; here it is an ordinary byte.)
 func SplitArgs(line []byte, args [][]byte) ([][]byte, bool) {
 	i := 0
 	for {
@@ -179,51 +184,58 @@ func SplitArgs(line []byte, args [][]byte) ([][]byte, bool) {
 		if i == len(line) {
 			return args, true
 		}
-		switch line[i] {
-		case '"', '\'':
-			arg, next, ok := quoted(line, i)
-			if !ok {
-				return args, false
-			}
-			args = append(args, arg)
-			i = next
-		default:
-			start := i
-			for i < len(line) && !isSpace(line[i]) {
-				i++
-			}
-			args = append(args, line[start:i])
+		start := i
+		for i < len(line) && !isWordEnd(line[i]) && line[i] != '"' && line[i] != '\'' {
+			i++
 		}
+		if i == len(line) || isWordEnd(line[i]) {
+			args = append(args, line[start:i])
+			continue
+		}
+		arg := append([]byte{}, line[start:i]...)
+		arg, i = quoted(line, i, arg)
+		if i < 0 {
+			return args, false
+		}
+		args = append(args, arg)
 	}
 }
 
-func quoted(line []byte, i int) ([]byte, int, bool) {
+// isWordEnd reports whether c ends an unquoted argument. Redis skips any
+// isspace() character between arguments, but only these four end one.
+func isWordEnd(c byte) bool { return c == ' ' || c == '\n' || c == '\r' || c == '\t' }
+
+// quoted reads an argument from the quote at line[i] on, appending to arg
+// (which holds any unquoted characters before the quote). It returns the
+// argument and the index after it, or -1 for unbalanced quotes.
+func quoted(line []byte, i int, arg []byte) ([]byte, int) {
 	q := line[i]
 	i++
-	arg := []byte{}
-	for i < len(line) {
+	for {
+		if i >= len(line) {
+			return nil, -1 // unterminated quotes
+		}
 		c := line[i]
 		switch {
 		case c == q:
 			if i+1 < len(line) && !isSpace(line[i+1]) {
-				return nil, 0, false
+				return nil, -1
 			}
-			return arg, i + 1, true
-		case c == '\\' && q == '"' && i+3 < len(line) && line[i+1] == 'x' && isHex(line[i+2]) && isHex(line[i+3]):
+			return arg, i + 1
+		case q == '"' && c == '\\' && i+3 < len(line) && line[i+1] == 'x' && isHex(line[i+2]) && isHex(line[i+3]):
 			arg = append(arg, unhex(line[i+2])<<4|unhex(line[i+3]))
 			i += 4
 			continue
-		case c == '\\' && i+1 < len(line) && (q == '"' || line[i+1] == '\''):
+		case q == '"' && c == '\\' && i+1 < len(line):
 			i++
-			c = line[i]
-			if q == '"' {
-				c = unescape(c)
-			}
+			c = unescape(line[i])
+		case q == '\'' && c == '\\' && i+1 < len(line) && line[i+1] == '\'':
+			i++
+			c = '\''
 		}
 		arg = append(arg, c)
 		i++
 	}
-	return nil, 0, false
 }
 
 func unescape(c byte) byte {

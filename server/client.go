@@ -196,11 +196,13 @@ func (c *Client) flush() bool {
 	return err == nil
 }
 
+// close drops the client from the server's list before closing the
+// connection, so a peer that sees the close no longer finds it in CLIENT LIST.
 func (c *Client) close() {
-	c.conn.Close()
 	c.s.mu.Lock()
 	delete(c.s.clients, c.id)
 	c.s.mu.Unlock()
+	c.conn.Close()
 }
 
 // execute runs one command: lookup, arity and auth checks, locking, the
@@ -225,7 +227,8 @@ func (c *Client) execute(args [][]byte) {
 	if cmd.Sub != nil && len(args) >= 2 {
 		sub := lookupCommand(cmd.Sub, args[1])
 		if sub == nil {
-			c.reject(cmd, errUnknownSubcommand(cmd.Name, args[1]))
+			// Redis counts this under no command (the container is never run).
+			c.reject(nil, errUnknownSubcommand(cmd.Name, args[1]))
 			return
 		}
 		cmd = sub

@@ -3,6 +3,8 @@ package server
 import (
 	"crypto/subtle"
 	"fmt"
+	"math"
+	"net"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -13,7 +15,7 @@ import (
 func init() {
 	register(
 		spec{name: "ping", arity: -1, flags: "fast", category: "@connection", group: "connection", summary: "Ping the server", since: "1.0.0", run: pingCommand},
-		spec{name: "echo", arity: 2, flags: "fast", category: "@connection", group: "connection", summary: "Echo the given string", since: "1.0.0", run: echoCommand},
+		spec{name: "echo", arity: 2, flags: "loading stale fast", category: "@connection", group: "connection", summary: "Echo the given string", since: "1.0.0", run: echoCommand},
 		spec{name: "quit", arity: -1, flags: "allow_busy noscript loading stale fast no_auth", category: "@connection", group: "connection", summary: "Close the connection", since: "1.0.0", run: quitCommand},
 		spec{name: "reset", arity: 1, flags: "noscript loading stale fast no_auth allow_busy", category: "@connection", group: "connection", summary: "Reset the connection", since: "6.2.0", run: resetCommand},
 		spec{name: "hello", arity: -1, flags: "noscript loading stale fast no_auth allow_busy", category: "@connection", group: "connection", summary: "Handshake with Redis", since: "6.0.0", run: helloCommand},
@@ -62,7 +64,11 @@ func resetCommand(x *Ctx) {
 	c.setDB(0)
 	c.setProto(2)
 	c.name.Store(nil)
-	c.reply = replyOn
+	// OFF and a SKIP for the next command are cleared; a SKIP that already
+	// applies to this command still drops RESET's own reply, as in Redis.
+	if c.reply != replySkipThis {
+		c.reply = replyOn
+	}
 	c.noEvict.Store(false)
 	c.noTouch.Store(false)
 	c.authenticated = x.s.cfg.RequirePass() == ""
@@ -75,10 +81,14 @@ func (c *Client) setProto(p int) {
 }
 
 // checkPassword compares in constant time, so the reply time does not leak how
-// much of a guess was right.
+// much of a guess was right. Without requirepass the default user is
+// "nopass", so any password is accepted for it, as in Redis.
 func (s *Server) checkPassword(user, pass []byte) bool {
+	if string(user) != "default" {
+		return false
+	}
 	want := s.cfg.RequirePass()
-	return string(user) == "default" && want != "" && subtle.ConstantTimeCompare(pass, []byte(want)) == 1
+	return want == "" || subtle.ConstantTimeCompare(pass, []byte(want)) == 1
 }
 
 const errWrongPass = "WRONGPASS invalid username-password pair or user is disabled."
@@ -119,8 +129,8 @@ func helloCommand(x *Ctx) {
 		}
 		proto, i = int(v), 2
 	}
-	var name []byte
-	setName, authed := false, false
+	// Redis 7.0 applies the options in order as it reads them: a SETNAME or
+	// AUTH before a failing option (or before the NOAUTH check) takes effect.
 	for ; i < len(x.Args); i++ {
 		more := len(x.Args) - i - 1
 		switch opt := strings.ToLower(string(x.Args[i])); {
@@ -129,29 +139,23 @@ func helloCommand(x *Ctx) {
 				x.W.Error(errWrongPass)
 				return
 			}
-			authed = true
+			c.authenticated = true
 			i += 2
 		case opt == "setname" && more >= 1:
 			if !validClientName(x.Args[i+1]) {
 				x.W.Error(errClientName)
 				return
 			}
-			name, setName = x.Args[i+1], true
+			c.setName(x.Args[i+1])
 			i++
 		default:
-			x.W.Error("ERR Syntax error in HELLO option '" + string(x.Args[i]) + "'")
+			x.W.Error("ERR Syntax error in HELLO option '" + cString(x.Args[i]) + "'")
 			return
 		}
 	}
-	if authed {
-		c.authenticated = true
-	}
-	if !c.authenticated {
-		x.W.Error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
+	if c.authRequired() {
+		x.W.Error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
 		return
-	}
-	if setName {
-		c.setName(name)
 	}
 	c.setProto(proto)
 	w := x.W
@@ -176,6 +180,10 @@ func selectCommand(x *Ctx) {
 	v, ok := strnum.ParseInt(x.Args[1])
 	if !ok {
 		x.W.Error(errNotInt)
+		return
+	}
+	if v < math.MinInt32 || v > math.MaxInt32 {
+		x.W.Error("ERR value is out of range, value must between -2147483648 and 2147483647")
 		return
 	}
 	if v < 0 || v >= int64(x.s.ks.Len()) {
@@ -234,14 +242,12 @@ func clientSetInfo(x *Ctx) {
 	attr, value := strings.ToLower(string(x.Args[2])), string(x.Args[3])
 	var dst = map[string]*atomic.Pointer[string]{"lib-name": &x.c.libName, "lib-ver": &x.c.libVer}[attr]
 	if dst == nil {
-		x.W.Error("ERR Unrecognized option '" + string(x.Args[2]) + "'")
+		x.W.Error("ERR Unrecognized option '" + cString(x.Args[2]) + "'")
 		return
 	}
-	for _, ch := range []byte(value) {
-		if ch < '!' || ch > '~' || (attr == "lib-name" && ch == ' ') {
-			x.W.Error("ERR " + attr + " cannot contain spaces, newlines or special characters.")
-			return
-		}
+	if !validClientName(x.Args[3]) {
+		x.W.Error("ERR " + cString(x.Args[2]) + " cannot contain spaces, newlines or special characters.")
+		return
 	}
 	dst.Store(&value)
 	x.W.OK()
@@ -285,20 +291,48 @@ func (c *Client) infoLine() string {
 	if lc := c.lastCmd.Load(); lc != nil {
 		cmd = lc.Name
 	}
-	flags := "N"
+	flags := ""
+	if c.isUnix() {
+		flags += "U"
+	}
 	if c.noEvict.Load() {
-		flags = "e"
+		flags += "e"
 	}
 	if c.noTouch.Load() {
 		flags += "T"
 	}
+	if flags == "" {
+		flags = "N"
+	}
 	idle := (c.s.clock.UnixMilli() - c.lastSeen.Load()) / 1000
 	qbuf := c.qbuf.Load()
 	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=0 psub=0 ssub=0 multi=-1 qbuf=%d qbuf-free=%d argv-mem=0 multi-mem=0 rbs=%d rbp=0 obl=0 oll=0 omem=%d tot-mem=%d events=r cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s",
-		c.id, c.conn.RemoteAddr(), c.conn.LocalAddr(), c.id, loadString(c.name.Load()),
+		c.id, c.peerAddr(), c.localAddr(), c.id, loadString(c.name.Load()),
 		int64(now.Sub(c.created).Seconds()), max(idle, 0), flags, c.db.Load(),
 		qbuf, max(initialReadBuf-qbuf, 0), initialReadBuf, c.omem.Load(), initialReadBuf+c.omem.Load(),
 		cmd, c.proto.Load(), loadString(c.libName.Load()), loadString(c.libVer.Load()))
+}
+
+func (c *Client) isUnix() bool {
+	_, unix := c.conn.LocalAddr().(*net.UnixAddr)
+	return unix
+}
+
+// peerAddr is the client's address as Redis shows it: "ip:port" ("[ip]:port"
+// for IPv6), or "<unixsocket>:0" on the unix socket.
+func (c *Client) peerAddr() string {
+	if c.isUnix() {
+		return c.s.cfg.UnixSocket() + ":0"
+	}
+	return c.conn.RemoteAddr().String()
+}
+
+// localAddr is the server side of the connection, in the same form.
+func (c *Client) localAddr() string {
+	if c.isUnix() {
+		return c.s.cfg.UnixSocket() + ":0"
+	}
+	return c.conn.LocalAddr().String()
 }
 
 func (s *Server) clientsSnapshot() []*Client {
@@ -311,43 +345,59 @@ func (s *Server) clientsSnapshot() []*Client {
 	return list
 }
 
+// validClientType reports whether t names a client type, as CLIENT LIST and
+// CLIENT KILL accept them.
+func validClientType(t []byte) bool {
+	switch strings.ToLower(string(t)) {
+	case "normal", "master", "replica", "slave", "pubsub":
+		return true
+	}
+	return false
+}
+
+// clientList handles CLIENT LIST, CLIENT LIST TYPE <type> and CLIENT LIST ID
+// <id> ...; ids are listed in the order given, unknown ones skipped.
 func clientList(x *Ctx) {
-	var ids map[uint64]bool
-	for i := 2; i < len(x.Args); i++ {
-		switch opt := strings.ToLower(string(x.Args[i])); {
-		case opt == "type" && i+1 < len(x.Args):
-			t := strings.ToLower(string(x.Args[i+1]))
-			if t != "normal" && t != "master" && t != "replica" && t != "slave" && t != "pubsub" {
-				x.W.Error("ERR Unknown client type '" + string(x.Args[i+1]) + "'")
-				return
-			}
-			if t != "normal" {
-				ids = map[uint64]bool{} // no replicas or subscribers yet
-			}
-			i++
-		case opt == "id" && i+1 < len(x.Args):
-			ids = map[uint64]bool{}
-			for i++; i < len(x.Args); i++ {
-				id, ok := strnum.ParseInt(x.Args[i])
-				if !ok || id <= 0 {
-					x.W.Error("ERR Invalid client ID")
-					return
-				}
-				ids[uint64(id)] = true
-			}
-		default:
-			x.W.Error(errSyntax)
+	args := x.Args
+	var b strings.Builder
+	switch {
+	case len(args) == 4 && strings.EqualFold(string(args[2]), "type"):
+		if !validClientType(args[3]) {
+			x.W.Error("ERR Unknown client type '" + cString(args[3]) + "'")
 			return
 		}
-	}
-	var b strings.Builder
-	for _, c := range sortedClients(x.s.clientsSnapshot()) {
-		if ids == nil || ids[c.id] {
-			b.WriteString(c.infoLine())
-			b.WriteByte('\n')
+		if strings.EqualFold(string(args[3]), "normal") { // no replicas or subscribers yet
+			writeClientLines(&b, sortedClients(x.s.clientsSnapshot()))
 		}
+	case len(args) > 3 && strings.EqualFold(string(args[2]), "id"):
+		byID := map[uint64]*Client{}
+		for _, c := range x.s.clientsSnapshot() {
+			byID[c.id] = c
+		}
+		for _, a := range args[3:] {
+			id, ok := strnum.ParseInt(a)
+			if !ok {
+				x.W.Error("ERR Invalid client ID")
+				return
+			}
+			if c := byID[uint64(id)]; c != nil && id > 0 {
+				writeClientLines(&b, []*Client{c})
+			}
+		}
+	case len(args) != 2:
+		x.W.Error(errSyntax)
+		return
+	default:
+		writeClientLines(&b, sortedClients(x.s.clientsSnapshot()))
 	}
 	x.W.Verbatim("txt", b.String())
+}
+
+func writeClientLines(b *strings.Builder, list []*Client) {
+	for _, c := range list {
+		b.WriteString(c.infoLine())
+		b.WriteByte('\n')
+	}
 }
 
 func sortedClients(list []*Client) []*Client {
@@ -359,29 +409,35 @@ func sortedClients(list []*Client) []*Client {
 	return list
 }
 
-// clientKill handles both forms: CLIENT KILL addr:port and the filter form.
+// clientKill handles both forms: CLIENT KILL addr:port and the filter form,
+// whose options are checked in order as Redis does.
 func clientKill(x *Ctx) {
 	args := x.Args[2:]
 	if len(args) == 1 {
+		killed := false
 		for _, c := range x.s.clientsSnapshot() {
-			if c.conn.RemoteAddr().String() == string(args[0]) {
+			if c.peerAddr() == string(args[0]) {
 				c.kill(x.c)
-				x.W.OK()
-				return
+				killed = true
 			}
 		}
-		x.W.Error("ERR No such client")
-		return
-	}
-	if len(args)%2 != 0 {
-		x.W.Error(errSyntax)
+		if !killed {
+			x.W.Error("ERR No such client")
+			return
+		}
+		x.W.OK()
 		return
 	}
 	var id uint64
-	var addr, laddr, user string
+	var addr, laddr []byte
+	otherType := false // a type no client has yet (master, replica, pubsub)
 	skipMe := true
 	var maxAge int64
 	for i := 0; i < len(args); i += 2 {
+		if i+1 >= len(args) {
+			x.W.Error(errSyntax)
+			return
+		}
 		v := args[i+1]
 		switch strings.ToLower(string(args[i])) {
 		case "id":
@@ -392,21 +448,20 @@ func clientKill(x *Ctx) {
 			}
 			id = uint64(n)
 		case "type":
-			t := strings.ToLower(string(v))
-			if t != "normal" && t != "master" && t != "replica" && t != "slave" && t != "pubsub" {
-				x.W.Error("ERR Unknown client type '" + string(v) + "'")
+			if !validClientType(v) {
+				x.W.Error("ERR Unknown client type '" + cString(v) + "'")
 				return
 			}
-			if t != "normal" {
-				x.W.Int(0)
-				return
-			}
+			otherType = !strings.EqualFold(string(v), "normal")
 		case "addr":
-			addr = string(v)
+			addr = v
 		case "laddr":
-			laddr = string(v)
+			laddr = v
 		case "user":
-			user = string(v)
+			if string(v) != "default" {
+				x.W.Error("ERR No such user '" + cString(v) + "'")
+				return
+			}
 		case "skipme":
 			switch strings.ToLower(string(v)) {
 			case "yes":
@@ -430,12 +485,12 @@ func clientKill(x *Ctx) {
 		}
 	}
 	killed := 0
-	for _, c := range x.s.clientsSnapshot() {
+	for _, c := range sortedClients(x.s.clientsSnapshot()) {
 		switch {
-		case id != 0 && c.id != id,
-			addr != "" && c.conn.RemoteAddr().String() != addr,
-			laddr != "" && c.conn.LocalAddr().String() != laddr,
-			user != "" && user != "default",
+		case otherType,
+			id != 0 && c.id != id,
+			addr != nil && c.peerAddr() != string(addr),
+			laddr != nil && c.localAddr() != string(laddr),
 			skipMe && c == x.c,
 			maxAge != 0 && int64(time.Since(c.created).Seconds()) < maxAge:
 			continue
@@ -452,32 +507,66 @@ func (c *Client) kill(by *Client) {
 		c.closeAfterReply = true
 		return
 	}
+	// Gone from CLIENT LIST and the next CLIENT KILL at once, as in Redis,
+	// not when its goroutine notices the closed connection.
+	c.s.mu.Lock()
+	delete(c.s.clients, c.id)
+	c.s.mu.Unlock()
 	c.conn.Close()
 }
 
 func clientHelp(x *Ctx) {
 	writeHelp(x, "CLIENT", []string{
-		"GETNAME", "    Return the name of the current connection.",
-		"ID", "    Return the ID of the current connection.",
-		"INFO", "    Return information about the current client connection.",
-		"KILL <ip:port>", "    Kill connection made from <ip:port>.",
-		"KILL <option> <value> [<option> <value> [...]]", "    Kill connections. Options are: ID, TYPE, USER, ADDR, LADDR, SKIPME, MAXAGE.",
-		"LIST [options ...]", "    Return information about client connections. Options: TYPE, ID.",
-		"REPLY (ON|OFF|SKIP)", "    Control the replies sent to the current connection.",
-		"SETNAME <name>", "    Assign the name <name> to the current connection.",
-		"SETINFO <LIB-NAME|LIB-VER> <value>", "    Set client library name or version.",
-		"NO-EVICT (ON|OFF)", "    Protect current client connection from eviction.",
-		"NO-TOUCH (ON|OFF)", "    Will not touch LRU/LFU stats when this mode is on.",
+		"GETNAME",
+		"    Return the name of the current connection.",
+		"ID",
+		"    Return the ID of the current connection.",
+		"INFO",
+		"    Return information about the current client connection.",
+		"KILL <ip:port>",
+		"    Kill connection made from <ip:port>.",
+		"KILL <option> <value> [<option> <value> [...]]",
+		"    Kill connections. Options are:",
+		"    * ADDR (<ip:port>|<unixsocket>:0)",
+		"      Kill connections made from the specified address",
+		"    * LADDR (<ip:port>|<unixsocket>:0)",
+		"      Kill connections made to specified local address",
+		"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+		"      Kill connections by type.",
+		"    * USER <username>",
+		"      Kill connections authenticated by <username>.",
+		"    * SKIPME (YES|NO)",
+		"      Skip killing current connection (default: yes).",
+		"    * ID <client-id>",
+		"      Kill connections by client id.",
+		"    * MAXAGE <maxage>",
+		"      Kill connections older than the specified age.",
+		"LIST [options ...]",
+		"    Return information about client connections. Options:",
+		"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+		"      Return clients of specified type.",
+		"REPLY (ON|OFF|SKIP)",
+		"    Control the replies sent to the current connection.",
+		"SETNAME <name>",
+		"    Assign the name <name> to the current connection.",
+		"SETINFO <option> <value>",
+		"    Set client meta attr. Options are:",
+		"    * LIB-NAME: the client lib name.",
+		"    * LIB-VER: the client lib version.",
+		"NO-EVICT (ON|OFF)",
+		"    Protect current client connection from eviction.",
+		"NO-TOUCH (ON|OFF)",
+		"    Will not touch LRU/LFU stats when this mode is on.",
 	})
 }
 
 // writeHelp writes a HELP reply in Redis's layout.
 func writeHelp(x *Ctx, name string, lines []string) {
-	x.W.Array(len(lines) + 2)
+	x.W.Array(len(lines) + 3) // the title, the lines, HELP and its text
 	x.W.Simple(name + " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:")
 	for _, l := range lines {
 		x.W.Simple(l)
 	}
 	x.W.Simple("HELP")
-	x.W.Simple("    Print this help.")
+	x.W.Simple("    Prints this help.")
 }

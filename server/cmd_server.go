@@ -46,8 +46,8 @@ func init() {
 		cmd("info", -2, "Get array of specific Redis command details, or all when no argument is given", "2.8.13", commandInfo),
 		cmd("docs", -2, "Get array of specific Redis command documentation", "7.0.0", commandDocs),
 		cmd("list", -2, "Get an array of Redis command names", "7.0.0", commandList),
-		cmd("getkeys", -3, "Extract keys given a full Redis command", "2.8.13", func(x *Ctx) { commandGetKeys(x, false) }),
-		cmd("getkeysandflags", -3, "Extract keys and access flags given a full Redis command", "7.0.0", func(x *Ctx) { commandGetKeys(x, true) }),
+		cmd("getkeys", -4, "Extract keys given a full Redis command", "2.8.13", func(x *Ctx) { commandGetKeys(x, false) }),
+		cmd("getkeysandflags", -4, "Extract keys and access flags given a full Redis command", "7.0.0", func(x *Ctx) { commandGetKeys(x, true) }),
 		cmd("help", 2, "Show helpful text about the different subcommands", "5.0.0", commandHelp),
 	)
 }
@@ -77,7 +77,7 @@ func timeCommand(x *Ctx) {
 
 func configSet(x *Ctx) {
 	if len(x.Args)%2 != 0 {
-		x.W.Error(errArity("config|set"))
+		x.W.Error(errSyntax)
 		return
 	}
 	if err := x.s.cfg.Set(argStrings(x.Args[2:])); err != nil {
@@ -167,20 +167,15 @@ func debugCommand(x *Ctx) {
 	}
 	switch sub := strings.ToLower(string(x.Args[1])); {
 	case sub == "sleep" && len(x.Args) == 3:
-		secs, ok := strnum.ParseFloat(x.Args[2])
-		if !ok {
-			x.W.Error(errNotFloat)
-			return
+		// Redis reads the value with strtod and no error check: junk sleeps 0.
+		secs := cFloatPrefix(x.Args[2])
+		if secs > 0 {
+			time.Sleep(time.Duration(secs * float64(time.Second)))
 		}
-		time.Sleep(time.Duration(secs * float64(time.Second)))
 		x.W.OK()
 	case sub == "set-active-expire" && len(x.Args) == 3:
-		v, ok := strnum.ParseInt(x.Args[2])
-		if !ok {
-			x.W.Error(errNotInt)
-			return
-		}
-		x.s.activeExpireEnabled.Store(v != 0)
+		// atoi, as in Redis: anything not starting with a number is 0.
+		x.s.activeExpireEnabled.Store(cFloatPrefix(x.Args[2]) >= 1 || cFloatPrefix(x.Args[2]) <= -1)
 		x.W.OK()
 	case sub == "object" && len(x.Args) == 3:
 		debugObject(x)
@@ -193,8 +188,28 @@ func debugCommand(x *Ctx) {
 			"SLEEP <seconds>", "    Stop the server for <seconds>. Decimals allowed.",
 		})
 	default:
-		x.W.Error("ERR Unknown subcommand or wrong number of arguments for '" + string(x.Args[1]) + "'. Try DEBUG HELP.")
+		x.W.Error("ERR unknown subcommand or wrong number of arguments for '" + cString(x.Args[1]) + "'. Try DEBUG HELP.")
 	}
+}
+
+// cFloatPrefix reads the longest prefix of b that is a decimal number, after
+// leading spaces, as C's strtod does; 0 when there is none.
+func cFloatPrefix(b []byte) float64 {
+	s := strings.TrimLeft(string(b), " \t\n\v\f\r")
+	end := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c == '.' || c == 'e' || c == 'E' || ((c == '-' || c == '+') && (i == 0 || s[i-1] == 'e' || s[i-1] == 'E'))) {
+			break
+		}
+		end = i + 1
+	}
+	for ; end > 0; end-- {
+		if f, err := strconv.ParseFloat(s[:end], 64); err == nil {
+			return f
+		}
+	}
+	return 0
 }
 
 func (c *Client) isLocal() bool {
@@ -250,32 +265,38 @@ func rdbStringLen(v []byte) int {
 
 // INFO
 
-var defaultSections = []string{"server", "clients", "memory", "persistence", "stats", "replication", "cpu", "modules", "errorstats", "cluster", "keyspace"}
+// infoSections lists INFO's sections in the order Redis prints them, with
+// their headers; "default" prints those marked, "all" and "everything" all.
+var infoSections = []struct {
+	name, header string
+	byDefault    bool
+}{
+	{"server", "Server", true}, {"clients", "Clients", true}, {"memory", "Memory", true},
+	{"persistence", "Persistence", true}, {"stats", "Stats", true}, {"replication", "Replication", true},
+	{"cpu", "CPU", true}, {"modules", "Modules", true}, {"commandstats", "Commandstats", false},
+	{"errorstats", "Errorstats", true}, {"latencystats", "Latencystats", false},
+	{"cluster", "Cluster", true}, {"keyspace", "Keyspace", true},
+}
 
 func infoCommand(x *Ctx) {
 	want := map[string]bool{}
 	for _, a := range x.Args[1:] {
 		want[strings.ToLower(string(a))] = true
 	}
-	var sections []string
-	switch {
-	case len(want) == 0 || want["default"]:
-		sections = defaultSections
-	case want["all"] || want["everything"]:
-		sections = append(append([]string{}, defaultSections[:len(defaultSections)-1]...), "commandstats", "keyspace")
-	default:
-		for _, name := range append(append([]string{}, defaultSections...), "commandstats") {
-			if want[name] {
-				sections = append(sections, name)
-			}
-		}
-	}
+	all := want["all"] || want["everything"]
+	def := len(want) == 0 || want["default"]
 	var b strings.Builder
-	for i, name := range sections {
-		if i > 0 {
+	first := true
+	for _, sec := range infoSections {
+		if !all && !want[sec.name] && !(def && sec.byDefault) {
+			continue
+		}
+		if !first {
 			b.WriteString("\r\n")
 		}
-		x.s.writeInfoSection(&b, name)
+		first = false
+		b.WriteString("# " + sec.header + "\r\n")
+		x.s.writeInfoSection(&b, sec.name)
 	}
 	x.W.Verbatim("txt", b.String())
 }
@@ -285,7 +306,6 @@ func field(b *strings.Builder, name string, v any) {
 }
 
 func (s *Server) writeInfoSection(b *strings.Builder, name string) {
-	b.WriteString("# " + strings.ToUpper(name[:1]) + name[1:] + "\r\n")
 	now := time.Now()
 	switch name {
 	case "server":
@@ -304,7 +324,7 @@ func (s *Server) writeInfoSection(b *strings.Builder, name string) {
 		field(b, "arch_bits", strconv.IntSize)
 		field(b, "monotonic_clock", "POSIX clock_gettime")
 		field(b, "multiplexing_api", "epoll")
-		field(b, "go_version", runtime.Version())
+		field(b, "keyhive_go_version", runtime.Version())
 		field(b, "process_id", os.Getpid())
 		field(b, "process_supervised", "no")
 		field(b, "run_id", s.runID)
@@ -551,7 +571,11 @@ func writeCommandInfo(x *Ctx, c *Command) {
 	w.Set(0) // tips
 	writeKeySpecs(x, c)
 	subs := sortedCommands(c.Sub)
-	w.Array(len(subs))
+	if len(subs) == 0 {
+		w.Set(0) // Redis's RESP3 quirk: an empty set, but an array of subcommands
+	} else {
+		w.Array(len(subs))
+	}
 	for _, sub := range subs {
 		writeCommandInfo(x, sub)
 	}
@@ -561,10 +585,10 @@ func writeCommandInfo(x *Ctx, c *Command) {
 func writeKeySpecs(x *Ctx, c *Command) {
 	w := x.W
 	if c.FirstKey <= 0 {
-		w.Array(0)
+		w.Set(0)
 		return
 	}
-	w.Array(1)
+	w.Set(1)
 	w.Map(3)
 	w.BulkString("flags")
 	access := "RO"

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"strings"
 	"sync/atomic"
 
@@ -150,26 +151,40 @@ func registerSub(parent string, specs ...spec) {
 	}
 }
 
-// AllCategories returns the command's ACL categories, the implied ones first, as
-// COMMAND INFO lists them.
+// aclCategories is Redis's ACL category table; COMMAND INFO and ACL CAT list
+// categories in this order.
+var aclCategories = []string{
+	"@keyspace", "@read", "@write", "@set", "@sortedset", "@list", "@hash", "@string",
+	"@bitmap", "@hyperloglog", "@geo", "@stream", "@pubsub", "@admin", "@fast", "@slow",
+	"@blocking", "@dangerous", "@connection", "@transaction", "@scripting",
+}
+
+// AllCategories returns the command's ACL categories, explicit and implied by
+// its flags, in Redis's category order, as COMMAND INFO lists them.
 func (c *Command) AllCategories() []string {
+	set := map[string]bool{}
+	for _, cat := range c.Categories {
+		set[cat] = true
+	}
+	set["@write"] = set["@write"] || c.Flags&FlagWrite != 0
+	set["@read"] = set["@read"] || (c.Flags&FlagReadonly != 0 && !set["@scripting"])
+	set["@admin"] = set["@admin"] || c.Flags&FlagAdmin != 0
+	set["@dangerous"] = set["@dangerous"] || c.Flags&FlagAdmin != 0
+	set["@pubsub"] = set["@pubsub"] || c.Flags&FlagPubSub != 0
+	set["@fast"] = set["@fast"] || c.Flags&FlagFast != 0
+	set["@blocking"] = set["@blocking"] || c.Flags&FlagBlocking != 0
+	set["@slow"] = set["@slow"] || !set["@fast"] // not @fast is @slow
 	var cats []string
-	add := func(ok bool, cat string) {
-		if ok {
+	for _, cat := range aclCategories {
+		if set[cat] {
 			cats = append(cats, cat)
+			delete(set, cat)
 		}
 	}
-	add(c.Flags&FlagWrite != 0, "@write")
-	add(c.Flags&FlagReadonly != 0 && !has(c.Categories, "@scripting"), "@read")
-	add(c.Flags&FlagAdmin != 0, "@admin")
-	add(c.Flags&FlagAdmin != 0, "@dangerous")
-	add(c.Flags&FlagPubSub != 0, "@pubsub")
-	add(c.Flags&FlagFast != 0, "@fast")
-	add(c.Flags&FlagBlocking != 0, "@blocking")
-	add(c.Flags&FlagFast == 0, "@slow")
-	for _, cat := range c.Categories {
-		if !has(cats, cat) {
+	for _, cat := range c.Categories { // any category Redis does not have, last
+		if set[cat] {
 			cats = append(cats, cat)
+			delete(set, cat)
 		}
 	}
 	return cats
@@ -305,9 +320,22 @@ func errUnknownSubcommand(parent string, sub []byte) string {
 	return "ERR unknown subcommand '" + string(truncate(sub, 128)) + "'. Try " + strings.ToUpper(parent) + " HELP."
 }
 
+// truncate is b as C's "%.<n>s" prints it: up to a NUL byte, at most n bytes.
 func truncate(b []byte, n int) []byte {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
 	if len(b) > n {
 		return b[:n]
 	}
 	return b
+}
+
+// cString is b up to its first NUL byte: what Redis prints when it formats an
+// argument with %s.
+func cString(b []byte) string {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	return string(b)
 }

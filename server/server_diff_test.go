@@ -1,0 +1,476 @@
+package server_test
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/keyhive/keyhive/internal/difftest"
+)
+
+// Differential tests of the server commands: TIME INFO CONFIG COMMAND DEBUG,
+// and the errors for unknown commands, subcommands and wrong arity.
+
+func TestTime(t *testing.T) {
+	p := difftest.Start(t)
+	r, k := p.DoDifferent("the clocks are read at different instants", "TIME")
+	if k.Kind != difftest.KindArray || len(k.Elems) != 2 || r.Kind != k.Kind || len(r.Elems) != 2 {
+		t.Fatalf("TIME: %q vs %q", r.Raw, k.Raw)
+	}
+	var vals [2][2]int64
+	for i, reply := range []difftest.Reply{r, k} {
+		for j, e := range reply.Elems {
+			n, err := strconv.ParseInt(e.Str, 10, 64)
+			if e.Kind != difftest.KindBulk || err != nil || n < 0 {
+				t.Fatalf("TIME element %d: %q", j, e.Raw)
+			}
+			vals[i][j] = n
+		}
+	}
+	if vals[1][1] >= 1e6 {
+		t.Errorf("keyhive TIME microseconds %d >= 1e6", vals[1][1])
+	}
+	if d := vals[0][0] - vals[1][0]; d < -2 || d > 2 {
+		t.Errorf("TIME seconds differ by %d", d)
+	}
+	p.Do("TIME", "x")
+	p.Proto(3)
+	p.DoDifferent("the clocks are read at different instants", "TIME")
+}
+
+// infoSections returns the "# Name" headers of an INFO reply, in order.
+func infoSections(s string) []string {
+	var out []string
+	for _, line := range strings.Split(s, "\r\n") {
+		if strings.HasPrefix(line, "# ") {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// infoFieldSet returns the field names of an INFO reply.
+func infoFieldSet(s string) map[string]bool {
+	m := map[string]bool{}
+	for _, line := range strings.Split(s, "\r\n") {
+		if name, _, ok := strings.Cut(line, ":"); ok && !strings.HasPrefix(line, "#") {
+			m[name] = true
+		}
+	}
+	return m
+}
+
+// sectionsCompare compares INFO replies by reply type and section headers.
+func sectionsCompare(r, k difftest.Reply) error {
+	if r.Kind != k.Kind || r.IsError() || k.IsError() {
+		return difftest.Exact(r, k)
+	}
+	rs, ks := infoSections(r.Str), infoSections(k.Str)
+	if strings.Join(rs, ",") != strings.Join(ks, ",") {
+		return fmt.Errorf("sections %v vs %v", rs, ks)
+	}
+	if strings.HasSuffix(r.Str, "\r\n") != strings.HasSuffix(k.Str, "\r\n") {
+		return fmt.Errorf("trailing CRLF differs")
+	}
+	return nil
+}
+
+func TestInfoSections(t *testing.T) {
+	p := difftest.Start(t)
+	p.Do("SET", "k", "v") // a non-empty keyspace section
+	for _, args := range [][]any{
+		{"INFO"}, {"INFO", "default"}, {"INFO", "all"}, {"INFO", "everything"},
+		{"INFO", "server"}, {"INFO", "SERVER"}, {"info", "Clients"}, {"INFO", "memory"},
+		{"INFO", "persistence"}, {"INFO", "stats"}, {"INFO", "replication"}, {"INFO", "cpu"},
+		{"INFO", "modules"}, {"INFO", "errorstats"}, {"INFO", "cluster"}, {"INFO", "keyspace"},
+		{"INFO", "commandstats"}, {"INFO", "server", "clients"}, {"INFO", "keyspace", "server"},
+		{"INFO", "server", "server"}, {"INFO", "default", "commandstats"},
+	} {
+		p.DoCompare(sectionsCompare, args...)
+	}
+	p.Do("INFO", "nosuchsection")
+	p.Do("INFO", "nosuch", "other")
+	p.Proto(3)
+	p.DoCompare(sectionsCompare, "INFO", "server")
+	p.Do("INFO", "nosuchsection")
+}
+
+// TestInfoFieldNames checks that every field Keyhive reports (except its own
+// keyhive_* fields) is one redis reports in the same section.
+func TestInfoFieldNames(t *testing.T) {
+	// Isolated and reset: command statistics live in the package-wide command
+	// table, so every in-process Keyhive shares them (see the report).
+	p := difftest.StartIsolated(t)
+	p.Do("CONFIG", "RESETSTAT")
+	p.Do("SET", "k", "v")
+	p.Do("GET", "k")
+	for _, section := range []string{"server", "clients", "memory", "persistence", "stats", "replication", "cpu", "cluster", "keyspace", "commandstats"} {
+		r, k := p.DoDifferent("INFO values differ; the field names are compared", "INFO", section)
+		rf, kf := infoFieldSet(r.Str), infoFieldSet(k.Str)
+		if len(kf) == 0 {
+			t.Errorf("INFO %s: keyhive reports no fields", section)
+		}
+		for name := range kf {
+			if !rf[name] && !strings.HasPrefix(name, "keyhive_") {
+				t.Errorf("INFO %s: keyhive field %q is not a redis field", section, name)
+			}
+		}
+	}
+	// Fields clients and tools commonly read.
+	_, k := p.DoDifferent("INFO values differ", "INFO")
+	kf := infoFieldSet(k.Str)
+	for _, name := range []string{"redis_version", "redis_mode", "os", "arch_bits", "process_id", "run_id", "tcp_port",
+		"uptime_in_seconds", "uptime_in_days", "hz", "connected_clients", "maxclients", "blocked_clients", "used_memory",
+		"used_memory_human", "used_memory_rss", "used_memory_peak", "maxmemory", "maxmemory_policy", "mem_fragmentation_ratio",
+		"loading", "rdb_changes_since_last_save", "total_connections_received", "total_commands_processed",
+		"instantaneous_ops_per_sec", "total_net_input_bytes", "total_net_output_bytes", "rejected_connections",
+		"expired_keys", "evicted_keys", "keyspace_hits", "keyspace_misses", "total_error_replies", "role",
+		"connected_slaves", "master_replid", "master_repl_offset", "used_cpu_sys", "used_cpu_user", "cluster_enabled", "db0"} {
+		if !kf[name] {
+			t.Errorf("keyhive INFO lacks %s", name)
+		}
+	}
+}
+
+func TestInfoKeyspaceExact(t *testing.T) {
+	p := difftest.StartIsolated(t)
+	p.Do("INFO", "keyspace")
+	// avg_ttl is sampled by active expiry; without it both report 0.
+	p.Do("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+	p.Do("SET", "a", "1")
+	p.Do("SET", "b", "2", "EX", "1000")
+	p.Do("SET", "c", "3")
+	p.Do("SELECT", "3")
+	p.Do("SET", "x", "1", "PX", "500000")
+	p.Do("SET", "y", "1", "PX", "500000")
+	p.Do("SELECT", "15")
+	p.Do("SET", "z", "1")
+	p.Do("INFO", "keyspace")
+	p.Do("DEL", "z")
+	p.Do("SELECT", "0")
+	p.Do("PERSIST", "b")
+	p.Do("INFO", "keyspace")
+	p.Do("FLUSHALL")
+	p.Do("INFO", "keyspace")
+}
+
+// cmdstatCompare compares INFO commandstats lines: the command names, calls,
+// rejected_calls and failed_calls must match; the timings may not, and the
+// line order follows each server's hash table.
+func cmdstatCompare(r, k difftest.Reply) error {
+	if r.Kind != k.Kind || r.IsError() || k.IsError() {
+		return difftest.Exact(r, k)
+	}
+	norm := func(s string) string {
+		var out []string
+		for _, line := range strings.Split(s, "\r\n") {
+			name, vals, ok := strings.Cut(line, ":")
+			if !ok {
+				out = append(out, line)
+				continue
+			}
+			var kept []string
+			for _, kv := range strings.Split(vals, ",") {
+				key, v, _ := strings.Cut(kv, "=")
+				if key == "usec" || key == "usec_per_call" {
+					v = "*"
+				}
+				kept = append(kept, key+"="+v)
+			}
+			out = append(out, name+":"+strings.Join(kept, ","))
+		}
+		slices.Sort(out)
+		return strings.Join(out, "\n")
+	}
+	if rn, kn := norm(r.Str), norm(k.Str); rn != kn {
+		return fmt.Errorf("commandstats differ:\n%s\nvs\n%s", rn, kn)
+	}
+	return nil
+}
+
+func TestInfoCommandstats(t *testing.T) {
+	p := difftest.StartIsolated(t)
+	p.Do("CONFIG", "RESETSTAT")
+	p.DoCompare(cmdstatCompare, "INFO", "commandstats")
+	p.Do("SET", "k", "v")
+	p.Do("GET", "k")
+	p.Do("GET", "k")
+	p.Do("GET")              // rejected: arity
+	p.Do("INCR", "k")        // failed: not an integer
+	p.Do("NOSUCHCOMMAND")    // not counted under any command
+	p.Do("CONFIG", "GET")    // rejected subcommand
+	p.Do("CONFIG", "NOSUCH") // rejected under the container
+	p.Do("CLIENT", "SETNAME", "x")
+	p.DoCompare(cmdstatCompare, "INFO", "commandstats")
+	p.Do("CONFIG", "RESETSTAT")
+	p.DoCompare(cmdstatCompare, "INFO", "commandstats")
+}
+
+func TestConfigGet(t *testing.T) {
+	p := difftest.Start(t)
+	for _, args := range [][]any{
+		{"maxmemory"}, {"MAXMEMORY"}, {"maxmemory*"}, {"maxmemory-policy"}, {"hz"}, {"databases"},
+		{"timeout"}, {"appendonly"}, {"save"}, {"notify-keyspace-events"}, {"maxclients"},
+		{"proto-max-bulk-len"}, {"client-query-buffer-limit"}, {"requirepass"}, {"tcp-keepalive"},
+		{"nosuchparam"}, {"nosuch*"}, {"hz", "maxmemory"}, {"hz", "hz"}, {"hz", "h?"},
+		{"maxmemory*", "maxmemory-policy"}, {"hz", "nosuch", "databases"},
+		{"lazyfree-lazy-*"}, {"slave-read-only"}, {"replica-read-only"},
+	} {
+		p.DoUnorderedPairs(append([]any{"CONFIG", "GET"}, args...)...)
+	}
+	p.Do("CONFIG", "GET")
+	p.Proto(3)
+	p.DoUnordered("CONFIG", "GET", "maxmemory*")
+	p.DoUnordered("CONFIG", "GET", "nosuch")
+}
+
+func TestConfigSet(t *testing.T) {
+	p := difftest.StartIsolated(t)
+	p.Do("CONFIG", "SET", "maxmemory", "100mb")
+	p.Do("CONFIG", "GET", "maxmemory")
+	p.Do("CONFIG", "SET", "maxmemory", "0")
+	p.Do("CONFIG", "SET", "hz", "20")
+	p.Do("CONFIG", "GET", "hz")
+	p.Do("CONFIG", "SET", "HZ", "10")
+	p.Do("CONFIG", "SET", "maxmemory-policy", "allkeys-lru")
+	p.Do("CONFIG", "GET", "maxmemory-policy")
+	p.Do("CONFIG", "SET", "maxmemory-policy", "noeviction")
+	// Bad values.
+	p.Do("CONFIG", "SET", "maxmemory", "abc")
+	p.Do("CONFIG", "SET", "hz", "abc")
+	p.Do("CONFIG", "SET", "hz", "")
+	p.Do("CONFIG", "SET", "maxmemory-policy", "foo")
+	p.Do("CONFIG", "SET", "appendonly", "maybe")
+	p.Do("CONFIG", "SET", "timeout", "-1")
+	// Unknown and immutable parameters.
+	p.Do("CONFIG", "SET", "nosuchparam", "1")
+	p.Do("CONFIG", "SET", "databases", "5")
+	p.Do("CONFIG", "SET", "daemonize", "yes")
+	// Arity and pairing.
+	p.Do("CONFIG", "SET")
+	p.Do("CONFIG", "SET", "hz")
+	p.Do("CONFIG", "SET", "hz", "5", "maxmemory")
+	// Several parameters are applied atomically: one bad value changes none.
+	p.Do("CONFIG", "SET", "maxmemory", "10mb", "hz", "abc")
+	p.Do("CONFIG", "GET", "maxmemory")
+	p.Do("CONFIG", "SET", "maxmemory", "10mb", "nosuch", "1")
+	p.Do("CONFIG", "SET", "maxmemory", "10mb", "databases", "3")
+	p.Do("CONFIG", "SET", "hz", "5", "hz", "6")
+	p.DoUnorderedPairs("CONFIG", "GET", "maxmemory", "hz")
+	p.Do("CONFIG", "SET", "maxmemory", "10mb", "hz", "15")
+	p.DoUnorderedPairs("CONFIG", "GET", "maxmemory", "hz")
+}
+
+func TestConfigResetstat(t *testing.T) {
+	p := difftest.StartIsolated(t)
+	p.Do("SET", "k", "v")
+	p.Do("GET", "k")
+	p.Do("GET", "nokey")
+	p.Do("CONFIG", "RESETSTAT", "x")
+	p.Do("CONFIG", "RESETSTAT")
+	p.Do("GET", "k")
+	p.Do("GET", "k")
+	p.Do("GET", "nokey")
+	p.Do("NOSUCH")
+	stats := func(c *difftest.Client) map[string]string {
+		m := map[string]string{}
+		for _, line := range strings.Split(c.Do("INFO", "stats").Str, "\r\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok {
+				m[k] = v
+			}
+		}
+		return m
+	}
+	rs, ks := stats(p.Redis()), stats(p.Keyhive())
+	for _, f := range []string{"keyspace_hits", "keyspace_misses", "total_error_replies", "expired_keys", "evicted_keys", "rejected_connections", "total_connections_received"} {
+		if rs[f] != ks[f] {
+			t.Errorf("after CONFIG RESETSTAT, %s: redis %q, keyhive %q", f, rs[f], ks[f])
+		}
+	}
+	p.Do("CONFIG", "HELP")
+	p.Do("CONFIG", "HELP", "x")
+}
+
+// commandInfoCompare compares COMMAND INFO replies on the first 7 fields of
+// each command: name, arity, flags, first key, last key, step, ACL
+// categories. Tips, key specs and subcommands are a simplification in Keyhive.
+func commandInfoCompare(r, k difftest.Reply) error {
+	if r.Kind != k.Kind || len(r.Elems) != len(k.Elems) || r.IsError() {
+		return difftest.Exact(r, k)
+	}
+	for i := range r.Elems {
+		re, ke := r.Elems[i], k.Elems[i]
+		if re.Null || ke.Null {
+			if !re.Equal(ke) {
+				return fmt.Errorf("command %d: %s vs %s", i, re, ke)
+			}
+			continue
+		}
+		if len(re.Elems) < 7 || len(ke.Elems) < 7 {
+			return fmt.Errorf("command %d: %d and %d fields", i, len(re.Elems), len(ke.Elems))
+		}
+		for j := range 7 {
+			if !re.Elems[j].Equal(ke.Elems[j]) {
+				return fmt.Errorf("command %s field %d: %s vs %s", re.Elems[0].Str, j, re.Elems[j], ke.Elems[j])
+			}
+		}
+	}
+	return nil
+}
+
+func TestCommandInfo(t *testing.T) {
+	p := difftest.Start(t)
+	p.DoCompare(commandInfoCompare, "COMMAND", "INFO", "get")
+	p.DoCompare(commandInfoCompare, "COMMAND", "INFO", "GET", "set", "config|get", "CONFIG|SET", "nosuch", "config|nosuch", "get|x")
+	// The commands of this package's connection and server files.
+	for _, name := range []string{"ping", "echo", "quit", "reset", "hello", "auth", "select", "client",
+		"client|id", "client|setname", "client|getname", "client|list", "client|info", "client|kill",
+		"client|reply", "client|no-evict", "client|help", "time", "info", "shutdown", "config",
+		"config|resetstat", "config|rewrite", "config|help", "debug", "command", "command|count",
+		"command|info", "command|docs", "command|list", "command|getkeys", "command|getkeysandflags",
+		"command|help", "mset", "del", "mget"} {
+		p.DoCompare(commandInfoCompare, "COMMAND", "INFO", name)
+	}
+	p.Proto(3)
+	p.DoCompare(commandInfoCompare, "COMMAND", "INFO", "get", "set", "config|get", "nosuch")
+}
+
+func TestCommandCountListGetkeys(t *testing.T) {
+	p := difftest.Start(t)
+	r, k := p.DoDifferent("Keyhive implements fewer commands than Redis", "COMMAND", "COUNT")
+	if k.Kind != difftest.KindInt || k.Int < 20 || k.Int > r.Int {
+		t.Errorf("COMMAND COUNT: redis %s, keyhive %s", r, k)
+	}
+	p.Do("COMMAND", "COUNT", "x")
+
+	for _, pat := range []string{"config*", "CONFIG|*", "ech?", "*|resetstat", "nosuch*", "[pq]ing", "getrange"} {
+		p.DoUnordered("COMMAND", "LIST", "FILTERBY", "PATTERN", pat)
+	}
+	p.Do("COMMAND", "LIST", "FILTERBY")
+	p.Do("COMMAND", "LIST", "FILTERBY", "PATTERN")
+	p.Do("COMMAND", "LIST", "FILTERBY", "nosuch", "x")
+	p.Do("COMMAND", "LIST", "FILTERBY", "PATTERN", "a", "b")
+	p.Do("COMMAND", "LIST", "foo")
+	p.Do("COMMAND", "LIST", "FILTERBY", "ACLCAT", "nosuchcategory")
+	p.Do("COMMAND", "LIST", "FILTERBY", "MODULE", "nosuchmodule")
+	// Every name Keyhive lists is one redis lists.
+	r, k = p.DoDifferent("Keyhive implements fewer commands than Redis", "COMMAND", "LIST")
+	have := map[string]bool{}
+	for _, e := range r.Elems {
+		have[e.Str] = true
+	}
+	for _, e := range k.Elems {
+		if !have[e.Str] && e.Str != "client|setinfo" && e.Str != "client|no-touch" { // Redis 7.2
+			t.Errorf("COMMAND LIST: keyhive lists %q, redis does not", e.Str)
+		}
+	}
+
+	for _, args := range [][]any{
+		{"get", "k"}, {"set", "k", "v"}, {"set", "k", "v", "EX", "10"}, {"mset", "a", "1", "b", "2"},
+		{"mset", "a", "1", "b"}, {"mget", "a", "b", "c"}, {"del", "a", "b"}, {"copy", "a", "b", "DB", "1"},
+		{"object", "encoding", "k"}, {"rename", "a", "b"}, {"GET", "k"},
+		{"config", "get", "x"}, {"ping", "x"}, {"nosuch", "a"}, {"object", "nosuch", "k"},
+		{"get", "a", "b"}, {"set", "k"}, {"config"},
+	} {
+		p.Do(append([]any{"COMMAND", "GETKEYS"}, args...)...)
+	}
+	p.Do("COMMAND", "GETKEYS")
+	p.Do("COMMAND", "GETKEYS", "get")
+	p.Do("COMMAND", "GETKEYS", "ping")
+	p.Do("COMMAND", "HELP")
+	p.Do("COMMAND", "NOSUCH")
+}
+
+func TestDebug(t *testing.T) {
+	p := difftest.StartIsolated(t)
+	p.Do("DEBUG")
+	p.Do("DEBUG", "nosuch")
+	p.Do("debug", "NoSuch", "a", "b")
+	p.Do("DEBUG", "SLEEP")
+	p.Do("DEBUG", "SLEEP", "0")
+	p.Do("DEBUG", "SLEEP", "0.01")
+	p.Do("DEBUG", "SLEEP", "abc") // strtod: not a number sleeps 0
+	p.Do("DEBUG", "SLEEP", "0", "1")
+	p.Do("DEBUG", "SET-ACTIVE-EXPIRE")
+	p.Do("DEBUG", "SET-ACTIVE-EXPIRE", "1", "2")
+	p.Do("DEBUG", "SET-ACTIVE-EXPIRE", "abc") // atoi: 0
+	p.Do("DEBUG", "set-active-expire", "1")
+	p.Do("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+
+	// With active expiry off, an expired key stays counted until touched.
+	p.Do("SET", "k", "v", "PX", "1")
+	time.Sleep(250 * time.Millisecond)
+	p.Do("DBSIZE")
+	p.Do("GET", "k")
+	p.Do("DBSIZE")
+
+	// Back on, expired keys go away without being touched.
+	p.Do("SET", "k", "v", "PX", "1")
+	p.Do("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+	deadline := time.Now().Add(3 * time.Second)
+	for p.Keyhive().Do("DBSIZE").Int != 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	for p.Redis().Do("DBSIZE").Int != 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	p.Do("DBSIZE")
+	r, k := p.DoDifferent("Keyhive lists the DEBUG subcommands it implements", "DEBUG", "HELP")
+	if k.Kind != difftest.KindArray || len(k.Elems) < 3 || !k.Elems[0].Equal(r.Elems[0]) || !k.Elems[len(k.Elems)-1].Equal(r.Elems[len(r.Elems)-1]) {
+		t.Errorf("DEBUG HELP layout:\n\tredis:   %q\n\tkeyhive: %q", r.Raw, k.Raw)
+	}
+}
+
+func TestCommandUnknownErrors(t *testing.T) {
+	p := difftest.Start(t)
+	long := strings.Repeat("x", 200)
+	p.Do("NOSUCH")
+	p.Do("nosuch", "a", "b", "c")
+	p.Do("NoSuch", "")
+	p.Do(long)
+	p.Do(long, long)
+	p.Do("nosuch", strings.Repeat("a", 126), "b")
+	p.Do("nosuch", strings.Repeat("a", 125), "bcd", "efg")
+	p.Do("nosuch", strings.Repeat("a", 124), "bcd")
+	many := []any{"nosuch"}
+	for i := range 100 {
+		many = append(many, fmt.Sprintf("arg%d", i))
+	}
+	p.Do(many...)
+	p.Do("no\r\nsuch", "a\nb", "c\rd")
+	p.Do("nosuch", "a\x00b", "c")
+	p.Do("nos\x00uch", "x")
+	p.Do("", "x")
+	// Unknown subcommands.
+	p.Do("CONFIG", "NOSUCH")
+	p.Do("config", "nosuch", "a", "b")
+	p.Do("Config", "NoSuch")
+	p.Do("CONFIG", long)
+	p.Do("CONFIG", "")
+	p.Do("CONFIG", "a\x00b")
+	p.Do("CLIENT", "nosuch")
+	p.Do("COMMAND", "NOSUCH", "x")
+	p.Do("OBJECT", "nosuch", "k")
+	// Wrong arity: the full name of a subcommand.
+	p.Do("CONFIG")
+	p.Do("CONFIG", "GET")
+	p.Do("config", "set", "x")
+	p.Do("CONFIG", "RESETSTAT", "x")
+	p.Do("CONFIG", "HELP", "x")
+	p.Do("CLIENT", "SETNAME")
+	p.Do("CLIENT", "GETNAME", "x")
+	p.Do("COMMAND", "COUNT", "x")
+	p.Do("COMMAND", "GETKEYS")
+	p.Do("OBJECT")
+	p.Do("OBJECT", "ENCODING")
+	p.Do("GET")
+	p.Do("SET", "k")
+	p.Do("ECHO")
+	p.Do("SELECT")
+	p.Proto(3)
+	p.Do("NOSUCH", "a")
+	p.Do("CONFIG", "GET")
+}
