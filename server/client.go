@@ -264,17 +264,18 @@ func (c *Client) execute(args [][]byte) {
 	}
 	s.ks.Unlock(db, &x.locks)
 
-	cmd.calls.Add(1)
-	cmd.usec.Add(time.Since(start).Microseconds())
+	st := &s.cmdStats[cmd.id]
+	st.calls.Add(1)
+	st.usec.Add(time.Since(start).Microseconds())
 	if len(c.out.B) > mark && c.out.B[mark] == '-' {
-		cmd.failedCalls.Add(1)
+		st.failed.Add(1)
 		s.stats.errorReplies.Add(1)
 	}
 }
 
 func (c *Client) reject(cmd *Command, msg string) {
 	if cmd != nil {
-		cmd.rejectedCalls.Add(1)
+		c.s.cmdStats[cmd.id].rejected.Add(1)
 	}
 	c.s.stats.errorReplies.Add(1)
 	c.out.Error(msg)

@@ -102,12 +102,13 @@ func configResetStat(x *Ctx) {
 		&st.netInputBytes, &st.netOutputBytes, &st.keyspaceHits, &st.keyspaceMisses, &st.errorReplies, &s.ks.ExpiredKeys} {
 		c.Store(0)
 	}
-	forEachCommand(func(c *Command) {
-		c.calls.Store(0)
-		c.usec.Store(0)
-		c.rejectedCalls.Store(0)
-		c.failedCalls.Store(0)
-	})
+	for i := range s.cmdStats {
+		st := &s.cmdStats[i]
+		st.calls.Store(0)
+		st.usec.Store(0)
+		st.rejected.Store(0)
+		st.failed.Store(0)
+	}
 	x.W.OK()
 }
 
@@ -398,14 +399,15 @@ func (s *Server) writeInfoSection(b *strings.Builder, name string) {
 		}
 	case "commandstats":
 		forEachCommand(func(c *Command) {
-			if calls := c.calls.Load(); calls > 0 || c.rejectedCalls.Load() > 0 {
-				usec := c.usec.Load()
+			st := &s.cmdStats[c.id]
+			if calls := st.calls.Load(); calls > 0 || st.rejected.Load() > 0 {
+				usec := st.usec.Load()
 				perCall := 0.0
 				if calls > 0 {
 					perCall = float64(usec) / float64(calls)
 				}
 				fmt.Fprintf(b, "cmdstat_%s:calls=%d,usec=%d,usec_per_call=%.2f,rejected_calls=%d,failed_calls=%d\r\n",
-					c.Name, calls, usec, perCall, c.rejectedCalls.Load(), c.failedCalls.Load())
+					c.Name, calls, usec, perCall, st.rejected.Load(), st.failed.Load())
 			}
 		})
 	}
@@ -427,7 +429,7 @@ func (s *Server) writeMemoryInfo(b *strings.Builder) {
 		{Name: "/gc/cycles/total:gc-cycles"},
 		{Name: "/sched/pauses/total/gc:seconds"},
 		{Name: "/cpu/classes/gc/total:cpu-seconds"},
-		{Name: "/cpu/classes/total:cpu-seconds"},
+		{Name: "/cpu/classes/user:cpu-seconds"},
 	}
 	metrics.Read(samples)
 	arena := s.ks.MemoryBytes()
@@ -452,12 +454,16 @@ func (s *Server) writeMemoryInfo(b *strings.Builder) {
 	field(b, "mem_allocator", "go")
 	field(b, "keyhive_gc_cycles", samples[2].Value.Uint64())
 	field(b, "keyhive_gc_pause_total_us", int64(histogramSum(samples[3].Value.Float64Histogram())*1e6))
-	gcCPU, totalCPU := samples[4].Value.Float64(), samples[5].Value.Float64()
+	// GC share of the CPU the process used (idle time excluded); the raw
+	// seconds let a benchmark compute the share over its own interval.
+	gcCPU, userCPU := samples[4].Value.Float64(), samples[5].Value.Float64()
 	pct := 0.0
-	if totalCPU > 0 {
-		pct = 100 * gcCPU / totalCPU
+	if gcCPU+userCPU > 0 {
+		pct = 100 * gcCPU / (gcCPU + userCPU)
 	}
 	field(b, "keyhive_gc_cpu_percent", fmt.Sprintf("%.2f", pct))
+	field(b, "keyhive_gc_cpu_seconds", fmt.Sprintf("%.6f", gcCPU))
+	field(b, "keyhive_user_cpu_seconds", fmt.Sprintf("%.6f", userCPU))
 }
 
 func (s *Server) notePeak(used int64) int64 {

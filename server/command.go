@@ -92,10 +92,9 @@ type Command struct {
 	// (e.g. COPY's destination); nil uses FirstKey/LastKey/Step.
 	keys func(args [][]byte, dst [][]byte) [][]byte
 
-	calls         atomic.Int64
-	usec          atomic.Int64
-	rejectedCalls atomic.Int64
-	failedCalls   atomic.Int64
+	// id indexes the per-server statistics; the table itself is shared by
+	// every server in the process and holds no mutable state.
+	id int
 }
 
 // spec is the compact form commands register with.
@@ -117,12 +116,22 @@ type spec struct {
 // read it. Command family files add to it from init functions.
 var table = map[string]*Command{}
 
+// commandCount is the number of commands and subcommands registered.
+var commandCount int
+
+// commandStats are one server's counters for one command (INFO commandstats).
+type commandStats struct {
+	calls, usec, rejected, failed atomic.Int64
+}
+
 func newCommand(s spec) *Command {
 	c := &Command{
 		Name: s.name, Arity: s.arity, Flags: parseFlags(s.flags),
 		FirstKey: s.first, LastKey: s.last, Step: s.step,
 		Group: s.group, Summary: s.summary, Since: s.since, Run: s.run,
+		id: commandCount,
 	}
+	commandCount++
 	if s.category != "" {
 		c.Categories = strings.Fields(s.category)
 	}

@@ -41,6 +41,7 @@ type Server struct {
 	started      time.Time
 	runID        string
 	stats        stats
+	cmdStats     []commandStats // indexed by Command.id
 	replication  propagation
 	// activeExpireEnabled is DEBUG SET-ACTIVE-EXPIRE.
 	activeExpireEnabled atomic.Bool
@@ -81,6 +82,7 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 		started: time.Now(),
 		runID:   newRunID(),
 	}
+	s.cmdStats = make([]commandStats, commandCount)
 	for _, o := range opts {
 		o(s)
 	}
