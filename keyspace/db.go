@@ -76,7 +76,8 @@ func (db *DB) Lookup(key []byte, now int64, touch bool) (Entry, bool) {
 		return Entry{}, false
 	}
 	if touch {
-		putAccess(sh.arena.entry(e.ref), LRUClock(now))
+		a := sh.arena.entry(e.ref)
+		putAccess(a, db.ks.touchedAccess(getAccess(a), now))
 	}
 	return e, true
 }
@@ -106,7 +107,7 @@ func (db *DB) Set(key []byte, t Type, enc Encoding, value []byte, expireAt int64
 	}
 	size := entrySize(len(key), len(value), expireAt != 0)
 	ref, dst := sh.arena.alloc(size)
-	encode(dst, byte(t)<<4|byte(enc), LRUClock(now), key, value, expireAt)
+	encode(dst, byte(t)<<4|byte(enc), db.ks.newAccess(now), key, value, expireAt)
 	sh.insert(h, ref)
 	db.keys.Add(1)
 	if expireAt != 0 {
@@ -126,19 +127,26 @@ func (db *DB) rewrite(e *Entry, t Type, enc Encoding, value []byte, expireAt int
 	sh := e.sh
 	db.countExpire(sh, e.h.expire != 0, expireAt != 0)
 	size := entrySize(len(e.h.key), len(value), expireAt != 0)
-	if size == e.h.size {
-		// Same layout: an aliased value sits where it is rewritten, and copy is a
+	access := db.ks.rewrittenAccess(getAccess(sh.arena.entry(e.ref)), now)
+	if len(value) == len(e.h.value) && (expireAt != 0) == (e.h.expire != 0) {
+		// Same layout (not merely the same size: encode writes the expire time
+		// and lengths before copying the key, which lives in this entry): the
+		// key and an aliased value sit where they are rewritten, and copy is a
 		// memmove, so rewriting in place is safe.
-		encode(sh.arena.entry(e.ref)[:size], byte(t)<<4|byte(enc), LRUClock(now), e.h.key, value, expireAt)
+		encode(sh.arena.entry(e.ref)[:size], byte(t)<<4|byte(enc), access, e.h.key, value, expireAt)
 		*e = db.entryAt(sh, e.slot)
 		return
 	}
 	ref, dst := sh.arena.alloc(size)
-	encode(dst, byte(t)<<4|byte(enc), LRUClock(now), e.h.key, value, expireAt)
+	encode(dst, byte(t)<<4|byte(enc), access, e.h.key, value, expireAt)
 	sh.arena.kill(e.ref, e.h.size)
 	sh.slots[e.slot] = sh.slots[e.slot]&^refMask | ref
 	*e = db.entryAt(sh, e.slot)
 }
+
+// SetAccess sets an entry's access clock, e.g. to carry it over when a key is
+// renamed or moved.
+func (db *DB) SetAccess(e *Entry, access uint32) { putAccess(e.sh.arena.entry(e.ref), access) }
 
 // SetExpire changes an entry's expire time (0 removes it).
 func (db *DB) SetExpire(e *Entry, expireAt int64, now int64) {
@@ -200,8 +208,9 @@ func (db *DB) withShard(i int, fn func(sh *shard)) {
 	sh.mu.Unlock()
 }
 
-// Keys calls fn for every live key, shard by shard. The key bytes are valid only
-// during the call.
+// Keys calls fn for every live key, shard by shard. Expired keys are skipped
+// but not removed, as Redis's KEYS leaves them (DBSIZE still counts them). The
+// key bytes are valid only during the call.
 func (db *DB) Keys(now int64, fn func(key []byte)) {
 	for i := range db.shards {
 		db.withShard(i, func(sh *shard) {
@@ -211,8 +220,6 @@ func (db *DB) Keys(now int64, fn func(key []byte)) {
 				}
 				e := db.entryAt(sh, j)
 				if e.h.expire != 0 && e.h.expire <= now {
-					db.expire(&e)
-					j-- // the backward shift may have moved another key into j
 					continue
 				}
 				fn(e.h.key)
@@ -221,22 +228,22 @@ func (db *DB) Keys(now int64, fn func(key []byte)) {
 	}
 }
 
-// RandomKey returns a copy of a random live key, or nil when the database is
-// empty.
-func (db *DB) RandomKey(now int64) []byte {
+// RandomKey returns a copy of a random live key, and false when the database is
+// empty (the empty string is a valid key).
+func (db *DB) RandomKey(now int64) ([]byte, bool) {
 	for tries := 0; tries < 100 && db.keys.Load() > 0; tries++ {
 		start := rand.IntN(Shards)
 		for n := 0; n < Shards; n++ {
 			key, found, empty := db.randomKeyIn((start+n)%Shards, now)
 			if found {
-				return key
+				return key, true
 			}
 			if !empty {
 				break // it held only an expired key, now removed: draw again
 			}
 		}
 	}
-	return nil
+	return nil, false
 }
 
 func (db *DB) randomKeyIn(i int, now int64) (key []byte, found, empty bool) {

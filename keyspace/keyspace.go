@@ -83,6 +83,7 @@ type Keyspace struct {
 	dbs   []*DB
 	seed  maphash.Seed
 	hooks Hooks
+	lfu   atomic.Pointer[lfuParams] // nil: LRU access clocks
 
 	ExpiredKeys atomic.Int64 // keys removed because their TTL passed
 }

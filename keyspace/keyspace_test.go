@@ -1,8 +1,10 @@
 package keyspace
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -51,7 +53,7 @@ func TestAgainstMap(t *testing.T) {
 	}
 	seen := map[string]int{}
 	for cur := uint64(0); ; {
-		cur = db.Scan(cur, 10, 1, func(k []byte, _ Type) { seen[string(k)]++ })
+		cur = db.Scan(cur, 10, 1, nil, func(k []byte, _ Type) { seen[string(k)]++ })
 		if cur == 0 {
 			break
 		}
@@ -76,7 +78,7 @@ func TestScanAcrossResize(t *testing.T) {
 	seen := map[string]bool{}
 	cur, step := uint64(0), 0
 	for {
-		cur = db.Scan(cur, 50, 1, func(k []byte, _ Type) { seen[string(k)] = true })
+		cur = db.Scan(cur, 50, 1, nil, func(k []byte, _ Type) { seen[string(k)] = true })
 		step++
 		for i := range 200 { // grow, then shrink
 			k := fmt.Appendf(nil, "churn:%d", i+step*200)
@@ -150,5 +152,179 @@ func TestEvacuationReleasesChunks(t *testing.T) {
 		if e, ok := db.Lookup(fmt.Appendf(nil, "{k}%d", i), 1, false); !ok || len(e.Value()) != 100 {
 			t.Fatalf("k%d lost after evacuation", i)
 		}
+	}
+}
+
+// TestLFUCounter checks the LFU access clock: new keys start at 5, the first
+// access always counts, later ones logarithmically, a rewrite keeps the
+// counter, and it decays by one per lfu-decay-time minutes.
+func TestLFUCounter(t *testing.T) {
+	ks := New(1, Hooks{})
+	ks.SetLFU(true, 10, 1)
+	db := ks.DB(0)
+	const now = int64(1_700_000_000_000)
+	key := []byte("k")
+	counter := func(at int64) int64 {
+		e, ok := db.Lookup(key, at, false)
+		if !ok {
+			t.Fatal("key missing")
+		}
+		return LFUCounter(e.Access(), at, 1)
+	}
+	withAll(ks, func() {
+		db.Set(key, TypeString, EncRaw, []byte("v"), 0, now)
+		if c := counter(now); c != 5 {
+			t.Fatalf("new key counter %d, want 5", c)
+		}
+		db.Lookup(key, now, true)
+		if c := counter(now); c != 6 {
+			t.Fatalf("after one access counter %d, want 6", c)
+		}
+		for range 1000 {
+			db.Lookup(key, now, true)
+		}
+		c := counter(now)
+		if c < 10 || c > 40 {
+			t.Fatalf("after 1000 accesses counter %d, want logarithmic growth (~20)", c)
+		}
+		e, _ := db.Lookup(key, now, false)
+		db.Replace(&e, EncRaw, []byte("longer value"), 0, now)
+		if got := counter(now); got != c {
+			t.Fatalf("rewrite changed counter %d to %d", c, got)
+		}
+		if got := counter(now + 3*60_000); got != c-3 {
+			t.Fatalf("after 3 minutes counter %d, want %d", got, c-3)
+		}
+		if got := counter(now + 1000*60_000); got != 0 {
+			t.Fatalf("after 1000 minutes counter %d, want 0", got)
+		}
+	})
+	ks.SetLFU(false, 10, 1)
+	withAll(ks, func() {
+		db.Set([]byte("lru"), TypeString, EncRaw, []byte("v"), 0, now)
+		e, _ := db.Lookup([]byte("lru"), now, false)
+		if e.Access() != LRUClock(now) {
+			t.Fatalf("LRU access clock %d, want %d", e.Access(), LRUClock(now))
+		}
+	})
+}
+
+// TestRewriteSameSizeOtherLayout rewrites entries with a new value whose total
+// entry size is unchanged but whose layout is not (an expire time added or
+// dropped, a value length crossing a varint boundary): the key, which lives in
+// the entry being rewritten, must survive.
+func TestRewriteSameSizeOtherLayout(t *testing.T) {
+	ks := New(1, Hooks{})
+	db := ks.DB(0)
+	key := []byte("some-key")
+	cases := []struct {
+		oldLen, newLen int
+		oldExp, newExp int64
+	}{
+		{10, 2, 0, 1e13},    // expire added, value 8 bytes shorter
+		{2, 10, 1e13, 0},    // expire dropped, value 8 bytes longer
+		{127, 126, 0, 0},    // same varint width: in place
+		{128, 129, 1e13, 0}, // 2-byte varint either way
+		{136, 128, 0, 1e13}, // expire added, both lengths 2-byte varints
+	}
+	for _, c := range cases {
+		withAll(ks, func() {
+			db.Set(key, TypeString, EncRaw, bytes.Repeat([]byte("o"), c.oldLen), c.oldExp, 1)
+			db.Set(key, TypeString, EncRaw, bytes.Repeat([]byte("n"), c.newLen), c.newExp, 1)
+			e, ok := db.Lookup(key, 1, false)
+			if !ok || string(e.Key()) != string(key) || string(e.Value()) != strings.Repeat("n", c.newLen) || e.ExpireAt() != c.newExp {
+				t.Fatalf("%+v: after rewrite found=%v key %q value %q expire %d", c, ok, e.Key(), e.Value(), e.ExpireAt())
+			}
+			db.Delete(key)
+		})
+	}
+}
+
+// TestAgainstMapWithExpire drives sets, layout-changing rewrites, expire
+// changes, deletes and lookups through a few shards (hash tags) and a Go map,
+// with values from empty to past the large-entry size, and checks values,
+// expire times, Keys and a full Scan against the model.
+func TestAgainstMapWithExpire(t *testing.T) {
+	type item struct {
+		value  string
+		expire int64
+	}
+	ks := New(1, Hooks{})
+	db := ks.DB(0)
+	model := map[string]item{}
+	rng := rand.New(rand.NewPCG(5, 6))
+	value := func() string {
+		sizes := []int{0, 1, 7, 8, 9, 120, 127, 128, 136, 300, largeEntry - 40, largeEntry + 10}
+		return strings.Repeat(string(rune('a'+rng.IntN(26))), sizes[rng.IntN(len(sizes))]+rng.IntN(3))
+	}
+	expire := func() int64 {
+		if rng.IntN(2) == 0 {
+			return 0
+		}
+		return 1e13 + rng.Int64N(1000)
+	}
+	for round := range 10 {
+		withAll(ks, func() {
+			for range 3000 {
+				k := fmt.Sprintf("{s%d}key:%d", rng.IntN(3), rng.IntN(300))
+				switch rng.IntN(6) {
+				case 0, 1:
+					it := item{value(), expire()}
+					db.Set([]byte(k), TypeString, EncRaw, []byte(it.value), it.expire, 1)
+					model[k] = it
+				case 2:
+					if e, ok := db.Lookup([]byte(k), 1, true); ok {
+						it := item{value(), expire()}
+						db.Replace(&e, EncRaw, []byte(it.value), it.expire, 1)
+						model[k] = it
+					}
+				case 3:
+					if e, ok := db.Lookup([]byte(k), 1, false); ok {
+						it := model[k]
+						it.expire = expire()
+						db.SetExpire(&e, it.expire, 1)
+						model[k] = it
+					}
+				case 4:
+					_, had := model[k]
+					if db.Delete([]byte(k)) != had {
+						t.Fatalf("round %d: delete %s disagrees", round, k)
+					}
+					delete(model, k)
+				case 5:
+					e, ok := db.Lookup([]byte(k), 1, rng.IntN(2) == 0)
+					want, wok := model[k]
+					if ok != wok || ok && (string(e.Key()) != k || string(e.Value()) != want.value || e.ExpireAt() != want.expire) {
+						t.Fatalf("round %d: lookup %s = %v %q/%d, want %v %d bytes/%d", round, k, ok, e.Key(), e.ExpireAt(), wok, len(want.value), want.expire)
+					}
+				}
+			}
+		})
+	}
+	volatile := 0
+	for _, it := range model {
+		if it.expire != 0 {
+			volatile++
+		}
+	}
+	if int(db.Len()) != len(model) || int(db.Volatile()) != volatile {
+		t.Fatalf("len %d volatile %d, model %d and %d", db.Len(), db.Volatile(), len(model), volatile)
+	}
+	keys := map[string]int{}
+	db.Keys(1, func(k []byte) { keys[string(k)]++ })
+	scanned := map[string]int{}
+	for cur := uint64(0); ; {
+		cur = db.Scan(cur, 7, 1, nil, func(k []byte, _ Type) { scanned[string(k)]++ })
+		if cur == 0 {
+			break
+		}
+	}
+	for k := range model {
+		if keys[k] != 1 || scanned[k] == 0 {
+			t.Fatalf("%s: Keys listed it %d times, Scan %d", k, keys[k], scanned[k])
+		}
+	}
+	if len(keys) != len(model) {
+		t.Fatalf("Keys listed %d keys, model has %d", len(keys), len(model))
 	}
 }

@@ -7,17 +7,19 @@ package keyspace
 // the table has grown or shrunk in between. That gives Redis's guarantee: a key
 // present for the whole iteration is returned at least once.
 
-// Scan continues an iteration at cursor, calling fn for keys until about count
-// were returned, and returns the cursor to continue from (0 when done). The key
-// bytes are valid only during the call.
-func (db *DB) Scan(cursor uint64, count int, now int64, fn func(key []byte, t Type)) uint64 {
+// Scan continues an iteration at cursor, calling fn for the live keys that
+// match accepts (nil accepts all) until about count keys were visited, and
+// returns the cursor to continue from (0 when done). As in Redis, an expired key
+// is removed only when match accepts it. The key bytes are valid only during
+// the calls.
+func (db *DB) Scan(cursor uint64, count int, now int64, match func(key []byte) bool, fn func(key []byte, t Type)) uint64 {
 	si := cursor >> tagBits
 	pos := cursor & tagMask
 	returned, budget := 0, max(count, 1)*10
 	for ; si < Shards; si, pos = si+1, 0 {
 		db.withShard(int(si), func(sh *shard) {
 			for pos <= tagMask && returned < count && budget > 0 && sh.count > 0 {
-				returned += db.scanBucket(sh, pos, now, fn)
+				returned += db.scanBucket(sh, pos, now, match, fn)
 				shift := tagBits - uint64(sh.tableLog)
 				pos = (pos>>shift + 1) << shift
 				budget--
@@ -40,8 +42,9 @@ func (db *DB) Scan(cursor uint64, count int, now int64, fn func(key []byte, t Ty
 }
 
 // scanBucket reports the live keys whose home is the bucket holding position
-// pos. They sit in the probe run starting at the bucket.
-func (db *DB) scanBucket(sh *shard, pos uint64, now int64, fn func(key []byte, t Type)) int {
+// pos, and returns how many keys it visited. They sit in the probe run starting
+// at the bucket.
+func (db *DB) scanBucket(sh *shard, pos uint64, now int64, match func(key []byte) bool, fn func(key []byte, t Type)) int {
 	bucket := int(pos >> (tagBits - uint64(sh.tableLog)))
 	n := 0
 	var expired []int
@@ -49,13 +52,16 @@ func (db *DB) scanBucket(sh *shard, pos uint64, now int64, fn func(key []byte, t
 		if sh.home(slotTag(sh.slots[i])) != bucket {
 			continue
 		}
+		n++
 		e := db.entryAt(sh, i)
+		if match != nil && !match(e.h.key) {
+			continue
+		}
 		if e.h.expire != 0 && e.h.expire <= now {
 			expired = append(expired, i)
 			continue
 		}
 		fn(e.h.key, e.Type())
-		n++
 	}
 	// Remove expired keys last-first: a backward shift only moves slots after the
 	// removed one, so earlier indexes stay valid.

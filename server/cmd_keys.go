@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"math"
 	"strconv"
 	"strings"
@@ -18,7 +19,7 @@ func init() {
 		gen("del", -2, "write", 1, -1, 1, "Delete a key", "1.0.0", delCommand),
 		gen("unlink", -2, "write fast", 1, -1, 1, "Delete a key asynchronously in another thread. Otherwise it is just as DEL, but non blocking.", "4.0.0", delCommand),
 		gen("exists", -2, "readonly fast", 1, -1, 1, "Determine if a key exists", "1.0.0", existsCommand),
-		gen("touch", -2, "readonly fast", 1, -1, 1, "Alters the last access time of a key(s). Returns the number of existing keys specified.", "3.2.1", existsCommand),
+		gen("touch", -2, "readonly fast", 1, -1, 1, "Alters the last access time of a key(s). Returns the number of existing keys specified.", "3.2.1", touchCommand),
 		gen("type", 2, "readonly fast", 1, 1, 1, "Determine the type stored at key", "1.0.0", typeCommand),
 		gen("rename", 3, "write", 1, 2, 1, "Rename a key", "1.0.0", func(x *Ctx) { renameCommand(x, false) }),
 		gen("renamenx", 3, "write fast", 1, 2, 1, "Rename a key, only if the new key does not exist", "1.0.0", func(x *Ctx) { renameCommand(x, true) }),
@@ -66,10 +67,15 @@ func delCommand(x *Ctx) {
 	x.W.Int(int64(n))
 }
 
-func existsCommand(x *Ctx) {
+// existsCommand counts existing keys without touching them, as Redis does.
+func existsCommand(x *Ctx) { countKeys(x, false) }
+
+func touchCommand(x *Ctx) { countKeys(x, x.touch()) }
+
+func countKeys(x *Ctx, touch bool) {
 	n := 0
 	for _, key := range x.Args[1:] {
-		if _, found := x.DB.Lookup(key, x.Now, x.touch()); found {
+		if _, found := x.DB.Lookup(key, x.Now, touch); found {
 			n++
 		}
 	}
@@ -84,9 +90,15 @@ func typeCommand(x *Ctx) {
 	x.W.Simple("none")
 }
 
-// moveEntry stores a copy of e under key in db, with its type, encoding and TTL.
+// moveEntry stores e under key in db, with its type, encoding, TTL and access
+// clock: RENAME and MOVE keep the object itself in Redis. The caller deletes
+// the source.
 func (x *Ctx) moveEntry(db *keyspace.DB, key []byte, e *keyspace.Entry) {
+	access := e.Access()
 	db.Set(key, e.Type(), e.Encoding(), e.Value(), e.ExpireAt(), x.Now)
+	if moved, ok := db.Lookup(key, x.Now, false); ok {
+		db.SetAccess(&moved, access)
+	}
 }
 
 func renameCommand(x *Ctx, nx bool) {
@@ -108,9 +120,9 @@ func renameCommand(x *Ctx, nx bool) {
 		x.W.Int(0)
 		return
 	}
-	// Lookups above may have removed expired keys; look src up again so its
-	// view is current, then copy before deleting it.
-	e, _ = x.lookupWrite(src)
+	// Lookups above may have removed expired keys; look src up again (without
+	// touching it twice) so its view is current, then copy before deleting it.
+	e, _ = x.DB.Lookup(src, x.Now, false)
 	x.moveEntry(x.DB, dst, &e)
 	x.DB.Delete(src)
 	x.dirty++
@@ -130,16 +142,11 @@ func copyCommand(x *Ctx) {
 		case opt == "replace":
 			replace = true
 		case opt == "db" && i+1 < len(x.Args):
-			n, ok := strnum.ParseInt(x.Args[i+1])
-			if !ok || n < math.MinInt32 || n > math.MaxInt32 {
-				x.W.Error(errNotInt)
+			n, ok := x.dbIndex(x.Args[i+1])
+			if !ok {
 				return
 			}
-			if n < 0 || n >= int64(x.s.ks.Len()) {
-				x.W.Error(errDBIndex)
-				return
-			}
-			target = x.s.ks.DB(int(n))
+			target = x.s.ks.DB(n)
 			i++
 		default:
 			x.W.Error(errSyntax)
@@ -150,31 +157,52 @@ func copyCommand(x *Ctx) {
 		x.W.Error(errSameObject)
 		return
 	}
-	if _, exists := target.Lookup(dst, x.Now, false); exists && !replace {
-		x.W.Int(0)
-		return
-	}
 	e, found := x.lookupWrite(src)
 	if !found {
 		x.W.Int(0)
 		return
 	}
-	x.moveEntry(target, dst, &e)
+	if _, exists := target.Lookup(dst, x.Now, x.touch()); exists {
+		if !replace {
+			x.W.Int(0)
+			return
+		}
+		target.Delete(dst) // the copy is a new object, with a fresh access clock
+		// src may share dst's shard: deleting dst can move its index slot.
+		e, _ = x.DB.Lookup(src, x.Now, false)
+	}
+	// The copy is a new object: it gets a fresh access clock.
+	target.Set(dst, e.Type(), e.Encoding(), e.Value(), e.ExpireAt(), x.Now)
 	x.dirty++
 	x.W.Int(1)
 }
 
-func moveCommand(x *Ctx) {
-	n, ok := strnum.ParseInt(x.Args[2])
-	if !ok || n < math.MinInt32 || n > math.MaxInt32 {
+// dbIndex parses a database number argument as Redis does (an int, then a
+// database that exists), replying with its errors.
+func (x *Ctx) dbIndex(arg []byte) (int, bool) {
+	n, ok := strnum.ParseInt(arg)
+	switch {
+	case !ok:
 		x.W.Error(errNotInt)
-		return
-	}
-	if n < 0 || n >= int64(x.s.ks.Len()) {
+	case n < math.MinInt32 || n > math.MaxInt32:
+		x.W.Error(errIntRange)
+	case n < 0 || n >= int64(x.s.ks.Len()):
 		x.W.Error(errDBIndex)
+	default:
+		return int(n), true
+	}
+	return 0, false
+}
+
+// errIntRange is Redis's error for an integer argument outside a C int.
+const errIntRange = "ERR value is out of range, value must between -2147483648 and 2147483647"
+
+func moveCommand(x *Ctx) {
+	n, ok := x.dbIndex(x.Args[2])
+	if !ok {
 		return
 	}
-	target := x.s.ks.DB(int(n))
+	target := x.s.ks.DB(n)
 	if target == x.DB {
 		x.W.Error(errSameObject)
 		return
@@ -185,7 +213,7 @@ func moveCommand(x *Ctx) {
 		x.W.Int(0)
 		return
 	}
-	if _, exists := target.Lookup(key, x.Now, false); exists {
+	if _, exists := target.Lookup(key, x.Now, x.touch()); exists {
 		x.W.Int(0)
 		return
 	}
@@ -207,14 +235,49 @@ func keysCommand(x *Ctx) {
 	x.collect.writeArray(x.W)
 }
 
+// parseCursor parses a SCAN cursor as Redis does with strtoul: an optional
+// sign (a negative cursor wraps around), decimal digits up to a NUL byte, no
+// leading space, no overflow; an empty cursor is 0.
+func parseCursor(b []byte) (uint64, bool) {
+	if n := bytes.IndexByte(b, 0); n >= 0 {
+		b = b[:n]
+	}
+	if len(b) == 0 {
+		return 0, true
+	}
+	neg := b[0] == '-'
+	if b[0] == '-' || b[0] == '+' {
+		b = b[1:]
+	}
+	if len(b) == 0 {
+		return 0, false
+	}
+	var v uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := uint64(c - '0')
+		if v > (math.MaxUint64-d)/10 {
+			return 0, false
+		}
+		v = v*10 + d
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
+}
+
 func scanCommand(x *Ctx) {
-	cursor, err := strconv.ParseUint(string(x.Args[1]), 10, 64)
-	if err != nil {
+	cursor, ok := parseCursor(x.Args[1])
+	if !ok {
 		x.W.Error("ERR invalid cursor")
 		return
 	}
 	var pattern []byte
 	var typeName string
+	hasType := false
 	count := int64(10)
 	for i := 2; i < len(x.Args); i += 2 {
 		if i+1 >= len(x.Args) {
@@ -237,7 +300,7 @@ func scanCommand(x *Ctx) {
 		case "match":
 			pattern = v
 		case "type":
-			typeName = strings.ToLower(string(v))
+			typeName, hasType = strings.ToLower(string(v)), true
 		default:
 			x.W.Error(errSyntax)
 			return
@@ -246,9 +309,13 @@ func scanCommand(x *Ctx) {
 	if len(pattern) == 1 && pattern[0] == '*' {
 		pattern = nil
 	}
+	var match func(key []byte) bool
+	if pattern != nil {
+		match = func(key []byte) bool { return glob.Match(pattern, key, false) }
+	}
 	x.collect.reset()
-	next := x.DB.Scan(cursor, int(min(count, math.MaxInt32)), x.Now, func(key []byte, t keyspace.Type) {
-		if (pattern == nil || glob.Match(pattern, key, false)) && (typeName == "" || t.Name() == typeName) {
+	next := x.DB.Scan(cursor, int(min(count, math.MaxInt32)), x.Now, match, func(key []byte, t keyspace.Type) {
+		if !hasType || t.Name() == typeName {
 			x.collect.add(key)
 		}
 	})
@@ -259,7 +326,7 @@ func scanCommand(x *Ctx) {
 }
 
 func randomkeyCommand(x *Ctx) {
-	if key := x.DB.RandomKey(x.Now); key != nil {
+	if key, ok := x.DB.RandomKey(x.Now); ok {
 		x.W.Bulk(key)
 		return
 	}
@@ -267,13 +334,12 @@ func randomkeyCommand(x *Ctx) {
 }
 
 func expireCommand(x *Ctx, unitMs int64, absolute bool) {
-	v, ok := strnum.ParseInt(x.Args[2])
-	if !ok {
-		x.W.Error(errNotInt)
-		return
-	}
+	// As Redis: the options are checked before the time.
 	var nx, xx, gt, lt bool
 	for _, a := range x.Args[3:] {
+		if n := bytes.IndexByte(a, 0); n >= 0 {
+			a = a[:n] // compared as a C string, as Redis does
+		}
 		switch strings.ToLower(string(a)) {
 		case "nx":
 			nx = true
@@ -294,6 +360,11 @@ func expireCommand(x *Ctx, unitMs int64, absolute bool) {
 	}
 	if gt && lt {
 		x.W.Error("ERR GT and LT options at the same time are not compatible")
+		return
+	}
+	v, ok := strnum.ParseInt(x.Args[2])
+	if !ok {
+		x.W.Error(errNotInt)
 		return
 	}
 	// Overflow checks as Redis: the unit conversion, then adding the base time.
@@ -341,15 +412,20 @@ func ttlCommand(x *Ctx, ms, absolute bool) {
 	case absolute && ms:
 		x.W.Int(e.ExpireAt())
 	case absolute:
-		x.W.Int(e.ExpireAt() / 1000)
+		x.W.Int(roundSeconds(e.ExpireAt()))
 	default:
 		ttl := max(e.ExpireAt()-x.Now, 0)
 		if !ms {
-			ttl = (ttl + 500) / 1000
+			ttl = roundSeconds(ttl)
 		}
 		x.W.Int(ttl)
 	}
 }
+
+// roundSeconds rounds a non-negative ms count to seconds as Redis does, whose
+// compiled (ms+500)/1000 is unsigned: the largest expire time rounds up
+// rather than overflowing.
+func roundSeconds(ms int64) int64 { return int64((uint64(ms) + 500) / 1000) }
 
 func persistCommand(x *Ctx) {
 	e, found := x.lookupWrite(x.Args[1])
@@ -377,7 +453,7 @@ func objectCommand(x *Ctx, sub string) {
 	case "encoding":
 		x.W.BulkString(e.Encoding().Name())
 	case "refcount":
-		if isSharedInteger(&e, x.s.cfg.MaxMemoryPolicy()) {
+		if isSharedInteger(&e, x.s.sharedIntegerPolicy()) {
 			x.W.Int(sharedIntegerRefcount)
 		} else {
 			x.W.Int(1)
@@ -393,10 +469,34 @@ func objectCommand(x *Ctx, sub string) {
 			x.W.Error("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
 			return
 		}
-		x.W.Int(int64(e.Access() & 0xff))
+		x.W.Int(keyspace.LFUCounter(e.Access(), x.Now, x.s.cfg.LFUDecayTime()))
 	}
 }
 
+// watchAccessPolicy keeps the keyspace's access clocks (LRU or LFU) in step
+// with maxmemory-policy, lfu-log-factor and lfu-decay-time. The server calls it
+// once, after creating the keyspace.
+func (s *Server) watchAccessPolicy() {
+	sync := func() {
+		s.ks.SetLFU(strings.Contains(s.cfg.MaxMemoryPolicy(), "lfu"), s.cfg.LFULogFactor(), s.cfg.LFUDecayTime())
+	}
+	sync()
+	for _, name := range []string{"maxmemory-policy", "lfu-log-factor", "lfu-decay-time"} {
+		s.cfg.OnChange(name, sync)
+	}
+}
+
+// sharedIntegerPolicy is the maxmemory policy as far as shared integers go:
+// Redis shares them unless maxmemory is set with an LRU or LFU policy.
+func (s *Server) sharedIntegerPolicy() string {
+	if s.cfg.MaxMemory() == 0 {
+		return ""
+	}
+	return s.cfg.MaxMemoryPolicy()
+}
+
+// isSharedInteger reports whether Redis would store e's value as one of its
+// shared integers under policy (see sharedIntegerPolicy).
 func isSharedInteger(e *keyspace.Entry, policy string) bool {
 	if e.Encoding() != keyspace.EncInt || strings.Contains(policy, "lru") || strings.Contains(policy, "lfu") {
 		return false

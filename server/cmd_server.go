@@ -232,7 +232,7 @@ func debugObject(x *Ctx) {
 		return
 	}
 	refcount := int64(1)
-	if isSharedInteger(&e, x.s.cfg.MaxMemoryPolicy()) {
+	if isSharedInteger(&e, x.s.sharedIntegerPolicy()) {
 		refcount = sharedIntegerRefcount
 	}
 	x.W.Simple(fmt.Sprintf("Value at:0x%x refcount:%d encoding:%s serializedlength:%d lru:%d lru_seconds_idle:%d",

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"math"
 	"strconv"
 	"strings"
@@ -33,6 +34,7 @@ func init() {
 		str("decrby", 3, "write denyoom fast", 1, 1, 1, "Decrement the integer value of a key by the given number", "1.0.0", decrbyCommand),
 		str("incrbyfloat", 3, "write denyoom fast", 1, 1, 1, "Increment the float value of a key by the given amount", "2.6.0", incrbyfloatCommand),
 		str("getrange", 4, "readonly", 1, 1, 1, "Get a substring of the string stored at a key", "2.4.0", getrangeCommand),
+		str("substr", 4, "readonly", 1, 1, 1, "Get a substring of the string stored at a key", "1.0.0", getrangeCommand),
 		str("setrange", 4, "write denyoom", 1, 1, 1, "Overwrite part of a string at key starting at the specified offset", "2.2.0", setrangeCommand),
 	)
 }
@@ -79,17 +81,82 @@ func getCommand(x *Ctx) {
 	}
 }
 
-// expireOption is one of SET's and GETEX's expire options.
-type expireOption struct {
-	name     string // as typed by the client, upper-cased
-	arg      []byte
-	unitMs   int64 // 1000 for seconds
-	absolute bool
+// Option flags of SET and GETEX.
+const (
+	optNX = 1 << iota
+	optXX
+	optGet
+	optKeepTTL
+	optPersist
+	optEX
+	optPX
+	optEXAT
+	optPXAT
+	optExpire = optEX | optPX | optEXAT | optPXAT
+)
+
+// stringOptions are the parsed options of SET or GETEX.
+type stringOptions struct {
+	flags    int
+	expire   []byte // the argument of the expire option
+	unitMs   int64  // 1000 for EX and EXAT
+	absolute bool   // EXAT, PXAT
 }
 
-var expireOptions = map[string]expireOption{
-	"EX": {unitMs: 1000}, "PX": {unitMs: 1},
-	"EXAT": {unitMs: 1000, absolute: true}, "PXAT": {unitMs: 1, absolute: true},
+// parseStringOptions parses SET's (set) or GETEX's options from x.Args[from:]
+// as Redis does: an option may repeat (the last expire time wins) unless it
+// conflicts with another one given. Options are compared as C strings, so
+// "NX\x00junk" is NX. It replies with a syntax error and returns false on a bad
+// option.
+func (x *Ctx) parseStringOptions(from int, set bool) (stringOptions, bool) {
+	var o stringOptions
+	for i := from; i < len(x.Args); i++ {
+		opt := x.Args[i]
+		if n := bytes.IndexByte(opt, 0); n >= 0 {
+			opt = opt[:n]
+		}
+		hasNext := i+1 < len(x.Args)
+		var flag int
+		var allowed bool
+		switch strings.ToUpper(string(opt)) {
+		case "NX":
+			flag, allowed = optNX, set && o.flags&optXX == 0
+		case "XX":
+			flag, allowed = optXX, set && o.flags&optNX == 0
+		case "GET":
+			flag, allowed = optGet, set
+		case "KEEPTTL":
+			flag, allowed = optKeepTTL, set && o.flags&(optPersist|optExpire) == 0
+		case "PERSIST":
+			flag, allowed = optPersist, !set && o.flags&(optKeepTTL|optExpire) == 0
+		case "EX":
+			flag = optEX
+		case "PX":
+			flag = optPX
+		case "EXAT":
+			flag = optEXAT
+		case "PXAT":
+			flag = optPXAT
+		}
+		if flag&optExpire != 0 {
+			// The same expire option may repeat; any other one conflicts.
+			allowed = hasNext && o.flags&(optKeepTTL|optPersist|optExpire&^flag) == 0
+		}
+		if !allowed {
+			x.W.Error(errSyntax)
+			return o, false
+		}
+		o.flags |= flag
+		if flag&optExpire != 0 {
+			i++
+			o.expire = x.Args[i]
+			o.unitMs, o.absolute = 1, flag&(optEXAT|optPXAT) != 0
+			if flag&(optEX|optEXAT) != 0 {
+				o.unitMs = 1000
+			}
+		}
+	}
+	return o, true
 }
 
 // expireTime turns an expire argument into an absolute Unix ms time, replying
@@ -120,36 +187,17 @@ func errExpireTime(cmd string) string {
 }
 
 func setCommand(x *Ctx) {
-	var nx, xx, get, keepTTL bool
-	var exp *expireOption
-	for i := 3; i < len(x.Args); i++ {
-		opt := strings.ToUpper(string(x.Args[i]))
-		switch {
-		case opt == "NX" && !xx:
-			nx = true
-		case opt == "XX" && !nx:
-			xx = true
-		case opt == "GET":
-			get = true
-		case opt == "KEEPTTL" && exp == nil:
-			keepTTL = true
-		case expireOptions[opt].unitMs != 0 && exp == nil && !keepTTL && i+1 < len(x.Args):
-			o := expireOptions[opt]
-			o.name, o.arg = opt, x.Args[i+1]
-			exp = &o
-			i++
-		default:
-			x.W.Error(errSyntax)
-			return
-		}
+	o, ok := x.parseStringOptions(3, true)
+	if !ok {
+		return
 	}
 	var expireAt int64
-	if exp != nil {
-		var ok bool
-		if expireAt, ok = x.expireTime(exp.arg, exp.unitMs, exp.absolute); !ok {
+	if o.flags&optExpire != 0 {
+		if expireAt, ok = x.expireTime(o.expire, o.unitMs, o.absolute); !ok {
 			return
 		}
 	}
+	get := o.flags&optGet != 0
 	key, value := x.Args[1], x.Args[2]
 	e, found := x.lookupWrite(key)
 	if get {
@@ -163,13 +211,13 @@ func setCommand(x *Ctx) {
 			x.W.Null()
 		}
 	}
-	if (nx && found) || (xx && !found) {
+	if (o.flags&optNX != 0 && found) || (o.flags&optXX != 0 && !found) {
 		if !get {
 			x.W.Null()
 		}
 		return
 	}
-	if keepTTL && found {
+	if o.flags&optKeepTTL != 0 && found {
 		expireAt = e.ExpireAt()
 	}
 	x.setString(key, value, expireAt)
@@ -223,30 +271,11 @@ func getdelCommand(x *Ctx) {
 }
 
 func getexCommand(x *Ctx) {
-	var exp *expireOption
-	persist := false
-	for i := 2; i < len(x.Args); i++ {
-		opt := strings.ToUpper(string(x.Args[i]))
-		switch {
-		case opt == "PERSIST" && exp == nil && !persist:
-			persist = true
-		case expireOptions[opt].unitMs != 0 && exp == nil && !persist && i+1 < len(x.Args):
-			o := expireOptions[opt]
-			o.name, o.arg = opt, x.Args[i+1]
-			exp = &o
-			i++
-		default:
-			x.W.Error(errSyntax)
-			return
-		}
+	o, ok := x.parseStringOptions(2, false)
+	if !ok {
+		return
 	}
-	var expireAt int64
-	if exp != nil {
-		var ok bool
-		if expireAt, ok = x.expireTime(exp.arg, exp.unitMs, exp.absolute); !ok {
-			return
-		}
-	}
+	// As Redis: the key is looked up before the expire time is validated.
 	e, found, ok := x.getString(x.Args[1])
 	if !ok {
 		return
@@ -255,15 +284,21 @@ func getexCommand(x *Ctx) {
 		x.W.Null()
 		return
 	}
+	var expireAt int64
+	if o.flags&optExpire != 0 {
+		if expireAt, ok = x.expireTime(o.expire, o.unitMs, o.absolute); !ok {
+			return
+		}
+	}
 	x.W.Bulk(e.Value())
 	switch {
-	case exp != nil && expireAt <= x.Now:
+	case o.flags&optExpire != 0 && expireAt <= x.Now:
 		x.DB.DeleteEntry(&e) // a time in the past deletes, as Redis does
 		x.dirty++
-	case exp != nil:
+	case o.flags&optExpire != 0:
 		x.DB.SetExpire(&e, expireAt, x.Now)
 		x.dirty++
-	case persist && e.ExpireAt() != 0:
+	case o.flags&optPersist != 0 && e.ExpireAt() != 0:
 		x.DB.SetExpire(&e, 0, x.Now)
 		x.dirty++
 	}
@@ -309,10 +344,10 @@ func msetnxCommand(x *Ctx) {
 	x.W.Int(1)
 }
 
-// checkStringLength replies with Redis's error when a string would exceed
-// proto-max-bulk-len.
-func (x *Ctx) checkStringLength(n int64) bool {
-	if n > x.s.cfg.ProtoMaxBulkLen() {
+// checkStringLength replies with Redis's error when a string of size+add bytes
+// would exceed proto-max-bulk-len (or overflow int64).
+func (x *Ctx) checkStringLength(size, add int64) bool {
+	if size > math.MaxInt64-add || size+add > x.s.cfg.ProtoMaxBulkLen() {
 		x.W.Error(errStringLimit)
 		return false
 	}
@@ -332,7 +367,7 @@ func appendCommand(x *Ctx) {
 		return
 	}
 	old := e.Value()
-	if !x.checkStringLength(int64(len(old) + len(arg))) {
+	if !x.checkStringLength(int64(len(old)), int64(len(arg))) {
 		return
 	}
 	value := make([]byte, 0, len(old)+len(arg))
@@ -500,7 +535,7 @@ func setrangeCommand(x *Ctx) {
 		x.W.Int(int64(len(old)))
 		return
 	}
-	if !x.checkStringLength(offset + int64(len(arg))) {
+	if !x.checkStringLength(offset, int64(len(arg))) {
 		return
 	}
 	size := max(int64(len(old)), offset+int64(len(arg)))

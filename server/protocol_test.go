@@ -209,8 +209,9 @@ func TestProtocolProtoMaxBulkLen(t *testing.T) {
 	p.Do("SET", "k", val)
 	p.Do("STRLEN", "k")
 	p.Do("APPEND", "k", "y") // exceeds proto-max-bulk-len
+	// The header alone triggers the error; sending the body too would race
+	// with the server closing the connection.
 	p.RawExpectClose([]byte("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1048577\r\n"))
-	p.RawExpectClose(difftest.EncodeCommand("SET", "k", val+"y"))
 	// The limit applies from the next command of the same write on.
 	p.SendRaw(append(difftest.EncodeCommand("CONFIG", "SET", "proto-max-bulk-len", "2097152"), difftest.EncodeCommand("SET", "k2", val+"y")...))
 	p.Read()

@@ -89,6 +89,7 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 	s.activeExpireEnabled.Store(true)
 	_, s.wallClock = s.clock.(clock.Real)
 	s.ks = keyspace.New(cfg.Databases(), keyspace.Hooks{Expired: s.onExpired})
+	s.watchAccessPolicy()
 	return s, nil
 }
 

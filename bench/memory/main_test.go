@@ -32,15 +32,17 @@ func TestSkip(t *testing.T) {
 
 func TestGCColumns(t *testing.T) {
 	r := &result{
-		gcBefore: map[string]string{"keyhive_gc_cycles": "10", "keyhive_gc_pause_total_us": "1500"},
-		gcAfter:  map[string]string{"keyhive_gc_cycles": "25", "keyhive_gc_pause_total_us": "4000", "keyhive_gc_cpu_percent": "3.25"},
-		opsDur:   20 * time.Second,
+		gcBefore: map[string]string{"keyhive_gc_cycles": "10", "keyhive_gc_pause_total_us": "1500",
+			"keyhive_gc_cpu_seconds": "0.25", "keyhive_user_cpu_seconds": "2.25"},
+		gcAfter: map[string]string{"keyhive_gc_cycles": "25", "keyhive_gc_pause_total_us": "4000",
+			"keyhive_gc_cpu_seconds": "0.5", "keyhive_user_cpu_seconds": "10"},
+		opsDur: 20 * time.Second,
 	}
 	c, p, cpu := gcColumns(r)
-	if c != "15" || p != "2.5 ms" || cpu != "3.25" {
+	if c != "15" || p != "2.5 ms" || cpu != "3.12" { // 0.25 GC of 8.25 s used
 		t.Fatalf("got %q %q %q", c, p, cpu)
 	}
-	delete(r.gcAfter, "keyhive_gc_cpu_percent")
+	delete(r.gcAfter, "keyhive_gc_cpu_seconds")
 	if _, _, cpu = gcColumns(r); cpu != "0.01 (STW only)" {
 		t.Fatalf("fallback cpu = %q", cpu)
 	}

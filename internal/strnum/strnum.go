@@ -79,7 +79,8 @@ func isSpace(c byte) bool {
 // arithmetic exactly.
 const (
 	longDoublePrec   = 64
-	longDoubleMaxExp = 16384 // beyond this the sum is inf in long double
+	longDoubleMaxExp = 16384  // beyond this the value is inf in long double
+	longDoubleMinExp = -16444 // below this a literal underflows to 0 (ERANGE)
 	longDoubleMaxLen = 5 * 1024
 )
 
@@ -101,8 +102,10 @@ func ParseLongDouble(b []byte) (*big.Float, bool) {
 	if err != nil {
 		return nil, false
 	}
-	if f.IsInf() || f.MantExp(nil) > longDoubleMaxExp {
-		return new(big.Float).SetInf(f.Sign() < 0), true
+	// strtold reports ERANGE when a literal overflows or underflows to zero,
+	// and Redis then rejects it; a literal "inf" is accepted.
+	if e := f.MantExp(nil); f.IsInf() || e > longDoubleMaxExp || (f.Sign() != 0 && e < longDoubleMinExp) {
+		return nil, false
 	}
 	return f, true
 }
