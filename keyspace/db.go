@@ -29,11 +29,14 @@ func (db *DB) Len() int64 { return db.keys.Load() }
 func (db *DB) Volatile() int64 { return db.expires.Load() }
 
 // Entry is a view of a stored key. It is valid until the keys' locks are
-// released or its shard is changed.
+// released or its shard is changed. A lookup that misses returns a vacancy:
+// an Entry that remembers the key's shard and hash, so that Put can insert the
+// key without hashing and probing again.
 type Entry struct {
 	sh   *shard
-	slot int
+	slot int // -1 for a vacancy
 	ref  uint64
+	hash uint64
 	h    header
 }
 
@@ -66,14 +69,16 @@ func (db *DB) hash(key []byte) uint64 { return maphash.Bytes(db.ks.seed, key) }
 // and reported missing. With touch, the key's access clock is updated.
 func (db *DB) Lookup(key []byte, now int64, touch bool) (Entry, bool) {
 	sh := db.shardOf(key)
-	i := sh.find(key, db.hash(key))
+	h := db.hash(key)
+	i := sh.find(key, h)
 	if i < 0 {
-		return Entry{}, false
+		return Entry{sh: sh, slot: -1, hash: h}, false
 	}
 	e := db.entryAt(sh, i)
+	e.hash = h
 	if e.h.expire != 0 && e.h.expire <= now {
 		db.expire(&e)
-		return Entry{}, false
+		return Entry{sh: sh, slot: -1, hash: h}, false
 	}
 	if touch {
 		a := sh.arena.entry(e.ref)
@@ -100,20 +105,38 @@ func (db *DB) expire(e *Entry) {
 func (db *DB) Set(key []byte, t Type, enc Encoding, value []byte, expireAt int64, now int64) {
 	sh := db.shardOf(key)
 	h := db.hash(key)
-	if i := sh.find(key, h); i >= 0 {
-		e := db.entryAt(sh, i)
-		db.rewrite(&e, t, enc, value, expireAt, now)
+	e := Entry{sh: sh, slot: sh.find(key, h), hash: h}
+	if e.slot >= 0 {
+		e = db.entryAt(sh, e.slot)
+	}
+	db.Put(&e, key, t, enc, value, expireAt, now)
+}
+
+// Put stores key's value where a Lookup of key left e: it rewrites a found
+// entry (whatever its old type) or fills a vacancy. Nothing else in the shard
+// may have changed since the lookup. e then describes the stored entry.
+func (db *DB) Put(e *Entry, key []byte, t Type, enc Encoding, value []byte, expireAt int64, now int64) {
+	if e.slot >= 0 {
+		db.rewrite(e, t, enc, value, expireAt, now)
 		return
 	}
+	if e.hash == 0 { // a vacancy whose hash was not kept
+		db.Set(key, t, enc, value, expireAt, now)
+		return
+	}
+	sh := e.sh
 	size := entrySize(len(key), len(value), expireAt != 0)
 	ref, dst := sh.arena.alloc(size)
 	encode(dst, byte(t)<<4|byte(enc), db.ks.newAccess(now), key, value, expireAt)
-	sh.insert(h, ref)
+	i := sh.insert(e.hash, ref)
 	db.keys.Add(1)
 	if expireAt != 0 {
 		sh.volatile++
 		db.expires.Add(1)
 	}
+	h := e.hash
+	*e = db.entryAt(sh, i)
+	e.hash = h
 }
 
 // Replace gives an existing entry a new value (same type) and expire time. The
@@ -185,7 +208,7 @@ func (db *DB) DeleteEntry(e *Entry) {
 	sh.arena.kill(e.ref, e.h.size)
 	sh.remove(e.slot)
 	db.keys.Add(-1)
-	*e = Entry{}
+	*e = Entry{sh: sh, slot: -1, hash: e.hash} // now a vacancy for the same key
 }
 
 // Flush removes every key. Needs the exclusive lock.

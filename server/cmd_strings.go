@@ -70,6 +70,13 @@ func (x *Ctx) setString(key, value []byte, expireAt int64) {
 	x.dirty++
 }
 
+// putString is setString where a lookup of key already left e (found or a
+// vacancy), so the key is not hashed and probed again.
+func (x *Ctx) putString(e *keyspace.Entry, key, value []byte, expireAt int64) {
+	x.DB.Put(e, key, keyspace.TypeString, stringEncoding(value), value, expireAt, x.Now)
+	x.dirty++
+}
+
 func getCommand(x *Ctx) {
 	e, found, ok := x.getString(x.Args[1])
 	switch {
@@ -220,18 +227,19 @@ func setCommand(x *Ctx) {
 	if o.flags&optKeepTTL != 0 && found {
 		expireAt = e.ExpireAt()
 	}
-	x.setString(key, value, expireAt)
+	x.putString(&e, key, value, expireAt)
 	if !get {
 		x.W.OK()
 	}
 }
 
 func setnxCommand(x *Ctx) {
-	if _, found := x.lookupWrite(x.Args[1]); found {
+	e, found := x.lookupWrite(x.Args[1])
+	if found {
 		x.W.Int(0)
 		return
 	}
-	x.setString(x.Args[1], x.Args[2], 0)
+	x.putString(&e, x.Args[1], x.Args[2], 0)
 	x.W.Int(1)
 }
 
@@ -254,7 +262,7 @@ func getsetCommand(x *Ctx) {
 	} else {
 		x.W.Null()
 	}
-	x.setString(x.Args[1], x.Args[2], 0)
+	x.putString(&e, x.Args[1], x.Args[2], 0)
 }
 
 func getdelCommand(x *Ctx) {
@@ -358,7 +366,7 @@ func appendCommand(x *Ctx) {
 	key, arg := x.Args[1], x.Args[2]
 	e, found := x.lookupWrite(key)
 	if !found {
-		x.setString(key, arg, 0)
+		x.putString(&e, key, arg, 0)
 		x.W.Int(int64(len(arg)))
 		return
 	}
@@ -433,7 +441,7 @@ func incrBy(x *Ctx, by int64) {
 	if found {
 		x.DB.Replace(&e, keyspace.EncInt, value, e.ExpireAt(), x.Now)
 	} else {
-		x.DB.Set(key, keyspace.TypeString, keyspace.EncInt, value, 0, x.Now)
+		x.DB.Put(&e, key, keyspace.TypeString, keyspace.EncInt, value, 0, x.Now)
 	}
 	x.dirty++
 	x.W.Int(cur)
@@ -468,7 +476,7 @@ func incrbyfloatCommand(x *Ctx) {
 	if found {
 		x.DB.Replace(&e, enc, sum, e.ExpireAt(), x.Now)
 	} else {
-		x.DB.Set(key, keyspace.TypeString, enc, sum, 0, x.Now)
+		x.DB.Put(&e, key, keyspace.TypeString, enc, sum, 0, x.Now)
 	}
 	x.dirty++
 	x.W.Bulk(sum)
@@ -550,7 +558,7 @@ func setrangeCommand(x *Ctx) {
 		if found {
 			x.DB.Replace(&e, keyspace.EncRaw, value, e.ExpireAt(), x.Now)
 		} else {
-			x.DB.Set(key, keyspace.TypeString, keyspace.EncRaw, value, 0, x.Now)
+			x.DB.Put(&e, key, keyspace.TypeString, keyspace.EncRaw, value, 0, x.Now)
 		}
 	}
 	x.dirty++
