@@ -20,3 +20,20 @@ func TestSlotMatchesRedisCluster(t *testing.T) {
 		t.Error("an empty first tag must hash the whole key")
 	}
 }
+
+func TestCRC16SlicingMatchesBytewise(t *testing.T) {
+	bytewise := func(b []byte) uint16 {
+		var crc uint16
+		for _, c := range b {
+			crc = crc<<8 ^ crc16Tables[0][byte(crc>>8)^c]
+		}
+		return crc
+	}
+	b := make([]byte, 0, 64)
+	for i := range 64 {
+		if got, want := crc16(b), bytewise(b); got != want {
+			t.Fatalf("len %d: %#x, want %#x", len(b), got, want)
+		}
+		b = append(b, byte(i*37+11))
+	}
+}

@@ -509,9 +509,7 @@ func (c *Client) kill(by *Client) {
 	}
 	// Gone from CLIENT LIST and the next CLIENT KILL at once, as in Redis,
 	// not when its goroutine notices the closed connection.
-	c.s.mu.Lock()
-	delete(c.s.clients, c.id)
-	c.s.mu.Unlock()
+	c.s.removeClient(c)
 	c.conn.Close()
 }
 

@@ -98,10 +98,10 @@ func configRewrite(x *Ctx) {
 func configResetStat(x *Ctx) {
 	s := x.s
 	st := &s.stats
-	for _, c := range []interface{ Store(int64) }{&st.connectionsReceived, &st.rejectedConnections, &st.commandsProcessed,
-		&st.netInputBytes, &st.netOutputBytes, &st.keyspaceHits, &st.keyspaceMisses, &st.errorReplies, &s.ks.ExpiredKeys} {
+	for _, c := range []interface{ Store(int64) }{&st.connectionsReceived, &st.rejectedConnections, &s.ks.ExpiredKeys} {
 		c.Store(0)
 	}
+	s.resetTraffic()
 	for i := range s.cmdStats {
 		st := &s.cmdStats[i]
 		st.calls.Store(0)
@@ -366,18 +366,19 @@ func (s *Server) writeInfoSection(b *strings.Builder, name string) {
 	case "stats":
 		st := &s.stats
 		field(b, "total_connections_received", st.connectionsReceived.Load())
-		field(b, "total_commands_processed", st.commandsProcessed.Load())
+		t := s.traffic()
+		field(b, "total_commands_processed", t.commands)
 		field(b, "instantaneous_ops_per_sec", 0)
-		field(b, "total_net_input_bytes", st.netInputBytes.Load())
-		field(b, "total_net_output_bytes", st.netOutputBytes.Load())
+		field(b, "total_net_input_bytes", t.netIn)
+		field(b, "total_net_output_bytes", t.netOut)
 		field(b, "rejected_connections", st.rejectedConnections.Load())
 		field(b, "expired_keys", s.ks.ExpiredKeys.Load())
 		field(b, "evicted_keys", 0)
-		field(b, "keyspace_hits", st.keyspaceHits.Load())
-		field(b, "keyspace_misses", st.keyspaceMisses.Load())
+		field(b, "keyspace_hits", t.hits)
+		field(b, "keyspace_misses", t.misses)
 		field(b, "pubsub_channels", 0)
 		field(b, "pubsub_patterns", 0)
-		field(b, "total_error_replies", st.errorReplies.Load())
+		field(b, "total_error_replies", t.errors)
 	case "replication":
 		field(b, "role", "master")
 		field(b, "connected_slaves", 0)

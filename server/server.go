@@ -42,7 +42,10 @@ type Server struct {
 	runID        string
 	stats        stats
 	cmdStats     []commandStats // indexed by Command.id
-	replication  propagation
+	// closedTraffic holds the counters of disconnected clients and
+	// trafficBase the totals at the last RESETSTAT (both under mu).
+	closedTraffic, trafficBase trafficTotals
+	replication                propagation
 	// activeExpireEnabled is DEBUG SET-ACTIVE-EXPIRE.
 	activeExpireEnabled atomic.Bool
 	peakMemory          atomic.Int64
@@ -53,13 +56,7 @@ type Server struct {
 type stats struct {
 	connectionsReceived atomic.Int64
 	rejectedConnections atomic.Int64
-	commandsProcessed   atomic.Int64
-	netInputBytes       atomic.Int64
-	netOutputBytes      atomic.Int64
-	keyspaceHits        atomic.Int64
-	keyspaceMisses      atomic.Int64
 	dirty               atomic.Int64 // changes since the last save
-	errorReplies        atomic.Int64
 }
 
 // Option adjusts a server before it starts.
