@@ -304,7 +304,7 @@ func (c *Client) execute(args [][]byte) {
 	cmd.Run(x)
 	if x.dirty > 0 {
 		s.stats.dirty.Add(int64(x.dirty))
-		s.replication.publish(db.ID(), args)
+		x.publish(args)
 	}
 	s.ks.Unlock(db, &x.locks)
 

@@ -400,6 +400,17 @@ func expireCommand(x *Ctx, unitMs int64, absolute bool) {
 	}
 	x.dirty++
 	x.W.Int(1)
+	switch {
+	case !x.propagating():
+	case when <= x.Now:
+		x.propagateDel(x.Args[1], x.s.cfg.LazyFreeLazyExpire())
+	case unitMs != 1 || !absolute:
+		// PEXPIREAT with the absolute time; the options are kept as sent.
+		// PEXPIREAT itself propagates as sent.
+		argv := make([][]byte, 0, len(x.Args))
+		argv = append(argv, argPEXPIREAT, x.Args[1], intArg(when))
+		x.propagateAs(append(argv, x.Args[3:]...)...)
+	}
 }
 
 func ttlCommand(x *Ctx, ms, absolute bool) {
@@ -581,7 +592,11 @@ func swapdbCommand(x *Ctx) {
 		x.W.Error(errDBIndex)
 		return
 	}
+	id := x.DB.ID()
 	x.s.ks.SwapDB(int(a), int(b))
+	// The client stays on its database number, which now holds the other
+	// database's keys; SWAPDB propagates under that number, as in Redis.
+	x.DB = x.s.ks.DB(id)
 	x.dirty++
 	x.W.OK()
 }

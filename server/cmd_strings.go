@@ -231,6 +231,22 @@ func setCommand(x *Ctx) {
 	if !get {
 		x.W.OK()
 	}
+	if !x.propagating() {
+		return
+	}
+	// As Redis 7.0: with an expire time, SET key value PXAT <ms> and no other
+	// option; without, as sent less any GET.
+	if o.flags&optExpire != 0 {
+		x.propagateAs(argSET, key, value, argPXAT, intArg(expireAt))
+	} else if get {
+		argv := make([][]byte, 0, len(x.Args)-1)
+		for i, a := range x.Args {
+			if i < 3 || !cArgIs(a, "get") {
+				argv = append(argv, a)
+			}
+		}
+		x.propagateAs(argv...)
+	}
 }
 
 func setnxCommand(x *Ctx) {
@@ -250,6 +266,9 @@ func setexCommand(x *Ctx, unitMs int64) {
 	}
 	x.setString(x.Args[1], x.Args[3], expireAt)
 	x.W.OK()
+	if x.propagating() {
+		x.propagateAs(argSET, x.Args[1], x.Args[3], argPXAT, intArg(expireAt))
+	}
 }
 
 func getsetCommand(x *Ctx) {
@@ -263,6 +282,7 @@ func getsetCommand(x *Ctx) {
 		x.W.Null()
 	}
 	x.putString(&e, x.Args[1], x.Args[2], 0)
+	x.propagateAs(argSET, x.Args[1], x.Args[2])
 }
 
 func getdelCommand(x *Ctx) {
@@ -275,6 +295,9 @@ func getdelCommand(x *Ctx) {
 		x.W.Bulk(e.Value())
 		x.DB.DeleteEntry(&e)
 		x.dirty++
+		if x.propagating() {
+			x.propagateDel(x.Args[1], x.s.cfg.LazyFreeLazyUserDel())
+		}
 	}
 }
 
@@ -299,16 +322,24 @@ func getexCommand(x *Ctx) {
 		}
 	}
 	x.W.Bulk(e.Value())
+	key := x.Args[1]
 	switch {
 	case o.flags&optExpire != 0 && expireAt <= x.Now:
 		x.DB.DeleteEntry(&e) // a time in the past deletes, as Redis does
 		x.dirty++
+		if x.propagating() {
+			x.propagateDel(key, x.s.cfg.LazyFreeLazyExpire())
+		}
 	case o.flags&optExpire != 0:
 		x.DB.SetExpire(&e, expireAt, x.Now)
 		x.dirty++
+		if x.propagating() {
+			x.propagateAs(argPEXPIREAT, key, intArg(expireAt))
+		}
 	case o.flags&optPersist != 0 && e.ExpireAt() != 0:
 		x.DB.SetExpire(&e, 0, x.Now)
 		x.dirty++
+		x.propagateAs(argPERSIST, key)
 	}
 }
 
@@ -480,6 +511,8 @@ func incrbyfloatCommand(x *Ctx) {
 	}
 	x.dirty++
 	x.W.Bulk(sum)
+	// The result, not the increment: float arithmetic may differ on replay.
+	x.propagateAs(argSET, key, sum, argKEEPTTL)
 }
 
 func getrangeCommand(x *Ctx) {

@@ -9,7 +9,6 @@ import (
 	"log"
 	"net"
 	"os"
-	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -88,14 +87,9 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 	}
 	s.activeExpireEnabled.Store(true)
 	_, s.wallClock = s.clock.(clock.Real)
-	s.ks = keyspace.New(cfg.Databases(), keyspace.Hooks{Expired: s.onExpired})
+	s.ks = keyspace.New(cfg.Databases(), keyspace.Hooks{Expired: s.propagateExpired})
 	s.watchAccessPolicy()
 	return s, nil
-}
-
-// onExpired propagates a key's expiry as a DEL, as Redis does.
-func (s *Server) onExpired(db int, key []byte) {
-	s.replication.publish(db, [][]byte{[]byte("DEL"), key})
 }
 
 // Start opens the configured listeners (TCP on bind:port, the unix socket) and
@@ -149,10 +143,10 @@ func (s *Server) Start() error {
 	return nil
 }
 
-// startLoops starts one event loop per core the process may use. Where epoll
-// is missing, clients get a goroutine each.
+// startLoops starts io-threads event loops. Where epoll is missing, clients
+// get a goroutine each.
 func (s *Server) startLoops() {
-	for range runtime.GOMAXPROCS(0) {
+	for range max(s.cfg.IOThreads(), 1) {
 		l, err := newEventLoop(s)
 		if err != nil {
 			return

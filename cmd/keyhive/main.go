@@ -31,8 +31,10 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	// Command execution uses io-threads cores, as in Redis (default 1): on a
-	// shared machine the clients keep the other cores. GOMAXPROCS overrides.
+	// io-threads event loops execute commands on as many cores (default 1,
+	// like Redis's main thread): on a shared machine the clients keep the
+	// other cores, and idle cores would only spin looking for work.
+	// GOMAXPROCS overrides.
 	if os.Getenv("GOMAXPROCS") == "" {
 		runtime.GOMAXPROCS(max(cfg.IOThreads(), 1))
 	}

@@ -1,0 +1,452 @@
+package server_test
+
+// Propagation tests: every write must publish exactly the command(s) Redis 7.0
+// propagates to its AOF and replicas. Each step below runs on Keyhive, whose
+// OnPropagate stream is collected, and on a redis-server writing an AOF
+// (appendfsync always, so a command is in the file before its reply is sent);
+// both must produce the step's expected commands. "{+N}" in an expectation is
+// an absolute Unix ms time N ms after the command ran.
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/keyhive/keyhive/internal/difftest"
+)
+
+// propStep is one command and what it must propagate, one "db argv..." line
+// per command (db defaults to the selected database).
+type propStep struct {
+	cmd   []string
+	want  []string
+	redis []string // when Redis differs on purpose: what it propagates
+	why   string   // the reason for redis
+	sleep time.Duration
+}
+
+// w builds a step from space-separated words.
+func w(cmd string, want ...string) propStep {
+	return propStep{cmd: strings.Fields(cmd), want: want}
+}
+
+func propagationSteps() []propStep {
+	return []propStep{
+		// SET: with an expire time, SET key value PXAT <ms> and nothing else;
+		// without, as sent less any GET.
+		w("SET a 1 EX 100", "SET a 1 PXAT {+100000}"),
+		w("SET a 1 PX 100000 NX"),
+		w("SET a 1 PX 100000 XX GET", "SET a 1 PXAT {+100000}"),
+		w("set b 1 exat 9999999999 get", "SET b 1 PXAT 9999999999000"),
+		w("SET b 2 PXAT 9999999999000 XX", "SET b 2 PXAT 9999999999000"),
+		w("set b 3 pxat 9999999999000 get", "SET b 3 PXAT 9999999999000"),
+		w("set c 1 keepttl", "set c 1 keepttl"),
+		w("SET c 1 EX 100 KEEPTTL"),
+		w("SET d 1 NX EX 100", "SET d 1 PXAT {+100000}"),
+		w("set d 1 ex 10 ex 20", "SET d 1 PXAT {+20000}"),
+		w("set d 2 keepttl get", "set d 2 keepttl"),
+		w("SET d 3 get GeT XX", "SET d 3 XX"),
+		w("SET d 2 NX PX 100"),
+		w("SET d 2 NX GET"),
+		w("SET z 2 GET", "SET z 2"),
+		w("SET z 3 XX", "SET z 3 XX"),
+		w("SET e 1 EXAT 1", "SET e 1 PXAT 1000"),
+		w("GET e", "DEL e"), // expired: lazily deleted
+		w("SETEX s 100 v", "SET s v PXAT {+100000}"),
+		w("SETEX s 0 v"),
+		w("psetex s 100000 v", "SET s v PXAT {+100000}"),
+		w("getset s w", "SET s w"),
+		// GETEX: PEXPIREAT, PERSIST, or a deletion for a time in the past.
+		w("GETEX s EX 100", "PEXPIREAT s {+100000}"),
+		w("getex s px 5000", "PEXPIREAT s {+5000}"),
+		w("GETEX s EXAT 9999999999", "PEXPIREAT s 9999999999000"),
+		w("GETEX s PXAT 9999999999001", "PEXPIREAT s 9999999999001"),
+		w("GETEX s"),
+		w("GETEX s PERSIST", "PERSIST s"),
+		w("GETEX s PERSIST"),
+		w("GETEX s EXAT 1", "DEL s"),
+		w("GETEX nokey EX 10"),
+		w("SET a 1", "SET a 1"),
+		w("GETDEL a", "DEL a"),
+		w("GETDEL a"),
+		w("SETNX n 1", "SETNX n 1"),
+		w("SETNX n 1"),
+		w("MSET m1 1 m2 2", "MSET m1 1 m2 2"),
+		w("MSETNX m1 1 m3 3"),
+		w("msetnx m3 3 m4 4", "msetnx m3 3 m4 4"),
+		w("APPEND n x", "APPEND n x"),
+		{cmd: []string{"APPEND", "n", ""}, want: []string{`APPEND n ""`}},
+		w("INCR i", "INCR i"),
+		w("incrby i 0", "incrby i 0"),
+		w("DECR i", "DECR i"),
+		w("DECRBY i 5", "DECRBY i 5"),
+		w("INCR n"),
+		// INCRBYFLOAT propagates its result, keeping the TTL.
+		w("SET f 5 EX 100", "SET f 5 PXAT {+100000}"),
+		w("INCRBYFLOAT f 1.5", "SET f 6.5 KEEPTTL"),
+		w("incrbyfloat g 1e3", "SET g 1000 KEEPTTL"),
+		w("INCRBYFLOAT g 0", "SET g 1000 KEEPTTL"),
+		{cmd: []string{"SETRANGE", "n", "0", ""}},
+		{cmd: []string{"SETRANGE", "nokey", "0", ""}},
+		w("SETRANGE n 1 y", "SETRANGE n 1 y"),
+		w("SETRANGE n 10 z", "SETRANGE n 10 z"),
+
+		// EXPIRE family: PEXPIREAT with the absolute time, options as sent;
+		// a time in the past deletes the key and propagates the deletion.
+		w("SET k 1", "SET k 1"),
+		w("EXPIRE k 100", "PEXPIREAT k {+100000}"),
+		w("expire k 200 gt", "PEXPIREAT k {+200000} gt"),
+		w("EXPIRE k 10 GT"),
+		w("PEXPIRE k 100000 XX", "PEXPIREAT k {+100000} XX"),
+		w("EXPIREAT k 9999999999", "PEXPIREAT k 9999999999000"),
+		w("pexpireat k 9999999999001 lt"),
+		w("pexpireat k 9999999998000 lt", "pexpireat k 9999999998000 lt"),
+		w("EXPIRE k 100 NX"),
+		w("PERSIST k", "PERSIST k"),
+		w("PERSIST k"),
+		w("EXPIRE nokey 10"),
+		w("EXPIRE k -1", "DEL k"),
+		w("SET k 1", "SET k 1"),
+		w("PEXPIREAT k 1", "DEL k"),
+		w("SET k 1", "SET k 1"),
+		w("EXPIREAT k 1 NX", "DEL k"),
+		w("SET k 1", "SET k 1"),
+		w("PEXPIRE k 0", "DEL k"),
+
+		// DEL and UNLINK in place of a deletion follow the lazyfree options.
+		w("CONFIG SET lazyfree-lazy-user-del yes"),
+		w("SET a 1", "SET a 1"),
+		w("GETDEL a", "UNLINK a"),
+		w("SET a 1", "SET a 1"),
+		w("DEL a", "DEL a"),
+		w("SET a 1", "SET a 1"),
+		w("EXPIRE a 0", "DEL a"),
+		w("CONFIG SET lazyfree-lazy-user-del no"),
+		w("CONFIG SET lazyfree-lazy-expire yes"),
+		w("SET a 1", "SET a 1"),
+		w("GETDEL a", "DEL a"),
+		w("SET a 1", "SET a 1"),
+		w("GETEX a PXAT 1", "UNLINK a"),
+		w("SET a 1", "SET a 1"),
+		w("EXPIRE a -5", "UNLINK a"),
+		{cmd: strings.Fields("SET a 1 PX 1"), want: []string{"SET a 1 PXAT {+1}"}, sleep: 5 * time.Millisecond},
+		w("GET a", "UNLINK a"),
+		w("CONFIG SET lazyfree-lazy-expire no"),
+		{cmd: strings.Fields("SET a 1 PX 1"), want: []string{"SET a 1 PXAT {+1}"}, sleep: 5 * time.Millisecond},
+		w("GET a", "DEL a"),
+
+		// Keyspace commands propagate as sent, and only when they change
+		// something.
+		w("DEL m1 nokey", "DEL m1 nokey"),
+		w("DEL nokey"),
+		w("unlink m2", "unlink m2"),
+		w("UNLINK nokey"),
+		w("RENAME m3 r1", "RENAME m3 r1"),
+		w("RENAME r1 r1"),
+		w("RENAMENX r1 m4"),
+		w("renamenx r1 r2", "renamenx r1 r2"),
+		w("COPY r2 c1", "COPY r2 c1"),
+		w("COPY r2 c1"),
+		w("COPY r2 c1 REPLACE DB 1", "COPY r2 c1 REPLACE DB 1"),
+		w("MOVE c1 2", "MOVE c1 2"),
+		w("MOVE nokey 2"),
+		w("SELECT 1"),
+		w("SET x 1 EX 100", "1 SET x 1 PXAT {+100000}"),
+		w("SWAPDB 0 1", "1 SWAPDB 0 1"), // under the client's database number
+		w("SET x 2", "1 SET x 2"),
+		w("SELECT 0"),
+		w("SWAPDB 0 0", "SWAPDB 0 0"),
+
+		// Bitmaps: as sent, when a bit changed or the string grew.
+		w("SETBIT bits 7 1", "SETBIT bits 7 1"),
+		w("SETBIT bits 7 1"),
+		w("SETBIT bits 100 0", "SETBIT bits 100 0"),
+		w("BITFIELD bf SET u8 0 200 GET u8 0", "BITFIELD bf SET u8 0 200 GET u8 0"),
+		w("BITFIELD bf SET u8 0 200"),
+		w("BITFIELD bf OVERFLOW FAIL INCRBY u8 0 100"),
+		w("BITFIELD bf INCRBY u8 0 1", "BITFIELD bf INCRBY u8 0 1"),
+		w("BITFIELD bf GET u8 0"),
+		w("BITFIELD_RO bf GET u8 0"),
+		{
+			cmd:   strings.Fields("BITFIELD bf2 OVERFLOW FAIL SET u8 0 300"),
+			want:  []string{"BITFIELD bf2 OVERFLOW FAIL SET u8 0 300"},
+			redis: nil,
+			why:   "Redis creates bf2 but counts no change, so its replicas and AOF miss the key; Keyhive propagates it",
+		},
+		w("BITOP AND dest bits bf", "BITOP AND dest bits bf"),
+		w("BITOP AND dest nokey", "BITOP AND dest nokey"),
+		w("BITOP AND dest nokey"),
+		w("LCS bits bf"),
+
+		// Flushes propagate as sent, even when there is nothing to remove.
+		w("FLUSHDB", "FLUSHDB"),
+		w("flushdb async", "flushdb async"),
+		w("FLUSHALL SYNC", "FLUSHALL SYNC"),
+		w("FLUSHALL ASYNC", "FLUSHALL ASYNC"),
+		w("FLUSHALL", "FLUSHALL"),
+	}
+}
+
+// propagated is one command as published, or as read back from an AOF.
+type propagated struct {
+	db   int
+	argv []string
+}
+
+func (p propagated) String() string {
+	return fmt.Sprintf("%d %q", p.db, p.argv)
+}
+
+// rawConn sends commands and reads replies over TCP or a Unix socket.
+type rawConn struct {
+	nc net.Conn
+	br *bufio.Reader
+}
+
+func dialRaw(t testing.TB, network, addr string) *rawConn {
+	t.Helper()
+	nc, err := net.DialTimeout(network, addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	return &rawConn{nc: nc, br: bufio.NewReader(nc)}
+}
+
+func (c *rawConn) do(t testing.TB, args ...string) difftest.Reply {
+	t.Helper()
+	c.nc.SetDeadline(time.Now().Add(5 * time.Second))
+	a := make([]any, len(args))
+	for i, s := range args {
+		a[i] = s
+	}
+	if _, err := c.nc.Write(difftest.EncodeCommand(a...)); err != nil {
+		t.Fatal(err)
+	}
+	r, err := difftest.ReadReply(c.br)
+	if err != nil {
+		t.Fatalf("%q: %v", args, err)
+	}
+	return r
+}
+
+// propServer is one server under test: how to run a command and collect what
+// it propagated since the previous call.
+type propServer struct {
+	name    string
+	conn    *rawConn
+	collect func() []propagated
+}
+
+// startKeyhiveProp runs Keyhive collecting its propagation stream.
+func startKeyhiveProp(t *testing.T) *propServer {
+	srv := startKeyhive(t, "--enable-debug-command", "yes")
+	var mu sync.Mutex
+	var got []propagated
+	srv.OnPropagate(func(db int, argv [][]byte) {
+		p := propagated{db: db}
+		for _, a := range argv {
+			p.argv = append(p.argv, string(a))
+		}
+		mu.Lock()
+		got = append(got, p)
+		mu.Unlock()
+	})
+	return &propServer{
+		name: "keyhive",
+		conn: dialRaw(t, "tcp", srv.Addr()),
+		collect: func() []propagated {
+			mu.Lock()
+			defer mu.Unlock()
+			out := got
+			got = nil
+			return out
+		},
+	}
+}
+
+// startRedisAOF runs redis-server with an AOF written after every command and
+// reads the commands back from it. It returns nil without redis-server.
+func startRedisAOF(t *testing.T) *propServer {
+	path, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Log("redis-server not found: checking Keyhive alone")
+		return nil
+	}
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "redis.sock")
+	cmd := exec.Command(path, "--port", "0", "--unixsocket", sock, "--save", "",
+		"--appendonly", "yes", "--appendfsync", "always", "--dir", dir,
+		"--enable-debug-command", "yes", "--daemonize", "no")
+	var log bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &log, &log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	var nc net.Conn
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if nc, err = net.Dial("unix", sock); err == nil {
+			nc.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("redis-server did not start: %v\n%s", err, log.String())
+		}
+	}
+	conn := dialRaw(t, "unix", sock)
+	var aof []byte // the incremental AOF read so far
+	db := 0
+	return &propServer{
+		name: "redis",
+		conn: conn,
+		collect: func() []propagated {
+			files, _ := filepath.Glob(filepath.Join(dir, "appendonlydir", "*.incr.aof"))
+			if len(files) != 1 {
+				t.Fatalf("redis AOF files: %q", files)
+			}
+			data, err := os.ReadFile(files[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.HasPrefix(data, aof) {
+				t.Fatal("redis AOF rewritten during the test")
+			}
+			br := bufio.NewReader(bytes.NewReader(data[len(aof):]))
+			aof = data
+			var out []propagated
+			for {
+				r, err := difftest.ReadReply(br)
+				if err != nil {
+					break // the end of what was written
+				}
+				var argv []string
+				for _, e := range r.Elems {
+					argv = append(argv, e.Str)
+				}
+				if len(argv) == 2 && strings.EqualFold(argv[0], "SELECT") {
+					db, _ = strconv.Atoi(argv[1])
+					continue
+				}
+				out = append(out, propagated{db: db, argv: argv})
+			}
+			return out
+		},
+	}
+}
+
+// matchPropagated checks got against want lines for a command run between
+// t0 and t1 (Unix ms) in database db.
+func matchPropagated(got []propagated, want []string, db int, t0, t1 int64) error {
+	if len(got) != len(want) {
+		return fmt.Errorf("propagated %v, want %q", got, want)
+	}
+	for i, line := range want {
+		words := strings.Split(line, " ")
+		wdb := db
+		if n, err := strconv.Atoi(words[0]); err == nil {
+			wdb, words = n, words[1:]
+		}
+		g := got[i]
+		ok := g.db == wdb && len(g.argv) == len(words)
+		for j := 0; ok && j < len(words); j++ {
+			wa := words[j]
+			if wa == `""` {
+				wa = ""
+			}
+			if rel, found := strings.CutPrefix(wa, "{+"); found {
+				d, _ := strconv.ParseInt(strings.TrimSuffix(rel, "}"), 10, 64)
+				ms, err := strconv.ParseInt(g.argv[j], 10, 64)
+				ok = err == nil && ms >= t0+d-1 && ms <= t1+d+1
+				continue
+			}
+			ok = g.argv[j] == wa
+		}
+		if !ok {
+			return fmt.Errorf("propagated %v, want %q (times in [%d, %d])", got, want, t0, t1)
+		}
+	}
+	return nil
+}
+
+// TestPropagation checks what each write propagates, on Keyhive and on
+// redis-server alike.
+func TestPropagation(t *testing.T) {
+	servers := []*propServer{startKeyhiveProp(t)}
+	if r := startRedisAOF(t); r != nil {
+		servers = append(servers, r)
+	}
+	for _, s := range servers {
+		// Only lazy expiry, which is deterministic, may delete keys.
+		if r := s.conn.do(t, "DEBUG", "SET-ACTIVE-EXPIRE", "0"); r.IsError() {
+			t.Fatalf("%s: %v", s.name, r)
+		}
+		s.collect()
+	}
+	db := 0
+	for _, step := range propagationSteps() {
+		for _, s := range servers {
+			t0 := time.Now().UnixMilli()
+			reply := s.conn.do(t, step.cmd...)
+			t1 := time.Now().UnixMilli()
+			want := step.want
+			if s.name == "redis" && step.why != "" {
+				want = step.redis
+			}
+			if err := matchPropagated(s.collect(), want, db, t0, t1); err != nil {
+				t.Errorf("%s: %q (reply %v): %v", s.name, step.cmd, reply, err)
+			}
+		}
+		if strings.EqualFold(step.cmd[0], "SELECT") {
+			db, _ = strconv.Atoi(step.cmd[1])
+		}
+		time.Sleep(step.sleep)
+	}
+}
+
+// TestPropagationNoConsumerAllocs checks that rewriting a command for
+// propagation costs nothing while nothing consumes the stream: a command that
+// is rewritten allocates as much as a similar one propagated as sent.
+func TestPropagationNoConsumerAllocs(t *testing.T) {
+	srv := startKeyhive(t)
+	c := dialRaw(t, "tcp", srv.Addr())
+	c.do(t, "SET", "k", "v")
+	pairs := []struct{ rewritten, asSent []any }{
+		{[]any{"SET", "k", "v", "EX", "100"}, []any{"SET", "k", "v", "KEEPTTL", "XX"}},
+		{[]any{"EXPIRE", "k", "100"}, []any{"PEXPIREAT", "k", "9999999999000"}},
+	}
+	measure := func(args []any) float64 {
+		cmd := difftest.EncodeCommand(args...)
+		return testing.AllocsPerRun(300, func() {
+			c.nc.Write(cmd)
+			if _, err := difftest.ReadReply(c.br); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	c.nc.SetDeadline(time.Now().Add(10 * time.Second))
+	for _, p := range pairs {
+		if a, b := measure(p.rewritten), measure(p.asSent); a > b {
+			t.Errorf("without a consumer %q allocates %v times per command, %q %v", p.rewritten, a, p.asSent, b)
+		}
+	}
+	// With a consumer the rewrite allocates, which shows that the
+	// measurement sees the server's allocations.
+	srv.OnPropagate(func(int, [][]byte) {})
+	for _, p := range pairs {
+		if a, b := measure(p.rewritten), measure(p.asSent); a <= b {
+			t.Errorf("with a consumer %q allocates %v times per command, %q %v: measurement broken?", p.rewritten, a, p.asSent, b)
+		}
+	}
+}
