@@ -62,13 +62,6 @@ type Client struct {
 	// monotonic clock, which also times each command: one clock read per
 	// command instead of three.
 	batchWall, batchMono, mono int64
-
-	// Set for clients served by an event loop: replies not yet written
-	// start at out.B[sent:], and writable tells whether epoll watches for
-	// room to write them.
-	loop     *eventLoop
-	sent     int
-	writable bool
 }
 
 // monoEpoch anchors monotonic readings; time.Since reads only the monotonic clock.
@@ -104,14 +97,8 @@ func (s *Server) accept(conn net.Conn) {
 		return
 	}
 	s.clients[c.id] = c
-	s.mu.Unlock()
-	if tcp, ok := conn.(*net.TCPConn); ok && len(s.loops) > 0 {
-		l := s.loops[s.nextLoop.Add(1)%uint64(len(s.loops))]
-		if l.adopt(c, tcp) {
-			return
-		}
-	}
 	s.wg.Add(1)
+	s.mu.Unlock()
 	go c.serve()
 }
 
@@ -210,9 +197,6 @@ func (c *Client) prepareRead() bool {
 
 // flush writes the pending replies in one write.
 func (c *Client) flush() bool {
-	if c.loop != nil {
-		return c.loop.writeOut(c)
-	}
 	if len(c.out.B) == 0 {
 		return true
 	}

@@ -38,8 +38,6 @@ type Server struct {
 	done      chan struct{}
 
 	nextClientID atomic.Uint64
-	loops        []*eventLoop // serve TCP clients where epoll is available
-	nextLoop     atomic.Uint64
 	started      time.Time
 	runID        string
 	stats        stats
@@ -95,7 +93,6 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 // Start opens the configured listeners (TCP on bind:port, the unix socket) and
 // serves them in the background. Port 0 picks a free port; see Addr.
 func (s *Server) Start() error {
-	s.startLoops()
 	port := s.cfg.Port()
 	if port != 0 || s.cfg.UnixSocket() == "" {
 		for _, addr := range s.cfg.Bind() {
@@ -141,20 +138,6 @@ func (s *Server) Start() error {
 	s.wg.Add(1)
 	go s.cron()
 	return nil
-}
-
-// startLoops starts io-threads event loops. Where epoll is missing, clients
-// get a goroutine each.
-func (s *Server) startLoops() {
-	for range max(s.cfg.IOThreads(), 1) {
-		l, err := newEventLoop(s)
-		if err != nil {
-			return
-		}
-		s.loops = append(s.loops, l)
-		s.wg.Add(1)
-		go l.run()
-	}
 }
 
 func (s *Server) serve(l net.Listener) {
@@ -223,9 +206,6 @@ func (s *Server) Close() error {
 	}
 	for _, c := range s.clients {
 		c.conn.Close()
-	}
-	for _, l := range s.loops {
-		l.stop()
 	}
 	s.mu.Unlock()
 	s.wg.Wait()

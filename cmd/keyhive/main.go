@@ -31,10 +31,9 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	// io-threads event loops execute commands on as many cores (default 1,
-	// like Redis's main thread): on a shared machine the clients keep the
-	// other cores, and idle cores would only spin looking for work.
-	// GOMAXPROCS overrides.
+	// Commands execute on io-threads cores (default 1, like Redis's main
+	// thread): on a shared machine the clients keep the other cores, and idle
+	// cores would only spin looking for work. GOMAXPROCS overrides.
 	if os.Getenv("GOMAXPROCS") == "" {
 		runtime.GOMAXPROCS(max(cfg.IOThreads(), 1))
 	}
