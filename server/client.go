@@ -69,14 +69,20 @@ var monoEpoch = time.Now()
 
 func monoNow() int64 { return int64(time.Since(monoEpoch)) }
 
-func (s *Server) accept(conn net.Conn) {
-	s.stats.connectionsReceived.Add(1)
+// newClient sets up the state of a client on conn.
+func (s *Server) newClient(conn net.Conn) *Client {
 	c := &Client{s: s, id: s.nextClientID.Add(1), conn: conn, created: time.Now()}
 	c.out.Proto = 2
 	c.proto.Store(2)
 	c.lastSeen.Store(s.clock.UnixMilli())
 	c.authenticated = s.cfg.RequirePass() == ""
 	c.ctx = Ctx{s: s, c: c, W: &c.out}
+	return c
+}
+
+func (s *Server) accept(conn net.Conn) {
+	s.stats.connectionsReceived.Add(1)
+	c := s.newClient(conn)
 	if tcp, ok := conn.(*net.TCPConn); ok {
 		tcp.SetNoDelay(true)
 		if ka := s.cfg.TCPKeepAlive(); ka > 0 {

@@ -119,3 +119,26 @@ func TestConcurrentIncr(t *testing.T) {
 		t.Fatalf("counter = %s, want 100000", v)
 	}
 }
+
+// TestUnixSocket serves clients on a unix socket only: as in Redis, port 0 with
+// a unixsocket means no TCP listener.
+func TestUnixSocket(t *testing.T) {
+	path := t.TempDir() + "/keyhive.sock"
+	srv := startKeyhive(t, "--unixsocket", path, "--unixsocketperm", "700")
+	if srv.Addr() != path {
+		t.Fatalf("Addr() = %q, want the socket path", srv.Addr())
+	}
+	rdb := redis.NewClient(&redis.Options{Network: "unix", Addr: path})
+	defer rdb.Close()
+	ctx := context.Background()
+	if err := rdb.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if v := rdb.Get(ctx, "k").Val(); v != "v" {
+		t.Fatalf("get = %q", v)
+	}
+	info := rdb.ClientInfo(ctx).Val()
+	if info == nil || info.Flags&redis.ClientUnixSocket == 0 {
+		t.Fatalf("client info over the unix socket: %+v", info)
+	}
+}

@@ -1,0 +1,57 @@
+package server
+
+import (
+	"bytes"
+	"net"
+	"testing"
+
+	"github.com/keyhive/keyhive/config"
+	"github.com/keyhive/keyhive/resp"
+)
+
+// FuzzCommands runs arbitrary command lines through the real dispatch path:
+// whatever a client sends, the server must answer without panicking. Commands
+// that stop or stall the server (SHUTDOWN, DEBUG SLEEP) are left out.
+func FuzzCommands(f *testing.F) {
+	for _, seed := range []string{
+		"SET k v EX 10\nGET k\nAPPEND k xyz\nGETRANGE k -100 100",
+		"SETRANGE k 1048570 abcdefgh\nSTRLEN k\nSETBIT k 8388607 1\nBITCOUNT k 0 -1 BIT",
+		"MSET a 1 b 2\nMGET a b c\nINCRBYFLOAT a 1e308\nINCRBY b 9223372036854775807",
+		"SCAN 0 MATCH *[a-\nKEYS [^\\\nRANDOMKEY\nCOPY a z DB 15\nMOVE z 3\nSWAPDB 0 3",
+		"EXPIRE a -1 GT\nPEXPIREAT b 1\nGETEX b PERSIST\nOBJECT FREQ b\nTTL b",
+		"BITFIELD k SET i64 #9223372036854775807 -1 INCRBY u63 0 1 OVERFLOW FAIL GET i8 100",
+		"LCS a b IDX MINMATCHLEN 1 WITHMATCHLEN\nBITOP NOT d a\nBITPOS d 0 -1 -2 BIT",
+		"HELLO 3 SETNAME x\nCLIENT LIST ID 1 2\nCONFIG SET maxmemory 1kb\nCONFIG GET *max*\nINFO everything",
+		"COMMAND GETKEYS SET a b\nCOMMAND INFO get config|get\nCLIENT REPLY SKIP\nFLUSHALL ASYNC",
+	} {
+		f.Add([]byte(seed))
+	}
+	cfg, err := config.FromArgs([]string{"--port", "0", "--proto-max-bulk-len", "1mb", "--enable-debug-command", "yes"})
+	if err != nil {
+		f.Fatal(err)
+	}
+	s, err := New(cfg)
+	if err != nil {
+		f.Fatal(err)
+	}
+	local, remote := net.Pipe()
+	defer local.Close()
+	defer remote.Close()
+	f.Fuzz(func(t *testing.T, script []byte) {
+		c := s.newClient(local)
+		var args [][]byte
+		for _, line := range bytes.Split(script, []byte("\n")) {
+			var ok bool
+			if args, ok = resp.SplitArgs(line, args[:0]); !ok || len(args) == 0 {
+				continue
+			}
+			switch string(bytes.ToLower(args[0])) {
+			case "shutdown", "debug":
+				continue
+			}
+			c.execute(args)
+			c.out.B = c.out.B[:0]
+			c.closeAfterReply = false
+		}
+	})
+}
