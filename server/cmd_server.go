@@ -430,7 +430,6 @@ func (s *Server) writeMemoryInfo(b *strings.Builder) {
 		{Name: "/gc/cycles/total:gc-cycles"},
 		{Name: "/sched/pauses/total/gc:seconds"},
 		{Name: "/cpu/classes/gc/total:cpu-seconds"},
-		{Name: "/cpu/classes/user:cpu-seconds"},
 	}
 	metrics.Read(samples)
 	arena := s.ks.MemoryBytes()
@@ -455,16 +454,19 @@ func (s *Server) writeMemoryInfo(b *strings.Builder) {
 	field(b, "mem_allocator", "go")
 	field(b, "keyhive_gc_cycles", samples[2].Value.Uint64())
 	field(b, "keyhive_gc_pause_total_us", int64(histogramSum(samples[3].Value.Float64Histogram())*1e6))
-	// GC share of the CPU the process used (idle time excluded); the raw
-	// seconds let a benchmark compute the share over its own interval.
-	gcCPU, userCPU := samples[4].Value.Float64(), samples[5].Value.Float64()
+	// GC share of the CPU the process used. The runtime's GC CPU estimate is
+	// updated at each cycle; process CPU comes from getrusage. The raw seconds
+	// let a benchmark compute the share over its own interval.
+	var ru syscallRusage
+	selfRusage(&ru)
+	gcCPU, processCPU := samples[4].Value.Float64(), ru.user+ru.sys
 	pct := 0.0
-	if gcCPU+userCPU > 0 {
-		pct = 100 * gcCPU / (gcCPU + userCPU)
+	if processCPU > 0 {
+		pct = 100 * gcCPU / processCPU
 	}
 	field(b, "keyhive_gc_cpu_percent", fmt.Sprintf("%.2f", pct))
 	field(b, "keyhive_gc_cpu_seconds", fmt.Sprintf("%.6f", gcCPU))
-	field(b, "keyhive_user_cpu_seconds", fmt.Sprintf("%.6f", userCPU))
+	field(b, "keyhive_process_cpu_seconds", fmt.Sprintf("%.6f", processCPU))
 }
 
 func (s *Server) notePeak(used int64) int64 {

@@ -923,7 +923,7 @@ func ratio(a, b float64) string {
 
 // gcColumns formats Keyhive's GC statistics over the mixed run from the INFO
 // memory fields keyhive_gc_cycles, keyhive_gc_pause_total_us and the GC and
-// user CPU seconds; servers without them (redis) get "n/a".
+// process CPU seconds; servers without them (redis) get "n/a".
 func gcColumns(r *result) (cycles, pause, cpu string) {
 	cycles, pause, cpu = "n/a", "n/a", "n/a"
 	c0, c1 := infoInt(r.gcBefore, "keyhive_gc_cycles"), infoInt(r.gcAfter, "keyhive_gc_cycles")
@@ -935,10 +935,10 @@ func gcColumns(r *result) (cycles, pause, cpu string) {
 		pause = fmt.Sprintf("%.1f ms", float64(p1-p0)/1000)
 	}
 	g0, g1 := infoFloat(r.gcBefore, "keyhive_gc_cpu_seconds"), infoFloat(r.gcAfter, "keyhive_gc_cpu_seconds")
-	u0, u1 := infoFloat(r.gcBefore, "keyhive_user_cpu_seconds"), infoFloat(r.gcAfter, "keyhive_user_cpu_seconds")
-	if g0 >= 0 && g1 >= 0 && u0 >= 0 && u1 >= 0 && (g1-g0)+(u1-u0) > 0 {
+	u0, u1 := infoFloat(r.gcBefore, "keyhive_process_cpu_seconds"), infoFloat(r.gcAfter, "keyhive_process_cpu_seconds")
+	if g0 >= 0 && g1 >= 0 && u0 >= 0 && u1 > u0 {
 		// The GC's share of the CPU the server used during the run.
-		cpu = fmt.Sprintf("%.2f", 100*(g1-g0)/((g1-g0)+(u1-u0)))
+		cpu = fmt.Sprintf("%.2f", 100*(g1-g0)/(u1-u0))
 	} else if p0 >= 0 && p1 >= 0 && r.opsDur > 0 {
 		// Fallback: stop-the-world time as a share of the measured time.
 		cpu = fmt.Sprintf("%.2f (STW only)", float64(p1-p0)/float64(r.opsDur.Microseconds())*100)

@@ -33,9 +33,9 @@ func TestSkip(t *testing.T) {
 func TestGCColumns(t *testing.T) {
 	r := &result{
 		gcBefore: map[string]string{"keyhive_gc_cycles": "10", "keyhive_gc_pause_total_us": "1500",
-			"keyhive_gc_cpu_seconds": "0.25", "keyhive_user_cpu_seconds": "2.25"},
+			"keyhive_gc_cpu_seconds": "0.25", "keyhive_process_cpu_seconds": "2.5"},
 		gcAfter: map[string]string{"keyhive_gc_cycles": "25", "keyhive_gc_pause_total_us": "4000",
-			"keyhive_gc_cpu_seconds": "0.5", "keyhive_user_cpu_seconds": "10"},
+			"keyhive_gc_cpu_seconds": "0.5", "keyhive_process_cpu_seconds": "10.5"},
 		opsDur: 20 * time.Second,
 	}
 	c, p, cpu := gcColumns(r)
