@@ -235,42 +235,8 @@ func keysCommand(x *Ctx) {
 	x.collect.writeArray(x.W)
 }
 
-// parseCursor parses a SCAN cursor as Redis does with strtoul: an optional
-// sign (a negative cursor wraps around), decimal digits up to a NUL byte, no
-// leading space, no overflow; an empty cursor is 0.
-func parseCursor(b []byte) (uint64, bool) {
-	if n := bytes.IndexByte(b, 0); n >= 0 {
-		b = b[:n]
-	}
-	if len(b) == 0 {
-		return 0, true
-	}
-	neg := b[0] == '-'
-	if b[0] == '-' || b[0] == '+' {
-		b = b[1:]
-	}
-	if len(b) == 0 {
-		return 0, false
-	}
-	var v uint64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		d := uint64(c - '0')
-		if v > (math.MaxUint64-d)/10 {
-			return 0, false
-		}
-		v = v*10 + d
-	}
-	if neg {
-		v = -v
-	}
-	return v, true
-}
-
 func scanCommand(x *Ctx) {
-	cursor, ok := parseCursor(x.Args[1])
+	cursor, ok := strnum.ParseCursor(x.Args[1])
 	if !ok {
 		x.W.Error("ERR invalid cursor")
 		return

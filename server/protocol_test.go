@@ -11,9 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/keyhive/keyhive/config"
 	"github.com/keyhive/keyhive/internal/difftest"
-	"github.com/keyhive/keyhive/server"
 )
 
 // Protocol edge cases sent as raw bytes to redis-server and Keyhive, whose
@@ -397,18 +395,7 @@ func TestPipelineManyClients(t *testing.T) {
 // and sending a few bytes does not make the server allocate the announced
 // size: buffers grow with what arrives.
 func TestProtocolBulkHeaderDoesNotAllocate(t *testing.T) {
-	cfg, err := config.FromArgs([]string{"--port", "0", "--bind", "127.0.0.1", "--save", ""})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := startKeyhive(t)
 
 	heap := func() uint64 {
 		runtime.GC()

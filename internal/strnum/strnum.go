@@ -25,16 +25,9 @@ func ParseInt(b []byte) (int64, bool) {
 	if len(b) == 0 || b[0] < '1' || b[0] > '9' {
 		return 0, false
 	}
-	var v uint64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		d := uint64(c - '0')
-		if v > (math.MaxUint64-d)/10 {
-			return 0, false
-		}
-		v = v*10 + d
+	v, ok := digits(b)
+	if !ok {
+		return 0, false
 	}
 	if neg {
 		if v > 1<<63 {
@@ -46,6 +39,47 @@ func ParseInt(b []byte) (int64, bool) {
 		return 0, false
 	}
 	return int64(v), true
+}
+
+// ParseCursor parses a SCAN cursor as Redis does with strtoul: an optional
+// sign (a negative cursor wraps around), decimal digits up to a NUL byte, no
+// leading space, no overflow; an empty cursor is 0.
+func ParseCursor(b []byte) (uint64, bool) {
+	if n := bytes.IndexByte(b, 0); n >= 0 {
+		b = b[:n]
+	}
+	if len(b) == 0 {
+		return 0, true
+	}
+	neg := b[0] == '-'
+	if b[0] == '-' || b[0] == '+' {
+		b = b[1:]
+	}
+	if len(b) == 0 {
+		return 0, false
+	}
+	v, ok := digits(b)
+	if neg {
+		v = -v
+	}
+	return v, ok
+}
+
+// digits parses a run of decimal digits, failing on anything else or on
+// overflow of 64 bits.
+func digits(b []byte) (uint64, bool) {
+	var v uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := uint64(c - '0')
+		if v > (math.MaxUint64-d)/10 {
+			return 0, false
+		}
+		v = v*10 + d
+	}
+	return v, true
 }
 
 // ParseFloat parses a double as Redis's string-to-long-double rules do for
