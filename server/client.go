@@ -3,6 +3,7 @@ package server
 import (
 	"net"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/keyhive/keyhive/keyspace"
@@ -62,6 +63,10 @@ type Client struct {
 	// monotonic clock, which also times each command: one clock read per
 	// command instead of three.
 	batchWall, batchMono, mono int64
+
+	// raw is the socket for raw system calls (rawio.go); nil for connections
+	// that are not plain sockets, which use conn.
+	raw syscall.RawConn
 }
 
 // monoEpoch anchors monotonic readings; time.Since reads only the monotonic clock.
@@ -72,6 +77,9 @@ func monoNow() int64 { return int64(time.Since(monoEpoch)) }
 // newClient sets up the state of a client on conn.
 func (s *Server) newClient(conn net.Conn) *Client {
 	c := &Client{s: s, id: s.nextClientID.Add(1), conn: conn, created: time.Now()}
+	if sc, ok := conn.(syscall.Conn); ok {
+		c.raw, _ = sc.SyscallConn()
+	}
 	c.out.Proto = 2
 	c.proto.Store(2)
 	c.lastSeen.Store(s.clock.UnixMilli())
@@ -113,7 +121,7 @@ func (c *Client) serve() {
 	defer c.close()
 	c.in = make([]byte, initialReadBuf)
 	for {
-		n, err := c.conn.Read(c.in[c.w:])
+		n, err := c.read(c.in[c.w:])
 		if n > 0 {
 			c.w += n
 			c.traffic.netIn.add(int64(n))
@@ -206,10 +214,24 @@ func (c *Client) flush() bool {
 	if len(c.out.B) == 0 {
 		return true
 	}
-	n, err := c.conn.Write(c.out.B)
+	n, err := c.write(c.out.B)
 	c.traffic.netOut.add(int64(n))
 	c.resetOut()
 	return err == nil
+}
+
+func (c *Client) read(buf []byte) (int, error) {
+	if c.raw != nil {
+		return c.rawRead(buf)
+	}
+	return c.conn.Read(buf)
+}
+
+func (c *Client) write(buf []byte) (int, error) {
+	if c.raw != nil {
+		return c.rawWrite(buf)
+	}
+	return c.conn.Write(buf)
 }
 
 // resetOut empties the reply buffer once written, dropping a huge one.
