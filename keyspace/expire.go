@@ -15,7 +15,8 @@ func (ks *Keyspace) ActiveExpire(now int64, stop func() bool) int {
 	ks.all.RLock()
 	defer ks.all.RUnlock()
 	removed := 0
-	for _, db := range ks.dbs {
+	for i := range ks.dbs {
+		db := ks.DB(i)
 		for db.expires.Load() > 0 && !stop() {
 			// Judge a whole sample, gathered over as many steps as it takes.
 			sampled, expired, shards := 0, 0, 0

@@ -80,7 +80,7 @@ type Hooks struct {
 // (LockAll). Entry bytes returned by lookups stay valid until Unlock.
 type Keyspace struct {
 	all   sync.RWMutex
-	dbs   []*DB
+	dbs   []atomic.Pointer[DB] // atomic: INFO reads them while SWAPDB swaps
 	seed  maphash.Seed
 	hooks Hooks
 	lfu   atomic.Pointer[lfuParams] // nil: LRU access clocks
@@ -91,9 +91,9 @@ type Keyspace struct {
 // New creates a keyspace with n databases.
 func New(n int, hooks Hooks) *Keyspace {
 	ks := &Keyspace{seed: maphash.MakeSeed(), hooks: hooks}
-	ks.dbs = make([]*DB, n)
+	ks.dbs = make([]atomic.Pointer[DB], n)
 	for i := range ks.dbs {
-		ks.dbs[i] = ks.newDB(i)
+		ks.dbs[i].Store(ks.newDB(i))
 	}
 	return ks
 }
@@ -107,7 +107,7 @@ func (ks *Keyspace) newDB(id int) *DB {
 }
 
 // DB returns database i.
-func (ks *Keyspace) DB(i int) *DB { return ks.dbs[i] }
+func (ks *Keyspace) DB(i int) *DB { return ks.dbs[i].Load() }
 
 // Len returns the number of databases.
 func (ks *Keyspace) Len() int { return len(ks.dbs) }
@@ -145,23 +145,27 @@ func (l *LockSet) Add(key []byte) {
 // All makes the set cover the whole keyspace.
 func (l *LockSet) All() { l.all = true }
 
-// Lock takes the locks of set in db.
-func (ks *Keyspace) Lock(db *DB, set *LockSet) {
+// Lock takes the locks of set in database index and returns the database. It
+// is resolved under the lock, so a SWAPDB cannot come in between.
+func (ks *Keyspace) Lock(index int, set *LockSet) *DB {
 	if set.all {
 		ks.all.Lock()
-		return
+		return ks.DB(index)
 	}
 	ks.all.RLock()
+	db := ks.DB(index)
 	for _, s := range set.shards {
 		db.shards[s].mu.Lock()
 	}
+	return db
 }
 
 // Unlock releases what Lock took. Chunks that became mostly garbage during the
 // command are compacted first, now that no entry bytes are held.
 func (ks *Keyspace) Unlock(db *DB, set *LockSet) {
 	if set.all {
-		for _, d := range ks.dbs {
+		for i := range ks.dbs {
+			d := ks.DB(i)
 			for i := range d.shards {
 				if d.shards[i].arena.garbage {
 					d.shards[i].evacuate(ks.seed)
@@ -183,14 +187,17 @@ func (ks *Keyspace) Unlock(db *DB, set *LockSet) {
 
 // SwapDB exchanges the contents of two databases. Needs LockAll.
 func (ks *Keyspace) SwapDB(a, b int) {
-	ks.dbs[a], ks.dbs[b] = ks.dbs[b], ks.dbs[a]
-	ks.dbs[a].id, ks.dbs[b].id = a, b
+	da, db := ks.DB(a), ks.DB(b)
+	da.id, db.id = b, a
+	ks.dbs[a].Store(db)
+	ks.dbs[b].Store(da)
 }
 
 // MemoryBytes returns the memory holding keys, values and indexes.
 func (ks *Keyspace) MemoryBytes() int64 {
 	var n int64
-	for _, db := range ks.dbs {
+	for i := range ks.dbs {
+		db := ks.DB(i)
 		for i := range db.shards {
 			db.withShard(i, func(sh *shard) { n += sh.arena.bytes() + int64(len(sh.slots))*8 })
 		}

@@ -11,8 +11,7 @@ import (
 func withAll(ks *Keyspace, fn func()) {
 	var all LockSet
 	all.All()
-	db := ks.DB(0)
-	ks.Lock(db, &all)
+	db := ks.Lock(0, &all)
 	fn()
 	ks.Unlock(db, &all)
 }

@@ -301,7 +301,6 @@ func (c *Client) execute(args [][]byte) {
 
 	x := &c.ctx
 	x.cmd, x.Args, x.Now, x.dirty = cmd, args, now, 0
-	x.DB = s.ks.DB(int(c.db.Load()))
 	x.locks.Reset()
 	if cmd.Flags&FlagAllKeys != 0 {
 		x.locks.All()
@@ -311,8 +310,8 @@ func (c *Client) execute(args [][]byte) {
 			x.locks.Add(k)
 		}
 	}
-	db := x.DB
-	s.ks.Lock(db, &x.locks)
+	db := s.ks.Lock(int(c.db.Load()), &x.locks)
+	x.DB = db
 	cmd.Run(x)
 	if x.dirty > 0 {
 		s.stats.dirty.Add(int64(x.dirty))

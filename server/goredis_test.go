@@ -142,3 +142,36 @@ func TestUnixSocket(t *testing.T) {
 		t.Fatalf("client info over the unix socket: %+v", info)
 	}
 }
+
+// TestSwapDBUnderLoad swaps databases while other clients use them: every
+// command must see one whole database, before or after a swap (the race
+// detector guards the database table).
+func TestSwapDBUnderLoad(t *testing.T) {
+	srv := startKeyhive(t)
+	ctx := context.Background()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), PoolSize: 8})
+	defer rdb.Close()
+	rdb.Set(ctx, "where", "db0", 0)
+	db1 := redis.NewClient(&redis.Options{Addr: srv.Addr(), DB: 1})
+	defer db1.Close()
+	db1.Set(ctx, "where", "db1", 0)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 300 {
+			if err := rdb.Do(ctx, "SWAPDB", 0, 1).Err(); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	for range 300 {
+		if v := rdb.Get(ctx, "where").Val(); v != "db0" && v != "db1" {
+			t.Fatalf("GET during SWAPDB = %q", v)
+		}
+	}
+	<-done
+	if a, b := rdb.Get(ctx, "where").Val(), db1.Get(ctx, "where").Val(); a == b {
+		t.Fatalf("both databases hold %q", a)
+	}
+}
