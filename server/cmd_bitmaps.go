@@ -33,35 +33,6 @@ const (
 	errBitfieldType = "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is."
 )
 
-// cArgBytes returns b up to its first NUL byte: Redis compares option names and
-// parses bitfield types with C string functions, which stop there.
-func cArgBytes(b []byte) []byte {
-	for i, c := range b {
-		if c == 0 {
-			return b[:i]
-		}
-	}
-	return b
-}
-
-// cArgIs reports whether arg names the option s (lower case), compared as
-// Redis's strcasecmp does.
-func cArgIs(arg []byte, s string) bool {
-	arg = cArgBytes(arg)
-	if len(arg) != len(s) {
-		return false
-	}
-	for i, c := range arg {
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != s[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // bitOffset parses a bit offset argument. With hashBits > 0 the "#N" form is
 // accepted and means N*hashBits (multiplied with wrap-around, as Redis does).
 // Offsets whose byte lies at or past proto-max-bulk-len are refused.
@@ -488,7 +459,7 @@ type bitfieldOp struct {
 
 // parseBitfieldType parses i1..i64 and u1..u63.
 func parseBitfieldType(arg []byte) (signed bool, width uint, ok bool) {
-	arg = cArgBytes(arg)
+	arg = cBytes(arg)
 	if len(arg) == 0 || (arg[0] != 'i' && arg[0] != 'u') {
 		return false, 0, false
 	}

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"math"
 	"strconv"
 	"strings"
@@ -303,17 +302,14 @@ func expireCommand(x *Ctx, unitMs int64, absolute bool) {
 	// As Redis: the options are checked before the time.
 	var nx, xx, gt, lt bool
 	for _, a := range x.Args[3:] {
-		if n := bytes.IndexByte(a, 0); n >= 0 {
-			a = a[:n] // compared as a C string, as Redis does
-		}
-		switch strings.ToLower(string(a)) {
-		case "nx":
+		switch {
+		case cArgIs(a, "nx"):
 			nx = true
-		case "xx":
+		case cArgIs(a, "xx"):
 			xx = true
-		case "gt":
+		case cArgIs(a, "gt"):
 			gt = true
-		case "lt":
+		case cArgIs(a, "lt"):
 			lt = true
 		default:
 			x.W.Error("ERR Unsupported option " + string(a))

@@ -1,10 +1,8 @@
 package server
 
 import (
-	"bytes"
 	"math"
 	"strconv"
-	"strings"
 
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
@@ -119,30 +117,27 @@ func (x *Ctx) parseStringOptions(from int, set bool) (stringOptions, bool) {
 	var o stringOptions
 	for i := from; i < len(x.Args); i++ {
 		opt := x.Args[i]
-		if n := bytes.IndexByte(opt, 0); n >= 0 {
-			opt = opt[:n]
-		}
 		hasNext := i+1 < len(x.Args)
 		var flag int
 		var allowed bool
-		switch strings.ToUpper(string(opt)) {
-		case "NX":
+		switch {
+		case cArgIs(opt, "nx"):
 			flag, allowed = optNX, set && o.flags&optXX == 0
-		case "XX":
+		case cArgIs(opt, "xx"):
 			flag, allowed = optXX, set && o.flags&optNX == 0
-		case "GET":
+		case cArgIs(opt, "get"):
 			flag, allowed = optGet, set
-		case "KEEPTTL":
+		case cArgIs(opt, "keepttl"):
 			flag, allowed = optKeepTTL, set && o.flags&(optPersist|optExpire) == 0
-		case "PERSIST":
+		case cArgIs(opt, "persist"):
 			flag, allowed = optPersist, !set && o.flags&(optKeepTTL|optExpire) == 0
-		case "EX":
+		case cArgIs(opt, "ex"):
 			flag = optEX
-		case "PX":
+		case cArgIs(opt, "px"):
 			flag = optPX
-		case "EXAT":
+		case cArgIs(opt, "exat"):
 			flag = optEXAT
-		case "PXAT":
+		case cArgIs(opt, "pxat"):
 			flag = optPXAT
 		}
 		if flag&optExpire != 0 {

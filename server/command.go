@@ -329,22 +329,41 @@ func errUnknownSubcommand(parent string, sub []byte) string {
 	return "ERR unknown subcommand '" + string(truncate(sub, 128)) + "'. Try " + strings.ToUpper(parent) + " HELP."
 }
 
+// cBytes is b up to its first NUL byte: what Redis sees of an argument when it
+// compares it with strcasecmp or prints it with %s.
+func cBytes(b []byte) []byte {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		return b[:i]
+	}
+	return b
+}
+
 // truncate is b as C's "%.<n>s" prints it: up to a NUL byte, at most n bytes.
 func truncate(b []byte, n int) []byte {
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		b = b[:i]
-	}
+	b = cBytes(b)
 	if len(b) > n {
 		return b[:n]
 	}
 	return b
 }
 
-// cString is b up to its first NUL byte: what Redis prints when it formats an
-// argument with %s.
-func cString(b []byte) string {
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		b = b[:i]
+// cArgIs reports whether arg names the option s (lower case), compared as
+// Redis's strcasecmp does.
+func cArgIs(arg []byte, s string) bool {
+	arg = cBytes(arg)
+	if len(arg) != len(s) {
+		return false
 	}
-	return string(b)
+	for i, c := range arg {
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != s[i] {
+			return false
+		}
+	}
+	return true
 }
+
+// cString is cBytes as a string.
+func cString(b []byte) string { return string(cBytes(b)) }

@@ -55,3 +55,52 @@ func FuzzCommands(f *testing.F) {
 		}
 	})
 }
+
+// TestHotPathDoesNotAllocate runs the commands the seed workloads send most
+// through the real dispatch path and requires no allocation per command.
+func TestHotPathDoesNotAllocate(t *testing.T) {
+	cfg, err := config.FromArgs([]string{"--port", "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	local, remote := net.Pipe()
+	defer local.Close()
+	defer remote.Close()
+	c := s.newClient(local)
+	run := func(line string) {
+		args, _ := resp.SplitArgs([]byte(line), nil)
+		c.execute(args)
+		c.out.B = c.out.B[:0]
+	}
+	run("SET counter 1")
+	run("SET ql:v1:link:abc 0123456789abcdef")
+	for _, line := range []string{
+		"GET ql:v1:link:abc",
+		"GET ql:v1:404:missing",
+		"SET ql:v1:link:abc 0123456789abcdef",
+		"SET ql:v1:link:abc 0123456789abcdef EX 3600",
+		"SET lock:x 1 NX EX 30",
+		"SETEX ql:v1:404:x 300 1",
+		"INCR counter",
+		"INCRBY counter 5",
+		"EXPIRE counter 60",
+		"TTL ql:v1:link:abc",
+		"EXISTS ql:v1:link:abc",
+		"MGET ql:v1:link:abc counter",
+		"DEL nothing",
+		"PING",
+	} {
+		args, _ := resp.SplitArgs([]byte(line), nil)
+		run(line) // first run may create the key or grow buffers
+		if n := testing.AllocsPerRun(200, func() {
+			c.execute(args)
+			c.out.B = c.out.B[:0]
+		}); n != 0 {
+			t.Errorf("%s: %.1f allocations per command", line, n)
+		}
+	}
+}
