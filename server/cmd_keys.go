@@ -312,7 +312,7 @@ func expireCommand(x *Ctx, unitMs int64, absolute bool) {
 		case cArgIs(a, "lt"):
 			lt = true
 		default:
-			x.W.Error("ERR Unsupported option " + string(a))
+			x.W.Error("ERR Unsupported option " + cString(a))
 			return
 		}
 	}
