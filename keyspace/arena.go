@@ -33,6 +33,7 @@ const (
 const (
 	flagExpire = 1 << 0
 	flagDead   = 1 << 1
+	flagObject = 1 << 2 // the value is a 4-byte handle into the shard's objects
 	headerSize = 5
 )
 
@@ -199,15 +200,18 @@ func entryKey(e []byte) []byte {
 }
 
 // encode writes an entry into dst, which is exactly entrySize long.
-func encode(dst []byte, meta byte, access uint32, key, value []byte, expire int64) {
+func encode(dst []byte, meta byte, access uint32, key, value []byte, expire int64, object bool) {
 	dst[0] = meta
 	dst[1] = 0
+	if object {
+		dst[1] = flagObject
+	}
 	putAccess(dst, access)
 	p := headerSize
 	p += binary.PutUvarint(dst[p:], uint64(len(key)))
 	p += binary.PutUvarint(dst[p:], uint64(len(value)))
 	if expire != 0 {
-		dst[1] = flagExpire
+		dst[1] |= flagExpire
 		binary.LittleEndian.PutUint64(dst[p:], uint64(expire))
 		p += 8
 	}

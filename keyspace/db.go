@@ -1,6 +1,8 @@
 package keyspace
 
 import (
+	"bytes"
+	"encoding/binary"
 	"hash/maphash"
 	"math/rand/v2"
 	"sync/atomic"
@@ -116,18 +118,22 @@ func (db *DB) Set(key []byte, t Type, enc Encoding, value []byte, expireAt int64
 // entry (whatever its old type) or fills a vacancy. Nothing else in the shard
 // may have changed since the lookup. e then describes the stored entry.
 func (db *DB) Put(e *Entry, key []byte, t Type, enc Encoding, value []byte, expireAt int64, now int64) {
+	db.put(e, key, t, enc, value, expireAt, now, false)
+}
+
+func (db *DB) put(e *Entry, key []byte, t Type, enc Encoding, value []byte, expireAt int64, now int64, object bool) {
 	if e.slot >= 0 {
-		db.rewrite(e, t, enc, value, expireAt, now)
+		db.rewrite(e, t, enc, value, expireAt, now, object)
 		return
 	}
 	if e.hash == 0 { // a vacancy whose hash was not kept
-		db.Set(key, t, enc, value, expireAt, now)
-		return
+		sh := db.shardOf(key)
+		*e = Entry{sh: sh, slot: -1, hash: db.hash(key)}
 	}
 	sh := e.sh
 	size := entrySize(len(key), len(value), expireAt != 0)
 	ref, dst := sh.arena.alloc(size)
-	encode(dst, byte(t)<<4|byte(enc), db.ks.newAccess(now), key, value, expireAt)
+	encode(dst, byte(t)<<4|byte(enc), db.ks.newAccess(now), key, value, expireAt, object)
 	i := sh.insert(e.hash, ref)
 	db.keys.Add(1)
 	if expireAt != 0 {
@@ -139,15 +145,74 @@ func (db *DB) Put(e *Entry, key []byte, t Type, enc Encoding, value []byte, expi
 	e.hash = h
 }
 
+// Object is a collection too large for the compact inline encodings, kept as a
+// Go structure: one pointer per key in the shard's object table, none per
+// element, so the collector's work does not grow with the elements.
+type Object interface {
+	// Clone returns an independent copy, for COPY.
+	Clone() Object
+}
+
+// Object returns the entry's object, or nil when its value is inline bytes.
+func (e *Entry) Object() Object {
+	if e.h.flags&flagObject == 0 {
+		return nil
+	}
+	return e.sh.objects[binary.LittleEndian.Uint32(e.h.value)]
+}
+
+// PutObject is Put for an object value. Storing the object the entry already
+// holds (modified in place) keeps its handle.
+func (db *DB) PutObject(e *Entry, key []byte, t Type, enc Encoding, obj Object, expireAt int64, now int64) {
+	if e.slot >= 0 && e.Object() == obj {
+		db.rewrite(e, t, enc, e.h.value, expireAt, now, true)
+		return
+	}
+	if e.slot < 0 && e.hash == 0 {
+		*e = Entry{sh: db.shardOf(key), slot: -1, hash: db.hash(key)}
+	}
+	var handle [4]byte
+	binary.LittleEndian.PutUint32(handle[:], e.sh.addObject(obj))
+	db.put(e, key, t, enc, handle[:], expireAt, now, true)
+}
+
+// SetFrom stores key in db as a copy of src, an entry of any database: type,
+// encoding, value and expire time. An object value is cloned with clone
+// (COPY); otherwise it is shared, for a caller that deletes src next (RENAME,
+// MOVE). It returns the stored entry.
+func (db *DB) SetFrom(key []byte, src *Entry, clone bool, now int64) Entry {
+	sh := db.shardOf(key)
+	h := db.hash(key)
+	e := Entry{sh: sh, slot: sh.find(key, h), hash: h}
+	if e.slot >= 0 {
+		e = db.entryAt(sh, e.slot)
+		e.hash = h
+	}
+	if obj := src.Object(); obj != nil {
+		if clone {
+			obj = obj.Clone()
+		}
+		db.PutObject(&e, key, src.Type(), src.Encoding(), obj, src.ExpireAt(), now)
+		return e
+	}
+	db.Put(&e, key, src.Type(), src.Encoding(), src.Value(), src.ExpireAt(), now)
+	return e
+}
+
 // Replace gives an existing entry a new value (same type) and expire time. The
 // entry is rewritten in place when the size allows. value may alias the old
 // value only if it has the same length.
 func (db *DB) Replace(e *Entry, enc Encoding, value []byte, expireAt int64, now int64) {
-	db.rewrite(e, e.Type(), enc, value, expireAt, now)
+	db.rewrite(e, e.Type(), enc, value, expireAt, now, false)
 }
 
-func (db *DB) rewrite(e *Entry, t Type, enc Encoding, value []byte, expireAt int64, now int64) {
+// rewrite gives a found entry a new value. An object the entry held is
+// released unless the new value is the same handle.
+func (db *DB) rewrite(e *Entry, t Type, enc Encoding, value []byte, expireAt int64, now int64, object bool) {
 	sh := e.sh
+	if e.h.flags&flagObject != 0 && !(object && bytes.Equal(value, e.h.value)) {
+		sh.releaseObject(e.h.value)
+	}
 	db.countExpire(sh, e.h.expire != 0, expireAt != 0)
 	size := entrySize(len(e.h.key), len(value), expireAt != 0)
 	access := db.ks.rewrittenAccess(getAccess(sh.arena.entry(e.ref)), now)
@@ -156,12 +221,12 @@ func (db *DB) rewrite(e *Entry, t Type, enc Encoding, value []byte, expireAt int
 		// and lengths before copying the key, which lives in this entry): the
 		// key and an aliased value sit where they are rewritten, and copy is a
 		// memmove, so rewriting in place is safe.
-		encode(sh.arena.entry(e.ref)[:size], byte(t)<<4|byte(enc), access, e.h.key, value, expireAt)
+		encode(sh.arena.entry(e.ref)[:size], byte(t)<<4|byte(enc), access, e.h.key, value, expireAt, object)
 		*e = db.entryAt(sh, e.slot)
 		return
 	}
 	ref, dst := sh.arena.alloc(size)
-	encode(dst, byte(t)<<4|byte(enc), access, e.h.key, value, expireAt)
+	encode(dst, byte(t)<<4|byte(enc), access, e.h.key, value, expireAt, object)
 	sh.arena.kill(e.ref, e.h.size)
 	sh.slots[e.slot] = sh.slots[e.slot]&^refMask | ref
 	*e = db.entryAt(sh, e.slot)
@@ -174,7 +239,7 @@ func (db *DB) SetAccess(e *Entry, access uint32) { putAccess(e.sh.arena.entry(e.
 // SetExpire changes an entry's expire time (0 removes it).
 func (db *DB) SetExpire(e *Entry, expireAt int64, now int64) {
 	if e.h.expire != expireAt {
-		db.Replace(e, e.Encoding(), e.h.value, expireAt, now)
+		db.rewrite(e, e.Type(), e.Encoding(), e.h.value, expireAt, now, e.h.flags&flagObject != 0)
 	}
 }
 
@@ -204,6 +269,9 @@ func (db *DB) Delete(key []byte) bool {
 // DeleteEntry removes the entry's key.
 func (db *DB) DeleteEntry(e *Entry) {
 	sh := e.sh
+	if e.h.flags&flagObject != 0 {
+		sh.releaseObject(e.h.value)
+	}
 	db.countExpire(sh, e.h.expire != 0, false)
 	sh.arena.kill(e.ref, e.h.size)
 	sh.remove(e.slot)

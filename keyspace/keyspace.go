@@ -28,11 +28,18 @@ const (
 // Encoding is a value's in-memory representation, as OBJECT ENCODING names it.
 type Encoding uint8
 
-// Encodings of string values.
+// Encodings: of strings, then of collections (compact inline forms and the
+// object forms they convert to past Redis's size thresholds).
 const (
 	EncRaw Encoding = iota
 	EncInt
 	EncEmbstr
+	EncListpack
+	EncIntset
+	EncHashtable
+	EncQuicklist
+	EncSkiplist
+	EncStream
 )
 
 // Name returns the type's name as TYPE replies it.
@@ -61,6 +68,18 @@ func (e Encoding) Name() string {
 		return "int"
 	case EncEmbstr:
 		return "embstr"
+	case EncListpack:
+		return "listpack"
+	case EncIntset:
+		return "intset"
+	case EncHashtable:
+		return "hashtable"
+	case EncQuicklist:
+		return "quicklist"
+	case EncSkiplist:
+		return "skiplist"
+	case EncStream:
+		return "stream"
 	}
 	return "raw"
 }

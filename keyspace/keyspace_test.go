@@ -327,3 +327,79 @@ func TestAgainstMapWithExpire(t *testing.T) {
 		t.Fatalf("Keys listed %d keys, model has %d", len(keys), len(model))
 	}
 }
+
+type testObject struct{ items []string }
+
+func (o *testObject) Clone() Object { return &testObject{append([]string(nil), o.items...)} }
+
+// TestObjects covers the life of object values: stored by handle, kept across
+// expire changes, in-place updates and chunk evacuation, shared on rename,
+// cloned on copy, released on overwrite, delete and flush.
+func TestObjects(t *testing.T) {
+	ks := New(2, Hooks{})
+	db := ks.DB(0)
+	obj := &testObject{items: []string{"a"}}
+	e, _ := db.Lookup([]byte("h"), 1, false)
+	db.PutObject(&e, []byte("h"), TypeHash, EncHashtable, obj, 0, 1)
+	get := func(d *DB, key string) Object {
+		e, ok := d.Lookup([]byte(key), 1, false)
+		if !ok {
+			return nil
+		}
+		return e.Object()
+	}
+	if get(db, "h") != obj {
+		t.Fatal("object not found")
+	}
+	e, _ = db.Lookup([]byte("h"), 1, false)
+	db.SetExpire(&e, 5000, 1)
+	obj.items = append(obj.items, "b")
+	db.PutObject(&e, []byte("h"), TypeHash, EncHashtable, obj, e.ExpireAt(), 1)
+	if got := get(db, "h"); got != obj || e.ExpireAt() != 5000 || len(db.shardOf([]byte("h")).freeObjects) != 0 {
+		t.Fatalf("in-place update: %v, expire %d", got, e.ExpireAt())
+	}
+	// Rename shares the object; copy clones it.
+	src, _ := db.Lookup([]byte("h"), 1, false)
+	db.SetFrom([]byte("h2"), &src, false, 1)
+	db.Delete([]byte("h"))
+	if get(db, "h2") != obj || get(db, "h") != nil {
+		t.Fatal("rename lost the object")
+	}
+	src, _ = db.Lookup([]byte("h2"), 1, false)
+	ks.DB(1).SetFrom([]byte("h2"), &src, true, 1)
+	copied := get(ks.DB(1), "h2").(*testObject)
+	if copied == obj || len(copied.items) != 2 {
+		t.Fatal("copy did not clone")
+	}
+	// Overwriting with a string releases the handle.
+	db.Set([]byte("h2"), TypeString, EncRaw, []byte("s"), 0, 1)
+	sh := db.shardOf([]byte("h2"))
+	for _, o := range sh.objects {
+		if o != nil {
+			t.Fatal("overwritten object still held")
+		}
+	}
+	// Objects survive evacuation of their chunk.
+	withAll(ks, func() {
+		for i := range 5000 {
+			k := fmt.Appendf(nil, "{x}%d", i)
+			e, _ := db.Lookup(k, 1, false)
+			db.PutObject(&e, k, TypeSet, EncHashtable, &testObject{items: []string{string(k)}}, 0, 1)
+		}
+		for i := range 5000 {
+			if i%4 != 0 {
+				db.Delete(fmt.Appendf(nil, "{x}%d", i))
+			}
+		}
+	})
+	for i := 0; i < 5000; i += 4 {
+		k := fmt.Sprintf("{x}%d", i)
+		if o, ok := get(db, k).(*testObject); !ok || o.items[0] != k {
+			t.Fatalf("%s lost its object", k)
+		}
+	}
+	db.Flush()
+	if sh := db.shardOf([]byte("{x}0")); sh.objects != nil {
+		t.Fatal("flush kept objects")
+	}
+}

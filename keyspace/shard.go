@@ -2,6 +2,7 @@ package keyspace
 
 import (
 	"bytes"
+	"encoding/binary"
 	"hash/maphash"
 	"sync"
 )
@@ -31,6 +32,28 @@ type shard struct {
 	volatile int // keys with an expire time
 	arena    arena
 	expireAt int // where the active expiry cycle resumes in slots
+
+	// objects holds the values too large for inline encodings; an entry
+	// refers to one by index. Released indexes are reused first.
+	objects     []Object
+	freeObjects []uint32
+}
+
+func (s *shard) addObject(o Object) uint32 {
+	if n := len(s.freeObjects); n > 0 {
+		id := s.freeObjects[n-1]
+		s.freeObjects = s.freeObjects[:n-1]
+		s.objects[id] = o
+		return id
+	}
+	s.objects = append(s.objects, o)
+	return uint32(len(s.objects) - 1)
+}
+
+func (s *shard) releaseObject(handle []byte) {
+	id := binary.LittleEndian.Uint32(handle)
+	s.objects[id] = nil
+	s.freeObjects = append(s.freeObjects, id)
 }
 
 func tagOf(h uint64) uint64 { return h >> (64 - tagBits) }
@@ -177,4 +200,5 @@ func (s *shard) findRef(h uint64, ref uint64) int {
 func (s *shard) reset() {
 	s.arena.releaseAll()
 	s.slots, s.tableLog, s.count, s.volatile, s.expireAt = nil, 0, 0, 0, 0
+	s.objects, s.freeObjects = nil, nil
 }

@@ -94,10 +94,8 @@ func typeCommand(x *Ctx) {
 // the source.
 func (x *Ctx) moveEntry(db *keyspace.DB, key []byte, e *keyspace.Entry) {
 	access := e.Access()
-	db.Set(key, e.Type(), e.Encoding(), e.Value(), e.ExpireAt(), x.Now)
-	if moved, ok := db.Lookup(key, x.Now, false); ok {
-		db.SetAccess(&moved, access)
-	}
+	moved := db.SetFrom(key, e, false, x.Now)
+	db.SetAccess(&moved, access)
 }
 
 func renameCommand(x *Ctx, nx bool) {
@@ -171,7 +169,7 @@ func copyCommand(x *Ctx) {
 		e, _ = x.DB.Lookup(src, x.Now, false)
 	}
 	// The copy is a new object: it gets a fresh access clock.
-	target.Set(dst, e.Type(), e.Encoding(), e.Value(), e.ExpireAt(), x.Now)
+	target.SetFrom(dst, &e, true, x.Now)
 	x.dirty++
 	x.W.Int(1)
 }
