@@ -256,6 +256,26 @@ type Ctx struct {
 	locks   keyspace.LockSet
 	keyBuf  [][]byte
 	collect collector
+	// scratch holds two buffers for building values (e.g. a listpack being
+	// rebuilt): a rebuild reads one and writes the other, and the keyspace
+	// copies the result, so they are reused across commands.
+	scratch    [2][]byte
+	scratchUse int
+}
+
+// nextScratch returns the scratch buffer not handed out last, emptied.
+func (x *Ctx) nextScratch() []byte {
+	x.scratchUse ^= 1
+	return x.scratch[x.scratchUse][:0]
+}
+
+// keepScratch keeps b, built in the last scratch buffer, as that buffer, so a
+// capacity it grew to is reused; a huge one is let go.
+func (x *Ctx) keepScratch(b []byte) {
+	if cap(b) > 1<<20 {
+		b = nil
+	}
+	x.scratch[x.scratchUse] = b
 }
 
 // collector gathers byte strings whose count is known only at the end (KEYS,

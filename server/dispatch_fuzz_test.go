@@ -77,6 +77,7 @@ func TestHotPathDoesNotAllocate(t *testing.T) {
 		c.out.B = c.out.B[:0]
 	}
 	run("SET counter 1")
+	run("HSET dns:example.com msg abcdefgh soft_expiry 1700000000 created_at 1699990000")
 	run("SET ql:v1:link:abc 0123456789abcdef")
 	for _, line := range []string{
 		"GET ql:v1:link:abc",
@@ -92,6 +93,10 @@ func TestHotPathDoesNotAllocate(t *testing.T) {
 		"EXISTS ql:v1:link:abc",
 		"MGET ql:v1:link:abc counter",
 		"DEL nothing",
+		"HGET dns:example.com msg",
+		"HSET dns:example.com msg abcdefgh",
+		"HINCRBY dns:example.com hits 1",
+		"HGETALL dns:example.com",
 		"PING",
 	} {
 		args, _ := resp.SplitArgs([]byte(line), nil)

@@ -312,7 +312,11 @@ func startRedisAOF(t *testing.T) *propServer {
 		name: "redis",
 		conn: conn,
 		collect: func() []propagated {
-			files, _ := filepath.Glob(filepath.Join(dir, "appendonlydir", "*.incr.aof"))
+			// redis-server creates the AOF files just after it starts accepting.
+			var files []string
+			for deadline := time.Now().Add(5 * time.Second); len(files) != 1 && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+				files, _ = filepath.Glob(filepath.Join(dir, "appendonlydir", "*.incr.aof"))
+			}
 			if len(files) != 1 {
 				t.Fatalf("redis AOF files: %q", files)
 			}
