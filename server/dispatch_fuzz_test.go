@@ -23,6 +23,8 @@ func FuzzCommands(f *testing.F) {
 		"LCS a b IDX MINMATCHLEN 1 WITHMATCHLEN\nBITOP NOT d a\nBITPOS d 0 -1 -2 BIT",
 		"HELLO 3 SETNAME x\nCLIENT LIST ID 1 2\nCONFIG SET maxmemory 1kb\nCONFIG GET *max*\nINFO everything",
 		"COMMAND GETKEYS SET a b\nCOMMAND INFO get config|get\nCLIENT REPLY SKIP\nFLUSHALL ASYNC",
+		"HSET h a 1 b 2\nHINCRBYFLOAT h a 1e308\nHRANDFIELD h -5 WITHVALUES\nHSCAN h 0 MATCH * COUNT 1\nHDEL h a b\nRENAME h g",
+		"CONFIG SET hash-max-listpack-entries 1\nHSET big x 1 y 2 z 3\nCOPY big c\nHGETALL c\nOBJECT ENCODING big\nHSTRLEN big y",
 	} {
 		f.Add([]byte(seed))
 	}
