@@ -25,6 +25,8 @@ func FuzzCommands(f *testing.F) {
 		"COMMAND GETKEYS SET a b\nCOMMAND INFO get config|get\nCLIENT REPLY SKIP\nFLUSHALL ASYNC",
 		"HSET h a 1 b 2\nHINCRBYFLOAT h a 1e308\nHRANDFIELD h -5 WITHVALUES\nHSCAN h 0 MATCH * COUNT 1\nHDEL h a b\nRENAME h g",
 		"CONFIG SET hash-max-listpack-entries 1\nHSET big x 1 y 2 z 3\nCOPY big c\nHGETALL c\nOBJECT ENCODING big\nHSTRLEN big y",
+		"RPUSH l a b c\nLPOS l b RANK -1 COUNT 0\nLINSERT l BEFORE b x\nLMPOP 2 l m LEFT COUNT 2\nLTRIM l 1 -1\nLMOVE l l2 LEFT RIGHT",
+		"SADD s 1 2 x\nSINTERCARD 2 s t LIMIT 1\nSPOP s 2\nSRANDMEMBER s -3\nSUNIONSTORE u s l\nSMOVE s u 1",
 	} {
 		f.Add([]byte(seed))
 	}
@@ -80,6 +82,7 @@ func TestHotPathDoesNotAllocate(t *testing.T) {
 	}
 	run("SET counter 1")
 	run("HSET dns:example.com msg abcdefgh soft_expiry 1700000000 created_at 1699990000")
+	run("RPUSH queue:waiting a b c")
 	run("SET ql:v1:link:abc 0123456789abcdef")
 	for _, line := range []string{
 		"GET ql:v1:link:abc",
@@ -99,6 +102,13 @@ func TestHotPathDoesNotAllocate(t *testing.T) {
 		"HSET dns:example.com msg abcdefgh",
 		"HINCRBY dns:example.com hits 1",
 		"HGETALL dns:example.com",
+		"RPUSH queue:waiting 0123456789",
+		"LPOP queue:waiting",
+		"LLEN queue:waiting",
+		"LINDEX queue:waiting 0",
+		"SADD active 1 2 3",
+		"SISMEMBER active 2",
+		"SCARD active",
 		"PING",
 	} {
 		args, _ := resp.SplitArgs([]byte(line), nil)

@@ -1,0 +1,799 @@
+package server
+
+import (
+	"bytes"
+
+	"github.com/keyhive/keyhive/internal/quicklist"
+	"github.com/keyhive/keyhive/internal/strnum"
+	"github.com/keyhive/keyhive/keyspace"
+)
+
+func init() {
+	list := func(name string, arity int, flags string, last int, summary, since string, run func(*Ctx)) spec {
+		return spec{name: name, arity: arity, flags: flags, first: 1, last: last, step: 1, category: "@list", group: "list", summary: summary, since: since, run: run}
+	}
+	register(
+		list("lpush", -3, "write denyoom fast", 1, "Prepend one or multiple elements to a list", "1.0.0", func(x *Ctx) { pushCommand(x, true, false) }),
+		list("rpush", -3, "write denyoom fast", 1, "Append one or multiple elements to a list", "1.0.0", func(x *Ctx) { pushCommand(x, false, false) }),
+		list("lpushx", -3, "write denyoom fast", 1, "Prepend an element to a list, only if the list exists", "2.2.0", func(x *Ctx) { pushCommand(x, true, true) }),
+		list("rpushx", -3, "write denyoom fast", 1, "Append an element to a list, only if the list exists", "2.2.0", func(x *Ctx) { pushCommand(x, false, true) }),
+		list("lpop", -2, "write fast", 1, "Remove and get the first elements in a list", "1.0.0", func(x *Ctx) { popCommand(x, true) }),
+		list("rpop", -2, "write fast", 1, "Remove and get the last elements in a list", "1.0.0", func(x *Ctx) { popCommand(x, false) }),
+		list("llen", 2, "readonly fast", 1, "Get the length of a list", "1.0.0", llenCommand),
+		list("lindex", 3, "readonly", 1, "Get an element from a list by its index", "1.0.0", lindexCommand),
+		list("linsert", 5, "write denyoom", 1, "Insert an element before or after another element in a list", "2.2.0", linsertCommand),
+		list("lrange", 4, "readonly", 1, "Get a range of elements from a list", "1.0.0", lrangeCommand),
+		list("lrem", 4, "write", 1, "Remove elements from a list", "1.0.0", lremCommand),
+		list("lset", 4, "write denyoom", 1, "Set the value of an element in a list by its index", "1.0.0", lsetCommand),
+		list("ltrim", 4, "write", 1, "Trim a list to the specified range", "1.0.0", ltrimCommand),
+		list("lpos", -3, "readonly", 1, "Return the index of matching elements on a list", "6.0.6", lposCommand),
+		list("lmove", 5, "write denyoom", 2, "Pop an element from a list, push it to another list and return it", "6.2.0", lmoveCommand),
+		list("rpoplpush", 3, "write denyoom", 2, "Remove the last element in a list, prepend it to another list and return it", "1.2.0", lmoveCommand),
+		spec{name: "lmpop", arity: -4, flags: "write", category: "@list", group: "list", summary: "Pop elements from a list", since: "7.0.0", run: lmpopCommand},
+	)
+	table["lmpop"].keys = lmpopKeys
+}
+
+var (
+	argLPOP = []byte("LPOP")
+	argRPOP = []byte("RPOP")
+)
+
+// listObject is the large form of a list, stored as a keyspace object. A
+// small list is one packed node inline in its entry instead. Redis 7.0 calls
+// both "quicklist".
+type listObject struct{ quicklist.List }
+
+func (l *listObject) Clone() keyspace.Object { return &listObject{*l.List.Clone()} }
+
+// listView is a stored list in either form: obj when large, else lp.
+type listView struct {
+	lp  []byte
+	obj *listObject
+}
+
+func viewList(e *keyspace.Entry) listView {
+	if o := e.Object(); o != nil {
+		return listView{obj: o.(*listObject)}
+	}
+	return listView{lp: e.Value()}
+}
+
+func (l listView) len() int {
+	if l.obj != nil {
+		return l.obj.Len()
+	}
+	return quicklist.Count(l.lp)
+}
+
+// index returns element i (0 <= i < len).
+func (l listView) index(i int) []byte {
+	if l.obj != nil {
+		return l.obj.Index(i)
+	}
+	return quicklist.Index(l.lp, i)
+}
+
+// each calls fn on the elements from element i (0 <= i < len) on, forward or
+// backward, until fn returns false.
+func (l listView) each(i int, backward bool, fn func(e []byte) bool) {
+	if l.obj != nil {
+		l.obj.Each(i, backward, fn)
+		return
+	}
+	quicklist.Each(l.lp, i, backward, fn)
+}
+
+// readList looks key up for reading as a list, replying WRONGTYPE (ok=false)
+// for another type.
+func (x *Ctx) readList(key []byte) (l listView, found, ok bool) {
+	e, found := x.lookupRead(key)
+	if !found {
+		return l, false, true
+	}
+	if e.Type() != keyspace.TypeList {
+		x.W.Error(errWrongType)
+		return l, true, false
+	}
+	return viewList(&e), true, true
+}
+
+// listEdit is a list being changed: a packed node rebuilt by each change, or
+// the large form changed in place. commit stores it.
+type listEdit struct {
+	x       *Ctx
+	e       keyspace.Entry
+	key     []byte
+	found   bool
+	changed bool // the packed node changed, or the list converted
+	fill    int
+	listView
+}
+
+// editList looks key up for writing as a list into l, which the caller keeps
+// on its stack (a missing key is an empty list), replying WRONGTYPE and
+// returning false for another type.
+func (x *Ctx) editList(key []byte, l *listEdit) bool {
+	e, found := x.lookupWrite(key)
+	return x.editListAt(key, e, found, l)
+}
+
+// editListAt is editList on an entry already looked up.
+func (x *Ctx) editListAt(key []byte, e keyspace.Entry, found bool, l *listEdit) bool {
+	*l = listEdit{x: x, key: key, e: e, found: found, fill: x.s.cfg.ListMaxListpackSize()}
+	switch {
+	case !found:
+		l.lp = quicklist.Empty
+	case e.Type() != keyspace.TypeList:
+		x.W.Error(errWrongType)
+		return false
+	default:
+		l.listView = viewList(&l.e)
+	}
+	return true
+}
+
+// splice replaces the elements [i, j) of the packed node by ins, converting
+// it to the large form past the fill limit.
+func (l *listEdit) splice(i, j int, ins ...[]byte) {
+	l.lp = quicklist.Splice(l.x.nextScratch(), l.lp, i, j, ins...)
+	l.x.keepScratch(l.lp)
+	l.changed = true
+	if !quicklist.Fits(l.fill, len(l.lp), quicklist.Count(l.lp)) {
+		l.obj = &listObject{*quicklist.FromPacked(l.fill, l.lp)}
+		l.lp = nil
+	}
+}
+
+func (l *listEdit) push(head bool, e []byte) {
+	switch {
+	case l.obj != nil && head:
+		l.obj.PushFront(l.fill, e)
+	case l.obj != nil:
+		l.obj.PushBack(l.fill, e)
+	case head:
+		l.splice(0, 0, e)
+	default:
+		n := l.len()
+		l.splice(n, n, e)
+	}
+}
+
+// insert inserts e before element i (0 <= i <= len).
+func (l *listEdit) insert(i int, e []byte) {
+	if l.obj != nil {
+		l.obj.Insert(l.fill, i, e)
+		return
+	}
+	l.splice(i, i, e)
+}
+
+// set replaces element i (0 <= i < len) with e.
+func (l *listEdit) set(i int, e []byte) {
+	if l.obj != nil {
+		l.obj.Set(l.fill, i, e)
+		return
+	}
+	l.splice(i, i+1, e)
+}
+
+// trim keeps the elements [start, stop) (0 <= start <= stop <= len).
+func (l *listEdit) trim(start, stop int) {
+	n := l.len()
+	switch {
+	case start == 0 && stop == n:
+	case l.obj != nil:
+		l.obj.Trim(start, stop)
+	default:
+		if stop < n {
+			l.splice(stop, n)
+		}
+		if start > 0 {
+			l.splice(0, start)
+		}
+	}
+}
+
+// filter removes the elements keep rejects, in order from the head.
+func (l *listEdit) filter(keep func(e []byte) bool) int {
+	if l.obj != nil {
+		return l.obj.Filter(keep)
+	}
+	var removed int
+	l.lp, removed = quicklist.Filter(l.x.nextScratch(), l.lp, keep)
+	l.x.keepScratch(l.lp)
+	l.changed = l.changed || removed > 0
+	return removed
+}
+
+// commit stores the list; an emptied list is deleted, and a large one that
+// shrank to half the fill limit is stored inline again.
+func (l *listEdit) commit() {
+	x := l.x
+	if l.obj != nil && l.len() > 0 {
+		if b, small := l.obj.Small(l.fill); small {
+			l.lp, l.obj, l.changed = b, nil, true
+		}
+	}
+	switch {
+	case l.len() == 0:
+		if l.found {
+			x.DB.DeleteEntry(&l.e)
+		}
+	case l.obj != nil:
+		if !l.found || l.e.Object() != keyspace.Object(l.obj) {
+			x.DB.PutObject(&l.e, l.key, keyspace.TypeList, keyspace.EncQuicklist, l.obj, l.e.ExpireAt(), x.Now)
+		}
+	case !l.changed:
+	case l.found:
+		x.DB.Replace(&l.e, keyspace.EncQuicklist, l.lp, l.e.ExpireAt(), x.Now)
+	default:
+		x.DB.Put(&l.e, l.key, keyspace.TypeList, keyspace.EncQuicklist, l.lp, 0, x.Now)
+	}
+}
+
+func pushCommand(x *Ctx, head, onlyExisting bool) {
+	var l listEdit
+	if !x.editList(x.Args[1], &l) {
+		return
+	}
+	if onlyExisting && !l.found {
+		x.W.Int(0)
+		return
+	}
+	for _, e := range x.Args[2:] {
+		l.push(head, e)
+	}
+	n := l.len()
+	l.commit()
+	x.dirty += len(x.Args) - 2
+	x.W.Int(int64(n))
+}
+
+// popCommand is LPOP and RPOP, with an optional count.
+func popCommand(x *Ctx, head bool) {
+	if len(x.Args) > 3 {
+		x.W.Error(errArity(x.cmd.Name))
+		return
+	}
+	count, hasCount := int64(1), len(x.Args) == 3
+	if hasCount {
+		var ok bool
+		if count, ok = strnum.ParseInt(x.Args[2]); !ok || count < 0 {
+			x.W.Error("ERR value is out of range, must be positive")
+			return
+		}
+	}
+	var l listEdit
+	if !x.editList(x.Args[1], &l) {
+		return
+	}
+	switch {
+	case !l.found && hasCount:
+		x.W.NullArray()
+		return
+	case !l.found:
+		x.W.Null()
+		return
+	case hasCount && count == 0:
+		x.W.Array(0)
+		return
+	}
+	if hasCount {
+		l.popReply(head, count)
+	} else {
+		l.popReply(head, -1)
+	}
+	l.commit()
+}
+
+// popReply pops up to count elements from one end of a non-empty list and
+// replies with them: an array, or the one element when count is -1.
+func (l *listEdit) popReply(head bool, count int64) int {
+	x := l.x
+	n := l.len()
+	k := 1
+	if count >= 0 {
+		k = int(min(count, int64(n)))
+		x.W.Array(k)
+	}
+	from := 0
+	if !head {
+		from = n - 1
+	}
+	i := 0
+	l.each(from, !head, func(e []byte) bool {
+		x.W.Bulk(e)
+		i++
+		return i < k
+	})
+	if head {
+		l.trim(k, n)
+	} else {
+		l.trim(0, n-k)
+	}
+	x.dirty += k
+	return k
+}
+
+func llenCommand(x *Ctx) {
+	l, found, ok := x.readList(x.Args[1])
+	switch {
+	case !ok:
+	case !found:
+		x.W.Int(0)
+	default:
+		x.W.Int(int64(l.len()))
+	}
+}
+
+// listIndex resolves a possibly negative index into a list of n elements,
+// reporting whether it is in range.
+func listIndex(index int64, n int) (int, bool) {
+	if index < 0 {
+		index += int64(n)
+	}
+	if index < 0 || index >= int64(n) {
+		return 0, false
+	}
+	return int(index), true
+}
+
+func lindexCommand(x *Ctx) {
+	l, found, ok := x.readList(x.Args[1])
+	if !ok {
+		return
+	}
+	if !found {
+		x.W.Null()
+		return
+	}
+	index, ok := strnum.ParseInt(x.Args[2])
+	if !ok {
+		x.W.Error(errNotInt)
+		return
+	}
+	if i, ok := listIndex(index, l.len()); ok {
+		x.W.Bulk(l.index(i))
+	} else {
+		x.W.Null()
+	}
+}
+
+func lsetCommand(x *Ctx) {
+	var l listEdit
+	if !x.editList(x.Args[1], &l) {
+		return
+	}
+	if !l.found {
+		x.W.Error(errNoSuchKey)
+		return
+	}
+	index, ok := strnum.ParseInt(x.Args[2])
+	if !ok {
+		x.W.Error(errNotInt)
+		return
+	}
+	i, ok := listIndex(index, l.len())
+	if !ok {
+		x.W.Error("ERR index out of range")
+		return
+	}
+	l.set(i, x.Args[3])
+	l.commit()
+	x.dirty++
+	x.W.OK()
+}
+
+func linsertCommand(x *Ctx) {
+	var after bool
+	switch {
+	case cArgIs(x.Args[2], "after"):
+		after = true
+	case cArgIs(x.Args[2], "before"):
+	default:
+		x.W.Error(errSyntax)
+		return
+	}
+	var l listEdit
+	if !x.editList(x.Args[1], &l) {
+		return
+	}
+	if !l.found {
+		x.W.Int(0)
+		return
+	}
+	pivot, at := x.Args[3], -1
+	i := 0
+	l.each(0, false, func(e []byte) bool {
+		if bytes.Equal(e, pivot) {
+			at = i
+			return false
+		}
+		i++
+		return true
+	})
+	if at < 0 {
+		x.W.Int(-1)
+		return
+	}
+	if after {
+		at++
+	}
+	l.insert(at, x.Args[4])
+	n := l.len()
+	l.commit()
+	x.dirty++
+	x.W.Int(int64(n))
+}
+
+// listRange resolves LRANGE/LTRIM start and stop for a list of n elements to
+// the half-open range [from, to), empty when from == to.
+func listRange(start, stop int64, n int) (from, to int) {
+	ln := int64(n)
+	if start < 0 {
+		start += ln
+	}
+	if stop < 0 {
+		stop += ln
+	}
+	start = max(start, 0)
+	if start > stop || start >= ln {
+		return 0, 0
+	}
+	stop = min(stop, ln-1)
+	return int(start), int(stop) + 1
+}
+
+// parseRange parses the start and stop arguments of LRANGE and LTRIM.
+func (x *Ctx) parseRange() (start, stop int64, ok bool) {
+	start, ok1 := strnum.ParseInt(x.Args[2])
+	stop, ok2 := strnum.ParseInt(x.Args[3])
+	if !ok1 || !ok2 {
+		x.W.Error(errNotInt)
+		return 0, 0, false
+	}
+	return start, stop, true
+}
+
+func lrangeCommand(x *Ctx) {
+	start, stop, ok := x.parseRange()
+	if !ok {
+		return
+	}
+	l, found, ok := x.readList(x.Args[1])
+	if !ok {
+		return
+	}
+	if !found {
+		x.W.Array(0)
+		return
+	}
+	from, to := listRange(start, stop, l.len())
+	x.W.Array(to - from)
+	if from == to {
+		return
+	}
+	i := from
+	l.each(from, false, func(e []byte) bool {
+		x.W.Bulk(e)
+		i++
+		return i < to
+	})
+}
+
+func ltrimCommand(x *Ctx) {
+	start, stop, ok := x.parseRange()
+	if !ok {
+		return
+	}
+	var l listEdit
+	if !x.editList(x.Args[1], &l) {
+		return
+	}
+	if !l.found {
+		x.W.OK()
+		return
+	}
+	n := l.len()
+	from, to := listRange(start, stop, n)
+	l.trim(from, to)
+	l.commit()
+	x.dirty += n - (to - from)
+	x.W.OK()
+}
+
+func lremCommand(x *Ctx) {
+	count, ok := strnum.ParseInt(x.Args[2])
+	if !ok {
+		x.W.Error(errNotInt)
+		return
+	}
+	var l listEdit
+	if !x.editList(x.Args[1], &l) {
+		return
+	}
+	if !l.found {
+		x.W.Int(0)
+		return
+	}
+	elem := x.Args[3]
+	// Remove the matches after the first skip, up to limit of them: from the
+	// head for a positive count, the last -count for a negative one.
+	skip, limit := int64(0), count
+	if count < 0 {
+		limit = -count
+		var matches int64
+		l.each(0, false, func(e []byte) bool {
+			if bytes.Equal(e, elem) {
+				matches++
+			}
+			return true
+		})
+		skip = max(matches-limit, 0)
+	}
+	var seen, removed int64
+	l.filter(func(e []byte) bool {
+		if !bytes.Equal(e, elem) {
+			return true
+		}
+		seen++
+		if seen <= skip || (count != 0 && removed == limit) {
+			return true
+		}
+		removed++
+		return false
+	})
+	l.commit()
+	x.dirty += int(removed)
+	x.W.Int(removed)
+}
+
+func lposCommand(x *Ctx) {
+	rank, count, maxlen := int64(1), int64(-1), int64(0)
+	for j := 3; j < len(x.Args); j++ {
+		more := j+1 < len(x.Args)
+		switch {
+		case more && cArgIs(x.Args[j], "rank"):
+			j++
+			v, ok := strnum.ParseInt(x.Args[j])
+			switch {
+			case !ok:
+				x.W.Error(errNotInt)
+				return
+			case v == 0:
+				x.W.Error("ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list")
+				return
+			}
+			rank = v
+		case more && cArgIs(x.Args[j], "count"):
+			j++
+			v, ok := strnum.ParseInt(x.Args[j])
+			if !ok || v < 0 {
+				x.W.Error("ERR COUNT can't be negative")
+				return
+			}
+			count = v
+		case more && cArgIs(x.Args[j], "maxlen"):
+			j++
+			v, ok := strnum.ParseInt(x.Args[j])
+			if !ok || v < 0 {
+				x.W.Error("ERR MAXLEN can't be negative")
+				return
+			}
+			maxlen = v
+		default:
+			x.W.Error(errSyntax)
+			return
+		}
+	}
+	l, found, ok := x.readList(x.Args[1])
+	if !ok {
+		return
+	}
+	if !found {
+		if count >= 0 {
+			x.W.Array(0)
+		} else {
+			x.W.Null()
+		}
+		return
+	}
+	elem := x.Args[2]
+	backward := rank < 0
+	if backward {
+		// Redis negates the rank in C: the lowest one stays negative, so
+		// every match qualifies, as for RANK -1.
+		rank = max(-rank, 1)
+	}
+	n := l.len()
+	from := 0
+	if backward {
+		from = n - 1
+	}
+	var found1 int64 = -1
+	var positions []int64
+	var scanned, matches int64
+	l.each(from, backward, func(e []byte) bool {
+		if maxlen != 0 && scanned >= maxlen {
+			return false
+		}
+		pos := scanned
+		if backward {
+			pos = int64(n) - 1 - scanned
+		}
+		scanned++
+		if !bytes.Equal(e, elem) {
+			return true
+		}
+		matches++
+		if matches < rank {
+			return true
+		}
+		if count < 0 {
+			found1 = pos
+			return false
+		}
+		positions = append(positions, pos)
+		return count == 0 || int64(len(positions)) < count
+	})
+	if count < 0 {
+		if found1 < 0 {
+			x.W.Null()
+		} else {
+			x.W.Int(found1)
+		}
+		return
+	}
+	x.W.Array(len(positions))
+	for _, p := range positions {
+		x.W.Int(p)
+	}
+}
+
+// listEnd parses LEFT or RIGHT, reporting whether it names the head.
+func listEnd(arg []byte) (head, ok bool) {
+	switch {
+	case cArgIs(arg, "left"):
+		return true, true
+	case cArgIs(arg, "right"):
+		return false, true
+	}
+	return false, false
+}
+
+// lmoveCommand is LMOVE and RPOPLPUSH (RIGHT LEFT). Both propagate as sent.
+func lmoveCommand(x *Ctx) {
+	fromHead, toHead := false, true
+	if len(x.Args) == 5 {
+		var ok1, ok2 bool
+		fromHead, ok1 = listEnd(x.Args[3])
+		toHead, ok2 = listEnd(x.Args[4])
+		if !ok1 || !ok2 {
+			x.W.Error(errSyntax)
+			return
+		}
+	}
+	src, dst := x.Args[1], x.Args[2]
+	var l listEdit
+	if !x.editList(src, &l) {
+		return
+	}
+	if !l.found {
+		x.W.Null()
+		return
+	}
+	n := l.len()
+	from := 0
+	if !fromHead {
+		from = n - 1
+	}
+	if bytes.Equal(src, dst) {
+		var buf [64]byte
+		e := append(buf[:0], l.index(from)...)
+		l.trim(boolInt(fromHead), n-boolInt(!fromHead))
+		l.push(toHead, e)
+		l.commit()
+		x.dirty++
+		x.W.Bulk(e)
+		return
+	}
+	if de, found := x.lookupWrite(dst); found && de.Type() != keyspace.TypeList {
+		x.W.Error(errWrongType)
+		return
+	}
+	// The lookups may have removed expired keys: look both up again (without
+	// touching them twice), committing src before dst is looked up.
+	e, _ := x.DB.Lookup(src, x.Now, false)
+	x.editListAt(src, e, true, &l)
+	var buf [64]byte
+	elem := append(buf[:0], l.index(from)...)
+	l.trim(boolInt(fromHead), n-boolInt(!fromHead))
+	l.commit()
+	e, found := x.DB.Lookup(dst, x.Now, false)
+	x.editListAt(dst, e, found, &l)
+	l.push(toHead, elem)
+	l.commit()
+	x.dirty++
+	x.W.Bulk(elem)
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// lmpopNumKeys parses LMPOP's numkeys, which must leave room for the keys and
+// the direction.
+func lmpopNumKeys(args [][]byte) (int, bool) {
+	n, ok := strnum.ParseInt(args[1])
+	if !ok || n < 1 {
+		return 0, false
+	}
+	return int(n), n <= int64(len(args)-3)
+}
+
+func lmpopKeys(args [][]byte, dst [][]byte) [][]byte {
+	if n, ok := lmpopNumKeys(args); ok {
+		dst = append(dst, args[2:2+n]...)
+	}
+	return dst
+}
+
+func lmpopCommand(x *Ctx) {
+	numkeys, ok := lmpopNumKeys(x.Args)
+	if numkeys < 1 {
+		x.W.Error("ERR numkeys should be greater than 0")
+		return
+	}
+	if !ok {
+		x.W.Error(errSyntax)
+		return
+	}
+	head, ok := listEnd(x.Args[2+numkeys])
+	if !ok {
+		x.W.Error(errSyntax)
+		return
+	}
+	count := int64(-1)
+	for j := 3 + numkeys; j < len(x.Args); j++ {
+		if count == -1 && j+1 < len(x.Args) && cArgIs(x.Args[j], "count") {
+			j++
+			v, ok := strnum.ParseInt(x.Args[j])
+			if !ok || v < 1 {
+				x.W.Error("ERR count should be greater than 0")
+				return
+			}
+			count = v
+			continue
+		}
+		x.W.Error(errSyntax)
+		return
+	}
+	count = max(count, 1)
+	for _, key := range x.Args[2 : 2+numkeys] {
+		var l listEdit
+		if !x.editList(key, &l) {
+			return
+		}
+		if !l.found {
+			continue
+		}
+		x.W.Array(2)
+		x.W.Bulk(key)
+		popped := l.popReply(head, count)
+		l.commit()
+		// Propagated as the pop it did, as Redis does.
+		if x.propagating() {
+			verb := argRPOP
+			if head {
+				verb = argLPOP
+			}
+			x.propagateAs(verb, key, intArg(int64(popped)))
+		}
+		return
+	}
+	x.W.NullArray()
+}
