@@ -560,8 +560,12 @@ func writeCommandInfo(x *Ctx, c *Command) {
 	w.BulkString(c.Name)
 	w.Int(int64(c.Arity))
 	var flags []string
+	cf := c.Flags
+	if c.keys != nil {
+		cf |= FlagMovableKeys
+	}
 	for _, fn := range flagNames {
-		if c.Flags&fn.f != 0 {
+		if cf&fn.f != 0 {
 			flags = append(flags, fn.name)
 		}
 	}

@@ -31,6 +31,7 @@ const (
 	FlagNoMandatoryKeys
 	FlagProtected
 	FlagNoMulti
+	FlagMovableKeys // derived: the command has a key-extraction function
 	FlagAllowBusy
 	// FlagAllKeys is not a Redis flag: the command works on the whole keyspace or
 	// on several databases and takes the exclusive lock.
@@ -47,7 +48,7 @@ var flagNames = []struct {
 	{FlagSkipMonitor, "skip_monitor"}, {FlagSkipSlowlog, "skip_slowlog"},
 	{FlagFast, "fast"}, {FlagNoAuth, "no_auth"}, {FlagMayReplicate, "may_replicate"},
 	{FlagNoMandatoryKeys, "no_mandatory_keys"}, {FlagProtected, "protected"},
-	{FlagNoMulti, "no_multi"}, {FlagAllowBusy, "allow_busy"},
+	{FlagNoMulti, "no_multi"}, {FlagMovableKeys, "movablekeys"}, {FlagAllowBusy, "allow_busy"},
 }
 
 func parseFlags(s string) Flags {
