@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"net"
 	"sync/atomic"
 	"syscall"
@@ -67,6 +68,24 @@ type Client struct {
 	// raw is the socket for raw system calls (rawio.go); nil for connections
 	// that are not plain sockets, which use conn.
 	raw syscall.RawConn
+
+	// The last command name looked up, as sent: pipelines repeat one command,
+	// and comparing bytes is cheaper than the table lookup.
+	lastName   []byte
+	lastLookup *Command
+}
+
+// command looks a command name up in the table, remembering the last one.
+func (c *Client) command(name []byte) *Command {
+	if c.lastLookup != nil && bytes.Equal(name, c.lastName) {
+		return c.lastLookup
+	}
+	cmd := lookupCommand(table, name)
+	if cmd != nil && len(name) <= 64 {
+		c.lastName = append(c.lastName[:0], name...)
+		c.lastLookup = cmd
+	}
+	return cmd
 }
 
 // monoEpoch anchors monotonic readings; time.Since reads only the monotonic clock.
@@ -275,7 +294,7 @@ func (c *Client) execute(args [][]byte) {
 	mark := len(c.out.B)
 	defer c.applyReplyMode(mark)
 
-	cmd := lookupCommand(table, args[0])
+	cmd := c.command(args[0])
 	if cmd == nil {
 		c.reject(nil, errUnknownCommand(args))
 		return
