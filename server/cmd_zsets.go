@@ -1,0 +1,1447 @@
+package server
+
+import (
+	"bytes"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+
+	"github.com/keyhive/keyhive/glob"
+	"github.com/keyhive/keyhive/internal/strnum"
+	"github.com/keyhive/keyhive/internal/zset"
+	"github.com/keyhive/keyhive/keyspace"
+	"github.com/keyhive/keyhive/resp"
+)
+
+func init() {
+	z := func(name string, arity int, flags string, summary, since string, run func(*Ctx)) spec {
+		return spec{name: name, arity: arity, flags: flags, first: 1, last: 1, step: 1, category: "@sortedset", group: "sorted-set", summary: summary, since: since, run: run}
+	}
+	// zk is a command with a numkeys argument (after the destination key of
+	// a STORE form, which is its only key in COMMAND INFO's first/last).
+	zk := func(name string, arity int, flags string, dst int, summary, since string, run func(*Ctx)) spec {
+		sp := z(name, arity, flags, summary, since, run)
+		sp.first, sp.last, sp.step = dst, dst, dst
+		return sp
+	}
+	zrangestore := z("zrangestore", -5, "write denyoom", "Store a range of members from sorted set into another key", "6.2.0", func(x *Ctx) { zrangeCommand(x, rangeAuto, dirAuto, true) })
+	zrangestore.last = 2
+	register(
+		zrangestore,
+		z("zadd", -4, "write denyoom fast", "Add one or more members to a sorted set, or update its score if it already exists", "1.2.0", zaddCommand),
+		z("zincrby", 4, "write denyoom fast", "Increment the score of a member in a sorted set", "1.2.0", zaddCommand),
+		z("zrem", -3, "write fast", "Remove one or more members from a sorted set", "1.2.0", zremCommand),
+		z("zcard", 2, "readonly fast", "Get the number of members in a sorted set", "1.2.0", zcardCommand),
+		z("zscore", 3, "readonly fast", "Get the score associated with the given member in a sorted set", "1.2.0", zscoreCommand),
+		z("zmscore", -3, "readonly fast", "Get the score associated with the given members in a sorted set", "6.2.0", zmscoreCommand),
+		z("zrank", 3, "readonly fast", "Determine the index of a member in a sorted set", "2.0.0", func(x *Ctx) { zrankCommand(x, false) }),
+		z("zrevrank", 3, "readonly fast", "Determine the index of a member in a sorted set, with scores ordered from high to low", "2.0.0", func(x *Ctx) { zrankCommand(x, true) }),
+		z("zcount", 4, "readonly fast", "Count the members in a sorted set with scores within the given values", "2.0.0", func(x *Ctx) { zcountCommand(x, rangeScore) }),
+		z("zlexcount", 4, "readonly fast", "Count the number of members in a sorted set between a given lexicographical range", "2.8.9", func(x *Ctx) { zcountCommand(x, rangeLex) }),
+		z("zrange", -4, "readonly", "Return a range of members in a sorted set", "1.2.0", func(x *Ctx) { zrangeCommand(x, rangeAuto, dirAuto, false) }),
+		z("zrangebyscore", -4, "readonly", "Return a range of members in a sorted set, by score", "1.0.5", func(x *Ctx) { zrangeCommand(x, rangeScore, dirForward, false) }),
+		z("zrevrangebyscore", -4, "readonly", "Return a range of members in a sorted set, by score, with scores ordered from high to low", "2.2.0", func(x *Ctx) { zrangeCommand(x, rangeScore, dirReverse, false) }),
+		z("zrevrange", -4, "readonly", "Return a range of members in a sorted set, by index, with scores ordered from high to low", "1.2.0", func(x *Ctx) { zrangeCommand(x, rangeRank, dirReverse, false) }),
+		z("zrangebylex", -4, "readonly", "Return a range of members in a sorted set, by lexicographical range", "2.8.9", func(x *Ctx) { zrangeCommand(x, rangeLex, dirForward, false) }),
+		z("zrevrangebylex", -4, "readonly", "Return a range of members in a sorted set, by lexicographical range, ordered from higher to lower strings.", "2.8.9", func(x *Ctx) { zrangeCommand(x, rangeLex, dirReverse, false) }),
+		z("zremrangebyscore", 4, "write", "Remove all members in a sorted set within the given scores", "1.2.0", func(x *Ctx) { zremrangeCommand(x, rangeScore) }),
+		z("zremrangebyrank", 4, "write", "Remove all members in a sorted set within the given indexes", "2.0.0", func(x *Ctx) { zremrangeCommand(x, rangeRank) }),
+		z("zremrangebylex", 4, "write", "Remove all members in a sorted set between the given lexicographical range", "2.8.9", func(x *Ctx) { zremrangeCommand(x, rangeLex) }),
+		z("zpopmin", -2, "write fast", "Remove and return members with the lowest scores in a sorted set", "5.0.0", func(x *Ctx) { zpopCommand(x, false) }),
+		z("zpopmax", -2, "write fast", "Remove and return members with the highest scores in a sorted set", "5.0.0", func(x *Ctx) { zpopCommand(x, true) }),
+		zk("zunion", -3, "readonly", 0, "Add multiple sorted sets", "6.2.0", func(x *Ctx) { zsetOpCommand(x, opUnion, false) }),
+		zk("zinter", -3, "readonly", 0, "Intersect multiple sorted sets", "6.2.0", func(x *Ctx) { zsetOpCommand(x, opInter, false) }),
+		zk("zdiff", -3, "readonly", 0, "Subtract multiple sorted sets", "6.2.0", func(x *Ctx) { zsetOpCommand(x, opDiff, false) }),
+		zk("zintercard", -3, "readonly", 0, "Intersect multiple sorted sets and return the cardinality of the result", "7.0.0", func(x *Ctx) { zsetOpCommand(x, opInterCard, false) }),
+		zk("zunionstore", -4, "write denyoom", 1, "Add multiple sorted sets and store the resulting sorted set in a new key", "2.0.0", func(x *Ctx) { zsetOpCommand(x, opUnion, true) }),
+		zk("zinterstore", -4, "write denyoom", 1, "Intersect multiple sorted sets and store the resulting sorted set in a new key", "2.0.0", func(x *Ctx) { zsetOpCommand(x, opInter, true) }),
+		zk("zdiffstore", -4, "write denyoom", 1, "Subtract multiple sorted sets and store the resulting sorted set in a new key", "6.2.0", func(x *Ctx) { zsetOpCommand(x, opDiff, true) }),
+		zk("zmpop", -4, "write", 0, "Remove and return members with scores in a sorted set", "7.0.0", zmpopCommand),
+		z("zrandmember", -2, "readonly", "Get one or multiple random elements from a sorted set", "6.2.0", zrandmemberCommand),
+		z("zscan", -3, "readonly", "Incrementally iterate sorted sets elements and associated scores", "2.8.0", zscanCommand),
+	)
+}
+
+func init() {
+	numkeysAt := func(i int) func(args [][]byte, dst [][]byte) [][]byte {
+		return func(args [][]byte, dst [][]byte) [][]byte {
+			if i == 2 {
+				dst = append(dst, args[1])
+			}
+			n, ok := strnum.ParseInt(args[i])
+			if !ok || n < 1 || n > int64(len(args)-i-1) {
+				return dst
+			}
+			return append(dst, args[i+1:i+1+int(n)]...)
+		}
+	}
+	for _, name := range []string{"zunion", "zinter", "zdiff", "zintercard", "zmpop"} {
+		table[name].keys = numkeysAt(1)
+	}
+	for _, name := range []string{"zunionstore", "zinterstore", "zdiffstore"} {
+		table[name].keys = numkeysAt(2)
+	}
+}
+
+// zsetObject is the large form of a sorted set (OBJECT ENCODING skiplist),
+// stored as a keyspace object. Small sorted sets are inline compact bytes.
+type zsetObject struct{ zset.Tree }
+
+func (z *zsetObject) Clone() keyspace.Object { return &zsetObject{*z.Tree.Clone()} }
+
+// zsetView is a stored sorted set in either form: obj when large, else lp.
+type zsetView struct {
+	lp  []byte
+	obj *zsetObject
+}
+
+func viewZSet(e *keyspace.Entry) zsetView {
+	if o := e.Object(); o != nil {
+		return zsetView{obj: o.(*zsetObject)}
+	}
+	return zsetView{lp: e.Value()}
+}
+
+func (z zsetView) len() int {
+	if z.obj != nil {
+		return z.obj.Len()
+	}
+	return zset.Len(z.lp)
+}
+
+func (z zsetView) score(member []byte) (float64, bool) {
+	if z.obj != nil {
+		return z.obj.Score(member)
+	}
+	s, _, ok := zset.Find(z.lp, member)
+	return s, ok
+}
+
+func (z zsetView) rank(member []byte) (int, bool) {
+	if z.obj != nil {
+		return z.obj.Rank(member)
+	}
+	_, r, ok := zset.Find(z.lp, member)
+	return r, ok
+}
+
+// count returns how many elements lie before the bound.
+func (z zsetView) count(before zset.Before) int {
+	if z.obj != nil {
+		return z.obj.Count(before)
+	}
+	return zset.Count(z.lp, before)
+}
+
+// each calls fn for the elements of ranks start to end-1, from the highest
+// rank down when rev.
+func (z zsetView) each(start, end int, rev bool, fn func(member []byte, score float64)) {
+	if z.obj != nil {
+		for i := start; i < end; i++ {
+			r := i
+			if rev {
+				r = start + end - 1 - i
+			}
+			fn(z.obj.At(r))
+		}
+		return
+	}
+	it := zset.NewIter(z.lp)
+	for i := 0; i < start; i++ {
+		it.Next()
+	}
+	if !rev {
+		for i := start; i < end; i++ {
+			m, s, _ := it.Next()
+			fn(m, s)
+		}
+		return
+	}
+	var local [128]int
+	offs := local[:0]
+	for i := start; i < end; i++ {
+		offs = append(offs, it.Offset())
+		it.Next()
+	}
+	for i := len(offs) - 1; i >= 0; i-- {
+		it.Seek(offs[i])
+		m, s, _ := it.Next()
+		fn(m, s)
+	}
+}
+
+// readZSet looks key up for reading as a sorted set, replying WRONGTYPE
+// (ok=false) for another type.
+func (x *Ctx) readZSet(key []byte) (z zsetView, found, ok bool) {
+	e, found := x.lookupRead(key)
+	if !found {
+		return z, false, true
+	}
+	if e.Type() != keyspace.TypeZSet {
+		x.W.Error(errWrongType)
+		return z, true, false
+	}
+	return viewZSet(&e), true, true
+}
+
+// zsetEdit is a sorted set being changed: compact bytes rebuilt by each
+// change, or the large form changed in place. commit stores it.
+type zsetEdit struct {
+	x       *Ctx
+	e       keyspace.Entry
+	key     []byte
+	found   bool
+	changed bool // the compact bytes changed, or the set converted
+	zsetView
+}
+
+// editZSet looks key up for writing as a sorted set into z, which the caller
+// keeps on its stack (a missing key is an empty set), replying WRONGTYPE and
+// returning false for another type.
+func (x *Ctx) editZSet(key []byte, z *zsetEdit) bool {
+	*z = zsetEdit{x: x, key: key}
+	z.e, z.found = x.lookupWrite(key)
+	switch {
+	case !z.found:
+		z.lp = zset.Empty
+	case z.e.Type() != keyspace.TypeZSet:
+		x.W.Error(errWrongType)
+		return false
+	default:
+		z.zsetView = viewZSet(&z.e)
+	}
+	return true
+}
+
+// convert turns the compact form into the large form, for good.
+func (z *zsetEdit) convert() {
+	o := &zsetObject{}
+	it := zset.NewIter(z.lp)
+	for m, s, ok := it.Next(); ok; m, s, ok = it.Next() {
+		o.Add(m, s)
+	}
+	z.obj, z.lp, z.changed = o, nil, true
+}
+
+// add adds an absent member, converting past the compact limits as Redis's
+// zsetAdd does.
+func (z *zsetEdit) add(member []byte, score float64) {
+	cfg := z.x.s.cfg
+	if z.obj == nil && (int64(zset.Len(z.lp))+1 > cfg.ZsetMaxListpackEntries() || int64(len(member)) > cfg.ZsetMaxListpackValue()) {
+		z.convert()
+	}
+	if z.obj != nil {
+		z.obj.Add(member, score)
+		return
+	}
+	z.lp = zset.Insert(z.x.nextScratch(), z.lp, member, score)
+	z.x.keepScratch(z.lp)
+	z.changed = true
+}
+
+// remove removes member, reporting whether it was present.
+func (z *zsetEdit) remove(member []byte) bool {
+	if z.obj != nil {
+		return z.obj.Remove(member)
+	}
+	_, r, ok := zset.Find(z.lp, member)
+	if ok {
+		z.removeRange(r, r+1)
+	}
+	return ok
+}
+
+// setScore changes a present member's score.
+func (z *zsetEdit) setScore(member []byte, score float64) {
+	if z.obj != nil {
+		z.obj.SetScore(member, score)
+		return
+	}
+	z.remove(member)
+	z.lp = zset.Insert(z.x.nextScratch(), z.lp, member, score)
+	z.x.keepScratch(z.lp)
+}
+
+// removeRange removes the elements of ranks start to end-1.
+func (z *zsetEdit) removeRange(start, end int) {
+	if z.obj != nil {
+		for i := start; i < end; i++ {
+			m, _ := z.obj.At(start)
+			z.obj.Remove(m)
+		}
+		return
+	}
+	z.lp = zset.RemoveRange(z.x.nextScratch(), z.lp, start, end)
+	z.x.keepScratch(z.lp)
+	z.changed = true
+}
+
+// commit stores the sorted set; an emptied one is deleted.
+func (z *zsetEdit) commit() {
+	x := z.x
+	switch {
+	case z.len() == 0:
+		if z.found {
+			x.DB.DeleteEntry(&z.e)
+		}
+	case z.obj != nil:
+		if !z.found || z.e.Object() != keyspace.Object(z.obj) {
+			x.DB.PutObject(&z.e, z.key, keyspace.TypeZSet, keyspace.EncSkiplist, z.obj, z.e.ExpireAt(), x.Now)
+		}
+	case !z.changed:
+	case z.found:
+		x.DB.Replace(&z.e, keyspace.EncListpack, z.lp, z.e.ExpireAt(), x.Now)
+	default:
+		x.DB.Put(&z.e, z.key, keyspace.TypeZSet, keyspace.EncListpack, z.lp, 0, x.Now)
+	}
+}
+
+// parseScore parses a score as Redis's getDoubleFromObject does (strtod, the
+// whole string, no leading space, no overflow or underflow to zero, no NaN).
+func parseScore(b []byte) (float64, bool) {
+	if len(b) == 0 || isSpaceByte(b[0]) {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil || math.IsNaN(f) || (f == 0 && nonZeroMantissa(b)) {
+		return 0, false
+	}
+	return f, true
+}
+
+// nonZeroMantissa reports whether a float literal's digits before its
+// exponent are not all zero (so a zero result is an underflow).
+func nonZeroMantissa(b []byte) bool {
+	hex := len(b) > 2 && b[0] == '0' && (b[1] == 'x' || b[1] == 'X')
+	if len(b) > 3 && (b[0] == '-' || b[0] == '+') && b[1] == '0' && (b[2] == 'x' || b[2] == 'X') {
+		hex, b = true, b[1:]
+	}
+	if hex {
+		b = b[2:]
+	}
+	for _, c := range b {
+		switch {
+		case c >= '1' && c <= '9':
+			return true
+		case hex && ((c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')):
+			return true
+		case c == 'e' || c == 'E' || c == 'p' || c == 'P':
+			if !hex || c == 'p' || c == 'P' {
+				return false
+			}
+		}
+	}
+	return false
+}
+
+func isSpaceByte(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
+}
+
+// parseRangeFloat parses a score range bound's number as Redis's zslParseRange
+// does with strtod: leading space skipped, the rest wholly a number (inf on
+// overflow), and the empty string is 0.
+func parseRangeFloat(b []byte) (float64, bool) {
+	if len(b) == 0 {
+		return 0, true
+	}
+	i := 0
+	for i < len(b) && isSpaceByte(b[i]) {
+		i++
+	}
+	if i == len(b) {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(string(b[i:]), 64)
+	if err != nil {
+		if ne, ok := err.(*strconv.NumError); !ok || ne.Err != strconv.ErrRange {
+			return 0, false
+		}
+	}
+	return f, !math.IsNaN(f)
+}
+
+// scoreRange is a parsed score interval.
+type scoreRange struct {
+	min, max     float64
+	minex, maxex bool
+}
+
+func parseScoreBound(b []byte) (v float64, ex, ok bool) {
+	if len(b) > 0 && b[0] == '(' {
+		v, ok = parseRangeFloat(b[1:])
+		return v, true, ok
+	}
+	v, ok = parseRangeFloat(b)
+	return v, false, ok
+}
+
+func parseScoreRange(min, max []byte) (r scoreRange, ok bool) {
+	var ok1, ok2 bool
+	r.min, r.minex, ok1 = parseScoreBound(min)
+	r.max, r.maxex, ok2 = parseScoreBound(max)
+	return r, ok1 && ok2
+}
+
+// lexBound is a parsed lex range item: '-', '+', or a string, exclusive or not.
+type lexBound struct {
+	kind byte // '-', '+', '[' or '('
+	s    []byte
+}
+
+func parseLexBound(b []byte) (lexBound, bool) {
+	if len(b) == 0 {
+		return lexBound{}, false
+	}
+	switch b[0] {
+	case '+', '-':
+		return lexBound{kind: b[0]}, len(b) == 1
+	case '(', '[':
+		return lexBound{kind: b[0], s: b[1:]}, true
+	}
+	return lexBound{}, false
+}
+
+// interval is a parsed score or lex range, as rank bounds over a sorted set.
+type interval struct {
+	score    scoreRange
+	min, max lexBound
+	lex      bool
+}
+
+// ranks returns the ranks [start, end) of the elements in the interval.
+func (iv *interval) ranks(z zsetView) (start, end int) {
+	if iv.lex {
+		start = z.count(func(_ float64, m []byte) bool {
+			switch iv.min.kind {
+			case '-':
+				return false
+			case '+':
+				return true
+			case '[':
+				return bytes.Compare(m, iv.min.s) < 0
+			}
+			return bytes.Compare(m, iv.min.s) <= 0
+		})
+		end = z.count(func(_ float64, m []byte) bool {
+			switch iv.max.kind {
+			case '-':
+				return false
+			case '+':
+				return true
+			case '[':
+				return bytes.Compare(m, iv.max.s) <= 0
+			}
+			return bytes.Compare(m, iv.max.s) < 0
+		})
+	} else {
+		r := &iv.score
+		start = z.count(func(s float64, _ []byte) bool { return s < r.min || (r.minex && s == r.min) })
+		end = z.count(func(s float64, _ []byte) bool { return s < r.max || (!r.maxex && s == r.max) })
+	}
+	return start, max(start, end)
+}
+
+const (
+	errMinMaxFloat = "ERR min or max is not a float"
+	errMinMaxLex   = "ERR min or max not valid string range item"
+)
+
+// parseInterval parses min and max of a score or lex range, replying the
+// error when they are invalid.
+func (x *Ctx) parseInterval(kind rangeKind, min, max []byte) (iv interval, ok bool) {
+	if kind == rangeLex {
+		var ok1, ok2 bool
+		iv.lex = true
+		iv.min, ok1 = parseLexBound(min)
+		iv.max, ok2 = parseLexBound(max)
+		if !ok1 || !ok2 {
+			x.W.Error(errMinMaxLex)
+			return iv, false
+		}
+		return iv, true
+	}
+	if iv.score, ok = parseScoreRange(min, max); !ok {
+		x.W.Error(errMinMaxFloat)
+	}
+	return iv, ok
+}
+
+type rangeKind uint8
+
+const (
+	rangeAuto rangeKind = iota
+	rangeRank
+	rangeScore
+	rangeLex
+)
+
+type direction uint8
+
+const (
+	dirAuto direction = iota
+	dirForward
+	dirReverse
+)
+
+// zaddCommand is ZADD and ZINCRBY (ZADD with INCR), as Redis's
+// zaddGenericCommand.
+func zaddCommand(x *Ctx) {
+	var nx, xx, gt, lt, ch, incr bool
+	i := 2
+	if x.cmd.Name == "zincrby" {
+		incr = true
+	} else {
+	flags:
+		for ; i < len(x.Args); i++ {
+			a := x.Args[i]
+			switch {
+			case cArgIs(a, "nx"):
+				nx = true
+			case cArgIs(a, "xx"):
+				xx = true
+			case cArgIs(a, "ch"):
+				ch = true
+			case cArgIs(a, "incr"):
+				incr = true
+			case cArgIs(a, "gt"):
+				gt = true
+			case cArgIs(a, "lt"):
+				lt = true
+			default:
+				break flags
+			}
+		}
+	}
+	pairs := x.Args[i:]
+	switch {
+	case len(pairs)%2 != 0 || len(pairs) == 0:
+		x.W.Error(errSyntax)
+		return
+	case nx && xx:
+		x.W.Error("ERR XX and NX options at the same time are not compatible")
+		return
+	case (gt && nx) || (lt && nx) || (gt && lt):
+		x.W.Error("ERR GT, LT, and/or NX options at the same time are not compatible")
+		return
+	case incr && len(pairs) > 2:
+		x.W.Error("ERR INCR option supports a single increment-element pair")
+		return
+	}
+	for j := 0; j < len(pairs); j += 2 {
+		if _, ok := parseScore(pairs[j]); !ok {
+			x.W.Error(errNotFloat)
+			return
+		}
+	}
+	var z zsetEdit
+	if !x.editZSet(x.Args[1], &z) {
+		return
+	}
+	added, updated, processed := 0, 0, 0
+	var score float64
+	if z.found || !xx {
+		for j := 0; j < len(pairs); j += 2 {
+			score, _ = parseScore(pairs[j])
+			member := pairs[j+1]
+			cur, exists := z.score(member)
+			switch {
+			case !exists:
+				if xx {
+					continue
+				}
+				z.add(member, score)
+				added++
+			case nx:
+				continue
+			default:
+				if incr {
+					score += cur
+					if math.IsNaN(score) { // INCR has a single pair: nothing changed
+						x.W.Error("ERR resulting score is not a number (NaN)")
+						return
+					}
+				}
+				if (lt && score >= cur) || (gt && score <= cur) {
+					continue
+				}
+				if score != cur {
+					z.setScore(member, score)
+					updated++
+				}
+			}
+			processed++
+		}
+		z.commit()
+	}
+	x.dirty += added + updated
+	switch {
+	case !incr && ch:
+		x.W.Int(int64(added + updated))
+	case !incr:
+		x.W.Int(int64(added))
+	case processed > 0:
+		x.W.Double(score)
+	default:
+		x.W.Null()
+	}
+}
+
+func zremCommand(x *Ctx) {
+	var z zsetEdit
+	if !x.editZSet(x.Args[1], &z) {
+		return
+	}
+	if !z.found {
+		x.W.Int(0)
+		return
+	}
+	deleted := 0
+	for _, m := range x.Args[2:] {
+		if z.remove(m) {
+			deleted++
+			if z.len() == 0 {
+				break
+			}
+		}
+	}
+	z.commit()
+	x.dirty += deleted
+	x.W.Int(int64(deleted))
+}
+
+func zcardCommand(x *Ctx) {
+	z, found, ok := x.readZSet(x.Args[1])
+	switch {
+	case !ok:
+	case !found:
+		x.W.Int(0)
+	default:
+		x.W.Int(int64(z.len()))
+	}
+}
+
+func zscoreCommand(x *Ctx) {
+	z, found, ok := x.readZSet(x.Args[1])
+	if !ok {
+		return
+	}
+	if s, exists := z.score(x.Args[2]); found && exists {
+		x.W.Double(s)
+		return
+	}
+	x.W.Null()
+}
+
+func zmscoreCommand(x *Ctx) {
+	z, found, ok := x.readZSet(x.Args[1])
+	if !ok {
+		return
+	}
+	x.W.Array(len(x.Args) - 2)
+	for _, m := range x.Args[2:] {
+		if s, exists := z.score(m); found && exists {
+			x.W.Double(s)
+		} else {
+			x.W.Null()
+		}
+	}
+}
+
+func zrankCommand(x *Ctx, rev bool) {
+	z, found, ok := x.readZSet(x.Args[1])
+	if !ok {
+		return
+	}
+	r, exists := z.rank(x.Args[2])
+	if !found || !exists {
+		x.W.Null()
+		return
+	}
+	if rev {
+		r = z.len() - 1 - r
+	}
+	x.W.Int(int64(r))
+}
+
+func zcountCommand(x *Ctx, kind rangeKind) {
+	iv, ok := x.parseInterval(kind, x.Args[2], x.Args[3])
+	if !ok {
+		return
+	}
+	z, found, ok := x.readZSet(x.Args[1])
+	switch {
+	case !ok:
+	case !found:
+		x.W.Int(0)
+	default:
+		start, end := iv.ranks(z)
+		x.W.Int(int64(end - start))
+	}
+}
+
+// rankRange resolves Redis's inclusive, possibly negative rank indexes over
+// n elements to ranks [start, end).
+func rankRange(start, end int64, n int) (int, int) {
+	l := int64(n)
+	if start < 0 {
+		start += l
+	}
+	if end < 0 {
+		end += l
+	}
+	start = max(start, 0)
+	if start > end || start >= l {
+		return 0, 0
+	}
+	return int(start), int(min(end, l-1) + 1)
+}
+
+// zrangeCommand is ZRANGE, its older forms and ZRANGESTORE, as Redis's
+// zrangeGenericCommand.
+func zrangeCommand(x *Ctx, kind rangeKind, dir direction, store bool) {
+	base := 1 // the source key
+	if store {
+		base = 2
+	}
+	withScores := false
+	offset, limit := int64(0), int64(-1)
+	for j := base + 3; j < len(x.Args); j++ {
+		a := x.Args[j]
+		switch {
+		case !store && cArgIs(a, "withscores"):
+			withScores = true
+		case cArgIs(a, "limit") && len(x.Args)-j-1 >= 2:
+			var ok bool
+			if offset, ok = strnum.ParseInt(x.Args[j+1]); !ok {
+				x.W.Error(errNotInt)
+				return
+			}
+			if limit, ok = strnum.ParseInt(x.Args[j+2]); !ok {
+				x.W.Error(errNotInt)
+				return
+			}
+			j += 2
+		case dir == dirAuto && cArgIs(a, "rev"):
+			dir = dirReverse
+		case kind == rangeAuto && cArgIs(a, "bylex"):
+			kind = rangeLex
+		case kind == rangeAuto && cArgIs(a, "byscore"):
+			kind = rangeScore
+		default:
+			x.W.Error(errSyntax)
+			return
+		}
+	}
+	rev := dir == dirReverse
+	if kind == rangeAuto {
+		kind = rangeRank
+	}
+	if limit != -1 && kind == rangeRank {
+		x.W.Error("ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX")
+		return
+	}
+	if withScores && kind == rangeLex {
+		x.W.Error("ERR syntax error, WITHSCORES not supported in combination with BYLEX")
+		return
+	}
+	lo, hi := x.Args[base+1], x.Args[base+2]
+	if rev && kind != rangeRank {
+		lo, hi = hi, lo
+	}
+	var iv interval
+	var first, last int64
+	if kind == rangeRank {
+		var ok bool
+		if first, ok = strnum.ParseInt(lo); !ok {
+			x.W.Error(errNotInt)
+			return
+		}
+		if last, ok = strnum.ParseInt(hi); !ok {
+			x.W.Error(errNotInt)
+			return
+		}
+	} else {
+		var ok bool
+		if iv, ok = x.parseInterval(kind, lo, hi); !ok {
+			return
+		}
+	}
+	z, found, ok := x.readZSet(x.Args[base])
+	if !ok {
+		return
+	}
+	var start, end int
+	switch {
+	case !found:
+	case kind == rangeRank:
+		start, end = rankRange(first, last, z.len())
+		if rev {
+			n := z.len()
+			start, end = n-end, n-start
+		}
+	default:
+		start, end = iv.ranks(z)
+		if offset < 0 {
+			start = end
+		} else if rev {
+			end -= int(min(offset, int64(end-start)))
+			if limit >= 0 {
+				start = max(start, end-int(min(limit, int64(end-start))))
+			}
+		} else {
+			start += int(min(offset, int64(end-start)))
+			if limit >= 0 {
+				end = min(end, start+int(min(limit, int64(end-start))))
+			}
+		}
+	}
+	if !store {
+		x.writeRange(z, start, end, rev, withScores)
+		return
+	}
+	o := &zsetObject{}
+	if start < end {
+		z.each(start, end, false, o.Add)
+	}
+	x.W.Int(int64(x.storeZSet(x.Args[1], o)))
+}
+
+// storeZSet stores o at key as a new sorted set (no expire time), compact
+// when it fits the limits as Redis's zsetConvertToListpackIfNeeded does, and
+// returns its length. An empty o deletes key.
+func (x *Ctx) storeZSet(key []byte, o *zsetObject) int {
+	e, found := x.lookupWrite(key)
+	n := o.Len()
+	if n == 0 {
+		if found {
+			x.DB.DeleteEntry(&e)
+			x.dirty++
+		}
+		return 0
+	}
+	x.dirty++
+	if int64(n) > x.s.cfg.ZsetMaxListpackEntries() {
+		x.DB.PutObject(&e, key, keyspace.TypeZSet, keyspace.EncSkiplist, o, 0, x.Now)
+		return n
+	}
+	lp, limit := zset.Empty, x.s.cfg.ZsetMaxListpackValue()
+	for i := 0; i < n; i++ {
+		m, s := o.At(i)
+		if int64(len(m)) > limit {
+			x.DB.PutObject(&e, key, keyspace.TypeZSet, keyspace.EncSkiplist, o, 0, x.Now)
+			return n
+		}
+		lp = zset.Insert(x.nextScratch(), lp, m, s)
+		x.keepScratch(lp)
+	}
+	x.DB.Put(&e, key, keyspace.TypeZSet, keyspace.EncListpack, lp, 0, x.Now)
+	return n
+}
+
+type setOp uint8
+
+const (
+	opUnion setOp = iota
+	opInter
+	opInterCard
+	opDiff
+)
+
+// opSource is an input of ZUNION and friends: a sorted set, or a set whose
+// members score 1.
+type opSource struct {
+	z      zsetView
+	s      setView
+	isSet  bool
+	found  bool
+	weight float64
+}
+
+func (o *opSource) len() int {
+	switch {
+	case !o.found:
+		return 0
+	case o.isSet:
+		return o.s.len()
+	}
+	return o.z.len()
+}
+
+func (o *opSource) score(m []byte) (float64, bool) {
+	switch {
+	case !o.found:
+		return 0, false
+	case o.isSet:
+		return 1, o.s.has(m)
+	}
+	return o.z.score(m)
+}
+
+func (o *opSource) each(fn func(m []byte, s float64)) {
+	switch {
+	case !o.found:
+	case o.isSet:
+		o.s.each(func(m []byte) { fn(m, 1) })
+	default:
+		o.z.each(0, o.z.len(), false, fn)
+	}
+}
+
+// weighted returns w*s, with NaN (0 times an infinity) as 0, as Redis does.
+func weighted(w, s float64) float64 {
+	if v := w * s; !math.IsNaN(v) {
+		return v
+	}
+	return 0
+}
+
+// aggregate combines a score into an accumulated one as Redis's
+// zunionInterAggregate does: a NaN sum is 0, and a NaN v loses MIN and MAX.
+func aggregate(how byte, acc, v float64) float64 {
+	switch how {
+	case 'n':
+		if v < acc {
+			return v
+		}
+		return acc
+	case 'x':
+		if v > acc {
+			return v
+		}
+		return acc
+	}
+	if acc += v; math.IsNaN(acc) {
+		return 0
+	}
+	return acc
+}
+
+// zsetOpCommand is ZUNION, ZINTER, ZDIFF, their STORE forms and ZINTERCARD,
+// as Redis's zunionInterDiffGenericCommand.
+func zsetOpCommand(x *Ctx, op setOp, store bool) {
+	numAt := 1
+	if store {
+		numAt = 2
+	}
+	n, ok := strnum.ParseInt(x.Args[numAt])
+	if !ok {
+		x.W.Error(errNotInt)
+		return
+	}
+	if n < 1 {
+		x.W.Error("ERR at least 1 input key is needed for '" + x.cmd.Name + "' command")
+		return
+	}
+	if n > int64(len(x.Args)-numAt-1) {
+		x.W.Error(errSyntax)
+		return
+	}
+	srcs := make([]opSource, n)
+	for i := range srcs {
+		key := x.Args[numAt+1+i]
+		var e keyspace.Entry
+		if store {
+			e, srcs[i].found = x.lookupWrite(key)
+		} else {
+			e, srcs[i].found = x.lookupRead(key)
+		}
+		srcs[i].weight = 1
+		if !srcs[i].found {
+			continue
+		}
+		switch e.Type() {
+		case keyspace.TypeZSet:
+			srcs[i].z = viewZSet(&e)
+		case keyspace.TypeSet:
+			srcs[i].s, srcs[i].isSet = viewSet(&e), true
+		default:
+			x.W.Error(errWrongType)
+			return
+		}
+	}
+	how, withScores, limit := byte('s'), false, int64(0)
+	for j := numAt + 1 + int(n); j < len(x.Args); {
+		a, left := x.Args[j], len(x.Args)-j
+		switch {
+		case op != opDiff && op != opInterCard && left >= int(n)+1 && cArgIs(a, "weights"):
+			j++
+			for i := range srcs {
+				w, ok := parseScore(x.Args[j])
+				if !ok {
+					x.W.Error("ERR weight value is not a float")
+					return
+				}
+				srcs[i].weight = w
+				j++
+			}
+		case op != opDiff && op != opInterCard && left >= 2 && cArgIs(a, "aggregate"):
+			switch b := x.Args[j+1]; {
+			case cArgIs(b, "sum"):
+				how = 's'
+			case cArgIs(b, "min"):
+				how = 'n'
+			case cArgIs(b, "max"):
+				how = 'x'
+			default:
+				x.W.Error(errSyntax)
+				return
+			}
+			j += 2
+		case !store && op != opInterCard && cArgIs(a, "withscores"):
+			withScores = true
+			j++
+		case op == opInterCard && left >= 2 && cArgIs(a, "limit"):
+			var ok bool
+			if limit, ok = strnum.ParseInt(x.Args[j+1]); !ok || limit < 0 {
+				x.W.Error("ERR LIMIT can't be negative")
+				return
+			}
+			j += 2
+		default:
+			x.W.Error(errSyntax)
+			return
+		}
+	}
+	if op != opDiff {
+		slices.SortStableFunc(srcs, func(a, b opSource) int { return a.len() - b.len() })
+	}
+	o := &zsetObject{}
+	switch op {
+	case opUnion:
+		acc := map[string]float64{}
+		var order []string
+		for i := range srcs {
+			w := srcs[i].weight
+			srcs[i].each(func(m []byte, s float64) {
+				v := weighted(w, s)
+				if cur, ok := acc[string(m)]; ok {
+					acc[string(m)] = aggregate(how, cur, v)
+					return
+				}
+				acc[string(m)] = v
+				order = append(order, string(m))
+			})
+		}
+		for _, m := range order {
+			o.Add([]byte(m), acc[m])
+		}
+	case opInter, opInterCard:
+		count := int64(0)
+		if srcs[0].len() > 0 {
+			srcs[0].each(func(m []byte, s float64) {
+				if limit > 0 && count >= limit {
+					return
+				}
+				v := weighted(srcs[0].weight, s)
+				for i := 1; i < len(srcs); i++ {
+					s2, ok := srcs[i].score(m)
+					if !ok {
+						return
+					}
+					v = aggregate(how, v, s2*srcs[i].weight) // unlike the first, NaN is not made 0
+				}
+				count++
+				if op == opInter {
+					o.Add(m, v)
+				}
+			})
+		}
+		if op == opInterCard {
+			x.W.Int(count)
+			return
+		}
+	case opDiff:
+		srcs[0].each(func(m []byte, s float64) {
+			for i := 1; i < len(srcs); i++ {
+				if _, ok := srcs[i].score(m); ok {
+					return
+				}
+			}
+			o.Add(m, s)
+		})
+	}
+	if store {
+		x.W.Int(int64(x.storeZSet(x.Args[1], o)))
+		return
+	}
+	x.writeRange(zsetView{obj: o}, 0, o.Len(), false, withScores)
+}
+
+// writeRange replies the elements of ranks [start, end), reversed when rev,
+// with scores as pairs (nested in RESP3) when withScores.
+func (x *Ctx) writeRange(z zsetView, start, end int, rev, withScores bool) {
+	n := end - start
+	nested := withScores && x.W.Proto >= 3
+	if withScores && !nested {
+		n *= 2
+	}
+	x.W.Array(n)
+	z.each(start, end, rev, func(m []byte, s float64) {
+		if nested {
+			x.W.Array(2)
+		}
+		x.W.Bulk(m)
+		if withScores {
+			x.W.Double(s)
+		}
+	})
+}
+
+func zremrangeCommand(x *Ctx, kind rangeKind) {
+	var iv interval
+	var first, last int64
+	if kind == rangeRank {
+		var ok bool
+		if first, ok = strnum.ParseInt(x.Args[2]); !ok {
+			x.W.Error(errNotInt)
+			return
+		}
+		if last, ok = strnum.ParseInt(x.Args[3]); !ok {
+			x.W.Error(errNotInt)
+			return
+		}
+	} else {
+		var ok bool
+		if iv, ok = x.parseInterval(kind, x.Args[2], x.Args[3]); !ok {
+			return
+		}
+	}
+	var z zsetEdit
+	if !x.editZSet(x.Args[1], &z) {
+		return
+	}
+	if !z.found {
+		x.W.Int(0)
+		return
+	}
+	var start, end int
+	if kind == rangeRank {
+		start, end = rankRange(first, last, z.len())
+	} else {
+		start, end = iv.ranks(z.zsetView)
+	}
+	if start < end {
+		z.removeRange(start, end)
+		z.commit()
+		x.dirty += end - start
+	}
+	x.W.Int(int64(end - start))
+}
+
+func zpopCommand(x *Ctx, fromMax bool) {
+	if len(x.Args) > 3 {
+		x.W.Error(errSyntax)
+		return
+	}
+	count := int64(-1)
+	if len(x.Args) == 3 {
+		var ok bool
+		if count, ok = strnum.ParseInt(x.Args[2]); !ok || count < 0 {
+			x.W.Error("ERR value is out of range, must be positive")
+			return
+		}
+	}
+	var z zsetEdit
+	if !x.editZSet(x.Args[1], &z) {
+		return
+	}
+	if !z.found || count == 0 {
+		x.W.Array(0)
+		return
+	}
+	z.pop(max(count, 1), fromMax, x.W.Proto >= 3 && count != -1)
+}
+
+// pop replies and removes up to count elements from the lowest or highest
+// scores, as pairs in nested arrays when nested, stores the set, and returns
+// how many it popped.
+func (z *zsetEdit) pop(count int64, fromMax, nested bool) int {
+	x := z.x
+	n := z.len()
+	k := int(min(count, int64(n)))
+	if nested {
+		x.W.Array(k)
+	} else {
+		x.W.Array(2 * k)
+	}
+	start, end := 0, k
+	if fromMax {
+		start, end = n-k, n
+	}
+	z.each(start, end, fromMax, func(m []byte, s float64) {
+		if nested {
+			x.W.Array(2)
+		}
+		x.W.Bulk(m)
+		x.W.Double(s)
+	})
+	z.removeRange(start, end)
+	z.commit()
+	x.dirty += k
+	return k
+}
+
+var (
+	argZPOPMIN = []byte("ZPOPMIN")
+	argZPOPMAX = []byte("ZPOPMAX")
+)
+
+// zmpopCommand is ZMPOP, as Redis's zmpopGenericCommand (non-blocking).
+func zmpopCommand(x *Ctx) {
+	n, ok := strnum.ParseInt(x.Args[1])
+	if !ok || n < 1 {
+		x.W.Error("ERR numkeys should be greater than 0")
+		return
+	}
+	if n > int64(len(x.Args)) || 2+int(n) >= len(x.Args) {
+		x.W.Error(errSyntax)
+		return
+	}
+	keys := x.Args[2 : 2+n]
+	var fromMax bool
+	switch where := x.Args[2+n]; {
+	case cArgIs(where, "min"):
+	case cArgIs(where, "max"):
+		fromMax = true
+	default:
+		x.W.Error(errSyntax)
+		return
+	}
+	count := int64(-1)
+	for j := 3 + int(n); j < len(x.Args); j++ {
+		if count != -1 || !cArgIs(x.Args[j], "count") || j+1 >= len(x.Args) {
+			x.W.Error(errSyntax)
+			return
+		}
+		j++
+		if count, ok = strnum.ParseInt(x.Args[j]); !ok || count < 1 {
+			x.W.Error("ERR count should be greater than 0")
+			return
+		}
+	}
+	count = max(count, 1)
+	var z zsetEdit
+	for _, key := range keys {
+		if !x.editZSet(key, &z) {
+			return
+		}
+		if z.found {
+			break
+		}
+	}
+	if !z.found {
+		x.W.NullArray()
+		return
+	}
+	x.W.Array(2)
+	x.W.Bulk(z.key)
+	k := z.pop(count, fromMax, true)
+	if x.propagating() { // as the pop of the elements taken, as Redis does
+		cmd := argZPOPMIN
+		if fromMax {
+			cmd = argZPOPMAX
+		}
+		x.propagateAs(cmd, z.key, strconv.AppendInt(nil, int64(k), 10))
+	}
+}
+
+func zscanCommand(x *Ctx) {
+	cursor, ok := strnum.ParseCursor(x.Args[2])
+	if !ok {
+		x.W.Error("ERR invalid cursor")
+		return
+	}
+	z, found, ok := x.readZSet(x.Args[1])
+	if !ok {
+		return
+	}
+	if !found {
+		x.W.B = append(x.W.B, emptyScan...)
+		return
+	}
+	var pattern []byte
+	count := int64(10)
+	for i := 3; i < len(x.Args); i += 2 {
+		switch {
+		case i+1 < len(x.Args) && cArgIs(x.Args[i], "count"):
+			n, ok := strnum.ParseInt(x.Args[i+1])
+			if !ok {
+				x.W.Error(errNotInt)
+				return
+			}
+			if n < 1 {
+				x.W.Error(errSyntax)
+				return
+			}
+			count = n
+		case i+1 < len(x.Args) && cArgIs(x.Args[i], "match"):
+			pattern = x.Args[i+1]
+		default:
+			x.W.Error(errSyntax)
+			return
+		}
+	}
+	if len(pattern) == 1 && pattern[0] == '*' {
+		pattern = nil
+	}
+	x.collect.reset()
+	var num [32]byte
+	var format func([]byte, float64) []byte
+	add := func(m []byte, s float64) {
+		if pattern == nil || glob.Match(pattern, m, false) {
+			x.collect.add(m)
+			x.collect.add(format(num[:0], s))
+		}
+	}
+	format = resp.AppendDouble
+	if z.obj == nil {
+		format = appendListpackScore
+	}
+	var next uint64
+	if z.obj != nil {
+		next = z.obj.Scan(cursor, int(min(count, math.MaxInt32)), add)
+	} else {
+		z.each(0, z.len(), false, add) // the compact form is returned whole, as Redis does
+	}
+	x.W.Array(2)
+	var cur [20]byte
+	x.W.Bulk(strconv.AppendUint(cur[:0], next, 10))
+	x.collect.writeArray(x.W)
+}
+
+// appendListpackScore formats a score as Redis's listpack holds it (d2string):
+// an integral value within ±2^62 as an integer, else as a reply's double.
+func appendListpackScore(b []byte, s float64) []byte {
+	if s >= -(1<<62) && s <= 1<<62 && s == math.Trunc(s) {
+		return strconv.AppendInt(b, int64(s), 10)
+	}
+	return resp.AppendDouble(b, s)
+}
+
+// picker returns a function that draws uniformly random elements of a
+// non-empty sorted set; a compact one's elements are indexed once for it.
+func (z zsetView) picker() func() (member []byte, score float64) {
+	if z.obj != nil {
+		return func() ([]byte, float64) { return z.obj.At(rand.IntN(z.obj.Len())) }
+	}
+	offs := make([]int, 0, zset.Len(z.lp))
+	it := zset.NewIter(z.lp)
+	for {
+		off := it.Offset()
+		if _, _, ok := it.Next(); !ok {
+			break
+		}
+		offs = append(offs, off)
+	}
+	return func() ([]byte, float64) {
+		it.Seek(offs[rand.IntN(len(offs))])
+		m, s, _ := it.Next()
+		return m, s
+	}
+}
+
+func zrandmemberCommand(x *Ctx) {
+	if len(x.Args) >= 3 {
+		l, ok := strnum.ParseInt(x.Args[2])
+		if !ok {
+			x.W.Error(errNotInt)
+			return
+		}
+		if l == math.MinInt64 {
+			x.W.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
+			return
+		}
+		if len(x.Args) > 4 || (len(x.Args) == 4 && !cArgIs(x.Args[3], "withscores")) {
+			x.W.Error(errSyntax)
+			return
+		}
+		withScores := len(x.Args) == 4
+		if withScores && (l < -math.MaxInt64/2 || l > math.MaxInt64/2) {
+			x.W.Error("ERR value is out of range")
+			return
+		}
+		zrandmemberWithCount(x, l, withScores)
+		return
+	}
+	z, found, ok := x.readZSet(x.Args[1])
+	switch {
+	case !ok:
+	case !found:
+		x.W.Null()
+	default:
+		m, _ := z.picker()()
+		x.W.Bulk(m)
+	}
+}
+
+func zrandmemberWithCount(x *Ctx, l int64, withScores bool) {
+	z, found, ok := x.readZSet(x.Args[1])
+	if !ok {
+		return
+	}
+	if !found || l == 0 {
+		x.W.Array(0)
+		return
+	}
+	count, unique := l, true
+	if l < 0 {
+		count, unique = -l, false
+	}
+	size := int64(z.len())
+	if unique && count >= size { // the whole set, from the highest rank as Redis does
+		x.writeRange(z, 0, int(size), true, withScores)
+		return
+	}
+	// Repeats are bounded as HRANDFIELD's are: the reply is built in memory.
+	if !unique && count > hrandfieldMaxRepeats {
+		x.W.Error("ERR value is out of range")
+		return
+	}
+	nested := withScores && x.W.Proto >= 3
+	if withScores && !nested {
+		x.W.Array(int(2 * count))
+	} else {
+		x.W.Array(int(count))
+	}
+	emit := func(m []byte, s float64) {
+		if nested {
+			x.W.Array(2)
+		}
+		x.W.Bulk(m)
+		if withScores {
+			x.W.Double(s)
+		}
+	}
+	if !unique {
+		pick := z.picker()
+		for i := int64(0); i < count; i++ {
+			emit(pick())
+		}
+		return
+	}
+	// count distinct ranks, by a partial Fisher-Yates shuffle when count is a
+	// good part of the set, else by rejection.
+	if count*3 > size {
+		ranks := make([]int, size)
+		for i := range ranks {
+			ranks[i] = i
+		}
+		for i := 0; i < int(count); i++ {
+			j := i + rand.IntN(len(ranks)-i)
+			ranks[i], ranks[j] = ranks[j], ranks[i]
+			z.each(ranks[i], ranks[i]+1, false, emit)
+		}
+		return
+	}
+	seen := make(map[int]struct{}, count)
+	for len(seen) < int(count) {
+		r := rand.IntN(int(size))
+		if _, dup := seen[r]; dup {
+			continue
+		}
+		seen[r] = struct{}{}
+		z.each(r, r+1, false, emit)
+	}
+}
