@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"strconv"
 
-	"github.com/keyhive/keyhive/glob"
 	"github.com/keyhive/keyhive/internal/bytemap"
 	"github.com/keyhive/keyhive/internal/listpack"
 	"github.com/keyhive/keyhive/internal/strnum"
@@ -575,9 +574,6 @@ func (h hashView) randomDistinct(count int, fn func(field, value []byte)) {
 	}
 }
 
-// emptyScan is HSCAN's reply for a missing key.
-const emptyScan = "*2\r\n$1\r\n0\r\n*0\r\n"
-
 func hscanCommand(x *Ctx) {
 	cursor, ok := strnum.ParseCursor(x.Args[2])
 	if !ok {
@@ -592,46 +588,22 @@ func hscanCommand(x *Ctx) {
 		x.W.B = append(x.W.B, emptyScan...)
 		return
 	}
-	var pattern []byte
-	count := int64(10)
-	for i := 3; i < len(x.Args); i += 2 {
-		switch {
-		case i+1 < len(x.Args) && cArgIs(x.Args[i], "count"):
-			n, ok := strnum.ParseInt(x.Args[i+1])
-			if !ok {
-				x.W.Error(errNotInt)
-				return
-			}
-			if n < 1 {
-				x.W.Error(errSyntax)
-				return
-			}
-			count = n
-		case i+1 < len(x.Args) && cArgIs(x.Args[i], "match"):
-			pattern = x.Args[i+1]
-		default:
-			x.W.Error(errSyntax)
-			return
-		}
-	}
-	if len(pattern) == 1 && pattern[0] == '*' {
-		pattern = nil
+	opts, ok := x.parseScanOptions(x.Args[3:], false)
+	if !ok {
+		return
 	}
 	x.collect.reset()
 	add := func(f, v []byte) {
-		if pattern == nil || glob.Match(pattern, f, false) {
+		if opts.matches(f) {
 			x.collect.add(f)
 			x.collect.add(v)
 		}
 	}
 	var next uint64
 	if h.obj != nil {
-		next = h.obj.Scan(cursor, int(min(count, math.MaxInt32)), add)
+		next = h.obj.Scan(cursor, int(min(opts.count, math.MaxInt32)), add)
 	} else {
 		h.each(add) // a listpack is returned whole, as Redis does
 	}
-	x.W.Array(2)
-	var cur [20]byte
-	x.W.Bulk(strconv.AppendUint(cur[:0], next, 10))
-	x.collect.writeArray(x.W)
+	x.writeScanReply(next)
 }

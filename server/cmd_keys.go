@@ -2,7 +2,6 @@ package server
 
 import (
 	"math"
-	"strconv"
 	"strings"
 
 	"github.com/keyhive/keyhive/glob"
@@ -238,54 +237,21 @@ func scanCommand(x *Ctx) {
 		x.W.Error("ERR invalid cursor")
 		return
 	}
-	var pattern []byte
-	var typeName string
-	hasType := false
-	count := int64(10)
-	for i := 2; i < len(x.Args); i += 2 {
-		if i+1 >= len(x.Args) {
-			x.W.Error(errSyntax)
-			return
-		}
-		v := x.Args[i+1]
-		switch strings.ToLower(string(x.Args[i])) {
-		case "count":
-			n, ok := strnum.ParseInt(v)
-			if !ok {
-				x.W.Error(errNotInt)
-				return
-			}
-			if n < 1 {
-				x.W.Error(errSyntax)
-				return
-			}
-			count = n
-		case "match":
-			pattern = v
-		case "type":
-			typeName, hasType = strings.ToLower(string(v)), true
-		default:
-			x.W.Error(errSyntax)
-			return
-		}
-	}
-	if len(pattern) == 1 && pattern[0] == '*' {
-		pattern = nil
+	opts, ok := x.parseScanOptions(x.Args[2:], true)
+	if !ok {
+		return
 	}
 	var match func(key []byte) bool
-	if pattern != nil {
-		match = func(key []byte) bool { return glob.Match(pattern, key, false) }
+	if opts.pattern != nil {
+		match = opts.matches
 	}
 	x.collect.reset()
-	next := x.DB.Scan(cursor, int(min(count, math.MaxInt32)), x.Now, match, func(key []byte, t keyspace.Type) {
-		if !hasType || t.Name() == typeName {
+	next := x.DB.Scan(cursor, int(min(opts.count, math.MaxInt32)), x.Now, match, func(key []byte, t keyspace.Type) {
+		if !opts.hasType || cArgIs(opts.typeName, t.Name()) {
 			x.collect.add(key)
 		}
 	})
-	x.W.Array(2)
-	var cur [20]byte
-	x.W.Bulk(strconv.AppendUint(cur[:0], next, 10))
-	x.collect.writeArray(x.W)
+	x.writeScanReply(next)
 }
 
 func randomkeyCommand(x *Ctx) {

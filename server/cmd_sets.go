@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"strconv"
 
-	"github.com/keyhive/keyhive/glob"
 	"github.com/keyhive/keyhive/internal/bytemap"
 	"github.com/keyhive/keyhive/internal/intset"
 	"github.com/keyhive/keyhive/internal/strnum"
@@ -721,45 +720,21 @@ func sscanCommand(x *Ctx) {
 		x.W.B = append(x.W.B, emptyScan...)
 		return
 	}
-	var pattern []byte
-	count := int64(10)
-	for i := 3; i < len(x.Args); i += 2 {
-		switch {
-		case i+1 < len(x.Args) && cArgIs(x.Args[i], "count"):
-			n, ok := strnum.ParseInt(x.Args[i+1])
-			if !ok {
-				x.W.Error(errNotInt)
-				return
-			}
-			if n < 1 {
-				x.W.Error(errSyntax)
-				return
-			}
-			count = n
-		case i+1 < len(x.Args) && cArgIs(x.Args[i], "match"):
-			pattern = x.Args[i+1]
-		default:
-			x.W.Error(errSyntax)
-			return
-		}
-	}
-	if len(pattern) == 1 && pattern[0] == '*' {
-		pattern = nil
+	opts, ok := x.parseScanOptions(x.Args[3:], false)
+	if !ok {
+		return
 	}
 	x.collect.reset()
 	add := func(m []byte) {
-		if pattern == nil || glob.Match(pattern, m, false) {
+		if opts.matches(m) {
 			x.collect.add(m)
 		}
 	}
 	var next uint64
 	if s.obj != nil {
-		next = s.obj.Scan(cursor, int(min(count, math.MaxInt32)), func(m, _ []byte) { add(m) })
+		next = s.obj.Scan(cursor, int(min(opts.count, math.MaxInt32)), func(m, _ []byte) { add(m) })
 	} else {
 		s.each(add) // an intset is returned whole, as Redis does
 	}
-	x.W.Array(2)
-	var cur [20]byte
-	x.W.Bulk(strconv.AppendUint(cur[:0], next, 10))
-	x.collect.writeArray(x.W)
+	x.writeScanReply(next)
 }

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/keyhive/keyhive/glob"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/internal/zset"
 	"github.com/keyhive/keyhive/keyspace"
@@ -1261,36 +1260,15 @@ func zscanCommand(x *Ctx) {
 		x.W.B = append(x.W.B, emptyScan...)
 		return
 	}
-	var pattern []byte
-	count := int64(10)
-	for i := 3; i < len(x.Args); i += 2 {
-		switch {
-		case i+1 < len(x.Args) && cArgIs(x.Args[i], "count"):
-			n, ok := strnum.ParseInt(x.Args[i+1])
-			if !ok {
-				x.W.Error(errNotInt)
-				return
-			}
-			if n < 1 {
-				x.W.Error(errSyntax)
-				return
-			}
-			count = n
-		case i+1 < len(x.Args) && cArgIs(x.Args[i], "match"):
-			pattern = x.Args[i+1]
-		default:
-			x.W.Error(errSyntax)
-			return
-		}
-	}
-	if len(pattern) == 1 && pattern[0] == '*' {
-		pattern = nil
+	opts, ok := x.parseScanOptions(x.Args[3:], false)
+	if !ok {
+		return
 	}
 	x.collect.reset()
 	var num [32]byte
 	var format func([]byte, float64) []byte
 	add := func(m []byte, s float64) {
-		if pattern == nil || glob.Match(pattern, m, false) {
+		if opts.matches(m) {
 			x.collect.add(m)
 			x.collect.add(format(num[:0], s))
 		}
@@ -1301,14 +1279,11 @@ func zscanCommand(x *Ctx) {
 	}
 	var next uint64
 	if z.obj != nil {
-		next = z.obj.Scan(cursor, int(min(count, math.MaxInt32)), add)
+		next = z.obj.Scan(cursor, int(min(opts.count, math.MaxInt32)), add)
 	} else {
 		z.each(0, z.len(), false, add) // the compact form is returned whole, as Redis does
 	}
-	x.W.Array(2)
-	var cur [20]byte
-	x.W.Bulk(strconv.AppendUint(cur[:0], next, 10))
-	x.collect.writeArray(x.W)
+	x.writeScanReply(next)
 }
 
 // appendListpackScore formats a score as Redis's listpack holds it (d2string):
