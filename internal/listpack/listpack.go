@@ -27,11 +27,15 @@ type Iter struct {
 	off int
 }
 
-// NewIter returns an iterator over b's pairs.
-func NewIter(b []byte) Iter {
+// First returns the offset of the first element, after the count header.
+// Other compact encodings with the same header (sorted sets) use it too.
+func First(b []byte) int {
 	_, n := binary.Uvarint(b)
-	return Iter{b: b, off: n}
+	return n
 }
+
+// NewIter returns an iterator over b's pairs.
+func NewIter(b []byte) Iter { return Iter{b: b, off: First(b)} }
 
 // Offset returns the position of the pair Next returns next, for Seek.
 func (it *Iter) Offset() int { return it.off }

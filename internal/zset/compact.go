@@ -11,6 +11,7 @@ package zset
 import (
 	"bytes"
 	"encoding/binary"
+	"github.com/keyhive/keyhive/internal/listpack"
 	"math"
 )
 
@@ -28,14 +29,14 @@ func Less(s1 float64, m1 []byte, s2 float64, m2 []byte) bool {
 // change one build the result in dst's memory (which must not overlap the
 // input) and never modify their input.
 
+// The compact encoding has listpack's header (the element count); its
+// elements are a length-prefixed member and an 8-byte score.
+
 // Empty is the compact encoding of no elements.
-var Empty = []byte{0}
+var Empty = listpack.Empty
 
 // Len returns the number of elements in b.
-func Len(b []byte) int {
-	n, _ := binary.Uvarint(b)
-	return int(n)
-}
+func Len(b []byte) int { return listpack.Len(b) }
 
 // Iter walks the elements of a compact encoding in order.
 type Iter struct {
@@ -44,10 +45,7 @@ type Iter struct {
 }
 
 // NewIter returns an iterator over b's elements.
-func NewIter(b []byte) Iter {
-	_, n := binary.Uvarint(b)
-	return Iter{b: b, off: n}
-}
+func NewIter(b []byte) Iter { return Iter{b: b, off: listpack.First(b)} }
 
 // Offset returns the position of the element Next returns next, for Seek.
 func (it *Iter) Offset() int { return it.off }
