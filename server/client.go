@@ -396,6 +396,23 @@ func (x *Ctx) lookupRead(key []byte) (keyspace.Entry, bool) {
 	return e, ok
 }
 
+// wrongType replies WRONGTYPE and reports true when a found entry is not of
+// type t.
+func (x *Ctx) wrongType(e *keyspace.Entry, found bool, t keyspace.Type) bool {
+	if found && e.Type() != t {
+		x.W.Error(errWrongType)
+		return true
+	}
+	return false
+}
+
+// readTyped finds key for reading as type t; ok=false means another type
+// (WRONGTYPE was replied), found=false no key.
+func (x *Ctx) readTyped(key []byte, t keyspace.Type) (e keyspace.Entry, found, ok bool) {
+	e, found = x.lookupRead(key)
+	return e, found, !x.wrongType(&e, found, t)
+}
+
 // lookupWrite finds key for modification (no hit/miss accounting).
 func (x *Ctx) lookupWrite(key []byte) (keyspace.Entry, bool) {
 	return x.DB.Lookup(key, x.Now, true)

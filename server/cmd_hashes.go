@@ -88,15 +88,11 @@ func (h hashView) each(fn func(field, value []byte)) {
 // readHash looks key up for reading as a hash, replying WRONGTYPE (ok=false)
 // for another type.
 func (x *Ctx) readHash(key []byte) (h hashView, found, ok bool) {
-	e, found := x.lookupRead(key)
-	if !found {
-		return h, false, true
+	e, found, ok := x.readTyped(key, keyspace.TypeHash)
+	if found && ok {
+		h = viewHash(&e)
 	}
-	if e.Type() != keyspace.TypeHash {
-		x.W.Error(errWrongType)
-		return h, true, false
-	}
-	return viewHash(&e), true, true
+	return h, found, ok
 }
 
 // hashEdit is a hash being changed: a listpack rebuilt by each change, or the
@@ -119,8 +115,7 @@ func (x *Ctx) editHash(key []byte, h *hashEdit) bool {
 	switch {
 	case !h.found:
 		h.lp = listpack.Empty
-	case h.e.Type() != keyspace.TypeHash:
-		x.W.Error(errWrongType)
+	case x.wrongType(&h.e, true, keyspace.TypeHash):
 		return false
 	default:
 		h.hashView = viewHash(&h.e)

@@ -87,15 +87,11 @@ func (l listView) each(i int, backward bool, fn func(e []byte) bool) {
 // readList looks key up for reading as a list, replying WRONGTYPE (ok=false)
 // for another type.
 func (x *Ctx) readList(key []byte) (l listView, found, ok bool) {
-	e, found := x.lookupRead(key)
-	if !found {
-		return l, false, true
+	e, found, ok := x.readTyped(key, keyspace.TypeList)
+	if found && ok {
+		l = viewList(&e)
 	}
-	if e.Type() != keyspace.TypeList {
-		x.W.Error(errWrongType)
-		return l, true, false
-	}
-	return viewList(&e), true, true
+	return l, found, ok
 }
 
 // listEdit is a list being changed: a packed node rebuilt by each change, or
@@ -124,8 +120,7 @@ func (x *Ctx) editListAt(key []byte, e keyspace.Entry, found bool, l *listEdit) 
 	switch {
 	case !found:
 		l.lp = quicklist.Empty
-	case e.Type() != keyspace.TypeList:
-		x.W.Error(errWrongType)
+	case x.wrongType(&e, true, keyspace.TypeList):
 		return false
 	default:
 		l.listView = viewList(&l.e)

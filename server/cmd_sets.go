@@ -156,15 +156,11 @@ func (s setView) randomDistinct(count int, fn func(m []byte)) {
 // readSet looks key up for reading as a set, replying WRONGTYPE (ok=false) for
 // another type.
 func (x *Ctx) readSet(key []byte) (s setView, found, ok bool) {
-	e, found := x.lookupRead(key)
-	if !found {
-		return s, false, true
+	e, found, ok := x.readTyped(key, keyspace.TypeSet)
+	if found && ok {
+		s = viewSet(&e)
 	}
-	if e.Type() != keyspace.TypeSet {
-		x.W.Error(errWrongType)
-		return s, true, false
-	}
-	return viewSet(&e), true, true
+	return s, found, ok
 }
 
 // setEdit is a set being changed: an intset rebuilt by each change, or the
@@ -186,8 +182,7 @@ func (x *Ctx) editSet(key []byte, s *setEdit) bool {
 	s.e, s.found = x.lookupWrite(key)
 	switch {
 	case !s.found:
-	case s.e.Type() != keyspace.TypeSet:
-		x.W.Error(errWrongType)
+	case x.wrongType(&s.e, true, keyspace.TypeSet):
 		return false
 	default:
 		s.setView = viewSet(&s.e)

@@ -54,12 +54,7 @@ func stringEncoding(v []byte) keyspace.Encoding {
 // getString looks key up for reading as a string. It replies WRONGTYPE and
 // reports ok=false for another type; found=false means no key.
 func (x *Ctx) getString(key []byte) (e keyspace.Entry, found, ok bool) {
-	e, found = x.lookupRead(key)
-	if found && e.Type() != keyspace.TypeString {
-		x.W.Error(errWrongType)
-		return e, true, false
-	}
-	return e, found, true
+	return x.readTyped(key, keyspace.TypeString)
 }
 
 // setString stores a string value from a client argument, dropping any TTL.

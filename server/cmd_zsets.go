@@ -173,15 +173,11 @@ func (z zsetView) each(start, end int, rev bool, fn func(member []byte, score fl
 // readZSet looks key up for reading as a sorted set, replying WRONGTYPE
 // (ok=false) for another type.
 func (x *Ctx) readZSet(key []byte) (z zsetView, found, ok bool) {
-	e, found := x.lookupRead(key)
-	if !found {
-		return z, false, true
+	e, found, ok := x.readTyped(key, keyspace.TypeZSet)
+	if found && ok {
+		z = viewZSet(&e)
 	}
-	if e.Type() != keyspace.TypeZSet {
-		x.W.Error(errWrongType)
-		return z, true, false
-	}
-	return viewZSet(&e), true, true
+	return z, found, ok
 }
 
 // zsetEdit is a sorted set being changed: compact bytes rebuilt by each
@@ -204,8 +200,7 @@ func (x *Ctx) editZSet(key []byte, z *zsetEdit) bool {
 	switch {
 	case !z.found:
 		z.lp = zset.Empty
-	case z.e.Type() != keyspace.TypeZSet:
-		x.W.Error(errWrongType)
+	case x.wrongType(&z.e, true, keyspace.TypeZSet):
 		return false
 	default:
 		z.zsetView = viewZSet(&z.e)
