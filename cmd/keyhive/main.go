@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/keyhive/keyhive/config"
@@ -36,6 +37,13 @@ func main() {
 	// cores would only spin looking for work. GOMAXPROCS overrides.
 	if os.Getenv("GOMAXPROCS") == "" {
 		runtime.GOMAXPROCS(max(cfg.IOThreads(), 1))
+	}
+	// The Go heap holds only large collections (pointer-free slabs) and
+	// buffers, and commands do not allocate, so collections are cheap: a heap
+	// target of 1.25x live instead of 2x cut a 1M-field hash from 118 to 79
+	// bytes per field (RSS). GOGC overrides.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(25)
 	}
 	srv, err := server.New(cfg)
 	if err != nil {
