@@ -98,11 +98,7 @@ func (x *Ctx) readHash(key []byte) (h hashView, found, ok bool) {
 // hashEdit is a hash being changed: a listpack rebuilt by each change, or the
 // large form changed in place. commit stores it.
 type hashEdit struct {
-	x       *Ctx
-	e       keyspace.Entry
-	key     []byte
-	found   bool
-	changed bool // the listpack changed, or the hash converted
+	collectionEdit
 	hashView
 }
 
@@ -110,15 +106,15 @@ type hashEdit struct {
 // on its stack (a missing key is an empty hash), replying WRONGTYPE and
 // returning false for another type.
 func (x *Ctx) editHash(key []byte, h *hashEdit) bool {
-	*h = hashEdit{x: x, key: key}
-	h.e, h.found = x.lookupWrite(key)
-	switch {
-	case !h.found:
-		h.lp = listpack.Empty
-	case x.wrongType(&h.e, true, keyspace.TypeHash):
+	*h = hashEdit{}
+	e, found := x.lookupWrite(key)
+	if !h.begin(x, key, e, found, keyspace.TypeHash) {
 		return false
-	default:
+	}
+	if found {
 		h.hashView = viewHash(&h.e)
+	} else {
+		h.lp = listpack.Empty
 	}
 	return true
 }
@@ -172,22 +168,7 @@ func (h *hashEdit) set(field, value []byte) bool {
 
 // commit stores the hash; an emptied hash is deleted.
 func (h *hashEdit) commit() {
-	x := h.x
-	switch {
-	case h.len() == 0:
-		if h.found {
-			x.DB.DeleteEntry(&h.e)
-		}
-	case h.obj != nil:
-		if !h.found || h.e.Object() != keyspace.Object(h.obj) {
-			x.DB.PutObject(&h.e, h.key, keyspace.TypeHash, keyspace.EncHashtable, h.obj, h.e.ExpireAt(), x.Now)
-		}
-	case !h.changed:
-	case h.found:
-		x.DB.Replace(&h.e, keyspace.EncListpack, h.lp, h.e.ExpireAt(), x.Now)
-	default:
-		x.DB.Put(&h.e, h.key, keyspace.TypeHash, keyspace.EncListpack, h.lp, 0, x.Now)
-	}
+	h.writeBack(keyspace.TypeHash, h.len(), h.obj != nil, h.obj, keyspace.EncHashtable, h.lp, keyspace.EncListpack)
 }
 
 func hsetCommand(x *Ctx) {

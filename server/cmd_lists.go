@@ -97,12 +97,8 @@ func (x *Ctx) readList(key []byte) (l listView, found, ok bool) {
 // listEdit is a list being changed: a packed node rebuilt by each change, or
 // the large form changed in place. commit stores it.
 type listEdit struct {
-	x       *Ctx
-	e       keyspace.Entry
-	key     []byte
-	found   bool
-	changed bool // the packed node changed, or the list converted
-	fill    int
+	collectionEdit
+	fill int
 	listView
 }
 
@@ -116,14 +112,14 @@ func (x *Ctx) editList(key []byte, l *listEdit) bool {
 
 // editListAt is editList on an entry already looked up.
 func (x *Ctx) editListAt(key []byte, e keyspace.Entry, found bool, l *listEdit) bool {
-	*l = listEdit{x: x, key: key, e: e, found: found, fill: x.s.cfg.ListMaxListpackSize()}
-	switch {
-	case !found:
-		l.lp = quicklist.Empty
-	case x.wrongType(&e, true, keyspace.TypeList):
+	*l = listEdit{fill: x.s.cfg.ListMaxListpackSize()}
+	if !l.begin(x, key, e, found, keyspace.TypeList) {
 		return false
-	default:
+	}
+	if found {
 		l.listView = viewList(&l.e)
+	} else {
+		l.lp = quicklist.Empty
 	}
 	return true
 }
@@ -204,27 +200,13 @@ func (l *listEdit) filter(keep func(e []byte) bool) int {
 // commit stores the list; an emptied list is deleted, and a large one that
 // shrank to half the fill limit is stored inline again.
 func (l *listEdit) commit() {
-	x := l.x
 	if l.obj != nil && l.len() > 0 {
 		if b, small := l.obj.Small(l.fill); small {
 			l.lp, l.obj, l.changed = b, nil, true
 		}
 	}
-	switch {
-	case l.len() == 0:
-		if l.found {
-			x.DB.DeleteEntry(&l.e)
-		}
-	case l.obj != nil:
-		if !l.found || l.e.Object() != keyspace.Object(l.obj) {
-			x.DB.PutObject(&l.e, l.key, keyspace.TypeList, keyspace.EncQuicklist, l.obj, l.e.ExpireAt(), x.Now)
-		}
-	case !l.changed:
-	case l.found:
-		x.DB.Replace(&l.e, keyspace.EncQuicklist, l.lp, l.e.ExpireAt(), x.Now)
-	default:
-		x.DB.Put(&l.e, l.key, keyspace.TypeList, keyspace.EncQuicklist, l.lp, 0, x.Now)
-	}
+	// Redis 7.0 calls both forms quicklist.
+	l.writeBack(keyspace.TypeList, l.len(), l.obj != nil, l.obj, keyspace.EncQuicklist, l.lp, keyspace.EncQuicklist)
 }
 
 func pushCommand(x *Ctx, head, onlyExisting bool) {

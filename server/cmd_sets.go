@@ -166,11 +166,7 @@ func (x *Ctx) readSet(key []byte) (s setView, found, ok bool) {
 // setEdit is a set being changed: an intset rebuilt by each change, or the
 // hashtable changed in place. commit stores it.
 type setEdit struct {
-	x       *Ctx
-	e       keyspace.Entry
-	key     []byte
-	found   bool
-	changed bool // the intset changed, or the set converted
+	collectionEdit
 	setView
 }
 
@@ -178,20 +174,19 @@ type setEdit struct {
 // its stack (a missing key is an empty intset), replying WRONGTYPE and
 // returning false for another type.
 func (x *Ctx) editSet(key []byte, s *setEdit) bool {
-	*s = setEdit{x: x, key: key}
-	s.e, s.found = x.lookupWrite(key)
-	switch {
-	case !s.found:
-	case x.wrongType(&s.e, true, keyspace.TypeSet):
+	*s = setEdit{}
+	e, found := x.lookupWrite(key)
+	if !s.begin(x, key, e, found, keyspace.TypeSet) {
 		return false
-	default:
+	}
+	if found {
 		s.setView = viewSet(&s.e)
 	}
 	return true
 }
 
 // newSet starts a set that is built, not stored: a result of the set algebra.
-func (x *Ctx) newSet(s *setEdit) { *s = setEdit{x: x} }
+func (x *Ctx) newSet(s *setEdit) { *s = setEdit{collectionEdit: collectionEdit{x: x}} }
 
 // convert turns an intset into a hashtable.
 func (s *setEdit) convert() {
@@ -241,22 +236,7 @@ func (s *setEdit) remove(m []byte) bool {
 
 // commit stores the set; an emptied set is deleted.
 func (s *setEdit) commit() {
-	x := s.x
-	switch {
-	case s.len() == 0:
-		if s.found {
-			x.DB.DeleteEntry(&s.e)
-		}
-	case s.obj != nil:
-		if !s.found || s.e.Object() != keyspace.Object(s.obj) {
-			x.DB.PutObject(&s.e, s.key, keyspace.TypeSet, keyspace.EncHashtable, s.obj, s.e.ExpireAt(), x.Now)
-		}
-	case !s.changed:
-	case s.found:
-		x.DB.Replace(&s.e, keyspace.EncIntset, s.is, s.e.ExpireAt(), x.Now)
-	default:
-		x.DB.Put(&s.e, s.key, keyspace.TypeSet, keyspace.EncIntset, s.is, 0, x.Now)
-	}
+	s.writeBack(keyspace.TypeSet, s.len(), s.obj != nil, s.obj, keyspace.EncHashtable, s.is, keyspace.EncIntset)
 }
 
 // store stores a built set at key, replacing a value of any type and its

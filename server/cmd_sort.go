@@ -305,7 +305,7 @@ func sortCommand(x *Ctx, readonly bool) {
 
 	// STORE: build the list apart from the keyspace, then replace the
 	// destination whatever its type.
-	l := listEdit{x: x, key: storeKey, fill: x.s.cfg.ListMaxListpackSize()}
+	l := listEdit{collectionEdit: collectionEdit{x: x, key: storeKey}, fill: x.s.cfg.ListMaxListpackSize()}
 	l.lp = quicklist.Empty
 	for _, it := range out {
 		if len(gets) == 0 {

@@ -183,11 +183,7 @@ func (x *Ctx) readZSet(key []byte) (z zsetView, found, ok bool) {
 // zsetEdit is a sorted set being changed: compact bytes rebuilt by each
 // change, or the large form changed in place. commit stores it.
 type zsetEdit struct {
-	x       *Ctx
-	e       keyspace.Entry
-	key     []byte
-	found   bool
-	changed bool // the compact bytes changed, or the set converted
+	collectionEdit
 	zsetView
 }
 
@@ -195,15 +191,15 @@ type zsetEdit struct {
 // keeps on its stack (a missing key is an empty set), replying WRONGTYPE and
 // returning false for another type.
 func (x *Ctx) editZSet(key []byte, z *zsetEdit) bool {
-	*z = zsetEdit{x: x, key: key}
-	z.e, z.found = x.lookupWrite(key)
-	switch {
-	case !z.found:
-		z.lp = zset.Empty
-	case x.wrongType(&z.e, true, keyspace.TypeZSet):
+	*z = zsetEdit{}
+	e, found := x.lookupWrite(key)
+	if !z.begin(x, key, e, found, keyspace.TypeZSet) {
 		return false
-	default:
+	}
+	if found {
 		z.zsetView = viewZSet(&z.e)
+	} else {
+		z.lp = zset.Empty
 	}
 	return true
 }
@@ -273,22 +269,7 @@ func (z *zsetEdit) removeRange(start, end int) {
 
 // commit stores the sorted set; an emptied one is deleted.
 func (z *zsetEdit) commit() {
-	x := z.x
-	switch {
-	case z.len() == 0:
-		if z.found {
-			x.DB.DeleteEntry(&z.e)
-		}
-	case z.obj != nil:
-		if !z.found || z.e.Object() != keyspace.Object(z.obj) {
-			x.DB.PutObject(&z.e, z.key, keyspace.TypeZSet, keyspace.EncSkiplist, z.obj, z.e.ExpireAt(), x.Now)
-		}
-	case !z.changed:
-	case z.found:
-		x.DB.Replace(&z.e, keyspace.EncListpack, z.lp, z.e.ExpireAt(), x.Now)
-	default:
-		x.DB.Put(&z.e, z.key, keyspace.TypeZSet, keyspace.EncListpack, z.lp, 0, x.Now)
-	}
+	z.writeBack(keyspace.TypeZSet, z.len(), z.obj != nil, z.obj, keyspace.EncSkiplist, z.lp, keyspace.EncListpack)
 }
 
 // parseScore parses a score as Redis's getDoubleFromObject does (strtod, the
