@@ -164,6 +164,23 @@ func (l *LockSet) Add(key []byte) {
 // All makes the set cover the whole keyspace.
 func (l *LockSet) All() { l.all = true }
 
+// Covers reports whether the set locks key.
+func (l *LockSet) Covers(key []byte) bool {
+	if l.all {
+		return true
+	}
+	s := uint16(ShardOf(key))
+	for _, x := range l.shards {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Whole reports whether the set covers the whole keyspace.
+func (l *LockSet) Whole() bool { return l.all }
+
 // Lock takes the locks of set in database index and returns the database. It
 // is resolved under the lock, so a SWAPDB cannot come in between.
 func (ks *Keyspace) Lock(index int, set *LockSet) *DB {

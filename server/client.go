@@ -73,6 +73,12 @@ type Client struct {
 	// and comparing bytes is cheaper than the table lookup.
 	lastName   []byte
 	lastLookup *Command
+
+	// blocked is set by a blocking command that found nothing to pop, for
+	// process to wait on; waiting is the same waiter for other goroutines
+	// (CLIENT UNBLOCK, CLIENT LIST) until the client wakes.
+	blocked *waiter
+	waiting atomic.Pointer[waiter]
 }
 
 // command looks a command name up in the table, remembering the last one.
@@ -184,6 +190,14 @@ func (c *Client) process() bool {
 		c.r += n
 		if len(c.parser.Args) > 0 {
 			c.execute(c.parser.Args)
+		}
+		if c.blocked != nil {
+			if !c.waitBlocked() {
+				return false
+			}
+			t := time.Now()
+			c.batchWall, c.batchMono = t.UnixMilli(), int64(t.Sub(monoEpoch))
+			c.mono = c.batchMono
 		}
 		if c.closeAfterReply {
 			return false
@@ -332,11 +346,18 @@ func (c *Client) execute(args [][]byte) {
 	db := s.ks.Lock(int(c.db.Load()), &x.locks)
 	x.DB = db
 	cmd.Run(x)
+	serveLater := false
 	if x.dirty > 0 {
 		s.stats.dirty.Add(int64(x.dirty))
 		x.publish(args)
+		if s.blocking.waiting.Load() > 0 {
+			serveLater = s.serveBlocked(x)
+		}
 	}
 	s.ks.Unlock(db, &x.locks)
+	if serveLater {
+		s.serveBlockedExclusive(now)
+	}
 
 	c.mono = monoNow()
 	st := &s.cmdStats[cmd.id]

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/keyhive/keyhive/internal/strnum"
+	"github.com/keyhive/keyhive/resp"
 )
 
 func init() {
@@ -37,8 +38,46 @@ func init() {
 		clientSub("reply", 3, "noscript loading stale", "Instruct the server whether to reply to commands", clientReply),
 		clientSub("no-evict", 3, "admin noscript loading stale", "Set client eviction mode for the current connection", func(x *Ctx) { clientOnOff(x, &x.c.noEvict) }),
 		clientSub("no-touch", 3, "noscript loading stale", "Controls whether commands sent by the client will alter the LRU/LFU of the keys they access.", func(x *Ctx) { clientOnOff(x, &x.c.noTouch) }),
+		clientSub("unblock", -3, "admin noscript loading stale", "Unblock a client blocked in a blocking command from a different connection", clientUnblock),
 		clientSub("help", 2, "loading stale", "Show helpful text about the different subcommands", clientHelp),
 	)
+}
+
+// clientUnblock ends another client's blocking command as a timeout or with
+// an error.
+func clientUnblock(x *Ctx) {
+	if len(x.Args) > 4 {
+		x.W.Error(errUnknownSubcommand("client", x.Args[1]))
+		return
+	}
+	reply := func(w *waiter) func(*resp.Writer) { return w.timedOut }
+	if len(x.Args) == 4 {
+		switch {
+		case cArgIs(x.Args[3], "timeout"):
+		case cArgIs(x.Args[3], "error"):
+			reply = func(*waiter) func(*resp.Writer) {
+				return func(w *resp.Writer) { w.Error("UNBLOCKED client unblocked via CLIENT UNBLOCK") }
+			}
+		default:
+			x.W.Error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
+			return
+		}
+	}
+	id, ok := strnum.ParseInt(x.Args[2])
+	if !ok {
+		x.W.Error(errNotInt)
+		return
+	}
+	x.s.mu.Lock()
+	target := x.s.clients[uint64(id)]
+	x.s.mu.Unlock()
+	if target != nil {
+		if w := target.waiting.Load(); w != nil && x.s.blocking.unblock(w, reply(w)) {
+			x.W.Int(1)
+			return
+		}
+	}
+	x.W.Int(0)
 }
 
 func pingCommand(x *Ctx) {
@@ -292,6 +331,9 @@ func (c *Client) infoLine() string {
 		cmd = lc.Name
 	}
 	flags := ""
+	if c.waiting.Load() != nil {
+		flags += "b"
+	}
 	if c.isUnix() {
 		flags += "U"
 	}
@@ -301,6 +343,7 @@ func (c *Client) infoLine() string {
 	if c.noTouch.Load() {
 		flags += "T"
 	}
+
 	if flags == "" {
 		flags = "N"
 	}

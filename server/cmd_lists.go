@@ -6,6 +6,7 @@ import (
 	"github.com/keyhive/keyhive/internal/quicklist"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
+	"github.com/keyhive/keyhive/resp"
 )
 
 func init() {
@@ -30,8 +31,14 @@ func init() {
 		list("lmove", 5, "write denyoom", 2, "Pop an element from a list, push it to another list and return it", "6.2.0", lmoveCommand),
 		list("rpoplpush", 3, "write denyoom", 2, "Remove the last element in a list, prepend it to another list and return it", "1.2.0", lmoveCommand),
 		spec{name: "lmpop", arity: -4, flags: "write", category: "@list", group: "list", summary: "Pop elements from a list", since: "7.0.0", run: lmpopCommand},
+		list("blpop", -3, "write noscript blocking", -2, "Remove and get the first element in a list, or block until one is available", "2.0.0", func(x *Ctx) { bpopCommand(x, true) }),
+		list("brpop", -3, "write noscript blocking", -2, "Remove and get the last element in a list, or block until one is available", "2.0.0", func(x *Ctx) { bpopCommand(x, false) }),
+		list("blmove", 6, "write denyoom noscript blocking", 2, "Pop an element from a list, push it to another list and return it; or block until one is available", "6.2.0", blmoveCommand),
+		list("brpoplpush", 4, "write denyoom noscript blocking", 2, "Pop an element from a list, push it to another list and return it; or block until one is available", "2.2.0", blmoveCommand),
+		spec{name: "blmpop", arity: -5, flags: "write blocking", category: "@list", group: "list", summary: "Pop elements from a list, or block until one is available", since: "7.0.0", run: blmpopCommand},
 	)
 	table["lmpop"].keys = lmpopKeys
+	table["blmpop"].keys = lmpopKeys
 }
 
 var (
@@ -641,25 +648,45 @@ func listEnd(arg []byte) (head, ok bool) {
 
 // lmoveCommand is LMOVE and RPOPLPUSH (RIGHT LEFT). Both propagate as sent.
 func lmoveCommand(x *Ctx) {
-	fromHead, toHead := false, true
-	if len(x.Args) == 5 {
-		var ok1, ok2 bool
-		fromHead, ok1 = listEnd(x.Args[3])
-		toHead, ok2 = listEnd(x.Args[4])
-		if !ok1 || !ok2 {
-			x.W.Error(errSyntax)
-			return
-		}
-	}
-	src, dst := x.Args[1], x.Args[2]
-	var l listEdit
-	if !x.editList(src, &l) {
+	fromHead, toHead, ok := lmoveEnds(x.Args[3:])
+	if !ok {
+		x.W.Error(errSyntax)
 		return
+	}
+	if l, ok := x.editListFound(x.Args[1]); ok {
+		x.lmove(l, x.Args[2], fromHead, toHead)
+	}
+}
+
+// lmoveEnds parses LMOVE's LEFT|RIGHT LEFT|RIGHT, or none for RPOPLPUSH's
+// RIGHT LEFT.
+func lmoveEnds(args [][]byte) (fromHead, toHead, ok bool) {
+	if len(args) < 2 {
+		return false, true, true
+	}
+	fromHead, ok1 := listEnd(args[0])
+	toHead, ok2 := listEnd(args[1])
+	return fromHead, toHead, ok1 && ok2
+}
+
+// editListFound starts an edit of the list at key, replying WRONGTYPE for
+// another type and a null for none.
+func (x *Ctx) editListFound(key []byte) (l *listEdit, ok bool) {
+	l = &listEdit{}
+	if !x.editList(key, l) {
+		return nil, false
 	}
 	if !l.found {
 		x.W.Null()
-		return
+		return nil, false
 	}
+	return l, true
+}
+
+// lmove moves an element from one end of the list in l (non-empty) to one end
+// of the list at dst, replying with it.
+func (x *Ctx) lmove(l *listEdit, dst []byte, fromHead, toHead bool) {
+	src := l.key
 	n := l.len()
 	from := 0
 	if !fromHead {
@@ -682,13 +709,13 @@ func lmoveCommand(x *Ctx) {
 	// The lookups may have removed expired keys: look both up again (without
 	// touching them twice), committing src before dst is looked up.
 	e, _ := x.DB.Lookup(src, x.Now, false)
-	x.editListAt(src, e, true, &l)
+	x.editListAt(src, e, true, l)
 	var buf [64]byte
 	elem := append(buf[:0], l.index(from)...)
 	l.trim(boolInt(fromHead), n-boolInt(!fromHead))
 	l.commit()
 	e, found := x.DB.Lookup(dst, x.Now, false)
-	x.editListAt(dst, e, found, &l)
+	x.editListAt(dst, e, found, l)
 	l.push(toHead, elem)
 	l.commit()
 	x.dirty++
@@ -702,75 +729,164 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// lmpopNumKeys parses LMPOP's numkeys, which must leave room for the keys and
-// the direction.
+// lmpopNumKeys parses the numkeys of LMPOP (at args[1]) or BLMPOP (at
+// args[2]), which must leave room for the keys and the direction.
 func lmpopNumKeys(args [][]byte) (int, bool) {
-	n, ok := strnum.ParseInt(args[1])
+	at := 1
+	if len(args[0]) == len("blmpop") {
+		at = 2
+	}
+	n, ok := strnum.ParseInt(args[at])
 	if !ok || n < 1 {
 		return 0, false
 	}
-	return int(n), n <= int64(len(args)-3)
+	return int(n), n <= int64(len(args)-at-2)
 }
 
 func lmpopKeys(args [][]byte, dst [][]byte) [][]byte {
 	if n, ok := lmpopNumKeys(args); ok {
-		dst = append(dst, args[2:2+n]...)
+		at := len(args[0]) - len("lmpop") + 2
+		dst = append(dst, args[at:at+n]...)
 	}
 	return dst
 }
 
-func lmpopCommand(x *Ctx) {
-	numkeys, ok := lmpopNumKeys(x.Args)
+// parseLMPOP parses [B]LMPOP's arguments after the timeout: numkeys key
+// [key ...] LEFT|RIGHT [COUNT count].
+func (x *Ctx) parseLMPOP(args [][]byte) (keys [][]byte, head bool, count int64, ok bool) {
+	numkeys, fits := lmpopNumKeys(x.Args)
 	if numkeys < 1 {
 		x.W.Error("ERR numkeys should be greater than 0")
-		return
+		return nil, false, 0, false
 	}
-	if !ok {
+	if !fits {
 		x.W.Error(errSyntax)
-		return
+		return nil, false, 0, false
 	}
-	head, ok := listEnd(x.Args[2+numkeys])
-	if !ok {
+	keys = args[1 : 1+numkeys]
+	if head, ok = listEnd(args[1+numkeys]); !ok {
 		x.W.Error(errSyntax)
-		return
+		return nil, false, 0, false
 	}
-	count := int64(-1)
-	for j := 3 + numkeys; j < len(x.Args); j++ {
-		if count == -1 && j+1 < len(x.Args) && cArgIs(x.Args[j], "count") {
+	count = -1
+	for j := 2 + numkeys; j < len(args); j++ {
+		if count == -1 && j+1 < len(args) && cArgIs(args[j], "count") {
 			j++
-			v, ok := strnum.ParseInt(x.Args[j])
+			v, ok := strnum.ParseInt(args[j])
 			if !ok || v < 1 {
 				x.W.Error("ERR count should be greater than 0")
-				return
+				return nil, false, 0, false
 			}
 			count = v
 			continue
 		}
 		x.W.Error(errSyntax)
+		return nil, false, 0, false
+	}
+	return keys, head, max(count, 1), true
+}
+
+func lmpopCommand(x *Ctx) {
+	keys, head, count, ok := x.parseLMPOP(x.Args[1:])
+	if !ok {
 		return
 	}
-	count = max(count, 1)
-	for _, key := range x.Args[2 : 2+numkeys] {
+	for _, key := range keys {
 		var l listEdit
 		if !x.editList(key, &l) {
 			return
 		}
-		if !l.found {
-			continue
+		if l.found {
+			x.mpopList(&l, head, count)
+			return
 		}
-		x.W.Array(2)
-		x.W.Bulk(key)
-		popped := l.popReply(head, count)
-		l.commit()
-		// Propagated as the pop it did, as Redis does.
-		if x.propagating() {
-			verb := argRPOP
-			if head {
-				verb = argLPOP
-			}
-			x.propagateAs(verb, key, intArg(int64(popped)))
-		}
-		return
 	}
 	x.W.NullArray()
+}
+
+// mpopList pops up to count elements from the list in l and replies with its
+// key and them, propagated as the pop it did, as Redis does.
+func (x *Ctx) mpopList(l *listEdit, head bool, count int64) {
+	x.W.Array(2)
+	x.W.Bulk(l.key)
+	popped := l.popReply(head, count)
+	l.commit()
+	if x.propagating() {
+		x.propagateAs(popVerb(head), l.key, intArg(int64(popped)))
+	}
+}
+
+func popVerb(head bool) []byte {
+	if head {
+		return argLPOP
+	}
+	return argRPOP
+}
+
+// Blocking pops: each serves at once from the first of its keys holding a
+// list, else blocks (blocking.go) until one does.
+
+// bpopCommand is BLPOP and BRPOP, propagated as the LPOP or RPOP they do.
+func bpopCommand(x *Ctx, head bool) {
+	deadline, ok := x.parseTimeout(x.Args[len(x.Args)-1])
+	if !ok {
+		return
+	}
+	serve := func(x *Ctx, key []byte) {
+		var l listEdit
+		x.editList(key, &l)
+		x.W.Array(2)
+		x.W.Bulk(key)
+		l.popReply(head, -1)
+		l.commit()
+		x.propagateAs(popVerb(head), key)
+	}
+	x.popOrBlock(blockSpec{keys: x.Args[1 : len(x.Args)-1], typ: keyspace.TypeList, deadline: deadline, serve: serve, timedOut: (*resp.Writer).NullArray})
+}
+
+// blmoveCommand is BLMOVE and BRPOPLPUSH, propagated as LMOVE and RPOPLPUSH.
+func blmoveCommand(x *Ctx) {
+	deadline, ok := x.parseTimeout(x.Args[len(x.Args)-1])
+	if !ok {
+		return
+	}
+	fromHead, toHead, ok := lmoveEnds(x.Args[3 : len(x.Args)-1])
+	if !ok {
+		x.W.Error(errSyntax)
+		return
+	}
+	src, dst := x.Args[1], x.Args[2]
+	serve := func(x *Ctx, key []byte) {
+		l, _ := x.editListFound(key)
+		x.lmove(l, dst, fromHead, toHead)
+		if len(x.Args) == 4 {
+			x.propagateAs(argRPOPLPUSH, src, dst)
+		} else {
+			x.propagateAs(argLMOVE, src, dst, x.Args[3], x.Args[4])
+		}
+	}
+	x.popOrBlock(blockSpec{keys: x.Args[1:2], dst: dst, typ: keyspace.TypeList, deadline: deadline, serve: serve, timedOut: (*resp.Writer).NullArray, denied: (*resp.Writer).Null})
+}
+
+var (
+	argLMOVE     = []byte("LMOVE")
+	argRPOPLPUSH = []byte("RPOPLPUSH")
+)
+
+// blmpopCommand is BLMPOP timeout numkeys key [key ...] LEFT|RIGHT [COUNT n].
+func blmpopCommand(x *Ctx) {
+	keys, head, count, ok := x.parseLMPOP(x.Args[2:])
+	if !ok {
+		return
+	}
+	deadline, ok := x.parseTimeout(x.Args[1]) // parsed last, as Redis does
+	if !ok {
+		return
+	}
+	serve := func(x *Ctx, key []byte) {
+		var l listEdit
+		x.editList(key, &l)
+		x.mpopList(&l, head, count)
+	}
+	x.popOrBlock(blockSpec{keys: keys, typ: keyspace.TypeList, deadline: deadline, serve: serve, timedOut: (*resp.Writer).NullArray})
 }

@@ -24,6 +24,11 @@ func init() {
 		sp.first, sp.last, sp.step = dst, dst, dst
 		return sp
 	}
+	bz := func(name, summary string, run func(*Ctx)) spec {
+		sp := z(name, -3, "write noscript blocking fast", summary, "5.0.0", run)
+		sp.last = -2
+		return sp
+	}
 	zrangestore := z("zrangestore", -5, "write denyoom", "Store a range of members from sorted set into another key", "6.2.0", func(x *Ctx) { zrangeCommand(x, rangeAuto, dirAuto, true) })
 	zrangestore.last = 2
 	register(
@@ -57,6 +62,9 @@ func init() {
 		zk("zinterstore", -4, "write denyoom", 1, "Intersect multiple sorted sets and store the resulting sorted set in a new key", "2.0.0", func(x *Ctx) { zsetOpCommand(x, opInter, true) }),
 		zk("zdiffstore", -4, "write denyoom", 1, "Subtract multiple sorted sets and store the resulting sorted set in a new key", "6.2.0", func(x *Ctx) { zsetOpCommand(x, opDiff, true) }),
 		zk("zmpop", -4, "write", 0, "Remove and return members with scores in a sorted set", "7.0.0", zmpopCommand),
+		bz("bzpopmin", "Remove and return the member with the lowest score from one or more sorted sets, or block until one is available", func(x *Ctx) { bzpopCommand(x, false) }),
+		bz("bzpopmax", "Remove and return the member with the highest score from one or more sorted sets, or block until one is available", func(x *Ctx) { bzpopCommand(x, true) }),
+		zk("bzmpop", -5, "write blocking", 0, "Remove and return members with scores in a sorted set or block until one is available", "7.0.0", bzmpopCommand),
 		z("zrandmember", -2, "readonly", "Get one or multiple random elements from a sorted set", "6.2.0", zrandmemberCommand),
 		z("zscan", -3, "readonly", "Incrementally iterate sorted sets elements and associated scores", "2.8.0", zscanCommand),
 	)
@@ -81,6 +89,8 @@ func init() {
 	for _, name := range []string{"zunionstore", "zinterstore", "zdiffstore"} {
 		table[name].keys = numkeysAt(2)
 	}
+	bzmpopKeys := numkeysAt(1)
+	table["bzmpop"].keys = func(args [][]byte, dst [][]byte) [][]byte { return bzmpopKeys(args[1:], dst) }
 }
 
 // zsetObject is the large form of a sorted set (OBJECT ENCODING skiplist),
@@ -1163,63 +1173,128 @@ var (
 	argZPOPMAX = []byte("ZPOPMAX")
 )
 
-// zmpopCommand is ZMPOP, as Redis's zmpopGenericCommand (non-blocking).
-func zmpopCommand(x *Ctx) {
-	n, ok := strnum.ParseInt(x.Args[1])
+// parseZMPOP parses [B]ZMPOP's arguments after the timeout: numkeys key
+// [key ...] MIN|MAX [COUNT count], as Redis's zmpopGenericCommand.
+func (x *Ctx) parseZMPOP(args [][]byte) (keys [][]byte, fromMax bool, count int64, ok bool) {
+	n, ok := strnum.ParseInt(args[0])
 	if !ok || n < 1 {
 		x.W.Error("ERR numkeys should be greater than 0")
-		return
+		return nil, false, 0, false
 	}
-	if n > int64(len(x.Args)) || 2+int(n) >= len(x.Args) {
+	if n > int64(len(args)) || 1+int(n) >= len(args) {
 		x.W.Error(errSyntax)
-		return
+		return nil, false, 0, false
 	}
-	keys := x.Args[2 : 2+n]
-	var fromMax bool
-	switch where := x.Args[2+n]; {
+	keys = args[1 : 1+n]
+	switch where := args[1+n]; {
 	case cArgIs(where, "min"):
 	case cArgIs(where, "max"):
 		fromMax = true
 	default:
 		x.W.Error(errSyntax)
-		return
+		return nil, false, 0, false
 	}
-	count := int64(-1)
-	for j := 3 + int(n); j < len(x.Args); j++ {
-		if count != -1 || !cArgIs(x.Args[j], "count") || j+1 >= len(x.Args) {
+	count = -1
+	for j := 2 + int(n); j < len(args); j++ {
+		if count != -1 || !cArgIs(args[j], "count") || j+1 >= len(args) {
 			x.W.Error(errSyntax)
-			return
+			return nil, false, 0, false
 		}
 		j++
-		if count, ok = strnum.ParseInt(x.Args[j]); !ok || count < 1 {
+		if count, ok = strnum.ParseInt(args[j]); !ok || count < 1 {
 			x.W.Error("ERR count should be greater than 0")
-			return
+			return nil, false, 0, false
 		}
 	}
-	count = max(count, 1)
+	return keys, fromMax, max(count, 1), true
+}
+
+// zmpopCommand is ZMPOP, as Redis's zmpopGenericCommand (non-blocking).
+func zmpopCommand(x *Ctx) {
+	keys, fromMax, count, ok := x.parseZMPOP(x.Args[1:])
+	if !ok {
+		return
+	}
 	var z zsetEdit
 	for _, key := range keys {
 		if !x.editZSet(key, &z) {
 			return
 		}
 		if z.found {
-			break
+			x.mpopZSet(&z, fromMax, count)
+			return
 		}
 	}
-	if !z.found {
-		x.W.NullArray()
-		return
-	}
+	x.W.NullArray()
+}
+
+// mpopZSet pops up to count members from the sorted set in z and replies with
+// its key and them, propagated as the pop it did, as Redis does.
+func (x *Ctx) mpopZSet(z *zsetEdit, fromMax bool, count int64) {
 	x.W.Array(2)
 	x.W.Bulk(z.key)
 	k := z.pop(count, fromMax, true)
-	if x.propagating() { // as the pop of the elements taken, as Redis does
-		cmd := argZPOPMIN
-		if fromMax {
-			cmd = argZPOPMAX
-		}
-		x.propagateAs(cmd, z.key, strconv.AppendInt(nil, int64(k), 10))
+	if x.propagating() {
+		x.propagateAs(zpopVerb(fromMax), z.key, intArg(int64(k)))
 	}
+}
+
+func zpopVerb(fromMax bool) []byte {
+	if fromMax {
+		return argZPOPMAX
+	}
+	return argZPOPMIN
+}
+
+// bzpopCommand is BZPOPMIN and BZPOPMAX, propagated as ZPOPMIN and ZPOPMAX.
+func bzpopCommand(x *Ctx, fromMax bool) {
+	deadline, ok := x.parseTimeout(x.Args[len(x.Args)-1])
+	if !ok {
+		return
+	}
+	serve := func(x *Ctx, key []byte) {
+		var z zsetEdit
+		x.editZSet(key, &z)
+		x.W.Array(3)
+		x.W.Bulk(key)
+		z.popOne(fromMax)
+		x.propagateAs(zpopVerb(fromMax), key)
+	}
+	x.popOrBlock(blockSpec{keys: x.Args[1 : len(x.Args)-1], typ: keyspace.TypeZSet, deadline: deadline, serve: serve, timedOut: (*resp.Writer).NullArray})
+}
+
+// popOne pops the member with the lowest or highest score, replying with it
+// and its score (two array elements), and stores the set.
+func (z *zsetEdit) popOne(fromMax bool) {
+	start := 0
+	if fromMax {
+		start = z.len() - 1
+	}
+	z.each(start, start+1, fromMax, func(m []byte, s float64) {
+		z.x.W.Bulk(m)
+		z.x.W.Double(s)
+	})
+	z.removeRange(start, start+1)
+	z.commit()
+	z.x.dirty++
+}
+
+// bzmpopCommand is BZMPOP timeout numkeys key [key ...] MIN|MAX [COUNT n].
+func bzmpopCommand(x *Ctx) {
+	keys, fromMax, count, ok := x.parseZMPOP(x.Args[2:])
+	if !ok {
+		return
+	}
+	deadline, ok := x.parseTimeout(x.Args[1]) // parsed last, as Redis does
+	if !ok {
+		return
+	}
+	serve := func(x *Ctx, key []byte) {
+		var z zsetEdit
+		x.editZSet(key, &z)
+		x.mpopZSet(&z, fromMax, count)
+	}
+	x.popOrBlock(blockSpec{keys: keys, typ: keyspace.TypeZSet, deadline: deadline, serve: serve, timedOut: (*resp.Writer).NullArray})
 }
 
 func zscanCommand(x *Ctx) {

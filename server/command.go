@@ -246,17 +246,20 @@ func lookupCommand(m map[string]*Command, name []byte) *Command {
 // Ctx is what a command handler works with. Handlers reply through W exactly
 // once (an aggregate counts as one reply).
 type Ctx struct {
-	s       *Server
-	c       *Client
-	cmd     *Command
-	Args    [][]byte
-	W       *resp.Writer
-	DB      *keyspace.DB
-	Now     int64 // the command's time in Unix ms: one clock read per command
-	dirty   int   // changes made, for propagation and INFO
-	locks   keyspace.LockSet
-	keyBuf  [][]byte
-	collect collector
+	s     *Server
+	c     *Client
+	cmd   *Command
+	Args  [][]byte
+	W     *resp.Writer
+	DB    *keyspace.DB
+	Now   int64 // the command's time in Unix ms: one clock read per command
+	dirty int   // changes made, for propagation and INFO
+	// cannotBlock makes blocking commands reply as on timeout (inside MULTI
+	// and scripts).
+	cannotBlock bool
+	locks       keyspace.LockSet
+	keyBuf      [][]byte
+	collect     collector
 	// scratch holds two buffers for building values (e.g. a listpack being
 	// rebuilt): a rebuild reads one and writes the other, and the keyspace
 	// copies the result, so they are reused across commands.

@@ -189,6 +189,19 @@ func propagationSteps() []propStep {
 		w("LCS bits bf"),
 
 		// Flushes propagate as sent, even when there is nothing to remove.
+		// Blocking pops that find an element propagate as the pop they did.
+		w("RPUSH bl a b c d e", "RPUSH bl a b c d e"),
+		w("BLPOP nokey bl 0", "LPOP bl"),
+		w("brpop bl 1.5", "RPOP bl"),
+		w("BLMOVE bl bl2 LEFT right 0", "LMOVE bl bl2 LEFT right"),
+		w("BRPOPLPUSH bl bl2 0", "RPOPLPUSH bl bl2"),
+		w("BLMPOP 0 2 nokey bl2 LEFT COUNT 5", "LPOP bl2 2"),
+		w("BLPOP nokey 0.01"),
+		w("ZADD bz 1 a 2 b 3 c", "ZADD bz 1 a 2 b 3 c"),
+		w("BZPOPMIN bz 0", "ZPOPMIN bz"),
+		w("bzpopmax bz 0", "ZPOPMAX bz"),
+		w("BZMPOP 0 1 bz MIN COUNT 3", "ZPOPMIN bz 1"),
+		w("LMPOP 1 bl RIGHT", "RPOP bl 1"),
 		w("FLUSHDB", "FLUSHDB"),
 		w("flushdb async", "flushdb async"),
 		w("FLUSHALL SYNC", "FLUSHALL SYNC"),

@@ -1,0 +1,383 @@
+package server
+
+import (
+	"errors"
+	"math"
+	"math/big"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/keyhive/keyhive/internal/strnum"
+	"github.com/keyhive/keyhive/keyspace"
+	"github.com/keyhive/keyhive/resp"
+)
+
+// Blocking commands (BLPOP, BZPOPMIN, BLMOVE, ...) run as in Redis. A client
+// whose keys are all empty becomes a waiter queued on each key, and its
+// goroutine parks. A command that changes a key somebody waits on serves the
+// waiters before it releases the key's lock, oldest first, so no other client
+// can take the element in between: the first client blocked is the first
+// served, as in Redis. A waiter's reply goes into a buffer of its own, which
+// its goroutine appends to its output when it wakes: while it waits, its
+// connection state stays its own.
+
+type waiter struct {
+	c        *Client
+	db       int
+	keys     [][]byte // distinct, in the order given
+	dst      []byte   // BLMOVE's destination: serving needs its lock too
+	typ      keyspace.Type
+	ctx      Ctx // serves the command, replying into reply
+	reply    resp.Writer
+	serve    func(x *Ctx, key []byte) // pops from key, holding typ, and replies
+	timedOut func(w *resp.Writer)     // the reply on timeout
+	deadline time.Time                // zero: no timeout
+	done     chan struct{}            // closed once the reply is written
+	claimed  bool                     // under blocking.mu: off the queues
+}
+
+type blockKey struct {
+	db  int
+	key string
+}
+
+type blocking struct {
+	mu      sync.Mutex
+	waiting atomic.Int64 // waiters queued: writers look at nothing while it is 0
+	queues  map[blockKey][]*waiter
+}
+
+// blockSpec is what a blocking command waits for and how it is served.
+type blockSpec struct {
+	keys     [][]byte
+	dst      []byte // BLMOVE's destination
+	typ      keyspace.Type
+	deadline time.Time
+	// serve pops from key, which holds an element of typ, and replies. For a
+	// waiter it runs in the goroutine of the command that filled the key,
+	// with the key locked.
+	serve    func(x *Ctx, key []byte)
+	timedOut func(w *resp.Writer)
+	denied   func(w *resp.Writer) // the reply inside MULTI or a script; nil: timedOut
+}
+
+// popOrBlock serves the first of the keys that exists, replying WRONGTYPE if
+// one before it has another type, or else blocks on them all.
+func (x *Ctx) popOrBlock(b blockSpec) {
+	for _, key := range b.keys {
+		e, found := x.lookupWrite(key)
+		if x.wrongType(&e, found, b.typ) {
+			return
+		}
+		if found {
+			b.serve(x, key)
+			return
+		}
+	}
+	x.block(b)
+}
+
+// block makes the running command wait for one of its keys to receive an
+// element. Inside MULTI or a script it replies at once instead, as Redis does.
+func (x *Ctx) block(b blockSpec) {
+	if x.cannotBlock {
+		if b.denied != nil {
+			b.denied(x.W)
+		} else {
+			b.timedOut(x.W)
+		}
+		return
+	}
+	w := &waiter{c: x.c, db: x.DB.ID(), dst: clone(b.dst), typ: b.typ, serve: b.serve, timedOut: b.timedOut, deadline: b.deadline, done: make(chan struct{})}
+	for _, k := range b.keys {
+		if !containsKey(w.keys, k) {
+			w.keys = append(w.keys, clone(k))
+		}
+	}
+	args := make([][]byte, len(x.Args))
+	for i, a := range x.Args {
+		args[i] = clone(a)
+	}
+	w.reply.Proto = x.W.Proto
+	w.ctx = Ctx{s: x.s, c: x.c, cmd: x.cmd, Args: args, W: &w.reply}
+	x.s.blocking.add(w)
+	x.c.blocked = w
+	x.c.waiting.Store(w)
+}
+
+func clone(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return append([]byte{}, b...)
+}
+
+func containsKey(keys [][]byte, k []byte) bool {
+	for _, x := range keys {
+		if string(x) == string(k) {
+			return true
+		}
+	}
+	return false
+}
+
+func (b *blocking) add(w *waiter) {
+	b.mu.Lock()
+	if b.queues == nil {
+		b.queues = make(map[blockKey][]*waiter)
+	}
+	for _, k := range w.keys {
+		bk := blockKey{w.db, string(k)}
+		b.queues[bk] = append(b.queues[bk], w)
+	}
+	b.waiting.Add(1)
+	b.mu.Unlock()
+}
+
+// remove takes w off its queues. Needs mu.
+func (b *blocking) remove(w *waiter) {
+	for _, k := range w.keys {
+		bk := blockKey{w.db, string(k)}
+		q := b.queues[bk]
+		for i, o := range q {
+			if o == w {
+				q = append(q[:i], q[i+1:]...)
+				break
+			}
+		}
+		if len(q) == 0 {
+			delete(b.queues, bk)
+		} else {
+			b.queues[bk] = q
+		}
+	}
+	w.claimed = true
+	b.waiting.Add(-1)
+}
+
+// claim takes the oldest waiter on bk for a key of type t off the queues. If
+// that waiter needs a lock outside locks, it returns nil and later: the caller
+// must serve the key again holding every lock.
+func (b *blocking) claim(bk blockKey, t keyspace.Type, locks *keyspace.LockSet) (w *waiter, later bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, w := range b.queues[bk] {
+		if w.typ != t {
+			continue // waits for another type: stays blocked, as in Redis
+		}
+		if w.dst != nil && !locks.Covers(w.dst) {
+			return nil, true
+		}
+		b.remove(w)
+		return w, false
+	}
+	return nil, false
+}
+
+// unblock ends w's wait unless a server already claimed it: reply (if not nil)
+// writes its reply. It reports whether it did.
+func (b *blocking) unblock(w *waiter, reply func(w *resp.Writer)) bool {
+	b.mu.Lock()
+	if w.claimed {
+		b.mu.Unlock()
+		return false
+	}
+	b.remove(w)
+	b.mu.Unlock()
+	if reply != nil {
+		reply(&w.reply)
+	}
+	close(w.done)
+	return true
+}
+
+// keys lists every key somebody waits on.
+func (b *blocking) keys() []blockKey {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	all := make([]blockKey, 0, len(b.queues))
+	for bk := range b.queues {
+		all = append(all, bk)
+	}
+	return all
+}
+
+// serveBlocked serves the waiters on the keys the command in x just changed,
+// with its locks still held. It reports whether some must be served later under
+// every lock (serveBlockedExclusive).
+func (s *Server) serveBlocked(x *Ctx) (later bool) {
+	if x.locks.Whole() {
+		s.serveAll(x.Now, &x.locks)
+		return false
+	}
+	for _, key := range x.keyBuf {
+		if s.serveKey(x.DB, key, x.Now, &x.locks) {
+			later = true
+		}
+	}
+	return later
+}
+
+// serveBlockedExclusive serves every ready waiter holding every lock.
+func (s *Server) serveBlockedExclusive(now int64) {
+	var all keyspace.LockSet
+	all.All()
+	db := s.ks.Lock(0, &all)
+	s.serveAll(now, &all)
+	s.ks.Unlock(db, &all)
+}
+
+func (s *Server) serveAll(now int64, locks *keyspace.LockSet) {
+	for _, bk := range s.blocking.keys() {
+		s.serveKey(s.ks.DB(bk.db), []byte(bk.key), now, locks)
+	}
+}
+
+// serveKey serves the waiters on key while it holds elements of their type,
+// then those on the destinations BLMOVE pushed to, as Redis serves keys that
+// became ready while serving.
+func (s *Server) serveKey(db *keyspace.DB, key []byte, now int64, locks *keyspace.LockSet) (later bool) {
+	for ready := [][]byte{key}; len(ready) > 0; {
+		key, ready = ready[0], ready[1:]
+		bk := blockKey{db.ID(), string(key)}
+		for {
+			e, found := db.Lookup(key, now, false)
+			if !found {
+				break
+			}
+			w, l := s.blocking.claim(bk, e.Type(), locks)
+			later = later || l
+			if w == nil {
+				break
+			}
+			w.run(db, key, now)
+			if w.dst != nil {
+				ready = append(ready, w.dst)
+			}
+		}
+	}
+	return later
+}
+
+// run serves w from key and wakes it.
+func (w *waiter) run(db *keyspace.DB, key []byte, now int64) {
+	x := &w.ctx
+	x.DB, x.Now, x.dirty = db, now, 0
+	args := x.Args
+	w.serve(x, key)
+	if x.dirty > 0 {
+		x.s.stats.dirty.Add(int64(x.dirty))
+		x.publish(args)
+	}
+	close(w.done)
+}
+
+type readResult struct {
+	n   int
+	err error
+}
+
+// waitBlocked parks the client until its blocked command is served, times
+// out, or the connection or server closes, then appends the reply. Meanwhile
+// it keeps reading, as Redis does, so that a client that disconnects stops
+// waiting (and is never handed an element) and what it pipelined after the
+// blocking command is kept. It reports whether the connection is still good.
+func (c *Client) waitBlocked() bool {
+	w := c.blocked
+	c.blocked = nil
+	b := &c.s.blocking
+	alive := c.flush()
+	var expired <-chan time.Time
+	if !w.deadline.IsZero() {
+		t := time.NewTimer(time.Until(w.deadline))
+		defer t.Stop()
+		expired = t.C
+	}
+	reads := make(chan readResult, 1)
+	reading := false
+	read := func() {
+		if c.w < len(c.in) {
+			reading = true
+			go func() {
+				n, err := c.read(c.in[c.w:])
+				reads <- readResult{n, err}
+			}()
+		}
+	}
+	if alive {
+		read()
+	} else {
+		b.unblock(w, nil)
+	}
+	for waiting := true; waiting; {
+		select {
+		case <-w.done:
+			waiting = false
+		case <-expired:
+			b.unblock(w, w.timedOut)
+		case r := <-reads:
+			reading = false
+			c.w += r.n
+			c.traffic.netIn.add(int64(r.n))
+			if r.err != nil {
+				alive = false
+				b.unblock(w, nil)
+			} else {
+				read()
+			}
+		case <-c.s.done:
+			alive = false
+			b.unblock(w, nil)
+		}
+	}
+	if reading {
+		// Interrupt the read: the goroutine owns c.in until it returns.
+		c.conn.SetReadDeadline(time.Unix(1, 0))
+		r := <-reads
+		c.conn.SetReadDeadline(time.Time{})
+		c.w += r.n
+		c.traffic.netIn.add(int64(r.n))
+		if r.err != nil && !errors.Is(r.err, os.ErrDeadlineExceeded) {
+			alive = false
+		}
+	}
+	c.waiting.Store(nil)
+	c.out.B = append(c.out.B, w.reply.B...)
+	return alive
+}
+
+// parseTimeout parses a blocking command's timeout in seconds, with Redis
+// 7.0's checks and error texts, and returns the deadline (zero for none).
+func (x *Ctx) parseTimeout(arg []byte) (time.Time, bool) {
+	sec, ok := strnum.ParseLongDouble(arg)
+	if !ok {
+		x.W.Error("ERR timeout is not a float or out of range")
+		return time.Time{}, false
+	}
+	// In long double, as Redis: -0.001 s is -0.99999... ms, which rounds up
+	// to 0 (no timeout) instead of being negative.
+	// A value beyond long long converts to LLONG_MIN there, so it is
+	// "negative".
+	f := new(big.Float).SetPrec(sec.Prec()).Mul(sec, big.NewFloat(1000))
+	ms, acc := int64(math.MinInt64), big.Exact
+	if !f.IsInf() && f.Cmp(big.NewFloat(math.MaxInt64)) <= 0 {
+		ms, acc = f.Int64()
+	}
+	if acc == big.Below && ms != math.MinInt64 {
+		ms++ // truncated towards zero below a positive value: round up
+	}
+	switch {
+	case ms < 0:
+		x.W.Error("ERR timeout is negative")
+		return time.Time{}, false
+	case ms == 0:
+		return time.Time{}, true
+	}
+	now := time.Now()
+	if ms >= math.MaxInt64/int64(time.Millisecond) {
+		return time.Time{}, true // beyond what a timer can wait: centuries
+	}
+	return now.Add(time.Duration(ms) * time.Millisecond), true
+}

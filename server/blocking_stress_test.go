@@ -1,0 +1,108 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// TestBlockingQueueUnderLoad runs a job queue the way applications do:
+// producers LPUSH onto several queues in pipelines,
+// consumers BRPOP from them with short timeouts, others BLMOVE into a
+// processing list and LREM it back. Every job must be consumed exactly once.
+func TestBlockingQueueUnderLoad(t *testing.T) {
+	srv := startKeyhive(t)
+	ctx := context.Background()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), PoolSize: 64})
+	defer rdb.Close()
+
+	const producers, consumers, jobs = 4, 12, 3000
+	queues := []string{"q:{a}", "q:{b}", "q:{c}"}
+	var seen sync.Map
+	var consumed sync.WaitGroup
+	consumed.Add(producers * jobs)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	take := func(job string) {
+		if _, dup := seen.LoadOrStore(job, true); dup {
+			t.Errorf("job %s consumed twice", job)
+			return
+		}
+		consumed.Done()
+	}
+	for c := range consumers {
+		wg.Go(func() {
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				if c%3 == 0 {
+					// Reliable-queue pattern: move into a processing list.
+					q := queues[c%len(queues)]
+					job, err := rdb.BLMove(ctx, q, "processing:"+strconv.Itoa(c), "RIGHT", "LEFT", 50*time.Millisecond).Result()
+					if err == redis.Nil {
+						continue
+					}
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if err := rdb.LRem(ctx, "processing:"+strconv.Itoa(c), 1, job).Err(); err != nil {
+						t.Error(err)
+						return
+					}
+					take(job)
+					continue
+				}
+				kv, err := rdb.BRPop(ctx, 50*time.Millisecond, queues...).Result()
+				if err == redis.Nil {
+					continue
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				take(kv[1])
+			}
+		})
+	}
+	for p := range producers {
+		wg.Go(func() {
+			for i := 0; i < jobs; i += 10 {
+				pipe := rdb.Pipeline()
+				for j := i; j < i+10; j++ {
+					pipe.LPush(ctx, queues[(p+j)%len(queues)], fmt.Sprintf("job-%d-%d", p, j))
+				}
+				if _, err := pipe.Exec(ctx); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	finished := make(chan struct{})
+	go func() { consumed.Wait(); close(finished) }()
+	select {
+	case <-finished:
+	case <-time.After(60 * time.Second):
+		t.Error("not every job was consumed")
+	}
+	close(done)
+	wg.Wait()
+	for _, q := range queues {
+		if n := rdb.LLen(ctx, q).Val(); n != 0 {
+			t.Errorf("%s still holds %d jobs", q, n)
+		}
+	}
+	if n := rdb.Info(ctx, "clients").Val(); !strings.Contains(n, "blocked_clients:0") {
+		t.Errorf("INFO clients after the run: %s", n)
+	}
+}
