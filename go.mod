@@ -2,7 +2,10 @@ module github.com/keyhive/keyhive
 
 go 1.26.8
 
-require github.com/redis/go-redis/v9 v9.22.0
+require (
+	github.com/redis/go-redis/v9 v9.22.0
+	github.com/yuin/gopher-lua v1.1.2
+)
 
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect

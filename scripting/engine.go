@@ -1,0 +1,348 @@
+// Package scripting is Redis 7.0's Lua environment on gopher-lua: the EVAL
+// script cache, FUNCTION libraries, the sandbox, the redis/cjson/cmsgpack/
+// bit/struct libraries and the conversions between Lua values and RESP.
+//
+// The server owns commands, locking and flag enforcement; it calls the
+// Engine with a Host that executes redis.call on its behalf. Every reply,
+// error replies included, is written by the Engine into the resp.Writer
+// passed to Run or Call, in the protocol of that writer (w.Proto).
+package scripting
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"github.com/keyhive/keyhive/resp"
+)
+
+// Host runs one redis.call/pcall for a running script. args is the command
+// as Redis would receive it; resp3 tells the protocol the script selected
+// with redis.setresp (false = RESP2). It appends the command's raw RESP
+// reply to dst and returns it. Command-level errors (unknown command, arity,
+// write in a read-only script, OOM...) come back as RESP error replies
+// ("-ERR ..."), worded as Redis words them for scripts, e.g. "-ERR Unknown
+// Redis command called from script".
+type Host interface {
+	Call(args [][]byte, resp3 bool, dst []byte) []byte
+}
+
+// WriteTracker is implemented by a Host that knows whether the script has
+// performed a write; Running reports it so SCRIPT KILL can answer UNKILLABLE.
+type WriteTracker interface{ Wrote() bool }
+
+// ReplicationSetter is implemented by a Host that honours redis.set_repl
+// (flags are ReplNone, ReplAOF, ReplReplica, ReplAll).
+type ReplicationSetter interface{ SetRepl(flags int) }
+
+// ACLChecker is implemented by a Host that answers redis.acl_check_cmd.
+// errMsg non-empty raises that error in the script (e.g. "Invalid command
+// passed to redis.acl_check_cmd()"). Without it every command is allowed.
+type ACLChecker interface {
+	CheckACL(args [][]byte) (allowed bool, errMsg string)
+}
+
+// Flags are a script's or function's flags, from the EVAL shebang or
+// redis.register_function. The server enforces them.
+type Flags uint8
+
+const (
+	FlagNoWrites Flags = 1 << iota
+	FlagAllowOOM
+	FlagAllowStale
+	FlagNoCluster
+	FlagAllowCrossSlotKeys
+)
+
+var flagNames = []struct {
+	flag Flags
+	name string
+}{
+	{FlagNoWrites, "no-writes"},
+	{FlagAllowOOM, "allow-oom"},
+	{FlagAllowStale, "allow-stale"},
+	{FlagNoCluster, "no-cluster"},
+	{FlagAllowCrossSlotKeys, "allow-cross-slot-keys"},
+}
+
+func parseFlag(name string) (Flags, bool) {
+	for _, f := range flagNames {
+		if f.name == name {
+			return f.flag, true
+		}
+	}
+	return 0, false
+}
+
+// Names lists the flags as Redis spells them, in Redis's order.
+func (f Flags) Names() []string {
+	var names []string
+	for _, fl := range flagNames {
+		if f&fl.flag != 0 {
+			names = append(names, fl.name)
+		}
+	}
+	return names
+}
+
+// Script is a compiled EVAL script.
+type Script struct {
+	SHA   string // lowercase hex SHA1 of Body
+	Body  []byte
+	Flags Flags
+	// Shebang is false for scripts without "#!lua": Redis runs those in
+	// compatibility mode (writes allowed whatever the keys' flags, OOM
+	// checked only on the first write).
+	Shebang bool
+	proto   *lua.FunctionProto
+}
+
+// Engine holds the script cache, the function libraries and the two Lua
+// states Redis has (one for EVAL, one for functions), reused across runs.
+// Scripts run one at a time (the server serializes them); Kill and Running
+// may be called from any goroutine.
+type Engine struct {
+	// Logger receives redis.log lines (level LogDebug..LogWarning).
+	Logger func(level int, msg string)
+
+	scripts   map[string]*Script
+	evalState *luaState
+	fnState   *luaState
+	libs      libraries
+	rand      rand48
+
+	mu       sync.Mutex
+	cancel   context.CancelFunc // set while a script runs
+	killed   bool
+	running  *runContext
+	function bool
+}
+
+// NewEngine returns an engine with no scripts or libraries.
+func NewEngine() *Engine {
+	return &Engine{scripts: map[string]*Script{}, libs: newLibraries(), rand: rand48{x: rand48Initial}}
+}
+
+// SHA1Hex is the script cache key for body.
+func SHA1Hex(body []byte) string {
+	sum := sha1.Sum(body)
+	return hex.EncodeToString(sum[:])
+}
+
+// LoadScript compiles body and caches it (EVAL, SCRIPT LOAD). Errors carry
+// Redis's text without the leading '-', e.g. "ERR Error compiling script
+// (new function): user_script:1: ...".
+func (e *Engine) LoadScript(body []byte) (string, error) {
+	sha := SHA1Hex(body)
+	if _, ok := e.scripts[sha]; ok {
+		return sha, nil
+	}
+	flags, shebang, err := parseShebang(body)
+	if err != nil {
+		return "", err
+	}
+	src := body
+	if shebang {
+		// Keep line numbers: the shebang line becomes a comment.
+		src = append([]byte("--"), body[2:]...)
+	}
+	proto, err := compileChunk(src, evalChunk)
+	if err != nil {
+		return "", errors.New("ERR Error compiling script (new function): " + err.Error())
+	}
+	e.scripts[sha] = &Script{SHA: sha, Body: body, Flags: flags, Shebang: shebang, proto: proto}
+	return sha, nil
+}
+
+// parseShebang reads "#!lua flags=a,b" as Redis 7.0 does.
+func parseShebang(body []byte) (Flags, bool, error) {
+	if len(body) < 2 || body[0] != '#' || body[1] != '!' {
+		return 0, false, nil
+	}
+	nl := strings.IndexByte(string(body), '\n')
+	if nl < 0 {
+		return 0, false, errors.New("ERR Invalid script shebang")
+	}
+	parts := strings.Fields(string(body[:nl]))
+	if len(parts) == 0 || parts[0] != "#!lua" {
+		engine := "#!"
+		if len(parts) > 0 {
+			engine = parts[0]
+		}
+		return 0, false, fmt.Errorf("ERR Unexpected engine in script shebang: %s", engine)
+	}
+	var flags Flags
+	for _, part := range parts[1:] {
+		if !strings.HasPrefix(part, "flags=") {
+			return 0, false, fmt.Errorf("ERR Unknown lua shebang option: %s", part)
+		}
+		if part[6:] == "" {
+			continue
+		}
+		for _, name := range strings.Split(part[6:], ",") {
+			f, ok := parseFlag(name)
+			if !ok {
+				return 0, false, fmt.Errorf("ERR Unexpected flag in script shebang: %s", name)
+			}
+			flags |= f
+		}
+	}
+	return flags, true, nil
+}
+
+// Script looks a cached script up by SHA1, in either case as Redis accepts.
+func (e *Engine) Script(sha string) (*Script, bool) {
+	s, ok := e.scripts[strings.ToLower(sha)]
+	return s, ok
+}
+
+// ScriptExists reports whether sha is cached (SCRIPT EXISTS).
+func (e *Engine) ScriptExists(sha string) bool {
+	_, ok := e.Script(sha)
+	return ok
+}
+
+// FlushScripts empties the script cache and starts a fresh EVAL state
+// (SCRIPT FLUSH), as Redis recreates its Lua interpreter.
+func (e *Engine) FlushScripts() {
+	e.scripts = map[string]*Script{}
+	if e.evalState != nil {
+		e.evalState.L.Close()
+		e.evalState = nil
+	}
+}
+
+// ScriptCount is the number of cached scripts (INFO's number_of_cached_scripts).
+func (e *Engine) ScriptCount() int { return len(e.scripts) }
+
+// Run executes a cached script with KEYS and ARGV and writes its reply, or
+// its error reply, to w in w's protocol.
+func (e *Engine) Run(s *Script, keys, argv [][]byte, host Host, w *resp.Writer) {
+	if e.evalState == nil {
+		e.evalState = newLuaState(e, false)
+	}
+	st := e.evalState
+	st.realGlobals.RawSetString("KEYS", stringArray(st.L, keys))
+	st.realGlobals.RawSetString("ARGV", stringArray(st.L, argv))
+	fn := st.L.NewFunctionFromProto(s.proto)
+	fn.Env = st.globals
+	if !e.execute(st, fn, nil, s.SHA, host, w, false) {
+		st.L.Close()
+		e.evalState = nil
+	}
+}
+
+func stringArray(L *lua.LState, items [][]byte) *lua.LTable {
+	t := L.CreateTable(len(items), 0)
+	for _, it := range items {
+		t.Append(lua.LString(it))
+	}
+	return t
+}
+
+// execute calls fn with args under the error handler and kill switch and
+// writes the reply. It returns false when the state must not be reused: a
+// script wrote through the sandbox, or the engine recovered from a panic.
+func (e *Engine) execute(st *luaState, fn *lua.LFunction, args []lua.LValue, funcName string, host Host, w *resp.Writer, isFunction bool) (reusable bool) {
+	run := &runContext{host: host, funcName: funcName}
+	ctx, cancel := context.WithCancel(context.Background())
+	e.mu.Lock()
+	e.cancel, e.killed, e.running, e.function = cancel, false, run, isFunction
+	e.mu.Unlock()
+	st.run = run
+	st.setContext(ctx)
+	L := st.L
+	start := len(w.B)
+	defer func() {
+		if r := recover(); r != nil {
+			w.B = w.B[:start]
+			w.Error(fmt.Sprintf("ERR Error running script %s, %.100v", funcName, r))
+			reusable = false
+		}
+		st.setContext(nil)
+		cancel()
+		st.run = nil
+		L.SetTop(0)
+		e.mu.Lock()
+		e.cancel, e.running, e.killed = nil, nil, false
+		e.mu.Unlock()
+	}()
+	L.Push(fn)
+	for _, a := range args {
+		L.Push(a)
+	}
+	if err := L.PCall(len(args), 1, st.errHandler); err != nil {
+		writeScriptError(w, err, funcName)
+	} else {
+		(&replyWriter{w: w, scriptResp3: run.resp3}).write(L.Get(-1), 2)
+	}
+	return st.intact()
+}
+
+// writeScriptError formats a failed run as Redis does: the error object's
+// message, then " script: <name>, on <source>:<line>." when known.
+func writeScriptError(w *resp.Writer, err error, funcName string) {
+	var apiErr *lua.ApiError
+	if errors.As(err, &apiErr) {
+		if t, ok := apiErr.Object.(*lua.LTable); ok {
+			msg, _ := toStringArg(t.RawGetString("err"))
+			source, sok := t.RawGetString("source").(lua.LString)
+			line, lok := t.RawGetString("line").(lua.LNumber)
+			if sok && lok {
+				msg = fmt.Sprintf("%s script: %s, on %s:%d.", msg, funcName, source, int64(line))
+			}
+			w.Error(msg)
+			return
+		}
+	}
+	msg := "execution failure"
+	if apiErr != nil {
+		if s, ok := toStringArg(apiErr.Object); ok {
+			msg = s
+		}
+	}
+	w.Error(fmt.Sprintf("ERR Error running script %s, %.100s", funcName, msg))
+}
+
+// Kill stops the running script at its next Lua instruction (SCRIPT KILL,
+// FUNCTION KILL); the script's reply becomes Redis's "Script killed by
+// user" error. It returns false when nothing is running. Whether a kill is
+// allowed (UNKILLABLE after a write, SCRIPT vs FUNCTION KILL) is the
+// server's decision, informed by Running.
+func (e *Engine) Kill() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.cancel == nil {
+		return false
+	}
+	e.killed = true
+	e.cancel()
+	return true
+}
+
+// Running reports whether a script runs, whether it is a function (FCALL)
+// rather than EVAL, and whether it has written (when its Host implements
+// WriteTracker).
+func (e *Engine) Running() (running, isFunction, wrote bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.running == nil {
+		return false, false, false
+	}
+	if t, ok := e.running.host.(WriteTracker); ok {
+		wrote = t.Wrote()
+	}
+	return true, e.function, wrote
+}
+
+func (e *Engine) killRequested() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.killed
+}

@@ -1,0 +1,101 @@
+package scripting
+
+import (
+	"math"
+	"strconv"
+	"strings"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// appendLuaNumber formats f as Lua 5.1 does (LUAI_NUMFFORMAT "%.14g"), which
+// gopher-lua does not: tostring, "..", string coercion and table.concat all
+// go through here.
+func appendLuaNumber(b []byte, f float64) []byte {
+	switch {
+	case math.IsInf(f, 1):
+		return append(b, "inf"...)
+	case math.IsInf(f, -1):
+		return append(b, "-inf"...)
+	case math.IsNaN(f):
+		if math.Signbit(f) {
+			return append(b, "-nan"...) // glibc prints the sign of x86's default NaN
+		}
+		return append(b, "nan"...)
+	}
+	return strconv.AppendFloat(b, f, 'g', 14, 64)
+}
+
+func luaNumberString(f float64) string {
+	var tmp [32]byte
+	return string(appendLuaNumber(tmp[:0], f))
+}
+
+// appendArgNumber formats a number passed to redis.call as Redis does (%.17g).
+func appendArgNumber(b []byte, f float64) []byte {
+	switch {
+	case math.IsInf(f, 1):
+		return append(b, "inf"...)
+	case math.IsInf(f, -1):
+		return append(b, "-inf"...)
+	case math.IsNaN(f):
+		if math.Signbit(f) {
+			return append(b, "-nan"...)
+		}
+		return append(b, "nan"...)
+	}
+	return strconv.AppendFloat(b, f, 'g', 17, 64)
+}
+
+// parseLuaNumber converts a string to a number as Lua 5.1's lua_str2number
+// does: strtod (decimal, exponents, inf/nan spellings excluded by Lua's own
+// check) or a hexadecimal integer, surrounded by optional whitespace.
+func parseLuaNumber(s string) (float64, bool) {
+	s = strings.Trim(s, " \t\n\r\f\v")
+	if s == "" {
+		return 0, false
+	}
+	body := s
+	neg := false
+	if body[0] == '-' || body[0] == '+' {
+		neg = body[0] == '-'
+		body = body[1:]
+	}
+	if len(body) > 2 && body[0] == '0' && (body[1] == 'x' || body[1] == 'X') {
+		n, err := strconv.ParseUint(body[2:], 16, 64)
+		if err != nil {
+			return 0, false
+		}
+		f := float64(n)
+		if neg {
+			f = -f
+		}
+		return f, true
+	}
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		if !(c >= '0' && c <= '9' || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-') {
+			return 0, false
+		}
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+			return f, true // strtod saturates to inf or underflows to 0
+		}
+		return 0, false
+	}
+	return f, true
+}
+
+// toStringArg returns the string value of a string or number argument, Lua
+// 5.1 style, and false for other types.
+func toStringArg(v lua.LValue) (string, bool) {
+	switch v := v.(type) {
+	case lua.LString:
+		return string(v), true
+	case lua.LNumber:
+		return luaNumberString(float64(v)), true
+	}
+	return "", false
+}

@@ -1,0 +1,258 @@
+package scripting
+
+import (
+	"context"
+	"regexp"
+	"strings"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+const (
+	errReadonly  = "Attempt to modify a readonly table"
+	errKilled    = "ERR Script killed by user with SCRIPT KILL..."
+	evalChunk    = "user_script"
+	libraryChunk = "user_function"
+
+	// Lua 5.1's LUAI_MAXCALLS bounds recursion; gopher-lua's frame stack grows
+	// on demand up to this size instead of allocating it up front.
+	maxCallDepth = 20000
+	// The value stack may grow to a million slots (16 MB), enough for any
+	// script Redis runs, and fails with an error beyond.
+	maxRegistry = 1 << 20
+)
+
+// luaState is one Lua interpreter with Redis 7.0's sandbox: read-only
+// globals and library tables (through proxies, since gopher-lua has no
+// read-only tables), Lua 5.1 number formatting, and the redis, cjson,
+// cmsgpack, bit and struct libraries.
+type luaState struct {
+	L      *lua.LState
+	engine *Engine
+
+	// realOf maps every read-only proxy to the table it fronts. A proxy is
+	// empty; its metatable sends reads to the real table and writes to an
+	// error, and the raw accessors (rawset, next, table.insert...) look
+	// through it here.
+	realOf      map[*lua.LTable]*lua.LTable
+	globals     *lua.LTable // the proxy scripts see as _G
+	globalsMeta *lua.LTable // its metatable; functions switch __index at load
+	realGlobals *lua.LTable
+	loadGlobals *lua.LTable // FUNCTION LOAD's restricted globals; nil for EVAL
+	stringMeta  *lua.LTable // proxy of the string metatable, for getmetatable("")
+	errHandler  *lua.LFunction
+
+	run     *runContext // the script being run, nil between runs
+	loading *Library    // the library whose code FUNCTION LOAD is running
+}
+
+// runContext is what the redis library needs while a script runs.
+type runContext struct {
+	host     Host
+	resp3    bool // the protocol chosen with redis.setresp
+	funcName string
+	scratch  []byte
+	args     [][]byte
+	ends     []int
+}
+
+func newLuaState(e *Engine, forFunctions bool) *luaState {
+	L := lua.NewState(lua.Options{
+		SkipOpenLibs:        true,
+		CallStackSize:       maxCallDepth,
+		MinimizeStackMemory: true,
+		RegistrySize:        1024,
+		RegistryMaxSize:     maxRegistry,
+	})
+	s := &luaState{L: L, engine: e, realOf: map[*lua.LTable]*lua.LTable{}}
+	for _, lib := range []struct {
+		name string
+		open lua.LGFunction
+	}{
+		{lua.BaseLibName, lua.OpenBase},
+		{lua.TabLibName, lua.OpenTable},
+		{lua.StringLibName, lua.OpenString},
+		{lua.MathLibName, lua.OpenMath},
+		{lua.CoroutineLibName, lua.OpenCoroutine},
+	} {
+		L.Push(L.NewFunction(lib.open))
+		L.Push(lua.LString(lib.name))
+		L.Call(1, 0)
+	}
+	g := L.G.Global
+	s.realGlobals = g
+	for _, name := range []string{"dofile", "loadfile", "print", "getfenv", "setfenv", "module", "require", "newproxy", "_printregs", "_GOPHER_LUA_VERSION"} {
+		g.RawSetString(name, lua.LNil)
+	}
+	s.installBase(g)
+	s.installString(g.RawGetString("string").(*lua.LTable))
+	s.installTable(g.RawGetString("table").(*lua.LTable))
+	s.installMath(g.RawGetString("math").(*lua.LTable))
+	g.RawSetString("cjson", openCjson(L))
+	g.RawSetString("cmsgpack", openCmsgpack(L))
+	g.RawSetString("bit", openBit(L))
+	g.RawSetString("struct", openStruct(L))
+	g.RawSetString("redis", s.newRedisTable(forFunctions))
+	g.RawSetString(concatHelper, L.NewFunction(luaConcat))
+	s.errHandler = L.NewFunction(s.handleError)
+	if !forFunctions {
+		g.RawSetString("__redis__err__handler", s.errHandler)
+	}
+
+	for _, name := range []string{"string", "table", "math", "coroutine", "redis", "cjson", "cmsgpack", "bit", "struct"} {
+		g.RawSetString(name, s.protect(g.RawGetString(name).(*lua.LTable)))
+	}
+	// gopher-lua uses the string table as its own metatable; Lua has a
+	// separate one, whose __index is the (protected) string table.
+	s.realOf[g.RawGetString("string").(*lua.LTable)].RawSetString("__index", lua.LNil)
+	strMeta := L.NewTable()
+	strMeta.RawSetString("__index", g.RawGetString("string"))
+	L.SetMetatable(lua.LString(""), strMeta)
+	s.stringMeta = s.protect(strMeta)
+
+	nonexistent := L.NewTable()
+	nonexistent.RawSetString("__index", L.NewFunction(nonexistentGlobal))
+	L.SetMetatable(g, nonexistent)
+	s.globals = s.protect(g)
+	s.globalsMeta = L.GetMetatable(s.globals).(*lua.LTable)
+	g.RawSetString("_G", s.globals)
+	if forFunctions {
+		s.loadGlobals = s.newLoadGlobals(nonexistent)
+	}
+	return s
+}
+
+// protect returns a read-only proxy of real.
+func (s *luaState) protect(real *lua.LTable) *lua.LTable {
+	proxy := s.L.NewTable()
+	mt := s.L.NewTable()
+	mt.RawSetString("__index", real)
+	mt.RawSetString("__newindex", s.L.NewFunction(readonlyWrite))
+	s.L.SetMetatable(proxy, mt)
+	s.realOf[proxy] = real
+	return proxy
+}
+
+// real returns the table behind a proxy, or t itself.
+func (s *luaState) real(t *lua.LTable) (*lua.LTable, bool) {
+	if r, ok := s.realOf[t]; ok {
+		return r, true
+	}
+	return t, false
+}
+
+// intact reports whether no script managed to store into a proxy, so the
+// state can be reused.
+func (s *luaState) intact() bool {
+	for proxy := range s.realOf {
+		if k, _ := proxy.Next(lua.LNil); k != lua.LNil {
+			return false
+		}
+	}
+	return true
+}
+
+func readonlyWrite(L *lua.LState) int {
+	L.RaiseError(errReadonly)
+	return 0
+}
+
+func nonexistentGlobal(L *lua.LState) int {
+	name, _ := toStringArg(L.Get(2))
+	L.RaiseError("Script attempted to access nonexistent global variable '%s'", name)
+	return 0
+}
+
+// raiseReadonly raises the error without position, as Redis's C functions do.
+func raiseReadonly(L *lua.LState) {
+	L.Error(lua.LString(errReadonly), 0)
+}
+
+// setContext arms the kill switch for one run.
+func (s *luaState) setContext(ctx context.Context) {
+	if ctx == nil {
+		s.L.RemoveContext()
+		return
+	}
+	s.L.SetContext(ctx)
+}
+
+// handleError is Redis's __redis__err__handler: it turns any error value
+// into a table {err=..., source=..., line=...} pointing at the innermost Lua
+// frame, which the caller formats into the error reply.
+func (s *luaState) handleError(L *lua.LState) int {
+	errv := L.Get(1)
+	t, ok := errv.(*lua.LTable)
+	if !ok {
+		msg := "nil"
+		if errv != lua.LNil {
+			msg = lua51RuntimeError(tostringValue(L, errv))
+		}
+		t = L.NewTable()
+		t.RawSetString("err", lua.LString("ERR "+msg))
+	}
+	if s.engine.killRequested() {
+		t = L.NewTable()
+		t.RawSetString("err", lua.LString(errKilled))
+	}
+	for level := 0; ; level++ {
+		dbg, ok := L.GetStack(level)
+		if !ok {
+			break
+		}
+		if _, err := L.GetInfo("Sl", dbg, lua.LNil); err != nil || dbg.What == "G" || dbg.CurrentLine <= 0 {
+			continue
+		}
+		t.RawSetString("source", lua.LString("@"+dbg.Source))
+		t.RawSetString("line", lua.LNumber(dbg.CurrentLine))
+		break
+	}
+	L.Push(t)
+	return 1
+}
+
+var arithError = regexp.MustCompile(`cannot perform \w+ operation between (\w+) and (\w+)$`)
+
+// lua51RuntimeError rewords gopher-lua's arithmetic error as Lua 5.1 does,
+// naming the first operand that is not a number.
+func lua51RuntimeError(msg string) string {
+	m := arithError.FindStringSubmatchIndex(msg)
+	if m == nil {
+		return msg
+	}
+	bad := msg[m[2]:m[3]]
+	if bad == "number" {
+		bad = msg[m[4]:m[5]]
+	}
+	return msg[:m[0]] + "attempt to perform arithmetic on a " + bad + " value"
+}
+
+// tostringValue is Lua 5.1's tostring: __tostring, %.14g numbers, and
+// "type: address" for reference types.
+func tostringValue(L *lua.LState, v lua.LValue) string {
+	switch v := v.(type) {
+	case lua.LNumber:
+		return luaNumberString(float64(v))
+	case lua.LString:
+		return string(v)
+	}
+	if mm := L.GetMetaField(v, "__tostring"); mm != lua.LNil {
+		L.Push(mm)
+		L.Push(v)
+		L.Call(1, 1)
+		r := L.Get(-1)
+		L.Pop(1)
+		if s, ok := toStringArg(r); ok {
+			return s
+		}
+		L.RaiseError("'__tostring' must return a string")
+	}
+	s := v.String()
+	if strings.HasPrefix(s, "function: 0x") || strings.HasPrefix(s, "table: 0x") || strings.HasPrefix(s, "thread: 0x") || strings.HasPrefix(s, "userdata: 0x") {
+		return s
+	}
+	if i := strings.Index(s, ": "); i > 0 && (v.Type() == lua.LTFunction || v.Type() == lua.LTTable) {
+		return s[:i+2] + "0x" + strings.TrimPrefix(s[i+2:], "0x")
+	}
+	return s
+}
