@@ -29,7 +29,7 @@ const (
 	RestoreFlush
 )
 
-var errBadPayload = errors.New("ERR payload version or checksum are wrong")
+var errBadPayload = errors.New("ERR DUMP payload version or checksum are wrong")
 
 // DumpFunctions is FUNCTION DUMP's payload, libraries in name order.
 func (e *Engine) DumpFunctions() []byte {

@@ -458,7 +458,7 @@ func (e *Engine) WriteFunctionList(w *resp.Writer, pattern *string, withCode boo
 			names := f.Flags.Names()
 			w.Set(len(names))
 			for _, n := range names {
-				w.BulkString(n)
+				w.Simple(n)
 			}
 		}
 		if withCode {
