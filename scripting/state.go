@@ -235,6 +235,10 @@ func tostringValue(L *lua.LState, v lua.LValue) string {
 		return luaNumberString(float64(v))
 	case lua.LString:
 		return string(v)
+	case *lua.LUserData:
+		if v == jsonNull {
+			return "userdata: (nil)" // glibc's %p of the NULL light userdata
+		}
 	}
 	if mm := L.GetMetaField(v, "__tostring"); mm != lua.LNil {
 		L.Push(mm)
