@@ -84,11 +84,13 @@ func (e Encoding) Name() string {
 	return "raw"
 }
 
-// Hooks receive what the keyspace does on its own: a key that expired, lazily or
-// in the active cycle. They run with the key's shard locked and must not call
-// back into the keyspace.
+// Hooks receive what happens to keys: a key that expired, lazily or in the
+// active cycle, and every change to a key (written, expire time changed,
+// deleted or expired; not flushes, which the caller knows about). They run
+// with the key's shard locked and must not call back into the keyspace.
 type Hooks struct {
-	Expired func(db int, key []byte)
+	Expired  func(db int, key []byte)
+	Modified func(db int, key []byte)
 }
 
 // Keyspace holds all databases.

@@ -79,6 +79,10 @@ type Client struct {
 	// (CLIENT UNBLOCK, CLIENT LIST) until the client wakes.
 	blocked *waiter
 	waiting atomic.Pointer[waiter]
+
+	multi       *transaction // in MULTI
+	watched     []blockKey   // WATCHed keys
+	watchBroken atomic.Bool  // a watched key changed: EXEC fails
 }
 
 // command looks a command name up in the table, remembering the last one.
@@ -279,6 +283,7 @@ func (c *Client) resetOut() {
 // close drops the client from the server's list before closing the
 // connection, so a peer that sees the close no longer finds it in CLIENT LIST.
 func (c *Client) close() {
+	c.s.watches.unwatchAll(c)
 	c.s.removeClient(c)
 	c.conn.Close()
 }
@@ -330,14 +335,25 @@ func (c *Client) execute(args [][]byte) {
 		c.reject(cmd, errNoAuth)
 		return
 	}
+	if c.multi != nil && !runsInMulti(cmd) {
+		if cmd.Flags&FlagNoMulti != 0 {
+			c.reject(cmd, "ERR Command not allowed inside a transaction")
+			return
+		}
+		c.queue(cmd, args)
+		return
+	}
 	c.lastCmd.Store(cmd)
 
 	x := &c.ctx
 	x.cmd, x.Args, x.Now, x.dirty = cmd, args, now, 0
 	x.locks.Reset()
-	if cmd.Flags&FlagAllKeys != 0 {
+	switch {
+	case cmd == cmdExec:
+		c.multi.lockSet(x, c)
+	case cmd.Flags&FlagAllKeys != 0:
 		x.locks.All()
-	} else {
+	default:
 		x.keyBuf = cmd.keyArgs(args, x.keyBuf[:0])
 		for _, k := range x.keyBuf {
 			x.locks.Add(k)
@@ -360,16 +376,25 @@ func (c *Client) execute(args [][]byte) {
 	}
 
 	c.mono = monoNow()
+	s.recordCall(c, cmd, c.mono-start, len(c.out.B) > mark && c.out.B[mark] == '-')
+}
+
+// recordCall counts a command that ran in INFO commandstats and errorstats.
+func (s *Server) recordCall(c *Client, cmd *Command, elapsed int64, failed bool) {
 	st := &s.cmdStats[cmd.id]
 	st.calls.Add(1)
-	st.usec.Add((c.mono - start) / int64(time.Microsecond))
-	if len(c.out.B) > mark && c.out.B[mark] == '-' {
+	st.usec.Add(elapsed / int64(time.Microsecond))
+	if failed {
 		st.failed.Add(1)
 		c.traffic.errors.add(1)
 	}
 }
 
+// reject refuses a command before it runs; inside MULTI that makes EXEC fail.
 func (c *Client) reject(cmd *Command, msg string) {
+	if c.multi != nil {
+		c.multi.aborted = true
+	}
 	if cmd != nil {
 		c.s.cmdStats[cmd.id].rejected.Add(1)
 	}

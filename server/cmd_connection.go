@@ -100,6 +100,8 @@ func quitCommand(x *Ctx) {
 
 func resetCommand(x *Ctx) {
 	c := x.c
+	c.multi = nil
+	x.s.watches.unwatchAll(c)
 	c.setDB(0)
 	c.setProto(2)
 	c.name.Store(nil)

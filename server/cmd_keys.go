@@ -485,6 +485,7 @@ func flushdbCommand(x *Ctx) {
 		return
 	}
 	x.dirty += int(x.DB.Len()) + 1
+	x.s.watches.touchedExisting(x.DB.ID(), x.Now, x.DB)
 	x.DB.Flush()
 	x.W.OK()
 }
@@ -496,6 +497,7 @@ func flushallCommand(x *Ctx) {
 	for i := range x.s.ks.Len() {
 		db := x.s.ks.DB(i)
 		x.dirty += int(db.Len())
+		x.s.watches.touchedExisting(i, x.Now, db)
 		db.Flush()
 	}
 	x.dirty++
@@ -519,6 +521,9 @@ func swapdbCommand(x *Ctx) {
 		return
 	}
 	id := x.DB.ID()
+	da, db := x.s.ks.DB(int(a)), x.s.ks.DB(int(b))
+	x.s.watches.touchedExisting(int(a), x.Now, da, db)
+	x.s.watches.touchedExisting(int(b), x.Now, da, db)
 	x.s.ks.SwapDB(int(a), int(b))
 	// The client stays on its database number, which now holds the other
 	// database's keys; SWAPDB propagates under that number, as in Redis.

@@ -34,6 +34,8 @@ func (c *collectionEdit) writeBack(t keyspace.Type, n int, large bool, obj keysp
 	case large:
 		if !c.found || c.e.Object() != obj {
 			x.DB.PutObject(&c.e, c.key, t, objEnc, obj, c.e.ExpireAt(), x.Now)
+		} else {
+			x.DB.Modified(c.key) // changed in place
 		}
 	case !c.changed:
 	case c.found:

@@ -257,9 +257,13 @@ type Ctx struct {
 	// cannotBlock makes blocking commands reply as on timeout (inside MULTI
 	// and scripts).
 	cannotBlock bool
-	locks       keyspace.LockSet
-	keyBuf      [][]byte
-	collect     collector
+	// inExec collects what EXEC's commands propagate, to wrap it in MULTI
+	// and EXEC.
+	inExec   bool
+	execProp []propagated
+	locks    keyspace.LockSet
+	keyBuf   [][]byte
+	collect  collector
 	// scratch holds two buffers for building values (e.g. a listpack being
 	// rebuilt): a rebuild reads one and writes the other, and the keyspace
 	// copies the result, so they are reused across commands.

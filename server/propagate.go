@@ -102,8 +102,45 @@ func intArg(v int64) []byte { return strconv.AppendInt(nil, v, 10) }
 func (x *Ctx) publish(args [][]byte) {
 	argv := x.Args
 	x.Args = args
-	if len(argv) > 0 {
+	switch {
+	case len(argv) == 0:
+	case x.inExec:
+		if x.propagating() {
+			x.execProp = append(x.execProp, propagated{x.DB.ID(), argv})
+		}
+	default:
 		x.s.replication.publish(x.DB.ID(), argv)
+	}
+}
+
+type propagated struct {
+	db   int
+	argv [][]byte
+}
+
+var (
+	argMULTI = []byte("MULTI")
+	argEXEC  = []byte("EXEC")
+)
+
+// flushExecPropagation propagates what EXEC's commands did: wrapped in MULTI
+// and EXEC when there is more than one command, as Redis 7.0 does (one
+// command is atomic by itself).
+func (x *Ctx) flushExecPropagation() {
+	ops := x.execProp
+	x.execProp = x.execProp[:0]
+	if len(ops) == 0 {
+		return
+	}
+	p := &x.s.replication
+	if len(ops) > 1 {
+		p.publish(ops[0].db, [][]byte{argMULTI})
+	}
+	for _, op := range ops {
+		p.publish(op.db, op.argv)
+	}
+	if len(ops) > 1 {
+		p.publish(ops[len(ops)-1].db, [][]byte{argEXEC})
 	}
 }
 

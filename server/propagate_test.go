@@ -202,6 +202,13 @@ func propagationSteps() []propStep {
 		w("bzpopmax bz 0", "ZPOPMAX bz"),
 		w("BZMPOP 0 1 bz MIN COUNT 3", "ZPOPMIN bz 1"),
 		w("LMPOP 1 bl RIGHT", "RPOP bl 1"),
+		// EXEC propagates its writes, wrapped in MULTI/EXEC when more than one.
+		w("MULTI"), w("SET t 1"), w("INCR t"), w("GET t"), w("RPUSH t x"),
+		w("EXEC", "MULTI", "SET t 1", "INCR t", "EXEC"),
+		w("MULTI"), w("SET t 2 EX 100"), w("GET t"),
+		w("EXEC", "SET t 2 PXAT {+100000}"),
+		w("MULTI"), w("GET t"), w("EXEC"),
+		w("MULTI"), w("SET t 3"), w("DISCARD"),
 		w("FLUSHDB", "FLUSHDB"),
 		w("flushdb async", "flushdb async"),
 		w("FLUSHALL SYNC", "FLUSHALL SYNC"),

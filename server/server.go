@@ -47,6 +47,7 @@ type Server struct {
 	closedTraffic, trafficBase trafficTotals
 	replication                propagation
 	blocking                   blocking
+	watches                    watches
 	// activeExpireEnabled is DEBUG SET-ACTIVE-EXPIRE.
 	activeExpireEnabled atomic.Bool
 	peakMemory          atomic.Int64
@@ -86,7 +87,7 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 	}
 	s.activeExpireEnabled.Store(true)
 	_, s.wallClock = s.clock.(clock.Real)
-	s.ks = keyspace.New(cfg.Databases(), keyspace.Hooks{Expired: s.propagateExpired})
+	s.ks = keyspace.New(cfg.Databases(), keyspace.Hooks{Expired: s.propagateExpired, Modified: s.watches.touched})
 	s.watchAccessPolicy()
 	return s, nil
 }

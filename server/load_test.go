@@ -106,3 +106,54 @@ func TestBlockingQueueUnderLoad(t *testing.T) {
 		t.Errorf("INFO clients after the run: %s", n)
 	}
 }
+
+// TestWatchUnderLoad: the optimistic-locking pattern (WATCH, read, MULTI,
+// write, EXEC, retry on failure) from many clients at once must lose no
+// update, and MULTI/EXEC must apply each transaction atomically.
+func TestWatchUnderLoad(t *testing.T) {
+	srv := startKeyhive(t)
+	ctx := context.Background()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), PoolSize: 32})
+	defer rdb.Close()
+
+	const clients, increments = 16, 100
+	var wg sync.WaitGroup
+	for range clients {
+		wg.Go(func() {
+			for range increments {
+				for {
+					err := rdb.Watch(ctx, func(tx *redis.Tx) error {
+						n, err := tx.Get(ctx, "balance").Int()
+						if err != nil && err != redis.Nil {
+							return err
+						}
+						_, err = tx.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
+							pipe.Set(ctx, "balance", n+1, 0)
+							pipe.RPush(ctx, "log", n+1)
+							return nil
+						})
+						return err
+					}, "balance")
+					if err == redis.TxFailedErr {
+						continue
+					}
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					break
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n, _ := rdb.Get(ctx, "balance").Int(); n != clients*increments {
+		t.Errorf("balance %d, want %d", n, clients*increments)
+	}
+	log := rdb.LRange(ctx, "log", 0, -1).Val()
+	for i, v := range log {
+		if v != strconv.Itoa(i+1) {
+			t.Fatalf("log[%d] = %s: transactions interleaved", i, v)
+		}
+	}
+}
