@@ -12,6 +12,11 @@
 // (redis, keyhive, redis, keyhive, ...) so that machine noise hits both alike,
 // and reports ops/s plus Keyhive's GC statistics from INFO memory.
 //
+//	go run ./bench/memory -collections 1000000
+//
+// measures large collections instead (see collections.go): one hash, set and
+// sorted set of N elements each, RSS growth per element.
+//
 // Numbers from a shared machine are only meaningful as keyhive/redis ratios.
 package main
 
@@ -53,6 +58,9 @@ var (
 	flagLoadCmd   = flag.String("load-cmd", "mset", "load with mset or set")
 	flagSettle    = flag.Duration("settle", 2*time.Second, "pause before reading RSS after a load")
 	flagTimeout   = flag.Duration("timeout", 120*time.Second, "I/O timeout for any single pipelined batch")
+
+	flagCollections = flag.Int("collections", 0, "instead of keys: load one hash, set and sorted set of this many elements and report memory per element")
+	flagZScores     = flag.String("zset-scores", "random", "sorted-set scores in the collections mode: random or asc (ascending, like timestamps)")
 )
 
 const valueLen = 16
@@ -122,6 +130,9 @@ func run() error {
 		return err
 	}
 
+	if *flagCollections > 0 {
+		return runCollections(*flagCollections, redisBin, keyhiveBin, tmp)
+	}
 	fmt.Printf("# Keyhive vs redis-server: memory and mixed workload\n\n")
 	fmt.Printf("keys %q, values %d bytes, loaded with %s (batch %d, %d conns); mixed %d%% GET / %d%% SET, %d conns x depth %d, %v per server in %v alternating slices\n\n",
 		"k:%014d", valueLen, strings.ToUpper(*flagLoadCmd), *flagBatch, *flagLoadConns,
@@ -274,7 +285,7 @@ func loadServer(s *server, n int) (*result, error) {
 
 	logf("%s (%s, pid %d): loading %d keys", s.name, r.version, s.pid(), n)
 	start := time.Now()
-	if err := load(s.addr, n); err != nil {
+	if err := loadParallel(n, func(lo, hi int) error { return loadRange(s.addr, lo, hi) }); err != nil {
 		return nil, err
 	}
 	r.loadDur = time.Since(start)
@@ -695,7 +706,9 @@ func (c *client) do(args ...string) (value, error) {
 // ---------------------------------------------------------------------------
 // load
 
-func load(addr string, n int) error {
+// loadParallel splits 0..n-1 into one range per loading connection and runs
+// load on each range concurrently.
+func loadParallel(n int, load func(lo, hi int) error) error {
 	conns := *flagLoadConns
 	var wg sync.WaitGroup
 	errs := make([]error, conns)
@@ -708,7 +721,7 @@ func load(addr string, n int) error {
 		wg.Add(1)
 		go func(i, lo, hi int) {
 			defer wg.Done()
-			errs[i] = loadRange(addr, lo, hi)
+			errs[i] = load(lo, hi)
 		}(i, lo, hi)
 	}
 	wg.Wait()

@@ -172,7 +172,7 @@ func (t *Tree) insert(ref uint64, score float64, member []byte) {
 		insertRef(right, lo-half, ref)
 	}
 	first := right.refs[0]
-	t.split(&path, n, int(lf.n), key{scoreAt(t.slab, first), first}, r, int(right.n))
+	t.split(&path, n, int(lf.n), key{t.slab.score(first), first}, r, int(right.n))
 }
 
 func insertRef(lf *leaf, pos int, ref uint64) {
@@ -272,7 +272,7 @@ func (t *Tree) rebalanceLeaves(in *inner, a int) {
 	}
 	la.n, lb.n = want, total-want
 	in.count[a], in.count[b] = int(la.n), int(lb.n)
-	in.keys[b] = key{scoreAt(t.slab, lb.refs[0]), lb.refs[0]}
+	in.keys[b] = key{t.slab.score(lb.refs[0]), lb.refs[0]}
 }
 
 // rebalanceInners is rebalanceLeaves for inner nodes: the parent's key for
@@ -381,7 +381,7 @@ func (t *Tree) build(refs []uint64) {
 		lo, hi := i*len(refs)/nl, (i+1)*len(refs)/nl
 		lf := &t.leaves[i]
 		lf.n = int32(copy(lf.refs[:], refs[lo:hi]))
-		level[i] = sub{int32(i), hi - lo, key{scoreAt(t.slab, refs[lo]), refs[lo]}}
+		level[i] = sub{int32(i), hi - lo, key{t.slab.score(refs[lo]), refs[lo]}}
 	}
 	t.inners, t.freeLeaves, t.freeInners, t.height = nil, nil, nil, 0
 	for len(level) > 1 {

@@ -2,7 +2,6 @@ package zset
 
 import (
 	"encoding/binary"
-	"math"
 	"slices"
 )
 
@@ -14,7 +13,7 @@ import (
 // stored once, and the collector sees a few slices of plain values however
 // many members there are. The zero value is an empty set ready to use.
 type Tree struct {
-	slab  []byte
+	slab  slab
 	dead  int // slab bytes of removed records
 	count int
 
@@ -35,7 +34,7 @@ func (t *Tree) Len() int { return t.count }
 // Clone returns an independent copy.
 func (t *Tree) Clone() *Tree {
 	c := *t
-	c.slab = slices.Clone(t.slab)
+	c.slab = t.slab.clone()
 	c.slots = slices.Clone(t.slots)
 	c.leaves = slices.Clone(t.leaves)
 	c.inners = slices.Clone(t.inners)
@@ -44,43 +43,17 @@ func (t *Tree) Clone() *Tree {
 	return &c
 }
 
-func scoreAt(slab []byte, ref uint64) float64 {
-	return math.Float64frombits(binary.LittleEndian.Uint64(slab[ref:]))
-}
-
-// recordAt returns the record at ref in slab and its length.
-func recordAt(slab []byte, ref uint64) (score float64, member []byte, size int) {
-	l, n := binary.Uvarint(slab[ref+8:])
-	start := int(ref) + 8 + n
-	end := start + int(l)
-	return scoreAt(slab, ref), slab[start:end:end], end - int(ref)
-}
-
 func (t *Tree) record(ref uint64) (score float64, member []byte) {
-	s, m, _ := recordAt(t.slab, ref)
-	return s, m
+	score, member, _ = t.slab.record(ref)
+	return score, member
 }
 
-func (t *Tree) member(ref uint64) []byte {
-	_, m, _ := recordAt(t.slab, ref)
-	return m
-}
-
-func (t *Tree) appendRecord(member []byte, score float64) uint64 {
-	ref := uint64(len(t.slab))
-	if ref > offMask-uint64(len(member))-8-binary.MaxVarintLen64 {
-		panic("zset: slab exceeds 1 TiB")
-	}
-	t.slab = binary.LittleEndian.AppendUint64(t.slab, math.Float64bits(score))
-	t.slab = binary.AppendUvarint(t.slab, uint64(len(member)))
-	t.slab = append(t.slab, member...)
-	return ref
-}
+func (t *Tree) member(ref uint64) []byte { return t.slab.member(ref) }
 
 // lessRef reports whether (score, member) orders before the record at ref,
 // reading the record's member only when the scores tie.
 func (t *Tree) lessRef(score float64, member []byte, ref uint64) bool {
-	if s := scoreAt(t.slab, ref); s != score {
+	if s := t.slab.score(ref); s != score {
 		return score < s
 	}
 	return string(member) < string(t.member(ref))
@@ -92,7 +65,7 @@ func (t *Tree) Score(member []byte) (float64, bool) {
 	if i < 0 {
 		return 0, false
 	}
-	return scoreAt(t.slab, refOf(t.slots[i])), true
+	return t.slab.score(refOf(t.slots[i])), true
 }
 
 // Add adds an absent member.
@@ -103,7 +76,7 @@ func (t *Tree) Add(member []byte, score float64) {
 		t.resize(logFor(t.count+1), nil)
 		_, free = t.find(member, h)
 	}
-	ref := t.appendRecord(member, score)
+	ref := t.slab.add(member, score)
 	t.slots[free] = h>>offBits<<offBits | (ref + 1)
 	t.count++
 	t.insert(ref, score, member)
@@ -116,14 +89,14 @@ func (t *Tree) Remove(member []byte) bool {
 		return false
 	}
 	ref := refOf(t.slots[i])
-	score, _, size := recordAt(t.slab, ref)
+	score, _, size := t.slab.record(ref)
 	t.unlink(ref, score, member)
 	t.deleteSlot(i)
 	t.count--
 	t.dead += size
 	if t.count == 0 {
 		*t = Tree{}
-	} else if t.dead*2 > len(t.slab) {
+	} else if t.dead*2 > t.slab.used {
 		t.compact()
 	}
 	return true
@@ -134,12 +107,12 @@ func (t *Tree) Remove(member []byte) bool {
 func (t *Tree) SetScore(member []byte, score float64) {
 	i, _ := t.find(member, hashOf(member))
 	ref := refOf(t.slots[i])
-	old := scoreAt(t.slab, ref)
+	old := t.slab.score(ref)
 	if old == score {
 		return // as in Redis, -0 does not replace 0 or the reverse
 	}
 	t.unlink(ref, old, member)
-	binary.LittleEndian.PutUint64(t.slab[ref:], math.Float64bits(score))
+	t.slab.setScore(ref, score)
 	t.insert(ref, score, member)
 }
 
@@ -150,7 +123,7 @@ func (t *Tree) Rank(member []byte) (int, bool) {
 		return 0, false
 	}
 	ref := refOf(t.slots[i])
-	return t.rank(ref, scoreAt(t.slab, ref), member), true
+	return t.rank(ref, t.slab.score(ref), member), true
 }
 
 // At returns the element of rank i (0 <= i < Len).
@@ -172,17 +145,18 @@ func (t *Tree) At(i int) (member []byte, score float64) {
 // compact copies the live records into a fresh slab in order, which also
 // rebuilds the B+tree packed and the member index sized for what is left.
 func (t *Tree) compact() {
-	slab := make([]byte, 0, len(t.slab)-t.dead)
+	var fresh slab
 	old := t.slab
 	refs := t.collect()
 	for i, ref := range refs {
-		_, _, size := recordAt(old, ref)
-		refs[i] = uint64(len(slab))
-		slab = append(slab, old[ref:ref+uint64(size)]...)
-		// Leave the new offset in the old record for the index rebuild.
-		binary.LittleEndian.PutUint64(old[ref:], refs[i])
+		_, _, size := old.record(ref)
+		r, b := fresh.reserve(size)
+		copy(b, old.at(ref))
+		refs[i] = r
+		// Leave the new ref in the old record for the index rebuild.
+		binary.LittleEndian.PutUint64(old.at(ref), r)
 	}
-	t.slab, t.dead = slab, 0
+	t.slab, t.dead = fresh, 0
 	t.build(refs)
-	t.resize(logFor(t.count), old)
+	t.resize(logFor(t.count), &old)
 }

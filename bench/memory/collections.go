@@ -1,0 +1,159 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// The collections mode (-collections N) measures the large forms of hashes,
+// sets and sorted sets: for each kind it starts a fresh redis-server and a
+// fresh keyhive, loads one key of N elements with pipelined multi-element
+// commands, and reports RSS growth per element.
+
+// collection is one kind of collection to load.
+type collection struct {
+	name, cmd string
+	args      int // arguments per element
+	appendElt func(b []byte, i int) []byte
+}
+
+var collections = []collection{
+	{"hash", "HSET", 2, func(b []byte, i int) []byte {
+		return appendBulk(appendBulk(b, elementName(i)), valueName(i))
+	}},
+	{"set", "SADD", 1, func(b []byte, i int) []byte { return appendBulk(b, elementName(i)) }},
+	{"zset", "ZADD", 2, func(b []byte, i int) []byte {
+		return appendBulk(appendBulkString(b, strconv.FormatUint(zscore(i), 10)), elementName(i))
+	}},
+}
+
+// zscore returns element i's score: ascending with -zset-scores asc, else a
+// scramble of i (an odd multiplier is a bijection on 32 bits), so that
+// elements arrive in no particular order.
+func zscore(i int) uint64 {
+	if *flagZScores == "asc" {
+		return uint64(i)
+	}
+	return uint64(uint32(i) * 2654435761)
+}
+
+func elementName(i int) []byte { return strconv.AppendInt([]byte("element:"), int64(i), 10) }
+
+func valueName(i int) []byte { return strconv.AppendInt([]byte("value:"), int64(i), 10) }
+
+// collectionResult is what one server measured for one kind.
+type collectionResult struct {
+	rss, usedMemory float64 // growth per element; usedMemory < 0 if absent
+	peak            int64
+	encoding        string
+	load            time.Duration
+}
+
+func runCollections(n int, redisBin, keyhiveBin, tmp string) error {
+	if *flagZScores != "random" && *flagZScores != "asc" {
+		return errors.New("-zset-scores must be random or asc")
+	}
+	fmt.Printf("# Keyhive vs redis-server: one collection of %d elements\n\n", n)
+	fmt.Printf("members %q, hash values %q, sorted-set scores %s integers; loaded with %d elements per command, %d conns; fresh servers per kind\n\n",
+		"element:<i>", "value:<i>", *flagZScores, *flagBatch, *flagLoadConns)
+	fmt.Println("| kind | redis B/elem (RSS) | keyhive B/elem (RSS) | **keyhive/redis** | redis used_memory/elem | keyhive used_memory/elem | encodings | peak RSS MiB redis / keyhive |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|---|---|")
+	for _, c := range collections {
+		var rs [2]collectionResult
+		for i, spec := range [][2]string{{"redis", redisBin}, {"keyhive", keyhiveBin}} {
+			s, err := startServer(spec[0], spec[1], tmp)
+			if err != nil {
+				return err
+			}
+			rs[i], err = loadCollection(s, c, n)
+			s.stop()
+			if err != nil {
+				return fmt.Errorf("%s %s: %w", s.name, c.name, err)
+			}
+		}
+		rd, kh := rs[0], rs[1]
+		fmt.Printf("| %s | %.1f | %.1f | **%s** | %s | %s | %s / %s | %.0f / %.0f |\n", c.name, rd.rss, kh.rss, ratio(kh.rss, rd.rss),
+			numOrNA(rd.usedMemory, "%.1f"), numOrNA(kh.usedMemory, "%.1f"), rd.encoding, kh.encoding,
+			float64(rd.peak)/(1<<20), float64(kh.peak)/(1<<20))
+	}
+	fmt.Println()
+	return nil
+}
+
+func loadCollection(s *server, c collection, n int) (collectionResult, error) {
+	var r collectionResult
+	before, err := rss(s.pid())
+	if err != nil {
+		return r, err
+	}
+	mem, err := s.info("memory")
+	if err != nil {
+		return r, err
+	}
+	umBefore := infoInt(mem, "used_memory")
+	logf("%s: loading a %s of %d elements", s.name, c.name, n)
+	start := time.Now()
+	if err := loadParallel(n, func(lo, hi int) error { return loadElements(s.addr, c, lo, hi) }); err != nil {
+		return r, err
+	}
+	r.load = time.Since(start)
+	time.Sleep(*flagSettle)
+	after, err := rss(s.pid())
+	if err != nil {
+		return r, err
+	}
+	if mem, err = s.info("memory"); err != nil {
+		return r, err
+	}
+	r.rss = float64(after-before) / float64(n)
+	r.usedMemory = -1
+	if um := infoInt(mem, "used_memory"); um >= 0 && umBefore >= 0 {
+		r.usedMemory = float64(um-umBefore) / float64(n)
+	}
+	if st, err := procStatus(s.pid()); err == nil {
+		r.peak = st["VmHWM"]
+	}
+	v, err := s.ctl.do("OBJECT", "ENCODING", c.name)
+	if err != nil {
+		return r, err
+	}
+	r.encoding = v.str
+	logf("%s: %s loaded in %v, %.1f B/element (RSS), encoding %s", s.name, c.name, r.load.Round(time.Millisecond), r.rss, r.encoding)
+	return r, nil
+}
+
+// loadElements adds elements lo..hi-1 to the collection keyed by its kind's
+// name, batch elements per command, load-depth commands in flight.
+func loadElements(addr string, c collection, lo, hi int) error {
+	cl, err := dial(addr)
+	if err != nil {
+		return err
+	}
+	defer cl.close()
+	for k := lo; k < hi; {
+		sent := 0
+		for ; sent < *flagLoadDepth && k < hi; sent++ {
+			end := min(k+*flagBatch, hi)
+			cl.buf = appendArray(cl.buf, 2+c.args*(end-k))
+			cl.buf = appendBulkString(cl.buf, c.cmd)
+			cl.buf = appendBulkString(cl.buf, c.name)
+			for ; k < end; k++ {
+				cl.buf = c.appendElt(cl.buf, k)
+			}
+		}
+		if err := cl.flush(); err != nil {
+			return err
+		}
+		for ; sent > 0; sent-- {
+			if err := cl.skip(); err != nil {
+				return err
+			}
+		}
+		if cl.nerr > 0 {
+			return fmt.Errorf("load: error reply: %s", cl.firstErr)
+		}
+	}
+	return nil
+}
