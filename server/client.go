@@ -83,6 +83,8 @@ type Client struct {
 	multi       *transaction // in MULTI
 	watched     []blockKey   // WATCHed keys
 	watchBroken atomic.Bool  // a watched key changed: EXEC fails
+
+	ps pubsubClient // subscriptions and the output queue (pubsub.go)
 }
 
 // command looks a command name up in the table, remembering the last one.
@@ -203,6 +205,9 @@ func (c *Client) process() bool {
 			c.batchWall, c.batchMono = t.UnixMilli(), int64(t.Sub(monoEpoch))
 			c.mono = c.batchMono
 		}
+		if c.ps.queued {
+			c.queueReplies()
+		}
 		if c.closeAfterReply {
 			return false
 		}
@@ -246,8 +251,20 @@ func (c *Client) prepareRead() bool {
 	return true
 }
 
-// flush writes the pending replies in one write.
+// flush writes the pending replies in one write, then the messages this
+// client published to subscribers.
 func (c *Client) flush() bool {
+	ok := c.flushReplies()
+	if len(c.ps.wake) > 0 {
+		c.writeWoken()
+	}
+	return ok
+}
+
+func (c *Client) flushReplies() bool {
+	if c.ps.queued {
+		return c.flushQueued()
+	}
 	if len(c.out.B) == 0 {
 		return true
 	}
@@ -284,6 +301,10 @@ func (c *Client) resetOut() {
 // connection, so a peer that sees the close no longer finds it in CLIENT LIST.
 func (c *Client) close() {
 	c.s.watches.unwatchAll(c)
+	c.s.unsubscribeAll(c)
+	if c.ps.queued && c.closeQueued() {
+		return // the goroutine writing its output closes it
+	}
 	c.s.removeClient(c)
 	c.conn.Close()
 }
@@ -329,6 +350,10 @@ func (c *Client) execute(args [][]byte) {
 	}
 	if (cmd.Arity > 0 && len(args) != cmd.Arity) || len(args) < -cmd.Arity {
 		c.reject(cmd, errArity(cmd.Name))
+		return
+	}
+	if c.out.Proto == 2 && c.ps.subscribed() && !allowedSubscribed(cmd) {
+		c.reject(cmd, errSubscribedMode(cmd))
 		return
 	}
 	if c.authRequired() && cmd.Flags&FlagNoAuth == 0 {

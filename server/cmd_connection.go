@@ -81,6 +81,10 @@ func clientUnblock(x *Ctx) {
 }
 
 func pingCommand(x *Ctx) {
+	if len(x.Args) <= 2 && x.W.Proto == 2 && x.c.ps.subscribed() {
+		pingSubscribed(x)
+		return
+	}
 	switch len(x.Args) {
 	case 1:
 		x.W.Simple("PONG")
@@ -102,6 +106,7 @@ func resetCommand(x *Ctx) {
 	c := x.c
 	c.multi = nil
 	x.s.watches.unwatchAll(c)
+	x.s.unsubscribeAll(c)
 	c.setDB(0)
 	c.setProto(2)
 	c.name.Store(nil)
@@ -333,6 +338,9 @@ func (c *Client) infoLine() string {
 		cmd = lc.Name
 	}
 	flags := ""
+	if c.pubsubType() {
+		flags += "P"
+	}
 	if c.waiting.Load() != nil {
 		flags += "b"
 	}
@@ -351,9 +359,10 @@ func (c *Client) infoLine() string {
 	}
 	idle := (c.s.clock.UnixMilli() - c.lastSeen.Load()) / 1000
 	qbuf := c.qbuf.Load()
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=0 psub=0 ssub=0 multi=-1 qbuf=%d qbuf-free=%d argv-mem=0 multi-mem=0 rbs=%d rbp=0 obl=0 oll=0 omem=%d tot-mem=%d events=r cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s",
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=-1 qbuf=%d qbuf-free=%d argv-mem=0 multi-mem=0 rbs=%d rbp=0 obl=0 oll=0 omem=%d tot-mem=%d events=r cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s",
 		c.id, c.peerAddr(), c.localAddr(), c.id, loadString(c.name.Load()),
 		int64(now.Sub(c.created).Seconds()), max(idle, 0), flags, c.db.Load(),
+		c.ps.nsub.Load(), c.ps.npsub.Load(), c.ps.nssub.Load(),
 		qbuf, max(initialReadBuf-qbuf, 0), initialReadBuf, c.omem.Load(), initialReadBuf+c.omem.Load(),
 		cmd, c.proto.Load(), loadString(c.libName.Load()), loadString(c.libVer.Load()))
 }
@@ -411,8 +420,10 @@ func clientList(x *Ctx) {
 			x.W.Error("ERR Unknown client type '" + cString(args[3]) + "'")
 			return
 		}
-		if strings.EqualFold(string(args[3]), "normal") { // no replicas or subscribers yet
-			writeClientLines(&b, sortedClients(x.s.clientsSnapshot()))
+		for _, c := range sortedClients(x.s.clientsSnapshot()) {
+			if c.isType(args[3]) {
+				writeClientLines(&b, []*Client{c})
+			}
 		}
 	case len(args) > 3 && strings.EqualFold(string(args[2]), "id"):
 		byID := map[uint64]*Client{}
@@ -475,7 +486,7 @@ func clientKill(x *Ctx) {
 	}
 	var id uint64
 	var addr, laddr []byte
-	otherType := false // a type no client has yet (master, replica, pubsub)
+	var typ []byte
 	skipMe := true
 	var maxAge int64
 	for i := 0; i < len(args); i += 2 {
@@ -497,7 +508,7 @@ func clientKill(x *Ctx) {
 				x.W.Error("ERR Unknown client type '" + cString(v) + "'")
 				return
 			}
-			otherType = !strings.EqualFold(string(v), "normal")
+			typ = v
 		case "addr":
 			addr = v
 		case "laddr":
@@ -532,7 +543,7 @@ func clientKill(x *Ctx) {
 	killed := 0
 	for _, c := range sortedClients(x.s.clientsSnapshot()) {
 		switch {
-		case otherType,
+		case typ != nil && !c.isType(typ),
 			id != 0 && c.id != id,
 			addr != nil && c.peerAddr() != string(addr),
 			laddr != nil && c.localAddr() != string(laddr),

@@ -376,8 +376,7 @@ func (s *Server) writeInfoSection(b *strings.Builder, name string) {
 		field(b, "evicted_keys", 0)
 		field(b, "keyspace_hits", t.hits)
 		field(b, "keyspace_misses", t.misses)
-		field(b, "pubsub_channels", 0)
-		field(b, "pubsub_patterns", 0)
+		s.writePubSubInfo(b)
 		field(b, "total_error_replies", t.errors)
 	case "replication":
 		field(b, "role", "master")
@@ -608,6 +607,9 @@ func writeKeySpecs(x *Ctx, c *Command) {
 	if c.Flags&FlagWrite != 0 {
 		access = "RW"
 	}
+	if c.Flags&FlagPubSub != 0 {
+		access = "not_key" // a shard channel: a key only for its slot
+	}
 	w.Set(1)
 	w.Simple(access)
 	w.BulkString("begin_search")
@@ -723,7 +725,10 @@ func commandGetKeys(x *Ctx, withFlags bool) {
 		x.W.Error("ERR Invalid number of arguments specified for command")
 		return
 	}
-	keys := c.keyArgs(args, nil)
+	var keys [][]byte
+	if c.Flags&FlagPubSub == 0 { // shard channels are not_key: only their slot counts
+		keys = c.keyArgs(args, nil)
+	}
 	if len(keys) == 0 {
 		x.W.Error("ERR The command has no key arguments")
 		return

@@ -37,7 +37,11 @@ func (c *Client) rawRead(buf []byte) (int, error) {
 }
 
 // rawWrite writes all of buf, parking while the socket buffer is full.
-func (c *Client) rawWrite(buf []byte) (int, error) {
+func (c *Client) rawWrite(buf []byte) (int, error) { return c.rawWriteSome(buf, true) }
+
+// rawWriteSome writes buf; without wait it returns when the socket buffer is
+// full, with what was written.
+func (c *Client) rawWriteSome(buf []byte, wait bool) (int, error) {
 	written := 0
 	var errno syscall.Errno
 	err := c.raw.Write(func(fd uintptr) bool {
@@ -49,7 +53,7 @@ func (c *Client) rawWrite(buf []byte) (int, error) {
 				written += int(n)
 			case syscall.EINTR:
 			case syscall.EAGAIN:
-				return false
+				return !wait
 			default:
 				errno = e
 				return true

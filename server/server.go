@@ -48,6 +48,7 @@ type Server struct {
 	replication                propagation
 	blocking                   blocking
 	watches                    watches
+	pubsub                     pubsubRegistry
 	// activeExpireEnabled is DEBUG SET-ACTIVE-EXPIRE.
 	activeExpireEnabled atomic.Bool
 	peakMemory          atomic.Int64

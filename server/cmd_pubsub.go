@@ -1,0 +1,232 @@
+package server
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/keyhive/keyhive/glob"
+)
+
+func init() {
+	register(
+		spec{name: "subscribe", arity: -2, flags: "pubsub noscript loading stale", group: "pubsub", summary: "Listen for messages published to the given channels", since: "2.0.0", run: subscribeCommand},
+		spec{name: "unsubscribe", arity: -1, flags: "pubsub noscript loading stale", group: "pubsub", summary: "Stop listening for messages posted to the given channels", since: "2.0.0", run: unsubscribeCommand},
+		spec{name: "psubscribe", arity: -2, flags: "pubsub noscript loading stale", group: "pubsub", summary: "Listen for messages published to channels matching the given patterns", since: "2.0.0", run: psubscribeCommand},
+		spec{name: "punsubscribe", arity: -1, flags: "pubsub noscript loading stale", group: "pubsub", summary: "Stop listening for messages posted to channels matching the given patterns", since: "2.0.0", run: punsubscribeCommand},
+		spec{name: "publish", arity: 3, flags: "pubsub loading stale fast", group: "pubsub", summary: "Post a message to a channel", since: "2.0.0", run: publishCommand},
+		spec{name: "ssubscribe", arity: -2, flags: "pubsub noscript loading stale", first: 1, last: -1, step: 1, group: "pubsub", summary: "Listen for messages published to the given shard channels", since: "7.0.0", run: ssubscribeCommand},
+		spec{name: "sunsubscribe", arity: -1, flags: "pubsub noscript loading stale", first: 1, last: -1, step: 1, group: "pubsub", summary: "Stop listening for messages posted to the given shard channels", since: "7.0.0", run: sunsubscribeCommand},
+		spec{name: "spublish", arity: 3, flags: "pubsub loading stale fast", first: 1, last: 1, step: 1, group: "pubsub", summary: "Post a message to a shard channel", since: "7.0.0", run: spublishCommand},
+		spec{name: "pubsub", arity: -2, flags: "", category: "@slow", group: "pubsub", summary: "A container for Pub/Sub commands", since: "2.8.0"},
+	)
+	sub := func(name string, arity int, flags, summary, since string, run func(*Ctx)) spec {
+		return spec{name: name, arity: arity, flags: flags, group: "pubsub", summary: summary, since: since, run: run}
+	}
+	registerSub("pubsub",
+		sub("channels", -2, "pubsub loading stale", "List active channels", "2.8.0", func(x *Ctx) { pubsubChannels(x, false) }),
+		sub("numsub", -2, "pubsub loading stale", "Get the count of subscribers for channels", "2.8.0", func(x *Ctx) { pubsubNumSub(x, false) }),
+		sub("numpat", 2, "pubsub loading stale", "Get the count of unique patterns pattern subscriptions", "2.8.0", pubsubNumPat),
+		sub("shardchannels", -2, "pubsub loading stale", "List active shard channels", "7.0.0", func(x *Ctx) { pubsubChannels(x, true) }),
+		sub("shardnumsub", -2, "pubsub loading stale", "Get the count of subscribers for shard channels", "7.0.0", func(x *Ctx) { pubsubNumSub(x, true) }),
+		sub("help", 2, "loading stale", "Show helpful text about the different subcommands", "6.2.0", pubsubHelp),
+	)
+}
+
+// subscribeCommand, like the other (un)subscribe commands, replies one
+// confirmation per channel with the client's subscription count.
+func subscribeCommand(x *Ctx) {
+	p := &x.c.ps
+	for _, ch := range x.Args[1:] {
+		p.add(&p.channels, ch)
+		confirm(x, "subscribe", ch, p.count())
+	}
+	p.updateCounts()
+}
+
+func psubscribeCommand(x *Ctx) {
+	p := &x.c.ps
+	for _, pat := range x.Args[1:] {
+		if p.add(&p.patterns, pat) {
+			p.patternOrder = append(p.patternOrder, string(pat))
+		}
+		confirm(x, "psubscribe", pat, p.count())
+	}
+	p.updateCounts()
+}
+
+func ssubscribeCommand(x *Ctx) {
+	p := &x.c.ps
+	for _, ch := range x.Args[1:] {
+		p.add(&p.shard, ch)
+		confirm(x, "ssubscribe", ch, len(p.shard))
+	}
+	p.updateCounts()
+}
+
+func unsubscribeCommand(x *Ctx) { unsubscribe(x, subChannel, "unsubscribe") }
+
+func punsubscribeCommand(x *Ctx) { unsubscribe(x, subPattern, "punsubscribe") }
+
+func sunsubscribeCommand(x *Ctx) { unsubscribe(x, subShard, "sunsubscribe") }
+
+// unsubscribe removes the named subscriptions, or all of the kind, leaving
+// the registry before each confirmation is written.
+func unsubscribe(x *Ctx, kind subKind, name string) {
+	c, p := x.c, &x.c.ps
+	count := func() int {
+		if kind == subShard {
+			return len(p.shard)
+		}
+		return p.count()
+	}
+	names := x.Args[1:]
+	if len(names) == 0 {
+		switch kind {
+		case subChannel:
+			names = mapKeys(p.channels)
+		case subShard:
+			names = mapKeys(p.shard)
+		case subPattern:
+			for _, pat := range p.patternOrder {
+				names = append(names, []byte(pat))
+			}
+		}
+		if len(names) == 0 {
+			x.W.Push(3)
+			x.W.BulkString(name)
+			x.W.Null()
+			x.W.Int(int64(count()))
+		}
+	}
+	for _, n := range names {
+		x.s.pubsub.remove(c, kind, string(n))
+		confirm(x, name, n, count())
+	}
+	p.updateCounts()
+}
+
+func mapKeys(m map[string]bool) [][]byte {
+	keys := make([][]byte, 0, len(m))
+	for k := range m {
+		keys = append(keys, []byte(k))
+	}
+	return keys
+}
+
+func confirm(x *Ctx, kind string, name []byte, count int) {
+	x.W.Push(3)
+	x.W.BulkString(kind)
+	x.W.Bulk(name)
+	x.W.Int(int64(count))
+}
+
+func publishCommand(x *Ctx) {
+	x.W.Int(int64(x.s.publish(x.c, x.Args[1], x.Args[2], false)))
+}
+
+func spublishCommand(x *Ctx) {
+	x.W.Int(int64(x.s.publish(x.c, x.Args[1], x.Args[2], true)))
+}
+
+// pubsubChannels lists the (shard) channels with subscribers, matching the
+// optional pattern.
+func pubsubChannels(x *Ctx, shard bool) {
+	if len(x.Args) > 3 {
+		x.W.Error("ERR unknown subcommand or wrong number of arguments for '" + cString(x.Args[1]) + "'. Try PUBSUB HELP.")
+		return
+	}
+	r := &x.s.pubsub
+	r.mu.RLock()
+	m := r.channels
+	if shard {
+		m = r.shard
+	}
+	var names []string
+	for ch := range m {
+		if len(x.Args) == 2 || glob.Match(x.Args[2], []byte(ch), false) {
+			names = append(names, ch)
+		}
+	}
+	r.mu.RUnlock()
+	sort.Strings(names)
+	x.W.Array(len(names))
+	for _, ch := range names {
+		x.W.BulkString(ch)
+	}
+}
+
+func pubsubNumSub(x *Ctx, shard bool) {
+	r := &x.s.pubsub
+	x.W.Array(2 * (len(x.Args) - 2))
+	r.mu.RLock()
+	m := r.channels
+	if shard {
+		m = r.shard
+	}
+	for _, ch := range x.Args[2:] {
+		x.W.Bulk(ch)
+		x.W.Int(int64(len(m[string(ch)])))
+	}
+	r.mu.RUnlock()
+}
+
+func pubsubNumPat(x *Ctx) {
+	r := &x.s.pubsub
+	r.mu.RLock()
+	n := len(r.patterns)
+	r.mu.RUnlock()
+	x.W.Int(int64(n))
+}
+
+func pubsubHelp(x *Ctx) {
+	writeHelp(x, "PUBSUB", []string{
+		"CHANNELS [<pattern>]",
+		"    Return the currently active channels matching a <pattern> (default: '*').",
+		"NUMPAT",
+		"    Return number of subscriptions to patterns.",
+		"NUMSUB [<channel> ...]",
+		"    Return the number of subscribers for the specified channels, excluding",
+		"    pattern subscriptions(default: no channels).",
+		"SHARDCHANNELS [<pattern>]",
+		"    Return the currently active shard level channels matching a <pattern> (default: '*').",
+		"SHARDNUMSUB [<shardchannel> ...]",
+		"    Return the number of subscribers for the specified shard level channel(s)",
+	})
+}
+
+// pingSubscribed is PING's reply in RESP2 Pub/Sub mode: a "pong" message.
+func pingSubscribed(x *Ctx) {
+	x.W.Array(2)
+	x.W.BulkString("pong")
+	if len(x.Args) == 2 {
+		x.W.Bulk(x.Args[1])
+	} else {
+		x.W.BulkString("")
+	}
+}
+
+// pubsubType reports whether c is of CLIENT LIST's type pubsub (it has a
+// subscription); readable from any goroutine.
+func (c *Client) pubsubType() bool {
+	return c.ps.nsub.Load()+c.ps.npsub.Load()+c.ps.nssub.Load() > 0
+}
+
+// isType reports whether c is of the client type t (CLIENT LIST / KILL TYPE).
+func (c *Client) isType(t []byte) bool {
+	switch {
+	case cArgIs(t, "normal"):
+		return !c.pubsubType()
+	case cArgIs(t, "pubsub"):
+		return c.pubsubType()
+	}
+	return false // no masters or replicas yet
+}
+
+func (s *Server) writePubSubInfo(b *strings.Builder) {
+	r := &s.pubsub
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	field(b, "pubsub_channels", len(r.channels))
+	field(b, "pubsub_patterns", len(r.patterns))
+	field(b, "pubsubshard_channels", len(r.shard))
+}

@@ -1,0 +1,398 @@
+package server
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/keyhive/keyhive/config"
+	"github.com/keyhive/keyhive/glob"
+	"github.com/keyhive/keyhive/resp"
+)
+
+// Pub/Sub. The server keeps who listens to what (pubsubRegistry); a client
+// keeps its own subscriptions (pubsubClient). A message is delivered in the
+// publisher's goroutine: it is encoded once, appended to each subscriber's
+// output queue (outQueue) and written to the subscribers' sockets, without
+// waiting, when the publisher flushes its own replies, so one write per
+// subscriber serves a whole pipeline of publishes, as Redis does. A subscriber
+// whose socket is full gets a goroutine that waits for it; a subscriber whose
+// queue passes client-output-buffer-limit is disconnected.
+//
+// Once a client has subscribed, all its output goes through its queue, its
+// own replies included, so messages and replies reach it in order. A
+// subscription enters the registry only after its confirmation is queued,
+// and leaves it before the unsubscribe confirmation is written, so no
+// message precedes the one or follows the other.
+
+type pubsubRegistry struct {
+	mu        sync.RWMutex
+	channels  map[string][]*Client // in subscription order
+	shard     map[string][]*Client
+	patterns  []*patternSubs // in the order patterns first appeared
+	byPattern map[string]*patternSubs
+}
+
+type patternSubs struct {
+	pattern []byte
+	clients []*Client
+}
+
+// pubsubClient is a client's side of Pub/Sub. The maps and slices are
+// its goroutine's; the counters are for CLIENT LIST.
+type pubsubClient struct {
+	// Subscriptions; the value tells whether it is in the registry yet.
+	channels map[string]bool
+	shard    map[string]bool
+	patterns map[string]bool
+	// patternOrder is the order PUNSUBSCRIBE without arguments follows.
+	patternOrder []string
+	// unregistered: some subscription waits to enter the registry.
+	unregistered bool
+	// queued: output goes through q (set by the first subscription).
+	queued             bool
+	nsub, npsub, nssub atomic.Int32
+	q                  outQueue
+
+	// As a publisher: subscribers left with output to write at the next
+	// flush, and the buffer messages are encoded in.
+	wake []*Client
+	enc  []byte
+}
+
+// subscribed reports whether the client is in Pub/Sub mode (Redis's
+// CLIENT_PUBSUB): it has a subscription of any kind.
+func (p *pubsubClient) subscribed() bool {
+	return len(p.channels)+len(p.patterns)+len(p.shard) > 0
+}
+
+// count is what (P)SUBSCRIBE and (P)UNSUBSCRIBE confirmations report.
+func (p *pubsubClient) count() int { return len(p.channels) + len(p.patterns) }
+
+func (p *pubsubClient) updateCounts() {
+	p.nsub.Store(int32(len(p.channels)))
+	p.npsub.Store(int32(len(p.patterns)))
+	p.nssub.Store(int32(len(p.shard)))
+}
+
+// allowedSubscribed reports whether a RESP2 client in Pub/Sub mode may run cmd.
+func allowedSubscribed(cmd *Command) bool {
+	switch cmd.Name {
+	case "subscribe", "ssubscribe", "psubscribe", "unsubscribe", "sunsubscribe", "punsubscribe", "ping", "quit", "reset":
+		return true
+	}
+	return false
+}
+
+func errSubscribedMode(cmd *Command) string {
+	return "ERR Can't execute '" + cmd.Name + "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context"
+}
+
+// subscribe adds subscriptions to the client; they enter the registry once
+// their confirmations are queued (register).
+func (p *pubsubClient) add(m *map[string]bool, name []byte) bool {
+	if *m == nil {
+		*m = map[string]bool{}
+	}
+	if _, ok := (*m)[string(name)]; ok {
+		return false
+	}
+	(*m)[string(name)] = false
+	p.unregistered = true
+	p.queued = true
+	return true
+}
+
+// register enters c's new subscriptions in the registry.
+func (r *pubsubRegistry) register(c *Client) {
+	p := &c.ps
+	r.mu.Lock()
+	for ch, in := range p.channels {
+		if !in {
+			r.channels = addClient(r.channels, ch, c)
+			p.channels[ch] = true
+		}
+	}
+	for ch, in := range p.shard {
+		if !in {
+			r.shard = addClient(r.shard, ch, c)
+			p.shard[ch] = true
+		}
+	}
+	for _, pat := range p.patternOrder {
+		if !p.patterns[pat] {
+			ps := r.byPattern[pat]
+			if ps == nil {
+				if r.byPattern == nil {
+					r.byPattern = map[string]*patternSubs{}
+				}
+				ps = &patternSubs{pattern: []byte(pat)}
+				r.byPattern[pat] = ps
+				r.patterns = append(r.patterns, ps)
+			}
+			ps.clients = append(ps.clients, c)
+			p.patterns[pat] = true
+		}
+	}
+	r.mu.Unlock()
+	p.unregistered = false
+}
+
+func addClient(m map[string][]*Client, name string, c *Client) map[string][]*Client {
+	if m == nil {
+		m = map[string][]*Client{}
+	}
+	m[name] = append(m[name], c)
+	return m
+}
+
+func removeClient(list []*Client, c *Client) []*Client {
+	for i, o := range list {
+		if o == c {
+			return append(list[:i], list[i+1:]...)
+		}
+	}
+	return list
+}
+
+// remove drops one subscription of c from the client and, if it got there,
+// from the registry. It reports whether c had it.
+func (r *pubsubRegistry) remove(c *Client, kind subKind, name string) bool {
+	p := &c.ps
+	own := p.channels
+	switch kind {
+	case subShard:
+		own = p.shard
+	case subPattern:
+		own = p.patterns
+	}
+	in, ok := own[name]
+	if !ok {
+		return false
+	}
+	delete(own, name)
+	if kind == subPattern {
+		for i, pat := range p.patternOrder {
+			if pat == name {
+				p.patternOrder = append(p.patternOrder[:i], p.patternOrder[i+1:]...)
+				break
+			}
+		}
+	}
+	if !in {
+		return true
+	}
+	r.mu.Lock()
+	switch kind {
+	case subChannel, subShard:
+		m := r.channels
+		if kind == subShard {
+			m = r.shard
+		}
+		if list := removeClient(m[name], c); len(list) > 0 {
+			m[name] = list
+		} else {
+			delete(m, name)
+		}
+	case subPattern:
+		ps := r.byPattern[name]
+		if ps.clients = removeClient(ps.clients, c); len(ps.clients) == 0 {
+			delete(r.byPattern, name)
+			for i, o := range r.patterns {
+				if o == ps {
+					r.patterns = append(r.patterns[:i], r.patterns[i+1:]...)
+					break
+				}
+			}
+		}
+	}
+	r.mu.Unlock()
+	return true
+}
+
+type subKind uint8
+
+const (
+	subChannel subKind = iota
+	subPattern
+	subShard
+)
+
+// unsubscribeAll drops every subscription of c without confirmations
+// (RESET, disconnect).
+func (s *Server) unsubscribeAll(c *Client) {
+	p := &c.ps
+	if !p.subscribed() {
+		return
+	}
+	for ch := range p.channels {
+		s.pubsub.remove(c, subChannel, ch)
+	}
+	for ch := range p.shard {
+		s.pubsub.remove(c, subShard, ch)
+	}
+	for len(p.patternOrder) > 0 {
+		s.pubsub.remove(c, subPattern, p.patternOrder[0])
+	}
+	p.updateCounts()
+}
+
+// Publish sends message to the subscribers of channel and of the patterns
+// matching it, and returns how many received it. Server code (keyspace
+// notifications) calls it; the messages are written before it returns.
+func (s *Server) Publish(channel, message []byte) int {
+	return s.publish(nil, channel, message, false)
+}
+
+// publish delivers a message published by the client by (nil: the server)
+// and returns the number of receivers. by writes the subscribers' sockets at
+// its next flush. shard publishes to shard channels (SPUBLISH).
+func (s *Server) publish(by *Client, channel, message []byte, shard bool) int {
+	if by != nil && by.conn == nil {
+		by = nil // not a connection (a script's client): nobody flushes it
+	}
+	var enc []byte
+	if by != nil {
+		enc = by.ps.enc
+	}
+	w := resp.Writer{B: enc[:0], Proto: 2}
+	r := &s.pubsub
+	r.mu.RLock()
+	n := 0
+	subs, kind := r.channels[string(channel)], "message"
+	if shard {
+		subs, kind = r.shard[string(channel)], "smessage"
+	}
+	if len(subs) > 0 {
+		w.Array(3)
+		w.BulkString(kind)
+		w.Bulk(channel)
+		w.Bulk(message)
+		for _, t := range subs {
+			s.deliver(t, w.B, by)
+		}
+		n += len(subs)
+	}
+	if !shard {
+		for _, ps := range r.patterns {
+			if !glob.Match(ps.pattern, channel, false) {
+				continue
+			}
+			w.B = w.B[:0]
+			w.Array(4)
+			w.BulkString("pmessage")
+			w.Bulk(ps.pattern)
+			w.Bulk(channel)
+			w.Bulk(message)
+			for _, t := range ps.clients {
+				s.deliver(t, w.B, by)
+			}
+			n += len(ps.clients)
+		}
+	}
+	r.mu.RUnlock()
+	if by != nil && cap(w.B) <= idleReadBufMax {
+		by.ps.enc = w.B
+	}
+	return n
+}
+
+// Push appends msg, one encoded RESP2 push message (an array), to t's output
+// (written as a RESP3 push if t speaks RESP3) and writes it out. It is the
+// server's way to send out-of-band messages: Pub/Sub, and later keyspace
+// notifications and tracking invalidations.
+func (s *Server) Push(t *Client, msg []byte) { s.deliver(t, msg, nil) }
+
+// deliver queues msg for t. With a publishing client, t's socket is written
+// at that client's next flush; without one, now.
+func (s *Server) deliver(t *Client, msg []byte, by *Client) {
+	if t == by {
+		// Where its reply is being written, as Redis does: inside EXEC's
+		// array, say.
+		start := len(t.out.B)
+		t.out.B = append(t.out.B, msg...)
+		if t.out.Proto == 3 {
+			t.out.B[start] = '>'
+		}
+		return
+	}
+	q := &t.ps.q
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return
+	}
+	start := len(q.pending)
+	q.pending = append(q.pending, msg...)
+	if t.proto.Load() == 3 {
+		q.pending[start] = '>'
+	}
+	if s.overLimit(t) {
+		q.mu.Unlock()
+		s.dropSlowClient(t)
+		return
+	}
+	if q.writing || q.scheduled {
+		q.mu.Unlock()
+		return // whoever writes or will write takes it along
+	}
+	if by == nil {
+		q.mu.Unlock()
+		t.writeQueue()
+		return
+	}
+	q.scheduled = true
+	q.mu.Unlock()
+	by.ps.wake = append(by.ps.wake, t)
+}
+
+// writeWoken writes the subscribers this client's publishes left output
+// for.
+func (c *Client) writeWoken() {
+	for i, t := range c.ps.wake {
+		t.writeQueue()
+		c.ps.wake[i] = nil
+	}
+	c.ps.wake = c.ps.wake[:0]
+}
+
+// overLimit applies client-output-buffer-limit to t's queue, for the class
+// t is in now. Needs t.ps.q.mu.
+func (s *Server) overLimit(t *Client) bool {
+	q := &t.ps.q
+	class := config.ClassNormal
+	if t.ps.nsub.Load()+t.ps.npsub.Load()+t.ps.nssub.Load() > 0 {
+		class = config.ClassPubSub
+	}
+	lim := s.cfg.ClientOutputBufferLimit(class)
+	used := uint64(len(q.pending) + q.inflight)
+	if lim.Hard > 0 && used >= lim.Hard {
+		return true
+	}
+	if lim.Soft <= 0 || used < lim.Soft {
+		q.softSince = 0
+		return false
+	}
+	now := s.clock.UnixMilli()
+	if q.softSince == 0 {
+		q.softSince = now
+		return false
+	}
+	return (now-q.softSince)/1000 > lim.SoftSeconds
+}
+
+// dropSlowClient disconnects a client over its output limit, freeing its
+// queue at once, as Redis closes such a client asynchronously.
+func (s *Server) dropSlowClient(t *Client) {
+	q := &t.ps.q
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return
+	}
+	q.closed = true
+	q.pending, q.spare = nil, nil
+	q.mu.Unlock()
+	s.log.Printf("Client id=%d addr=%s scheduled to be closed ASAP for overcoming of output buffer limits.", t.id, t.peerAddr())
+	s.removeClient(t)
+	t.conn.Close()
+}
