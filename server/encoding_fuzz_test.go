@@ -7,6 +7,7 @@ package server_test
 // same answers. TestEncodingSequences replays sequences against redis-server.
 
 import (
+	"bytes"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -92,6 +93,7 @@ type encKey struct {
 	enc   string   // OBJECT ENCODING
 	elems []string // HGETALL, SMEMBERS, ZRANGE 0 -1 WITHSCORES or LRANGE 0 -1
 	raw   string   // that listing's wire bytes
+	ttl   string   // "expiring" for a key with a TTL, else empty
 }
 
 func (k encKey) large() bool { return k.typ != "none" && k.enc != encodingName(k.typ, false) }
@@ -110,8 +112,13 @@ func (k encKey) normal() string {
 		slices.Sort(elems)
 	case "set":
 		elems = slices.Sorted(slices.Values(elems))
+	case "zset":
+		elems = slices.Clone(elems)
+		for i := 1; i < len(elems); i += 2 {
+			elems[i] = unsignedZero(elems[i])
+		}
 	}
-	return k.typ + " " + fmt.Sprintf("%q", elems)
+	return k.typ + " " + k.ttl + " " + fmt.Sprintf("%q", elems)
 }
 
 // encTarget is one server under test, with what the last dumps found.
@@ -220,21 +227,34 @@ func isEncKey(s string) bool {
 // the keys it names and checks their content and encodings.
 func (r *encRun) step(args []string) {
 	r.tb.Helper()
-	r.log = append(r.log, quoteArgs(args))
 	name := strings.ToUpper(args[0])
+	if r.lexUnspecified(name, args) {
+		return
+	}
+	r.log = append(r.log, quoteArgs(args))
 	before := make([]map[string]encKey, len(r.targets))
 	for i, t := range r.targets {
 		before[i] = maps.Clone(t.keys)
+	}
+	var keys []string
+	for _, a := range args[1:] {
+		if isEncKey(a) && !slices.Contains(keys, a) {
+			keys = append(keys, a)
+		}
 	}
 	var replies []difftest.Reply
 	switch name {
 	case "SSCAN", "HSCAN", "ZSCAN":
 		r.scanAll(args)
+		r.dump(keys)
 	case "SPOP", "SRANDMEMBER", "HRANDFIELD", "ZRANDMEMBER":
 		replies = column(r.do(args), 0)
 		r.checkRandom(name, args, replies)
+		r.dump(keys)
 	default:
-		replies = column(r.do(args), 0)
+		// The command and the dump go in one pipeline.
+		rows := r.do(append([][]string{args}, dumpCmds(keys)...)...)
+		replies = column(rows, 0)
 		cmp := difftest.Exact
 		switch name {
 		case "SMEMBERS", "SINTER", "SUNION", "SDIFF", "HKEYS", "HVALS":
@@ -243,23 +263,44 @@ func (r *encRun) step(args []string) {
 			cmp = difftest.UnorderedPairs
 		}
 		for i := 1; i < len(r.targets); i++ {
-			if err := cmp(replies[0], replies[i]); err != nil {
+			a, b := replies[0], replies[i]
+			if r.targets[0].limits != r.targets[i].limits {
+				a, b = unsignedZeros(r.tb, a), unsignedZeros(r.tb, b)
+			}
+			if err := cmp(a, b); err != nil {
 				r.fail("%s: %s %s vs %s %s: %v", quoteArgs(args), r.targets[0].name, replies[0], r.targets[i].name, replies[i], err)
 			}
 		}
-	}
-	var keys []string
-	for _, a := range args[1:] {
-		if isEncKey(a) && !slices.Contains(keys, a) {
-			keys = append(keys, a)
+		for i := range rows {
+			rows[i] = rows[i][1:]
 		}
+		r.readDump(keys, rows)
 	}
-	r.dump(keys)
 	for _, k := range keys {
 		for i, t := range r.targets {
 			r.checkEncoding(t, k, r.expectLarge(t, before[i], k, name, args, replies))
 		}
 	}
+}
+
+// unsignedZero turns a score of -0 into 0: Redis keeps the sign in a
+// skiplist but not in a listpack.
+func unsignedZero(score string) string {
+	if score == "-0" {
+		return "0"
+	}
+	return score
+}
+
+// unsignedZeros is unsignedZero on every bulk string of a reply; members
+// and values never read -0.
+func unsignedZeros(tb testing.TB, rep difftest.Reply) difftest.Reply {
+	raw := bytes.ReplaceAll(rep.Raw, []byte("$2\r\n-0\r\n"), []byte("$1\r\n0\r\n"))
+	out, err := difftest.Parse(raw)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return out
 }
 
 func column(rows [][]difftest.Reply, j int) []difftest.Reply {
@@ -268,6 +309,35 @@ func column(rows [][]difftest.Reply, j int) []difftest.Reply {
 		out[i] = row[j]
 	}
 	return out
+}
+
+// lexUnspecified reports a lex range command on a sorted set whose scores
+// differ: Redis leaves the result unspecified (its skiplist's answer depends
+// on the random node levels), so such commands are not sent.
+func (r *encRun) lexUnspecified(name string, args []string) bool {
+	key := args[1]
+	switch name {
+	case "ZRANGESTORE":
+		key = args[2]
+		fallthrough
+	case "ZRANGE":
+		if !slices.ContainsFunc(args, func(a string) bool { return strings.EqualFold(a, "BYLEX") }) {
+			return false
+		}
+	case "ZRANGEBYLEX", "ZREVRANGEBYLEX", "ZLEXCOUNT", "ZREMRANGEBYLEX":
+	default:
+		return false
+	}
+	k := r.targets[0].keys[key]
+	if k.typ != "zset" {
+		return false
+	}
+	for i := 3; i < len(k.elems); i += 2 {
+		if k.elems[i] != k.elems[1] {
+			return true
+		}
+	}
+	return false
 }
 
 // expectLarge says whether key must be in the large form on t after a
@@ -319,22 +389,37 @@ func (r *encRun) checkEncoding(t *encTarget, key string, large bool) {
 // the same bytes where the compact encodings match), and records them.
 func (r *encRun) dump(keys []string) {
 	r.tb.Helper()
+	if len(keys) > 0 {
+		r.readDump(keys, r.do(dumpCmds(keys)...))
+	}
+}
+
+// dumpCmds are the commands dump sends, encKeyDump of them per key.
+func dumpCmds(keys []string) [][]string {
 	var cmds [][]string
 	for _, k := range keys {
 		cmds = append(cmds,
 			[]string{"TYPE", k}, []string{"OBJECT", "ENCODING", k},
 			[]string{"HGETALL", k}, []string{"SMEMBERS", k}, []string{"ZRANGE", k, "0", "-1", "WITHSCORES"}, []string{"LRANGE", k, "0", "-1"},
-			[]string{"HLEN", k}, []string{"SCARD", k}, []string{"ZCARD", k}, []string{"LLEN", k})
+			[]string{"HLEN", k}, []string{"SCARD", k}, []string{"ZCARD", k}, []string{"LLEN", k},
+			[]string{"PTTL", k})
 	}
-	if len(cmds) == 0 {
-		return
-	}
-	rows := r.do(cmds...)
+	return cmds
+}
+
+const encKeyDump = 11
+
+// readDump is dump on the replies to dumpCmds, per target.
+func (r *encRun) readDump(keys []string, rows [][]difftest.Reply) {
+	r.tb.Helper()
 	for ki, key := range keys {
 		got := make([]encKey, len(r.targets))
 		for i, t := range r.targets {
-			reps := rows[i][ki*10 : ki*10+10]
+			reps := rows[i][ki*encKeyDump : (ki+1)*encKeyDump]
 			k := encKey{typ: reps[0].Str, enc: reps[1].Str}
+			if reps[10].Int >= 0 {
+				k.ttl = "expiring"
+			}
 			if j := slices.Index([]string{"hash", "set", "zset", "list"}, k.typ); j >= 0 {
 				listing, n := reps[2+j], reps[6+j].Int
 				k.raw = string(listing.Raw)
@@ -432,7 +517,7 @@ func (r *encRun) scanAll(args []string) {
 				u := strconv.Quote(els[j].Str)
 				if pairs {
 					j++
-					u += "=" + strconv.Quote(els[j].Str)
+					u += "=" + strconv.Quote(unsignedZero(els[j].Str))
 				}
 				seen[u] = true
 			}
@@ -491,7 +576,7 @@ func (r *encRun) checkRandom(name string, args []string, replies []difftest.Repl
 	for j := 0; j+step <= len(content.elems); j += step {
 		u := strconv.Quote(content.elems[j])
 		if unit == 2 {
-			u += "=" + strconv.Quote(content.elems[j+1])
+			u += "=" + strconv.Quote(unsignedZero(content.elems[j+1]))
 		}
 		valid[u] = true
 	}
@@ -506,7 +591,7 @@ func (r *encRun) checkRandom(name string, args []string, replies []difftest.Repl
 		for j := 0; j+unit <= len(els); j += unit {
 			u := strconv.Quote(els[j].Str)
 			if unit == 2 {
-				u += "=" + strconv.Quote(els[j+1].Str)
+				u += "=" + strconv.Quote(unsignedZero(els[j+1].Str))
 			}
 			if !valid[u] {
 				r.fail("%s: %s drew %s, not in %s", quoteArgs(args), r.targets[i].name, u, content.normal())
@@ -526,7 +611,10 @@ func (r *encRun) checkRandom(name string, args []string, replies []difftest.Repl
 }
 
 // encGen turns fuzz bytes into commands; an exhausted input reads as zeros.
-type encGen struct{ data []byte }
+type encGen struct {
+	data  []byte
+	bulks int // bulk commands so far
+}
 
 func (g *encGen) next() int {
 	if len(g.data) == 0 {
@@ -548,7 +636,7 @@ var (
 	// value limits.
 	encMembers = []string{"a", "b", "c", "d", "e", "f", "0", "1", "2", "3", "-1", "7", "100", "-100",
 		"12345678901", "9223372036854775807", "-9223372036854775808", "9223372036854775808",
-		"01", "+1", "-0", " 1", "1.5", "", "\x00\xff", "abcdefghijkl", strings.Repeat("x", 70)}
+		"01", "+1", "-01", " 1", "1.5", "", "\x00\xff", "abcdefghijkl", strings.Repeat("x", 70)}
 	encValues = []string{"1", "0", "-7", "10", "1.5", "1e3", "v", "vv", "", "123456789", "-9223372036854775808",
 		"9223372036854775807", "abcdefghijkl", strings.Repeat("y", 65)}
 	encCounts  = []string{"0", "1", "2", "3", "5", "-1", "-2", "-5", "10", "-10", "9223372036854775807", "-9223372036854775808", "x", "-9223372036854775807"}
@@ -559,11 +647,34 @@ var (
 	encGlobs   = []string{"*", "a*", "*1*", "?", "[0-9]*", "x*", "\\", "[", "*[a-c]"}
 )
 
+// score is mostly 0: lex ranges need sorted sets of one score.
+func (g *encGen) score() string {
+	b := g.next()
+	if b%2 == 0 {
+		return "0"
+	}
+	return encScores[b/2%len(encScores)]
+}
+
 func (g *encGen) member() string { return g.pick(encMembers...) }
 func (g *encGen) members(n int) []string {
 	out := make([]string, g.upTo(n))
 	for i := range out {
 		out[i] = g.member()
+	}
+	return out
+}
+
+// setMembers are 1 to n members, three in four of them integers, so that
+// intsets last.
+func (g *encGen) setMembers(n int) []string {
+	out := make([]string, g.upTo(n))
+	for i := range out {
+		if b := g.next(); b%4 != 0 {
+			out[i] = strconv.Itoa(b%16 - 4)
+		} else {
+			out[i] = g.member()
+		}
 	}
 	return out
 }
@@ -608,7 +719,7 @@ func (g *encGen) numkeys(keys []string) []string {
 func (g *encGen) scanOpts(args []string) []string {
 	cursor := "0"
 	if g.next()%32 == 0 {
-		cursor = g.pick("x", "-1", "18446744073709551616")
+		cursor = g.pick("x", "18446744073709551616", "")
 	}
 	args = append(args, cursor)
 	for n := g.next() % 3; n > 0; n-- {
@@ -686,7 +797,7 @@ var encGrowOps = []func(g *encGen) []string{
 		}
 		return args
 	},
-	func(g *encGen) []string { return append([]string{"SADD", g.key(1)}, g.members(5)...) },
+	func(g *encGen) []string { return append([]string{"SADD", g.key(1)}, g.setMembers(5)...) },
 	func(g *encGen) []string {
 		args := []string{"ZADD", g.key(2)}
 		b := g.next()
@@ -701,13 +812,36 @@ var encGrowOps = []func(g *encGen) []string{
 			n = 1 + g.next()%8/7 // mostly the one pair INCR allows
 		}
 		for ; n > 0; n-- {
-			args = append(args, g.pick(encScores...), g.member())
+			args = append(args, g.score(), g.member())
 		}
 		return args
 	},
 	func(g *encGen) []string {
 		return append([]string{g.pick("LPUSH", "RPUSH", "LPUSHX", "RPUSHX"), g.key(3)}, g.members(5)...)
 	},
+}
+
+// bulk adds up to 255 generated elements at once, of 0 to 1274: a few
+// pass the default limits, and make tables large enough to grow and sample.
+// A run has at most four, which keeps it fast.
+func (g *encGen) bulk() []string {
+	typ := g.next() % 4
+	args := []string{[]string{"HSET", "SADD", "ZADD", "RPUSH"}[typ], g.key(typ)}
+	n, base := g.next(), 4*g.next()
+	for i := range n {
+		v := strconv.Itoa(base + i)
+		switch typ {
+		case 0:
+			args = append(args, "f"+v, v)
+		case 1:
+			args = append(args, v)
+		case 2:
+			args = append(args, strconv.Itoa(i%5), "m"+v)
+		default:
+			args = append(args, "e"+v)
+		}
+	}
+	return args
 }
 
 // encOps generate the other commands.
@@ -740,9 +874,9 @@ var encOps = []func(g *encGen) []string{
 	},
 	func(g *encGen) []string { return g.scanOpts([]string{"HSCAN", g.key(0)}) },
 	// Sets.
-	func(g *encGen) []string { return append([]string{"SREM", g.key(1)}, g.members(4)...) },
-	func(g *encGen) []string { return []string{"SISMEMBER", g.key(1), g.member()} },
-	func(g *encGen) []string { return append([]string{"SMISMEMBER", g.key(1)}, g.members(4)...) },
+	func(g *encGen) []string { return append([]string{"SREM", g.key(1)}, g.setMembers(4)...) },
+	func(g *encGen) []string { return append([]string{"SISMEMBER", g.key(1)}, g.setMembers(1)...) },
+	func(g *encGen) []string { return append([]string{"SMISMEMBER", g.key(1)}, g.setMembers(4)...) },
 	func(g *encGen) []string { return []string{g.pick("SMEMBERS", "SCARD"), g.key(1)} },
 	func(g *encGen) []string {
 		args := []string{g.pick("SPOP", "SRANDMEMBER"), g.key(1)}
@@ -751,7 +885,7 @@ var encOps = []func(g *encGen) []string{
 		}
 		return args
 	},
-	func(g *encGen) []string { return []string{"SMOVE", g.key(1), g.key(1), g.member()} },
+	func(g *encGen) []string { return append([]string{"SMOVE", g.key(1), g.key(1)}, g.setMembers(1)...) },
 	func(g *encGen) []string {
 		return append([]string{g.pick("SINTER", "SUNION", "SDIFF")}, g.keys(1, 3)...)
 	},
@@ -887,11 +1021,15 @@ var encOps = []func(g *encGen) []string{
 	// Keys of any type.
 	func(g *encGen) []string {
 		typ := g.next() % 4
-		switch g.next() % 3 {
+		switch g.next() % 5 {
 		case 0:
 			return []string{"DEL", g.key(typ)}
 		case 1:
 			return []string{"RENAME", g.key(typ), g.key(typ)}
+		case 2:
+			return []string{"EXPIRE", g.key(typ), "1000"}
+		case 3:
+			return []string{"PERSIST", g.key(typ)}
 		}
 		args := []string{"COPY", g.key(typ), g.key(typ)}
 		if g.next()%2 == 0 {
@@ -903,8 +1041,12 @@ var encOps = []func(g *encGen) []string{
 
 func (g *encGen) command() []string {
 	b := g.next()
-	if b < 64 {
+	switch {
+	case b < 64:
 		return encGrowOps[b%len(encGrowOps)](g)
+	case b < 68 && g.bulks < 4:
+		g.bulks++
+		return g.bulk()
 	}
 	return encOps[b%len(encOps)](g)
 }
@@ -943,4 +1085,90 @@ func FuzzEncodings(f *testing.F) {
 		targets = append(targets, &encTarget{name: t.name, conn: conn, limits: t.limits})
 	}
 	f.Fuzz(func(t *testing.T, data []byte) { runEncodingFuzz(t, targets, data) })
+}
+
+// encSequences are command sequences around the conversions, some of them
+// found by FuzzEncodings, replayed against redis-server.
+var encSequences = []string{
+	// A hash grows past the entry and value limits and shrinks again.
+	`HSET H1 a 1 b 2 c 3
+HSET H1 d 4 a 5
+HGETALL H1
+HSET H1 e 5
+HDEL H1 e d
+HGETALL H1
+HSET H2 f abcdefghijkl f 1
+HSETNX H2 g abcdefghijkl
+HINCRBYFLOAT H1 a 1e100
+HINCRBY H1 b 123456789
+HSCAN H2 0 MATCH * COUNT 1
+HRANDFIELD H1 -5 WITHVALUES
+HRANDFIELD H1 10 WITHVALUES
+COPY H1 H2 REPLACE
+HDEL H2 a
+EXPIRE H2 100
+RENAME H2 H1`,
+	// Sets: an intset until a string, a non-canonical integer or too many.
+	`SADD S1 3 1 2
+SADD S1 -0
+SADD S2 1 2 3 4 5
+SREM S2 5
+SADD S3 01 1
+SINTERSTORE Z1 S2 S1
+SUNIONSTORE S3 S1 S2
+SDIFFSTORE S2 S2 S1
+SPOP S3 2
+SPOP S3 10
+SMOVE S1 S2 -0
+SMOVE S1 S3 1
+SMEMBERS S2
+SSCAN S1 0 COUNT 1
+EXPIRE S1 100
+SADD S1 a
+SRANDMEMBER S1 -5`,
+	// Sorted sets: past the limits, back to listpack when stored anew.
+	`ZADD Z1 1 a 2 b 3 c 4 d
+ZADD Z1 5 e
+ZREM Z1 e
+ZRANGESTORE Z2 Z1 0 1
+ZADD Z3 0 a 0 abcdefghijkl 0 c
+ZRANGEBYLEX Z3 [b +
+ZREMRANGEBYLEX Z3 (a [b
+ZUNIONSTORE Z3 2 Z3 Z1 WEIGHTS 1 2
+ZINTERSTORE Z2 2 Z1 S1 AGGREGATE MAX
+ZINCRBY Z2 1 abcdefghijkl
+ZPOPMIN Z1 2
+ZMPOP 2 Z3 Z2 MAX COUNT 2
+ZRANDMEMBER Z1 -3 WITHSCORES
+ZSCAN Z3 0 MATCH *`,
+	// Lists across node boundaries.
+	`RPUSH L1 a b c d e f g
+LINSERT L1 BEFORE d x
+LSET L1 -1 abcdefghijkl
+LTRIM L1 1 -2
+LREM L1 -1 x
+LMOVE L1 L2 RIGHT LEFT
+LPOS L1 c RANK -1
+LMPOP 2 L2 L1 LEFT COUNT 3
+RPOPLPUSH L1 L1`,
+}
+
+func TestEncodingSequences(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		limits encLimits
+	}{{"default", encDefault}, {"tiny", encTiny}, {"large", encLarge}} {
+		t.Run(c.name, func(t *testing.T) {
+			p := difftest.Start(t, c.limits.directives()...)
+			targets := []*encTarget{
+				{name: "redis", conn: p.Redis().Conn(), limits: c.limits},
+				{name: "keyhive", conn: p.Keyhive().Conn(), limits: c.limits},
+			}
+			for _, seq := range encSequences {
+				r := newEncRun(t, targets)
+				r.script(seq)
+				r.verifyAll()
+			}
+		})
+	}
 }
