@@ -96,10 +96,7 @@ func (x *Ctx) block(b blockSpec) {
 			w.keys = append(w.keys, clone(k))
 		}
 	}
-	args := make([][]byte, len(x.Args))
-	for i, a := range x.Args {
-		args[i] = clone(a)
-	}
+	args := cloneArgs(x.Args)
 	w.reply.Proto = x.W.Proto
 	w.ctx = Ctx{s: x.s, c: x.c, cmd: x.cmd, Args: args, W: &w.reply}
 	x.s.blocking.add(w)
@@ -112,6 +109,14 @@ func clone(b []byte) []byte {
 		return nil
 	}
 	return append([]byte{}, b...)
+}
+
+func cloneArgs(args [][]byte) [][]byte {
+	c := make([][]byte, len(args))
+	for i, a := range args {
+		c[i] = clone(a)
+	}
+	return c
 }
 
 func containsKey(keys [][]byte, k []byte) bool {

@@ -360,6 +360,12 @@ func (c *Client) execute(args [][]byte) {
 		c.reject(cmd, errNoAuth)
 		return
 	}
+	if cmd.Flags&FlagAllowBusy == 0 {
+		if busy, function := s.scriptBusy(); busy {
+			c.reject(cmd, errBusy(function))
+			return
+		}
+	}
 	if c.multi != nil && !runsInMulti(cmd) {
 		if cmd.Flags&FlagNoMulti != 0 {
 			c.reject(cmd, "ERR Command not allowed inside a transaction")
@@ -373,6 +379,12 @@ func (c *Client) execute(args [][]byte) {
 	x := &c.ctx
 	x.cmd, x.Args, x.Now, x.dirty = cmd, args, now, 0
 	x.locks.Reset()
+	if cmd.Flags&FlagNoKeyspace != 0 {
+		x.DB = s.ks.DB(int(c.db.Load()))
+		cmd.Run(x)
+		s.recordCall(c, cmd, monoNow()-start, len(c.out.B) > mark && c.out.B[mark] == '-')
+		return
+	}
 	switch {
 	case cmd == cmdExec:
 		c.multi.lockSet(x, c)

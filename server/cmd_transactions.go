@@ -55,10 +55,7 @@ func runsInMulti(cmd *Command) bool {
 // queue adds a command to the transaction and replies QUEUED.
 func (c *Client) queue(cmd *Command, args [][]byte) {
 	t := c.multi
-	q := queued{cmd: cmd, args: make([][]byte, len(args))}
-	for i, a := range args {
-		q.args[i] = clone(a)
-	}
+	q := queued{cmd: cmd, args: cloneArgs(args)}
 	t.cmds = append(t.cmds, q)
 	if cmd.Flags&FlagAllKeys != 0 || cmd.Name == "select" {
 		t.lockAll = true

@@ -36,6 +36,9 @@ const (
 	// FlagAllKeys is not a Redis flag: the command works on the whole keyspace or
 	// on several databases and takes the exclusive lock.
 	FlagAllKeys
+	// FlagNoKeyspace is not a Redis flag: the command takes no lock at all, so
+	// it runs while a script holds the exclusive lock (SCRIPT KILL).
+	FlagNoKeyspace
 )
 
 var flagNames = []struct {
@@ -56,6 +59,10 @@ func parseFlags(s string) Flags {
 	for _, word := range strings.Fields(s) {
 		if word == "allkeys" {
 			f |= FlagAllKeys
+			continue
+		}
+		if word == "nokeyspace" {
+			f |= FlagNoKeyspace
 			continue
 		}
 		found := false

@@ -209,6 +209,13 @@ func propagationSteps() []propStep {
 		w("EXEC", "SET t 2 PXAT {+100000}"),
 		w("MULTI"), w("GET t"), w("EXEC"),
 		w("MULTI"), w("SET t 3"), w("DISCARD"),
+		// A script propagates its writes (Redis 7: effects replication).
+		{cmd: []string{"EVAL", "redis.call('set', KEYS[1], 'v'); redis.call('expire', KEYS[1], 100); return redis.call('get', KEYS[1])", "1", "sc"},
+			want: []string{"MULTI", "set sc v", "PEXPIREAT sc {+100000}", "EXEC"}},
+		{cmd: []string{"EVAL", "return redis.call('incr', 'sc2')", "0"}, want: []string{"incr sc2"}},
+		{cmd: []string{"EVAL", "return redis.call('get', 'sc2')", "0"}},
+		w("MULTI"), w("SET t 4"), {cmd: []string{"EVAL", "return redis.call('incr', 'sc2')", "0"}},
+		w("EXEC", "MULTI", "SET t 4", "incr sc2", "EXEC"),
 		w("FLUSHDB", "FLUSHDB"),
 		w("flushdb async", "flushdb async"),
 		w("FLUSHALL SYNC", "FLUSHALL SYNC"),

@@ -17,6 +17,7 @@ import (
 	"github.com/keyhive/keyhive/clock"
 	"github.com/keyhive/keyhive/config"
 	"github.com/keyhive/keyhive/keyspace"
+	"github.com/keyhive/keyhive/scripting"
 )
 
 // Version is the Redis version Keyhive reports, so clients enable the features
@@ -49,6 +50,7 @@ type Server struct {
 	blocking                   blocking
 	watches                    watches
 	pubsub                     pubsubRegistry
+	scriptState
 	// activeExpireEnabled is DEBUG SET-ACTIVE-EXPIRE.
 	activeExpireEnabled atomic.Bool
 	peakMemory          atomic.Int64
@@ -90,6 +92,11 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 	_, s.wallClock = s.clock.(clock.Real)
 	s.ks = keyspace.New(cfg.Databases(), keyspace.Hooks{Expired: s.propagateExpired, Modified: s.watches.touched})
 	s.watchAccessPolicy()
+	s.scripts = scripting.NewEngine()
+	s.scripts.Logger = func(level int, msg string) { s.log.Print(msg) }
+	// The client scripts' commands run as; not a connection, not listed.
+	s.scriptClient = &Client{s: s}
+	s.scriptClient.ctx = Ctx{s: s, c: s.scriptClient}
 	return s, nil
 }
 

@@ -1,0 +1,471 @@
+package server
+
+import (
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/keyhive/keyhive/internal/strnum"
+	"github.com/keyhive/keyhive/resp"
+	"github.com/keyhive/keyhive/scripting"
+)
+
+// Scripts and functions (EVAL, FCALL and friends) run on the scripting
+// package's engine. A script may reach keys it does not declare (seed 002
+// does), so it runs under the exclusive lock: atomic as in Redis, and one at
+// a time, which the engine requires. Its redis.call commands run through
+// scriptHost as commands of the server's script client.
+
+func init() {
+	eval := func(name, flags string, run func(*Ctx)) spec {
+		return spec{name: name, arity: -3, flags: flags + " noscript stale skip_monitor no_mandatory_keys allkeys", category: "@scripting", group: "scripting", summary: "Execute a Lua script server side", since: "2.6.0", run: run}
+	}
+	register(
+		eval("eval", "", func(x *Ctx) { evalCommand(x, false, false) }),
+		eval("evalsha", "", func(x *Ctx) { evalCommand(x, true, false) }),
+		eval("eval_ro", "readonly", func(x *Ctx) { evalCommand(x, false, true) }),
+		eval("evalsha_ro", "readonly", func(x *Ctx) { evalCommand(x, true, true) }),
+		eval("fcall", "", func(x *Ctx) { fcallCommand(x, false) }),
+		eval("fcall_ro", "readonly", func(x *Ctx) { fcallCommand(x, true) }),
+		spec{name: "script", arity: -2, category: "@slow", group: "scripting", summary: "A container for Lua scripts management commands", since: "2.6.0"},
+		spec{name: "function", arity: -2, category: "@slow", group: "scripting", summary: "A container for function commands", since: "7.0.0"},
+	)
+	for _, name := range []string{"eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro"} {
+		table[name].keys = evalKeys
+	}
+	sub := func(name string, arity int, flags, summary, since string, run func(*Ctx)) spec {
+		return spec{name: name, arity: arity, flags: flags, category: "@scripting", group: "scripting", summary: summary, since: since, run: run}
+	}
+	registerSub("script",
+		sub("load", 3, "noscript stale", "Load the specified Lua script into the script cache.", "2.6.0", scriptLoad),
+		sub("exists", -3, "noscript", "Check existence of scripts in the script cache.", "2.6.0", scriptExists),
+		sub("flush", -2, "noscript", "Remove all the scripts from the script cache.", "2.6.0", scriptFlush),
+		sub("kill", 2, "noscript allow_busy nokeyspace", "Kill the script currently in execution.", "2.6.0", scriptKill),
+		spec{name: "help", arity: 2, flags: "loading stale", category: "@slow", group: "scripting", summary: "Show helpful text about the different subcommands", since: "5.0.0", run: scriptHelp},
+	)
+	registerSub("function",
+		sub("load", -3, "write denyoom noscript", "Create a function with the given arguments (name, code, description)", "7.0.0", functionLoad),
+		sub("delete", 3, "write noscript", "Delete a function by name", "7.0.0", functionDelete),
+		sub("flush", -2, "write noscript", "Deleting all functions", "7.0.0", functionFlush),
+		sub("list", -2, "noscript", "List information about all the functions", "7.0.0", functionList),
+		sub("dump", 2, "noscript", "Dump all functions into a serialized binary payload", "7.0.0", functionDump),
+		sub("restore", -3, "write denyoom noscript", "Restore all the functions on the given payload", "7.0.0", functionRestore),
+		sub("stats", 2, "noscript allow_busy nokeyspace", "Return information about the function currently running (name, description, duration)", "7.0.0", functionStats),
+		sub("kill", 2, "noscript allow_busy nokeyspace", "Kill the function currently in execution.", "7.0.0", functionKill),
+		spec{name: "help", arity: 2, flags: "loading stale", category: "@slow", group: "scripting", summary: "Show helpful text about the different subcommands", since: "7.0.0", run: functionHelp},
+	)
+}
+
+// evalKeys extracts the keys of EVAL and FCALL: numkeys at 2, keys after it.
+func evalKeys(args [][]byte, dst [][]byte) [][]byte {
+	n, ok := strnum.ParseInt(args[2])
+	if !ok || n < 0 || n > int64(len(args)-3) {
+		return dst
+	}
+	return append(dst, args[3:3+n]...)
+}
+
+// scriptArgs splits KEYS and ARGV, replying Redis's errors for a bad numkeys.
+func (x *Ctx) scriptArgs() (keys, argv [][]byte, ok bool) {
+	n, ok := strnum.ParseInt(x.Args[2])
+	switch {
+	case !ok:
+		x.W.Error(errNotInt)
+	case n > int64(len(x.Args)-3):
+		x.W.Error("ERR Number of keys can't be greater than number of args")
+	case n < 0:
+		x.W.Error("ERR Number of keys can't be negative")
+	default:
+		return x.Args[3 : 3+n], x.Args[3+n:], true
+	}
+	return nil, nil, false
+}
+
+const errROWithWriteFlag = "ERR Can not execute a script with write flag using *_ro command."
+
+func evalCommand(x *Ctx, bySHA, readOnly bool) {
+	keys, argv, ok := x.scriptArgs()
+	if !ok {
+		return
+	}
+	e := x.s.scripts
+	var s *scripting.Script
+	if bySHA {
+		if s, ok = e.Script(string(x.Args[1])); !ok {
+			x.W.Error("NOSCRIPT No matching script. Please use EVAL.")
+			return
+		}
+	} else if s, ok = e.Script(scripting.SHA1Hex(x.Args[1])); !ok {
+		sha, err := e.LoadScript(clone(x.Args[1])) // kept: not the read buffer
+		if err != nil {
+			x.W.Error(err.Error())
+			return
+		}
+		s, _ = e.Script(sha)
+	}
+	// Scripts without a shebang run in compatibility mode: their writes are
+	// checked command by command.
+	if s.Shebang && readOnly && s.Flags&scripting.FlagNoWrites == 0 {
+		x.W.Error(errROWithWriteFlag)
+		return
+	}
+	x.runScript(readOnly || s.Flags&scripting.FlagNoWrites != 0, false, func(h *scriptHost) { e.Run(s, keys, argv, h, x.W) })
+}
+
+func fcallCommand(x *Ctx, readOnly bool) {
+	keys, argv, ok := x.scriptArgs()
+	if !ok {
+		return
+	}
+	f, ok := x.s.scripts.Function(string(x.Args[1]))
+	if !ok {
+		x.W.Error("ERR Function not found")
+		return
+	}
+	if readOnly && f.Flags&scripting.FlagNoWrites == 0 {
+		x.W.Error(errROWithWriteFlag)
+		return
+	}
+	x.runScript(readOnly || f.Flags&scripting.FlagNoWrites != 0, true, func(h *scriptHost) { x.s.scripts.Call(f, keys, argv, h, x.W) })
+}
+
+// runScript runs a script or function with a host for its redis.call
+// commands. Its writes propagate as the commands it ran (wrapped in
+// MULTI/EXEC when several), not as the EVAL.
+func (x *Ctx) runScript(readOnly, function bool, run func(h *scriptHost)) {
+	s := x.s
+	h := &s.scriptHost
+	h.x, h.readOnly = x, readOnly
+	h.wrote.Store(false)
+	sc := s.scriptClient
+	sc.setDB(int(x.c.db.Load()))
+	sx := &sc.ctx
+	sx.W, sx.Now, sx.cannotBlock, sx.inExec = &h.out, x.Now, true, true
+	s.scriptStart.Store(monoNow())
+	s.scriptIsFunction.Store(function)
+	run(h)
+	s.scriptStart.Store(0)
+	x.dirty += h.dirty
+	h.dirty = 0
+	if x.inExec { // EVAL inside MULTI: EXEC propagates it all together
+		x.execProp = append(x.execProp, sx.execProp...)
+		sx.execProp = sx.execProp[:0]
+	} else {
+		sx.flushExecPropagation()
+	}
+	x.propagateNone()
+}
+
+// scriptHost runs a script's redis.call commands. The server has one: scripts
+// run one at a time, under the exclusive lock.
+type scriptHost struct {
+	x        *Ctx // the EVAL or FCALL
+	out      resp.Writer
+	readOnly bool
+	wrote    atomic.Bool // read by SCRIPT KILL from another client
+	dirty    int
+}
+
+// Call runs one command for the script, with Redis's checks and error texts
+// for scripts, and appends its reply.
+func (h *scriptHost) Call(args [][]byte, resp3 bool, dst []byte) []byte {
+	s := h.x.s
+	fail := func(msg string) []byte { return append(append(append(dst, '-'), msg...), "\r\n"...) }
+	if len(args) == 0 {
+		return fail("ERR Please specify at least one argument for this redis lib call")
+	}
+	cmd := lookupCommand(table, args[0])
+	if cmd != nil && cmd.Sub != nil && len(args) >= 2 {
+		cmd = lookupCommand(cmd.Sub, args[1])
+	}
+	switch {
+	case cmd == nil:
+		return fail("ERR Unknown Redis command called from script")
+	case (cmd.Arity > 0 && len(args) != cmd.Arity) || len(args) < -cmd.Arity:
+		return fail("ERR Wrong number of args calling Redis command from script")
+	case cmd.Flags&FlagNoScript != 0:
+		return fail("ERR This Redis command is not allowed from script")
+	case cmd.Flags&FlagWrite != 0 && h.readOnly:
+		return fail("ERR Write commands are not allowed from read-only scripts.")
+	}
+	sc := s.scriptClient
+	x := &sc.ctx
+	if x.propagating() {
+		// Kept until the script ends; the engine reuses args.
+		args = cloneArgs(args)
+	}
+	h.out.B = h.out.B[:0]
+	h.out.Proto = 2
+	if resp3 {
+		h.out.Proto = 3
+	}
+	x.DB = s.ks.DB(int(sc.db.Load())) // a SELECT in the script switches
+	x.cmd, x.Args, x.dirty = cmd, args, 0
+	start := monoNow()
+	cmd.Run(x)
+	if x.dirty > 0 {
+		h.dirty += x.dirty
+		h.wrote.Store(true)
+		x.publish(args)
+	}
+	failed := len(h.out.B) > 0 && h.out.B[0] == '-'
+	s.recordCall(sc, cmd, monoNow()-start, failed)
+	return append(dst, h.out.B...)
+}
+
+// Wrote tells SCRIPT KILL whether the script has written (then it is
+// unkillable, as in Redis).
+func (h *scriptHost) Wrote() bool { return h.wrote.Load() }
+
+// scriptBusy reports whether a script has run longer than
+// busy-reply-threshold, and whether it is a function: other clients then get
+// BUSY.
+func (s *Server) scriptBusy() (busy, function bool) {
+	start := s.scriptStart.Load()
+	if start == 0 {
+		return false, false
+	}
+	limit := s.cfg.BusyReplyThreshold()
+	return limit > 0 && monoNow()-start > limit*int64(time.Millisecond), s.scriptIsFunction.Load()
+}
+
+func errBusy(function bool) string {
+	if function {
+		return "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
+	}
+	return "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+}
+
+// scriptState is the server's scripting state.
+type scriptState struct {
+	scripts          *scripting.Engine
+	scriptHost       scriptHost
+	scriptClient     *Client
+	scriptStart      atomic.Int64 // monotonic ns when the running script began; 0: none
+	scriptIsFunction atomic.Bool
+}
+
+func scriptLoad(x *Ctx) {
+	sha, err := x.s.scripts.LoadScript(clone(x.Args[2]))
+	if err != nil {
+		x.W.Error(err.Error())
+		return
+	}
+	x.W.BulkString(sha)
+}
+
+func scriptExists(x *Ctx) {
+	x.W.Array(len(x.Args) - 2)
+	for _, sha := range x.Args[2:] {
+		x.W.Int(int64(boolInt(x.s.scripts.ScriptExists(string(sha)))))
+	}
+}
+
+// flushOption checks the optional ASYNC|SYNC of SCRIPT FLUSH and FUNCTION
+// FLUSH.
+func flushOption(x *Ctx, errText string) bool {
+	if len(x.Args) > 3 || (len(x.Args) == 3 && !cArgIs(x.Args[2], "async") && !cArgIs(x.Args[2], "sync")) {
+		x.W.Error(errText)
+		return false
+	}
+	return true
+}
+
+func scriptFlush(x *Ctx) {
+	if flushOption(x, "ERR SCRIPT FLUSH only support SYNC|ASYNC option") {
+		x.s.scripts.FlushScripts()
+		x.W.OK()
+	}
+}
+
+const errNotBusy = "NOTBUSY No scripts in execution right now."
+
+func scriptKill(x *Ctx) {
+	running, function, wrote := x.s.scripts.Running()
+	switch {
+	case !running:
+		x.W.Error(errNotBusy)
+	case function: // the other kind runs: BUSY, as Redis says
+		x.W.Error(errBusy(true))
+	case wrote:
+		x.W.Error("UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.")
+	default:
+		x.s.scripts.Kill()
+		x.W.OK()
+	}
+}
+
+func functionKill(x *Ctx) {
+	running, function, _ := x.s.scripts.Running()
+	switch {
+	case !running:
+		x.W.Error(errNotBusy)
+		return
+	case !function:
+		x.W.Error(errBusy(false))
+		return
+	}
+	x.s.scripts.Kill()
+	x.W.OK()
+}
+
+func functionLoad(x *Ctx) {
+	replace := false
+	if len(x.Args) > 3 {
+		if len(x.Args) > 4 || !cArgIs(x.Args[2], "replace") {
+			x.W.Error("ERR Unknown option given: " + string(x.Args[2]))
+			return
+		}
+		replace = true
+	}
+	name, err := x.s.scripts.LoadLibrary(clone(x.Args[len(x.Args)-1]), replace)
+	if err != nil {
+		x.W.Error(err.Error())
+		return
+	}
+	x.dirty++
+	x.W.BulkString(name)
+}
+
+func functionDelete(x *Ctx) {
+	if err := x.s.scripts.DeleteLibrary(string(x.Args[2])); err != nil {
+		x.W.Error(err.Error())
+		return
+	}
+	x.dirty++
+	x.W.OK()
+}
+
+func functionFlush(x *Ctx) {
+	if flushOption(x, "ERR FUNCTION FLUSH only supports SYNC|ASYNC option") {
+		x.s.scripts.FlushFunctions()
+		x.dirty++
+		x.W.OK()
+	}
+}
+
+func functionList(x *Ctx) {
+	var pattern *string
+	withCode := false
+	for i := 2; i < len(x.Args); i++ {
+		switch {
+		case cArgIs(x.Args[i], "withcode") && !withCode:
+			withCode = true
+		case cArgIs(x.Args[i], "libraryname") && pattern == nil:
+			if i+1 >= len(x.Args) {
+				x.W.Error("ERR library name argument was not given")
+				return
+			}
+			i++
+			p := string(x.Args[i])
+			pattern = &p
+		default:
+			x.W.Error("ERR Unknown argument " + string(x.Args[i]))
+			return
+		}
+	}
+	x.s.scripts.WriteFunctionList(x.W, pattern, withCode)
+}
+
+func functionDump(x *Ctx) { x.W.Bulk(x.s.scripts.DumpFunctions()) }
+
+func functionRestore(x *Ctx) {
+	policy := scripting.RestoreAppend
+	if len(x.Args) > 4 {
+		x.W.Error(errSyntax)
+		return
+	}
+	if len(x.Args) == 4 {
+		switch strings.ToLower(string(x.Args[3])) {
+		case "append":
+		case "replace":
+			policy = scripting.RestoreReplace
+		case "flush":
+			policy = scripting.RestoreFlush
+		default:
+			x.W.Error("ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.")
+			return
+		}
+	}
+	if err := x.s.scripts.RestoreFunctions(clone(x.Args[2]), policy); err != nil {
+		x.W.Error(err.Error())
+		return
+	}
+	x.dirty++
+	x.W.OK()
+}
+
+func functionStats(x *Ctx) {
+	libs, fns := x.s.scripts.Counts()
+	x.W.Map(2)
+	x.W.BulkString("running_script")
+	x.W.Null() // it runs under the exclusive lock: never seen from here
+	x.W.BulkString("engines")
+	x.W.Map(1)
+	x.W.BulkString("LUA")
+	x.W.Map(2)
+	x.W.BulkString("libraries_count")
+	x.W.Int(int64(libs))
+	x.W.BulkString("functions_count")
+	x.W.Int(int64(fns))
+}
+
+func scriptHelp(x *Ctx) {
+	writeHelp(x, "SCRIPT", []string{
+		"DEBUG (YES|SYNC|NO)",
+		"    Set the debug mode for subsequent scripts executed.",
+		"EXISTS <sha1> [<sha1> ...]",
+		"    Return information about the existence of the scripts in the script cache.",
+		"FLUSH [ASYNC|SYNC]",
+		"    Flush the Lua scripts cache. Very dangerous on replicas.",
+		"    When called without the optional mode argument, the behavior is determined by the",
+		"    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+		"    * ASYNC: Asynchronously flush the scripts cache.",
+		"    * SYNC: Synchronously flush the scripts cache.",
+		"KILL",
+		"    Kill the currently executing Lua script.",
+		"LOAD <script>",
+		"    Load a script into the scripts cache without executing it.",
+	})
+}
+
+func functionHelp(x *Ctx) {
+	writeHelp(x, "FUNCTION", []string{
+		"LOAD [REPLACE] <FUNCTION CODE>",
+		"    Create a new library with the given library name and code.",
+		"DELETE <LIBRARY NAME>",
+		"    Delete the given library.",
+		"LIST [LIBRARYNAME PATTERN] [WITHCODE]",
+		"    Return general information on all the libraries:",
+		"    * Library name",
+		"    * The engine used to run the Library",
+		"    * Library description",
+		"    * Functions list",
+		"    * Library code (if WITHCODE is given)",
+		"    It also possible to get only function that matches a pattern using LIBRARYNAME argument.",
+		"STATS",
+		"    Return information about the current function running:",
+		"    * Function name",
+		"    * Command used to run the function",
+		"    * Duration in MS that the function is running",
+		"    If no function is running, return nil",
+		"    In addition, returns a list of available engines.",
+		"KILL",
+		"    Kill the current running function.",
+		"FLUSH [ASYNC|SYNC]",
+		"    Delete all the libraries.",
+		"    When called without the optional mode argument, the behavior is determined by the",
+		"    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+		"    * ASYNC: Asynchronously delete the libraries.",
+		"    * SYNC: Synchronously delete the libraries.",
+		"DUMP",
+		"    Return a serialized payload representing the current libraries, can be restored using FUNCTION RESTORE command",
+		"RESTORE <PAYLOAD> [FLUSH|APPEND|REPLACE]",
+		"    Restore the libraries represented by the given payload, it is possible to give a restore policy to",
+		"    control how to handle existing libraries (default APPEND):",
+		"    * FLUSH: delete all existing libraries.",
+		"    * APPEND: appends the restored libraries to the existing libraries. On collision, abort.",
+		"    * REPLACE: appends the restored libraries to the existing libraries, On collision, replace the old",
+		"      libraries with the new libraries (Notice that on collision, the old libraries will be deleted).",
+	})
+}

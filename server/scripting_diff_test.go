@@ -1,0 +1,308 @@
+package server_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/keyhive/keyhive/internal/difftest"
+)
+
+// The scripting package has its own differential tests of the Lua
+// environment; these check the commands around it: EVAL/EVALSHA/FCALL
+// arguments and errors, the script cache, functions, the checks redis.call
+// makes, atomicity with other clients, and what scripts wake and touch.
+
+func TestEvalCommands(t *testing.T) {
+	p := difftest.Start(t)
+	for _, proto := range []int{2, 3} {
+		p.Proto(proto)
+		p.Do("EVAL", "return {1, 'two', 3.9, true, false, {ok='fine'}, redis.call('ping')}", 0)
+		p.Do("EVAL", "return {KEYS[1], KEYS[2], ARGV[1], #KEYS, #ARGV}", 2, "k1", "k2", "a1")
+		p.Do("EVAL", "redis.setresp(3); return redis.call('hgetall', KEYS[1])", 1, "h")
+		p.Do("HSET", "h", "f", "v")
+		p.Do("EVAL", "redis.setresp(3); return redis.call('hgetall', KEYS[1])", 1, "h")
+		p.Do("EVAL", "return redis.call('zscore', 'nosuch', 'm')", 0)
+		p.Do("FLUSHALL")
+	}
+	p.Do("EVAL", "return 1", "x")
+	p.Do("EVAL", "return 1", -1)
+	p.Do("EVAL", "return 1", 2, "a")
+	p.Do("EVAL", "return 1")
+	r, k := p.DoDifferent("gopher-lua words parse errors differently from Lua 5.1", "EVAL", "syntax error here", 0)
+	for _, reply := range []difftest.Reply{r, k} {
+		if !strings.HasPrefix(reply.Str, "ERR Error compiling script (new function): user_script:1: ") {
+			t.Errorf("compile error: %q", reply.Str)
+		}
+	}
+	p.Do("EVAL", "return redis.call('nosuch')", 0)
+	p.Do("EVAL", "return redis.call('get')", 0)
+	p.Do("EVAL", "return redis.call('blpop', 'x', 0)", 0)
+	p.Do("EVAL", "return redis.call('multi')", 0)
+	p.Do("EVAL", "return redis.call('eval', 'return 1', 0)", 0)
+	p.Do("EVAL", "return redis.pcall('incr', KEYS[1])", 1, "h")
+	p.Do("SET", "s", "x")
+	p.Do("EVAL", "return redis.call('incr', KEYS[1])", 1, "s")
+	p.Do("EVAL", "return redis.pcall('incr', KEYS[1])", 1, "s")
+	p.Do("EVAL", "return redis.call('blmpop', 0.01, 1, 'empty', 'left')", 0) // non-blocking in scripts
+	p.Do("EVAL", "return redis.call('lpush', 'l', 1, 2)", 0)
+	p.Do("EVAL", "redis.call('select', 5); redis.call('set', 'in5', 1); return redis.call('dbsize')", 0)
+	p.Do("EXISTS", "in5") // the script's SELECT does not move the caller
+	p.Do("SELECT", 5)
+	p.Do("GET", "in5")
+	p.Do("SELECT", 0)
+}
+
+func TestEvalReadOnly(t *testing.T) {
+	p := difftest.Start(t)
+	p.Do("EVAL_RO", "return redis.call('set', 'a', 1)", 0)
+	p.Do("EVAL_RO", "return redis.call('get', 'a')", 0)
+	p.Do("EVAL_RO", "#!lua\nreturn 1", 0)
+	p.Do("EVAL_RO", "#!lua flags=no-writes\nreturn redis.call('get', 'a')", 0)
+	p.Do("EVAL", "#!lua flags=no-writes\nreturn redis.call('set', 'a', 1)", 0)
+	p.Do("EVAL", "#!lua flags=bogus\nreturn 1", 0)
+	p.Do("EVAL", "#!python\nreturn 1", 0)
+	p.Do("EVAL", "#!lua\nreturn redis.call('set', 'a', 2)", 0)
+	p.Do("GET", "a")
+}
+
+func TestScriptCache(t *testing.T) {
+	p := difftest.Start(t)
+	sha := p.Do("SCRIPT", "LOAD", "return 'cached ' .. ARGV[1]").Str
+	p.Do("EVALSHA", sha, 0, "x")
+	p.Do("EVALSHA_RO", sha, 0, "y")
+	p.Do("EVALSHA", sha, 1)
+	p.Do("EVALSHA", "0000000000000000000000000000000000000000", 0)
+	p.Do("EVALSHA", "short", 0)
+	p.Do("SCRIPT", "EXISTS", sha, "nosuch", sha)
+	p.Do("EVAL", "return 'cached ' .. ARGV[1]", 0, "z")
+	p.Do("SCRIPT", "FLUSH", "BOGUS")
+	p.Do("SCRIPT", "FLUSH", "ASYNC")
+	p.Do("SCRIPT", "EXISTS", sha)
+	p.Do("EVALSHA", sha, 0)
+	p.Do("SCRIPT", "LOAD", "not lua at all (")
+	p.Do("SCRIPT", "KILL")
+	p.Do("SCRIPT", "HELP")
+	p.Do("SCRIPT", "NOSUCH")
+	p.Do("SCRIPT", "FLUSH")
+}
+
+func TestFunctions(t *testing.T) {
+	p := difftest.Start(t)
+	lib := "#!lua name=counters\n" +
+		"redis.register_function('incr_by', function(keys, args) return redis.call('incrby', keys[1], args[1]) end)\n" +
+		"redis.register_function{function_name='peek', callback=function(keys) return redis.call('get', keys[1]) end, flags={'no-writes'}, description='read it'}\n"
+	p.Do("FUNCTION", "LOAD", lib)
+	p.Do("FUNCTION", "LOAD", lib)
+	p.Do("FUNCTION", "LOAD", "BOGUS", lib)
+	p.Do("FCALL", "incr_by", 1, "c", 5)
+	p.Do("FCALL", "peek", 1, "c")
+	p.Do("FCALL_RO", "peek", 1, "c")
+	p.Do("FCALL_RO", "incr_by", 1, "c", 5)
+	p.Do("FCALL", "nosuch", 0)
+	p.Do("FCALL", "peek", -1)
+	// Redis lists functions in hash order: compare a one-function library.
+	p.Do("FUNCTION", "LOAD", "#!lua name=single\nredis.register_function('one', function() return 1 end)")
+	p.Do("FUNCTION", "LIST", "LIBRARYNAME", "sing*")
+	p.Do("FUNCTION", "LIST", "WITHCODE", "LIBRARYNAME", "sing*")
+	p.Do("FUNCTION", "LIST", "LIBRARYNAME", "nomatch*")
+	p.Do("FUNCTION", "DELETE", "single")
+	p.Do("FUNCTION", "LIST", "BOGUS")
+	p.Do("FUNCTION", "STATS")
+	p.Do("FUNCTION", "KILL")
+	dump := p.Do("FUNCTION", "DUMP")
+	p.Do("FUNCTION", "RESTORE", dump.Str)
+	p.Do("FUNCTION", "RESTORE", dump.Str, "REPLACE")
+	p.Do("FUNCTION", "RESTORE", dump.Str, "BOGUS")
+	p.Do("FUNCTION", "RESTORE", "garbage")
+	p.Do("FUNCTION", "DELETE", "counters")
+	p.Do("FUNCTION", "DELETE", "counters")
+	p.Do("FCALL", "peek", 1, "c")
+	p.Do("FUNCTION", "RESTORE", dump.Str, "FLUSH")
+	p.Do("FCALL", "peek", 1, "c")
+	p.Do("FUNCTION", "FLUSH", "BOGUS")
+	p.Do("FUNCTION", "FLUSH")
+	p.Do("FUNCTION", "LIST")
+	p.Proto(3)
+	p.Do("FUNCTION", "STATS")
+}
+
+// TestScriptsAreAtomic: two clients' scripts and plain commands interleave
+// only between scripts.
+func TestScriptWakesAndTouches(t *testing.T) {
+	p := difftest.Start(t)
+	w := p.NewConn()
+	w.Send("BLPOP", "q", 0)
+	w.NoReply(stillBlocked)
+	p.Do("EVAL", "redis.call('rpush', KEYS[1], 'a', 'b'); return redis.call('lpop', KEYS[1])", 1, "q")
+	w.Read()
+	p.Do("LRANGE", "q", 0, -1)
+
+	other := p.NewConn()
+	p.Do("WATCH", "k")
+	other.Do("EVAL", "return redis.call('set', 'k', 1)", 0)
+	p.Do("MULTI")
+	p.Do("EVAL", "return redis.call('incr', 'k')", 0)
+	p.Do("EXEC")
+	p.Do("MULTI")
+	p.Do("EVAL", "return redis.call('incr', 'k')", 0)
+	p.Do("INCR", "k")
+	p.Do("EXEC")
+}
+
+// The four scripts of seed 002 (the waiting room), verbatim.
+const (
+	seedEnqueue = `-- Check for existing position by IP
+local existing = redis.call('GET', KEYS[4])
+if existing then
+    return {0, existing}  -- Return existing position
+end
+
+-- Add to queue list
+redis.call('RPUSH', KEYS[1], ARGV[1])
+
+-- Add to sorted set for position tracking
+redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
+
+-- Create position metadata
+redis.call('HSET', KEYS[3],
+    'status', 'waiting',
+    'enqueued_at', ARGV[2],
+    'last_heartbeat', ARGV[2],
+    'metadata', ARGV[5]
+)
+redis.call('EXPIRE', KEYS[3], ARGV[4])
+
+-- Map IP to position
+redis.call('SET', KEYS[4], ARGV[1], 'EX', ARGV[4])
+
+-- Add to heartbeat tracking
+redis.call('ZADD', KEYS[5], math.floor(ARGV[2] / 1000000), ARGV[1])
+
+return {1, ARGV[1]}  -- Success, return position_id
+`
+	seedDequeue = `-- Try each priority level
+for i = 1, 4 do
+    local position_id = redis.call('LPOP', KEYS[i])
+    if position_id then
+        -- Remove from sorted set
+        redis.call('ZREM', KEYS[5], position_id)
+        
+        -- Update position status
+        redis.call('HSET', 'position:' .. position_id,
+            'status', 'admitted',
+            'session_id', ARGV[1],
+            'admitted_at', ARGV[2]
+        )
+        
+        -- Add to active sessions
+        redis.call('SADD', KEYS[6], ARGV[1])
+        
+        return position_id
+    end
+end
+
+return nil  -- Queue empty
+`
+	seedHeartbeat = `-- Check position exists
+if redis.call('EXISTS', KEYS[1]) == 0 then
+    return 0  -- Position not found
+end
+
+-- Update heartbeat timestamp
+redis.call('HSET', KEYS[1], 'last_heartbeat', ARGV[2])
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+
+-- Update sorted set
+redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
+
+return 1  -- Success
+`
+	seedCleanup = `-- Get expired positions
+local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[2])
+
+if #expired == 0 then
+    return {}
+end
+
+-- Process each expired position
+for _, position_id in ipairs(expired) do
+    -- Remove from heartbeat tracking
+    redis.call('ZREM', KEYS[1], position_id)
+    
+    -- Remove from positions sorted set
+    redis.call('ZREM', KEYS[2], position_id)
+    
+    -- Update position status
+    redis.call('HSET', 'position:' .. position_id, 'status', 'expired')
+end
+
+return expired
+`
+)
+
+// TestSeedWaitingRoomScripts runs seed 002's four scripts, loaded with SCRIPT
+// LOAD and called with EVALSHA as the application does, for many users.
+func TestSeedWaitingRoomScripts(t *testing.T) {
+	p := difftest.Start(t)
+	sha := map[string]string{}
+	for name, body := range map[string]string{"enqueue": seedEnqueue, "dequeue": seedDequeue, "heartbeat": seedHeartbeat, "cleanup": seedCleanup} {
+		sha[name] = p.Do("SCRIPT", "LOAD", body).Str
+	}
+	const q = "queue:{concert}"
+	rng := rand.New(rand.NewPCG(7, 7))
+	ts := int64(1704067200_000000)
+	var positions []string
+	for i := range 300 {
+		ts += rng.Int64N(3_000000)
+		switch op := rng.IntN(10); {
+		case op < 5:
+			pos := fmt.Sprintf("pos-%d", i)
+			ip := fmt.Sprintf("iphash-%d", rng.IntN(40)) // repeats: the idempotency path
+			p.Do("EVALSHA", sha["enqueue"], 5, fmt.Sprintf("%s:waiting:%d", q, rng.IntN(4)), q+":positions",
+				"position:"+pos, "ipmap:{concert}:"+ip, "heartbeat:active", pos, ts, ip, 1800, `{"ua":"test"}`)
+			positions = append(positions, pos)
+		case op < 7:
+			p.Do("EVALSHA", sha["dequeue"], 6, q+":waiting:0", q+":waiting:1", q+":waiting:2", q+":waiting:3",
+				q+":positions", q+":sessions:active", fmt.Sprintf("sess-%d", i), ts)
+		case op < 9 && len(positions) > 0:
+			pos := positions[rng.IntN(len(positions))]
+			p.Do("EVALSHA", sha["heartbeat"], 2, "position:"+pos, "heartbeat:active", pos, ts/1000000, 1800)
+		default:
+			p.Do("EVALSHA", sha["cleanup"], 2, "heartbeat:active", q+":positions", ts/1000000-5, 10)
+		}
+	}
+	p.Do("ZRANGE", q+":positions", 0, -1, "WITHSCORES")
+	p.Do("ZRANGE", "heartbeat:active", 0, -1, "WITHSCORES")
+	p.DoUnordered("SMEMBERS", q+":sessions:active")
+	for _, pos := range positions[:20] {
+		p.DoUnorderedPairs("HGETALL", "position:"+pos)
+	}
+}
+
+// TestScriptBusyAndKill: past busy-reply-threshold other clients get BUSY,
+// SCRIPT KILL stops a script that has not written, and one that has is
+// unkillable (then killed with SHUTDOWN NOSAVE in Redis; here left to run
+// out of its loop).
+func TestScriptBusyAndKill(t *testing.T) {
+	p := difftest.StartIsolated(t, "--busy-reply-threshold", "100")
+	a, b := p.NewConn(), p.NewConn()
+	a.Send("EVAL", "while true do end", 0)
+	time.Sleep(300 * time.Millisecond)
+	b.Do("PING")
+	b.Do("GET", "x")
+	b.Do("FUNCTION", "KILL")
+	b.Do("SCRIPT", "KILL")
+	a.Read()
+	b.Do("PING")
+
+	a.Send("EVAL", "redis.call('set', 'x', 1); local t = redis.call('time')[1] + 1; while tonumber(redis.call('time')[1]) < t + 1 do end; return 'done'", 0)
+	time.Sleep(300 * time.Millisecond)
+	b.Do("SCRIPT", "KILL")
+	p.SetTimeout(10 * time.Second)
+	a.SetTimeout(10 * time.Second)
+	a.Read()
+	b.Do("GET", "x")
+}
