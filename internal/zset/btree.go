@@ -5,7 +5,9 @@ package zset
 // a rank is the sum of the counts left of the path to an element, and keys
 // that route a search without reading the slab unless scores tie. Nodes live
 // in two slices and refer to each other by index. Every node but the root
-// stays at least a quarter full, so a path is O(log n) nodes.
+// and the last node of each level stays at least a quarter full, so a path is
+// O(log n) nodes. (A last node may be emptier because appending past the
+// largest element starts a new node instead of splitting a full one in two.)
 
 const (
 	leafCap   = 64
@@ -141,6 +143,7 @@ func (t *Tree) rank(ref uint64, score float64, member []byte) int {
 
 // insert puts the record at ref, holding (score, member), in order.
 func (t *Tree) insert(ref uint64, score float64, member []byte) {
+	t.atEnd = 0
 	if len(t.leaves) == 0 {
 		t.root, t.height = t.newLeaf(), 0
 	}
@@ -160,19 +163,36 @@ func (t *Tree) insert(ref uint64, score float64, member []byte) {
 		insertRef(lf, lo, ref)
 		return
 	}
+	// Past the last element (ascending scores, like timestamps) the full
+	// leaf stays full and a new one starts, rather than two half-empty ones.
+	appending := lo == leafCap && t.rightmost(&path)
 	r := t.newLeaf()
 	lf = &t.leaves[n]
 	right := &t.leaves[r]
 	const half = leafCap / 2
-	copy(right.refs[:], lf.refs[half:])
-	lf.n, right.n = half, leafCap-half
-	if lo <= half {
-		insertRef(lf, lo, ref)
+	if appending {
+		insertRef(right, 0, ref)
 	} else {
-		insertRef(right, lo-half, ref)
+		copy(right.refs[:], lf.refs[half:])
+		lf.n, right.n = half, leafCap-half
+		if lo <= half {
+			insertRef(lf, lo, ref)
+		} else {
+			insertRef(right, lo-half, ref)
+		}
 	}
 	first := right.refs[0]
-	t.split(&path, n, int(lf.n), key{t.slab.score(first), first}, r, int(right.n))
+	t.split(&path, n, int(lf.n), key{t.slab.score(first), first}, r, int(right.n), appending)
+}
+
+// rightmost reports whether path leads to the last leaf.
+func (t *Tree) rightmost(path *[maxHeight]step) bool {
+	for _, s := range path[:t.height] {
+		if s.i != t.inners[s.node].n-1 {
+			return false
+		}
+	}
+	return true
 }
 
 func insertRef(lf *leaf, pos int, ref uint64) {
@@ -183,8 +203,9 @@ func insertRef(lf *leaf, pos int, ref uint64) {
 
 // split hangs right, a new node with lower bound k, after left in left's
 // parent on path, splitting full ancestors and the root as needed; lc and rc
-// are their element counts.
-func (t *Tree) split(path *[maxHeight]step, left int32, lc int, k key, right int32, rc int) {
+// are their element counts. When appending, right is the new last node: a
+// full ancestor keeps its children and right starts a new one.
+func (t *Tree) split(path *[maxHeight]step, left int32, lc int, k key, right int32, rc int, appending bool) {
 	for d := t.height - 1; d >= 0; d-- {
 		p, i := path[d].node, int(path[d].i)
 		in := &t.inners[p]
@@ -198,14 +219,19 @@ func (t *Tree) split(path *[maxHeight]step, left int32, lc int, k key, right int
 		sib := &t.inners[q]
 		const half = innerCap / 2
 		up := in.keys[half]
-		copy(sib.child[:], in.child[half:])
-		copy(sib.count[:], in.count[half:])
-		copy(sib.keys[:], in.keys[half:])
-		in.n, sib.n = half, innerCap-half
-		if i+1 <= half {
-			in.insertChild(i+1, k, right, rc)
+		if appending {
+			up = k
+			sib.insertChild(0, k, right, rc)
 		} else {
-			sib.insertChild(i+1-half, k, right, rc)
+			copy(sib.child[:], in.child[half:])
+			copy(sib.count[:], in.count[half:])
+			copy(sib.keys[:], in.keys[half:])
+			in.n, sib.n = half, innerCap-half
+			if i+1 <= half {
+				in.insertChild(i+1, k, right, rc)
+			} else {
+				sib.insertChild(i+1-half, k, right, rc)
+			}
 		}
 		left, lc, k, right, rc = p, in.total(), up, q, sib.total()
 	}
@@ -220,6 +246,7 @@ func (t *Tree) split(path *[maxHeight]step, left int32, lc int, k key, right int
 
 // unlink takes the record at ref, holding (score, member), out of the order.
 func (t *Tree) unlink(ref uint64, score float64, member []byte) {
+	t.atEnd = 0
 	var path [maxHeight]step
 	n, _ := t.descend(score, member, &path, -1)
 	lf := &t.leaves[n]
@@ -383,7 +410,7 @@ func (t *Tree) build(refs []uint64) {
 		lf.n = int32(copy(lf.refs[:], refs[lo:hi]))
 		level[i] = sub{int32(i), hi - lo, key{t.slab.score(refs[lo]), refs[lo]}}
 	}
-	t.inners, t.freeLeaves, t.freeInners, t.height = nil, nil, nil, 0
+	t.inners, t.freeLeaves, t.freeInners, t.height, t.atEnd = nil, nil, nil, 0, 0
 	for len(level) > 1 {
 		m := (len(level) + innerCap - 1) / innerCap
 		for j := 0; j < m; j++ {

@@ -26,6 +26,12 @@ type Tree struct {
 	freeInners []int32
 	root       int32
 	height     int // levels of inner nodes above the leaves
+
+	// At's last leaf and the ranks it holds, [atFirst, atEnd), so that
+	// reading ranks in order (ZRANGE) descends once per leaf. Changes clear
+	// it. This makes At a write: a Tree is for one goroutine at a time.
+	atLeaf         int32
+	atFirst, atEnd int
 }
 
 // Len returns the number of members.
@@ -128,17 +134,20 @@ func (t *Tree) Rank(member []byte) (int, bool) {
 
 // At returns the element of rank i (0 <= i < Len).
 func (t *Tree) At(i int) (member []byte, score float64) {
-	n := t.root
-	for h := t.height; h > 0; h-- {
-		in := &t.inners[n]
-		j := 0
-		for i >= in.count[j] {
-			i -= in.count[j]
-			j++
+	if i < t.atFirst || i >= t.atEnd {
+		n, j := t.root, i
+		for h := t.height; h > 0; h-- {
+			in := &t.inners[n]
+			c := 0
+			for j >= in.count[c] {
+				j -= in.count[c]
+				c++
+			}
+			n = in.child[c]
 		}
-		n = in.child[j]
+		t.atLeaf, t.atFirst, t.atEnd = n, i-j, i-j+int(t.leaves[n].n)
 	}
-	score, member = t.record(t.leaves[n].refs[i])
+	score, member = t.record(t.leaves[t.atLeaf].refs[i-t.atFirst])
 	return member, score
 }
 

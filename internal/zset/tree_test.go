@@ -190,7 +190,7 @@ func (h *harness) verify() {
 	}
 	if len(h.ref) > 0 {
 		var last *elem
-		h.checkNode(h.tr.root, h.tr.height, true, &last)
+		h.checkNode(h.tr.root, h.tr.height, true, true, &last)
 	}
 	used := 0
 	for i, s := range h.tr.slots {
@@ -210,12 +210,13 @@ func (h *harness) verify() {
 }
 
 // checkNode checks node n's subtree (fill, counts, keys, order) and returns
-// its element count and first element; last is the element before it.
-func (h *harness) checkNode(n int32, height int, root bool, last **elem) (int, elem) {
+// its element count and first element; last is the element before it. The
+// root and the last node of a level (edge) may be less than a quarter full.
+func (h *harness) checkNode(n int32, height int, root, edge bool, last **elem) (int, elem) {
 	var first *elem
 	if height == 0 {
 		lf := &h.tr.leaves[n]
-		if !root && lf.n < leafCap/4 {
+		if !edge && lf.n < leafCap/4 || lf.n == 0 && !root {
 			h.t.Fatalf("leaf of %d", lf.n)
 		}
 		for _, ref := range lf.refs[:lf.n] {
@@ -232,13 +233,13 @@ func (h *harness) checkNode(n int32, height int, root bool, last **elem) (int, e
 		return int(lf.n), *first
 	}
 	in := &h.tr.inners[n]
-	if (!root && in.n < innerCap/4) || (root && in.n < 2) {
+	if (!edge && in.n < innerCap/4) || (root && in.n < 2) || in.n == 0 {
 		h.t.Fatalf("inner node of %d", in.n)
 	}
 	total := 0
 	for i, c := range in.child[:in.n] {
 		before := *last
-		got, f := h.checkNode(c, height-1, false, last)
+		got, f := h.checkNode(c, height-1, false, edge && i == int(in.n)-1, last)
 		if i > 0 {
 			k := in.keys[i]
 			ke := elem{string(h.tr.member(k.ref)), k.score}
@@ -434,4 +435,67 @@ func TestHomeBeyondTag(t *testing.T) {
 			t.Fatal("home differs")
 		}
 	}
+}
+
+// benchTree returns a tree of n members with scattered scores.
+func benchTree(n int) (*Tree, [][]byte) {
+	var tr Tree
+	members := make([][]byte, n)
+	for i := range members {
+		members[i] = []byte(fmt.Sprint("element:", i))
+		tr.Add(members[i], float64(uint32(i)*2654435761))
+	}
+	return &tr, members
+}
+
+func BenchmarkAdd(b *testing.B) {
+	tr, members := benchTree(1 << 20)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		m := members[uint32(i*7919)&(1<<20-1)]
+		tr.Remove(m)
+		tr.Add(m, float64(i))
+	}
+}
+
+func BenchmarkRank(b *testing.B) {
+	tr, members := benchTree(1 << 20)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		tr.Rank(members[uint32(i*7919)&(1<<20-1)])
+	}
+}
+
+func BenchmarkScore(b *testing.B) {
+	tr, members := benchTree(1 << 20)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		tr.Score(members[uint32(i*7919)&(1<<20-1)])
+	}
+}
+
+func BenchmarkAt(b *testing.B) {
+	tr, _ := benchTree(1 << 20)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		tr.At(i & (1<<20 - 1))
+	}
+}
+
+// TestAscendingFill: ascending scores fill the nodes, as they would with
+// timestamps, instead of leaving every split node half empty.
+func TestAscendingFill(t *testing.T) {
+	h := newHarness(t)
+	const n = 20000
+	for i := 0; i < n; i++ {
+		h.upsert(member(i), float64(i))
+	}
+	h.verify()
+	if min := (n + leafCap - 1) / leafCap; len(h.tr.leaves) > min+1 {
+		t.Fatalf("%d leaves for %d elements, want %d", len(h.tr.leaves), n, min)
+	}
+	for i := 0; i < n; i += 2 { // and still balanced as the last nodes shrink
+		h.remove(member(n - 1 - i))
+	}
+	h.verify()
 }
