@@ -123,7 +123,7 @@ func (s *luaState) installBase(g *lua.LTable) {
 		}
 		n := L.GetTop() - 1
 		if err := L.PCall(n, lua.MultRet, nil); err != nil {
-			obj := err.(*lua.ApiError).Object
+			obj := errorObject(err)
 			if t, ok := obj.(*lua.LTable); ok {
 				if msg, ok := t.RawGetString("err").(lua.LString); ok {
 					obj = msg
@@ -137,20 +137,7 @@ func (s *luaState) installBase(g *lua.LTable) {
 		L.Insert(lua.LTrue, 1)
 		return L.GetTop()
 	})
-	// Lua 5.1's error adds the position to numbers too, and none when the
-	// level points past the script (its caller is C).
-	set("error", func(L *lua.LState) int {
-		v := L.Get(1)
-		level := int(optInt(L, 2, "error", 1))
-		if _, ok := L.GetStack(level); !ok {
-			level = 0
-		}
-		if n, ok := v.(lua.LNumber); ok && level > 0 {
-			v = lua.LString(luaNumberString(float64(n)))
-		}
-		L.Error(v, level)
-		return 0
-	})
+	g.RawSetString("error", L.NewFunction(s.luaError))
 	set("assert", func(L *lua.LState) int {
 		if L.GetTop() == 0 {
 			argError(L, 1, "assert", "value expected")
@@ -159,6 +146,24 @@ func (s *luaState) installBase(g *lua.LTable) {
 			L.RaiseError("%s", optString(L, 2, "assert", "assertion failed!"))
 		}
 		return L.GetTop()
+	})
+	// unpack and string.byte push their results on the C stack in Lua 5.1,
+	// which holds LUAI_MAXCSTACK (8000) values.
+	set("unpack", func(L *lua.LState) int {
+		t, _ := s.real(checkTable(L, 1, "unpack"))
+		i := optInt(L, 2, "unpack", 1)
+		e := optInt(L, 3, "unpack", int64(t.Len()))
+		if i > e {
+			return 0
+		}
+		n := e - i + 1
+		if n <= 0 || n+int64(L.GetTop()) > luaStackLimit {
+			L.RaiseError("too many results to unpack")
+		}
+		for k := i; k <= e; k++ {
+			L.Push(t.RawGetInt(int(k)))
+		}
+		return int(n)
 	})
 	set("gcinfo", func(L *lua.LState) int {
 		L.Push(lua.LNumber(0)) // gopher-lua's memory lives in Go's heap, not counted per state
@@ -316,7 +321,7 @@ func (s *luaState) installString(str *lua.LTable) {
 		wrapped.Upvalues = origFn.Upvalues // gmatch keeps its iterator there
 		str.RawSetString(name, wrapped)
 	}
-	for _, name := range []string{"byte", "len", "lower", "reverse", "sub", "upper"} {
+	for _, name := range []string{"byte", "len", "lower", "reverse", "sub", "upper"} { // byte is wrapped again below
 		coerce(name, 1)
 	}
 	coerce("find", 1, 2)
@@ -324,6 +329,29 @@ func (s *luaState) installString(str *lua.LTable) {
 	coerce("gmatch", 1, 2)
 	coerce("gsub", 1, 2, 3)
 	str.RawSetString("gfind", str.RawGetString("gmatch"))
+	strByte := str.RawGetString("byte").(*lua.LFunction).GFunction
+	str.RawSetString("byte", L.NewFunction(func(L *lua.LState) int {
+		s := checkString(L, 1, "byte")
+		i := optInt(L, 2, "byte", 1)
+		j := optInt(L, 3, "byte", i)
+		l := int64(len(s))
+		if i < 0 {
+			i += l + 1
+		}
+		if j < 0 {
+			j += l + 1
+		}
+		if i < 1 {
+			i = 1
+		}
+		if j > l {
+			j = l
+		}
+		if n := j - i + 1; n > 0 && n+int64(L.GetTop()) > luaStackLimit {
+			L.RaiseError("stack overflow (string slice too long)")
+		}
+		return strByte(L)
+	}))
 	str.RawSetString("rep", L.NewFunction(func(L *lua.LState) int {
 		s := checkString(L, 1, "rep")
 		n := checkInt(L, 2, "rep")

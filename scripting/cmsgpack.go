@@ -332,10 +332,10 @@ func (d *msgpackDecoder) table(n uint64, isMap bool, depth int) lua.LValue {
 		// lua_settable's errors, raised from C: no position.
 		switch kk := k.(type) {
 		case *lua.LNilType:
-			d.L.Error(lua.LString("table index is nil"), 0)
+			raisePlain(d.L, "table index is nil")
 		case lua.LNumber:
 			if math.IsNaN(float64(kk)) {
-				d.L.Error(lua.LString("table index is NaN"), 0)
+				raisePlain(d.L, "table index is NaN")
 			}
 		}
 		t.RawSet(k, v)

@@ -322,6 +322,12 @@ func TestErrors(t *testing.T) {
 		"return math.random(0)",
 		"return math.random(3, 1)",
 		"return math.random(1, 2, 3)",
+		"return select('#', unpack({}, 1, 1e8))",
+		"return select('#', unpack({}, 1, 7990))",
+		"return #{string.byte(string.rep('x', 9000), 1, -1)}",
+		"return #{string.byte(string.rep('x', 7000), 1, -1)}",
+		"local function f() return 1 + f() end return f()",
+		"local function f() return 1 + f() end return {pcall(f)}",
 	)
 }
 

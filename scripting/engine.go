@@ -10,6 +10,7 @@ package scripting
 
 import (
 	"context"
+	"regexp"
 	"crypto/sha1"
 	"encoding/hex"
 	"errors"
@@ -277,37 +278,31 @@ func (e *Engine) execute(st *luaState, fn *lua.LFunction, args []lua.LValue, fun
 	for _, a := range args {
 		L.Push(a)
 	}
-	if err := L.PCall(len(args), 1, st.errHandler); err != nil {
-		writeScriptError(w, err, funcName)
+	st.lastError = raisedError{}
+	if err := L.PCall(len(args), 1, nil); err != nil {
+		w.Error(st.errorMessage(errorObject(err), funcName))
 	} else {
 		(&replyWriter{w: w, scriptResp3: run.resp3}).write(L.Get(-1), 2)
 	}
 	return st.intact()
 }
 
-// writeScriptError formats a failed run as Redis does: the error object's
-// message, then " script: <name>, on <source>:<line>." when known.
-func writeScriptError(w *resp.Writer, err error, funcName string) {
+var tracebackPosition = regexp.MustCompile(`\n\t([^\n]*?):(\d+): `)
+
+// errorObject is the value a failed PCall raised. gopher-lua reports a
+// full call stack as a panic without position; it becomes Lua's "stack
+// overflow" error at the innermost frame of the traceback.
+func errorObject(err error) lua.LValue {
 	var apiErr *lua.ApiError
-	if errors.As(err, &apiErr) {
-		if t, ok := apiErr.Object.(*lua.LTable); ok {
-			msg, _ := toStringArg(t.RawGetString("err"))
-			source, sok := t.RawGetString("source").(lua.LString)
-			line, lok := t.RawGetString("line").(lua.LNumber)
-			if sok && lok {
-				msg = fmt.Sprintf("%s script: %s, on %s:%d.", msg, funcName, source, int64(line))
-			}
-			w.Error(msg)
-			return
+	if !errors.As(err, &apiErr) || apiErr.Object == nil {
+		return lua.LString(err.Error())
+	}
+	if apiErr.Object == lua.LString("lua callstack overflow") {
+		if m := tracebackPosition.FindStringSubmatch(apiErr.StackTrace); m != nil {
+			return lua.LString(m[1] + ":" + m[2] + ": stack overflow")
 		}
 	}
-	msg := "execution failure"
-	if apiErr != nil {
-		if s, ok := toStringArg(apiErr.Object); ok {
-			msg = s
-		}
-	}
-	w.Error(fmt.Sprintf("ERR Error running script %s, %.100s", funcName, msg))
+	return apiErr.Object
 }
 
 // Kill stops the running script at its next Lua instruction (SCRIPT KILL,

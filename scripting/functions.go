@@ -208,16 +208,14 @@ func (e *Engine) createLibrary(code []byte) (*Library, error) {
 		L.SetTop(0)
 	}()
 	L.Push(fn)
-	if err := L.PCall(0, 0, st.errHandler); err != nil {
-		msg := "execution failure"
-		var apiErr *lua.ApiError
-		if errors.As(err, &apiErr) {
-			if t, ok := apiErr.Object.(*lua.LTable); ok {
-				msg, _ = toStringArg(t.RawGetString("err"))
+	if err := L.PCall(0, 0, nil); err != nil {
+		msg := "FUNCTION LOAD timeout"
+		if ctx.Err() == nil {
+			// Redis reports the error object's message, without position.
+			msg = st.errorMessage(errorObject(err), "")
+			if i := strings.Index(msg, " script: , on "); i >= 0 {
+				msg = msg[:i]
 			}
-		}
-		if ctx.Err() != nil {
-			msg = "FUNCTION LOAD timeout"
 		}
 		return nil, errors.New("ERR Error registering functions: " + msg)
 	}

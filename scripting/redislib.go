@@ -88,7 +88,12 @@ func errorTable(L *lua.LState, msg string) *lua.LTable {
 
 // raise throws a Redis error object, as luaError does.
 func raise(L *lua.LState, msg string) {
-	L.Error(errorTable(L, msg), 0)
+	raiseTable(L, errorTable(L, msg))
+}
+
+func raiseTable(L *lua.LState, t *lua.LTable) {
+	setPosition(L, t)
+	L.Error(t, 0)
 }
 
 func (s *luaState) redisCall(L *lua.LState, raiseErrors bool) int {
@@ -130,7 +135,7 @@ func (s *luaState) redisCall(L *lua.LState, raiseErrors bool) int {
 	reply := run.host.Call(args, run.resp3, nil)
 	v, isErr := parseReply(L, reply, run.resp3)
 	if isErr && raiseErrors {
-		L.Error(v, 0)
+		raiseTable(L, v.(*lua.LTable))
 	}
 	L.Push(v)
 	return 1

@@ -2,7 +2,9 @@ package scripting
 
 import (
 	"context"
+	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
@@ -17,9 +19,11 @@ const (
 	// Lua 5.1's LUAI_MAXCALLS bounds recursion; gopher-lua's frame stack grows
 	// on demand up to this size instead of allocating it up front.
 	maxCallDepth = 20000
-	// The value stack may grow to a million slots (16 MB), enough for any
-	// script Redis runs, and fails with an error beyond.
-	maxRegistry = 1 << 20
+	// The value stack grows in steps up to 256K slots (4 MB), enough for
+	// any script Redis runs (C functions there get at most 8000 slots), and
+	// fails with an error beyond.
+	maxRegistry      = 1 << 18
+	registryGrowStep = 4096
 )
 
 // luaState is one Lua interpreter with Redis 7.0's sandbox: read-only
@@ -40,7 +44,7 @@ type luaState struct {
 	realGlobals *lua.LTable
 	loadGlobals *lua.LTable // FUNCTION LOAD's restricted globals; nil for EVAL
 	stringMeta  *lua.LTable // proxy of the string metatable, for getmetatable("")
-	errHandler  *lua.LFunction
+	lastError   raisedError
 
 	run     *runContext // the script being run, nil between runs
 	loading *Library    // the library whose code FUNCTION LOAD is running
@@ -63,8 +67,12 @@ func newLuaState(e *Engine, forFunctions bool) *luaState {
 		MinimizeStackMemory: true,
 		RegistrySize:        1024,
 		RegistryMaxSize:     maxRegistry,
+		RegistryGrowStep:    registryGrowStep,
 	})
 	s := &luaState{L: L, engine: e, realOf: map[*lua.LTable]*lua.LTable{}}
+	self := L.NewUserData()
+	self.Value = s
+	L.G.Registry.RawSetString(stateKey, self)
 	for _, lib := range []struct {
 		name string
 		open lua.LGFunction
@@ -94,9 +102,8 @@ func newLuaState(e *Engine, forFunctions bool) *luaState {
 	g.RawSetString("struct", openStruct(L))
 	g.RawSetString("redis", s.newRedisTable(forFunctions))
 	g.RawSetString(concatHelper, L.NewFunction(luaConcat))
-	s.errHandler = L.NewFunction(s.handleError)
 	if !forFunctions {
-		g.RawSetString("__redis__err__handler", s.errHandler)
+		g.RawSetString("__redis__err__handler", L.NewFunction(handleError))
 	}
 
 	for _, name := range []string{"string", "table", "math", "coroutine", "redis", "cjson", "cmsgpack", "bit", "struct"} {
@@ -157,16 +164,30 @@ func readonlyWrite(L *lua.LState) int {
 	return 0
 }
 
+// stateKey is where a state finds its luaState in the Lua registry, which
+// coroutines share with their parent.
+const stateKey = "\x00luaState"
+
+func stateOf(L *lua.LState) *luaState {
+	ud, _ := L.G.Registry.RawGetString(stateKey).(*lua.LUserData)
+	s, _ := ud.Value.(*luaState)
+	return s
+}
+
+// raisePlain raises a string error without position, as errors raised
+// inside Redis's C functions are, recording the position for the reply.
+func raisePlain(L *lua.LState, msg string) {
+	stateOf(L).record(L, lua.LString(msg))
+	L.Error(lua.LString(msg), 0)
+}
+
 func nonexistentGlobal(L *lua.LState) int {
 	name, _ := toStringArg(L.Get(2))
 	L.RaiseError("Script attempted to access nonexistent global variable '%s'", name)
 	return 0
 }
 
-// raiseReadonly raises the error without position, as Redis's C functions do.
-func raiseReadonly(L *lua.LState) {
-	L.Error(lua.LString(errReadonly), 0)
-}
+func raiseReadonly(L *lua.LState) { raisePlain(L, errReadonly) }
 
 // setContext arms the kill switch for one run.
 func (s *luaState) setContext(ctx context.Context) {
@@ -177,36 +198,120 @@ func (s *luaState) setContext(ctx context.Context) {
 	s.L.SetContext(ctx)
 }
 
-// handleError is Redis's __redis__err__handler: it turns any error value
-// into a table {err=..., source=..., line=...} pointing at the innermost Lua
-// frame, which the caller formats into the error reply.
-func (s *luaState) handleError(L *lua.LState) int {
-	errv := L.Get(1)
-	t, ok := errv.(*lua.LTable)
-	if !ok {
-		msg := "nil"
-		if errv != lua.LNil {
-			msg = lua51RuntimeError(tostringValue(L, errv))
-		}
-		t = L.NewTable()
-		t.RawSetString("err", lua.LString("ERR "+msg))
-	}
-	if s.engine.killRequested() {
-		t = L.NewTable()
-		t.RawSetString("err", lua.LString(errKilled))
-	}
+// Redis runs scripts under an error handler that records where an error
+// happened. A handler needs a call frame, which a Lua stack overflow leaves
+// none of in gopher-lua, so positions are recorded when errors are raised
+// instead: error objects raised from Go get source and line fields, error()
+// remembers its caller, and runtime errors carry "chunk:line:" in their text.
+
+// callerPosition returns the source and current line of the innermost Lua
+// function on the stack.
+func callerPosition(L *lua.LState) (string, int, bool) {
 	for level := 0; ; level++ {
 		dbg, ok := L.GetStack(level)
 		if !ok {
-			break
+			return "", 0, false
 		}
 		if _, err := L.GetInfo("Sl", dbg, lua.LNil); err != nil || dbg.What == "G" || dbg.CurrentLine <= 0 {
 			continue
 		}
-		t.RawSetString("source", lua.LString("@"+dbg.Source))
-		t.RawSetString("line", lua.LNumber(dbg.CurrentLine))
-		break
+		return "@" + dbg.Source, dbg.CurrentLine, true
 	}
+}
+
+// setPosition stamps an error table with where it was raised, as Redis's
+// handler does.
+func setPosition(L *lua.LState, t *lua.LTable) {
+	if source, line, ok := callerPosition(L); ok {
+		t.RawSetString("source", lua.LString(source))
+		t.RawSetString("line", lua.LNumber(line))
+	}
+}
+
+// raisedError is a non-table value error() raised, with its caller's line.
+type raisedError struct {
+	value  lua.LValue
+	source string
+	line   int
+}
+
+// luaError is error(): Lua 5.1's, plus the position bookkeeping above.
+func (s *luaState) luaError(L *lua.LState) int {
+	v := L.Get(1)
+	level := int(optInt(L, 2, "error", 1))
+	switch val := v.(type) {
+	case *lua.LTable:
+		setPosition(L, val)
+		L.Error(val, 0)
+	case lua.LString, lua.LNumber:
+		// Lua adds the position to numbers too, and none when the level
+		// points past the script (its caller is C).
+		msg, _ := toStringArg(val)
+		if _, ok := L.GetStack(level); ok && level > 0 {
+			msg = L.Where(level) + " " + msg
+		}
+		v = lua.LString(msg)
+	}
+	s.record(L, v)
+	L.Error(v, 0)
+	return 0
+}
+
+func (s *luaState) record(L *lua.LState, v lua.LValue) {
+	source, line, _ := callerPosition(L)
+	s.lastError = raisedError{value: v, source: source, line: line}
+}
+
+var errorPosition = regexp.MustCompile(`^([^\n]*?):(\d+): `)
+
+// errorMessage turns what a failed run raised into Redis's error text:
+// "<err> script: <name>, on <source>:<line>." or, with no position known,
+// just the message.
+func (s *luaState) errorMessage(obj lua.LValue, funcName string) string {
+	var msg, source string
+	line := 0
+	if t, ok := obj.(*lua.LTable); ok {
+		msg, _ = toStringArg(t.RawGetString("err"))
+		src, sok := t.RawGetString("source").(lua.LString)
+		ln, lok := t.RawGetString("line").(lua.LNumber)
+		if sok && lok {
+			source, line = string(src), int(ln)
+		}
+	} else {
+		text := "nil"
+		if obj != lua.LNil {
+			text = lua51RuntimeError(tostringValue(s.L, obj))
+		}
+		msg = "ERR " + text
+		if last := s.lastError; last.value == obj && last.line > 0 {
+			source, line = last.source, last.line
+		} else if m := errorPosition.FindStringSubmatch(text); m != nil {
+			source = "@" + m[1]
+			line, _ = strconv.Atoi(m[2])
+		}
+	}
+	if s.engine.killRequested() {
+		msg = errKilled
+	}
+	if line > 0 {
+		return fmt.Sprintf("%s script: %s, on %s:%d.", msg, funcName, source, line)
+	}
+	return msg
+}
+
+// handleError is the global __redis__err__handler scripts can see: it turns
+// a value into an error table positioned at the caller.
+func handleError(L *lua.LState) int {
+	t, ok := L.Get(1).(*lua.LTable)
+	if !ok {
+		msg := "nil"
+		if v := L.Get(1); v != lua.LNil {
+			msg = tostringValue(L, v)
+		}
+		t = L.NewTable()
+		t.RawSetString("err", lua.LString("ERR "+msg))
+	}
+	setPosition(L, t)
 	L.Push(t)
 	return 1
 }
