@@ -17,7 +17,10 @@
 #                         PING_MBULK SET GET INCR MSET LPUSH RPUSH LPOP RPOP
 #                         SADD SPOP HSET ZADD ZPOPMIN LRANGE_100 LRANGE_300
 #                         LRANGE_500 LRANGE_600 (redis-benchmark -t names) and
-#                         ZRANK (custom command on a pre-filled sorted set).
+#                         ZRANK (custom command on a pre-filled sorted set),
+#                         EVALSHA_ENQUEUE (seed 002's enqueue script) and
+#                         EVALSHA_RATELIMIT (a sliding-window rate limiter),
+#                         both from server/testdata.
 #                         Put LPUSH before LPOP so there is something to pop.
 #   ZRANK_MEMBERS=100000  members in the ZRANK sorted set
 #   KEYHIVE_BIN=path      use this binary instead of building ./cmd/keyhive
@@ -145,15 +148,28 @@ log "version strings: redis: $("$CLI_BIN" -p "$redis_port" INFO server 2>/dev/nu
 # --- tests ------------------------------------------------------------------
 # test_args TEST -> prints the redis-benchmark arguments selecting TEST, one per
 # line; test_row TEST -> the CSV "test" field prefix identifying its result row.
+enqueue_lua=$root/server/testdata/seed002/enqueue.lua
+ratelimit_lua=$root/server/testdata/scripts/sliding_window.lua
+sha_of() { sha1sum "$1" | cut -d' ' -f1; }
 test_args() {
 	case $1 in
 	ZRANK) printf '%s\n' -r "$ZRANK_MEMBERS" zrank kh:bench:zrank 'm:__rand_int__' ;;
+	EVALSHA_ENQUEUE)
+		printf '%s\n' -r "$KEYSPACE" evalsha "$(sha_of "$enqueue_lua")" 5 'queue:{b}:waiting:0' \
+			'queue:{b}:positions' 'position:__rand_int__' 'ipmap:{b}:__rand_int__' heartbeat:active \
+			'pos:__rand_int__' 1704067200000000 ip 1800 '{"ua":"bench"}'
+		;;
+	EVALSHA_RATELIMIT)
+		printf '%s\n' -r 10000 evalsha "$(sha_of "$ratelimit_lua")" 2 'rl:{__rand_int__}:1' 'rl:{__rand_int__}:0' \
+			100 1704067230000 60000 1
+		;;
 	*) printf '%s\n' -r "$KEYSPACE" -t "${1,,}" ;;
 	esac
 }
 test_row() {
 	case $1 in
 	ZRANK) echo "zrank " ;;
+	EVALSHA_*) echo "evalsha " ;;
 	*) echo "$1" ;;
 	esac
 }
@@ -169,6 +185,8 @@ prepare() {
 				zadd kh:bench:zrank __rand_int__ 'm:__rand_int__' >/dev/null 2>&1 ||
 				log "warning: ZRANK set-up failed on :$port"
 			;;
+		EVALSHA_ENQUEUE) "$CLI_BIN" -p "$port" -x SCRIPT LOAD <"$enqueue_lua" >/dev/null ;;
+		EVALSHA_RATELIMIT) "$CLI_BIN" -p "$port" -x SCRIPT LOAD <"$ratelimit_lua" >/dev/null ;;
 		esac
 	done
 }

@@ -40,7 +40,7 @@ func init() {
 		sub("load", 3, "noscript stale", "Load the specified Lua script into the script cache.", "2.6.0", scriptLoad),
 		sub("exists", -3, "noscript", "Check existence of scripts in the script cache.", "2.6.0", scriptExists),
 		sub("flush", -2, "noscript", "Remove all the scripts from the script cache.", "2.6.0", scriptFlush),
-		sub("kill", 2, "noscript allow_busy nokeyspace", "Kill the script currently in execution.", "2.6.0", scriptKill),
+		sub("kill", 2, "noscript allow_busy", "Kill the script currently in execution.", "2.6.0", scriptKill),
 		spec{name: "help", arity: 2, flags: "loading stale", category: "@slow", group: "scripting", summary: "Show helpful text about the different subcommands", since: "5.0.0", run: scriptHelp},
 	)
 	registerSub("function",
@@ -50,8 +50,8 @@ func init() {
 		sub("list", -2, "noscript", "List information about all the functions", "7.0.0", functionList),
 		sub("dump", 2, "noscript", "Dump all functions into a serialized binary payload", "7.0.0", functionDump),
 		sub("restore", -3, "write denyoom noscript", "Restore all the functions on the given payload", "7.0.0", functionRestore),
-		sub("stats", 2, "noscript allow_busy nokeyspace", "Return information about the function currently running (name, description, duration)", "7.0.0", functionStats),
-		sub("kill", 2, "noscript allow_busy nokeyspace", "Kill the function currently in execution.", "7.0.0", functionKill),
+		sub("stats", 2, "noscript allow_busy", "Return information about the function currently running (name, description, duration)", "7.0.0", functionStats),
+		sub("kill", 2, "noscript allow_busy", "Kill the function currently in execution.", "7.0.0", functionKill),
 		spec{name: "help", arity: 2, flags: "loading stale", category: "@slow", group: "scripting", summary: "Show helpful text about the different subcommands", since: "7.0.0", run: functionHelp},
 	)
 }

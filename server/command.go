@@ -36,8 +36,9 @@ const (
 	// FlagAllKeys is not a Redis flag: the command works on the whole keyspace or
 	// on several databases and takes the exclusive lock.
 	FlagAllKeys
-	// FlagNoKeyspace is not a Redis flag: the command takes no lock at all, so
-	// it runs while a script holds the exclusive lock (SCRIPT KILL).
+	// FlagNoKeyspace is not a Redis flag: derived for commands allowed while
+	// a script runs (allow_busy) that name no keys, it makes them take no
+	// lock, since a script holds the exclusive lock (SCRIPT KILL, HELLO).
 	FlagNoKeyspace
 )
 
@@ -59,10 +60,6 @@ func parseFlags(s string) Flags {
 	for _, word := range strings.Fields(s) {
 		if word == "allkeys" {
 			f |= FlagAllKeys
-			continue
-		}
-		if word == "nokeyspace" {
-			f |= FlagNoKeyspace
 			continue
 		}
 		found := false
@@ -140,6 +137,9 @@ func newCommand(s spec) *Command {
 		id: commandCount,
 	}
 	commandCount++
+	if c.Flags&FlagAllowBusy != 0 && c.FirstKey == 0 {
+		c.Flags |= FlagNoKeyspace
+	}
 	if s.category != "" {
 		c.Categories = strings.Fields(s.category)
 	}

@@ -157,3 +157,77 @@ func TestWatchUnderLoad(t *testing.T) {
 		}
 	}
 }
+
+// TestShutdownDuringScript: SHUTDOWN NOSAVE stops a server whose script has
+// written and loops forever, as in Redis.
+func TestShutdownDuringScript(t *testing.T) {
+	srv := startKeyhive(t, "--busy-reply-threshold", "50")
+	ctx := context.Background()
+	a := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	b := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer a.Close()
+	defer b.Close()
+	go a.Eval(ctx, "redis.call('set', 'k', 1) while true do end", nil)
+	time.Sleep(200 * time.Millisecond)
+	if err := b.Do(ctx, "SCRIPT", "KILL").Err(); err == nil || !strings.HasPrefix(err.Error(), "UNKILLABLE") {
+		t.Errorf("SCRIPT KILL: %v", err)
+	}
+	b.Do(ctx, "SHUTDOWN", "NOSAVE")
+	select {
+	case <-srv.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server did not shut down")
+	}
+}
+
+// TestSeedEnqueueConcurrent: 50 clients running seed 002's enqueue script at
+// once never lose or duplicate a position.
+func TestSeedEnqueueConcurrent(t *testing.T) {
+	srv := startKeyhive(t)
+	ctx := context.Background()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), PoolSize: 50})
+	defer rdb.Close()
+	sha := rdb.ScriptLoad(ctx, seedScript(t, "enqueue")).Val()
+	const clients, each = 50, 40
+	const q = "queue:{c}"
+	var wg sync.WaitGroup
+	var admitted sync.Map
+	for c := range clients {
+		wg.Go(func() {
+			for i := range each {
+				pos := fmt.Sprintf("pos-%d-%d", c, i)
+				ip := fmt.Sprintf("ip-%d", (c*each+i)%700) // every IP twice or more
+				res, err := rdb.EvalSha(ctx, sha, []string{q + ":waiting:" + strconv.Itoa(i%4), q + ":positions", "position:" + pos, "ipmap:{c}:" + ip, "heartbeat:active"},
+					pos, 1704067200000000+int64(c*each+i), ip, 1800, "{}").Slice()
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if res[0].(int64) == 1 {
+					if _, dup := admitted.LoadOrStore(ip, pos); dup {
+						t.Errorf("ip %s enqueued twice", ip)
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	n := 0
+	admitted.Range(func(ip, pos any) bool {
+		n++
+		if got := rdb.Get(ctx, "ipmap:{c}:"+ip.(string)).Val(); got != pos.(string) {
+			t.Errorf("ipmap %s = %q, want %s", ip, got, pos)
+		}
+		if rdb.ZScore(ctx, q+":positions", pos.(string)).Err() != nil {
+			t.Errorf("position %s lost", pos)
+		}
+		return true
+	})
+	total := int64(0)
+	for p := range 4 {
+		total += rdb.LLen(ctx, q+":waiting:"+strconv.Itoa(p)).Val()
+	}
+	if n != 700 || total != 700 || rdb.ZCard(ctx, q+":positions").Val() != 700 {
+		t.Errorf("%d admitted, %d queued, %d positions; want 700 each", n, total, rdb.ZCard(ctx, q+":positions").Val())
+	}
+}

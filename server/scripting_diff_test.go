@@ -3,6 +3,8 @@ package server_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -152,104 +154,24 @@ func TestScriptWakesAndTouches(t *testing.T) {
 	p.Do("EXEC")
 }
 
-// The four scripts of seed 002 (the waiting room), verbatim.
-const (
-	seedEnqueue = `-- Check for existing position by IP
-local existing = redis.call('GET', KEYS[4])
-if existing then
-    return {0, existing}  -- Return existing position
-end
-
--- Add to queue list
-redis.call('RPUSH', KEYS[1], ARGV[1])
-
--- Add to sorted set for position tracking
-redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
-
--- Create position metadata
-redis.call('HSET', KEYS[3],
-    'status', 'waiting',
-    'enqueued_at', ARGV[2],
-    'last_heartbeat', ARGV[2],
-    'metadata', ARGV[5]
-)
-redis.call('EXPIRE', KEYS[3], ARGV[4])
-
--- Map IP to position
-redis.call('SET', KEYS[4], ARGV[1], 'EX', ARGV[4])
-
--- Add to heartbeat tracking
-redis.call('ZADD', KEYS[5], math.floor(ARGV[2] / 1000000), ARGV[1])
-
-return {1, ARGV[1]}  -- Success, return position_id
-`
-	seedDequeue = `-- Try each priority level
-for i = 1, 4 do
-    local position_id = redis.call('LPOP', KEYS[i])
-    if position_id then
-        -- Remove from sorted set
-        redis.call('ZREM', KEYS[5], position_id)
-        
-        -- Update position status
-        redis.call('HSET', 'position:' .. position_id,
-            'status', 'admitted',
-            'session_id', ARGV[1],
-            'admitted_at', ARGV[2]
-        )
-        
-        -- Add to active sessions
-        redis.call('SADD', KEYS[6], ARGV[1])
-        
-        return position_id
-    end
-end
-
-return nil  -- Queue empty
-`
-	seedHeartbeat = `-- Check position exists
-if redis.call('EXISTS', KEYS[1]) == 0 then
-    return 0  -- Position not found
-end
-
--- Update heartbeat timestamp
-redis.call('HSET', KEYS[1], 'last_heartbeat', ARGV[2])
-redis.call('EXPIRE', KEYS[1], ARGV[3])
-
--- Update sorted set
-redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
-
-return 1  -- Success
-`
-	seedCleanup = `-- Get expired positions
-local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[2])
-
-if #expired == 0 then
-    return {}
-end
-
--- Process each expired position
-for _, position_id in ipairs(expired) do
-    -- Remove from heartbeat tracking
-    redis.call('ZREM', KEYS[1], position_id)
-    
-    -- Remove from positions sorted set
-    redis.call('ZREM', KEYS[2], position_id)
-    
-    -- Update position status
-    redis.call('HSET', 'position:' .. position_id, 'status', 'expired')
-end
-
-return expired
-`
-)
+// seedScript reads one of seed 002's four Lua scripts (the waiting room),
+// copied verbatim from the seed into testdata; bench/throughput.sh runs the
+// enqueue script too.
+func seedScript(t testing.TB, name string) string {
+	b, err := os.ReadFile(filepath.Join("testdata", "seed002", name+".lua"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
 
 // TestSeedWaitingRoomScripts runs seed 002's four scripts, loaded with SCRIPT
 // LOAD and called with EVALSHA as the application does, for many users.
 func TestSeedWaitingRoomScripts(t *testing.T) {
 	p := difftest.Start(t)
 	sha := map[string]string{}
-	for name, body := range map[string]string{"enqueue": seedEnqueue, "dequeue": seedDequeue, "heartbeat": seedHeartbeat, "cleanup": seedCleanup} {
-		sha[name] = p.Do("SCRIPT", "LOAD", body).Str
+	for _, name := range []string{"enqueue", "dequeue", "heartbeat", "cleanup"} {
+		sha[name] = p.Do("SCRIPT", "LOAD", seedScript(t, name)).Str
 	}
 	const q = "queue:{concert}"
 	rng := rand.New(rand.NewPCG(7, 7))
@@ -284,8 +206,8 @@ func TestSeedWaitingRoomScripts(t *testing.T) {
 
 // TestScriptBusyAndKill: past busy-reply-threshold other clients get BUSY,
 // SCRIPT KILL stops a script that has not written, and one that has is
-// unkillable (then killed with SHUTDOWN NOSAVE in Redis; here left to run
-// out of its loop).
+// unkillable (it runs out of its loop here; SHUTDOWN NOSAVE is tested with
+// go-redis in TestShutdownDuringScript).
 func TestScriptBusyAndKill(t *testing.T) {
 	p := difftest.StartIsolated(t, "--busy-reply-threshold", "100")
 	a, b := p.NewConn(), p.NewConn()
@@ -305,4 +227,21 @@ func TestScriptBusyAndKill(t *testing.T) {
 	a.SetTimeout(10 * time.Second)
 	a.Read()
 	b.Do("GET", "x")
+}
+
+// TestRateLimiterScript: the sliding-window counter rate limiter that
+// bench/throughput.sh measures (seed 003's pattern) replies alike.
+func TestRateLimiterScript(t *testing.T) {
+	p := difftest.Start(t)
+	b, err := os.ReadFile(filepath.Join("testdata", "scripts", "sliding_window.lua"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sha := p.Do("SCRIPT", "LOAD", string(b)).Str
+	now := int64(1704067200000)
+	for i := range 200 {
+		now += int64(i % 700)
+		window := now / 60000
+		p.Do("EVALSHA", sha, 2, fmt.Sprintf("ratelimit:pk_%d:%d", i%3, window), fmt.Sprintf("ratelimit:pk_%d:%d", i%3, window-1), 25, now, 60000, 1)
+	}
 }

@@ -211,6 +211,7 @@ func (s *Server) Close() error {
 	}
 	s.closed = true
 	close(s.done)
+	s.scripts.Kill() // a running script would keep its client's goroutine
 	for _, l := range s.listeners {
 		l.Close()
 	}
