@@ -424,7 +424,24 @@ func spopWithCount(x *Ctx) {
 	}
 	// Collect the popped members first: removing changes the set's memory.
 	x.collect.reset()
-	s.randomDistinct(int(l), x.collect.add)
+	remaining := int64(size) - l
+	rebuilt := remaining*spopMoveStrategyMul <= l
+	if rebuilt {
+		// As Redis does for a count near the size: the members that stay
+		// are drawn into a new set, which replaces the key's (so an intset
+		// again when they are all integers), and the others are popped.
+		var keep setEdit
+		x.newSet(&keep)
+		s.randomDistinct(int(remaining), func(m []byte) { keep.add(m) })
+		s.each(func(m []byte) {
+			if !keep.has(m) {
+				x.collect.add(m)
+			}
+		})
+		s.setView, s.changed = keep.setView, true
+	} else {
+		s.randomDistinct(int(l), x.collect.add)
+	}
 	x.W.Set(int(l))
 	var argv [][]byte
 	if x.propagating() {
@@ -438,7 +455,9 @@ func spopWithCount(x *Ctx) {
 		if argv != nil {
 			argv = append(argv, m)
 		}
-		s.remove(m)
+		if !rebuilt {
+			s.remove(m)
+		}
 	}
 	s.commit()
 	x.dirty += int(l)
@@ -446,6 +465,10 @@ func spopWithCount(x *Ctx) {
 		x.propagateAs(argv...)
 	}
 }
+
+// spopMoveStrategyMul is Redis's SPOP_MOVE_STRATEGY_MUL: an SPOP count of
+// at least this many times the members that stay rebuilds the set from them.
+const spopMoveStrategyMul = 5
 
 // srandmemberMaxRepeats bounds a negative SRANDMEMBER count: the reply is
 // built in memory, and Redis itself runs out of memory on counts near the
