@@ -10,11 +10,11 @@ package scripting
 
 import (
 	"context"
-	"regexp"
 	"crypto/sha1"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -35,7 +35,9 @@ type Host interface {
 }
 
 // WriteTracker is implemented by a Host that knows whether the script has
-// performed a write; Running reports it so SCRIPT KILL can answer UNKILLABLE.
+// performed a write; Running reports it so SCRIPT KILL can answer
+// UNKILLABLE. Wrote is called from the goroutine asking, concurrently with
+// the script's calls.
 type WriteTracker interface{ Wrote() bool }
 
 // ReplicationSetter is implemented by a Host that honours redis.set_repl

@@ -2,6 +2,7 @@ package scripting_test
 
 import (
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,14 +12,14 @@ import (
 )
 
 // okHost answers every command with +OK and counts calls as writes.
-type okHost struct{ calls int }
+type okHost struct{ calls atomic.Int64 }
 
 func (h *okHost) Call(args [][]byte, resp3 bool, dst []byte) []byte {
-	h.calls++
+	h.calls.Add(1)
 	return append(dst, "+OK\r\n"...)
 }
 
-func (h *okHost) Wrote() bool { return h.calls > 0 }
+func (h *okHost) Wrote() bool { return h.calls.Load() > 0 }
 
 // runAsync starts a script and returns a channel with its reply.
 func runAsync(e *scripting.Engine, body string, host scripting.Host) <-chan string {
@@ -96,7 +97,7 @@ func TestWriteTracking(t *testing.T) {
 	host := &okHost{}
 	done := runAsync(e, "redis.call('set', 'k', 'v') while true do end", host)
 	waitRunning(t, e)
-	for i := 0; i < 1000 && host.calls == 0; i++ {
+	for i := 0; i < 1000 && host.calls.Load() == 0; i++ {
 		time.Sleep(time.Millisecond)
 	}
 	if _, _, wrote := e.Running(); !wrote {
