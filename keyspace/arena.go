@@ -2,6 +2,7 @@ package keyspace
 
 import (
 	"encoding/binary"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -49,9 +50,24 @@ type arena struct {
 	free    []uint32 // ids of released chunks, reused first
 	tail    int      // chunk receiving appends, -1 when none
 	garbage bool     // some chunk may be worth evacuating
+	// pending counts the keyspace's arenas with garbage set, so that the end
+	// of an exclusive command looks at every shard only when one has some.
+	pending *atomic.Int64
 }
 
-func newArena() arena { return arena{tail: -1} }
+func newArena(pending *atomic.Int64) arena { return arena{tail: -1, pending: pending} }
+
+func (a *arena) setGarbage(g bool) {
+	if a.garbage == g {
+		return
+	}
+	a.garbage = g
+	if g {
+		a.pending.Add(1)
+	} else {
+		a.pending.Add(-1)
+	}
+}
 
 func entrySize(klen, vlen int, expire bool) int {
 	n := headerSize + uvarintLen(uint64(klen)) + uvarintLen(uint64(vlen)) + klen + vlen
@@ -122,7 +138,7 @@ func (a *arena) kill(ref uint64, size int) {
 	}
 	// A tail chunk is worth moving only once it is well filled.
 	if c.live*evacuateLive < c.used && (id != a.tail || c.used >= chunkSize/2) {
-		a.garbage = true
+		a.setGarbage(true)
 	}
 }
 
@@ -145,7 +161,8 @@ func (a *arena) releaseAll() {
 			munmap(a.chunks[i].data)
 		}
 	}
-	*a = newArena()
+	a.setGarbage(false)
+	*a = newArena(a.pending)
 }
 
 // bytes returns the chunk memory in use: pages are touched only as entries are

@@ -107,6 +107,8 @@ type Keyspace struct {
 	lfu   atomic.Pointer[lfuParams] // nil: LRU access clocks
 
 	ExpiredKeys atomic.Int64 // keys removed because their TTL passed
+
+	garbageShards atomic.Int64 // shards whose arena has garbage to evacuate
 }
 
 // New creates a keyspace with n databases.
@@ -122,7 +124,7 @@ func New(n int, hooks Hooks) *Keyspace {
 func (ks *Keyspace) newDB(id int) *DB {
 	db := &DB{ks: ks, id: id, shards: new([Shards]shard)}
 	for i := range db.shards {
-		db.shards[i].arena = newArena()
+		db.shards[i].arena = newArena(&ks.garbageShards)
 	}
 	return db
 }
@@ -202,7 +204,7 @@ func (ks *Keyspace) Lock(index int, set *LockSet) *DB {
 // command are compacted first, now that no entry bytes are held.
 func (ks *Keyspace) Unlock(db *DB, set *LockSet) {
 	if set.all {
-		for i := range ks.dbs {
+		for i := 0; i < len(ks.dbs) && ks.garbageShards.Load() > 0; i++ {
 			d := ks.DB(i)
 			for i := range d.shards {
 				if d.shards[i].arena.garbage {

@@ -161,7 +161,7 @@ func (s *shard) resize(log uint8) {
 // entry bytes it held (see Keyspace.Unlock), since it moves entries.
 func (s *shard) evacuate(seed maphash.Seed) {
 	a := &s.arena
-	a.garbage = false
+	a.setGarbage(false)
 	for id := range a.chunks {
 		c := &a.chunks[id]
 		if c.data == nil || c.large || c.live*evacuateLive >= c.used {
