@@ -81,6 +81,7 @@ type Client struct {
 	waiting atomic.Pointer[waiter]
 
 	multi       *transaction // in MULTI
+	queued      atomic.Int32 // commands queued in MULTI, for CLIENT LIST; -1 outside
 	watched     []blockKey   // WATCHed keys
 	watchBroken atomic.Bool  // a watched key changed: EXEC fails
 
@@ -116,6 +117,7 @@ func (s *Server) newClient(conn net.Conn) *Client {
 	c.lastSeen.Store(s.clock.UnixMilli())
 	c.authenticated = s.cfg.RequirePass() == ""
 	c.ctx = Ctx{s: s, c: c, W: &c.out}
+	c.queued.Store(-1)
 	return c
 }
 

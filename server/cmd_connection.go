@@ -104,7 +104,7 @@ func quitCommand(x *Ctx) {
 
 func resetCommand(x *Ctx) {
 	c := x.c
-	c.multi = nil
+	c.setMulti(nil)
 	x.s.watches.unwatchAll(c)
 	x.s.unsubscribeAll(c)
 	c.setDB(0)
@@ -341,8 +341,15 @@ func (c *Client) infoLine() string {
 	if c.pubsubType() {
 		flags += "P"
 	}
+	queued := c.queued.Load()
+	if queued >= 0 {
+		flags += "x"
+	}
 	if c.waiting.Load() != nil {
 		flags += "b"
+	}
+	if c.watchBroken.Load() {
+		flags += "d"
 	}
 	if c.isUnix() {
 		flags += "U"
@@ -359,10 +366,10 @@ func (c *Client) infoLine() string {
 	}
 	idle := (c.s.clock.UnixMilli() - c.lastSeen.Load()) / 1000
 	qbuf := c.qbuf.Load()
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=-1 qbuf=%d qbuf-free=%d argv-mem=0 multi-mem=0 rbs=%d rbp=0 obl=0 oll=0 omem=%d tot-mem=%d events=r cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s",
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=%d qbuf=%d qbuf-free=%d argv-mem=0 multi-mem=0 rbs=%d rbp=0 obl=0 oll=0 omem=%d tot-mem=%d events=r cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s",
 		c.id, c.peerAddr(), c.localAddr(), c.id, loadString(c.name.Load()),
 		int64(now.Sub(c.created).Seconds()), max(idle, 0), flags, c.db.Load(),
-		c.ps.nsub.Load(), c.ps.npsub.Load(), c.ps.nssub.Load(),
+		c.ps.nsub.Load(), c.ps.npsub.Load(), c.ps.nssub.Load(), queued,
 		qbuf, max(initialReadBuf-qbuf, 0), initialReadBuf, c.omem.Load(), initialReadBuf+c.omem.Load(),
 		cmd, c.proto.Load(), loadString(c.libName.Load()), loadString(c.libVer.Load()))
 }

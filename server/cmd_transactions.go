@@ -52,6 +52,15 @@ func runsInMulti(cmd *Command) bool {
 	return false
 }
 
+// setMulti enters (t) or leaves (nil) MULTI.
+func (c *Client) setMulti(t *transaction) {
+	c.multi = t
+	c.queued.Store(-1)
+	if t != nil {
+		c.queued.Store(0)
+	}
+}
+
 // queue adds a command to the transaction and replies QUEUED.
 func (c *Client) queue(cmd *Command, args [][]byte) {
 	t := c.multi
@@ -61,6 +70,7 @@ func (c *Client) queue(cmd *Command, args [][]byte) {
 		t.lockAll = true
 	}
 	t.keys = cmd.keyArgs(q.args, t.keys)
+	c.queued.Store(int32(len(t.cmds)))
 	c.out.Simple("QUEUED")
 }
 
@@ -69,7 +79,7 @@ func multiCommand(x *Ctx) {
 		x.W.Error("ERR MULTI calls can not be nested")
 		return
 	}
-	x.c.multi = &transaction{}
+	x.c.setMulti(&transaction{})
 	x.W.OK()
 }
 
@@ -78,7 +88,7 @@ func discardCommand(x *Ctx) {
 		x.W.Error("ERR DISCARD without MULTI")
 		return
 	}
-	x.c.multi = nil
+	x.c.setMulti(nil)
 	x.s.watches.unwatchAll(x.c)
 	x.W.OK()
 }
@@ -92,7 +102,7 @@ func execCommand(x *Ctx) {
 		x.W.Error("ERR EXEC without MULTI")
 		return
 	}
-	c.multi = nil
+	c.setMulti(nil)
 	defer x.s.watches.unwatchAll(c)
 	if t.aborted {
 		x.W.Error("EXECABORT Transaction discarded because of previous errors.")

@@ -1,6 +1,8 @@
 package server_test
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -190,4 +192,40 @@ func TestExecWakesBlocked(t *testing.T) {
 	p.Do("EXEC")
 	w.Read()
 	p.Do("LRANGE", "q", 0, -1)
+}
+
+// TestMultiClientInfo: CLIENT INFO shows MULTI (flag x, multi=N) and a
+// watched key that changed (flag d). Only those fields are compared: the
+// rest (addresses, ids, ages) differ between the servers.
+func TestMultiClientInfo(t *testing.T) {
+	p := difftest.Start(t)
+	fields := func(r, k difftest.Reply) error {
+		pick := func(s string) string {
+			var out []string
+			for _, f := range strings.Fields(s) {
+				if strings.HasPrefix(f, "flags=") || strings.HasPrefix(f, "multi=") {
+					out = append(out, f)
+				}
+			}
+			return strings.Join(out, " ")
+		}
+		if pick(r.Str) != pick(k.Str) {
+			return fmt.Errorf("redis %q, keyhive %q", pick(r.Str), pick(k.Str))
+		}
+		return nil
+	}
+	other := p.NewConn()
+	p.DoCompare(fields, "CLIENT", "INFO")
+	p.Do("WATCH", "k")
+	other.Do("SET", "k", 1)
+	p.DoCompare(fields, "CLIENT", "INFO")
+	p.Do("MULTI")
+	p.Do("GET", "k")
+	p.Do("CLIENT", "INFO")
+	p.Do("EXEC")
+	p.Do("MULTI")
+	p.Do("PING")
+	other.DoCompare(fields, "CLIENT", "INFO")
+	p.Do("DISCARD")
+	p.DoCompare(fields, "CLIENT", "INFO")
 }
