@@ -281,7 +281,7 @@ func (e *Engine) execute(st *luaState, fn *lua.LFunction, args []lua.LValue, fun
 		L.Push(a)
 	}
 	st.lastError = raisedError{}
-	if err := L.PCall(len(args), 1, nil); err != nil {
+	if err := L.PCall(len(args), 1, st.keepError); err != nil {
 		w.Error(st.errorMessage(errorObject(err), funcName))
 	} else {
 		(&replyWriter{w: w, scriptResp3: run.resp3}).write(L.Get(-1), 2)
