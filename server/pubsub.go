@@ -30,6 +30,7 @@ type pubsubRegistry struct {
 	shard     map[string][]*Client
 	patterns  []*patternSubs // in the order patterns first appeared
 	byPattern map[string]*patternSubs
+	writer    queueWriter
 }
 
 type patternSubs struct {
@@ -290,7 +291,7 @@ func (s *Server) publish(by *Client, channel, message []byte, shard bool) int {
 		}
 	}
 	r.mu.RUnlock()
-	if by != nil && cap(w.B) <= idleReadBufMax {
+	if by != nil && cap(w.B) <= idleWriteMax {
 		by.ps.enc = w.B
 	}
 	return n
@@ -302,8 +303,8 @@ func (s *Server) publish(by *Client, channel, message []byte, shard bool) int {
 // notifications and tracking invalidations.
 func (s *Server) Push(t *Client, msg []byte) { s.deliver(t, msg, nil) }
 
-// deliver queues msg for t. With a publishing client, t's socket is written
-// at that client's next flush; without one, now.
+// deliver queues msg for t. Its socket is written by the queue writer, after
+// the publishing client's next flush if there is one.
 func (s *Server) deliver(t *Client, msg []byte, by *Client) {
 	if t == by {
 		// Where its reply is being written, as Redis does: inside EXEC's
@@ -321,11 +322,11 @@ func (s *Server) deliver(t *Client, msg []byte, by *Client) {
 		q.mu.Unlock()
 		return
 	}
-	start := len(q.pending)
-	q.pending = append(q.pending, msg...)
+	var first byte
 	if t.proto.Load() == 3 {
-		q.pending[start] = '>'
+		first = '>'
 	}
+	q.add(msg, first)
 	if s.overLimit(t) {
 		q.mu.Unlock()
 		s.dropSlowClient(t)
@@ -335,23 +336,20 @@ func (s *Server) deliver(t *Client, msg []byte, by *Client) {
 		q.mu.Unlock()
 		return // whoever writes or will write takes it along
 	}
-	if by == nil {
-		q.mu.Unlock()
-		t.writeQueue()
-		return
-	}
 	q.scheduled = true
 	q.mu.Unlock()
+	if by == nil {
+		s.pubsub.writer.schedule(s, []*Client{t})
+		return
+	}
 	by.ps.wake = append(by.ps.wake, t)
 }
 
-// writeWoken writes the subscribers this client's publishes left output
-// for.
+// writeWoken hands the subscribers this client's publishes left output for
+// to the queue writer.
 func (c *Client) writeWoken() {
-	for i, t := range c.ps.wake {
-		t.writeQueue()
-		c.ps.wake[i] = nil
-	}
+	c.s.pubsub.writer.schedule(c.s, c.ps.wake)
+	clear(c.ps.wake)
 	c.ps.wake = c.ps.wake[:0]
 }
 
@@ -364,7 +362,7 @@ func (s *Server) overLimit(t *Client) bool {
 		class = config.ClassPubSub
 	}
 	lim := s.cfg.ClientOutputBufferLimit(class)
-	used := uint64(len(q.pending) + q.inflight)
+	used := q.used()
 	if lim.Hard > 0 && used >= lim.Hard {
 		return true
 	}
@@ -389,8 +387,7 @@ func (s *Server) dropSlowClient(t *Client) {
 		q.mu.Unlock()
 		return
 	}
-	q.closed = true
-	q.pending, q.spare = nil, nil
+	q.drop()
 	q.mu.Unlock()
 	s.log.Printf("Client id=%d addr=%s scheduled to be closed ASAP for overcoming of output buffer limits.", t.id, t.peerAddr())
 	s.removeClient(t)
