@@ -41,6 +41,7 @@ type luaState struct {
 	// error, and the raw accessors (rawset, next, table.insert...) look
 	// through it here.
 	realOf      map[*lua.LTable]*lua.LTable
+	proxies     []*lua.LTable // the keys of realOf, for a fast intact check
 	globals     *lua.LTable // the proxy scripts see as _G
 	globalsMeta *lua.LTable // its metatable; functions switch __index at load
 	realGlobals *lua.LTable
@@ -55,6 +56,7 @@ type luaState struct {
 	keepError *lua.LFunction
 
 	run     *runContext // the script being run, nil between runs
+	runCtx  runContext  // reused by every run, with its buffers
 	loading *Library    // the library whose code FUNCTION LOAD is running
 }
 
@@ -149,6 +151,7 @@ func (s *luaState) protect(real *lua.LTable) *lua.LTable {
 	mt.RawSetString("__newindex", s.L.NewFunction(readonlyWrite))
 	s.L.SetMetatable(proxy, mt)
 	s.realOf[proxy] = real
+	s.proxies = append(s.proxies, proxy)
 	return proxy
 }
 
@@ -163,7 +166,7 @@ func (s *luaState) real(t *lua.LTable) (*lua.LTable, bool) {
 // intact reports whether no script managed to store into a proxy, so the
 // state can be reused.
 func (s *luaState) intact() bool {
-	for proxy := range s.realOf {
+	for _, proxy := range s.proxies {
 		if k, _ := proxy.Next(lua.LNil); k != lua.LNil {
 			return false
 		}
