@@ -42,8 +42,8 @@ type luaState struct {
 	// through it here.
 	realOf      map[*lua.LTable]*lua.LTable
 	proxies     []*lua.LTable // the keys of realOf, for a fast intact check
-	globals     *lua.LTable // the proxy scripts see as _G
-	globalsMeta *lua.LTable // its metatable; functions switch __index at load
+	globals     *lua.LTable   // the proxy scripts see as _G
+	globalsMeta *lua.LTable   // its metatable; functions switch __index at load
 	realGlobals *lua.LTable
 	loadGlobals *lua.LTable // FUNCTION LOAD's restricted globals; nil for EVAL
 	stringMeta  *lua.LTable // proxy of the string metatable, for getmetatable("")
