@@ -270,6 +270,9 @@ func (c *Client) flushReplies() bool {
 	if len(c.out.B) == 0 {
 		return true
 	}
+	if c.repliesOverLimit() {
+		return false
+	}
 	n, err := c.write(c.out.B)
 	c.traffic.netOut.add(int64(n))
 	c.resetOut()

@@ -256,14 +256,29 @@ func (s *Server) publish(by *Client, channel, message []byte, shard bool) int {
 		enc = by.ps.enc
 	}
 	w := resp.Writer{B: enc[:0], Proto: 2}
+	// The publisher's own subscriptions made earlier in the same command
+	// (a transaction) are not registered yet but receive it too, last.
+	var own *pubsubClient
+	if by != nil && by.ps.unregistered {
+		own = &by.ps
+	}
 	r := &s.pubsub
 	r.mu.RLock()
 	n := 0
-	subs, kind := r.channels[string(channel)], "message"
+	subs, kind, toSelf := r.channels[string(channel)], "message", false
 	if shard {
 		subs, kind = r.shard[string(channel)], "smessage"
 	}
-	if len(subs) > 0 {
+	if own != nil {
+		m := own.channels
+		if shard {
+			m = own.shard
+		}
+		if in, ok := m[string(channel)]; ok && !in {
+			toSelf = true
+		}
+	}
+	if len(subs) > 0 || toSelf {
 		w.Array(3)
 		w.BulkString(kind)
 		w.Bulk(channel)
@@ -272,22 +287,35 @@ func (s *Server) publish(by *Client, channel, message []byte, shard bool) int {
 			s.deliver(t, w.B, by)
 		}
 		n += len(subs)
+		if toSelf {
+			s.deliver(by, w.B, by)
+			n++
+		}
 	}
 	if !shard {
-		for _, ps := range r.patterns {
-			if !glob.Match(ps.pattern, channel, false) {
-				continue
-			}
+		pmessage := func(pattern []byte, to []*Client) {
 			w.B = w.B[:0]
 			w.Array(4)
 			w.BulkString("pmessage")
-			w.Bulk(ps.pattern)
+			w.Bulk(pattern)
 			w.Bulk(channel)
 			w.Bulk(message)
-			for _, t := range ps.clients {
+			for _, t := range to {
 				s.deliver(t, w.B, by)
 			}
-			n += len(ps.clients)
+			n += len(to)
+		}
+		for _, ps := range r.patterns {
+			if glob.Match(ps.pattern, channel, false) {
+				pmessage(ps.pattern, ps.clients)
+			}
+		}
+		if own != nil {
+			for _, pat := range own.patternOrder {
+				if !own.patterns[pat] && glob.Match([]byte(pat), channel, false) {
+					pmessage([]byte(pat), []*Client{by})
+				}
+			}
 		}
 	}
 	r.mu.RUnlock()

@@ -3,6 +3,8 @@ package server
 import (
 	"runtime"
 	"sync"
+
+	"github.com/keyhive/keyhive/config"
 )
 
 // outQueue is the output of a client that receives messages from other
@@ -288,4 +290,18 @@ func (w *queueWriter) run(s *Server) {
 		w.spare = batch[:0]
 		w.mu.Unlock()
 	}
+}
+
+// repliesOverLimit applies client-output-buffer-limit's hard limit for
+// normal clients to a client whose output is not queued. Such a client waits
+// for its socket, so only one batch of replies (one huge reply, say) piles
+// up; over the limit it is closed without them, as Redis does.
+func (c *Client) repliesOverLimit() bool {
+	lim := c.s.cfg.ClientOutputBufferLimit(config.ClassNormal)
+	if lim.Hard == 0 || uint64(len(c.out.B)) < lim.Hard {
+		return false
+	}
+	c.s.log.Printf("Client id=%d addr=%s closed for overcoming of output buffer limits.", c.id, c.peerAddr())
+	c.resetOut()
+	return true
 }
