@@ -371,6 +371,10 @@ func (c *Client) execute(args [][]byte) {
 			return
 		}
 	}
+	if s.evict.limit.Load() != 0 && c.outOfMemory(cmd, start, now) {
+		c.rejectOOM(cmd)
+		return
+	}
 	if c.multi != nil && !runsInMulti(cmd) {
 		if cmd.Flags&FlagNoMulti != 0 {
 			c.reject(cmd, "ERR Command not allowed inside a transaction")
