@@ -1,6 +1,6 @@
 package zset
 
-// The order index is a counted B+tree. Leaves hold record offsets in
+// The order index is a counted B+tree. Leaves hold record refs in
 // (score, member) order; inner nodes hold their subtrees' element counts, so
 // a rank is the sum of the counts left of the path to an element, and keys
 // that route a search without reading the slab unless scores tie. Nodes live
@@ -123,7 +123,7 @@ func (t *Tree) descend(score float64, member []byte, path *[maxHeight]step, add 
 	return n, before
 }
 
-// indexOf returns ref's position in leaf n, found by offset: no slab reads.
+// indexOf returns ref's position in leaf n, found by ref: no slab reads.
 func (t *Tree) indexOf(n int32, ref uint64) int {
 	lf := &t.leaves[n]
 	for j, r := range lf.refs[:lf.n] {
@@ -154,7 +154,7 @@ func (t *Tree) insert(ref uint64, score float64, member []byte) {
 	lo, hi := 0, int(lf.n)
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
-		if t.lessRef(score, member, lf.refs[mid]) {
+		if r := lf.refs[mid]; t.keyLess(score, member, key{t.slab.score(r), r}) {
 			hi = mid
 		} else {
 			lo = mid + 1

@@ -1,8 +1,8 @@
 // Package zset holds the two encodings of a sorted set: the compact inline
 // form (OBJECT ENCODING listpack), plain bytes kept sorted, and the large form
-// Tree (OBJECT ENCODING skiplist), an order-statistic tree whose nodes live in
-// a slice and whose members live in a byte slab, so it holds no Go pointer per
-// member.
+// Tree (OBJECT ENCODING skiplist): records in a byte slab, a member hash and a
+// counted B+tree over them, all in slices of plain values, so it holds no Go
+// pointer per member.
 //
 // Elements are ordered by score, then by member bytes, as Redis orders them;
 // scores compare as float64 (so -0 equals 0).

@@ -5,11 +5,11 @@ import (
 	"slices"
 )
 
-// Tree is the large form. Every element is one record in a byte slab: its
-// score as 8 little-endian bytes, then its member with a uvarint length. Two
-// indexes refer to records by slab offset: a member hash (index.go) for
-// ZSCORE and for finding a member's record, and a counted B+tree (btree.go)
-// that orders the records by (score, member) and ranks them. A member is
+// Tree is the large form. Every element is one record in a byte slab
+// (slab.go): its score, then its member. Two indexes refer to records by
+// their place in the slab: a member hash (index.go) for ZSCORE and for
+// finding a member's record, and a counted B+tree (btree.go) that orders the
+// records by (score, member) and ranks them. A member is
 // stored once, and the collector sees a few slices of plain values however
 // many members there are. The zero value is an empty set ready to use.
 type Tree struct {
@@ -55,15 +55,6 @@ func (t *Tree) record(ref uint64) (score float64, member []byte) {
 }
 
 func (t *Tree) member(ref uint64) []byte { return t.slab.member(ref) }
-
-// lessRef reports whether (score, member) orders before the record at ref,
-// reading the record's member only when the scores tie.
-func (t *Tree) lessRef(score float64, member []byte, ref uint64) bool {
-	if s := t.slab.score(ref); s != score {
-		return score < s
-	}
-	return string(member) < string(t.member(ref))
-}
 
 // Score returns member's score.
 func (t *Tree) Score(member []byte) (float64, bool) {
