@@ -2,9 +2,11 @@ package zset
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -13,14 +15,12 @@ type elem struct {
 	s float64
 }
 
+// cmpElem orders as Less does.
 func cmpElem(a, b elem) int {
-	switch {
-	case Less(a.s, []byte(a.m), b.s, []byte(b.m)):
-		return -1
-	case Less(b.s, []byte(b.m), a.s, []byte(a.m)):
-		return 1
+	if a.s != b.s {
+		return cmp.Compare(a.s, b.s)
 	}
-	return 0
+	return strings.Compare(a.m, b.m)
 }
 
 func TestCompact(t *testing.T) {
