@@ -361,6 +361,11 @@ func lzfCompress(in []byte, outLen int) []byte {
 
 // lzfDecompress expands LZF data that must produce exactly n bytes.
 func lzfDecompress(in []byte, n int) ([]byte, bool) {
+	// A 3-byte back reference expands to at most 264 bytes, so a claimed
+	// size beyond that ratio is corrupt: reject it before allocating.
+	if n > 88*len(in)+32 {
+		return nil, false
+	}
 	out := make([]byte, 0, n)
 	for i := 0; i < len(in); {
 		ctrl := int(in[i])
