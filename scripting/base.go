@@ -262,19 +262,29 @@ func luaToNumber(L *lua.LState) int {
 	return 1
 }
 
-// luaConcat implements "..": operands are concatenated right to left as the
-// VM does, numbers formatted with %.14g, __concat consulted for others.
+// luaConcat implements "..": its first argument names the operands for
+// error messages (NUL-separated, "" for temporaries), the others are
+// concatenated right to left as the VM does, numbers formatted with %.14g,
+// __concat consulted for other types.
 func luaConcat(L *lua.LState) int {
+	names := strings.Split(L.CheckString(1), "\x00")
 	n := L.GetTop()
 	acc := L.Get(n)
-	for i := n - 1; i >= 1; i-- {
-		acc = concat2(L, L.Get(i), acc)
+	for i := n - 1; i >= 2; i-- {
+		acc = concat2(L, L.Get(i), acc, func(left bool) string {
+			if k := i - 2; left && k < len(names) {
+				return names[k]
+			} else if !left && i == n-1 && n-2 < len(names) {
+				return names[n-2] // the right operand is the last one only at first
+			}
+			return ""
+		})
 	}
 	L.Push(acc)
 	return 1
 }
 
-func concat2(L *lua.LState, a, b lua.LValue) lua.LValue {
+func concat2(L *lua.LState, a, b lua.LValue, name func(left bool) string) lua.LValue {
 	as, aok := toStringArg(a)
 	bs, bok := toStringArg(b)
 	if aok && bok {
@@ -288,9 +298,12 @@ func concat2(L *lua.LState, a, b lua.LValue) lua.LValue {
 		mm = L.GetMetaField(b, "__concat")
 	}
 	if mm == lua.LNil {
-		bad := a
+		bad, desc := a, name(true)
 		if aok {
-			bad = b
+			bad, desc = b, name(false)
+		}
+		if desc != "" {
+			L.RaiseError("attempt to concatenate %s (a %s value)", desc, bad.Type().String())
 		}
 		L.RaiseError("attempt to concatenate a %s value", bad.Type().String())
 	}

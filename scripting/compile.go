@@ -26,7 +26,8 @@ func compileChunk(body []byte, chunkName string) (*lua.FunctionProto, error) {
 	if err != nil {
 		return nil, errors.New(describeParseError(err, chunkName, body))
 	}
-	rewriteStmts(stmts)
+	r := rewriter{fn: &funcScope{}}
+	r.stmts(stmts)
 	global := &ast.IdentExpr{Value: concatHelper}
 	global.SetLine(1)
 	local := &ast.LocalAssignStmt{Names: []string{concatHelper}, Exprs: []ast.Expr{global}}
@@ -79,70 +80,143 @@ func compileErrorText(msg, chunkName string) string {
 	return chunkName + ": " + msg
 }
 
-func rewriteStmts(stmts []ast.Stmt) {
+// rewriter rewrites concatenations, tracking local variables so an error
+// can name the operand as Lua does ("local 'x'", "global 'x'", "field
+// 'k'", "upvalue 'x'").
+type rewriter struct {
+	fn *funcScope
+}
+
+type funcScope struct {
+	locals []string
+	parent *funcScope
+}
+
+func (r *rewriter) declare(names ...string) { r.fn.locals = append(r.fn.locals, names...) }
+
+// block runs f in a nested block: locals declared inside go out of scope.
+func (r *rewriter) block(f func()) {
+	n := len(r.fn.locals)
+	f()
+	r.fn.locals = r.fn.locals[:n]
+}
+
+func (r *rewriter) function(e *ast.FunctionExpr, self bool) {
+	r.fn = &funcScope{parent: r.fn}
+	if self {
+		r.declare("self")
+	}
+	if e.ParList != nil {
+		r.declare(e.ParList.Names...)
+	}
+	r.stmts(e.Stmts)
+	r.fn = r.fn.parent
+}
+
+// describe names an operand for an error message, or returns "" for a
+// temporary value (a call result, a constant...).
+func (r *rewriter) describe(e ast.Expr) string {
+	switch e := e.(type) {
+	case *ast.IdentExpr:
+		for fn, kind := r.fn, "local"; fn != nil; fn, kind = fn.parent, "upvalue" {
+			for i := len(fn.locals) - 1; i >= 0; i-- {
+				if fn.locals[i] == e.Value {
+					return kind + " '" + e.Value + "'"
+				}
+			}
+		}
+		return "global '" + e.Value + "'"
+	case *ast.AttrGetExpr:
+		if k, ok := e.Key.(*ast.StringExpr); ok {
+			return "field '" + k.Value + "'"
+		}
+		return "field '?'"
+	}
+	return ""
+}
+
+func (r *rewriter) stmts(stmts []ast.Stmt) {
 	for _, s := range stmts {
-		rewriteStmt(s)
+		r.stmt(s)
 	}
 }
 
-func rewriteStmt(s ast.Stmt) {
+func (r *rewriter) stmt(s ast.Stmt) {
 	switch s := s.(type) {
 	case *ast.AssignStmt:
-		rewriteExprs(s.Lhs)
-		rewriteExprs(s.Rhs)
+		r.exprs(s.Lhs)
+		r.exprs(s.Rhs)
 	case *ast.LocalAssignStmt:
-		rewriteExprs(s.Exprs)
-	case *ast.FuncCallStmt:
-		s.Expr = rewriteExpr(s.Expr)
-	case *ast.DoBlockStmt:
-		rewriteStmts(s.Stmts)
-	case *ast.WhileStmt:
-		s.Condition = rewriteExpr(s.Condition)
-		rewriteStmts(s.Stmts)
-	case *ast.RepeatStmt:
-		s.Condition = rewriteExpr(s.Condition)
-		rewriteStmts(s.Stmts)
-	case *ast.IfStmt:
-		s.Condition = rewriteExpr(s.Condition)
-		rewriteStmts(s.Then)
-		rewriteStmts(s.Else)
-	case *ast.NumberForStmt:
-		s.Init = rewriteExpr(s.Init)
-		s.Limit = rewriteExpr(s.Limit)
-		if s.Step != nil {
-			s.Step = rewriteExpr(s.Step)
+		if len(s.Names) == 1 && len(s.Exprs) == 1 {
+			if _, ok := s.Exprs[0].(*ast.FunctionExpr); ok {
+				r.declare(s.Names...) // local function f: f is visible inside
+				r.exprs(s.Exprs)
+				return
+			}
 		}
-		rewriteStmts(s.Stmts)
+		r.exprs(s.Exprs)
+		r.declare(s.Names...)
+	case *ast.FuncCallStmt:
+		s.Expr = r.expr(s.Expr)
+	case *ast.DoBlockStmt:
+		r.block(func() { r.stmts(s.Stmts) })
+	case *ast.WhileStmt:
+		s.Condition = r.expr(s.Condition)
+		r.block(func() { r.stmts(s.Stmts) })
+	case *ast.RepeatStmt:
+		r.block(func() {
+			r.stmts(s.Stmts)
+			s.Condition = r.expr(s.Condition)
+		})
+	case *ast.IfStmt:
+		s.Condition = r.expr(s.Condition)
+		r.block(func() { r.stmts(s.Then) })
+		r.block(func() { r.stmts(s.Else) })
+	case *ast.NumberForStmt:
+		s.Init = r.expr(s.Init)
+		s.Limit = r.expr(s.Limit)
+		if s.Step != nil {
+			s.Step = r.expr(s.Step)
+		}
+		r.block(func() {
+			r.declare(s.Name)
+			r.stmts(s.Stmts)
+		})
 	case *ast.GenericForStmt:
-		rewriteExprs(s.Exprs)
-		rewriteStmts(s.Stmts)
+		r.exprs(s.Exprs)
+		r.block(func() {
+			r.declare(s.Names...)
+			r.stmts(s.Stmts)
+		})
 	case *ast.FuncDefStmt:
-		rewriteStmts(s.Func.Stmts)
 		if s.Name != nil && s.Name.Func != nil {
-			s.Name.Func = rewriteExpr(s.Name.Func)
+			s.Name.Func = r.expr(s.Name.Func)
 		}
 		if s.Name != nil && s.Name.Receiver != nil {
-			s.Name.Receiver = rewriteExpr(s.Name.Receiver)
+			s.Name.Receiver = r.expr(s.Name.Receiver)
 		}
+		r.function(s.Func, s.Name != nil && s.Name.Method != "")
 	case *ast.ReturnStmt:
-		rewriteExprs(s.Exprs)
+		r.exprs(s.Exprs)
 	}
 }
 
-func rewriteExprs(es []ast.Expr) {
+func (r *rewriter) exprs(es []ast.Expr) {
 	for i, e := range es {
-		es[i] = rewriteExpr(e)
+		es[i] = r.expr(e)
 	}
 }
 
-func rewriteExpr(e ast.Expr) ast.Expr {
+func (r *rewriter) expr(e ast.Expr) ast.Expr {
 	switch e := e.(type) {
 	case *ast.StringConcatOpExpr:
 		var operands []ast.Expr
 		flattenConcat(e, &operands)
 		allStrings := true
+		names := make([]string, len(operands))
 		for i, op := range operands {
-			operands[i] = rewriteExpr(op)
+			names[i] = r.describe(op)
+			operands[i] = r.expr(op)
 			if _, ok := operands[i].(*ast.StringExpr); !ok {
 				allStrings = false
 			}
@@ -151,47 +225,50 @@ func rewriteExpr(e ast.Expr) ast.Expr {
 			return e // no number can be involved: the VM's concat is exact
 		}
 		fn := &ast.IdentExpr{Value: concatHelper}
-		fn.SetLine(e.Line())
-		fn.SetLastLine(e.LastLine())
-		call := &ast.FuncCallExpr{Func: fn, Args: operands, AdjustRet: true}
+		desc := &ast.StringExpr{Value: strings.Join(names, "\x00")}
+		for _, n := range []ast.Expr{fn, desc} {
+			n.SetLine(e.Line())
+			n.SetLastLine(e.LastLine())
+		}
+		call := &ast.FuncCallExpr{Func: fn, Args: append([]ast.Expr{desc}, operands...), AdjustRet: true}
 		call.SetLine(e.Line())
 		call.SetLastLine(e.LastLine())
 		return call
 	case *ast.AttrGetExpr:
-		e.Object = rewriteExpr(e.Object)
-		e.Key = rewriteExpr(e.Key)
+		e.Object = r.expr(e.Object)
+		e.Key = r.expr(e.Key)
 	case *ast.TableExpr:
 		for _, f := range e.Fields {
 			if f.Key != nil {
-				f.Key = rewriteExpr(f.Key)
+				f.Key = r.expr(f.Key)
 			}
-			f.Value = rewriteExpr(f.Value)
+			f.Value = r.expr(f.Value)
 		}
 	case *ast.FuncCallExpr:
 		if e.Func != nil {
-			e.Func = rewriteExpr(e.Func)
+			e.Func = r.expr(e.Func)
 		}
 		if e.Receiver != nil {
-			e.Receiver = rewriteExpr(e.Receiver)
+			e.Receiver = r.expr(e.Receiver)
 		}
-		rewriteExprs(e.Args)
+		r.exprs(e.Args)
 	case *ast.LogicalOpExpr:
-		e.Lhs = rewriteExpr(e.Lhs)
-		e.Rhs = rewriteExpr(e.Rhs)
+		e.Lhs = r.expr(e.Lhs)
+		e.Rhs = r.expr(e.Rhs)
 	case *ast.RelationalOpExpr:
-		e.Lhs = rewriteExpr(e.Lhs)
-		e.Rhs = rewriteExpr(e.Rhs)
+		e.Lhs = r.expr(e.Lhs)
+		e.Rhs = r.expr(e.Rhs)
 	case *ast.ArithmeticOpExpr:
-		e.Lhs = rewriteExpr(e.Lhs)
-		e.Rhs = rewriteExpr(e.Rhs)
+		e.Lhs = r.expr(e.Lhs)
+		e.Rhs = r.expr(e.Rhs)
 	case *ast.UnaryMinusOpExpr:
-		e.Expr = rewriteExpr(e.Expr)
+		e.Expr = r.expr(e.Expr)
 	case *ast.UnaryNotOpExpr:
-		e.Expr = rewriteExpr(e.Expr)
+		e.Expr = r.expr(e.Expr)
 	case *ast.UnaryLenOpExpr:
-		e.Expr = rewriteExpr(e.Expr)
+		e.Expr = r.expr(e.Expr)
 	case *ast.FunctionExpr:
-		rewriteStmts(e.Stmts)
+		r.function(e, false)
 	}
 	return e
 }
