@@ -9,6 +9,7 @@
 package scripting
 
 import (
+	"context"
 	"crypto/sha1"
 	"encoding/hex"
 	"errors"
@@ -16,7 +17,6 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"time"
 
 	lua "github.com/yuin/gopher-lua"
 
@@ -121,14 +121,15 @@ type Engine struct {
 	rand      rand48
 
 	mu       sync.Mutex
-	kill     killSwitch
-	running  *runContext // set while a script runs
+	running  *runContext        // set while a script runs
+	cancel   context.CancelFunc // stops it
+	killed   bool
 	function bool
 }
 
 // NewEngine returns an engine with no scripts or libraries.
 func NewEngine() *Engine {
-	return &Engine{scripts: map[string]*Script{}, libs: newLibraries(), rand: rand48{x: rand48Initial}, kill: killSwitch{done: make(chan struct{})}}
+	return &Engine{scripts: map[string]*Script{}, libs: newLibraries(), rand: rand48{x: rand48Initial}}
 }
 
 // SHA1Hex is the script cache key for body.
@@ -234,7 +235,11 @@ func (e *Engine) Run(s *Script, keys, argv [][]byte, host Host, w *resp.Writer) 
 	st.realGlobals.RawSetString("ARGV", stringArray(st.L, argv))
 	fn := st.L.NewFunctionFromProto(s.proto)
 	fn.Env = st.globals
-	if !e.execute(st, fn, nil, s.SHA, host, w, false) {
+	ok := e.execute(st, fn, nil, s.SHA, host, w, false)
+	// Drop the arguments: they may be large and the state lives on.
+	st.realGlobals.RawSetString("KEYS", lua.LNil)
+	st.realGlobals.RawSetString("ARGV", lua.LNil)
+	if !ok {
 		st.L.Close()
 		e.evalState = nil
 	}
@@ -254,11 +259,14 @@ func stringArray(L *lua.LState, items [][]byte) *lua.LTable {
 func (e *Engine) execute(st *luaState, fn *lua.LFunction, args []lua.LValue, funcName string, host Host, w *resp.Writer, isFunction bool) (reusable bool) {
 	run := &st.runCtx
 	run.host, run.funcName, run.resp3 = host, funcName, false
+	// A fresh context per run: coroutines derive theirs from it, and
+	// cancelling it at the end releases them.
+	ctx, cancel := context.WithCancel(context.Background())
 	e.mu.Lock()
-	e.running, e.function = run, isFunction
+	e.running, e.cancel, e.killed, e.function = run, cancel, false, isFunction
 	e.mu.Unlock()
 	st.run = run
-	st.setContext(&e.kill)
+	st.setContext(ctx)
 	L := st.L
 	start := len(w.B)
 	defer func() {
@@ -270,9 +278,9 @@ func (e *Engine) execute(st *luaState, fn *lua.LFunction, args []lua.LValue, fun
 		st.setContext(nil)
 		st.run, run.host = nil, nil
 		L.SetTop(0)
+		cancel()
 		e.mu.Lock()
-		e.running = nil
-		e.kill.rearm()
+		e.running, e.cancel, e.killed = nil, nil, false
 		e.mu.Unlock()
 	}()
 	L.Push(fn)
@@ -317,7 +325,8 @@ func (e *Engine) Kill() bool {
 	if e.running == nil {
 		return false
 	}
-	e.kill.fire()
+	e.killed = true
+	e.cancel()
 	return true
 }
 
@@ -339,43 +348,5 @@ func (e *Engine) Running() (running, isFunction, wrote bool) {
 func (e *Engine) killRequested() bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.kill.fired
-}
-
-var errScriptKilled = errors.New("script killed")
-
-// killSwitch is the context the Lua VM polls between instructions. Unlike
-// context.WithCancel it is reused across runs: a new channel is made only
-// after a kill. Its fields are guarded by Engine.mu, except done, which the
-// VM reads without the lock (the channel is replaced only between runs).
-type killSwitch struct {
-	done  chan struct{}
-	fired bool
-}
-
-func (k *killSwitch) Deadline() (time.Time, bool) { return time.Time{}, false }
-func (k *killSwitch) Done() <-chan struct{}       { return k.done }
-func (k *killSwitch) Value(any) any               { return nil }
-
-func (k *killSwitch) Err() error {
-	select {
-	case <-k.done:
-		return errScriptKilled
-	default:
-		return nil
-	}
-}
-
-func (k *killSwitch) fire() {
-	if !k.fired {
-		k.fired = true
-		close(k.done)
-	}
-}
-
-func (k *killSwitch) rearm() {
-	if k.fired {
-		k.fired = false
-		k.done = make(chan struct{})
-	}
+	return e.killed
 }

@@ -1,6 +1,7 @@
 package scripting_test
 
 import (
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -131,5 +132,23 @@ func TestResourceLimits(t *testing.T) {
 				t.Errorf("%q: want an error, got %.100q", body, got)
 			}
 		})
+	}
+}
+
+// Coroutines derive their kill context from the run's; ending the run must
+// release them (no goroutine per coroutine left behind).
+func TestCoroutinesReleased(t *testing.T) {
+	e := scripting.NewEngine()
+	body := "for i = 1, 200 do local co = coroutine.create(function() coroutine.yield(1) end) coroutine.resume(co) end return 1"
+	run(t, e, body, &okHost{}, 2)
+	before := runtime.NumGoroutine()
+	for i := 0; i < 5; i++ {
+		if got := run(t, e, body, &okHost{}, 2); got != ":1\r\n" {
+			t.Fatalf("got %q", got)
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
+	if after := runtime.NumGoroutine(); after > before+10 {
+		t.Errorf("goroutines grew from %d to %d", before, after)
 	}
 }
