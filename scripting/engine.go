@@ -1,11 +1,3 @@
-// Package scripting is Redis 7.0's Lua environment on gopher-lua: the EVAL
-// script cache, FUNCTION libraries, the sandbox, the redis/cjson/cmsgpack/
-// bit/struct libraries and the conversions between Lua values and RESP.
-//
-// The server owns commands, locking and flag enforcement; it calls the
-// Engine with a Host that executes redis.call on its behalf. Every reply,
-// error replies included, is written by the Engine into the resp.Writer
-// passed to Run or Call, in the protocol of that writer (w.Proto).
 package scripting
 
 import (

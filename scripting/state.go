@@ -331,20 +331,30 @@ func handleError(L *lua.LState) int {
 	return 1
 }
 
-var arithError = regexp.MustCompile(`cannot perform \w+ operation between (\w+) and (\w+)$`)
+var (
+	arithError   = regexp.MustCompile(`cannot perform \w+ operation between (\w+) and (\w+)$`)
+	compareError = regexp.MustCompile(`attempt to compare (\w+) with (\w+)$`)
+	indexError   = regexp.MustCompile(`attempt to index a non-table object\((\w+)\) with key '.*'$`)
+)
 
-// lua51RuntimeError rewords gopher-lua's arithmetic error as Lua 5.1 does,
-// naming the first operand that is not a number.
+// lua51RuntimeError rewords gopher-lua's runtime errors as Lua 5.1 does
+// where the message has what Lua's needs. Lua also names the variable
+// involved ("local 'x'") when it can; gopher-lua gives no way to know it.
 func lua51RuntimeError(msg string) string {
-	m := arithError.FindStringSubmatchIndex(msg)
-	if m == nil {
-		return msg
+	if m := arithError.FindStringSubmatchIndex(msg); m != nil {
+		bad := msg[m[2]:m[3]] // the first operand that is not a number
+		if bad == "number" {
+			bad = msg[m[4]:m[5]]
+		}
+		return msg[:m[0]] + "attempt to perform arithmetic on a " + bad + " value"
 	}
-	bad := msg[m[2]:m[3]]
-	if bad == "number" {
-		bad = msg[m[4]:m[5]]
+	if m := compareError.FindStringSubmatchIndex(msg); m != nil && msg[m[2]:m[3]] == msg[m[4]:m[5]] {
+		return msg[:m[0]] + "attempt to compare two " + msg[m[2]:m[3]] + " values"
 	}
-	return msg[:m[0]] + "attempt to perform arithmetic on a " + bad + " value"
+	if m := indexError.FindStringSubmatchIndex(msg); m != nil {
+		return msg[:m[0]] + "attempt to index a " + msg[m[2]:m[3]] + " value"
+	}
+	return msg
 }
 
 // tostringValue is Lua 5.1's tostring: __tostring, %.14g numbers, and

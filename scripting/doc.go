@@ -1,0 +1,38 @@
+// Package scripting is Redis 7.0's Lua environment on gopher-lua: the EVAL
+// script cache, FUNCTION libraries, the sandbox, the redis, cjson, cmsgpack,
+// bit and struct libraries, and the conversions between Lua values and RESP.
+//
+// The server owns commands, locking and flag enforcement. It calls the
+// Engine with a Host that executes redis.call on its behalf:
+//
+//	sha, err := e.LoadScript(body)        // EVAL, SCRIPT LOAD; err is "ERR ..." to send as -ERR ...
+//	s, ok := e.Script(sha)                // EVALSHA (any case)
+//	e.Run(s, keys, argv, host, w)         // the reply, or error reply, goes to w in w.Proto
+//	name, err := e.LoadLibrary(code, replace)
+//	f, ok := e.Function(name)             // FCALL, FCALL_RO: f.Flags
+//	e.Call(f, keys, argv, host, w)
+//
+// Errors returned by methods carry Redis's text without the leading '-'
+// ("ERR Library not found"); replies of scripts and functions, error replies
+// included, are written by the Engine. The Engine runs one script at a time;
+// Kill and Running may be called from any goroutine.
+//
+// Everything observable is checked byte for byte against redis-server 7.0.15
+// by the differential tests in this directory. Known differences, all from
+// gopher-lua where Redis embeds PUC Lua 5.1:
+//   - Runtime errors raised by the VM read as Lua 5.1's without the variable
+//     name Lua adds when it knows one: "attempt to index a nil value" for
+//     Lua's "attempt to index local 'v' (a nil value)", the same for
+//     arithmetic; calling a non-function, the length of a non-table and
+//     unary minus keep gopher-lua's wording. Concatenation errors do name
+//     the operand, as in Lua.
+//   - Compile errors keep the position but word the message as Lua's
+//     closest one ("unexpected symbol near 'x'") where Lua's parser is more
+//     specific ("'end' expected near '<eof>'", "'=' expected near ...").
+//   - Recursion stops at 8000 frames (Lua 5.1: about 20000), see maxCallDepth.
+//   - tostring of tables and functions shows Go addresses; table iteration
+//     order (pairs, map replies, cjson objects, cmsgpack maps) differs from
+//     Lua's hash order, as it does between Redis builds.
+//   - Lua 5.1's goto does not exist, but gopher-lua accepts goto and labels.
+//   - string.dump always fails: there is no Lua 5.1 bytecode to produce.
+package scripting
