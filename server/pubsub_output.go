@@ -11,14 +11,15 @@ import (
 // goroutines: its replies and the messages published to it, in order. One
 // goroutine at a time writes it (writing); the others only append.
 //
-// The bytes are kept in segments of up to segSize, as Redis keeps a reply
-// list of 16 KiB blocks: a backlog grows without copying what it holds, so
-// a subscriber that falls behind costs what it is owed and no garbage.
+// The bytes are kept in segments of segSize, as Redis keeps a reply list of
+// 16 KiB blocks: a backlog grows without copying what it holds, so a
+// subscriber that falls behind costs what it is owed and no garbage. The
+// segments come from a pool shared by all clients and go back once
+// written, so an idle subscriber holds none.
 type outQueue struct {
 	mu        sync.Mutex
 	pending   [][]byte // not yet handed to a writer
 	size      int      // bytes in pending
-	free      [][]byte // written segments kept for reuse
 	spareList [][]byte // the slice of segments a writer finished with
 	inflight  int      // bytes a writer holds, counted against the limit
 	writing   bool
@@ -28,18 +29,17 @@ type outQueue struct {
 	softSince int64 // Unix ms the soft limit was first exceeded; 0: under it
 }
 
-const (
-	segSize  = 16 << 10
-	keptSegs = 2 // per client, for the next messages
-)
+const segSize = 16 << 10
+
+var segments = sync.Pool{New: func() any { return new([segSize]byte) }}
 
 // add appends b, with its first byte replaced by first. Needs mu.
 func (q *outQueue) add(b []byte, first byte) {
 	q.size += len(b)
 	for len(b) > 0 {
 		n := len(q.pending)
-		if n == 0 || len(q.pending[n-1]) >= segSize {
-			q.pending = append(q.pending, q.newSegment())
+		if n == 0 || len(q.pending[n-1]) == segSize {
+			q.pending = append(q.pending, segments.Get().(*[segSize]byte)[:0])
 			n++
 		}
 		seg := q.pending[n-1]
@@ -53,20 +53,6 @@ func (q *outQueue) add(b []byte, first byte) {
 		q.pending[n-1] = seg
 		b = b[k:]
 	}
-}
-
-// newSegment is a reused segment or, for a queue that already holds one, a
-// full-size one; the first grows with what it holds. Needs mu.
-func (q *outQueue) newSegment() []byte {
-	if n := len(q.free); n > 0 {
-		seg := q.free[n-1]
-		q.free = q.free[:n-1]
-		return seg
-	}
-	if len(q.pending) == 0 {
-		return nil
-	}
-	return make([]byte, 0, segSize)
 }
 
 // used is what counts against client-output-buffer-limit. Needs mu.
@@ -84,7 +70,7 @@ func (q *outQueue) take() [][]byte {
 // drop empties the queue for good. Needs mu.
 func (q *outQueue) drop() {
 	q.closed = true
-	q.pending, q.free, q.spareList, q.size = nil, nil, nil, 0
+	q.pending, q.spareList, q.size = nil, nil, 0
 }
 
 // queueReplies moves the replies of the commands run so far to the queue,
@@ -186,13 +172,11 @@ func (c *Client) written(segs [][]byte, err error) [][]byte {
 	if err != nil {
 		q.drop()
 	}
+	for _, seg := range segs {
+		segments.Put((*[segSize]byte)(seg[:segSize]))
+	}
+	clear(segs)
 	if !q.closed {
-		for _, seg := range segs {
-			if len(q.free) < keptSegs && cap(seg) <= segSize {
-				q.free = append(q.free, seg[:0])
-			}
-		}
-		clear(segs)
 		q.spareList = segs[:0]
 		if q.size > 0 {
 			next := q.take()

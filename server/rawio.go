@@ -2,6 +2,7 @@ package server
 
 import (
 	"io"
+	"sync"
 	"syscall"
 	"unsafe"
 )
@@ -13,18 +14,40 @@ import (
 // otherwise made sysmon hand the P to another thread and keep polling every
 // 20 us, costing futex wake-ups and nanosleeps on the core the clients need.
 
+// rawOp is the state of one raw read or write. Handing RawConn a method
+// value of a pooled rawOp, instead of a closure over the call's variables,
+// keeps every read and write from allocating.
+type rawOp struct {
+	buf         []byte
+	n           int
+	wait        bool
+	errno       syscall.Errno
+	read, write func(fd uintptr) bool
+}
+
+var rawOps = sync.Pool{New: func() any {
+	op := &rawOp{}
+	op.read, op.write = op.readFD, op.writeFD
+	return op
+}}
+
+func getRawOp(buf []byte, wait bool) *rawOp {
+	op := rawOps.Get().(*rawOp)
+	op.buf, op.n, op.wait, op.errno = buf, 0, wait, 0
+	return op
+}
+
+func putRawOp(op *rawOp) {
+	op.buf = nil
+	rawOps.Put(op)
+}
+
 // rawRead reads into buf, parking until the socket is readable.
 func (c *Client) rawRead(buf []byte) (int, error) {
-	var n uintptr
-	var errno syscall.Errno
-	err := c.raw.Read(func(fd uintptr) bool {
-		for {
-			n, _, errno = syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
-			if errno != syscall.EINTR {
-				return errno != syscall.EAGAIN
-			}
-		}
-	})
+	op := getRawOp(buf, true)
+	err := c.raw.Read(op.read)
+	n, errno := op.n, op.errno
+	putRawOp(op)
 	switch {
 	case err != nil:
 		return 0, err
@@ -33,7 +56,17 @@ func (c *Client) rawRead(buf []byte) (int, error) {
 	case n == 0:
 		return 0, io.EOF
 	}
-	return int(n), nil
+	return n, nil
+}
+
+func (op *rawOp) readFD(fd uintptr) bool {
+	for {
+		n, _, errno := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&op.buf[0])), uintptr(len(op.buf)))
+		if errno != syscall.EINTR {
+			op.n, op.errno = int(n), errno
+			return errno != syscall.EAGAIN
+		}
+	}
 }
 
 // rawWrite writes all of buf, parking while the socket buffer is full.
@@ -42,27 +75,30 @@ func (c *Client) rawWrite(buf []byte) (int, error) { return c.rawWriteSome(buf, 
 // rawWriteSome writes buf; without wait it returns when the socket buffer is
 // full, with what was written.
 func (c *Client) rawWriteSome(buf []byte, wait bool) (int, error) {
-	written := 0
-	var errno syscall.Errno
-	err := c.raw.Write(func(fd uintptr) bool {
-		for written < len(buf) {
-			rest := buf[written:]
-			n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&rest[0])), uintptr(len(rest)))
-			switch e {
-			case 0:
-				written += int(n)
-			case syscall.EINTR:
-			case syscall.EAGAIN:
-				return !wait
-			default:
-				errno = e
-				return true
-			}
-		}
-		return true
-	})
+	op := getRawOp(buf, wait)
+	err := c.raw.Write(op.write)
+	written, errno := op.n, op.errno
+	putRawOp(op)
 	if err == nil && errno != 0 {
 		err = errno
 	}
 	return written, err
+}
+
+func (op *rawOp) writeFD(fd uintptr) bool {
+	for op.n < len(op.buf) {
+		rest := op.buf[op.n:]
+		n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&rest[0])), uintptr(len(rest)))
+		switch e {
+		case 0:
+			op.n += int(n)
+		case syscall.EINTR:
+		case syscall.EAGAIN:
+			return !op.wait
+		default:
+			op.errno = e
+			return true
+		}
+	}
+	return true
 }
