@@ -56,6 +56,11 @@ func describeParseError(err error, chunkName string, body []byte) string {
 	if line == parse.EOF {
 		line, token = lastLine(body), "'<eof>'"
 	}
+	if pe.Pos.Line == parse.EOF && pe.Message == "syntax error" {
+		if msg, ok := unclosedAtEOF(body, chunkName, line); ok {
+			return msg
+		}
+	}
 	msg := "unexpected symbol"
 	switch {
 	case strings.Contains(pe.Message, "unterminated multiline"):
@@ -68,6 +73,78 @@ func describeParseError(err error, chunkName string, body []byte) string {
 		msg = pe.Message
 	}
 	return fmt.Sprintf("%s:%d: %s near %s", chunkName, line, msg, token)
+}
+
+// unclosedAtEOF words a parse error at the end of the input as Lua does
+// when a block or bracket is left open: "'end' expected (to close
+// 'function' at line 1) near '<eof>'". It finds the innermost open
+// construct by scanning tokens and confirms that closing it is all the
+// body lacks by parsing it with the closer appended.
+func unclosedAtEOF(body []byte, chunkName string, line int) (string, bool) {
+	type open struct {
+		who  string
+		line int
+	}
+	var stack []open
+	push := func(who string, line int) { stack = append(stack, open{who, line}) }
+	pop := func() {
+		if len(stack) > 0 {
+			stack = stack[:len(stack)-1]
+		}
+	}
+	sc := parse.NewScanner(bytes.NewReader(body), chunkName)
+	lexer := &parse.Lexer{}
+	loopHeader := false // a while/for whose "do" is still to come
+	for {
+		tok, err := sc.Scan(lexer)
+		if err != nil || tok.Type == parse.EOF {
+			break
+		}
+		lexer.PrevTokenType = tok.Type
+		switch tok.Type {
+		case parse.TFunction:
+			push("function", tok.Pos.Line)
+		case parse.TIf:
+			push("if", tok.Pos.Line)
+		case parse.TWhile:
+			push("while", tok.Pos.Line)
+			loopHeader = true
+		case parse.TFor:
+			push("for", tok.Pos.Line)
+			loopHeader = true
+		case parse.TDo:
+			if !loopHeader {
+				push("do", tok.Pos.Line)
+			}
+			loopHeader = false
+		case parse.TRepeat:
+			push("repeat", tok.Pos.Line)
+		case '(', '{':
+			push(string(rune(tok.Type)), tok.Pos.Line)
+		case parse.TEnd, parse.TUntil, ')', '}':
+			pop()
+		}
+	}
+	if len(stack) == 0 {
+		return "", false
+	}
+	top := stack[len(stack)-1]
+	what, closer := "end", " end"
+	switch top.who {
+	case "repeat":
+		what, closer = "until", " until true"
+	case "(":
+		what, closer = ")", ")"
+	case "{":
+		what, closer = "}", "}"
+	}
+	if _, err := parse.Parse(bytes.NewReader(append(append([]byte{}, body...), closer...)), chunkName); err != nil {
+		return "", false
+	}
+	if top.line == line {
+		return fmt.Sprintf("%s:%d: '%s' expected near '<eof>'", chunkName, line, what), true
+	}
+	return fmt.Sprintf("%s:%d: '%s' expected (to close '%s' at line %d) near '<eof>'", chunkName, line, what, top.who, top.line), true
 }
 
 // compileErrorText strips gopher-lua's decoration from a compiler error

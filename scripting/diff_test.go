@@ -357,6 +357,18 @@ func TestCompileErrors(t *testing.T) {
 		"return [[abc",
 		"\n\nreturn 1 +",
 		" #!lua\nreturn 1",
+		"if x then",
+		"if true then\nreturn 1",
+		"local function f()\n  return 1\n",
+		"while true do\n",
+		"for i = 1, 2 do return i",
+		"do\nlocal x = 1",
+		"repeat local x = 1",
+		"return f(1, 2",
+		"local t = {1, 2",
+		"local t = {\n1,\n2",
+		"local function f() if x then return 1 end",
+		"return (1",
 	)
 }
 
