@@ -111,6 +111,8 @@ type Engine struct {
 	fnState   *luaState
 	libs      libraries
 	rand      rand48
+	// errorCounted is ErrorCounted's answer for the last run.
+	errorCounted bool
 
 	mu       sync.Mutex
 	running  *runContext        // set while a script runs
@@ -280,10 +282,18 @@ func (e *Engine) execute(st *luaState, fn *lua.LFunction, args []lua.LValue, fun
 		L.Push(a)
 	}
 	st.lastError = raisedError{}
+	var result lua.LValue
 	if err := L.PCall(len(args), 1, st.keepError); err != nil {
-		w.Error(st.errorMessage(errorObject(err), funcName))
+		result = errorObject(err)
+		w.Error(st.errorMessage(result, funcName))
 	} else {
-		(&replyWriter{w: w, scriptResp3: run.resp3}).write(L.Get(-1), 2)
+		result = L.Get(-1)
+		(&replyWriter{w: w, scriptResp3: run.resp3}).write(result, 2)
+	}
+	e.errorCounted = false
+	if t, ok := result.(*lua.LTable); ok {
+		_, isErr := t.RawGetString("err").(lua.LString)
+		e.errorCounted = isErr && lua.LVAsBool(t.RawGetString("ignore_error_stats_update"))
 	}
 	return st.intact()
 }
@@ -305,6 +315,12 @@ func errorObject(err error) lua.LValue {
 	}
 	return apiErr.Object
 }
+
+// ErrorCounted reports whether the error reply of the last Run or Call
+// relays an error reply of a command the script ran, which the server
+// counted already: Redis then leaves its error statistics alone
+// (ignore_error_stats_update).
+func (e *Engine) ErrorCounted() bool { return e.errorCounted }
 
 // Kill stops the running script at its next Lua instruction (SCRIPT KILL,
 // FUNCTION KILL); the script's reply becomes Redis's "Script killed by

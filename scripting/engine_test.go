@@ -64,3 +64,21 @@ func TestLuaToRESP3(t *testing.T) {
 		}
 	}
 }
+
+func TestErrorCounted(t *testing.T) {
+	e := scripting.NewEngine()
+	host := replyHost("-ERR inner\r\n")
+	for body, want := range map[string]bool{
+		"return redis.call('x')":        true,
+		"return redis.pcall('x')":       true,
+		"return {err='mine'}":           false,
+		"error('boom')":                 false,
+		"return 1":                      false,
+		"return redis.error_reply('x')": false,
+	} {
+		run(t, e, body, host, 2)
+		if got := e.ErrorCounted(); got != want {
+			t.Errorf("%q: ErrorCounted() = %v, want %v", body, got, want)
+		}
+	}
+}
