@@ -12,7 +12,7 @@ import (
 
 // parseReply converts a command's raw RESP reply into the Lua value Redis
 // gives redis.call (redisProtocolToLuaType). isErr reports an error reply.
-func parseReply(L *lua.LState, raw []byte, resp3 bool) (v lua.LValue, isErr bool) {
+func parseReply(L *lua.LState, raw []byte) (v lua.LValue, isErr bool) {
 	p := replyParser{L: L, b: raw}
 	if len(raw) > 0 && (raw[0] == '-' || raw[0] == '!') {
 		isErr = true

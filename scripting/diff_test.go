@@ -129,15 +129,6 @@ func (h *harness) eval(body string, keys []string, args ...string) []byte {
 	return want
 }
 
-// evalDifferent runs body on both sides where an intended difference exists
-// and checks only that the engine answers with want.
-func (h *harness) evalExpect(body string, want string) {
-	h.t.Helper()
-	if got := h.engineEval(body, nil, nil); string(got) != want {
-		h.t.Errorf("EVAL %q\n want:   %q\n engine: %q", body, want, trunc(got))
-	}
-}
-
 func trunc(b []byte) string {
 	if len(b) > 600 {
 		return string(b[:600]) + "..."

@@ -57,13 +57,6 @@ func checkNumber(L *lua.LState, n int, fname string) float64 {
 	return f
 }
 
-func optNumber(L *lua.LState, n int, fname string, def float64) float64 {
-	if L.Get(n) == lua.LNil {
-		return def
-	}
-	return checkNumber(L, n, fname)
-}
-
 // checkInt is luaL_checkint: a number truncated toward zero.
 func checkInt(L *lua.LState, n int, fname string) int64 {
 	return toInt64(checkNumber(L, n, fname))

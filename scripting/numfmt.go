@@ -11,20 +11,7 @@ import (
 // appendLuaNumber formats f as Lua 5.1 does (LUAI_NUMFFORMAT "%.14g"), which
 // gopher-lua does not: tostring, "..", string coercion and table.concat all
 // go through here.
-func appendLuaNumber(b []byte, f float64) []byte {
-	switch {
-	case math.IsInf(f, 1):
-		return append(b, "inf"...)
-	case math.IsInf(f, -1):
-		return append(b, "-inf"...)
-	case math.IsNaN(f):
-		if math.Signbit(f) {
-			return append(b, "-nan"...) // glibc prints the sign of x86's default NaN
-		}
-		return append(b, "nan"...)
-	}
-	return strconv.AppendFloat(b, f, 'g', 14, 64)
-}
+func appendLuaNumber(b []byte, f float64) []byte { return appendCNumber(b, f, 14) }
 
 func luaNumberString(f float64) string {
 	var tmp [32]byte
@@ -32,7 +19,10 @@ func luaNumberString(f float64) string {
 }
 
 // appendArgNumber formats a number passed to redis.call as Redis does (%.17g).
-func appendArgNumber(b []byte, f float64) []byte {
+func appendArgNumber(b []byte, f float64) []byte { return appendCNumber(b, f, 17) }
+
+// appendCNumber is C's "%.<precision>g" as glibc prints it.
+func appendCNumber(b []byte, f float64, precision int) []byte {
 	switch {
 	case math.IsInf(f, 1):
 		return append(b, "inf"...)
@@ -40,11 +30,11 @@ func appendArgNumber(b []byte, f float64) []byte {
 		return append(b, "-inf"...)
 	case math.IsNaN(f):
 		if math.Signbit(f) {
-			return append(b, "-nan"...)
+			return append(b, "-nan"...) // the sign of x86's default NaN
 		}
 		return append(b, "nan"...)
 	}
-	return strconv.AppendFloat(b, f, 'g', 17, 64)
+	return strconv.AppendFloat(b, f, 'g', precision, 64)
 }
 
 // parseLuaNumber converts a string to a number as Lua 5.1's lua_str2number

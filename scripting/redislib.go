@@ -133,7 +133,7 @@ func (s *luaState) redisCall(L *lua.LState, raiseErrors bool) int {
 	}
 	run.scratch, run.args, run.ends = buf, args, ends
 	reply := run.host.Call(args, run.resp3, nil)
-	v, isErr := parseReply(L, reply, run.resp3)
+	v, isErr := parseReply(L, reply)
 	if isErr && raiseErrors {
 		raiseTable(L, v.(*lua.LTable))
 	}
