@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
-	"strings"
 
 	lua "github.com/yuin/gopher-lua"
 )
@@ -381,12 +380,5 @@ func tostringValue(L *lua.LState, v lua.LValue) string {
 		}
 		L.RaiseError("'__tostring' must return a string")
 	}
-	s := v.String()
-	if strings.HasPrefix(s, "function: 0x") || strings.HasPrefix(s, "table: 0x") || strings.HasPrefix(s, "thread: 0x") || strings.HasPrefix(s, "userdata: 0x") {
-		return s
-	}
-	if i := strings.Index(s, ": "); i > 0 && (v.Type() == lua.LTFunction || v.Type() == lua.LTTable) {
-		return s[:i+2] + "0x" + strings.TrimPrefix(s[i+2:], "0x")
-	}
-	return s
+	return v.String() // "table: 0x...", as Lua prints with %p
 }
