@@ -1,8 +1,6 @@
 package scripting
 
 import (
-	"crypto/sha1"
-	"encoding/hex"
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
@@ -171,8 +169,7 @@ func redisSha1hex(L *lua.LState) int {
 		raise(L, "wrong number of arguments")
 	}
 	str, _ := toStringArg(L.Get(1))
-	sum := sha1.Sum([]byte(str))
-	L.Push(lua.LString(hex.EncodeToString(sum[:])))
+	L.Push(lua.LString(SHA1Hex([]byte(str))))
 	return 1
 }
 
