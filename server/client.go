@@ -80,6 +80,7 @@ type Client struct {
 	blocked *waiter
 	waiting atomic.Pointer[waiter]
 
+	tracking    clientTracking
 	multi       *transaction // in MULTI
 	queued      atomic.Int32 // commands queued in MULTI, for CLIENT LIST; -1 outside
 	watched     []blockKey   // WATCHed keys
@@ -117,6 +118,7 @@ func (s *Server) newClient(conn net.Conn) *Client {
 	c.lastSeen.Store(s.clock.UnixMilli())
 	c.authenticated = s.cfg.RequirePass() == ""
 	c.ctx = Ctx{s: s, c: c, W: &c.out}
+	c.ctx.locks.Owner = c // for NOLOOP: the client behind a change
 	c.queued.Store(-1)
 	return c
 }
@@ -303,6 +305,7 @@ func (c *Client) resetOut() {
 // connection, so a peer that sees the close no longer finds it in CLIENT LIST.
 func (c *Client) close() {
 	c.s.watches.unwatchAll(c)
+	c.s.disableTracking(c)
 	c.s.unsubscribeAll(c)
 	if c.ps.queued && c.closeQueued() {
 		return // the goroutine writing its output closes it
@@ -408,6 +411,9 @@ func (c *Client) execute(args [][]byte) {
 		if s.blocking.waiting.Load() > 0 {
 			serveLater = s.serveBlocked(x)
 		}
+	}
+	if s.tracking.clients.Load() > 0 {
+		s.trackAfter(c, cmd)
 	}
 	s.ks.Unlock(db, &x.locks)
 	if serveLater {
