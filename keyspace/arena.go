@@ -53,9 +53,35 @@ type arena struct {
 	// pending counts the keyspace's arenas with garbage set, so that the end
 	// of an exclusive command looks at every shard only when one has some.
 	pending *atomic.Int64
+	acct    *accounting
 }
 
-func newArena(pending *atomic.Int64) arena { return arena{tail: -1, pending: pending} }
+// accounting is what the keyspace's arenas share: their resident bytes (see
+// chunkMem) and whether memory is limited (maxmemory), when a tail chunk's
+// garbage is worth evacuating early, or a shard's tail alone could hold
+// more than the limit allows across 1024 shards.
+type accounting struct {
+	mem atomic.Int64
+	// tailGarbage is the garbage that makes a tail chunk worth evacuating
+	// under a memory limit, 0 without one.
+	tailGarbage atomic.Int64
+}
+
+func newArena(pending *atomic.Int64, acct *accounting) arena {
+	return arena{tail: -1, pending: pending, acct: acct}
+}
+
+// chunkMem is a mapped chunk's resident memory: its pages are touched only as
+// entries are appended, so its used bytes rounded up to whole pages. A large
+// entry's chunk is on the Go heap, which the server counts as a whole.
+func chunkMem(c *chunk) int64 {
+	if c.large {
+		return 0
+	}
+	return int64(c.used+pageSize-1) &^ (pageSize - 1)
+}
+
+const pageSize = 4096
 
 func (a *arena) setGarbage(g bool) {
 	if a.garbage == g {
@@ -99,8 +125,12 @@ func (a *arena) alloc(size int) (uint64, []byte) {
 	}
 	c := &a.chunks[a.tail]
 	off := c.used
+	before := chunkMem(c)
 	c.used += size
 	c.live += size
+	if after := chunkMem(c); after != before {
+		a.acct.mem.Add(after - before)
+	}
 	return uint64(a.tail)<<chunkBits | uint64(off), c.data[off : off+size : off+size]
 }
 
@@ -136,14 +166,17 @@ func (a *arena) kill(ref uint64, size int) {
 		a.release(id)
 		return
 	}
-	// A tail chunk is worth moving only once it is well filled.
-	if c.live*evacuateLive < c.used && (id != a.tail || c.used >= chunkSize/2) {
+	// A tail chunk is worth moving only once it is well filled, or holds
+	// enough garbage under a memory limit.
+	if c.live*evacuateLive < c.used && (id != a.tail || c.used >= chunkSize/2 ||
+		(a.acct.tailGarbage.Load() != 0 && int64(c.used-c.live) >= a.acct.tailGarbage.Load())) {
 		a.setGarbage(true)
 	}
 }
 
 func (a *arena) release(id int) {
 	c := &a.chunks[id]
+	a.acct.mem.Add(-chunkMem(c))
 	if !c.large {
 		munmap(c.data)
 	}
@@ -157,22 +190,13 @@ func (a *arena) release(id int) {
 // releaseAll frees every chunk (FLUSHDB).
 func (a *arena) releaseAll() {
 	for i := range a.chunks {
+		a.acct.mem.Add(-chunkMem(&a.chunks[i]))
 		if a.chunks[i].data != nil && !a.chunks[i].large {
 			munmap(a.chunks[i].data)
 		}
 	}
 	a.setGarbage(false)
-	*a = newArena(a.pending)
-}
-
-// bytes returns the chunk memory in use: pages are touched only as entries are
-// appended, so a chunk's unused end costs no resident memory.
-func (a *arena) bytes() int64 {
-	var n int64
-	for i := range a.chunks {
-		n += int64(a.chunks[i].used)
-	}
-	return n
+	*a = newArena(a.pending, a.acct)
 }
 
 // header decodes an entry: key and value extents and expire time.

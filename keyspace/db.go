@@ -314,9 +314,19 @@ func (db *DB) Flush() {
 
 // withShard runs fn on shard i under its lock, compacting it afterwards.
 func (db *DB) withShard(i int, fn func(sh *shard)) {
+	sh := db.lockShard(i)
+	fn(sh)
+	db.unlockShard(sh)
+}
+
+func (db *DB) lockShard(i int) *shard {
 	sh := &db.shards[i]
 	sh.mu.Lock()
-	fn(sh)
+	return sh
+}
+
+// unlockShard compacts the shard, then releases it.
+func (db *DB) unlockShard(sh *shard) {
 	if sh.arena.garbage {
 		sh.evacuate(db.ks.seed)
 	}

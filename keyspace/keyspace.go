@@ -112,6 +112,7 @@ type Keyspace struct {
 
 	garbageShards atomic.Int64 // shards whose arena has garbage to evacuate
 	allOwner      any          // the Owner holding the exclusive lock
+	acct          accounting
 }
 
 // New creates a keyspace with n databases.
@@ -127,7 +128,7 @@ func New(n int, hooks Hooks) *Keyspace {
 func (ks *Keyspace) newDB(id int) *DB {
 	db := &DB{ks: ks, id: id, shards: new([Shards]shard)}
 	for i := range db.shards {
-		db.shards[i].arena = newArena(&ks.garbageShards)
+		db.shards[i].arena = newArena(&ks.garbageShards, &ks.acct)
 	}
 	return db
 }
@@ -243,14 +244,19 @@ func (ks *Keyspace) SwapDB(a, b int) {
 	ks.dbs[b].Store(da)
 }
 
-// MemoryBytes returns the memory holding keys, values and indexes.
-func (ks *Keyspace) MemoryBytes() int64 {
-	var n int64
-	for i := range ks.dbs {
-		db := ks.DB(i)
-		for i := range db.shards {
-			db.withShard(i, func(sh *shard) { n += sh.arena.bytes() + int64(len(sh.slots))*8 })
-		}
+// MemoryBytes returns the resident memory holding keys, values and indexes
+// outside the Go heap (big values' own chunks are on it, and counted here
+// too). It is kept as a counter, cheap enough to read before every command.
+func (ks *Keyspace) MemoryBytes() int64 { return ks.acct.mem.Load() }
+
+// SetMemoryLimit tells the arenas maxmemory (0 for none): under a limit they
+// give back the garbage of partly filled tail chunks once it reaches an
+// eighth of the limit's share per shard (at least a page), so that 1024
+// shards' tails cannot hold more than the limit allows.
+func (ks *Keyspace) SetMemoryLimit(limit int64) {
+	if limit == 0 {
+		ks.acct.tailGarbage.Store(0)
+		return
 	}
-	return n
+	ks.acct.tailGarbage.Store(min(max(limit/(8*Shards), pageSize), chunkSize/2))
 }

@@ -122,7 +122,7 @@ func (s *luaState) installBase(g *lua.LTable) {
 			argError(L, 1, "pcall", "value expected")
 		}
 		n := L.GetTop() - 1
-		if err := L.PCall(n, lua.MultRet, nil); err != nil {
+		if err := L.PCall(n, lua.MultRet, s.keepError); err != nil {
 			obj := errorObject(err)
 			if t, ok := obj.(*lua.LTable); ok {
 				if msg, ok := t.RawGetString("err").(lua.LString); ok {

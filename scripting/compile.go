@@ -35,6 +35,9 @@ func compileChunk(body []byte, chunkName string) (*lua.FunctionProto, error) {
 	if err != nil {
 		return nil, errors.New(compileErrorText(err.Error(), chunkName))
 	}
+	// The main chunk has no "arg" local, but gopher-lua would still build
+	// the Lua 5.0 arg table on every call of it.
+	proto.IsVarArg &^= lua.VarArgNeedsArg
 	return proto, nil
 }
 

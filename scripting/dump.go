@@ -3,6 +3,7 @@ package scripting
 import (
 	"encoding/binary"
 	"errors"
+	stdcrc64 "hash/crc64"
 	"strconv"
 )
 
@@ -11,6 +12,7 @@ import (
 // compresses it), then the RDB version (2 bytes, little endian) and a CRC64
 // of everything before (8 bytes, little endian).
 const (
+	rdbOpcodeFunction  = 246 // Redis 7.0 release candidates
 	rdbOpcodeFunction2 = 245
 	rdbVersion         = 10
 
@@ -39,7 +41,7 @@ func (e *Engine) DumpFunctions() []byte {
 		b = appendRDBString(b, lib.Code)
 	}
 	b = append(b, rdbVersion, 0)
-	return binary.LittleEndian.AppendUint64(b, crc64(0, b))
+	return binary.LittleEndian.AppendUint64(b, crc64(b))
 }
 
 // RestoreFunctions is FUNCTION RESTORE. The payload comes from outside and
@@ -49,20 +51,19 @@ func (e *Engine) RestoreFunctions(payload []byte, policy RestorePolicy) error {
 		return errBadPayload
 	}
 	footer := payload[len(payload)-10:]
-	if binary.LittleEndian.Uint16(footer) > rdbVersion || binary.LittleEndian.Uint64(footer[2:]) != crc64(0, payload[:len(payload)-8]) {
+	if binary.LittleEndian.Uint16(footer) > rdbVersion || binary.LittleEndian.Uint64(footer[2:]) != crc64(payload[:len(payload)-8]) {
 		return errBadPayload
 	}
-	body := payload[:len(payload)-10]
+	// Like Redis, read libraries while the position is before the footer;
+	// a string may run into it.
+	rest := payload
 	restored := newLibraries()
-	for len(body) > 0 {
-		if body[0] != rdbOpcodeFunction2 {
-			return errors.New("ERR given type is not a function")
+	for len(payload)-len(rest) < len(payload)-10 {
+		code, next, err := readLibraryRecord(rest)
+		if err != nil {
+			return err
 		}
-		code, rest, ok := readRDBString(body[1:])
-		if !ok {
-			return errors.New("ERR Failed loading the library")
-		}
-		body = rest
+		rest = next
 		name, _, err := libraryMetadata(code)
 		if err != nil {
 			return err
@@ -86,6 +87,48 @@ func (e *Engine) RestoreFunctions(payload []byte, policy RestorePolicy) error {
 		return nil
 	}
 	return e.libs.join(restored, policy == RestoreReplace)
+}
+
+// readLibraryRecord reads one library: FUNCTION2 holds its code; the
+// FUNCTION opcode of Redis 7.0's release candidates holds name, engine,
+// optional description and body, converted to a shebang as Redis does.
+func readLibraryRecord(b []byte) (code, rest []byte, err error) {
+	if len(b) == 0 || b[0] != rdbOpcodeFunction2 && b[0] != rdbOpcodeFunction {
+		return nil, nil, errors.New("ERR given type is not a function")
+	}
+	if b[0] == rdbOpcodeFunction2 {
+		code, rest, ok := readRDBString(b[1:])
+		if !ok {
+			return nil, nil, errors.New("ERR Failed loading library payload")
+		}
+		return code, rest, nil
+	}
+	fail := func(what string) ([]byte, []byte, error) {
+		return nil, nil, errors.New("ERR Failed loading " + what)
+	}
+	name, rest, ok := readRDBString(b[1:])
+	if !ok {
+		return fail("library name")
+	}
+	engine, rest, ok := readRDBString(rest)
+	if !ok {
+		return fail("engine name")
+	}
+	hasDesc, encoded, rest, ok := readRDBLen(rest)
+	if !ok || encoded {
+		return fail("library description indicator")
+	}
+	if hasDesc != 0 {
+		if _, rest, ok = readRDBString(rest); !ok {
+			return fail("library description")
+		}
+	}
+	body, rest, ok := readRDBString(rest)
+	if !ok {
+		return fail("library blob")
+	}
+	code = append([]byte("#!"+string(engine)+" name="+string(name)+" \n"), body...)
+	return code, rest, nil
 }
 
 // appendRDBString is rdbSaveRawString with rdbcompression on: strings over
@@ -355,26 +398,10 @@ func lzfDecompress(in []byte, n int) ([]byte, bool) {
 	return out, len(out) == n
 }
 
-// crc64 is Redis's CRC-64 (Jones polynomial, reflected, no final xor).
-func crc64(crc uint64, b []byte) uint64 {
-	for _, c := range b {
-		crc = crc64Table[byte(crc)^c] ^ crc>>8
-	}
-	return crc
+// crc64 is Redis's CRC-64 (Jones polynomial, reflected, no inversion).
+// hash/crc64 inverts before and after, so the inversions are undone here.
+func crc64(b []byte) uint64 {
+	return ^stdcrc64.Update(^uint64(0), jonesTable, b)
 }
 
-var crc64Table = func() (t [256]uint64) {
-	const poly = 0x95AC9329AC4BC9B5
-	for i := range t {
-		c := uint64(i)
-		for k := 0; k < 8; k++ {
-			if c&1 != 0 {
-				c = c>>1 ^ poly
-			} else {
-				c >>= 1
-			}
-		}
-		t[i] = c
-	}
-	return t
-}()
+var jonesTable = stdcrc64.MakeTable(0x95AC9329AC4BC9B5)

@@ -9,7 +9,6 @@
 package scripting
 
 import (
-	"context"
 	"crypto/sha1"
 	"encoding/hex"
 	"errors"
@@ -17,6 +16,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"time"
 
 	lua "github.com/yuin/gopher-lua"
 
@@ -121,15 +121,14 @@ type Engine struct {
 	rand      rand48
 
 	mu       sync.Mutex
-	cancel   context.CancelFunc // set while a script runs
-	killed   bool
-	running  *runContext
+	kill     killSwitch
+	running  *runContext // set while a script runs
 	function bool
 }
 
 // NewEngine returns an engine with no scripts or libraries.
 func NewEngine() *Engine {
-	return &Engine{scripts: map[string]*Script{}, libs: newLibraries(), rand: rand48{x: rand48Initial}}
+	return &Engine{scripts: map[string]*Script{}, libs: newLibraries(), rand: rand48{x: rand48Initial}, kill: killSwitch{done: make(chan struct{})}}
 }
 
 // SHA1Hex is the script cache key for body.
@@ -253,13 +252,13 @@ func stringArray(L *lua.LState, items [][]byte) *lua.LTable {
 // writes the reply. It returns false when the state must not be reused: a
 // script wrote through the sandbox, or the engine recovered from a panic.
 func (e *Engine) execute(st *luaState, fn *lua.LFunction, args []lua.LValue, funcName string, host Host, w *resp.Writer, isFunction bool) (reusable bool) {
-	run := &runContext{host: host, funcName: funcName}
-	ctx, cancel := context.WithCancel(context.Background())
+	run := &st.runCtx
+	run.host, run.funcName, run.resp3 = host, funcName, false
 	e.mu.Lock()
-	e.cancel, e.killed, e.running, e.function = cancel, false, run, isFunction
+	e.running, e.function = run, isFunction
 	e.mu.Unlock()
 	st.run = run
-	st.setContext(ctx)
+	st.setContext(&e.kill)
 	L := st.L
 	start := len(w.B)
 	defer func() {
@@ -269,11 +268,11 @@ func (e *Engine) execute(st *luaState, fn *lua.LFunction, args []lua.LValue, fun
 			reusable = false
 		}
 		st.setContext(nil)
-		cancel()
-		st.run = nil
+		st.run, run.host = nil, nil
 		L.SetTop(0)
 		e.mu.Lock()
-		e.cancel, e.running, e.killed = nil, nil, false
+		e.running = nil
+		e.kill.rearm()
 		e.mu.Unlock()
 	}()
 	L.Push(fn)
@@ -281,7 +280,7 @@ func (e *Engine) execute(st *luaState, fn *lua.LFunction, args []lua.LValue, fun
 		L.Push(a)
 	}
 	st.lastError = raisedError{}
-	if err := L.PCall(len(args), 1, nil); err != nil {
+	if err := L.PCall(len(args), 1, st.keepError); err != nil {
 		w.Error(st.errorMessage(errorObject(err), funcName))
 	} else {
 		(&replyWriter{w: w, scriptResp3: run.resp3}).write(L.Get(-1), 2)
@@ -315,11 +314,10 @@ func errorObject(err error) lua.LValue {
 func (e *Engine) Kill() bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.cancel == nil {
+	if e.running == nil {
 		return false
 	}
-	e.killed = true
-	e.cancel()
+	e.kill.fire()
 	return true
 }
 
@@ -341,5 +339,43 @@ func (e *Engine) Running() (running, isFunction, wrote bool) {
 func (e *Engine) killRequested() bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.killed
+	return e.kill.fired
+}
+
+var errScriptKilled = errors.New("script killed")
+
+// killSwitch is the context the Lua VM polls between instructions. Unlike
+// context.WithCancel it is reused across runs: a new channel is made only
+// after a kill. Its fields are guarded by Engine.mu, except done, which the
+// VM reads without the lock (the channel is replaced only between runs).
+type killSwitch struct {
+	done  chan struct{}
+	fired bool
+}
+
+func (k *killSwitch) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (k *killSwitch) Done() <-chan struct{}       { return k.done }
+func (k *killSwitch) Value(any) any               { return nil }
+
+func (k *killSwitch) Err() error {
+	select {
+	case <-k.done:
+		return errScriptKilled
+	default:
+		return nil
+	}
+}
+
+func (k *killSwitch) fire() {
+	if !k.fired {
+		k.fired = true
+		close(k.done)
+	}
+}
+
+func (k *killSwitch) rearm() {
+	if k.fired {
+		k.fired = false
+		k.done = make(chan struct{})
+	}
 }

@@ -208,7 +208,7 @@ func (e *Engine) createLibrary(code []byte) (*Library, error) {
 		L.SetTop(0)
 	}()
 	L.Push(fn)
-	if err := L.PCall(0, 0, nil); err != nil {
+	if err := L.PCall(0, 0, st.keepError); err != nil {
 		msg := "FUNCTION LOAD timeout"
 		if ctx.Err() == nil {
 			// Redis reports the error object's message, without position.

@@ -2,6 +2,8 @@ package scripting_test
 
 import (
 	"bytes"
+	"encoding/binary"
+	"hash/crc64"
 	"sort"
 	"strings"
 	"testing"
@@ -211,6 +213,14 @@ redis.register_function('d1', function(keys, args) return 'd1 d1 d1 d1 d1 d1 d1 
 redis.register_function('d2', function(keys, args) return 'd2 d2 d2 d2 d2 d2 d2 d2' end)
 `
 
+// withFooter appends the RDB version and Redis's CRC-64 (hash/crc64's
+// Jones table without its inversions), making a payload RESTORE accepts.
+func withFooter(body []byte) []byte {
+	p := append(append([]byte{}, body...), 10, 0)
+	sum := ^crc64.Update(^uint64(0), crc64.MakeTable(0x95AC9329AC4BC9B5), p)
+	return binary.LittleEndian.AppendUint64(p, sum)
+}
+
 func TestFunctionDumpRestore(t *testing.T) {
 	h := newHarness(t)
 	for _, code := range []string{
@@ -274,5 +284,23 @@ func TestFunctionDumpRestore(t *testing.T) {
 	restore(bad, scripting.RestoreAppend, "APPEND")
 	restore([]byte("short"), scripting.RestoreAppend, "APPEND")
 	restore(payload[len(payload)-10:], scripting.RestoreFlush, "FLUSH")
+	code := []byte("#!lua name=x\nredis.register_function('f', function() return 1 end)")
+	rdbString := func(s []byte) []byte { return append([]byte{0x40 | byte(len(s)>>8), byte(len(s))}, s...) }
+	for _, body := range [][]byte{
+		append([]byte{245}, rdbString(code)...),
+		append([]byte{246}, rdbString(code)...),
+		append(append(append([]byte{246}, rdbString([]byte("lib"))...), rdbString([]byte("LUA"))...), append([]byte{0}, rdbString([]byte("redis.register_function('g', function() return 2 end)"))...)...),
+		append([]byte{0}, rdbString(code)...),
+		{245, 60, 'a'},
+		{245, 0xC3, 3, 20, 0xff, 0xff, 0xff},
+		{245, 5, 'h', 'e', 'l', 'l', 'o'},
+		append(append([]byte{245}, rdbString(code)...), append([]byte{245}, rdbString(code)...)...),
+		append(append([]byte{245}, rdbString(code)...), 245),
+		{245, 0xC0, 5},
+		{},
+		append([]byte{245}, rdbString([]byte("#!lua name=y\nreturn 1"))...),
+	} {
+		restore(withFooter(body), scripting.RestoreFlush, "FLUSH")
+	}
 	h.functionList("WITHCODE")
 }

@@ -16,9 +16,11 @@ const (
 	evalChunk    = "user_script"
 	libraryChunk = "user_function"
 
-	// Lua 5.1's LUAI_MAXCALLS bounds recursion; gopher-lua's frame stack grows
-	// on demand up to this size instead of allocating it up front.
-	maxCallDepth = 20000
+	// Recursion depth. Lua 5.1 stops at LUAI_MAXCALLS (20000 frames); we
+	// stop at 8000 because a stack overflow makes gopher-lua build a
+	// traceback that walks the stack once per frame (quadratic), which at
+	// 20000 frames costs seconds. The frame stack grows on demand.
+	maxCallDepth = 8000
 	// The value stack grows in steps up to 256K slots (4 MB), enough for
 	// any script Redis runs (C functions there get at most 8000 slots), and
 	// fails with an error beyond.
@@ -39,14 +41,22 @@ type luaState struct {
 	// error, and the raw accessors (rawset, next, table.insert...) look
 	// through it here.
 	realOf      map[*lua.LTable]*lua.LTable
-	globals     *lua.LTable // the proxy scripts see as _G
-	globalsMeta *lua.LTable // its metatable; functions switch __index at load
+	proxies     []*lua.LTable // the keys of realOf, for a fast intact check
+	globals     *lua.LTable   // the proxy scripts see as _G
+	globalsMeta *lua.LTable   // its metatable; functions switch __index at load
 	realGlobals *lua.LTable
 	loadGlobals *lua.LTable // FUNCTION LOAD's restricted globals; nil for EVAL
 	stringMeta  *lua.LTable // proxy of the string metatable, for getmetatable("")
 	lastError   raisedError
+	// keepError is the message handler of every protected call: it returns
+	// the error unchanged, and its presence spares gopher-lua building a
+	// traceback for each error (it still does when the call stack is full,
+	// since the handler then cannot run: that traceback costs time
+	// quadratic in the depth, hence maxCallDepth).
+	keepError *lua.LFunction
 
 	run     *runContext // the script being run, nil between runs
+	runCtx  runContext  // reused by every run, with its buffers
 	loading *Library    // the library whose code FUNCTION LOAD is running
 }
 
@@ -68,8 +78,12 @@ func newLuaState(e *Engine, forFunctions bool) *luaState {
 		RegistrySize:        1024,
 		RegistryMaxSize:     maxRegistry,
 		RegistryGrowStep:    registryGrowStep,
+		// Only used when a message handler itself fails, which happens when
+		// the call stack is full: the traceback then gives the line.
+		IncludeGoStackTrace: true,
 	})
 	s := &luaState{L: L, engine: e, realOf: map[*lua.LTable]*lua.LTable{}}
+	s.keepError = L.NewFunction(func(L *lua.LState) int { return 1 })
 	self := L.NewUserData()
 	self.Value = s
 	L.G.Registry.RawSetString(stateKey, self)
@@ -137,6 +151,7 @@ func (s *luaState) protect(real *lua.LTable) *lua.LTable {
 	mt.RawSetString("__newindex", s.L.NewFunction(readonlyWrite))
 	s.L.SetMetatable(proxy, mt)
 	s.realOf[proxy] = real
+	s.proxies = append(s.proxies, proxy)
 	return proxy
 }
 
@@ -151,7 +166,7 @@ func (s *luaState) real(t *lua.LTable) (*lua.LTable, bool) {
 // intact reports whether no script managed to store into a proxy, so the
 // state can be reused.
 func (s *luaState) intact() bool {
-	for proxy := range s.realOf {
+	for _, proxy := range s.proxies {
 		if k, _ := proxy.Next(lua.LNil); k != lua.LNil {
 			return false
 		}

@@ -272,6 +272,9 @@ func (c *Client) flushReplies() bool {
 	if len(c.out.B) == 0 {
 		return true
 	}
+	if c.repliesOverLimit() {
+		return false
+	}
 	n, err := c.write(c.out.B)
 	c.traffic.netOut.add(int64(n))
 	c.resetOut()
@@ -370,6 +373,10 @@ func (c *Client) execute(args [][]byte) {
 			c.reject(cmd, errBusy(function))
 			return
 		}
+	}
+	if s.evict.limit.Load() != 0 && c.outOfMemory(cmd, start, now) {
+		c.rejectOOM(cmd)
+		return
 	}
 	if c.multi != nil && !runsInMulti(cmd) {
 		if cmd.Flags&FlagNoMulti != 0 {

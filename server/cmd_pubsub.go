@@ -55,6 +55,12 @@ func psubscribeCommand(x *Ctx) {
 }
 
 func ssubscribeCommand(x *Ctx) {
+	if x.cannotBlock {
+		// Redis 7.0 refuses it to a client that cannot block (in EXEC),
+		// unlike SUBSCRIBE.
+		x.W.Error("ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client")
+		return
+	}
 	p := &x.c.ps
 	for _, ch := range x.Args[1:] {
 		p.add(&p.shard, ch)

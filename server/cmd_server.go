@@ -373,7 +373,7 @@ func (s *Server) writeInfoSection(b *strings.Builder, name string) {
 		field(b, "total_net_output_bytes", t.netOut)
 		field(b, "rejected_connections", st.rejectedConnections.Load())
 		field(b, "expired_keys", s.ks.ExpiredKeys.Load())
-		field(b, "evicted_keys", 0)
+		field(b, "evicted_keys", s.evict.evicted.Load())
 		field(b, "keyspace_hits", t.hits)
 		field(b, "keyspace_misses", t.misses)
 		s.writePubSubInfo(b)
@@ -419,46 +419,49 @@ func (s *Server) listenPort() int {
 	return n
 }
 
-// writeMemoryInfo reports memory with Redis's field names. used_memory counts
-// the Go runtime's memory and the off-heap key arenas; the keyhive_gc_* fields
-// expose the collector's cost, which the memory benchmark reads.
+// writeMemoryInfo reports memory with Redis's field names. used_memory is
+// what eviction compares with maxmemory (evict.go): the off-heap key arenas
+// and everything the Go runtime holds, client buffers included. The
+// keyhive_gc_* fields expose the collector's cost, which the memory benchmark
+// reads.
 func (s *Server) writeMemoryInfo(b *strings.Builder) {
 	samples := []metrics.Sample{
-		{Name: "/memory/classes/total:bytes"},
-		{Name: "/memory/classes/heap/released:bytes"},
 		{Name: "/gc/cycles/total:gc-cycles"},
 		{Name: "/sched/pauses/total/gc:seconds"},
 		{Name: "/cpu/classes/gc/total:cpu-seconds"},
 	}
 	metrics.Read(samples)
-	arena := s.ks.MemoryBytes()
-	used := int64(samples[0].Value.Uint64()-samples[1].Value.Uint64()) + arena
-	rss := processRSS()
-	peak := s.notePeak(used)
-	field(b, "used_memory", used)
-	field(b, "used_memory_human", humanBytes(used))
-	field(b, "used_memory_rss", rss)
-	field(b, "used_memory_rss_human", humanBytes(rss))
-	field(b, "used_memory_peak", peak)
-	field(b, "used_memory_peak_human", humanBytes(peak))
-	field(b, "used_memory_dataset", arena)
+	m := s.memoryFigures()
+	field(b, "used_memory", m.used)
+	field(b, "used_memory_human", humanBytes(m.used))
+	field(b, "used_memory_rss", m.rss)
+	field(b, "used_memory_rss_human", humanBytes(m.rss))
+	field(b, "used_memory_peak", m.peak)
+	field(b, "used_memory_peak_human", humanBytes(m.peak))
+	field(b, "used_memory_peak_perc", percent(m.used, m.peak))
+	field(b, "used_memory_overhead", m.used-m.dataset)
+	field(b, "used_memory_startup", s.startupMemory)
+	field(b, "used_memory_dataset", m.dataset)
+	field(b, "used_memory_dataset_perc", percent(m.dataset, m.used-s.startupMemory))
+	field(b, "total_system_memory", m.system)
+	field(b, "total_system_memory_human", humanBytes(m.system))
 	field(b, "maxmemory", s.cfg.MaxMemory())
 	field(b, "maxmemory_human", humanBytes(s.cfg.MaxMemory()))
 	field(b, "maxmemory_policy", s.cfg.MaxMemoryPolicy())
-	ratio := 0.0
-	if used > 0 {
-		ratio = float64(rss) / float64(used)
-	}
-	field(b, "mem_fragmentation_ratio", fmt.Sprintf("%.2f", ratio))
+	field(b, "mem_fragmentation_ratio", fmt.Sprintf("%.2f", m.fragmentation()))
+	field(b, "mem_fragmentation_bytes", m.rss-m.used)
+	field(b, "mem_not_counted_for_evict", 0)
+	field(b, "mem_clients_normal", m.clients)
 	field(b, "mem_allocator", "go")
-	field(b, "keyhive_gc_cycles", samples[2].Value.Uint64())
-	field(b, "keyhive_gc_pause_total_us", int64(histogramSum(samples[3].Value.Float64Histogram())*1e6))
+	field(b, "lazyfree_pending_objects", 0)
+	field(b, "keyhive_gc_cycles", samples[0].Value.Uint64())
+	field(b, "keyhive_gc_pause_total_us", int64(histogramSum(samples[1].Value.Float64Histogram())*1e6))
 	// GC share of the CPU the process used. The runtime's GC CPU estimate is
 	// updated at each cycle; process CPU comes from getrusage. The raw seconds
 	// let a benchmark compute the share over its own interval.
 	var ru syscallRusage
 	selfRusage(&ru)
-	gcCPU, processCPU := samples[4].Value.Float64(), ru.user+ru.sys
+	gcCPU, processCPU := samples[2].Value.Float64(), ru.user+ru.sys
 	pct := 0.0
 	if processCPU > 0 {
 		pct = 100 * gcCPU / processCPU

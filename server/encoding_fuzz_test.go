@@ -217,11 +217,10 @@ func (r *encRun) script(lines string) {
 
 // encKeyNames are the keys commands use, by type; members never look like
 // keys, so a command's keys are the arguments among these.
-var encKeyNames = [][]string{{"H1", "H2"}, {"S1", "S2", "S3"}, {"Z1", "Z2", "Z3"}, {"L1", "L2"}}
-
-func isEncKey(s string) bool {
-	return len(s) == 2 && strings.Contains("HSZL", s[:1]) && s[1] >= '1' && s[1] <= '3'
-}
+var (
+	encKeyNames = [][]string{{"H1", "H2"}, {"S1", "S2", "S3"}, {"Z1", "Z2", "Z3"}, {"L1", "L2"}}
+	encAllKeys  = slices.Concat(encKeyNames...)
+)
 
 // step runs one command on every target and checks the replies, then dumps
 // the keys it names and checks their content and encodings.
@@ -238,9 +237,12 @@ func (r *encRun) step(args []string) {
 	}
 	var keys []string
 	for _, a := range args[1:] {
-		if isEncKey(a) && !slices.Contains(keys, a) {
+		if slices.Contains(encAllKeys, a) && !slices.Contains(keys, a) {
 			keys = append(keys, a)
 		}
+	}
+	if name == "SWAPDB" {
+		keys = encAllKeys
 	}
 	var replies []difftest.Reply
 	switch name {
@@ -346,8 +348,10 @@ func (r *encRun) lexUnspecified(name string, args []string) bool {
 // command, when that is known: Redis converts when the content passes a
 // limit and never back, except that a STORE destination is built anew, COPY
 // and RENAME carry the source's encoding, HSET converts for any too long
-// argument first, and an SPOP count near the size rebuilds the set from the
-// members that stay, which the targets chose at random.
+// argument first, SORT converts a sorted set, and an SPOP count near the
+// size rebuilds the set from the members that stay, which the targets chose
+// at random. Keys that SWAPDB
+// brings from database 1 are only checked against the limits.
 func (r *encRun) expectLarge(t *encTarget, before map[string]encKey, key, name string, args []string, replies []difftest.Reply) (large, known bool) {
 	cur := t.keys[key]
 	if cur.typ == "none" {
@@ -382,6 +386,15 @@ func (r *encRun) expectLarge(t *encTarget, before map[string]encKey, key, name s
 				return false, false
 			}
 		}
+	case "SORT", "SORT_RO":
+		// Redis turns a sorted set into a skiplist for good once the
+		// options parsed, even if sorting then fails.
+		if key == args[1] && cur.typ == "zset" && (!rep.IsError() || strings.Contains(rep.Str, "can't be converted")) {
+			return true, true
+		}
+	case "SWAPDB":
+		// Database 1 is not followed.
+		return !t.limits.fits(cur), !t.limits.fits(cur)
 	}
 	return !t.limits.fits(cur) || (!fresh && prev.large()), true
 }
@@ -473,17 +486,13 @@ func (r *encRun) readDump(keys []string, rows [][]difftest.Reply) {
 // dump (e.g. the source of a COPY) must not have changed.
 func (r *encRun) verifyAll() {
 	r.tb.Helper()
-	var keys []string
-	for _, names := range encKeyNames {
-		keys = append(keys, names...)
-	}
 	want := make([]map[string]encKey, len(r.targets))
 	for i, t := range r.targets {
 		want[i] = maps.Clone(t.keys)
 	}
-	r.dump(keys)
+	r.dump(encAllKeys)
 	for i, t := range r.targets {
-		for _, k := range keys {
+		for _, k := range encAllKeys {
 			w, ok := want[i][k]
 			if !ok {
 				w.typ = "none"
@@ -693,8 +702,7 @@ func (g *encGen) setMembers(n int) []string {
 func (g *encGen) key(typ int) string {
 	b := g.next()
 	if b%16 == 15 {
-		all := slices.Concat(encKeyNames...)
-		return all[(b/16)%len(all)]
+		return encAllKeys[(b/16)%len(encAllKeys)]
 	}
 	return encKeyNames[typ][b%len(encKeyNames[typ])]
 }
@@ -1040,8 +1048,25 @@ var encOps = []func(g *encGen) []string{
 	func(g *encGen) []string { return []string{"LLEN", g.key(3)} },
 	// Keys of any type.
 	func(g *encGen) []string {
+		b := g.next()
+		args := []string{"SORT", g.key(b % 4)}
+		if b/4%2 == 1 {
+			args = append(args, "ALPHA")
+		}
+		if b/8%2 == 1 {
+			args = append(args, "DESC")
+		}
+		if b/16%2 == 1 {
+			args = append(args, "LIMIT", g.pick(encIndexes...), g.pick(encCounts...))
+		}
+		if b/32%2 == 1 {
+			args = append(args, "STORE", g.key(3))
+		}
+		return args
+	},
+	func(g *encGen) []string {
 		typ := g.next() % 4
-		switch g.next() % 5 {
+		switch g.next() % 7 {
 		case 0:
 			return []string{"DEL", g.key(typ)}
 		case 1:
@@ -1050,6 +1075,10 @@ var encOps = []func(g *encGen) []string{
 			return []string{"EXPIRE", g.key(typ), "1000"}
 		case 3:
 			return []string{"PERSIST", g.key(typ)}
+		case 4:
+			return []string{"MOVE", g.key(typ), "1"}
+		case 5:
+			return []string{"SWAPDB", "0", "1"}
 		}
 		args := []string{"COPY", g.key(typ), g.key(typ)}
 		if g.next()%2 == 0 {

@@ -30,6 +30,7 @@ type pubsubRegistry struct {
 	shard     map[string][]*Client
 	patterns  []*patternSubs // in the order patterns first appeared
 	byPattern map[string]*patternSubs
+	writer    queueWriter
 }
 
 type patternSubs struct {
@@ -255,14 +256,29 @@ func (s *Server) publish(by *Client, channel, message []byte, shard bool) int {
 		enc = by.ps.enc
 	}
 	w := resp.Writer{B: enc[:0], Proto: 2}
+	// The publisher's own subscriptions made earlier in the same command
+	// (a transaction) are not registered yet but receive it too, last.
+	var own *pubsubClient
+	if by != nil && by.ps.unregistered {
+		own = &by.ps
+	}
 	r := &s.pubsub
 	r.mu.RLock()
 	n := 0
-	subs, kind := r.channels[string(channel)], "message"
+	subs, kind, toSelf := r.channels[string(channel)], "message", false
 	if shard {
 		subs, kind = r.shard[string(channel)], "smessage"
 	}
-	if len(subs) > 0 {
+	if own != nil {
+		m := own.channels
+		if shard {
+			m = own.shard
+		}
+		if in, ok := m[string(channel)]; ok && !in {
+			toSelf = true
+		}
+	}
+	if len(subs) > 0 || toSelf {
 		w.Array(3)
 		w.BulkString(kind)
 		w.Bulk(channel)
@@ -271,26 +287,39 @@ func (s *Server) publish(by *Client, channel, message []byte, shard bool) int {
 			s.deliver(t, w.B, by)
 		}
 		n += len(subs)
+		if toSelf {
+			s.deliver(by, w.B, by)
+			n++
+		}
 	}
 	if !shard {
-		for _, ps := range r.patterns {
-			if !glob.Match(ps.pattern, channel, false) {
-				continue
-			}
+		pmessage := func(pattern []byte, to []*Client) {
 			w.B = w.B[:0]
 			w.Array(4)
 			w.BulkString("pmessage")
-			w.Bulk(ps.pattern)
+			w.Bulk(pattern)
 			w.Bulk(channel)
 			w.Bulk(message)
-			for _, t := range ps.clients {
+			for _, t := range to {
 				s.deliver(t, w.B, by)
 			}
-			n += len(ps.clients)
+			n += len(to)
+		}
+		for _, ps := range r.patterns {
+			if glob.Match(ps.pattern, channel, false) {
+				pmessage(ps.pattern, ps.clients)
+			}
+		}
+		if own != nil {
+			for _, pat := range own.patternOrder {
+				if !own.patterns[pat] && glob.Match([]byte(pat), channel, false) {
+					pmessage([]byte(pat), []*Client{by})
+				}
+			}
 		}
 	}
 	r.mu.RUnlock()
-	if by != nil && cap(w.B) <= idleReadBufMax {
+	if by != nil && cap(w.B) <= idleWriteMax {
 		by.ps.enc = w.B
 	}
 	return n
@@ -302,8 +331,8 @@ func (s *Server) publish(by *Client, channel, message []byte, shard bool) int {
 // notifications and tracking invalidations.
 func (s *Server) Push(t *Client, msg []byte) { s.deliver(t, msg, nil) }
 
-// deliver queues msg for t. With a publishing client, t's socket is written
-// at that client's next flush; without one, now.
+// deliver queues msg for t. Its socket is written by the queue writer, after
+// the publishing client's next flush if there is one.
 func (s *Server) deliver(t *Client, msg []byte, by *Client) {
 	if t == by {
 		// Where its reply is being written, as Redis does: inside EXEC's
@@ -321,11 +350,11 @@ func (s *Server) deliver(t *Client, msg []byte, by *Client) {
 		q.mu.Unlock()
 		return
 	}
-	start := len(q.pending)
-	q.pending = append(q.pending, msg...)
+	var first byte
 	if t.proto.Load() == 3 {
-		q.pending[start] = '>'
+		first = '>'
 	}
+	q.add(msg, first)
 	if s.overLimit(t) {
 		q.mu.Unlock()
 		s.dropSlowClient(t)
@@ -335,23 +364,20 @@ func (s *Server) deliver(t *Client, msg []byte, by *Client) {
 		q.mu.Unlock()
 		return // whoever writes or will write takes it along
 	}
-	if by == nil {
-		q.mu.Unlock()
-		t.writeQueue()
-		return
-	}
 	q.scheduled = true
 	q.mu.Unlock()
+	if by == nil {
+		s.pubsub.writer.schedule(s, []*Client{t})
+		return
+	}
 	by.ps.wake = append(by.ps.wake, t)
 }
 
-// writeWoken writes the subscribers this client's publishes left output
-// for.
+// writeWoken hands the subscribers this client's publishes left output for
+// to the queue writer.
 func (c *Client) writeWoken() {
-	for i, t := range c.ps.wake {
-		t.writeQueue()
-		c.ps.wake[i] = nil
-	}
+	c.s.pubsub.writer.schedule(c.s, c.ps.wake)
+	clear(c.ps.wake)
 	c.ps.wake = c.ps.wake[:0]
 }
 
@@ -364,7 +390,7 @@ func (s *Server) overLimit(t *Client) bool {
 		class = config.ClassPubSub
 	}
 	lim := s.cfg.ClientOutputBufferLimit(class)
-	used := uint64(len(q.pending) + q.inflight)
+	used := q.used()
 	if lim.Hard > 0 && used >= lim.Hard {
 		return true
 	}
@@ -389,8 +415,7 @@ func (s *Server) dropSlowClient(t *Client) {
 		q.mu.Unlock()
 		return
 	}
-	q.closed = true
-	q.pending, q.spare = nil, nil
+	q.drop()
 	q.mu.Unlock()
 	s.log.Printf("Client id=%d addr=%s scheduled to be closed ASAP for overcoming of output buffer limits.", t.id, t.peerAddr())
 	s.removeClient(t)

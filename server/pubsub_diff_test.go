@@ -243,6 +243,21 @@ func TestPubSubSubscribedMode(t *testing.T) {
 	p.Do("EXEC")
 	p.Do("GET", "k")
 	p.Do("RESET")
+	// Publishing to itself in the transaction that subscribes: the
+	// messages land inside EXEC's reply, as Redis writes them.
+	for _, proto := range []int{3, 2} {
+		p.Proto(proto)
+		p.Do("MULTI")
+		p.Do("SUBSCRIBE", "t")
+		p.Do("PSUBSCRIBE", "t*")
+		p.Do("SSUBSCRIBE", "t")
+		p.Do("PUBLISH", "t", "x")
+		p.Do("SPUBLISH", "t", "y")
+		p.Do("EXEC") // five elements: the messages push out the last two
+		p.Read()
+		p.Read()
+		p.Do("RESET")
+	}
 }
 
 // TestPubSubDisconnect: RESET and closing the connection drop every
@@ -375,4 +390,15 @@ func TestPubSubCommandInfo(t *testing.T) {
 	p.Do("PUNSUBSCRIBE", "x")
 	p.Do("SUNSUBSCRIBE", "x")
 	p.Do("GET", "k") // unsubscribing from nothing does not enter Pub/Sub mode
+}
+
+// TestOutputLimitNormal: a reply beyond the normal class's hard limit closes
+// the connection without it.
+func TestOutputLimitNormal(t *testing.T) {
+	p := difftest.StartIsolated(t, "--client-output-buffer-limit", "normal 1mb 0 0")
+	p.Do("SET", "big", strings.Repeat("x", 2<<20))
+	p.Do("SET", "small", strings.Repeat("x", 1000))
+	p.Do("GET", "small")
+	p.RawExpectClose([]byte("GET big\r\n"))
+	p.Do("STRLEN", "big")
 }

@@ -1,15 +1,26 @@
 package server
 
-import "sync"
+import (
+	"runtime"
+	"sync"
+
+	"github.com/keyhive/keyhive/config"
+)
 
 // outQueue is the output of a client that receives messages from other
 // goroutines: its replies and the messages published to it, in order. One
 // goroutine at a time writes it (writing); the others only append.
+//
+// The bytes are kept in segments of up to segSize, as Redis keeps a reply
+// list of 16 KiB blocks: a backlog grows without copying what it holds, so
+// a subscriber that falls behind costs what it is owed and no garbage.
 type outQueue struct {
 	mu        sync.Mutex
-	pending   []byte // not yet handed to a writer
-	spare     []byte // the buffer the last write finished with, for reuse
-	inflight  int    // bytes a writer holds, counted against the limit
+	pending   [][]byte // not yet handed to a writer
+	size      int      // bytes in pending
+	free      [][]byte // written segments kept for reuse
+	spareList [][]byte // the slice of segments a writer finished with
+	inflight  int      // bytes a writer holds, counted against the limit
 	writing   bool
 	scheduled bool  // a publisher writes pending at its next flush
 	closing   bool  // the client is gone: its writer closes the connection when done
@@ -17,13 +28,63 @@ type outQueue struct {
 	softSince int64 // Unix ms the soft limit was first exceeded; 0: under it
 }
 
+const (
+	segSize  = 16 << 10
+	keptSegs = 2 // per client, for the next messages
+)
+
+// add appends b, with its first byte replaced by first. Needs mu.
+func (q *outQueue) add(b []byte, first byte) {
+	q.size += len(b)
+	for len(b) > 0 {
+		n := len(q.pending)
+		if n == 0 || len(q.pending[n-1]) >= segSize {
+			q.pending = append(q.pending, q.newSegment())
+			n++
+		}
+		seg := q.pending[n-1]
+		k := min(len(b), segSize-len(seg))
+		start := len(seg)
+		seg = append(seg, b[:k]...)
+		if first != 0 {
+			seg[start] = first
+			first = 0
+		}
+		q.pending[n-1] = seg
+		b = b[k:]
+	}
+}
+
+// newSegment is a reused segment or, for a queue that already holds one, a
+// full-size one; the first grows with what it holds. Needs mu.
+func (q *outQueue) newSegment() []byte {
+	if n := len(q.free); n > 0 {
+		seg := q.free[n-1]
+		q.free = q.free[:n-1]
+		return seg
+	}
+	if len(q.pending) == 0 {
+		return nil
+	}
+	return make([]byte, 0, segSize)
+}
+
+// used is what counts against client-output-buffer-limit. Needs mu.
+func (q *outQueue) used() uint64 { return uint64(q.size + q.inflight) }
+
 // take hands pending to the caller, which becomes the writer. Needs mu.
-func (q *outQueue) take() []byte {
-	buf := q.pending
-	q.pending, q.spare = q.spare[:0], nil
-	q.inflight = len(buf)
+func (q *outQueue) take() [][]byte {
+	segs := q.pending
+	q.pending, q.spareList = q.spareList, nil
+	q.inflight, q.size = q.size, 0
 	q.writing = true
-	return buf
+	return segs
+}
+
+// drop empties the queue for good. Needs mu.
+func (q *outQueue) drop() {
+	q.closed = true
+	q.pending, q.free, q.spareList, q.size = nil, nil, nil, 0
 }
 
 // queueReplies moves the replies of the commands run so far to the queue,
@@ -35,17 +96,11 @@ func (c *Client) queueReplies() {
 		q.mu.Lock()
 		over := false
 		if !q.closed {
-			if len(q.pending) == 0 {
-				q.pending, c.out.B = c.out.B, q.pending[:0]
-			} else {
-				q.pending = append(q.pending, c.out.B...)
-				c.resetOut()
-			}
+			q.add(c.out.B, 0)
 			over = c.s.overLimit(c)
-		} else {
-			c.resetOut()
 		}
 		q.mu.Unlock()
+		c.resetOut()
 		if over {
 			c.s.dropSlowClient(c)
 		}
@@ -74,31 +129,42 @@ func (c *Client) writeQueue() {
 	q := &c.ps.q
 	q.mu.Lock()
 	q.scheduled = false
-	if q.writing || q.closed || len(q.pending) == 0 {
+	if q.writing || q.closed || q.size == 0 {
 		q.mu.Unlock()
 		return
 	}
-	buf := q.take()
+	segs := q.take()
 	q.mu.Unlock()
-	for buf != nil {
-		n, err := c.tryWrite(buf)
-		if err == nil && n < len(buf) {
+	for segs != nil {
+		var err error
+		i, off, n := 0, 0, 0
+		for ; i < len(segs) && err == nil; i, off = i+1, 0 {
+			n, err = c.tryWrite(segs[i])
+			if err == nil && n < len(segs[i]) {
+				off = n
+				break
+			}
+		}
+		if err == nil && i < len(segs) {
 			c.s.wg.Add(1)
-			go c.drain(buf, n)
+			go c.drain(segs, i, off)
 			return
 		}
-		buf = c.written(buf, n, err)
+		segs = c.written(segs, err)
 	}
 }
 
-// drain writes buf from off, waiting for the socket, and then whatever was
-// queued meanwhile.
-func (c *Client) drain(buf []byte, off int) {
+// drain writes segs from segment i, offset off, waiting for the socket, and
+// then whatever was queued meanwhile.
+func (c *Client) drain(segs [][]byte, i, off int) {
 	defer c.s.wg.Done()
-	for buf != nil {
-		n, err := c.write(buf[off:])
-		buf = c.written(buf, off+n, err)
-		off = 0
+	for segs != nil {
+		var err error
+		for ; i < len(segs) && err == nil; i, off = i+1, 0 {
+			_, err = c.write(segs[i][off:])
+		}
+		segs = c.written(segs, err)
+		i = 0
 	}
 }
 
@@ -110,21 +176,25 @@ func (c *Client) tryWrite(buf []byte) (int, error) {
 	return c.rawWriteSome(buf, false)
 }
 
-// written ends the write of buf, of which n bytes went out, and returns the
-// next buffer to write, or nil when the writer is done.
-func (c *Client) written(buf []byte, n int, err error) []byte {
-	c.traffic.netOut.v.Add(int64(n))
+// written ends the write of segs and returns the next segments to write, or
+// nil when the writer is done.
+func (c *Client) written(segs [][]byte, err error) [][]byte {
 	q := &c.ps.q
 	q.mu.Lock()
+	c.traffic.netOut.v.Add(int64(q.inflight))
 	q.inflight = 0
 	if err != nil {
-		q.closed, q.pending = true, nil
+		q.drop()
 	}
 	if !q.closed {
-		if cap(buf) <= idleWriteMax {
-			q.spare = buf[:0]
+		for _, seg := range segs {
+			if len(q.free) < keptSegs && cap(seg) <= segSize {
+				q.free = append(q.free, seg[:0])
+			}
 		}
-		if len(q.pending) > 0 {
+		clear(segs)
+		q.spareList = segs[:0]
+		if q.size > 0 {
 			next := q.take()
 			q.mu.Unlock()
 			return next
@@ -133,7 +203,7 @@ func (c *Client) written(buf []byte, n int, err error) []byte {
 	q.writing = false
 	closing := q.closing
 	if closing {
-		q.closed = true
+		q.drop()
 	}
 	q.mu.Unlock()
 	if closing {
@@ -156,11 +226,82 @@ func (c *Client) closeQueued() (later bool) {
 		q.mu.Unlock()
 		return true
 	}
-	buf := q.pending
-	q.closed, q.pending, q.spare = true, nil, nil
+	segs := q.pending
+	q.drop()
 	q.mu.Unlock()
-	if len(buf) > 0 {
-		c.write(buf)
+	for _, seg := range segs {
+		if _, err := c.write(seg); err != nil {
+			break
+		}
 	}
 	return false
+}
+
+// queueWriter writes the queues of subscribers that publishers left output
+// for. It runs after the goroutines that were ready to run when it was woken
+// (other publishers woken by the same network poll), so one write per
+// subscriber carries all their messages, as Redis writes each client once
+// per event-loop round: with 50 subscribers, a write per subscriber per
+// publish made delivery cost several times Redis's.
+type queueWriter struct {
+	once  sync.Once
+	wake  chan struct{}
+	mu    sync.Mutex
+	dirty []*Client
+	spare []*Client
+}
+
+// schedule has the writer write ts's queues.
+func (w *queueWriter) schedule(s *Server, ts []*Client) {
+	w.once.Do(func() {
+		w.wake = make(chan struct{}, 1)
+		s.wg.Add(1)
+		go w.run(s)
+	})
+	w.mu.Lock()
+	w.dirty = append(w.dirty, ts...)
+	w.mu.Unlock()
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (w *queueWriter) run(s *Server) {
+	defer s.wg.Done()
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-w.wake:
+		}
+		// Woken, this goroutine runs next; yielding puts it behind the
+		// goroutines already runnable.
+		runtime.Gosched()
+		w.mu.Lock()
+		batch := w.dirty
+		w.dirty, w.spare = w.spare, nil
+		w.mu.Unlock()
+		for _, t := range batch {
+			t.writeQueue()
+		}
+		clear(batch)
+		w.mu.Lock()
+		w.spare = batch[:0]
+		w.mu.Unlock()
+	}
+}
+
+// repliesOverLimit applies client-output-buffer-limit's hard limit for
+// normal clients to a client whose output is not queued. Such a client waits
+// for its socket, so only one batch of replies (one huge reply, say) piles
+// up; over the limit it is closed without them, as Redis does.
+func (c *Client) repliesOverLimit() bool {
+	lim := c.s.cfg.ClientOutputBufferLimit(config.ClassNormal)
+	if lim.Hard == 0 || uint64(len(c.out.B)) < lim.Hard {
+		return false
+	}
+	c.s.log.Printf("Client id=%d addr=%s closed for overcoming of output buffer limits.", c.id, c.peerAddr())
+	c.resetOut()
+	return true
 }

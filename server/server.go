@@ -55,7 +55,9 @@ type Server struct {
 	// activeExpireEnabled is DEBUG SET-ACTIVE-EXPIRE.
 	activeExpireEnabled atomic.Bool
 	peakMemory          atomic.Int64
-	wallClock           bool // clock is the real one: commands reuse their start time
+	evict               evictState
+	startupMemory       int64 // used memory when Start began (INFO used_memory_startup)
+	wallClock           bool  // clock is the real one: commands reuse their start time
 }
 
 // stats are the counters INFO reports.
@@ -93,6 +95,7 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 	_, s.wallClock = s.clock.(clock.Real)
 	s.ks = keyspace.New(cfg.Databases(), keyspace.Hooks{Expired: s.propagateExpired, Modified: s.keyModified})
 	s.watchAccessPolicy()
+	s.watchMaxMemory()
 	s.scripts = scripting.NewEngine()
 	s.scripts.Logger = func(level int, msg string) { s.log.Print(msg) }
 	// The client scripts' commands run as; not a connection, not listed.
@@ -104,6 +107,7 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 // Start opens the configured listeners (TCP on bind:port, the unix socket) and
 // serves them in the background. Port 0 picks a free port; see Addr.
 func (s *Server) Start() error {
+	s.startupMemory = s.usedMemory(monoNow(), 0)
 	port := s.cfg.Port()
 	if port != 0 || s.cfg.UnixSocket() == "" {
 		for _, addr := range s.cfg.Bind() {

@@ -5,9 +5,7 @@ package zset
 // a rank is the sum of the counts left of the path to an element, and keys
 // that route a search without reading the slab unless scores tie. Nodes live
 // in two slices and refer to each other by index. Every node but the root
-// and the last node of each level stays at least a quarter full, so a path is
-// O(log n) nodes. (A last node may be emptier because appending past the
-// largest element starts a new node instead of splitting a full one in two.)
+// stays at least a quarter full, so a path is O(log n) nodes.
 
 const (
 	leafCap   = 64
@@ -149,6 +147,9 @@ func (t *Tree) insert(ref uint64, score float64, member []byte) {
 	}
 	var path [maxHeight]step
 	n, _ := t.descend(score, member, &path, 1)
+	if t.leaves[n].n == leafCap && t.height > 0 {
+		n = t.spill(&path, n, score, member)
+	}
 	lf := &t.leaves[n]
 	lo, hi := 0, int(lf.n)
 	for lo < hi {
@@ -163,36 +164,47 @@ func (t *Tree) insert(ref uint64, score float64, member []byte) {
 		insertRef(lf, lo, ref)
 		return
 	}
-	// Past the last element (ascending scores, like timestamps) the full
-	// leaf stays full and a new one starts, rather than two half-empty ones.
-	appending := lo == leafCap && t.rightmost(&path)
 	r := t.newLeaf()
 	lf = &t.leaves[n]
 	right := &t.leaves[r]
 	const half = leafCap / 2
-	if appending {
-		insertRef(right, 0, ref)
+	copy(right.refs[:], lf.refs[half:])
+	lf.n, right.n = half, leafCap-half
+	if lo <= half {
+		insertRef(lf, lo, ref)
 	} else {
-		copy(right.refs[:], lf.refs[half:])
-		lf.n, right.n = half, leafCap-half
-		if lo <= half {
-			insertRef(lf, lo, ref)
-		} else {
-			insertRef(right, lo-half, ref)
-		}
+		insertRef(right, lo-half, ref)
 	}
 	first := right.refs[0]
-	t.split(&path, n, int(lf.n), key{t.slab.score(first), first}, r, int(right.n), appending)
+	t.split(&path, n, int(lf.n), key{t.slab.score(first), first}, r, int(right.n))
 }
 
-// rightmost reports whether path leads to the last leaf.
-func (t *Tree) rightmost(path *[maxHeight]step) bool {
-	for _, s := range path[:t.height] {
-		if s.i != t.inners[s.node].n-1 {
-			return false
-		}
+// spill shares the elements of full leaf n, where (score, member) goes, with
+// a sibling that has room, and returns the leaf where it goes now. Leaves
+// thus fill up before they split, whatever the order of arrival: with
+// splits alone, ascending scores (timestamps) would leave every leaf half
+// empty.
+func (t *Tree) spill(path *[maxHeight]step, n int32, score float64, member []byte) int32 {
+	const room = leafCap - leafCap/8
+	st := &path[t.height-1]
+	in := &t.inners[st.node]
+	i := int(st.i)
+	var a int
+	switch {
+	case i > 0 && t.leaves[in.child[i-1]].n <= room:
+		a = i - 1
+	case i+1 < int(in.n) && t.leaves[in.child[i+1]].n <= room:
+		a = i
+	default:
+		return n
 	}
-	return true
+	t.rebalanceLeaves(in, a) // recounts both, without the new element
+	if !t.keyLess(score, member, in.keys[a+1]) {
+		a++
+	}
+	in.count[a]++
+	st.i = int32(a)
+	return in.child[a]
 }
 
 func insertRef(lf *leaf, pos int, ref uint64) {
@@ -203,9 +215,8 @@ func insertRef(lf *leaf, pos int, ref uint64) {
 
 // split hangs right, a new node with lower bound k, after left in left's
 // parent on path, splitting full ancestors and the root as needed; lc and rc
-// are their element counts. When appending, right is the new last node: a
-// full ancestor keeps its children and right starts a new one.
-func (t *Tree) split(path *[maxHeight]step, left int32, lc int, k key, right int32, rc int, appending bool) {
+// are their element counts.
+func (t *Tree) split(path *[maxHeight]step, left int32, lc int, k key, right int32, rc int) {
 	for d := t.height - 1; d >= 0; d-- {
 		p, i := path[d].node, int(path[d].i)
 		in := &t.inners[p]
@@ -219,19 +230,14 @@ func (t *Tree) split(path *[maxHeight]step, left int32, lc int, k key, right int
 		sib := &t.inners[q]
 		const half = innerCap / 2
 		up := in.keys[half]
-		if appending {
-			up = k
-			sib.insertChild(0, k, right, rc)
+		copy(sib.child[:], in.child[half:])
+		copy(sib.count[:], in.count[half:])
+		copy(sib.keys[:], in.keys[half:])
+		in.n, sib.n = half, innerCap-half
+		if i+1 <= half {
+			in.insertChild(i+1, k, right, rc)
 		} else {
-			copy(sib.child[:], in.child[half:])
-			copy(sib.count[:], in.count[half:])
-			copy(sib.keys[:], in.keys[half:])
-			in.n, sib.n = half, innerCap-half
-			if i+1 <= half {
-				in.insertChild(i+1, k, right, rc)
-			} else {
-				sib.insertChild(i+1-half, k, right, rc)
-			}
+			sib.insertChild(i+1-half, k, right, rc)
 		}
 		left, lc, k, right, rc = p, in.total(), up, q, sib.total()
 	}

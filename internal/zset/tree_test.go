@@ -190,7 +190,7 @@ func (h *harness) verify() {
 	}
 	if len(h.ref) > 0 {
 		var last *elem
-		h.checkNode(h.tr.root, h.tr.height, true, true, &last)
+		h.checkNode(h.tr.root, h.tr.height, true, &last)
 	}
 	used := 0
 	for i, s := range h.tr.slots {
@@ -210,13 +210,12 @@ func (h *harness) verify() {
 }
 
 // checkNode checks node n's subtree (fill, counts, keys, order) and returns
-// its element count and first element; last is the element before it. The
-// root and the last node of a level (edge) may be less than a quarter full.
-func (h *harness) checkNode(n int32, height int, root, edge bool, last **elem) (int, elem) {
+// its element count and first element; last is the element before it.
+func (h *harness) checkNode(n int32, height int, root bool, last **elem) (int, elem) {
 	var first *elem
 	if height == 0 {
 		lf := &h.tr.leaves[n]
-		if !edge && lf.n < leafCap/4 || lf.n == 0 && !root {
+		if !root && lf.n < leafCap/4 {
 			h.t.Fatalf("leaf of %d", lf.n)
 		}
 		for _, ref := range lf.refs[:lf.n] {
@@ -233,13 +232,13 @@ func (h *harness) checkNode(n int32, height int, root, edge bool, last **elem) (
 		return int(lf.n), *first
 	}
 	in := &h.tr.inners[n]
-	if (!edge && in.n < innerCap/4) || (root && in.n < 2) || in.n == 0 {
+	if (!root && in.n < innerCap/4) || (root && in.n < 2) {
 		h.t.Fatalf("inner node of %d", in.n)
 	}
 	total := 0
 	for i, c := range in.child[:in.n] {
 		before := *last
-		got, f := h.checkNode(c, height-1, false, edge && i == int(in.n)-1, last)
+		got, f := h.checkNode(c, height-1, false, last)
 		if i > 0 {
 			k := in.keys[i]
 			ke := elem{string(h.tr.member(k.ref)), k.score}
@@ -482,20 +481,27 @@ func BenchmarkAt(b *testing.B) {
 	}
 }
 
-// TestAscendingFill: ascending scores fill the nodes, as they would with
-// timestamps, instead of leaving every split node half empty.
+// TestAscendingFill: ascending scores, as with timestamps, several runs at
+// once, or descending ones fill the leaves instead of leaving every split one
+// half empty.
 func TestAscendingFill(t *testing.T) {
-	h := newHarness(t)
 	const n = 20000
-	for i := 0; i < n; i++ {
-		h.upsert(member(i), float64(i))
+	for _, runs := range []int{1, 8, -8} {
+		h := newHarness(t)
+		for i := 0; i < n; i++ {
+			j := i%abs(runs)*n + i/abs(runs)
+			h.upsert(member(j), float64(j*runs/abs(runs)))
+		}
+		h.verify()
+		fill := float64(n) / float64(len(h.tr.leaves)*leafCap)
+		if fill < 0.85 {
+			t.Fatalf("%d runs: leaves %.2f full", runs, fill)
+		}
+		for i := 0; i < n; i += 2 { // and still balanced as nodes empty
+			h.remove(h.ref[len(h.ref)-1].m)
+		}
+		h.verify()
 	}
-	h.verify()
-	if min := (n + leafCap - 1) / leafCap; len(h.tr.leaves) > min+1 {
-		t.Fatalf("%d leaves for %d elements, want %d", len(h.tr.leaves), n, min)
-	}
-	for i := 0; i < n; i += 2 { // and still balanced as the last nodes shrink
-		h.remove(member(n - 1 - i))
-	}
-	h.verify()
 }
+
+func abs(x int) int { return max(x, -x) }

@@ -1,0 +1,213 @@
+package server
+
+import (
+	"fmt"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/keyhive/keyhive/keyspace"
+)
+
+func init() {
+	mem := func(name string, arity int, flags, summary string, run func(*Ctx)) spec {
+		return spec{name: name, arity: arity, flags: flags, group: "server", summary: summary, since: "4.0.0", run: run}
+	}
+	register(mem("memory", -2, "", "A container for memory diagnostics commands", nil))
+	registerSub("memory",
+		mem("doctor", 2, "", "Outputs memory problems report", memoryDoctor),
+		mem("help", 2, "loading stale", "Show helpful text about the different subcommands", memoryHelp),
+		mem("malloc-stats", 2, "", "Show allocator internal stats", func(x *Ctx) { x.W.Verbatim("txt", "Stats not supported for the current allocator") }),
+		mem("purge", 2, "", "Ask the allocator to release memory", func(x *Ctx) { debug.FreeOSMemory(); x.W.OK() }),
+		mem("stats", 2, "", "Show memory usage details", memoryStats),
+		spec{name: "usage", arity: -3, flags: "readonly", first: 2, last: 2, step: 1, category: "@read", group: "server", summary: "Estimate the memory usage of a key", since: "4.0.0", run: memoryUsage},
+	)
+}
+
+func memoryHelp(x *Ctx) {
+	writeHelp(x, "MEMORY", []string{
+		"DOCTOR", "    Return memory problems reports.",
+		"MALLOC-STATS", "    Return internal statistics report from the memory allocator.",
+		"PURGE", "    Attempt to purge dirty pages for reclamation by the allocator.",
+		"STATS", "    Return information about the memory usage of the server.",
+		"USAGE <key> [SAMPLES <count>]", "    Return memory in bytes used by <key> and its value. Nested values are",
+		"    sampled up to <count> times (default: 5, 0 means sample all).",
+	})
+}
+
+// memoryFigures are the numbers INFO memory, MEMORY STATS and MEMORY DOCTOR
+// report, taken at one moment.
+type memoryFigures struct {
+	used, rss, peak, dataset, clients, system int64
+}
+
+func (s *Server) memoryFigures() memoryFigures {
+	m := memoryFigures{used: s.usedMemory(monoNow(), 0), rss: processRSS()}
+	m.peak = s.notePeak(m.used)
+	s.mu.Lock()
+	for _, c := range s.clients {
+		m.clients += initialReadBuf + c.qbuf.Load() + c.omem.Load()
+	}
+	s.mu.Unlock()
+	m.dataset = max(m.used-s.startupMemory-m.clients, 0)
+	var si syscall.Sysinfo_t
+	if syscall.Sysinfo(&si) == nil {
+		m.system = int64(si.Totalram) * int64(si.Unit)
+	}
+	return m
+}
+
+func (m memoryFigures) fragmentation() float64 {
+	if m.used == 0 {
+		return 0
+	}
+	return float64(m.rss) / float64(m.used)
+}
+
+func percent(part, whole int64) string {
+	if whole <= 0 {
+		return "0.00%"
+	}
+	return fmt.Sprintf("%.2f%%", 100*float64(part)/float64(whole))
+}
+
+// memoryStats replies MEMORY STATS with Redis's field names (the allocator
+// internals Keyhive does not have are left out).
+func memoryStats(x *Ctx) {
+	s := x.s
+	m := s.memoryFigures()
+	var keys int64
+	var dbs []int
+	for i := range s.ks.Len() {
+		if n := s.ks.DB(i).Len(); n > 0 {
+			keys += n
+			dbs = append(dbs, i)
+		}
+	}
+	overhead := m.used - m.dataset
+	perKey := int64(0)
+	if keys > 0 {
+		perKey = (m.used - s.startupMemory) / keys
+	}
+	x.W.Map(18 + len(dbs))
+	ints := func(name string, v int64) { x.W.BulkString(name); x.W.Int(v) }
+	ints("peak.allocated", m.peak)
+	ints("total.allocated", m.used)
+	ints("startup.allocated", s.startupMemory)
+	ints("replication.backlog", 0)
+	ints("clients.slaves", 0)
+	ints("clients.normal", m.clients)
+	ints("cluster.links", 0)
+	ints("aof.buffer", 0)
+	ints("lua.caches", 0)
+	ints("functions.caches", 0)
+	for _, i := range dbs {
+		db := s.ks.DB(i)
+		x.W.BulkString("db." + strconv.Itoa(i))
+		x.W.Map(2)
+		ints("overhead.hashtable.main", db.Len()*8) // one index slot per key
+		ints("overhead.hashtable.expires", 0)
+	}
+	ints("overhead.total", overhead)
+	ints("keys.count", keys)
+	ints("keys.bytes-per-key", perKey)
+	ints("dataset.bytes", m.dataset)
+	x.W.BulkString("dataset.percentage")
+	x.W.Double(ratio(m.dataset, m.used-s.startupMemory) * 100)
+	x.W.BulkString("peak.percentage")
+	x.W.Double(ratio(m.used, m.peak) * 100)
+	x.W.BulkString("fragmentation")
+	x.W.Double(m.fragmentation())
+	ints("fragmentation.bytes", m.rss-m.used)
+}
+
+func ratio(a, b int64) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+// memoryDoctor reports memory problems in the spirit of Redis's: nothing to
+// say about a near-empty instance, else peaks and fragmentation.
+func memoryDoctor(x *Ctx) {
+	m := x.s.memoryFigures()
+	if m.used-x.s.startupMemory < 5<<20 {
+		x.W.Verbatim("txt", "Hi Sam, this instance is empty or is using very little memory, my issues detector can't be used in these conditions. Please, leave for your mission on Earth and fill it with some data. The new Sam and I will be back to our programming as soon as I finished rebooting.\n")
+		return
+	}
+	var issues []string
+	if m.peak > m.used*3/2 {
+		issues = append(issues, fmt.Sprintf(" * Peak memory: at some point used memory was %s, %.0f%% more than the %s used now. MEMORY PURGE returns freed memory to the system.", humanBytes(m.peak), 100*(ratio(m.peak, m.used)-1), humanBytes(m.used)))
+	}
+	if f := m.fragmentation(); f > 1.4 {
+		issues = append(issues, fmt.Sprintf(" * High fragmentation: the process RSS is %.2f times used memory. MEMORY PURGE may return some of it.", f))
+	}
+	if len(issues) == 0 {
+		x.W.Verbatim("txt", "Hi Sam, I can't find any memory issue in your instance. I can only account for what occurs on this base.\n")
+		return
+	}
+	x.W.Verbatim("txt", "Sam, I detected a few issues in this Keyhive instance memory implants:\n\n"+strings.Join(issues, "\n\n")+"\n\nI'm here to keep you safe, Sam. I want to help you.\n")
+}
+
+// memoryUsage is MEMORY USAGE key [SAMPLES count]: the entry and its index
+// slot, plus, for a large collection, its elements, estimated from count
+// sampled ones (0 samples them all).
+func memoryUsage(x *Ctx) {
+	samples := 5
+	for i := 3; i < len(x.Args); i += 2 {
+		if !strings.EqualFold(string(x.Args[i]), "samples") || i+1 >= len(x.Args) {
+			x.W.Error(errSyntax)
+			return
+		}
+		n, err := strconv.ParseInt(string(x.Args[i+1]), 10, 64)
+		if err != nil {
+			x.W.Error(errNotInt)
+			return
+		}
+		samples = int(max(min(n, 1<<30), 0))
+		if samples == 0 {
+			samples = 1 << 30
+		}
+	}
+	e, found := x.DB.Lookup(x.Args[2], x.Now, false)
+	if !found {
+		x.W.Null()
+		return
+	}
+	x.W.Int(keyspace.EntryBytes(&e) + objectBytes(e.Object(), samples))
+}
+
+// objectBytes estimates a large collection's memory from up to samples
+// elements.
+func objectBytes(o keyspace.Object, samples int) int64 {
+	switch o := o.(type) {
+	case *hashObject:
+		return int64(o.MemoryBytes())
+	case *setObject:
+		return int64(o.MemoryBytes())
+	case *listObject:
+		var sum, n int64
+		o.Each(0, false, func(e []byte) bool {
+			sum, n = sum+int64(len(e))+2, n+1 // listpack entry overhead
+			return int(n) < samples
+		})
+		return scaled(sum, n, int64(o.Len()))
+	case *zsetObject:
+		var sum, n int64
+		for i := 0; i < o.Len() && i < samples; i++ {
+			m, _ := o.At(i)
+			sum, n = sum+2*int64(len(m))+40, n+1 // member in tree and map, score, links
+		}
+		return scaled(sum, n, int64(o.Len()))
+	}
+	return 0
+}
+
+func scaled(sum, n, total int64) int64 {
+	if n == 0 {
+		return 0
+	}
+	return sum * total / n
+}

@@ -1,0 +1,237 @@
+package server
+
+import (
+	"runtime"
+	"runtime/metrics"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/keyhive/keyhive/keyspace"
+)
+
+// Memory accounting and eviction, as Redis's performEvictions: before a
+// command runs, while used memory is above maxmemory, keys chosen by
+// maxmemory-policy are removed; when none can be, denyoom commands are
+// refused.
+//
+// used memory = the keyspace's off-heap arenas and indexes (a counter kept as
+// entries are written) + what the Go runtime holds from the OS (heap,
+// including every client buffer and large value, stacks, runtime metadata),
+// read from runtime/metrics at most once a millisecond.
+
+const errOOM = "OOM command not allowed when used memory > 'maxmemory'."
+
+type evictResult uint8
+
+const (
+	evictOK      evictResult = iota
+	evictRunning             // over the limit, a background job goes on evicting
+	evictFail                // over the limit and nothing left to evict
+)
+
+type evictState struct {
+	limit    atomic.Int64 // maxmemory, 0 for none: the one check per command
+	policy   atomic.Uint32
+	volatile atomic.Bool
+	evicted  atomic.Int64 // INFO stats evicted_keys
+
+	runtimeMem   atomic.Int64 // Go runtime memory at the last reading
+	runtimeMemAt atomic.Int64 // monotonic ns of that reading
+	readMu       sync.Mutex
+	samples      [2]metrics.Sample
+
+	mu         sync.Mutex // one evicting goroutine at a time
+	ev         keyspace.Evictor
+	onEvict    func(db int, key []byte)
+	background atomic.Bool
+}
+
+// watchMaxMemory keeps the eviction settings in step with the configuration.
+func (s *Server) watchMaxMemory() {
+	e := &s.evict
+	e.samples[0].Name = "/memory/classes/total:bytes"
+	e.samples[1].Name = "/memory/classes/heap/released:bytes"
+	e.onEvict = s.propagateEvicted
+	sync := func() {
+		e.limit.Store(s.cfg.MaxMemory())
+		s.ks.SetMemoryLimit(s.cfg.MaxMemory())
+		p, scope, _ := strings.Cut(s.cfg.MaxMemoryPolicy(), "-")
+		if scope == "" {
+			p, scope = scope, p
+		}
+		e.volatile.Store(p == "volatile")
+		e.policy.Store(uint32(map[string]keyspace.EvictPolicy{
+			"lru": keyspace.EvictLRU, "lfu": keyspace.EvictLFU, "random": keyspace.EvictRandom, "ttl": keyspace.EvictTTL,
+		}[scope]))
+	}
+	sync()
+	s.cfg.OnChange("maxmemory", sync)
+	s.cfg.OnChange("maxmemory-policy", sync)
+}
+
+// readRuntimeMem refreshes the Go runtime's share of used memory.
+func (s *Server) readRuntimeMem(mono int64) {
+	e := &s.evict
+	if !e.readMu.TryLock() {
+		return // another goroutine is reading it right now
+	}
+	metrics.Read(e.samples[:])
+	e.runtimeMem.Store(int64(e.samples[0].Value.Uint64() - e.samples[1].Value.Uint64()))
+	e.runtimeMemAt.Store(mono)
+	e.readMu.Unlock()
+}
+
+// usedMemory is INFO's used_memory, from a runtime reading at most maxAge old.
+func (s *Server) usedMemory(mono int64, maxAge time.Duration) int64 {
+	if mono-s.evict.runtimeMemAt.Load() >= int64(maxAge) {
+		s.readRuntimeMem(mono)
+	}
+	return s.ks.MemoryBytes() + s.evict.runtimeMem.Load()
+}
+
+// memoryOver reports how far used memory is above maxmemory.
+func (s *Server) memoryOver(mono int64, maxAge time.Duration) int64 {
+	return s.usedMemory(mono, maxAge) - s.evict.limit.Load()
+}
+
+// outOfMemory runs evictions before cmd (execute calls it when maxmemory is
+// set) and reports whether cmd must be refused, as Redis's processCommand
+// decides: denyoom commands, and anything but EXEC, DISCARD, QUIT and RESET
+// inside MULTI (queueing takes memory), when nothing could be evicted.
+func (c *Client) outOfMemory(cmd *Command, mono, now int64) bool {
+	if c.s.performEvictions(mono, now) != evictFail {
+		return false
+	}
+	if cmd.Flags&FlagDenyOOM != 0 {
+		return true
+	}
+	if c.multi == nil {
+		return false
+	}
+	if cmd == cmdExec {
+		for _, q := range c.multi.cmds {
+			if q.cmd.Flags&FlagDenyOOM != 0 {
+				return true
+			}
+		}
+		return false
+	}
+	switch cmd.Name {
+	case "discard", "quit", "reset":
+		return false
+	}
+	return true
+}
+
+// performEvictions evicts keys until used memory is within maxmemory, for at
+// most the time maxmemory-eviction-tenacity allows; a background job then
+// goes on, as Redis's eviction timer proc does.
+func (s *Server) performEvictions(mono, now int64) evictResult {
+	if s.memoryOver(mono, time.Millisecond) <= 0 {
+		return evictOK
+	}
+	e := &s.evict
+	e.mu.Lock()
+	res := s.evictSome(mono, now)
+	e.mu.Unlock()
+	if res == evictRunning && e.background.CompareAndSwap(false, true) {
+		s.wg.Add(1)
+		go s.evictInBackground()
+	}
+	if res == evictOK && e.background.Load() {
+		return evictRunning
+	}
+	return res
+}
+
+// evictSome evicts while memory is over the limit and the time limit allows,
+// under evict.mu. It reports evictRunning when time ran out first.
+func (s *Server) evictSome(mono, now int64) evictResult {
+	e := &s.evict
+	toFree := s.memoryOver(mono, time.Millisecond) // another goroutine may have evicted meanwhile
+	if toFree <= 0 {
+		return evictOK
+	}
+	policy := keyspace.EvictPolicy(e.policy.Load())
+	if policy == keyspace.EvictNone {
+		return evictFail
+	}
+	samples, decay := max(s.cfg.MaxMemorySamples(), 1), s.cfg.LFUDecayTime()
+	limit := evictionTimeLimit(s.cfg.MaxMemoryEvictionTenacity())
+	start := monoNow()
+	for freed, n := int64(0), 0; freed < toFree; n++ {
+		f, ok := s.ks.EvictOne(&e.ev, policy, e.volatile.Load(), samples, now, decay, e.onEvict)
+		if !ok {
+			return evictFail
+		}
+		freed += f
+		e.evicted.Add(1)
+		if n%16 == 15 && monoNow()-start > limit {
+			return evictRunning
+		}
+	}
+	return evictOK
+}
+
+// evictionTimeLimit is how long one call may evict, in ns, as Redis derives
+// it from maxmemory-eviction-tenacity: 50 us per step up to 10, then 15% more
+// per step, and no limit at 100.
+func evictionTimeLimit(tenacity int) int64 {
+	if tenacity >= 100 {
+		return 1<<63 - 1
+	}
+	us := 50.0 * float64(min(tenacity, 10))
+	for range max(tenacity-10, 0) {
+		us *= 1.15
+	}
+	return int64(us * 1000)
+}
+
+// evictInBackground goes on evicting, slice by slice, until memory is within
+// the limit, nothing is left to evict, or the server closes.
+func (s *Server) evictInBackground() {
+	defer s.wg.Done()
+	e := &s.evict
+	defer e.background.Store(false)
+	for {
+		select {
+		case <-s.done:
+			return
+		default:
+		}
+		e.mu.Lock()
+		res := s.evictSome(monoNow(), s.clock.UnixMilli())
+		e.mu.Unlock()
+		if res != evictRunning {
+			return
+		}
+		runtime.Gosched() // let commands in between slices
+	}
+}
+
+// propagateEvicted propagates an eviction as Redis does: DEL, or UNLINK
+// under lazyfree-lazy-eviction.
+func (s *Server) propagateEvicted(db int, key []byte) {
+	if !s.replication.active.Load() {
+		return
+	}
+	verb := argDEL
+	if s.cfg.LazyFreeLazyEviction() {
+		verb = argUNLINK
+	}
+	s.replication.publish(db, [][]byte{verb, key})
+}
+
+// rejectOOM refuses a command for lack of memory. EXEC discards its
+// transaction, as Redis's execCommandAbort does.
+func (c *Client) rejectOOM(cmd *Command) {
+	if cmd != cmdExec {
+		c.reject(cmd, errOOM)
+		return
+	}
+	c.multi = nil
+	c.s.watches.unwatchAll(c)
+	c.reject(cmd, "EXECABORT Transaction discarded because of: "+errOOM)
+}

@@ -1,0 +1,152 @@
+package server_test
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/keyhive/keyhive/internal/difftest"
+)
+
+// TestOOMReplies: with a limit below what either server uses and noeviction,
+// denyoom commands are refused exactly as Redis refuses them; reads, deletes
+// and transactions behave as in Redis.
+func TestOOMReplies(t *testing.T) {
+	p := difftest.StartIsolated(t)
+	p.Do("SET", "k", "v")
+	p.Do("RPUSH", "l", "a")
+	other := p.NewConn()
+	other.Do("MULTI")
+	other.Do("SET", "x", "1")
+	p.Do("CONFIG", "SET", "maxmemory", "1")
+	p.Do("SET", "k", "v2")
+	p.Do("GET", "k")
+	p.Do("LPUSH", "l", "b")
+	p.Do("LPOP", "l") // not denyoom
+	p.Do("INCR", "n")
+	p.Do("APPEND", "k", "x")
+	p.Do("DEL", "k")
+	p.Do("EXISTS", "k")
+	other.Do("EXEC") // queued before the limit: the transaction is discarded
+	other.Do("GET", "x")
+	p.Do("MULTI")
+	p.Do("GET", "x") // anything queued is refused inside MULTI
+	p.Do("EXEC")
+	p.Do("MULTI")
+	p.Do("DISCARD")
+	p.Do("CONFIG", "SET", "maxmemory", "0")
+	p.Do("SET", "k", "v3")
+}
+
+// TestMemoryCommand checks MEMORY's replies and errors; the byte counts are
+// Keyhive's own and only checked for plausibility.
+func TestMemoryCommand(t *testing.T) {
+	p := difftest.StartIsolated(t)
+	p.Do("MEMORY", "HELP")
+	p.Do("MEMORY", "help", "x")
+	p.Do("MEMORY", "nosuch")
+	p.Do("MEMORY")
+	p.Do("MEMORY", "USAGE")
+	p.Do("MEMORY", "USAGE", "missing")
+	p.Do("MEMORY", "DOCTOR") // an empty instance
+	p.Do("MEMORY", "PURGE")
+	p.Do("SET", "k", "value")
+	p.Do("MEMORY", "USAGE", "k", "SAMPLES")
+	p.Do("MEMORY", "USAGE", "k", "SAMPLES", "x")
+	p.Do("MEMORY", "USAGE", "k", "NOPE", "1")
+	p.Do("COMMAND", "INFO", "memory|usage")
+	plausible := func(lo, hi int64) func(r, k difftest.Reply) error {
+		return func(r, k difftest.Reply) error {
+			if k.Int < lo || k.Int > hi {
+				return fmt.Errorf("keyhive %d not in [%d, %d] (redis %d)", k.Int, lo, hi, r.Int)
+			}
+			return nil
+		}
+	}
+	p.DoCompare(plausible(10, 200), "MEMORY", "USAGE", "k")
+	p.DoCompare(plausible(10, 200), "MEMORY", "USAGE", "k", "SAMPLES", "0")
+	for i := range 1000 {
+		p.Do("HSET", "h", "field"+strconv.Itoa(i), "value")
+		p.Do("RPUSH", "l", "element"+strconv.Itoa(i))
+		p.Do("ZADD", "z", strconv.Itoa(i), "member"+strconv.Itoa(i))
+		p.Do("SADD", "s", "member"+strconv.Itoa(i))
+	}
+	for _, key := range []string{"h", "l", "z", "s"} {
+		p.DoCompare(plausible(10_000, 200_000), "MEMORY", "USAGE", key)
+		p.DoCompare(plausible(10_000, 200_000), "MEMORY", "USAGE", key, "SAMPLES", "0")
+	}
+	stats := func(r, k difftest.Reply) error {
+		names := map[string]bool{}
+		for i := 0; i+1 < len(r.Elems); i += 2 {
+			names[r.Elems[i].Str] = true
+		}
+		for i := 0; i+1 < len(k.Elems); i += 2 {
+			if !names[k.Elems[i].Str] {
+				return fmt.Errorf("keyhive field %q is not a redis field", k.Elems[i].Str)
+			}
+		}
+		for _, want := range []string{"peak.allocated", "total.allocated", "keys.count", "dataset.bytes", "db.0"} {
+			found := false
+			for i := 0; i < len(k.Elems); i += 2 {
+				found = found || k.Elems[i].Str == want
+			}
+			if !found {
+				return fmt.Errorf("keyhive lacks %s", want)
+			}
+		}
+		return nil
+	}
+	p.DoCompare(stats, "MEMORY", "STATS")
+	p.Proto(3)
+	p.DoCompare(func(r, k difftest.Reply) error {
+		if len(k.Elems) == 0 {
+			return fmt.Errorf("empty MEMORY STATS map")
+		}
+		return nil
+	}, "MEMORY", "STATS")
+}
+
+// TestObjectFreqIdle: OBJECT FREQ and IDLETIME under LRU and LFU policies.
+func TestObjectFreqIdle(t *testing.T) {
+	p := difftest.StartIsolated(t)
+	p.Do("SET", "k", "v")
+	p.Do("OBJECT", "FREQ", "k")
+	p.Do("OBJECT", "IDLETIME", "k")
+	p.Do("CONFIG", "SET", "maxmemory-policy", "allkeys-lfu")
+	p.Do("OBJECT", "IDLETIME", "k")
+	p.Do("SET", "f", "v")
+	p.Do("OBJECT", "FREQ", "f") // a new key starts at 5 under LFU
+	p.Do("OBJECT", "FREQ", "missing")
+}
+
+// TestEvictionInfo: INFO reports the eviction settings and counters Redis
+// does, and evicted_keys counts what the policy removed.
+func TestEvictionInfo(t *testing.T) {
+	p := difftest.StartIsolated(t, "--maxmemory-policy", "allkeys-random")
+	for i := range 2000 {
+		p.Do("SET", "key:"+strconv.Itoa(i), strings.Repeat("v", 100))
+	}
+	field := func(info, name string) string {
+		for _, line := range strings.Split(info, "\r\n") {
+			if v, ok := strings.CutPrefix(line, name+":"); ok {
+				return v
+			}
+		}
+		return ""
+	}
+	_, k := p.DoDifferent("memory figures differ", "INFO", "memory")
+	used, _ := strconv.ParseInt(field(k.Str, "used_memory"), 10, 64)
+	if used <= 0 || field(k.Str, "maxmemory_policy") != "allkeys-random" {
+		t.Fatalf("INFO memory: %q", k.Str)
+	}
+	// A limit just under Keyhive's usage evicts some keys but not all.
+	k2 := p.Keyhive()
+	k2.Do("CONFIG", "SET", "maxmemory", strconv.FormatInt(used-50_000, 10))
+	k2.Do("SET", "trigger", "x")
+	_, k = p.DoDifferent("stats differ", "INFO", "stats")
+	evicted, _ := strconv.Atoi(field(k.Str, "evicted_keys"))
+	if evicted == 0 || evicted >= 2000 {
+		t.Fatalf("evicted_keys %d after lowering maxmemory by 50 KB", evicted)
+	}
+}
