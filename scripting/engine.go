@@ -268,9 +268,9 @@ func (e *Engine) execute(st *luaState, fn *lua.LFunction, args []lua.LValue, fun
 			reusable = false
 		}
 		st.setContext(nil)
-		st.run, run.host = nil, nil
 		L.SetTop(0)
 		e.mu.Lock()
+		st.run, run.host = nil, nil // under mu: Running reads the host
 		e.running = nil
 		e.kill.rearm()
 		e.mu.Unlock()

@@ -422,13 +422,19 @@ func (c *Client) execute(args [][]byte) {
 	if s.tracking.clients.Load() > 0 {
 		s.trackAfter(c, cmd)
 	}
+	failed := len(c.out.B) > mark && c.out.B[mark] == '-'
+	if c.ps.queued && c.reply == replyOn {
+		// Queued before the keys are unlocked, so an invalidation of a key
+		// this command read cannot overtake its reply.
+		c.queueReplies()
+	}
 	s.ks.Unlock(db, &x.locks)
 	if serveLater {
 		s.serveBlockedExclusive(now)
 	}
 
 	c.mono = monoNow()
-	s.recordCall(c, cmd, c.mono-start, len(c.out.B) > mark && c.out.B[mark] == '-')
+	s.recordCall(c, cmd, c.mono-start, failed)
 }
 
 // recordCall counts a command that ran in INFO commandstats and errorstats.

@@ -247,7 +247,8 @@ func (s *Server) sendInvalidation(c *Client, o *trackingOpts, keys [][]byte, all
 		}
 	}
 	resp3 := target.proto.Load() == 3
-	if !resp3 && (o.redirect == 0 || !target.ps.subscribed()) {
+	subscribed := target.ps.nsub.Load()+target.ps.npsub.Load()+target.ps.nssub.Load() > 0
+	if !resp3 && (o.redirect == 0 || !subscribed) {
 		return // RESP2 has no pushes on the same connection
 	}
 	w := resp.Writer{Proto: 2}
