@@ -136,7 +136,7 @@ func (db *DB) put(e *Entry, key []byte, t Type, enc Encoding, value []byte, expi
 	encode(dst, byte(t)<<4|byte(enc), db.ks.newAccess(now), key, value, expireAt, object)
 	i := sh.insert(e.hash, ref)
 	db.keys.Add(1)
-	db.Modified(key)
+	db.modified(sh, key)
 	if expireAt != 0 {
 		sh.volatile++
 		db.expires.Add(1)
@@ -210,7 +210,7 @@ func (db *DB) Replace(e *Entry, enc Encoding, value []byte, expireAt int64, now 
 // rewrite gives a found entry a new value. An object the entry held is
 // released unless the new value is the same handle.
 func (db *DB) rewrite(e *Entry, t Type, enc Encoding, value []byte, expireAt int64, now int64, object bool) {
-	db.Modified(e.h.key)
+	db.modified(e.sh, e.h.key)
 	sh := e.sh
 	if e.h.flags&flagObject != 0 && !(object && bytes.Equal(value, e.h.value)) {
 		sh.releaseObject(e.h.value)
@@ -238,9 +238,21 @@ func (db *DB) rewrite(e *Entry, t Type, enc Encoding, value []byte, expireAt int
 // calls it for every change it makes; a caller that changes an object value in
 // place calls it itself.
 func (db *DB) Modified(key []byte) {
-	if h := db.ks.hooks.Modified; h != nil {
-		h(db.id, key)
+	if db.ks.hooks.Modified != nil {
+		db.modified(db.shardOf(key), key)
 	}
+}
+
+func (db *DB) modified(sh *shard, key []byte) {
+	h := db.ks.hooks.Modified
+	if h == nil {
+		return
+	}
+	owner := db.ks.allOwner
+	if owner == nil {
+		owner = sh.owner
+	}
+	h(db.id, key, owner)
 }
 
 // SetAccess sets an entry's access clock, e.g. to carry it over when a key is
@@ -279,7 +291,7 @@ func (db *DB) Delete(key []byte) bool {
 
 // DeleteEntry removes the entry's key.
 func (db *DB) DeleteEntry(e *Entry) {
-	db.Modified(e.h.key)
+	db.modified(e.sh, e.h.key)
 	sh := e.sh
 	if e.h.flags&flagObject != 0 {
 		sh.releaseObject(e.h.value)

@@ -89,8 +89,10 @@ func (e Encoding) Name() string {
 // deleted or expired; not flushes, which the caller knows about). They run
 // with the key's shard locked and must not call back into the keyspace.
 type Hooks struct {
-	Expired  func(db int, key []byte)
-	Modified func(db int, key []byte)
+	Expired func(db int, key []byte)
+	// Modified gets the Owner of the LockSet under which the change was
+	// made (nil for the keyspace's own expiry cycle).
+	Modified func(db int, key []byte, owner any)
 }
 
 // Keyspace holds all databases.
@@ -109,6 +111,7 @@ type Keyspace struct {
 	ExpiredKeys atomic.Int64 // keys removed because their TTL passed
 
 	garbageShards atomic.Int64 // shards whose arena has garbage to evacuate
+	allOwner      any          // the Owner holding the exclusive lock
 	acct          accounting
 }
 
@@ -144,6 +147,9 @@ func ShardOf(key []byte) int { return Slot(key) % Shards }
 type LockSet struct {
 	shards []uint16
 	all    bool
+	// Owner identifies who holds the locks (the server's client), for the
+	// Modified hook. Reset keeps it.
+	Owner any
 }
 
 // Reset empties the set for reuse.
@@ -191,12 +197,14 @@ func (l *LockSet) Whole() bool { return l.all }
 func (ks *Keyspace) Lock(index int, set *LockSet) *DB {
 	if set.all {
 		ks.all.Lock()
+		ks.allOwner = set.Owner
 		return ks.DB(index)
 	}
 	ks.all.RLock()
 	db := ks.DB(index)
 	for _, s := range set.shards {
 		db.shards[s].mu.Lock()
+		db.shards[s].owner = set.Owner
 	}
 	return db
 }
@@ -213,6 +221,7 @@ func (ks *Keyspace) Unlock(db *DB, set *LockSet) {
 				}
 			}
 		}
+		ks.allOwner = nil
 		ks.all.Unlock()
 		return
 	}
@@ -221,6 +230,7 @@ func (ks *Keyspace) Unlock(db *DB, set *LockSet) {
 		if sh.arena.garbage {
 			sh.evacuate(ks.seed)
 		}
+		sh.owner = nil
 		sh.mu.Unlock()
 	}
 	ks.all.RUnlock()

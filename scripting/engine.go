@@ -270,10 +270,10 @@ func (e *Engine) execute(st *luaState, fn *lua.LFunction, args []lua.LValue, fun
 			reusable = false
 		}
 		st.setContext(nil)
-		st.run, run.host = nil, nil
 		L.SetTop(0)
 		cancel()
 		e.mu.Lock()
+		st.run, run.host = nil, nil // under mu: Running reads the host
 		e.running, e.cancel, e.killed = nil, nil, false
 		e.mu.Unlock()
 	}()

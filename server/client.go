@@ -80,6 +80,7 @@ type Client struct {
 	blocked *waiter
 	waiting atomic.Pointer[waiter]
 
+	tracking    clientTracking
 	multi       *transaction // in MULTI
 	queued      atomic.Int32 // commands queued in MULTI, for CLIENT LIST; -1 outside
 	watched     []blockKey   // WATCHed keys
@@ -117,6 +118,7 @@ func (s *Server) newClient(conn net.Conn) *Client {
 	c.lastSeen.Store(s.clock.UnixMilli())
 	c.authenticated = s.cfg.RequirePass() == ""
 	c.ctx = Ctx{s: s, c: c, W: &c.out}
+	c.ctx.locks.Owner = c // for NOLOOP: the client behind a change
 	c.queued.Store(-1)
 	return c
 }
@@ -306,6 +308,7 @@ func (c *Client) resetOut() {
 // connection, so a peer that sees the close no longer finds it in CLIENT LIST.
 func (c *Client) close() {
 	c.s.watches.unwatchAll(c)
+	c.s.disableTracking(c)
 	c.s.unsubscribeAll(c)
 	if c.ps.queued && c.closeQueued() {
 		return // the goroutine writing its output closes it
@@ -416,13 +419,22 @@ func (c *Client) execute(args [][]byte) {
 			serveLater = s.serveBlocked(x)
 		}
 	}
+	if s.tracking.clients.Load() > 0 {
+		s.trackAfter(c, cmd)
+	}
+	failed := len(c.out.B) > mark && c.out.B[mark] == '-'
+	if c.ps.queued && c.reply == replyOn {
+		// Queued before the keys are unlocked, so an invalidation of a key
+		// this command read cannot overtake its reply.
+		c.queueReplies()
+	}
 	s.ks.Unlock(db, &x.locks)
 	if serveLater {
 		s.serveBlockedExclusive(now)
 	}
 
 	c.mono = monoNow()
-	s.recordCall(c, cmd, c.mono-start, len(c.out.B) > mark && c.out.B[mark] == '-')
+	s.recordCall(c, cmd, c.mono-start, failed)
 }
 
 // recordCall counts a command that ran in INFO commandstats and errorstats.

@@ -29,6 +29,10 @@ func init() {
 	}
 	registerSub("client",
 		clientSub("id", 2, "noscript loading stale", "Returns the client ID for the current connection", func(x *Ctx) { x.W.Int(int64(x.c.id)) }),
+		clientSub("tracking", -3, "noscript loading stale", "Enable or disable server assisted client side caching support", clientTrackingCommand),
+		clientSub("caching", 3, "noscript loading stale", "Instruct the server about tracking or not keys in the next request", clientCachingCommand),
+		clientSub("getredir", 2, "noscript loading stale", "Get tracking notifications redirection client ID if any", func(x *Ctx) { x.W.Int(x.c.redirectID()) }),
+		clientSub("trackinginfo", 2, "noscript loading stale", "Return information about server assisted client side caching for the current connection", clientTrackingInfo),
 		clientSub("setname", 3, "noscript loading stale", "Set the current connection name", clientSetName),
 		clientSub("getname", 2, "noscript loading stale", "Get the current connection name", clientGetName),
 		clientSub("list", -2, "admin noscript loading stale", "Get the list of client connections", clientList),
@@ -348,6 +352,15 @@ func (c *Client) infoLine() string {
 	if c.waiting.Load() != nil {
 		flags += "b"
 	}
+	if o := c.tracking.opts.Load(); o != nil {
+		flags += "t"
+		if c.tracking.brokenRedir.Load() {
+			flags += "R"
+		}
+		if o.bcast {
+			flags += "B"
+		}
+	}
 	if c.watchBroken.Load() {
 		flags += "d"
 	}
@@ -366,12 +379,12 @@ func (c *Client) infoLine() string {
 	}
 	idle := (c.s.clock.UnixMilli() - c.lastSeen.Load()) / 1000
 	qbuf := c.qbuf.Load()
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=%d qbuf=%d qbuf-free=%d argv-mem=0 multi-mem=0 rbs=%d rbp=0 obl=0 oll=0 omem=%d tot-mem=%d events=r cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s",
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=%d qbuf=%d qbuf-free=%d argv-mem=0 multi-mem=0 rbs=%d rbp=0 obl=0 oll=0 omem=%d tot-mem=%d events=r cmd=%s user=default redir=%d resp=%d lib-name=%s lib-ver=%s",
 		c.id, c.peerAddr(), c.localAddr(), c.id, loadString(c.name.Load()),
 		int64(now.Sub(c.created).Seconds()), max(idle, 0), flags, c.db.Load(),
 		c.ps.nsub.Load(), c.ps.npsub.Load(), c.ps.nssub.Load(), queued,
 		qbuf, max(initialReadBuf-qbuf, 0), initialReadBuf, c.omem.Load(), initialReadBuf+c.omem.Load(),
-		cmd, c.proto.Load(), loadString(c.libName.Load()), loadString(c.libVer.Load()))
+		cmd, c.redirectID(), c.proto.Load(), loadString(c.libName.Load()), loadString(c.libVer.Load()))
 }
 
 func (c *Client) isUnix() bool {

@@ -486,6 +486,7 @@ func flushdbCommand(x *Ctx) {
 	}
 	x.dirty += int(x.DB.Len()) + 1
 	x.s.watches.touchedExisting(x.DB.ID(), x.Now, x.DB)
+	x.s.invalidateAll(x.c)
 	x.DB.Flush()
 	x.W.OK()
 }
@@ -494,6 +495,7 @@ func flushallCommand(x *Ctx) {
 	if !flushMode(x) {
 		return
 	}
+	x.s.invalidateAll(x.c)
 	for i := range x.s.ks.Len() {
 		db := x.s.ks.DB(i)
 		x.dirty += int(db.Len())

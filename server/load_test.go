@@ -3,13 +3,17 @@ package server_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/keyhive/keyhive/internal/difftest"
 )
 
 // TestBlockingQueueUnderLoad runs a job queue the way applications do:
@@ -229,5 +233,109 @@ func TestSeedEnqueueConcurrent(t *testing.T) {
 	}
 	if n != 700 || total != 700 || rdb.ZCard(ctx, q+":positions").Val() != 700 {
 		t.Errorf("%d admitted, %d queued, %d positions; want 700 each", n, total, rdb.ZCard(ctx, q+":positions").Val())
+	}
+}
+
+// TestTrackingLocalCacheCoherent keeps a local cache in front of Keyhive,
+// kept coherent by CLIENT TRACKING (default mode, then BCAST), while other
+// clients make 100,000 writes in all: a value served from the cache is never
+// older than the last write acknowledged before the reader's last round trip.
+func TestTrackingLocalCacheCoherent(t *testing.T) {
+	for _, mode := range [][]any{{"CLIENT", "TRACKING", "on"}, {"CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "cache:"}} {
+		srv := startKeyhive(t)
+		ctx := context.Background()
+		rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), PoolSize: 8})
+		defer rdb.Close()
+		reader, err := difftest.Dial(srv.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer reader.Close()
+		reader.Do("HELLO", 3)
+		if r, _ := reader.Do(mode...); r.Str != "OK" {
+			t.Fatalf("%v: %v", mode, r)
+		}
+
+		const keys, writers, writes = 200, 8, 50000
+		var acked [keys]atomic.Int64
+		var keyMu [keys]sync.Mutex
+		var seq atomic.Int64
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for w := range writers {
+			wg.Go(func() {
+				rng := rand.New(rand.NewPCG(uint64(w), 1))
+				for range writes / writers {
+					k := rng.IntN(keys)
+					keyMu[k].Lock() // per key, acknowledged values only grow
+					v := seq.Add(1)
+					err := rdb.Set(ctx, fmt.Sprintf("cache:%d", k), v, 0).Err()
+					acked[k].Store(v)
+					keyMu[k].Unlock()
+					if err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			})
+		}
+		go func() { wg.Wait(); close(stop) }()
+
+		cache := map[int]int64{}
+		apply := func(r difftest.Reply) bool { // reports whether r was a push
+			if r.Kind != difftest.KindPush {
+				return false
+			}
+			if len(r.Elems) == 2 && r.Elems[1].Kind == difftest.KindArray {
+				for _, k := range r.Elems[1].Elems {
+					var n int
+					fmt.Sscanf(k.Str, "cache:%d", &n)
+					delete(cache, n)
+				}
+			} else {
+				clear(cache)
+			}
+			return true
+		}
+		read := func() difftest.Reply {
+			for {
+				r, err := reader.Read()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !apply(r) {
+					return r
+				}
+			}
+		}
+		rng := rand.New(rand.NewPCG(9, 9))
+		served, hits := 0, 0
+	loop:
+		for {
+			select {
+			case <-stop:
+				break loop
+			default:
+			}
+			k := rng.IntN(keys)
+			floor := acked[k].Load()
+			reader.Send("PING")
+			read()
+			v, ok := cache[k]
+			if ok {
+				hits++
+			} else {
+				reader.Send("GET", fmt.Sprintf("cache:%d", k))
+				r := read()
+				v, _ = strconv.ParseInt(r.Str, 10, 64)
+				cache[k] = v
+			}
+			served++
+			if v < floor {
+				t.Fatalf("%v: key %d served %d from the cache, older than acknowledged %d", mode, k, v, floor)
+			}
+		}
+		t.Logf("%v: %d reads, %d from the local cache", mode, served, hits)
+		srv.Close()
 	}
 }

@@ -49,6 +49,7 @@ type Server struct {
 	replication                propagation
 	blocking                   blocking
 	watches                    watches
+	tracking                   tracking
 	pubsub                     pubsubRegistry
 	scriptState
 	// activeExpireEnabled is DEBUG SET-ACTIVE-EXPIRE.
@@ -92,7 +93,7 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 	}
 	s.activeExpireEnabled.Store(true)
 	_, s.wallClock = s.clock.(clock.Real)
-	s.ks = keyspace.New(cfg.Databases(), keyspace.Hooks{Expired: s.propagateExpired, Modified: s.watches.touched})
+	s.ks = keyspace.New(cfg.Databases(), keyspace.Hooks{Expired: s.propagateExpired, Modified: s.keyModified})
 	s.watchAccessPolicy()
 	s.watchMaxMemory()
 	s.scripts = scripting.NewEngine()
@@ -251,6 +252,9 @@ func (s *Server) cron() {
 		}
 		deadline := time.Now().Add(time.Second / time.Duration(hz) / 4)
 		s.ks.ActiveExpire(s.clock.UnixMilli(), func() bool { return time.Now().After(deadline) })
+		if s.tracking.queued.Load() {
+			s.flushBroadcasts(nil)
+		}
 	}
 }
 

@@ -1,0 +1,142 @@
+package server_test
+
+import (
+	"testing"
+
+	"github.com/keyhive/keyhive/internal/difftest"
+)
+
+// Client-side caching: invalidation pushes compared byte for byte. Client ids
+// differ between the servers, so REDIRECT is set up per side.
+
+func TestTrackingCommands(t *testing.T) {
+	p := difftest.Start(t)
+	p.Do("CLIENT", "TRACKING", "on", "PREFIX", "a")
+	p.Do("CLIENT", "TRACKING", "on", "BCAST", "OPTIN")
+	p.Do("CLIENT", "TRACKING", "on", "OPTIN", "OPTOUT")
+	p.Do("CLIENT", "TRACKING", "on", "REDIRECT", 999999)
+	p.Do("CLIENT", "TRACKING", "maybe")
+	p.Do("CLIENT", "TRACKING", "on", "bogus")
+	p.Do("CLIENT", "CACHING", "yes")
+	p.Do("CLIENT", "GETREDIR")
+	p.Do("CLIENT", "TRACKINGINFO")
+	p.Do("CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "a", "PREFIX", "ab")
+	p.Do("CLIENT", "TRACKING", "on", "OPTOUT")
+	p.Do("CLIENT", "CACHING", "yes")
+	p.Do("CLIENT", "CACHING", "no")
+	p.Do("CLIENT", "TRACKINGINFO")
+	p.Do("CLIENT", "CACHING", "maybe")
+	p.Do("CLIENT", "GETREDIR")
+	p.Do("CLIENT", "TRACKING", "on", "BCAST")
+	p.Do("CLIENT", "TRACKING", "off")
+	p.Do("CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "a")
+	p.Do("CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "b")
+	p.Do("CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "bc")
+	p.Do("CLIENT", "TRACKINGINFO")
+	p.Do("CLIENT", "TRACKING", "on")
+	p.Do("CLIENT", "TRACKING", "off")
+	p.Do("CLIENT", "TRACKING", "off")
+	p.Do("CLIENT", "TRACKINGINFO")
+	p.Proto(3)
+	p.Do("CLIENT", "TRACKING", "on", "OPTIN", "NOLOOP")
+	p.Do("CLIENT", "TRACKINGINFO")
+}
+
+// TestTrackingDefaultMode: a RESP3 client hears once about each key it read
+// when another client changes it (writes, deletes, expiry, flushes), and,
+// without NOLOOP, about its own changes.
+func TestTrackingDefaultMode(t *testing.T) {
+	p := difftest.Start(t)
+	other := p.NewConn()
+	p.Proto(3)
+	p.Do("CLIENT", "TRACKING", "on")
+	p.Do("SET", "k", 1) // not read yet: nothing
+	p.Do("GET", "k")
+	p.Do("MGET", "k", "k2")
+	other.Do("SET", "k", 2)
+	p.Read() // invalidate [k]
+	other.Do("SET", "k", 3)
+	p.NoReply(stillBlocked) // told once until read again
+	other.Do("SET", "k2", 1)
+	p.Read()
+	p.Do("HGET", "h", "f")
+	other.Do("HSET", "h", "f", 1)
+	p.Read()
+	p.Do("GET", "k")
+	p.Do("SET", "k", "mine")
+	p.Read() // its own write: the invalidation comes after the reply
+	p.Do("GET", "k")
+	other.Do("EXPIRE", "k", 100)
+	p.Read()
+	p.Do("GET", "k")
+	other.Do("FLUSHALL")
+	p.Read() // invalidate null
+	p.Do("GET", "k")
+	p.Do("CLIENT", "TRACKING", "off")
+	other.Do("SET", "k", 4)
+	p.NoReply(stillBlocked)
+}
+
+func TestTrackingOptInOutNoloop(t *testing.T) {
+	p := difftest.Start(t)
+	other := p.NewConn()
+	p.Proto(3)
+	p.Do("CLIENT", "TRACKING", "on", "OPTIN")
+	p.Do("GET", "a") // not cached
+	p.Do("CLIENT", "CACHING", "yes")
+	p.Do("GET", "b") // cached
+	p.Do("GET", "c") // caching applied to one command only
+	other.Do("MSET", "a", 1, "b", 1, "c", 1)
+	p.Read()
+	p.NoReply(stillBlocked)
+	p.Do("CLIENT", "TRACKING", "off")
+	p.Do("CLIENT", "TRACKING", "on", "OPTOUT", "NOLOOP")
+	p.Do("CLIENT", "CACHING", "no")
+	p.Do("GET", "a") // not cached
+	p.Do("GET", "b")
+	p.Do("SET", "b", 2) // NOLOOP: its own write says nothing
+	p.Do("GET", "b")
+	other.Do("MSET", "a", 2, "b", 3)
+	p.Read()
+	p.NoReply(stillBlocked)
+}
+
+func TestTrackingBroadcast(t *testing.T) {
+	p := difftest.Start(t)
+	other := p.NewConn()
+	p.Proto(3)
+	p.Do("CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "user:", "PREFIX", "cfg:")
+	other.Do("SET", "user:1", "x")
+	p.Read()
+	other.Do("MSET", "user:2", "x", "other", "y", "cfg:a", "z")
+	p.Read()
+	p.Read()
+	other.Do("DEL", "other")
+	p.NoReply(stillBlocked)
+	other.Do("FLUSHDB")
+	p.Read()
+}
+
+// TestTrackingRedirect: a RESP2 client redirects its invalidations to a
+// subscriber of __redis__:invalidate.
+func TestTrackingRedirect(t *testing.T) {
+	p := difftest.Start(t)
+	sub, other := p.NewConn(), p.NewConn()
+	ids := [2]difftest.Reply{sub.Redis().Do("CLIENT", "ID"), sub.Keyhive().Do("CLIENT", "ID")}
+	sub.Do("SUBSCRIBE", "__redis__:invalidate")
+	for i, c := range []*difftest.Client{p.Redis(), p.Keyhive()} {
+		if r := c.Do("CLIENT", "TRACKING", "on", "REDIRECT", ids[i].Int); r.Str != "OK" {
+			t.Fatalf("%s: %v", c.Name(), r)
+		}
+	}
+	p.Do("GET", "k")
+	other.Do("SET", "k", 1)
+	sub.Read()
+	for i, c := range []*difftest.Client{p.Redis(), p.Keyhive()} {
+		if r := c.Do("CLIENT", "GETREDIR"); r.Int != ids[i].Int {
+			t.Errorf("%s: CLIENT GETREDIR %v", c.Name(), r)
+		}
+	}
+	other.Do("FLUSHALL")
+	sub.Read()
+}
