@@ -51,3 +51,21 @@ func TestGCColumns(t *testing.T) {
 		t.Fatalf("redis got %q %q %q", c, p, cpu)
 	}
 }
+
+func TestCollectionElements(t *testing.T) {
+	want := map[string]string{
+		"hash": "$9\r\nelement:7\r\n$7\r\nvalue:7\r\n",
+		"set":  "$9\r\nelement:7\r\n",
+		"zset": "$10\r\n1401181143\r\n$9\r\nelement:7\r\n", // 7 * 2654435761 mod 2^32
+	}
+	for _, c := range collections {
+		if got := string(c.appendElt(nil, 7)); got != want[c.name] {
+			t.Errorf("%s: %q, want %q", c.name, got, want[c.name])
+		}
+	}
+	*flagZScores = "asc"
+	defer func() { *flagZScores = "random" }()
+	if zscore(7) != 7 {
+		t.Errorf("ascending score %d", zscore(7))
+	}
+}
