@@ -342,6 +342,42 @@ func (s *luaState) installString(str *lua.LTable) {
 	coerce("gmatch", 1, 2)
 	coerce("gsub", 1, 2, 3)
 	str.RawSetString("gfind", str.RawGetString("gmatch"))
+	// gsub's table and function replacements must give strings or numbers
+	// (numbers formatted %.14g), or false/nil to keep the match.
+	gsub := str.RawGetString("gsub").(*lua.LFunction).GFunction
+	str.RawSetString("gsub", L.NewFunction(func(L *lua.LState) int {
+		var lookup func(L *lua.LState) lua.LValue
+		switch repl := L.Get(3).(type) {
+		case *lua.LTable:
+			lookup = func(L *lua.LState) lua.LValue { return L.GetTable(repl, L.Get(1)) }
+		case *lua.LFunction:
+			lookup = func(L *lua.LState) lua.LValue {
+				L.Insert(repl, 1)
+				L.Call(L.GetTop()-1, 1)
+				return L.Get(-1)
+			}
+		default:
+			return gsub(L)
+		}
+		L.Replace(3, L.NewFunction(func(L *lua.LState) int {
+			v := lookup(L)
+			switch v := v.(type) {
+			case *lua.LNilType, lua.LBool:
+				if v == lua.LTrue {
+					L.RaiseError("invalid replacement value (a boolean)")
+				}
+				L.Push(lua.LFalse)
+			case lua.LString:
+				L.Push(v)
+			case lua.LNumber:
+				L.Push(lua.LString(luaNumberString(float64(v))))
+			default:
+				L.RaiseError("invalid replacement value (a %s)", v.Type().String())
+			}
+			return 1
+		}))
+		return gsub(L)
+	}))
 	strByte := str.RawGetString("byte").(*lua.LFunction).GFunction
 	str.RawSetString("byte", L.NewFunction(func(L *lua.LState) int {
 		s := checkString(L, 1, "byte")

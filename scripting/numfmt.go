@@ -37,42 +37,11 @@ func appendCNumber(b []byte, f float64, precision int) []byte {
 	return strconv.AppendFloat(b, f, 'g', precision, 64)
 }
 
-// parseLuaNumber converts a string to a number as Lua 5.1's lua_str2number
-// does: strtod (decimal, exponents, inf/nan spellings excluded by Lua's own
-// check) or a hexadecimal integer, surrounded by optional whitespace.
+// parseLuaNumber converts a string to a number as Lua 5.1's luaO_str2d
+// does: C's strtod (decimal, hexadecimal, inf, nan), then only whitespace.
 func parseLuaNumber(s string) (float64, bool) {
-	s = strings.Trim(s, " \t\n\r\f\v")
-	if s == "" {
-		return 0, false
-	}
-	body := s
-	neg := false
-	if body[0] == '-' || body[0] == '+' {
-		neg = body[0] == '-'
-		body = body[1:]
-	}
-	if len(body) > 2 && body[0] == '0' && (body[1] == 'x' || body[1] == 'X') {
-		n, err := strconv.ParseUint(body[2:], 16, 64)
-		if err != nil {
-			return 0, false
-		}
-		f := float64(n)
-		if neg {
-			f = -f
-		}
-		return f, true
-	}
-	for i := 0; i < len(body); i++ {
-		c := body[i]
-		if !(c >= '0' && c <= '9' || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-') {
-			return 0, false
-		}
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
-			return f, true // strtod saturates to inf or underflows to 0
-		}
+	f, n := strtod(s)
+	if n == 0 || strings.Trim(s[n:], " \t\n\r\f\v") != "" {
 		return 0, false
 	}
 	return f, true
