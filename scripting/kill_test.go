@@ -152,3 +152,27 @@ func TestCoroutinesReleased(t *testing.T) {
 		t.Errorf("goroutines grew from %d to %d", before, after)
 	}
 }
+
+// FUNCTION KILL: redis-server 7.0.15 answers the killed FCALL with this
+// exact text (SCRIPT KILL's wording, the function's name and line).
+func TestKillFunction(t *testing.T) {
+	e := scripting.NewEngine()
+	if _, err := e.LoadLibrary([]byte("#!lua name=loop\nredis.register_function('spin', function() while true do end end)"), false); err != nil {
+		t.Fatal(err)
+	}
+	f, _ := e.Function("spin")
+	done := make(chan string, 1)
+	go func() {
+		w := &resp.Writer{Proto: 2}
+		e.Call(f, nil, nil, &okHost{}, w)
+		done <- string(w.B)
+	}()
+	waitRunning(t, e)
+	if running, isFunction, _ := e.Running(); !running || !isFunction {
+		t.Errorf("Running() = %v %v", running, isFunction)
+	}
+	e.Kill()
+	if got, want := <-done, "-ERR Script killed by user with SCRIPT KILL... script: spin, on @user_function:2.\r\n"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
