@@ -37,7 +37,7 @@ func init() {
 func subscribeCommand(x *Ctx) {
 	p := &x.c.ps
 	for _, ch := range x.Args[1:] {
-		p.add(&p.channels, ch)
+		p.add(subChannel, ch)
 		confirm(x, "subscribe", ch, p.count())
 	}
 	p.updateCounts()
@@ -46,9 +46,7 @@ func subscribeCommand(x *Ctx) {
 func psubscribeCommand(x *Ctx) {
 	p := &x.c.ps
 	for _, pat := range x.Args[1:] {
-		if p.add(&p.patterns, pat) {
-			p.patternOrder = append(p.patternOrder, string(pat))
-		}
+		p.add(subPattern, pat)
 		confirm(x, "psubscribe", pat, p.count())
 	}
 	p.updateCounts()
@@ -63,7 +61,7 @@ func ssubscribeCommand(x *Ctx) {
 	}
 	p := &x.c.ps
 	for _, ch := range x.Args[1:] {
-		p.add(&p.shard, ch)
+		p.add(subShard, ch)
 		confirm(x, "ssubscribe", ch, len(p.shard))
 	}
 	p.updateCounts()

@@ -11,11 +11,12 @@ import (
 
 // Pub/Sub. The server keeps who listens to what (pubsubRegistry); a client
 // keeps its own subscriptions (pubsubClient). A message is delivered in the
-// publisher's goroutine: it is encoded once, appended to each subscriber's
-// output queue (outQueue) and written to the subscribers' sockets, without
-// waiting, when the publisher flushes its own replies, so one write per
-// subscriber serves a whole pipeline of publishes, as Redis does. A subscriber
-// whose socket is full gets a goroutine that waits for it; a subscriber whose
+// publisher's goroutine: it is encoded once and appended to each
+// subscriber's output queue (outQueue, pubsub_output.go); when the publisher
+// flushes its replies it hands the subscribers to the queue writer, which
+// writes each once for all the publishes of a round, without waiting, as
+// Redis writes each client once per event-loop round. A subscriber whose
+// socket is full gets a goroutine that waits for it; a subscriber whose
 // queue passes client-output-buffer-limit is disconnected.
 //
 // Once a client has subscribed, all its output goes through its queue, its
@@ -47,8 +48,8 @@ type pubsubClient struct {
 	patterns map[string]bool
 	// patternOrder is the order PUNSUBSCRIBE without arguments follows.
 	patternOrder []string
-	// unregistered: some subscription waits to enter the registry.
-	unregistered bool
+	// unregistered holds subscriptions waiting to enter the registry.
+	unregistered []subscription
 	// queued: output goes through q (set by the first subscription).
 	queued             bool
 	nsub, npsub, nssub atomic.Int32
@@ -88,54 +89,71 @@ func errSubscribedMode(cmd *Command) string {
 	return "ERR Can't execute '" + cmd.Name + "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context"
 }
 
-// subscribe adds subscriptions to the client; they enter the registry once
-// their confirmations are queued (register).
-func (p *pubsubClient) add(m *map[string]bool, name []byte) bool {
+type subscription struct {
+	kind subKind
+	name string
+}
+
+// own is the client's set of subscriptions of a kind.
+func (p *pubsubClient) own(kind subKind) *map[string]bool {
+	switch kind {
+	case subShard:
+		return &p.shard
+	case subPattern:
+		return &p.patterns
+	}
+	return &p.channels
+}
+
+// add subscribes the client; the subscription enters the registry once its
+// confirmation is queued (register).
+func (p *pubsubClient) add(kind subKind, name []byte) {
+	m := p.own(kind)
 	if *m == nil {
 		*m = map[string]bool{}
 	}
 	if _, ok := (*m)[string(name)]; ok {
-		return false
+		return
 	}
 	(*m)[string(name)] = false
-	p.unregistered = true
+	if kind == subPattern {
+		p.patternOrder = append(p.patternOrder, string(name))
+	}
+	p.unregistered = append(p.unregistered, subscription{kind, string(name)})
 	p.queued = true
-	return true
 }
 
 // register enters c's new subscriptions in the registry.
 func (r *pubsubRegistry) register(c *Client) {
 	p := &c.ps
 	r.mu.Lock()
-	for ch, in := range p.channels {
-		if !in {
-			r.channels = addClient(r.channels, ch, c)
-			p.channels[ch] = true
+	for _, sub := range p.unregistered {
+		own := *p.own(sub.kind)
+		if in, ok := own[sub.name]; !ok || in {
+			continue // unsubscribed since, in the same transaction
 		}
-	}
-	for ch, in := range p.shard {
-		if !in {
-			r.shard = addClient(r.shard, ch, c)
-			p.shard[ch] = true
-		}
-	}
-	for _, pat := range p.patternOrder {
-		if !p.patterns[pat] {
-			ps := r.byPattern[pat]
+		own[sub.name] = true
+		switch sub.kind {
+		case subChannel:
+			r.channels = addClient(r.channels, sub.name, c)
+		case subShard:
+			r.shard = addClient(r.shard, sub.name, c)
+		case subPattern:
+			ps := r.byPattern[sub.name]
 			if ps == nil {
 				if r.byPattern == nil {
 					r.byPattern = map[string]*patternSubs{}
 				}
-				ps = &patternSubs{pattern: []byte(pat)}
-				r.byPattern[pat] = ps
+				ps = &patternSubs{pattern: []byte(sub.name)}
+				r.byPattern[sub.name] = ps
 				r.patterns = append(r.patterns, ps)
 			}
 			ps.clients = append(ps.clients, c)
-			p.patterns[pat] = true
 		}
 	}
 	r.mu.Unlock()
-	p.unregistered = false
+	clear(p.unregistered)
+	p.unregistered = p.unregistered[:0]
 }
 
 func addClient(m map[string][]*Client, name string, c *Client) map[string][]*Client {
@@ -159,13 +177,7 @@ func removeClient(list []*Client, c *Client) []*Client {
 // from the registry. It reports whether c had it.
 func (r *pubsubRegistry) remove(c *Client, kind subKind, name string) bool {
 	p := &c.ps
-	own := p.channels
-	switch kind {
-	case subShard:
-		own = p.shard
-	case subPattern:
-		own = p.patterns
-	}
+	own := *p.own(kind)
 	in, ok := own[name]
 	if !ok {
 		return false
@@ -259,7 +271,7 @@ func (s *Server) publish(by *Client, channel, message []byte, shard bool) int {
 	// The publisher's own subscriptions made earlier in the same command
 	// (a transaction) are not registered yet but receive it too, last.
 	var own *pubsubClient
-	if by != nil && by.ps.unregistered {
+	if by != nil && len(by.ps.unregistered) > 0 {
 		own = &by.ps
 	}
 	r := &s.pubsub

@@ -402,3 +402,24 @@ func TestOutputLimitNormal(t *testing.T) {
 	p.RawExpectClose([]byte("GET big\r\n"))
 	p.Do("STRLEN", "big")
 }
+
+// TestPubSubTransaction: subscriptions made and dropped inside EXEC take
+// effect in order.
+func TestPubSubTransaction(t *testing.T) {
+	p := difftest.Start(t)
+	s := p.NewConn()
+	s.Do("MULTI")
+	s.Do("SUBSCRIBE", "a", "b")
+	s.Do("UNSUBSCRIBE", "a")
+	s.Do("PSUBSCRIBE", "x*")
+	s.Do("PUNSUBSCRIBE", "x*")
+	s.Do("SUBSCRIBE", "a")
+	s.Do("EXEC")
+	s.Read() // SUBSCRIBE a b confirms twice: one reply spills out of EXEC's array
+	p.Do("PUBSUB", "NUMSUB", "a", "b")
+	p.Do("PUBSUB", "NUMPAT")
+	p.Do("PUBLISH", "a", "1")
+	p.Do("PUBLISH", "xy", "2")
+	s.Read()
+	s.NoReply(noMessage)
+}

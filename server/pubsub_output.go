@@ -91,7 +91,7 @@ func (c *Client) queueReplies() {
 			c.s.dropSlowClient(c)
 		}
 	}
-	if c.ps.unregistered {
+	if len(c.ps.unregistered) > 0 {
 		c.s.pubsub.register(c)
 	}
 }
