@@ -209,7 +209,7 @@ func (e *Engine) createLibrary(code []byte) (*Library, error) {
 	}()
 	L.Push(fn)
 	if err := L.PCall(0, 0, st.keepError); err != nil {
-		msg := "FUNCTION LOAD timeout"
+		msg := "ERR FUNCTION LOAD timeout"
 		if ctx.Err() == nil {
 			// Redis reports the error object's message, without position.
 			msg = st.errorMessage(errorObject(err), "")

@@ -142,6 +142,8 @@ func TestFunctionLoadValidation(t *testing.T) {
 		"#!lua name=x\nredis.log(redis.LOG_DEBUG, 'loading') redis.register_function('f', function() end)",
 		"#!lua name=x\nreturn redis.setresp",
 		"#!lua name=x\nreturn redis.REDIS_VERSION .. redis.LOG_WARNING",
+		"#!lua name=spin\nwhile true do end",
+		"#!lua name=deep\nlocal function f() return 1 + f() end f()",
 	} {
 		h.load(code, false)
 	}
