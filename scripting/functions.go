@@ -209,10 +209,14 @@ func (e *Engine) createLibrary(code []byte) (*Library, error) {
 	}()
 	L.Push(fn)
 	if err := L.PCall(0, 0, st.keepError); err != nil {
+		obj := errorObject(err)
+		// The VM raises the deadline as an error at the instruction it
+		// stopped; other errors keep their text even if the deadline has
+		// passed since (a stack overflow's traceback takes a while).
 		msg := "ERR FUNCTION LOAD timeout"
-		if ctx.Err() == nil {
+		if str, ok := obj.(lua.LString); !ok || !strings.HasSuffix(string(str), context.DeadlineExceeded.Error()) {
 			// Redis reports the error object's message, without position.
-			msg = st.errorMessage(errorObject(err), "")
+			msg = st.errorMessage(obj, "")
 			if i := strings.Index(msg, " script: , on "); i >= 0 {
 				msg = msg[:i]
 			}
