@@ -37,8 +37,8 @@ func init() {
 		list("brpoplpush", 4, "write denyoom noscript blocking", 2, "Pop an element from a list, push it to another list and return it; or block until one is available", "2.2.0", blmoveCommand),
 		spec{name: "blmpop", arity: -5, flags: "write blocking", category: "@list", group: "list", summary: "Pop elements from a list, or block until one is available", since: "7.0.0", run: blmpopCommand},
 	)
-	table["lmpop"].keys = lmpopKeys
-	table["blmpop"].keys = lmpopKeys
+	table["lmpop"].keys = mpopKeys(1)
+	table["blmpop"].keys = mpopKeys(2)
 }
 
 var (
@@ -729,65 +729,8 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// lmpopNumKeys parses the numkeys of LMPOP (at args[1]) or BLMPOP (at
-// args[2]), which must leave room for the keys and the direction.
-func lmpopNumKeys(args [][]byte) (int, bool) {
-	at := 1
-	if len(args[0]) == len("blmpop") {
-		at = 2
-	}
-	n, ok := strnum.ParseInt(args[at])
-	if !ok || n < 1 {
-		return 0, false
-	}
-	return int(n), n <= int64(len(args)-at-2)
-}
-
-func lmpopKeys(args [][]byte, dst [][]byte) [][]byte {
-	if n, ok := lmpopNumKeys(args); ok {
-		at := len(args[0]) - len("lmpop") + 2
-		dst = append(dst, args[at:at+n]...)
-	}
-	return dst
-}
-
-// parseLMPOP parses [B]LMPOP's arguments after the timeout: numkeys key
-// [key ...] LEFT|RIGHT [COUNT count].
-func (x *Ctx) parseLMPOP(args [][]byte) (keys [][]byte, head bool, count int64, ok bool) {
-	numkeys, fits := lmpopNumKeys(x.Args)
-	if numkeys < 1 {
-		x.W.Error("ERR numkeys should be greater than 0")
-		return nil, false, 0, false
-	}
-	if !fits {
-		x.W.Error(errSyntax)
-		return nil, false, 0, false
-	}
-	keys = args[1 : 1+numkeys]
-	if head, ok = listEnd(args[1+numkeys]); !ok {
-		x.W.Error(errSyntax)
-		return nil, false, 0, false
-	}
-	count = -1
-	for j := 2 + numkeys; j < len(args); j++ {
-		if count == -1 && j+1 < len(args) && cArgIs(args[j], "count") {
-			j++
-			v, ok := strnum.ParseInt(args[j])
-			if !ok || v < 1 {
-				x.W.Error("ERR count should be greater than 0")
-				return nil, false, 0, false
-			}
-			count = v
-			continue
-		}
-		x.W.Error(errSyntax)
-		return nil, false, 0, false
-	}
-	return keys, head, max(count, 1), true
-}
-
 func lmpopCommand(x *Ctx) {
-	keys, head, count, ok := x.parseLMPOP(x.Args[1:])
+	keys, head, count, ok := x.parseMPOP(x.Args[1:], "left", "right")
 	if !ok {
 		return
 	}
@@ -875,7 +818,7 @@ var (
 
 // blmpopCommand is BLMPOP timeout numkeys key [key ...] LEFT|RIGHT [COUNT n].
 func blmpopCommand(x *Ctx) {
-	keys, head, count, ok := x.parseLMPOP(x.Args[2:])
+	keys, head, count, ok := x.parseMPOP(x.Args[2:], "left", "right")
 	if !ok {
 		return
 	}

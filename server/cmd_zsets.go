@@ -83,14 +83,14 @@ func init() {
 			return append(dst, args[i+1:i+1+int(n)]...)
 		}
 	}
-	for _, name := range []string{"zunion", "zinter", "zdiff", "zintercard", "zmpop"} {
+	for _, name := range []string{"zunion", "zinter", "zdiff", "zintercard"} {
 		table[name].keys = numkeysAt(1)
 	}
 	for _, name := range []string{"zunionstore", "zinterstore", "zdiffstore"} {
 		table[name].keys = numkeysAt(2)
 	}
-	bzmpopKeys := numkeysAt(1)
-	table["bzmpop"].keys = func(args [][]byte, dst [][]byte) [][]byte { return bzmpopKeys(args[1:], dst) }
+	table["zmpop"].keys = mpopKeys(1)
+	table["bzmpop"].keys = mpopKeys(2)
 }
 
 // zsetObject is the large form of a sorted set (OBJECT ENCODING skiplist),
@@ -1173,45 +1173,10 @@ var (
 	argZPOPMAX = []byte("ZPOPMAX")
 )
 
-// parseZMPOP parses [B]ZMPOP's arguments after the timeout: numkeys key
-// [key ...] MIN|MAX [COUNT count], as Redis's zmpopGenericCommand.
-func (x *Ctx) parseZMPOP(args [][]byte) (keys [][]byte, fromMax bool, count int64, ok bool) {
-	n, ok := strnum.ParseInt(args[0])
-	if !ok || n < 1 {
-		x.W.Error("ERR numkeys should be greater than 0")
-		return nil, false, 0, false
-	}
-	if n > int64(len(args)) || 1+int(n) >= len(args) {
-		x.W.Error(errSyntax)
-		return nil, false, 0, false
-	}
-	keys = args[1 : 1+n]
-	switch where := args[1+n]; {
-	case cArgIs(where, "min"):
-	case cArgIs(where, "max"):
-		fromMax = true
-	default:
-		x.W.Error(errSyntax)
-		return nil, false, 0, false
-	}
-	count = -1
-	for j := 2 + int(n); j < len(args); j++ {
-		if count != -1 || !cArgIs(args[j], "count") || j+1 >= len(args) {
-			x.W.Error(errSyntax)
-			return nil, false, 0, false
-		}
-		j++
-		if count, ok = strnum.ParseInt(args[j]); !ok || count < 1 {
-			x.W.Error("ERR count should be greater than 0")
-			return nil, false, 0, false
-		}
-	}
-	return keys, fromMax, max(count, 1), true
-}
-
 // zmpopCommand is ZMPOP, as Redis's zmpopGenericCommand (non-blocking).
 func zmpopCommand(x *Ctx) {
-	keys, fromMax, count, ok := x.parseZMPOP(x.Args[1:])
+	keys, fromMin, count, ok := x.parseMPOP(x.Args[1:], "min", "max")
+	fromMax := !fromMin
 	if !ok {
 		return
 	}
@@ -1281,7 +1246,8 @@ func (z *zsetEdit) popOne(fromMax bool) {
 
 // bzmpopCommand is BZMPOP timeout numkeys key [key ...] MIN|MAX [COUNT n].
 func bzmpopCommand(x *Ctx) {
-	keys, fromMax, count, ok := x.parseZMPOP(x.Args[2:])
+	keys, fromMin, count, ok := x.parseMPOP(x.Args[2:], "min", "max")
+	fromMax := !fromMin
 	if !ok {
 		return
 	}
