@@ -423,3 +423,41 @@ func TestPubSubTransaction(t *testing.T) {
 	s.Read()
 	s.NoReply(noMessage)
 }
+
+// TestPubSubMixedProtocols: one message reaches RESP2 and RESP3 subscribers,
+// by channel and by pattern, each in its own protocol.
+func TestPubSubMixedProtocols(t *testing.T) {
+	pub := difftest.Start(t)
+	s2, s3 := pub.NewConn(), pub.NewConn()
+	s3.Proto(3)
+	for _, s := range []*difftest.Pair{s2, s3} {
+		s.Do("SUBSCRIBE", "ch")
+		s.Do("PSUBSCRIBE", "c?")
+		s.Do("SSUBSCRIBE", "ch")
+	}
+	pub.Do("PUBLISH", "ch", "hi")
+	pub.Do("SPUBLISH", "ch", "shard")
+	for _, s := range []*difftest.Pair{s2, s3} {
+		readN(s, 3)
+	}
+	pub.Do("PUBSUB", "NUMSUB", "ch")
+	pub.Do("PUBSUB", "SHARDNUMSUB", "ch")
+	s3.Proto(2) // now a RESP2 subscriber: the next messages are arrays
+	pub.Do("PUBLISH", "cx", "to both")
+	readN(s2, 1)
+	readN(s3, 1)
+	s3.Do("GET", "k")
+}
+
+// TestPubSubReplyOff: CLIENT REPLY OFF silences replies, not messages.
+func TestPubSubReplyOff(t *testing.T) {
+	pub := difftest.Start(t)
+	s := pub.NewConn()
+	s.Proto(3)
+	s.Do("SUBSCRIBE", "a")
+	s.Send("CLIENT", "REPLY", "OFF")
+	s.Send("PING")
+	pub.Do("PUBLISH", "a", "x")
+	s.Read()
+	s.Do("CLIENT", "REPLY", "ON")
+}
