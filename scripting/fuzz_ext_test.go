@@ -82,3 +82,45 @@ func FuzzScript(f *testing.F) {
 		e.FlushScripts()
 	})
 }
+
+// FuzzDecode feeds cjson.decode and cmsgpack.unpack arbitrary bytes, the
+// parsers of outside data scripts use (Redis's CVEs live here): any error is
+// fine, a panic or a run past the time limit is not. What decodes must encode
+// again.
+func FuzzDecode(f *testing.F) {
+	for _, seed := range []string{
+		`[1,2.5,"x",{"a":null,"b":[true,false]}]`, `{"nested":[[[[[]]]]]}`, `"\u00e9\ud83d\ude00"`, `1e400`, `[`,
+		"\x93\x01\x02\xa1a", "\x81\xa1k\xc0", "\xdc\xff\xff", "\xc4\x05ab", "\xcb\x3f\xf0\x00\x00\x00\x00\x00\x00",
+	} {
+		f.Add([]byte(seed))
+	}
+	e := scripting.NewEngine()
+	var shas []string
+	for _, body := range []string{
+		"return cjson.encode(cjson.decode(ARGV[1]))",
+		"return cmsgpack.pack(cmsgpack.unpack(ARGV[1]))",
+		"return {cmsgpack.unpack_limit(ARGV[1], 3)}",
+	} {
+		sha, err := e.LoadScript([]byte(body))
+		if err != nil {
+			f.Fatal(err)
+		}
+		shas = append(shas, sha)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, sha := range shas {
+			s, _ := e.Script(sha)
+			w := &resp.Writer{Proto: 2}
+			start := time.Now()
+			stop := time.AfterFunc(200*time.Millisecond, func() { e.Kill() })
+			e.Run(s, nil, [][]byte{data}, &okHost{}, w)
+			stop.Stop()
+			if d := time.Since(start); d > 2*time.Second {
+				t.Fatalf("run took %v", d)
+			}
+			if len(w.B) == 0 {
+				t.Fatal("no reply")
+			}
+		}
+	})
+}
