@@ -1,10 +1,10 @@
 // Package bytemap is the large form of a hash: a map from byte strings to byte
 // strings that holds no Go pointer per element. Records (uvarint field length,
-// field, uvarint value length, value) are appended to one byte slab; an
-// open-addressing index of uint64 slots (24 bits of the field's hash, 40 bits
-// of slab offset) finds them with linear probing and backward-shift deletion.
-// Dead records are reclaimed by compacting the slab once they are more than
-// half of it.
+// field, uvarint value length, value) are appended to an internal/slab store
+// (64 KiB chunks: growing never copies them); an open-addressing index of
+// uint64 slots (24 bits of the field's hash, 40 bits of record ref) finds them
+// with linear probing and backward-shift deletion. Dead records are reclaimed
+// by compacting the store once they are more than half of it.
 //
 // Keys are kept in hash order: the index is a table of 2^b buckets where a
 // field's home bucket is the top b bits of its hash, so a scan cursor that is a
@@ -13,14 +13,15 @@
 package bytemap
 
 import (
-	"bytes"
 	"encoding/binary"
 	"hash/maphash"
 	"math/rand/v2"
+
+	"github.com/keyhive/keyhive/internal/slab"
 )
 
 const (
-	offBits = 40
+	offBits = slab.RefBits
 	offMask = 1<<offBits - 1
 	tagBits = 64 - offBits
 	minLog  = 3
@@ -35,8 +36,8 @@ func hashOf(b []byte) uint64 { return maphash.Bytes(seed, b) }
 
 // Map is a byte-string map. The zero value is an empty map ready to use.
 type Map struct {
-	slab  []byte
-	index []uint64 // 0 = empty, else tag<<offBits | (offset+1)
+	slab  slab.Slab
+	index []uint64 // 0 = empty, else tag<<offBits | (ref+1)
 	log   uint
 	count int
 	dead  int // bytes of slab held by removed records
@@ -46,27 +47,31 @@ type Map struct {
 func (m *Map) Len() int { return m.count }
 
 // MemoryBytes returns the bytes the map holds allocated.
-func (m *Map) MemoryBytes() int { return cap(m.slab) + 8*cap(m.index) }
+func (m *Map) MemoryBytes() int { return m.slab.MemoryBytes() + 8*cap(m.index) }
 
 // Clone returns an independent copy.
 func (m *Map) Clone() *Map {
 	c := *m
-	c.slab = bytes.Clone(m.slab)
+	c.slab = m.slab.Clone()
 	c.index = append([]uint64(nil), m.index...)
 	return &c
 }
 
 func (m *Map) mask() int { return len(m.index) - 1 }
 
-// record returns the field and value of the record at off and its end.
-func (m *Map) record(off int) (field, value []byte, end int) {
-	l, n := binary.Uvarint(m.slab[off:])
-	fs := off + n
+// record returns the field and value of the record at off and its end
+// (off + its size).
+func (m *Map) record(off int) (field, value []byte, end int) { return recordIn(&m.slab, off) }
+
+func recordIn(s *slab.Slab, off int) (field, value []byte, end int) {
+	b := s.At(uint64(off))
+	l, n := binary.Uvarint(b)
+	fs := n
 	fe := fs + int(l)
-	l, n = binary.Uvarint(m.slab[fe:])
+	l, n = binary.Uvarint(b[fe:])
 	vs := fe + n
-	end = vs + int(l)
-	return m.slab[fs:fe:fe], m.slab[vs:end:end], end
+	size := vs + int(l)
+	return b[fs:fe:fe], b[vs:size:size], off + size
 }
 
 func offsetOf(s uint64) int { return int(s&offMask) - 1 }
@@ -93,7 +98,7 @@ func (m *Map) find(field []byte, h uint64) (slot, free int) {
 			return -1, i
 		}
 		if s>>offBits == tag {
-			if f, _, _ := m.record(offsetOf(s)); bytes.Equal(f, field) {
+			if f, _, _ := m.record(offsetOf(s)); string(f) == string(field) {
 				return i, -1
 			}
 		}
@@ -137,15 +142,14 @@ func (m *Map) Set(field, value []byte) (added bool) {
 }
 
 func (m *Map) appendRecord(field, value []byte) int {
-	off := len(m.slab)
-	if off > offMask-len(field)-len(value)-2*binary.MaxVarintLen64 {
-		panic("bytemap: slab exceeds 1 TiB")
-	}
-	m.slab = binary.AppendUvarint(m.slab, uint64(len(field)))
-	m.slab = append(m.slab, field...)
-	m.slab = binary.AppendUvarint(m.slab, uint64(len(value)))
-	m.slab = append(m.slab, value...)
-	return off
+	var fl, vl [binary.MaxVarintLen64]byte
+	fn := binary.PutUvarint(fl[:], uint64(len(field)))
+	vn := binary.PutUvarint(vl[:], uint64(len(value)))
+	ref, b := m.slab.Reserve(fn + len(field) + vn + len(value))
+	b = b[copy(b, fl[:fn]):]
+	b = b[copy(b, field):]
+	copy(b[copy(b, vl[:vn]):], value)
+	return int(ref)
 }
 
 // Delete removes field and reports whether it was present.
@@ -175,7 +179,7 @@ func (m *Map) Delete(field []byte) bool {
 }
 
 func (m *Map) maybeCompact() {
-	if m.dead > 0 && m.dead*2 > len(m.slab) {
+	if m.dead > 0 && m.dead*2 > m.slab.Used {
 		m.rebuild(m.count, true)
 	}
 }
@@ -192,7 +196,7 @@ func (m *Map) rebuild(n int, compact bool) {
 	m.log = log
 	oldSlab := m.slab
 	if compact {
-		m.slab = make([]byte, 0, len(oldSlab)-m.dead)
+		m.slab = slab.Slab{}
 		m.dead = 0
 	}
 	for _, s := range old {
@@ -201,10 +205,10 @@ func (m *Map) rebuild(n int, compact bool) {
 		}
 		off := offsetOf(s)
 		if compact {
-			_, _, end := recordIn(oldSlab, off)
-			newOff := len(m.slab)
-			m.slab = append(m.slab, oldSlab[off:end]...)
-			off = newOff
+			_, _, end := recordIn(&oldSlab, off)
+			ref, b := m.slab.Reserve(end - off)
+			copy(b, oldSlab.At(uint64(off)))
+			off = int(ref)
 		}
 		f, _, _ := m.record(off)
 		h := hashOf(f)
@@ -214,11 +218,6 @@ func (m *Map) rebuild(n int, compact bool) {
 		}
 		m.index[i] = h>>offBits<<offBits | uint64(off+1)
 	}
-}
-
-func recordIn(slab []byte, off int) (field, value []byte, end int) {
-	m := Map{slab: slab}
-	return m.record(off)
 }
 
 // Next returns the first position at or after pos that holds a field, or -1.

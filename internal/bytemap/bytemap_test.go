@@ -114,8 +114,8 @@ func TestGrowShrink(t *testing.T) {
 		delete(want, f)
 	}
 	check(t, m, want)
-	if len(m.index) > 64 || m.dead*2 > len(m.slab) {
-		t.Fatalf("not compacted: %d slots, %d of %d slab bytes dead", len(m.index), m.dead, len(m.slab))
+	if len(m.index) > 64 || m.dead*2 > m.slab.Used {
+		t.Fatalf("not compacted: %d slots, %d of %d slab bytes dead", len(m.index), m.dead, m.slab.Used)
 	}
 }
 

@@ -83,7 +83,7 @@ func (t *Tree) deleteSlot(i int) {
 // resize moves every slot into a fresh table of 2^log slots. With oldSlab,
 // the slots' offsets are into oldSlab, whose records' score fields hold the
 // records' new offsets (see compact).
-func (t *Tree) resize(log uint, oldSlab *slab) {
+func (t *Tree) resize(log uint, oldSlab *records) {
 	old := t.slots
 	t.slots, t.log = make([]uint64, 1<<log), log
 	mask := len(t.slots) - 1
@@ -92,7 +92,7 @@ func (t *Tree) resize(log uint, oldSlab *slab) {
 			continue
 		}
 		if oldSlab != nil {
-			s = s&^offMask | (binary.LittleEndian.Uint64(oldSlab.at(refOf(s))) + 1)
+			s = s&^offMask | (binary.LittleEndian.Uint64(oldSlab.At(refOf(s))) + 1)
 		}
 		i := t.homeOf(s, log)
 		for t.slots[i] != 0 {

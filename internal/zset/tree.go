@@ -13,7 +13,7 @@ import (
 // stored once, and the collector sees a few slices of plain values however
 // many members there are. The zero value is an empty set ready to use.
 type Tree struct {
-	slab  slab
+	slab  records
 	dead  int // slab bytes of removed records
 	count int
 
@@ -93,7 +93,7 @@ func (t *Tree) Remove(member []byte) bool {
 	t.dead += size
 	if t.count == 0 {
 		*t = Tree{}
-	} else if t.dead*2 > t.slab.used {
+	} else if t.dead*2 > t.slab.Used {
 		t.compact()
 	}
 	return true
@@ -145,16 +145,16 @@ func (t *Tree) At(i int) (member []byte, score float64) {
 // compact copies the live records into a fresh slab in order, which also
 // rebuilds the B+tree packed and the member index sized for what is left.
 func (t *Tree) compact() {
-	var fresh slab
+	var fresh records
 	old := t.slab
 	refs := t.collect()
 	for i, ref := range refs {
 		_, _, size := old.record(ref)
-		r, b := fresh.reserve(size)
-		copy(b, old.at(ref))
+		r, b := fresh.Reserve(size)
+		copy(b, old.At(ref))
 		refs[i] = r
 		// Leave the new ref in the old record for the index rebuild.
-		binary.LittleEndian.PutUint64(old.at(ref), r)
+		binary.LittleEndian.PutUint64(old.At(ref), r)
 	}
 	t.slab, t.dead = fresh, 0
 	t.build(refs)

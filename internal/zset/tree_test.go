@@ -204,8 +204,8 @@ func (h *harness) verify() {
 			}
 		}
 	}
-	if used != len(h.ref) || h.tr.dead*2 > h.tr.slab.used && len(h.ref) > 0 {
-		h.t.Fatalf("%d slots used for %d members; %d of %d slab bytes dead", used, len(h.ref), h.tr.dead, h.tr.slab.used)
+	if used != len(h.ref) || h.tr.dead*2 > h.tr.slab.Used && len(h.ref) > 0 {
+		h.t.Fatalf("%d slots used for %d members; %d of %d slab bytes dead", used, len(h.ref), h.tr.dead, h.tr.slab.Used)
 	}
 }
 
@@ -370,13 +370,13 @@ func TestShrinkReleases(t *testing.T) {
 	for i := 0; i < 99990; i++ {
 		tr.Remove([]byte(member(i)))
 	}
-	if len(tr.slots) > 64 || len(tr.leaves) > 1 || tr.slab.used > 2048 {
-		t.Fatalf("not released: %d slots, %d leaves, %d slab bytes", len(tr.slots), len(tr.leaves), tr.slab.used)
+	if len(tr.slots) > 64 || len(tr.leaves) > 1 || tr.slab.Used > 2048 {
+		t.Fatalf("not released: %d slots, %d leaves, %d slab bytes", len(tr.slots), len(tr.leaves), tr.slab.Used)
 	}
 	for i := 99990; i < 100000; i++ {
 		tr.Remove([]byte(member(i)))
 	}
-	if tr.slab.chunks != nil || tr.leaves != nil || tr.slots != nil {
+	if tr.slab.MemoryBytes() != 0 || tr.leaves != nil || tr.slots != nil {
 		t.Fatal("empty tree holds memory")
 	}
 }
