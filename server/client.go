@@ -317,6 +317,13 @@ func (c *Client) close() {
 	c.conn.Close()
 }
 
+// clientByID returns the connected client with that id, or nil.
+func (s *Server) clientByID(id int64) *Client {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.clients[uint64(id)]
+}
+
 // removeClient drops c from the client list once, keeping its counters in the
 // server's totals.
 func (s *Server) removeClient(c *Client) {

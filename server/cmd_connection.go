@@ -72,10 +72,7 @@ func clientUnblock(x *Ctx) {
 		x.W.Error(errNotInt)
 		return
 	}
-	x.s.mu.Lock()
-	target := x.s.clients[uint64(id)]
-	x.s.mu.Unlock()
-	if target != nil {
+	if target := x.s.clientByID(id); target != nil {
 		if w := target.waiting.Load(); w != nil && x.s.blocking.unblock(w, reply(w)) {
 			x.W.Int(1)
 			return

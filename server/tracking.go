@@ -231,10 +231,7 @@ func (s *Server) invalidateAll(by *Client) {
 func (s *Server) sendInvalidation(c *Client, o *trackingOpts, keys [][]byte, all bool, by *Client) {
 	target := c
 	if o.redirect != 0 {
-		s.mu.Lock()
-		target = s.clients[uint64(o.redirect)]
-		s.mu.Unlock()
-		if target == nil {
+		if target = s.clientByID(o.redirect); target == nil {
 			c.tracking.brokenRedir.Store(true)
 			if c.proto.Load() == 3 {
 				w := resp.Writer{Proto: 2}
@@ -381,10 +378,7 @@ func clientTrackingCommand(x *Ctx) {
 				x.W.Error(errNotInt)
 				return
 			}
-			x.s.mu.Lock()
-			target := x.s.clients[uint64(id)]
-			x.s.mu.Unlock()
-			if target == nil {
+			if x.s.clientByID(id) == nil {
 				x.W.Error("ERR The client ID you want redirect to does not exist")
 				return
 			}
