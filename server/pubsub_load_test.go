@@ -290,6 +290,11 @@ func TestGoRedisPubSub(t *testing.T) {
 			if err := ps.PSubscribe(ctx, "ord*"); err != nil {
 				t.Fatal(err)
 			}
+			// PSubscribe only sends: wait for the confirmation before
+			// another connection asks PUBSUB NUMPAT.
+			if _, err := ps.Receive(ctx); err != nil {
+				t.Fatal(err)
+			}
 			ch := ps.Channel()
 			if n, err := rdb.PubSubNumPat(ctx).Result(); err != nil || n != 1 {
 				t.Fatalf("PUBSUB NUMPAT: %d %v", n, err)
