@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"errors"
 	"math"
 	"math/big"
@@ -90,10 +91,10 @@ func (x *Ctx) block(b blockSpec) {
 		}
 		return
 	}
-	w := &waiter{c: x.c, db: x.DB.ID(), dst: clone(b.dst), typ: b.typ, serve: b.serve, timedOut: b.timedOut, deadline: b.deadline, done: make(chan struct{})}
+	w := &waiter{c: x.c, db: x.DB.ID(), dst: bytes.Clone(b.dst), typ: b.typ, serve: b.serve, timedOut: b.timedOut, deadline: b.deadline, done: make(chan struct{})}
 	for _, k := range b.keys {
 		if !containsKey(w.keys, k) {
-			w.keys = append(w.keys, clone(k))
+			w.keys = append(w.keys, bytes.Clone(k))
 		}
 	}
 	args := cloneArgs(x.Args)
@@ -104,17 +105,10 @@ func (x *Ctx) block(b blockSpec) {
 	x.c.waiting.Store(w)
 }
 
-func clone(b []byte) []byte {
-	if b == nil {
-		return nil
-	}
-	return append([]byte{}, b...)
-}
-
 func cloneArgs(args [][]byte) [][]byte {
 	c := make([][]byte, len(args))
 	for i, a := range args {
-		c[i] = clone(a)
+		c[i] = bytes.Clone(a)
 	}
 	return c
 }
@@ -144,19 +138,7 @@ func (b *blocking) add(w *waiter) {
 // remove takes w off its queues. Needs mu.
 func (b *blocking) remove(w *waiter) {
 	for _, k := range w.keys {
-		bk := blockKey{w.db, string(k)}
-		q := b.queues[bk]
-		for i, o := range q {
-			if o == w {
-				q = append(q[:i], q[i+1:]...)
-				break
-			}
-		}
-		if len(q) == 0 {
-			delete(b.queues, bk)
-		} else {
-			b.queues[bk] = q
-		}
+		removeFrom(b.queues, blockKey{w.db, string(k)}, w)
 	}
 	w.claimed = true
 	b.waiting.Add(-1)

@@ -464,24 +464,18 @@ func objectHelp(x *Ctx) {
 	})
 }
 
-func flushMode(x *Ctx) bool {
-	if len(x.Args) > 2 {
-		x.W.Error(errSyntax)
+// flushMode checks the optional ASYNC|SYNC at args[at] of FLUSHDB, FLUSHALL,
+// SCRIPT FLUSH and FUNCTION FLUSH, replying errText when it is wrong.
+func flushMode(x *Ctx, at int, errText string) bool {
+	if len(x.Args) > at+1 || (len(x.Args) == at+1 && !cArgIs(x.Args[at], "async") && !cArgIs(x.Args[at], "sync")) {
+		x.W.Error(errText)
 		return false
-	}
-	if len(x.Args) == 2 {
-		switch strings.ToLower(string(x.Args[1])) {
-		case "sync", "async":
-		default:
-			x.W.Error(errSyntax)
-			return false
-		}
 	}
 	return true
 }
 
 func flushdbCommand(x *Ctx) {
-	if !flushMode(x) {
+	if !flushMode(x, 1, errSyntax) {
 		return
 	}
 	x.dirty += int(x.DB.Len()) + 1
@@ -492,7 +486,7 @@ func flushdbCommand(x *Ctx) {
 }
 
 func flushallCommand(x *Ctx) {
-	if !flushMode(x) {
+	if !flushMode(x, 1, errSyntax) {
 		return
 	}
 	x.s.invalidateAll(x.c)

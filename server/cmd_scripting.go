@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -96,7 +97,7 @@ func evalCommand(x *Ctx, bySHA, readOnly bool) {
 			return
 		}
 	} else if s, ok = e.Script(scripting.SHA1Hex(x.Args[1])); !ok {
-		sha, err := e.LoadScript(clone(x.Args[1])) // kept: not the read buffer
+		sha, err := e.LoadScript(bytes.Clone(x.Args[1])) // kept: not the read buffer
 		if err != nil {
 			x.W.Error(err.Error())
 			return
@@ -246,7 +247,7 @@ type scriptState struct {
 }
 
 func scriptLoad(x *Ctx) {
-	sha, err := x.s.scripts.LoadScript(clone(x.Args[2]))
+	sha, err := x.s.scripts.LoadScript(bytes.Clone(x.Args[2]))
 	if err != nil {
 		x.W.Error(err.Error())
 		return
@@ -261,18 +262,8 @@ func scriptExists(x *Ctx) {
 	}
 }
 
-// flushOption checks the optional ASYNC|SYNC of SCRIPT FLUSH and FUNCTION
-// FLUSH.
-func flushOption(x *Ctx, errText string) bool {
-	if len(x.Args) > 3 || (len(x.Args) == 3 && !cArgIs(x.Args[2], "async") && !cArgIs(x.Args[2], "sync")) {
-		x.W.Error(errText)
-		return false
-	}
-	return true
-}
-
 func scriptFlush(x *Ctx) {
-	if flushOption(x, "ERR SCRIPT FLUSH only support SYNC|ASYNC option") {
+	if flushMode(x, 2, "ERR SCRIPT FLUSH only support SYNC|ASYNC option") {
 		x.s.scripts.FlushScripts()
 		x.W.OK()
 	}
@@ -318,7 +309,7 @@ func functionLoad(x *Ctx) {
 		}
 		replace = true
 	}
-	name, err := x.s.scripts.LoadLibrary(clone(x.Args[len(x.Args)-1]), replace)
+	name, err := x.s.scripts.LoadLibrary(bytes.Clone(x.Args[len(x.Args)-1]), replace)
 	if err != nil {
 		x.W.Error(err.Error())
 		return
@@ -337,7 +328,7 @@ func functionDelete(x *Ctx) {
 }
 
 func functionFlush(x *Ctx) {
-	if flushOption(x, "ERR FUNCTION FLUSH only supports SYNC|ASYNC option") {
+	if flushMode(x, 2, "ERR FUNCTION FLUSH only supports SYNC|ASYNC option") {
 		x.s.scripts.FlushFunctions()
 		x.dirty++
 		x.W.OK()
@@ -387,7 +378,7 @@ func functionRestore(x *Ctx) {
 			return
 		}
 	}
-	if err := x.s.scripts.RestoreFunctions(clone(x.Args[2]), policy); err != nil {
+	if err := x.s.scripts.RestoreFunctions(bytes.Clone(x.Args[2]), policy); err != nil {
 		x.W.Error(err.Error())
 		return
 	}

@@ -206,18 +206,7 @@ func (w *watches) unwatchAll(c *Client) {
 	}
 	w.mu.Lock()
 	for _, bk := range c.watched {
-		cs := w.clients[bk]
-		for i, o := range cs {
-			if o == c {
-				cs = append(cs[:i], cs[i+1:]...)
-				break
-			}
-		}
-		if len(cs) == 0 {
-			delete(w.clients, bk)
-		} else {
-			w.clients[bk] = cs
-		}
+		removeFrom(w.clients, bk, c)
 		w.count.Add(-1)
 	}
 	w.mu.Unlock()

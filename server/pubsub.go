@@ -164,13 +164,24 @@ func addClient(m map[string][]*Client, name string, c *Client) map[string][]*Cli
 	return m
 }
 
-func removeClient(list []*Client, c *Client) []*Client {
+// without returns list less its first v.
+func without[V comparable](list []V, v V) []V {
 	for i, o := range list {
-		if o == c {
+		if o == v {
 			return append(list[:i], list[i+1:]...)
 		}
 	}
 	return list
+}
+
+// removeFrom takes v off m[k], dropping k once its list is empty: the
+// registries of subscribers, watchers, waiters and tracking prefixes.
+func removeFrom[K, V comparable](m map[K][]V, k K, v V) {
+	if list := without(m[k], v); len(list) > 0 {
+		m[k] = list
+	} else {
+		delete(m, k)
+	}
 }
 
 // remove drops one subscription of c from the client and, if it got there,
@@ -184,12 +195,7 @@ func (r *pubsubRegistry) remove(c *Client, kind subKind, name string) bool {
 	}
 	delete(own, name)
 	if kind == subPattern {
-		for i, pat := range p.patternOrder {
-			if pat == name {
-				p.patternOrder = append(p.patternOrder[:i], p.patternOrder[i+1:]...)
-				break
-			}
-		}
+		p.patternOrder = without(p.patternOrder, name)
 	}
 	if !in {
 		return true
@@ -201,21 +207,12 @@ func (r *pubsubRegistry) remove(c *Client, kind subKind, name string) bool {
 		if kind == subShard {
 			m = r.shard
 		}
-		if list := removeClient(m[name], c); len(list) > 0 {
-			m[name] = list
-		} else {
-			delete(m, name)
-		}
+		removeFrom(m, name, c)
 	case subPattern:
 		ps := r.byPattern[name]
-		if ps.clients = removeClient(ps.clients, c); len(ps.clients) == 0 {
+		if ps.clients = without(ps.clients, c); len(ps.clients) == 0 {
 			delete(r.byPattern, name)
-			for i, o := range r.patterns {
-				if o == ps {
-					r.patterns = append(r.patterns[:i], r.patterns[i+1:]...)
-					break
-				}
-			}
+			r.patterns = without(r.patterns, ps)
 		}
 	}
 	r.mu.Unlock()

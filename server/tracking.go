@@ -329,12 +329,7 @@ func (s *Server) disableTracking(c *Client) {
 	t.clients.Add(-1)
 	c.tracking.caching.Store(0)
 	for _, p := range o.prefixes {
-		cs := removeClient(t.prefixes[string(p)], c)
-		if len(cs) == 0 {
-			delete(t.prefixes, string(p))
-		} else {
-			t.prefixes[string(p)] = cs
-		}
+		removeFrom(t.prefixes, string(p), c)
 	}
 	for _, cs := range t.pending {
 		delete(cs, c)
