@@ -136,6 +136,9 @@ func (db *DB) put(e *Entry, key []byte, t Type, enc Encoding, value []byte, expi
 	encode(dst, byte(t)<<4|byte(enc), db.ks.newAccess(now), key, value, expireAt, object)
 	i := sh.insert(e.hash, ref)
 	db.keys.Add(1)
+	if h := db.ks.hooks.Created; h != nil {
+		h(db.id, key, db.ownerOf(sh))
+	}
 	db.modified(sh, key)
 	if expireAt != 0 {
 		sh.volatile++
@@ -244,15 +247,17 @@ func (db *DB) Modified(key []byte) {
 }
 
 func (db *DB) modified(sh *shard, key []byte) {
-	h := db.ks.hooks.Modified
-	if h == nil {
-		return
+	if h := db.ks.hooks.Modified; h != nil {
+		h(db.id, key, db.ownerOf(sh))
 	}
-	owner := db.ks.allOwner
-	if owner == nil {
-		owner = sh.owner
+}
+
+// ownerOf returns the Owner of the locks under which sh is being changed.
+func (db *DB) ownerOf(sh *shard) any {
+	if o := db.ks.allOwner; o != nil {
+		return o
 	}
-	h(db.id, key, owner)
+	return sh.owner
 }
 
 // SetAccess sets an entry's access clock, e.g. to carry it over when a key is

@@ -93,6 +93,9 @@ type Hooks struct {
 	// Modified gets the Owner of the LockSet under which the change was
 	// made (nil for the keyspace's own expiry cycle).
 	Modified func(db int, key []byte, owner any)
+	// Created gets every key added to a database that did not hold it
+	// (Redis's "new" keyspace event), with the same owner as Modified.
+	Created func(db int, key []byte, owner any)
 }
 
 // Keyspace holds all databases.

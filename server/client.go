@@ -74,6 +74,9 @@ type Client struct {
 	lastName   []byte
 	lastLookup *Command
 
+	// notifyBuf builds keyspace notification channel names.
+	notifyBuf []byte
+
 	// blocked is set by a blocking command that found nothing to pop, for
 	// process to wait on; waiting is the same waiter for other goroutines
 	// (CLIENT UNBLOCK, CLIENT LIST) until the client wakes.
@@ -503,6 +506,7 @@ func (x *Ctx) lookupRead(key []byte) (keyspace.Entry, bool) {
 		x.c.traffic.hits.add(1)
 	} else {
 		x.c.traffic.misses.add(1)
+		x.notify(notifyKeyMiss, "keymiss", key)
 	}
 	return e, ok
 }

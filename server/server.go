@@ -93,7 +93,7 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 	}
 	s.activeExpireEnabled.Store(true)
 	_, s.wallClock = s.clock.(clock.Real)
-	s.ks = keyspace.New(cfg.Databases(), keyspace.Hooks{Expired: s.propagateExpired, Modified: s.keyModified})
+	s.ks = keyspace.New(cfg.Databases(), keyspace.Hooks{Expired: s.keyExpired, Modified: s.keyModified, Created: s.keyCreated})
 	s.watchAccessPolicy()
 	s.watchMaxMemory()
 	s.scripts = scripting.NewEngine()

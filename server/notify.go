@@ -1,0 +1,80 @@
+package server
+
+import (
+	"strconv"
+
+	"github.com/keyhive/keyhive/config"
+)
+
+// Keyspace notifications (notify-keyspace-events): a change to a key is
+// published as the event name on __keyspace@<db>__:<key> (class K) and as the
+// key on __keyevent@<db>__:<event> (class E), when the change's class (g, $,
+// l, s, h, z, x, e, t, n, m) is enabled. Handlers call notify right after the
+// change, in the order Redis emits its events; the keyspace's hooks report
+// new keys ("new") and expiries ("expired") themselves.
+
+// Event classes, as handlers name them.
+const (
+	notifyGeneric = config.EventGeneric
+	notifyString  = config.EventString
+	notifyList    = config.EventList
+	notifySet     = config.EventSet
+	notifyHash    = config.EventHash
+	notifyZset    = config.EventZset
+	notifyExpired = config.EventExpired
+	notifyEvicted = config.EventEvicted
+	notifyStream  = config.EventStream
+	notifyNew     = config.EventNew
+	notifyKeyMiss = config.EventKeyMiss
+)
+
+// notify publishes event of class for key in the command's database.
+func (x *Ctx) notify(class config.KeyspaceEvents, event string, key []byte) {
+	x.s.notifyIn(x.c, class, event, key, x.DB.ID())
+}
+
+// notifyIn publishes event of class for key in database db. by is the client
+// whose command made the change (nil: the server's own, e.g. the expiry
+// cycle): subscribers are written at its next flush, and its own
+// subscription receives the event within its reply stream, as in Redis.
+func (s *Server) notifyIn(by *Client, class config.KeyspaceEvents, event string, key []byte, db int) {
+	f := s.cfg.NotifyKeyspaceEvents()
+	if f&class == 0 || f&(config.EventKeyspace|config.EventKeyevent) == 0 {
+		return
+	}
+	var buf []byte
+	if by != nil {
+		buf = by.notifyBuf[:0]
+	}
+	if f&config.EventKeyspace != 0 {
+		buf = appendEventChannel(buf, "__keyspace@", db, key)
+		s.publish(by, buf, []byte(event), false)
+	}
+	if f&config.EventKeyevent != 0 {
+		buf = appendEventChannel(buf[:0], "__keyevent@", db, []byte(event))
+		s.publish(by, buf, key, false)
+	}
+	if by != nil && cap(buf) <= idleWriteMax {
+		by.notifyBuf = buf
+	}
+}
+
+func appendEventChannel(b []byte, kind string, db int, name []byte) []byte {
+	b = append(b, kind...)
+	b = strconv.AppendInt(b, int64(db), 10)
+	b = append(b, "__:"...)
+	return append(b, name...)
+}
+
+// keyCreated is the keyspace's Created hook: the "new" event.
+func (s *Server) keyCreated(db int, key []byte, owner any) {
+	by, _ := owner.(*Client)
+	s.notifyIn(by, notifyNew, "new", key, db)
+}
+
+// keyExpired is the keyspace's Expired hook: the "expired" event, then the
+// deletion's propagation, in Redis's order.
+func (s *Server) keyExpired(db int, key []byte) {
+	s.notifyIn(nil, notifyExpired, "expired", key, db)
+	s.propagateExpired(db, key)
+}
