@@ -173,7 +173,7 @@ log "version strings: redis: $("$CLI_BIN" "${tls_client[@]}" -p "$redis_port" IN
 # --- tests ------------------------------------------------------------------
 # test_args TEST -> prints the redis-benchmark arguments selecting TEST, one per
 # line; test_row TEST -> the CSV "test" field prefix identifying its result row.
-enqueue_lua=$root/server/testdata/seed002/enqueue.lua
+enqueue_lua=$root/workloads/seed002/enqueue.lua
 ratelimit_lua=$root/server/testdata/scripts/sliding_window.lua
 sha_of() { sha1sum "$1" | cut -d' ' -f1; }
 test_args() {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/keyhive/keyhive/internal/difftest"
+	"github.com/keyhive/keyhive/workloads"
 )
 
 // The scripting package has its own differential tests of the Lua
@@ -154,15 +155,15 @@ func TestScriptWakesAndTouches(t *testing.T) {
 	p.Do("EXEC")
 }
 
-// seedScript reads one of seed 002's four Lua scripts (the waiting room),
-// copied verbatim from the seed into testdata; bench/throughput.sh runs the
+// seedScript returns one of seed 002's four Lua scripts (the waiting room),
+// kept verbatim in the workloads package; bench/throughput.sh runs the
 // enqueue script too.
 func seedScript(t testing.TB, name string) string {
-	b, err := os.ReadFile(filepath.Join("testdata", "seed002", name+".lua"))
-	if err != nil {
-		t.Fatal(err)
+	src, ok := workloads.WaitingRoomScripts[name]
+	if !ok {
+		t.Fatalf("no seed 002 script %q", name)
 	}
-	return string(b)
+	return src
 }
 
 // TestSeedWaitingRoomScripts runs seed 002's four scripts, loaded with SCRIPT

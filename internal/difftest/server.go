@@ -172,12 +172,42 @@ func freePort() (int, error) {
 
 var sweepOnce sync.Once
 
+// StartRedis starts a redis-server (found on PATH) on a free port with the
+// given directives, for tools that drive it with their own client (the
+// workloads and keyhive-bench). stop kills it and removes its directory.
+func StartRedis(directives ...string) (addr string, stop func(), err error) {
+	return exported(startRedis("redis", directives))
+}
+
+// StartProcess is StartRedis for any server binary taking redis-server's
+// command line, such as a built cmd/keyhive.
+func StartProcess(path string, directives ...string) (addr string, stop func(), err error) {
+	return exported(startProcess(path, filepath.Base(path), directives))
+}
+
+func exported(s *instance, err error) (addr string, stop func(), _ error) {
+	if err != nil {
+		return "", nil, err
+	}
+	return s.addr, s.stop, nil
+}
+
+// StartKeyhive starts an in-process Keyhive on a free port with the given
+// directives; stop closes it.
+func StartKeyhive(directives ...string) (addr string, stop func(), err error) {
+	return startInProcess(directives)
+}
+
 // startRedis starts a redis-server on a free port and waits until it answers.
 func startRedis(name string, directives []string) (*instance, error) {
 	path, err := exec.LookPath("redis-server")
 	if err != nil {
 		return nil, errors.New(noRedisMsg)
 	}
+	return startProcess(path, name, directives)
+}
+
+func startProcess(path, name string, directives []string) (*instance, error) {
 	sweepOnce.Do(sweepTempDirs)
 	// A private --dir keeps SAVE/DEBUG RELOAD dumps out of the package
 	// directory and away from other test binaries.

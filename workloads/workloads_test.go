@@ -1,0 +1,109 @@
+package workloads_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/keyhive/keyhive/internal/difftest"
+	"github.com/keyhive/keyhive/workloads"
+)
+
+// servers is one redis-server and one in-process Keyhive shared by the tests
+// (each test starts with FLUSHALL and SCRIPT FLUSH on both).
+var servers struct {
+	redis, keyhive string
+}
+
+func TestMain(m *testing.M) {
+	var stops []func()
+	for _, start := range []struct {
+		addr *string
+		fn   func(...string) (string, func(), error)
+	}{{&servers.redis, difftest.StartRedis}, {&servers.keyhive, difftest.StartKeyhive}} {
+		addr, stop, err := start.fn()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		*start.addr = addr
+		stops = append(stops, stop)
+	}
+	code := m.Run()
+	for _, stop := range stops {
+		stop()
+	}
+	os.Exit(code)
+}
+
+func TestDNS(t *testing.T)         { checkWorkload(t, workloads.DNS) }
+func TestQuickLink(t *testing.T)   { checkWorkload(t, workloads.QuickLink) }
+
+// run is one server's side of a correctness run.
+type run struct {
+	env  *workloads.Env
+	err  error
+	dump []string
+}
+
+// checkWorkload runs w's scenario against redis-server and Keyhive at the
+// same time (so their sleeps overlap) and compares every reply of every
+// client and then the two data sets.
+func checkWorkload(t *testing.T, w workloads.Workload) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	runs := map[string]*run{}
+	var wg sync.WaitGroup
+	for name, addr := range map[string]string{"redis": servers.redis, "keyhive": servers.keyhive} {
+		r := &run{env: workloads.NewEnv(addr)}
+		runs[name] = r
+		admin := redis.NewClient(&redis.Options{Addr: addr})
+		defer admin.Close()
+		if err := admin.FlushAll(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := admin.ScriptFlush(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() {
+			defer r.env.Close()
+			if r.err = w.Scenario(ctx, r.env); r.err == nil {
+				r.dump, r.err = workloads.Dump(ctx, admin)
+			}
+		})
+	}
+	wg.Wait()
+	red, kh := runs["redis"], runs["keyhive"]
+	if diffs := workloads.Compare(red.env.Transcripts(), kh.env.Transcripts(), 10); len(diffs) > 0 {
+		t.Errorf("replies differ:\n%s", strings.Join(diffs, "\n"))
+	}
+	if red.err != nil || kh.err != nil {
+		t.Fatalf("scenario failed: redis: %v, keyhive: %v", red.err, kh.err)
+	}
+	if len(red.dump) == 0 {
+		t.Error("the scenario left an empty data set")
+	}
+	for i := range max(len(red.dump), len(kh.dump)) {
+		var r, k string
+		if i < len(red.dump) {
+			r = red.dump[i]
+		}
+		if i < len(kh.dump) {
+			k = kh.dump[i]
+		}
+		if r != k {
+			t.Fatalf("data sets differ at key #%d of %d/%d:\n  redis:   %s\n  keyhive: %s", i, len(red.dump), len(kh.dump), r, k)
+		}
+	}
+	n := 0
+	for _, tr := range red.env.Transcripts() {
+		n += len(tr)
+	}
+	t.Logf("%d replies and %d keys identical", n, len(red.dump))
+}
