@@ -26,8 +26,8 @@ type Env struct {
 
 // Record is one command and its reply as the application saw it.
 type Record struct {
-	Line string        // "hget dns:a.:1:1 soft_expiry: 1704067260"
-	TTL  time.Duration // a TTL/PTTL reply, compared within timing tolerance
+	Line  string        // "hget dns:a.:1:1 soft_expiry: 1704067260"
+	TTL   time.Duration // a TTL/PTTL reply, compared within timing tolerance
 	isTTL bool
 }
 
