@@ -42,8 +42,9 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func TestDNS(t *testing.T)       { checkWorkload(t, workloads.DNS) }
-func TestQuickLink(t *testing.T) { checkWorkload(t, workloads.QuickLink) }
+func TestDNS(t *testing.T)         { checkWorkload(t, workloads.DNS) }
+func TestQuickLink(t *testing.T)   { checkWorkload(t, workloads.QuickLink) }
+func TestWaitingRoom(t *testing.T) { checkWorkload(t, workloads.WaitingRoom) }
 
 // run is one server's side of a correctness run.
 type run struct {
