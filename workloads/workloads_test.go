@@ -45,6 +45,7 @@ func TestMain(m *testing.M) {
 func TestDNS(t *testing.T)         { checkWorkload(t, workloads.DNS) }
 func TestQuickLink(t *testing.T)   { checkWorkload(t, workloads.QuickLink) }
 func TestWaitingRoom(t *testing.T) { checkWorkload(t, workloads.WaitingRoom) }
+func TestIPX(t *testing.T)         { checkWorkload(t, workloads.IPX) }
 
 // run is one server's side of a correctness run.
 type run struct {
