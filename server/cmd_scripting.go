@@ -37,20 +37,23 @@ func init() {
 	sub := func(name string, arity int, flags, summary, since string, run func(*Ctx)) spec {
 		return spec{name: name, arity: arity, flags: flags, category: "@scripting", group: "scripting", summary: summary, since: since, run: run}
 	}
+	// The script cache and the function libraries are the engine's state,
+	// guarded like the keyspace: their subcommands name no key, so they take
+	// the exclusive lock (as EVAL does) instead of running beside each other.
 	registerSub("script",
-		sub("load", 3, "noscript stale", "Load the specified Lua script into the script cache.", "2.6.0", scriptLoad),
-		sub("exists", -3, "noscript", "Check existence of scripts in the script cache.", "2.6.0", scriptExists),
-		sub("flush", -2, "noscript", "Remove all the scripts from the script cache.", "2.6.0", scriptFlush),
+		sub("load", 3, "noscript stale allkeys", "Load the specified Lua script into the script cache.", "2.6.0", scriptLoad),
+		sub("exists", -3, "noscript allkeys", "Check existence of scripts in the script cache.", "2.6.0", scriptExists),
+		sub("flush", -2, "noscript allkeys", "Remove all the scripts from the script cache.", "2.6.0", scriptFlush),
 		sub("kill", 2, "noscript allow_busy", "Kill the script currently in execution.", "2.6.0", scriptKill),
 		spec{name: "help", arity: 2, flags: "loading stale", category: "@slow", group: "scripting", summary: "Show helpful text about the different subcommands", since: "5.0.0", run: scriptHelp},
 	)
 	registerSub("function",
-		sub("load", -3, "write denyoom noscript", "Create a function with the given arguments (name, code, description)", "7.0.0", functionLoad),
-		sub("delete", 3, "write noscript", "Delete a function by name", "7.0.0", functionDelete),
-		sub("flush", -2, "write noscript", "Deleting all functions", "7.0.0", functionFlush),
-		sub("list", -2, "noscript", "List information about all the functions", "7.0.0", functionList),
-		sub("dump", 2, "noscript", "Dump all functions into a serialized binary payload", "7.0.0", functionDump),
-		sub("restore", -3, "write denyoom noscript", "Restore all the functions on the given payload", "7.0.0", functionRestore),
+		sub("load", -3, "write denyoom noscript allkeys", "Create a function with the given arguments (name, code, description)", "7.0.0", functionLoad),
+		sub("delete", 3, "write noscript allkeys", "Delete a function by name", "7.0.0", functionDelete),
+		sub("flush", -2, "write noscript allkeys", "Deleting all functions", "7.0.0", functionFlush),
+		sub("list", -2, "noscript allkeys", "List information about all the functions", "7.0.0", functionList),
+		sub("dump", 2, "noscript allkeys", "Dump all functions into a serialized binary payload", "7.0.0", functionDump),
+		sub("restore", -3, "write denyoom noscript allkeys", "Restore all the functions on the given payload", "7.0.0", functionRestore),
 		sub("stats", 2, "noscript allow_busy", "Return information about the function currently running (name, description, duration)", "7.0.0", functionStats),
 		sub("kill", 2, "noscript allow_busy", "Kill the function currently in execution.", "7.0.0", functionKill),
 		spec{name: "help", arity: 2, flags: "loading stale", category: "@slow", group: "scripting", summary: "Show helpful text about the different subcommands", since: "7.0.0", run: functionHelp},

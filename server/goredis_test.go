@@ -175,3 +175,36 @@ func TestSwapDBUnderLoad(t *testing.T) {
 		t.Fatalf("both databases hold %q", a)
 	}
 }
+
+// TestScriptCacheFromConcurrentClients loads, runs and flushes scripts and
+// functions from several connections at once (the workloads' tests flush
+// the script cache while another connection loads): the engine's state must
+// be serialized like the keyspace (run with -race).
+func TestScriptCacheFromConcurrentClients(t *testing.T) {
+	srv := startKeyhive(t)
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Go(func() {
+			rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+			defer rdb.Close()
+			lib := fmt.Sprintf("#!lua name=lib%d\nredis.register_function('f%d', function() return %d end)", i, i, i)
+			for range 100 {
+				sha, err := rdb.ScriptLoad(ctx, fmt.Sprintf("return %d", i)).Result()
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				rdb.ScriptExists(ctx, sha)
+				rdb.EvalSha(ctx, sha, nil) // NOSCRIPT when another client flushed in between
+				rdb.FunctionLoadReplace(ctx, lib)
+				rdb.FunctionList(ctx, redis.FunctionListQuery{})
+				if i == 0 {
+					rdb.ScriptFlush(ctx)
+					rdb.FunctionFlush(ctx)
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
