@@ -38,4 +38,4 @@ type Workload struct {
 }
 
 // All is the five workloads in seed order.
-var All = []Workload{DNS, QuickLink, WaitingRoom}
+var All = []Workload{DNS, QuickLink, WaitingRoom, IPX, CMS}

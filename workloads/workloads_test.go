@@ -46,6 +46,7 @@ func TestDNS(t *testing.T)         { checkWorkload(t, workloads.DNS) }
 func TestQuickLink(t *testing.T)   { checkWorkload(t, workloads.QuickLink) }
 func TestWaitingRoom(t *testing.T) { checkWorkload(t, workloads.WaitingRoom) }
 func TestIPX(t *testing.T)         { checkWorkload(t, workloads.IPX) }
+func TestCMS(t *testing.T)         { checkWorkload(t, workloads.CMS) }
 
 // run is one server's side of a correctness run.
 type run struct {
