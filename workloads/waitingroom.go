@@ -42,6 +42,7 @@ var WaitingRoom = Workload{
 	Seed:     "002",
 	Scenario: waitingRoomScenario,
 	Prepare: func(ctx context.Context, rdb *redis.Client) error {
+		wrBenchSeq.Store(0)
 		_, err := newWaitingRoom(ctx, rdb, "bench", 1_000_000)
 		return err
 	},

@@ -40,6 +40,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/keyhive/keyhive/internal/difftest"
 )
 
 var (
@@ -121,7 +123,7 @@ func run() error {
 
 	keyhiveBin := *flagKeyhive
 	if keyhiveBin == "" {
-		if keyhiveBin, err = buildKeyhive(tmp); err != nil {
+		if keyhiveBin, err = difftest.BuildKeyhive(tmp); err != nil {
 			return err
 		}
 	}
@@ -144,28 +146,6 @@ func run() error {
 		}
 	}
 	return nil
-}
-
-// buildKeyhive builds ./cmd/keyhive of the module containing the working
-// directory into dir.
-func buildKeyhive(dir string) (string, error) {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", fmt.Errorf("go env GOMOD: %w", err)
-	}
-	gomod := strings.TrimSpace(string(out))
-	if gomod == "" || gomod == os.DevNull {
-		return "", errors.New("not inside the keyhive module; run from the repo or pass -keyhive")
-	}
-	bin := filepath.Join(dir, "keyhive")
-	logf("building keyhive (go build ./cmd/keyhive)")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/keyhive")
-	cmd.Dir = filepath.Dir(gomod)
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/keyhive: %w", err)
-	}
-	return bin, nil
 }
 
 // result holds everything measured for one server at one key count.

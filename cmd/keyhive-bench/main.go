@@ -1,0 +1,303 @@
+// Command keyhive-bench runs the seed applications' request mixes (package
+// workloads) against redis-server and Keyhive alternately in one run and
+// reports each server's throughput and latency and their ratio:
+//
+//	go run ./cmd/keyhive-bench -clients 50 -duration 5s -rounds 3 -out docs/benchmarks.md
+//
+// For every workload and round it runs the mix from -clients concurrent
+// clients for -duration (closed loop: maximum throughput) against redis, then
+// keyhive, each on a freshly flushed and prepared data set. Then it runs the
+// mix on each server at half of redis-server's median maximum throughput
+// (open loop: requests are due on a fixed schedule and latency counts from
+// the due time), which is where the p99 is compared.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/keyhive/keyhive/internal/difftest"
+	"github.com/keyhive/keyhive/workloads"
+)
+
+var (
+	flagWorkloads = flag.String("workloads", "dns,quicklink,waitingroom,ipx,cms", "comma-separated workloads")
+	flagClients   = flag.Int("clients", 50, "concurrent clients")
+	flagDuration  = flag.Duration("duration", 5*time.Second, "length of each measured run")
+	flagRounds    = flag.Int("rounds", 3, "alternating redis/keyhive rounds at maximum throughput")
+	flagRateShare = flag.Float64("rate", 0.5, "share of redis-server's maximum throughput for the rate-limited runs")
+	flagKeyhive   = flag.String("keyhive", "", "keyhive binary (default: go build ./cmd/keyhive into a temp dir)")
+	flagOut       = flag.String("out", "", "also write the ratio table to this markdown file")
+)
+
+func main() {
+	flag.Parse()
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "keyhive-bench:", err)
+		os.Exit(1)
+	}
+}
+
+// server is one server under test.
+type server struct {
+	name string
+	addr string
+}
+
+// result is one measured run.
+type result struct {
+	ops, errs      int
+	elapsed        time.Duration
+	p50, p99, p999 time.Duration
+	firstErr       error
+}
+
+func (r result) rate() float64 { return float64(r.ops) / r.elapsed.Seconds() }
+
+// row is one workload's summary line.
+type row struct {
+	name                 string
+	redisMax, keyhiveMax []result
+	target               float64
+	redisAt, keyhiveAt   result
+}
+
+func run() error {
+	var selected []workloads.Workload
+	for _, name := range strings.Split(*flagWorkloads, ",") {
+		i := slices.IndexFunc(workloads.All, func(w workloads.Workload) bool { return w.Name == name })
+		if i < 0 {
+			return fmt.Errorf("unknown workload %q", name)
+		}
+		selected = append(selected, workloads.All[i])
+	}
+	bin := *flagKeyhive
+	if bin == "" {
+		tmp, err := os.MkdirTemp("", "keyhive-bench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		if bin, err = difftest.BuildKeyhive(tmp); err != nil {
+			return err
+		}
+	}
+	redisAddr, stopRedis, err := difftest.StartRedis()
+	if err != nil {
+		return err
+	}
+	defer stopRedis()
+	keyhiveAddr, stopKeyhive, err := difftest.StartProcess(bin)
+	if err != nil {
+		return err
+	}
+	defer stopKeyhive()
+	servers := []server{{"redis", redisAddr}, {"keyhive", keyhiveAddr}}
+
+	var rows []row
+	for _, w := range selected {
+		r := row{name: w.Name}
+		for round := range *flagRounds {
+			for _, s := range servers {
+				res, err := measure(s, w, 0)
+				if err != nil {
+					return err
+				}
+				logf("%s round %d %s: %.0f ops/s p50 %v p99 %v p99.9 %v errors %d", w.Name, round+1, s.name, res.rate(), res.p50, res.p99, res.p999, res.errs)
+				if s.name == "redis" {
+					r.redisMax = append(r.redisMax, res)
+				} else {
+					r.keyhiveMax = append(r.keyhiveMax, res)
+				}
+			}
+		}
+		r.target = medianRate(r.redisMax) * *flagRateShare
+		for _, s := range servers {
+			res, err := measure(s, w, r.target)
+			if err != nil {
+				return err
+			}
+			logf("%s at %.0f ops/s %s: %.0f ops/s p50 %v p99 %v p99.9 %v errors %d", w.Name, r.target, s.name, res.rate(), res.p50, res.p99, res.p999, res.errs)
+			if s.name == "redis" {
+				r.redisAt = res
+			} else {
+				r.keyhiveAt = res
+			}
+		}
+		rows = append(rows, r)
+	}
+	table := render(rows)
+	fmt.Print(table)
+	if *flagOut != "" {
+		return writeReport(*flagOut, table)
+	}
+	return nil
+}
+
+// measure runs w's mix on s for the configured time from the configured
+// number of clients: as fast as possible when rate is 0, else rate requests
+// per second in total on a fixed schedule.
+func measure(s server, w workloads.Workload, rate float64) (result, error) {
+	ctx := context.Background()
+	rdb := redis.NewClient(&redis.Options{Addr: s.addr, PoolSize: *flagClients + 2, DisableIdentity: true})
+	defer rdb.Close()
+	if err := rdb.FlushAll(ctx).Err(); err != nil {
+		return result{}, fmt.Errorf("%s: FLUSHALL: %w", s.name, err)
+	}
+	if err := rdb.ScriptFlush(ctx).Err(); err != nil {
+		return result{}, fmt.Errorf("%s: SCRIPT FLUSH: %w", s.name, err)
+	}
+	if err := w.Prepare(ctx, rdb); err != nil {
+		return result{}, fmt.Errorf("%s: %s prepare: %w", s.name, w.Name, err)
+	}
+	runCtx, cancel := context.WithTimeout(ctx, *flagDuration)
+	defer cancel()
+	if w.Background != nil {
+		bg := redis.NewClient(&redis.Options{Addr: s.addr, DisableIdentity: true})
+		defer bg.Close()
+		done := make(chan struct{})
+		go func() { w.Background(runCtx, bg); close(done) }()
+		defer func() { <-done }()
+	}
+
+	var interval time.Duration // per client
+	if rate > 0 {
+		interval = time.Duration(float64(*flagClients) / rate * float64(time.Second))
+	}
+	latencies := make([][]time.Duration, *flagClients)
+	errs := make([]int, *flagClients)
+	var firstErr error
+	var errOnce sync.Once
+	start := time.Now()
+	var wg sync.WaitGroup
+	for c := range *flagClients {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(c), 7))
+			next := start.Add(time.Duration(c) * interval / time.Duration(*flagClients))
+			for runCtx.Err() == nil {
+				due := time.Now()
+				if interval > 0 {
+					if wait := time.Until(next); wait > 0 {
+						time.Sleep(wait)
+					}
+					due = next
+					next = next.Add(interval)
+				}
+				// The request's own context is not the run's: a request
+				// cut short by the run's end would count as an error.
+				err := w.Op(ctx, rdb, rng)
+				latencies[c] = append(latencies[c], time.Since(due))
+				if err != nil && !errors.Is(err, redis.Nil) {
+					errs[c]++
+					errOnce.Do(func() { firstErr = err })
+				}
+			}
+		})
+	}
+	wg.Wait()
+	res := result{elapsed: time.Since(start), firstErr: firstErr}
+	all := slices.Concat(latencies...)
+	slices.Sort(all)
+	res.ops = len(all)
+	for _, e := range errs {
+		res.errs += e
+	}
+	if res.ops > 0 {
+		at := func(q float64) time.Duration { return all[min(len(all)-1, int(q*float64(len(all))))] }
+		res.p50, res.p99, res.p999 = at(0.50), at(0.99), at(0.999)
+	}
+	if res.errs > 0 {
+		logf("%s %s: %d errors, first: %v", w.Name, s.name, res.errs, res.firstErr)
+	}
+	return res, nil
+}
+
+func medianRate(rs []result) float64 {
+	rates := make([]float64, len(rs))
+	for i, r := range rs {
+		rates[i] = r.rate()
+	}
+	slices.Sort(rates)
+	return rates[len(rates)/2]
+}
+
+func medianOf(rs []result, f func(result) time.Duration) time.Duration {
+	ds := make([]time.Duration, len(rs))
+	for i, r := range rs {
+		ds[i] = f(r)
+	}
+	slices.Sort(ds)
+	return ds[len(ds)/2]
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.3f", float64(d)/float64(time.Millisecond)) }
+
+// render is the markdown table: per workload the median maximum throughput
+// of both servers and their ratio with its per-round spread, the median
+// latency percentiles at maximum throughput, and the p99 of both servers at
+// the rate-limited load.
+func render(rows []row) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "| workload | redis ops/s | keyhive ops/s | ratio (keyhive/redis) | per-round ratios | redis p50/p99/p99.9 ms | keyhive p50/p99/p99.9 ms | load (50%% of redis max) | redis p99 ms | keyhive p99 ms | errors |\n")
+	fmt.Fprintf(&b, "|---|---:|---:|---:|---|---|---|---:|---:|---:|---:|\n")
+	for _, r := range rows {
+		rr, kr := medianRate(r.redisMax), medianRate(r.keyhiveMax)
+		var perRound []string
+		errs := r.redisAt.errs + r.keyhiveAt.errs
+		for i := range r.redisMax {
+			perRound = append(perRound, fmt.Sprintf("%.2f", r.keyhiveMax[i].rate()/r.redisMax[i].rate()))
+			errs += r.redisMax[i].errs + r.keyhiveMax[i].errs
+		}
+		pct := func(rs []result) string {
+			return ms(medianOf(rs, func(r result) time.Duration { return r.p50 })) + " / " +
+				ms(medianOf(rs, func(r result) time.Duration { return r.p99 })) + " / " +
+				ms(medianOf(rs, func(r result) time.Duration { return r.p999 }))
+		}
+		fmt.Fprintf(&b, "| %s | %.0f | %.0f | **%.2f** | %s | %s | %s | %.0f ops/s | %s | %s | %d |\n",
+			r.name, rr, kr, kr/rr, strings.Join(perRound, " "), pct(r.redisMax), pct(r.keyhiveMax),
+			r.target, ms(r.redisAt.p99), ms(r.keyhiveAt.p99), errs)
+	}
+	return b.String()
+}
+
+// writeReport writes docs/benchmarks.md: how the table was made, then the table.
+func writeReport(path, table string) error {
+	var b strings.Builder
+	b.WriteString("# Workload benchmarks\n\n")
+	b.WriteString("The five seed applications' request mixes (package `workloads`, see README)\n")
+	b.WriteString("run against redis-server and Keyhive alternately in one run by `cmd/keyhive-bench`.\n")
+	b.WriteString("The machine is shared and noisy: read the ratios, not the absolute numbers.\n\n")
+	fmt.Fprintf(&b, "Command: `go run ./cmd/keyhive-bench %s`  \n", strings.Join(os.Args[1:], " "))
+	fmt.Fprintf(&b, "Run: %s, %d CPUs, %s, %d clients, %v per run, %d rounds.\n\n",
+		time.Now().UTC().Format("2006-01-02 15:04 MST"), runtime.NumCPU(), runtime.Version(), *flagClients, *flagDuration, *flagRounds)
+	b.WriteString(table)
+	b.WriteString(`
+Columns: ops/s are application requests per second (one request is one or
+several commands, pipelined or scripted as the application sends them), the
+median over the rounds at maximum throughput (closed loop); the ratio is
+keyhive/redis of those medians (> 1: Keyhive faster) and the per-round ratios
+show the spread. Latencies at maximum throughput are medians over the rounds.
+The last columns are the p99 of each server at 50% of redis-server's maximum
+throughput (open loop: each request is due on a fixed schedule and its latency
+counts from the due time, so queueing behind a slow request is included).
+Both servers run as their own processes (Keyhive built from ./cmd/keyhive with
+its defaults, one command-execution core like Redis's main thread); the load
+generator shares the machine with them.
+`)
+	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, time.Now().Format("15:04:05 ")+format+"\n", args...)
+}
