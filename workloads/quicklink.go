@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"time"
 
@@ -69,6 +70,7 @@ type quickLink struct {
 	rng      *rand.Rand
 	disabled map[string]bool
 	local    map[string]string // nil: no local cache
+	urlPath  string            // appended to every destination URL
 }
 
 func newQuickLink(rdb *redis.Client, rng *rand.Rand) *quickLink {
@@ -81,7 +83,7 @@ func (s *quickLink) dbLookup(code string) (cachedLink, bool) {
 	if _, err := fmt.Sscanf(code, "c%x", &i); err != nil || i%2 == 1 || s.disabled[code] {
 		return cachedLink{}, false
 	}
-	return cachedLink{U: fmt.Sprintf("https://example.com/very/long/destination/%d?utm=x", i), P: i%4 == 0}, true
+	return cachedLink{U: fmt.Sprintf("https://example.com/very/long/destination/%d%s?utm=x", i, s.urlPath), P: i%4 == 0}, true
 }
 
 func (s *quickLink) linkValue(code string, now int64) string {
@@ -284,5 +286,80 @@ func quicklinkScenario(ctx context.Context, env *Env) error {
 			return err
 		}
 	}
+	return nil
+}
+
+// QuickLinkUnderMaxmemory is the document's memory configuration at test
+// scale: maxmemory a little above the data set, volatile-lru with
+// maxmemory-samples 10, then more links than fit are warmed and read. Which
+// keys an approximated LRU evicts is the server's own choice, so the
+// commands go through an unrecorded client and the notes record what the
+// application relies on: no write is refused, keys without a TTL are never
+// evicted, eviction happened, and memory stays near the limit.
+// It leaves maxmemory at 0 again.
+func QuickLinkUnderMaxmemory(ctx context.Context, env *Env) error {
+	rdb := env.Unrecorded()
+	used := func() (int64, error) {
+		info, err := rdb.InfoMap(ctx, "memory").Result()
+		if err != nil {
+			return 0, err
+		}
+		return strconv.ParseInt(info["Memory"]["used_memory"], 10, 64)
+	}
+	for i := range 100 { // system keys: no TTL, never to be evicted
+		if err := rdb.Set(ctx, fmt.Sprintf("ql:system:%d", i), "config", 0).Err(); err != nil {
+			return err
+		}
+	}
+	base, err := used()
+	if err != nil {
+		return err
+	}
+	// An in-process Keyhive counts its host's Go heap too (the test's
+	// garbage), so the headroom is generous and the values large.
+	limit := base + 24<<20
+	defer rdb.ConfigSet(ctx, "maxmemory", "0")
+	for _, kv := range [][2]string{{"maxmemory-policy", "volatile-lru"}, {"maxmemory-samples", "10"}, {"maxmemory", strconv.FormatInt(limit, 10)}} {
+		if err := rdb.ConfigSet(ctx, kv[0], kv[1]).Err(); err != nil {
+			return err
+		}
+	}
+	s := newQuickLink(rdb, rand.New(rand.NewPCG(5, 5)))
+	s.urlPath = "/" + strings.Repeat("x", 2000)
+	refused := 0
+	for i := range 14000 { // 28 MB of links
+		code := quicklinkCode(i * 2)
+		if err := s.warm(ctx, code, 1702900000); err != nil {
+			refused++
+		}
+		if i%4 == 0 { // reads keep some links recently used
+			if _, err := s.lookup(ctx, quicklinkCode(s.rng.IntN(i+1)*2), 1702900000); err != nil {
+				refused++
+			}
+		}
+	}
+	env.Note("maxmemory", "refused writes: %d", refused)
+	system, err := rdb.Exists(ctx, func() []string {
+		keys := make([]string, 100)
+		for i := range keys {
+			keys[i] = fmt.Sprintf("ql:system:%d", i)
+		}
+		return keys
+	}()...).Result()
+	if err != nil {
+		return err
+	}
+	env.Note("maxmemory", "system keys left: %d of 100", system)
+	stats, err := rdb.InfoMap(ctx, "stats").Result()
+	if err != nil {
+		return err
+	}
+	evicted, _ := strconv.ParseInt(stats["Stats"]["evicted_keys"], 10, 64)
+	env.Note("maxmemory", "evicted some keys: %v", evicted > 0)
+	now, err := used()
+	if err != nil {
+		return err
+	}
+	env.Note("maxmemory", "used_memory within 10%% of maxmemory: %v", now <= limit+limit/10)
 	return nil
 }

@@ -48,6 +48,40 @@ func TestWaitingRoom(t *testing.T) { checkWorkload(t, workloads.WaitingRoom) }
 func TestIPX(t *testing.T)         { checkWorkload(t, workloads.IPX) }
 func TestCMS(t *testing.T)         { checkWorkload(t, workloads.CMS) }
 
+// TestQuickLinkUnderMaxmemory runs seed 001's volatile-lru configuration on
+// both servers and compares what the application relies on.
+func TestQuickLinkUnderMaxmemory(t *testing.T) {
+	ctx := context.Background()
+	envs := map[string]*workloads.Env{}
+	errs := map[string]error{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for name, addr := range map[string]string{"redis": servers.redis, "keyhive": servers.keyhive} {
+		env := workloads.NewEnv(addr)
+		defer env.Close()
+		envs[name] = env
+		wg.Go(func() {
+			err := env.Unrecorded().FlushAll(ctx).Err()
+			if err == nil {
+				err = workloads.QuickLinkUnderMaxmemory(ctx, env)
+			}
+			mu.Lock()
+			errs[name] = err
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if errs["redis"] != nil || errs["keyhive"] != nil {
+		t.Fatalf("redis: %v, keyhive: %v", errs["redis"], errs["keyhive"])
+	}
+	if diffs := workloads.Compare(envs["redis"].Transcripts(), envs["keyhive"].Transcripts(), 10); len(diffs) > 0 {
+		t.Errorf("differences:\n%s", strings.Join(diffs, "\n"))
+	}
+	for _, r := range envs["keyhive"].Transcripts()["maxmemory"] {
+		t.Log(r.Line)
+	}
+}
+
 // run is one server's side of a correctness run.
 type run struct {
 	env  *workloads.Env
