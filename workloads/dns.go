@@ -172,7 +172,8 @@ func (c *dnsCache) getLegacy(ctx context.Context, key string, now int64) (*dnsEn
 	if err := c.rdb.Del(ctx, key).Err(); err != nil {
 		return nil, err
 	}
-	secs := max(int64(ttl/time.Second)/2, 1)
+	// Half the remaining TTL, to the minute (a TTL read is itself a moment late).
+	secs := max(int64(ttl.Round(time.Minute)/time.Second)/2, 1)
 	return &dnsEntry{msg: b, softExpiry: now + secs}, c.set(ctx, key, b, secs, now)
 }
 

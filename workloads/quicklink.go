@@ -325,9 +325,9 @@ func QuickLinkUnderMaxmemory(ctx context.Context, env *Env) error {
 		}
 	}
 	s := newQuickLink(rdb, rand.New(rand.NewPCG(5, 5)))
-	s.urlPath = "/" + strings.Repeat("x", 2000)
+	s.urlPath = "/" + strings.Repeat("x", 16000)
 	refused := 0
-	for i := range 14000 { // 28 MB of links
+	for i := range 1800 { // 29 MB of links
 		code := quicklinkCode(i * 2)
 		if err := s.warm(ctx, code, 1702900000); err != nil {
 			refused++

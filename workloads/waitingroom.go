@@ -43,6 +43,7 @@ var WaitingRoom = Workload{
 	Scenario: waitingRoomScenario,
 	Prepare: func(ctx context.Context, rdb *redis.Client) error {
 		wrBenchSeq.Store(0)
+		benchRooms.reset()
 		_, err := newWaitingRoom(ctx, rdb, "bench", 1_000_000)
 		return err
 	},
@@ -83,6 +84,12 @@ var benchRooms = roomCache{rooms: map[*redis.Client]*waitingRoom{}}
 type roomCache struct {
 	mu    sync.Mutex
 	rooms map[*redis.Client]*waitingRoom
+}
+
+func (c *roomCache) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	clear(c.rooms)
 }
 
 func (c *roomCache) get(ctx context.Context, rdb *redis.Client) *waitingRoom {
@@ -296,7 +303,9 @@ func (w *waitingRoom) terminate(ctx context.Context, session string) error {
 	if err := w.rdb.HSet(ctx, "session:"+session, "status", "terminated").Err(); err != nil {
 		return err
 	}
-	return w.rdb.Set(ctx, "revocation:"+token, "session_terminated", ttl).Err()
+	// The revocation lives as long as the token could: the session's TTL,
+	// to the minute.
+	return w.rdb.Set(ctx, "revocation:"+token, "session_terminated", ttl.Round(time.Minute)).Err()
 }
 
 // revoked is the token check at the target site.

@@ -244,28 +244,29 @@ func medianOf(rs []result, f func(result) time.Duration) time.Duration {
 func ms(d time.Duration) string { return fmt.Sprintf("%.3f", float64(d)/float64(time.Millisecond)) }
 
 // render is the markdown table: per workload the median maximum throughput
-// of both servers and their ratio with its per-round spread, the median
+// of both servers, the median and range of the per-round ratios, the median
 // latency percentiles at maximum throughput, and the p99 of both servers at
 // the rate-limited load.
 func render(rows []row) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "| workload | redis ops/s | keyhive ops/s | ratio (keyhive/redis) | per-round ratios | redis p50/p99/p99.9 ms | keyhive p50/p99/p99.9 ms | load (50%% of redis max) | redis p99 ms | keyhive p99 ms | errors |\n")
+	fmt.Fprintf(&b, "| workload | redis ops/s | keyhive ops/s | ratio (keyhive/redis) | per-round range | redis p50/p99/p99.9 ms | keyhive p50/p99/p99.9 ms | load (50%% of redis max) | redis p99 ms | keyhive p99 ms | errors |\n")
 	fmt.Fprintf(&b, "|---|---:|---:|---:|---|---|---|---:|---:|---:|---:|\n")
 	for _, r := range rows {
 		rr, kr := medianRate(r.redisMax), medianRate(r.keyhiveMax)
-		var perRound []string
+		ratios := make([]float64, len(r.redisMax))
 		errs := r.redisAt.errs + r.keyhiveAt.errs
 		for i := range r.redisMax {
-			perRound = append(perRound, fmt.Sprintf("%.2f", r.keyhiveMax[i].rate()/r.redisMax[i].rate()))
+			ratios[i] = r.keyhiveMax[i].rate() / r.redisMax[i].rate()
 			errs += r.redisMax[i].errs + r.keyhiveMax[i].errs
 		}
+		slices.Sort(ratios)
 		pct := func(rs []result) string {
 			return ms(medianOf(rs, func(r result) time.Duration { return r.p50 })) + " / " +
 				ms(medianOf(rs, func(r result) time.Duration { return r.p99 })) + " / " +
 				ms(medianOf(rs, func(r result) time.Duration { return r.p999 }))
 		}
-		fmt.Fprintf(&b, "| %s | %.0f | %.0f | **%.2f** | %s | %s | %s | %.0f ops/s | %s | %s | %d |\n",
-			r.name, rr, kr, kr/rr, strings.Join(perRound, " "), pct(r.redisMax), pct(r.keyhiveMax),
+		fmt.Fprintf(&b, "| %s | %.0f | %.0f | **%.2f** | %.2f-%.2f | %s | %s | %.0f ops/s | %s | %s | %d |\n",
+			r.name, rr, kr, ratios[len(ratios)/2], ratios[0], ratios[len(ratios)-1], pct(r.redisMax), pct(r.keyhiveMax),
 			r.target, ms(r.redisAt.p99), ms(r.keyhiveAt.p99), errs)
 	}
 	return b.String()
@@ -285,9 +286,9 @@ func writeReport(path, table string) error {
 	b.WriteString(`
 Columns: ops/s are application requests per second (one request is one or
 several commands, pipelined or scripted as the application sends them), the
-median over the rounds at maximum throughput (closed loop); the ratio is
-keyhive/redis of those medians (> 1: Keyhive faster) and the per-round ratios
-show the spread. Latencies at maximum throughput are medians over the rounds.
+median over the rounds at maximum throughput (closed loop); the ratio is the
+median of the per-round ratios keyhive/redis (each from two back-to-back runs;
+> 1: Keyhive faster) and the range shows their spread. Latencies at maximum throughput are medians over the rounds.
 The last columns are the p99 of each server at 50% of redis-server's maximum
 throughput (open loop: each request is due on a fixed schedule and its latency
 counts from the due time, so queueing behind a slow request is included).

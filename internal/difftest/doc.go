@@ -20,5 +20,8 @@
 // reason, and Redis/Keyhive give single-side access for setup. Raw, SendRaw
 // and RawExpectClose drive the protocol byte by byte; Proto switches to RESP3;
 // NewConn adds clients. The RESP layer (ReadReply, Parse, Reply, EncodeCommand,
-// Conn) is usable on its own.
+// Conn) is usable on its own. StartRedis, StartProcess (any binary taking
+// redis-server's command line, e.g. BuildKeyhive's) and StartKeyhive start
+// single servers for tools that bring their own client (package workloads,
+// cmd/keyhive-bench).
 package difftest
