@@ -13,6 +13,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -21,6 +22,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -60,10 +62,17 @@ type result struct {
 	ops, errs      int
 	elapsed        time.Duration
 	p50, p99, p999 time.Duration
+	cpu            time.Duration // the server process's CPU time during the run
 	firstErr       error
 }
 
 func (r result) rate() float64 { return float64(r.ops) / r.elapsed.Seconds() }
+
+// cpuPerOp is the server's CPU time per request, in microseconds: unlike
+// throughput it hardly depends on what else the machine is running.
+func (r result) cpuPerOp() float64 {
+	return float64(r.cpu) / float64(time.Microsecond) / float64(r.ops)
+}
 
 // row is one workload's summary line.
 type row struct {
@@ -114,7 +123,7 @@ func run() error {
 				if err != nil {
 					return err
 				}
-				logf("%s round %d %s: %.0f ops/s p50 %v p99 %v p99.9 %v errors %d", w.Name, round+1, s.name, res.rate(), res.p50, res.p99, res.p999, res.errs)
+				logf("%s round %d %s: %.0f ops/s p50 %v p99 %v p99.9 %v cpu %.1f us/op errors %d", w.Name, round+1, s.name, res.rate(), res.p50, res.p99, res.p999, res.cpuPerOp(), res.errs)
 				if s.name == "redis" {
 					r.redisMax = append(r.redisMax, res)
 				} else {
@@ -160,6 +169,14 @@ func measure(s server, w workloads.Workload, rate float64) (result, error) {
 	}
 	if err := w.Prepare(ctx, rdb); err != nil {
 		return result{}, fmt.Errorf("%s: %s prepare: %w", s.name, w.Name, err)
+	}
+	pid, err := serverPID(ctx, rdb)
+	if err != nil {
+		return result{}, fmt.Errorf("%s: %w", s.name, err)
+	}
+	cpuBefore, err := processCPU(pid)
+	if err != nil {
+		return result{}, err
 	}
 	runCtx, cancel := context.WithTimeout(ctx, *flagDuration)
 	defer cancel()
@@ -207,6 +224,11 @@ func measure(s server, w workloads.Workload, rate float64) (result, error) {
 	}
 	wg.Wait()
 	res := result{elapsed: time.Since(start), firstErr: firstErr}
+	cpuAfter, err := processCPU(pid)
+	if err != nil {
+		return result{}, err
+	}
+	res.cpu = cpuAfter - cpuBefore
 	all := slices.Concat(latencies...)
 	slices.Sort(all)
 	res.ops = len(all)
@@ -222,6 +244,38 @@ func measure(s server, w workloads.Workload, rate float64) (result, error) {
 	}
 	return res, nil
 }
+
+// serverPID is the server's process id from INFO server.
+func serverPID(ctx context.Context, rdb *redis.Client) (int, error) {
+	info, err := rdb.InfoMap(ctx, "server").Result()
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(info["Server"]["process_id"])
+}
+
+// processCPU is a process's user + system CPU time from /proc/PID/stat.
+func processCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// Fields after the parenthesized command name start at field 3 (state);
+	// utime and stime are fields 14 and 15, in clock ticks.
+	fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(fields) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: too few fields", pid)
+	}
+	utime, err1 := strconv.ParseInt(fields[11], 10, 64)
+	stime, err2 := strconv.ParseInt(fields[12], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, err
+	}
+	return time.Duration(utime+stime) * time.Second / clockTicks, nil
+}
+
+// clockTicks is USER_HZ, the unit of /proc's CPU times: 100 on Linux.
+const clockTicks = 100
 
 func medianRate(rs []result) float64 {
 	rates := make([]float64, len(rs))
@@ -249,24 +303,33 @@ func ms(d time.Duration) string { return fmt.Sprintf("%.3f", float64(d)/float64(
 // the rate-limited load.
 func render(rows []row) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "| workload | redis ops/s | keyhive ops/s | ratio (keyhive/redis) | per-round range | redis p50/p99/p99.9 ms | keyhive p50/p99/p99.9 ms | load (50%% of redis max) | redis p99 ms | keyhive p99 ms | errors |\n")
-	fmt.Fprintf(&b, "|---|---:|---:|---:|---|---|---|---:|---:|---:|---:|\n")
+	fmt.Fprintf(&b, "| workload | redis ops/s | keyhive ops/s | throughput ratio (keyhive/redis) | per-round range | server CPU us/request redis / keyhive | CPU ratio (redis/keyhive) | per-round range | redis p50/p99/p99.9 ms | keyhive p50/p99/p99.9 ms | load (50%% of redis max) | redis p99 ms | keyhive p99 ms | errors |\n")
+	fmt.Fprintf(&b, "|---|---:|---:|---:|---|---:|---:|---|---|---|---:|---:|---:|---:|\n")
 	for _, r := range rows {
 		rr, kr := medianRate(r.redisMax), medianRate(r.keyhiveMax)
 		ratios := make([]float64, len(r.redisMax))
+		var cpuRatios, redisCPU, keyhiveCPU []float64
 		errs := r.redisAt.errs + r.keyhiveAt.errs
 		for i := range r.redisMax {
 			ratios[i] = r.keyhiveMax[i].rate() / r.redisMax[i].rate()
+			redisCPU = append(redisCPU, r.redisMax[i].cpuPerOp())
+			keyhiveCPU = append(keyhiveCPU, r.keyhiveMax[i].cpuPerOp())
+			cpuRatios = append(cpuRatios, r.redisMax[i].cpuPerOp()/r.keyhiveMax[i].cpuPerOp())
 			errs += r.redisMax[i].errs + r.keyhiveMax[i].errs
 		}
-		slices.Sort(ratios)
+		for _, xs := range [][]float64{ratios, cpuRatios, redisCPU, keyhiveCPU} {
+			slices.Sort(xs)
+		}
 		pct := func(rs []result) string {
 			return ms(medianOf(rs, func(r result) time.Duration { return r.p50 })) + " / " +
 				ms(medianOf(rs, func(r result) time.Duration { return r.p99 })) + " / " +
 				ms(medianOf(rs, func(r result) time.Duration { return r.p999 }))
 		}
-		fmt.Fprintf(&b, "| %s | %.0f | %.0f | **%.2f** | %.2f-%.2f | %s | %s | %.0f ops/s | %s | %s | %d |\n",
-			r.name, rr, kr, ratios[len(ratios)/2], ratios[0], ratios[len(ratios)-1], pct(r.redisMax), pct(r.keyhiveMax),
+		mid := len(ratios) / 2
+		fmt.Fprintf(&b, "| %s | %.0f | %.0f | **%.2f** | %.2f-%.2f | %.1f / %.1f | **%.2f** | %.2f-%.2f | %s | %s | %.0f ops/s | %s | %s | %d |\n",
+			r.name, rr, kr, ratios[mid], ratios[0], ratios[len(ratios)-1],
+			redisCPU[mid], keyhiveCPU[mid], cpuRatios[mid], cpuRatios[0], cpuRatios[len(cpuRatios)-1],
+			pct(r.redisMax), pct(r.keyhiveMax),
 			r.target, ms(r.redisAt.p99), ms(r.keyhiveAt.p99), errs)
 	}
 	return b.String()
@@ -288,7 +351,11 @@ Columns: ops/s are application requests per second (one request is one or
 several commands, pipelined or scripted as the application sends them), the
 median over the rounds at maximum throughput (closed loop); the ratio is the
 median of the per-round ratios keyhive/redis (each from two back-to-back runs;
-> 1: Keyhive faster) and the range shows their spread. Latencies at maximum throughput are medians over the rounds.
+> 1: Keyhive faster) and the range shows their spread. Server CPU per request
+is the server process's user + system time (/proc/PID/stat) over the run
+divided by the requests served, the median over the rounds; its ratio
+redis/keyhive (> 1: Keyhive cheaper) is the figure least disturbed by the other
+processes on the machine. Latencies at maximum throughput are medians over the rounds.
 The last columns are the p99 of each server at 50% of redis-server's maximum
 throughput (open loop: each request is due on a fixed schedule and its latency
 counts from the due time, so queueing behind a slow request is included).
