@@ -81,8 +81,9 @@ func AppendDouble(b []byte, f float64) []byte {
 type Encoder struct {
 	Compress bool
 	lzf      Compressor
-	// Listpack is a reusable builder for the value being encoded.
+	// Listpack and Scratch are reusable buffers for the value being encoded.
 	Listpack Listpack
+	Scratch  []byte
 }
 
 // AppendString appends s as an RDB string.
