@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -87,7 +88,7 @@ func (s *Server) appendValue(enc *persistence.Encoder, b []byte, e *keyspace.Ent
 	case keyspace.TypeList:
 		head(persistence.TypeListQuicklist2)
 		l := viewList(e)
-		b = enc.AppendListNodes(b, s.cfg.ListMaxListpackSize(), l.len(), func(fn func([]byte) bool) { l.each(0, false, fn) })
+		b = enc.AppendListNodes(b, s.cfg.ListMaxListpackSize(), func(fn func([]byte) bool) { l.each(0, false, fn) })
 	case keyspace.TypeSet:
 		set := viewSet(e)
 		if set.obj == nil {
@@ -387,7 +388,8 @@ func (s *Server) loadRDBData(data []byte, merge bool) error {
 			return nil
 		},
 		Function: func(code []byte) error {
-			_, err := s.scripts.LoadLibrary(code, merge)
+			// The library keeps its code; data is the mapped file.
+			_, err := s.scripts.LoadLibrary(bytes.Clone(code), merge)
 			return err
 		},
 		Key: func(r *persistence.Record) error {
