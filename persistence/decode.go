@@ -312,7 +312,9 @@ func DecodeDump(p []byte) (v Value, err error) {
 	if binary.LittleEndian.Uint16(footer) > Version || binary.LittleEndian.Uint64(footer[2:]) != CRC64(0, p[:len(p)-8]) {
 		return v, ErrDumpPayload
 	}
-	d := &decoder{b: p[:len(p)-10]}
+	// Like Redis, read from the whole payload: a value may run into the
+	// footer.
+	d := &decoder{b: p}
 	defer func() {
 		if err != nil && (errors.Is(err, ErrEmptyKey) || errors.As(err, new(*Error))) {
 			err = ErrBadData

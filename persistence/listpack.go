@@ -36,16 +36,6 @@ func (lp *Listpack) Len() int { return lp.n }
 // Size returns the encoded size so far, header and end byte included.
 func (lp *Listpack) Size() int { return max(len(lp.buf), listpackHeader) + 1 }
 
-// EntrySize returns the bytes s takes as an entry.
-func EntrySize(s []byte) int {
-	if v, ok := listpackInt(s); ok {
-		n := intEntryLen(v)
-		return n + backlenSize(n)
-	}
-	n := strHeaderLen(len(s)) + len(s)
-	return n + backlenSize(n)
-}
-
 func listpackInt(s []byte) (int64, bool) {
 	if len(s) == 0 || len(s) > 20 {
 		return 0, false
@@ -67,16 +57,6 @@ func intEntryLen(v int64) int {
 		return 5
 	}
 	return 9
-}
-
-func strHeaderLen(n int) int {
-	switch {
-	case n < 64:
-		return 1
-	case n < 4096:
-		return 2
-	}
-	return 5
 }
 
 func backlenSize(n int) int {

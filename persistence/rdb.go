@@ -149,12 +149,15 @@ func (lp *Listpack) AppendScore(f float64) {
 }
 
 // AppendListNodes appends a QUICKLIST_2 value's payload for elements split
-// into listpack nodes as list-max-listpack-size (fill) allows: at most fill
-// elements when positive, else at most 4 KiB << (-fill-1) bytes per node.
-func (e *Encoder) AppendListNodes(b []byte, fill int, n int, each func(fn func(el []byte) bool)) []byte {
-	maxBytes, maxCount := 8192, fill
+// into listpack nodes as Redis's pushes split them under
+// list-max-listpack-size (fill): a node takes an element while its size
+// plus the element's length plus 8 stays within 4 KiB << (-fill-1) bytes
+// (negative fill), or within 8 KiB and fill elements (positive fill).
+func (e *Encoder) AppendListNodes(b []byte, fill int, each func(fn func(el []byte) bool)) []byte {
+	fits := func(size, count int) bool { return size <= 8192 && count < fill }
 	if fill < 0 {
-		maxBytes, maxCount = 4096<<min(-fill-1, 4), math.MaxInt
+		limit := 4096 << min(-fill-1, 4)
+		fits = func(size, _ int) bool { return size <= limit }
 	}
 	var nodes [][]byte
 	lp := &e.Listpack
@@ -164,7 +167,7 @@ func (e *Encoder) AppendListNodes(b []byte, fill int, n int, each func(fn func(e
 		lp.Reset()
 	}
 	each(func(el []byte) bool {
-		if lp.Len() > 0 && (lp.Len() >= maxCount || lp.Size()+EntrySize(el) > maxBytes) {
+		if lp.Len() > 0 && !fits(lp.Size()+len(el)+8, lp.Len()) {
 			flush()
 		}
 		lp.Append(el)
