@@ -65,10 +65,16 @@ func TestDumpRestoreErrors(t *testing.T) {
 	p.Do("RESTORE", "k", "0", withDumpFooter("\x10\x03abc", 10))              // not a listpack
 	p.Do("EXISTS", "k")
 	// Old encodings Redis still loads: a ziplist list and a zset v1.
-	p.Do("RESTORE", "zl", "0", withDumpFooter("\x0a\x12\x12\x00\x00\x00\x0f\x00\x00\x00\x02\x00\x00\x01a\x03\xf2\xff", 10))
+	p.Do("RESTORE", "zl", "0", withDumpFooter("\x0a\x10\x10\x00\x00\x00\x0d\x00\x00\x00\x02\x00\x00\x01a\x03\xf2\xff", 10))
 	p.Do("LRANGE", "zl", "0", "-1")
 	p.Do("RESTORE", "z1", "0", withDumpFooter("\x03\x02\x01a\x031.5\x01b\xfe", 10))
 	p.Do("ZRANGE", "z1", "0", "-1", "WITHSCORES")
+	p.Do("RESTORE", "zm", "0", withDumpFooter("\x09\x0e\x02\x01f\x01\x00v\x02ab\x02\x00xy\xff", 10))
+	p.DoUnorderedPairs("HGETALL", "zm")
+	p.Do("RESTORE", "hz", "0", withDumpFooter("\x0d\x11\x11\x00\x00\x00\x0d\x00\x00\x00\x02\x00\x00\x01f\x03\x01v\xff", 10))
+	p.Do("HGETALL", "hz")
+	p.Do("RESTORE", "zz", "0", withDumpFooter("\x0c\x10\x10\x00\x00\x00\x0d\x00\x00\x00\x02\x00\x00\x01m\x03\xf3\xff", 10))
+	p.Do("ZRANGE", "zz", "0", "-1", "WITHSCORES")
 }
 
 func TestRestoreTTLAndOptions(t *testing.T) {
