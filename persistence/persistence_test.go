@@ -163,7 +163,7 @@ func TestIntsetRoundTrip(t *testing.T) {
 func TestOldEncodings(t *testing.T) {
 	for _, c := range []struct {
 		name, value string
-		want       []string
+		want        []string
 	}{
 		// ziplist: zlbytes, zltail, zllen, then "a", 1 (an immediate), -3 (int8), end.
 		{"list ziplist", "\x0a\x13\x13\x00\x00\x00\x0f\x00\x00\x00\x03\x00\x00\x01a\x03\xf2\x02\xfe\xfd\xff", []string{"a", "1", "-3"}},

@@ -58,7 +58,7 @@ func TestDumpRestoreErrors(t *testing.T) {
 	p.Do("RESTORE", "k", "0", withDumpFooter("\x00\x09value", 10)) // a string running into the footer
 	p.Do("STRLEN", "k")
 	p.Do("DEL", "k")
-	p.Do("RESTORE", "k", "0", withDumpFooter("\x00\x7fvalue", 10)) // running past the end
+	p.Do("RESTORE", "k", "0", withDumpFooter("\x00\x7fvalue", 10))            // running past the end
 	p.Do("RESTORE", "k", "0", withDumpFooter("\x02\x00", 10))                 // an empty set
 	p.Do("RESTORE", "k", "0", withDumpFooter("\x02\x02\x01a\x01a", 10))       // a duplicate member
 	p.Do("RESTORE", "k", "0", withDumpFooter("\x0b\x04\x02\x00\x00\x00", 10)) // a truncated intset
