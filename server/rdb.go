@@ -509,7 +509,9 @@ func (s *Server) writePersistenceInfo(b *strings.Builder) {
 	}
 	field(b, "rdb_current_bgsave_time_sec", current)
 	field(b, "rdb_saves", s.rdb.saves.Load())
-	field(b, "rdb_last_cow_size", 0)
+	// The memory a save needs beyond the data: here the shards serialized
+	// ahead of the saver (Redis reports its fork's copy-on-write).
+	field(b, "rdb_last_cow_size", s.rdb.peakExtra.Load())
 	field(b, "rdb_last_load_keys_expired", s.rdb.expiredLoaded.Load())
 	field(b, "rdb_last_load_keys_loaded", s.rdb.loadedKeys.Load())
 }
