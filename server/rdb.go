@@ -397,18 +397,25 @@ func (s *Server) loadRDBData(data []byte, merge bool) error {
 				expired++
 				return nil
 			}
-			if e, found := x.DB.Lookup(r.Key, x.Now, false); found {
+			e, found := x.DB.Lookup(r.Key, x.Now, false)
+			if found {
 				if !merge {
 					return fmt.Errorf("duplicated key '%s' in DB %d", r.Key, x.DB.ID())
 				}
-				x.DB.DeleteEntry(&e)
+				x.DB.DeleteEntry(&e) // e is now the key's vacancy
 			}
-			if err := x.storeValue(r.Key, &r.Value); err != nil {
-				return err
-			}
-			e, _ := x.DB.Lookup(r.Key, x.Now, false)
-			if r.ExpireAt != -1 {
-				x.DB.SetExpire(&e, r.ExpireAt, x.Now)
+			expireAt := max(r.ExpireAt, 0)
+			if r.Value.Type == persistence.TypeString {
+				// Most keys: one lookup, the value stored straight into it.
+				x.DB.Put(&e, r.Key, keyspace.TypeString, stringEncoding(r.Value.Str), r.Value.Str, expireAt, x.Now)
+			} else {
+				if err := x.storeValue(r.Key, &r.Value); err != nil {
+					return err
+				}
+				e, _ = x.DB.Lookup(r.Key, x.Now, false)
+				if expireAt != 0 {
+					x.DB.SetExpire(&e, expireAt, x.Now)
+				}
 			}
 			x.setAccess(&e, mode, r.Freq, r.Idle)
 			loaded++
