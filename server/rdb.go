@@ -456,7 +456,7 @@ func (x *Ctx) storeValue(key []byte, v *persistence.Value) error {
 		for _, el := range v.Elems {
 			l.push(false, el)
 		}
-		l.commit()
+		l.commit("")
 	case persistence.TypeSet:
 		var set setEdit
 		x.editSet(key, &set)
@@ -465,7 +465,7 @@ func (x *Ctx) storeValue(key []byte, v *persistence.Value) error {
 				return errDuplicate
 			}
 		}
-		set.commit()
+		set.commit("")
 	case persistence.TypeZSet:
 		var z zsetEdit
 		x.editZSet(key, &z)
@@ -475,7 +475,7 @@ func (x *Ctx) storeValue(key []byte, v *persistence.Value) error {
 			}
 			z.add(m, v.Scores[i])
 		}
-		z.commit()
+		z.commit("")
 	case persistence.TypeHash:
 		var h hashEdit
 		x.editHash(key, &h)
@@ -484,7 +484,7 @@ func (x *Ctx) storeValue(key []byte, v *persistence.Value) error {
 				return errDuplicate
 			}
 		}
-		h.commit()
+		h.commit("")
 	}
 	return nil
 }
