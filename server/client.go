@@ -417,7 +417,7 @@ func (c *Client) execute(args [][]byte) {
 	switch {
 	case cmd == cmdExec:
 		c.multi.lockSet(x, c)
-	case cmd.Flags&FlagAllKeys != 0:
+	case cmd.Flags&FlagAllKeys != 0, cmd.lockAll != nil && cmd.lockAll(args):
 		x.locks.All()
 	default:
 		x.keyBuf = cmd.keyArgs(args, x.keyBuf[:0])

@@ -53,6 +53,7 @@ type Server struct {
 	tracking                   tracking
 	pubsub                     pubsubRegistry
 	scriptState
+	rdb rdbState
 	// activeExpireEnabled is DEBUG SET-ACTIVE-EXPIRE.
 	activeExpireEnabled atomic.Bool
 	peakMemory          atomic.Int64
@@ -93,6 +94,9 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 		o(s)
 	}
 	s.activeExpireEnabled.Store(true)
+	s.rdb.lastSave.Store(s.started.Unix())
+	s.rdb.lastBgsaveOK.Store(true)
+	s.rdb.lastBgsaveSec.Store(-1)
 	_, s.wallClock = s.clock.(clock.Real)
 	s.ks = keyspace.New(cfg.Databases(), keyspace.Hooks{Expired: s.keyExpired, Modified: s.keyModified, Created: s.keyCreated})
 	s.watchAccessPolicy()
@@ -109,6 +113,9 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 // serves them in the background. Port 0 picks a free port; see Addr.
 func (s *Server) Start() error {
 	s.startupMemory = s.usedMemory(monoNow(), 0)
+	if err := s.loadRDB(); err != nil {
+		return err
+	}
 	// Port 0 picks a free port, unless a unix socket or TLS port is
 	// configured: then, as in Redis, it means no plain TCP listener.
 	if port := s.cfg.Port(); port != 0 || (s.cfg.UnixSocket() == "" && s.cfg.TLSPort() == 0) {
@@ -249,6 +256,7 @@ func (s *Server) Close() error {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
+	s.rdb.bgDone.Wait()
 	if path := s.cfg.UnixSocket(); path != "" {
 		os.Remove(path)
 	}
@@ -258,8 +266,9 @@ func (s *Server) Close() error {
 // Done is closed when the server has been closed (by Close or SHUTDOWN).
 func (s *Server) Done() <-chan struct{} { return s.done }
 
-// cron does the periodic work Redis's serverCron does: active expiry within
-// its CPU budget (25% of each tick), at hz ticks per second.
+// cron does the periodic work Redis's serverCron does: save points, and
+// active expiry within its CPU budget (25% of each tick), at hz ticks per
+// second.
 func (s *Server) cron() {
 	defer s.wg.Done()
 	hz := max(s.cfg.Hz(), 1)
@@ -272,6 +281,7 @@ func (s *Server) cron() {
 			return
 		case <-tick.C:
 		}
+		s.saveCron()
 		if now := s.clock.UnixMilli(); now/1000 != lastSecond {
 			lastSecond = now / 1000
 			s.closeIdleClients(now)
