@@ -319,8 +319,10 @@ func QuickLinkUnderMaxmemory(ctx context.Context, env *Env) error {
 	// used_memory counts Go heap garbage that eviction cannot free (for an
 	// in-process server, its host's too): with maxmemory = used_memory + 2 MB
 	// and 3000 links of 2 KB, Keyhive (cmd/keyhive as its own process)
-	// refused 350 SETEX with OOM after evicting, where redis-server refused
-	// none. That step is left out until eviction accounts for it.
+	// answered "-OOM command not allowed when used memory > 'maxmemory'." to
+	// 350-973 of the SETEX (from about the 2200th on) after evicting, where
+	// redis-server answered OK to all. That step is left out until eviction
+	// accounts for it.
 	limit := base + 24<<20
 	defer rdb.ConfigSet(ctx, "maxmemory", "0")
 	for _, kv := range [][2]string{{"maxmemory-policy", "volatile-lru"}, {"maxmemory-samples", "10"}, {"maxmemory", strconv.FormatInt(limit, 10)}} {
