@@ -139,7 +139,10 @@ func TestCVEHugeEncodingThresholds(t *testing.T) {
 // nesting and sizes (CVE-2022-24834, CVE-2020-14147 struct), bit.tohex
 // at the integer limits (CVE-2024-31449).
 func TestCVELua(t *testing.T) {
-	p := difftest.Start(t)
+	// Servers of its own, and time: a script that runs long (under -race)
+	// must not leave shared servers busy.
+	p := difftest.StartIsolated(t)
+	p.SetTimeout(2 * time.Minute)
 	for _, script := range []string{
 		"local function f(n) return 1 + f(n + 1) end return f(1)",
 		"return unpack({}, 1, 1e7)",
