@@ -21,6 +21,8 @@ const (
 	maxChunks    = 1 << (refBits - chunkBits)
 	offsetMask   = chunkSize - 1
 	evacuateLive = 2 // evacuate a chunk once less than 1/evacuateLive of it is live
+	// under a memory limit, compact a chunk once 1/compactLimited of it is garbage
+	compactLimited = 4
 )
 
 // Entry layout:
@@ -57,14 +59,13 @@ type arena struct {
 }
 
 // accounting is what the keyspace's arenas share: their resident bytes (see
-// chunkMem) and whether memory is limited (maxmemory), when a tail chunk's
-// garbage is worth evacuating early, or a shard's tail alone could hold
-// more than the limit allows across 1024 shards.
+// chunkMem) and whether memory is limited (maxmemory). Under a limit garbage
+// is what keeps keys out, so a chunk is compacted once a quarter of it is
+// garbage (at least a page) instead of a half: eviction then leaves
+// memory for about as many keys as Redis holds in the same maxmemory.
 type accounting struct {
-	mem atomic.Int64
-	// tailGarbage is the garbage that makes a tail chunk worth evacuating
-	// under a memory limit, 0 without one.
-	tailGarbage atomic.Int64
+	mem     atomic.Int64
+	limited atomic.Bool
 }
 
 func newArena(pending *atomic.Int64, acct *accounting) arena {
@@ -72,14 +73,17 @@ func newArena(pending *atomic.Int64, acct *accounting) arena {
 }
 
 // chunkMem is a mapped chunk's resident memory: its pages are touched only as
-// entries are appended, so its used bytes rounded up to whole pages. A large
-// entry's chunk is on the Go heap, which the server counts as a whole.
+// entries are appended (and given back when compaction empties them), so its
+// used bytes rounded up to whole pages. A large entry's chunk is on the Go
+// heap, which the server counts as a whole.
 func chunkMem(c *chunk) int64 {
 	if c.large {
 		return 0
 	}
-	return int64(c.used+pageSize-1) &^ (pageSize - 1)
+	return pageCeil(c.used)
 }
+
+func pageCeil(n int) int64 { return int64(n+pageSize-1) &^ (pageSize - 1) }
 
 const pageSize = 4096
 
@@ -166,12 +170,20 @@ func (a *arena) kill(ref uint64, size int) {
 		a.release(id)
 		return
 	}
-	// A tail chunk is worth moving only once it is well filled, or holds
-	// enough garbage under a memory limit.
-	if c.live*evacuateLive < c.used && (id != a.tail || c.used >= chunkSize/2 ||
-		(a.acct.tailGarbage.Load() != 0 && int64(c.used-c.live) >= a.acct.tailGarbage.Load())) {
+	if a.worthCompacting(c, id) {
 		a.setGarbage(true)
 	}
+}
+
+// worthCompacting reports whether a chunk holds enough garbage to move its
+// live entries (see evacuate). Without a memory limit a tail chunk waits
+// until it is well filled, and a chunk until half of it is garbage.
+func (a *arena) worthCompacting(c *chunk, id int) bool {
+	garbage := c.used - c.live
+	if a.acct.limited.Load() {
+		return garbage >= pageSize && garbage*compactLimited >= c.used
+	}
+	return c.live*evacuateLive < c.used && (id != a.tail || c.used >= chunkSize/2)
 }
 
 func (a *arena) release(id int) {
@@ -274,6 +286,18 @@ func mmap(size int) []byte {
 		panic("keyspace: mmap: " + err.Error())
 	}
 	return b
+}
+
+// unback gives a chunk's pages from byte from to used back to the OS; they
+// read as zeros and are backed again when appended into.
+func (a *arena) unback(c *chunk, from int) {
+	start, end := pageCeil(from), pageCeil(c.used)
+	if start < end {
+		if err := syscall.Madvise(c.data[start:end], syscall.MADV_DONTNEED); err != nil {
+			panic("keyspace: madvise: " + err.Error())
+		}
+		a.acct.mem.Add(start - end)
+	}
 }
 
 func munmap(b []byte) {

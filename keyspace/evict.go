@@ -44,7 +44,7 @@ type Evictor struct {
 
 // EvictOne removes one key chosen by policy among all databases (among keys
 // with a TTL when volatile), sampling samples keys per database. onEvict runs
-// under the key's lock just before the key goes. It returns the bytes the
+// under the key's lock just after the key went. It returns the bytes the
 // entry and its index slot held, and false when no key qualifies.
 func (ks *Keyspace) EvictOne(ev *Evictor, policy EvictPolicy, volatile bool, samples int, now int64, decayTime int, onEvict func(db int, key []byte)) (int64, bool) {
 	ks.all.RLock()
@@ -213,9 +213,9 @@ func (db *DB) evictKey(key []byte, onEvict func(db int, key []byte)) (freed int6
 }
 
 func (db *DB) evict(e *Entry, onEvict func(db int, key []byte)) int64 {
-	freed := EntryBytes(e)
-	onEvict(db.id, e.h.key)
+	freed, key := EntryBytes(e), e.h.key
 	db.DeleteEntry(e)
+	onEvict(db.id, key) // the dead entry's bytes stay until the shard unlocks
 	return freed
 }
 

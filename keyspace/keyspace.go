@@ -253,13 +253,6 @@ func (ks *Keyspace) SwapDB(a, b int) {
 func (ks *Keyspace) MemoryBytes() int64 { return ks.acct.mem.Load() }
 
 // SetMemoryLimit tells the arenas maxmemory (0 for none): under a limit they
-// give back the garbage of partly filled tail chunks once it reaches an
-// eighth of the limit's share per shard (at least a page), so that 1024
-// shards' tails cannot hold more than the limit allows.
-func (ks *Keyspace) SetMemoryLimit(limit int64) {
-	if limit == 0 {
-		ks.acct.tailGarbage.Store(0)
-		return
-	}
-	ks.acct.tailGarbage.Store(min(max(limit/(8*Shards), pageSize), chunkSize/2))
-}
+// compact chunks, tail chunks included, at a quarter of garbage (see
+// accounting).
+func (ks *Keyspace) SetMemoryLimit(limit int64) { ks.acct.limited.Store(limit != 0) }

@@ -159,19 +159,20 @@ func (s *shard) resize(log uint8) {
 	s.expireAt = 0
 }
 
-// evacuate moves the live entries out of chunks that are mostly garbage and
-// releases them. It runs only when the shard's command has finished with any
-// entry bytes it held (see Keyspace.Unlock), since it moves entries.
+// evacuate moves the live entries out of chunks worth compacting: the tail
+// chunk's down to its start (its emptied pages go back to the OS), any other's to the tail, releasing the chunk. It runs only when the
+// shard's command has finished with any entry bytes it held (see
+// Keyspace.Unlock), since it moves entries.
 func (s *shard) evacuate(seed maphash.Seed) {
 	a := &s.arena
 	a.setGarbage(false)
+	if a.tail >= 0 && a.worthCompacting(&a.chunks[a.tail], a.tail) {
+		s.compactTail(seed)
+	}
 	for id := range a.chunks {
 		c := &a.chunks[id]
-		if c.data == nil || c.large || c.live*evacuateLive >= c.used {
+		if c.data == nil || c.large || id == a.tail || !a.worthCompacting(c, id) {
 			continue
-		}
-		if id == a.tail {
-			a.tail = -1 // append the survivors elsewhere
 		}
 		for off := 0; off < c.used; {
 			e := c.data[off:]
@@ -188,6 +189,30 @@ func (s *shard) evacuate(seed maphash.Seed) {
 		}
 		a.release(id)
 	}
+}
+
+// compactTail slides the tail chunk's live entries down over its garbage,
+// which costs no new chunk and no copy to another one.
+func (s *shard) compactTail(seed maphash.Seed) {
+	a := &s.arena
+	id := a.tail
+	c := &a.chunks[id]
+	to := 0
+	for off := 0; off < c.used; {
+		h := decode(c.data[off:])
+		size := h.size
+		if h.flags&flagDead == 0 {
+			if to != off {
+				i := s.findRef(maphash.Bytes(seed, h.key), uint64(id)<<chunkBits|uint64(off))
+				copy(c.data[to:], c.data[off:off+size])
+				s.slots[i] = s.slots[i]&^refMask | uint64(id)<<chunkBits | uint64(to)
+			}
+			to += size
+		}
+		off += size
+	}
+	a.unback(c, to)
+	c.used, c.live = to, to
 }
 
 // findRef returns the index slot pointing at ref.
