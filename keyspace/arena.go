@@ -13,16 +13,14 @@ import (
 //
 // A ref names an entry: chunk id (22 bits) and offset in the chunk (18 bits).
 const (
-	chunkBits    = 18
-	chunkSize    = 1 << chunkBits // 256 KiB: bounds the copy when a chunk is evacuated
-	largeEntry   = chunkSize / 4
-	refBits      = 40
-	refMask      = 1<<refBits - 1
-	maxChunks    = 1 << (refBits - chunkBits)
-	offsetMask   = chunkSize - 1
-	evacuateLive = 2 // evacuate a chunk once less than 1/evacuateLive of it is live
-	// under a memory limit, compact a chunk once 1/compactLimited of it is garbage
-	compactLimited = 4
+	chunkBits  = 18
+	chunkSize  = 1 << chunkBits // 256 KiB: bounds the copy when a chunk is evacuated
+	largeEntry = chunkSize / 4
+	refBits    = 40
+	refMask    = 1<<refBits - 1
+	maxChunks  = 1 << (refBits - chunkBits)
+	offsetMask = chunkSize - 1
+	compactAt  = 4 // compact a chunk once 1/compactAt of it is garbage
 )
 
 // Entry layout:
@@ -59,13 +57,9 @@ type arena struct {
 }
 
 // accounting is what the keyspace's arenas share: their resident bytes (see
-// chunkMem) and whether memory is limited (maxmemory). Under a limit garbage
-// is what keeps keys out, so a chunk is compacted once a quarter of it is
-// garbage (at least a page) instead of a half: eviction then leaves
-// memory for about as many keys as Redis holds in the same maxmemory.
+// chunkMem).
 type accounting struct {
-	mem     atomic.Int64
-	limited atomic.Bool
+	mem atomic.Int64
 }
 
 func newArena(pending *atomic.Int64, acct *accounting) arena {
@@ -170,20 +164,19 @@ func (a *arena) kill(ref uint64, size int) {
 		a.release(id)
 		return
 	}
-	if a.worthCompacting(c, id) {
+	if a.worthCompacting(c) {
 		a.setGarbage(true)
 	}
 }
 
 // worthCompacting reports whether a chunk holds enough garbage to move its
-// live entries (see evacuate). Without a memory limit a tail chunk waits
-// until it is well filled, and a chunk until half of it is garbage.
-func (a *arena) worthCompacting(c *chunk, id int) bool {
+// live entries (see evacuate): a quarter of it, and at least a page. Garbage
+// is memory that holds no key: a lower bar would copy more per byte freed, a
+// higher one would let a limited cache hold fewer keys than Redis does in the
+// same maxmemory, and deleted keys' memory come back later.
+func (a *arena) worthCompacting(c *chunk) bool {
 	garbage := c.used - c.live
-	if a.acct.limited.Load() {
-		return garbage >= pageSize && garbage*compactLimited >= c.used
-	}
-	return c.live*evacuateLive < c.used && (id != a.tail || c.used >= chunkSize/2)
+	return garbage >= pageSize && garbage*compactAt >= c.used
 }
 
 func (a *arena) release(id int) {

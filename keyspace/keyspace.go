@@ -251,8 +251,3 @@ func (ks *Keyspace) SwapDB(a, b int) {
 // outside the Go heap (big values' own chunks are on it, and counted here
 // too). It is kept as a counter, cheap enough to read before every command.
 func (ks *Keyspace) MemoryBytes() int64 { return ks.acct.mem.Load() }
-
-// SetMemoryLimit tells the arenas maxmemory (0 for none): under a limit they
-// compact chunks, tail chunks included, at a quarter of garbage (see
-// accounting).
-func (ks *Keyspace) SetMemoryLimit(limit int64) { ks.acct.limited.Store(limit != 0) }

@@ -166,12 +166,12 @@ func (s *shard) resize(log uint8) {
 func (s *shard) evacuate(seed maphash.Seed) {
 	a := &s.arena
 	a.setGarbage(false)
-	if a.tail >= 0 && a.worthCompacting(&a.chunks[a.tail], a.tail) {
+	if a.tail >= 0 && a.worthCompacting(&a.chunks[a.tail]) {
 		s.compactTail(seed)
 	}
 	for id := range a.chunks {
 		c := &a.chunks[id]
-		if c.data == nil || c.large || id == a.tail || !a.worthCompacting(c, id) {
+		if c.data == nil || c.large || id == a.tail || !a.worthCompacting(c) {
 			continue
 		}
 		for off := 0; off < c.used; {

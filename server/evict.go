@@ -60,7 +60,6 @@ func (s *Server) watchMaxMemory() {
 	e.onEvict = s.keyEvicted
 	sync := func() {
 		e.limit.Store(s.cfg.MaxMemory())
-		s.ks.SetMemoryLimit(s.cfg.MaxMemory())
 		p, scope, _ := strings.Cut(s.cfg.MaxMemoryPolicy(), "-")
 		if scope == "" {
 			p, scope = scope, p
