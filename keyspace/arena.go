@@ -170,13 +170,13 @@ func (a *arena) kill(ref uint64, size int) {
 }
 
 // worthCompacting reports whether a chunk holds enough garbage to move its
-// live entries (see evacuate): a quarter of it, and at least a page. Garbage
-// is memory that holds no key: a lower bar would copy more per byte freed, a
-// higher one would let a limited cache hold fewer keys than Redis does in the
-// same maxmemory, and deleted keys' memory come back later.
+// live entries (see evacuate): a quarter of it, and at least a page, or all
+// of it. Garbage is memory that holds no key: a lower bar would copy more per
+// byte freed, a higher one would let a limited cache hold fewer keys than
+// Redis does in the same maxmemory, and deleted keys' memory come back later.
 func (a *arena) worthCompacting(c *chunk) bool {
 	garbage := c.used - c.live
-	return garbage >= pageSize && garbage*compactAt >= c.used
+	return garbage >= pageSize && garbage*compactAt >= c.used || c.live == 0 && c.used > 0
 }
 
 func (a *arena) release(id int) {

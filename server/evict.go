@@ -19,10 +19,11 @@ import (
 // used memory = the keyspace's off-heap arenas and indexes (a counter kept as
 // entries are written) + what the Go runtime holds from the OS (heap,
 // including every client buffer and large value, stacks, runtime metadata),
-// read from runtime/metrics at most once a millisecond. maxmemory bounds what
-// it grows beyond the startup footprint (used_memory_startup: the Go runtime
-// and the empty shards of every database, about 8 MB, where Redis starts at
-// 1 MB), so that the same maxmemory holds as many keys as in Redis.
+// read from runtime/metrics at most once a millisecond. maxmemory bounds it
+// with Redis's startup footprint (1 MB) in place of Keyhive's
+// (used_memory_startup: the Go runtime and the empty shards of every
+// database, about 9 MB), so that the same maxmemory holds as many keys as
+// in Redis; RSS may exceed maxmemory by the difference (README, Memory).
 
 const errOOM = "OOM command not allowed when used memory > 'maxmemory'."
 
@@ -94,10 +95,15 @@ func (s *Server) usedMemory(mono int64, maxAge time.Duration) int64 {
 	return s.ks.MemoryBytes() + s.evict.runtimeMem.Load()
 }
 
-// memoryOver reports how far used memory beyond the startup footprint is
-// above maxmemory.
+// redisStartupMemory stands for Keyhive's startup footprint in what
+// maxmemory counts: Redis 7.0's used_memory_startup, about 1 MB.
+const redisStartupMemory = 1 << 20
+
+// memoryOver reports how far used memory is above maxmemory, counting
+// Redis's startup footprint in place of Keyhive's.
 func (s *Server) memoryOver(mono int64, maxAge time.Duration) int64 {
-	return s.usedMemory(mono, maxAge) - s.startupMemory - s.evict.limit.Load()
+	runtimeGrowth := s.usedMemory(mono, maxAge) - s.ks.MemoryBytes() - s.startupMemory
+	return s.ks.MemoryBytes() + max(runtimeGrowth, 0) + redisStartupMemory - s.evict.limit.Load()
 }
 
 // outOfMemory runs evictions before cmd (execute calls it when maxmemory is
