@@ -20,7 +20,7 @@ const (
 	refMask    = 1<<refBits - 1
 	maxChunks  = 1 << (refBits - chunkBits)
 	offsetMask = chunkSize - 1
-	compactAt  = 4 // compact a chunk once 1/compactAt of it is garbage
+	compactAt  = 8 // compact a chunk once 1/compactAt of it is garbage
 )
 
 // Entry layout:
@@ -66,15 +66,18 @@ func newArena(pending *atomic.Int64, acct *accounting) arena {
 	return arena{tail: -1, pending: pending, acct: acct}
 }
 
-// chunkMem is a mapped chunk's resident memory: its pages are touched only as
-// entries are appended (and given back when compaction empties them), so its
-// used bytes rounded up to whole pages. A large entry's chunk is on the Go
-// heap, which the server counts as a whole.
+// chunkMem is what a mapped chunk counts in used memory: its used bytes,
+// garbage included. Its pages are touched only as entries are appended (and
+// given back when compaction empties them), so its resident memory is at
+// most a page more: like the unused part of an allocator's page, which
+// Redis's used_memory does not count either (at most 4 MB per database in
+// use, README). A large entry's chunk is on the Go heap, which the server
+// counts as a whole.
 func chunkMem(c *chunk) int64 {
 	if c.large {
 		return 0
 	}
-	return pageCeil(c.used)
+	return int64(c.used)
 }
 
 func pageCeil(n int) int64 { return int64(n+pageSize-1) &^ (pageSize - 1) }
@@ -123,12 +126,9 @@ func (a *arena) alloc(size int) (uint64, []byte) {
 	}
 	c := &a.chunks[a.tail]
 	off := c.used
-	before := chunkMem(c)
 	c.used += size
 	c.live += size
-	if after := chunkMem(c); after != before {
-		a.acct.mem.Add(after - before)
-	}
+	a.acct.mem.Add(int64(size))
 	return uint64(a.tail)<<chunkBits | uint64(off), c.data[off : off+size : off+size]
 }
 
@@ -281,16 +281,16 @@ func mmap(size int) []byte {
 	return b
 }
 
-// unback gives a chunk's pages from byte from to used back to the OS; they
-// read as zeros and are backed again when appended into.
-func (a *arena) unback(c *chunk, from int) {
-	start, end := pageCeil(from), pageCeil(c.used)
-	if start < end {
+// truncate drops a chunk's bytes from used on, giving their whole pages
+// back to the OS: they read as zeros and are backed again when appended into.
+func (a *arena) truncate(c *chunk, used int) {
+	a.acct.mem.Add(int64(used - c.used))
+	if start, end := pageCeil(used), pageCeil(c.used); start < end {
 		if err := syscall.Madvise(c.data[start:end], syscall.MADV_DONTNEED); err != nil {
 			panic("keyspace: madvise: " + err.Error())
 		}
-		a.acct.mem.Add(start - end)
 	}
+	c.used, c.live = used, used
 }
 
 func munmap(b []byte) {

@@ -211,8 +211,7 @@ func (s *shard) compactTail(seed maphash.Seed) {
 		}
 		off += size
 	}
-	a.unback(c, to)
-	c.used, c.live = to, to
+	a.truncate(c, to)
 }
 
 // findRef returns the index slot pointing at ref.

@@ -246,5 +246,7 @@ func hitRate(t *testing.T, addr string) float64 {
 		}
 		p.flush()
 	}
+	p.send("DBSIZE")
+	t.Logf("%s holds %s keys", addr, p.flush()[0])
 	return 100 * float64(hits) / float64(total)
 }
