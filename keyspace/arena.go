@@ -54,7 +54,19 @@ type arena struct {
 	// of an exclusive command looks at every shard only when one has some.
 	pending *atomic.Int64
 	acct    *accounting
+	// holes are dead entries that alloc fills again before appending, as
+	// ref | size<<refBits: the same key and value sizes come and go in a
+	// cache, and a filled hole costs neither compaction nor memory. Only
+	// holes[:ready] are filled: the others died during the command holding
+	// the shard, whose entry bytes must stay as they are until it unlocks.
+	holes []uint64
+	ready int
 }
+
+const (
+	maxHoles  = 32
+	minFiller = headerSize + 2 // a dead entry with an empty key and value
+)
 
 // accounting is what the keyspace's arenas share: their resident bytes (see
 // chunkMem).
@@ -121,6 +133,9 @@ func (a *arena) alloc(size int) (uint64, []byte) {
 		c.used, c.live = size, size
 		return uint64(id) << chunkBits, c.data
 	}
+	if ref, dst, ok := a.fill(size); ok {
+		return ref, dst
+	}
 	if a.tail < 0 || a.chunks[a.tail].used+size > chunkSize {
 		a.tail = a.newChunk(mmap(chunkSize), false)
 	}
@@ -130,6 +145,45 @@ func (a *arena) alloc(size int) (uint64, []byte) {
 	c.live += size
 	a.acct.mem.Add(int64(size))
 	return uint64(a.tail)<<chunkBits | uint64(off), c.data[off : off+size : off+size]
+}
+
+// fill takes the first ready hole that fits size bytes exactly or with room
+// for a dead filler entry after them.
+func (a *arena) fill(size int) (uint64, []byte, bool) {
+	for i, h := range a.holes[:a.ready] {
+		hole := int(h >> refBits)
+		if hole != size && hole < size+minFiller {
+			continue
+		}
+		ref := h & refMask
+		c := &a.chunks[ref>>chunkBits]
+		off := int(ref & offsetMask)
+		if hole > size {
+			writeFiller(c.data[off+size : off+hole])
+		}
+		c.live += size
+		a.holes = append(a.holes[:i], a.holes[i+1:]...)
+		a.ready--
+		return ref, c.data[off : off+size : off+size], true
+	}
+	return 0, nil, false
+}
+
+// writeFiller makes b (at least minFiller bytes) one dead entry, so that
+// walking a chunk entry by entry still works.
+func writeFiller(b []byte) {
+	for n := 1; ; n++ { // the value length's varint bytes
+		for klen := range 2 { // a one-byte key when no value length fits
+			v := len(b) - headerSize - 1 - n - klen
+			if v >= 0 && uvarintLen(uint64(v)) == n {
+				clear(b[:headerSize])
+				b[1] = flagDead
+				b[headerSize] = byte(klen)
+				binary.PutUvarint(b[headerSize+1:], uint64(v))
+				return
+			}
+		}
+	}
 }
 
 func (a *arena) newChunk(data []byte, large bool) int {
@@ -163,6 +217,13 @@ func (a *arena) kill(ref uint64, size int) {
 	if c.large {
 		a.release(id)
 		return
+	}
+	if len(a.holes) < maxHoles {
+		if a.holes == nil {
+			a.holes = make([]uint64, 0, maxHoles)
+		}
+		a.holes = append(a.holes, ref|uint64(size)<<refBits)
+		a.setGarbage(true) // the unlock makes the hole ready
 	}
 	if a.worthCompacting(c) {
 		a.setGarbage(true)

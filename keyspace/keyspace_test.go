@@ -154,6 +154,48 @@ func TestEvacuationReleasesChunks(t *testing.T) {
 	}
 }
 
+// TestHolesRefilled churns a cache as eviction does, one command at a time:
+// a key deleted, another written, with sizes that fit the holes exactly, with
+// room for a filler, or not at all. Every key keeps its value, and with the
+// holes filled memory stays near the first load's.
+func TestHolesRefilled(t *testing.T) {
+	ks := New(1, Hooks{})
+	db := ks.DB(0)
+	rng := rand.New(rand.NewPCG(3, 4))
+	model := map[string]string{}
+	set := func(k string, size int) {
+		v := strings.Repeat(string(rune('a'+rng.IntN(26))), size)
+		withAll(ks, func() { db.Set([]byte("{s}"+k), TypeString, EncRaw, []byte(v), 0, 1) })
+		model[k] = v
+	}
+	for i := range 5000 { // one shard, several chunks
+		set(fmt.Sprint("k", i), 100)
+	}
+	loaded := ks.MemoryBytes()
+	keys := make([]string, 0, len(model))
+	for k := range model {
+		keys = append(keys, k)
+	}
+	for i := range 50000 {
+		j := rng.IntN(len(keys))
+		withAll(ks, func() { db.Delete([]byte("{s}" + keys[j])) })
+		delete(model, keys[j])
+		keys[j] = fmt.Sprint("n", i)
+		set(keys[j], []int{100, 100, 90, 95, 101}[rng.IntN(5)])
+	}
+	for k, v := range model {
+		if e, ok := db.Lookup([]byte("{s}"+k), 1, false); !ok || string(e.Value()) != v {
+			t.Fatalf("%s = %q %v, want %q", k, e.Value(), ok, v)
+		}
+	}
+	if db.Len() != int64(len(model)) {
+		t.Fatalf("%d keys, want %d", db.Len(), len(model))
+	}
+	if m := ks.MemoryBytes(); m > loaded*9/8 {
+		t.Fatalf("%d bytes after the churn, %d after the load", m, loaded)
+	}
+}
+
 // TestLFUCounter checks the LFU access clock: new keys start at 5, the first
 // access always counts, later ones logarithmically, a rewrite keeps the
 // counter, and it decays by one per lfu-decay-time minutes.

@@ -159,13 +159,26 @@ func (s *shard) resize(log uint8) {
 	s.expireAt = 0
 }
 
-// evacuate moves the live entries out of chunks worth compacting: the tail
-// chunk's down to its start (its emptied pages go back to the OS), any other's to the tail, releasing the chunk. It runs only when the
-// shard's command has finished with any entry bytes it held (see
-// Keyspace.Unlock), since it moves entries.
+// evacuate makes the holes of the command that held the shard ready to be
+// filled, and moves the live entries out of chunks worth compacting: the
+// tail chunk's down to its start (its emptied pages go back to the OS), any
+// other's to the tail, releasing the chunk. It runs only when the shard's
+// command has finished with any entry bytes it held (see Keyspace.Unlock),
+// since it moves entries.
 func (s *shard) evacuate(seed maphash.Seed) {
 	a := &s.arena
 	a.setGarbage(false)
+	a.ready = len(a.holes)
+	compact := false
+	for id := range a.chunks {
+		if c := &a.chunks[id]; c.data != nil && !c.large && a.worthCompacting(c) {
+			compact = true
+		}
+	}
+	if !compact {
+		return
+	}
+	a.holes, a.ready = a.holes[:0], 0 // they move or go with their chunks
 	if a.tail >= 0 && a.worthCompacting(&a.chunks[a.tail]) {
 		s.compactTail(seed)
 	}
