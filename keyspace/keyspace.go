@@ -247,7 +247,8 @@ func (ks *Keyspace) SwapDB(a, b int) {
 	ks.dbs[b].Store(da)
 }
 
-// MemoryBytes returns the resident memory holding keys, values and indexes
-// outside the Go heap (big values' own chunks are on it, and counted here
-// too). It is kept as a counter, cheap enough to read before every command.
+// MemoryBytes returns the bytes the entry arenas hold outside the Go heap
+// (see chunkMem). The index tables, large entries' chunks and objects are on
+// the Go heap, which the server counts as a whole. It is kept as a counter,
+// cheap enough to read before every command.
 func (ks *Keyspace) MemoryBytes() int64 { return ks.acct.mem.Load() }

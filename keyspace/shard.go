@@ -139,7 +139,6 @@ func (s *shard) remove(i int) {
 	}
 	s.slots[i] = 0
 	if s.count == 0 {
-		s.arena.acct.mem.Add(-int64(len(s.slots)) * 8)
 		s.slots, s.tableLog = nil, 0
 		s.expireAt = 0
 	} else if s.count*8 < len(s.slots) && s.tableLog > minTableLog {
@@ -150,7 +149,6 @@ func (s *shard) remove(i int) {
 func (s *shard) resize(log uint8) {
 	old := s.slots
 	s.slots, s.tableLog = make([]uint64, 1<<log), log
-	s.arena.acct.mem.Add(int64(len(s.slots)-len(old)) * 8)
 	for _, v := range old {
 		if v != 0 {
 			s.place(v)
@@ -239,7 +237,6 @@ func (s *shard) findRef(h uint64, ref uint64) int {
 // reset drops every key.
 func (s *shard) reset() {
 	s.arena.releaseAll()
-	s.arena.acct.mem.Add(-int64(len(s.slots)) * 8)
 	s.slots, s.tableLog, s.count, s.volatile, s.expireAt = nil, 0, 0, 0, 0
 	s.objects, s.freeObjects = nil, nil
 }
