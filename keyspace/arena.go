@@ -61,6 +61,14 @@ type arena struct {
 	// the shard, whose entry bytes must stay as they are until it unlocks.
 	holes []uint64
 	ready int
+	// dead is the garbage bytes of the mapped chunks. When the holes ran out
+	// and there is garbage enough for the entry appended instead, the
+	// unlock harvests holes, walking the chunks from scanChunk, scanOff (an
+	// entry boundary). Holes that fit nothing keep the list from running
+	// out, so a harvest walks only for entries that holes may take.
+	dead               int
+	harvest            bool
+	scanChunk, scanOff int
 }
 
 const (
@@ -136,6 +144,10 @@ func (a *arena) alloc(size int) (uint64, []byte) {
 	if ref, dst, ok := a.fill(size); ok {
 		return ref, dst
 	}
+	if len(a.holes) == 0 && a.dead >= size && !a.harvest {
+		a.harvest = true
+		a.setGarbage(true)
+	}
 	if a.tail < 0 || a.chunks[a.tail].used+size > chunkSize {
 		a.tail = a.newChunk(mmap(chunkSize), false)
 	}
@@ -162,6 +174,7 @@ func (a *arena) fill(size int) (uint64, []byte, bool) {
 			writeFiller(c.data[off+size : off+hole])
 		}
 		c.live += size
+		a.dead -= size
 		a.holes = append(a.holes[:i], a.holes[i+1:]...)
 		a.ready--
 		return ref, c.data[off : off+size : off+size], true
@@ -184,6 +197,59 @@ func writeFiller(b []byte) {
 			}
 		}
 	}
+}
+
+// harvestHoles replaces the holes with the dead entries found walking the
+// chunks from where the last harvest stopped, a run of adjacent ones made one
+// hole, until the list is full or a chunk's worth was walked. It runs at the
+// shard's unlock, like compaction, since it rewrites dead entries.
+func (a *arena) harvestHoles() {
+	a.harvest = false
+	a.holes, a.ready = a.holes[:0], 0
+	if a.holes == nil {
+		a.holes = make([]uint64, 0, maxHoles)
+	}
+	n := len(a.chunks)
+	if a.scanChunk >= n {
+		a.scanChunk, a.scanOff = 0, 0
+	}
+	start, startOff := a.scanChunk, a.scanOff
+	walked := 0
+	for i := 0; i <= n; i++ { // back at the start chunk, up to where it began
+		id := (start + i) % n
+		c := &a.chunks[id]
+		if c.data == nil || c.large {
+			continue
+		}
+		off, end := 0, c.used
+		if i == 0 {
+			off = startOff
+		}
+		if i == n {
+			end = startOff
+		}
+		for run := 0; off < end; {
+			size := decode(c.data[off:]).size
+			if c.data[off+1]&flagDead != 0 {
+				run += size
+			} else {
+				run = 0
+			}
+			off += size
+			walked += size
+			if run > 0 && (off == end || c.data[off+1]&flagDead == 0) {
+				writeFiller(c.data[off-run : off])
+				a.holes = append(a.holes, uint64(id)<<chunkBits|uint64(off-run)|uint64(run)<<refBits)
+				run = 0
+			}
+			if len(a.holes) == maxHoles || walked >= chunkSize {
+				a.scanChunk, a.scanOff = id, off
+				a.ready = len(a.holes)
+				return
+			}
+		}
+	}
+	a.ready = len(a.holes)
 }
 
 func (a *arena) newChunk(data []byte, large bool) int {
@@ -218,6 +284,7 @@ func (a *arena) kill(ref uint64, size int) {
 		a.release(id)
 		return
 	}
+	a.dead += size
 	if len(a.holes) < maxHoles {
 		if a.holes == nil {
 			a.holes = make([]uint64, 0, maxHoles)
@@ -231,10 +298,10 @@ func (a *arena) kill(ref uint64, size int) {
 }
 
 // worthCompacting reports whether a chunk holds enough garbage to move its
-// live entries (see evacuate): a quarter of it, and at least a page, or all
-// of it. Garbage is memory that holds no key: a lower bar would copy more per
-// byte freed, a higher one would let a limited cache hold fewer keys than
-// Redis does in the same maxmemory, and deleted keys' memory come back later.
+// live entries (see evacuate): an eighth of it, and at least a page, or all
+// of it. Garbage is memory that holds no key (holes not filled again): a
+// lower bar would copy more per byte freed, a higher one would let a limited
+// cache hold fewer keys than Redis does in the same maxmemory.
 func (a *arena) worthCompacting(c *chunk) bool {
 	garbage := c.used - c.live
 	return garbage >= pageSize && garbage*compactAt >= c.used || c.live == 0 && c.used > 0
@@ -244,7 +311,11 @@ func (a *arena) release(id int) {
 	c := &a.chunks[id]
 	a.acct.mem.Add(-chunkMem(c))
 	if !c.large {
+		a.dead -= c.used - c.live
 		munmap(c.data)
+	}
+	if id == a.scanChunk {
+		a.scanOff = 0 // the id may come back as another chunk
 	}
 	a.chunks[id] = chunk{}
 	a.free = append(a.free, uint32(id))
@@ -346,6 +417,7 @@ func mmap(size int) []byte {
 // back to the OS: they read as zeros and are backed again when appended into.
 func (a *arena) truncate(c *chunk, used int) {
 	a.acct.mem.Add(int64(used - c.used))
+	a.dead -= c.used - c.live
 	if start, end := pageCeil(used), pageCeil(c.used); start < end {
 		if err := syscall.Madvise(c.data[start:end], syscall.MADV_DONTNEED); err != nil {
 			panic("keyspace: madvise: " + err.Error())

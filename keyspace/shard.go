@@ -174,9 +174,13 @@ func (s *shard) evacuate(seed maphash.Seed) {
 		}
 	}
 	if !compact {
+		if a.harvest {
+			a.harvestHoles()
+		}
 		return
 	}
-	a.holes, a.ready = a.holes[:0], 0 // they move or go with their chunks
+	a.holes, a.ready, a.harvest = a.holes[:0], 0, false // they move or go with their chunks
+	a.scanOff = 0
 	if a.tail >= 0 && a.worthCompacting(&a.chunks[a.tail]) {
 		s.compactTail(seed)
 	}
