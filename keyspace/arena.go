@@ -61,19 +61,24 @@ type arena struct {
 	// the shard, whose entry bytes must stay as they are until it unlocks.
 	holes []uint64
 	ready int
-	// dead is the garbage bytes of the mapped chunks. When the holes ran out
-	// and there is garbage enough for the entry appended instead, the
-	// unlock harvests holes, walking the chunks from scanChunk, scanOff (an
-	// entry boundary). Holes that fit nothing keep the list from running
-	// out, so a harvest walks only for entries that holes may take.
-	dead               int
+	// dead is the garbage bytes of the mapped chunks, holeBytes the part of
+	// it in holes. When no hole fits an entry and the rest of the garbage
+	// could hold it, the unlock harvests holes, walking the chunks from
+	// scanChunk, scanOff (an entry boundary); at most 8 bytes walked per
+	// byte appended since the last harvest (appended, walked), so that
+	// garbage in pieces too small for anything costs little.
+	dead, holeBytes    int
 	harvest            bool
 	scanChunk, scanOff int
+	appended, walked   int
 }
 
 const (
 	maxHoles  = 32
 	minFiller = headerSize + 2 // a dead entry with an empty key and value
+	// maxPad is how much longer than an entry a hole it fills may be: its
+	// value length is then written in more bytes (see encode).
+	maxPad = minFiller - 1
 )
 
 // accounting is what the keyspace's arenas share: their resident bytes (see
@@ -133,21 +138,23 @@ func uvarintLen(v uint64) int {
 	return n
 }
 
-// alloc reserves size bytes and returns the ref and the memory to fill.
-func (a *arena) alloc(size int) (uint64, []byte) {
+// alloc reserves size bytes, or up to slack more when that fills a hole, and
+// returns the ref and the memory to fill.
+func (a *arena) alloc(size, slack int) (uint64, []byte) {
 	if size > largeEntry {
 		id := a.newChunk(make([]byte, size), true)
 		c := &a.chunks[id]
 		c.used, c.live = size, size
 		return uint64(id) << chunkBits, c.data
 	}
-	if ref, dst, ok := a.fill(size); ok {
+	if ref, dst, ok := a.fill(size, slack); ok {
 		return ref, dst
 	}
-	if len(a.holes) == 0 && a.dead >= size && !a.harvest {
+	if !a.harvest && a.dead-a.holeBytes >= size && a.appended*8 >= a.walked {
 		a.harvest = true
 		a.setGarbage(true)
 	}
+	a.appended += size
 	if a.tail < 0 || a.chunks[a.tail].used+size > chunkSize {
 		a.tail = a.newChunk(mmap(chunkSize), false)
 	}
@@ -159,13 +166,17 @@ func (a *arena) alloc(size int) (uint64, []byte) {
 	return uint64(a.tail)<<chunkBits | uint64(off), c.data[off : off+size : off+size]
 }
 
-// fill takes the first ready hole that fits size bytes exactly or with room
-// for a dead filler entry after them.
-func (a *arena) fill(size int) (uint64, []byte, bool) {
+// fill takes the first ready hole that fits size bytes, up to slack more,
+// or with room for a dead filler entry after them; it returns the bytes to
+// fill, the whole hole but for the filler.
+func (a *arena) fill(size, slack int) (uint64, []byte, bool) {
 	for i, h := range a.holes[:a.ready] {
 		hole := int(h >> refBits)
-		if hole != size && hole < size+minFiller {
+		if hole < size || hole > size+slack && hole < size+minFiller {
 			continue
+		}
+		if hole <= size+slack {
+			size = hole
 		}
 		ref := h & refMask
 		c := &a.chunks[ref>>chunkBits]
@@ -175,11 +186,18 @@ func (a *arena) fill(size int) (uint64, []byte, bool) {
 		}
 		c.live += size
 		a.dead -= size
+		a.holeBytes -= hole
 		a.holes = append(a.holes[:i], a.holes[i+1:]...)
 		a.ready--
 		return ref, c.data[off : off+size : off+size], true
 	}
 	return 0, nil, false
+}
+
+// clearHoles empties the hole list, before holes are harvested or entries
+// moved.
+func (a *arena) clearHoles() {
+	a.holes, a.ready, a.holeBytes = a.holes[:0], 0, 0
 }
 
 // writeFiller makes b (at least minFiller bytes) one dead entry, so that
@@ -204,8 +222,8 @@ func writeFiller(b []byte) {
 // hole, until the list is full or a chunk's worth was walked. It runs at the
 // shard's unlock, like compaction, since it rewrites dead entries.
 func (a *arena) harvestHoles() {
-	a.harvest = false
-	a.holes, a.ready = a.holes[:0], 0
+	a.harvest, a.appended = false, 0
+	a.clearHoles()
 	if a.holes == nil {
 		a.holes = make([]uint64, 0, maxHoles)
 	}
@@ -214,7 +232,7 @@ func (a *arena) harvestHoles() {
 		a.scanChunk, a.scanOff = 0, 0
 	}
 	start, startOff := a.scanChunk, a.scanOff
-	walked := 0
+	a.walked = 0
 	for i := 0; i <= n; i++ { // back at the start chunk, up to where it began
 		id := (start + i) % n
 		c := &a.chunks[id]
@@ -236,13 +254,14 @@ func (a *arena) harvestHoles() {
 				run = 0
 			}
 			off += size
-			walked += size
+			a.walked += size
 			if run > 0 && (off == end || c.data[off+1]&flagDead == 0) {
 				writeFiller(c.data[off-run : off])
 				a.holes = append(a.holes, uint64(id)<<chunkBits|uint64(off-run)|uint64(run)<<refBits)
+				a.holeBytes += run
 				run = 0
 			}
-			if len(a.holes) == maxHoles || walked >= chunkSize {
+			if len(a.holes) == maxHoles || a.walked >= chunkSize {
 				a.scanChunk, a.scanOff = id, off
 				a.ready = len(a.holes)
 				return
@@ -290,6 +309,7 @@ func (a *arena) kill(ref uint64, size int) {
 			a.holes = make([]uint64, 0, maxHoles)
 		}
 		a.holes = append(a.holes, ref|uint64(size)<<refBits)
+		a.holeBytes += size
 		a.setGarbage(true) // the unlock makes the hole ready
 	}
 	if a.worthCompacting(c) {
@@ -377,7 +397,8 @@ func entryKey(e []byte) []byte {
 	return e[p : p+int(klen)]
 }
 
-// encode writes an entry into dst, which is exactly entrySize long.
+// encode writes an entry into dst, which is entrySize long or up to maxPad
+// longer (a hole it fills), the value length written in more bytes.
 func encode(dst []byte, meta byte, access uint32, key, value []byte, expire int64, object bool) {
 	dst[0] = meta
 	dst[1] = 0
@@ -387,7 +408,7 @@ func encode(dst []byte, meta byte, access uint32, key, value []byte, expire int6
 	putAccess(dst, access)
 	p := headerSize
 	p += binary.PutUvarint(dst[p:], uint64(len(key)))
-	p += binary.PutUvarint(dst[p:], uint64(len(value)))
+	p += putPaddedUvarint(dst[p:], uint64(len(value)), len(dst)-entrySize(len(key), len(value), expire != 0))
 	if expire != 0 {
 		dst[1] |= flagExpire
 		binary.LittleEndian.PutUint64(dst[p:], uint64(expire))
@@ -395,6 +416,21 @@ func encode(dst []byte, meta byte, access uint32, key, value []byte, expire int6
 	}
 	p += copy(dst[p:], key)
 	copy(dst[p:], value)
+}
+
+// putPaddedUvarint writes v as a uvarint pad bytes longer than it needs (at
+// most maxPad), continuation bytes of zero bits that decode the same.
+func putPaddedUvarint(b []byte, v uint64, pad int) int {
+	n := binary.PutUvarint(b, v)
+	if pad == 0 {
+		return n
+	}
+	b[n-1] |= 0x80
+	for i := range pad - 1 {
+		b[n+i] = 0x80
+	}
+	b[n+pad-1] = 0
+	return n + pad
 }
 
 func putAccess(e []byte, v uint32) {

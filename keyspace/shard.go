@@ -179,7 +179,8 @@ func (s *shard) evacuate(seed maphash.Seed) {
 		}
 		return
 	}
-	a.holes, a.ready, a.harvest = a.holes[:0], 0, false // they move or go with their chunks
+	a.clearHoles() // they move or go with their chunks
+	a.harvest = false
 	a.scanOff = 0
 	if a.tail >= 0 && a.worthCompacting(&a.chunks[a.tail]) {
 		s.compactTail(seed)
@@ -195,7 +196,7 @@ func (s *shard) evacuate(seed maphash.Seed) {
 			if h.flags&flagDead == 0 {
 				from := uint64(id)<<chunkBits | uint64(off)
 				i := s.findRef(maphash.Bytes(seed, h.key), from)
-				ref, dst := a.alloc(h.size)
+				ref, dst := a.alloc(h.size, 0)
 				copy(dst, e[:h.size])
 				s.slots[i] = s.slots[i]&^refMask | ref
 				c = &a.chunks[id] // alloc may have grown a.chunks
