@@ -166,32 +166,40 @@ func (a *arena) alloc(size, slack int) (uint64, []byte) {
 	return uint64(a.tail)<<chunkBits | uint64(off), c.data[off : off+size : off+size]
 }
 
-// fill takes the first ready hole that fits size bytes, up to slack more,
-// or with room for a dead filler entry after them; it returns the bytes to
-// fill, the whole hole but for the filler.
+// fill takes a ready hole for size bytes: the first that fits them or up to
+// slack more, else the smallest with room for a dead filler entry after
+// them (a filler is garbage that only a harvest can merge again). It
+// returns the bytes to fill, the whole hole but for the filler.
 func (a *arena) fill(size, slack int) (uint64, []byte, bool) {
+	best := -1
 	for i, h := range a.holes[:a.ready] {
 		hole := int(h >> refBits)
-		if hole < size || hole > size+slack && hole < size+minFiller {
-			continue
+		if hole >= size && hole <= size+slack {
+			best = i
+			break
 		}
-		if hole <= size+slack {
-			size = hole
+		if hole >= size+minFiller && (best < 0 || hole < int(a.holes[best]>>refBits)) {
+			best = i
 		}
-		ref := h & refMask
-		c := &a.chunks[ref>>chunkBits]
-		off := int(ref & offsetMask)
-		if hole > size {
-			writeFiller(c.data[off+size : off+hole])
-		}
-		c.live += size
-		a.dead -= size
-		a.holeBytes -= hole
-		a.holes = append(a.holes[:i], a.holes[i+1:]...)
-		a.ready--
-		return ref, c.data[off : off+size : off+size], true
 	}
-	return 0, nil, false
+	if best < 0 {
+		return 0, nil, false
+	}
+	h := a.holes[best]
+	hole, ref := int(h>>refBits), h&refMask
+	c := &a.chunks[ref>>chunkBits]
+	off := int(ref & offsetMask)
+	if hole <= size+slack {
+		size = hole
+	} else {
+		writeFiller(c.data[off+size : off+hole])
+	}
+	c.live += size
+	a.dead -= size
+	a.holeBytes -= hole
+	a.holes = append(a.holes[:best], a.holes[best+1:]...)
+	a.ready--
+	return ref, c.data[off : off+size : off+size], true
 }
 
 // clearHoles empties the hole list, before holes are harvested or entries

@@ -14,9 +14,9 @@ import (
 	"time"
 )
 
-// rssOverhead is what the keyhive process may hold beyond maxmemory: the Go
-// runtime's own baseline and the index and tail pages not yet given back
-// (documented in docs/architecture.md, Eviction).
+// rssOverhead is what the keyhive process may hold beyond maxmemory: its
+// startup footprint and each shard's partly used page (README, Memory
+// limits and eviction: 16 MB with one database), with room for noise.
 const rssOverhead = 24 << 20
 
 // pipe sends commands in pipelined batches and counts replies by kind.

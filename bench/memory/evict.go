@@ -26,7 +26,7 @@ import (
 var (
 	flagEvictLoad   = flag.Int64("evict-load", 0, "instead of keys: load this many bytes of values under -maxmemory and volatile-lru, a tenth of the keys without a TTL")
 	flagMaxMemory   = flag.Int64("maxmemory", 200<<20, "maxmemory for -evict-load")
-	flagRSSOverhead = flag.Int64("rss-overhead", 40<<20, "what keyhive's peak RSS may exceed maxmemory by in -evict-load (README, Memory)")
+	flagRSSOverhead = flag.Int64("rss-overhead", 16<<20, "what keyhive's peak RSS may exceed maxmemory by in -evict-load (README, Memory limits and eviction)")
 	flagReload      = flag.Int("reload", 0, "instead of keys: load N keys, delete half, write N/2 new ones, compare RSS")
 	flagValue       = flag.Int("value", 1000, "value bytes for -evict-load and -reload")
 )
