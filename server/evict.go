@@ -16,14 +16,15 @@ import (
 // maxmemory-policy are removed; when none can be, denyoom commands are
 // refused.
 //
-// used memory = the keyspace's off-heap arenas and indexes (a counter kept as
+// used memory = the keyspace's off-heap entry arenas (a counter kept as
 // entries are written) + what the Go runtime holds from the OS (heap,
-// including every client buffer and large value, stacks, runtime metadata),
-// read from runtime/metrics at most once a millisecond. maxmemory bounds it
-// with Redis's startup footprint (1 MB) in place of Keyhive's
-// (used_memory_startup: the Go runtime and the empty shards of every
-// database, about 9 MB), so that the same maxmemory holds as many keys as
-// in Redis; RSS may exceed maxmemory by the difference (README, Memory).
+// including the index tables, every client buffer and large value, stacks,
+// runtime metadata), read from runtime/metrics at most once a millisecond.
+// maxmemory bounds it with Redis's startup footprint (1 MB) in place of
+// Keyhive's (used_memory_startup: the Go runtime and the empty shards of
+// every database, about 9 MB), so that the same maxmemory holds as many keys
+// as in Redis; RSS may exceed maxmemory by the difference (README, Memory
+// limits and eviction).
 
 const errOOM = "OOM command not allowed when used memory > 'maxmemory'."
 
