@@ -133,6 +133,9 @@ func run() error {
 	if *flagCollections > 0 {
 		return runCollections(*flagCollections, redisBin, keyhiveBin, tmp)
 	}
+	if *flagEvictLoad > 0 || *flagReload > 0 {
+		return runChecks(redisBin, keyhiveBin, tmp)
+	}
 	fmt.Printf("# Keyhive vs redis-server: memory and mixed workload\n\n")
 	fmt.Printf("keys %q, values %d bytes, loaded with %s (batch %d, %d conns); mixed %d%% GET / %d%% SET, %d conns x depth %d, %v per server in %v alternating slices\n\n",
 		"k:%014d", valueLen, strings.ToUpper(*flagLoadCmd), *flagBatch, *flagLoadConns,
