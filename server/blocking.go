@@ -30,6 +30,7 @@ type waiter struct {
 	keys     [][]byte // distinct, in the order given
 	dst      []byte   // BLMOVE's destination: serving needs its lock too
 	typ      keyspace.Type
+	ready    func(e *keyspace.Entry, found bool) bool // see blockSpec
 	ctx      Ctx // serves the command, replying into reply
 	reply    resp.Writer
 	serve    func(x *Ctx, key []byte) // pops from key, holding typ, and replies
@@ -62,6 +63,11 @@ type blockSpec struct {
 	serve    func(x *Ctx, key []byte)
 	timedOut func(w *resp.Writer)
 	denied   func(w *resp.Writer) // the reply inside MULTI or a script; nil: timedOut
+	// ready, when not nil, says whether key (e, found=false when missing)
+	// can serve the waiter, instead of "it exists with type typ": a stream
+	// reader waits for entries past an ID, and XREADGROUP is also served
+	// (an error) when its key or group goes.
+	ready func(e *keyspace.Entry, found bool) bool
 }
 
 // popOrBlock serves the first of the keys that exists, replying WRONGTYPE if
@@ -91,7 +97,7 @@ func (x *Ctx) block(b blockSpec) {
 		}
 		return
 	}
-	w := &waiter{c: x.c, db: x.DB.ID(), dst: bytes.Clone(b.dst), typ: b.typ, serve: b.serve, timedOut: b.timedOut, deadline: b.deadline, done: make(chan struct{})}
+	w := &waiter{c: x.c, db: x.DB.ID(), dst: bytes.Clone(b.dst), typ: b.typ, ready: b.ready, serve: b.serve, timedOut: b.timedOut, deadline: b.deadline, done: make(chan struct{})}
 	for _, k := range b.keys {
 		if !containsKey(w.keys, k) {
 			w.keys = append(w.keys, bytes.Clone(k))
@@ -144,14 +150,14 @@ func (b *blocking) remove(w *waiter) {
 	b.waiting.Add(-1)
 }
 
-// claim takes the oldest waiter on bk for a key of type t off the queues. If
-// that waiter needs a lock outside locks, it returns nil and later: the caller
-// must serve the key again holding every lock.
-func (b *blocking) claim(bk blockKey, t keyspace.Type, locks *keyspace.LockSet) (w *waiter, later bool) {
+// claim takes the oldest waiter on bk that the key (e, or missing) can serve
+// off the queues. If that waiter needs a lock outside locks, it returns nil
+// and later: the caller must serve the key again holding every lock.
+func (b *blocking) claim(bk blockKey, e *keyspace.Entry, found bool, locks *keyspace.LockSet) (w *waiter, later bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, w := range b.queues[bk] {
-		if w.typ != t {
+		if w.ready != nil && !w.ready(e, found) || w.ready == nil && (!found || w.typ != e.Type()) {
 			continue // waits for another type: stays blocked, as in Redis
 		}
 		if w.dst != nil && !locks.Covers(w.dst) {
@@ -231,10 +237,7 @@ func (s *Server) serveKey(db *keyspace.DB, key []byte, now int64, locks *keyspac
 		bk := blockKey{db.ID(), string(key)}
 		for {
 			e, found := db.Lookup(key, now, false)
-			if !found {
-				break
-			}
-			w, l := s.blocking.claim(bk, e.Type(), locks)
+			w, l := s.blocking.claim(bk, &e, found, locks)
 			later = later || l
 			if w == nil {
 				break
