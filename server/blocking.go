@@ -30,7 +30,6 @@ type waiter struct {
 	keys     [][]byte // distinct, in the order given
 	dst      []byte   // BLMOVE's destination: serving needs its lock too
 	typ      keyspace.Type
-	ready    func(e *keyspace.Entry, found bool) bool // see blockSpec
 	ctx      Ctx // serves the command, replying into reply
 	reply    resp.Writer
 	serve    func(x *Ctx, key []byte) // pops from key, holding typ, and replies
@@ -38,6 +37,8 @@ type waiter struct {
 	deadline time.Time                // zero: no timeout
 	done     chan struct{}            // closed once the reply is written
 	claimed  bool                     // under blocking.mu: off the queues
+
+	ready func(e *keyspace.Entry, found bool) bool // blockSpec's
 }
 
 type blockKey struct {

@@ -5,8 +5,8 @@ import (
 	"math"
 	"time"
 
-	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/internal/stream"
+	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/resp"
 )
