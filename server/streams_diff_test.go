@@ -4,6 +4,7 @@ package server_test
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"regexp"
 	"testing"
 
@@ -489,4 +490,49 @@ func TestStreamClaim(t *testing.T) {
 	p.Do("XAUTOCLAIM", "s", "g", "erin", 0, "0", "COUNT", 3, "JUSTID")
 	p.Do("XAUTOCLAIM", "s", "g", "erin", 1000000, "0", "COUNT", 2, "JUSTID")
 	p.Do("XAUTOCLAIM", "s", "g", "erin", 0, "15", "COUNT", 100, "JUSTID")
+}
+
+// TestStreamRandom runs random adds, deletions, trims and ranges with small
+// nodes, so node boundaries (which decide what "~" trims and what XINFO
+// reports) are compared with redis-server's at every step.
+func TestStreamRandom(t *testing.T) {
+	p := difftest.StartIsolated(t, "--stream-node-max-entries", "7", "--stream-node-max-bytes", "300")
+	rng := rand.New(rand.NewPCG(7, 8))
+	ms, seq := 1, 0
+	values := []string{"1", "-5", "123456789012", "x", "", "0", "007", "a long value that is longer than sixty-four bytes, to take a longer listpack header"}
+	for op := range 600 {
+		id := func() string { return fmt.Sprintf("%d-%d", 1+rng.IntN(ms), rng.IntN(4)) }
+		switch r := rng.IntN(20); {
+		case r < 9:
+			if rng.IntN(3) == 0 {
+				ms, seq = ms+1+rng.IntN(3), 0
+			} else {
+				seq++
+			}
+			args := []any{"XADD", "s", fmt.Sprintf("%d-%d", ms, seq)}
+			fields := []string{"f", "g"}
+			if rng.IntN(4) == 0 {
+				fields = []string{"other"}
+			}
+			for _, f := range fields {
+				args = append(args, f, values[rng.IntN(len(values))])
+			}
+			p.Do(args...)
+		case r < 12:
+			p.Do("XDEL", "s", id(), id())
+		case r < 13:
+			p.Do("XTRIM", "s", "MAXLEN", []string{"~", "="}[rng.IntN(2)], rng.IntN(40))
+		case r < 14:
+			p.Do("XTRIM", "s", "MINID", []string{"~", "="}[rng.IntN(2)], id())
+		case r < 17:
+			p.Do("XRANGE", "s", id(), "+", "COUNT", rng.IntN(5))
+			p.Do("XREVRANGE", "s", id(), "-", "COUNT", rng.IntN(5))
+		default:
+			p.Do("XINFO", "STREAM", "s")
+		}
+		if op%50 == 0 {
+			p.Do("XRANGE", "s", "-", "+")
+		}
+	}
+	p.Do("XINFO", "STREAM", "s", "FULL")
 }
