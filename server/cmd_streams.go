@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/keyhive/keyhive/internal/stream"
@@ -584,7 +585,9 @@ func (x *Ctx) propagateClaim(key, group []byte, g *stream.Group, p *stream.Pendi
 	if !x.propagating() {
 		return
 	}
-	x.alsoPropagate(argXCLAIM, key, group, bytes.Clone(g.Owner(p).Name), argZero, idArg(p.ID),
+	// Copies: a stream read's arguments must not leak into x (escape
+	// analysis would move a read's ID buffers to the heap).
+	x.alsoPropagate(argXCLAIM, bytes.Clone(key), bytes.Clone(group), bytes.Clone(g.Owner(p).Name), argZero, idArg(p.ID),
 		argTIME, intArg(p.DeliveryTime), argRETRYCOUNT, intArg(int64(p.DeliveryCount)),
 		argFORCE, argJUSTID, argLASTID, idArg(g.LastID))
 }
@@ -593,7 +596,7 @@ func (x *Ctx) propagateClaim(key, group []byte, g *stream.Group, p *stream.Pendi
 // SETID.
 func (x *Ctx) propagateGroupID(key, group []byte, g *stream.Group) {
 	if x.propagating() {
-		x.alsoPropagate(argXGROUP, argSETID, key, group, idArg(g.LastID), argENTRIESREAD, intArg(g.EntriesRead))
+		x.alsoPropagate(argXGROUP, argSETID, bytes.Clone(key), bytes.Clone(group), idArg(g.LastID), argENTRIESREAD, intArg(g.EntriesRead))
 	}
 }
 
@@ -628,6 +631,7 @@ type streamRead struct {
 	keys            [][]byte
 	ids             []stream.ID // entries above these; for ">" the group's last ID
 	newOnly         []bool      // XREADGROUP ">"
+	now             []bool      // served at once
 }
 
 func xreadCommand(x *Ctx, group bool) {
@@ -694,8 +698,13 @@ func xreadCommand(x *Ctx, group bool) {
 	}
 	n := (len(args) - streamsAt) / 2
 	r.keys = args[streamsAt : streamsAt+n]
-	r.ids = make([]stream.ID, n)
-	r.newOnly = make([]bool, n)
+	var idsBuf [4]stream.ID // room for a few keys: a read not blocking allocates nothing
+	var newOnlyBuf, nowBuf [4]bool
+	if n <= len(idsBuf) {
+		r.ids, r.newOnly, r.now = idsBuf[:n], newOnlyBuf[:n], nowBuf[:n]
+	} else {
+		r.ids, r.newOnly, r.now = make([]stream.ID, n), make([]bool, n), make([]bool, n)
+	}
 	for i, key := range r.keys {
 		s, ok := x.readStream(key)
 		if !ok {
@@ -728,7 +737,7 @@ func xreadCommand(x *Ctx, group bool) {
 			r.ids[i] = id
 		}
 	}
-	serve := make([]bool, n)
+	serve := r.now
 	served := 0
 	for i, key := range r.keys {
 		e, found := x.lookupRead(key)
@@ -777,18 +786,21 @@ func xreadCommand(x *Ctx, group bool) {
 	if timeout > 0 && timeout < math.MaxInt64/int64(time.Millisecond) { // longer: centuries, no timer
 		deadline = time.Now().Add(time.Duration(timeout) * time.Millisecond)
 	}
-	if r.count == 0 {
-		r.count = 1000 // blocked without COUNT: a bound, as Redis's
+	// The waiter keeps its own copy of the request.
+	w := &streamRead{
+		group: bytes.Clone(r.group), consumer: bytes.Clone(r.consumer), noack: r.noack,
+		count: r.count, keys: cloneArgs(r.keys), ids: slices.Clone(r.ids), newOnly: slices.Clone(r.newOnly),
 	}
-	r.keys = cloneArgs(r.keys)
-	r.group, r.consumer = bytes.Clone(r.group), bytes.Clone(r.consumer)
+	if w.count == 0 {
+		w.count = 1000 // blocked without COUNT: a bound, as Redis's
+	}
 	x.block(blockSpec{
-		keys: r.keys, typ: keyspace.TypeStream, deadline: deadline,
-		ready: r.ready,
+		keys: w.keys, typ: keyspace.TypeStream, deadline: deadline,
+		ready: w.ready,
 		serve: func(x *Ctx, key []byte) {
-			for i, k := range r.keys {
+			for i, k := range w.keys {
 				if bytes.Equal(k, key) {
-					r.serveBlocked(x, i)
+					w.serveBlocked(x, i)
 					return
 				}
 			}
@@ -870,7 +882,7 @@ func (r *streamRead) serve(x *Ctx, s *stream.Stream, i int) {
 	if created {
 		x.notify(notifyStream, "xgroup-createconsumer", key)
 		if r.noack && x.propagating() {
-			x.alsoPropagate(argXGROUP, argCREATECONSUMER, key, r.group, r.consumer)
+			x.alsoPropagate(argXGROUP, argCREATECONSUMER, bytes.Clone(key), bytes.Clone(r.group), bytes.Clone(r.consumer))
 		}
 	}
 	c.SeenTime = x.Now

@@ -47,7 +47,25 @@ type Stream struct {
 
 	groups []*Group // sorted by name
 
-	fields [][]byte // scratch for decoding entries
+	scratch *scratch // for decoding; taken by a Range while it runs
+}
+
+// scratch is what decoding reuses across calls: master fields, an entry's
+// pairs, a node's entry offsets (reverse ranges).
+type scratch struct {
+	master, pairs [][]byte
+	offsets       []int
+}
+
+// takeScratch returns the stream's scratch, which the caller owns until it
+// gives it back (a nested Range gets a new one).
+func (s *Stream) takeScratch() *scratch {
+	sc := s.scratch
+	if sc == nil {
+		sc = &scratch{}
+	}
+	s.scratch = nil
+	return sc
 }
 
 // New returns an empty stream.
@@ -80,7 +98,7 @@ func (s *Stream) Clone() *Stream {
 	for i, g := range s.groups {
 		c.groups[i] = g.clone()
 	}
-	c.fields = nil
+	c.scratch = nil
 	return &c
 }
 
@@ -155,17 +173,16 @@ func (s *Stream) find(id ID) int {
 	return sort.Search(len(s.index), func(i int) bool { return id.Less(s.index[i].master) }) - 1
 }
 
-// masterFields decodes node's master field names into s.fields and returns
+// masterFields decodes node's master field names into fields and returns
 // them with the offset of the first entry.
-func (s *Stream) masterFields(node []byte) ([][]byte, int) {
+func masterFields(node []byte, fields [][]byte) ([][]byte, int) {
 	n, p := readUvarint(node, 0)
-	fields := s.fields[:0]
+	fields = fields[:0]
 	for range n {
 		var f []byte
 		f, p = readString(node, p)
 		fields = append(fields, f)
 	}
-	s.fields = fields
 	return fields, p
 }
 
@@ -183,12 +200,15 @@ type decoder struct {
 	master ID
 	mf     [][]byte // master fields
 	p      int
-	pairs  [][]byte
+	sc     *scratch
 }
 
-func (s *Stream) decoder(i int, pairs [][]byte) decoder {
-	mf, p := s.masterFields(s.nodes[i])
-	return decoder{node: s.nodes[i], master: s.index[i].master, mf: mf, p: p, pairs: pairs}
+// decoder starts decoding node i with sc's buffers; it grows them in sc.
+func (s *Stream) decoder(i int, sc *scratch) decoder {
+	sc.master, sc.pairs = sc.master[:0], sc.pairs[:0]
+	mf, p := masterFields(s.nodes[i], sc.master)
+	sc.master = mf
+	return decoder{node: s.nodes[i], master: s.index[i].master, mf: mf, p: p, sc: sc}
 }
 
 // next decodes the entry at d.p, or returns false at the node's end.
@@ -203,7 +223,7 @@ func (d *decoder) next(e *entry) bool {
 	msd, p = readUvarint(b, p)
 	seqd, p = readUvarint(b, p)
 	e.id = ID{d.master.Ms + msd, d.master.Seq + seqd}
-	pairs := d.pairs[:0]
+	pairs := d.sc.pairs[:0]
 	var v []byte
 	if e.flags&flagSameFields != 0 {
 		for _, f := range d.mf {
@@ -218,7 +238,7 @@ func (d *decoder) next(e *entry) bool {
 			pairs = append(pairs, v)
 		}
 	}
-	d.pairs, e.fields, d.p = pairs, pairs, p
+	d.sc.pairs, e.fields, d.p = pairs, pairs, p
 	return true
 }
 
@@ -253,7 +273,9 @@ func (s *Stream) Add(id ID, pairs [][]byte, maxBytes, maxEntries int64) {
 		last = len(s.index) - 1
 	}
 	n, node := &s.index[last], s.nodes[last]
-	mf, _ := s.masterFields(node)
+	sc := s.takeScratch()
+	mf, _ := masterFields(node, sc.master)
+	sc.master, s.scratch = mf, sc
 	same := len(mf) == len(pairs)/2
 	for i := 0; same && i < len(mf); i++ {
 		same = string(mf[i]) == string(pairs[2*i])
@@ -298,11 +320,12 @@ func (s *Stream) Range(start, end ID, rev bool, fn func(id ID, fields [][]byte) 
 	if end.Less(start) {
 		return
 	}
+	sc := s.takeScratch()
+	defer func() { s.scratch = sc }()
 	var e entry
-	var pairs [][]byte
 	if !rev {
 		for i := max(s.find(start), 0); i < len(s.index) && !end.Less(s.index[i].master); i++ {
-			d := s.decoder(i, pairs)
+			d := s.decoder(i, sc)
 			for d.next(&e) {
 				if e.flags&flagDeleted != 0 || e.id.Less(start) {
 					continue
@@ -311,17 +334,16 @@ func (s *Stream) Range(start, end ID, rev bool, fn func(id ID, fields [][]byte) 
 					return
 				}
 			}
-			pairs = d.pairs
 		}
 		return
 	}
-	var offsets []int
 	for i := s.find(end); i >= 0; i-- {
-		d := s.decoder(i, pairs)
-		offsets = offsets[:0]
+		d := s.decoder(i, sc)
+		offsets := sc.offsets[:0]
 		for at := d.p; d.next(&e); at = d.p {
 			offsets = append(offsets, at)
 		}
+		sc.offsets = offsets
 		for j := len(offsets) - 1; j >= 0; j-- {
 			d.p = offsets[j]
 			d.next(&e)
@@ -332,7 +354,6 @@ func (s *Stream) Range(start, end ID, rev bool, fn func(id ID, fields [][]byte) 
 				return
 			}
 		}
-		pairs = d.pairs
 	}
 }
 
@@ -375,7 +396,9 @@ func (s *Stream) Delete(id ID) bool {
 	if i < 0 {
 		return false
 	}
-	d := s.decoder(i, nil)
+	sc := s.takeScratch()
+	defer func() { s.scratch = sc }()
+	d := s.decoder(i, sc)
 	var e entry
 	for d.next(&e) {
 		if e.id == id {
@@ -437,7 +460,8 @@ func (s *Stream) Trim(t Trim) int64 {
 		if t.Approx {
 			break
 		}
-		d := s.decoder(0, nil)
+		sc := s.takeScratch()
+		d := s.decoder(0, sc)
 		var e entry
 		for d.next(&e) {
 			if t.ByMinID && !e.id.Less(t.MinID) || !t.ByMinID && int64(s.Length) <= t.MaxLen {
@@ -448,6 +472,7 @@ func (s *Stream) Trim(t Trim) int64 {
 				removed++
 			}
 		}
+		s.scratch = sc
 		break
 	}
 	s.RefreshFirstID()
@@ -456,7 +481,9 @@ func (s *Stream) Trim(t Trim) int64 {
 
 // nodeLast returns the ID of node i's last entry, deleted or not.
 func (s *Stream) nodeLast(i int) (ID, bool) {
-	d := s.decoder(i, nil)
+	sc := s.takeScratch()
+	defer func() { s.scratch = sc }()
+	d := s.decoder(i, sc)
 	var e entry
 	var last ID
 	found := false
