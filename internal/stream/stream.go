@@ -11,7 +11,7 @@ import (
 // A node's bytes: the master field names (uvarint count, then uvarint length
 // and bytes each), then its entries, each:
 //
-//	flags byte, uvarint ms delta, uvarint seq delta (from the master ID),
+//	flags byte, varint ms delta, varint seq delta (from the master ID),
 //	with flagSameFields the values of the master fields,
 //	else uvarint field count and the field/value pairs,
 //
@@ -92,7 +92,7 @@ func (s *Stream) Clone() *Stream {
 	c.index = slices.Clone(s.index)
 	c.nodes = make([][]byte, len(s.nodes))
 	for i, b := range s.nodes {
-		c.nodes[i] = slices.Clip(slices.Clone(b))
+		c.nodes[i] = slices.Clone(b)
 	}
 	c.groups = make([]*Group, len(s.groups))
 	for i, g := range s.groups {
@@ -219,10 +219,11 @@ func (d *decoder) next(e *entry) bool {
 	b, p := d.node, d.p
 	e.at, e.flags = p, b[p]
 	p++
-	var msd, seqd uint64
-	msd, p = readUvarint(b, p)
-	seqd, p = readUvarint(b, p)
-	e.id = ID{d.master.Ms + msd, d.master.Seq + seqd}
+	msd, n := binary.Varint(b[p:])
+	p += n
+	seqd, n := binary.Varint(b[p:])
+	p += n
+	e.id = ID{d.master.Ms + uint64(msd), d.master.Seq + uint64(seqd)}
 	pairs := d.sc.pairs[:0]
 	var v []byte
 	if e.flags&flagSameFields != 0 {
@@ -257,7 +258,7 @@ func (s *Stream) Add(id ID, pairs [][]byte, maxBytes, maxEntries int64) {
 	if last >= 0 {
 		n := &s.index[last]
 		if n.lpBytes+payload >= maxBytes || (maxEntries > 0 && int64(n.live+n.deleted) >= maxEntries) {
-			s.nodes[last] = slices.Clip(s.nodes[last]) // closed: give back the growth room
+			s.nodes[last] = slices.Clone(s.nodes[last]) // closed: give back the growth room
 			last = -1
 		}
 	}
@@ -290,8 +291,10 @@ func (s *Stream) Add(id ID, pairs [][]byte, maxBytes, maxEntries int64) {
 		size += lpIntSize(int64(len(pairs)/2)) + lpIntSize(int64(len(pairs)+4))
 	}
 	node = append(node, flags)
-	node = binary.AppendUvarint(node, msd)
-	node = binary.AppendUvarint(node, seqd)
+	// Signed, as Redis's deltas: an entry's sequence is often below its
+	// master's (a later millisecond).
+	node = binary.AppendVarint(node, int64(msd))
+	node = binary.AppendVarint(node, int64(seqd))
 	if !same {
 		node = binary.AppendUvarint(node, uint64(len(pairs)/2))
 	}
