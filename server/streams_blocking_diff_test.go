@@ -123,6 +123,16 @@ func TestStreamBlockingGroup(t *testing.T) {
 	a.NoReply(stillBlocked)
 	p.Do("SET", "s", "string now")
 	a.Read()
+	// Any removal of the key wakes it: expiry set in the past, RENAME,
+	// FLUSHALL.
+	for _, removal := range [][]any{{"PEXPIRE", "s", 0}, {"RENAME", "s", "s2"}, {"FLUSHALL"}} {
+		p.Do("DEL", "s")
+		p.Do("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+		a.Send("XREADGROUP", "GROUP", "g", "alice", "BLOCK", 0, "STREAMS", "s", ">")
+		a.NoReply(stillBlocked)
+		p.Do(removal...)
+		a.Read()
+	}
 	// Blocked, a ">" reader waits for entries past the group's last ID.
 	p.Do("DEL", "s")
 	p.Do("XADD", "s", "5-0", "f", "v")
