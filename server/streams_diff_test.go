@@ -118,7 +118,7 @@ func TestStreamAutoID(t *testing.T) {
 	p.DoCompare(autoID, "XADD", "s", "*", "a", "1")
 	p.DoCompare(autoID, "XADD", "s", "*", "a", "1")
 	p.DoCompare(autoID, "XRANGE", "s", "-", "+")
-	p.Do("XADD", "s", "NOMKSTREAM", "*", "a", "1")
+	p.DoCompare(autoID, "XADD", "s", "NOMKSTREAM", "*", "a", "1")
 	p.Do("XADD", "nokey", "NOMKSTREAM", "*", "a", "1")
 	p.Do("XADD", "nokey", "NOMKSTREAM", "MAXLEN", 1, "*", "a", "1")
 	p.Do("EXISTS", "nokey")
