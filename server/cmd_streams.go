@@ -629,9 +629,10 @@ type streamRead struct {
 	noack           bool
 	count           int64 // 0: no limit
 	keys            [][]byte
-	ids             []stream.ID // entries above these; for ">" the group's last ID
-	newOnly         []bool      // XREADGROUP ">"
-	now             []bool      // served at once
+	ids             []stream.ID  // entries above these; for ">" the group's last ID
+	newOnly         []bool       // XREADGROUP ">"
+	seen            []streamAdds // a waiter's: the streams' additions it has seen
+	now             []bool       // served at once
 }
 
 func xreadCommand(x *Ctx, group bool) {
@@ -790,6 +791,12 @@ func xreadCommand(x *Ctx, group bool) {
 	w := &streamRead{
 		group: bytes.Clone(r.group), consumer: bytes.Clone(r.consumer), noack: r.noack,
 		count: r.count, keys: cloneArgs(r.keys), ids: slices.Clone(r.ids), newOnly: slices.Clone(r.newOnly),
+		seen: make([]streamAdds, n),
+	}
+	for i, key := range w.keys {
+		if e, found := x.DB.Lookup(key, x.Now, false); found && e.Type() == keyspace.TypeStream {
+			w.seen[i] = streamAdds{entryStream(&e), entryStream(&e).Adds()}
+		}
 	}
 	if w.count == 0 {
 		w.count = 1000 // blocked without COUNT: a bound, as Redis's
@@ -809,9 +816,16 @@ func xreadCommand(x *Ctx, group bool) {
 	})
 }
 
-// ready reports whether the key (e) can serve a blocked read: it has
-// entries past the client's ID (XREAD) or its group's last ID; an
-// XREADGROUP is also served (with an error) when its key or group went.
+// streamAdds is a stream object and its count of additions at some time.
+type streamAdds struct {
+	s    *stream.Stream
+	adds uint64
+}
+
+// ready reports whether the key (e) can serve a blocked read: as in Redis,
+// once an entry was added, it has entries past the client's ID (XREAD) or
+// its group's last ID; an XREADGROUP is also served (with an error) when
+// its key or group went.
 func (r *streamRead) ready(e *keyspace.Entry, found bool) bool {
 	if !found || e.Type() != keyspace.TypeStream {
 		return r.group != nil
@@ -821,6 +835,8 @@ func (r *streamRead) ready(e *keyspace.Entry, found bool) bool {
 		if !bytes.Equal(k, e.Key()) {
 			continue
 		}
+		added := r.seen[i] != streamAdds{s, s.Adds()}
+		r.seen[i] = streamAdds{s, s.Adds()}
 		after := r.ids[i]
 		if r.group != nil {
 			g := s.Group(r.group)
@@ -829,7 +845,7 @@ func (r *streamRead) ready(e *keyspace.Entry, found bool) bool {
 			}
 			after = g.LastID
 		}
-		return after.Less(s.LastID)
+		return added && after.Less(s.LastID)
 	}
 	return false
 }

@@ -145,3 +145,24 @@ func TestStreamBlockingGroup(t *testing.T) {
 	p.Do("XADD", "other", "1-0", "f", "v")
 	a.Read()
 }
+
+// TestStreamBlockingNeedsAnAddition: as in Redis, a blocked reader is
+// served only after an entry is added, not when XSETID or XGROUP SETID
+// alone put entries or IDs past what it waits for.
+func TestStreamBlockingNeedsAnAddition(t *testing.T) {
+	p := difftest.Start(t)
+	a, b := p.NewConn(), p.NewConn()
+	p.Do("XADD", "s", "1-0", "f", "v")
+	p.Do("XGROUP", "CREATE", "s", "g", "$")
+	a.Send("XREADGROUP", "GROUP", "g", "alice", "BLOCK", 0, "STREAMS", "s", ">")
+	a.NoReply(stillBlocked)
+	b.Send("XREAD", "BLOCK", 0, "STREAMS", "s", "$")
+	b.NoReply(stillBlocked)
+	p.Do("XGROUP", "SETID", "s", "g", "0")
+	p.Do("XSETID", "s", "5-0")
+	a.NoReply(stillBlocked)
+	b.NoReply(stillBlocked)
+	p.Do("XADD", "s", "6-0", "f", "v")
+	a.Read()
+	b.Read()
+}

@@ -46,6 +46,7 @@ type Stream struct {
 	EntriesAdded uint64 // entries ever added
 
 	groups []*Group // sorted by name
+	adds   uint64   // calls of Add
 
 	scratch *scratch // for decoding; taken by a Range while it runs
 }
@@ -70,6 +71,11 @@ func (s *Stream) takeScratch() *scratch {
 
 // New returns an empty stream.
 func New() *Stream { return &Stream{} }
+
+// Adds returns how many entries were added to this object: a blocked
+// reader is served, as in Redis, only after an addition (not when XSETID or
+// XGROUP SETID alone make an ID range non-empty).
+func (s *Stream) Adds() uint64 { return s.adds }
 
 // Nodes returns the number of nodes (XINFO's radix-tree-keys).
 func (s *Stream) Nodes() int { return len(s.index) }
@@ -310,6 +316,7 @@ func (s *Stream) Add(id ID, pairs [][]byte, maxBytes, maxEntries int64) {
 	s.nodes[last] = node
 	s.Length++
 	s.EntriesAdded++
+	s.adds++
 	s.LastID = id
 	if s.Length == 1 {
 		s.FirstID = id
