@@ -440,7 +440,7 @@ func TestStreamClaim(t *testing.T) {
 	p.Do("XCLAIM", "s", "g", "bob", 1000000, "3-0")
 	p.Do("XCLAIM", "s", "g", "bob", 0, "3-0", "RETRYCOUNT", 7, "IDLE", 5000)
 	p.DoCompare(idleTimes, "XPENDING", "s", "g", "-", "+", 10)
-	p.Do("XPENDING", "s", "g", "IDLE", 4000, "-", "+", 10)
+	p.DoCompare(idleTimes, "XPENDING", "s", "g", "IDLE", 4000, "-", "+", 10)
 	p.Do("XCLAIM", "s", "g", "bob", 0, "9-0")
 	p.Do("XCLAIM", "s", "g", "bob", 0, "9-0", "FORCE")
 	p.Do("XCLAIM", "s", "g", "bob", 0, "6-0", "FORCE", "JUSTID")
