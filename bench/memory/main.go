@@ -60,6 +60,7 @@ var (
 	flagTimeout   = flag.Duration("timeout", 120*time.Second, "I/O timeout for any single pipelined batch")
 
 	flagCollections = flag.Int("collections", 0, "instead of keys: load one hash, set and sorted set of this many elements and report memory per element")
+	flagKinds       = flag.String("kinds", "", "collections mode: comma-separated kinds to measure (hash,set,zset,stream; default all)")
 	flagZScores     = flag.String("zset-scores", "random", "sorted-set scores in the collections mode: random or asc (ascending, like timestamps)")
 )
 
