@@ -294,6 +294,27 @@ func (d *decoder) value(t byte) (v Value, err error) {
 	return v, nil
 }
 
+// HasDuplicates reports whether a set, hash or sorted set names a member or
+// field twice, which Redis rejects as corruption.
+func (v *Value) HasDuplicates() bool {
+	step := 1
+	switch v.Type {
+	case TypeHash:
+		step = 2
+	case TypeSet, TypeZSet:
+	default:
+		return false
+	}
+	seen := make(map[string]struct{}, len(v.Elems)/step)
+	for i := 0; i < len(v.Elems); i += step {
+		if _, dup := seen[string(v.Elems[i])]; dup {
+			return true
+		}
+		seen[string(v.Elems[i])] = struct{}{}
+	}
+	return false
+}
+
 // ErrDumpPayload is a payload whose footer is not a supported RDB version
 // or whose checksum does not match.
 var ErrDumpPayload = errors.New("DUMP payload version or checksum are wrong")
