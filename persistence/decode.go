@@ -236,12 +236,18 @@ func (d *decoder) value(t byte) (v Value, err error) {
 	case TypeSetListpack:
 		check(ListpackEntries(d.str(), addEntries))
 		v.Type = TypeSet
-	case TypeHashZiplist, TypeZSetZiplist:
+	case TypeHashZiplist:
 		check(ziplistEntries(d.str(), addEntries))
-		v.Type = map[byte]byte{TypeHashZiplist: TypeHash, TypeZSetZiplist: TypeZSet}[t]
-	case TypeHashListpack, TypeZSetListpack:
+		v.Type = TypeHash
+	case TypeZSetZiplist:
+		check(ziplistEntries(d.str(), addEntries))
+		v.Type = TypeZSet
+	case TypeHashListpack:
 		check(ListpackEntries(d.str(), addEntries))
-		v.Type = map[byte]byte{TypeHashListpack: TypeHash, TypeZSetListpack: TypeZSet}[t]
+		v.Type = TypeHash
+	case TypeZSetListpack:
+		check(ListpackEntries(d.str(), addEntries))
+		v.Type = TypeZSet
 	case TypeListQuicklist, TypeListQuicklist2:
 		for n := d.count(); n > 0; n-- {
 			container := uint64(quicklistPacked)
