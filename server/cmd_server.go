@@ -29,7 +29,7 @@ func init() {
 		srv("command", -1, "loading stale", "@connection", "Get array of Redis command details", "2.8.13", func(x *Ctx) { commandInfoAll(x) }),
 	)
 	// DEBUG RELOAD replaces the whole data set.
-	table["debug"].lockAll = func(args [][]byte) bool { return cArgIs(args[1], "reload") }
+	table["debug"].lockAll = func(args [][]byte) bool { return cArgIs(args[1], "reload") || cArgIs(args[1], "loadaof") }
 	cfg := func(name string, arity int, flags, summary, since string, run func(*Ctx)) spec {
 		return spec{name: name, arity: arity, flags: flags, group: "server", summary: summary, since: since, run: run}
 	}
@@ -200,9 +200,12 @@ func debugCommand(x *Ctx) {
 		debugObject(x)
 	case sub == "reload":
 		reloadCommand(x)
+	case sub == "loadaof":
+		debugLoadAOF(x)
 	case sub == "help":
 		writeHelp(x, "DEBUG", []string{
 			"OBJECT <key>", "    Show low level info about the `key` and associated value.",
+			"LOADAOF", "    Flush the AOF buffers on disk and reload the AOF in memory.",
 			"RELOAD [option ...]", "    Save the RDB on disk and reload it back to memory. Valid <option> values:",
 			"    * MERGE: conflicting keys will be loaded from RDB.",
 			"    * NOFLUSH: the existing database will not be removed before load, but",
@@ -388,8 +391,7 @@ func (s *Server) writeInfoSection(b *strings.Builder, name string) {
 		s.writeMemoryInfo(b)
 	case "persistence":
 		s.writePersistenceInfo(b)
-		field(b, "aof_enabled", 0)
-		field(b, "aof_rewrite_in_progress", 0)
+		s.writeAOFInfo(b)
 	case "stats":
 		st := &s.stats
 		field(b, "total_connections_received", st.connectionsReceived.Load())

@@ -199,8 +199,7 @@ func (s *Server) rdbPath() string { return filepath.Join(s.cfg.Dir(), s.cfg.DBFi
 // non-empty database's records shard by shard, EOF and the checksum. It
 // writes a temporary file, syncs it and renames it over the target, so a
 // crash never leaves a partial dump.rdb.
-func (s *Server) writeRDB(functions []byte, keys, expires []int64, shard func(db, shard int) []byte, failed func() error) (err error) {
-	path := s.rdbPath()
+func (s *Server) writeRDB(path string, aofBase bool, functions []byte, keys, expires []int64, shard func(db, shard int) []byte, failed func() error) (err error) {
 	tmp := filepath.Join(filepath.Dir(path), fmt.Sprintf("temp-%d-%d.rdb", os.Getpid(), s.rdb.tempSeq.Add(1)))
 	f, err := os.Create(tmp)
 	if err != nil {
@@ -228,7 +227,7 @@ func (s *Server) writeRDB(functions []byte, keys, expires []int64, shard func(db
 		"redis-bits", "64",
 		"ctime", strconv.FormatInt(time.Now().Unix(), 10),
 		"used-mem", strconv.FormatInt(s.usedMemory(monoNow(), 0), 10),
-		"aof-base", "0"))
+		"aof-base", strconv.Itoa(boolInt(aofBase))))
 	write(functions)
 	for db := range keys {
 		if keys[db] == 0 {
@@ -272,7 +271,7 @@ func (s *Server) saveLocked(now int64) error {
 	s.rdb.encoders.Put(enc)
 	encode, failed := s.shardEncoder(now)
 	dirty := s.stats.dirty.Load()
-	err := s.writeRDB(functions, keys, expires, func(db, shard int) []byte { return encode(s.ks.DB(db), shard) }, failed)
+	err := s.writeRDB(s.rdbPath(), false, functions, keys, expires, func(db, shard int) []byte { return encode(s.ks.DB(db), shard) }, failed)
 	if err != nil {
 		s.log.Printf("Error saving DB on disk: %v", err)
 		return err
@@ -314,7 +313,7 @@ func (s *Server) bgsave() bool {
 	s.rdb.bgDone.Add(1)
 	go func() {
 		defer s.rdb.bgDone.Done()
-		err := s.writeRDB(functions, snap.Keys, snap.Expires, snap.Shard, failed)
+		err := s.writeRDB(s.rdbPath(), false, functions, snap.Keys, snap.Expires, snap.Shard, failed)
 		snap.End()
 		s.rdb.peakExtra.Store(snap.PeakExtra())
 		s.rdb.lastBgsaveSec.Store(int64(time.Since(start).Seconds()))
@@ -356,14 +355,16 @@ func (s *Server) saveCron() {
 
 // loadRDB loads dbfilename at start-up. A missing file is an empty data
 // set; a corrupt or truncated one is an error naming the file and offset.
-func (s *Server) loadRDB() error { return s.loadRDBFile(true, false) }
+func (s *Server) loadRDB() error { return s.loadRDBFile(s.rdbPath(), true, false) }
 
 // reloadRDB is DEBUG RELOAD's load; with merge, a key in the file replaces
 // the key present.
-func (s *Server) reloadRDB(merge bool) error { return s.loadRDBFile(false, merge) }
+func (s *Server) reloadRDB(merge bool) error { return s.loadRDBFile(s.rdbPath(), false, merge) }
 
-func (s *Server) loadRDBFile(missingOK, merge bool) error {
-	path := s.rdbPath()
+// loadRDBPath loads an RDB file that must exist (an AOF's base).
+func (s *Server) loadRDBPath(path string, merge bool) error { return s.loadRDBFile(path, false, merge) }
+
+func (s *Server) loadRDBFile(path string, missingOK, merge bool) error {
 	f, err := os.Open(path)
 	if missingOK && errors.Is(err, os.ErrNotExist) {
 		return nil

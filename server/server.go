@@ -54,6 +54,7 @@ type Server struct {
 	pubsub                     pubsubRegistry
 	scriptState
 	rdb rdbState
+	aof aofState
 	// activeExpireEnabled is DEBUG SET-ACTIVE-EXPIRE.
 	activeExpireEnabled atomic.Bool
 	peakMemory          atomic.Int64
@@ -101,6 +102,9 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 	s.ks = keyspace.New(cfg.Databases(), keyspace.Hooks{Expired: s.keyExpired, Modified: s.keyModified, Created: s.keyCreated})
 	s.watchAccessPolicy()
 	s.watchMaxMemory()
+	s.watchAppendOnly()
+	s.aof.db = -1
+	s.aof.lastRewriteSec.Store(-1)
 	s.scripts = scripting.NewEngine()
 	s.scripts.Logger = func(level int, msg string) { s.log.Print(msg) }
 	// The client scripts' commands run as; not a connection, not listed.
@@ -113,7 +117,12 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 // serves them in the background. Port 0 picks a free port; see Addr.
 func (s *Server) Start() error {
 	s.startupMemory = s.usedMemory(monoNow(), 0)
-	if err := s.loadRDB(); err != nil {
+	// As Redis 7.0: with appendonly the AOF is the data set, else the RDB.
+	load := s.loadRDB
+	if s.cfg.AppendOnly() {
+		load = s.startAOF
+	}
+	if err := load(); err != nil {
 		return err
 	}
 	// Port 0 picks a free port, unless a unix socket or TLS port is
@@ -257,6 +266,7 @@ func (s *Server) Close() error {
 	s.mu.Unlock()
 	s.wg.Wait()
 	s.rdb.bgDone.Wait()
+	s.stopAOF() // everything acknowledged is written and synced
 	if path := s.cfg.UnixSocket(); path != "" {
 		os.Remove(path)
 	}
@@ -282,6 +292,7 @@ func (s *Server) cron() {
 		case <-tick.C:
 		}
 		s.saveCron()
+		s.aofCron()
 		if now := s.clock.UnixMilli(); now/1000 != lastSecond {
 			lastSecond = now / 1000
 			s.closeIdleClients(now)
