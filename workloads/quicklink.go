@@ -299,30 +299,35 @@ func quicklinkScenario(ctx context.Context, env *Env) error {
 // It leaves maxmemory at 0 again.
 func QuickLinkUnderMaxmemory(ctx context.Context, env *Env) error {
 	rdb := env.Unrecorded()
-	used := func() (int64, error) {
+	// What maxmemory bounds: used memory beyond the startup footprint, plus
+	// Redis's own (about 1 MB). Keyhive counts it so, since its startup
+	// footprint is larger; for redis-server it is about used_memory.
+	bounded := func() (int64, error) {
 		info, err := rdb.InfoMap(ctx, "memory").Result()
 		if err != nil {
 			return 0, err
 		}
-		return strconv.ParseInt(info["Memory"]["used_memory"], 10, 64)
+		used, err1 := strconv.ParseInt(info["Memory"]["used_memory"], 10, 64)
+		startup, err2 := strconv.ParseInt(info["Memory"]["used_memory_startup"], 10, 64)
+		return used - startup + 1<<20, errors.Join(err1, err2)
 	}
 	for i := range 100 { // system keys: no TTL, never to be evicted
 		if err := rdb.Set(ctx, fmt.Sprintf("ql:system:%d", i), "config", 0).Err(); err != nil {
 			return err
 		}
 	}
-	base, err := used()
+	base, err := bounded()
 	if err != nil {
 		return err
 	}
 	// The headroom is generous and the values large because Keyhive's
-	// used_memory counts Go heap garbage that eviction cannot free (for an
-	// in-process server, its host's too): with maxmemory = used_memory + 2 MB
-	// and 3000 links of 2 KB, Keyhive (cmd/keyhive as its own process)
-	// answered "-OOM command not allowed when used memory > 'maxmemory'." to
-	// 350-973 of the SETEX (from about the 2200th on) after evicting, where
-	// redis-server answered OK to all. That step is left out until eviction
-	// accounts for it.
+	// used memory counts Go heap garbage that eviction cannot free (for an
+	// in-process server, its host's too): with 2 MB of headroom and 3000
+	// links of 2 KB, Keyhive answered "-OOM command not allowed when used
+	// memory > 'maxmemory'." to 350-973 of the SETEX as its own process
+	// (eviction of main at cdd0b4b) and to all of them in-process (at
+	// 24baa73), where redis-server answered OK to all. That step is left out
+	// until eviction accounts for it.
 	limit := base + 24<<20
 	defer rdb.ConfigSet(ctx, "maxmemory", "0")
 	for _, kv := range [][2]string{{"maxmemory-policy", "volatile-lru"}, {"maxmemory-samples", "10"}, {"maxmemory", strconv.FormatInt(limit, 10)}} {
@@ -362,10 +367,10 @@ func QuickLinkUnderMaxmemory(ctx context.Context, env *Env) error {
 	}
 	evicted, _ := strconv.ParseInt(stats["Stats"]["evicted_keys"], 10, 64)
 	env.Note("maxmemory", "evicted some keys: %v", evicted > 0)
-	now, err := used()
+	now, err := bounded()
 	if err != nil {
 		return err
 	}
-	env.Note("maxmemory", "used_memory within 10%% of maxmemory: %v", now <= limit+limit/10)
+	env.Note("maxmemory", "memory within 10%% of maxmemory: %v", now <= limit+limit/10)
 	return nil
 }
