@@ -110,8 +110,8 @@ func zeroLen(op byte) int  { return int(op&0x3f) + 1 }
 func xzeroLen(op, next byte) int {
 	return int(op&0x3f)<<8 | int(next) + 1
 }
-func valValue(op byte) uint8   { return (op>>2)&0x1f + 1 }
-func valLen(op byte) int       { return int(op&3) + 1 }
+func valValue(op byte) uint8    { return (op>>2)&0x1f + 1 }
+func valLen(op byte) int        { return int(op&3) + 1 }
 func valOp(v uint8, n int) byte { return byte(v-1)<<2 | byte(n-1) | opVal }
 
 // appendZeros appends the ZERO or XZERO opcode for a run of n zero registers.
@@ -502,4 +502,3 @@ func AppendDecoded(dst, v []byte) []byte {
 	}
 	return dst
 }
-
