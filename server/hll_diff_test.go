@@ -5,6 +5,7 @@ package server_test
 
 import (
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -313,4 +314,92 @@ func TestHLLNotifications(t *testing.T) {
 		sub.Read()
 	}
 	sub.NoReply(50 * time.Millisecond)
+}
+
+// TestHLLPropagation checks what the HLL commands propagate, on Keyhive and on
+// redis-server's AOF alike: PFCOUNT propagates when it caches the cardinality,
+// PFDEBUG when it converts to dense.
+func TestHLLPropagation(t *testing.T) {
+	servers := []*propServer{startKeyhiveProp(t)}
+	if r := startRedisAOF(t); r != nil {
+		servers = append(servers, r)
+	}
+	for _, s := range servers {
+		s.collect()
+	}
+	steps := []propStep{
+		w("PFADD h a b c", "PFADD h a b c"),
+		w("PFADD h a"),
+		w("PFCOUNT h", "PFCOUNT h"),
+		w("PFCOUNT h"),
+		w("PFCOUNT h nokey"),
+		w("PFADD h"),
+		w("PFADD new", "PFADD new"),
+		w("PFMERGE m h", "PFMERGE m h"),
+		w("PFMERGE m", "PFMERGE m"),
+		w("PFDEBUG ENCODING m"),
+		w("PFDEBUG TODENSE m", "PFDEBUG TODENSE m"),
+		w("PFDEBUG TODENSE m"),
+		w("PFADD n x", "PFADD n x"),
+		w("PFDEBUG GETREG n", "PFDEBUG GETREG n"),
+		w("PFDEBUG GETREG n"),
+	}
+	for _, step := range steps {
+		for _, s := range servers {
+			t0 := time.Now().UnixMilli()
+			reply := s.conn.do(t, step.cmd...)
+			t1 := time.Now().UnixMilli()
+			if err := matchPropagated(s.collect(), step.want, 0, t0, t1); err != nil {
+				t.Errorf("%s: %q (reply %.60s): %v", s.name, step.cmd, reply, err)
+			}
+		}
+	}
+}
+
+// TestHLLHotPathAllocs checks that PFADD and PFCOUNT allocate no more than
+// PING does, sparse and dense: values are rebuilt in the scratch buffers or
+// changed in place.
+func TestHLLHotPathAllocs(t *testing.T) {
+	srv := startKeyhive(t)
+	c := dialRaw(t, "tcp", srv.Addr())
+	c.do(t, "PFADD", "s", "a", "b")
+	for i := 0; i < 5000; i++ {
+		c.do(t, "PFADD", "d", strconv.Itoa(i))
+	}
+	c.nc.SetDeadline(time.Now().Add(30 * time.Second))
+	measure := func(cmds ...[]any) float64 {
+		var wire []byte
+		for _, a := range cmds {
+			wire = append(wire, difftest.EncodeCommand(a...)...)
+		}
+		c.nc.Write(wire)
+		n := 0
+		for range cmds {
+			r, err := difftest.ReadReply(c.br)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n += len(r.Raw)
+		}
+		buf := make([]byte, n)
+		return testing.AllocsPerRun(100, func() {
+			c.nc.Write(wire)
+			if _, err := io.ReadFull(c.br, buf); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	for _, k := range []string{"s", "d"} {
+		cmds := [][]any{{"PFADD", k, "a"}, {"PFADD", k, "zz"}, {"PFCOUNT", k}, {"PFCOUNT", k, "s"}}
+		pings := [][]any{{"PING"}, {"PING"}, {"PING"}, {"PING"}}
+		var a, b float64
+		for try := 0; try < 3; try++ {
+			if b, a = measure(pings...), measure(cmds...); a <= b {
+				break
+			}
+		}
+		if a > b {
+			t.Errorf("%q allocates %v times per round, as many PINGs %v", cmds, a, b)
+		}
+	}
 }
