@@ -499,9 +499,16 @@ func (x *Ctx) Client() *Client { return x.c }
 // touchesKeys reports whether a read should update access clocks.
 func (x *Ctx) touch() bool { return !x.c.noTouch.Load() }
 
-// lookupRead finds key for reading, counting a keyspace hit or miss.
+// lookupRead finds key for reading, counting a keyspace hit or miss (and
+// notifying a miss).
 func (x *Ctx) lookupRead(key []byte) (keyspace.Entry, bool) {
-	e, ok := x.DB.Lookup(key, x.Now, x.touch())
+	return x.lookupReadTouch(key, x.touch())
+}
+
+// lookupReadTouch is lookupRead for commands that look at a key without
+// touching its access clock (EXISTS, TYPE, TTL) when touch is false.
+func (x *Ctx) lookupReadTouch(key []byte, touch bool) (keyspace.Entry, bool) {
+	e, ok := x.DB.Lookup(key, x.Now, touch)
 	if ok {
 		x.c.traffic.hits.add(1)
 	} else {
