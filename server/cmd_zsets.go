@@ -561,6 +561,13 @@ func zaddCommand(x *Ctx) {
 		z.commit(eventIf(added+updated > 0, zaddEvent(incr)))
 	}
 	x.dirty += added + updated
+	if added+updated > 0 {
+		event := "zadd"
+		if incr {
+			event = "zincr"
+		}
+		x.notify(notifyZset, event, x.Args[1])
+	}
 	switch {
 	case !incr && ch:
 		x.W.Int(int64(added + updated))

@@ -1,0 +1,522 @@
+package server
+
+import (
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/keyhive/keyhive/internal/geohash"
+	"github.com/keyhive/keyhive/internal/strnum"
+)
+
+// The geo family. A geo set is an ordinary sorted set whose scores are 52-bit
+// geohashes (internal/geohash): GEOADD is ZADD with computed scores, and the
+// searches read score ranges of the sorted set.
+
+func init() {
+	g := func(name string, arity int, flags string, summary, since string, run func(*Ctx)) spec {
+		return spec{name: name, arity: arity, flags: flags, first: 1, last: 1, step: 1, category: "@geo", group: "geo", summary: summary, since: since, run: run}
+	}
+	searchStore := g("geosearchstore", -8, "write denyoom", "Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle, and store the result in another key.", "6.2.0", func(x *Ctx) { geoSearchCommand(x, geoSearch|geoSearchStore) })
+	searchStore.last = 2
+	register(
+		g("geoadd", -5, "write denyoom", "Add one or more geospatial items in the geospatial index represented using a sorted set", "3.2.0", geoaddCommand),
+		g("geodist", -4, "readonly", "Returns the distance between two members of a geospatial index", "3.2.0", geodistCommand),
+		g("geohash", -2, "readonly", "Returns members of a geospatial index as standard geohash strings", "3.2.0", geohashCommand),
+		g("geopos", -2, "readonly", "Returns longitude and latitude of members of a geospatial index", "3.2.0", geoposCommand),
+		g("geosearch", -7, "readonly", "Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle.", "6.2.0", func(x *Ctx) { geoSearchCommand(x, geoSearch) }),
+		searchStore,
+		g("georadius", -6, "write denyoom", "Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a point", "3.2.0", func(x *Ctx) { geoSearchCommand(x, geoCoords) }),
+		g("georadius_ro", -6, "readonly", "A read-only variant for GEORADIUS", "3.2.10", func(x *Ctx) { geoSearchCommand(x, geoCoords|geoNoStore) }),
+		g("georadiusbymember", -5, "write denyoom", "Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a member", "3.2.0", func(x *Ctx) { geoSearchCommand(x, geoMember) }),
+		g("georadiusbymember_ro", -5, "readonly", "A read-only variant for GEORADIUSBYMEMBER", "3.2.10", func(x *Ctx) { geoSearchCommand(x, geoMember|geoNoStore) }),
+	)
+	table["georadius"].keys = georadiusKeys
+	table["georadiusbymember"].keys = georadiusKeys
+}
+
+// georadiusKeys is the source key and the key after any STORE or STOREDIST
+// (searched from where Redis's georadiusGetKeys starts).
+func georadiusKeys(args, dst [][]byte) [][]byte {
+	dst = append(dst, args[1])
+	for i := 5; i+1 < len(args); i++ {
+		if cArgIs(args[i], "store") || cArgIs(args[i], "storedist") {
+			dst = append(dst, args[i+1])
+			i++
+		}
+	}
+	return dst
+}
+
+var argZADDLower = []byte("zadd") // GEOADD propagates as Redis builds it
+
+// geoaddCommand turns the coordinates into scores and runs ZADD, which Redis
+// propagates (and notifies) in GEOADD's place.
+func geoaddCommand(x *Ctx) {
+	lonAt, nx, xx := 2, false, false
+options:
+	for ; lonAt < len(x.Args); lonAt++ {
+		switch a := x.Args[lonAt]; {
+		case cArgIs(a, "nx"):
+			nx = true
+		case cArgIs(a, "xx"):
+			xx = true
+		case cArgIs(a, "ch"):
+		default:
+			break options
+		}
+	}
+	if (len(x.Args)-lonAt)%3 != 0 || (nx && xx) {
+		x.W.Error(errSyntax)
+		return
+	}
+	n := (len(x.Args) - lonAt) / 3
+	argv := make([][]byte, lonAt+2*n)
+	argv[0] = argZADDLower
+	copy(argv[1:], x.Args[1:lonAt])
+	scores := make([]byte, 0, n*20) // capacity for every score: slices stay valid
+	for i := 0; i < n; i++ {
+		lon, lat, ok := x.lonLat(x.Args[lonAt+3*i:])
+		if !ok {
+			return
+		}
+		start := len(scores)
+		scores = strconv.AppendUint(scores, geohash.Encode(lon, lat), 10)
+		argv[lonAt+2*i] = scores[start:]
+		argv[lonAt+2*i+1] = x.Args[lonAt+3*i+2]
+	}
+	x.Args = argv
+	zaddCommand(x)
+}
+
+// lonLat parses a longitude and a latitude, replying Redis's error when they
+// are not numbers or not a storable point.
+func (x *Ctx) lonLat(args [][]byte) (lon, lat float64, ok bool) {
+	if lon, ok = parseScore(args[0]); !ok {
+		x.W.Error(errNotFloat)
+		return 0, 0, false
+	}
+	if lat, ok = parseScore(args[1]); !ok {
+		x.W.Error(errNotFloat)
+		return 0, 0, false
+	}
+	if !geohash.ValidLonLat(lon, lat) {
+		x.W.Error("ERR invalid longitude,latitude pair " + cFixed6(lon) + "," + cFixed6(lat))
+		return 0, 0, false
+	}
+	return lon, lat, true
+}
+
+// cFixed6 formats f as C's "%f".
+func cFixed6(f float64) string {
+	switch {
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	}
+	return strconv.FormatFloat(f, 'f', 6, 64)
+}
+
+// unit parses a distance unit, returning meters per unit.
+func (x *Ctx) unit(arg []byte) (float64, bool) {
+	switch {
+	case cArgIs(arg, "m"):
+		return 1, true
+	case cArgIs(arg, "km"):
+		return 1000, true
+	case cArgIs(arg, "ft"):
+		return 0.3048, true
+	case cArgIs(arg, "mi"):
+		return 1609.34, true
+	}
+	x.W.Error("ERR unsupported unit provided. please use M, KM, FT, MI")
+	return 0, false
+}
+
+// distance writes a distance as Redis does: a bulk string with 4 decimals.
+func (x *Ctx) distance(d float64) {
+	var tmp [32]byte
+	x.W.Bulk(strconv.AppendFloat(tmp[:0], d, 'f', 4, 64))
+}
+
+func geodistCommand(x *Ctx) {
+	toMeters := 1.0
+	switch {
+	case len(x.Args) == 5:
+		var ok bool
+		if toMeters, ok = x.unit(x.Args[4]); !ok {
+			return
+		}
+	case len(x.Args) > 5:
+		x.W.Error(errSyntax)
+		return
+	}
+	z, found, ok := x.readZSet(x.Args[1])
+	if !ok {
+		return
+	}
+	s1, ok1 := z.score(x.Args[2])
+	s2, ok2 := z.score(x.Args[3])
+	if !found || !ok1 || !ok2 {
+		x.W.Null()
+		return
+	}
+	lon1, lat1 := geohash.Decode(s1)
+	lon2, lat2 := geohash.Decode(s2)
+	x.distance(geohash.Distance(lon1, lat1, lon2, lat2) / toMeters)
+}
+
+func geohashCommand(x *Ctx) {
+	z, found, ok := x.readZSet(x.Args[1])
+	if !ok {
+		return
+	}
+	x.W.Array(len(x.Args) - 2)
+	for _, m := range x.Args[2:] {
+		s, ok := z.score(m)
+		if !found || !ok {
+			x.W.Null()
+			continue
+		}
+		var tmp [11]byte
+		x.W.Bulk(geohash.AppendString(tmp[:0], s))
+	}
+}
+
+func geoposCommand(x *Ctx) {
+	z, found, ok := x.readZSet(x.Args[1])
+	if !ok {
+		return
+	}
+	x.W.Array(len(x.Args) - 2)
+	for _, m := range x.Args[2:] {
+		s, ok := z.score(m)
+		if !found || !ok {
+			x.W.NullArray()
+			continue
+		}
+		lon, lat := geohash.Decode(s)
+		x.W.Array(2)
+		x.W.HumanDouble(lon)
+		x.W.HumanDouble(lat)
+	}
+}
+
+// Variants of the search commands, as Redis's georadiusGeneric names them.
+const (
+	geoCoords      = 1 << iota // GEORADIUS: centre and radius as arguments
+	geoMember                  // GEORADIUSBYMEMBER: centre at a member
+	geoNoStore                 // the _RO forms: no STORE or STOREDIST
+	geoSearch                  // GEOSEARCH's FROM... and BY... options
+	geoSearchStore             // GEOSEARCHSTORE: the destination first, STOREDIST a flag
+)
+
+const errGeoMember = "ERR could not decode requested zset member"
+
+// geoPoint is a search result; member indexes the command's member buffer.
+type geoPoint struct {
+	lon, lat, dist, score float64
+	member                [2]int
+}
+
+// geoSearchCommand is GEOSEARCH, GEOSEARCHSTORE, GEORADIUS,
+// GEORADIUSBYMEMBER and their _RO forms, parsing and checking in Redis's
+// order so the same error wins.
+func geoSearchCommand(x *Ctx, flags int) {
+	src := 1
+	if flags&geoSearchStore != 0 {
+		src = 2
+	}
+	z, found, ok := x.readZSet(x.Args[src])
+	if !ok {
+		return
+	}
+	var shape geohash.Shape
+	var store []byte
+	base := 0
+	switch {
+	case flags&geoCoords != 0:
+		base = 6
+		if shape.Lon, shape.Lat, ok = x.lonLat(x.Args[2:]); !ok {
+			return
+		}
+		if shape.Radius, shape.Unit, ok = x.radius(x.Args[4:]); !ok {
+			return
+		}
+	case flags&geoMember != 0 && !found:
+		base = 5 // the reply is known, but the options are still checked
+	case flags&geoMember != 0:
+		base = 5
+		if !x.memberLonLat(z, x.Args[2], &shape) {
+			return
+		}
+		if shape.Radius, shape.Unit, ok = x.radius(x.Args[3:]); !ok {
+			return
+		}
+	default:
+		base = 2
+		if flags&geoSearchStore != 0 {
+			base = 3
+			store = x.Args[1]
+		}
+	}
+	var withDist, withHash, withCoord, anyFirst, fromMember, fromLonLat, byRadius, byBox, storeDist bool
+	sort := 0 // 1 ascending, -1 descending
+	var count int64
+	rest := x.Args[base:]
+	for i := 0; i < len(rest); i++ {
+		a, left := rest[i], len(rest)-i-1
+		switch {
+		case cArgIs(a, "withdist"):
+			withDist = true
+		case cArgIs(a, "withhash"):
+			withHash = true
+		case cArgIs(a, "withcoord"):
+			withCoord = true
+		case cArgIs(a, "any"):
+			anyFirst = true
+		case cArgIs(a, "asc"):
+			sort = 1
+		case cArgIs(a, "desc"):
+			sort = -1
+		case cArgIs(a, "count") && left >= 1:
+			var ok bool
+			if count, ok = strnum.ParseInt(rest[i+1]); !ok {
+				x.W.Error(errNotInt)
+				return
+			}
+			if count <= 0 {
+				x.W.Error("ERR COUNT must be > 0")
+				return
+			}
+			i++
+		case (cArgIs(a, "store") || cArgIs(a, "storedist")) && left >= 1 && flags&(geoNoStore|geoSearch) == 0:
+			store, storeDist = rest[i+1], cArgIs(a, "storedist")
+			i++
+		case cArgIs(a, "storedist") && flags&geoSearchStore != 0:
+			storeDist = true
+		case cArgIs(a, "frommember") && left >= 1 && flags&geoSearch != 0 && !fromLonLat:
+			// Without a source key the member is not looked up: the
+			// reply is empty once the options are checked.
+			if found && !x.memberLonLat(z, rest[i+1], &shape) {
+				return
+			}
+			fromMember = true
+			i++
+		case cArgIs(a, "fromlonlat") && left >= 2 && flags&geoSearch != 0 && !fromMember:
+			var ok bool
+			if shape.Lon, shape.Lat, ok = x.lonLat(rest[i+1:]); !ok {
+				return
+			}
+			fromLonLat = true
+			i += 2
+		case cArgIs(a, "byradius") && left >= 2 && flags&geoSearch != 0 && !byBox:
+			var ok bool
+			if shape.Radius, shape.Unit, ok = x.radius(rest[i+1:]); !ok {
+				return
+			}
+			shape.Box, byRadius = false, true
+			i += 2
+		case cArgIs(a, "bybox") && left >= 3 && flags&geoSearch != 0 && !byRadius:
+			if !x.box(rest[i+1:], &shape) {
+				return
+			}
+			shape.Box, byBox = true, true
+			i += 3
+		default:
+			x.W.Error(errSyntax)
+			return
+		}
+	}
+	switch {
+	case store != nil && (withDist || withHash || withCoord):
+		what := "STORE option in GEORADIUS"
+		if flags&geoSearchStore != 0 {
+			what = "GEOSEARCHSTORE"
+		}
+		x.W.Error("ERR " + what + " is not compatible with WITHDIST, WITHHASH and WITHCOORD options")
+		return
+	case flags&geoSearch != 0 && !fromMember && !fromLonLat:
+		x.W.Error("ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for " + cString(x.Args[0]))
+		return
+	case flags&geoSearch != 0 && !byRadius && !byBox:
+		x.W.Error("ERR exactly one of BYRADIUS and BYBOX can be specified for " + cString(x.Args[0]))
+		return
+	case anyFirst && count == 0:
+		x.W.Error("ERR the ANY argument requires COUNT argument")
+		return
+	}
+	if !found {
+		if store == nil {
+			x.W.Array(0)
+			return
+		}
+		if x.DB.Delete(store) {
+			x.notify(notifyGeneric, "del", store)
+			x.dirty++
+		}
+		x.W.Int(0)
+		return
+	}
+	// COUNT keeps the nearest: it implies ASC unless ANY takes the first found.
+	if count != 0 && sort == 0 && !anyFirst {
+		sort = 1
+	}
+	limit := 0
+	if anyFirst {
+		limit = int(count)
+	}
+	points, members := geoFind(z, &shape, limit)
+	if len(points) == 0 && store == nil {
+		x.W.Array(0)
+		return
+	}
+	n := len(points)
+	if count != 0 && int64(n) > count {
+		n = int(count)
+	}
+	if sort != 0 {
+		slices.SortStableFunc(points, func(a, b geoPoint) int {
+			if a.dist == b.dist {
+				return 0
+			}
+			if (a.dist > b.dist) == (sort > 0) {
+				return 1
+			}
+			return -1
+		})
+	}
+	points = points[:n]
+	if store != nil {
+		geoStore(x, store, points, members, &shape, storeDist, flags&geoSearch != 0)
+		return
+	}
+	extra := 0
+	for _, on := range []bool{withDist, withHash, withCoord} {
+		if on {
+			extra++
+		}
+	}
+	x.W.Array(n)
+	for _, p := range points {
+		if extra > 0 {
+			x.W.Array(extra + 1)
+		}
+		x.W.Bulk(members[p.member[0]:p.member[1]])
+		if withDist {
+			x.distance(p.dist / shape.Unit)
+		}
+		if withHash {
+			x.W.Int(int64(p.score))
+		}
+		if withCoord {
+			x.W.Array(2)
+			x.W.HumanDouble(p.lon)
+			x.W.HumanDouble(p.lat)
+		}
+	}
+}
+
+// geoFind returns the members within the shape, in the order Redis finds
+// them (box by box, by score within a box), stopping at limit when it is not
+// 0; member names are copied into the returned buffer.
+func geoFind(z zsetView, shape *geohash.Shape, limit int) ([]geoPoint, []byte) {
+	var points []geoPoint
+	var members []byte
+	for _, box := range shape.Boxes() {
+		if limit > 0 && len(points) >= limit {
+			break
+		}
+		lo, hi := geohash.ScoreRange(box)
+		iv := interval{score: scoreRange{min: float64(lo), max: float64(hi), maxex: true}}
+		start, end := iv.ranks(z)
+		z.each(start, end, false, func(m []byte, score float64) {
+			if limit > 0 && len(points) >= limit {
+				return
+			}
+			lon, lat := geohash.Decode(score)
+			dist, in := shape.Contains(lon, lat)
+			if !in {
+				return
+			}
+			members = append(members, m...)
+			points = append(points, geoPoint{lon, lat, dist, score, [2]int{len(members) - len(m), len(members)}})
+		})
+	}
+	return points, members
+}
+
+// geoStore stores the results as a sorted set (scores the geohashes, or the
+// distances in the query's unit with STOREDIST), replacing store; no result
+// deletes it.
+func geoStore(x *Ctx, store []byte, points []geoPoint, members []byte, shape *geohash.Shape, storeDist, search bool) {
+	o := &zsetObject{}
+	for _, p := range points {
+		score := p.score
+		if storeDist {
+			score = p.dist / shape.Unit
+		}
+		o.Add(members[p.member[0]:p.member[1]], score)
+	}
+	dirty := x.dirty
+	switch n := x.storeZSet(store, o); {
+	case n > 0:
+		x.dirty += n - 1 // Redis counts every stored member
+		event := "georadiusstore"
+		if search {
+			event = "geosearchstore"
+		}
+		x.notify(notifyZset, event, store)
+	case x.dirty > dirty:
+		x.notify(notifyGeneric, "del", store)
+	}
+	x.W.Int(int64(len(points)))
+}
+
+// memberLonLat centres the shape on a member, replying Redis's error when the
+// member is missing.
+func (x *Ctx) memberLonLat(z zsetView, member []byte, shape *geohash.Shape) bool {
+	score, ok := z.score(member)
+	if !ok {
+		x.W.Error(errGeoMember)
+		return false
+	}
+	shape.Lon, shape.Lat = geohash.Decode(score)
+	return true
+}
+
+// radius parses a radius and its unit.
+func (x *Ctx) radius(args [][]byte) (radius, unit float64, ok bool) {
+	if radius, ok = parseScore(args[0]); !ok {
+		x.W.Error("ERR need numeric radius")
+		return 0, 0, false
+	}
+	if radius < 0 {
+		x.W.Error("ERR radius cannot be negative")
+		return 0, 0, false
+	}
+	unit, ok = x.unit(args[1])
+	return radius, unit, ok
+}
+
+// box parses BYBOX's width, height and unit into shape.
+func (x *Ctx) box(args [][]byte, shape *geohash.Shape) bool {
+	w, ok := parseScore(args[0])
+	if !ok {
+		x.W.Error("ERR need numeric width")
+		return false
+	}
+	h, ok := parseScore(args[1])
+	if !ok {
+		x.W.Error("ERR need numeric height")
+		return false
+	}
+	if h < 0 || w < 0 {
+		x.W.Error("ERR height or width cannot be negative")
+		return false
+	}
+	shape.Width, shape.Height = w, h
+	shape.Unit, ok = x.unit(args[2])
+	return ok
+}
