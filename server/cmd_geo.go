@@ -459,17 +459,12 @@ func geoStore(x *Ctx, store []byte, points []geoPoint, members []byte, shape *ge
 		}
 		o.Add(members[p.member[0]:p.member[1]], score)
 	}
-	dirty := x.dirty
-	switch n := x.storeZSet(store, o); {
-	case n > 0:
+	event := "georadiusstore"
+	if search {
+		event = "geosearchstore"
+	}
+	if n := x.storeZSet(store, o, event); n > 1 {
 		x.dirty += n - 1 // Redis counts every stored member
-		event := "georadiusstore"
-		if search {
-			event = "geosearchstore"
-		}
-		x.notify(notifyZset, event, store)
-	case x.dirty > dirty:
-		x.notify(notifyGeneric, "del", store)
 	}
 	x.W.Int(int64(len(points)))
 }

@@ -173,16 +173,16 @@ func LatDistance(lat1, lat2 float64) float64 {
 // Distance is the haversine distance in meters between two points.
 func Distance(lon1, lat1, lon2, lat2 float64) float64 {
 	lon1r, lon2r := lon1*degToRad, lon2*degToRad
-	v := math.Sin((lon2r - lon1r) / 2)
+	v := sin((lon2r - lon1r) / 2)
 	if v == 0 { // same meridian: no trigonometry needed
 		return LatDistance(lat1, lat2)
 	}
 	lat1r, lat2r := lat1*degToRad, lat2*degToRad
-	u := math.Sin((lat2r - lat1r) / 2)
+	u := sin((lat2r - lat1r) / 2)
 	// The float64 conversions keep the compiler from fusing multiply-adds,
 	// which Redis's C does not do: every product is rounded.
-	a := float64(u*u) + float64(float64(float64(math.Cos(lat1r)*math.Cos(lat2r))*v)*v)
-	return 2.0 * earthRadius * math.Asin(math.Sqrt(a))
+	a := float64(u*u) + float64(float64(float64(cos(lat1r)*cos(lat2r))*v)*v)
+	return 2.0 * earthRadius * asin(math.Sqrt(a))
 }
 
 // Shape is a search area around a centre: a circle of Radius, or a box of
@@ -219,8 +219,8 @@ func (s *Shape) boundingBox() (minLon, minLat, maxLon, maxLat float64) {
 		height, width = s.Unit*(s.Height/2), s.Unit*(s.Width/2)
 	}
 	latDelta := (height / earthRadius) / degToRad
-	lonDeltaTop := (width / earthRadius / math.Cos((s.Lat+latDelta)*degToRad)) / degToRad
-	lonDeltaBottom := (width / earthRadius / math.Cos((s.Lat-latDelta)*degToRad)) / degToRad
+	lonDeltaTop := (width / earthRadius / cos((s.Lat+latDelta)*degToRad)) / degToRad
+	lonDeltaBottom := (width / earthRadius / cos((s.Lat-latDelta)*degToRad)) / degToRad
 	// The hemispheres widen in opposite directions.
 	if s.Lat < 0 {
 		return s.Lon - lonDeltaBottom, s.Lat - latDelta, s.Lon + lonDeltaBottom, s.Lat + latDelta

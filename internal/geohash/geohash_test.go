@@ -1,6 +1,7 @@
 package geohash
 
 import (
+	"math"
 	"strconv"
 	"testing"
 )
@@ -52,4 +53,61 @@ func TestMatchesRedis(t *testing.T) {
 	if got := strconv.FormatFloat(Distance(lon1, lat1, lon2, lat2)/1609.34, 'f', 4, 64); got != "11756.2756" {
 		t.Errorf("distance %s mi", got)
 	}
+}
+
+// TestTrigMatchesGlibc checks the double-double sin, cos and asin against
+// glibc's results (which Redis uses) on random arguments.
+func TestTrigMatchesGlibc(t *testing.T) {
+	for _, c := range []struct {
+		f       func(float64) float64
+		x, want float64
+	}{
+		{sin, -0.3047708575371608, -0.3000746004876542},
+		{sin, 0.3825432709151739, 0.3732811130261955},
+		{sin, 2.714947737751868, 0.41381880529046366},
+		{sin, -0.2198395513614506, -0.2180730388554061},
+		{sin, 0.050184147598534956, 0.05016308588422151},
+		{sin, 0.5592629046393407, 0.5305615458665447},
+		{cos, -2.01817379932879, -0.4326025937908381},
+		{cos, 0.07621528986755521, 0.9970970204319134},
+		{cos, 0.8312494093875324, 0.6739532551802201},
+		{cos, 1.8750519841276967, -0.2995831031019345},
+		{cos, -2.597609880133002, -0.8556541969103503},
+		{cos, -1.258231919203037, 0.30749980214268374},
+		{asin, 0.0906705374918394, 0.09079523532655258},
+		{asin, 0.8096445343671775, 0.9435462166689695},
+		{asin, 0.6934384825412391, 0.7662504126352989},
+		{asin, 0.041880336369846005, 0.04189258880004817},
+		{asin, 0.9821934207987782, 1.381800679803919},
+		{asin, 0.9647577811255668, 1.3045213226518246},
+		{asin, 1, 1.5707963267948966},
+	} {
+		if got := c.f(c.x); got != c.want {
+			t.Errorf("f(%v) = %v, want %v", c.x, got, c.want)
+		}
+	}
+}
+
+// FuzzDecode decodes arbitrary scores (a geo set is a sorted set any ZADD can
+// write to) and checks that nothing panics, the point is storable, and a
+// stored point's score survives decoding and encoding.
+func FuzzDecode(f *testing.F) {
+	for _, s := range []float64{0, -1, 1e300, 3479099956230698, 13510798882111488, 0.5, -0.0} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, score float64) {
+		lon, lat := Decode(score)
+		if !ValidLonLat(lon, lat) {
+			t.Fatalf("score %v decodes to %v,%v", score, lon, lat)
+		}
+		AppendString(nil, score)
+		if score >= 0 && score < 1<<52 && score == float64(uint64(score)) {
+			if got := Encode(lon, lat); got != uint64(score) {
+				t.Fatalf("score %v: decoded %v,%v encodes to %d", score, lon, lat, got)
+			}
+		}
+		s := Shape{Lon: lon, Lat: lat, Radius: math.Abs(score), Unit: 1}
+		s.Boxes()
+		s.Contains(0, 0)
+	})
 }
