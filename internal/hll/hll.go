@@ -92,7 +92,8 @@ func Cached(v []byte) (uint64, bool) {
 // SetCached stores card as the valid cached cardinality.
 func SetCached(v []byte, card uint64) { binary.LittleEndian.PutUint64(v[8:16], card) }
 
-func invalidate(v []byte) { v[15] |= cacheInvalid }
+// Invalidate marks the cached cardinality invalid.
+func Invalidate(v []byte) { v[15] |= cacheInvalid }
 
 // at is v[i], or 0 past the end: Redis reads an XZERO opcode's second byte
 // even when the opcode is truncated, and finds the string's NUL terminator.
@@ -167,7 +168,7 @@ func Set(v []byte, index int, count uint8, sparseMaxBytes int64) (out []byte, ch
 			return v, false, true
 		}
 		setRegister(v[HeaderSize:], index, count)
-		invalidate(v)
+		Invalidate(v)
 		return v, true, true
 	}
 	return sparseSet(v, index, count, sparseMaxBytes)
@@ -288,7 +289,7 @@ func mergeValues(v []byte, prev int) []byte {
 		}
 		p++
 	}
-	invalidate(v)
+	Invalidate(v)
 	return v
 }
 
@@ -299,7 +300,7 @@ func promote(v []byte, index int, count uint8) ([]byte, bool, bool) {
 		return v, false, false
 	}
 	setRegister(d[HeaderSize:], index, count)
-	invalidate(d)
+	Invalidate(d)
 	return d, true, true
 }
 
