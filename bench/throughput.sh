@@ -21,8 +21,13 @@
 #                         EVALSHA_ENQUEUE (seed 002's enqueue script) and
 #                         EVALSHA_RATELIMIT (a sliding-window rate limiter),
 #                         both from server/testdata.
+#                         PFADD (random elements into one HLL), PFCOUNT (the
+#                         union of two dense HLLs: the full estimate every
+#                         time) and GEOSEARCH (1 km around a random member of
+#                         a set of GEO_MEMBERS points) are custom commands too.
 #                         Put LPUSH before LPOP so there is something to pop.
 #   ZRANK_MEMBERS=100000  members in the ZRANK sorted set
+#   GEO_MEMBERS=100000    points in the GEOSEARCH set (1 x 1 degree)
 #   KEYHIVE_BIN=path      use this binary instead of building ./cmd/keyhive
 #                         (e.g. a wrapper that execs redis-server, for testing)
 #   REDIS_BIN=redis-server
@@ -44,6 +49,7 @@ DATASIZE=${DATASIZE:-16}
 PIPELINES=${PIPELINES:-"1 16"}
 TESTS=${TESTS:-"PING_MBULK SET GET INCR MSET"}
 ZRANK_MEMBERS=${ZRANK_MEMBERS:-100000}
+GEO_MEMBERS=${GEO_MEMBERS:-100000}
 REDIS_BIN=${REDIS_BIN:-redis-server}
 BENCH_BIN=${BENCH_BIN:-redis-benchmark}
 CLI_BIN=${CLI_BIN:-redis-cli}
@@ -154,6 +160,9 @@ sha_of() { sha1sum "$1" | cut -d' ' -f1; }
 test_args() {
 	case $1 in
 	ZRANK) printf '%s\n' -r "$ZRANK_MEMBERS" zrank kh:bench:zrank 'm:__rand_int__' ;;
+	PFADD) printf '%s\n' -r "$KEYSPACE" pfadd kh:bench:hll 'e:__rand_int__' ;;
+	PFCOUNT) printf '%s\n' pfcount kh:bench:hll1 kh:bench:hll2 ;;
+	GEOSEARCH) printf '%s\n' -r "$GEO_MEMBERS" geosearch kh:bench:geo FROMMEMBER 'm:__rand_int__' BYRADIUS 1 km ;;
 	EVALSHA_ENQUEUE)
 		printf '%s\n' -r "$KEYSPACE" evalsha "$(sha_of "$enqueue_lua")" 5 'queue:{b}:waiting:0' \
 			'queue:{b}:positions' 'position:__rand_int__' 'ipmap:{b}:__rand_int__' heartbeat:active \
@@ -169,6 +178,7 @@ test_args() {
 test_row() {
 	case $1 in
 	ZRANK) echo "zrank " ;;
+	PFADD | PFCOUNT | GEOSEARCH) echo "${1,,} " ;;
 	EVALSHA_*) echo "evalsha " ;;
 	*) echo "$1" ;;
 	esac
@@ -184,6 +194,16 @@ prepare() {
 				-n $((ZRANK_MEMBERS * 4)) -r "$ZRANK_MEMBERS" \
 				zadd kh:bench:zrank __rand_int__ 'm:__rand_int__' >/dev/null 2>&1 ||
 				log "warning: ZRANK set-up failed on :$port"
+			;;
+		PFCOUNT)
+			for k in kh:bench:hll1 kh:bench:hll2; do
+				"${bench_pin[@]}" "$BENCH_BIN" -p "$port" -c "$CLIENTS" -P 16 -q -n 100000 -r 1000000 \
+					pfadd "$k" 'e:__rand_int__' >/dev/null 2>&1 || log "warning: PFCOUNT set-up failed on :$port"
+			done
+			;;
+		GEOSEARCH)
+			awk -v n="$GEO_MEMBERS" 'BEGIN { srand(1); for (i = 0; i < n; i++) printf "GEOADD kh:bench:geo %.6f %.6f m:%012d\r\n", 13 + rand(), 38 + rand(), i }' |
+				"$CLI_BIN" -p "$port" --pipe >/dev/null 2>&1 || log "warning: GEOSEARCH set-up failed on :$port"
 			;;
 		EVALSHA_ENQUEUE) "$CLI_BIN" -p "$port" -x SCRIPT LOAD <"$enqueue_lua" >/dev/null ;;
 		EVALSHA_RATELIMIT) "$CLI_BIN" -p "$port" -x SCRIPT LOAD <"$ratelimit_lua" >/dev/null ;;

@@ -199,6 +199,9 @@ type Shape struct {
 // the centre in meters.
 func (s *Shape) Contains(lon, lat float64) (dist float64, ok bool) {
 	if !s.Box {
+		if !within(s.Lon, s.Lat, lon, lat, s.Radius*s.Unit) {
+			return 0, false
+		}
 		dist = Distance(s.Lon, s.Lat, lon, lat)
 		return dist, dist <= s.Radius*s.Unit
 	}
@@ -206,10 +209,22 @@ func (s *Shape) Contains(lon, lat float64) (dist float64, ok bool) {
 	if LatDistance(lat, s.Lat) > s.Height*s.Unit/2 {
 		return 0, false
 	}
-	if Distance(lon, lat, s.Lon, lat) > s.Width*s.Unit/2 {
+	if limit := s.Width * s.Unit / 2; !within(lon, lat, s.Lon, lat, limit) || Distance(lon, lat, s.Lon, lat) > limit {
 		return 0, false
 	}
 	return Distance(s.Lon, s.Lat, lon, lat), true
+}
+
+// within reports whether two points may be within limit meters: it rejects
+// with Go's math (a few bits off), leaving the exact distance, which costs
+// far more, to the points near or inside the limit.
+func within(lon1, lat1, lon2, lat2, limit float64) bool {
+	lat1r, lat2r := lat1*degToRad, lat2*degToRad
+	u := math.Sin((lat2r - lat1r) / 2)
+	v := math.Sin((lon2*degToRad - lon1*degToRad) / 2)
+	a := u*u + math.Cos(lat1r)*math.Cos(lat2r)*v*v
+	approx := 2.0 * earthRadius * math.Asin(math.Sqrt(min(a, 1)))
+	return approx <= limit*(1+1e-9)+1e-6
 }
 
 // boundingBox returns the longitude and latitude limits around the shape.
