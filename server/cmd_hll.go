@@ -92,7 +92,12 @@ func pfaddCommand(x *Ctx) {
 	}
 	// Redis changes the value in place, so what an element added before a
 	// corruption was found stays.
-	if updated > 0 || corrupted || (found && e.Encoding() != keyspace.EncRaw) {
+	switch {
+	case inPlace && e.Encoding() == keyspace.EncRaw:
+		if updated > 0 {
+			x.DB.Modified(key) // the registers changed in the entry itself
+		}
+	case updated > 0 || corrupted || (found && e.Encoding() != keyspace.EncRaw):
 		x.storeHLL(&e, found, key, v)
 	}
 	if !inPlace {
@@ -151,8 +156,8 @@ func pfcountCommand(x *Ctx) {
 	}
 	// Caching the cardinality changes the string: Redis propagates the
 	// PFCOUNT so replicas hold the same bytes.
-	hll.SetCached(v, card)
-	x.DB.Replace(&e, keyspace.EncRaw, v, e.ExpireAt(), x.Now)
+	hll.SetCached(v, card) // in the entry itself: unshareHLL made it raw
+	x.DB.Modified(x.Args[1])
 	x.dirty++
 	x.W.Int(int64(card))
 }

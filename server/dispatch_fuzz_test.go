@@ -27,6 +27,8 @@ func FuzzCommands(f *testing.F) {
 		"CONFIG SET hash-max-listpack-entries 1\nHSET big x 1 y 2 z 3\nCOPY big c\nHGETALL c\nOBJECT ENCODING big\nHSTRLEN big y",
 		"RPUSH l a b c\nLPOS l b RANK -1 COUNT 0\nLINSERT l BEFORE b x\nLMPOP 2 l m LEFT COUNT 2\nLTRIM l 1 -1\nLMOVE l l2 LEFT RIGHT",
 		"SADD s 1 2 x\nSINTERCARD 2 s t LIMIT 1\nSPOP s 2\nSRANDMEMBER s -3\nSUNIONSTORE u s l\nSMOVE s u 1",
+		"PFADD h a b c\nAPPEND h \x7f\nPFCOUNT h\nPFMERGE m h x\nPFDEBUG GETREG h\nSETRANGE m 20 \xff\xff\nPFADD m z\nPFDEBUG DECODE m",
+		"GEOADD g 13.36 38.11 a 15.08 37.50 b\nZADD g -1 c inf d\nGEOPOS g a c d\nGEOSEARCH g FROMMEMBER c BYBOX 1e9 0 km WITHCOORD\nGEORADIUS g 180 0 inf mi STORE s COUNT 1",
 	} {
 		f.Add([]byte(seed))
 	}

@@ -139,6 +139,15 @@ func setRegister(r []byte, i int, val uint8) {
 	}
 }
 
+// eachDense calls fn with the registers of dense registers r four at a time
+// (three bytes hold four registers), i being the first one's index.
+func eachDense(r []byte, fn func(i int, r0, r1, r2, r3 uint8)) {
+	for i := 0; i+3 <= len(r); i += 3 {
+		b0, b1, b2 := r[i], r[i+1], r[i+2]
+		fn(i/3*4, b0&registerMax, (b0>>6|b1<<2)&registerMax, (b1>>4|b2<<4)&registerMax, b2>>2)
+	}
+}
+
 // Register returns register i of a dense HLL.
 func Register(v []byte, i int) uint8 { return register(v[HeaderSize:], i) }
 
@@ -349,10 +358,12 @@ func ToDense(v []byte) ([]byte, bool) {
 func Count(v []byte) (card uint64, ok bool) {
 	var histo [64]int
 	if v[4] == encDense {
-		r := v[HeaderSize:]
-		for i := 0; i < Registers; i++ {
-			histo[register(r, i)]++
-		}
+		eachDense(v[HeaderSize:], func(i int, r0, r1, r2, r3 uint8) {
+			histo[r0]++
+			histo[r1]++
+			histo[r2]++
+			histo[r3]++
+		})
 		return estimate(&histo), true
 	}
 	idx := 0
@@ -387,10 +398,9 @@ type Max [Registers]uint8
 // corrupted sparse body (m may then be partly raised).
 func (m *Max) Merge(v []byte) bool {
 	if v[4] == encDense {
-		r := v[HeaderSize:]
-		for i := range m {
-			m[i] = max(m[i], register(r, i))
-		}
+		eachDense(v[HeaderSize:], func(i int, r0, r1, r2, r3 uint8) {
+			m[i], m[i+1], m[i+2], m[i+3] = max(m[i], r0), max(m[i+1], r1), max(m[i+2], r2), max(m[i+3], r3)
+		})
 		return true
 	}
 	i := 0
