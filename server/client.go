@@ -148,6 +148,13 @@ func (s *Server) accept(conn net.Conn) {
 		conn.Close()
 		return
 	}
+	if s.refusedByProtectedMode(conn) {
+		s.mu.Unlock()
+		s.stats.rejectedConnections.Add(1)
+		conn.Write([]byte(errProtectedMode))
+		conn.Close()
+		return
+	}
 	s.clients[c.id] = c
 	s.wg.Add(1)
 	s.mu.Unlock()
