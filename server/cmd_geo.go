@@ -31,21 +31,35 @@ func init() {
 		g("georadiusbymember", -5, "write denyoom", "Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a member", "3.2.0", func(x *Ctx) { geoSearchCommand(x, geoMember) }),
 		g("georadiusbymember_ro", -5, "readonly", "A read-only variant for GEORADIUSBYMEMBER", "3.2.10", func(x *Ctx) { geoSearchCommand(x, geoMember|geoNoStore) }),
 	)
-	table["georadius"].keys = georadiusKeys
-	table["georadiusbymember"].keys = georadiusKeys
+	table["georadius"].keys = georadiusKeys(6)
+	table["georadiusbymember"].keys = georadiusKeys(5)
 }
 
-// georadiusKeys is the source key and the key after any STORE or STOREDIST
-// (searched from where Redis's georadiusGetKeys starts).
-func georadiusKeys(args, dst [][]byte) [][]byte {
-	dst = append(dst, args[1])
-	for i := 5; i+1 < len(args); i++ {
-		if cArgIs(args[i], "store") || cArgIs(args[i], "storedist") {
-			dst = append(dst, args[i+1])
-			i++
+// georadiusKeys returns the key extraction of GEORADIUS (options from args[6])
+// or GEORADIUSBYMEMBER (from args[5]): the source, then as Redis's key specs
+// find them the key after the first STORE and the one after the first
+// STOREDIST. A repeated option's key follows, since the last one given is
+// written and must be locked too.
+func georadiusKeys(from int) func(args, dst [][]byte) [][]byte {
+	return func(args, dst [][]byte) [][]byte {
+		dst = append(dst, args[1])
+		var repeated [][]byte
+		for _, option := range []string{"store", "storedist"} {
+			seen := false
+			for i := from; i+1 < len(args); i++ {
+				if !cArgIs(args[i], option) {
+					continue
+				}
+				if seen {
+					repeated = append(repeated, args[i+1])
+				} else {
+					dst = append(dst, args[i+1])
+				}
+				seen = true
+			}
 		}
+		return append(dst, repeated...)
 	}
-	return dst
 }
 
 var argZADDLower = []byte("zadd") // GEOADD propagates as Redis builds it

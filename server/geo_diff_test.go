@@ -34,6 +34,11 @@ func TestGeoCommandInfo(t *testing.T) {
 	p.Do("COMMAND", "GETKEYS", "GEORADIUS", "src", "1", "2", "3", "km", "STORE", "dst")
 	p.Do("COMMAND", "GETKEYS", "GEORADIUSBYMEMBER", "src", "m", "3", "km", "STOREDIST", "dst")
 	p.Do("COMMAND", "GETKEYS", "GEOSEARCHSTORE", "dst", "src", "FROMMEMBER", "m", "BYRADIUS", "1", "m")
+	p.Do("COMMAND", "GETKEYS", "GEORADIUS", "src", "1", "2", "3", "km", "STOREDIST", "b", "STORE", "a")
+	p.Do("COMMAND", "GETKEYS", "GEORADIUS", "src", "1", "2", "3", "store", "km")
+	p.Do("COMMAND", "GETKEYS", "GEORADIUSBYMEMBER", "src", "m", "3", "STORE", "x")
+	p.Do("COMMAND", "GETKEYS", "GEORADIUS", "src", "1", "2", "3", "km", "STORE")
+	p.Do("COMMAND", "GETKEYS", "GEORADIUS_RO", "src", "1", "2", "3", "km", "STORE", "x")
 }
 
 // geoSicily loads the example set of Redis's documentation and a few more.

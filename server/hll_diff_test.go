@@ -403,3 +403,28 @@ func TestHLLHotPathAllocs(t *testing.T) {
 		}
 	}
 }
+
+// TestHLLCopiedFromRedis sets HLLs written by redis-server (sparse, dense,
+// with a valid cached cardinality) into both servers as plain strings: they
+// keep counting identically.
+func TestHLLCopiedFromRedis(t *testing.T) {
+	p := difftest.Start(t)
+	r := p.Redis()
+	r.Do("PFADD", "sparse", "a", "b", "c")
+	args := []any{"PFADD", "dense"}
+	for i := 0; i < 3000; i++ {
+		args = append(args, i)
+	}
+	r.Do(args...)
+	r.Do("PFCOUNT", "dense")
+	for _, k := range []string{"sparse", "dense"} {
+		v := r.Do("GET", k)
+		p.Do("SET", "copy:"+k, v.Str)
+		p.Do("PFCOUNT", "copy:"+k)
+		p.Do("PFADD", "copy:"+k, "x", "y", "z")
+		p.Do("GET", "copy:"+k)
+		p.Do("PFCOUNT", "copy:"+k)
+		p.Do("PFMERGE", "copy:"+k, "copy:sparse")
+		p.Do("GET", "copy:"+k)
+	}
+}

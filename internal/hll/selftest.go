@@ -15,7 +15,7 @@ func SelfTest() error {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var want [Registers]uint8
 	r := make([]byte, DenseSize-HeaderSize)
-	for round := 0; round < 100; round++ {
+	for round := 0; round < 10; round++ {
 		for i := range want {
 			want[i] = uint8(rng.IntN(registerMax + 1))
 			setRegister(r, i, want[i])
@@ -31,10 +31,10 @@ func SelfTest() error {
 	relErr := 1.04 / math.Sqrt(Registers)
 	var buf []byte
 	next := 10
-	for n := 1; n <= 100000; n++ {
+	for n := 1; n <= 10000; n++ {
 		buf = strconv.AppendInt(buf[:0], int64(n), 10)
-		sparse, _, _ = Add(sparse, buf, math.MaxInt64)
-		dense, _, _ = Add(dense, buf, math.MaxInt64)
+		sparse, _, _ = Add(sparse, buf, 3000)
+		dense, _, _ = Add(dense, buf, 3000)
 		if n != next {
 			continue
 		}
