@@ -234,9 +234,21 @@ type geoPoint struct {
 	member                [2]int
 }
 
+// geoQuery is a parsed search command.
+type geoQuery struct {
+	shape                          geohash.Shape
+	store                          []byte // the destination of a STORE form
+	storeDist                      bool
+	withDist, withHash, withCoord  bool
+	anyFirst                       bool // ANY: the first COUNT found, not the nearest
+	sort                           int  // 1 ascending, -1 descending
+	count                          int64
+	fromMember, fromLonLat, radius bool // which GEOSEARCH options were given
+	box                            bool
+}
+
 // geoSearchCommand is GEOSEARCH, GEOSEARCHSTORE, GEORADIUS,
-// GEORADIUSBYMEMBER and their _RO forms, parsing and checking in Redis's
-// order so the same error wins.
+// GEORADIUSBYMEMBER and their _RO forms.
 func geoSearchCommand(x *Ctx, flags int) {
 	src := 1
 	if flags&geoSearchStore != 0 {
@@ -246,190 +258,188 @@ func geoSearchCommand(x *Ctx, flags int) {
 	if !ok {
 		return
 	}
-	var shape geohash.Shape
-	var store []byte
-	base := 0
-	switch {
-	case flags&geoCoords != 0:
-		base = 6
-		if shape.Lon, shape.Lat, ok = x.lonLat(x.Args[2:]); !ok {
-			return
-		}
-		if shape.Radius, shape.Unit, ok = x.radius(x.Args[4:]); !ok {
-			return
-		}
-	case flags&geoMember != 0 && !found:
-		base = 5 // the reply is known, but the options are still checked
-	case flags&geoMember != 0:
-		base = 5
-		if !x.memberLonLat(z, x.Args[2], &shape) {
-			return
-		}
-		if shape.Radius, shape.Unit, ok = x.radius(x.Args[3:]); !ok {
-			return
-		}
-	default:
-		base = 2
-		if flags&geoSearchStore != 0 {
-			base = 3
-			store = x.Args[1]
-		}
-	}
-	var withDist, withHash, withCoord, anyFirst, fromMember, fromLonLat, byRadius, byBox, storeDist bool
-	sort := 0 // 1 ascending, -1 descending
-	var count int64
-	rest := x.Args[base:]
-	for i := 0; i < len(rest); i++ {
-		a, left := rest[i], len(rest)-i-1
-		switch {
-		case cArgIs(a, "withdist"):
-			withDist = true
-		case cArgIs(a, "withhash"):
-			withHash = true
-		case cArgIs(a, "withcoord"):
-			withCoord = true
-		case cArgIs(a, "any"):
-			anyFirst = true
-		case cArgIs(a, "asc"):
-			sort = 1
-		case cArgIs(a, "desc"):
-			sort = -1
-		case cArgIs(a, "count") && left >= 1:
-			var ok bool
-			if count, ok = strnum.ParseInt(rest[i+1]); !ok {
-				x.W.Error(errNotInt)
-				return
-			}
-			if count <= 0 {
-				x.W.Error("ERR COUNT must be > 0")
-				return
-			}
-			i++
-		case (cArgIs(a, "store") || cArgIs(a, "storedist")) && left >= 1 && flags&(geoNoStore|geoSearch) == 0:
-			store, storeDist = rest[i+1], cArgIs(a, "storedist")
-			i++
-		case cArgIs(a, "storedist") && flags&geoSearchStore != 0:
-			storeDist = true
-		case cArgIs(a, "frommember") && left >= 1 && flags&geoSearch != 0 && !fromLonLat:
-			// Without a source key the member is not looked up: the
-			// reply is empty once the options are checked.
-			if found && !x.memberLonLat(z, rest[i+1], &shape) {
-				return
-			}
-			fromMember = true
-			i++
-		case cArgIs(a, "fromlonlat") && left >= 2 && flags&geoSearch != 0 && !fromMember:
-			var ok bool
-			if shape.Lon, shape.Lat, ok = x.lonLat(rest[i+1:]); !ok {
-				return
-			}
-			fromLonLat = true
-			i += 2
-		case cArgIs(a, "byradius") && left >= 2 && flags&geoSearch != 0 && !byBox:
-			var ok bool
-			if shape.Radius, shape.Unit, ok = x.radius(rest[i+1:]); !ok {
-				return
-			}
-			shape.Box, byRadius = false, true
-			i += 2
-		case cArgIs(a, "bybox") && left >= 3 && flags&geoSearch != 0 && !byRadius:
-			if !x.box(rest[i+1:], &shape) {
-				return
-			}
-			shape.Box, byBox = true, true
-			i += 3
-		default:
-			x.W.Error(errSyntax)
-			return
-		}
-	}
-	switch {
-	case store != nil && (withDist || withHash || withCoord):
-		what := "STORE option in GEORADIUS"
-		if flags&geoSearchStore != 0 {
-			what = "GEOSEARCHSTORE"
-		}
-		x.W.Error("ERR " + what + " is not compatible with WITHDIST, WITHHASH and WITHCOORD options")
-		return
-	case flags&geoSearch != 0 && !fromMember && !fromLonLat:
-		x.W.Error("ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for " + cString(x.Args[0]))
-		return
-	case flags&geoSearch != 0 && !byRadius && !byBox:
-		x.W.Error("ERR exactly one of BYRADIUS and BYBOX can be specified for " + cString(x.Args[0]))
-		return
-	case anyFirst && count == 0:
-		x.W.Error("ERR the ANY argument requires COUNT argument")
+	q, ok := x.parseGeoQuery(flags, z, found)
+	if !ok {
 		return
 	}
 	if !found {
-		if store == nil {
+		if q.store == nil {
 			x.W.Array(0)
 			return
 		}
-		if x.DB.Delete(store) {
-			x.notify(notifyGeneric, "del", store)
+		if x.DB.Delete(q.store) {
+			x.notify(notifyGeneric, "del", q.store)
 			x.dirty++
 		}
 		x.W.Int(0)
 		return
 	}
 	// COUNT keeps the nearest: it implies ASC unless ANY takes the first found.
-	if count != 0 && sort == 0 && !anyFirst {
-		sort = 1
+	if q.count != 0 && q.sort == 0 && !q.anyFirst {
+		q.sort = 1
 	}
 	limit := 0
-	if anyFirst {
-		limit = int(count)
+	if q.anyFirst {
+		limit = int(q.count)
 	}
-	points, members := geoFind(z, &shape, limit)
-	if len(points) == 0 && store == nil {
+	points, members := geoFind(z, &q.shape, limit)
+	if len(points) == 0 && q.store == nil {
 		x.W.Array(0)
 		return
 	}
-	n := len(points)
-	if count != 0 && int64(n) > count {
-		n = int(count)
-	}
-	if sort != 0 {
+	if q.sort != 0 {
 		slices.SortStableFunc(points, func(a, b geoPoint) int {
 			if a.dist == b.dist {
 				return 0
 			}
-			if (a.dist > b.dist) == (sort > 0) {
+			if (a.dist > b.dist) == (q.sort > 0) {
 				return 1
 			}
 			return -1
 		})
 	}
-	points = points[:n]
-	if store != nil {
-		geoStore(x, store, points, members, &shape, storeDist, flags&geoSearch != 0)
+	if q.count != 0 && int64(len(points)) > q.count {
+		points = points[:q.count]
+	}
+	if q.store != nil {
+		geoStore(x, &q, points, members, flags&geoSearch != 0)
 		return
 	}
 	extra := 0
-	for _, on := range []bool{withDist, withHash, withCoord} {
+	for _, on := range []bool{q.withDist, q.withHash, q.withCoord} {
 		if on {
 			extra++
 		}
 	}
-	x.W.Array(n)
+	x.W.Array(len(points))
 	for _, p := range points {
 		if extra > 0 {
 			x.W.Array(extra + 1)
 		}
 		x.W.Bulk(members[p.member[0]:p.member[1]])
-		if withDist {
-			x.distance(p.dist / shape.Unit)
+		if q.withDist {
+			x.distance(p.dist / q.shape.Unit)
 		}
-		if withHash {
+		if q.withHash {
 			x.W.Int(int64(p.score))
 		}
-		if withCoord {
+		if q.withCoord {
 			x.W.Array(2)
 			x.W.HumanDouble(p.lon)
 			x.W.HumanDouble(p.lat)
 		}
 	}
+}
+
+// parseGeoQuery parses a search command's arguments after the source key
+// was looked up (z, found), checking in Redis's order so the same error wins.
+func (x *Ctx) parseGeoQuery(flags int, z zsetView, found bool) (q geoQuery, ok bool) {
+	base := 0
+	switch {
+	case flags&geoCoords != 0:
+		base = 6
+		if q.shape.Lon, q.shape.Lat, ok = x.lonLat(x.Args[2:]); !ok {
+			return q, false
+		}
+		if q.shape.Radius, q.shape.Unit, ok = x.radius(x.Args[4:]); !ok {
+			return q, false
+		}
+	case flags&geoMember != 0 && !found:
+		base = 5 // the reply is known, but the options are still checked
+	case flags&geoMember != 0:
+		base = 5
+		if !x.memberLonLat(z, x.Args[2], &q.shape) {
+			return q, false
+		}
+		if q.shape.Radius, q.shape.Unit, ok = x.radius(x.Args[3:]); !ok {
+			return q, false
+		}
+	default:
+		base = 2
+		if flags&geoSearchStore != 0 {
+			base = 3
+			q.store = x.Args[1]
+		}
+	}
+	rest := x.Args[base:]
+	for i := 0; i < len(rest); i++ {
+		a, left := rest[i], len(rest)-i-1
+		switch {
+		case cArgIs(a, "withdist"):
+			q.withDist = true
+		case cArgIs(a, "withhash"):
+			q.withHash = true
+		case cArgIs(a, "withcoord"):
+			q.withCoord = true
+		case cArgIs(a, "any"):
+			q.anyFirst = true
+		case cArgIs(a, "asc"):
+			q.sort = 1
+		case cArgIs(a, "desc"):
+			q.sort = -1
+		case cArgIs(a, "count") && left >= 1:
+			if q.count, ok = strnum.ParseInt(rest[i+1]); !ok {
+				x.W.Error(errNotInt)
+				return q, false
+			}
+			if q.count <= 0 {
+				x.W.Error("ERR COUNT must be > 0")
+				return q, false
+			}
+			i++
+		case (cArgIs(a, "store") || cArgIs(a, "storedist")) && left >= 1 && flags&(geoNoStore|geoSearch) == 0:
+			q.store, q.storeDist = rest[i+1], cArgIs(a, "storedist")
+			i++
+		case cArgIs(a, "storedist") && flags&geoSearchStore != 0:
+			q.storeDist = true
+		case cArgIs(a, "frommember") && left >= 1 && flags&geoSearch != 0 && !q.fromLonLat:
+			// Without a source key the member is not looked up: the
+			// reply is empty once the options are checked.
+			if found && !x.memberLonLat(z, rest[i+1], &q.shape) {
+				return q, false
+			}
+			q.fromMember = true
+			i++
+		case cArgIs(a, "fromlonlat") && left >= 2 && flags&geoSearch != 0 && !q.fromMember:
+			if q.shape.Lon, q.shape.Lat, ok = x.lonLat(rest[i+1:]); !ok {
+				return q, false
+			}
+			q.fromLonLat = true
+			i += 2
+		case cArgIs(a, "byradius") && left >= 2 && flags&geoSearch != 0 && !q.box:
+			if q.shape.Radius, q.shape.Unit, ok = x.radius(rest[i+1:]); !ok {
+				return q, false
+			}
+			q.shape.Box, q.radius = false, true
+			i += 2
+		case cArgIs(a, "bybox") && left >= 3 && flags&geoSearch != 0 && !q.radius:
+			if !x.box(rest[i+1:], &q.shape) {
+				return q, false
+			}
+			q.shape.Box, q.box = true, true
+			i += 3
+		default:
+			x.W.Error(errSyntax)
+			return q, false
+		}
+	}
+	switch {
+	case q.store != nil && (q.withDist || q.withHash || q.withCoord):
+		what := "STORE option in GEORADIUS"
+		if flags&geoSearchStore != 0 {
+			what = "GEOSEARCHSTORE"
+		}
+		x.W.Error("ERR " + what + " is not compatible with WITHDIST, WITHHASH and WITHCOORD options")
+	case flags&geoSearch != 0 && !q.fromMember && !q.fromLonLat:
+		x.W.Error("ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for " + cString(x.Args[0]))
+	case flags&geoSearch != 0 && !q.radius && !q.box:
+		x.W.Error("ERR exactly one of BYRADIUS and BYBOX can be specified for " + cString(x.Args[0]))
+	case q.anyFirst && q.count == 0:
+		x.W.Error("ERR the ANY argument requires COUNT argument")
+	default:
+		return q, true
+	}
+	return q, false
 }
 
 // geoFind returns the members within the shape, in the order Redis finds
@@ -438,7 +448,8 @@ func geoSearchCommand(x *Ctx, flags int) {
 func geoFind(z zsetView, shape *geohash.Shape, limit int) ([]geoPoint, []byte) {
 	var points []geoPoint
 	var members []byte
-	for _, box := range shape.Boxes() {
+	var boxes [9]geohash.Hash
+	for _, box := range shape.AppendBoxes(boxes[:0]) {
 		if limit > 0 && len(points) >= limit {
 			break
 		}
@@ -461,15 +472,15 @@ func geoFind(z zsetView, shape *geohash.Shape, limit int) ([]geoPoint, []byte) {
 	return points, members
 }
 
-// geoStore stores the results as a sorted set (scores the geohashes, or the
-// distances in the query's unit with STOREDIST), replacing store; no result
-// deletes it.
-func geoStore(x *Ctx, store []byte, points []geoPoint, members []byte, shape *geohash.Shape, storeDist, search bool) {
+// geoStore stores the results at the query's destination as a sorted set
+// (scores the geohashes, or with STOREDIST the distances in the query's
+// unit); no result deletes it.
+func geoStore(x *Ctx, q *geoQuery, points []geoPoint, members []byte, search bool) {
 	o := &zsetObject{}
 	for _, p := range points {
 		score := p.score
-		if storeDist {
-			score = p.dist / shape.Unit
+		if q.storeDist {
+			score = p.dist / q.shape.Unit
 		}
 		o.Add(members[p.member[0]:p.member[1]], score)
 	}
@@ -477,7 +488,7 @@ func geoStore(x *Ctx, store []byte, points []geoPoint, members []byte, shape *ge
 	if search {
 		event = "geosearchstore"
 	}
-	if n := x.storeZSet(store, o, event); n > 1 {
+	if n := x.storeZSet(q.store, o, event); n > 1 {
 		x.dirty += n - 1 // Redis counts every stored member
 	}
 	x.W.Int(int64(len(points)))

@@ -300,11 +300,11 @@ func moveY(h Hash, d int) Hash {
 	return h
 }
 
-// Boxes returns the boxes to search for the shape, in Redis's order: the
-// centre's, then north, south, east, west, north-east, north-west, south-east,
-// south-west. A box of no use is left out (zero); a box equal to the one
-// searched before it is dropped too, as Redis skips it.
-func (s *Shape) Boxes() []Hash {
+// AppendBoxes appends the boxes to search for the shape to dst, in Redis's
+// order: the centre's, then north, south, east, west, north-east, north-west,
+// south-east, south-west. A box of no use is left out (zero); a box equal to
+// the one searched before it is dropped too, as Redis skips it.
+func (s *Shape) AppendBoxes(dst []Hash) []Hash {
 	minLon, minLat, maxLon, maxLat := s.boundingBox()
 	meters := s.Radius
 	if s.Box {
@@ -338,7 +338,6 @@ func (s *Shape) Boxes() []Hash {
 		}
 	}
 	all := [9]Hash{hash, nb[0], nb[1], nb[2], nb[3], nb[4], nb[5], nb[6], nb[7]}
-	boxes := make([]Hash, 0, 9)
 	last := 0
 	for i, h := range all {
 		if h.isZero() {
@@ -349,10 +348,10 @@ func (s *Shape) Boxes() []Hash {
 		if last != 0 && h == all[last] {
 			continue
 		}
-		boxes = append(boxes, h)
+		dst = append(dst, h)
 		last = i
 	}
-	return boxes
+	return dst
 }
 
 // around returns the centre's hash at steps, its eight neighbours (north,

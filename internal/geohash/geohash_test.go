@@ -107,7 +107,7 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 		s := Shape{Lon: lon, Lat: lat, Radius: math.Abs(score), Unit: 1}
-		s.Boxes()
+		s.AppendBoxes(nil)
 		s.Contains(0, 0)
 	})
 }
