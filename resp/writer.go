@@ -209,3 +209,19 @@ func AppendHumanDouble(b []byte, f float64) []byte {
 	}
 	return b
 }
+
+// AppendCommand appends args as a RESP multibulk array: the form clients
+// send commands in, and the AOF's.
+func AppendCommand(b []byte, args [][]byte) []byte {
+	b = append(b, '*')
+	b = strconv.AppendInt(b, int64(len(args)), 10)
+	b = append(b, '\r', '\n')
+	for _, a := range args {
+		b = append(b, '$')
+		b = strconv.AppendInt(b, int64(len(a)), 10)
+		b = append(b, '\r', '\n')
+		b = append(b, a...)
+		b = append(b, '\r', '\n')
+	}
+	return b
+}

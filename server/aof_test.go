@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/keyhive/keyhive/config"
 	"github.com/keyhive/keyhive/internal/difftest"
 	"github.com/keyhive/keyhive/server"
 	"github.com/redis/go-redis/v9"
@@ -132,21 +131,21 @@ func TestAOFInfoFields(t *testing.T) {
 	p.Do("BGREWRITEAOF")
 }
 
+// reopenAOF starts a server on dir's AOF and a client of it.
+func reopenAOF(t *testing.T, dir string, directives ...string) (*server.Server, *redis.Client) {
+	t.Helper()
+	srv, err := startAOFServer(t, dir, directives...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	t.Cleanup(func() { rdb.Close() })
+	return srv, rdb
+}
+
 // startAOFServer starts an embedded server with the AOF in dir.
 func startAOFServer(t *testing.T, dir string, directives ...string) (*server.Server, error) {
-	cfg, err := config.FromArgs(append([]string{"--port", "0", "--bind", "127.0.0.1", "--save", "", "--dir", dir, "--appendonly", "yes"}, directives...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		return nil, err
-	}
-	t.Cleanup(func() { srv.Close() })
-	return srv, nil
+	return newKeyhive(t, append([]string{"--dir", dir, "--appendonly", "yes"}, directives...)...)
 }
 
 func incrFile(t *testing.T, dir string) string {
@@ -164,12 +163,8 @@ func incrFile(t *testing.T, dir string) string {
 // and offset named.
 func TestAOFTruncatedAndCorrupt(t *testing.T) {
 	dir := t.TempDir()
-	srv, err := startAOFServer(t, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	srv, rdb := reopenAOF(t, dir)
 	for i := range 10 {
 		rdb.Set(ctx, "k"+strconv.Itoa(i), i, 0)
 	}
@@ -182,11 +177,7 @@ func TestAOFTruncatedAndCorrupt(t *testing.T) {
 	if _, err := startAOFServer(t, dir, "--aof-load-truncated", "no"); err == nil || !strings.Contains(err.Error(), path) {
 		t.Fatalf("aof-load-truncated no: %v", err)
 	}
-	srv, err = startAOFServer(t, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdb = redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	srv, rdb = reopenAOF(t, dir)
 	if n := rdb.DBSize(ctx).Val(); n != 9 {
 		t.Errorf("after a truncated load: %d keys, want 9", n)
 	}
@@ -194,11 +185,7 @@ func TestAOFTruncatedAndCorrupt(t *testing.T) {
 	rdb.Close()
 	srv.Close()
 	// The cut-back file and the new write load cleanly.
-	srv, err = startAOFServer(t, dir, "--aof-load-truncated", "no")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdb = redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	srv, rdb = reopenAOF(t, dir, "--aof-load-truncated", "no")
 	if n := rdb.DBSize(ctx).Val(); n != 10 {
 		t.Errorf("after reopening: %d keys, want 10", n)
 	}
@@ -251,11 +238,7 @@ func TestAOFRewriteUnderWrites(t *testing.T) {
 	}
 	rdb.Close()
 	srv.Close()
-	srv, err = startAOFServer(t, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdb = redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	srv, rdb = reopenAOF(t, dir)
 	defer rdb.Close()
 	for w := range writers {
 		if v, _ := rdb.Get(ctx, "counter:"+strconv.Itoa(w)).Int(); v != perWriter {
@@ -291,12 +274,7 @@ func TestAOFEnableAtRunTime(t *testing.T) {
 	rdb.Set(ctx, "after", "2", 0)
 	rdb.Close()
 	srv.Close()
-	srv, err := startAOFServer(t, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdb = redis.NewClient(&redis.Options{Addr: srv.Addr()})
-	defer rdb.Close()
+	_, rdb = reopenAOF(t, dir)
 	if v := rdb.MGet(ctx, "before", "after").Val(); len(v) != 2 || v[0] != "1" || v[1] != "2" {
 		t.Errorf("after a restart: %v", v)
 	}
