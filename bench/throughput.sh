@@ -24,9 +24,14 @@
 #                         capped with MAXLEN ~ 100000), XRANGE_10 and
 #                         XREAD_10 (10 entries from a stream of
 #                         STREAM_ENTRIES, filled once).
+#                         PFADD (random elements into one HLL), PFCOUNT (the
+#                         union of two dense HLLs: the full estimate every
+#                         time) and GEOSEARCH (1 km around a random member of
+#                         a set of GEO_MEMBERS points) are custom commands too.
 #                         Put LPUSH before LPOP so there is something to pop.
 #   ZRANK_MEMBERS=100000  members in the ZRANK sorted set
 #   STREAM_ENTRIES=10000  entries in the XRANGE_10/XREAD_10 stream
+#   GEO_MEMBERS=100000    points in the GEOSEARCH set (1 x 1 degree)
 #   KEYHIVE_BIN=path      use this binary instead of building ./cmd/keyhive
 #                         (e.g. a wrapper that execs redis-server, for testing)
 #   REDIS_BIN=redis-server
@@ -52,6 +57,7 @@ PIPELINES=${PIPELINES:-"1 16"}
 TESTS=${TESTS:-"PING_MBULK SET GET INCR MSET"}
 ZRANK_MEMBERS=${ZRANK_MEMBERS:-100000}
 STREAM_ENTRIES=${STREAM_ENTRIES:-10000}
+GEO_MEMBERS=${GEO_MEMBERS:-100000}
 REDIS_BIN=${REDIS_BIN:-redis-server}
 BENCH_BIN=${BENCH_BIN:-redis-benchmark}
 CLI_BIN=${CLI_BIN:-redis-cli}
@@ -187,6 +193,9 @@ test_args() {
 	XADD) printf '%s\n' -r "$KEYSPACE" xadd kh:bench:xadd MAXLEN '~' 100000 '*' f '__rand_int__' g v ;;
 	XRANGE_10) printf '%s\n' xrange kh:bench:xrange - + COUNT 10 ;;
 	XREAD_10) printf '%s\n' xread COUNT 10 STREAMS kh:bench:xrange 0 ;;
+	PFADD) printf '%s\n' -r "$KEYSPACE" pfadd kh:bench:hll 'e:__rand_int__' ;;
+	PFCOUNT) printf '%s\n' pfcount kh:bench:hll1 kh:bench:hll2 ;;
+	GEOSEARCH) printf '%s\n' -r "$GEO_MEMBERS" geosearch kh:bench:geo FROMMEMBER 'm:__rand_int__' BYRADIUS 1 km ;;
 	EVALSHA_ENQUEUE)
 		printf '%s\n' -r "$KEYSPACE" evalsha "$(sha_of "$enqueue_lua")" 5 'queue:{b}:waiting:0' \
 			'queue:{b}:positions' 'position:__rand_int__' 'ipmap:{b}:__rand_int__' heartbeat:active \
@@ -205,6 +214,7 @@ test_row() {
 	XADD) echo "xadd " ;;
 	XRANGE_10) echo "xrange " ;;
 	XREAD_10) echo "xread " ;;
+	PFADD | PFCOUNT | GEOSEARCH) echo "${1,,} " ;;
 	EVALSHA_*) echo "evalsha " ;;
 	*) echo "$1" ;;
 	esac
@@ -227,6 +237,16 @@ prepare() {
 					-n "$STREAM_ENTRIES" -r "$KEYSPACE" \
 					xadd kh:bench:xrange '*' f '__rand_int__' g v >/dev/null 2>&1 ||
 				log "warning: stream set-up failed on :$port"
+			;;
+		PFCOUNT)
+			for k in kh:bench:hll1 kh:bench:hll2; do
+				"${bench_pin[@]}" "$BENCH_BIN" "${tls_client[@]}" -p "$port" -c "$CLIENTS" -P 16 -q -n 100000 -r 1000000 \
+					pfadd "$k" 'e:__rand_int__' >/dev/null 2>&1 || log "warning: PFCOUNT set-up failed on :$port"
+			done
+			;;
+		GEOSEARCH)
+			awk -v n="$GEO_MEMBERS" 'BEGIN { srand(1); for (i = 0; i < n; i++) printf "GEOADD kh:bench:geo %.6f %.6f m:%012d\r\n", 13 + rand(), 38 + rand(), i }' |
+				"$CLI_BIN" "${tls_client[@]}" -p "$port" --pipe >/dev/null 2>&1 || log "warning: GEOSEARCH set-up failed on :$port"
 			;;
 		EVALSHA_ENQUEUE) "$CLI_BIN" "${tls_client[@]}" -p "$port" -x SCRIPT LOAD <"$enqueue_lua" >/dev/null ;;
 		EVALSHA_RATELIMIT) "$CLI_BIN" "${tls_client[@]}" -p "$port" -x SCRIPT LOAD <"$ratelimit_lua" >/dev/null ;;

@@ -172,6 +172,44 @@ func AppendDouble(b []byte, f float64) []byte {
 	return strconv.AppendFloat(b, f, 'g', 17, 64)
 }
 
+// HumanDouble writes f as Redis's addReplyHumanLongDouble does (a bulk
+// string in RESP2, a double in RESP3): see AppendHumanDouble.
+func (w *Writer) HumanDouble(f float64) {
+	var tmp [48]byte
+	s := AppendHumanDouble(tmp[:0], f)
+	if w.Proto >= 3 {
+		w.B = append(w.B, ',')
+		w.B = append(w.B, s...)
+		w.B = append(w.B, '\r', '\n')
+		return
+	}
+	w.Bulk(s)
+}
+
+// AppendHumanDouble formats f as Redis's "human" long double format: C's
+// "%.17Lf" of the exact value with trailing zeros (and a bare point) dropped,
+// "-0" written "0", inf and -inf as Redis spells them.
+func AppendHumanDouble(b []byte, f float64) []byte {
+	switch {
+	case math.IsInf(f, 1):
+		return append(b, "inf"...)
+	case math.IsInf(f, -1):
+		return append(b, "-inf"...)
+	}
+	start := len(b)
+	b = strconv.AppendFloat(b, f, 'f', 17, 64)
+	for b[len(b)-1] == '0' {
+		b = b[:len(b)-1]
+	}
+	if b[len(b)-1] == '.' {
+		b = b[:len(b)-1]
+	}
+	if string(b[start:]) == "-0" {
+		b = append(b[:start], '0')
+	}
+	return b
+}
+
 // AppendCommand appends args as a RESP multibulk array: the form clients
 // send commands in, and the AOF's.
 func AppendCommand(b []byte, args [][]byte) []byte {

@@ -797,14 +797,15 @@ func zrangeCommand(x *Ctx, kind rangeKind, dir direction, store bool) {
 	if start < end {
 		z.each(start, end, false, o.Add)
 	}
-	x.W.Int(int64(x.storeZSet(x.Args[1], o)))
+	x.W.Int(int64(x.storeZSet(x.Args[1], o, x.cmd.Name)))
 }
 
 // storeZSet stores o at key as a new sorted set (no expire time), compact
 // when it fits the limits as Redis's zsetConvertToListpackIfNeeded does, and
-// returns its length. An empty o deletes key. The event is the command's name
-// (zrangestore, zunionstore, ...).
-func (x *Ctx) storeZSet(key []byte, o *zsetObject) int {
+// returns its length. An empty o deletes key. event is the store's keyspace
+// event: the command's name (zrangestore, zunionstore, ...), georadiusstore
+// for GEORADIUS's STORE.
+func (x *Ctx) storeZSet(key []byte, o *zsetObject, event string) int {
 	n := o.Len()
 	var lp []byte
 	if int64(n) <= x.s.cfg.ZsetMaxListpackEntries() {
@@ -824,7 +825,7 @@ func (x *Ctx) storeZSet(key []byte, o *zsetObject) int {
 	if lp != nil {
 		obj = nil
 	}
-	if x.storeCollection(key, keyspace.TypeZSet, n, obj, keyspace.EncSkiplist, lp, keyspace.EncListpack, x.cmd.Name) {
+	if x.storeCollection(key, keyspace.TypeZSet, n, obj, keyspace.EncSkiplist, lp, keyspace.EncListpack, event) {
 		x.dirty++
 	}
 	return n
@@ -1049,7 +1050,7 @@ func zsetOpCommand(x *Ctx, op setOp, store bool) {
 		})
 	}
 	if store {
-		x.W.Int(int64(x.storeZSet(x.Args[1], o)))
+		x.W.Int(int64(x.storeZSet(x.Args[1], o, x.cmd.Name)))
 		return
 	}
 	x.writeRange(zsetView{obj: o}, 0, o.Len(), false, withScores)

@@ -1,0 +1,542 @@
+package server
+
+import (
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/keyhive/keyhive/internal/geohash"
+	"github.com/keyhive/keyhive/internal/strnum"
+)
+
+// The geo family. A geo set is an ordinary sorted set whose scores are 52-bit
+// geohashes (internal/geohash): GEOADD is ZADD with computed scores, and the
+// searches read score ranges of the sorted set.
+
+func init() {
+	g := func(name string, arity int, flags string, summary, since string, run func(*Ctx)) spec {
+		return spec{name: name, arity: arity, flags: flags, first: 1, last: 1, step: 1, category: "@geo", group: "geo", summary: summary, since: since, run: run}
+	}
+	searchStore := g("geosearchstore", -8, "write denyoom", "Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle, and store the result in another key.", "6.2.0", func(x *Ctx) { geoSearchCommand(x, geoSearch|geoSearchStore) })
+	searchStore.last = 2
+	register(
+		g("geoadd", -5, "write denyoom", "Add one or more geospatial items in the geospatial index represented using a sorted set", "3.2.0", geoaddCommand),
+		g("geodist", -4, "readonly", "Returns the distance between two members of a geospatial index", "3.2.0", geodistCommand),
+		g("geohash", -2, "readonly", "Returns members of a geospatial index as standard geohash strings", "3.2.0", geohashCommand),
+		g("geopos", -2, "readonly", "Returns longitude and latitude of members of a geospatial index", "3.2.0", geoposCommand),
+		g("geosearch", -7, "readonly", "Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle.", "6.2.0", func(x *Ctx) { geoSearchCommand(x, geoSearch) }),
+		searchStore,
+		g("georadius", -6, "write denyoom", "Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a point", "3.2.0", func(x *Ctx) { geoSearchCommand(x, geoCoords) }),
+		g("georadius_ro", -6, "readonly", "A read-only variant for GEORADIUS", "3.2.10", func(x *Ctx) { geoSearchCommand(x, geoCoords|geoNoStore) }),
+		g("georadiusbymember", -5, "write denyoom", "Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a member", "3.2.0", func(x *Ctx) { geoSearchCommand(x, geoMember) }),
+		g("georadiusbymember_ro", -5, "readonly", "A read-only variant for GEORADIUSBYMEMBER", "3.2.10", func(x *Ctx) { geoSearchCommand(x, geoMember|geoNoStore) }),
+	)
+	table["georadius"].keys = georadiusKeys(6)
+	table["georadiusbymember"].keys = georadiusKeys(5)
+}
+
+// georadiusKeys returns the key extraction of GEORADIUS (options from args[6])
+// or GEORADIUSBYMEMBER (from args[5]): the source, then as Redis's key specs
+// find them the key after the first STORE and the one after the first
+// STOREDIST. A repeated option's key follows, since the last one given is
+// written and must be locked too.
+func georadiusKeys(from int) func(args, dst [][]byte) [][]byte {
+	return func(args, dst [][]byte) [][]byte {
+		dst = append(dst, args[1])
+		var repeated [][]byte
+		for _, option := range []string{"store", "storedist"} {
+			seen := false
+			for i := from; i+1 < len(args); i++ {
+				if !cArgIs(args[i], option) {
+					continue
+				}
+				if seen {
+					repeated = append(repeated, args[i+1])
+				} else {
+					dst = append(dst, args[i+1])
+				}
+				seen = true
+			}
+		}
+		return append(dst, repeated...)
+	}
+}
+
+var argZADDLower = []byte("zadd") // GEOADD propagates as Redis builds it
+
+// geoaddCommand turns the coordinates into scores and runs ZADD, which Redis
+// propagates (and notifies) in GEOADD's place.
+func geoaddCommand(x *Ctx) {
+	lonAt, nx, xx := 2, false, false
+options:
+	for ; lonAt < len(x.Args); lonAt++ {
+		switch a := x.Args[lonAt]; {
+		case cArgIs(a, "nx"):
+			nx = true
+		case cArgIs(a, "xx"):
+			xx = true
+		case cArgIs(a, "ch"):
+		default:
+			break options
+		}
+	}
+	if (len(x.Args)-lonAt)%3 != 0 || (nx && xx) {
+		x.W.Error(errSyntax)
+		return
+	}
+	n := (len(x.Args) - lonAt) / 3
+	argv := make([][]byte, lonAt+2*n)
+	argv[0] = argZADDLower
+	copy(argv[1:], x.Args[1:lonAt])
+	scores := make([]byte, 0, n*20) // capacity for every score: slices stay valid
+	for i := 0; i < n; i++ {
+		lon, lat, ok := x.lonLat(x.Args[lonAt+3*i:])
+		if !ok {
+			return
+		}
+		start := len(scores)
+		scores = strconv.AppendUint(scores, geohash.Encode(lon, lat), 10)
+		argv[lonAt+2*i] = scores[start:]
+		argv[lonAt+2*i+1] = x.Args[lonAt+3*i+2]
+	}
+	x.Args = argv
+	zaddCommand(x)
+}
+
+// lonLat parses a longitude and a latitude, replying Redis's error when they
+// are not numbers or not a storable point.
+func (x *Ctx) lonLat(args [][]byte) (lon, lat float64, ok bool) {
+	if lon, ok = parseScore(args[0]); !ok {
+		x.W.Error(errNotFloat)
+		return 0, 0, false
+	}
+	if lat, ok = parseScore(args[1]); !ok {
+		x.W.Error(errNotFloat)
+		return 0, 0, false
+	}
+	if !geohash.ValidLonLat(lon, lat) {
+		x.W.Error("ERR invalid longitude,latitude pair " + cFixed6(lon) + "," + cFixed6(lat))
+		return 0, 0, false
+	}
+	return lon, lat, true
+}
+
+// cFixed6 formats f as C's "%f".
+func cFixed6(f float64) string {
+	switch {
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	}
+	return strconv.FormatFloat(f, 'f', 6, 64)
+}
+
+// unit parses a distance unit, returning meters per unit.
+func (x *Ctx) unit(arg []byte) (float64, bool) {
+	switch {
+	case cArgIs(arg, "m"):
+		return 1, true
+	case cArgIs(arg, "km"):
+		return 1000, true
+	case cArgIs(arg, "ft"):
+		return 0.3048, true
+	case cArgIs(arg, "mi"):
+		return 1609.34, true
+	}
+	x.W.Error("ERR unsupported unit provided. please use M, KM, FT, MI")
+	return 0, false
+}
+
+// distance writes a distance as Redis does: a bulk string with 4 decimals.
+func (x *Ctx) distance(d float64) {
+	var tmp [32]byte
+	x.W.Bulk(strconv.AppendFloat(tmp[:0], d, 'f', 4, 64))
+}
+
+func geodistCommand(x *Ctx) {
+	toMeters := 1.0
+	switch {
+	case len(x.Args) == 5:
+		var ok bool
+		if toMeters, ok = x.unit(x.Args[4]); !ok {
+			return
+		}
+	case len(x.Args) > 5:
+		x.W.Error(errSyntax)
+		return
+	}
+	z, found, ok := x.readZSet(x.Args[1])
+	if !ok {
+		return
+	}
+	s1, ok1 := z.score(x.Args[2])
+	s2, ok2 := z.score(x.Args[3])
+	if !found || !ok1 || !ok2 {
+		x.W.Null()
+		return
+	}
+	lon1, lat1 := geohash.Decode(s1)
+	lon2, lat2 := geohash.Decode(s2)
+	x.distance(geohash.Distance(lon1, lat1, lon2, lat2) / toMeters)
+}
+
+func geohashCommand(x *Ctx) {
+	z, found, ok := x.readZSet(x.Args[1])
+	if !ok {
+		return
+	}
+	x.W.Array(len(x.Args) - 2)
+	for _, m := range x.Args[2:] {
+		s, ok := z.score(m)
+		if !found || !ok {
+			x.W.Null()
+			continue
+		}
+		var tmp [11]byte
+		x.W.Bulk(geohash.AppendString(tmp[:0], s))
+	}
+}
+
+func geoposCommand(x *Ctx) {
+	z, found, ok := x.readZSet(x.Args[1])
+	if !ok {
+		return
+	}
+	x.W.Array(len(x.Args) - 2)
+	for _, m := range x.Args[2:] {
+		s, ok := z.score(m)
+		if !found || !ok {
+			x.W.NullArray()
+			continue
+		}
+		lon, lat := geohash.Decode(s)
+		x.W.Array(2)
+		x.W.HumanDouble(lon)
+		x.W.HumanDouble(lat)
+	}
+}
+
+// Variants of the search commands, as Redis's georadiusGeneric names them.
+const (
+	geoCoords      = 1 << iota // GEORADIUS: centre and radius as arguments
+	geoMember                  // GEORADIUSBYMEMBER: centre at a member
+	geoNoStore                 // the _RO forms: no STORE or STOREDIST
+	geoSearch                  // GEOSEARCH's FROM... and BY... options
+	geoSearchStore             // GEOSEARCHSTORE: the destination first, STOREDIST a flag
+)
+
+const errGeoMember = "ERR could not decode requested zset member"
+
+// geoPoint is a search result; member indexes the command's member buffer.
+type geoPoint struct {
+	lon, lat, dist, score float64
+	member                [2]int
+}
+
+// geoQuery is a parsed search command.
+type geoQuery struct {
+	shape                          geohash.Shape
+	store                          []byte // the destination of a STORE form
+	storeDist                      bool
+	withDist, withHash, withCoord  bool
+	anyFirst                       bool // ANY: the first COUNT found, not the nearest
+	sort                           int  // 1 ascending, -1 descending
+	count                          int64
+	fromMember, fromLonLat, radius bool // which GEOSEARCH options were given
+	box                            bool
+}
+
+// geoSearchCommand is GEOSEARCH, GEOSEARCHSTORE, GEORADIUS,
+// GEORADIUSBYMEMBER and their _RO forms.
+func geoSearchCommand(x *Ctx, flags int) {
+	src := 1
+	if flags&geoSearchStore != 0 {
+		src = 2
+	}
+	z, found, ok := x.readZSet(x.Args[src])
+	if !ok {
+		return
+	}
+	q, ok := x.parseGeoQuery(flags, z, found)
+	if !ok {
+		return
+	}
+	if !found {
+		if q.store == nil {
+			x.W.Array(0)
+			return
+		}
+		if x.DB.Delete(q.store) {
+			x.notify(notifyGeneric, "del", q.store)
+			x.dirty++
+		}
+		x.W.Int(0)
+		return
+	}
+	// COUNT keeps the nearest: it implies ASC unless ANY takes the first found.
+	if q.count != 0 && q.sort == 0 && !q.anyFirst {
+		q.sort = 1
+	}
+	limit := 0
+	if q.anyFirst {
+		limit = int(q.count)
+	}
+	points, members := geoFind(z, &q.shape, limit)
+	if len(points) == 0 && q.store == nil {
+		x.W.Array(0)
+		return
+	}
+	if q.sort != 0 {
+		slices.SortStableFunc(points, func(a, b geoPoint) int {
+			if a.dist == b.dist {
+				return 0
+			}
+			if (a.dist > b.dist) == (q.sort > 0) {
+				return 1
+			}
+			return -1
+		})
+	}
+	if q.count != 0 && int64(len(points)) > q.count {
+		points = points[:q.count]
+	}
+	if q.store != nil {
+		geoStore(x, &q, points, members, flags&geoSearch != 0)
+		return
+	}
+	extra := 0
+	for _, on := range []bool{q.withDist, q.withHash, q.withCoord} {
+		if on {
+			extra++
+		}
+	}
+	x.W.Array(len(points))
+	for _, p := range points {
+		if extra > 0 {
+			x.W.Array(extra + 1)
+		}
+		x.W.Bulk(members[p.member[0]:p.member[1]])
+		if q.withDist {
+			x.distance(p.dist / q.shape.Unit)
+		}
+		if q.withHash {
+			x.W.Int(int64(p.score))
+		}
+		if q.withCoord {
+			x.W.Array(2)
+			x.W.HumanDouble(p.lon)
+			x.W.HumanDouble(p.lat)
+		}
+	}
+}
+
+// parseGeoQuery parses a search command's arguments after the source key
+// was looked up (z, found), checking in Redis's order so the same error wins.
+func (x *Ctx) parseGeoQuery(flags int, z zsetView, found bool) (q geoQuery, ok bool) {
+	base := 0
+	switch {
+	case flags&geoCoords != 0:
+		base = 6
+		if q.shape.Lon, q.shape.Lat, ok = x.lonLat(x.Args[2:]); !ok {
+			return q, false
+		}
+		if q.shape.Radius, q.shape.Unit, ok = x.radius(x.Args[4:]); !ok {
+			return q, false
+		}
+	case flags&geoMember != 0 && !found:
+		base = 5 // the reply is known, but the options are still checked
+	case flags&geoMember != 0:
+		base = 5
+		if !x.memberLonLat(z, x.Args[2], &q.shape) {
+			return q, false
+		}
+		if q.shape.Radius, q.shape.Unit, ok = x.radius(x.Args[3:]); !ok {
+			return q, false
+		}
+	default:
+		base = 2
+		if flags&geoSearchStore != 0 {
+			base = 3
+			q.store = x.Args[1]
+		}
+	}
+	rest := x.Args[base:]
+	for i := 0; i < len(rest); i++ {
+		a, left := rest[i], len(rest)-i-1
+		switch {
+		case cArgIs(a, "withdist"):
+			q.withDist = true
+		case cArgIs(a, "withhash"):
+			q.withHash = true
+		case cArgIs(a, "withcoord"):
+			q.withCoord = true
+		case cArgIs(a, "any"):
+			q.anyFirst = true
+		case cArgIs(a, "asc"):
+			q.sort = 1
+		case cArgIs(a, "desc"):
+			q.sort = -1
+		case cArgIs(a, "count") && left >= 1:
+			if q.count, ok = strnum.ParseInt(rest[i+1]); !ok {
+				x.W.Error(errNotInt)
+				return q, false
+			}
+			if q.count <= 0 {
+				x.W.Error("ERR COUNT must be > 0")
+				return q, false
+			}
+			i++
+		case (cArgIs(a, "store") || cArgIs(a, "storedist")) && left >= 1 && flags&(geoNoStore|geoSearch) == 0:
+			q.store, q.storeDist = rest[i+1], cArgIs(a, "storedist")
+			i++
+		case cArgIs(a, "storedist") && flags&geoSearchStore != 0:
+			q.storeDist = true
+		case cArgIs(a, "frommember") && left >= 1 && flags&geoSearch != 0 && !q.fromLonLat:
+			// Without a source key the member is not looked up: the
+			// reply is empty once the options are checked.
+			if found && !x.memberLonLat(z, rest[i+1], &q.shape) {
+				return q, false
+			}
+			q.fromMember = true
+			i++
+		case cArgIs(a, "fromlonlat") && left >= 2 && flags&geoSearch != 0 && !q.fromMember:
+			if q.shape.Lon, q.shape.Lat, ok = x.lonLat(rest[i+1:]); !ok {
+				return q, false
+			}
+			q.fromLonLat = true
+			i += 2
+		case cArgIs(a, "byradius") && left >= 2 && flags&geoSearch != 0 && !q.box:
+			if q.shape.Radius, q.shape.Unit, ok = x.radius(rest[i+1:]); !ok {
+				return q, false
+			}
+			q.shape.Box, q.radius = false, true
+			i += 2
+		case cArgIs(a, "bybox") && left >= 3 && flags&geoSearch != 0 && !q.radius:
+			if !x.box(rest[i+1:], &q.shape) {
+				return q, false
+			}
+			q.shape.Box, q.box = true, true
+			i += 3
+		default:
+			x.W.Error(errSyntax)
+			return q, false
+		}
+	}
+	switch {
+	case q.store != nil && (q.withDist || q.withHash || q.withCoord):
+		what := "STORE option in GEORADIUS"
+		if flags&geoSearchStore != 0 {
+			what = "GEOSEARCHSTORE"
+		}
+		x.W.Error("ERR " + what + " is not compatible with WITHDIST, WITHHASH and WITHCOORD options")
+	case flags&geoSearch != 0 && !q.fromMember && !q.fromLonLat:
+		x.W.Error("ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for " + cString(x.Args[0]))
+	case flags&geoSearch != 0 && !q.radius && !q.box:
+		x.W.Error("ERR exactly one of BYRADIUS and BYBOX can be specified for " + cString(x.Args[0]))
+	case q.anyFirst && q.count == 0:
+		x.W.Error("ERR the ANY argument requires COUNT argument")
+	default:
+		return q, true
+	}
+	return q, false
+}
+
+// geoFind returns the members within the shape, in the order Redis finds
+// them (box by box, by score within a box), stopping at limit when it is not
+// 0; member names are copied into the returned buffer.
+func geoFind(z zsetView, shape *geohash.Shape, limit int) ([]geoPoint, []byte) {
+	var points []geoPoint
+	var members []byte
+	var boxes [9]geohash.Hash
+	for _, box := range shape.AppendBoxes(boxes[:0]) {
+		if limit > 0 && len(points) >= limit {
+			break
+		}
+		lo, hi := geohash.ScoreRange(box)
+		iv := interval{score: scoreRange{min: float64(lo), max: float64(hi), maxex: true}}
+		start, end := iv.ranks(z)
+		z.each(start, end, false, func(m []byte, score float64) {
+			if limit > 0 && len(points) >= limit {
+				return
+			}
+			lon, lat := geohash.Decode(score)
+			dist, in := shape.Contains(lon, lat)
+			if !in {
+				return
+			}
+			members = append(members, m...)
+			points = append(points, geoPoint{lon, lat, dist, score, [2]int{len(members) - len(m), len(members)}})
+		})
+	}
+	return points, members
+}
+
+// geoStore stores the results at the query's destination as a sorted set
+// (scores the geohashes, or with STOREDIST the distances in the query's
+// unit); no result deletes it.
+func geoStore(x *Ctx, q *geoQuery, points []geoPoint, members []byte, search bool) {
+	o := &zsetObject{}
+	for _, p := range points {
+		score := p.score
+		if q.storeDist {
+			score = p.dist / q.shape.Unit
+		}
+		o.Add(members[p.member[0]:p.member[1]], score)
+	}
+	event := "georadiusstore"
+	if search {
+		event = "geosearchstore"
+	}
+	if n := x.storeZSet(q.store, o, event); n > 1 {
+		x.dirty += n - 1 // Redis counts every stored member
+	}
+	x.W.Int(int64(len(points)))
+}
+
+// memberLonLat centres the shape on a member, replying Redis's error when the
+// member is missing.
+func (x *Ctx) memberLonLat(z zsetView, member []byte, shape *geohash.Shape) bool {
+	score, ok := z.score(member)
+	if !ok {
+		x.W.Error(errGeoMember)
+		return false
+	}
+	shape.Lon, shape.Lat = geohash.Decode(score)
+	return true
+}
+
+// radius parses a radius and its unit.
+func (x *Ctx) radius(args [][]byte) (radius, unit float64, ok bool) {
+	if radius, ok = parseScore(args[0]); !ok {
+		x.W.Error("ERR need numeric radius")
+		return 0, 0, false
+	}
+	if radius < 0 {
+		x.W.Error("ERR radius cannot be negative")
+		return 0, 0, false
+	}
+	unit, ok = x.unit(args[1])
+	return radius, unit, ok
+}
+
+// box parses BYBOX's width, height and unit into shape.
+func (x *Ctx) box(args [][]byte, shape *geohash.Shape) bool {
+	w, ok := parseScore(args[0])
+	if !ok {
+		x.W.Error("ERR need numeric width")
+		return false
+	}
+	h, ok := parseScore(args[1])
+	if !ok {
+		x.W.Error("ERR need numeric height")
+		return false
+	}
+	if h < 0 || w < 0 {
+		x.W.Error("ERR height or width cannot be negative")
+		return false
+	}
+	shape.Width, shape.Height = w, h
+	shape.Unit, ok = x.unit(args[2])
+	return ok
+}

@@ -1,0 +1,281 @@
+package server
+
+import (
+	"github.com/keyhive/keyhive/internal/hll"
+	"github.com/keyhive/keyhive/keyspace"
+)
+
+// The HyperLogLog family. An HLL is an ordinary string value in Redis's
+// format (internal/hll), so GET/SET and replication carry it unchanged.
+
+func init() {
+	h := func(name string, arity int, flags string, first, last int, summary, since string, run func(*Ctx)) spec {
+		return spec{name: name, arity: arity, flags: flags, first: first, last: last, step: 1, category: "@hyperloglog", group: "hyperloglog", summary: summary, since: since, run: run}
+	}
+	register(
+		h("pfadd", -2, "write denyoom fast", 1, 1, "Adds the specified elements to the specified HyperLogLog.", "2.8.9", pfaddCommand),
+		h("pfcount", -2, "readonly", 1, -1, "Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s).", "2.8.9", pfcountCommand),
+		h("pfmerge", -2, "write denyoom", 1, -1, "Merge N different HyperLogLogs into a single one.", "2.8.9", pfmergeCommand),
+		h("pfdebug", 3, "write denyoom admin", 2, 2, "Internal commands for debugging HyperLogLog values", "2.8.9", pfdebugCommand),
+	)
+	selftest := h("pfselftest", 1, "admin", 0, 0, "An internal command for testing HyperLogLog values", "2.8.9", pfselftestCommand)
+	selftest.step = 0
+	register(selftest)
+}
+
+const (
+	errHLLInvalid   = "WRONGTYPE Key is not a valid HyperLogLog string value."
+	errHLLCorrupted = "INVALIDOBJ Corrupted HLL object detected"
+)
+
+// isHLL replies WRONGTYPE (the generic text for another type, Redis's HLL
+// text for a string that is not an HLL) unless the found entry holds an HLL.
+func (x *Ctx) isHLL(e *keyspace.Entry) bool {
+	if x.wrongType(e, true, keyspace.TypeString) {
+		return false
+	}
+	if !hll.Valid(e.Value()) {
+		x.W.Error(errHLLInvalid)
+		return false
+	}
+	return true
+}
+
+// unshareHLL makes an HLL's string raw, as Redis's dbUnshareStringValue does
+// before an HLL command may change it in place.
+func (x *Ctx) unshareHLL(e *keyspace.Entry) {
+	if e.Encoding() != keyspace.EncRaw {
+		x.DB.Replace(e, keyspace.EncRaw, e.Value(), e.ExpireAt(), x.Now)
+	}
+}
+
+// storeHLL writes v as key's value (raw, TTL kept), e being its lookup.
+func (x *Ctx) storeHLL(e *keyspace.Entry, found bool, key, v []byte) {
+	if found {
+		x.DB.Replace(e, keyspace.EncRaw, v, e.ExpireAt(), x.Now)
+	} else {
+		x.DB.Put(e, key, keyspace.TypeString, keyspace.EncRaw, v, 0, x.Now)
+	}
+}
+
+func pfaddCommand(x *Ctx) {
+	key := x.Args[1]
+	e, found := x.lookupWrite(key)
+	updated, inPlace := 0, false
+	var v []byte
+	switch {
+	case !found:
+		v = hll.AppendEmpty(x.nextScratch())
+		updated++
+	case !x.isHLL(&e):
+		return
+	case hll.IsSparse(e.Value()):
+		v = append(x.nextScratch(), e.Value()...)
+	default:
+		v = e.Value() // dense: registers change in place, the length never does
+		inPlace = true
+	}
+	maxBytes := x.s.cfg.HLLSparseMaxBytes()
+	corrupted := false
+	for _, elem := range x.Args[2:] {
+		var changed, ok bool
+		if v, changed, ok = hll.Add(v, elem, maxBytes); !ok {
+			corrupted = true
+			break
+		}
+		if changed {
+			updated++
+		}
+	}
+	if updated > 0 {
+		hll.Invalidate(v)
+	}
+	// Redis changes the value in place, so what an element added before a
+	// corruption was found stays.
+	switch {
+	case inPlace && e.Encoding() == keyspace.EncRaw:
+		if updated > 0 {
+			x.DB.Modified(key) // the registers changed in the entry itself
+		}
+	case updated > 0 || corrupted || (found && e.Encoding() != keyspace.EncRaw):
+		x.storeHLL(&e, found, key, v)
+	}
+	if !inPlace {
+		x.keepScratch(v)
+	}
+	if corrupted {
+		x.W.Error(errHLLCorrupted)
+		return
+	}
+	if updated > 0 {
+		x.notify(notifyString, "pfadd", key)
+		x.dirty += updated
+		x.W.Int(1)
+		return
+	}
+	x.W.Int(0)
+}
+
+func pfcountCommand(x *Ctx) {
+	if len(x.Args) > 2 {
+		var union hll.Max // the register-wise maximum; the keys are not changed
+		for _, key := range x.Args[1:] {
+			e, found := x.lookupRead(key)
+			if !found {
+				continue
+			}
+			if !x.isHLL(&e) {
+				return
+			}
+			if !union.Merge(e.Value()) {
+				x.W.Error(errHLLCorrupted)
+				return
+			}
+		}
+		x.W.Int(int64(union.Count()))
+		return
+	}
+	e, found := x.lookupRead(x.Args[1])
+	if !found {
+		x.W.Int(0)
+		return
+	}
+	if !x.isHLL(&e) {
+		return
+	}
+	x.unshareHLL(&e)
+	v := e.Value()
+	if card, ok := hll.Cached(v); ok {
+		x.W.Int(int64(card))
+		return
+	}
+	card, ok := hll.Count(v)
+	if !ok {
+		x.W.Error(errHLLCorrupted)
+		return
+	}
+	// Caching the cardinality changes the string: Redis propagates the
+	// PFCOUNT so replicas hold the same bytes.
+	hll.SetCached(v, card) // in the entry itself: unshareHLL made it raw
+	x.DB.Modified(x.Args[1])
+	x.dirty++
+	x.W.Int(int64(card))
+}
+
+func pfmergeCommand(x *Ctx) {
+	var union hll.Max
+	toDense := false
+	for _, key := range x.Args[1:] { // the destination is a source too
+		e, found := x.lookupRead(key)
+		if !found {
+			continue
+		}
+		if !x.isHLL(&e) {
+			return
+		}
+		toDense = toDense || !hll.IsSparse(e.Value())
+		if !union.Merge(e.Value()) {
+			x.W.Error(errHLLCorrupted)
+			return
+		}
+	}
+	key := x.Args[1]
+	e, found := x.lookupWrite(key)
+	var v []byte
+	if found {
+		v = append(x.nextScratch(), e.Value()...)
+	} else {
+		v = hll.AppendEmpty(x.nextScratch())
+	}
+	if toDense {
+		var ok bool
+		if v, ok = hll.ToDense(v); !ok {
+			x.W.Error(errHLLCorrupted)
+			return
+		}
+	}
+	maxBytes := x.s.cfg.HLLSparseMaxBytes()
+	for i, r := range union {
+		if r != 0 {
+			v, _, _ = hll.Set(v, i, r, maxBytes)
+		}
+	}
+	hll.Invalidate(v)
+	x.storeHLL(&e, found, key, v)
+	x.keepScratch(v)
+	// A merge is a mass add: Redis emits the pfadd event.
+	x.notify(notifyString, "pfadd", key)
+	x.dirty++
+	x.W.OK()
+}
+
+func pfdebugCommand(x *Ctx) {
+	sub, key := x.Args[1], x.Args[2]
+	e, found := x.lookupWrite(key)
+	if !found {
+		x.W.Error("ERR The specified key does not exist")
+		return
+	}
+	if !x.isHLL(&e) {
+		return
+	}
+	x.unshareHLL(&e)
+	v := e.Value()
+	switch {
+	case cArgIs(sub, "getreg"):
+		if v = x.hllToDense(&e); v == nil {
+			return
+		}
+		x.W.Array(hll.Registers)
+		for i := 0; i < hll.Registers; i++ {
+			x.W.Int(int64(hll.Register(v, i)))
+		}
+	case cArgIs(sub, "decode"):
+		if !hll.IsSparse(v) {
+			x.W.Error("ERR HLL encoding is not sparse")
+			return
+		}
+		x.W.Bulk(hll.AppendDecoded(x.nextScratch(), v))
+	case cArgIs(sub, "encoding"):
+		if hll.IsSparse(v) {
+			x.W.Simple("sparse")
+		} else {
+			x.W.Simple("dense")
+		}
+	case cArgIs(sub, "todense"):
+		if !hll.IsSparse(v) {
+			x.W.Int(0)
+			return
+		}
+		if x.hllToDense(&e) != nil {
+			x.W.Int(1)
+		}
+	default:
+		x.W.Error("ERR Unknown PFDEBUG subcommand '" + cString(sub) + "'")
+	}
+}
+
+// hllToDense converts the HLL at e to dense in the keyspace (a change that
+// propagates) and returns it, or replies INVALIDOBJ and returns nil.
+func (x *Ctx) hllToDense(e *keyspace.Entry) []byte {
+	v := e.Value()
+	if !hll.IsSparse(v) {
+		return v
+	}
+	d, ok := hll.ToDense(v)
+	if !ok {
+		x.W.Error(errHLLCorrupted)
+		return nil
+	}
+	x.DB.Replace(e, keyspace.EncRaw, d, e.ExpireAt(), x.Now)
+	x.dirty++
+	return e.Value()
+}
+
+func pfselftestCommand(x *Ctx) {
+	if err := hll.SelfTest(); err != nil {
+		x.W.Error(err.Error())
+		return
+	}
+	x.W.OK()
+}
