@@ -16,23 +16,34 @@ import (
 // pairs and next skip it.
 const concatHelper = "\x00concat"
 
+// tickHelper is the global that holds the kill check (see checkpoint), and
+// budgetLocal the chunk's local counting checkpoints down to the next call
+// of it. Both names are out of reach of scripts, as concatHelper is.
+const (
+	tickHelper  = "\x00tick"
+	budgetLocal = "\x00budget"
+)
+
 // compileChunk parses body and compiles it with every ".." rewritten into a
 // call of the concatenation helper, because gopher-lua's OP_CONCAT formats
-// numbers with Go's rules instead of Lua 5.1's "%.14g". The helper is read
-// once into a local at the top of the chunk, so calls to it cost an upvalue
-// access rather than a global lookup.
+// numbers with Go's rules instead of Lua 5.1's "%.14g", and with a
+// checkpoint at the top of every loop body, function body and after every
+// label, where SCRIPT KILL stops the script. The helpers are read once into
+// locals at the top of the chunk, so using them costs an upvalue access
+// rather than a global lookup.
 func compileChunk(body []byte, chunkName string) (*lua.FunctionProto, error) {
 	stmts, err := parse.Parse(bytes.NewReader(body), chunkName)
 	if err != nil {
 		return nil, errors.New(describeParseError(err, chunkName, body))
 	}
 	r := rewriter{fn: &funcScope{}}
-	r.stmts(stmts)
-	global := &ast.IdentExpr{Value: concatHelper}
-	global.SetLine(1)
-	local := &ast.LocalAssignStmt{Names: []string{concatHelper}, Exprs: []ast.Expr{global}}
-	local.SetLine(1)
-	proto, err := lua.Compile(append([]ast.Stmt{local}, stmts...), chunkName)
+	stmts = r.stmts(stmts)
+	helpers := &ast.LocalAssignStmt{
+		Names: []string{concatHelper, tickHelper, budgetLocal},
+		Exprs: []ast.Expr{&ast.IdentExpr{Value: concatHelper}, &ast.IdentExpr{Value: tickHelper}, &ast.NumberExpr{Value: "1"}},
+	}
+	setLines(1, 1, helpers, helpers.Exprs[0], helpers.Exprs[1], helpers.Exprs[2])
+	proto, err := lua.Compile(append([]ast.Stmt{helpers}, stmts...), chunkName)
 	if err != nil {
 		return nil, errors.New(compileErrorText(err.Error(), chunkName))
 	}
@@ -186,8 +197,43 @@ func (r *rewriter) function(e *ast.FunctionExpr, self bool) {
 	if e.ParList != nil {
 		r.declare(e.ParList.Names...)
 	}
-	r.stmts(e.Stmts)
+	e.Stmts = withCheckpoint(r.stmts(e.Stmts), e.Line())
 	r.fn = r.fn.parent
+}
+
+// checkpoint is where a running script notices SCRIPT KILL: gopher-lua can
+// only interrupt a script through a context, which costs a channel select
+// on every VM instruction, so the check is compiled in instead where a
+// script can spend unbounded time (loops, calls, gotos). It counts down a
+// budget and calls the Go tick only when it runs out:
+//
+//	budget = budget - 1
+//	if budget < 1 then budget = tick() end
+//
+// The only constant it adds is 1: a 0 would merge with a script's -0.0 in
+// the constant table.
+func checkpoint(line int) []ast.Stmt {
+	budget := func() ast.Expr { return &ast.IdentExpr{Value: budgetLocal} }
+	one, alsoOne := &ast.NumberExpr{Value: "1"}, &ast.NumberExpr{Value: "1"}
+	minus := &ast.ArithmeticOpExpr{Operator: "-", Lhs: budget(), Rhs: one}
+	dec := &ast.AssignStmt{Lhs: []ast.Expr{budget()}, Rhs: []ast.Expr{minus}}
+	tick := &ast.FuncCallExpr{Func: &ast.IdentExpr{Value: tickHelper}, AdjustRet: true}
+	refill := &ast.AssignStmt{Lhs: []ast.Expr{budget()}, Rhs: []ast.Expr{tick}}
+	below := &ast.RelationalOpExpr{Operator: "<", Lhs: budget(), Rhs: alsoOne}
+	check := &ast.IfStmt{Condition: below, Then: []ast.Stmt{refill}}
+	setLines(line, line, dec, dec.Lhs[0], minus, minus.Lhs, one, alsoOne, tick, tick.Func, refill, refill.Lhs[0], below, below.Lhs, check)
+	return []ast.Stmt{dec, check}
+}
+
+func withCheckpoint(stmts []ast.Stmt, line int) []ast.Stmt {
+	return append(checkpoint(line), stmts...)
+}
+
+func setLines(line, last int, nodes ...ast.PositionHolder) {
+	for _, n := range nodes {
+		n.SetLine(line)
+		n.SetLastLine(last)
+	}
 }
 
 // describe names an operand for an error message, or returns "" for a
@@ -212,10 +258,16 @@ func (r *rewriter) describe(e ast.Expr) string {
 	return ""
 }
 
-func (r *rewriter) stmts(stmts []ast.Stmt) {
+func (r *rewriter) stmts(stmts []ast.Stmt) []ast.Stmt {
+	out := stmts[:0:0]
 	for _, s := range stmts {
 		r.stmt(s)
+		out = append(out, s)
+		if label, ok := s.(*ast.LabelStmt); ok {
+			out = append(out, checkpoint(label.Line())...)
+		}
 	}
+	return out
 }
 
 func (r *rewriter) stmt(s ast.Stmt) {
@@ -236,19 +288,19 @@ func (r *rewriter) stmt(s ast.Stmt) {
 	case *ast.FuncCallStmt:
 		s.Expr = r.expr(s.Expr)
 	case *ast.DoBlockStmt:
-		r.block(func() { r.stmts(s.Stmts) })
+		r.block(func() { s.Stmts = r.stmts(s.Stmts) })
 	case *ast.WhileStmt:
 		s.Condition = r.expr(s.Condition)
-		r.block(func() { r.stmts(s.Stmts) })
+		r.block(func() { s.Stmts = withCheckpoint(r.stmts(s.Stmts), s.Line()) })
 	case *ast.RepeatStmt:
 		r.block(func() {
-			r.stmts(s.Stmts)
+			s.Stmts = withCheckpoint(r.stmts(s.Stmts), s.Line())
 			s.Condition = r.expr(s.Condition)
 		})
 	case *ast.IfStmt:
 		s.Condition = r.expr(s.Condition)
-		r.block(func() { r.stmts(s.Then) })
-		r.block(func() { r.stmts(s.Else) })
+		r.block(func() { s.Then = r.stmts(s.Then) })
+		r.block(func() { s.Else = r.stmts(s.Else) })
 	case *ast.NumberForStmt:
 		s.Init = r.expr(s.Init)
 		s.Limit = r.expr(s.Limit)
@@ -257,13 +309,13 @@ func (r *rewriter) stmt(s ast.Stmt) {
 		}
 		r.block(func() {
 			r.declare(s.Name)
-			r.stmts(s.Stmts)
+			s.Stmts = withCheckpoint(r.stmts(s.Stmts), s.Line())
 		})
 	case *ast.GenericForStmt:
 		r.exprs(s.Exprs)
 		r.block(func() {
 			r.declare(s.Names...)
-			r.stmts(s.Stmts)
+			s.Stmts = withCheckpoint(r.stmts(s.Stmts), s.Line())
 		})
 	case *ast.FuncDefStmt:
 		if s.Name != nil && s.Name.Func != nil {

@@ -2,18 +2,58 @@ package scripting
 
 import (
 	"bytes"
+	"math"
 	"strconv"
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
 
+	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/resp"
 )
 
+// boxedInts holds the integers -256..1023 as LValues: boxing a number
+// allocates, and scripts deal mostly in small counts.
+var boxedInts = func() (v [1280]lua.LValue) {
+	for i := range v {
+		v[i] = lua.LNumber(i - 256)
+	}
+	return v
+}()
+
+// numberValue is lua.LNumber(f) as an LValue, without allocating for small
+// integers (but -0, which must stay negative).
+func numberValue(f float64) lua.LValue {
+	if i := int(f); float64(i) == f && i >= -256 && i < 1024 && !(i == 0 && math.Signbit(f)) {
+		return boxedInts[i+256]
+	}
+	return lua.LNumber(f)
+}
+
+// numberBoxes remembers recently boxed numbers (a boxed number is
+// immutable, so it can be shared): scripts see the same timestamps, limits
+// and counters run after run.
+type numberBoxes [64]lua.LValue
+
+// box is numberValue, reusing a recent box of the same number.
+func (b *numberBoxes) box(f float64) lua.LValue {
+	if i := int(f); float64(i) == f && i >= -256 && i < 1024 && !(i == 0 && math.Signbit(f)) {
+		return boxedInts[i+256]
+	}
+	bits := math.Float64bits(f)
+	slot := &b[(bits^bits>>21^bits>>42)%uint64(len(b))]
+	if n, ok := (*slot).(lua.LNumber); ok && math.Float64bits(float64(n)) == bits {
+		return *slot
+	}
+	*slot = lua.LNumber(f)
+	return *slot
+}
+
 // parseReply converts a command's raw RESP reply into the Lua value Redis
 // gives redis.call (redisProtocolToLuaType). isErr reports an error reply.
-func parseReply(L *lua.LState, raw []byte) (v lua.LValue, isErr bool) {
-	p := replyParser{L: L, b: raw}
+func parseReply(st *luaState, raw []byte) (v lua.LValue, isErr bool) {
+	L := st.L
+	p := replyParser{L: L, st: st, b: raw}
 	if len(raw) > 0 && (raw[0] == '-' || raw[0] == '!') {
 		isErr = true
 	}
@@ -26,20 +66,33 @@ func parseReply(L *lua.LState, raw []byte) (v lua.LValue, isErr bool) {
 
 type replyParser struct {
 	L   *lua.LState
+	st  *luaState
 	b   []byte
 	bad bool
 }
 
-func (p *replyParser) line() string {
+// line consumes a header line and returns it without its type byte.
+func (p *replyParser) line() []byte {
 	i := bytes.Index(p.b, []byte("\r\n"))
 	if i < 1 {
 		p.bad = true
 		p.b = nil
-		return ""
+		return nil
 	}
-	s := string(p.b[1:i])
+	s := p.b[1:i]
 	p.b = p.b[i+2:]
 	return s
+}
+
+// count is a header's length or count (-1 for none); malformed, it marks
+// the reply bad.
+func (p *replyParser) count(b []byte) int {
+	n, ok := strnum.ParseInt(b)
+	if !ok || n < -1 || n > math.MaxInt32 {
+		p.bad = true
+		return -1
+	}
+	return int(n)
 }
 
 func (p *replyParser) bulk(n int) string {
@@ -64,18 +117,18 @@ func (p *replyParser) value() lua.LValue {
 	switch kind {
 	case '+':
 		t := L.NewTable()
-		t.RawSetString("ok", lua.LString(text))
+		t.RawSetString("ok", lua.LString(string(text)))
 		return t
 	case '-':
-		t := errorTable(L, "-"+text)
+		t := errorTable(L, "-"+string(text))
 		// The command already counted this error in the error statistics.
 		t.RawSetString("ignore_error_stats_update", lua.LTrue)
 		return t
 	case ':':
-		n, _ := strconv.ParseInt(text, 10, 64)
-		return lua.LNumber(n)
+		n, _ := strnum.ParseInt(text)
+		return p.st.numbers.box(float64(n))
 	case '$', '!', '=':
-		n, _ := strconv.Atoi(text)
+		n := p.count(text)
 		if n < 0 {
 			return lua.LFalse
 		}
@@ -96,7 +149,7 @@ func (p *replyParser) value() lua.LValue {
 		}
 		return lua.LString(s)
 	case '*', '~', '>':
-		n, _ := strconv.Atoi(text)
+		n := p.count(text)
 		if n < 0 {
 			return lua.LFalse
 		}
@@ -115,7 +168,7 @@ func (p *replyParser) value() lua.LValue {
 		}
 		return t
 	case '%':
-		n, _ := strconv.Atoi(text)
+		n := p.count(text)
 		t := L.NewTable()
 		for i := 0; i < n && !p.bad; i++ {
 			k := p.value()
@@ -125,7 +178,7 @@ func (p *replyParser) value() lua.LValue {
 		wrap.RawSetString("map", t)
 		return wrap
 	case '|':
-		n, _ := strconv.Atoi(text)
+		n := p.count(text)
 		for i := 0; i < 2*n && !p.bad; i++ {
 			p.value() // attributes are not passed to scripts
 		}
@@ -133,15 +186,15 @@ func (p *replyParser) value() lua.LValue {
 	case '_':
 		return lua.LNil
 	case '#':
-		return lua.LBool(text == "t")
+		return lua.LBool(string(text) == "t")
 	case ',':
-		f, _ := strconv.ParseFloat(text, 64)
+		f, _ := strconv.ParseFloat(string(text), 64)
 		t := L.NewTable()
 		t.RawSetString("double", lua.LNumber(f))
 		return t
 	case '(':
 		t := L.NewTable()
-		t.RawSetString("big_number", lua.LString(text))
+		t.RawSetString("big_number", lua.LString(string(text)))
 		return t
 	}
 	p.bad = true

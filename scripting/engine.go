@@ -1,7 +1,6 @@
 package scripting
 
 import (
-	"context"
 	"crypto/sha1"
 	"encoding/hex"
 	"errors"
@@ -9,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	lua "github.com/yuin/gopher-lua"
 
@@ -96,6 +96,7 @@ type Script struct {
 	// checked only on the first write).
 	Shebang bool
 	proto   *lua.FunctionProto
+	fn      *lua.LFunction // proto's closure in the EVAL state, made at the first run
 }
 
 // Engine holds the script cache, the function libraries and the two Lua
@@ -115,10 +116,11 @@ type Engine struct {
 	errorCounted bool
 
 	mu       sync.Mutex
-	running  *runContext        // set while a script runs
-	cancel   context.CancelFunc // stops it
-	killed   bool
+	running  *runContext // set while a script runs
 	function bool
+	// killed stops the running script at its next checkpoint; read there
+	// without taking mu.
+	killed atomic.Bool
 }
 
 // NewEngine returns an engine with no scripts or libraries.
@@ -225,18 +227,76 @@ func (e *Engine) Run(s *Script, keys, argv [][]byte, host Host, w *resp.Writer) 
 		e.evalState = newLuaState(e, false)
 	}
 	st := e.evalState
-	st.realGlobals.RawSetString("KEYS", stringArray(st.L, keys))
-	st.realGlobals.RawSetString("ARGV", stringArray(st.L, argv))
-	fn := st.L.NewFunctionFromProto(s.proto)
-	fn.Env = st.globals
-	ok := e.execute(st, fn, nil, s.SHA, host, w, false)
-	// Drop the arguments: they may be large and the state lives on.
-	st.realGlobals.RawSetString("KEYS", lua.LNil)
-	st.realGlobals.RawSetString("ARGV", lua.LNil)
+	st.keys = refillArray(st.L, st.keys, keys)
+	st.argv = refillArray(st.L, st.argv, argv)
+	st.realGlobals.RawSetString("KEYS", st.keys)
+	st.realGlobals.RawSetString("ARGV", st.argv)
+	if s.fn == nil {
+		s.fn = st.L.NewFunctionFromProto(s.proto)
+		s.fn.Env = st.globals
+	}
+	ok := e.execute(st, s.fn, nil, s.SHA, host, w, false)
 	if !ok {
 		st.L.Close()
 		e.evalState = nil
+		for _, s := range e.scripts {
+			s.fn = nil // bound to the closed state
+		}
+		return
 	}
+	if argBytes(keys)+argBytes(argv) > keepArgsMax {
+		// Large arguments are not kept alive until the next run.
+		st.keys, st.argv = nil, nil
+		st.realGlobals.RawSetString("KEYS", lua.LNil)
+		st.realGlobals.RawSetString("ARGV", lua.LNil)
+	}
+}
+
+// keepArgsMax is the size of arguments up to which KEYS and ARGV stay in
+// the state between runs, for the next run to refill.
+const keepArgsMax = 64 << 10
+
+func argBytes(items [][]byte) int {
+	n := 0
+	for _, it := range items {
+		n += len(it)
+	}
+	return n
+}
+
+// refillArray returns t holding exactly items as strings, reusing t and
+// the strings it holds that are equal (scripts are often run with the same
+// arguments), or a new table when the last run left t with more than an
+// array (a metatable, other keys) that refilling would not undo.
+func refillArray(L *lua.LState, t *lua.LTable, items [][]byte) *lua.LTable {
+	if t == nil || !plainArray(t) {
+		t = L.CreateTable(len(items), 0)
+	}
+	old := t.Len()
+	for i, it := range items {
+		if s, ok := t.RawGetInt(i + 1).(lua.LString); ok && string(s) == string(it) {
+			continue
+		}
+		t.RawSetInt(i+1, lua.LString(it))
+	}
+	for i := len(items) + 1; i <= old; i++ {
+		t.RawSetInt(i, lua.LNil)
+	}
+	return t
+}
+
+// plainArray reports whether t has no metatable and no keys beyond its
+// array part 1..#t.
+func plainArray(t *lua.LTable) bool {
+	if t.Metatable != lua.LNil {
+		return false
+	}
+	var after lua.LValue = lua.LNil
+	if n := t.Len(); n > 0 {
+		after = numberValue(float64(n)) // Next goes on after the key n
+	}
+	k, _ := t.Next(after)
+	return k == lua.LNil
 }
 
 func stringArray(L *lua.LState, items [][]byte) *lua.LTable {
@@ -253,14 +313,11 @@ func stringArray(L *lua.LState, items [][]byte) *lua.LTable {
 func (e *Engine) execute(st *luaState, fn *lua.LFunction, args []lua.LValue, funcName string, host Host, w *resp.Writer, isFunction bool) (reusable bool) {
 	run := &st.runCtx
 	run.host, run.funcName, run.resp3 = host, funcName, false
-	// A fresh context per run: coroutines derive theirs from it, and
-	// cancelling it at the end releases them.
-	ctx, cancel := context.WithCancel(context.Background())
 	e.mu.Lock()
-	e.running, e.cancel, e.killed, e.function = run, cancel, false, isFunction
+	e.running, e.function = run, isFunction
+	e.killed.Store(false)
 	e.mu.Unlock()
 	st.run = run
-	st.setContext(ctx)
 	L := st.L
 	start := len(w.B)
 	defer func() {
@@ -269,12 +326,11 @@ func (e *Engine) execute(st *luaState, fn *lua.LFunction, args []lua.LValue, fun
 			w.Error(fmt.Sprintf("ERR Error running script %s, %.100v", funcName, r))
 			reusable = false
 		}
-		st.setContext(nil)
 		L.SetTop(0)
-		cancel()
 		e.mu.Lock()
 		st.run, run.host = nil, nil // under mu: Running reads the host
-		e.running, e.cancel, e.killed = nil, nil, false
+		e.running = nil
+		e.killed.Store(false)
 		e.mu.Unlock()
 	}()
 	L.Push(fn)
@@ -322,7 +378,7 @@ func errorObject(err error) lua.LValue {
 // (ignore_error_stats_update).
 func (e *Engine) ErrorCounted() bool { return e.errorCounted }
 
-// Kill stops the running script at its next Lua instruction (SCRIPT KILL,
+// Kill stops the running script at its next checkpoint (SCRIPT KILL,
 // FUNCTION KILL); the script's reply becomes Redis's "Script killed by
 // user" error. It returns false when nothing is running. Whether a kill is
 // allowed (UNKILLABLE after a write, SCRIPT vs FUNCTION KILL) is the
@@ -333,8 +389,7 @@ func (e *Engine) Kill() bool {
 	if e.running == nil {
 		return false
 	}
-	e.killed = true
-	e.cancel()
+	e.killed.Store(true)
 	return true
 }
 
@@ -353,8 +408,4 @@ func (e *Engine) Running() (running, isFunction, wrote bool) {
 	return true, e.function, wrote
 }
 
-func (e *Engine) killRequested() bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.killed
-}
+func (e *Engine) killRequested() bool { return e.killed.Load() }

@@ -246,6 +246,7 @@ func (s *luaState) newLoadGlobals(nonexistent *lua.LTable) *lua.LTable {
 	g := L.NewTable()
 	g.RawSetString("redis", s.protect(redis))
 	g.RawSetString(concatHelper, s.realGlobals.RawGetString(concatHelper))
+	g.RawSetString(tickHelper, s.realGlobals.RawGetString(tickHelper))
 	L.SetMetatable(g, nonexistent)
 	return g
 }

@@ -54,6 +54,10 @@ type luaState struct {
 	// quadratic in the depth, hence maxCallDepth).
 	keepError *lua.LFunction
 
+	// keys and argv are EVAL's KEYS and ARGV tables, refilled by each run.
+	keys, argv *lua.LTable
+	numbers    numberBoxes
+
 	run     *runContext // the script being run, nil between runs
 	runCtx  runContext  // reused by every run, with its buffers
 	loading *Library    // the library whose code FUNCTION LOAD is running
@@ -67,6 +71,7 @@ type runContext struct {
 	scratch  []byte
 	args     [][]byte
 	ends     []int
+	reply    []byte // the last redis.call's raw reply
 }
 
 func newLuaState(e *Engine, forFunctions bool) *luaState {
@@ -115,6 +120,7 @@ func newLuaState(e *Engine, forFunctions bool) *luaState {
 	g.RawSetString("struct", openStruct(L))
 	g.RawSetString("redis", s.newRedisTable(forFunctions))
 	g.RawSetString(concatHelper, L.NewFunction(luaConcat))
+	g.RawSetString(tickHelper, L.NewFunction(s.tick))
 	if !forFunctions {
 		g.RawSetString("__redis__err__handler", L.NewFunction(handleError))
 	}
@@ -203,7 +209,22 @@ func nonexistentGlobal(L *lua.LState) int {
 
 func raiseReadonly(L *lua.LState) { raisePlain(L, errReadonly) }
 
-// setContext arms the kill switch for one run.
+// checkpointBudget is how many checkpoints a script passes between two
+// ticks; boxed once, as pushing a number allocates.
+var checkpointBudget lua.LValue = lua.LNumber(1000)
+
+// tick is the checkpoints' call into Go: it stops a killed script, or
+// grants the next budget. A script that catches the error with pcall meets
+// it again at its next checkpoint.
+func (s *luaState) tick(L *lua.LState) int {
+	if s.engine.killed.Load() {
+		L.RaiseError(errKilled) // errorMessage words it as Redis does
+	}
+	L.Push(checkpointBudget)
+	return 1
+}
+
+// setContext arms FUNCTION LOAD's deadline.
 func (s *luaState) setContext(ctx context.Context) {
 	if ctx == nil {
 		s.L.RemoveContext()

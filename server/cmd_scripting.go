@@ -110,7 +110,7 @@ func evalCommand(x *Ctx, bySHA, readOnly bool) {
 		x.W.Error(errROWithWriteFlag)
 		return
 	}
-	x.runScript(readOnly || s.Flags&scripting.FlagNoWrites != 0, false, func(h *scriptHost) { e.Run(s, keys, argv, h, x.W) })
+	x.runScript(readOnly || s.Flags&scripting.FlagNoWrites != 0, s, nil, keys, argv)
 }
 
 func fcallCommand(x *Ctx, readOnly bool) {
@@ -127,13 +127,13 @@ func fcallCommand(x *Ctx, readOnly bool) {
 		x.W.Error(errROWithWriteFlag)
 		return
 	}
-	x.runScript(readOnly || f.Flags&scripting.FlagNoWrites != 0, true, func(h *scriptHost) { x.s.scripts.Call(f, keys, argv, h, x.W) })
+	x.runScript(readOnly || f.Flags&scripting.FlagNoWrites != 0, nil, f, keys, argv)
 }
 
-// runScript runs a script or function with a host for its redis.call
-// commands. Its writes propagate as the commands it ran (wrapped in
-// MULTI/EXEC when several), not as the EVAL.
-func (x *Ctx) runScript(readOnly, function bool, run func(h *scriptHost)) {
+// runScript runs a script, or else a function, with a host for its
+// redis.call commands. Its writes propagate as the commands it ran (wrapped
+// in MULTI/EXEC when several), not as the EVAL.
+func (x *Ctx) runScript(readOnly bool, script *scripting.Script, fn *scripting.Function, keys, argv [][]byte) {
 	s := x.s
 	h := &s.scriptHost
 	h.x, h.readOnly = x, readOnly
@@ -143,8 +143,12 @@ func (x *Ctx) runScript(readOnly, function bool, run func(h *scriptHost)) {
 	sx := &sc.ctx
 	sx.W, sx.Now, sx.cannotBlock, sx.inExec = &h.out, x.Now, true, true
 	s.scriptStart.Store(monoNow())
-	s.scriptIsFunction.Store(function)
-	run(h)
+	s.scriptIsFunction.Store(fn != nil)
+	if fn != nil {
+		s.scripts.Call(fn, keys, argv, h, x.W)
+	} else {
+		s.scripts.Run(script, keys, argv, h, x.W)
+	}
 	s.scriptStart.Store(0)
 	x.dirty += h.dirty
 	h.dirty = 0
@@ -195,7 +199,7 @@ func (h *scriptHost) Call(args [][]byte, resp3 bool, dst []byte) []byte {
 		// Kept until the script ends; the engine reuses args.
 		args = cloneArgs(args)
 	}
-	h.out.B = h.out.B[:0]
+	h.out.B = dst // the reply goes straight into the engine's buffer
 	h.out.Proto = 2
 	if resp3 {
 		h.out.Proto = 3
@@ -209,9 +213,11 @@ func (h *scriptHost) Call(args [][]byte, resp3 bool, dst []byte) []byte {
 		h.wrote.Store(true)
 		x.publish(args)
 	}
-	failed := len(h.out.B) > 0 && h.out.B[0] == '-'
+	reply := h.out.B
+	h.out.B = nil
+	failed := len(reply) > len(dst) && reply[len(dst)] == '-'
 	s.recordCall(sc, cmd, monoNow()-start, failed)
-	return append(dst, h.out.B...)
+	return reply
 }
 
 // Wrote tells SCRIPT KILL whether the script has written (then it is
