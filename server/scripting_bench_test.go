@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/keyhive/keyhive/config"
-		"github.com/keyhive/keyhive/scripting"
+	"github.com/keyhive/keyhive/scripting"
 )
 
 // BenchmarkEvalsha runs bench/throughput.sh's EVALSHA_ENQUEUE and
