@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
@@ -36,14 +37,18 @@ func compileChunk(body []byte, chunkName string) (*lua.FunctionProto, error) {
 	if err != nil {
 		return nil, errors.New(describeParseError(err, chunkName, body))
 	}
-	r := rewriter{fn: &funcScope{}}
+	r := rewriter{fn: &funcScope{}, hoist: chunkName == evalChunk, hoisted: map[string]bool{}, assigned: map[string]bool{}}
 	stmts = r.stmts(stmts)
 	helpers := &ast.LocalAssignStmt{
 		Names: []string{concatHelper, tickHelper, budgetLocal},
 		Exprs: []ast.Expr{&ast.IdentExpr{Value: concatHelper}, &ast.IdentExpr{Value: tickHelper}, &ast.NumberExpr{Value: "1"}},
 	}
 	setLines(1, 1, helpers, helpers.Exprs[0], helpers.Exprs[1], helpers.Exprs[2])
-	proto, err := lua.Compile(append([]ast.Stmt{helpers}, stmts...), chunkName)
+	prologue := []ast.Stmt{helpers}
+	if hoisted := r.hoistedLocals(); hoisted != nil {
+		prologue = append(prologue, hoisted)
+	}
+	proto, err := lua.Compile(append(prologue, stmts...), chunkName)
 	if err != nil {
 		return nil, errors.New(compileErrorText(err.Error(), chunkName))
 	}
@@ -170,9 +175,96 @@ func compileErrorText(msg, chunkName string) string {
 
 // rewriter rewrites concatenations, tracking local variables so an error
 // can name the operand as Lua does ("local 'x'", "global 'x'", "field
-// 'k'", "upvalue 'x'").
+// 'k'", "upvalue 'x'"), and collects the globals to hoist.
 type rewriter struct {
 	fn *funcScope
+
+	// EVAL scripts read their globals through the read-only proxy of _G
+	// (three table lookups each), and redis.call through redis's proxy.
+	// Globals are read-only and these always exist, so reading each once
+	// per run into a local of the same name at the top of the chunk
+	// changes nothing but the cost; redis.call and redis.pcall become
+	// hidden locals. Not for globals a script assigns (that must still
+	// fail on the proxy), nor for functions, whose chunk runs at FUNCTION
+	// LOAD with other globals.
+	hoist    bool
+	hoisted  map[string]bool // global names read, and redisFieldLocal names
+	assigned map[string]bool
+}
+
+// hoistable are the globals an EVAL state always has that scripts read
+// most (TestHoistedGlobalsExist keeps the list true).
+var hoistable = map[string]bool{
+	"redis": true, "KEYS": true, "ARGV": true, "tonumber": true, "tostring": true, "type": true,
+	"pairs": true, "ipairs": true, "unpack": true, "math": true, "string": true, "table": true, "cjson": true,
+}
+
+// redisFieldLocal is the hidden local holding redis.<name>.
+func redisFieldLocal(name string) string { return "\x00redis." + name }
+
+// maxHoistingLocals leaves hoisting out of chunks with that many top-level
+// locals, so the hoisted ones cannot hit the 200 registers limit.
+const maxHoistingLocals = 150
+
+func (r *rewriter) global(name string) bool {
+	for fn := r.fn; fn != nil; fn = fn.parent {
+		for _, l := range fn.locals {
+			if l == name {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// hoistedLocals is the prologue statement declaring the hoisted locals, or
+// nil for none.
+func (r *rewriter) hoistedLocals() ast.Stmt {
+	if len(r.fn.locals) > maxHoistingLocals {
+		return nil
+	}
+	var names []string
+	for name := range r.hoisted {
+		if !r.assigned[name] {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	sort.Strings(names)
+	stmt := &ast.LocalAssignStmt{Names: names}
+	for _, name := range names {
+		var e ast.Expr
+		if field, ok := strings.CutPrefix(name, redisFieldLocal("")); ok {
+			obj, key := &ast.IdentExpr{Value: "redis"}, &ast.StringExpr{Value: field}
+			setLines(1, 1, obj, key)
+			e = &ast.AttrGetExpr{Object: obj, Key: key}
+		} else {
+			e = &ast.IdentExpr{Value: name}
+		}
+		setLines(1, 1, e)
+		stmt.Exprs = append(stmt.Exprs, e)
+	}
+	setLines(1, 1, stmt)
+	return stmt
+}
+
+// assign rewrites an assignment's target: a global named there is not
+// hoisted, and a field target stays a field.
+func (r *rewriter) assign(e ast.Expr) ast.Expr {
+	switch e := e.(type) {
+	case *ast.IdentExpr:
+		if r.global(e.Value) {
+			r.assigned[e.Value] = true
+		}
+		return e
+	case *ast.AttrGetExpr:
+		e.Object = r.expr(e.Object)
+		e.Key = r.expr(e.Key)
+		return e
+	}
+	return r.expr(e)
 }
 
 type funcScope struct {
@@ -273,7 +365,9 @@ func (r *rewriter) stmts(stmts []ast.Stmt) []ast.Stmt {
 func (r *rewriter) stmt(s ast.Stmt) {
 	switch s := s.(type) {
 	case *ast.AssignStmt:
-		r.exprs(s.Lhs)
+		for i, e := range s.Lhs {
+			s.Lhs[i] = r.assign(e)
+		}
 		r.exprs(s.Rhs)
 	case *ast.LocalAssignStmt:
 		if len(s.Names) == 1 && len(s.Exprs) == 1 {
@@ -319,7 +413,7 @@ func (r *rewriter) stmt(s ast.Stmt) {
 		})
 	case *ast.FuncDefStmt:
 		if s.Name != nil && s.Name.Func != nil {
-			s.Name.Func = r.expr(s.Name.Func)
+			s.Name.Func = r.assign(s.Name.Func)
 		}
 		if s.Name != nil && s.Name.Receiver != nil {
 			s.Name.Receiver = r.expr(s.Name.Receiver)
@@ -363,7 +457,20 @@ func (r *rewriter) expr(e ast.Expr) ast.Expr {
 		call.SetLine(e.Line())
 		call.SetLastLine(e.LastLine())
 		return call
+	case *ast.IdentExpr:
+		if r.hoist && hoistable[e.Value] && r.global(e.Value) {
+			r.hoisted[e.Value] = true
+		}
 	case *ast.AttrGetExpr:
+		obj, isIdent := e.Object.(*ast.IdentExpr)
+		key, isString := e.Key.(*ast.StringExpr)
+		if r.hoist && isIdent && obj.Value == "redis" && isString && (key.Value == "call" || key.Value == "pcall") && r.global("redis") {
+			name := redisFieldLocal(key.Value)
+			r.hoisted[name] = true
+			local := &ast.IdentExpr{Value: name}
+			setLines(e.Line(), e.LastLine(), local)
+			return local
+		}
 		e.Object = r.expr(e.Object)
 		e.Key = r.expr(e.Key)
 	case *ast.TableExpr:
