@@ -120,6 +120,10 @@ type Engine struct {
 	// errorCounted is ErrorCounted's answer for the last run.
 	errorCounted bool
 
+	// cacheMu guards scripts and libs against DeclaredScriptFlags and
+	// DeclaredFunctionFlags, which the server calls before serializing.
+	cacheMu sync.RWMutex
+
 	mu       sync.Mutex
 	running  *runContext // set while a script runs
 	function bool
@@ -160,7 +164,9 @@ func (e *Engine) LoadScript(body []byte) (string, error) {
 	if err != nil {
 		return "", errors.New("ERR Error compiling script (new function): " + err.Error())
 	}
+	e.cacheMu.Lock()
 	e.scripts[sha] = &Script{SHA: sha, Body: body, Flags: flags, Shebang: shebang, proto: proto, readsOnly: !setsGlobals(proto)}
+	e.cacheMu.Unlock()
 	return sha, nil
 }
 
@@ -206,6 +212,35 @@ func (e *Engine) Script(sha string) (*Script, bool) {
 	return s, ok
 }
 
+// DeclaredScriptFlags returns the flags the script of an EVAL (arg is the
+// body) or EVALSHA (arg is the SHA1) declares, as Redis reads them to decide
+// whether the command may write or run out of memory: the cached script's,
+// or for an EVAL of a script not cached yet its shebang's. declared is
+// false without a shebang (compatibility mode), an invalid one or an
+// unknown SHA1. It may run concurrently with the other methods.
+func (e *Engine) DeclaredScriptFlags(arg []byte, bySHA bool) (flags Flags, declared bool) {
+	var sha string
+	if bySHA {
+		if len(arg) != 40 {
+			return 0, false
+		}
+		sha = strings.ToLower(string(arg))
+	} else {
+		sha = SHA1Hex(arg)
+	}
+	e.cacheMu.RLock()
+	s, ok := e.scripts[sha]
+	e.cacheMu.RUnlock()
+	switch {
+	case ok:
+		return s.Flags, s.Shebang
+	case bySHA:
+		return 0, false
+	}
+	flags, shebang, err := parseShebang(arg)
+	return flags, shebang && err == nil
+}
+
 // ScriptExists reports whether sha is cached (SCRIPT EXISTS).
 func (e *Engine) ScriptExists(sha string) bool {
 	_, ok := e.Script(sha)
@@ -215,7 +250,9 @@ func (e *Engine) ScriptExists(sha string) bool {
 // FlushScripts empties the script cache and starts a fresh EVAL state
 // (SCRIPT FLUSH), as Redis recreates its Lua interpreter.
 func (e *Engine) FlushScripts() {
+	e.cacheMu.Lock()
 	e.scripts = map[string]*Script{}
+	e.cacheMu.Unlock()
 	if e.evalState != nil {
 		e.evalState.L.Close()
 		e.evalState = nil
