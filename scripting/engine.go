@@ -207,8 +207,24 @@ func parseShebang(body []byte) (Flags, bool, error) {
 }
 
 // Script looks a cached script up by SHA1, in either case as Redis accepts.
-func (e *Engine) Script(sha string) (*Script, bool) {
-	s, ok := e.scripts[strings.ToLower(sha)]
+func (e *Engine) Script(sha string) (*Script, bool) { return lookupScript(e.scripts, sha) }
+
+// ScriptBySHA is Script for EVALSHA's argument, without converting it.
+func (e *Engine) ScriptBySHA(sha []byte) (*Script, bool) { return lookupScript(e.scripts, sha) }
+
+func lookupScript[T string | []byte](scripts map[string]*Script, sha T) (*Script, bool) {
+	var lower [40]byte
+	if len(sha) != len(lower) {
+		return nil, false
+	}
+	for i := range lower {
+		c := sha[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower[i] = c
+	}
+	s, ok := scripts[string(lower[:])]
 	return s, ok
 }
 
@@ -219,17 +235,12 @@ func (e *Engine) Script(sha string) (*Script, bool) {
 // false without a shebang (compatibility mode), an invalid one or an
 // unknown SHA1. It may run concurrently with the other methods.
 func (e *Engine) DeclaredScriptFlags(arg []byte, bySHA bool) (flags Flags, declared bool) {
-	var sha string
-	if bySHA {
-		if len(arg) != 40 {
-			return 0, false
-		}
-		sha = strings.ToLower(string(arg))
-	} else {
-		sha = SHA1Hex(arg)
+	sha := arg
+	if !bySHA {
+		sha = []byte(SHA1Hex(arg))
 	}
 	e.cacheMu.RLock()
-	s, ok := e.scripts[sha]
+	s, ok := lookupScript(e.scripts, sha)
 	e.cacheMu.RUnlock()
 	switch {
 	case ok:

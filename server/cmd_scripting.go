@@ -114,7 +114,7 @@ func evalCommand(x *Ctx, bySHA, readOnly bool) {
 	e := x.s.scripts
 	var s *scripting.Script
 	if bySHA {
-		if s, ok = e.Script(string(x.Args[1])); !ok {
+		if s, ok = e.ScriptBySHA(x.Args[1]); !ok {
 			x.W.Error("NOSCRIPT No matching script. Please use EVAL.")
 			return
 		}
