@@ -49,6 +49,29 @@ func (b *numberBoxes) box(f float64) lua.LValue {
 	return *slot
 }
 
+// stringBoxes remembers recently made short strings, as numberBoxes
+// numbers: replies such as counters, flags and OK repeat.
+type stringBoxes [64]lua.LValue
+
+const maxBoxedString = 32
+
+// box is lua.LString(b) as an LValue, reusing a recent equal one.
+func (c *stringBoxes) box(b []byte) lua.LValue {
+	if len(b) > maxBoxedString {
+		return lua.LString(b)
+	}
+	h := uint32(2166136261) // FNV-1a
+	for _, x := range b {
+		h = (h ^ uint32(x)) * 16777619
+	}
+	slot := &c[h%uint32(len(c))]
+	if s, ok := (*slot).(lua.LString); ok && string(s) == string(b) {
+		return *slot
+	}
+	*slot = lua.LString(b)
+	return *slot
+}
+
 // parseReply converts a command's raw RESP reply into the Lua value Redis
 // gives redis.call (redisProtocolToLuaType). isErr reports an error reply.
 func parseReply(st *luaState, raw []byte) (v lua.LValue, isErr bool) {
@@ -95,13 +118,13 @@ func (p *replyParser) count(b []byte) int {
 	return int(n)
 }
 
-func (p *replyParser) bulk(n int) string {
+func (p *replyParser) bulk(n int) []byte {
 	if n < 0 || n+2 > len(p.b) {
 		p.bad = true
 		p.b = nil
-		return ""
+		return nil
 	}
-	s := string(p.b[:n])
+	s := p.b[:n]
 	p.b = p.b[n+2:]
 	return s
 }
@@ -116,8 +139,8 @@ func (p *replyParser) value() lua.LValue {
 	text := p.line()
 	switch kind {
 	case '+':
-		t := L.NewTable()
-		t.RawSetString("ok", lua.LString(string(text)))
+		t := L.CreateTable(0, 1)
+		t.RawSetString("ok", p.st.strings.box(text))
 		return t
 	case '-':
 		t := errorTable(L, "-"+string(text))
@@ -132,14 +155,14 @@ func (p *replyParser) value() lua.LValue {
 		if n < 0 {
 			return lua.LFalse
 		}
-		s := p.bulk(n)
+		b := p.bulk(n)
 		switch kind {
 		case '!':
-			t := errorTable(L, "-"+s)
+			t := errorTable(L, "-"+string(b))
 			t.RawSetString("ignore_error_stats_update", lua.LTrue)
 			return t
 		case '=':
-			format, str, _ := strings.Cut(s, ":")
+			format, str, _ := strings.Cut(string(b), ":")
 			inner := L.NewTable()
 			inner.RawSetString("format", lua.LString(format))
 			inner.RawSetString("string", lua.LString(str))
@@ -147,7 +170,7 @@ func (p *replyParser) value() lua.LValue {
 			t.RawSetString("verbatim_string", inner)
 			return t
 		}
-		return lua.LString(s)
+		return p.st.strings.box(b)
 	case '*', '~', '>':
 		n := p.count(text)
 		if n < 0 {

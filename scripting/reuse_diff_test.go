@@ -47,6 +47,11 @@ func TestReuseBetweenRuns(t *testing.T) {
 		h.eval("return {tostring(tonumber(ARGV[1])), tostring(tonumber(ARGV[2])), tostring(tonumber(ARGV[3])), tostring(tonumber(ARGV[4])), redis.call('incrby', 'n', ARGV[5])}",
 			nil, "1704067230000", "-0", "-17", "999999999999999", "1000")
 	}
+	// Reply strings are shared from a cache; status tables are not.
+	h.evalAll(
+		"redis.call('set', 's', 'v') local a, b = redis.call('get', 's'), redis.call('get', 's') return {a, b, tostring(a == b)}",
+		"local r = redis.call('set', 's', 'v') r.ok = 'changed' return {redis.call('set', 's', 'v'), r}",
+	)
 	h.evalAll(
 		"return {tostring(tonumber('007')), tostring(tonumber('-')), tostring(tonumber('+5')), tostring(tonumber('1234567890123456')), tostring(tonumber('-1234567890123456789')), tostring(tonumber('12 ')), tostring(tonumber('0x')), tostring(tonumber('INF')), tostring(tonumber('-iNfInItY'))}",
 	)

@@ -57,6 +57,7 @@ type luaState struct {
 	// keys and argv are EVAL's KEYS and ARGV tables, refilled by each run.
 	keys, argv *lua.LTable
 	numbers    numberBoxes
+	strings    stringBoxes
 
 	run     *runContext // the script being run, nil between runs
 	runCtx  runContext  // reused by every run, with its buffers
