@@ -83,6 +83,9 @@ var (
 	ixTCPBacklog              = mustIdx("tcp-backlog")
 	ixTCPKeepAlive            = mustIdx("tcp-keepalive")
 	ixTimeout                 = mustIdx("timeout")
+	ixTLSCACertDir            = mustIdx("tls-ca-cert-dir")
+	ixTLSCiphers              = mustIdx("tls-ciphers")
+	ixTLSSessionCaching       = mustIdx("tls-session-caching")
 	ixTLSAuthClients          = mustIdx("tls-auth-clients")
 	ixTLSCACertFile           = mustIdx("tls-ca-cert-file")
 	ixTLSCertFile             = mustIdx("tls-cert-file")
@@ -156,6 +159,11 @@ func (c *Config) TLSPort() int          { return int(c.i64(ixTLSPort)) }
 func (c *Config) TLSCertFile() string   { return c.str(ixTLSCertFile) }
 func (c *Config) TLSKeyFile() string    { return c.str(ixTLSKeyFile) }
 func (c *Config) TLSCACertFile() string { return c.str(ixTLSCACertFile) }
+func (c *Config) TLSCACertDir() string  { return c.str(ixTLSCACertDir) }
+func (c *Config) TLSCiphers() string    { return c.str(ixTLSCiphers) }
+func (c *Config) TLSSessionCaching() bool {
+	return c.boolean(ixTLSSessionCaching)
+}
 
 // TLSAuthClients is "no", "yes" or "optional".
 func (c *Config) TLSAuthClients() string  { return c.enum(ixTLSAuthClients) }

@@ -149,6 +149,13 @@ func (s *Server) accept(conn net.Conn) {
 		conn.Close()
 		return
 	}
+	if s.refusedByProtectedMode(conn) {
+		s.mu.Unlock()
+		s.stats.rejectedConnections.Add(1)
+		conn.Write([]byte(errProtectedMode))
+		conn.Close()
+		return
+	}
 	s.clients[c.id] = c
 	s.wg.Add(1)
 	s.mu.Unlock()
@@ -500,9 +507,16 @@ func (x *Ctx) Client() *Client { return x.c }
 // touchesKeys reports whether a read should update access clocks.
 func (x *Ctx) touch() bool { return !x.c.noTouch.Load() }
 
-// lookupRead finds key for reading, counting a keyspace hit or miss.
+// lookupRead finds key for reading, counting a keyspace hit or miss (and
+// notifying a miss).
 func (x *Ctx) lookupRead(key []byte) (keyspace.Entry, bool) {
-	e, ok := x.DB.Lookup(key, x.Now, x.touch())
+	return x.lookupReadTouch(key, x.touch())
+}
+
+// lookupReadTouch is lookupRead for commands that look at a key without
+// touching its access clock (EXISTS, TYPE, TTL) when touch is false.
+func (x *Ctx) lookupReadTouch(key []byte, touch bool) (keyspace.Entry, bool) {
+	e, ok := x.DB.Lookup(key, x.Now, touch)
 	if ok {
 		x.c.traffic.hits.add(1)
 	} else {

@@ -121,6 +121,7 @@ func setbitCommand(x *Ctx) {
 	}
 	x.commitBitString(key, bs)
 	if bs.grown || old != (on == 1) {
+		x.notify(notifyString, "setbit", key)
 		x.dirty++
 	}
 	if old {
@@ -398,6 +399,7 @@ func bitopCommand(x *Ctx) {
 	dest := x.Args[2]
 	if maxLen == 0 {
 		if x.DB.Delete(dest) {
+			x.notify(notifyGeneric, "del", dest)
 			x.dirty++
 		}
 		x.W.Int(0)
@@ -437,6 +439,7 @@ func bitopCommand(x *Ctx) {
 		}
 	}
 	x.DB.Set(dest, keyspace.TypeString, keyspace.EncRaw, res, 0, x.Now)
+	x.notify(notifyString, "set", dest)
 	x.dirty++
 	x.W.Int(int64(maxLen))
 }
@@ -700,6 +703,9 @@ func bitfieldCommand(x *Ctx, readonlyCmd bool) {
 		}
 	}
 	x.commitBitString(key, bs)
+	if changes > 0 {
+		x.notify(notifyString, "setbit", key)
+	}
 	x.dirty += changes
 	if changes == 0 && bs.grown {
 		x.dirty++ // the key was created or extended: replicas need it too

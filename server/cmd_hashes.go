@@ -166,9 +166,9 @@ func (h *hashEdit) set(field, value []byte) bool {
 	return added
 }
 
-// commit stores the hash; an emptied hash is deleted.
-func (h *hashEdit) commit() {
-	h.writeBack(keyspace.TypeHash, h.len(), h.obj != nil, h.obj, keyspace.EncHashtable, h.lp, keyspace.EncListpack)
+// commit stores the hash (an emptied hash is deleted) and emits event.
+func (h *hashEdit) commit(event string) {
+	h.writeBack(keyspace.TypeHash, h.len(), h.obj != nil, h.obj, keyspace.EncHashtable, h.lp, keyspace.EncListpack, event)
 }
 
 func hsetCommand(x *Ctx) {
@@ -187,7 +187,7 @@ func hsetCommand(x *Ctx) {
 			added++
 		}
 	}
-	h.commit()
+	h.commit("hset")
 	x.dirty += (len(x.Args) - 2) / 2
 	if x.cmd.Name == "hmset" {
 		x.W.OK()
@@ -206,7 +206,7 @@ func hsetnxCommand(x *Ctx) {
 		return
 	}
 	h.set(x.Args[2], x.Args[3])
-	h.commit()
+	h.commit("hset")
 	x.dirty++
 	x.W.Int(1)
 }
@@ -287,7 +287,7 @@ func hdelCommand(x *Ctx) {
 		h.x.keepScratch(h.lp)
 		h.changed = deleted > 0
 	}
-	h.commit()
+	h.commit(eventIf(deleted > 0, "hdel"))
 	x.dirty += deleted
 	x.W.Int(int64(deleted))
 }
@@ -353,7 +353,7 @@ func hincrbyCommand(x *Ctx) {
 	cur += incr
 	var buf [20]byte
 	h.set(x.Args[2], strconv.AppendInt(buf[:0], cur, 10))
-	h.commit()
+	h.commit("hincrby")
 	x.dirty++
 	x.W.Int(cur)
 }
@@ -386,7 +386,7 @@ func hincrbyfloatCommand(x *Ctx) {
 		return
 	}
 	h.set(field, sum)
-	h.commit()
+	h.commit("hincrbyfloat")
 	x.dirty++
 	x.W.Bulk(sum)
 	// The result, not the increment: float arithmetic may differ on replay.

@@ -58,6 +58,7 @@ func delCommand(x *Ctx) {
 	n := 0
 	for _, key := range x.Args[1:] {
 		if _, found := x.lookupWrite(key); found && x.DB.Delete(key) {
+			x.notify(notifyGeneric, "del", key)
 			n++
 		}
 	}
@@ -73,7 +74,7 @@ func touchCommand(x *Ctx) { countKeys(x, x.touch()) }
 func countKeys(x *Ctx, touch bool) {
 	n := 0
 	for _, key := range x.Args[1:] {
-		if _, found := x.DB.Lookup(key, x.Now, touch); found {
+		if _, found := x.lookupReadTouch(key, touch); found {
 			n++
 		}
 	}
@@ -81,7 +82,7 @@ func countKeys(x *Ctx, touch bool) {
 }
 
 func typeCommand(x *Ctx) {
-	if e, found := x.DB.Lookup(x.Args[1], x.Now, false); found {
+	if e, found := x.lookupReadTouch(x.Args[1], false); found {
 		x.W.Simple(e.Type().Name())
 		return
 	}
@@ -112,15 +113,21 @@ func renameCommand(x *Ctx, nx bool) {
 		}
 		return
 	}
-	if _, exists := x.lookupWrite(dst); exists && nx {
-		x.W.Int(0)
-		return
+	if _, exists := x.lookupWrite(dst); exists {
+		if nx {
+			x.W.Int(0)
+			return
+		}
+		// As Redis: the old key goes first, so dst is added anew ("new").
+		x.DB.Delete(dst)
 	}
 	// Lookups above may have removed expired keys; look src up again (without
 	// touching it twice) so its view is current, then copy before deleting it.
 	e, _ = x.DB.Lookup(src, x.Now, false)
 	x.moveEntry(x.DB, dst, &e)
 	x.DB.Delete(src)
+	x.notify(notifyGeneric, "rename_from", src)
+	x.notify(notifyGeneric, "rename_to", dst)
 	x.dirty++
 	if nx {
 		x.W.Int(1)
@@ -169,6 +176,7 @@ func copyCommand(x *Ctx) {
 	}
 	// The copy is a new object: it gets a fresh access clock.
 	target.SetFrom(dst, &e, true, x.Now)
+	x.s.notifyIn(x.c, notifyGeneric, "copy_to", dst, target.ID())
 	x.dirty++
 	x.W.Int(1)
 }
@@ -215,6 +223,8 @@ func moveCommand(x *Ctx) {
 	}
 	x.moveEntry(target, key, &e)
 	x.DB.Delete(key)
+	x.notify(notifyGeneric, "move_from", key)
+	x.s.notifyIn(x.c, notifyGeneric, "move_to", key, target.ID())
 	x.dirty++
 	x.W.Int(1)
 }
@@ -321,8 +331,10 @@ func expireCommand(x *Ctx, unitMs int64, absolute bool) {
 	}
 	if when <= x.Now {
 		x.DB.DeleteEntry(&e)
+		x.notify(notifyGeneric, "del", x.Args[1])
 	} else {
 		x.DB.SetExpire(&e, when, x.Now)
+		x.notify(notifyGeneric, "expire", x.Args[1])
 	}
 	x.dirty++
 	x.W.Int(1)
@@ -340,7 +352,7 @@ func expireCommand(x *Ctx, unitMs int64, absolute bool) {
 }
 
 func ttlCommand(x *Ctx, ms, absolute bool) {
-	e, found := x.DB.Lookup(x.Args[1], x.Now, false)
+	e, found := x.lookupReadTouch(x.Args[1], false)
 	switch {
 	case !found:
 		x.W.Int(-2)
@@ -371,6 +383,7 @@ func persistCommand(x *Ctx) {
 		return
 	}
 	x.DB.SetExpire(&e, 0, x.Now)
+	x.notify(notifyGeneric, "persist", x.Args[1])
 	x.dirty++
 	x.W.Int(1)
 }

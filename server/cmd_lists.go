@@ -206,14 +206,28 @@ func (l *listEdit) filter(keep func(e []byte) bool) int {
 
 // commit stores the list; an emptied list is deleted, and a large one that
 // shrank to half the fill limit is stored inline again.
-func (l *listEdit) commit() {
+func (l *listEdit) commit(event string) {
 	if l.obj != nil && l.len() > 0 {
 		if b, small := l.obj.Small(l.fill); small {
 			l.lp, l.obj, l.changed = b, nil, true
 		}
 	}
 	// Redis 7.0 calls both forms quicklist.
-	l.writeBack(keyspace.TypeList, l.len(), l.obj != nil, l.obj, keyspace.EncQuicklist, l.lp, keyspace.EncQuicklist)
+	l.writeBack(keyspace.TypeList, l.len(), l.obj != nil, l.obj, keyspace.EncQuicklist, l.lp, keyspace.EncQuicklist, event)
+}
+
+func pushEvent(head bool) string {
+	if head {
+		return "lpush"
+	}
+	return "rpush"
+}
+
+func popEvent(head bool) string {
+	if head {
+		return "lpop"
+	}
+	return "rpop"
 }
 
 func pushCommand(x *Ctx, head, onlyExisting bool) {
@@ -229,7 +243,7 @@ func pushCommand(x *Ctx, head, onlyExisting bool) {
 		l.push(head, e)
 	}
 	n := l.len()
-	l.commit()
+	l.commit(pushEvent(head))
 	x.dirty += len(x.Args) - 2
 	x.W.Int(int64(n))
 }
@@ -268,7 +282,7 @@ func popCommand(x *Ctx, head bool) {
 	} else {
 		l.popReply(head, -1)
 	}
-	l.commit()
+	l.commit(popEvent(head))
 }
 
 // popReply pops up to count elements from one end of a non-empty list and
@@ -364,7 +378,7 @@ func lsetCommand(x *Ctx) {
 		return
 	}
 	l.set(i, x.Args[3])
-	l.commit()
+	l.commit("lset")
 	x.dirty++
 	x.W.OK()
 }
@@ -406,7 +420,7 @@ func linsertCommand(x *Ctx) {
 	}
 	l.insert(at, x.Args[4])
 	n := l.len()
-	l.commit()
+	l.commit("linsert")
 	x.dirty++
 	x.W.Int(int64(n))
 }
@@ -482,7 +496,7 @@ func ltrimCommand(x *Ctx) {
 	n := l.len()
 	from, to := listRange(start, stop, n)
 	l.trim(from, to)
-	l.commit()
+	l.commit("ltrim")
 	x.dirty += n - (to - from)
 	x.W.OK()
 }
@@ -528,7 +542,7 @@ func lremCommand(x *Ctx) {
 		removed++
 		return false
 	})
-	l.commit()
+	l.commit(eventIf(removed > 0, "lrem"))
 	x.dirty += int(removed)
 	x.W.Int(removed)
 }
@@ -697,7 +711,8 @@ func (x *Ctx) lmove(l *listEdit, dst []byte, fromHead, toHead bool) {
 		e := append(buf[:0], l.index(from)...)
 		l.trim(boolInt(fromHead), n-boolInt(!fromHead))
 		l.push(toHead, e)
-		l.commit()
+		l.commit(pushEvent(toHead))
+		x.notify(notifyList, popEvent(fromHead), src)
 		x.dirty++
 		x.W.Bulk(e)
 		return
@@ -713,11 +728,17 @@ func (x *Ctx) lmove(l *listEdit, dst []byte, fromHead, toHead bool) {
 	var buf [64]byte
 	elem := append(buf[:0], l.index(from)...)
 	l.trim(boolInt(fromHead), n-boolInt(!fromHead))
-	l.commit()
+	// Redis notifies the push before the pop (and the source's deletion).
+	l.silent = true
+	l.commit("")
 	e, found := x.DB.Lookup(dst, x.Now, false)
 	x.editListAt(dst, e, found, l)
 	l.push(toHead, elem)
-	l.commit()
+	l.commit(pushEvent(toHead))
+	x.notify(notifyList, popEvent(fromHead), src)
+	if n == 1 {
+		x.notify(notifyGeneric, "del", src)
+	}
 	x.dirty++
 	x.W.Bulk(elem)
 }
@@ -753,7 +774,7 @@ func (x *Ctx) mpopList(l *listEdit, head bool, count int64) {
 	x.W.Array(2)
 	x.W.Bulk(l.key)
 	popped := l.popReply(head, count)
-	l.commit()
+	l.commit(popEvent(head))
 	if x.propagating() {
 		x.propagateAs(popVerb(head), l.key, intArg(int64(popped)))
 	}
@@ -781,7 +802,7 @@ func bpopCommand(x *Ctx, head bool) {
 		x.W.Array(2)
 		x.W.Bulk(key)
 		l.popReply(head, -1)
-		l.commit()
+		l.commit(popEvent(head))
 		x.propagateAs(popVerb(head), key)
 	}
 	x.popOrBlock(blockSpec{keys: x.Args[1 : len(x.Args)-1], typ: keyspace.TypeList, deadline: deadline, serve: serve, timedOut: (*resp.Writer).NullArray})

@@ -249,6 +249,8 @@ func (h *scriptHost) Call(args [][]byte, resp3 bool, dst []byte) []byte {
 	x.cmd, x.Args, x.dirty = cmd, args, 0
 	start := monoNow()
 	cmd.Run(x)
+	// Redis 7.0 remembers the script's declared keys for each read command.
+	s.trackInner(h.x.c, cmd, h.x.cmd, h.x.Args)
 	if x.dirty > 0 {
 		h.dirty += x.dirty
 		h.wrote.Store(true)

@@ -235,28 +235,22 @@ func (s *setEdit) remove(m []byte) bool {
 }
 
 // commit stores the set; an emptied set is deleted.
-func (s *setEdit) commit() {
-	s.writeBack(keyspace.TypeSet, s.len(), s.obj != nil, s.obj, keyspace.EncHashtable, s.is, keyspace.EncIntset)
+func (s *setEdit) commit(event string) {
+	s.writeBack(keyspace.TypeSet, s.len(), s.obj != nil, s.obj, keyspace.EncHashtable, s.is, keyspace.EncIntset, event)
 }
 
 // store stores a built set at key, replacing a value of any type and its
 // expire time, or deletes key when the set is empty; it replies with the
-// set's size as the STORE commands do.
+// set's size as the STORE commands do. The event is the command's name
+// (sinterstore, sunionstore, sdiffstore).
 func (s *setEdit) store(key []byte) {
 	x := s.x
-	e, found := x.lookupWrite(key)
 	n := s.len()
-	switch {
-	case n == 0:
-		if found {
-			x.DB.DeleteEntry(&e)
-			x.dirty++
-		}
-	case s.obj != nil:
-		x.DB.PutObject(&e, key, keyspace.TypeSet, keyspace.EncHashtable, s.obj, 0, x.Now)
-		x.dirty++
-	default:
-		x.DB.Put(&e, key, keyspace.TypeSet, keyspace.EncIntset, s.is, 0, x.Now)
+	var obj keyspace.Object
+	if s.obj != nil {
+		obj = s.obj
+	}
+	if x.storeCollection(key, keyspace.TypeSet, n, obj, keyspace.EncHashtable, s.is, keyspace.EncIntset, x.cmd.Name) {
 		x.dirty++
 	}
 	x.W.Int(int64(n))
@@ -289,7 +283,7 @@ func saddCommand(x *Ctx) {
 			added++
 		}
 	}
-	s.commit()
+	s.commit(eventIf(added > 0, "sadd"))
 	x.dirty += added
 	x.W.Int(int64(added))
 }
@@ -312,7 +306,7 @@ func sremCommand(x *Ctx) {
 			}
 		}
 	}
-	s.commit()
+	s.commit(eventIf(removed > 0, "srem"))
 	x.dirty += removed
 	x.W.Int(int64(removed))
 }
@@ -394,7 +388,7 @@ func spopCommand(x *Ctx) {
 		x.propagateAs(argSREM, key, m)
 	}
 	s.remove(m)
-	s.commit()
+	s.commit("spop")
 	x.dirty++
 }
 
@@ -418,6 +412,8 @@ func spopWithCount(x *Ctx) {
 		// The whole set, and the key goes.
 		x.replyWhole(s.setView)
 		x.DB.DeleteEntry(&s.e)
+		x.notify(notifySet, "spop", key)
+		x.notify(notifyGeneric, "del", key)
 		x.dirty++
 		x.propagateDel(key, x.s.cfg.LazyFreeLazyServerDel())
 		return
@@ -459,7 +455,7 @@ func spopWithCount(x *Ctx) {
 			s.remove(m)
 		}
 	}
-	s.commit()
+	s.commit("spop")
 	x.dirty += int(l)
 	if argv != nil {
 		x.propagateAs(argv...)
@@ -560,13 +556,14 @@ func smoveCommand(x *Ctx) {
 		x.W.Int(0)
 		return
 	}
-	src.commit()
+	src.commit("srem")
 	var dst setEdit
 	x.editSet(dstKey, &dst)
-	if dst.add(m) {
+	added := dst.add(m)
+	if added {
 		x.dirty++
 	}
-	dst.commit()
+	dst.commit(eventIf(added, "sadd"))
 	x.dirty++
 	x.W.Int(1)
 }

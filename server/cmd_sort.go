@@ -128,7 +128,7 @@ func sortCommand(x *Ctx, readonly bool) {
 		var z zsetEdit
 		if x.editZSet(args[1], &z) {
 			z.convert()
-			z.commit()
+			z.commit("")
 		}
 		e, found = x.lookupWrite(args[1])
 	}
@@ -317,16 +317,12 @@ func sortCommand(x *Ctx, readonly bool) {
 		}
 	}
 	outLen := l.len()
-	de, dfound := x.lookupWrite(storeKey)
-	if dfound {
-		x.DB.DeleteEntry(&de)
+	var obj keyspace.Object
+	if l.obj != nil {
+		obj = l.obj
 	}
-	if outLen > 0 {
-		l.e = de
-		l.commit()
-		x.dirty += outLen
-	} else if dfound {
-		x.dirty++
+	if x.storeCollection(storeKey, keyspace.TypeList, outLen, obj, keyspace.EncQuicklist, l.lp, keyspace.EncQuicklist, "sortstore") {
+		x.dirty += max(outLen, 1)
 	}
 	x.W.Int(int64(outLen))
 }

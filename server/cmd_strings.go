@@ -218,6 +218,10 @@ func setCommand(x *Ctx) {
 		expireAt = e.ExpireAt()
 	}
 	x.putString(&e, key, value, expireAt)
+	x.notify(notifyString, "set", key)
+	if o.flags&optExpire != 0 {
+		x.notify(notifyGeneric, "expire", key)
+	}
 	if !get {
 		x.W.OK()
 	}
@@ -246,6 +250,7 @@ func setnxCommand(x *Ctx) {
 		return
 	}
 	x.putString(&e, x.Args[1], x.Args[2], 0)
+	x.notify(notifyString, "set", x.Args[1])
 	x.W.Int(1)
 }
 
@@ -255,6 +260,8 @@ func setexCommand(x *Ctx, unitMs int64) {
 		return
 	}
 	x.setString(x.Args[1], x.Args[3], expireAt)
+	x.notify(notifyString, "set", x.Args[1])
+	x.notify(notifyGeneric, "expire", x.Args[1])
 	x.W.OK()
 	if x.propagating() {
 		x.propagateAs(argSET, x.Args[1], x.Args[3], argPXAT, intArg(expireAt))
@@ -272,6 +279,7 @@ func getsetCommand(x *Ctx) {
 		x.W.Null()
 	}
 	x.putString(&e, x.Args[1], x.Args[2], 0)
+	x.notify(notifyString, "set", x.Args[1])
 	x.propagateAs(argSET, x.Args[1], x.Args[2])
 }
 
@@ -284,6 +292,7 @@ func getdelCommand(x *Ctx) {
 	default:
 		x.W.Bulk(e.Value())
 		x.DB.DeleteEntry(&e)
+		x.notify(notifyGeneric, "del", x.Args[1])
 		x.dirty++
 		if x.propagating() {
 			x.propagateDel(x.Args[1], x.s.cfg.LazyFreeLazyUserDel())
@@ -316,18 +325,21 @@ func getexCommand(x *Ctx) {
 	switch {
 	case o.flags&optExpire != 0 && expireAt <= x.Now:
 		x.DB.DeleteEntry(&e) // a time in the past deletes, as Redis does
+		x.notify(notifyGeneric, "del", key)
 		x.dirty++
 		if x.propagating() {
 			x.propagateDel(key, x.s.cfg.LazyFreeLazyExpire())
 		}
 	case o.flags&optExpire != 0:
 		x.DB.SetExpire(&e, expireAt, x.Now)
+		x.notify(notifyGeneric, "expire", key)
 		x.dirty++
 		if x.propagating() {
 			x.propagateAs(argPEXPIREAT, key, intArg(expireAt))
 		}
 	case o.flags&optPersist != 0 && e.ExpireAt() != 0:
 		x.DB.SetExpire(&e, 0, x.Now)
+		x.notify(notifyGeneric, "persist", key)
 		x.dirty++
 		x.propagateAs(argPERSIST, key)
 	}
@@ -352,6 +364,7 @@ func msetCommand(x *Ctx) {
 	}
 	for i := 1; i < len(x.Args); i += 2 {
 		x.setString(x.Args[i], x.Args[i+1], 0)
+		x.notify(notifyString, "set", x.Args[i])
 	}
 	x.W.OK()
 }
@@ -369,6 +382,7 @@ func msetnxCommand(x *Ctx) {
 	}
 	for i := 1; i < len(x.Args); i += 2 {
 		x.setString(x.Args[i], x.Args[i+1], 0)
+		x.notify(notifyString, "set", x.Args[i])
 	}
 	x.W.Int(1)
 }
@@ -388,6 +402,7 @@ func appendCommand(x *Ctx) {
 	e, found := x.lookupWrite(key)
 	if !found {
 		x.putString(&e, key, arg, 0)
+		x.notify(notifyString, "append", key)
 		x.W.Int(int64(len(arg)))
 		return
 	}
@@ -402,6 +417,7 @@ func appendCommand(x *Ctx) {
 	value := make([]byte, 0, len(old)+len(arg))
 	value = append(append(value, old...), arg...)
 	x.DB.Replace(&e, keyspace.EncRaw, value, e.ExpireAt(), x.Now)
+	x.notify(notifyString, "append", key)
 	x.dirty++
 	x.W.Int(int64(len(value)))
 }
@@ -464,6 +480,7 @@ func incrBy(x *Ctx, by int64) {
 	} else {
 		x.DB.Put(&e, key, keyspace.TypeString, keyspace.EncInt, value, 0, x.Now)
 	}
+	x.notify(notifyString, "incrby", key)
 	x.dirty++
 	x.W.Int(cur)
 }
@@ -499,6 +516,7 @@ func incrbyfloatCommand(x *Ctx) {
 	} else {
 		x.DB.Put(&e, key, keyspace.TypeString, enc, sum, 0, x.Now)
 	}
+	x.notify(notifyString, "incrbyfloat", key)
 	x.dirty++
 	x.W.Bulk(sum)
 	// The result, not the increment: float arithmetic may differ on replay.
@@ -584,6 +602,7 @@ func setrangeCommand(x *Ctx) {
 			x.DB.Put(&e, key, keyspace.TypeString, keyspace.EncRaw, value, 0, x.Now)
 		}
 	}
+	x.notify(notifyString, "setrange", key)
 	x.dirty++
 	x.W.Int(size)
 }

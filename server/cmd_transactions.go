@@ -121,6 +121,7 @@ func execCommand(x *Ctx) {
 		start := monoNow()
 		mark := len(x.W.B)
 		q.cmd.Run(x)
+		x.s.trackInner(c, q.cmd, q.cmd, q.args)
 		if x.dirty > 0 {
 			dirty += x.dirty
 			x.publish(q.args)

@@ -278,8 +278,8 @@ func (z *zsetEdit) removeRange(start, end int) {
 }
 
 // commit stores the sorted set; an emptied one is deleted.
-func (z *zsetEdit) commit() {
-	z.writeBack(keyspace.TypeZSet, z.len(), z.obj != nil, z.obj, keyspace.EncSkiplist, z.lp, keyspace.EncListpack)
+func (z *zsetEdit) commit(event string) {
+	z.writeBack(keyspace.TypeZSet, z.len(), z.obj != nil, z.obj, keyspace.EncSkiplist, z.lp, keyspace.EncListpack, event)
 }
 
 // parseScore parses a score as Redis's getDoubleFromObject does (strtod, the
@@ -558,7 +558,7 @@ func zaddCommand(x *Ctx) {
 			}
 			processed++
 		}
-		z.commit()
+		z.commit(eventIf(added+updated > 0, zaddEvent(incr)))
 	}
 	x.dirty += added + updated
 	switch {
@@ -571,6 +571,13 @@ func zaddCommand(x *Ctx) {
 	default:
 		x.W.Null()
 	}
+}
+
+func zaddEvent(incr bool) string {
+	if incr {
+		return "zincr"
+	}
+	return "zadd"
 }
 
 func zremCommand(x *Ctx) {
@@ -591,7 +598,7 @@ func zremCommand(x *Ctx) {
 			}
 		}
 	}
-	z.commit()
+	z.commit(eventIf(deleted > 0, "zrem"))
 	x.dirty += deleted
 	x.W.Int(int64(deleted))
 }
@@ -795,33 +802,31 @@ func zrangeCommand(x *Ctx, kind rangeKind, dir direction, store bool) {
 
 // storeZSet stores o at key as a new sorted set (no expire time), compact
 // when it fits the limits as Redis's zsetConvertToListpackIfNeeded does, and
-// returns its length. An empty o deletes key.
+// returns its length. An empty o deletes key. The event is the command's name
+// (zrangestore, zunionstore, ...).
 func (x *Ctx) storeZSet(key []byte, o *zsetObject) int {
-	e, found := x.lookupWrite(key)
 	n := o.Len()
-	if n == 0 {
-		if found {
-			x.DB.DeleteEntry(&e)
-			x.dirty++
+	var lp []byte
+	if int64(n) <= x.s.cfg.ZsetMaxListpackEntries() {
+		lp = zset.Empty
+		limit := x.s.cfg.ZsetMaxListpackValue()
+		for i := 0; i < n; i++ {
+			m, s := o.At(i)
+			if int64(len(m)) > limit {
+				lp = nil
+				break
+			}
+			lp = zset.Insert(x.nextScratch(), lp, m, s)
+			x.keepScratch(lp)
 		}
-		return 0
 	}
-	x.dirty++
-	if int64(n) > x.s.cfg.ZsetMaxListpackEntries() {
-		x.DB.PutObject(&e, key, keyspace.TypeZSet, keyspace.EncSkiplist, o, 0, x.Now)
-		return n
+	var obj keyspace.Object = o
+	if lp != nil {
+		obj = nil
 	}
-	lp, limit := zset.Empty, x.s.cfg.ZsetMaxListpackValue()
-	for i := 0; i < n; i++ {
-		m, s := o.At(i)
-		if int64(len(m)) > limit {
-			x.DB.PutObject(&e, key, keyspace.TypeZSet, keyspace.EncSkiplist, o, 0, x.Now)
-			return n
-		}
-		lp = zset.Insert(x.nextScratch(), lp, m, s)
-		x.keepScratch(lp)
+	if x.storeCollection(key, keyspace.TypeZSet, n, obj, keyspace.EncSkiplist, lp, keyspace.EncListpack, x.cmd.Name) {
+		x.dirty++
 	}
-	x.DB.Put(&e, key, keyspace.TypeZSet, keyspace.EncListpack, lp, 0, x.Now)
 	return n
 }
 
@@ -927,11 +932,7 @@ func zsetOpCommand(x *Ctx, op setOp, store bool) {
 	for i := range srcs {
 		key := x.Args[numAt+1+i]
 		var e keyspace.Entry
-		if store {
-			e, srcs[i].found = x.lookupWrite(key)
-		} else {
-			e, srcs[i].found = x.lookupRead(key)
-		}
+		e, srcs[i].found = x.lookupRead(key)
 		srcs[i].weight = 1
 		if !srcs[i].found {
 			continue
@@ -1109,7 +1110,7 @@ func zremrangeCommand(x *Ctx, kind rangeKind) {
 	}
 	if start < end {
 		z.removeRange(start, end)
-		z.commit()
+		z.commit(x.cmd.Name) // zremrangebyrank, zremrangebyscore, zremrangebylex
 		x.dirty += end - start
 	}
 	x.W.Int(int64(end - start))
@@ -1163,7 +1164,7 @@ func (z *zsetEdit) pop(count int64, fromMax, nested bool) int {
 		x.W.Double(s)
 	})
 	z.removeRange(start, end)
-	z.commit()
+	z.commit(zpopEvent(fromMax))
 	x.dirty += k
 	return k
 }
@@ -1204,6 +1205,13 @@ func (x *Ctx) mpopZSet(z *zsetEdit, fromMax bool, count int64) {
 	}
 }
 
+func zpopEvent(fromMax bool) string {
+	if fromMax {
+		return "zpopmax"
+	}
+	return "zpopmin"
+}
+
 func zpopVerb(fromMax bool) []byte {
 	if fromMax {
 		return argZPOPMAX
@@ -1240,7 +1248,7 @@ func (z *zsetEdit) popOne(fromMax bool) {
 		z.x.W.Double(s)
 	})
 	z.removeRange(start, start+1)
-	z.commit()
+	z.commit(zpopEvent(fromMax))
 	z.x.dirty++
 }
 

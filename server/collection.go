@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/keyhive/keyhive/config"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
 )
@@ -14,6 +15,7 @@ type collectionEdit struct {
 	key     []byte
 	found   bool
 	changed bool // the compact bytes changed, or the collection converted
+	silent  bool // the caller emits the keyspace events itself
 }
 
 // begin starts an edit of key, already looked up for writing as e, as a
@@ -27,7 +29,9 @@ func (c *collectionEdit) begin(x *Ctx, key []byte, e keyspace.Entry, found bool,
 // writeBack writes the collection of n elements back, keeping the key's TTL: an
 // empty one is deleted; a large one (obj) is stored when it is new or
 // replaced the compact form; otherwise the compact bytes, when they changed.
-func (c *collectionEdit) writeBack(t keyspace.Type, n int, large bool, obj keyspace.Object, objEnc keyspace.Encoding, compact []byte, compactEnc keyspace.Encoding) {
+// Then it emits the keyspace event of the change (none when event is empty)
+// and "del" for a deleted key, in Redis's order.
+func (c *collectionEdit) writeBack(t keyspace.Type, n int, large bool, obj keyspace.Object, objEnc keyspace.Encoding, compact []byte, compactEnc keyspace.Encoding, event string) {
 	x := c.x
 	switch {
 	case n == 0:
@@ -46,6 +50,53 @@ func (c *collectionEdit) writeBack(t keyspace.Type, n int, large bool, obj keysp
 	default:
 		x.DB.Put(&c.e, c.key, t, compactEnc, compact, 0, x.Now)
 	}
+	c.notify(t, n, event)
+}
+
+func (c *collectionEdit) notify(t keyspace.Type, n int, event string) {
+	if c.silent {
+		return
+	}
+	if event != "" {
+		c.x.notify(typeEvents[t], event, c.key)
+	}
+	if n == 0 && c.found {
+		c.x.notify(notifyGeneric, "del", c.key)
+	}
+}
+
+// typeEvents is the keyspace event class of each type's commands.
+var typeEvents = [...]config.KeyspaceEvents{
+	keyspace.TypeString: notifyString,
+	keyspace.TypeList:   notifyList,
+	keyspace.TypeSet:    notifySet,
+	keyspace.TypeZSet:   notifyZset,
+	keyspace.TypeHash:   notifyHash,
+	keyspace.TypeStream: notifyStream,
+}
+
+// storeCollection stores a collection of n elements built apart from the
+// keyspace at key, replacing any value and its expire time as Redis's setKey
+// does: obj when non-nil, else the compact bytes. n == 0 deletes key. It
+// emits event for a store and "del" for a deletion, and reports whether the
+// data set changed.
+func (x *Ctx) storeCollection(key []byte, t keyspace.Type, n int, obj keyspace.Object, objEnc keyspace.Encoding, compact []byte, compactEnc keyspace.Encoding, event string) bool {
+	e, found := x.lookupWrite(key)
+	switch {
+	case n == 0:
+		if !found {
+			return false
+		}
+		x.DB.DeleteEntry(&e)
+		x.notify(notifyGeneric, "del", key)
+		return true
+	case obj != nil:
+		x.DB.PutObject(&e, key, t, objEnc, obj, 0, x.Now)
+	default:
+		x.DB.Put(&e, key, t, compactEnc, compact, 0, x.Now)
+	}
+	x.notify(typeEvents[t], event, key)
+	return true
 }
 
 // parseMPOP parses what LMPOP, ZMPOP and their blocking forms take after the

@@ -78,3 +78,11 @@ func (s *Server) keyExpired(db int, key []byte) {
 	s.notifyIn(nil, notifyExpired, "expired", key, db)
 	s.propagateExpired(db, key)
 }
+
+// eventIf returns event when a command changed something, else no event.
+func eventIf(changed bool, event string) string {
+	if changed {
+		return event
+	}
+	return ""
+}

@@ -143,7 +143,7 @@ func mustDo(t *testing.T, c *difftest.Conn, args ...any) difftest.Reply {
 }
 
 // TestPubSubSlowSubscriber: a subscriber that stops reading is disconnected
-// at client-output-buffer-limit's hard limit while 200 MB is published to
+// at client-output-buffer-limit's hard limit while 1 GB is published to
 // it; the process's memory stays bounded and other clients are served.
 func TestPubSubSlowSubscriber(t *testing.T) {
 	if testing.Short() {
@@ -193,7 +193,7 @@ func TestPubSubSlowSubscriber(t *testing.T) {
 	defer pub.Close()
 	msg := strings.Repeat("m", 64<<10)
 	cmd := fmt.Sprintf("*3\r\n$7\r\nPUBLISH\r\n$8\r\nfirehose\r\n$%d\r\n%s\r\n", len(msg), msg)
-	const total = 200 << 20
+	const total = 1 << 30
 	receivers := map[int64]int{}
 	reply := make([]byte, 4)
 	for sent := 0; sent < total; sent += len(msg) {

@@ -4,6 +4,7 @@ package server
 
 import (
 	"crypto/rand"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log"
@@ -108,28 +109,21 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 // serves them in the background. Port 0 picks a free port; see Addr.
 func (s *Server) Start() error {
 	s.startupMemory = s.usedMemory(monoNow(), 0)
-	port := s.cfg.Port()
-	if port != 0 || s.cfg.UnixSocket() == "" {
-		for _, addr := range s.cfg.Bind() {
-			optional := len(addr) > 0 && addr[0] == '-'
-			if optional {
-				addr = addr[1:]
-			}
-			if addr == "*" {
-				addr = "0.0.0.0"
-			}
-			l, err := net.Listen("tcp", net.JoinHostPort(addr, strconv.Itoa(port)))
-			if err != nil {
-				if optional {
-					continue
-				}
-				s.Close()
-				return fmt.Errorf("could not create server TCP listening socket %s: %w", net.JoinHostPort(addr, strconv.Itoa(port)), err)
-			}
-			if port == 0 {
-				port = l.Addr().(*net.TCPAddr).Port // every address on the same port
-			}
-			s.serve(l)
+	// Port 0 picks a free port, unless a unix socket or TLS port is
+	// configured: then, as in Redis, it means no plain TCP listener.
+	if port := s.cfg.Port(); port != 0 || (s.cfg.UnixSocket() == "" && s.cfg.TLSPort() == 0) {
+		if err := s.listenTCP(port, nil); err != nil {
+			return err
+		}
+	}
+	if port := s.cfg.TLSPort(); port != 0 {
+		tc, err := tlsConfig(s.cfg)
+		if err != nil {
+			s.Close()
+			return err
+		}
+		if err := s.listenTCP(port, tc); err != nil {
+			return err
 		}
 	}
 	if path := s.cfg.UnixSocket(); path != "" {
@@ -152,6 +146,36 @@ func (s *Server) Start() error {
 	}
 	s.wg.Add(1)
 	go s.cron()
+	return nil
+}
+
+// listenTCP listens on port (0: a free one, the same for every address) at
+// each bind address, with TLS when tc is set.
+func (s *Server) listenTCP(port int, tc *tls.Config) error {
+	for _, addr := range s.cfg.Bind() {
+		optional := len(addr) > 0 && addr[0] == '-'
+		if optional {
+			addr = addr[1:]
+		}
+		if addr == "*" {
+			addr = "0.0.0.0"
+		}
+		l, err := net.Listen("tcp", net.JoinHostPort(addr, strconv.Itoa(port)))
+		if err != nil {
+			if optional {
+				continue
+			}
+			s.Close()
+			return fmt.Errorf("could not create server TCP listening socket %s: %w", net.JoinHostPort(addr, strconv.Itoa(port)), err)
+		}
+		if port == 0 {
+			port = l.Addr().(*net.TCPAddr).Port
+		}
+		if tc != nil {
+			l = tls.NewListener(l, tc)
+		}
+		s.serve(l)
+	}
 	return nil
 }
 
@@ -241,11 +265,16 @@ func (s *Server) cron() {
 	hz := max(s.cfg.Hz(), 1)
 	tick := time.NewTicker(time.Second / time.Duration(hz))
 	defer tick.Stop()
+	var lastSecond int64
 	for {
 		select {
 		case <-s.done:
 			return
 		case <-tick.C:
+		}
+		if now := s.clock.UnixMilli(); now/1000 != lastSecond {
+			lastSecond = now / 1000
+			s.closeIdleClients(now)
 		}
 		if !s.activeExpireEnabled.Load() {
 			continue

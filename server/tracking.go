@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -94,14 +95,31 @@ func (s *Server) remember(c *Client, o *trackingOpts, keys [][]byte) {
 // invalidations it caused, and end a CLIENT CACHING that applied to it.
 func (s *Server) trackAfter(c *Client, cmd *Command) {
 	o := c.tracking.opts.Load()
-	if o != nil && cmd.Flags&FlagReadonly != 0 && len(c.ctx.keyBuf) > 0 {
+	// Keys are collected (keyBuf) for commands not under the exclusive lock;
+	// the scripts' own keys are not remembered, only what their commands
+	// read (trackInner).
+	if o != nil && cmd.Flags&(FlagReadonly|FlagAllKeys) == FlagReadonly && len(c.ctx.keyBuf) > 0 {
 		s.remember(c, o, c.ctx.keyBuf)
 	}
 	if s.tracking.queued.Load() {
 		s.flushBroadcasts(c)
 	}
-	if o != nil && cmd.Name != "client|caching" {
+	// CLIENT CACHING applies to the next command, or to a whole
+	// transaction, as Redis keeps it across CLIENT commands and MULTI.
+	if o != nil && c.multi == nil && !strings.HasPrefix(cmd.Name, "client|") {
 		c.tracking.caching.Store(0)
+	}
+}
+
+// trackInner is tracking for a command run inside EXEC or a script by c:
+// when the command is a read, the keys of keysOf's arguments args are
+// remembered for c (the command's own, or in a script the script's).
+func (s *Server) trackInner(c *Client, cmd, keysOf *Command, args [][]byte) {
+	if s.tracking.clients.Load() == 0 || cmd.Flags&FlagReadonly == 0 {
+		return
+	}
+	if o := c.tracking.opts.Load(); o != nil {
+		s.remember(c, o, keysOf.keyArgs(args, nil))
 	}
 }
 

@@ -140,3 +140,55 @@ func TestTrackingRedirect(t *testing.T) {
 	other.Do("FLUSHALL")
 	sub.Read()
 }
+
+// Keys read by commands inside EXEC are tracked for the client that ran
+// EXEC. Inside a script Redis 7.0 tracks, for each read command the script
+// runs, the script's declared keys (not what the command read); a script
+// that reads nothing tracks nothing. CLIENT CACHING yes covers a whole
+// transaction.
+func TestTrackingExecAndScripts(t *testing.T) {
+	p := difftest.Start(t)
+	other := p.NewConn()
+	p.Proto(3)
+	p.Do("CLIENT", "TRACKING", "on")
+	p.Do("MULTI")
+	p.Do("GET", "tx1")
+	p.Do("HGET", "tx2", "f")
+	p.Do("EXEC")
+	other.Do("SET", "tx1", 1)
+	p.Read()
+	other.Do("HSET", "tx2", "f", 1)
+	p.Read()
+	p.Do("EVAL", "return redis.call('get', 'sc1')", 1, "declared")
+	other.Do("SET", "sc1", 1)
+	p.NoReply(stillBlocked)
+	other.Do("SET", "declared", 1)
+	p.Read()
+	p.Do("EVAL", "return 1", 1, "unread")
+	other.Do("SET", "unread", 1)
+	p.NoReply(stillBlocked)
+	p.Do("EVAL", "redis.call('set', KEYS[1], 1); return 1", 1, "written")
+	other.Do("SET", "written", 2)
+	p.NoReply(stillBlocked)
+	p.Do("EVAL_RO", "return redis.call('get', KEYS[1])", 1, "ro1")
+	other.Do("SET", "ro1", 1)
+	p.Read()
+	p.Do("CLIENT", "TRACKING", "off")
+
+	p.Do("CLIENT", "TRACKING", "on", "OPTIN")
+	p.Do("CLIENT", "CACHING", "yes")
+	p.Do("MULTI")
+	p.Do("GET", "in1")
+	p.Do("GET", "in2")
+	p.Do("EXEC")
+	p.Do("GET", "out1")
+	other.Do("MSET", "in1", 1, "in2", 2, "out1", 3)
+	p.Read()
+	p.Read()
+	p.NoReply(stillBlocked)
+	p.Do("CLIENT", "CACHING", "yes")
+	p.Do("EVAL", "redis.call('get', 'x'); return redis.call('get', 'y')", 2, "sin1", "sin2")
+	other.Do("MSET", "sin1", 1, "sin2", 2)
+	p.Read()
+	p.Read()
+}

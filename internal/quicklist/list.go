@@ -13,6 +13,11 @@ type List struct {
 	nodes [][]byte
 	lo    int
 	n     int
+	// front is the allocation the head node was last placed in, with free
+	// room before it: PushFront writes an element into that room instead
+	// of moving the node's elements along (as a listpack insert at the
+	// head does), so LPUSH costs the same whatever the node's size.
+	front []byte
 }
 
 // FromPacked returns a List of the elements of a packed node, split into
@@ -142,15 +147,37 @@ func (l *List) PushFront(fill int, e []byte) {
 		c := Count(b)
 		es := ElemSize(e)
 		if Fits(fill, len(b)+es+1, c+1) {
-			oh := headerLen(b)
-			b = slices.Grow(b, es)[:len(b)+es]
-			copy(b[oh+es:], b[oh:len(b)-es])
-			appendElem(b[oh:oh], e)
-			live[0] = setCount(b, c+1)
+			live[0] = l.prepend(b, c, e, es)
 			return
+		}
+		if l.front != nil {
+			// The full node stays behind: give back its room.
+			live[0] = slices.Clone(b)
+			l.front = nil
 		}
 	}
 	l.pushNodeFront(appendElem(binary.AppendUvarint(nil, 1), e))
+}
+
+// prepend returns the head node b, holding c elements, with e (packed size
+// es) in front: the count and e are written before b's elements, which stay
+// in place, in the room front leaves before b (made when b has none).
+func (l *List) prepend(b []byte, c int, e []byte, es int) []byte {
+	oh, hl := headerLen(b), uvarintLen(c+1)
+	need := hl + es - oh
+	off := cap(l.front) - cap(b) // b's offset in front, if it lies there
+	if off < 0 || off >= len(l.front) || &l.front[off] != &b[0] || off < need {
+		// A quarter of the node's size as room keeps the copies amortized
+		// O(1) per byte pushed and the unused room small.
+		room := need + len(b)/4 + 32
+		l.front = make([]byte, room+len(b))
+		copy(l.front[room:], b)
+		off, b = room, l.front[room:]
+	}
+	nb := l.front[off-need : off+len(b)]
+	binary.PutUvarint(nb, uint64(c+1))
+	appendElem(nb[hl:hl], e)
+	return nb
 }
 
 // Index returns element i (0 <= i < Len).

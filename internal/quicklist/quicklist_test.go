@@ -169,3 +169,11 @@ func FuzzList(f *testing.F) {
 		run(t, seed, int(fill), 300)
 	})
 }
+
+func BenchmarkPushFront(b *testing.B) {
+	l := &List{}
+	e := []byte("0123456789abcdef")
+	for b.Loop() {
+		l.PushFront(-2, e)
+	}
+}

@@ -1,0 +1,332 @@
+package server_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/keyhive/keyhive/internal/difftest"
+)
+
+// Keyspace notifications: a subscriber to every keyspace and keyevent
+// channel, and after each command the events each server sent, in order,
+// compared as lists (read up to the reply of a PING sent after the command).
+
+type eventWatch struct {
+	t   *testing.T
+	p   *difftest.Pair // runs the commands
+	sub *difftest.Pair // subscribed to __key*__:*
+}
+
+func watchEvents(t *testing.T, proto int, flags string) *eventWatch {
+	p := difftest.Start(t, "--notify-keyspace-events", flags)
+	sub := p.NewConn()
+	sub.Proto(proto)
+	sub.Do("PSUBSCRIBE", "__key*__:*")
+	return &eventWatch{t, p, sub}
+}
+
+// events reads what c received up to the PING reply.
+func events(c *difftest.Client) []string {
+	var got []string
+	for {
+		r := c.Read()
+		switch {
+		case r.Kind == '+' && r.Str == "PONG":
+			return got
+		case len(r.Elems) == 2 && r.Elems[0].Str == "pong":
+			return got
+		case len(r.Elems) == 4:
+			got = append(got, r.Elems[2].Str+" "+r.Elems[3].Str)
+		default:
+			got = append(got, "unexpected "+r.String())
+		}
+	}
+}
+
+// do runs a command on both servers, compares the replies, then the events.
+func (w *eventWatch) do(args ...any) {
+	w.t.Helper()
+	w.p.Do(args...)
+	w.check(fmt.Sprint(args...))
+}
+
+// doRandom is do for a command whose reply is random (SPOP): only the
+// events are compared.
+func (w *eventWatch) doRandom(args ...any) {
+	w.t.Helper()
+	w.p.DoDifferent("random members", args...)
+	w.check(fmt.Sprint(args...))
+}
+
+func (w *eventWatch) check(what string) {
+	w.t.Helper()
+	w.sub.Redis().Send("PING")
+	w.sub.Keyhive().Send("PING")
+	r, k := events(w.sub.Redis()), events(w.sub.Keyhive())
+	if strings.Join(r, "\n") != strings.Join(k, "\n") {
+		w.t.Errorf("events after %s:\nredis-server: %q\nkeyhive:      %q", what, r, k)
+	}
+}
+
+func TestNotifyEveryFamily(t *testing.T) {
+	for _, proto := range []int{2, 3} {
+		t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) {
+			w := watchEvents(t, proto, "KEAnm")
+			// Strings and generic commands.
+			w.do("SET", "s", "1")
+			w.do("SET", "s", "2", "EX", "100")
+			w.do("SET", "s", "3", "KEEPTTL")
+			w.do("SET", "s", "4", "NX")
+			w.do("SET", "s", "5", "XX", "GET")
+			w.do("SETNX", "s2", "v")
+			w.do("SETNX", "s2", "v")
+			w.do("SETEX", "s3", "100", "v")
+			w.do("PSETEX", "s3", "100000", "v")
+			w.do("GETSET", "s3", "w")
+			w.do("MSET", "m1", "a", "m2", "b")
+			w.do("MSETNX", "m3", "a", "m1", "b")
+			w.do("MSETNX", "m3", "a", "m4", "b")
+			w.do("APPEND", "ap", "x")
+			w.do("APPEND", "ap", "y")
+			w.do("INCR", "n")
+			w.do("DECRBY", "n", "5")
+			w.do("INCRBYFLOAT", "n", "1.5")
+			w.do("INCR", "s2")
+			w.do("SETRANGE", "sr", "3", "abc")
+			w.do("SETRANGE", "sr", "0", "")
+			w.do("SETRANGE", "sr", "0", "z")
+			w.do("GET", "nosuch")
+			w.do("MGET", "s", "nosuch", "n")
+			w.do("GETEX", "s", "EX", "50")
+			w.do("GETEX", "s", "PERSIST")
+			w.do("GETEX", "s", "PERSIST")
+			w.do("GETEX", "s")
+			w.do("GETEX", "s", "PXAT", "1")
+			w.do("GETDEL", "s2")
+			w.do("GETDEL", "s2")
+			w.do("STRLEN", "nosuch")
+			w.do("SETBIT", "b", "7", "1")
+			w.do("SETBIT", "b", "7", "1")
+			w.do("SETBIT", "b", "100", "0")
+			w.do("BITFIELD", "bf", "SET", "u8", "0", "5", "GET", "u8", "0")
+			w.do("BITFIELD", "bf", "SET", "u8", "0", "5")
+			w.do("BITFIELD", "bf", "GET", "u8", "0")
+			w.do("BITOP", "OR", "bo", "b", "bf")
+			w.do("BITOP", "AND", "bo", "nosuch1", "nosuch2")
+			w.do("EXPIRE", "m1", "100")
+			w.do("EXPIRE", "m1", "100", "NX")
+			w.do("PEXPIREAT", "m1", "1")
+			w.do("EXPIRE", "nosuch", "10")
+			w.do("SET", "p", "v", "EX", "100")
+			w.do("PERSIST", "p")
+			w.do("PERSIST", "p")
+			w.do("DEL", "p", "nosuch", "m2")
+			w.do("SET", "u", "v")
+			w.do("UNLINK", "u")
+			w.do("SET", "r1", "v")
+			w.do("RENAME", "r1", "r2")
+			w.do("SET", "r3", "v")
+			w.do("RENAME", "r2", "r3")
+			w.do("RENAME", "r3", "r3")
+			w.do("RENAMENX", "r3", "ap")
+			w.do("RENAMENX", "r3", "r4")
+			w.do("COPY", "r4", "c1")
+			w.do("COPY", "r4", "c1")
+			w.do("COPY", "r4", "c1", "REPLACE")
+			w.do("COPY", "r4", "c1", "DB", "1")
+			w.do("MOVE", "c1", "1")
+			w.do("MOVE", "r4", "1")
+			w.do("EXISTS", "nosuch")
+			w.do("TYPE", "nosuch")
+			w.do("TTL", "nosuch")
+			w.do("OBJECT", "ENCODING", "nosuch")
+			w.do("TOUCH", "nosuch")
+
+			// Lists.
+			w.do("LPUSH", "l", "a", "b")
+			w.do("RPUSH", "l", "c")
+			w.do("LPUSHX", "l", "d")
+			w.do("RPUSHX", "nol", "d")
+			w.do("LINSERT", "l", "BEFORE", "a", "x")
+			w.do("LINSERT", "l", "BEFORE", "zz", "x")
+			w.do("LSET", "l", "0", "y")
+			w.do("LREM", "l", "0", "nothing")
+			w.do("LREM", "l", "0", "x")
+			w.do("LTRIM", "l", "0", "-1")
+			w.do("LTRIM", "l", "0", "1")
+			w.do("LPOP", "l")
+			w.do("RPOP", "l", "5")
+			w.do("LPOP", "l")
+			w.do("RPUSH", "l", "1", "2", "3")
+			w.do("LMOVE", "l", "l", "LEFT", "RIGHT")
+			w.do("LMOVE", "l", "l2", "LEFT", "RIGHT")
+			w.do("RPOPLPUSH", "l", "l2")
+			w.do("LMOVE", "l", "l2", "RIGHT", "LEFT")
+			w.do("LMPOP", "2", "nol", "l2", "LEFT", "COUNT", "2")
+			w.do("LMPOP", "1", "l2", "RIGHT", "COUNT", "5")
+			w.do("RPUSH", "l", "a", "b")
+			w.do("LTRIM", "l", "5", "10")
+			w.do("LRANGE", "nol", "0", "-1")
+			w.do("LINDEX", "nol", "0")
+			w.do("LLEN", "nol")
+			w.do("BLPOP", "nol", "l", "0.01")
+
+			// Hashes.
+			w.do("HSET", "h", "a", "1", "b", "2")
+			w.do("HSET", "h", "a", "1")
+			w.do("HMSET", "h", "c", "3")
+			w.do("HSETNX", "h", "a", "1")
+			w.do("HSETNX", "h", "d", "1")
+			w.do("HINCRBY", "h", "a", "2")
+			w.do("HINCRBYFLOAT", "h", "a", "0.5")
+			w.do("HDEL", "h", "nosuch")
+			w.do("HDEL", "h", "a", "b")
+			w.do("HGET", "noh", "a")
+			w.do("HGETALL", "noh")
+			w.do("HDEL", "h", "c", "d")
+
+			// Sets.
+			w.do("SADD", "st", "a", "b", "1")
+			w.do("SADD", "st", "a")
+			w.do("SREM", "st", "x")
+			w.do("SREM", "st", "1")
+			w.do("SMOVE", "st", "st2", "a")
+			w.do("SMOVE", "st", "st2", "nosuch")
+			w.do("SMOVE", "st", "st", "b")
+			w.do("SMOVE", "st", "st2", "b")
+			w.do("SADD", "st", "1", "2", "3", "4")
+			w.do("SINTERSTORE", "dst", "st", "st2")
+			w.do("SUNIONSTORE", "dst", "st", "st2")
+			w.do("SDIFFSTORE", "dst", "st", "st")
+			w.do("SDIFFSTORE", "dst", "st", "st")
+			w.do("SREM", "st2", "a")
+			w.do("SPOP", "st2")
+			w.doRandom("SPOP", "st", "2")
+			w.doRandom("SPOP", "st", "10")
+			w.do("SPOP", "st", "0")
+			w.do("SMEMBERS", "nos")
+			w.do("SISMEMBER", "nos", "a")
+			w.do("SINTER", "nos", "nos2")
+
+			// Sorted sets.
+			w.do("ZADD", "z", "1", "a", "2", "b", "3", "c")
+			w.do("ZADD", "z", "1", "a")
+			w.do("ZADD", "z", "CH", "5", "a")
+			w.do("ZADD", "z", "INCR", "1", "a")
+			w.do("ZADD", "z", "NX", "INCR", "1", "a")
+			w.do("ZINCRBY", "z", "2", "b")
+			w.do("ZREM", "z", "nosuch")
+			w.do("ZREM", "z", "c")
+			w.do("ZADD", "z", "7", "d", "8", "e", "9", "f")
+			w.do("ZREMRANGEBYRANK", "z", "0", "0")
+			w.do("ZREMRANGEBYRANK", "z", "10", "20")
+			w.do("ZREMRANGEBYSCORE", "z", "8", "8")
+			w.do("ZREMRANGEBYLEX", "z", "[a", "[a")
+			w.do("ZRANGESTORE", "zd", "z", "0", "-1")
+			w.do("ZRANGESTORE", "zd", "z", "10", "20")
+			w.do("ZUNIONSTORE", "zd", "2", "z", "st")
+			w.do("ZINTERSTORE", "zd", "1", "z")
+			w.do("ZDIFFSTORE", "zd", "2", "z", "z")
+			w.do("ZPOPMIN", "z")
+			w.do("ZPOPMAX", "z", "2")
+			w.do("ZADD", "z", "1", "a", "2", "b")
+			w.do("ZMPOP", "1", "z", "MIN", "COUNT", "1")
+			w.do("BZPOPMAX", "z", "0.01")
+			w.do("BZMPOP", "0.01", "1", "z", "MAX")
+			w.do("ZSCORE", "noz", "a")
+			w.do("ZRANGE", "noz", "0", "-1")
+
+			// SORT ... STORE.
+			w.do("RPUSH", "sl", "3", "1", "2")
+			w.do("SORT", "sl", "STORE", "sd")
+			w.do("SORT", "sl", "STORE", "sd")
+			w.do("SORT", "nosuch", "STORE", "sd")
+			w.do("SORT", "nosuch", "STORE", "sd")
+
+			// Transactions: each command's events, in order.
+			w.do("MULTI")
+			w.do("SET", "tx", "1")
+			w.do("INCR", "tx")
+			w.do("LPUSH", "tl", "a")
+			w.do("EXEC")
+
+			// Scripts.
+			w.do("EVAL", "redis.call('set', KEYS[1], 'x'); redis.call('lpush', KEYS[2], 'y'); return redis.call('get', 'nosuch')", "2", "es", "el")
+
+			// FLUSHDB sends no events.
+			w.do("FLUSHDB")
+		})
+	}
+}
+
+func TestNotifyClasses(t *testing.T) {
+	for _, flags := range []string{"K$", "Eg", "Kl", "El", "Ehz", "Ks", "KA", "Em", "En", "Egx", "E"} {
+		t.Run(flags, func(t *testing.T) {
+			w := watchEvents(t, 2, flags)
+			w.do("SET", "s", "1", "PX", "100000")
+			w.do("INCR", "n")
+			w.do("LPUSH", "l", "a")
+			w.do("LPOP", "l")
+			w.do("HSET", "h", "a", "1")
+			w.do("SADD", "st", "a")
+			w.do("ZADD", "z", "1", "a")
+			w.do("DEL", "s", "n")
+			w.do("GET", "nosuch")
+			w.do("SET", "e", "v", "PX", "1")
+			time.Sleep(5 * time.Millisecond)
+			w.do("GET", "e")
+		})
+	}
+}
+
+func TestNotifyExpired(t *testing.T) {
+	w := watchEvents(t, 2, "KEA")
+	// Lazily: the read that finds the key expired removes it.
+	w.do("SET", "lazy", "v", "PX", "1")
+	time.Sleep(5 * time.Millisecond)
+	w.do("GET", "lazy")
+	w.do("SET", "lazy", "v", "PX", "1")
+	time.Sleep(5 * time.Millisecond)
+	w.do("SET", "lazy", "w")
+	// Actively: the expiry cycle removes it without a command.
+	w.do("SET", "active", "v", "PX", "20")
+	time.Sleep(400 * time.Millisecond)
+	w.check("the active expiry cycle")
+}
+
+func TestNotifyConfig(t *testing.T) {
+	p := difftest.StartIsolated(t)
+	for _, v := range []string{"", "KEA", "AKE", "Kx", "gE", "KEg$lshzxetd", "KEg$lshzxetdn", "KEAnm", "n", "m", "Am", "K", "E", "A"} {
+		p.Do("CONFIG", "SET", "notify-keyspace-events", v)
+		p.Do("CONFIG", "GET", "notify-keyspace-events")
+	}
+	p.Do("CONFIG", "SET", "notify-keyspace-events", "KEQ")
+	p.Do("CONFIG", "GET", "notify-keyspace-events")
+}
+
+// A pop served to a blocked client notifies after the push that woke it.
+func TestNotifyServedWaiters(t *testing.T) {
+	w := watchEvents(t, 2, "KEA")
+	b := w.p.NewConn()
+	b.Send("BLPOP", "bl", "5")
+	time.Sleep(50 * time.Millisecond)
+	w.do("RPUSH", "bl", "a", "b")
+	b.Read()
+	b.Send("BLMOVE", "src", "dst", "LEFT", "RIGHT", "5")
+	time.Sleep(50 * time.Millisecond)
+	w.do("LPUSH", "src", "x")
+	b.Read()
+	b.Send("BZPOPMIN", "bz", "5")
+	time.Sleep(50 * time.Millisecond)
+	w.do("ZADD", "bz", "1", "m")
+	b.Read()
+	b.Send("BLPOP", "bt", "5")
+	time.Sleep(50 * time.Millisecond)
+	w.do("MULTI")
+	w.do("RPUSH", "bt", "1")
+	w.do("RPUSH", "bt", "2")
+	w.do("EXEC")
+	b.Read()
+}
