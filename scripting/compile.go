@@ -29,8 +29,8 @@ const (
 // call of the concatenation helper, because gopher-lua's OP_CONCAT formats
 // numbers with Go's rules instead of Lua 5.1's "%.14g", and with a
 // checkpoint at the top of every loop body, function body and after every
-// label, where SCRIPT KILL stops the script. The helpers are read once into
-// locals at the top of the chunk, so using them costs an upvalue access
+// label, where SCRIPT KILL stops the script. The helpers a chunk uses are
+// read once into locals at its top, so using them costs an upvalue access
 // rather than a global lookup.
 func compileChunk(body []byte, chunkName string) (*lua.FunctionProto, error) {
 	stmts, err := parse.Parse(bytes.NewReader(body), chunkName)
@@ -39,12 +39,10 @@ func compileChunk(body []byte, chunkName string) (*lua.FunctionProto, error) {
 	}
 	r := rewriter{fn: &funcScope{}, hoist: chunkName == evalChunk, hoisted: map[string]bool{}, assigned: map[string]bool{}}
 	stmts = r.stmts(stmts)
-	helpers := &ast.LocalAssignStmt{
-		Names: []string{concatHelper, tickHelper, budgetLocal},
-		Exprs: []ast.Expr{&ast.IdentExpr{Value: concatHelper}, &ast.IdentExpr{Value: tickHelper}, &ast.NumberExpr{Value: "1"}},
+	var prologue []ast.Stmt
+	if helpers := r.helperLocals(); helpers != nil {
+		prologue = append(prologue, helpers)
 	}
-	setLines(1, 1, helpers, helpers.Exprs[0], helpers.Exprs[1], helpers.Exprs[2])
-	prologue := []ast.Stmt{helpers}
 	if hoisted := r.hoistedLocals(); hoisted != nil {
 		prologue = append(prologue, hoisted)
 	}
@@ -178,6 +176,8 @@ func compileErrorText(msg, chunkName string) string {
 // 'k'", "upvalue 'x'"), and collects the globals to hoist.
 type rewriter struct {
 	fn *funcScope
+	// concats and checkpoints tell which helpers the chunk uses.
+	concats, checkpoints bool
 
 	// EVAL scripts read their globals through the read-only proxy of _G
 	// (three table lookups each), and redis.call through redis's proxy.
@@ -289,7 +289,7 @@ func (r *rewriter) function(e *ast.FunctionExpr, self bool) {
 	if e.ParList != nil {
 		r.declare(e.ParList.Names...)
 	}
-	e.Stmts = withCheckpoint(r.stmts(e.Stmts), e.Line())
+	e.Stmts = r.withCheckpoint(r.stmts(e.Stmts), e.Line())
 	r.fn = r.fn.parent
 }
 
@@ -304,7 +304,8 @@ func (r *rewriter) function(e *ast.FunctionExpr, self bool) {
 //
 // The only constant it adds is 1: a 0 would merge with a script's -0.0 in
 // the constant table.
-func checkpoint(line int) []ast.Stmt {
+func (r *rewriter) checkpoint(line int) []ast.Stmt {
+	r.checkpoints = true
 	budget := func() ast.Expr { return &ast.IdentExpr{Value: budgetLocal} }
 	one, alsoOne := &ast.NumberExpr{Value: "1"}, &ast.NumberExpr{Value: "1"}
 	minus := &ast.ArithmeticOpExpr{Operator: "-", Lhs: budget(), Rhs: one}
@@ -317,8 +318,29 @@ func checkpoint(line int) []ast.Stmt {
 	return []ast.Stmt{dec, check}
 }
 
-func withCheckpoint(stmts []ast.Stmt, line int) []ast.Stmt {
-	return append(checkpoint(line), stmts...)
+func (r *rewriter) withCheckpoint(stmts []ast.Stmt, line int) []ast.Stmt {
+	return append(r.checkpoint(line), stmts...)
+}
+
+// helperLocals declares the helpers the chunk uses, or is nil for none.
+func (r *rewriter) helperLocals() ast.Stmt {
+	stmt := &ast.LocalAssignStmt{}
+	if r.concats {
+		stmt.Names = append(stmt.Names, concatHelper)
+		stmt.Exprs = append(stmt.Exprs, &ast.IdentExpr{Value: concatHelper})
+	}
+	if r.checkpoints {
+		stmt.Names = append(stmt.Names, tickHelper, budgetLocal)
+		stmt.Exprs = append(stmt.Exprs, &ast.IdentExpr{Value: tickHelper}, &ast.NumberExpr{Value: "1"})
+	}
+	if len(stmt.Names) == 0 {
+		return nil
+	}
+	for _, e := range stmt.Exprs {
+		setLines(1, 1, e)
+	}
+	setLines(1, 1, stmt)
+	return stmt
 }
 
 func setLines(line, last int, nodes ...ast.PositionHolder) {
@@ -356,7 +378,7 @@ func (r *rewriter) stmts(stmts []ast.Stmt) []ast.Stmt {
 		r.stmt(s)
 		out = append(out, s)
 		if label, ok := s.(*ast.LabelStmt); ok {
-			out = append(out, checkpoint(label.Line())...)
+			out = append(out, r.checkpoint(label.Line())...)
 		}
 	}
 	return out
@@ -385,10 +407,10 @@ func (r *rewriter) stmt(s ast.Stmt) {
 		r.block(func() { s.Stmts = r.stmts(s.Stmts) })
 	case *ast.WhileStmt:
 		s.Condition = r.expr(s.Condition)
-		r.block(func() { s.Stmts = withCheckpoint(r.stmts(s.Stmts), s.Line()) })
+		r.block(func() { s.Stmts = r.withCheckpoint(r.stmts(s.Stmts), s.Line()) })
 	case *ast.RepeatStmt:
 		r.block(func() {
-			s.Stmts = withCheckpoint(r.stmts(s.Stmts), s.Line())
+			s.Stmts = r.withCheckpoint(r.stmts(s.Stmts), s.Line())
 			s.Condition = r.expr(s.Condition)
 		})
 	case *ast.IfStmt:
@@ -403,13 +425,13 @@ func (r *rewriter) stmt(s ast.Stmt) {
 		}
 		r.block(func() {
 			r.declare(s.Name)
-			s.Stmts = withCheckpoint(r.stmts(s.Stmts), s.Line())
+			s.Stmts = r.withCheckpoint(r.stmts(s.Stmts), s.Line())
 		})
 	case *ast.GenericForStmt:
 		r.exprs(s.Exprs)
 		r.block(func() {
 			r.declare(s.Names...)
-			s.Stmts = withCheckpoint(r.stmts(s.Stmts), s.Line())
+			s.Stmts = r.withCheckpoint(r.stmts(s.Stmts), s.Line())
 		})
 	case *ast.FuncDefStmt:
 		if s.Name != nil && s.Name.Func != nil {
@@ -447,6 +469,7 @@ func (r *rewriter) expr(e ast.Expr) ast.Expr {
 		if allStrings {
 			return e // no number can be involved: the VM's concat is exact
 		}
+		r.concats = true
 		fn := &ast.IdentExpr{Value: concatHelper}
 		desc := &ast.StringExpr{Value: strings.Join(names, "\x00")}
 		for _, n := range []ast.Expr{fn, desc} {
