@@ -123,7 +123,7 @@ func (s *luaState) installBase(g *lua.LTable) {
 		}
 		n := L.GetTop() - 1
 		if err := L.PCall(n, lua.MultRet, s.keepError); err != nil {
-			obj := errorObject(err)
+			obj := s.errorObject(err)
 			if t, ok := obj.(*lua.LTable); ok {
 				if msg, ok := t.RawGetString("err").(lua.LString); ok {
 					obj = msg

@@ -289,7 +289,7 @@ func (r *rewriter) function(e *ast.FunctionExpr, self bool) {
 	if e.ParList != nil {
 		r.declare(e.ParList.Names...)
 	}
-	e.Stmts = r.withCheckpoint(r.stmts(e.Stmts), e.Line())
+	e.Stmts = append(r.checkpoint(e.Line(), true), r.stmts(e.Stmts)...)
 	r.fn = r.fn.parent
 }
 
@@ -304,13 +304,18 @@ func (r *rewriter) function(e *ast.FunctionExpr, self bool) {
 //
 // The only constant it adds is 1: a 0 would merge with a script's -0.0 in
 // the constant table.
-func (r *rewriter) checkpoint(line int) []ast.Stmt {
+func (r *rewriter) checkpoint(line int, entry bool) []ast.Stmt {
 	r.checkpoints = true
 	budget := func() ast.Expr { return &ast.IdentExpr{Value: budgetLocal} }
 	one, alsoOne := &ast.NumberExpr{Value: "1"}, &ast.NumberExpr{Value: "1"}
 	minus := &ast.ArithmeticOpExpr{Operator: "-", Lhs: budget(), Rhs: one}
 	dec := &ast.AssignStmt{Lhs: []ast.Expr{budget()}, Rhs: []ast.Expr{minus}}
 	tick := &ast.FuncCallExpr{Func: &ast.IdentExpr{Value: tickHelper}, AdjustRet: true}
+	if entry { // tick(true): see luaState.tick
+		arg := &ast.TrueExpr{}
+		setLines(line, line, arg)
+		tick.Args = []ast.Expr{arg}
+	}
 	refill := &ast.AssignStmt{Lhs: []ast.Expr{budget()}, Rhs: []ast.Expr{tick}}
 	below := &ast.RelationalOpExpr{Operator: "<", Lhs: budget(), Rhs: alsoOne}
 	check := &ast.IfStmt{Condition: below, Then: []ast.Stmt{refill}}
@@ -319,7 +324,7 @@ func (r *rewriter) checkpoint(line int) []ast.Stmt {
 }
 
 func (r *rewriter) withCheckpoint(stmts []ast.Stmt, line int) []ast.Stmt {
-	return append(r.checkpoint(line), stmts...)
+	return append(r.checkpoint(line, false), stmts...)
 }
 
 // helperLocals declares the helpers the chunk uses, or is nil for none.
@@ -378,7 +383,7 @@ func (r *rewriter) stmts(stmts []ast.Stmt) []ast.Stmt {
 		r.stmt(s)
 		out = append(out, s)
 		if label, ok := s.(*ast.LabelStmt); ok {
-			out = append(out, r.checkpoint(label.Line())...)
+			out = append(out, r.checkpoint(label.Line(), false)...)
 		}
 	}
 	return out

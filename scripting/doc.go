@@ -29,7 +29,9 @@
 //   - Compile errors keep the position but word the message as Lua's
 //     closest one ("unexpected symbol near 'x'") where Lua's parser is more
 //     specific ("'end' expected near '<eof>'", "'=' expected near ...").
-//   - Recursion stops at 8000 frames (Lua 5.1: about 20000), see maxCallDepth.
+//   - Recursion stops at 8000 frames (Lua 5.1: about 20000), see maxCallDepth;
+//     the "stack overflow" error names the line of a recent call (tick), the
+//     recursing one unless calls from several lines recurse.
 //   - tostring of tables and functions shows Go addresses; table iteration
 //     order (pairs, map replies, cjson objects, cmsgpack maps) differs from
 //     Lua's hash order, as it does between Redis builds.

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -408,10 +407,10 @@ func (e *Engine) execute(st *luaState, fn *lua.LFunction, args []lua.LValue, fun
 	for _, a := range args {
 		L.Push(a)
 	}
-	st.lastError = raisedError{}
+	st.lastError, st.callSite = raisedError{}, ""
 	var result lua.LValue
 	if err := L.PCall(len(args), 1, st.keepError); err != nil {
-		result = errorObject(err)
+		result = st.errorObject(err)
 		w.Error(st.errorMessage(result, funcName))
 	} else {
 		result = L.Get(-1)
@@ -425,20 +424,20 @@ func (e *Engine) execute(st *luaState, fn *lua.LFunction, args []lua.LValue, fun
 	return st.intact()
 }
 
-var tracebackPosition = regexp.MustCompile(`\n\t([^\n]*?):(\d+): `)
-
 // errorObject is the value a failed PCall raised. gopher-lua reports a
 // full call stack as a panic without position; it becomes Lua's "stack
-// overflow" error at the innermost frame of the traceback.
-func errorObject(err error) lua.LValue {
+// overflow" error at the call a tick saw last (a runaway recursion makes
+// the same call over and over).
+func (s *luaState) errorObject(err error) lua.LValue {
 	var apiErr *lua.ApiError
 	if !errors.As(err, &apiErr) || apiErr.Object == nil {
 		return lua.LString(err.Error())
 	}
 	if apiErr.Object == lua.LString("lua callstack overflow") {
-		if m := tracebackPosition.FindStringSubmatch(apiErr.StackTrace); m != nil {
-			return lua.LString(m[1] + ":" + m[2] + ": stack overflow")
+		if s.callSite == "" {
+			return lua.LString("stack overflow")
 		}
+		return lua.LString(s.callSite + ": stack overflow")
 	}
 	return apiErr.Object
 }

@@ -211,7 +211,7 @@ func (e *Engine) createLibrary(code []byte) (*Library, error) {
 	}()
 	L.Push(fn)
 	if err := L.PCall(0, 0, st.keepError); err != nil {
-		obj := errorObject(err)
+		obj := st.errorObject(err)
 		// The VM raises the deadline as an error at the instruction it
 		// stopped; other errors keep their text even if the deadline has
 		// passed since (a stack overflow's traceback takes a while).

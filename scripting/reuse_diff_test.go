@@ -85,3 +85,16 @@ func TestKillCheckpoints(t *testing.T) {
 		}
 	}
 }
+
+// A runaway recursion stops with Lua's "stack overflow" at the line of the
+// call, quickly (a tick notices the depth before gopher-lua's own overflow,
+// which costs seconds), also under pcall.
+func TestRecursionLimit(t *testing.T) {
+	h := newHarness(t)
+	h.evalAll(
+		"local function f(n) return 1 + f(n + 1) end return f(1)",
+		"local function f(n)\n  local x = 1\n  return 1 + f(n + 1)\nend\nreturn f(1)",
+		"local function f(n) return pcall(f, n) end return f(1)",
+		"local function f(n)\n if n > 0 then\n  return 1 + f(n + 1)\n end\nend\nreturn {pcall(f, 1)}",
+	)
+}
