@@ -17,6 +17,8 @@ var (
 	ixAppendFilename          = mustIdx("appendfilename")
 	ixAppendFsync             = mustIdx("appendfsync")
 	ixAppendOnly              = mustIdx("appendonly")
+	ixAutoAOFRewritePct       = mustIdx("auto-aof-rewrite-percentage")
+	ixAutoAOFRewriteMinSize   = mustIdx("auto-aof-rewrite-min-size")
 	ixBind                    = mustIdx("bind")
 	ixBusyReplyThreshold      = mustIdx("busy-reply-threshold")
 	ixClientOutputBufferLimit = mustIdx("client-output-buffer-limit")
@@ -278,6 +280,11 @@ func (c *Config) AppendDirname() string         { return c.str(ixAppendDirname) 
 func (c *Config) AppendFsync() string     { return c.enum(ixAppendFsync) }
 func (c *Config) AOFUseRDBPreamble() bool { return c.boolean(ixAOFUseRDBPreamble) }
 func (c *Config) AOFLoadTruncated() bool  { return c.boolean(ixAOFLoadTruncated) }
+
+// AutoAOFRewritePercentage and AutoAOFRewriteMinSize start a rewrite when
+// the AOF grew by that percentage of its base and is at least that large.
+func (c *Config) AutoAOFRewritePercentage() int { return int(c.i64(ixAutoAOFRewritePct)) }
+func (c *Config) AutoAOFRewriteMinSize() int64  { return c.i64(ixAutoAOFRewriteMinSize) }
 
 // Replication.
 

@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -93,25 +92,16 @@ func tlsFiles(t *testing.T) (dir string) {
 	return dir
 }
 
-func freeTCPPort(t *testing.T) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // TestTLS: a TLS listener next to the plain one; mutual TLS by default
 // (tls-auth-clients yes), go-redis and redis-cli --tls as clients.
 func TestTLS(t *testing.T) {
 	dir := tlsFiles(t)
 	f := func(name string) string { return filepath.Join(dir, name) }
-	port := freeTCPPort(t)
+	port := freePort(t)
 	// A plain port too: port 0 with a TLS port means no plain listener.
-	srv := startKeyhive(t, "--port", strconv.Itoa(freeTCPPort(t)), "--tls-port", strconv.Itoa(port), "--tls-cert-file", f("server.crt"),
+	srv := startKeyhive(t, "--port", freePort(t), "--tls-port", port, "--tls-cert-file", f("server.crt"),
 		"--tls-key-file", f("server.key"), "--tls-ca-cert-file", f("ca.crt"))
-	addr := "127.0.0.1:" + strconv.Itoa(port)
+	addr := "127.0.0.1:" + port
 	pool := x509.NewCertPool()
 	caPEM, _ := os.ReadFile(f("ca.crt"))
 	pool.AppendCertsFromPEM(caPEM)
@@ -137,7 +127,7 @@ func TestTLS(t *testing.T) {
 		t.Error("a client without a certificate was accepted under tls-auth-clients yes")
 	}
 	if _, err := exec.LookPath("redis-cli"); err == nil {
-		out, err := exec.Command("redis-cli", "-p", strconv.Itoa(port), "--tls", "--cacert", f("ca.crt"),
+		out, err := exec.Command("redis-cli", "-p", port, "--tls", "--cacert", f("ca.crt"),
 			"--cert", f("client.crt"), "--key", f("client.key"), "GET", "k").CombinedOutput()
 		if err != nil || strings.TrimSpace(string(out)) != "over tls" {
 			t.Errorf("redis-cli --tls: %q %v", out, err)
@@ -150,13 +140,13 @@ func TestTLS(t *testing.T) {
 func TestTLSOptionalClientsAndProtocols(t *testing.T) {
 	dir := tlsFiles(t)
 	f := func(name string) string { return filepath.Join(dir, name) }
-	port := freeTCPPort(t)
-	startKeyhive(t, "--tls-port", strconv.Itoa(port), "--tls-cert-file", f("server.crt"),
+	port := freePort(t)
+	startKeyhive(t, "--tls-port", port, "--tls-cert-file", f("server.crt"),
 		"--tls-key-file", f("server.key"), "--tls-auth-clients", "no", "--tls-protocols", "TLSv1.3")
 	pool := x509.NewCertPool()
 	caPEM, _ := os.ReadFile(f("ca.crt"))
 	pool.AppendCertsFromPEM(caPEM)
-	addr := "127.0.0.1:" + strconv.Itoa(port)
+	addr := "127.0.0.1:" + port
 	ctx := t.Context()
 	rdb := redis.NewClient(&redis.Options{Addr: addr, TLSConfig: &tls.Config{RootCAs: pool}})
 	defer rdb.Close()

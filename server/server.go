@@ -53,6 +53,8 @@ type Server struct {
 	tracking                   tracking
 	pubsub                     pubsubRegistry
 	scriptState
+	rdb rdbState
+	aof aofState
 	// activeExpireEnabled is DEBUG SET-ACTIVE-EXPIRE.
 	activeExpireEnabled atomic.Bool
 	peakMemory          atomic.Int64
@@ -93,10 +95,16 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 		o(s)
 	}
 	s.activeExpireEnabled.Store(true)
+	s.rdb.lastSave.Store(s.started.Unix())
+	s.rdb.lastBgsaveOK.Store(true)
+	s.rdb.lastBgsaveSec.Store(-1)
 	_, s.wallClock = s.clock.(clock.Real)
 	s.ks = keyspace.New(cfg.Databases(), keyspace.Hooks{Expired: s.keyExpired, Modified: s.keyModified, Created: s.keyCreated})
 	s.watchAccessPolicy()
 	s.watchMaxMemory()
+	s.watchAppendOnly()
+	s.aof.db = -1
+	s.aof.lastRewriteSec.Store(-1)
 	s.scripts = scripting.NewEngine()
 	s.scripts.Logger = func(level int, msg string) { s.log.Print(msg) }
 	// The client scripts' commands run as; not a connection, not listed.
@@ -109,6 +117,14 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 // serves them in the background. Port 0 picks a free port; see Addr.
 func (s *Server) Start() error {
 	s.startupMemory = s.usedMemory(monoNow(), 0)
+	// As Redis 7.0: with appendonly the AOF is the data set, else the RDB.
+	load := s.loadRDB
+	if s.cfg.AppendOnly() {
+		load = s.startAOF
+	}
+	if err := load(); err != nil {
+		return err
+	}
 	// Port 0 picks a free port, unless a unix socket or TLS port is
 	// configured: then, as in Redis, it means no plain TCP listener.
 	if port := s.cfg.Port(); port != 0 || (s.cfg.UnixSocket() == "" && s.cfg.TLSPort() == 0) {
@@ -249,6 +265,8 @@ func (s *Server) Close() error {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
+	s.rdb.bgDone.Wait()
+	s.stopAOF() // everything acknowledged is written and synced
 	if path := s.cfg.UnixSocket(); path != "" {
 		os.Remove(path)
 	}
@@ -258,8 +276,9 @@ func (s *Server) Close() error {
 // Done is closed when the server has been closed (by Close or SHUTDOWN).
 func (s *Server) Done() <-chan struct{} { return s.done }
 
-// cron does the periodic work Redis's serverCron does: active expiry within
-// its CPU budget (25% of each tick), at hz ticks per second.
+// cron does the periodic work Redis's serverCron does: save points, and
+// active expiry within its CPU budget (25% of each tick), at hz ticks per
+// second.
 func (s *Server) cron() {
 	defer s.wg.Done()
 	hz := max(s.cfg.Hz(), 1)
@@ -272,6 +291,8 @@ func (s *Server) cron() {
 			return
 		case <-tick.C:
 		}
+		s.saveCron()
+		s.aofCron()
 		if now := s.clock.UnixMilli(); now/1000 != lastSecond {
 			lastSecond = now / 1000
 			s.closeIdleClients(now)
