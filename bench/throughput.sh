@@ -20,9 +20,13 @@
 #                         ZRANK (custom command on a pre-filled sorted set),
 #                         EVALSHA_ENQUEUE (seed 002's enqueue script) and
 #                         EVALSHA_RATELIMIT (a sliding-window rate limiter),
-#                         both from server/testdata.
+#                         both from server/testdata. XADD (to one stream
+#                         capped with MAXLEN ~ 100000), XRANGE_10 and
+#                         XREAD_10 (10 entries from a stream of
+#                         STREAM_ENTRIES, filled once).
 #                         Put LPUSH before LPOP so there is something to pop.
 #   ZRANK_MEMBERS=100000  members in the ZRANK sorted set
+#   STREAM_ENTRIES=10000  entries in the XRANGE_10/XREAD_10 stream
 #   KEYHIVE_BIN=path      use this binary instead of building ./cmd/keyhive
 #                         (e.g. a wrapper that execs redis-server, for testing)
 #   REDIS_BIN=redis-server
@@ -47,6 +51,7 @@ DATASIZE=${DATASIZE:-16}
 PIPELINES=${PIPELINES:-"1 16"}
 TESTS=${TESTS:-"PING_MBULK SET GET INCR MSET"}
 ZRANK_MEMBERS=${ZRANK_MEMBERS:-100000}
+STREAM_ENTRIES=${STREAM_ENTRIES:-10000}
 REDIS_BIN=${REDIS_BIN:-redis-server}
 BENCH_BIN=${BENCH_BIN:-redis-benchmark}
 CLI_BIN=${CLI_BIN:-redis-cli}
@@ -178,6 +183,9 @@ source "$root/bench/evalsha.sh"
 test_args() {
 	case $1 in
 	ZRANK) printf '%s\n' -r "$ZRANK_MEMBERS" zrank kh:bench:zrank 'm:__rand_int__' ;;
+	XADD) printf '%s\n' -r "$KEYSPACE" xadd kh:bench:xadd MAXLEN '~' 100000 '*' f '__rand_int__' g v ;;
+	XRANGE_10) printf '%s\n' xrange kh:bench:xrange - + COUNT 10 ;;
+	XREAD_10) printf '%s\n' xread COUNT 10 STREAMS kh:bench:xrange 0 ;;
 	EVALSHA_*) evalsha_args "$1" "$KEYSPACE" ;;
 	*) printf '%s\n' -r "$KEYSPACE" -t "${1,,}" ;;
 	esac
@@ -185,6 +193,9 @@ test_args() {
 test_row() {
 	case $1 in
 	ZRANK) echo "zrank " ;;
+	XADD) echo "xadd " ;;
+	XRANGE_10) echo "xrange " ;;
+	XREAD_10) echo "xread " ;;
 	EVALSHA_*) echo "evalsha " ;;
 	*) echo "$1" ;;
 	esac
@@ -200,6 +211,13 @@ prepare() {
 				-n $((ZRANK_MEMBERS * 4)) -r "$ZRANK_MEMBERS" \
 				zadd kh:bench:zrank __rand_int__ 'm:__rand_int__' >/dev/null 2>&1 ||
 				log "warning: ZRANK set-up failed on :$port"
+			;;
+		XRANGE_10 | XREAD_10)
+			[[ $("$CLI_BIN" "${tls_client[@]}" -p "$port" XLEN kh:bench:xrange) -gt 0 ]] ||
+				"${bench_pin[@]}" "$BENCH_BIN" "${tls_client[@]}" -p "$port" -c "$CLIENTS" -P 16 -q \
+					-n "$STREAM_ENTRIES" -r "$KEYSPACE" \
+					xadd kh:bench:xrange '*' f '__rand_int__' g v >/dev/null 2>&1 ||
+				log "warning: stream set-up failed on :$port"
 			;;
 		EVALSHA_*) "$CLI_BIN" "${tls_client[@]}" -p "$port" -x SCRIPT LOAD <"$(evalsha_script "$t")" >/dev/null ;;
 		esac
