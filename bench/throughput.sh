@@ -184,9 +184,8 @@ log "version strings: redis: $("$CLI_BIN" "${tls_client[@]}" -p "$redis_port" IN
 # --- tests ------------------------------------------------------------------
 # test_args TEST -> prints the redis-benchmark arguments selecting TEST, one per
 # line; test_row TEST -> the CSV "test" field prefix identifying its result row.
-enqueue_lua=$root/server/testdata/seed002/enqueue.lua
-ratelimit_lua=$root/server/testdata/scripts/sliding_window.lua
-sha_of() { sha1sum "$1" | cut -d' ' -f1; }
+# shellcheck source=bench/evalsha.sh
+source "$root/bench/evalsha.sh"
 test_args() {
 	case $1 in
 	ZRANK) printf '%s\n' -r "$ZRANK_MEMBERS" zrank kh:bench:zrank 'm:__rand_int__' ;;
@@ -196,15 +195,7 @@ test_args() {
 	PFADD) printf '%s\n' -r "$KEYSPACE" pfadd kh:bench:hll 'e:__rand_int__' ;;
 	PFCOUNT) printf '%s\n' pfcount kh:bench:hll1 kh:bench:hll2 ;;
 	GEOSEARCH) printf '%s\n' -r "$GEO_MEMBERS" geosearch kh:bench:geo FROMMEMBER 'm:__rand_int__' BYRADIUS 1 km ;;
-	EVALSHA_ENQUEUE)
-		printf '%s\n' -r "$KEYSPACE" evalsha "$(sha_of "$enqueue_lua")" 5 'queue:{b}:waiting:0' \
-			'queue:{b}:positions' 'position:__rand_int__' 'ipmap:{b}:__rand_int__' heartbeat:active \
-			'pos:__rand_int__' 1704067200000000 ip 1800 '{"ua":"bench"}'
-		;;
-	EVALSHA_RATELIMIT)
-		printf '%s\n' -r 10000 evalsha "$(sha_of "$ratelimit_lua")" 2 'rl:{__rand_int__}:1' 'rl:{__rand_int__}:0' \
-			100 1704067230000 60000 1
-		;;
+	EVALSHA_*) evalsha_args "$1" "$KEYSPACE" ;;
 	*) printf '%s\n' -r "$KEYSPACE" -t "${1,,}" ;;
 	esac
 }
@@ -248,8 +239,7 @@ prepare() {
 			awk -v n="$GEO_MEMBERS" 'BEGIN { srand(1); for (i = 0; i < n; i++) printf "GEOADD kh:bench:geo %.6f %.6f m:%012d\r\n", 13 + rand(), 38 + rand(), i }' |
 				"$CLI_BIN" "${tls_client[@]}" -p "$port" --pipe >/dev/null 2>&1 || log "warning: GEOSEARCH set-up failed on :$port"
 			;;
-		EVALSHA_ENQUEUE) "$CLI_BIN" "${tls_client[@]}" -p "$port" -x SCRIPT LOAD <"$enqueue_lua" >/dev/null ;;
-		EVALSHA_RATELIMIT) "$CLI_BIN" "${tls_client[@]}" -p "$port" -x SCRIPT LOAD <"$ratelimit_lua" >/dev/null ;;
+			EVALSHA_*) "$CLI_BIN" "${tls_client[@]}" -p "$port" -x SCRIPT LOAD <"$(evalsha_script "$t")" >/dev/null ;;
 		esac
 	done
 }

@@ -43,6 +43,7 @@ type Client struct {
 	ctx    Ctx
 
 	authenticated   bool
+	overMaxMemory   bool // at the last outOfMemory check: Redis's pre_command_oom_state, which scripts obey
 	reply           replyMode
 	closeAfterReply bool
 	created         time.Time
@@ -399,7 +400,7 @@ func (c *Client) execute(args [][]byte) {
 			return
 		}
 	}
-	if s.evict.limit.Load() != 0 && c.outOfMemory(cmd, start, now) {
+	if s.evict.limit.Load() != 0 && c.outOfMemory(cmd, args, start, now) {
 		c.rejectOOM(cmd)
 		return
 	}
