@@ -406,7 +406,7 @@ func (s *luaState) installString(str *lua.LTable) {
 	}))
 	str.RawSetString("rep", L.NewFunction(func(L *lua.LState) int {
 		s := checkString(L, 1, "rep")
-		n := checkInt(L, 2, "rep")
+		n := int64(int32(checkInt(L, 2, "rep"))) // luaL_checkint: 2^31 wraps negative, as in Redis
 		if n <= 0 || s == "" {
 			L.Push(lua.LString(""))
 			return 1
