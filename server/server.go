@@ -52,6 +52,7 @@ type Server struct {
 	tracking                   tracking
 	pubsub                     pubsubRegistry
 	scriptState
+	acl aclState
 	// activeExpireEnabled is DEBUG SET-ACTIVE-EXPIRE.
 	activeExpireEnabled atomic.Bool
 	peakMemory          atomic.Int64
@@ -94,6 +95,9 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 	s.activeExpireEnabled.Store(true)
 	_, s.wallClock = s.clock.(clock.Real)
 	s.ks = keyspace.New(cfg.Databases(), keyspace.Hooks{Expired: s.keyExpired, Modified: s.keyModified, Created: s.keyCreated})
+	if err := s.initACL(); err != nil {
+		return nil, err
+	}
 	s.watchAccessPolicy()
 	s.watchMaxMemory()
 	s.scripts = scripting.NewEngine()
