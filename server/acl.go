@@ -991,3 +991,50 @@ func (h *scriptHost) CheckACL(args [][]byte) (bool, string) {
 	v, _ := checkCommand(p, cmd, args, cmd.keyArgs(args, nil))
 	return v == aclOK, ""
 }
+
+// channelAllowed reports whether one of the user's selectors allows the
+// channel (a pattern: literally).
+func (p *userPerms) channelAllowed(ch []byte, isPattern bool) bool {
+	if p.root.allChannels || p.root.channelAllowed(ch, isPattern) {
+		return true
+	}
+	for _, s := range p.selectors {
+		if s.allChannels || s.channelAllowed(ch, isPattern) {
+			return true
+		}
+	}
+	return false
+}
+
+// killUnpermittedSubscribers disconnects the clients of u subscribed to a
+// channel or pattern u may no longer use, as Redis does when a user's
+// channel permissions shrink.
+func (s *Server) killUnpermittedSubscribers(u *aclUser, by *Client) {
+	p := u.perms.Load()
+	if p.root.allChannels {
+		return
+	}
+	doomed := map[*Client]bool{}
+	check := func(name []byte, clients []*Client, pattern bool) {
+		for _, c := range clients {
+			if c.user.Load() == u && !doomed[c] && !p.channelAllowed(name, pattern) {
+				doomed[c] = true
+			}
+		}
+	}
+	r := &s.pubsub
+	r.mu.RLock()
+	for ch, clients := range r.channels {
+		check([]byte(ch), clients, false)
+	}
+	for ch, clients := range r.shard {
+		check([]byte(ch), clients, false)
+	}
+	for _, ps := range r.patterns {
+		check(ps.pattern, ps.clients, true)
+	}
+	r.mu.RUnlock()
+	for c := range doomed {
+		c.kill(by)
+	}
+}

@@ -530,6 +530,21 @@ func TestACLChannels(t *testing.T) {
 	p.Do("CONFIG", "SET", "acl-pubsub-default", "resetchannels")
 	p.Do("ACL", "DRYRUN", "before", "PUBLISH", "x", "m")
 	p.Do("ACL", "DRYRUN", "after", "PUBLISH", "x", "m")
+
+	// Subscribers that lose the right to a channel they listen to are
+	// disconnected; others stay.
+	sub := asUser(p, "ps")
+	sub.Do("SUBSCRIBE", "news.1")
+	pat := asUser(p, "ps")
+	pat.Do("PSUBSCRIBE", "news.*")
+	p.Do("ACL", "SETUSER", "ps", "&more")
+	sub.Do("PING")
+	pat.Do("PING")
+	p.Do("ACL", "SETUSER", "ps", "resetchannels", "&news.1")
+	sub.Do("PING")
+	pat.RawExpectClose([]byte{})
+	p.Do("ACL", "SETUSER", "ps", "resetchannels")
+	sub.RawExpectClose([]byte{})
 }
 
 func TestACLMultiAndScripts(t *testing.T) {
@@ -756,4 +771,50 @@ func TestACLConfigUsers(t *testing.T) {
 	q := asUser(p, "cfg")
 	q.Do("GET", "c1")
 	q.Do("GET", "d1")
+}
+
+// TestACLCategoriesMatchRedis: every command and subcommand Keyhive has is
+// in the ACL categories Redis 7.0 puts it in (COMMAND INFO), since +@category
+// rules and ACL CAT are built from them.
+func TestACLCategoriesMatchRedis(t *testing.T) {
+	p := difftest.Start(t)
+	byName := func(r difftest.Reply) map[string]difftest.Reply {
+		m := map[string]difftest.Reply{}
+		var add func(e difftest.Reply)
+		add = func(e difftest.Reply) {
+			m[e.Elems[0].Str] = e.Elems[6]
+			for _, sub := range e.Elems[9].Elems {
+				add(sub)
+			}
+		}
+		for _, e := range r.Elems {
+			add(e)
+		}
+		return m
+	}
+	redis := byName(p.Redis().Do("COMMAND", "INFO"))
+	keyhive := byName(p.Keyhive().Do("COMMAND", "INFO"))
+	checked := 0
+	for name, cats := range keyhive {
+		want, ok := redis[name]
+		if !ok {
+			continue // a Redis 7.2 subcommand (CLIENT SETINFO, CLIENT NO-TOUCH)
+		}
+		got, exp := []string{}, []string{}
+		for _, c := range cats.Elems {
+			got = append(got, c.Str)
+		}
+		for _, c := range want.Elems {
+			exp = append(exp, c.Str)
+		}
+		slices.Sort(got)
+		slices.Sort(exp)
+		if !slices.Equal(got, exp) {
+			t.Errorf("%s: categories %v, redis %v", name, got, exp)
+		}
+		checked++
+	}
+	if checked < 200 {
+		t.Errorf("only %d commands compared", checked)
+	}
 }

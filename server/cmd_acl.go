@@ -54,6 +54,7 @@ func aclSetUser(x *Ctx) {
 		x.W.Error("ERR " + err.Error())
 		return
 	}
+	x.s.killUnpermittedSubscribers(x.s.user(string(name)), x.c)
 	x.W.OK()
 }
 
@@ -478,6 +479,11 @@ func (s *Server) loadACLFile(path string) string {
 	}
 	s.acl.mu.Unlock()
 	s.killUserClients(dropped, nil)
+	for _, n := range s.userNames() {
+		if u := s.user(n); u != nil {
+			s.killUnpermittedSubscribers(u, nil)
+		}
+	}
 	return ""
 }
 
