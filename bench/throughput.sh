@@ -35,6 +35,9 @@
 #   PIN=0                 PIN=1: servers on CPU 1, redis-benchmark on CPU 0
 #   RUN_TIMEOUT=180       seconds before one redis-benchmark run is abandoned
 #   RAW_OUT=path          also write every raw sample (TSV) to this file
+#   TLS=0                 TLS=1: both servers listen with TLS only (a throwaway
+#                         CA and certificate made with openssl), and
+#                         redis-benchmark/redis-cli connect with --tls
 #
 # Output: a markdown table on stdout (progress goes to stderr). Read the ratio
 # column, never the absolute numbers: the machine is shared and noisy.
@@ -54,6 +57,7 @@ CLI_BIN=${CLI_BIN:-redis-cli}
 PIN=${PIN:-0}
 RUN_TIMEOUT=${RUN_TIMEOUT:-180}
 RAW_OUT=${RAW_OUT:-}
+TLS=${TLS:-0}
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/keyhive-bench.XXXXXX")
@@ -90,6 +94,23 @@ if [[ $PIN == 1 ]]; then
 	bench_pin=(taskset -c 0)
 fi
 
+# --- TLS ---------------------------------------------------------------------
+tls_server=()
+tls_client=()
+if [[ $TLS == 1 ]]; then
+	command -v openssl >/dev/null || die "TLS=1 needs openssl"
+	d=$tmp/tls
+	mkdir -p "$d"
+	openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=bench-ca \
+		-keyout "$d/ca.key" -out "$d/ca.crt" 2>/dev/null || die "openssl: CA"
+	openssl req -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 \
+		-keyout "$d/server.key" -out "$d/server.csr" 2>/dev/null || die "openssl: key"
+	openssl x509 -req -in "$d/server.csr" -CA "$d/ca.crt" -CAkey "$d/ca.key" -CAcreateserial \
+		-days 1 -copy_extensions copy -out "$d/server.crt" 2>/dev/null || die "openssl: certificate"
+	tls_server=(--tls-cert-file "$d/server.crt" --tls-key-file "$d/server.key" --tls-auth-clients no)
+	tls_client=(--tls --cacert "$d/ca.crt")
+fi
+
 # --- keyhive binary ---------------------------------------------------------
 if [[ -n ${KEYHIVE_BIN:-} ]]; then
 	keyhive_bin=$KEYHIVE_BIN
@@ -123,11 +144,15 @@ start_server() {
 	local name=$1 bin=$2 port pid attempt
 	for attempt in 1 2 3 4 5; do
 		port=$(free_port)
-		"${server_pin[@]}" "$bin" --port "$port" --save '' --appendonly no >"$tmp/$name.log" 2>&1 &
+		if [[ $TLS == 1 ]]; then
+			"${server_pin[@]}" "$bin" --port 0 --tls-port "$port" "${tls_server[@]}" --save '' --appendonly no >"$tmp/$name.log" 2>&1 &
+		else
+			"${server_pin[@]}" "$bin" --port "$port" --save '' --appendonly no >"$tmp/$name.log" 2>&1 &
+		fi
 		pid=$!
 		pids+=("$pid")
 		for _ in $(seq 100); do
-			if [[ $("$CLI_BIN" -p "$port" PING 2>/dev/null || true) == PONG ]]; then
+			if [[ $("$CLI_BIN" "${tls_client[@]}" -p "$port" PING 2>/dev/null || true) == PONG ]]; then
 				started_port=$port
 				return 0
 			fi
@@ -146,8 +171,8 @@ redis_port=$started_port
 start_server keyhive "$keyhive_bin"
 keyhive_port=$started_port
 log "redis-server on :$redis_port, keyhive ($keyhive_bin) on :$keyhive_port"
-log "version strings: redis: $("$CLI_BIN" -p "$redis_port" INFO server 2>/dev/null | tr -d '\r' | grep -E '^(redis|keyhive)_version' | tr '\n' ' ')" \
-	"| keyhive: $("$CLI_BIN" -p "$keyhive_port" INFO server 2>/dev/null | tr -d '\r' | grep -E '^(redis|keyhive)_version' | tr '\n' ' ' || true)"
+log "version strings: redis: $("$CLI_BIN" "${tls_client[@]}" -p "$redis_port" INFO server 2>/dev/null | tr -d '\r' | grep -E '^(redis|keyhive)_version' | tr '\n' ' ')" \
+	"| keyhive: $("$CLI_BIN" "${tls_client[@]}" -p "$keyhive_port" INFO server 2>/dev/null | tr -d '\r' | grep -E '^(redis|keyhive)_version' | tr '\n' ' ' || true)"
 
 # --- tests ------------------------------------------------------------------
 # test_args TEST -> prints the redis-benchmark arguments selecting TEST, one per
@@ -184,13 +209,13 @@ prepare() {
 	for t in $TESTS; do
 		case $t in
 		ZRANK)
-			"${bench_pin[@]}" "$BENCH_BIN" -p "$port" -c "$CLIENTS" -P 16 -q \
+			"${bench_pin[@]}" "$BENCH_BIN" "${tls_client[@]}" -p "$port" -c "$CLIENTS" -P 16 -q \
 				-n $((ZRANK_MEMBERS * 4)) -r "$ZRANK_MEMBERS" \
 				zadd kh:bench:zrank __rand_int__ 'm:__rand_int__' >/dev/null 2>&1 ||
 				log "warning: ZRANK set-up failed on :$port"
 			;;
-		EVALSHA_ENQUEUE) "$CLI_BIN" -p "$port" -x SCRIPT LOAD <"$enqueue_lua" >/dev/null ;;
-		EVALSHA_RATELIMIT) "$CLI_BIN" -p "$port" -x SCRIPT LOAD <"$ratelimit_lua" >/dev/null ;;
+		EVALSHA_ENQUEUE) "$CLI_BIN" "${tls_client[@]}" -p "$port" -x SCRIPT LOAD <"$enqueue_lua" >/dev/null ;;
+		EVALSHA_RATELIMIT) "$CLI_BIN" "${tls_client[@]}" -p "$port" -x SCRIPT LOAD <"$ratelimit_lua" >/dev/null ;;
 		esac
 	done
 }
@@ -215,7 +240,7 @@ run_one() {
 	local -a targs
 	mapfile -t targs < <(test_args "$t")
 	prefix=$(test_row "$t")
-	if out=$(timeout "$RUN_TIMEOUT" "${bench_pin[@]}" "$BENCH_BIN" -p "$port" "${auth_args[@]}" \
+	if out=$(timeout "$RUN_TIMEOUT" "${bench_pin[@]}" "$BENCH_BIN" "${tls_client[@]}" -p "$port" "${auth_args[@]}" \
 		-c "$CLIENTS" -n "$N" -d "$DATASIZE" -P "$pipe" --csv "${targs[@]}" 2>"$tmp/bench.err"); then
 		# Rows look like "NAME","rps",...; pick the one for this test
 		# (LRANGE_* also emits an "LPUSH (needed ...)" row).

@@ -17,6 +17,8 @@ var (
 	ixAppendFilename          = mustIdx("appendfilename")
 	ixAppendFsync             = mustIdx("appendfsync")
 	ixAppendOnly              = mustIdx("appendonly")
+	ixAutoAOFRewritePct       = mustIdx("auto-aof-rewrite-percentage")
+	ixAutoAOFRewriteMinSize   = mustIdx("auto-aof-rewrite-min-size")
 	ixBind                    = mustIdx("bind")
 	ixBusyReplyThreshold      = mustIdx("busy-reply-threshold")
 	ixClientOutputBufferLimit = mustIdx("client-output-buffer-limit")
@@ -83,6 +85,9 @@ var (
 	ixTCPBacklog              = mustIdx("tcp-backlog")
 	ixTCPKeepAlive            = mustIdx("tcp-keepalive")
 	ixTimeout                 = mustIdx("timeout")
+	ixTLSCACertDir            = mustIdx("tls-ca-cert-dir")
+	ixTLSCiphers              = mustIdx("tls-ciphers")
+	ixTLSSessionCaching       = mustIdx("tls-session-caching")
 	ixTLSAuthClients          = mustIdx("tls-auth-clients")
 	ixTLSCACertFile           = mustIdx("tls-ca-cert-file")
 	ixTLSCertFile             = mustIdx("tls-cert-file")
@@ -156,6 +161,11 @@ func (c *Config) TLSPort() int          { return int(c.i64(ixTLSPort)) }
 func (c *Config) TLSCertFile() string   { return c.str(ixTLSCertFile) }
 func (c *Config) TLSKeyFile() string    { return c.str(ixTLSKeyFile) }
 func (c *Config) TLSCACertFile() string { return c.str(ixTLSCACertFile) }
+func (c *Config) TLSCACertDir() string  { return c.str(ixTLSCACertDir) }
+func (c *Config) TLSCiphers() string    { return c.str(ixTLSCiphers) }
+func (c *Config) TLSSessionCaching() bool {
+	return c.boolean(ixTLSSessionCaching)
+}
 
 // TLSAuthClients is "no", "yes" or "optional".
 func (c *Config) TLSAuthClients() string  { return c.enum(ixTLSAuthClients) }
@@ -270,6 +280,11 @@ func (c *Config) AppendDirname() string         { return c.str(ixAppendDirname) 
 func (c *Config) AppendFsync() string     { return c.enum(ixAppendFsync) }
 func (c *Config) AOFUseRDBPreamble() bool { return c.boolean(ixAOFUseRDBPreamble) }
 func (c *Config) AOFLoadTruncated() bool  { return c.boolean(ixAOFLoadTruncated) }
+
+// AutoAOFRewritePercentage and AutoAOFRewriteMinSize start a rewrite when
+// the AOF grew by that percentage of its base and is at least that large.
+func (c *Config) AutoAOFRewritePercentage() int { return int(c.i64(ixAutoAOFRewritePct)) }
+func (c *Config) AutoAOFRewriteMinSize() int64  { return c.i64(ixAutoAOFRewriteMinSize) }
 
 // Replication.
 

@@ -327,6 +327,9 @@ func (db *DB) withShard(i int, fn func(sh *shard)) {
 func (db *DB) lockShard(i int) *shard {
 	sh := &db.shards[i]
 	sh.mu.Lock()
+	if db.ks.snap != nil {
+		db.ks.snap.before(db, i)
+	}
 	return sh
 }
 

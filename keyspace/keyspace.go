@@ -115,6 +115,7 @@ type Keyspace struct {
 
 	garbageShards atomic.Int64 // shards whose arena has garbage to evacuate
 	allOwner      any          // the Owner holding the exclusive lock
+	snap          *Snapshot    // a background save in progress (set under the exclusive lock)
 	acct          accounting
 }
 
@@ -201,6 +202,9 @@ func (ks *Keyspace) Lock(index int, set *LockSet) *DB {
 	if set.all {
 		ks.all.Lock()
 		ks.allOwner = set.Owner
+		if ks.snap != nil {
+			ks.snap.beforeAll()
+		}
 		return ks.DB(index)
 	}
 	ks.all.RLock()
@@ -208,6 +212,9 @@ func (ks *Keyspace) Lock(index int, set *LockSet) *DB {
 	for _, s := range set.shards {
 		db.shards[s].mu.Lock()
 		db.shards[s].owner = set.Owner
+		if ks.snap != nil {
+			ks.snap.before(db, int(s))
+		}
 	}
 	return db
 }

@@ -150,6 +150,13 @@ func (s *Server) accept(conn net.Conn) {
 		conn.Close()
 		return
 	}
+	if s.refusedByProtectedMode(conn) {
+		s.mu.Unlock()
+		s.stats.rejectedConnections.Add(1)
+		conn.Write([]byte(errProtectedMode))
+		conn.Close()
+		return
+	}
 	s.clients[c.id] = c
 	s.wg.Add(1)
 	s.mu.Unlock()
@@ -179,12 +186,18 @@ func (c *Client) serve() {
 	}
 }
 
-// process runs every complete command in the read buffer. It returns false
-// when the connection must close after the replies are written.
-func (c *Client) process() bool {
+// startBatch reads the clock for a batch of commands: the time of each is
+// derived from it and the monotonic clock.
+func (c *Client) startBatch() {
 	t := time.Now()
 	c.batchWall, c.batchMono = t.UnixMilli(), int64(t.Sub(monoEpoch))
 	c.mono = c.batchMono
+}
+
+// process runs every complete command in the read buffer. It returns false
+// when the connection must close after the replies are written.
+func (c *Client) process() bool {
+	c.startBatch()
 	for c.r < c.w {
 		// Limits are read per command: an AUTH or CONFIG SET earlier in the
 		// same batch applies to the commands after it.
@@ -210,9 +223,7 @@ func (c *Client) process() bool {
 			if !c.waitBlocked() {
 				return false
 			}
-			t := time.Now()
-			c.batchWall, c.batchMono = t.UnixMilli(), int64(t.Sub(monoEpoch))
-			c.mono = c.batchMono
+			c.startBatch()
 		}
 		if c.ps.queued {
 			c.queueReplies()
@@ -263,6 +274,10 @@ func (c *Client) prepareRead() bool {
 // flush writes the pending replies in one write, then the messages this
 // client published to subscribers.
 func (c *Client) flush() bool {
+	// An acknowledged write is in the AOF before its reply leaves.
+	if c.s.aof.on.Load() {
+		c.s.writeAOF()
+	}
 	ok := c.flushReplies()
 	if len(c.ps.wake) > 0 {
 		c.writeWoken()
@@ -415,7 +430,7 @@ func (c *Client) execute(args [][]byte) {
 	switch {
 	case cmd == cmdExec:
 		c.multi.lockSet(x, c)
-	case cmd.Flags&FlagAllKeys != 0:
+	case cmd.Flags&FlagAllKeys != 0, cmd.lockAll != nil && cmd.lockAll(args):
 		x.locks.All()
 	default:
 		x.keyBuf = cmd.keyArgs(args, x.keyBuf[:0])

@@ -28,6 +28,8 @@ func init() {
 		srv("debug", -2, "admin noscript loading stale", "", "A container for debugging commands", "1.0.0", debugCommand),
 		srv("command", -1, "loading stale", "@connection", "Get array of Redis command details", "2.8.13", func(x *Ctx) { commandInfoAll(x) }),
 	)
+	// DEBUG RELOAD replaces the whole data set.
+	table["debug"].lockAll = func(args [][]byte) bool { return cArgIs(args[1], "reload") || cArgIs(args[1], "loadaof") }
 	cfg := func(name string, arity int, flags, summary, since string, run func(*Ctx)) spec {
 		return spec{name: name, arity: arity, flags: flags, group: "server", summary: summary, since: since, run: run}
 	}
@@ -140,13 +142,21 @@ func sortedCommands(m map[string]*Command) []*Command {
 	return list
 }
 
-// shutdownCommand stops the server. With nothing to save yet (persistence is
-// its own issue), the options are validated and the server closes; the
-// connection closes without a reply, as in Redis.
+// shutdownCommand stops the server, saving first when asked to (SAVE) or
+// when save points are configured, unless NOSAVE; a failed save keeps the
+// server running unless FORCE. The connection closes without a reply, as in
+// Redis.
 func shutdownCommand(x *Ctx) {
+	var save, nosave, force bool
 	for _, a := range x.Args[1:] {
 		switch strings.ToLower(string(a)) {
-		case "nosave", "save", "now", "force":
+		case "nosave":
+			nosave = true
+		case "save":
+			save = true
+		case "force":
+			force = true
+		case "now":
 		case "abort":
 			x.W.Error("ERR No shutdown in progress.")
 			return
@@ -155,7 +165,15 @@ func shutdownCommand(x *Ctx) {
 			return
 		}
 	}
+	if save && nosave {
+		x.W.Error(errSyntax)
+		return
+	}
 	x.s.log.Printf("User requested shutdown...")
+	if err := x.s.shutdownSave(save, nosave); err != nil && !force {
+		x.W.Error("ERR Errors trying to SHUTDOWN. Check logs.")
+		return
+	}
 	x.c.closeAfterReply = true
 	go x.s.Close() // Close waits for this client's goroutine, so not inline
 }
@@ -180,9 +198,26 @@ func debugCommand(x *Ctx) {
 		x.W.OK()
 	case sub == "object" && len(x.Args) == 3:
 		debugObject(x)
+	case sub == "reload":
+		reloadCommand(x)
+	case sub == "loadaof":
+		debugLoadAOF(x)
 	case sub == "help":
 		writeHelp(x, "DEBUG", []string{
 			"OBJECT <key>", "    Show low level info about the `key` and associated value.",
+			"LOADAOF", "    Flush the AOF buffers on disk and reload the AOF in memory.",
+			"RELOAD [option ...]", "    Save the RDB on disk and reload it back to memory. Valid <option> values:",
+			"    * MERGE: conflicting keys will be loaded from RDB.",
+			"    * NOFLUSH: the existing database will not be removed before load, but",
+			"      conflicting keys will generate an exception and kill the server.",
+			"    * NOSAVE: the database will be loaded from an existing RDB file.",
+			"    Examples:",
+			"    * DEBUG RELOAD: verify that the server is able to persist, flush and reload",
+			"      the database.",
+			"    * DEBUG RELOAD NOSAVE: replace the current database with the contents of an",
+			"      existing RDB file.",
+			"    * DEBUG RELOAD NOSAVE NOFLUSH MERGE: add the contents of an existing RDB",
+			"      file to the database.",
 			"SET-ACTIVE-EXPIRE <0|1>", "    Setting it to 0 disables expiring keys in background when they are not",
 			"    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
 			"    default.",
@@ -355,14 +390,8 @@ func (s *Server) writeInfoSection(b *strings.Builder, name string) {
 	case "memory":
 		s.writeMemoryInfo(b)
 	case "persistence":
-		field(b, "loading", 0)
-		field(b, "async_loading", 0)
-		field(b, "rdb_changes_since_last_save", s.stats.dirty.Load())
-		field(b, "rdb_bgsave_in_progress", 0)
-		field(b, "rdb_last_save_time", s.started.Unix())
-		field(b, "rdb_last_bgsave_status", "ok")
-		field(b, "aof_enabled", 0)
-		field(b, "aof_rewrite_in_progress", 0)
+		s.writePersistenceInfo(b)
+		s.writeAOFInfo(b)
 	case "stats":
 		st := &s.stats
 		field(b, "total_connections_received", st.connectionsReceived.Load())

@@ -96,6 +96,9 @@ type Command struct {
 	// keys returns the key arguments when they are not a simple range
 	// (e.g. COPY's destination); nil uses FirstKey/LastKey/Step.
 	keys func(args [][]byte, dst [][]byte) [][]byte
+	// lockAll, when set, makes the command take the exclusive lock for the
+	// arguments it accepts (DEBUG RELOAD).
+	lockAll func(args [][]byte) bool
 
 	// id indexes the per-server statistics; the table itself is shared by
 	// every server in the process and holds no mutable state.

@@ -30,7 +30,8 @@ func FuzzCommands(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
-	cfg, err := config.FromArgs([]string{"--port", "0", "--proto-max-bulk-len", "1mb", "--enable-debug-command", "yes"})
+	// A private dir: SAVE and BGSAVE write there.
+	cfg, err := config.FromArgs([]string{"--port", "0", "--proto-max-bulk-len", "1mb", "--enable-debug-command", "yes", "--dir", f.TempDir()})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -18,7 +18,9 @@ import (
 // only Keyhive (client compatibility, concurrency).
 func startKeyhive(t testing.TB, directives ...string) *server.Server {
 	t.Helper()
-	cfg, err := config.FromArgs(append([]string{"--port", "0", "--bind", "127.0.0.1", "--save", ""}, directives...))
+	// Its own directory: a SAVE or BGREWRITEAOF must not leave files where
+	// other tests' servers would load them.
+	cfg, err := config.FromArgs(append([]string{"--port", "0", "--bind", "127.0.0.1", "--save", "", "--dir", t.TempDir()}, directives...))
 	if err != nil {
 		t.Fatal(err)
 	}

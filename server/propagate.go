@@ -14,6 +14,7 @@ type propagation struct {
 	mu        sync.Mutex
 	active    atomic.Bool // any consumer; checked without the lock on every write
 	consumers []func(db int, argv [][]byte)
+	aof       func(db int, argv [][]byte) // the AOF, which comes and goes
 }
 
 func (p *propagation) publish(db int, argv [][]byte) {
@@ -22,9 +23,20 @@ func (p *propagation) publish(db int, argv [][]byte) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.aof != nil {
+		p.aof(db, argv)
+	}
 	for _, fn := range p.consumers {
 		fn(db, argv)
 	}
+}
+
+// setAOF sets (nil: removes) the AOF's consumer.
+func (p *propagation) setAOF(fn func(db int, argv [][]byte)) {
+	p.mu.Lock()
+	p.aof = fn
+	p.active.Store(fn != nil || len(p.consumers) > 0)
+	p.mu.Unlock()
 }
 
 // OnPropagate registers fn to receive every change to the data set in order.

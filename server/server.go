@@ -4,6 +4,7 @@ package server
 
 import (
 	"crypto/rand"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log"
@@ -53,6 +54,8 @@ type Server struct {
 	pubsub                     pubsubRegistry
 	scriptState
 	acl aclState
+	rdb rdbState
+	aof aofState
 	// activeExpireEnabled is DEBUG SET-ACTIVE-EXPIRE.
 	activeExpireEnabled atomic.Bool
 	peakMemory          atomic.Int64
@@ -93,6 +96,9 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 		o(s)
 	}
 	s.activeExpireEnabled.Store(true)
+	s.rdb.lastSave.Store(s.started.Unix())
+	s.rdb.lastBgsaveOK.Store(true)
+	s.rdb.lastBgsaveSec.Store(-1)
 	_, s.wallClock = s.clock.(clock.Real)
 	s.ks = keyspace.New(cfg.Databases(), keyspace.Hooks{Expired: s.keyExpired, Modified: s.keyModified, Created: s.keyCreated})
 	if err := s.initACL(); err != nil {
@@ -100,6 +106,9 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 	}
 	s.watchAccessPolicy()
 	s.watchMaxMemory()
+	s.watchAppendOnly()
+	s.aof.db = -1
+	s.aof.lastRewriteSec.Store(-1)
 	s.scripts = scripting.NewEngine()
 	s.scripts.Logger = func(level int, msg string) { s.log.Print(msg) }
 	// The client scripts' commands run as; not a connection, not listed.
@@ -112,28 +121,29 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 // serves them in the background. Port 0 picks a free port; see Addr.
 func (s *Server) Start() error {
 	s.startupMemory = s.usedMemory(monoNow(), 0)
-	port := s.cfg.Port()
-	if port != 0 || s.cfg.UnixSocket() == "" {
-		for _, addr := range s.cfg.Bind() {
-			optional := len(addr) > 0 && addr[0] == '-'
-			if optional {
-				addr = addr[1:]
-			}
-			if addr == "*" {
-				addr = "0.0.0.0"
-			}
-			l, err := net.Listen("tcp", net.JoinHostPort(addr, strconv.Itoa(port)))
-			if err != nil {
-				if optional {
-					continue
-				}
-				s.Close()
-				return fmt.Errorf("could not create server TCP listening socket %s: %w", net.JoinHostPort(addr, strconv.Itoa(port)), err)
-			}
-			if port == 0 {
-				port = l.Addr().(*net.TCPAddr).Port // every address on the same port
-			}
-			s.serve(l)
+	// As Redis 7.0: with appendonly the AOF is the data set, else the RDB.
+	load := s.loadRDB
+	if s.cfg.AppendOnly() {
+		load = s.startAOF
+	}
+	if err := load(); err != nil {
+		return err
+	}
+	// Port 0 picks a free port, unless a unix socket or TLS port is
+	// configured: then, as in Redis, it means no plain TCP listener.
+	if port := s.cfg.Port(); port != 0 || (s.cfg.UnixSocket() == "" && s.cfg.TLSPort() == 0) {
+		if err := s.listenTCP(port, nil); err != nil {
+			return err
+		}
+	}
+	if port := s.cfg.TLSPort(); port != 0 {
+		tc, err := tlsConfig(s.cfg)
+		if err != nil {
+			s.Close()
+			return err
+		}
+		if err := s.listenTCP(port, tc); err != nil {
+			return err
 		}
 	}
 	if path := s.cfg.UnixSocket(); path != "" {
@@ -156,6 +166,36 @@ func (s *Server) Start() error {
 	}
 	s.wg.Add(1)
 	go s.cron()
+	return nil
+}
+
+// listenTCP listens on port (0: a free one, the same for every address) at
+// each bind address, with TLS when tc is set.
+func (s *Server) listenTCP(port int, tc *tls.Config) error {
+	for _, addr := range s.cfg.Bind() {
+		optional := len(addr) > 0 && addr[0] == '-'
+		if optional {
+			addr = addr[1:]
+		}
+		if addr == "*" {
+			addr = "0.0.0.0"
+		}
+		l, err := net.Listen("tcp", net.JoinHostPort(addr, strconv.Itoa(port)))
+		if err != nil {
+			if optional {
+				continue
+			}
+			s.Close()
+			return fmt.Errorf("could not create server TCP listening socket %s: %w", net.JoinHostPort(addr, strconv.Itoa(port)), err)
+		}
+		if port == 0 {
+			port = l.Addr().(*net.TCPAddr).Port
+		}
+		if tc != nil {
+			l = tls.NewListener(l, tc)
+		}
+		s.serve(l)
+	}
 	return nil
 }
 
@@ -229,6 +269,8 @@ func (s *Server) Close() error {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
+	s.rdb.bgDone.Wait()
+	s.stopAOF() // everything acknowledged is written and synced
 	if path := s.cfg.UnixSocket(); path != "" {
 		os.Remove(path)
 	}
@@ -238,18 +280,26 @@ func (s *Server) Close() error {
 // Done is closed when the server has been closed (by Close or SHUTDOWN).
 func (s *Server) Done() <-chan struct{} { return s.done }
 
-// cron does the periodic work Redis's serverCron does: active expiry within
-// its CPU budget (25% of each tick), at hz ticks per second.
+// cron does the periodic work Redis's serverCron does: save points, and
+// active expiry within its CPU budget (25% of each tick), at hz ticks per
+// second.
 func (s *Server) cron() {
 	defer s.wg.Done()
 	hz := max(s.cfg.Hz(), 1)
 	tick := time.NewTicker(time.Second / time.Duration(hz))
 	defer tick.Stop()
+	var lastSecond int64
 	for {
 		select {
 		case <-s.done:
 			return
 		case <-tick.C:
+		}
+		s.saveCron()
+		s.aofCron()
+		if now := s.clock.UnixMilli(); now/1000 != lastSecond {
+			lastSecond = now / 1000
+			s.closeIdleClients(now)
 		}
 		if !s.activeExpireEnabled.Load() {
 			continue

@@ -60,7 +60,10 @@ func main() {
 	select {
 	case sig := <-signals:
 		fmt.Fprintf(os.Stderr, "Received %v, shutting down\n", sig)
-		srv.Close()
+		if err := srv.Shutdown(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
 	case <-srv.Done():
 	}
 }

@@ -1,4 +1,4 @@
-package scripting
+package persistence
 
 import (
 	"bytes"
@@ -9,17 +9,18 @@ import (
 func FuzzLZF(f *testing.F) {
 	f.Add([]byte("#!lua name=lib\nredis.register_function('f', function() return 1 end)"))
 	f.Add(bytes.Repeat([]byte("abc"), 100))
+	var c Compressor
 	f.Fuzz(func(t *testing.T, in []byte) {
 		if len(in) < 3 {
 			return
 		}
-		c := lzfCompress(in, len(in)+64)
-		if c == nil {
+		out := c.Compress(in, len(in)+64)
+		if out == nil {
 			t.Fatal("compression with room to spare failed")
 		}
-		out, ok := lzfDecompress(c, len(in))
-		if !ok || !bytes.Equal(out, in) {
-			t.Fatalf("round trip: %q -> %q", in, out)
+		back, ok := Decompress(out, len(in))
+		if !ok || !bytes.Equal(back, in) {
+			t.Fatalf("round trip: %q -> %q", in, back)
 		}
 	})
 }

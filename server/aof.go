@@ -1,0 +1,616 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/keyhive/keyhive/persistence"
+)
+
+// The append-only file, in Redis 7's multi-part layout (persistence/aof.go):
+// dir/appenddirname holds a base snapshot, incremental files of the
+// commands written since, and the manifest naming them. Every propagated
+// command (propagate.go) is appended to an in-memory buffer; a client
+// writes the buffer to the file before its replies go out (and fsyncs it
+// first under appendfsync always), so an acknowledged write is in the file;
+// under everysec the cron fsyncs once a second. BGREWRITEAOF switches to a
+// new incremental file at a snapshot instant and writes the snapshot as
+// the new base (an RDB file under aof-use-rdb-preamble, else commands) while
+// writes continue, then swaps the manifest.
+type aofState struct {
+	on      atomic.Bool  // appending
+	pending atomic.Int64 // bytes buffered, not yet written
+
+	mu  sync.Mutex // buf, db: fed under the changed keys' locks
+	buf []byte
+	db  int // database of the last command buffered; -1 before any
+
+	writeMu  sync.Mutex // the files and the manifest
+	file     *os.File   // the current incremental file
+	manifest *persistence.Manifest
+	size     atomic.Int64 // bytes in the incremental files and base
+	baseSize atomic.Int64
+	unsynced atomic.Bool
+	syncing  atomic.Bool
+	lastSync time.Time
+
+	rewriting       atomic.Bool
+	scheduled       atomic.Bool
+	rewriteStart    atomic.Int64 // Unix ms
+	lastRewriteSec  atomic.Int64
+	rewrites        atomic.Int64
+	rewriteFailures atomic.Int64
+	lastRewriteErr  atomic.Bool
+	lastWriteErr    atomic.Bool
+	rewriteDone     sync.WaitGroup
+}
+
+func init() {
+	register(spec{name: "bgrewriteaof", arity: 1, flags: "admin noscript", group: "server", summary: "Asynchronously rewrite the append-only file", since: "1.0.0", run: bgrewriteaofCommand})
+	// The snapshot instant takes the exclusive lock itself, for a moment.
+	table["bgrewriteaof"].Flags |= FlagNoKeyspace
+}
+
+func bgrewriteaofCommand(x *Ctx) {
+	switch {
+	case x.s.aof.rewriting.Load():
+		x.W.Error("ERR Background append only file rewriting already in progress")
+	case x.s.rdb.bgsaving.Load():
+		x.s.aof.scheduled.Store(true)
+		x.W.Simple("Background append only file rewriting scheduled")
+	case x.s.bgrewriteAOF():
+		x.W.Simple("Background append only file rewriting started")
+	default:
+		x.W.Error("ERR Background append only file rewriting already in progress")
+	}
+}
+
+func (s *Server) aofDir() string { return filepath.Join(s.cfg.Dir(), s.cfg.AppendDirname()) }
+
+func (s *Server) aofName(seq int64, kind string) string {
+	return fmt.Sprintf("%s.%d.%s", s.cfg.AppendFilename(), seq, kind)
+}
+
+func (s *Server) manifestPath() string {
+	return filepath.Join(s.aofDir(), s.cfg.AppendFilename()+".manifest")
+}
+
+// startAOF loads the AOF at start-up and opens it for appending; without
+// one it creates a base of the (empty) data set and an incremental file,
+// as Redis 7.0 does (an RDB file is not loaded when appendonly is on).
+func (s *Server) startAOF() error {
+	a := &s.aof
+	data, err := os.ReadFile(s.manifestPath())
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		if err := os.MkdirAll(s.aofDir(), 0o755); err != nil {
+			return fmt.Errorf("can't create the append-only dir %s: %w", s.aofDir(), err)
+		}
+		s.log.Printf("Creating AOF base file %s on server start", s.aofName(1, s.baseKind()))
+		err := s.rewriteAOF(true)
+		a.rewrites.Store(0) // as Redis, the start-up base is not a rewrite
+		return err
+	case err != nil:
+		return fmt.Errorf("reading the AOF manifest %s: %w", s.manifestPath(), err)
+	}
+	m, err := persistence.ParseManifest(strings.NewReader(string(data)))
+	if err != nil {
+		return fmt.Errorf("%s: %w", s.manifestPath(), err)
+	}
+	if err := s.loadAOF(m); err != nil {
+		return err
+	}
+	// Append to the last incremental file, or start one.
+	a.manifest = m
+	if n := len(m.Incremental); n > 0 {
+		f, err := os.OpenFile(filepath.Join(s.aofDir(), m.Incremental[n-1].Name), os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return err
+		}
+		a.file = f
+	} else if err := s.openIncremental(nextSeq(m)); err != nil {
+		return err
+	}
+	a.on.Store(true)
+	s.replication.setAOF(s.feedAOF)
+	return nil
+}
+
+func (s *Server) baseKind() string {
+	if s.cfg.AOFUseRDBPreamble() {
+		return "base.rdb"
+	}
+	return "base.aof"
+}
+
+func nextSeq(m *persistence.Manifest) int64 {
+	var seq int64
+	if m.Base != nil {
+		seq = m.Base.Seq
+	}
+	for _, f := range m.Incremental {
+		seq = max(seq, f.Seq)
+	}
+	return seq + 1
+}
+
+// loadAOF loads the base and the incremental files in order. Only the last
+// file may be truncated (a crash while appending): with aof-load-truncated
+// it is cut back to its last whole command, else loading fails.
+func (s *Server) loadAOF(m *persistence.Manifest) error {
+	start := time.Now()
+	files := m.Files()
+	var total int64
+	for i, f := range files {
+		path := filepath.Join(s.aofDir(), f.Name)
+		st, err := os.Stat(path)
+		if err != nil {
+			return fmt.Errorf("the AOF file %s doesn't exist: %w", path, err)
+		}
+		total += st.Size()
+		if f.Type == persistence.AOFBase {
+			s.aof.baseSize.Store(st.Size())
+			if strings.HasSuffix(f.Name, ".rdb") || isRDBFile(path) {
+				if err := s.loadRDBPath(path, false); err != nil {
+					return err
+				}
+				continue
+			}
+		}
+		valid, err := s.replayAOF(path)
+		switch {
+		case errors.Is(err, persistence.ErrTruncated) && i == len(files)-1 && s.cfg.AOFLoadTruncated():
+			s.log.Printf("!!! Warning: short read while loading the AOF file %s!!!", path)
+			s.log.Printf("AOF %s loaded anyway because aof-load-truncated is enabled", path)
+			if err := os.Truncate(path, valid); err != nil {
+				return fmt.Errorf("error truncating the AOF file %s: %w", path, err)
+			}
+			total -= st.Size() - valid
+		case errors.Is(err, persistence.ErrTruncated):
+			return fmt.Errorf("unexpected end of file reading the append only file %s at offset %d. You can: 1) Make a backup of your AOF file, then use ./redis-check-aof --fix <filename.manifest>. 2) Alternatively you can set the 'aof-load-truncated' configuration option to yes and restart the server", path, valid)
+		case err != nil:
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	s.aof.size.Store(total)
+	s.log.Printf("DB loaded from append only file: %.3f seconds", time.Since(start).Seconds())
+	return nil
+}
+
+// isRDBFile reports whether path starts with the RDB signature (a base
+// written under aof-use-rdb-preamble whatever its name).
+func isRDBFile(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var sig [5]byte
+	n, _ := f.Read(sig[:])
+	return n == 5 && string(sig[:]) == "REDIS"
+}
+
+// replayAOF runs the commands of one file and returns the offset after the
+// last command applied: a transaction cut off by the end of the file is not
+// applied, and the offset is before it. Commands run directly, as a
+// script's do: the caller holds the exclusive lock or runs alone (start-up).
+func (s *Server) replayAOF(path string) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	c := &Client{s: s, authenticated: true}
+	c.ctx = Ctx{s: s, c: c, W: &c.out, DB: s.ks.DB(0)}
+	x := &c.ctx
+	var off, beforeMulti int64
+	var multi [][][]byte // queued: a transaction applies at its EXEC
+	run := func(args [][]byte) error {
+		cmd := lookupCommand(table, args[0])
+		if cmd != nil && cmd.Sub != nil && len(args) >= 2 {
+			cmd = lookupCommand(cmd.Sub, args[1])
+		}
+		if cmd == nil || (cmd.Arity > 0 && len(args) != cmd.Arity) || len(args) < -cmd.Arity {
+			return fmt.Errorf("unknown command '%s' or wrong number of arguments reading the append only file %s", args[0], path)
+		}
+		x.cmd, x.Args, x.Now = cmd, args, s.clock.UnixMilli()
+		x.cannotBlock = true
+		cmd.Run(x)
+		x.DB = s.ks.DB(int(c.db.Load())) // after a SELECT
+		c.out.B = c.out.B[:0]
+		return nil
+	}
+	valid, err := persistence.ReadCommands(f, func(args [][]byte) error {
+		size := commandSize(args)
+		defer func() { off += size }()
+		switch {
+		case cArgIs(args[0], "multi") && len(args) == 1:
+			beforeMulti, multi = off, [][][]byte{}
+			return nil
+		case cArgIs(args[0], "exec") && len(args) == 1 && multi != nil:
+			for _, q := range multi {
+				if err := run(q); err != nil {
+					return err
+				}
+			}
+			multi = nil
+			return nil
+		case multi != nil:
+			multi = append(multi, cloneArgs(args))
+			return nil
+		}
+		return run(args)
+	})
+	if multi != nil {
+		// The file ends inside MULTI: as Redis, drop the transaction.
+		if err == nil {
+			err = persistence.ErrTruncated
+		}
+		valid = beforeMulti
+	}
+	return valid, err
+}
+
+// debugLoadAOF is DEBUG LOADAOF: the AOF written out, the data set emptied
+// and loaded back from the files, under the exclusive lock.
+func debugLoadAOF(x *Ctx) {
+	s := x.s
+	if !s.aof.on.Load() {
+		x.W.OK() // as Redis: nothing to load from
+		return
+	}
+	s.writeAOF()
+	for i := range s.ks.Len() {
+		s.ks.DB(i).Flush()
+	}
+	s.scripts.FlushFunctions()
+	data, err := os.ReadFile(s.manifestPath())
+	var m *persistence.Manifest
+	if err == nil {
+		m, err = persistence.ParseManifest(strings.NewReader(string(data)))
+	}
+	if err == nil {
+		err = s.loadAOF(m)
+	}
+	if err != nil {
+		s.log.Printf("DEBUG LOADAOF: %v", err)
+		x.W.Error("ERR Error loading the AOF, check server logs.")
+		return
+	}
+	s.aof.writeMu.Lock()
+	s.aof.manifest = m
+	s.aof.writeMu.Unlock()
+	s.log.Printf("Append Only File loaded by DEBUG LOADAOF")
+	x.W.OK()
+}
+
+// commandSize is the size of args as a RESP multibulk array.
+func commandSize(args [][]byte) int64 {
+	n := 1 + len(strconv.Itoa(len(args))) + 2
+	for _, a := range args {
+		n += 1 + len(strconv.Itoa(len(a))) + 2 + len(a) + 2
+	}
+	return int64(n)
+}
+
+// feedAOF is the propagation consumer: it buffers argv, after a SELECT when
+// the database changes.
+func (s *Server) feedAOF(db int, argv [][]byte) {
+	a := &s.aof
+	a.mu.Lock()
+	before := len(a.buf)
+	if db != a.db {
+		a.buf = persistence.AppendCommand(a.buf, [][]byte{[]byte("SELECT"), strconv.AppendInt(nil, int64(db), 10)})
+		a.db = db
+	}
+	a.buf = persistence.AppendCommand(a.buf, argv)
+	a.pending.Add(int64(len(a.buf) - before))
+	a.mu.Unlock()
+}
+
+// writeAOF writes what is buffered to the incremental file, and fsyncs it
+// under appendfsync always. Clients call it before writing their replies;
+// whoever comes first writes for all.
+func (s *Server) writeAOF() {
+	a := &s.aof
+	if a.pending.Load() == 0 {
+		return
+	}
+	a.writeMu.Lock()
+	defer a.writeMu.Unlock()
+	a.mu.Lock()
+	buf := a.buf
+	a.buf = nil
+	a.pending.Store(0)
+	a.mu.Unlock()
+	if len(buf) == 0 || a.file == nil {
+		return
+	}
+	if _, err := a.file.Write(buf); err != nil {
+		s.log.Printf("Error writing to the AOF file: %v", err)
+		a.lastWriteErr.Store(true)
+		return
+	}
+	a.lastWriteErr.Store(false)
+	a.size.Add(int64(len(buf)))
+	if s.cfg.AppendFsync() == "always" {
+		a.file.Sync()
+		return
+	}
+	a.unsynced.Store(true)
+	if cap(buf) <= 1<<20 {
+		a.mu.Lock()
+		if a.buf == nil {
+			a.buf = buf[:0] // reuse the buffer
+		}
+		a.mu.Unlock()
+	}
+}
+
+// aofCron writes what the cron's own changes (expiry, eviction) buffered,
+// fsyncs once a second under everysec, and starts a rewrite when asked for
+// or when the file grew past auto-aof-rewrite-percentage.
+func (s *Server) aofCron() {
+	a := &s.aof
+	if !a.on.Load() {
+		return
+	}
+	s.writeAOF()
+	if s.cfg.AppendFsync() == "everysec" && a.unsynced.Load() && !a.syncing.Load() {
+		a.writeMu.Lock()
+		due := time.Since(a.lastSync) >= time.Second
+		f := a.file
+		a.writeMu.Unlock()
+		if due && a.syncing.CompareAndSwap(false, true) {
+			a.unsynced.Store(false)
+			go func() {
+				f.Sync()
+				a.writeMu.Lock()
+				a.lastSync = time.Now()
+				a.writeMu.Unlock()
+				a.syncing.Store(false)
+			}()
+		}
+	}
+	if a.rewriting.Load() {
+		return
+	}
+	grown := a.size.Load() - a.baseSize.Load()
+	pct := int64(s.cfg.AutoAOFRewritePercentage())
+	if a.scheduled.Load() || (pct > 0 && a.size.Load() > s.cfg.AutoAOFRewriteMinSize() && grown*100 > a.baseSize.Load()*pct) {
+		s.bgrewriteAOF()
+	}
+}
+
+// openIncremental starts incremental file seq, empty; the first command
+// written to it selects its database.
+func (s *Server) openIncremental(seq int64) error {
+	a := &s.aof
+	name := s.aofName(seq, "incr.aof")
+	f, err := os.OpenFile(filepath.Join(s.aofDir(), name), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("can't open the append-only file %s: %w", name, err)
+	}
+	if a.file != nil {
+		a.file.Sync()
+		a.file.Close()
+	}
+	a.file = f
+	a.mu.Lock()
+	a.db = -1
+	a.mu.Unlock()
+	return nil
+}
+
+// bgrewriteAOF starts a rewrite in the background and reports whether it
+// started (false: one is running). A BGSAVE in progress schedules it.
+func (s *Server) bgrewriteAOF() bool {
+	a := &s.aof
+	if s.rdb.bgsaving.Load() {
+		a.scheduled.Store(true)
+		return true
+	}
+	if !a.rewriting.CompareAndSwap(false, true) {
+		return false
+	}
+	a.scheduled.Store(false)
+	a.rewriteDone.Add(1)
+	go func() {
+		defer a.rewriteDone.Done()
+		if err := s.rewriteAOF(false); err != nil {
+			s.log.Printf("Background AOF rewrite failed: %v", err)
+		}
+	}()
+	return true
+}
+
+// rewriteAOF writes a new base from a snapshot of the data set and swaps
+// it in. At the snapshot instant (under the exclusive lock, so no write is
+// in between) the buffered commands go to the old incremental file and a
+// new incremental file takes the writes from then on. first is the
+// creation at start-up or by CONFIG SET appendonly yes.
+func (s *Server) rewriteAOF(first bool) (err error) {
+	a := &s.aof
+	start := time.Now()
+	a.rewriteStart.Store(start.UnixMilli())
+	a.rewriting.Store(true)
+	defer func() {
+		a.rewriting.Store(false)
+		a.lastRewriteSec.Store(int64(time.Since(start).Seconds()))
+		a.lastRewriteErr.Store(err != nil)
+		if err != nil {
+			a.rewriteFailures.Add(1)
+		} else {
+			a.rewriteFailures.Store(0)
+			a.rewrites.Add(1)
+		}
+	}()
+	dir := s.aofDir()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("can't create the append-only dir %s: %w", dir, err)
+	}
+	old := a.manifest
+	seq := int64(1)
+	if old != nil {
+		seq = nextSeq(old)
+	}
+	baseName, incrName := s.aofName(seq, s.baseKind()), s.aofName(seq, "incr.aof")
+	var switchErr error
+	write, end := s.beginDataSnapshot(s.cfg.AOFUseRDBPreamble(), func() {
+		// The snapshot instant: what was written before is in the old files.
+		s.writeAOF()
+		a.writeMu.Lock()
+		switchErr = s.openIncremental(seq)
+		a.writeMu.Unlock()
+		if switchErr == nil && first {
+			a.on.Store(true)
+			s.replication.setAOF(s.feedAOF)
+		}
+	})
+	if switchErr != nil {
+		end()
+		return switchErr
+	}
+	tmp := filepath.Join(dir, "temp-rewriteaof-"+strconv.Itoa(os.Getpid())+".aof")
+	err = write(tmp)
+	end()
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, baseName)); err != nil {
+		return err
+	}
+	st, _ := os.Stat(filepath.Join(dir, baseName))
+	m := &persistence.Manifest{Base: &persistence.AOFFile{Name: baseName, Seq: seq, Type: persistence.AOFBase},
+		Incremental: []persistence.AOFFile{{Name: incrName, Seq: seq, Type: persistence.AOFIncremental}}}
+	if err := writeFileAtomic(s.manifestPath(), m.Format()); err != nil {
+		return err
+	}
+	a.writeMu.Lock()
+	a.manifest = m
+	a.writeMu.Unlock()
+	a.baseSize.Store(st.Size())
+	a.size.Store(st.Size())
+	if old != nil {
+		for _, f := range append(old.Files(), old.History...) {
+			os.Remove(filepath.Join(dir, f.Name))
+		}
+	}
+	if !first {
+		s.log.Printf("Background AOF rewrite finished successfully")
+	}
+	return nil
+}
+
+// writeFileAtomic writes data to a temporary file, syncs it and renames it
+// over path.
+func writeFileAtomic(path string, data []byte) error {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// stopAOF is CONFIG SET appendonly no and shutdown: what is buffered is
+// written and synced, and appending stops.
+func (s *Server) stopAOF() {
+	a := &s.aof
+	if !a.on.Load() {
+		return
+	}
+	a.rewriteDone.Wait()
+	s.writeAOF()
+	a.on.Store(false)
+	s.replication.setAOF(nil)
+	s.writeAOF() // what was fed in between
+	a.writeMu.Lock()
+	if a.file != nil {
+		a.file.Sync()
+		a.file.Close()
+		a.file = nil
+	}
+	a.writeMu.Unlock()
+}
+
+// watchAppendOnly makes CONFIG SET appendonly start or stop the AOF.
+func (s *Server) watchAppendOnly() {
+	s.cfg.OnApply("appendonly", func() error {
+		switch on := s.cfg.AppendOnly(); {
+		case on && !s.aof.on.Load():
+			if err := os.MkdirAll(s.aofDir(), 0o755); err != nil {
+				return err
+			}
+			if !s.aof.rewriting.CompareAndSwap(false, true) {
+				return errors.New("an AOF rewrite is in progress")
+			}
+			s.aof.rewriteDone.Add(1)
+			go func() {
+				defer s.aof.rewriteDone.Done()
+				if err := s.rewriteAOF(true); err != nil {
+					s.log.Printf("Redis needs to enable the AOF but can't trigger a background AOF rewrite operation: %v", err)
+				}
+			}()
+		case !on:
+			s.stopAOF()
+		}
+		return nil
+	})
+}
+
+// writeAOFInfo writes INFO persistence's AOF fields.
+func (s *Server) writeAOFInfo(b *strings.Builder) {
+	a := &s.aof
+	on := a.on.Load()
+	field(b, "aof_enabled", boolInt(on))
+	field(b, "aof_rewrite_in_progress", boolInt(a.rewriting.Load()))
+	field(b, "aof_rewrite_scheduled", boolInt(a.scheduled.Load()))
+	field(b, "aof_last_rewrite_time_sec", a.lastRewriteSec.Load())
+	current := int64(-1)
+	if a.rewriting.Load() {
+		current = (time.Now().UnixMilli() - a.rewriteStart.Load()) / 1000
+	}
+	field(b, "aof_current_rewrite_time_sec", current)
+	field(b, "aof_last_bgrewrite_status", okErr(!a.lastRewriteErr.Load()))
+	field(b, "aof_rewrites", a.rewrites.Load())
+	field(b, "aof_rewrites_consecutive_failures", a.rewriteFailures.Load())
+	field(b, "aof_last_write_status", okErr(!a.lastWriteErr.Load()))
+	field(b, "aof_last_cow_size", 0)
+	field(b, "module_fork_in_progress", 0)
+	field(b, "module_fork_last_cow_size", 0)
+	if on {
+		field(b, "aof_current_size", a.size.Load())
+		field(b, "aof_base_size", a.baseSize.Load())
+		field(b, "aof_pending_rewrite", boolInt(a.scheduled.Load()))
+		field(b, "aof_buffer_length", a.pending.Load())
+		field(b, "aof_pending_bio_fsync", boolInt(a.syncing.Load()))
+		field(b, "aof_delayed_fsync", 0)
+	}
+}
+
+func okErr(ok bool) string {
+	if ok {
+		return "ok"
+	}
+	return "err"
+}

@@ -1,0 +1,158 @@
+package server
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/keyhive/keyhive/keyspace"
+	"github.com/keyhive/keyhive/persistence"
+	"github.com/keyhive/keyhive/resp"
+)
+
+// An AOF base is the data set at a snapshot instant (keyspace/snapshot.go:
+// shards are serialized before a writer changes them), written as an RDB
+// file (aof-use-rdb-preamble) or as the commands that rebuild it.
+
+// aofItemsPerCommand is how many elements one rebuilding command carries,
+// as Redis's AOF_REWRITE_ITEMS_PER_CMD.
+const aofItemsPerCommand = 64
+
+// beginDataSnapshot starts a snapshot of the data set for an AOF base;
+// atStart runs at the snapshot instant, under the exclusive lock. write
+// writes the base to path; end finishes the snapshot.
+func (s *Server) beginDataSnapshot(asRDB bool, atStart func()) (write func(path string) error, end func()) {
+	now := s.clock.UnixMilli()
+	encode, failed := s.shardEncoder(now)
+	if !asRDB {
+		encode, failed = s.aofShardEncoder(now)
+	}
+	var functions []byte
+	snap := s.ks.BeginSnapshot(encode, func() {
+		if asRDB {
+			enc := s.encoder()
+			functions = s.scripts.AppendFunctions(nil, enc)
+			s.rdb.encoders.Put(enc)
+		} else {
+			for _, lib := range s.scripts.Libraries() {
+				functions = persistence.AppendCommand(functions, [][]byte{[]byte("FUNCTION"), []byte("LOAD"), lib.Code})
+			}
+		}
+		atStart()
+	})
+	write = func(path string) error {
+		if asRDB {
+			return s.writeRDB(path, true, functions, snap.Keys, snap.Expires, snap.Shard, failed)
+		}
+		return writeCommandsBase(path, functions, snap, failed)
+	}
+	return write, snap.End
+}
+
+// writeCommandsBase writes a base of commands: the functions, then each
+// database's keys after a SELECT.
+func writeCommandsBase(path string, functions []byte, snap *keyspace.Snapshot, failed func() error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	w.Write(functions)
+	for db := range snap.Keys {
+		if snap.Keys[db] == 0 {
+			continue
+		}
+		w.Write(persistence.AppendCommand(nil, [][]byte{[]byte("SELECT"), strconv.AppendInt(nil, int64(db), 10)}))
+		for sh := range keyspace.Shards {
+			w.Write(snap.Shard(db, sh))
+		}
+	}
+	if err := failed(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// aofShardEncoder serializes a shard as the commands that rebuild its keys.
+func (s *Server) aofShardEncoder(now int64) (encode func(db *keyspace.DB, shard int) []byte, failed func() error) {
+	var unsupported atomic.Pointer[string]
+	encode = func(db *keyspace.DB, shard int) []byte {
+		var b []byte
+		db.EachEntry(shard, func(e *keyspace.Entry) {
+			if at := e.ExpireAt(); at != 0 && at <= now {
+				return
+			}
+			var ok bool
+			if b, ok = appendRebuild(b, e); !ok {
+				name := e.Type().Name()
+				unsupported.Store(&name)
+			}
+		})
+		return b
+	}
+	failed = func() error {
+		if name := unsupported.Load(); name != nil {
+			return fmt.Errorf("%s values cannot be written to an AOF base yet", *name)
+		}
+		return nil
+	}
+	return encode, failed
+}
+
+// appendRebuild appends the commands that recreate e: SET, RPUSH, SADD,
+// ZADD or HMSET in batches, then PEXPIREAT for a TTL, as Redis's rewrite.
+func appendRebuild(b []byte, e *keyspace.Entry) ([]byte, bool) {
+	key := e.Key()
+	var batch [][]byte
+	flush := func(verb string) {
+		if len(batch) > 0 {
+			b = persistence.AppendCommand(b, append([][]byte{[]byte(verb), key}, batch...))
+			batch = batch[:0]
+		}
+	}
+	add := func(verb string, items ...[]byte) {
+		batch = append(batch, items...)
+		if len(batch) >= aofItemsPerCommand*len(items) {
+			flush(verb)
+		}
+	}
+	switch e.Type() {
+	case keyspace.TypeString:
+		b = persistence.AppendCommand(b, [][]byte{[]byte("SET"), key, e.Value()})
+	case keyspace.TypeList:
+		viewList(e).each(0, false, func(v []byte) bool {
+			add("RPUSH", v)
+			return true
+		})
+		flush("RPUSH")
+	case keyspace.TypeSet:
+		viewSet(e).each(func(m []byte) { add("SADD", m) })
+		flush("SADD")
+	case keyspace.TypeZSet:
+		z := viewZSet(e)
+		z.each(0, z.len(), false, func(m []byte, score float64) {
+			add("ZADD", resp.AppendDouble(nil, score), m)
+		})
+		flush("ZADD")
+	case keyspace.TypeHash:
+		viewHash(e).each(func(f, v []byte) { add("HMSET", f, v) })
+		flush("HMSET")
+	default:
+		return b, false
+	}
+	if at := e.ExpireAt(); at != 0 {
+		b = persistence.AppendCommand(b, [][]byte{[]byte("PEXPIREAT"), key, strconv.AppendInt(nil, at, 10)})
+	}
+	return b, true
+}

@@ -1,0 +1,266 @@
+package server_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/keyhive/keyhive/config"
+	"github.com/keyhive/keyhive/internal/difftest"
+	"github.com/keyhive/keyhive/persistence"
+	"github.com/keyhive/keyhive/server"
+)
+
+// startSaving starts an in-process server saving to dir.
+func startSaving(t *testing.T, dir string, directives ...string) (*server.Server, error) {
+	t.Helper()
+	cfg, err := config.FromArgs(append([]string{"--port", "0", "--save", "", "--dir", dir}, directives...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		return nil, err
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv, nil
+}
+
+func dial(t *testing.T, srv *server.Server) *difftest.Conn {
+	t.Helper()
+	c, err := difftest.Dial(srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func do(t *testing.T, c *difftest.Conn, args ...any) difftest.Reply {
+	t.Helper()
+	r, err := c.Do(args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func info(t *testing.T, c *difftest.Conn, field string) string {
+	t.Helper()
+	for _, line := range strings.Split(do(t, c, "INFO", "persistence").Str, "\r\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			return v
+		}
+	}
+	t.Fatalf("INFO has no %s", field)
+	return ""
+}
+
+// fill writes n string keys of size bytes with pipelined MSETs.
+func fill(t *testing.T, c *difftest.Conn, n, size int) {
+	t.Helper()
+	value := strings.Repeat("v", size)
+	const batch = 1000
+	for i := 0; i < n; i += batch {
+		args := []any{"MSET"}
+		for j := i; j < min(i+batch, n); j++ {
+			args = append(args, "key:"+strconv.Itoa(j), value)
+		}
+		if err := c.Send(args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < n; i += batch {
+		if _, err := c.Read(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestBgsaveUnderWrites checks that BGSAVE saves one instant while writers
+// continue: pairs of counters in different shards, always incremented
+// together in MULTI, are equal in the file; writes complete during the
+// save; and the extra memory (shards serialized ahead of the saver) is a
+// small part of the file.
+func TestBgsaveUnderWrites(t *testing.T) {
+	dir := t.TempDir()
+	srv, err := startSaving(t, dir, "--rdbcompression", "no")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := dial(t, srv)
+	fill(t, c, 100000, 100)
+	const pairs = 4
+	var stop atomic.Bool
+	var during atomic.Int64
+	var saving atomic.Bool
+	var wg sync.WaitGroup
+	for w := range pairs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			wc, err := difftest.Dial(srv.Addr())
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer wc.Close()
+			a, b := fmt.Sprintf("a%d{x%d}", w, w), fmt.Sprintf("b%d{y%d}", w, w)
+			for !stop.Load() {
+				wc.Send("MULTI")
+				wc.Send("INCR", a)
+				wc.Send("INCR", b)
+				wc.Send("EXEC")
+				for range 4 {
+					if _, err := wc.Read(); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+				if saving.Load() {
+					during.Add(1)
+				}
+			}
+		}()
+	}
+	time.Sleep(50 * time.Millisecond)
+	saving.Store(true)
+	if r := do(t, c, "BGSAVE"); r.Str != "Background saving started" {
+		t.Fatalf("BGSAVE: %v", r)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for info(t, c, "rdb_bgsave_in_progress") != "0" {
+		if time.Now().After(deadline) {
+			t.Fatal("BGSAVE did not finish")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	saving.Store(false)
+	stop.Store(true)
+	wg.Wait()
+	if s := info(t, c, "rdb_last_bgsave_status"); s != "ok" {
+		t.Fatalf("rdb_last_bgsave_status:%s", s)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "dump.rdb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	counters := map[string]string{}
+	keys := 0
+	err = persistence.Load(data, true, persistence.Handler{Key: func(r *persistence.Record) error {
+		keys++
+		if r.Key[0] != 'k' {
+			counters[string(r.Key)] = string(r.Value.Str)
+		}
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for w := range pairs {
+		a, b := counters[fmt.Sprintf("a%d{x%d}", w, w)], counters[fmt.Sprintf("b%d{y%d}", w, w)]
+		if a != b || a == "" {
+			t.Errorf("pair %d: a=%q b=%q in the snapshot", w, a, b)
+		}
+	}
+	extra, _ := strconv.Atoi(info(t, c, "rdb_last_cow_size"))
+	t.Logf("%d keys, file %d bytes, %d transactions during the save, extra memory %d bytes (%.2f%% of the file)",
+		keys, len(data), during.Load(), extra, 100*float64(extra)/float64(len(data)))
+	if keys < 100000 {
+		t.Errorf("%d keys in the file", keys)
+	}
+	if extra > len(data)/10 {
+		t.Errorf("extra memory %d for a %d-byte file", extra, len(data))
+	}
+}
+
+// TestStartupLoadAndShutdownSave covers the server's life cycle: SHUTDOWN
+// saves when save points are configured, start-up loads the file (expired
+// keys skipped), SHUTDOWN NOSAVE does not save, and a corrupt file stops
+// start-up with an error naming the file and the offset.
+func TestStartupLoadAndShutdownSave(t *testing.T) {
+	dir := t.TempDir()
+	srv, err := startSaving(t, dir, "--save", "3600 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := dial(t, srv)
+	do(t, c, "SET", "k", "v")
+	do(t, c, "SET", "gone", "v", "PX", "100")
+	do(t, c, "HSET", "h", "f", "v")
+	c.Send("SHUTDOWN")
+	<-srv.Done()
+	time.Sleep(150 * time.Millisecond) // "gone" expires while the server is down
+
+	srv, err = startSaving(t, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c = dial(t, srv)
+	if r := do(t, c, "GET", "k"); r.Str != "v" {
+		t.Fatalf("GET k after restart: %v", r)
+	}
+	if r := do(t, c, "DBSIZE"); r.Int != 2 {
+		t.Fatalf("DBSIZE after restart: %v", r)
+	}
+	if v := info(t, c, "rdb_last_load_keys_expired"); v != "1" {
+		t.Errorf("rdb_last_load_keys_expired:%s", v)
+	}
+	do(t, c, "SET", "unsaved", "v")
+	c.Send("SHUTDOWN", "NOSAVE")
+	<-srv.Done()
+	srv, err = startSaving(t, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := do(t, dial(t, srv), "EXISTS", "unsaved"); r.Int != 0 {
+		t.Fatal("SHUTDOWN NOSAVE saved")
+	}
+	srv.Close()
+
+	path := filepath.Join(dir, "dump.rdb")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(path, data[:len(data)-30], 0o644)
+	_, err = startSaving(t, dir)
+	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "offset") {
+		t.Fatalf("start-up on a truncated file: %v", err)
+	}
+}
+
+// TestSavePoint checks that a save point (3 changes, more than a second
+// after the last save) triggers a background save from the cron.
+func TestSavePoint(t *testing.T) {
+	dir := t.TempDir()
+	srv, err := startSaving(t, dir, "--save", "1 3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := dial(t, srv)
+	before := info(t, c, "rdb_saves")
+	do(t, c, "MSET", "a", "1", "b", "2", "c", "3")
+	deadline := time.Now().Add(5 * time.Second)
+	for info(t, c, "rdb_saves") == before || info(t, c, "rdb_bgsave_in_progress") != "0" {
+		if time.Now().After(deadline) {
+			t.Fatal("no background save after the save point's changes")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if v := info(t, c, "rdb_changes_since_last_save"); v != "0" {
+		t.Errorf("rdb_changes_since_last_save:%s", v)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "dump.rdb")); err != nil {
+		t.Fatal(err)
+	}
+}
