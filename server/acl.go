@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/hex"
 	"errors"
 	"sort"
@@ -702,25 +703,14 @@ func (c *Client) authenticate(name, pass []byte) bool {
 }
 
 func matchPassword(hashes []string, pass []byte) bool {
-	h := hashPassword(pass)
+	h := []byte(hashPassword(pass))
 	found := false
 	for _, x := range hashes {
-		if hmacEqual(x, h) {
+		if subtle.ConstantTimeCompare([]byte(x), h) == 1 {
 			found = true
 		}
 	}
 	return found
-}
-
-func hmacEqual(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	var d byte
-	for i := 0; i < len(a); i++ {
-		d |= a[i] ^ b[i]
-	}
-	return d == 0
 }
 
 // setUser makes the client act as u.
@@ -955,7 +945,7 @@ func (s *Server) killUserClients(users map[*aclUser]bool, by *Client) {
 	}
 }
 
-// userByName returns the user's name for CLIENT LIST.
+// userName is the client's user as CLIENT LIST shows it.
 func (c *Client) userName() string {
 	if u := c.user.Load(); u != nil {
 		return u.name
