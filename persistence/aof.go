@@ -332,18 +332,3 @@ func ReadCommands(r io.Reader, fn func(args [][]byte) error) (int64, error) {
 		good = off
 	}
 }
-
-// AppendCommand appends args as a RESP multibulk array, the AOF's format.
-func AppendCommand(b []byte, args [][]byte) []byte {
-	b = append(b, '*')
-	b = strconv.AppendInt(b, int64(len(args)), 10)
-	b = append(b, '\r', '\n')
-	for _, a := range args {
-		b = append(b, '$')
-		b = strconv.AppendInt(b, int64(len(a)), 10)
-		b = append(b, '\r', '\n')
-		b = append(b, a...)
-		b = append(b, '\r', '\n')
-	}
-	return b
-}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/keyhive/keyhive/resp"
 )
 
 func TestManifestRoundTrip(t *testing.T) {
@@ -38,8 +40,8 @@ func TestManifestRoundTrip(t *testing.T) {
 
 func TestReadCommands(t *testing.T) {
 	var file []byte
-	file = AppendCommand(file, [][]byte{[]byte("SELECT"), []byte("0")})
-	file = AppendCommand(file, [][]byte{[]byte("SET"), []byte("k"), []byte("a\r\nb")})
+	file = resp.AppendCommand(file, [][]byte{[]byte("SELECT"), []byte("0")})
+	file = resp.AppendCommand(file, [][]byte{[]byte("SET"), []byte("k"), []byte("a\r\nb")})
 	whole := len(file)
 	var got []string
 	off, err := ReadCommands(bytes.NewReader(file), func(args [][]byte) error {
@@ -71,7 +73,7 @@ func FuzzReadCommands(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var re []byte
 		off, _ := ReadCommands(bytes.NewReader(data), func(args [][]byte) error {
-			re = AppendCommand(re, args)
+			re = resp.AppendCommand(re, args)
 			return nil
 		})
 		if off < 0 || off > int64(len(data)) {

@@ -171,3 +171,19 @@ func AppendDouble(b []byte, f float64) []byte {
 	}
 	return strconv.AppendFloat(b, f, 'g', 17, 64)
 }
+
+// AppendCommand appends args as a RESP multibulk array: the form clients
+// send commands in, and the AOF's.
+func AppendCommand(b []byte, args [][]byte) []byte {
+	b = append(b, '*')
+	b = strconv.AppendInt(b, int64(len(args)), 10)
+	b = append(b, '\r', '\n')
+	for _, a := range args {
+		b = append(b, '$')
+		b = strconv.AppendInt(b, int64(len(a)), 10)
+		b = append(b, '\r', '\n')
+		b = append(b, a...)
+		b = append(b, '\r', '\n')
+	}
+	return b
+}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/keyhive/keyhive/persistence"
+	"github.com/keyhive/keyhive/resp"
 )
 
 // The append-only file, in Redis 7's multi-part layout (persistence/aof.go):
@@ -307,10 +308,10 @@ func (s *Server) feedAOF(db int, argv [][]byte) {
 	a.mu.Lock()
 	before := len(a.buf)
 	if db != a.db {
-		a.buf = persistence.AppendCommand(a.buf, [][]byte{[]byte("SELECT"), strconv.AppendInt(nil, int64(db), 10)})
+		a.buf = resp.AppendCommand(a.buf, [][]byte{[]byte("SELECT"), strconv.AppendInt(nil, int64(db), 10)})
 		a.db = db
 	}
-	a.buf = persistence.AppendCommand(a.buf, argv)
+	a.buf = resp.AppendCommand(a.buf, argv)
 	a.pending.Add(int64(len(a.buf) - before))
 	a.mu.Unlock()
 }

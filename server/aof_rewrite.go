@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 
 	"github.com/keyhive/keyhive/keyspace"
-	"github.com/keyhive/keyhive/persistence"
 	"github.com/keyhive/keyhive/resp"
 )
 
@@ -37,7 +36,7 @@ func (s *Server) beginDataSnapshot(asRDB bool, atStart func()) (write func(path 
 			s.rdb.encoders.Put(enc)
 		} else {
 			for _, lib := range s.scripts.Libraries() {
-				functions = persistence.AppendCommand(functions, [][]byte{[]byte("FUNCTION"), []byte("LOAD"), lib.Code})
+				functions = resp.AppendCommand(functions, [][]byte{[]byte("FUNCTION"), []byte("LOAD"), lib.Code})
 			}
 		}
 		atStart()
@@ -64,7 +63,7 @@ func writeCommandsBase(path string, functions []byte, snap *keyspace.Snapshot, f
 		if snap.Keys[db] == 0 {
 			continue
 		}
-		w.Write(persistence.AppendCommand(nil, [][]byte{[]byte("SELECT"), strconv.AppendInt(nil, int64(db), 10)}))
+		w.Write(resp.AppendCommand(nil, [][]byte{[]byte("SELECT"), strconv.AppendInt(nil, int64(db), 10)}))
 		for sh := range keyspace.Shards {
 			w.Write(snap.Shard(db, sh))
 		}
@@ -117,7 +116,7 @@ func appendRebuild(b []byte, e *keyspace.Entry) ([]byte, bool) {
 	var batch [][]byte
 	flush := func(verb string) {
 		if len(batch) > 0 {
-			b = persistence.AppendCommand(b, append([][]byte{[]byte(verb), key}, batch...))
+			b = resp.AppendCommand(b, append([][]byte{[]byte(verb), key}, batch...))
 			batch = batch[:0]
 		}
 	}
@@ -129,7 +128,7 @@ func appendRebuild(b []byte, e *keyspace.Entry) ([]byte, bool) {
 	}
 	switch e.Type() {
 	case keyspace.TypeString:
-		b = persistence.AppendCommand(b, [][]byte{[]byte("SET"), key, e.Value()})
+		b = resp.AppendCommand(b, [][]byte{[]byte("SET"), key, e.Value()})
 	case keyspace.TypeList:
 		viewList(e).each(0, false, func(v []byte) bool {
 			add("RPUSH", v)
@@ -152,7 +151,7 @@ func appendRebuild(b []byte, e *keyspace.Entry) ([]byte, bool) {
 		return b, false
 	}
 	if at := e.ExpireAt(); at != 0 {
-		b = persistence.AppendCommand(b, [][]byte{[]byte("PEXPIREAT"), key, strconv.AppendInt(nil, at, 10)})
+		b = resp.AppendCommand(b, [][]byte{[]byte("PEXPIREAT"), key, strconv.AppendInt(nil, at, 10)})
 	}
 	return b, true
 }

@@ -5,7 +5,6 @@ import (
 	"net"
 	"testing"
 
-	"github.com/keyhive/keyhive/config"
 	"github.com/keyhive/keyhive/resp"
 )
 
@@ -30,15 +29,7 @@ func FuzzCommands(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
-	// A private dir: SAVE and BGSAVE write there.
-	cfg, err := config.FromArgs([]string{"--port", "0", "--proto-max-bulk-len", "1mb", "--enable-debug-command", "yes", "--dir", f.TempDir()})
-	if err != nil {
-		f.Fatal(err)
-	}
-	s, err := New(cfg)
-	if err != nil {
-		f.Fatal(err)
-	}
+	s := newTestServer(f, "--proto-max-bulk-len", "1mb", "--enable-debug-command", "yes")
 	local, remote := net.Pipe()
 	defer local.Close()
 	defer remote.Close()
@@ -64,18 +55,7 @@ func FuzzCommands(f *testing.F) {
 // TestHotPathDoesNotAllocate runs the commands the seed workloads send most
 // through the real dispatch path and requires no allocation per command.
 func TestHotPathDoesNotAllocate(t *testing.T) {
-	cfg, err := config.FromArgs([]string{"--port", "0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	local, remote := net.Pipe()
-	defer local.Close()
-	defer remote.Close()
-	c := s.newClient(local)
+	c := pipeClient(t, newTestServer(t))
 	run := func(line string) {
 		args, _ := resp.SplitArgs([]byte(line), nil)
 		c.execute(args)

@@ -1,10 +1,8 @@
 package server
 
 import (
-	"net"
 	"testing"
 
-	"github.com/keyhive/keyhive/config"
 	"github.com/keyhive/keyhive/resp"
 )
 
@@ -12,18 +10,7 @@ import (
 // reply bytes (locks, handler, propagation check, statistics), without the
 // network, for profiling: go test ./server -run - -bench Execute -cpuprofile.
 func BenchmarkExecute(b *testing.B) {
-	cfg, err := config.FromArgs([]string{"--port", "0"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	s, err := New(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	local, remote := net.Pipe()
-	defer local.Close()
-	defer remote.Close()
-	c := s.newClient(local)
+	c := pipeClient(b, newTestServer(b))
 	for _, line := range []string{
 		"SET ql:v1:link:abc 0123456789abcdef",
 		"GET ql:v1:link:abc",

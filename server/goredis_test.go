@@ -18,8 +18,18 @@ import (
 // only Keyhive (client compatibility, concurrency).
 func startKeyhive(t testing.TB, directives ...string) *server.Server {
 	t.Helper()
-	// Its own directory: a SAVE or BGREWRITEAOF must not leave files where
-	// other tests' servers would load them.
+	srv, err := newKeyhive(t, directives...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv
+}
+
+// newKeyhive starts an embedded server and returns Start's error. It runs in
+// a directory of its own unless directives name one: a SAVE or BGREWRITEAOF
+// must not leave files where other tests' servers would load them.
+func newKeyhive(t testing.TB, directives ...string) (*server.Server, error) {
+	t.Helper()
 	cfg, err := config.FromArgs(append([]string{"--port", "0", "--bind", "127.0.0.1", "--save", "", "--dir", t.TempDir()}, directives...))
 	if err != nil {
 		t.Fatal(err)
@@ -29,10 +39,10 @@ func startKeyhive(t testing.TB, directives ...string) *server.Server {
 		t.Fatal(err)
 	}
 	if err := srv.Start(); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	t.Cleanup(func() { srv.Close() })
-	return srv
+	return srv, nil
 }
 
 // TestGoRedisClient drives Keyhive through go-redis v9 the way applications do:

@@ -5,8 +5,6 @@ import (
 	"net"
 	"strings"
 	"testing"
-
-	"github.com/keyhive/keyhive/config"
 )
 
 // remoteConn is one end of an in-memory connection that claims to come from
@@ -29,15 +27,9 @@ func acceptRemote(t *testing.T, s *Server) string {
 }
 
 func TestProtectedMode(t *testing.T) {
-	cfg, err := config.FromArgs([]string{"--port", "0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newTestServer(t)
 	defer s.Close()
+	cfg := s.cfg
 	if got := acceptRemote(t, s); got != errProtectedMode {
 		t.Errorf("no password, remote client: got %q", got)
 	}

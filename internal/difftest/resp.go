@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/keyhive/keyhive/resp"
 	"io"
 	"math"
 	"slices"
@@ -411,17 +412,7 @@ func appendCommand(dst []byte, args []any) ([]byte, error) {
 	if err != nil {
 		return dst, err
 	}
-	dst = append(dst, '*')
-	dst = strconv.AppendInt(dst, int64(len(flat)), 10)
-	dst = append(dst, '\r', '\n')
-	for _, a := range flat {
-		dst = append(dst, '$')
-		dst = strconv.AppendInt(dst, int64(len(a)), 10)
-		dst = append(dst, '\r', '\n')
-		dst = append(dst, a...)
-		dst = append(dst, '\r', '\n')
-	}
-	return dst, nil
+	return resp.AppendCommand(dst, flat), nil
 }
 
 // flattenArgs converts command arguments to their byte strings.
