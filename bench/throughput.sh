@@ -20,9 +20,13 @@
 #                         ZRANK (custom command on a pre-filled sorted set),
 #                         EVALSHA_ENQUEUE (seed 002's enqueue script) and
 #                         EVALSHA_RATELIMIT (a sliding-window rate limiter),
-#                         both from server/testdata.
+#                         both from server/testdata. XADD (to one stream
+#                         capped with MAXLEN ~ 100000), XRANGE_10 and
+#                         XREAD_10 (10 entries from a stream of
+#                         STREAM_ENTRIES, filled once).
 #                         Put LPUSH before LPOP so there is something to pop.
 #   ZRANK_MEMBERS=100000  members in the ZRANK sorted set
+#   STREAM_ENTRIES=10000  entries in the XRANGE_10/XREAD_10 stream
 #   ACL_RULES="rules"     run the benchmark as user "bench" (password "bench")
 #                         with these ACL rules instead of the default user,
 #                         e.g. ACL_RULES='~key:* ~counter:* +@all -@dangerous'
@@ -51,6 +55,7 @@ DATASIZE=${DATASIZE:-16}
 PIPELINES=${PIPELINES:-"1 16"}
 TESTS=${TESTS:-"PING_MBULK SET GET INCR MSET"}
 ZRANK_MEMBERS=${ZRANK_MEMBERS:-100000}
+STREAM_ENTRIES=${STREAM_ENTRIES:-10000}
 REDIS_BIN=${REDIS_BIN:-redis-server}
 BENCH_BIN=${BENCH_BIN:-redis-benchmark}
 CLI_BIN=${CLI_BIN:-redis-cli}
@@ -183,6 +188,9 @@ sha_of() { sha1sum "$1" | cut -d' ' -f1; }
 test_args() {
 	case $1 in
 	ZRANK) printf '%s\n' -r "$ZRANK_MEMBERS" zrank kh:bench:zrank 'm:__rand_int__' ;;
+	XADD) printf '%s\n' -r "$KEYSPACE" xadd kh:bench:xadd MAXLEN '~' 100000 '*' f '__rand_int__' g v ;;
+	XRANGE_10) printf '%s\n' xrange kh:bench:xrange - + COUNT 10 ;;
+	XREAD_10) printf '%s\n' xread COUNT 10 STREAMS kh:bench:xrange 0 ;;
 	EVALSHA_ENQUEUE)
 		printf '%s\n' -r "$KEYSPACE" evalsha "$(sha_of "$enqueue_lua")" 5 'queue:{b}:waiting:0' \
 			'queue:{b}:positions' 'position:__rand_int__' 'ipmap:{b}:__rand_int__' heartbeat:active \
@@ -198,6 +206,9 @@ test_args() {
 test_row() {
 	case $1 in
 	ZRANK) echo "zrank " ;;
+	XADD) echo "xadd " ;;
+	XRANGE_10) echo "xrange " ;;
+	XREAD_10) echo "xread " ;;
 	EVALSHA_*) echo "evalsha " ;;
 	*) echo "$1" ;;
 	esac
@@ -213,6 +224,13 @@ prepare() {
 				-n $((ZRANK_MEMBERS * 4)) -r "$ZRANK_MEMBERS" \
 				zadd kh:bench:zrank __rand_int__ 'm:__rand_int__' >/dev/null 2>&1 ||
 				log "warning: ZRANK set-up failed on :$port"
+			;;
+		XRANGE_10 | XREAD_10)
+			[[ $("$CLI_BIN" "${tls_client[@]}" -p "$port" XLEN kh:bench:xrange) -gt 0 ]] ||
+				"${bench_pin[@]}" "$BENCH_BIN" "${tls_client[@]}" -p "$port" -c "$CLIENTS" -P 16 -q \
+					-n "$STREAM_ENTRIES" -r "$KEYSPACE" \
+					xadd kh:bench:xrange '*' f '__rand_int__' g v >/dev/null 2>&1 ||
+				log "warning: stream set-up failed on :$port"
 			;;
 		EVALSHA_ENQUEUE) "$CLI_BIN" "${tls_client[@]}" -p "$port" -x SCRIPT LOAD <"$enqueue_lua" >/dev/null ;;
 		EVALSHA_RATELIMIT) "$CLI_BIN" "${tls_client[@]}" -p "$port" -x SCRIPT LOAD <"$ratelimit_lua" >/dev/null ;;

@@ -258,6 +258,9 @@ func TestSetMatchesRedis(t *testing.T) {
 		{"client-output-buffer-limit", "normal 1 a 3"},
 		{"client-output-buffer-limit", "normal 1 2 -3"},
 		{"client-output-buffer-limit", ""},
+		// Back to no normal limit: redis-server shrinks an idle client's
+		// reply buffer, and a 4-byte limit would then cut off CONFIG GET *.
+		{"client-output-buffer-limit", "normal 0 0 0"},
 		{"save", "900 1 300 10"}, {"save", "900   1"}, {"save", "900"}, {"save", "0 0"},
 		{"save", "05 1"}, {"save", "1 -0"}, {"save", `"900" 1`}, {"save", ""},
 		{"oom-score-adj-values", "1 2"}, {"oom-score-adj-values", "1 2 3000"},

@@ -13,14 +13,14 @@ import (
 //
 // A ref names an entry: chunk id (22 bits) and offset in the chunk (18 bits).
 const (
-	chunkBits    = 18
-	chunkSize    = 1 << chunkBits // 256 KiB: bounds the copy when a chunk is evacuated
-	largeEntry   = chunkSize / 4
-	refBits      = 40
-	refMask      = 1<<refBits - 1
-	maxChunks    = 1 << (refBits - chunkBits)
-	offsetMask   = chunkSize - 1
-	evacuateLive = 2 // evacuate a chunk once less than 1/evacuateLive of it is live
+	chunkBits  = 18
+	chunkSize  = 1 << chunkBits // 256 KiB: bounds the copy when a chunk is evacuated
+	largeEntry = chunkSize / 4
+	refBits    = 40
+	refMask    = 1<<refBits - 1
+	maxChunks  = 1 << (refBits - chunkBits)
+	offsetMask = chunkSize - 1
+	compactAt  = 8 // compact a chunk once 1/compactAt of it is garbage
 )
 
 // Entry layout:
@@ -54,32 +54,58 @@ type arena struct {
 	// of an exclusive command looks at every shard only when one has some.
 	pending *atomic.Int64
 	acct    *accounting
+	// holes are dead entries that alloc fills again before appending, as
+	// ref | size<<refBits: the same key and value sizes come and go in a
+	// cache, and a filled hole costs neither compaction nor memory. Only
+	// holes[:ready] are filled: the others died during the command holding
+	// the shard, whose entry bytes must stay as they are until it unlocks.
+	holes []uint64
+	ready int
+	// dead is the garbage bytes of the mapped chunks, holeBytes the part of
+	// it in holes. When no hole fits an entry and the rest of the garbage
+	// could hold it, the unlock harvests holes, walking the chunks from
+	// scanChunk, scanOff (an entry boundary); at most 8 bytes walked per
+	// byte appended since the last harvest (appended, walked), so that
+	// garbage in pieces too small for anything costs little.
+	dead, holeBytes    int
+	harvest            bool
+	scanChunk, scanOff int
+	appended, walked   int
 }
 
+const (
+	maxHoles  = 32
+	minFiller = headerSize + 2 // a dead entry with an empty key and value
+	// maxPad is how much longer than an entry a hole it fills may be: its
+	// value length is then written in more bytes (see encode).
+	maxPad = minFiller - 1
+)
+
 // accounting is what the keyspace's arenas share: their resident bytes (see
-// chunkMem) and whether memory is limited (maxmemory), when a tail chunk's
-// garbage is worth evacuating early, or a shard's tail alone could hold
-// more than the limit allows across 1024 shards.
+// chunkMem).
 type accounting struct {
 	mem atomic.Int64
-	// tailGarbage is the garbage that makes a tail chunk worth evacuating
-	// under a memory limit, 0 without one.
-	tailGarbage atomic.Int64
 }
 
 func newArena(pending *atomic.Int64, acct *accounting) arena {
 	return arena{tail: -1, pending: pending, acct: acct}
 }
 
-// chunkMem is a mapped chunk's resident memory: its pages are touched only as
-// entries are appended, so its used bytes rounded up to whole pages. A large
-// entry's chunk is on the Go heap, which the server counts as a whole.
+// chunkMem is what a mapped chunk counts in used memory: its used bytes,
+// garbage included. Its pages are touched only as entries are appended (and
+// given back when compaction empties them), so its resident memory is at
+// most a page more: like the unused part of an allocator's page, which
+// Redis's used_memory does not count either (at most 4 MB per database in
+// use, README). A large entry's chunk is on the Go heap, which the server
+// counts as a whole.
 func chunkMem(c *chunk) int64 {
 	if c.large {
 		return 0
 	}
-	return int64(c.used+pageSize-1) &^ (pageSize - 1)
+	return int64(c.used)
 }
+
+func pageCeil(n int) int64 { return int64(n+pageSize-1) &^ (pageSize - 1) }
 
 const pageSize = 4096
 
@@ -112,26 +138,145 @@ func uvarintLen(v uint64) int {
 	return n
 }
 
-// alloc reserves size bytes and returns the ref and the memory to fill.
-func (a *arena) alloc(size int) (uint64, []byte) {
+// alloc reserves size bytes, or up to slack more when that fills a hole, and
+// returns the ref and the memory to fill.
+func (a *arena) alloc(size, slack int) (uint64, []byte) {
 	if size > largeEntry {
 		id := a.newChunk(make([]byte, size), true)
 		c := &a.chunks[id]
 		c.used, c.live = size, size
 		return uint64(id) << chunkBits, c.data
 	}
+	if ref, dst, ok := a.fill(size, slack); ok {
+		return ref, dst
+	}
+	if !a.harvest && a.dead-a.holeBytes >= size && a.appended*8 >= a.walked {
+		a.harvest = true
+		a.setGarbage(true)
+	}
+	a.appended += size
 	if a.tail < 0 || a.chunks[a.tail].used+size > chunkSize {
 		a.tail = a.newChunk(mmap(chunkSize), false)
 	}
 	c := &a.chunks[a.tail]
 	off := c.used
-	before := chunkMem(c)
 	c.used += size
 	c.live += size
-	if after := chunkMem(c); after != before {
-		a.acct.mem.Add(after - before)
-	}
+	a.acct.mem.Add(int64(size))
 	return uint64(a.tail)<<chunkBits | uint64(off), c.data[off : off+size : off+size]
+}
+
+// fill takes a ready hole for size bytes: the first that fits them or up to
+// slack more, else the smallest with room for a dead filler entry after
+// them (a filler is garbage that only a harvest can merge again). It
+// returns the bytes to fill, the whole hole but for the filler.
+func (a *arena) fill(size, slack int) (uint64, []byte, bool) {
+	best := -1
+	for i, h := range a.holes[:a.ready] {
+		hole := int(h >> refBits)
+		if hole >= size && hole <= size+slack {
+			best = i
+			break
+		}
+		if hole >= size+minFiller && (best < 0 || hole < int(a.holes[best]>>refBits)) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return 0, nil, false
+	}
+	h := a.holes[best]
+	hole, ref := int(h>>refBits), h&refMask
+	c := &a.chunks[ref>>chunkBits]
+	off := int(ref & offsetMask)
+	if hole <= size+slack {
+		size = hole
+	} else {
+		writeFiller(c.data[off+size : off+hole])
+	}
+	c.live += size
+	a.dead -= size
+	a.holeBytes -= hole
+	a.holes = append(a.holes[:best], a.holes[best+1:]...)
+	a.ready--
+	return ref, c.data[off : off+size : off+size], true
+}
+
+// clearHoles empties the hole list, before holes are harvested or entries
+// moved.
+func (a *arena) clearHoles() {
+	a.holes, a.ready, a.holeBytes = a.holes[:0], 0, 0
+}
+
+// writeFiller makes b (at least minFiller bytes) one dead entry, so that
+// walking a chunk entry by entry still works.
+func writeFiller(b []byte) {
+	for n := 1; ; n++ { // the value length's varint bytes
+		for klen := range 2 { // a one-byte key when no value length fits
+			v := len(b) - headerSize - 1 - n - klen
+			if v >= 0 && uvarintLen(uint64(v)) == n {
+				clear(b[:headerSize])
+				b[1] = flagDead
+				b[headerSize] = byte(klen)
+				binary.PutUvarint(b[headerSize+1:], uint64(v))
+				return
+			}
+		}
+	}
+}
+
+// harvestHoles replaces the holes with the dead entries found walking the
+// chunks from where the last harvest stopped, a run of adjacent ones made one
+// hole, until the list is full or a chunk's worth was walked. It runs at the
+// shard's unlock, like compaction, since it rewrites dead entries.
+func (a *arena) harvestHoles() {
+	a.harvest, a.appended = false, 0
+	a.clearHoles()
+	if a.holes == nil {
+		a.holes = make([]uint64, 0, maxHoles)
+	}
+	n := len(a.chunks)
+	if a.scanChunk >= n {
+		a.scanChunk, a.scanOff = 0, 0
+	}
+	start, startOff := a.scanChunk, a.scanOff
+	a.walked = 0
+	for i := 0; i <= n; i++ { // back at the start chunk, up to where it began
+		id := (start + i) % n
+		c := &a.chunks[id]
+		if c.data == nil || c.large {
+			continue
+		}
+		off, end := 0, c.used
+		if i == 0 {
+			off = startOff
+		}
+		if i == n {
+			end = startOff
+		}
+		for run := 0; off < end; {
+			size := decode(c.data[off:]).size
+			if c.data[off+1]&flagDead != 0 {
+				run += size
+			} else {
+				run = 0
+			}
+			off += size
+			a.walked += size
+			if run > 0 && (off == end || c.data[off+1]&flagDead == 0) {
+				writeFiller(c.data[off-run : off])
+				a.holes = append(a.holes, uint64(id)<<chunkBits|uint64(off-run)|uint64(run)<<refBits)
+				a.holeBytes += run
+				run = 0
+			}
+			if len(a.holes) == maxHoles || a.walked >= chunkSize {
+				a.scanChunk, a.scanOff = id, off
+				a.ready = len(a.holes)
+				return
+			}
+		}
+	}
+	a.ready = len(a.holes)
 }
 
 func (a *arena) newChunk(data []byte, large bool) int {
@@ -166,19 +311,39 @@ func (a *arena) kill(ref uint64, size int) {
 		a.release(id)
 		return
 	}
-	// A tail chunk is worth moving only once it is well filled, or holds
-	// enough garbage under a memory limit.
-	if c.live*evacuateLive < c.used && (id != a.tail || c.used >= chunkSize/2 ||
-		(a.acct.tailGarbage.Load() != 0 && int64(c.used-c.live) >= a.acct.tailGarbage.Load())) {
+	a.dead += size
+	if len(a.holes) < maxHoles {
+		if a.holes == nil {
+			a.holes = make([]uint64, 0, maxHoles)
+		}
+		a.holes = append(a.holes, ref|uint64(size)<<refBits)
+		a.holeBytes += size
+		a.setGarbage(true) // the unlock makes the hole ready
+	}
+	if a.worthCompacting(c) {
 		a.setGarbage(true)
 	}
+}
+
+// worthCompacting reports whether a chunk holds enough garbage to move its
+// live entries (see evacuate): an eighth of it, and at least a page, or all
+// of it. Garbage is memory that holds no key (holes not filled again): a
+// lower bar would copy more per byte freed, a higher one would let a limited
+// cache hold fewer keys than Redis does in the same maxmemory.
+func (a *arena) worthCompacting(c *chunk) bool {
+	garbage := c.used - c.live
+	return garbage >= pageSize && garbage*compactAt >= c.used || c.live == 0 && c.used > 0
 }
 
 func (a *arena) release(id int) {
 	c := &a.chunks[id]
 	a.acct.mem.Add(-chunkMem(c))
 	if !c.large {
+		a.dead -= c.used - c.live
 		munmap(c.data)
+	}
+	if id == a.scanChunk {
+		a.scanOff = 0 // the id may come back as another chunk
 	}
 	a.chunks[id] = chunk{}
 	a.free = append(a.free, uint32(id))
@@ -240,7 +405,8 @@ func entryKey(e []byte) []byte {
 	return e[p : p+int(klen)]
 }
 
-// encode writes an entry into dst, which is exactly entrySize long.
+// encode writes an entry into dst, which is entrySize long or up to maxPad
+// longer (a hole it fills), the value length written in more bytes.
 func encode(dst []byte, meta byte, access uint32, key, value []byte, expire int64, object bool) {
 	dst[0] = meta
 	dst[1] = 0
@@ -250,7 +416,7 @@ func encode(dst []byte, meta byte, access uint32, key, value []byte, expire int6
 	putAccess(dst, access)
 	p := headerSize
 	p += binary.PutUvarint(dst[p:], uint64(len(key)))
-	p += binary.PutUvarint(dst[p:], uint64(len(value)))
+	p += putPaddedUvarint(dst[p:], uint64(len(value)), len(dst)-entrySize(len(key), len(value), expire != 0))
 	if expire != 0 {
 		dst[1] |= flagExpire
 		binary.LittleEndian.PutUint64(dst[p:], uint64(expire))
@@ -258,6 +424,21 @@ func encode(dst []byte, meta byte, access uint32, key, value []byte, expire int6
 	}
 	p += copy(dst[p:], key)
 	copy(dst[p:], value)
+}
+
+// putPaddedUvarint writes v as a uvarint pad bytes longer than it needs (at
+// most maxPad), continuation bytes of zero bits that decode the same.
+func putPaddedUvarint(b []byte, v uint64, pad int) int {
+	n := binary.PutUvarint(b, v)
+	if pad == 0 {
+		return n
+	}
+	b[n-1] |= 0x80
+	for i := range pad - 1 {
+		b[n+i] = 0x80
+	}
+	b[n+pad-1] = 0
+	return n + pad
 }
 
 func putAccess(e []byte, v uint32) {
@@ -274,6 +455,19 @@ func mmap(size int) []byte {
 		panic("keyspace: mmap: " + err.Error())
 	}
 	return b
+}
+
+// truncate drops a chunk's bytes from used on, giving their whole pages
+// back to the OS: they read as zeros and are backed again when appended into.
+func (a *arena) truncate(c *chunk, used int) {
+	a.acct.mem.Add(int64(used - c.used))
+	a.dead -= c.used - c.live
+	if start, end := pageCeil(used), pageCeil(c.used); start < end {
+		if err := syscall.Madvise(c.data[start:end], syscall.MADV_DONTNEED); err != nil {
+			panic("keyspace: madvise: " + err.Error())
+		}
+	}
+	c.used, c.live = used, used
 }
 
 func munmap(b []byte) {

@@ -132,7 +132,7 @@ func (db *DB) put(e *Entry, key []byte, t Type, enc Encoding, value []byte, expi
 	}
 	sh := e.sh
 	size := entrySize(len(key), len(value), expireAt != 0)
-	ref, dst := sh.arena.alloc(size)
+	ref, dst := sh.arena.alloc(size, maxPad)
 	encode(dst, byte(t)<<4|byte(enc), db.ks.newAccess(now), key, value, expireAt, object)
 	i := sh.insert(e.hash, ref)
 	db.keys.Add(1)
@@ -226,11 +226,11 @@ func (db *DB) rewrite(e *Entry, t Type, enc Encoding, value []byte, expireAt int
 		// and lengths before copying the key, which lives in this entry): the
 		// key and an aliased value sit where they are rewritten, and copy is a
 		// memmove, so rewriting in place is safe.
-		encode(sh.arena.entry(e.ref)[:size], byte(t)<<4|byte(enc), access, e.h.key, value, expireAt, object)
+		encode(sh.arena.entry(e.ref)[:e.h.size], byte(t)<<4|byte(enc), access, e.h.key, value, expireAt, object)
 		*e = db.entryAt(sh, e.slot)
 		return
 	}
-	ref, dst := sh.arena.alloc(size)
+	ref, dst := sh.arena.alloc(size, maxPad)
 	encode(dst, byte(t)<<4|byte(enc), access, e.h.key, value, expireAt, object)
 	sh.arena.kill(e.ref, e.h.size)
 	sh.slots[e.slot] = sh.slots[e.slot]&^refMask | ref

@@ -37,14 +37,16 @@ type candidate struct {
 // (ascending by score, the best last) and the database the random policies
 // take from next. It is not safe for concurrent use.
 type Evictor struct {
-	pool   [poolSize]candidate
-	n      int
-	nextDB int
+	pool    [poolSize]candidate
+	n       int
+	nextDB  int
+	picked  []uint64 // a shard's sampled entry refs
+	touched byte     // keeps the loads that pull sampled entries into cache
 }
 
 // EvictOne removes one key chosen by policy among all databases (among keys
 // with a TTL when volatile), sampling samples keys per database. onEvict runs
-// under the key's lock just before the key goes. It returns the bytes the
+// under the key's lock just after the key went. It returns the bytes the
 // entry and its index slot held, and false when no key qualifies.
 func (ks *Keyspace) EvictOne(ev *Evictor, policy EvictPolicy, volatile bool, samples int, now int64, decayTime int, onEvict func(db int, key []byte)) (int64, bool) {
 	ks.all.RLock()
@@ -93,13 +95,15 @@ func (db *DB) candidates(volatile bool) int64 {
 	return db.Len()
 }
 
-func score(e *Entry, policy EvictPolicy, now int64, decayTime int) uint64 {
-	access := getAccess(e.sh.arena.entry(e.ref))
+// score is how soon the entry e (its encoded bytes) should go; an LRU or LFU
+// score reads only the header's access clock.
+func score(e []byte, policy EvictPolicy, now int64, decayTime int) uint64 {
+	access := getAccess(e)
 	switch policy {
 	case EvictLFU:
 		return 255 - uint64(LFUCounter(access, now, decayTime))
 	case EvictTTL:
-		return ^uint64(0) - uint64(e.h.expire)
+		return ^uint64(0) - uint64(decode(e).expire)
 	}
 	return uint64(idleSeconds(access, now))
 }
@@ -108,6 +112,12 @@ func score(e *Entry, policy EvictPolicy, now int64, decayTime int) uint64 {
 // 24-bit clock's wrap (194 days).
 func idleSeconds(access uint32, now int64) uint32 {
 	return (LRUClock(now) - access) & (1<<24 - 1)
+}
+
+// rejects reports whether a candidate of that score would not enter the pool:
+// it is full and the candidate is no better than its worst.
+func (ev *Evictor) rejects(score uint64) bool {
+	return ev.n == poolSize && score <= ev.pool[0].score
 }
 
 // insert adds a sampled key to the pool if it beats the worst one there.
@@ -147,22 +157,37 @@ func (ev *Evictor) insert(score uint64, db int, key []byte) {
 
 // sample puts up to n keys (only keys with a TTL when volatile) into the
 // pool, read in index order from a random place as Redis's dictGetSomeKeys
-// does, locking one shard at a time.
+// does, locking one shard at a time. Every sampled entry is a cache (and
+// often TLB) miss: a shard's picks are all touched first, so that the misses
+// overlap instead of coming one after the other.
 func (db *DB) sample(ev *Evictor, policy EvictPolicy, volatile bool, n int, now int64, decayTime int) {
 	got := 0
 	start := rand.IntN(Shards)
 	for i := 0; i < Shards && got < n; i++ {
 		sh := db.lockShard((start + i) % Shards)
+		picked := ev.picked[:0]
 		for k := range sh.candidates(volatile) {
-			if got == n {
+			if got+len(picked) == n {
 				break
 			}
-			e := db.entryAt(sh, k)
-			if !volatile || e.h.expire != 0 {
-				ev.insert(score(&e, policy, now, decayTime), db.id, e.h.key)
-				got++
+			picked = append(picked, sh.slots[k]&refMask)
+		}
+		var touched byte
+		for _, ref := range picked {
+			touched += sh.arena.entry(ref)[1]
+		}
+		ev.touched += touched
+		for _, ref := range picked {
+			e := sh.arena.entry(ref)
+			if volatile && e[1]&flagExpire == 0 {
+				continue
+			}
+			got++
+			if sc := score(e, policy, now, decayTime); !ev.rejects(sc) {
+				ev.insert(sc, db.id, entryKey(e))
 			}
 		}
+		ev.picked = picked
 		db.unlockShard(sh)
 	}
 }
@@ -213,9 +238,9 @@ func (db *DB) evictKey(key []byte, onEvict func(db int, key []byte)) (freed int6
 }
 
 func (db *DB) evict(e *Entry, onEvict func(db int, key []byte)) int64 {
-	freed := EntryBytes(e)
-	onEvict(db.id, e.h.key)
+	freed, key := EntryBytes(e), e.h.key
 	db.DeleteEntry(e)
+	onEvict(db.id, key) // the dead entry's bytes stay until the shard unlocks
 	return freed
 }
 

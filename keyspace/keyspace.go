@@ -254,19 +254,8 @@ func (ks *Keyspace) SwapDB(a, b int) {
 	ks.dbs[b].Store(da)
 }
 
-// MemoryBytes returns the resident memory holding keys, values and indexes
-// outside the Go heap (big values' own chunks are on it, and counted here
-// too). It is kept as a counter, cheap enough to read before every command.
+// MemoryBytes returns the bytes the entry arenas hold outside the Go heap
+// (see chunkMem). The index tables, large entries' chunks and objects are on
+// the Go heap, which the server counts as a whole. It is kept as a counter,
+// cheap enough to read before every command.
 func (ks *Keyspace) MemoryBytes() int64 { return ks.acct.mem.Load() }
-
-// SetMemoryLimit tells the arenas maxmemory (0 for none): under a limit they
-// give back the garbage of partly filled tail chunks once it reaches an
-// eighth of the limit's share per shard (at least a page), so that 1024
-// shards' tails cannot hold more than the limit allows.
-func (ks *Keyspace) SetMemoryLimit(limit int64) {
-	if limit == 0 {
-		ks.acct.tailGarbage.Store(0)
-		return
-	}
-	ks.acct.tailGarbage.Store(min(max(limit/(8*Shards), pageSize), chunkSize/2))
-}

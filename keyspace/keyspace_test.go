@@ -154,6 +154,81 @@ func TestEvacuationReleasesChunks(t *testing.T) {
 	}
 }
 
+// TestHolesRefilled churns a cache as eviction does, one command at a time:
+// a key deleted, another written, with sizes that fit the holes exactly, with
+// room for a filler, or not at all. Every key keeps its value, and with the
+// holes filled memory stays near the first load's.
+func TestHolesRefilled(t *testing.T) {
+	ks := New(1, Hooks{})
+	db := ks.DB(0)
+	rng := rand.New(rand.NewPCG(3, 4))
+	model := map[string]string{}
+	set := func(k string, size int) {
+		v := strings.Repeat(string(rune('a'+rng.IntN(26))), size)
+		withAll(ks, func() { db.Set([]byte("{s}"+k), TypeString, EncRaw, []byte(v), 0, 1) })
+		model[k] = v
+	}
+	for i := range 5000 { // one shard, several chunks
+		set(fmt.Sprint("k", i), 100)
+	}
+	loaded := ks.MemoryBytes()
+	keys := make([]string, 0, len(model))
+	for k := range model {
+		keys = append(keys, k)
+	}
+	for i := range 50000 {
+		j := rng.IntN(len(keys))
+		withAll(ks, func() { db.Delete([]byte("{s}" + keys[j])) })
+		delete(model, keys[j])
+		keys[j] = fmt.Sprint("n", i)
+		set(keys[j], []int{100, 100, 90, 95, 101}[rng.IntN(5)])
+	}
+	for k, v := range model {
+		if e, ok := db.Lookup([]byte("{s}"+k), 1, false); !ok || string(e.Value()) != v {
+			t.Fatalf("%s = %q %v, want %q", k, e.Value(), ok, v)
+		}
+	}
+	if db.Len() != int64(len(model)) {
+		t.Fatalf("%d keys, want %d", db.Len(), len(model))
+	}
+	if m := ks.MemoryBytes(); m > loaded*9/8 {
+		t.Fatalf("%d bytes after the churn, %d after the load", m, loaded)
+	}
+}
+
+// TestDeletedHalfRefilled: after deleting every other key, one command at a
+// time, as many new keys of the same size fit in the memory the first load
+// took, through holes harvested from the chunks; every key keeps its value.
+func TestDeletedHalfRefilled(t *testing.T) {
+	ks := New(1, Hooks{})
+	db := ks.DB(0)
+	value := []byte(strings.Repeat("v", 100))
+	key := func(prefix string, i int) []byte { return fmt.Appendf(nil, "{s}%s%06d", prefix, i) }
+	const n = 20000 // one shard, several chunks
+	for i := range n {
+		withAll(ks, func() { db.Set(key("k", i), TypeString, EncRaw, value, 0, 1) })
+	}
+	loaded := ks.MemoryBytes()
+	for i := 0; i < n; i += 2 {
+		withAll(ks, func() { db.Delete(key("k", i)) })
+	}
+	for i := range n / 2 {
+		withAll(ks, func() { db.Set(key("n", i), TypeString, EncRaw, value, 0, 1) })
+	}
+	if m := ks.MemoryBytes(); m > loaded {
+		t.Fatalf("%d bytes after deleting half and writing as many, %d after the first load", m, loaded)
+	}
+	for i := range n {
+		k := key("n", i/2)
+		if i%2 == 1 {
+			k = key("k", i)
+		}
+		if e, ok := db.Lookup(k, 1, false); !ok || !bytes.Equal(e.Value(), value) {
+			t.Fatalf("%s lost", k)
+		}
+	}
+}
+
 // TestLFUCounter checks the LFU access clock: new keys start at 5, the first
 // access always counts, later ones logarithmically, a rewrite keeps the
 // counter, and it decays by one per lfu-decay-time minutes.

@@ -139,7 +139,6 @@ func (s *shard) remove(i int) {
 	}
 	s.slots[i] = 0
 	if s.count == 0 {
-		s.arena.acct.mem.Add(-int64(len(s.slots)) * 8)
 		s.slots, s.tableLog = nil, 0
 		s.expireAt = 0
 	} else if s.count*8 < len(s.slots) && s.tableLog > minTableLog {
@@ -150,7 +149,6 @@ func (s *shard) remove(i int) {
 func (s *shard) resize(log uint8) {
 	old := s.slots
 	s.slots, s.tableLog = make([]uint64, 1<<log), log
-	s.arena.acct.mem.Add(int64(len(s.slots)-len(old)) * 8)
 	for _, v := range old {
 		if v != 0 {
 			s.place(v)
@@ -159,19 +157,38 @@ func (s *shard) resize(log uint8) {
 	s.expireAt = 0
 }
 
-// evacuate moves the live entries out of chunks that are mostly garbage and
-// releases them. It runs only when the shard's command has finished with any
-// entry bytes it held (see Keyspace.Unlock), since it moves entries.
+// evacuate makes the holes of the command that held the shard ready to be
+// filled, and moves the live entries out of chunks worth compacting: the
+// tail chunk's down to its start (its emptied pages go back to the OS), any
+// other's to the tail, releasing the chunk. It runs only when the shard's
+// command has finished with any entry bytes it held (see Keyspace.Unlock),
+// since it moves entries.
 func (s *shard) evacuate(seed maphash.Seed) {
 	a := &s.arena
 	a.setGarbage(false)
+	a.ready = len(a.holes)
+	compact := false
+	for id := range a.chunks {
+		if c := &a.chunks[id]; c.data != nil && !c.large && a.worthCompacting(c) {
+			compact = true
+		}
+	}
+	if !compact {
+		if a.harvest {
+			a.harvestHoles()
+		}
+		return
+	}
+	a.clearHoles() // they move or go with their chunks
+	a.harvest = false
+	a.scanOff = 0
+	if a.tail >= 0 && a.worthCompacting(&a.chunks[a.tail]) {
+		s.compactTail(seed)
+	}
 	for id := range a.chunks {
 		c := &a.chunks[id]
-		if c.data == nil || c.large || c.live*evacuateLive >= c.used {
+		if c.data == nil || c.large || id == a.tail || !a.worthCompacting(c) {
 			continue
-		}
-		if id == a.tail {
-			a.tail = -1 // append the survivors elsewhere
 		}
 		for off := 0; off < c.used; {
 			e := c.data[off:]
@@ -179,7 +196,7 @@ func (s *shard) evacuate(seed maphash.Seed) {
 			if h.flags&flagDead == 0 {
 				from := uint64(id)<<chunkBits | uint64(off)
 				i := s.findRef(maphash.Bytes(seed, h.key), from)
-				ref, dst := a.alloc(h.size)
+				ref, dst := a.alloc(h.size, 0)
 				copy(dst, e[:h.size])
 				s.slots[i] = s.slots[i]&^refMask | ref
 				c = &a.chunks[id] // alloc may have grown a.chunks
@@ -188,6 +205,29 @@ func (s *shard) evacuate(seed maphash.Seed) {
 		}
 		a.release(id)
 	}
+}
+
+// compactTail slides the tail chunk's live entries down over its garbage,
+// which costs no new chunk and no copy to another one.
+func (s *shard) compactTail(seed maphash.Seed) {
+	a := &s.arena
+	id := a.tail
+	c := &a.chunks[id]
+	to := 0
+	for off := 0; off < c.used; {
+		h := decode(c.data[off:])
+		size := h.size
+		if h.flags&flagDead == 0 {
+			if to != off {
+				i := s.findRef(maphash.Bytes(seed, h.key), uint64(id)<<chunkBits|uint64(off))
+				copy(c.data[to:], c.data[off:off+size])
+				s.slots[i] = s.slots[i]&^refMask | uint64(id)<<chunkBits | uint64(to)
+			}
+			to += size
+		}
+		off += size
+	}
+	a.truncate(c, to)
 }
 
 // findRef returns the index slot pointing at ref.
@@ -202,7 +242,6 @@ func (s *shard) findRef(h uint64, ref uint64) int {
 // reset drops every key.
 func (s *shard) reset() {
 	s.arena.releaseAll()
-	s.arena.acct.mem.Add(-int64(len(s.slots)) * 8)
 	s.slots, s.tableLog, s.count, s.volatile, s.expireAt = nil, 0, 0, 0, 0
 	s.objects, s.freeObjects = nil, nil
 }

@@ -236,12 +236,18 @@ func (d *decoder) value(t byte) (v Value, err error) {
 	case TypeSetListpack:
 		check(ListpackEntries(d.str(), addEntries))
 		v.Type = TypeSet
-	case TypeHashZiplist, TypeZSetZiplist:
+	case TypeHashZiplist:
 		check(ziplistEntries(d.str(), addEntries))
-		v.Type = map[byte]byte{TypeHashZiplist: TypeHash, TypeZSetZiplist: TypeZSet}[t]
-	case TypeHashListpack, TypeZSetListpack:
+		v.Type = TypeHash
+	case TypeZSetZiplist:
+		check(ziplistEntries(d.str(), addEntries))
+		v.Type = TypeZSet
+	case TypeHashListpack:
 		check(ListpackEntries(d.str(), addEntries))
-		v.Type = map[byte]byte{TypeHashListpack: TypeHash, TypeZSetListpack: TypeZSet}[t]
+		v.Type = TypeHash
+	case TypeZSetListpack:
+		check(ListpackEntries(d.str(), addEntries))
+		v.Type = TypeZSet
 	case TypeListQuicklist, TypeListQuicklist2:
 		for n := d.count(); n > 0; n-- {
 			container := uint64(quicklistPacked)
@@ -292,6 +298,27 @@ func (d *decoder) value(t byte) (v Value, err error) {
 		return v, ErrEmptyKey
 	}
 	return v, nil
+}
+
+// HasDuplicates reports whether a set, hash or sorted set names a member or
+// field twice, which Redis rejects as corruption.
+func (v *Value) HasDuplicates() bool {
+	step := 1
+	switch v.Type {
+	case TypeHash:
+		step = 2
+	case TypeSet, TypeZSet:
+	default:
+		return false
+	}
+	seen := make(map[string]struct{}, len(v.Elems)/step)
+	for i := 0; i < len(v.Elems); i += step {
+		if _, dup := seen[string(v.Elems[i])]; dup {
+			return true
+		}
+		seen[string(v.Elems[i])] = struct{}{}
+	}
+	return false
 }
 
 // ErrDumpPayload is a payload whose footer is not a supported RDB version

@@ -37,6 +37,8 @@ type waiter struct {
 	deadline time.Time                // zero: no timeout
 	done     chan struct{}            // closed once the reply is written
 	claimed  bool                     // under blocking.mu: off the queues
+
+	ready func(e *keyspace.Entry, found bool) bool // blockSpec's
 }
 
 type blockKey struct {
@@ -62,6 +64,11 @@ type blockSpec struct {
 	serve    func(x *Ctx, key []byte)
 	timedOut func(w *resp.Writer)
 	denied   func(w *resp.Writer) // the reply inside MULTI or a script; nil: timedOut
+	// ready, when not nil, says whether key (e, found=false when missing)
+	// can serve the waiter, instead of "it exists with type typ": a stream
+	// reader waits for entries past an ID, and XREADGROUP is also served
+	// (an error) when its key or group goes.
+	ready func(e *keyspace.Entry, found bool) bool
 }
 
 // popOrBlock serves the first of the keys that exists, replying WRONGTYPE if
@@ -91,7 +98,7 @@ func (x *Ctx) block(b blockSpec) {
 		}
 		return
 	}
-	w := &waiter{c: x.c, db: x.DB.ID(), dst: bytes.Clone(b.dst), typ: b.typ, serve: b.serve, timedOut: b.timedOut, deadline: b.deadline, done: make(chan struct{})}
+	w := &waiter{c: x.c, db: x.DB.ID(), dst: bytes.Clone(b.dst), typ: b.typ, ready: b.ready, serve: b.serve, timedOut: b.timedOut, deadline: b.deadline, done: make(chan struct{})}
 	for _, k := range b.keys {
 		if !containsKey(w.keys, k) {
 			w.keys = append(w.keys, bytes.Clone(k))
@@ -144,14 +151,14 @@ func (b *blocking) remove(w *waiter) {
 	b.waiting.Add(-1)
 }
 
-// claim takes the oldest waiter on bk for a key of type t off the queues. If
-// that waiter needs a lock outside locks, it returns nil and later: the caller
-// must serve the key again holding every lock.
-func (b *blocking) claim(bk blockKey, t keyspace.Type, locks *keyspace.LockSet) (w *waiter, later bool) {
+// claim takes the oldest waiter on bk that the key (e, or missing) can serve
+// off the queues. If that waiter needs a lock outside locks, it returns nil
+// and later: the caller must serve the key again holding every lock.
+func (b *blocking) claim(bk blockKey, e *keyspace.Entry, found bool, locks *keyspace.LockSet) (w *waiter, later bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, w := range b.queues[bk] {
-		if w.typ != t {
+		if w.ready != nil && !w.ready(e, found) || w.ready == nil && (!found || w.typ != e.Type()) {
 			continue // waits for another type: stays blocked, as in Redis
 		}
 		if w.dst != nil && !locks.Covers(w.dst) {
@@ -231,10 +238,7 @@ func (s *Server) serveKey(db *keyspace.DB, key []byte, now int64, locks *keyspac
 		bk := blockKey{db.ID(), string(key)}
 		for {
 			e, found := db.Lookup(key, now, false)
-			if !found {
-				break
-			}
-			w, l := s.blocking.claim(bk, e.Type(), locks)
+			w, l := s.blocking.claim(bk, &e, found, locks)
 			later = later || l
 			if w == nil {
 				break

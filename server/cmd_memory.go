@@ -187,6 +187,8 @@ func objectBytes(o keyspace.Object, samples int) int64 {
 		return int64(o.MemoryBytes())
 	case *setObject:
 		return int64(o.MemoryBytes())
+	case *streamObject:
+		return int64(o.MemoryBytes())
 	case *listObject:
 		var sum, n int64
 		o.Each(0, false, func(e []byte) bool {

@@ -149,6 +149,9 @@ func restoreCommand(x *Ctx) {
 	case err != nil:
 		x.W.Error("ERR " + err.Error())
 		return
+	case v.HasDuplicates():
+		x.W.Error("ERR Bad data format")
+		return
 	}
 	if found {
 		x.DB.DeleteEntry(&e)
@@ -165,11 +168,7 @@ func restoreCommand(x *Ctx) {
 		x.W.OK()
 		return
 	}
-	if err := x.storeValue(key, &v); err != nil {
-		// The old value is gone, as when Redis fails after its delete.
-		x.W.Error("ERR Bad data format")
-		return
-	}
+	x.storeValue(key, &v) // no duplicates: it cannot fail
 	e, _ = x.DB.Lookup(key, x.Now, false)
 	if ttl != 0 {
 		x.DB.SetExpire(&e, ttl, x.Now)

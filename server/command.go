@@ -271,6 +271,7 @@ type Ctx struct {
 	// and EXEC.
 	inExec   bool
 	execProp []propagated
+	also     [][][]byte // what the command propagates instead of itself (alsoPropagate)
 	locks    keyspace.LockSet
 	keyBuf   [][]byte
 	collect  collector

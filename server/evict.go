@@ -16,10 +16,15 @@ import (
 // maxmemory-policy are removed; when none can be, denyoom commands are
 // refused.
 //
-// used memory = the keyspace's off-heap arenas and indexes (a counter kept as
+// used memory = the keyspace's off-heap entry arenas (a counter kept as
 // entries are written) + what the Go runtime holds from the OS (heap,
-// including every client buffer and large value, stacks, runtime metadata),
-// read from runtime/metrics at most once a millisecond.
+// including the index tables, every client buffer and large value, stacks,
+// runtime metadata), read from runtime/metrics at most once a millisecond.
+// maxmemory bounds it with Redis's startup footprint (1 MB) in place of
+// Keyhive's (used_memory_startup: the Go runtime and the empty shards of
+// every database, about 9 MB), so that the same maxmemory holds as many keys
+// as in Redis; RSS may exceed maxmemory by the difference (README, Memory
+// limits and eviction).
 
 const errOOM = "OOM command not allowed when used memory > 'maxmemory'."
 
@@ -45,6 +50,7 @@ type evictState struct {
 	mu         sync.Mutex // one evicting goroutine at a time
 	ev         keyspace.Evictor
 	onEvict    func(db int, key []byte)
+	by         *Client // whose command the evictions run before, under mu
 	background atomic.Bool
 }
 
@@ -53,10 +59,9 @@ func (s *Server) watchMaxMemory() {
 	e := &s.evict
 	e.samples[0].Name = "/memory/classes/total:bytes"
 	e.samples[1].Name = "/memory/classes/heap/released:bytes"
-	e.onEvict = s.propagateEvicted
+	e.onEvict = s.keyEvicted
 	sync := func() {
 		e.limit.Store(s.cfg.MaxMemory())
-		s.ks.SetMemoryLimit(s.cfg.MaxMemory())
 		p, scope, _ := strings.Cut(s.cfg.MaxMemoryPolicy(), "-")
 		if scope == "" {
 			p, scope = scope, p
@@ -91,9 +96,15 @@ func (s *Server) usedMemory(mono int64, maxAge time.Duration) int64 {
 	return s.ks.MemoryBytes() + s.evict.runtimeMem.Load()
 }
 
-// memoryOver reports how far used memory is above maxmemory.
+// redisStartupMemory stands for Keyhive's startup footprint in what
+// maxmemory counts: Redis 7.0's used_memory_startup, about 1 MB.
+const redisStartupMemory = 1 << 20
+
+// memoryOver reports how far used memory is above maxmemory, counting
+// Redis's startup footprint in place of Keyhive's.
 func (s *Server) memoryOver(mono int64, maxAge time.Duration) int64 {
-	return s.usedMemory(mono, maxAge) - s.evict.limit.Load()
+	runtimeGrowth := s.usedMemory(mono, maxAge) - s.ks.MemoryBytes() - s.startupMemory
+	return s.ks.MemoryBytes() + max(runtimeGrowth, 0) + redisStartupMemory - s.evict.limit.Load()
 }
 
 // outOfMemory runs evictions before cmd (execute calls it when maxmemory is
@@ -101,7 +112,7 @@ func (s *Server) memoryOver(mono int64, maxAge time.Duration) int64 {
 // decides: denyoom commands, and anything but EXEC, DISCARD, QUIT and RESET
 // inside MULTI (queueing takes memory), when nothing could be evicted.
 func (c *Client) outOfMemory(cmd *Command, mono, now int64) bool {
-	if c.s.performEvictions(mono, now) != evictFail {
+	if c.s.performEvictions(c, mono, now) != evictFail {
 		return false
 	}
 	if cmd.Flags&FlagDenyOOM != 0 {
@@ -127,14 +138,17 @@ func (c *Client) outOfMemory(cmd *Command, mono, now int64) bool {
 
 // performEvictions evicts keys until used memory is within maxmemory, for at
 // most the time maxmemory-eviction-tenacity allows; a background job then
-// goes on, as Redis's eviction timer proc does.
-func (s *Server) performEvictions(mono, now int64) evictResult {
+// goes on, as Redis's eviction timer proc does. by is the client whose
+// command is about to run.
+func (s *Server) performEvictions(by *Client, mono, now int64) evictResult {
 	if s.memoryOver(mono, time.Millisecond) <= 0 {
 		return evictOK
 	}
 	e := &s.evict
 	e.mu.Lock()
+	e.by = by
 	res := s.evictSome(mono, now)
+	e.by = nil
 	e.mu.Unlock()
 	if res == evictRunning && e.background.CompareAndSwap(false, true) {
 		s.wg.Add(1)
@@ -211,9 +225,11 @@ func (s *Server) evictInBackground() {
 	}
 }
 
-// propagateEvicted propagates an eviction as Redis does: DEL, or UNLINK
-// under lazyfree-lazy-eviction.
-func (s *Server) propagateEvicted(db int, key []byte) {
+// keyEvicted runs for each evicted key, just deleted: the "evicted" event,
+// then the deletion's propagation as Redis does it: DEL, or UNLINK under
+// lazyfree-lazy-eviction.
+func (s *Server) keyEvicted(db int, key []byte) {
+	s.notifyIn(s.evict.by, notifyEvicted, "evicted", key, db)
 	if !s.replication.active.Load() {
 		return
 	}

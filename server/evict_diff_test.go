@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/keyhive/keyhive/internal/difftest"
 )
@@ -125,7 +126,7 @@ func TestObjectFreqIdle(t *testing.T) {
 func TestEvictionInfo(t *testing.T) {
 	p := difftest.StartIsolated(t, "--maxmemory-policy", "allkeys-random")
 	for i := range 2000 {
-		p.Do("SET", "key:"+strconv.Itoa(i), strings.Repeat("v", 100))
+		p.Do("SET", "key:"+strconv.Itoa(i), strings.Repeat("v", 4000))
 	}
 	field := func(info, name string) string {
 		for _, line := range strings.Split(info, "\r\n") {
@@ -140,13 +141,41 @@ func TestEvictionInfo(t *testing.T) {
 	if used <= 0 || field(k.Str, "maxmemory_policy") != "allkeys-random" {
 		t.Fatalf("INFO memory: %q", k.Str)
 	}
-	// A limit just under Keyhive's usage evicts some keys but not all.
+	// A limit below the keys' 8 MB evicts some keys but not all.
 	k2 := p.Keyhive()
-	k2.Do("CONFIG", "SET", "maxmemory", strconv.FormatInt(used-50_000, 10))
+	k2.Do("CONFIG", "SET", "maxmemory", "6mb")
 	k2.Do("SET", "trigger", "x")
 	_, k = p.DoDifferent("stats differ", "INFO", "stats")
 	evicted, _ := strconv.Atoi(field(k.Str, "evicted_keys"))
 	if evicted == 0 || evicted >= 2000 {
-		t.Fatalf("evicted_keys %d after lowering maxmemory by 50 KB", evicted)
+		t.Fatalf("evicted_keys %d of 2000 4 KB keys under maxmemory 6mb", evicted)
 	}
+}
+
+// TestEvictedEvents: every evicted key is published as "evicted" (classes e
+// and K/E) and invalidates the clients tracking it, in eviction order;
+// volatile-ttl makes the order the same in both servers.
+func TestEvictedEvents(t *testing.T) {
+	p := difftest.StartIsolated(t, "--maxmemory-policy", "volatile-ttl")
+	p.Do("CONFIG", "SET", "notify-keyspace-events", "KEe")
+	sub := p.NewConn()
+	sub.Do("PSUBSCRIBE", "__key*__:*")
+	tracker := p.NewConn()
+	tracker.Proto(3)
+	tracker.Do("CLIENT", "TRACKING", "ON")
+	p.Do("SET", "keep", "1")
+	p.Do("SET", "later", "2", "EX", "1000")
+	p.Do("SET", "sooner", "3", "PX", "500000")
+	tracker.Do("GET", "later")
+	tracker.Do("GET", "keep")
+	p.Do("CONFIG", "SET", "maxmemory", "1")
+	p.Do("SET", "more", "4") // evicts sooner, then later, then is refused
+	for range 4 {
+		sub.Read()
+	}
+	sub.NoReply(100 * time.Millisecond)
+	tracker.Read() // invalidate later
+	tracker.NoReply(100 * time.Millisecond)
+	p.Do("CONFIG", "SET", "maxmemory", "0")
+	p.Do("KEYS", "*")
 }

@@ -14,9 +14,9 @@ import (
 	"time"
 )
 
-// rssOverhead is what the keyhive process may hold beyond maxmemory: the Go
-// runtime's own baseline and the index and tail pages not yet given back
-// (documented in docs/architecture.md, Eviction).
+// rssOverhead is what the keyhive process may hold beyond maxmemory: its
+// startup footprint and each shard's partly used page (README, Memory
+// limits and eviction: 16 MB with one database), with room for noise.
 const rssOverhead = 24 << 20
 
 // pipe sends commands in pipelined batches and counts replies by kind.
@@ -199,10 +199,9 @@ func TestEvictionKeepsPersistentKeys(t *testing.T) {
 
 // TestEvictionHitRate runs the same Zipf-distributed cache workload (GET, SET
 // on a miss) against redis-server and Keyhive with the same maxmemory, under
-// allkeys-lru and allkeys-lfu. The acceptance goal is two points; Keyhive is
-// 4-8 points below for now because it fits fewer keys in the same limit (its
-// Go runtime baseline and arena garbage count against maxmemory), so the test
-// holds the line at ten points and logs the gap.
+// allkeys-lru and allkeys-lfu: Keyhive's hit rate is within two points of
+// Redis's (issue 6). It logs how many keys each server held at the end:
+// fewer keys in the same maxmemory is what costs hit rate.
 func TestEvictionHitRate(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a cache workload on both servers")
@@ -216,8 +215,8 @@ func TestEvictionHitRate(t *testing.T) {
 			keyhive := hitRate(t, addr)
 			redis := hitRate(t, startRedis(t, args...))
 			t.Logf("%s hit rate: redis %.2f%%, keyhive %.2f%%", policy, redis, keyhive)
-			if keyhive < redis-10 {
-				t.Fatalf("keyhive hit rate %.2f%% more than 10 points below redis's %.2f%%", keyhive, redis)
+			if keyhive < redis-2 {
+				t.Fatalf("keyhive hit rate %.2f%% more than 2 points below redis's %.2f%%", keyhive, redis)
 			}
 		})
 	}
@@ -246,5 +245,7 @@ func hitRate(t *testing.T, addr string) float64 {
 		}
 		p.flush()
 	}
+	p.send("DBSIZE")
+	t.Logf("%s holds %s keys", addr, p.flush()[0])
 	return 100 * float64(hits) / float64(total)
 }

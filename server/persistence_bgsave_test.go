@@ -264,3 +264,46 @@ func TestSavePoint(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestRestorePropagation checks what RESTORE propagates: a relative TTL as
+// an absolute one with ABSTTL appended, and an already expired restore over
+// an existing key as its deletion (Redis's restoreCommand rewrites).
+func TestRestorePropagation(t *testing.T) {
+	srv, err := startSaving(t, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var got []string
+	srv.OnPropagate(func(db int, argv [][]byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		words := make([]string, len(argv))
+		for i, a := range argv {
+			words[i] = string(a)
+			if len(a) > 20 {
+				words[i] = "<payload>"
+			}
+		}
+		got = append(got, strings.Join(words, " "))
+	})
+	c := dial(t, srv)
+	do(t, c, "SET", "k", strings.Repeat("v", 30))
+	payload := do(t, c, "DUMP", "k").Str
+	before := time.Now().UnixMilli()
+	do(t, c, "RESTORE", "a", "100000", payload)
+	do(t, c, "RESTORE", "b", "0", payload)
+	do(t, c, "RESTORE", "c", "4102444800000", payload, "ABSTTL")
+	do(t, c, "RESTORE", "k", "1", payload, "ABSTTL", "REPLACE")
+	do(t, c, "RESTORE", "missing", "1", payload, "ABSTTL")
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 5 || !strings.HasPrefix(got[1], "RESTORE a ") || !strings.HasSuffix(got[1], " <payload> ABSTTL") ||
+		got[2] != "RESTORE b 0 <payload>" || got[3] != "RESTORE c 4102444800000 <payload> ABSTTL" || got[4] != "DEL k" {
+		t.Fatalf("propagated %q", got)
+	}
+	at, _ := strconv.ParseInt(strings.Fields(got[1])[2], 10, 64)
+	if at < before+100000 || at > time.Now().UnixMilli()+100000 {
+		t.Fatalf("RESTORE a propagated with %d, not about now+100s", at)
+	}
+}

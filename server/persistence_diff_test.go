@@ -64,6 +64,13 @@ func TestDumpRestoreErrors(t *testing.T) {
 	p.Do("RESTORE", "k", "0", withDumpFooter("\x0b\x04\x02\x00\x00\x00", 10)) // a truncated intset
 	p.Do("RESTORE", "k", "0", withDumpFooter("\x10\x03abc", 10))              // not a listpack
 	p.Do("EXISTS", "k")
+	// A bad value with REPLACE leaves the old key alone.
+	p.Do("SET", "k", "old")
+	p.Do("RESTORE", "k", "0", withDumpFooter("\x02\x02\x01a\x01a", 10), "REPLACE")
+	p.Do("GET", "k")
+	const dupField = "Redis 7.0 (without sanitize-dump-payload) keeps a small hash with a duplicate field as a corrupt listpack; Keyhive rejects it"
+	p.DoDifferent(dupField, "RESTORE", "k", "0", withDumpFooter("\x04\x02\x01f\x01v\x01f\x01w", 10), "REPLACE")
+	p.DoDifferent(dupField, "GET", "k")
 	// Old encodings Redis still loads: a ziplist list and a zset v1.
 	p.Do("RESTORE", "zl", "0", withDumpFooter("\x0a\x10\x10\x00\x00\x00\x0d\x00\x00\x00\x02\x00\x00\x01a\x03\xf2\xff", 10))
 	p.Do("LRANGE", "zl", "0", "-1")
@@ -163,4 +170,15 @@ func waitBgsave(t *testing.T, p *difftest.Pair) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
+}
+
+func TestRestoreEvents(t *testing.T) {
+	w := watchEvents(t, 2, "KEA")
+	w.do("RPUSH", "l", "a", "b")
+	payload := w.p.Do("DUMP", "l").Str
+	w.do("RESTORE", "l2", "0", payload)
+	w.do("RESTORE", "l2", "0", payload, "REPLACE")
+	w.do("RESTORE", "l2", "1000", payload, "REPLACE", "ABSTTL")
+	w.do("RESTORE", "l3", "1000", payload, "ABSTTL")
+	w.do("RESTORE", "l", "0", payload)
 }

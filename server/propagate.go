@@ -114,6 +114,10 @@ func intArg(v int64) []byte { return strconv.AppendInt(nil, v, 10) }
 func (x *Ctx) publish(args [][]byte) {
 	argv := x.Args
 	x.Args = args
+	if len(x.also) > 0 {
+		x.publishAlso()
+		return
+	}
 	switch {
 	case len(argv) == 0:
 	case x.inExec:
@@ -122,6 +126,40 @@ func (x *Ctx) publish(args [][]byte) {
 		}
 	default:
 		x.s.replication.publish(x.DB.ID(), argv)
+	}
+}
+
+// alsoPropagate adds argv to what the command propagates instead of itself,
+// as Redis's alsoPropagate (XREADGROUP and XCLAIM propagate an XCLAIM per
+// entry); the handler also calls propagateNone. argv is copied (not its
+// elements). Without a consumer it does nothing.
+func (x *Ctx) alsoPropagate(argv ...[]byte) {
+	if x.propagating() {
+		x.also = append(x.also, append([][]byte(nil), argv...))
+	}
+}
+
+// publishAlso propagates what alsoPropagate collected: wrapped in MULTI and
+// EXEC when there are several, as Redis 7.0 does, or into EXEC's (or a
+// script's) collection.
+func (x *Ctx) publishAlso() {
+	ops, db := x.also, x.DB.ID()
+	x.also = x.also[:0]
+	if x.inExec {
+		for _, op := range ops {
+			x.execProp = append(x.execProp, propagated{db, op})
+		}
+		return
+	}
+	p := &x.s.replication
+	if len(ops) > 1 {
+		p.publish(db, [][]byte{argMULTI})
+	}
+	for _, op := range ops {
+		p.publish(db, op)
+	}
+	if len(ops) > 1 {
+		p.publish(db, [][]byte{argEXEC})
 	}
 }
 

@@ -35,7 +35,7 @@ func TestSoak(t *testing.T) {
 	runtime.ReadMemStats(&base)
 
 	names := commandNames(t, srv)
-	var sent, closed atomic.Int64
+	var sent, closed, dialErrors atomic.Int64
 	stop := time.Now().Add(duration)
 	var wg sync.WaitGroup
 	for i := range conns {
@@ -44,8 +44,10 @@ func TestSoak(t *testing.T) {
 			for time.Now().Before(stop) {
 				c, err := difftest.Dial(srv.Addr())
 				if err != nil {
-					t.Error(err)
-					return
+					// A full accept backlog on a loaded machine: churn too.
+					dialErrors.Add(1)
+					time.Sleep(10 * time.Millisecond)
+					continue
 				}
 				c.Timeout = 500 * time.Millisecond // a blocked or subscribed client is dropped
 				// Churn: each connection lives for a random number of commands.
@@ -61,7 +63,10 @@ func TestSoak(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	t.Logf("%d commands on %d connections in %v", sent.Load(), closed.Load(), duration)
+	t.Logf("%d commands on %d connections in %v (%d dials timed out)", sent.Load(), closed.Load(), duration, dialErrors.Load())
+	if dialErrors.Load() > closed.Load()/10 {
+		t.Errorf("%d of %d dials failed", dialErrors.Load(), dialErrors.Load()+closed.Load())
+	}
 
 	c, err := difftest.Dial(srv.Addr())
 	if err != nil {

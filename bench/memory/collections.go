@@ -3,30 +3,38 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
 // The collections mode (-collections N) measures the large forms of hashes,
-// sets and sorted sets: for each kind it starts a fresh redis-server and a
-// fresh keyhive, loads one key of N elements with pipelined multi-element
-// commands, and reports RSS growth per element.
+// sets, sorted sets and streams: for each kind it starts a fresh
+// redis-server and a fresh keyhive, loads one key of N elements with
+// pipelined multi-element commands (XADD: one entry of two small fields per
+// command), and reports RSS growth per element.
 
 // collection is one kind of collection to load.
 type collection struct {
 	name, cmd string
 	args      int // arguments per element
 	appendElt func(b []byte, i int) []byte
+	single    bool // one element per command
 }
 
 var collections = []collection{
 	{"hash", "HSET", 2, func(b []byte, i int) []byte {
 		return appendBulk(appendBulk(b, elementName(i)), valueName(i))
-	}},
-	{"set", "SADD", 1, func(b []byte, i int) []byte { return appendBulk(b, elementName(i)) }},
+	}, false},
+	{"set", "SADD", 1, func(b []byte, i int) []byte { return appendBulk(b, elementName(i)) }, false},
 	{"zset", "ZADD", 2, func(b []byte, i int) []byte {
 		return appendBulk(appendBulkString(b, strconv.FormatUint(zscore(i), 10)), elementName(i))
-	}},
+	}, false},
+	{"stream", "XADD", 5, func(b []byte, i int) []byte {
+		b = appendBulk(appendBulkString(b, "*"), []byte("f1"))
+		return appendBulk(appendBulk(appendBulk(b, strconv.AppendInt(nil, int64(i), 10)), []byte("f2")), valueName(i))
+	}, true},
 }
 
 // zscore returns element i's score: ascending with -zset-scores asc, else a
@@ -61,6 +69,9 @@ func runCollections(n int, redisBin, keyhiveBin, tmp string) error {
 	fmt.Println("| kind | redis B/elem (RSS) | keyhive B/elem (RSS) | **keyhive/redis** | redis used_memory/elem | keyhive used_memory/elem | encodings | peak RSS MiB redis / keyhive |")
 	fmt.Println("|---|---:|---:|---:|---:|---:|---|---|")
 	for _, c := range collections {
+		if *flagKinds != "" && !slices.Contains(strings.Split(*flagKinds, ","), c.name) {
+			continue
+		}
 		var rs [2]collectionResult
 		for i, spec := range [][2]string{{"redis", redisBin}, {"keyhive", keyhiveBin}} {
 			s, err := startServer(spec[0], spec[1], tmp)
@@ -136,6 +147,9 @@ func loadElements(addr string, c collection, lo, hi int) error {
 		sent := 0
 		for ; sent < *flagLoadDepth && k < hi; sent++ {
 			end := min(k+*flagBatch, hi)
+			if c.single {
+				end = k + 1
+			}
 			cl.buf = appendArray(cl.buf, 2+c.args*(end-k))
 			cl.buf = appendBulkString(cl.buf, c.cmd)
 			cl.buf = appendBulkString(cl.buf, c.name)

@@ -60,6 +60,7 @@ var (
 	flagTimeout   = flag.Duration("timeout", 120*time.Second, "I/O timeout for any single pipelined batch")
 
 	flagCollections = flag.Int("collections", 0, "instead of keys: load one hash, set and sorted set of this many elements and report memory per element")
+	flagKinds       = flag.String("kinds", "", "collections mode: comma-separated kinds to measure (hash,set,zset,stream; default all)")
 	flagZScores     = flag.String("zset-scores", "random", "sorted-set scores in the collections mode: random or asc (ascending, like timestamps)")
 )
 
@@ -132,6 +133,9 @@ func run() error {
 
 	if *flagCollections > 0 {
 		return runCollections(*flagCollections, redisBin, keyhiveBin, tmp)
+	}
+	if *flagEvictLoad > 0 || *flagReload > 0 {
+		return runChecks(redisBin, keyhiveBin, tmp)
 	}
 	fmt.Printf("# Keyhive vs redis-server: memory and mixed workload\n\n")
 	fmt.Printf("keys %q, values %d bytes, loaded with %s (batch %d, %d conns); mixed %d%% GET / %d%% SET, %d conns x depth %d, %v per server in %v alternating slices\n\n",

@@ -164,3 +164,29 @@ func AddLongDouble(a, b *big.Float) ([]byte, bool) {
 	}
 	return out, true
 }
+
+// ParseULL parses an unsigned 64-bit integer as Redis's string2ull does: a
+// string2ll integer that is not negative, or else whatever strtoull consumes
+// whole (leading spaces, a sign, a negative value wrapping around), as stream
+// IDs are parsed.
+func ParseULL(b []byte) (uint64, bool) {
+	if v, ok := ParseInt(b); ok {
+		return uint64(v), v >= 0
+	}
+	i := 0
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	neg := i < len(b) && b[i] == '-'
+	if i < len(b) && (b[i] == '-' || b[i] == '+') {
+		i++
+	}
+	if i == len(b) {
+		return 0, false
+	}
+	v, ok := digits(b[i:])
+	if neg {
+		v = -v
+	}
+	return v, ok
+}

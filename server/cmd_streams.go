@@ -1,0 +1,1699 @@
+package server
+
+import (
+	"bytes"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/keyhive/keyhive/internal/stream"
+	"github.com/keyhive/keyhive/internal/strnum"
+	"github.com/keyhive/keyhive/keyspace"
+	"github.com/keyhive/keyhive/resp"
+)
+
+func init() {
+	st := func(name string, arity int, flags string, summary, since string, run func(*Ctx)) spec {
+		return spec{name: name, arity: arity, flags: flags, first: 1, last: 1, step: 1, category: "@stream", group: "stream", summary: summary, since: since, run: run}
+	}
+	register(
+		st("xadd", -5, "write denyoom fast", "Appends a new entry to a stream", "5.0.0", xaddCommand),
+		st("xlen", 2, "readonly fast", "Return the number of entries in a stream", "5.0.0", xlenCommand),
+		st("xrange", -4, "readonly", "Return a range of elements in a stream, with IDs matching the specified IDs interval", "5.0.0", func(x *Ctx) { xrangeCommand(x, false) }),
+		st("xrevrange", -4, "readonly", "Return a range of elements in a stream, with IDs matching the specified IDs interval, in reverse order (from greater to smaller IDs) compared to XRANGE", "5.0.0", func(x *Ctx) { xrangeCommand(x, true) }),
+		st("xdel", -3, "write fast", "Removes the specified entries from the stream. Returns the number of items actually deleted, that may be different from the number of IDs passed in case certain IDs do not exist.", "5.0.0", xdelCommand),
+		st("xtrim", -4, "write", "Trims the stream to (approximately if '~' is passed) a certain size", "5.0.0", xtrimCommand),
+		st("xsetid", -3, "write denyoom fast", "An internal command for replicating stream values", "5.0.0", xsetidCommand),
+		st("xack", -4, "write fast", "Marks a pending message as correctly processed, effectively removing it from the pending entries list of the consumer group. Return value of the command is the number of messages successfully acknowledged, that is, the IDs we were actually able to resolve in the PEL.", "5.0.0", xackCommand),
+		st("xpending", -3, "readonly", "Return information and entries from a stream consumer group pending entries list, that are messages fetched but never acknowledged.", "5.0.0", xpendingCommand),
+		st("xclaim", -6, "write fast", "Changes (or acquires) ownership of a message in a consumer group, as if the message was delivered to the specified consumer.", "5.0.0", xclaimCommand),
+		st("xautoclaim", -6, "write fast", "Changes (or acquires) ownership of messages in a consumer group, as if the messages were delivered to the specified consumer.", "6.2.0", xautoclaimCommand),
+		spec{name: "xread", arity: -4, flags: "readonly blocking", category: "@stream", group: "stream", summary: "Return never seen elements in multiple streams, with IDs greater than the ones reported by the caller for each stream. Can block.", since: "5.0.0", run: func(x *Ctx) { xreadCommand(x, false) }},
+		spec{name: "xreadgroup", arity: -7, flags: "write blocking", category: "@stream", group: "stream", summary: "Return new entries from a stream using a consumer group, or access the history of the pending entries for a given consumer. Can block.", since: "5.0.0", run: func(x *Ctx) { xreadCommand(x, true) }},
+		spec{name: "xgroup", arity: -2, group: "stream", summary: "A container for consumer groups commands", since: "5.0.0"},
+		spec{name: "xinfo", arity: -2, group: "stream", summary: "A container for stream introspection commands", since: "5.0.0"},
+	)
+	table["xread"].keys = xreadKeys
+	table["xreadgroup"].keys = xreadKeys
+	table["xread"].Flags |= FlagMovableKeys
+	table["xreadgroup"].Flags |= FlagMovableKeys
+	sub := func(name string, arity int, flags string, summary, since string, run func(*Ctx)) spec {
+		return spec{name: name, arity: arity, flags: flags, first: 2, last: 2, step: 1, category: "@stream", group: "stream", summary: summary, since: since, run: run}
+	}
+	registerSub("xgroup",
+		sub("create", -5, "write denyoom", "Create a consumer group.", "5.0.0", xgroupCommand),
+		sub("setid", -5, "write", "Set a consumer group to an arbitrary last delivered ID value.", "5.0.0", xgroupCommand),
+		sub("destroy", 4, "write", "Destroy a consumer group.", "5.0.0", xgroupCommand),
+		sub("createconsumer", 5, "write denyoom", "Create a consumer in a consumer group.", "6.2.0", xgroupCommand),
+		sub("delconsumer", 5, "write", "Delete a consumer from a consumer group.", "5.0.0", xgroupCommand),
+		spec{name: "help", arity: 2, flags: "loading stale", category: "@stream", group: "stream", summary: "Show helpful text about the different subcommands", since: "5.0.0", run: xgroupHelp},
+	)
+	registerSub("xinfo",
+		sub("stream", -3, "readonly", "Get information about a stream", "5.0.0", xinfoStream),
+		sub("groups", 3, "readonly", "List the consumer groups of a stream", "5.0.0", xinfoGroups),
+		sub("consumers", 4, "readonly", "List the consumers in a consumer group", "5.0.0", xinfoConsumers),
+		spec{name: "help", arity: 2, flags: "loading stale", category: "@stream", group: "stream", summary: "Show helpful text about the different subcommands", since: "5.0.0", run: xinfoHelp},
+	)
+}
+
+// Error texts of the stream commands, as Redis writes them.
+const (
+	errInvalidStreamID = "ERR Invalid stream ID specified as stream command argument"
+	errInvalidStart    = "ERR invalid start ID for the interval"
+	errInvalidEnd      = "ERR invalid end ID for the interval"
+	errXaddTooSmall    = "ERR The ID specified in XADD is equal or smaller than the target stream top item"
+	errNoKeyXgroup     = "ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use the MKSTREAM option to create an empty stream automatically."
+	errEntriesRead     = "ERR value for ENTRIESREAD must be positive or -1"
+)
+
+// streamObject is a stream stored as a keyspace object (OBJECT ENCODING
+// "stream"); streams have no inline form.
+type streamObject struct{ *stream.Stream }
+
+func (o *streamObject) Clone() keyspace.Object { return &streamObject{o.Stream.Clone()} }
+
+func entryStream(e *keyspace.Entry) *stream.Stream { return e.Object().(*streamObject).Stream }
+
+// readStream looks key up for reading as a stream: nil when missing;
+// ok=false after replying WRONGTYPE.
+func (x *Ctx) readStream(key []byte) (s *stream.Stream, ok bool) {
+	e, found, ok := x.readTyped(key, keyspace.TypeStream)
+	if found && ok {
+		s = entryStream(&e)
+	}
+	return s, ok
+}
+
+// writeStream looks key up for writing as a stream: nil when missing;
+// ok=false after replying WRONGTYPE.
+func (x *Ctx) writeStream(key []byte) (e keyspace.Entry, s *stream.Stream, ok bool) {
+	e, found := x.lookupWrite(key)
+	if x.wrongType(&e, found, keyspace.TypeStream) {
+		return e, nil, false
+	}
+	if found {
+		s = entryStream(&e)
+	}
+	return e, s, true
+}
+
+// createStream stores a new empty stream at key (e from writeStream).
+func (x *Ctx) createStream(e *keyspace.Entry, key []byte) *stream.Stream {
+	s := stream.New()
+	x.DB.PutObject(e, key, keyspace.TypeStream, keyspace.EncStream, &streamObject{s}, 0, x.Now)
+	return s
+}
+
+func writeStreamID(w *resp.Writer, id stream.ID) {
+	var buf [48]byte
+	w.Bulk(id.Append(buf[:0]))
+}
+
+func writeStreamEntry(w *resp.Writer, id stream.ID, fields [][]byte) {
+	w.Array(2)
+	writeStreamID(w, id)
+	w.Array(len(fields))
+	for _, f := range fields {
+		w.Bulk(f)
+	}
+}
+
+// idArg formats id as a command argument for propagation (it allocates).
+func idArg(id stream.ID) []byte { return id.Append(nil) }
+
+// streamID parses a stream ID argument, replying the error when invalid.
+func (x *Ctx) streamID(arg []byte, missingSeq uint64, strict bool) (stream.ID, bool) {
+	id, _, ok := stream.ParseID(arg, missingSeq, strict, false)
+	if !ok {
+		x.W.Error(errInvalidStreamID)
+	}
+	return id, ok
+}
+
+// intervalStart parses a range start: an ID, or "(" and an ID, exclusive.
+func (x *Ctx) intervalStart(arg []byte) (stream.ID, bool) {
+	if len(arg) > 1 && arg[0] == '(' {
+		id, ok := x.streamID(arg[1:], 0, true)
+		if !ok {
+			return id, false
+		}
+		if id, ok = id.Next(); !ok {
+			x.W.Error(errInvalidStart)
+		}
+		return id, ok
+	}
+	return x.streamID(arg, 0, false)
+}
+
+// intervalEnd parses a range end: an ID (a missing sequence is the
+// largest), or "(" and an ID, exclusive.
+func (x *Ctx) intervalEnd(arg []byte) (stream.ID, bool) {
+	if len(arg) > 1 && arg[0] == '(' {
+		id, ok := x.streamID(arg[1:], math.MaxUint64, true)
+		if !ok {
+			return id, false
+		}
+		if id, ok = id.Prev(); !ok {
+			x.W.Error(errInvalidEnd)
+		}
+		return id, ok
+	}
+	return x.streamID(arg, math.MaxUint64, false)
+}
+
+// intArgOrReply parses an integer argument, replying errNotInt.
+func (x *Ctx) intArgOrReply(arg []byte) (int64, bool) {
+	v, ok := strnum.ParseInt(arg)
+	if !ok {
+		x.W.Error(errNotInt)
+	}
+	return v, ok
+}
+
+// trimArgs are XADD's and XTRIM's options.
+type trimArgs struct {
+	trim        stream.Trim
+	strategy    bool // MAXLEN or MINID given
+	thresholdAt int  // the threshold's argument index
+	noMkStream  bool
+	id          stream.ID
+	idGiven     bool
+	seqGiven    bool
+	idAt        int // XADD: the ID's argument index
+}
+
+// parseTrimArgs parses the options from args[2] on, as Redis's
+// streamParseAddOrTrimArgsOrReply; for XADD it stops at the ID.
+func (x *Ctx) parseTrimArgs(xadd bool) (a trimArgs, ok bool) {
+	args := x.Args
+	limitGiven := false
+	i := 2
+	for ; i < len(args); i++ {
+		more := len(args) - 1 - i
+		opt := args[i]
+		switch {
+		case xadd && string(cBytes(opt)) == "*":
+		case (cArgIs(opt, "maxlen") || cArgIs(opt, "minid")) && more > 0:
+			if a.strategy {
+				x.W.Error("ERR syntax error, MAXLEN and MINID options at the same time are not compatible")
+				return a, false
+			}
+			a.trim.Approx = false
+			if next := string(cBytes(args[i+1])); more >= 2 && (next == "~" || next == "=") {
+				a.trim.Approx = next == "~"
+				i++
+			}
+			if cArgIs(opt, "maxlen") {
+				n, ok := x.intArgOrReply(args[i+1])
+				if !ok {
+					return a, false
+				}
+				if n < 0 {
+					x.W.Error("ERR The MAXLEN argument must be >= 0.")
+					return a, false
+				}
+				a.trim.MaxLen, a.trim.ByMinID = n, false
+			} else {
+				id, ok := x.streamID(args[i+1], 0, true)
+				if !ok {
+					return a, false
+				}
+				a.trim.MinID, a.trim.ByMinID = id, true
+			}
+			i++
+			a.strategy, a.thresholdAt = true, i
+			continue
+		case cArgIs(opt, "limit") && more > 0:
+			n, ok := x.intArgOrReply(args[i+1])
+			if !ok {
+				return a, false
+			}
+			if n < 0 {
+				x.W.Error("ERR The LIMIT argument must be >= 0.")
+				return a, false
+			}
+			a.trim.Limit, limitGiven = n, true
+			i++
+			continue
+		case xadd && cArgIs(opt, "nomkstream"):
+			a.noMkStream = true
+			continue
+		case xadd:
+			id, seqGiven, ok := stream.ParseID(opt, 0, true, true)
+			if !ok {
+				x.W.Error(errInvalidStreamID)
+				return a, false
+			}
+			a.id, a.idGiven, a.seqGiven = id, true, seqGiven
+		default:
+			x.W.Error(errSyntax)
+			return a, false
+		}
+		break
+	}
+	a.idAt = i
+	switch {
+	case a.trim.Limit != 0 && !a.strategy:
+		x.W.Error("ERR syntax error, LIMIT cannot be used without specifying a trimming strategy")
+		return a, false
+	case !xadd && !a.strategy:
+		x.W.Error("ERR syntax error, XTRIM must be called with a trimming strategy")
+		return a, false
+	case limitGiven && !a.trim.Approx:
+		x.W.Error("ERR syntax error, LIMIT cannot be used without the special ~ option")
+		return a, false
+	case !limitGiven && a.trim.Approx:
+		a.trim.Limit = 100 * x.s.cfg.StreamNodeMaxEntries()
+		if a.trim.Limit <= 0 || a.trim.Limit > 1<<30 {
+			a.trim.Limit = 10000
+		}
+	case !a.trim.Approx:
+		a.trim.Limit = 0
+	}
+	return a, true
+}
+
+// rewriteTrim makes an approximate trim propagate as the exact one it did:
+// "=" for "~" and the length (MAXLEN) or first ID (MINID) it left.
+func (x *Ctx) rewriteTrim(argv [][]byte, a *trimArgs, s *stream.Stream) {
+	if !a.trim.Approx {
+		return
+	}
+	argv[a.thresholdAt-1] = []byte("=")
+	if !a.trim.ByMinID {
+		argv[a.thresholdAt] = intArg(int64(s.Length))
+		return
+	}
+	first := stream.MaxID
+	if s.Nodes() > 0 {
+		first = s.FirstEntry()
+	}
+	argv[a.thresholdAt] = idArg(first)
+}
+
+func xaddCommand(x *Ctx) {
+	a, ok := x.parseTrimArgs(true)
+	if !ok {
+		return
+	}
+	fields := len(x.Args) - a.idAt - 1
+	if fields < 2 || fields%2 == 1 {
+		x.W.Error(errArity("xadd"))
+		return
+	}
+	if a.idGiven && a.seqGiven && a.id.IsZero() {
+		x.W.Error("ERR The ID specified in XADD must be greater than 0-0")
+		return
+	}
+	key := x.Args[1]
+	e, s, ok := x.writeStream(key)
+	if !ok {
+		return
+	}
+	if s == nil && a.noMkStream {
+		x.W.Null()
+		return
+	}
+	last := stream.ID{}
+	if s != nil {
+		last = s.LastID
+	}
+	if last == stream.MaxID {
+		x.W.Error("ERR The stream has exhausted the last possible ID, unable to add more items")
+		return
+	}
+	id := a.id
+	switch {
+	case !a.idGiven:
+		id = stream.ID{Ms: uint64(x.Now)}
+		if id.Compare(last) <= 0 {
+			id, _ = last.Next()
+		}
+	case !a.seqGiven && id.Ms == last.Ms:
+		if last.Seq == math.MaxUint64 {
+			// Redis 7.0 fails here without setting errno, so it reports
+			// the other error.
+			x.W.Error("ERR Elements are too large to be stored")
+			return
+		}
+		id = stream.ID{Ms: last.Ms, Seq: last.Seq + 1}
+	}
+	if id.Compare(last) <= 0 {
+		x.W.Error(errXaddTooSmall)
+		return
+	}
+	if s == nil {
+		s = x.createStream(&e, key)
+	} else {
+		x.DB.Modified(key)
+	}
+	s.Add(id, x.Args[a.idAt+1:], x.s.cfg.StreamNodeMaxBytes(), x.s.cfg.StreamNodeMaxEntries())
+	writeStreamID(x.W, id)
+	x.notify(notifyStream, "xadd", key)
+	x.dirty++
+	if a.strategy {
+		if s.Trim(a.trim) > 0 {
+			x.notify(notifyStream, "xtrim", key)
+		}
+	}
+	if x.propagating() && (a.trim.Approx || !a.idGiven || !a.seqGiven) {
+		argv := append([][]byte(nil), x.Args...)
+		x.rewriteTrim(argv, &a, s)
+		if !a.idGiven || !a.seqGiven {
+			argv[a.idAt] = idArg(id)
+		}
+		x.propagateAs(argv...)
+	}
+}
+
+func xlenCommand(x *Ctx) {
+	s, ok := x.readStream(x.Args[1])
+	switch {
+	case !ok:
+	case s == nil:
+		x.W.Int(0)
+	default:
+		x.W.Int(int64(s.Length))
+	}
+}
+
+func xrangeCommand(x *Ctx, rev bool) {
+	startArg, endArg := x.Args[2], x.Args[3]
+	if rev {
+		startArg, endArg = endArg, startArg
+	}
+	start, ok := x.intervalStart(startArg)
+	if !ok {
+		return
+	}
+	end, ok := x.intervalEnd(endArg)
+	if !ok {
+		return
+	}
+	count := int64(-1)
+	for j := 4; j < len(x.Args); j++ {
+		if !cArgIs(x.Args[j], "count") || j+1 >= len(x.Args) {
+			x.W.Error(errSyntax)
+			return
+		}
+		j++
+		if count, ok = x.intArgOrReply(x.Args[j]); !ok {
+			return
+		}
+		count = max(count, 0)
+	}
+	s, ok := x.readStream(x.Args[1])
+	switch {
+	case !ok:
+		return
+	case s == nil:
+		x.W.Array(0)
+		return
+	case count == 0:
+		x.W.NullArray()
+		return
+	}
+	x.replyRange(s, start, end, rev, count)
+}
+
+// replyRange replies the entries from start to end, at most count (-1: no
+// limit).
+func (x *Ctx) replyRange(s *stream.Stream, start, end stream.ID, rev bool, count int64) int {
+	n := 0
+	s.Range(start, end, rev, func(stream.ID, [][]byte) bool { n++; return int64(n) != count })
+	x.W.Array(n)
+	i := 0
+	s.Range(start, end, rev, func(id stream.ID, fields [][]byte) bool {
+		writeStreamEntry(x.W, id, fields)
+		i++
+		return i < n
+	})
+	return n
+}
+
+func xdelCommand(x *Ctx) {
+	key := x.Args[1]
+	_, s, ok := x.writeStream(key)
+	if !ok {
+		return
+	}
+	if s == nil {
+		x.W.Int(0)
+		return
+	}
+	ids := make([]stream.ID, 0, len(x.Args)-2)
+	for _, arg := range x.Args[2:] {
+		id, ok := x.streamID(arg, 0, true)
+		if !ok {
+			return
+		}
+		ids = append(ids, id)
+	}
+	deleted, first := 0, false
+	for _, id := range ids {
+		if s.Delete(id) {
+			first = first || id == s.FirstID
+			if s.MaxDeletedID.Less(id) {
+				s.MaxDeletedID = id
+			}
+			deleted++
+		}
+	}
+	if deleted > 0 {
+		if s.Length == 0 {
+			s.FirstID = stream.ID{}
+		} else if first {
+			s.RefreshFirstID()
+		}
+		x.DB.Modified(key)
+		x.notify(notifyStream, "xdel", key)
+		x.dirty += deleted
+	}
+	x.W.Int(int64(deleted))
+}
+
+func xtrimCommand(x *Ctx) {
+	a, ok := x.parseTrimArgs(false)
+	if !ok {
+		return
+	}
+	key := x.Args[1]
+	_, s, ok := x.writeStream(key)
+	if !ok {
+		return
+	}
+	if s == nil {
+		x.W.Int(0)
+		return
+	}
+	deleted := s.Trim(a.trim)
+	if deleted > 0 {
+		x.notify(notifyStream, "xtrim", key)
+		x.DB.Modified(key)
+		x.dirty += int(deleted)
+		if x.propagating() && a.trim.Approx {
+			argv := append([][]byte(nil), x.Args...)
+			x.rewriteTrim(argv, &a, s)
+			x.propagateAs(argv...)
+		}
+	}
+	x.W.Int(deleted)
+}
+
+func xsetidCommand(x *Ctx) {
+	id, ok := x.streamID(x.Args[2], 0, true)
+	if !ok {
+		return
+	}
+	entriesAdded := int64(-1)
+	var maxDeleted stream.ID
+	for i := 3; i < len(x.Args); i += 2 {
+		more := i+1 < len(x.Args)
+		switch {
+		case cArgIs(x.Args[i], "entriesadded") && more:
+			if entriesAdded, ok = x.intArgOrReply(x.Args[i+1]); !ok {
+				return
+			}
+			if entriesAdded < 0 {
+				x.W.Error("ERR entries_added must be positive")
+				return
+			}
+		case cArgIs(x.Args[i], "maxdeletedid") && more:
+			if maxDeleted, ok = x.streamID(x.Args[i+1], 0, true); !ok {
+				return
+			}
+			if id.Less(maxDeleted) {
+				x.W.Error("ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id")
+				return
+			}
+		default:
+			x.W.Error(errSyntax)
+			return
+		}
+	}
+	key := x.Args[1]
+	_, s, ok := x.writeStream(key)
+	switch {
+	case !ok:
+		return
+	case s == nil:
+		x.W.Error(errNoSuchKey)
+		return
+	}
+	if s.Length > 0 {
+		if top, _ := s.Edge(true); id.Less(top) {
+			x.W.Error("ERR The ID specified in XSETID is smaller than the target stream top item")
+			return
+		}
+		if entriesAdded != -1 && s.Length > uint64(entriesAdded) {
+			x.W.Error("ERR The entries_added specified in XSETID is smaller than the target stream length")
+			return
+		}
+	}
+	s.LastID = id
+	if entriesAdded != -1 {
+		s.EntriesAdded = uint64(entriesAdded)
+	}
+	if !maxDeleted.IsZero() {
+		s.MaxDeletedID = maxDeleted
+	}
+	x.DB.Modified(key)
+	x.notify(notifyStream, "xsetid", key)
+	x.dirty++
+	x.W.OK()
+}
+
+// Arguments of the commands stream reads propagate.
+var (
+	argXCLAIM         = []byte("XCLAIM")
+	argXGROUP         = []byte("XGROUP")
+	argSETID          = []byte("SETID")
+	argENTRIESREAD    = []byte("ENTRIESREAD")
+	argCREATECONSUMER = []byte("CREATECONSUMER")
+	argTIME           = []byte("TIME")
+	argRETRYCOUNT     = []byte("RETRYCOUNT")
+	argFORCE          = []byte("FORCE")
+	argJUSTID         = []byte("JUSTID")
+	argLASTID         = []byte("LASTID")
+	argZero           = []byte("0")
+)
+
+// propagateClaim propagates p's state as Redis does for every change to a
+// pending entry: XCLAIM key group consumer 0 id TIME t RETRYCOUNT n FORCE
+// JUSTID LASTID last.
+func (x *Ctx) propagateClaim(key, group []byte, g *stream.Group, p *stream.Pending) {
+	if !x.propagating() {
+		return
+	}
+	// Copies: a stream read's arguments must not leak into x (escape
+	// analysis would move a read's ID buffers to the heap).
+	x.alsoPropagate(argXCLAIM, bytes.Clone(key), bytes.Clone(group), bytes.Clone(g.Owner(p).Name), argZero, idArg(p.ID),
+		argTIME, intArg(p.DeliveryTime), argRETRYCOUNT, intArg(int64(p.DeliveryCount)),
+		argFORCE, argJUSTID, argLASTID, idArg(g.LastID))
+}
+
+// propagateGroupID propagates a group's last ID and entries-read as XGROUP
+// SETID.
+func (x *Ctx) propagateGroupID(key, group []byte, g *stream.Group) {
+	if x.propagating() {
+		x.alsoPropagate(argXGROUP, argSETID, bytes.Clone(key), bytes.Clone(group), idArg(g.LastID), argENTRIESREAD, intArg(g.EntriesRead))
+	}
+}
+
+// xreadKeys finds XREAD's and XREADGROUP's keys after STREAMS, skipping the
+// options before it, as Redis's xreadGetKeys.
+func xreadKeys(args, dst [][]byte) [][]byte {
+	for i := 1; i < len(args); i++ {
+		switch {
+		case cArgIs(args[i], "block"), cArgIs(args[i], "count"):
+			i++
+		case cArgIs(args[i], "group"):
+			i += 2
+		case cArgIs(args[i], "noack"):
+		case cArgIs(args[i], "streams"):
+			n := len(args) - i - 1
+			if n == 0 || n%2 != 0 {
+				return dst
+			}
+			return append(dst, args[i+1:i+1+n/2]...)
+		default:
+			return dst
+		}
+	}
+	return dst
+}
+
+// streamRead is a parsed XREAD or XREADGROUP.
+type streamRead struct {
+	group, consumer []byte // XREADGROUP's
+	noack           bool
+	count           int64 // 0: no limit
+	keys            [][]byte
+	ids             []stream.ID  // entries above these; for ">" the group's last ID
+	newOnly         []bool       // XREADGROUP ">"
+	seen            []streamAdds // a waiter's: the streams' additions it has seen
+	now             []bool       // served at once
+}
+
+func xreadCommand(x *Ctx, group bool) {
+	var r streamRead
+	timeout, streamsAt := int64(-1), 0
+	args := x.Args
+	for i := 1; i < len(args) && streamsAt == 0; i++ {
+		more := len(args) - i - 1
+		switch opt := args[i]; {
+		case cArgIs(opt, "block") && more > 0:
+			if x.c == x.s.scriptClient {
+				x.W.Error("ERR " + cString(args[0]) + " command is not allowed with BLOCK option from scripts")
+				return
+			}
+			i++
+			ms, ok := strnum.ParseInt(args[i])
+			if !ok {
+				x.W.Error("ERR timeout is not an integer or out of range")
+				return
+			}
+			if ms < 0 {
+				x.W.Error("ERR timeout is negative")
+				return
+			}
+			timeout = ms
+		case cArgIs(opt, "count") && more > 0:
+			i++
+			n, ok := x.intArgOrReply(args[i])
+			if !ok {
+				return
+			}
+			r.count = max(n, 0)
+		case cArgIs(opt, "streams") && more > 0:
+			streamsAt = i + 1
+			if (len(args)-streamsAt)%2 != 0 {
+				x.W.Error("ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.")
+				return
+			}
+		case cArgIs(opt, "group") && more >= 2:
+			if !group {
+				x.W.Error("ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.")
+				return
+			}
+			r.group, r.consumer = args[i+1], args[i+2]
+			i += 2
+		case cArgIs(opt, "noack"):
+			if !group {
+				x.W.Error("ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead.")
+				return
+			}
+			r.noack = true
+		default:
+			x.W.Error(errSyntax)
+			return
+		}
+	}
+	if streamsAt == 0 {
+		x.W.Error(errSyntax)
+		return
+	}
+	if group && r.group == nil {
+		x.W.Error("ERR Missing GROUP option for XREADGROUP")
+		return
+	}
+	n := (len(args) - streamsAt) / 2
+	r.keys = args[streamsAt : streamsAt+n]
+	var idsBuf [4]stream.ID // room for a few keys: a read not blocking allocates nothing
+	var newOnlyBuf, nowBuf [4]bool
+	if n <= len(idsBuf) {
+		r.ids, r.newOnly, r.now = idsBuf[:n], newOnlyBuf[:n], nowBuf[:n]
+	} else {
+		r.ids, r.newOnly, r.now = make([]stream.ID, n), make([]bool, n), make([]bool, n)
+	}
+	for i, key := range r.keys {
+		s, ok := x.readStream(key)
+		if !ok {
+			return
+		}
+		if group && (s == nil || s.Group(r.group) == nil) {
+			x.W.Error("NOGROUP No such key '" + cString(key) + "' or consumer group '" + cString(r.group) + "' in XREADGROUP with GROUP option")
+			return
+		}
+		switch idArg := cBytes(args[streamsAt+n+i]); {
+		case string(idArg) == "$":
+			if group {
+				x.W.Error("ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set.")
+				return
+			}
+			if s != nil {
+				r.ids[i] = s.LastID
+			}
+		case string(idArg) == ">":
+			if !group {
+				x.W.Error("ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.")
+				return
+			}
+			r.newOnly[i] = true
+		default:
+			id, ok := x.streamID(args[streamsAt+n+i], 0, true)
+			if !ok {
+				return
+			}
+			r.ids[i] = id
+		}
+	}
+	serve := r.now
+	served := 0
+	for i, key := range r.keys {
+		e, found := x.lookupRead(key)
+		if !found {
+			continue
+		}
+		s := entryStream(&e)
+		if !r.newOnly[i] && group { // a consumer's history: always served
+			serve[i] = true
+		} else {
+			after := r.ids[i]
+			if group {
+				after = s.Group(r.group).LastID
+				r.ids[i] = after
+			}
+			top, ok := s.Edge(true)
+			serve[i] = ok && after.Less(top)
+		}
+		if serve[i] {
+			served++
+		}
+	}
+	if served > 0 {
+		if x.W.Proto < 3 {
+			x.W.Array(served)
+		} else {
+			x.W.Map(served)
+		}
+		for i, key := range r.keys {
+			if serve[i] {
+				e, _ := x.DB.Lookup(key, x.Now, false)
+				r.serve(x, entryStream(&e), i)
+			}
+		}
+		return
+	}
+	if timeout < 0 {
+		x.W.NullArray()
+		return
+	}
+	if x.cannotBlock {
+		x.W.NullArray()
+		return
+	}
+	var deadline time.Time
+	if timeout > 0 && timeout < math.MaxInt64/int64(time.Millisecond) { // longer: centuries, no timer
+		deadline = time.Now().Add(time.Duration(timeout) * time.Millisecond)
+	}
+	// The waiter keeps its own copy of the request.
+	w := &streamRead{
+		group: bytes.Clone(r.group), consumer: bytes.Clone(r.consumer), noack: r.noack,
+		count: r.count, keys: cloneArgs(r.keys), ids: slices.Clone(r.ids), newOnly: slices.Clone(r.newOnly),
+		seen: make([]streamAdds, n),
+	}
+	for i, key := range w.keys {
+		if e, found := x.DB.Lookup(key, x.Now, false); found && e.Type() == keyspace.TypeStream {
+			w.seen[i] = streamAdds{entryStream(&e), entryStream(&e).Adds()}
+		}
+	}
+	if w.count == 0 {
+		w.count = 1000 // blocked without COUNT: a bound, as Redis's
+	}
+	x.block(blockSpec{
+		keys: w.keys, typ: keyspace.TypeStream, deadline: deadline,
+		ready: w.ready,
+		serve: func(x *Ctx, key []byte) {
+			for i, k := range w.keys {
+				if bytes.Equal(k, key) {
+					w.serveBlocked(x, i)
+					return
+				}
+			}
+		},
+		timedOut: (*resp.Writer).NullArray,
+	})
+}
+
+// streamAdds is a stream object and its count of additions at some time.
+type streamAdds struct {
+	s    *stream.Stream
+	adds uint64
+}
+
+// ready reports whether the key (e) can serve a blocked read: as in Redis,
+// once an entry was added, it has entries past the client's ID (XREAD) or
+// its group's last ID; an XREADGROUP is also served (with an error) when
+// its key or group went.
+func (r *streamRead) ready(e *keyspace.Entry, found bool) bool {
+	if !found || e.Type() != keyspace.TypeStream {
+		return r.group != nil
+	}
+	s := entryStream(e)
+	for i, k := range r.keys {
+		if !bytes.Equal(k, e.Key()) {
+			continue
+		}
+		added := r.seen[i] != streamAdds{s, s.Adds()}
+		r.seen[i] = streamAdds{s, s.Adds()}
+		after := r.ids[i]
+		if r.group != nil {
+			g := s.Group(r.group)
+			if g == nil {
+				return true
+			}
+			after = g.LastID
+		}
+		return added && after.Less(s.LastID)
+	}
+	return false
+}
+
+// serveBlocked replies to a blocked read from key i, which became ready.
+func (r *streamRead) serveBlocked(x *Ctx, i int) {
+	e, found := x.DB.Lookup(r.keys[i], x.Now, false)
+	if !found || e.Type() != keyspace.TypeStream {
+		x.W.Error("UNBLOCKED the stream key no longer exists")
+		return
+	}
+	s := entryStream(&e)
+	if r.group != nil {
+		g := s.Group(r.group)
+		if g == nil {
+			x.W.Error("NOGROUP the consumer group this client was blocked on no longer exists")
+			return
+		}
+		r.ids[i] = g.LastID
+	}
+	if x.W.Proto < 3 {
+		x.W.Array(1)
+	} else {
+		x.W.Map(1)
+	}
+	r.serve(x, s, i)
+}
+
+// serve replies key i's part of a read: the key and its entries past
+// r.ids[i] (for XREADGROUP ">", delivering them to the consumer), or the
+// consumer's pending entries from r.ids[i] on (history).
+func (r *streamRead) serve(x *Ctx, s *stream.Stream, i int) {
+	key := r.keys[i]
+	if x.W.Proto < 3 {
+		x.W.Array(2)
+	}
+	x.W.Bulk(key)
+	start, _ := r.ids[i].Next()
+	if r.group == nil {
+		limit := r.count
+		if limit == 0 {
+			limit = -1
+		}
+		x.replyRange(s, start, stream.MaxID, false, limit)
+		return
+	}
+	g := s.Group(r.group)
+	c, created := g.CreateConsumer(r.consumer, x.Now)
+	x.propagateNone()
+	if created {
+		x.notify(notifyStream, "xgroup-createconsumer", key)
+		if r.noack && x.propagating() {
+			x.alsoPropagate(argXGROUP, argCREATECONSUMER, bytes.Clone(key), bytes.Clone(r.group), bytes.Clone(r.consumer))
+		}
+	}
+	c.SeenTime = x.Now
+	x.dirty++
+	if !r.newOnly[i] {
+		x.replyHistory(s, g, c, start, r.count)
+		return
+	}
+	n := 0
+	s.Range(start, stream.MaxID, false, func(stream.ID, [][]byte) bool { n++; return int64(n) != r.count })
+	x.W.Array(n)
+	written, advanced := 0, false
+	s.Range(start, stream.MaxID, false, func(id stream.ID, fields [][]byte) bool {
+		if g.LastID.Less(id) {
+			s.Advance(g, id)
+			advanced = true
+		}
+		writeStreamEntry(x.W, id, fields)
+		if !r.noack {
+			g.Deliver(id, c, x.Now)
+			j, _ := g.FindPending(id)
+			x.propagateClaim(key, r.group, g, &g.Pending()[j])
+		}
+		written++
+		return written < n
+	})
+	if advanced && r.noack {
+		x.propagateGroupID(key, r.group, g)
+	}
+}
+
+// replyHistory replies the consumer's pending entries from start on (at
+// most count; 0: all), counting a delivery of each that still exists; a
+// deleted one is its ID and a null.
+func (x *Ctx) replyHistory(s *stream.Stream, g *stream.Group, c *stream.Consumer, start stream.ID, count int64) {
+	pel := g.Pending()
+	from, _ := g.FindPending(start)
+	var picked []int
+	for j := from; j < len(pel) && (count == 0 || int64(len(picked)) < count); j++ {
+		if c.Owns(&pel[j]) {
+			picked = append(picked, j)
+		}
+	}
+	x.W.Array(len(picked))
+	for _, j := range picked {
+		p := &pel[j]
+		if !x.replyEntry(s, p.ID) {
+			x.W.Array(2)
+			writeStreamID(x.W, p.ID)
+			x.W.NullArray()
+			continue
+		}
+		p.DeliveryTime = x.Now
+		p.DeliveryCount++
+	}
+}
+
+// replyEntry replies entry id if it exists.
+func (x *Ctx) replyEntry(s *stream.Stream, id stream.ID) bool {
+	found := false
+	s.Range(id, id, false, func(id stream.ID, fields [][]byte) bool {
+		writeStreamEntry(x.W, id, fields)
+		found = true
+		return false
+	})
+	return found
+}
+
+func xgroupHelp(x *Ctx) {
+	writeHelp(x, "XGROUP", []string{
+		"CREATE <key> <groupname> <id|$> [option]",
+		"    Create a new consumer group. Options are:",
+		"    * MKSTREAM",
+		"      Create the empty stream if it does not exist.",
+		"    * ENTRIESREAD entries_read",
+		"      Set the group's entries_read counter (internal use).",
+		"CREATECONSUMER <key> <groupname> <consumer>",
+		"    Create a new consumer in the specified group.",
+		"DELCONSUMER <key> <groupname> <consumer>",
+		"    Remove the specified consumer.",
+		"DESTROY <key> <groupname>",
+		"    Remove the specified group.",
+		"SETID <key> <groupname> <id|$> [ENTRIESREAD entries_read]",
+		"    Set the current group ID and entries_read counter.",
+	})
+}
+
+// parseEntriesRead parses ENTRIESREAD's value.
+func (x *Ctx) parseEntriesRead(arg []byte) (int64, bool) {
+	n, ok := x.intArgOrReply(arg)
+	if ok && n < 0 && n != stream.InvalidEntriesRead {
+		x.W.Error(errEntriesRead)
+		return 0, false
+	}
+	return n, ok
+}
+
+// xgroupCommand runs the XGROUP subcommands but HELP, in Redis's order of
+// checks: CREATE's options, the key, the group.
+func xgroupCommand(x *Ctx) {
+	args := x.Args
+	sub := cString(args[1])
+	create := cArgIs(args[1], "create")
+	mkstream, entriesRead := false, int64(stream.InvalidEntriesRead)
+	if create {
+		for i := 5; i < len(args); {
+			switch {
+			case cArgIs(args[i], "mkstream"):
+				mkstream = true
+				i++
+			case cArgIs(args[i], "entriesread") && i+1 < len(args):
+				n, ok := x.parseEntriesRead(args[i+1])
+				if !ok {
+					return
+				}
+				entriesRead = n
+				i += 2
+			default:
+				x.W.Error("ERR unknown subcommand or wrong number of arguments for '" + sub + "'. Try XGROUP HELP.")
+				return
+			}
+		}
+	}
+	key, name := args[2], args[3]
+	e, s, ok := x.writeStream(key)
+	if !ok {
+		return
+	}
+	var g *stream.Group
+	if !mkstream {
+		if s == nil {
+			x.W.Error(errNoKeyXgroup)
+			return
+		}
+		g = s.Group(name)
+		if g == nil && !create && !cArgIs(args[1], "destroy") {
+			x.W.Error("NOGROUP No such consumer group '" + cString(name) + "' for key name '" + cString(key) + "'")
+			return
+		}
+	}
+	switch {
+	case create && len(args) <= 8:
+		var id stream.ID
+		if string(cBytes(args[4])) == "$" {
+			if s != nil {
+				id = s.LastID
+			}
+		} else if id, ok = x.streamID(args[4], 0, true); !ok {
+			return
+		}
+		if s == nil {
+			s = x.createStream(&e, key)
+		}
+		if _, ok := s.CreateGroup(name, id, entriesRead); !ok {
+			x.W.Error("BUSYGROUP Consumer Group name already exists")
+			return
+		}
+		x.DB.Modified(key)
+		x.W.OK()
+		x.dirty++
+		x.notify(notifyStream, "xgroup-create", key)
+	case cArgIs(args[1], "setid") && (len(args) == 5 || len(args) == 7):
+		id := s.LastID
+		if string(cBytes(args[4])) != "$" {
+			if id, ok = x.streamID(args[4], 0, false); !ok {
+				return
+			}
+		}
+		if len(args) == 7 {
+			if !cArgIs(args[5], "entriesread") {
+				x.W.Error("ERR unknown subcommand or wrong number of arguments for '" + sub + "'. Try XGROUP HELP.")
+				return
+			}
+			if entriesRead, ok = x.parseEntriesRead(args[6]); !ok {
+				return
+			}
+		}
+		g.LastID, g.EntriesRead = id, entriesRead
+		x.DB.Modified(key)
+		x.W.OK()
+		x.dirty++
+		x.notify(notifyStream, "xgroup-setid", key)
+	case cArgIs(args[1], "destroy"):
+		if g == nil {
+			x.W.Int(0)
+			return
+		}
+		s.DestroyGroup(name)
+		x.DB.Modified(key)
+		x.W.Int(1)
+		x.dirty++
+		x.notify(notifyStream, "xgroup-destroy", key)
+	case cArgIs(args[1], "createconsumer"):
+		_, created := g.CreateConsumer(args[4], x.Now)
+		if created {
+			x.dirty++
+			x.notify(notifyStream, "xgroup-createconsumer", key)
+			x.W.Int(1)
+		} else {
+			x.W.Int(0)
+		}
+	case cArgIs(args[1], "delconsumer"):
+		pending := g.DeleteConsumer(args[4])
+		if pending < 0 {
+			x.W.Int(0)
+			return
+		}
+		x.dirty++
+		x.notify(notifyStream, "xgroup-delconsumer", key)
+		x.W.Int(int64(pending))
+	default:
+		x.W.Error("ERR unknown subcommand or wrong number of arguments for '" + sub + "'. Try XGROUP HELP.")
+	}
+}
+
+// lookupGroup finds key's group for XACK, XPENDING and the claims (which
+// Redis looks up as reads): nil when the key or group is missing; ok=false
+// after WRONGTYPE.
+func (x *Ctx) lookupGroup(key, name []byte) (s *stream.Stream, g *stream.Group, ok bool) {
+	s, ok = x.readStream(key)
+	if s != nil {
+		g = s.Group(name)
+	}
+	return s, g, ok
+}
+
+func errNoGroup(key, group []byte) string {
+	return "NOGROUP No such key '" + cString(key) + "' or consumer group '" + cString(group) + "'"
+}
+
+func xackCommand(x *Ctx) {
+	_, g, ok := x.lookupGroup(x.Args[1], x.Args[2])
+	if !ok {
+		return
+	}
+	if g == nil {
+		x.W.Int(0)
+		return
+	}
+	ids := make([]stream.ID, 0, len(x.Args)-3)
+	for _, arg := range x.Args[3:] {
+		id, ok := x.streamID(arg, 0, true)
+		if !ok {
+			return
+		}
+		ids = append(ids, id)
+	}
+	acked := 0
+	for _, id := range ids {
+		if g.Ack(id) {
+			acked++
+		}
+	}
+	x.dirty += acked
+	x.W.Int(int64(acked))
+}
+
+func xpendingCommand(x *Ctx) {
+	args := x.Args
+	summary := len(args) == 3
+	if !summary && (len(args) < 6 || len(args) > 9) {
+		x.W.Error(errSyntax)
+		return
+	}
+	var start, end stream.ID
+	var count, minIdle int64
+	var consumer []byte
+	if !summary {
+		at := 3
+		ok := true
+		if cArgIs(args[3], "idle") {
+			if minIdle, ok = x.intArgOrReply(args[4]); !ok {
+				return
+			}
+			if len(args) < 8 {
+				x.W.Error(errSyntax)
+				return
+			}
+			at += 2
+		}
+		if count, ok = x.intArgOrReply(args[at+2]); !ok {
+			return
+		}
+		count = max(count, 0)
+		if start, ok = x.intervalStart(args[at]); !ok {
+			return
+		}
+		if end, ok = x.intervalEnd(args[at+1]); !ok {
+			return
+		}
+		if at+3 < len(args) {
+			consumer = args[at+3]
+		}
+	}
+	_, g, ok := x.lookupGroup(args[1], args[2])
+	if !ok {
+		return
+	}
+	if g == nil {
+		x.W.Error(errNoGroup(args[1], args[2]))
+		return
+	}
+	pel := g.Pending()
+	if summary {
+		x.W.Array(4)
+		x.W.Int(int64(len(pel)))
+		if len(pel) == 0 {
+			x.W.Null()
+			x.W.Null()
+			x.W.NullArray()
+			return
+		}
+		writeStreamID(x.W, pel[0].ID)
+		writeStreamID(x.W, pel[len(pel)-1].ID)
+		n := 0
+		for _, c := range g.Consumers() {
+			if c.PendingCount() > 0 {
+				n++
+			}
+		}
+		x.W.Array(n)
+		for _, c := range g.Consumers() {
+			if c.PendingCount() > 0 {
+				x.W.Array(2)
+				x.W.Bulk(c.Name)
+				x.W.BulkInt(int64(c.PendingCount()))
+			}
+		}
+		return
+	}
+	var only *stream.Consumer
+	if consumer != nil {
+		if only = g.Consumer(consumer); only == nil {
+			x.W.Array(0)
+			return
+		}
+	}
+	var picked []int
+	from, _ := g.FindPending(start)
+	for j := from; j < len(pel) && int64(len(picked)) < count && !end.Less(pel[j].ID); j++ {
+		p := &pel[j]
+		if only != nil && !only.Owns(p) || minIdle != 0 && x.Now-p.DeliveryTime < minIdle {
+			continue
+		}
+		picked = append(picked, j)
+	}
+	x.W.Array(len(picked))
+	for _, j := range picked {
+		p := &pel[j]
+		x.W.Array(4)
+		writeStreamID(x.W, p.ID)
+		x.W.Bulk(g.Owner(p).Name)
+		x.W.Int(max(x.Now-p.DeliveryTime, 0))
+		x.W.Int(int64(p.DeliveryCount))
+	}
+}
+
+// claimer returns the consumer name a claim moves entries to, looked up
+// (or created) once and seen now, as XCLAIM and XAUTOCLAIM do.
+func claimer(g *stream.Group, c **stream.Consumer, x *Ctx, name, key []byte) *stream.Consumer {
+	if *c == nil {
+		var created bool
+		*c, created = g.CreateConsumer(name, x.Now)
+		if created {
+			x.notify(notifyStream, "xgroup-createconsumer", key)
+		}
+		(*c).SeenTime = x.Now
+	}
+	return *c
+}
+
+func xclaimCommand(x *Ctx) {
+	args := x.Args
+	key, group := args[1], args[2]
+	s, g, ok := x.lookupGroup(key, group)
+	if !ok {
+		return
+	}
+	if g == nil {
+		x.W.Error(errNoGroup(key, group))
+		return
+	}
+	minIdle, ok := strnum.ParseInt(args[4])
+	if !ok {
+		x.W.Error("ERR Invalid min-idle-time argument for XCLAIM")
+		return
+	}
+	minIdle = max(minIdle, 0)
+	j := 5
+	for ; j < len(args); j++ {
+		if _, _, ok := stream.ParseID(args[j], 0, true, false); !ok {
+			break
+		}
+	}
+	ids := args[5:j]
+	deliveryTime, retryCount := int64(-1), int64(-1)
+	force, justID := false, false
+	lastID := stream.ID{}
+	for ; j < len(args); j++ {
+		more := j+1 < len(args)
+		opt := args[j]
+		switch {
+		case cArgIs(opt, "force"):
+			force = true
+		case cArgIs(opt, "justid"):
+			justID = true
+		case cArgIs(opt, "idle") && more:
+			j++
+			idle, ok := strnum.ParseInt(args[j])
+			if !ok {
+				x.W.Error("ERR Invalid IDLE option argument for XCLAIM")
+				return
+			}
+			deliveryTime = x.Now - idle
+		case cArgIs(opt, "time") && more:
+			j++
+			if deliveryTime, ok = strnum.ParseInt(args[j]); !ok {
+				x.W.Error("ERR Invalid TIME option argument for XCLAIM")
+				return
+			}
+		case cArgIs(opt, "retrycount") && more:
+			j++
+			if retryCount, ok = strnum.ParseInt(args[j]); !ok {
+				x.W.Error("ERR Invalid RETRYCOUNT option argument for XCLAIM")
+				return
+			}
+		case cArgIs(opt, "lastid") && more:
+			j++
+			if lastID, ok = x.streamID(args[j], 0, true); !ok {
+				return
+			}
+		default:
+			x.W.Error("ERR Unrecognized XCLAIM option '" + cString(opt) + "'")
+			return
+		}
+	}
+	if deliveryTime == -1 || deliveryTime < 0 || deliveryTime > x.Now {
+		deliveryTime = x.Now
+	}
+	propagateLastID := false
+	if g.LastID.Less(lastID) {
+		g.LastID = lastID
+		propagateLastID = true
+	}
+	x.propagateNone()
+	var c *stream.Consumer
+	claimed := 0
+	var body resp.Writer
+	body.Proto = x.W.Proto
+	for _, arg := range ids {
+		id, _, _ := stream.ParseID(arg, 0, true, false)
+		at, pending := g.FindPending(id)
+		if !s.Has(id) {
+			if pending {
+				x.propagateClaim(key, group, g, &g.Pending()[at])
+				propagateLastID = false
+				x.dirty++
+				g.RemovePending(at)
+			}
+			continue
+		}
+		if force && !pending {
+			at = g.AddPending(id, claimer(g, &c, x, args[3], key), x.Now, 1)
+			pending = true
+		}
+		if !pending {
+			continue
+		}
+		p := &g.Pending()[at]
+		if minIdle > 0 && x.Now-p.DeliveryTime < minIdle {
+			continue
+		}
+		g.Assign(at, claimer(g, &c, x, args[3], key))
+		p.DeliveryTime = deliveryTime
+		if retryCount >= 0 {
+			p.DeliveryCount = uint64(retryCount)
+		} else if !justID {
+			p.DeliveryCount++
+		}
+		if justID {
+			writeStreamID(&body, id)
+		} else {
+			w := x.W
+			x.W = &body
+			x.replyEntry(s, id)
+			x.W = w
+		}
+		claimed++
+		x.propagateClaim(key, group, g, p)
+		propagateLastID = false
+		x.dirty++
+	}
+	if propagateLastID {
+		x.propagateGroupID(key, group, g)
+		x.dirty++
+	}
+	x.W.Array(claimed)
+	x.W.B = append(x.W.B, body.B...)
+}
+
+func xautoclaimCommand(x *Ctx) {
+	args := x.Args
+	key, group := args[1], args[2]
+	minIdle, ok := strnum.ParseInt(args[4])
+	if !ok {
+		x.W.Error("ERR Invalid min-idle-time argument for XAUTOCLAIM")
+		return
+	}
+	minIdle = max(minIdle, 0)
+	start, ok := x.intervalStart(args[5])
+	if !ok {
+		return
+	}
+	count, justID := int64(100), false
+	for j := 6; j < len(args); j++ {
+		switch {
+		case cArgIs(args[j], "count") && j+1 < len(args):
+			j++
+			n, ok := strnum.ParseInt(args[j])
+			if !ok || n < 1 || n > math.MaxInt64/16 {
+				x.W.Error("ERR COUNT must be > 0")
+				return
+			}
+			count = n
+		case cArgIs(args[j], "justid"):
+			justID = true
+		default:
+			x.W.Error(errSyntax)
+			return
+		}
+	}
+	s, g, ok := x.lookupGroup(key, group)
+	if !ok {
+		return
+	}
+	if g == nil {
+		x.W.Error(errNoGroup(key, group))
+		return
+	}
+	x.propagateNone()
+	var c *stream.Consumer
+	var body resp.Writer
+	body.Proto = x.W.Proto
+	var deleted []stream.ID
+	claimed := 0
+	attempts := count * 10
+	j, _ := g.FindPending(start)
+	for ; attempts > 0 && count > 0 && j < len(g.Pending()); attempts-- {
+		p := &g.Pending()[j]
+		if !s.Has(p.ID) {
+			x.propagateClaim(key, group, g, p)
+			x.dirty++
+			deleted = append(deleted, p.ID)
+			g.RemovePending(j)
+			count--
+			continue
+		}
+		if minIdle > 0 && x.Now-p.DeliveryTime < minIdle {
+			j++
+			continue
+		}
+		g.Assign(j, claimer(g, &c, x, args[3], key))
+		p.DeliveryTime = x.Now
+		if !justID {
+			p.DeliveryCount++
+		}
+		if justID {
+			writeStreamID(&body, p.ID)
+		} else {
+			w := x.W
+			x.W = &body
+			x.replyEntry(s, p.ID)
+			x.W = w
+		}
+		claimed++
+		count--
+		x.propagateClaim(key, group, g, p)
+		x.dirty++
+		j++
+	}
+	var cursor stream.ID
+	if j < len(g.Pending()) {
+		cursor = g.Pending()[j].ID
+	}
+	x.W.Array(3)
+	writeStreamID(x.W, cursor)
+	x.W.Array(claimed)
+	x.W.B = append(x.W.B, body.B...)
+	x.W.Array(len(deleted))
+	for _, id := range deleted {
+		writeStreamID(x.W, id)
+	}
+}
+
+func xinfoHelp(x *Ctx) {
+	writeHelp(x, "XINFO", []string{
+		"CONSUMERS <key> <groupname>",
+		"    Show consumers of <groupname>.",
+		"GROUPS <key>",
+		"    Show the stream consumer groups.",
+		"STREAM <key> [FULL [COUNT <count>]",
+		"    Show information about the stream.",
+	})
+}
+
+// xinfoLookup finds XINFO's stream, replying "no such key" when missing.
+func (x *Ctx) xinfoLookup() *stream.Stream {
+	s, ok := x.readStream(x.Args[2])
+	if ok && s == nil {
+		x.W.Error(errNoSuchKey)
+	}
+	return s
+}
+
+func errXinfoSyntax(sub []byte) string {
+	return "ERR unknown subcommand or wrong number of arguments for '" + cString(sub) + "'. Try XINFO HELP."
+}
+
+func xinfoConsumers(x *Ctx) {
+	s := x.xinfoLookup()
+	if s == nil {
+		return
+	}
+	g := s.Group(x.Args[3])
+	if g == nil {
+		x.W.Error("NOGROUP No such consumer group '" + cString(x.Args[3]) + "' for key name '" + cString(x.Args[2]) + "'")
+		return
+	}
+	x.W.Array(len(g.Consumers()))
+	for _, c := range g.Consumers() {
+		x.W.Map(3)
+		x.W.BulkString("name")
+		x.W.Bulk(c.Name)
+		x.W.BulkString("pending")
+		x.W.Int(int64(c.PendingCount()))
+		x.W.BulkString("idle")
+		x.W.Int(max(x.Now-c.SeenTime, 0))
+	}
+}
+
+// writeGroupCounters writes a group's entries-read and lag (null when
+// unknown).
+func writeGroupCounters(w *resp.Writer, s *stream.Stream, g *stream.Group) {
+	w.BulkString("entries-read")
+	if g.EntriesRead != stream.InvalidEntriesRead {
+		w.Int(g.EntriesRead)
+	} else {
+		w.Null()
+	}
+	w.BulkString("lag")
+	if lag, ok := s.Lag(g); ok {
+		w.Int(lag)
+	} else {
+		w.Null()
+	}
+}
+
+func xinfoGroups(x *Ctx) {
+	s := x.xinfoLookup()
+	if s == nil {
+		return
+	}
+	x.W.Array(len(s.Groups()))
+	for _, g := range s.Groups() {
+		x.W.Map(6)
+		x.W.BulkString("name")
+		x.W.Bulk(g.Name)
+		x.W.BulkString("consumers")
+		x.W.Int(int64(len(g.Consumers())))
+		x.W.BulkString("pending")
+		x.W.Int(int64(len(g.Pending())))
+		x.W.BulkString("last-delivered-id")
+		writeStreamID(x.W, g.LastID)
+		writeGroupCounters(x.W, s, g)
+	}
+}
+
+func xinfoStream(x *Ctx) {
+	args := x.Args
+	full, count := false, int64(10)
+	if len(args) > 3 {
+		if !cArgIs(args[3], "full") {
+			x.W.Error(errXinfoSyntax(args[1]))
+			return
+		}
+		full = true
+		if len(args) > 4 {
+			if len(args) != 6 || !cArgIs(args[4], "count") {
+				x.W.Error(errXinfoSyntax(args[1]))
+				return
+			}
+			var ok bool
+			if count, ok = x.intArgOrReply(args[5]); !ok {
+				return
+			}
+			if count < 0 {
+				count = 10
+			}
+		}
+	}
+	s := x.xinfoLookup()
+	if s == nil {
+		return
+	}
+	if full {
+		x.W.Map(9)
+	} else {
+		x.W.Map(10)
+	}
+	x.W.BulkString("length")
+	x.W.Int(int64(s.Length))
+	x.W.BulkString("radix-tree-keys")
+	x.W.Int(int64(s.Nodes()))
+	x.W.BulkString("radix-tree-nodes")
+	x.W.Int(int64(s.RadixTreeNodes()))
+	x.W.BulkString("last-generated-id")
+	writeStreamID(x.W, s.LastID)
+	x.W.BulkString("max-deleted-entry-id")
+	writeStreamID(x.W, s.MaxDeletedID)
+	x.W.BulkString("entries-added")
+	x.W.Int(int64(s.EntriesAdded))
+	x.W.BulkString("recorded-first-entry-id")
+	writeStreamID(x.W, s.FirstID)
+	if !full {
+		x.W.BulkString("groups")
+		x.W.Int(int64(len(s.Groups())))
+		for _, last := range []bool{false, true} {
+			if last {
+				x.W.BulkString("last-entry")
+			} else {
+				x.W.BulkString("first-entry")
+			}
+			if id, ok := s.Edge(last); ok {
+				x.replyEntry(s, id)
+			} else {
+				x.W.Null()
+			}
+		}
+		return
+	}
+	limit := count
+	if limit == 0 {
+		limit = -1
+	}
+	x.W.BulkString("entries")
+	x.replyRange(s, stream.ID{}, stream.MaxID, false, limit)
+	x.W.BulkString("groups")
+	x.W.Array(len(s.Groups()))
+	for _, g := range s.Groups() {
+		x.W.Map(7)
+		x.W.BulkString("name")
+		x.W.Bulk(g.Name)
+		x.W.BulkString("last-delivered-id")
+		writeStreamID(x.W, g.LastID)
+		writeGroupCounters(x.W, s, g)
+		pel := g.Pending()
+		x.W.BulkString("pel-count")
+		x.W.Int(int64(len(pel)))
+		x.W.BulkString("pending")
+		n := len(pel)
+		if count > 0 {
+			n = min(n, int(count))
+		}
+		x.W.Array(n)
+		for _, p := range pel[:n] {
+			x.W.Array(4)
+			writeStreamID(x.W, p.ID)
+			x.W.Bulk(g.Owner(&p).Name)
+			x.W.Int(p.DeliveryTime)
+			x.W.Int(int64(p.DeliveryCount))
+		}
+		x.W.BulkString("consumers")
+		x.W.Array(len(g.Consumers()))
+		for _, c := range g.Consumers() {
+			x.W.Map(4)
+			x.W.BulkString("name")
+			x.W.Bulk(c.Name)
+			x.W.BulkString("seen-time")
+			x.W.Int(c.SeenTime)
+			x.W.BulkString("pel-count")
+			x.W.Int(int64(c.PendingCount()))
+			x.W.BulkString("pending")
+			var own []int
+			for j := range pel {
+				if c.Owns(&pel[j]) && (count == 0 || int64(len(own)) < count) {
+					own = append(own, j)
+				}
+			}
+			x.W.Array(len(own))
+			for _, j := range own {
+				x.W.Array(3)
+				writeStreamID(x.W, pel[j].ID)
+				x.W.Int(pel[j].DeliveryTime)
+				x.W.Int(int64(pel[j].DeliveryCount))
+			}
+		}
+	}
+}
