@@ -32,6 +32,10 @@
 #   ZRANK_MEMBERS=100000  members in the ZRANK sorted set
 #   STREAM_ENTRIES=10000  entries in the XRANGE_10/XREAD_10 stream
 #   GEO_MEMBERS=100000    points in the GEOSEARCH set (1 x 1 degree)
+#   ACL_RULES="rules"     run the benchmark as user "bench" (password "bench")
+#                         with these ACL rules instead of the default user,
+#                         e.g. ACL_RULES='~key:* ~counter:* +@all -@dangerous'
+#                         (the cost of key and command checks)
 #   KEYHIVE_BIN=path      use this binary instead of building ./cmd/keyhive
 #                         (e.g. a wrapper that execs redis-server, for testing)
 #   REDIS_BIN=redis-server
@@ -246,6 +250,15 @@ prepare() {
 prepare "$redis_port"
 prepare "$keyhive_port"
 
+auth_args=()
+if [[ -n ${ACL_RULES:-} ]]; then
+	for port in "$redis_port" "$keyhive_port"; do
+		# shellcheck disable=SC2086 # the rules are separate words
+		"$CLI_BIN" -p "$port" ACL SETUSER bench reset on '>bench' $ACL_RULES >/dev/null
+	done
+	auth_args=(--user bench -a bench)
+fi
+
 raw=$tmp/raw.tsv
 : >"$raw"
 
@@ -255,7 +268,7 @@ run_one() {
 	local -a targs
 	mapfile -t targs < <(test_args "$t")
 	prefix=$(test_row "$t")
-	if out=$(timeout "$RUN_TIMEOUT" "${bench_pin[@]}" "$BENCH_BIN" "${tls_client[@]}" -p "$port" \
+	if out=$(timeout "$RUN_TIMEOUT" "${bench_pin[@]}" "$BENCH_BIN" "${tls_client[@]}" -p "$port" "${auth_args[@]}" \
 		-c "$CLIENTS" -n "$N" -d "$DATASIZE" -P "$pipe" --csv "${targs[@]}" 2>"$tmp/bench.err"); then
 		# Rows look like "NAME","rps",...; pick the one for this test
 		# (LRANGE_* also emits an "LPUSH (needed ...)" row).

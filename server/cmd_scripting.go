@@ -44,7 +44,7 @@ func init() {
 		sub("exists", -3, "noscript", "Check existence of scripts in the script cache.", "2.6.0", scriptExists),
 		sub("flush", -2, "noscript allkeys", "Remove all the scripts from the script cache.", "2.6.0", scriptFlush),
 		sub("kill", 2, "noscript allow_busy", "Kill the script currently in execution.", "2.6.0", scriptKill),
-		spec{name: "help", arity: 2, flags: "loading stale", category: "@slow", group: "scripting", summary: "Show helpful text about the different subcommands", since: "5.0.0", run: scriptHelp},
+		sub("help", 2, "loading stale", "Show helpful text about the different subcommands", "5.0.0", scriptHelp),
 	)
 	registerSub("function",
 		sub("load", -3, "write denyoom noscript allkeys", "Create a function with the given arguments (name, code, description)", "7.0.0", functionLoad),
@@ -55,7 +55,7 @@ func init() {
 		sub("restore", -3, "write denyoom noscript allkeys", "Restore all the functions on the given payload", "7.0.0", functionRestore),
 		sub("stats", 2, "noscript allow_busy", "Return information about the function currently running (name, description, duration)", "7.0.0", functionStats),
 		sub("kill", 2, "noscript allow_busy", "Kill the function currently in execution.", "7.0.0", functionKill),
-		spec{name: "help", arity: 2, flags: "loading stale", category: "@slow", group: "scripting", summary: "Show helpful text about the different subcommands", since: "7.0.0", run: functionHelp},
+		sub("help", 2, "loading stale", "Show helpful text about the different subcommands", "7.0.0", functionHelp),
 	)
 }
 
@@ -220,6 +220,7 @@ func (h *scriptHost) Call(args [][]byte, resp3 bool, dst []byte) []byte {
 		sc.traffic.errors.add(1)
 		return fail(msg)
 	}
+	var denied string
 	switch {
 	case cmd == nil:
 		return fail("ERR Unknown Redis command called from script")
@@ -227,6 +228,8 @@ func (h *scriptHost) Call(args [][]byte, resp3 bool, dst []byte) []byte {
 		return reject("ERR Wrong number of args calling Redis command from script")
 	case cmd.Flags&FlagNoScript != 0:
 		return reject("ERR This Redis command is not allowed from script")
+	case h.scriptDenied(cmd, args, &denied):
+		return fail(denied)
 	case cmd.Flags&FlagWrite != 0 && h.readOnly:
 		return reject("ERR Write commands are not allowed from read-only scripts.")
 	case cmd.Flags&FlagDenyOOM != 0 && h.overMaxMemory && !h.writeCalled && s.evict.limit.Load() != 0:
