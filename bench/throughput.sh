@@ -32,6 +32,10 @@
 #   ZRANK_MEMBERS=100000  members in the ZRANK sorted set
 #   STREAM_ENTRIES=10000  entries in the XRANGE_10/XREAD_10 stream
 #   GEO_MEMBERS=100000    points in the GEOSEARCH set (1 x 1 degree)
+#   ACL_RULES="rules"     run the benchmark as user "bench" (password "bench")
+#                         with these ACL rules instead of the default user,
+#                         e.g. ACL_RULES='~key:* ~counter:* +@all -@dangerous'
+#                         (the cost of key and command checks)
 #   KEYHIVE_BIN=path      use this binary instead of building ./cmd/keyhive
 #                         (e.g. a wrapper that execs redis-server, for testing)
 #   REDIS_BIN=redis-server
@@ -184,9 +188,8 @@ log "version strings: redis: $("$CLI_BIN" "${tls_client[@]}" -p "$redis_port" IN
 # --- tests ------------------------------------------------------------------
 # test_args TEST -> prints the redis-benchmark arguments selecting TEST, one per
 # line; test_row TEST -> the CSV "test" field prefix identifying its result row.
-enqueue_lua=$root/workloads/seed002/enqueue.lua
-ratelimit_lua=$root/server/testdata/scripts/sliding_window.lua
-sha_of() { sha1sum "$1" | cut -d' ' -f1; }
+# shellcheck source=bench/evalsha.sh
+source "$root/bench/evalsha.sh"
 test_args() {
 	case $1 in
 	ZRANK) printf '%s\n' -r "$ZRANK_MEMBERS" zrank kh:bench:zrank 'm:__rand_int__' ;;
@@ -196,15 +199,7 @@ test_args() {
 	PFADD) printf '%s\n' -r "$KEYSPACE" pfadd kh:bench:hll 'e:__rand_int__' ;;
 	PFCOUNT) printf '%s\n' pfcount kh:bench:hll1 kh:bench:hll2 ;;
 	GEOSEARCH) printf '%s\n' -r "$GEO_MEMBERS" geosearch kh:bench:geo FROMMEMBER 'm:__rand_int__' BYRADIUS 1 km ;;
-	EVALSHA_ENQUEUE)
-		printf '%s\n' -r "$KEYSPACE" evalsha "$(sha_of "$enqueue_lua")" 5 'queue:{b}:waiting:0' \
-			'queue:{b}:positions' 'position:__rand_int__' 'ipmap:{b}:__rand_int__' heartbeat:active \
-			'pos:__rand_int__' 1704067200000000 ip 1800 '{"ua":"bench"}'
-		;;
-	EVALSHA_RATELIMIT)
-		printf '%s\n' -r 10000 evalsha "$(sha_of "$ratelimit_lua")" 2 'rl:{__rand_int__}:1' 'rl:{__rand_int__}:0' \
-			100 1704067230000 60000 1
-		;;
+	EVALSHA_*) evalsha_args "$1" "$KEYSPACE" ;;
 	*) printf '%s\n' -r "$KEYSPACE" -t "${1,,}" ;;
 	esac
 }
@@ -248,13 +243,21 @@ prepare() {
 			awk -v n="$GEO_MEMBERS" 'BEGIN { srand(1); for (i = 0; i < n; i++) printf "GEOADD kh:bench:geo %.6f %.6f m:%012d\r\n", 13 + rand(), 38 + rand(), i }' |
 				"$CLI_BIN" "${tls_client[@]}" -p "$port" --pipe >/dev/null 2>&1 || log "warning: GEOSEARCH set-up failed on :$port"
 			;;
-		EVALSHA_ENQUEUE) "$CLI_BIN" "${tls_client[@]}" -p "$port" -x SCRIPT LOAD <"$enqueue_lua" >/dev/null ;;
-		EVALSHA_RATELIMIT) "$CLI_BIN" "${tls_client[@]}" -p "$port" -x SCRIPT LOAD <"$ratelimit_lua" >/dev/null ;;
+			EVALSHA_*) "$CLI_BIN" "${tls_client[@]}" -p "$port" -x SCRIPT LOAD <"$(evalsha_script "$t")" >/dev/null ;;
 		esac
 	done
 }
 prepare "$redis_port"
 prepare "$keyhive_port"
+
+auth_args=()
+if [[ -n ${ACL_RULES:-} ]]; then
+	for port in "$redis_port" "$keyhive_port"; do
+		# shellcheck disable=SC2086 # the rules are separate words
+		"$CLI_BIN" -p "$port" ACL SETUSER bench reset on '>bench' $ACL_RULES >/dev/null
+	done
+	auth_args=(--user bench -a bench)
+fi
 
 raw=$tmp/raw.tsv
 : >"$raw"
@@ -265,7 +268,7 @@ run_one() {
 	local -a targs
 	mapfile -t targs < <(test_args "$t")
 	prefix=$(test_row "$t")
-	if out=$(timeout "$RUN_TIMEOUT" "${bench_pin[@]}" "$BENCH_BIN" "${tls_client[@]}" -p "$port" \
+	if out=$(timeout "$RUN_TIMEOUT" "${bench_pin[@]}" "$BENCH_BIN" "${tls_client[@]}" -p "$port" "${auth_args[@]}" \
 		-c "$CLIENTS" -n "$N" -d "$DATASIZE" -P "$pipe" --csv "${targs[@]}" 2>"$tmp/bench.err"); then
 		# Rows look like "NAME","rps",...; pick the one for this test
 		# (LRANGE_* also emits an "LPUSH (needed ...)" row).

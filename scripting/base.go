@@ -33,7 +33,7 @@ func (s *luaState) installBase(g *lua.LTable) {
 		L.Push(lua.LString(tostringValue(L, L.Get(1))))
 		return 1
 	})
-	set("tonumber", luaToNumber)
+	set("tonumber", s.luaToNumber)
 	set("rawget", func(L *lua.LState) int {
 		t, _ := s.real(checkTable(L, 1, "rawget"))
 		L.Push(t.RawGet(L.Get(2)))
@@ -123,7 +123,7 @@ func (s *luaState) installBase(g *lua.LTable) {
 		}
 		n := L.GetTop() - 1
 		if err := L.PCall(n, lua.MultRet, s.keepError); err != nil {
-			obj := errorObject(err)
+			obj := s.errorObject(err)
 			if t, ok := obj.(*lua.LTable); ok {
 				if msg, ok := t.RawGetString("err").(lua.LString); ok {
 					obj = msg
@@ -229,12 +229,15 @@ func chunkID(name string) string {
 	return `[string "` + name + `"]`
 }
 
-func luaToNumber(L *lua.LState) int {
+func (s *luaState) luaToNumber(L *lua.LState) int {
 	base := optInt(L, 2, "tonumber", 10)
 	v := L.Get(1)
 	if base == 10 {
-		if f, ok := toNumberArg(v); ok {
-			L.Push(lua.LNumber(f))
+		if _, ok := v.(lua.LNumber); ok {
+			L.Push(v) // already boxed
+			return 1
+		} else if f, ok := toNumberArg(v); ok {
+			L.Push(s.numbers.box(f))
 			return 1
 		}
 		if L.GetTop() == 0 {
@@ -403,7 +406,7 @@ func (s *luaState) installString(str *lua.LTable) {
 	}))
 	str.RawSetString("rep", L.NewFunction(func(L *lua.LState) int {
 		s := checkString(L, 1, "rep")
-		n := checkInt(L, 2, "rep")
+		n := int64(int32(checkInt(L, 2, "rep"))) // luaL_checkint: 2^31 wraps negative, as in Redis
 		if n <= 0 || s == "" {
 			L.Push(lua.LString(""))
 			return 1

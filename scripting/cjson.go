@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	lua "github.com/yuin/gopher-lua"
@@ -532,24 +533,17 @@ func strtod(s string) (float64, int) {
 		}
 		return f
 	}
-	lower := func(j, n int) string {
-		if j+n > len(s) {
-			return ""
-		}
-		b := []byte(s[j : j+n])
-		for k := range b {
-			b[k] |= 0x20
-		}
-		return string(b)
+	is := func(word string) bool { // case-insensitively, at i
+		return len(s)-i >= len(word) && strings.EqualFold(s[i:i+len(word)], word)
 	}
 	switch {
-	case lower(i, 8) == "infinity":
+	case is("infinity"):
 		return sign(math.Inf(1)), i + 8
-	case lower(i, 3) == "inf":
+	case is("inf"):
 		return sign(math.Inf(1)), i + 3
-	case lower(i, 3) == "nan":
+	case is("nan"):
 		return sign(math.NaN()), i + 3
-	case lower(i, 2) == "0x":
+	case is("0x"):
 		j := i + 2
 		var v float64
 		digits := 0

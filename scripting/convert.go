@@ -2,18 +2,81 @@ package scripting
 
 import (
 	"bytes"
+	"math"
 	"strconv"
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
 
+	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/resp"
 )
 
+// boxedInts holds the integers -256..1023 as LValues: boxing a number
+// allocates, and scripts deal mostly in small counts.
+var boxedInts = func() (v [1280]lua.LValue) {
+	for i := range v {
+		v[i] = lua.LNumber(i - 256)
+	}
+	return v
+}()
+
+// numberValue is lua.LNumber(f) as an LValue, without allocating for small
+// integers (but -0, which must stay negative).
+func numberValue(f float64) lua.LValue {
+	if i := int(f); float64(i) == f && i >= -256 && i < 1024 && !(i == 0 && math.Signbit(f)) {
+		return boxedInts[i+256]
+	}
+	return lua.LNumber(f)
+}
+
+// numberBoxes remembers recently boxed numbers (a boxed number is
+// immutable, so it can be shared): scripts see the same timestamps, limits
+// and counters run after run.
+type numberBoxes [64]lua.LValue
+
+// box is numberValue, reusing a recent box of the same number.
+func (b *numberBoxes) box(f float64) lua.LValue {
+	if i := int(f); float64(i) == f && i >= -256 && i < 1024 && !(i == 0 && math.Signbit(f)) {
+		return boxedInts[i+256]
+	}
+	bits := math.Float64bits(f)
+	slot := &b[(bits^bits>>21^bits>>42)%uint64(len(b))]
+	if n, ok := (*slot).(lua.LNumber); ok && math.Float64bits(float64(n)) == bits {
+		return *slot
+	}
+	*slot = lua.LNumber(f)
+	return *slot
+}
+
+// stringBoxes remembers recently made short strings, as numberBoxes
+// numbers: replies such as counters, flags and OK repeat.
+type stringBoxes [64]lua.LValue
+
+const maxBoxedString = 32
+
+// box is lua.LString(b) as an LValue, reusing a recent equal one.
+func (c *stringBoxes) box(b []byte) lua.LValue {
+	if len(b) > maxBoxedString {
+		return lua.LString(b)
+	}
+	h := uint32(2166136261) // FNV-1a
+	for _, x := range b {
+		h = (h ^ uint32(x)) * 16777619
+	}
+	slot := &c[h%uint32(len(c))]
+	if s, ok := (*slot).(lua.LString); ok && string(s) == string(b) {
+		return *slot
+	}
+	*slot = lua.LString(b)
+	return *slot
+}
+
 // parseReply converts a command's raw RESP reply into the Lua value Redis
 // gives redis.call (redisProtocolToLuaType). isErr reports an error reply.
-func parseReply(L *lua.LState, raw []byte) (v lua.LValue, isErr bool) {
-	p := replyParser{L: L, b: raw}
+func parseReply(st *luaState, raw []byte) (v lua.LValue, isErr bool) {
+	L := st.L
+	p := replyParser{L: L, st: st, b: raw}
 	if len(raw) > 0 && (raw[0] == '-' || raw[0] == '!') {
 		isErr = true
 	}
@@ -26,29 +89,42 @@ func parseReply(L *lua.LState, raw []byte) (v lua.LValue, isErr bool) {
 
 type replyParser struct {
 	L   *lua.LState
+	st  *luaState
 	b   []byte
 	bad bool
 }
 
-func (p *replyParser) line() string {
+// line consumes a header line and returns it without its type byte.
+func (p *replyParser) line() []byte {
 	i := bytes.Index(p.b, []byte("\r\n"))
 	if i < 1 {
 		p.bad = true
 		p.b = nil
-		return ""
+		return nil
 	}
-	s := string(p.b[1:i])
+	s := p.b[1:i]
 	p.b = p.b[i+2:]
 	return s
 }
 
-func (p *replyParser) bulk(n int) string {
+// count is a header's length or count (-1 for none); malformed, it marks
+// the reply bad.
+func (p *replyParser) count(b []byte) int {
+	n, ok := strnum.ParseInt(b)
+	if !ok || n < -1 || n > math.MaxInt32 {
+		p.bad = true
+		return -1
+	}
+	return int(n)
+}
+
+func (p *replyParser) bulk(n int) []byte {
 	if n < 0 || n+2 > len(p.b) {
 		p.bad = true
 		p.b = nil
-		return ""
+		return nil
 	}
-	s := string(p.b[:n])
+	s := p.b[:n]
 	p.b = p.b[n+2:]
 	return s
 }
@@ -63,30 +139,30 @@ func (p *replyParser) value() lua.LValue {
 	text := p.line()
 	switch kind {
 	case '+':
-		t := L.NewTable()
-		t.RawSetString("ok", lua.LString(text))
+		t := L.CreateTable(0, 1)
+		t.RawSetString("ok", p.st.strings.box(text))
 		return t
 	case '-':
-		t := errorTable(L, "-"+text)
+		t := errorTable(L, "-"+string(text))
 		// The command already counted this error in the error statistics.
 		t.RawSetString("ignore_error_stats_update", lua.LTrue)
 		return t
 	case ':':
-		n, _ := strconv.ParseInt(text, 10, 64)
-		return lua.LNumber(n)
+		n, _ := strnum.ParseInt(text)
+		return p.st.numbers.box(float64(n))
 	case '$', '!', '=':
-		n, _ := strconv.Atoi(text)
+		n := p.count(text)
 		if n < 0 {
 			return lua.LFalse
 		}
-		s := p.bulk(n)
+		b := p.bulk(n)
 		switch kind {
 		case '!':
-			t := errorTable(L, "-"+s)
+			t := errorTable(L, "-"+string(b))
 			t.RawSetString("ignore_error_stats_update", lua.LTrue)
 			return t
 		case '=':
-			format, str, _ := strings.Cut(s, ":")
+			format, str, _ := strings.Cut(string(b), ":")
 			inner := L.NewTable()
 			inner.RawSetString("format", lua.LString(format))
 			inner.RawSetString("string", lua.LString(str))
@@ -94,9 +170,9 @@ func (p *replyParser) value() lua.LValue {
 			t.RawSetString("verbatim_string", inner)
 			return t
 		}
-		return lua.LString(s)
+		return p.st.strings.box(b)
 	case '*', '~', '>':
-		n, _ := strconv.Atoi(text)
+		n := p.count(text)
 		if n < 0 {
 			return lua.LFalse
 		}
@@ -115,7 +191,7 @@ func (p *replyParser) value() lua.LValue {
 		}
 		return t
 	case '%':
-		n, _ := strconv.Atoi(text)
+		n := p.count(text)
 		t := L.NewTable()
 		for i := 0; i < n && !p.bad; i++ {
 			k := p.value()
@@ -125,7 +201,7 @@ func (p *replyParser) value() lua.LValue {
 		wrap.RawSetString("map", t)
 		return wrap
 	case '|':
-		n, _ := strconv.Atoi(text)
+		n := p.count(text)
 		for i := 0; i < 2*n && !p.bad; i++ {
 			p.value() // attributes are not passed to scripts
 		}
@@ -133,15 +209,15 @@ func (p *replyParser) value() lua.LValue {
 	case '_':
 		return lua.LNil
 	case '#':
-		return lua.LBool(text == "t")
+		return lua.LBool(string(text) == "t")
 	case ',':
-		f, _ := strconv.ParseFloat(text, 64)
+		f, _ := strconv.ParseFloat(string(text), 64)
 		t := L.NewTable()
 		t.RawSetString("double", lua.LNumber(f))
 		return t
 	case '(':
 		t := L.NewTable()
-		t.RawSetString("big_number", lua.LString(text))
+		t.RawSetString("big_number", lua.LString(string(text)))
 		return t
 	}
 	p.bad = true

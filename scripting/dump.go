@@ -77,6 +77,8 @@ func (e *Engine) RestoreFunctions(payload []byte, policy RestorePolicy) error {
 		}
 		restored.link(lib)
 	}
+	e.cacheMu.Lock()
+	defer e.cacheMu.Unlock()
 	if policy == RestoreFlush {
 		e.libs = restored
 		return nil

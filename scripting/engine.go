@@ -1,14 +1,13 @@
 package scripting
 
 import (
-	"context"
 	"crypto/sha1"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	lua "github.com/yuin/gopher-lua"
 
@@ -96,6 +95,12 @@ type Script struct {
 	// checked only on the first write).
 	Shebang bool
 	proto   *lua.FunctionProto
+	fn      *lua.LFunction // proto's closure in the EVAL state, made at the first run
+	// readsOnly: the script assigns no global, so it can run with the
+	// globals table itself as its environment rather than the read-only
+	// proxy (a third of the lookups): nothing in it can write there, and
+	// _G, loadstring and coroutines still hand out the proxy.
+	readsOnly bool
 }
 
 // Engine holds the script cache, the function libraries and the two Lua
@@ -114,11 +119,16 @@ type Engine struct {
 	// errorCounted is ErrorCounted's answer for the last run.
 	errorCounted bool
 
+	// cacheMu guards scripts and libs against DeclaredScriptFlags and
+	// DeclaredFunctionFlags, which the server calls before serializing.
+	cacheMu sync.RWMutex
+
 	mu       sync.Mutex
-	running  *runContext        // set while a script runs
-	cancel   context.CancelFunc // stops it
-	killed   bool
+	running  *runContext // set while a script runs
 	function bool
+	// killed stops the running script at its next checkpoint; read there
+	// without taking mu.
+	killed atomic.Bool
 }
 
 // NewEngine returns an engine with no scripts or libraries.
@@ -153,7 +163,9 @@ func (e *Engine) LoadScript(body []byte) (string, error) {
 	if err != nil {
 		return "", errors.New("ERR Error compiling script (new function): " + err.Error())
 	}
-	e.scripts[sha] = &Script{SHA: sha, Body: body, Flags: flags, Shebang: shebang, proto: proto}
+	e.cacheMu.Lock()
+	e.scripts[sha] = &Script{SHA: sha, Body: body, Flags: flags, Shebang: shebang, proto: proto, readsOnly: !setsGlobals(proto)}
+	e.cacheMu.Unlock()
 	return sha, nil
 }
 
@@ -194,9 +206,49 @@ func parseShebang(body []byte) (Flags, bool, error) {
 }
 
 // Script looks a cached script up by SHA1, in either case as Redis accepts.
-func (e *Engine) Script(sha string) (*Script, bool) {
-	s, ok := e.scripts[strings.ToLower(sha)]
+func (e *Engine) Script(sha string) (*Script, bool) { return lookupScript(e.scripts, sha) }
+
+// ScriptBySHA is Script for EVALSHA's argument, without converting it.
+func (e *Engine) ScriptBySHA(sha []byte) (*Script, bool) { return lookupScript(e.scripts, sha) }
+
+func lookupScript[T string | []byte](scripts map[string]*Script, sha T) (*Script, bool) {
+	var lower [40]byte
+	if len(sha) != len(lower) {
+		return nil, false
+	}
+	for i := range lower {
+		c := sha[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower[i] = c
+	}
+	s, ok := scripts[string(lower[:])]
 	return s, ok
+}
+
+// DeclaredScriptFlags returns the flags the script of an EVAL (arg is the
+// body) or EVALSHA (arg is the SHA1) declares, as Redis reads them to decide
+// whether the command may write or run out of memory: the cached script's,
+// or for an EVAL of a script not cached yet its shebang's. declared is
+// false without a shebang (compatibility mode), an invalid one or an
+// unknown SHA1. It may run concurrently with the other methods.
+func (e *Engine) DeclaredScriptFlags(arg []byte, bySHA bool) (flags Flags, declared bool) {
+	sha := arg
+	if !bySHA {
+		sha = []byte(SHA1Hex(arg))
+	}
+	e.cacheMu.RLock()
+	s, ok := lookupScript(e.scripts, sha)
+	e.cacheMu.RUnlock()
+	switch {
+	case ok:
+		return s.Flags, s.Shebang
+	case bySHA:
+		return 0, false
+	}
+	flags, shebang, err := parseShebang(arg)
+	return flags, shebang && err == nil
 }
 
 // ScriptExists reports whether sha is cached (SCRIPT EXISTS).
@@ -208,7 +260,9 @@ func (e *Engine) ScriptExists(sha string) bool {
 // FlushScripts empties the script cache and starts a fresh EVAL state
 // (SCRIPT FLUSH), as Redis recreates its Lua interpreter.
 func (e *Engine) FlushScripts() {
+	e.cacheMu.Lock()
 	e.scripts = map[string]*Script{}
+	e.cacheMu.Unlock()
 	if e.evalState != nil {
 		e.evalState.L.Close()
 		e.evalState = nil
@@ -225,18 +279,94 @@ func (e *Engine) Run(s *Script, keys, argv [][]byte, host Host, w *resp.Writer) 
 		e.evalState = newLuaState(e, false)
 	}
 	st := e.evalState
-	st.realGlobals.RawSetString("KEYS", stringArray(st.L, keys))
-	st.realGlobals.RawSetString("ARGV", stringArray(st.L, argv))
-	fn := st.L.NewFunctionFromProto(s.proto)
-	fn.Env = st.globals
-	ok := e.execute(st, fn, nil, s.SHA, host, w, false)
-	// Drop the arguments: they may be large and the state lives on.
-	st.realGlobals.RawSetString("KEYS", lua.LNil)
-	st.realGlobals.RawSetString("ARGV", lua.LNil)
+	st.keys = refillArray(st.L, st.keys, keys)
+	st.argv = refillArray(st.L, st.argv, argv)
+	st.realGlobals.RawSetString("KEYS", st.keys)
+	st.realGlobals.RawSetString("ARGV", st.argv)
+	if s.fn == nil {
+		s.fn = st.L.NewFunctionFromProto(s.proto)
+		s.fn.Env = st.globals
+		if s.readsOnly {
+			s.fn.Env = st.realGlobals
+		}
+	}
+	ok := e.execute(st, s.fn, nil, s.SHA, host, w, false)
 	if !ok {
 		st.L.Close()
 		e.evalState = nil
+		for _, s := range e.scripts {
+			s.fn = nil // bound to the closed state
+		}
+		return
 	}
+	if argBytes(keys)+argBytes(argv) > keepArgsMax {
+		// Large arguments are not kept alive until the next run.
+		st.keys, st.argv = nil, nil
+		st.realGlobals.RawSetString("KEYS", lua.LNil)
+		st.realGlobals.RawSetString("ARGV", lua.LNil)
+	}
+}
+
+// setsGlobals reports whether p, or a function in it, assigns a global.
+func setsGlobals(p *lua.FunctionProto) bool {
+	for _, inst := range p.Code {
+		if int(inst>>26) == lua.OP_SETGLOBAL { // the opcode's bits
+			return true
+		}
+	}
+	for _, child := range p.FunctionPrototypes {
+		if setsGlobals(child) {
+			return true
+		}
+	}
+	return false
+}
+
+// keepArgsMax is the size of arguments up to which KEYS and ARGV stay in
+// the state between runs, for the next run to refill.
+const keepArgsMax = 64 << 10
+
+func argBytes(items [][]byte) int {
+	n := 0
+	for _, it := range items {
+		n += len(it)
+	}
+	return n
+}
+
+// refillArray returns t holding exactly items as strings, reusing t and
+// the strings it holds that are equal (scripts are often run with the same
+// arguments), or a new table when the last run left t with more than an
+// array (a metatable, other keys) that refilling would not undo.
+func refillArray(L *lua.LState, t *lua.LTable, items [][]byte) *lua.LTable {
+	if t == nil || !plainArray(t) {
+		t = L.CreateTable(len(items), 0)
+	}
+	old := t.Len()
+	for i, it := range items {
+		if s, ok := t.RawGetInt(i + 1).(lua.LString); ok && string(s) == string(it) {
+			continue
+		}
+		t.RawSetInt(i+1, lua.LString(it))
+	}
+	for i := len(items) + 1; i <= old; i++ {
+		t.RawSetInt(i, lua.LNil)
+	}
+	return t
+}
+
+// plainArray reports whether t has no metatable and no keys beyond its
+// array part 1..#t.
+func plainArray(t *lua.LTable) bool {
+	if t.Metatable != lua.LNil {
+		return false
+	}
+	var after lua.LValue = lua.LNil
+	if n := t.Len(); n > 0 {
+		after = numberValue(float64(n)) // Next goes on after the key n
+	}
+	k, _ := t.Next(after)
+	return k == lua.LNil
 }
 
 func stringArray(L *lua.LState, items [][]byte) *lua.LTable {
@@ -253,14 +383,11 @@ func stringArray(L *lua.LState, items [][]byte) *lua.LTable {
 func (e *Engine) execute(st *luaState, fn *lua.LFunction, args []lua.LValue, funcName string, host Host, w *resp.Writer, isFunction bool) (reusable bool) {
 	run := &st.runCtx
 	run.host, run.funcName, run.resp3 = host, funcName, false
-	// A fresh context per run: coroutines derive theirs from it, and
-	// cancelling it at the end releases them.
-	ctx, cancel := context.WithCancel(context.Background())
 	e.mu.Lock()
-	e.running, e.cancel, e.killed, e.function = run, cancel, false, isFunction
+	e.running, e.function = run, isFunction
+	e.killed.Store(false)
 	e.mu.Unlock()
 	st.run = run
-	st.setContext(ctx)
 	L := st.L
 	start := len(w.B)
 	defer func() {
@@ -269,22 +396,21 @@ func (e *Engine) execute(st *luaState, fn *lua.LFunction, args []lua.LValue, fun
 			w.Error(fmt.Sprintf("ERR Error running script %s, %.100v", funcName, r))
 			reusable = false
 		}
-		st.setContext(nil)
 		L.SetTop(0)
-		cancel()
 		e.mu.Lock()
 		st.run, run.host = nil, nil // under mu: Running reads the host
-		e.running, e.cancel, e.killed = nil, nil, false
+		e.running = nil
+		e.killed.Store(false)
 		e.mu.Unlock()
 	}()
 	L.Push(fn)
 	for _, a := range args {
 		L.Push(a)
 	}
-	st.lastError = raisedError{}
+	st.lastError, st.callSite = raisedError{}, ""
 	var result lua.LValue
 	if err := L.PCall(len(args), 1, st.keepError); err != nil {
-		result = errorObject(err)
+		result = st.errorObject(err)
 		w.Error(st.errorMessage(result, funcName))
 	} else {
 		result = L.Get(-1)
@@ -298,20 +424,20 @@ func (e *Engine) execute(st *luaState, fn *lua.LFunction, args []lua.LValue, fun
 	return st.intact()
 }
 
-var tracebackPosition = regexp.MustCompile(`\n\t([^\n]*?):(\d+): `)
-
 // errorObject is the value a failed PCall raised. gopher-lua reports a
 // full call stack as a panic without position; it becomes Lua's "stack
-// overflow" error at the innermost frame of the traceback.
-func errorObject(err error) lua.LValue {
+// overflow" error at the call a tick saw last (a runaway recursion makes
+// the same call over and over).
+func (s *luaState) errorObject(err error) lua.LValue {
 	var apiErr *lua.ApiError
 	if !errors.As(err, &apiErr) || apiErr.Object == nil {
 		return lua.LString(err.Error())
 	}
 	if apiErr.Object == lua.LString("lua callstack overflow") {
-		if m := tracebackPosition.FindStringSubmatch(apiErr.StackTrace); m != nil {
-			return lua.LString(m[1] + ":" + m[2] + ": stack overflow")
+		if s.callSite == "" {
+			return lua.LString("stack overflow")
 		}
+		return lua.LString(s.callSite + ": stack overflow")
 	}
 	return apiErr.Object
 }
@@ -322,7 +448,7 @@ func errorObject(err error) lua.LValue {
 // (ignore_error_stats_update).
 func (e *Engine) ErrorCounted() bool { return e.errorCounted }
 
-// Kill stops the running script at its next Lua instruction (SCRIPT KILL,
+// Kill stops the running script at its next checkpoint (SCRIPT KILL,
 // FUNCTION KILL); the script's reply becomes Redis's "Script killed by
 // user" error. It returns false when nothing is running. Whether a kill is
 // allowed (UNKILLABLE after a write, SCRIPT vs FUNCTION KILL) is the
@@ -333,8 +459,7 @@ func (e *Engine) Kill() bool {
 	if e.running == nil {
 		return false
 	}
-	e.killed = true
-	e.cancel()
+	e.killed.Store(true)
 	return true
 }
 
@@ -353,8 +478,4 @@ func (e *Engine) Running() (running, isFunction, wrote bool) {
 	return true, e.function, wrote
 }
 
-func (e *Engine) killRequested() bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.killed
-}
+func (e *Engine) killRequested() bool { return e.killed.Load() }

@@ -164,6 +164,8 @@ func (e *Engine) LoadLibrary(code []byte, replace bool) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	e.cacheMu.Lock()
+	defer e.cacheMu.Unlock()
 	if old != nil {
 		e.libs.unlink(old)
 	}
@@ -209,7 +211,7 @@ func (e *Engine) createLibrary(code []byte) (*Library, error) {
 	}()
 	L.Push(fn)
 	if err := L.PCall(0, 0, st.keepError); err != nil {
-		obj := errorObject(err)
+		obj := st.errorObject(err)
 		// The VM raises the deadline as an error at the instruction it
 		// stopped; other errors keep their text even if the deadline has
 		// passed since (a stack overflow's traceback takes a while).
@@ -246,6 +248,7 @@ func (s *luaState) newLoadGlobals(nonexistent *lua.LTable) *lua.LTable {
 	g := L.NewTable()
 	g.RawSetString("redis", s.protect(redis))
 	g.RawSetString(concatHelper, s.realGlobals.RawGetString(concatHelper))
+	g.RawSetString(tickHelper, s.realGlobals.RawGetString(tickHelper))
 	L.SetMetatable(g, nonexistent)
 	return g
 }
@@ -358,6 +361,19 @@ func readFunctionFlags(t *lua.LTable) (Flags, bool) {
 	}
 }
 
+// DeclaredFunctionFlags returns the flags of FCALL's function, found
+// reports whether it exists. It may run concurrently with the other
+// methods.
+func (e *Engine) DeclaredFunctionFlags(name []byte) (flags Flags, found bool) {
+	e.cacheMu.RLock()
+	defer e.cacheMu.RUnlock()
+	f, ok := e.libs.functions[string(name)]
+	if !ok {
+		return 0, false
+	}
+	return f.Flags, true
+}
+
 // Function looks a function up by name for FCALL/FCALL_RO.
 func (e *Engine) Function(name string) (*Function, bool) {
 	f, ok := e.libs.functions[name]
@@ -380,12 +396,15 @@ func (e *Engine) Call(f *Function, keys, argv [][]byte, host Host, w *resp.Write
 // reloadLibraries recreates every library in a fresh functions state.
 func (e *Engine) reloadLibraries() {
 	old := e.libs
-	e.libs = newLibraries()
+	libs := newLibraries()
 	for _, name := range sortedNames(old.byName) {
 		if lib, err := e.createLibrary(old.byName[name].Code); err == nil {
-			e.libs.link(lib)
+			libs.link(lib)
 		}
 	}
+	e.cacheMu.Lock()
+	e.libs = libs
+	e.cacheMu.Unlock()
 }
 
 // DeleteLibrary is FUNCTION DELETE.
@@ -394,14 +413,18 @@ func (e *Engine) DeleteLibrary(name string) error {
 	if !ok {
 		return errors.New("ERR Library not found")
 	}
+	e.cacheMu.Lock()
 	e.libs.unlink(lib)
+	e.cacheMu.Unlock()
 	return nil
 }
 
 // FlushFunctions is FUNCTION FLUSH: every library goes, with the state
 // their closures live in.
 func (e *Engine) FlushFunctions() {
+	e.cacheMu.Lock()
 	e.libs = newLibraries()
+	e.cacheMu.Unlock()
 	if e.fnState != nil {
 		e.fnState.L.Close()
 		e.fnState = nil

@@ -56,6 +56,10 @@ func FuzzScript(f *testing.F) {
 		"#!lua flags=no-writes\nreturn 1",
 		"x = 1",
 		"return loadstring('return 1 .. 2')()",
+		"::top:: goto top",
+		"local redis = {call = tostring} KEYS = nil return redis.call(1)",
+		"function redis.call() end",
+		"local function f(n) if n > 0 then return f(n - 1) end return tonumber(ARGV[1]) end return f(100)",
 	} {
 		f.Add(seed)
 	}

@@ -40,6 +40,9 @@ func appendCNumber(b []byte, f float64, precision int) []byte {
 // parseLuaNumber converts a string to a number as Lua 5.1's luaO_str2d
 // does: C's strtod (decimal, hexadecimal, inf, nan), then only whitespace.
 func parseLuaNumber(s string) (float64, bool) {
+	if f, ok := parseSmallInt(s); ok {
+		return f, true
+	}
 	f, n := strtod(s)
 	if n == 0 || strings.Trim(s[n:], " \t\n\r\f\v") != "" {
 		return 0, false
@@ -57,4 +60,29 @@ func toStringArg(v lua.LValue) (string, bool) {
 		return luaNumberString(float64(v)), true
 	}
 	return "", false
+}
+
+// parseSmallInt reads the common case of a plain decimal integer of up to
+// 15 digits, optionally negative, which converts to a float64 exactly and
+// so needs no strtod.
+func parseSmallInt(s string) (float64, bool) {
+	digits := s
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 15 {
+		return 0, false
+	}
+	n := int64(0)
+	for i := 0; i < len(digits); i++ {
+		c := digits[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if len(digits) < len(s) {
+		return -float64(n), true // "-0" is -0, as strtod reads it
+	}
+	return float64(n), true
 }

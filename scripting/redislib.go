@@ -130,8 +130,9 @@ func (s *luaState) redisCall(L *lua.LState, raiseErrors bool) int {
 		start = end
 	}
 	run.scratch, run.args, run.ends = buf, args, ends
-	reply := run.host.Call(args, run.resp3, nil)
-	v, isErr := parseReply(L, reply)
+	reply := run.host.Call(args, run.resp3, run.reply[:0])
+	run.reply = reply
+	v, isErr := parseReply(s, reply)
 	if isErr && raiseErrors {
 		raiseTable(L, v.(*lua.LTable))
 	}

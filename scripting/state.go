@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 
 	lua "github.com/yuin/gopher-lua"
 )
@@ -16,9 +17,9 @@ const (
 	libraryChunk = "user_function"
 
 	// Recursion depth. Lua 5.1 stops at LUAI_MAXCALLS (20000 frames); we
-	// stop at 8000 because a stack overflow makes gopher-lua build a
-	// traceback that walks the stack once per frame (quadratic), which at
-	// 20000 frames costs seconds. The frame stack grows on demand.
+	// stop at 8000, where gopher-lua used to build a traceback walking the
+	// stack once per frame (quadratic; now off, see IncludeGoStackTrace).
+	// The frame stack grows on demand.
 	maxCallDepth = 8000
 	// The value stack grows in steps up to 256K slots (4 MB), enough for
 	// any script Redis runs (C functions there get at most 8000 slots), and
@@ -47,12 +48,18 @@ type luaState struct {
 	loadGlobals *lua.LTable // FUNCTION LOAD's restricted globals; nil for EVAL
 	stringMeta  *lua.LTable // proxy of the string metatable, for getmetatable("")
 	lastError   raisedError
+	callSite    string // "chunk:line" of a recent function call, see tick
 	// keepError is the message handler of every protected call: it returns
 	// the error unchanged, and its presence spares gopher-lua building a
 	// traceback for each error (it still does when the call stack is full,
 	// since the handler then cannot run: that traceback costs time
 	// quadratic in the depth, hence maxCallDepth).
 	keepError *lua.LFunction
+
+	// keys and argv are EVAL's KEYS and ARGV tables, refilled by each run.
+	keys, argv *lua.LTable
+	numbers    numberBoxes
+	strings    stringBoxes
 
 	run     *runContext // the script being run, nil between runs
 	runCtx  runContext  // reused by every run, with its buffers
@@ -67,6 +74,7 @@ type runContext struct {
 	scratch  []byte
 	args     [][]byte
 	ends     []int
+	reply    []byte // the last redis.call's raw reply
 }
 
 func newLuaState(e *Engine, forFunctions bool) *luaState {
@@ -77,9 +85,9 @@ func newLuaState(e *Engine, forFunctions bool) *luaState {
 		RegistrySize:        1024,
 		RegistryMaxSize:     maxRegistry,
 		RegistryGrowStep:    registryGrowStep,
-		// Only used when a message handler itself fails, which happens when
-		// the call stack is full: the traceback then gives the line.
-		IncludeGoStackTrace: true,
+		// No traceback when the call stack is full: gopher-lua walks the
+		// whole stack once per frame to build it (seconds at maxCallDepth).
+		IncludeGoStackTrace: false,
 	})
 	s := &luaState{L: L, engine: e, realOf: map[*lua.LTable]*lua.LTable{}}
 	s.keepError = L.NewFunction(func(L *lua.LState) int { return 1 })
@@ -115,6 +123,7 @@ func newLuaState(e *Engine, forFunctions bool) *luaState {
 	g.RawSetString("struct", openStruct(L))
 	g.RawSetString("redis", s.newRedisTable(forFunctions))
 	g.RawSetString(concatHelper, L.NewFunction(luaConcat))
+	g.RawSetString(tickHelper, L.NewFunction(s.tick))
 	if !forFunctions {
 		g.RawSetString("__redis__err__handler", L.NewFunction(handleError))
 	}
@@ -203,7 +212,29 @@ func nonexistentGlobal(L *lua.LState) int {
 
 func raiseReadonly(L *lua.LState) { raisePlain(L, errReadonly) }
 
-// setContext arms the kill switch for one run.
+// checkpointBudget is how many checkpoints a script passes between two
+// ticks; boxed once, as pushing a number allocates.
+var checkpointBudget lua.LValue = lua.LNumber(100)
+
+// tick is the checkpoints' call into Go: it stops a killed script, or
+// grants the next budget. A script that catches the error with pcall meets
+// it again at its next checkpoint. A function's entry checkpoint passes an
+// argument; the tick then notes where the call was made, which is where a
+// runaway recursion overflows the stack (see errorObject).
+func (s *luaState) tick(L *lua.LState) int {
+	if s.engine.killed.Load() {
+		L.RaiseError(errKilled) // errorMessage words it as Redis does
+	}
+	if L.GetTop() > 0 {
+		if source, line, ok := positionFrom(L, 2); ok {
+			s.callSite = fmt.Sprintf("%s:%d", strings.TrimPrefix(source, "@"), line)
+		}
+	}
+	L.Push(checkpointBudget)
+	return 1
+}
+
+// setContext arms FUNCTION LOAD's deadline.
 func (s *luaState) setContext(ctx context.Context) {
 	if ctx == nil {
 		s.L.RemoveContext()
@@ -220,8 +251,11 @@ func (s *luaState) setContext(ctx context.Context) {
 
 // callerPosition returns the source and current line of the innermost Lua
 // function on the stack.
-func callerPosition(L *lua.LState) (string, int, bool) {
-	for level := 0; ; level++ {
+func callerPosition(L *lua.LState) (string, int, bool) { return positionFrom(L, 0) }
+
+// positionFrom is callerPosition from the given stack level outwards.
+func positionFrom(L *lua.LState, level int) (string, int, bool) {
+	for ; ; level++ {
 		dbg, ok := L.GetStack(level)
 		if !ok {
 			return "", 0, false

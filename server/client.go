@@ -43,6 +43,9 @@ type Client struct {
 	ctx    Ctx
 
 	authenticated   bool
+	overMaxMemory   bool                    // at the last outOfMemory check: Redis's pre_command_oom_state, which scripts obey
+	user            atomic.Pointer[aclUser] // the user it runs commands as (acl.go)
+	aclKeys         [][]byte                // key arguments for the ACL check
 	reply           replyMode
 	closeAfterReply bool
 	created         time.Time
@@ -119,7 +122,7 @@ func (s *Server) newClient(conn net.Conn) *Client {
 	c.out.Proto = 2
 	c.proto.Store(2)
 	c.lastSeen.Store(s.clock.UnixMilli())
-	c.authenticated = s.cfg.RequirePass() == ""
+	c.resetAuth()
 	c.ctx = Ctx{s: s, c: c, W: &c.out}
 	c.ctx.locks.Owner = c // for NOLOOP: the client behind a change
 	c.queued.Store(-1)
@@ -393,13 +396,16 @@ func (c *Client) execute(args [][]byte) {
 		c.reject(cmd, errNoAuth)
 		return
 	}
+	if p := c.user.Load().perms.Load(); !p.unrestricted && !c.aclAllowed(p, cmd, args) {
+		return
+	}
 	if cmd.Flags&FlagAllowBusy == 0 {
 		if busy, function := s.scriptBusy(); busy {
 			c.reject(cmd, errBusy(function))
 			return
 		}
 	}
-	if s.evict.limit.Load() != 0 && c.outOfMemory(cmd, start, now) {
+	if s.evict.limit.Load() != 0 && c.outOfMemory(cmd, args, start, now) {
 		c.rejectOOM(cmd)
 		return
 	}
@@ -496,13 +502,6 @@ func (c *Client) applyReplyMode(mark int) {
 	case replySkipNext:
 		c.reply = replySkipThis
 	}
-}
-
-// authRequired reports whether the client must authenticate before running
-// commands: requirepass is set and it has not authenticated. Clearing
-// requirepass lets unauthenticated clients in, as in Redis.
-func (c *Client) authRequired() bool {
-	return !c.authenticated && c.s.cfg.RequirePass() != ""
 }
 
 // setDB switches the client's database.

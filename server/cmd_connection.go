@@ -1,7 +1,6 @@
 package server
 
 import (
-	"crypto/subtle"
 	"fmt"
 	"math"
 	"net"
@@ -118,24 +117,13 @@ func resetCommand(x *Ctx) {
 	}
 	c.noEvict.Store(false)
 	c.noTouch.Store(false)
-	c.authenticated = x.s.cfg.RequirePass() == ""
+	c.resetAuth()
 	x.W.Simple("RESET")
 }
 
 func (c *Client) setProto(p int) {
 	c.out.Proto = p
 	c.proto.Store(int32(p))
-}
-
-// checkPassword compares in constant time, so the reply time does not leak how
-// much of a guess was right. Without requirepass the default user is
-// "nopass", so any password is accepted for it, as in Redis.
-func (s *Server) checkPassword(user, pass []byte) bool {
-	if string(user) != "default" {
-		return false
-	}
-	want := s.cfg.RequirePass()
-	return want == "" || subtle.ConstantTimeCompare(pass, []byte(want)) == 1
 }
 
 const errWrongPass = "WRONGPASS invalid username-password pair or user is disabled."
@@ -148,15 +136,14 @@ func authCommand(x *Ctx) {
 	user, pass := []byte("default"), x.Args[1]
 	if len(x.Args) == 3 {
 		user, pass = x.Args[1], x.Args[2]
-	} else if x.s.cfg.RequirePass() == "" {
+	} else if x.s.acl.defaultUser.perms.Load().nopass {
 		x.W.Error("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")
 		return
 	}
-	if !x.s.checkPassword(user, pass) {
+	if !x.c.authenticate(user, pass) {
 		x.W.Error(errWrongPass)
 		return
 	}
-	x.c.authenticated = true
 	x.W.OK()
 }
 
@@ -182,11 +169,10 @@ func helloCommand(x *Ctx) {
 		more := len(x.Args) - i - 1
 		switch opt := strings.ToLower(string(x.Args[i])); {
 		case opt == "auth" && more >= 2:
-			if !x.s.checkPassword(x.Args[i+1], x.Args[i+2]) {
+			if !c.authenticate(x.Args[i+1], x.Args[i+2]) {
 				x.W.Error(errWrongPass)
 				return
 			}
-			c.authenticated = true
 			i += 2
 		case opt == "setname" && more >= 1:
 			if !validClientName(x.Args[i+1]) {
@@ -376,12 +362,12 @@ func (c *Client) infoLine() string {
 	}
 	idle := (c.s.clock.UnixMilli() - c.lastSeen.Load()) / 1000
 	qbuf := c.qbuf.Load()
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=%d qbuf=%d qbuf-free=%d argv-mem=0 multi-mem=0 rbs=%d rbp=0 obl=0 oll=0 omem=%d tot-mem=%d events=r cmd=%s user=default redir=%d resp=%d lib-name=%s lib-ver=%s",
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=%d qbuf=%d qbuf-free=%d argv-mem=0 multi-mem=0 rbs=%d rbp=0 obl=0 oll=0 omem=%d tot-mem=%d events=r cmd=%s user=%s redir=%d resp=%d lib-name=%s lib-ver=%s",
 		c.id, c.peerAddr(), c.localAddr(), c.id, loadString(c.name.Load()),
 		int64(now.Sub(c.created).Seconds()), max(idle, 0), flags, c.db.Load(),
 		c.ps.nsub.Load(), c.ps.npsub.Load(), c.ps.nssub.Load(), queued,
 		qbuf, max(initialReadBuf-qbuf, 0), initialReadBuf, c.omem.Load(), initialReadBuf+c.omem.Load(),
-		cmd, c.redirectID(), c.proto.Load(), loadString(c.libName.Load()), loadString(c.libVer.Load()))
+		cmd, c.userName(), c.redirectID(), c.proto.Load(), loadString(c.libName.Load()), loadString(c.libVer.Load()))
 }
 
 func (c *Client) isUnix() bool {
@@ -504,6 +490,7 @@ func clientKill(x *Ctx) {
 	var id uint64
 	var addr, laddr []byte
 	var typ []byte
+	var user *aclUser
 	skipMe := true
 	var maxAge int64
 	for i := 0; i < len(args); i += 2 {
@@ -531,7 +518,7 @@ func clientKill(x *Ctx) {
 		case "laddr":
 			laddr = v
 		case "user":
-			if string(v) != "default" {
+			if user = x.s.user(string(v)); user == nil {
 				x.W.Error("ERR No such user '" + cString(v) + "'")
 				return
 			}
@@ -564,6 +551,7 @@ func clientKill(x *Ctx) {
 			id != 0 && c.id != id,
 			addr != nil && c.peerAddr() != string(addr),
 			laddr != nil && c.localAddr() != string(laddr),
+			user != nil && c.user.Load() != user,
 			skipMe && c == x.c,
 			maxAge != 0 && int64(time.Since(c.created).Seconds()) < maxAge:
 			continue

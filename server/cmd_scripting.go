@@ -14,8 +14,10 @@ import (
 // Scripts and functions (EVAL, FCALL and friends) run on the scripting
 // package's engine. A script may reach keys it does not declare (seed 002
 // does), so it runs under the exclusive lock: atomic as in Redis, and one at
-// a time, which the engine requires. Its redis.call commands run through
-// scriptHost as commands of the server's script client.
+// a time, which the engine requires. Commands that change the script cache
+// or the libraries take it too, so that readers (SCRIPT EXISTS, FUNCTION
+// LIST) under the shared lock never see a change halfway. Its redis.call
+// commands run through scriptHost as commands of the server's script client.
 
 func init() {
 	eval := func(name, flags string, run func(*Ctx)) spec {
@@ -45,7 +47,7 @@ func init() {
 		sub("exists", -3, "noscript allkeys", "Check existence of scripts in the script cache.", "2.6.0", scriptExists),
 		sub("flush", -2, "noscript allkeys", "Remove all the scripts from the script cache.", "2.6.0", scriptFlush),
 		sub("kill", 2, "noscript allow_busy", "Kill the script currently in execution.", "2.6.0", scriptKill),
-		spec{name: "help", arity: 2, flags: "loading stale", category: "@slow", group: "scripting", summary: "Show helpful text about the different subcommands", since: "5.0.0", run: scriptHelp},
+		sub("help", 2, "loading stale", "Show helpful text about the different subcommands", "5.0.0", scriptHelp),
 	)
 	registerSub("function",
 		sub("load", -3, "write denyoom noscript allkeys", "Create a function with the given arguments (name, code, description)", "7.0.0", functionLoad),
@@ -56,7 +58,7 @@ func init() {
 		sub("restore", -3, "write denyoom noscript allkeys", "Restore all the functions on the given payload", "7.0.0", functionRestore),
 		sub("stats", 2, "noscript allow_busy", "Return information about the function currently running (name, description, duration)", "7.0.0", functionStats),
 		sub("kill", 2, "noscript allow_busy", "Kill the function currently in execution.", "7.0.0", functionKill),
-		spec{name: "help", arity: 2, flags: "loading stale", category: "@slow", group: "scripting", summary: "Show helpful text about the different subcommands", since: "7.0.0", run: functionHelp},
+		sub("help", 2, "loading stale", "Show helpful text about the different subcommands", "7.0.0", functionHelp),
 	)
 }
 
@@ -85,6 +87,26 @@ func (x *Ctx) scriptArgs() (keys, argv [][]byte, ok bool) {
 	return nil, nil, false
 }
 
+// scriptDeniesOOM reports whether a script command is refused when used
+// memory is over maxmemory, before it runs. Redis derives EVAL's and
+// FCALL's flags from the script's: one that declares flags (a shebang; a
+// function always does) denies OOM unless it has allow-oom or no-writes.
+// A script without a shebang runs, its commands checked as it goes
+// (scriptHost.Call).
+func (s *Server) scriptDeniesOOM(cmd *Command, args [][]byte) bool {
+	var flags scripting.Flags
+	declared := false
+	switch cmd.Name {
+	case "eval", "eval_ro":
+		flags, declared = s.scripts.DeclaredScriptFlags(args[1], false)
+	case "evalsha", "evalsha_ro":
+		flags, declared = s.scripts.DeclaredScriptFlags(args[1], true)
+	case "fcall", "fcall_ro":
+		flags, declared = s.scripts.DeclaredFunctionFlags(args[1])
+	}
+	return declared && flags&(scripting.FlagAllowOOM|scripting.FlagNoWrites) == 0
+}
+
 const errROWithWriteFlag = "ERR Can not execute a script with write flag using *_ro command."
 
 func evalCommand(x *Ctx, bySHA, readOnly bool) {
@@ -95,7 +117,7 @@ func evalCommand(x *Ctx, bySHA, readOnly bool) {
 	e := x.s.scripts
 	var s *scripting.Script
 	if bySHA {
-		if s, ok = e.Script(string(x.Args[1])); !ok {
+		if s, ok = e.ScriptBySHA(x.Args[1]); !ok {
 			x.W.Error("NOSCRIPT No matching script. Please use EVAL.")
 			return
 		}
@@ -113,7 +135,9 @@ func evalCommand(x *Ctx, bySHA, readOnly bool) {
 		x.W.Error(errROWithWriteFlag)
 		return
 	}
-	x.runScript(readOnly || s.Flags&scripting.FlagNoWrites != 0, false, func(h *scriptHost) { e.Run(s, keys, argv, h, x.W) })
+	// A shebang without allow-oom was refused before running when over
+	// maxmemory (scriptDeniesOOM); without a shebang, commands are checked.
+	x.runScript(readOnly || s.Flags&scripting.FlagNoWrites != 0, !s.Shebang, s, nil, keys, argv)
 }
 
 func fcallCommand(x *Ctx, readOnly bool) {
@@ -130,24 +154,31 @@ func fcallCommand(x *Ctx, readOnly bool) {
 		x.W.Error(errROWithWriteFlag)
 		return
 	}
-	x.runScript(readOnly || f.Flags&scripting.FlagNoWrites != 0, true, func(h *scriptHost) { x.s.scripts.Call(f, keys, argv, h, x.W) })
+	x.runScript(readOnly || f.Flags&scripting.FlagNoWrites != 0, false, nil, f, keys, argv)
 }
 
-// runScript runs a script or function with a host for its redis.call
-// commands. Its writes propagate as the commands it ran (wrapped in
-// MULTI/EXEC when several), not as the EVAL.
-func (x *Ctx) runScript(readOnly, function bool, run func(h *scriptHost)) {
+// runScript runs a script, or else a function, with a host for its
+// redis.call commands. Its writes propagate as the commands it ran (wrapped
+// in MULTI/EXEC when several), not as the EVAL.
+func (x *Ctx) runScript(readOnly, checkOOM bool, script *scripting.Script, fn *scripting.Function, keys, argv [][]byte) {
 	s := x.s
 	h := &s.scriptHost
-	h.x, h.readOnly = x, readOnly
+	h.x, h.readOnly, h.writeCalled = x, readOnly, false
+	// Redis checks OOM against the state when the command began (memory
+	// the script itself uses cannot fail it).
+	h.overMaxMemory = checkOOM && x.c.overMaxMemory
 	h.wrote.Store(false)
 	sc := s.scriptClient
 	sc.setDB(int(x.c.db.Load()))
 	sx := &sc.ctx
 	sx.W, sx.Now, sx.cannotBlock, sx.inExec = &h.out, x.Now, true, true
 	s.scriptStart.Store(monoNow())
-	s.scriptIsFunction.Store(function)
-	run(h)
+	s.scriptIsFunction.Store(fn != nil)
+	if fn != nil {
+		s.scripts.Call(fn, keys, argv, h, x.W)
+	} else {
+		s.scripts.Run(script, keys, argv, h, x.W)
+	}
 	s.scriptStart.Store(0)
 	x.dirty += h.dirty
 	h.dirty = 0
@@ -166,8 +197,12 @@ type scriptHost struct {
 	x        *Ctx // the EVAL or FCALL
 	out      resp.Writer
 	readOnly bool
-	wrote    atomic.Bool // read by SCRIPT KILL from another client
-	dirty    int
+	// overMaxMemory: denyoom commands fail until the script has called a
+	// write command (it cannot be stopped halfway through its writes).
+	overMaxMemory bool
+	writeCalled   bool
+	wrote         atomic.Bool // read by SCRIPT KILL from another client
+	dirty         int
 }
 
 // Call runs one command for the script, with Redis's checks and error texts
@@ -182,23 +217,36 @@ func (h *scriptHost) Call(args [][]byte, resp3 bool, dst []byte) []byte {
 	if cmd != nil && cmd.Sub != nil && len(args) >= 2 {
 		cmd = lookupCommand(cmd.Sub, args[1])
 	}
+	sc := s.scriptClient
+	reject := func(msg string) []byte { // counted as Redis counts a rejected call
+		s.cmdStats[cmd.id].rejected.Add(1)
+		sc.traffic.errors.add(1)
+		return fail(msg)
+	}
+	var denied string
 	switch {
 	case cmd == nil:
 		return fail("ERR Unknown Redis command called from script")
 	case (cmd.Arity > 0 && len(args) != cmd.Arity) || len(args) < -cmd.Arity:
-		return fail("ERR Wrong number of args calling Redis command from script")
+		return reject("ERR Wrong number of args calling Redis command from script")
 	case cmd.Flags&FlagNoScript != 0:
-		return fail("ERR This Redis command is not allowed from script")
+		return reject("ERR This Redis command is not allowed from script")
+	case h.scriptDenied(cmd, args, &denied):
+		return fail(denied)
 	case cmd.Flags&FlagWrite != 0 && h.readOnly:
-		return fail("ERR Write commands are not allowed from read-only scripts.")
+		return reject("ERR Write commands are not allowed from read-only scripts.")
+	case cmd.Flags&FlagDenyOOM != 0 && h.overMaxMemory && !h.writeCalled && s.evict.limit.Load() != 0:
+		return reject(errOOM)
 	}
-	sc := s.scriptClient
+	if cmd.Flags&FlagWrite != 0 {
+		h.writeCalled = true
+	}
 	x := &sc.ctx
 	if x.propagating() {
 		// Kept until the script ends; the engine reuses args.
 		args = cloneArgs(args)
 	}
-	h.out.B = h.out.B[:0]
+	h.out.B = dst // the reply goes straight into the engine's buffer
 	h.out.Proto = 2
 	if resp3 {
 		h.out.Proto = 3
@@ -214,9 +262,11 @@ func (h *scriptHost) Call(args [][]byte, resp3 bool, dst []byte) []byte {
 		h.wrote.Store(true)
 		x.publish(args)
 	}
-	failed := len(h.out.B) > 0 && h.out.B[0] == '-'
+	reply := h.out.B
+	h.out.B = nil
+	failed := len(reply) > len(dst) && reply[len(dst)] == '-'
 	s.recordCall(sc, cmd, monoNow()-start, failed)
-	return append(dst, h.out.B...)
+	return reply
 }
 
 // Wrote tells SCRIPT KILL whether the script has written (then it is

@@ -99,9 +99,16 @@ func sortCommand(x *Ctx, readonly bool) {
 			sortBy = args[j+1]
 			if bytes.IndexByte(cBytes(sortBy), '*') < 0 {
 				dontsort = true // sticks even if a later BY has a '*'
+			} else if !x.readsAllKeys() {
+				x.W.Error("ERR BY option of SORT denied due to insufficient ACL permissions.")
+				return
 			}
 			j++
 		case cArgIs(a, "get") && left >= 1:
+			if !x.readsAllKeys() {
+				x.W.Error("ERR GET option of SORT denied due to insufficient ACL permissions.")
+				return
+			}
 			gets = append(gets, args[j+1])
 			j++
 		default:

@@ -120,6 +120,9 @@ func execCommand(x *Ctx) {
 		x.cmd, x.Args, x.dirty = q.cmd, q.args, 0
 		start := monoNow()
 		mark := len(x.W.B)
+		if x.execDenied(q.cmd, q.args) {
+			continue
+		}
 		q.cmd.Run(x)
 		x.s.trackInner(c, q.cmd, q.cmd, q.args)
 		if x.dirty > 0 {

@@ -158,6 +158,7 @@ func TestCVELua(t *testing.T) {
 		"return bit.tohex(1, -2147483648)",
 		"return bit.tohex(65535, 2147483647)",
 		"return ('x'):rep(-1)",
+		"return #string.rep('x', 2^31)",
 		"return string.format('%0999999999d', 1)",
 	} {
 		p.DoCompare(sameKind, "EVAL", script, 0)

@@ -109,13 +109,15 @@ func (s *Server) memoryOver(mono int64, maxAge time.Duration) int64 {
 
 // outOfMemory runs evictions before cmd (execute calls it when maxmemory is
 // set) and reports whether cmd must be refused, as Redis's processCommand
-// decides: denyoom commands, and anything but EXEC, DISCARD, QUIT and RESET
-// inside MULTI (queueing takes memory), when nothing could be evicted.
-func (c *Client) outOfMemory(cmd *Command, mono, now int64) bool {
-	if c.s.performEvictions(c, mono, now) != evictFail {
+// decides: denyoom commands (scripts and functions by their declared
+// flags), and anything but EXEC, DISCARD, QUIT and RESET inside MULTI
+// (queueing takes memory), when nothing could be evicted.
+func (c *Client) outOfMemory(cmd *Command, args [][]byte, mono, now int64) bool {
+	c.overMaxMemory = c.s.performEvictions(c, mono, now) == evictFail
+	if !c.overMaxMemory {
 		return false
 	}
-	if cmd.Flags&FlagDenyOOM != 0 {
+	if cmd.Flags&FlagDenyOOM != 0 || c.s.scriptDeniesOOM(cmd, args) {
 		return true
 	}
 	if c.multi == nil {
@@ -123,7 +125,7 @@ func (c *Client) outOfMemory(cmd *Command, mono, now int64) bool {
 	}
 	if cmd == cmdExec {
 		for _, q := range c.multi.cmds {
-			if q.cmd.Flags&FlagDenyOOM != 0 {
+			if q.cmd.Flags&FlagDenyOOM != 0 || c.s.scriptDeniesOOM(q.cmd, q.args) {
 				return true
 			}
 		}

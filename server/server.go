@@ -53,6 +53,7 @@ type Server struct {
 	tracking                   tracking
 	pubsub                     pubsubRegistry
 	scriptState
+	acl aclState
 	rdb rdbState
 	aof aofState
 	// activeExpireEnabled is DEBUG SET-ACTIVE-EXPIRE.
@@ -100,6 +101,9 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 	s.rdb.lastBgsaveSec.Store(-1)
 	_, s.wallClock = s.clock.(clock.Real)
 	s.ks = keyspace.New(cfg.Databases(), keyspace.Hooks{Expired: s.keyExpired, Modified: s.keyModified, Created: s.keyCreated})
+	if err := s.initACL(); err != nil {
+		return nil, err
+	}
 	s.watchAccessPolicy()
 	s.watchMaxMemory()
 	s.watchAppendOnly()
