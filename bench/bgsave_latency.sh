@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# Latency and memory cost of BGSAVE under load: Keyhive vs redis-server (which
+# forks), measured alternately in one run.
+#
+# Usage (from any directory):
+#   bench/bgsave_latency.sh
+#
+# Environment knobs (all optional):
+#   KEYS=5000000     string keys filled on each server (SET key:%012d, 16-byte value),
+#                    also the -r of redis-benchmark, so its GETs hit
+#   N=500000         requests per redis-benchmark test (-n)
+#   CLIENTS=50       redis-benchmark -c
+#   KEYHIVE_BIN=path use this binary instead of building ./cmd/keyhive
+#
+# Each server runs `redis-benchmark -t set,get -c CLIENTS -r KEYS -d 16 -n N
+# --precision 3 --csv` twice: once idle, once with BGSAVE started at the
+# beginning of the run and started again whenever it finishes, so the whole
+# run is measured while a snapshot is being written. Order: redis, keyhive
+# (without), redis, keyhive (with). Memory is sampled every 20 ms from
+# /proc/PID/smaps_rollup: "before" just before the BGSAVE run, "peak" its
+# maximum during it. For redis-server the forked child counts too, as Pss
+# (shared copy-on-write pages split between parent and child, so they are not
+# counted twice); the sum of both Rss figures is printed as well.
+# Read the ratios: the machine is shared and noisy.
+set -euo pipefail
+
+KEYS=${KEYS:-5000000}
+N=${N:-500000}
+CLIENTS=${CLIENTS:-50}
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/keyhive-bgsave-bench.XXXXXX")
+pids=()
+cleanup() {
+	for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	rm -rf "$tmp"
+}
+trap cleanup EXIT INT TERM
+
+KEYHIVE_BIN=${KEYHIVE_BIN:-}
+if [ -z "$KEYHIVE_BIN" ]; then
+	(cd "$root" && go build -o "$tmp/keyhive-server" ./cmd/keyhive)
+	KEYHIVE_BIN=$tmp/keyhive-server
+fi
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_up() { until redis-cli -p "$1" PING >/dev/null 2>&1; do sleep 0.01; done; }
+
+# Memory sampler: until the file $3 exists, the maximum over time of the summed
+# Pss and Rss (kB) of process $1 and its children; writes "pss rss" to $2.
+cat >"$tmp/sample.py" <<'EOF'
+import os, sys, time
+pid, out, stop = sys.argv[1], sys.argv[2], sys.argv[3]
+def rollup(p):
+    pss = rss = 0
+    try:
+        with open(f"/proc/{p}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("Pss:"): pss = int(line.split()[1])
+                elif line.startswith("Rss:"): rss = int(line.split()[1])
+    except OSError:
+        pass
+    return pss, rss
+def sample():
+    procs = [pid]
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            procs += f.read().split()
+    except OSError:
+        pass
+    vals = [rollup(p) for p in procs]
+    return sum(v[0] for v in vals), sum(v[1] for v in vals)
+peak = sample()
+while not os.path.exists(stop):
+    s = sample()
+    peak = (max(peak[0], s[0]), max(peak[1], s[1]))
+    time.sleep(0.02)
+with open(out, "w") as f:
+    f.write(f"{peak[0]} {peak[1]}\n")
+EOF
+
+
+awk -v n="$KEYS" 'BEGIN { for (i = 0; i < n; i++) { k = sprintf("key:%012d", i); printf "*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$16\r\nvalue-0123456789\r\n", length(k), k } }' >"$tmp/fill.resp"
+
+declare -A port pid result
+for name in redis keyhive; do
+	bin=redis-server
+	[ "$name" = keyhive ] && bin=$KEYHIVE_BIN
+	port[$name]=$(free_port)
+	mkdir -p "$tmp/$name"
+	"$bin" --port "${port[$name]}" --save '' --appendonly no --dir "$tmp/$name" >"$tmp/$name.log" 2>&1 &
+	pids+=($!)
+	pid[$name]=$!
+	wait_up "${port[$name]}"
+	redis-cli -p "${port[$name]}" --pipe <"$tmp/fill.resp" >/dev/null
+	got=$(redis-cli -p "${port[$name]}" DBSIZE)
+	[ "$got" = "$KEYS" ] || { echo "$name: DBSIZE $got, want $KEYS" >&2; exit 1; }
+	echo "$name filled with $KEYS keys" >&2
+done
+rm -f "$tmp/fill.resp"
+
+bench() { # NAME PHASE: runs redis-benchmark, stores the p99 of SET and GET
+	redis-benchmark -p "${port[$1]}" -t set,get -c "$CLIENTS" -r "$KEYS" -d 16 -n "$N" --precision 3 --csv >"$tmp/$1.$2.csv"
+	result[$1,$2,set]=$(awk -F'"' '$2 == "SET" { print $14 }' "$tmp/$1.$2.csv")
+	result[$1,$2,get]=$(awk -F'"' '$2 == "GET" { print $14 }' "$tmp/$1.$2.csv")
+	echo "$1 $2: p99 SET ${result[$1,$2,set]} ms, GET ${result[$1,$2,get]} ms" >&2
+}
+bgsave_loop() { # NAME: BGSAVE again and again until $tmp/stop exists; prints the count
+	local n=0 p=${port[$1]}
+	while [ ! -e "$tmp/stop" ]; do
+		if redis-cli -p "$p" INFO persistence | grep -q '^rdb_bgsave_in_progress:0'; then
+			redis-cli -p "$p" BGSAVE >/dev/null && n=$((n + 1))
+		fi
+		sleep 0.05
+	done
+	until redis-cli -p "$p" INFO persistence | grep -q '^rdb_bgsave_in_progress:0'; do sleep 0.05; done
+	echo "$n"
+}
+
+for name in redis keyhive; do bench "$name" without; done
+for name in redis keyhive; do
+	rm -f "$tmp/stop"
+	read -r result[$name,before] _ < <(python3 "$tmp/sample.py" "${pid[$name]}" /dev/stdout "$tmp/sample.py")
+	python3 "$tmp/sample.py" "${pid[$name]}" "$tmp/$name.peak" "$tmp/stop" &
+	sampler=$!
+	bgsave_loop "$name" >"$tmp/$name.bgsaves" &
+	loop=$!
+	bench "$name" with
+	touch "$tmp/stop"
+	wait "$loop" "$sampler"
+	read -r result[$name,peak] result[$name,peak_rss] <"$tmp/$name.peak"
+	result[$name,bgsaves]=$(cat "$tmp/$name.bgsaves")
+	echo "$name: ${result[$name,bgsaves]} BGSAVEs during the run; Pss before ${result[$name,before]} kB, peak ${result[$name,peak]} kB (Rss sum ${result[$name,peak_rss]} kB)" >&2
+done
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0) printf "%.2f", b / a; else print "n/a" }'; }
+mib() { awk -v k="$1" 'BEGIN { printf "%.0f", k / 1024 }'; }
+echo "BGSAVE of $KEYS keys during redis-benchmark -t set,get -c $CLIENTS -r $KEYS -d 16 -n $N (load average: $(cut -d' ' -f1-3 /proc/loadavg))"
+echo
+echo "| server | test | p99 without ms | p99 with BGSAVE ms | ratio |"
+echo "|---|---|---:|---:|---:|"
+for name in redis keyhive; do
+	for t in set get; do
+		printf '| %s | %s | %s | %s | %s |\n' "$name" "${t^^}" "${result[$name,without,$t]}" "${result[$name,with,$t]}" "$(ratio "${result[$name,without,$t]}" "${result[$name,with,$t]}")"
+	done
+done
+echo
+echo "| server | BGSAVEs in the run | memory before MiB | peak during BGSAVE MiB | ratio | peak Rss sum MiB (shared pages counted twice) |"
+echo "|---|---:|---:|---:|---:|---:|"
+for name in redis keyhive; do
+	printf '| %s | %s | %s | %s | %s | %s |\n' "$name" "${result[$name,bgsaves]}" "$(mib "${result[$name,before]}")" "$(mib "${result[$name,peak]}")" "$(ratio "${result[$name,before]}" "${result[$name,peak]}")" "$(mib "${result[$name,peak_rss]}")"
+done
+echo
+echo "memory: Pss of the server plus its forked child (redis-server), from /proc/PID/smaps_rollup every 20 ms"
