@@ -246,6 +246,14 @@ func (db *DB) Modified(key []byte) {
 	}
 }
 
+// ModifiedEntry is Modified for a key whose entry the caller holds: its
+// shard is known, so the key is not hashed again.
+func (db *DB) ModifiedEntry(e *Entry) {
+	if db.ks.hooks.Modified != nil {
+		db.modified(e.sh, e.h.key)
+	}
+}
+
 func (db *DB) modified(sh *shard, key []byte) {
 	if h := db.ks.hooks.Modified; h != nil {
 		h(db.id, key, db.ownerOf(sh))

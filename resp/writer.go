@@ -134,8 +134,13 @@ func (w *Writer) Bool(v bool) {
 // Double writes a double (a RESP3 double, or a bulk string in RESP2) formatted
 // as Redis 7.0 does: %.17g, and inf / -inf.
 func (w *Writer) Double(f float64) {
-	var tmp [32]byte
-	s := AppendDouble(tmp[:0], f)
+	var tmp [48]byte
+	w.formattedDouble(AppendDouble(tmp[:0], f))
+}
+
+// formattedDouble writes s, a formatted double, as a RESP3 double or a
+// RESP2 bulk string.
+func (w *Writer) formattedDouble(s []byte) {
 	if w.Proto >= 3 {
 		w.B = append(w.B, ',')
 		w.B = append(w.B, s...)
@@ -176,14 +181,7 @@ func AppendDouble(b []byte, f float64) []byte {
 // string in RESP2, a double in RESP3): see AppendHumanDouble.
 func (w *Writer) HumanDouble(f float64) {
 	var tmp [48]byte
-	s := AppendHumanDouble(tmp[:0], f)
-	if w.Proto >= 3 {
-		w.B = append(w.B, ',')
-		w.B = append(w.B, s...)
-		w.B = append(w.B, '\r', '\n')
-		return
-	}
-	w.Bulk(s)
+	w.formattedDouble(AppendHumanDouble(tmp[:0], f))
 }
 
 // AppendHumanDouble formats f as Redis's "human" long double format: C's

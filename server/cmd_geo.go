@@ -182,38 +182,36 @@ func geodistCommand(x *Ctx) {
 }
 
 func geohashCommand(x *Ctx) {
-	z, found, ok := x.readZSet(x.Args[1])
-	if !ok {
-		return
-	}
-	x.W.Array(len(x.Args) - 2)
-	for _, m := range x.Args[2:] {
-		s, ok := z.score(m)
-		if !found || !ok {
-			x.W.Null()
-			continue
-		}
+	x.replyMemberScores(x.W.Null, func(s float64) {
 		var tmp [11]byte
 		x.W.Bulk(geohash.AppendString(tmp[:0], s))
-	}
+	})
 }
 
 func geoposCommand(x *Ctx) {
-	z, found, ok := x.readZSet(x.Args[1])
-	if !ok {
-		return
-	}
-	x.W.Array(len(x.Args) - 2)
-	for _, m := range x.Args[2:] {
-		s, ok := z.score(m)
-		if !found || !ok {
-			x.W.NullArray()
-			continue
-		}
+	x.replyMemberScores(x.W.NullArray, func(s float64) {
 		lon, lat := geohash.Decode(s)
 		x.W.Array(2)
 		x.W.HumanDouble(lon)
 		x.W.HumanDouble(lat)
+	})
+}
+
+// replyMemberScores replies with one element per member argument of
+// GEOHASH and GEOPOS: missing for a member not in the set, else found with
+// its score.
+func (x *Ctx) replyMemberScores(missing func(), found func(score float64)) {
+	z, exists, ok := x.readZSet(x.Args[1])
+	if !ok {
+		return
+	}
+	x.W.Array(len(x.Args) - 2)
+	for _, m := range x.Args[2:] {
+		if s, ok := z.score(m); exists && ok {
+			found(s)
+		} else {
+			missing()
+		}
 	}
 }
 

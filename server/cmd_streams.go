@@ -441,13 +441,9 @@ func xdelCommand(x *Ctx) {
 		x.W.Int(0)
 		return
 	}
-	ids := make([]stream.ID, 0, len(x.Args)-2)
-	for _, arg := range x.Args[2:] {
-		id, ok := x.streamID(arg, 0, true)
-		if !ok {
-			return
-		}
-		ids = append(ids, id)
+	ids, ok := x.streamIDs(x.Args[2:])
+	if !ok {
+		return
 	}
 	deleted, first := 0, false
 	for _, id := range ids {
@@ -1125,6 +1121,20 @@ func (x *Ctx) lookupGroup(key, name []byte) (s *stream.Stream, g *stream.Group, 
 	return s, g, ok
 }
 
+// streamIDs parses entry IDs given in full (XDEL, XACK), replying with the
+// error for the first that is not one.
+func (x *Ctx) streamIDs(args [][]byte) ([]stream.ID, bool) {
+	ids := make([]stream.ID, 0, len(args))
+	for _, arg := range args {
+		id, ok := x.streamID(arg, 0, true)
+		if !ok {
+			return nil, false
+		}
+		ids = append(ids, id)
+	}
+	return ids, true
+}
+
 func errNoGroup(key, group []byte) string {
 	return "NOGROUP No such key '" + cString(key) + "' or consumer group '" + cString(group) + "'"
 }
@@ -1138,13 +1148,9 @@ func xackCommand(x *Ctx) {
 		x.W.Int(0)
 		return
 	}
-	ids := make([]stream.ID, 0, len(x.Args)-3)
-	for _, arg := range x.Args[3:] {
-		id, ok := x.streamID(arg, 0, true)
-		if !ok {
-			return
-		}
-		ids = append(ids, id)
+	ids, ok := x.streamIDs(x.Args[3:])
+	if !ok {
+		return
 	}
 	acked := 0
 	for _, id := range ids {

@@ -42,7 +42,7 @@ func (c *collectionEdit) writeBack(t keyspace.Type, n int, large bool, obj keysp
 		if !c.found || c.e.Object() != obj {
 			x.DB.PutObject(&c.e, c.key, t, objEnc, obj, c.e.ExpireAt(), x.Now)
 		} else {
-			x.DB.Modified(c.key) // changed in place
+			x.DB.ModifiedEntry(&c.e) // changed in place
 		}
 	case !c.changed:
 	case c.found:

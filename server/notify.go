@@ -38,7 +38,7 @@ func (x *Ctx) notify(class config.KeyspaceEvents, event string, key []byte) {
 // cycle): subscribers are written at its next flush, and its own
 // subscription receives the event within its reply stream, as in Redis.
 func (s *Server) notifyIn(by *Client, class config.KeyspaceEvents, event string, key []byte, db int) {
-	f := s.cfg.NotifyKeyspaceEvents()
+	f := config.KeyspaceEvents(s.notifyFlags.Load())
 	if f&class == 0 || f&(config.EventKeyspace|config.EventKeyevent) == 0 {
 		return
 	}
@@ -64,6 +64,14 @@ func appendEventChannel(b []byte, kind string, db int, name []byte) []byte {
 	b = strconv.AppendInt(b, int64(db), 10)
 	b = append(b, "__:"...)
 	return append(b, name...)
+}
+
+// watchNotify keeps notifyFlags, read by every write, equal to
+// notify-keyspace-events.
+func (s *Server) watchNotify() {
+	sync := func() { s.notifyFlags.Store(uint32(s.cfg.NotifyKeyspaceEvents())) }
+	sync()
+	s.cfg.OnChange("notify-keyspace-events", sync)
 }
 
 // keyCreated is the keyspace's Created hook: the "new" event.

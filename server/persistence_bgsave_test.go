@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/keyhive/keyhive/config"
 	"github.com/keyhive/keyhive/internal/difftest"
 	"github.com/keyhive/keyhive/persistence"
 	"github.com/keyhive/keyhive/server"
@@ -20,19 +19,7 @@ import (
 // startSaving starts an in-process server saving to dir.
 func startSaving(t *testing.T, dir string, directives ...string) (*server.Server, error) {
 	t.Helper()
-	cfg, err := config.FromArgs(append([]string{"--port", "0", "--save", "", "--dir", dir}, directives...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		return nil, err
-	}
-	t.Cleanup(func() { srv.Close() })
-	return srv, nil
+	return newKeyhive(t, append([]string{"--dir", dir}, directives...)...)
 }
 
 func dial(t *testing.T, srv *server.Server) *difftest.Conn {

@@ -1,13 +1,11 @@
 package server
 
 import (
-	"net"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/keyhive/keyhive/config"
 	"github.com/keyhive/keyhive/scripting"
 )
 
@@ -35,18 +33,7 @@ func BenchmarkEvalsha(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			cfg, err := config.FromArgs([]string{"--port", "0"})
-			if err != nil {
-				b.Fatal(err)
-			}
-			s, err := New(cfg)
-			if err != nil {
-				b.Fatal(err)
-			}
-			local, remote := net.Pipe()
-			defer local.Close()
-			defer remote.Close()
-			c := s.newClient(local)
+			c := pipeClient(b, newTestServer(b))
 			sha := scripting.SHA1Hex(body)
 			c.execute([][]byte{[]byte("SCRIPT"), []byte("LOAD"), body})
 			c.out.B = c.out.B[:0]

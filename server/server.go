@@ -56,6 +56,8 @@ type Server struct {
 	acl aclState
 	rdb rdbState
 	aof aofState
+	// notify-keyspace-events, as one word every write can read cheaply
+	notifyFlags atomic.Uint32
 	// activeExpireEnabled is DEBUG SET-ACTIVE-EXPIRE.
 	activeExpireEnabled atomic.Bool
 	peakMemory          atomic.Int64
@@ -107,6 +109,7 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 	s.watchAccessPolicy()
 	s.watchMaxMemory()
 	s.watchAppendOnly()
+	s.watchNotify()
 	s.aof.db = -1
 	s.aof.lastRewriteSec.Store(-1)
 	s.scripts = scripting.NewEngine()
