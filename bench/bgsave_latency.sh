@@ -10,12 +10,13 @@
 #                    also the -r of redis-benchmark, so its GETs hit
 #   N=500000         requests per redis-benchmark test (-n)
 #   CLIENTS=50       redis-benchmark -c
+#   REPEAT=0         0: one BGSAVE at the start of the run; 1: BGSAVE again whenever
+#                    one finishes, so the whole run is measured during a snapshot
 #   KEYHIVE_BIN=path use this binary instead of building ./cmd/keyhive
 #
 # Each server runs `redis-benchmark -t set,get -c CLIENTS -r KEYS -d 16 -n N
 # --precision 3 --csv` twice: once idle, once with BGSAVE started at the
-# beginning of the run and started again whenever it finishes, so the whole
-# run is measured while a snapshot is being written. Order: redis, keyhive
+# beginning of the run (REPEAT=1: and again whenever it finishes). Order: redis, keyhive
 # (without), redis, keyhive (with). Memory is sampled every 20 ms from
 # /proc/PID/smaps_rollup: "before" just before the BGSAVE run, "peak" its
 # maximum during it. For redis-server the forked child counts too, as Pss
@@ -27,6 +28,7 @@ set -euo pipefail
 KEYS=${KEYS:-5000000}
 N=${N:-500000}
 CLIENTS=${CLIENTS:-50}
+REPEAT=${REPEAT:-0}
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/keyhive-bgsave-bench.XXXXXX")
 pids=()
@@ -104,9 +106,9 @@ bench() { # NAME PHASE: runs redis-benchmark, stores the p99 of SET and GET
 	result[$1,$2,get]=$(awk -F'"' '$2 == "GET" { print $14 }' "$tmp/$1.$2.csv")
 	echo "$1 $2: p99 SET ${result[$1,$2,set]} ms, GET ${result[$1,$2,get]} ms" >&2
 }
-bgsave_loop() { # NAME: BGSAVE again and again until $tmp/stop exists; prints the count
+bgsave_loop() { # NAME: BGSAVE (REPEAT=1: again and again until $tmp/stop exists); prints the count
 	local n=0 p=${port[$1]}
-	while [ ! -e "$tmp/stop" ]; do
+	while [ ! -e "$tmp/stop" ] && { [ "$REPEAT" = 1 ] || [ "$n" = 0 ]; }; do
 		if redis-cli -p "$p" INFO persistence | grep -q '^rdb_bgsave_in_progress:0'; then
 			redis-cli -p "$p" BGSAVE >/dev/null && n=$((n + 1))
 		fi
@@ -134,7 +136,7 @@ done
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0) printf "%.2f", b / a; else print "n/a" }'; }
 mib() { awk -v k="$1" 'BEGIN { printf "%.0f", k / 1024 }'; }
-echo "BGSAVE of $KEYS keys during redis-benchmark -t set,get -c $CLIENTS -r $KEYS -d 16 -n $N (load average: $(cut -d' ' -f1-3 /proc/loadavg))"
+echo "BGSAVE (REPEAT=$REPEAT) of $KEYS keys during redis-benchmark -t set,get -c $CLIENTS -r $KEYS -d 16 -n $N (load average: $(cut -d' ' -f1-3 /proc/loadavg))"
 echo
 echo "| server | test | p99 without ms | p99 with BGSAVE ms | ratio |"
 echo "|---|---|---:|---:|---:|"
