@@ -248,16 +248,21 @@ func TestPubSubSoftLimit(t *testing.T) {
 	}
 	defer pub.Close()
 	msg := strings.Repeat("m", 64<<10)
-	for range 200 { // 12 MB: past what the socket buffers hold
+	for range 400 { // 25 MB: far past what the socket buffers hold
 		if r := mustDo(t, pub, "PUBLISH", "c", msg); r.Int != 1 {
 			t.Fatalf("dropped before the soft limit's time: %v", r)
 		}
 	}
 	time.Sleep(2100 * time.Millisecond)
-	mustDo(t, pub, "PUBLISH", "c", "x")
-	if r := mustDo(t, pub, "PUBLISH", "c", "x"); r.Int != 0 {
-		t.Errorf("still subscribed after 2s over the soft limit: %v", r)
+	// The limit is checked when a message arrives; on a loaded machine give
+	// the check a few more messages.
+	for range 50 {
+		if r := mustDo(t, pub, "PUBLISH", "c", "x"); r.Int == 0 {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
+	t.Error("still subscribed after 3s over the soft limit of 1 s")
 }
 
 func rssBytes(t *testing.T) int64 {
