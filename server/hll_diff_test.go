@@ -5,7 +5,6 @@ package server_test
 
 import (
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -367,28 +366,7 @@ func TestHLLHotPathAllocs(t *testing.T) {
 		c.do(t, "PFADD", "d", strconv.Itoa(i))
 	}
 	c.nc.SetDeadline(time.Now().Add(30 * time.Second))
-	measure := func(cmds ...[]any) float64 {
-		var wire []byte
-		for _, a := range cmds {
-			wire = append(wire, difftest.EncodeCommand(a...)...)
-		}
-		c.nc.Write(wire)
-		n := 0
-		for range cmds {
-			r, err := difftest.ReadReply(c.br)
-			if err != nil {
-				t.Fatal(err)
-			}
-			n += len(r.Raw)
-		}
-		buf := make([]byte, n)
-		return testing.AllocsPerRun(100, func() {
-			c.nc.Write(wire)
-			if _, err := io.ReadFull(c.br, buf); err != nil {
-				t.Fatal(err)
-			}
-		})
-	}
+	measure := func(cmds ...[]any) float64 { return c.allocsPerRound(t, 100, cmds...) }
 	for _, k := range []string{"s", "d"} {
 		cmds := [][]any{{"PFADD", k, "a"}, {"PFADD", k, "zz"}, {"PFCOUNT", k}, {"PFCOUNT", k, "s"}}
 		pings := [][]any{{"PING"}, {"PING"}, {"PING"}, {"PING"}}

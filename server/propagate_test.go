@@ -11,6 +11,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -248,6 +249,33 @@ func dialRaw(t testing.TB, network, addr string) *rawConn {
 	}
 	t.Cleanup(func() { nc.Close() })
 	return &rawConn{nc: nc, br: bufio.NewReader(nc)}
+}
+
+// allocsPerRound runs cmds repeatedly on c, reading their replies (the same
+// bytes each round) without allocating on the client side, and returns the
+// average allocations per round of the whole process (testing.AllocsPerRun):
+// with an in-process server, what its command path allocates.
+func (c *rawConn) allocsPerRound(t testing.TB, rounds int, cmds ...[]any) float64 {
+	var wire []byte
+	for _, a := range cmds {
+		wire = append(wire, difftest.EncodeCommand(a...)...)
+	}
+	c.nc.Write(wire)
+	n := 0
+	for range cmds {
+		r, err := difftest.ReadReply(c.br)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += len(r.Raw)
+	}
+	buf := make([]byte, n)
+	return testing.AllocsPerRun(rounds, func() {
+		c.nc.Write(wire)
+		if _, err := io.ReadFull(c.br, buf); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 func (c *rawConn) do(t testing.TB, args ...string) difftest.Reply {

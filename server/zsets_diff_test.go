@@ -4,7 +4,6 @@ package server_test
 
 import (
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 	"testing"
@@ -614,30 +613,7 @@ func TestZSetHotPathAllocs(t *testing.T) {
 		c.do(t, "ZADD", "l", strconv.Itoa(i%50), fmt.Sprintf("m%03d", i))
 	}
 	c.nc.SetDeadline(time.Now().Add(30 * time.Second))
-	// measure runs the commands repeatedly, reading their replies (the same
-	// bytes each round) without allocating on the client side.
-	measure := func(cmds ...[]any) float64 {
-		var wire []byte
-		for _, a := range cmds {
-			wire = append(wire, difftest.EncodeCommand(a...)...)
-		}
-		c.nc.Write(wire)
-		n := 0
-		for range cmds {
-			r, err := difftest.ReadReply(c.br)
-			if err != nil {
-				t.Fatal(err)
-			}
-			n += len(r.Raw)
-		}
-		buf := make([]byte, n)
-		return testing.AllocsPerRun(200, func() {
-			c.nc.Write(wire)
-			if _, err := io.ReadFull(c.br, buf); err != nil {
-				t.Fatal(err)
-			}
-		})
-	}
+	measure := func(cmds ...[]any) float64 { return c.allocsPerRound(t, 200, cmds...) }
 	for _, k := range []string{"s", "l"} {
 		for _, cmds := range [][][]any{
 			{{"ZADD", k, "9", "tmp"}, {"ZREM", k, "tmp"}},
