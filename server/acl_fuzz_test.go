@@ -1,34 +1,22 @@
 package server
 
 import (
-	"net"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/keyhive/keyhive/config"
 	"github.com/keyhive/keyhive/resp"
 )
 
 // TestACLCheckDoesNotAllocate: a restricted user's commands are checked
 // (command bit, key patterns with read/write, channels) without allocating.
 func TestACLCheckDoesNotAllocate(t *testing.T) {
-	cfg, err := config.FromArgs([]string{"--port", "0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newTestServer(t)
 	rules := strings.Fields("on nopass %R~application:sessions:readonly:* ~application:sessions:cache:* &notifications:application:* +@all -flushall")
 	if err := s.setUser("app", rules, false); err != nil {
 		t.Fatal(err)
 	}
-	local, remote := net.Pipe()
-	defer local.Close()
-	defer remote.Close()
-	c := s.newClient(local)
+	c := pipeClient(t, s)
 	c.setUser(s.user("app"))
 	for _, line := range []string{
 		"GET application:sessions:readonly:0123456789",

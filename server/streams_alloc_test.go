@@ -1,10 +1,8 @@
 package server
 
 import (
-	"net"
 	"testing"
 
-	"github.com/keyhive/keyhive/config"
 	"github.com/keyhive/keyhive/resp"
 )
 
@@ -12,18 +10,7 @@ import (
 // nothing per command once buffers have grown (a new node, every 100
 // entries, is amortized).
 func TestStreamCommandsDoNotAllocate(t *testing.T) {
-	cfg, err := config.FromArgs([]string{"--port", "0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	local, remote := net.Pipe()
-	defer local.Close()
-	defer remote.Close()
-	c := s.newClient(local)
+	c := pipeClient(t, newTestServer(t))
 	for _, line := range []string{
 		"XADD events * type click user 12345",
 		"XADD events MAXLEN ~ 1000 * type click user 12345",
