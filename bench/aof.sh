@@ -20,24 +20,7 @@ set -euo pipefail
 
 KEYS=${KEYS:-1000000}
 FSYNC=${FSYNC:-everysec}
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/keyhive-aof-bench.XXXXXX")
-pids=()
-cleanup() {
-	for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	rm -rf "$tmp"
-}
-trap cleanup EXIT INT TERM
-
-KEYHIVE_BIN=${KEYHIVE_BIN:-}
-if [ -z "$KEYHIVE_BIN" ]; then
-	(cd "$root" && go build -o "$tmp/keyhive-server" ./cmd/keyhive)
-	KEYHIVE_BIN=$tmp/keyhive-server
-fi
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-now() { date +%s.%N; }
-elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" aof
 
 # The writes, once, as the RESP redis-cli --pipe sends.
 awk -v n="$KEYS" 'BEGIN { for (i = 0; i < n; i++) printf "*3\r\n$3\r\nSET\r\n$%d\r\nkey:%d\r\n$16\r\nvalue-0123456789\r\n", length("key:" i), i }' >"$tmp/writes.resp"

@@ -29,23 +29,7 @@ KEYS=${KEYS:-5000000}
 N=${N:-500000}
 CLIENTS=${CLIENTS:-50}
 REPEAT=${REPEAT:-0}
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/keyhive-bgsave-bench.XXXXXX")
-pids=()
-cleanup() {
-	for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	rm -rf "$tmp"
-}
-trap cleanup EXIT INT TERM
-
-KEYHIVE_BIN=${KEYHIVE_BIN:-}
-if [ -z "$KEYHIVE_BIN" ]; then
-	(cd "$root" && go build -o "$tmp/keyhive-server" ./cmd/keyhive)
-	KEYHIVE_BIN=$tmp/keyhive-server
-fi
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_up() { until redis-cli -p "$1" PING >/dev/null 2>&1; do sleep 0.01; done; }
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" bgsave
 
 # Memory sampler: until the file $3 exists, the maximum over time of the summed
 # Pss and Rss (kB) of process $1 and its children; writes "pss rss" to $2.

@@ -19,27 +19,9 @@ set -euo pipefail
 
 KEYS=${KEYS:-1000000}
 ROUNDS=${ROUNDS:-3}
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/keyhive-rdb-bench.XXXXXX")
-pids=()
-cleanup() {
-	for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	rm -rf "$tmp"
-}
-trap cleanup EXIT INT TERM
-
-KEYHIVE_BIN=${KEYHIVE_BIN:-}
-if [ -z "$KEYHIVE_BIN" ]; then
-	(cd "$root" && go build -o "$tmp/keyhive-server" ./cmd/keyhive)
-	KEYHIVE_BIN=$tmp/keyhive-server
-fi
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-now() { date +%s.%N; }
-wait_up() { until redis-cli -p "$1" PING >/dev/null 2>&1; do sleep 0.01; done; }
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" rdb
 # redis-server answers while it loads (LOADING errors): wait for every key.
 wait_loaded() { until [ "$(redis-cli -p "$1" DBSIZE 2>/dev/null)" = "$KEYS" ]; do sleep 0.01; done; }
-elapsed() { python3 -c "print(f'{$2 - $1:.3f}')"; }
 
 mkdir -p "$tmp/redis" "$tmp/keyhive"
 rport=$(free_port)
