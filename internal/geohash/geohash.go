@@ -264,39 +264,27 @@ func stepsForRadius(meters, lat float64) uint8 {
 	return uint8(min(max(step, 1), StepMax))
 }
 
-func moveX(h Hash, d int) Hash {
-	if d == 0 {
-		return h
-	}
-	x := h.Bits & 0xaaaaaaaaaaaaaaaa
-	y := h.Bits & 0x5555555555555555
-	zz := uint64(0x5555555555555555) >> (64 - uint(h.Step)*2)
-	if d > 0 {
-		x += zz + 1
-	} else {
-		x |= zz
-		x -= zz + 1
-	}
-	x &= 0xaaaaaaaaaaaaaaaa >> (64 - uint(h.Step)*2)
-	h.Bits = x | y
-	return h
-}
+func moveX(h Hash, d int) Hash { return move(h, d, 0xaaaaaaaaaaaaaaaa) }
 
-func moveY(h Hash, d int) Hash {
+func moveY(h Hash, d int) Hash { return move(h, d, 0x5555555555555555) }
+
+// move steps h by one cell (d > 0 up, d < 0 down) along the coordinate
+// whose interleaved bits are own, leaving the other coordinate's bits.
+func move(h Hash, d int, own uint64) Hash {
 	if d == 0 {
 		return h
 	}
-	x := h.Bits & 0xaaaaaaaaaaaaaaaa
-	y := h.Bits & 0x5555555555555555
-	zz := uint64(0xaaaaaaaaaaaaaaaa) >> (64 - uint(h.Step)*2)
+	shift := 64 - uint(h.Step)*2
+	c, other := h.Bits&own, h.Bits&^own
+	zz := ^own >> shift // the other coordinate's bits fill the gaps, so +1 carries across them
 	if d > 0 {
-		y += zz + 1
+		c += zz + 1
 	} else {
-		y |= zz
-		y -= zz + 1
+		c |= zz
+		c -= zz + 1
 	}
-	y &= 0x5555555555555555 >> (64 - uint(h.Step)*2)
-	h.Bits = x | y
+	c &= own >> shift
+	h.Bits = c | other
 	return h
 }
 
