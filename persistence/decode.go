@@ -12,14 +12,16 @@ import (
 )
 
 // Value is a decoded value, whatever encoding it was stored in: the logical
-// type (TypeString, TypeList, TypeSet, TypeZSet or TypeHash) and its
-// contents. Hash fields and values alternate in Elems; a sorted set's scores
-// are in Scores. Slices may alias the input.
+// type (TypeString, TypeList, TypeSet, TypeZSet, TypeHash or TypeStream)
+// and its contents. Hash fields and values alternate in Elems; a sorted
+// set's scores are in Scores; a stream is in Stream. Slices may alias the
+// input.
 type Value struct {
 	Type   byte
 	Str    []byte
 	Elems  [][]byte
 	Scores []float64
+	Stream *Stream
 }
 
 // Error is corrupt or truncated input, at a byte offset.
@@ -33,10 +35,6 @@ func (e *Error) Error() string { return fmt.Sprintf("%s at offset %d", e.Msg, e.
 // ErrEmptyKey is a collection with no elements, which Redis refuses in a
 // DUMP payload and skips in a file.
 var ErrEmptyKey = errors.New("empty key")
-
-// errStream is the seam for the stream types (being written in parallel):
-// refused clearly until the stream package can build them.
-var errStream = errors.New("stream values are not supported yet")
 
 // decoder reads RDB data from a byte slice (a mapped file or a payload).
 // Errors panic with *Error and are recovered at the API boundary, so the
@@ -269,7 +267,8 @@ func (d *decoder) value(t byte) (v Value, err error) {
 		}
 		v.Type = TypeList
 	case TypeStreamListpacks, TypeStreamListpack2, TypeStreamListpack3:
-		return v, errStream
+		// An empty stream is a value (it keeps its last ID and groups).
+		return Value{Type: TypeStream, Stream: d.stream(t)}, nil
 	case TypeModule, TypeModule2:
 		return v, errors.New("module values are not supported")
 	default:
@@ -330,7 +329,7 @@ var ErrBadData = errors.New("Bad data format")
 
 // DecodeDump checks a DUMP payload's footer and decodes its value:
 // ErrDumpPayload for a bad footer, ErrBadData for anything that does not
-// decode (an empty collection included), or the stream/module refusal.
+// decode (an empty collection included), or the module refusal.
 func DecodeDump(p []byte) (v Value, err error) {
 	if len(p) < 10 {
 		return v, ErrDumpPayload

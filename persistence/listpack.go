@@ -153,81 +153,129 @@ var errListpack = errors.New("invalid listpack")
 // entry in order, integers formatted as decimal strings. The slice passed is
 // valid only during the call.
 func ListpackEntries(b []byte, fn func(e []byte) error) error {
-	if len(b) < listpackHeader+1 || int(binary.LittleEndian.Uint32(b)) != len(b) || b[len(b)-1] != listpackEnd {
-		return errListpack
-	}
-	declared := int(binary.LittleEndian.Uint16(b[4:]))
 	var num [20]byte
-	n := 0
-	for p := listpackHeader; ; n++ {
-		if p >= len(b)-1 {
-			if p != len(b)-1 || declared != listpackUnknownLen && declared != n {
-				return errListpack
-			}
-			return nil
+	return listpackElements(b, func(e listpackElement) error {
+		if e.isInt {
+			return fn(strconv.AppendInt(num[:0], e.v, 10))
 		}
-		c := b[p]
-		var e []byte
-		var size int
-		switch {
-		case c < 0x80:
-			e, size = strconv.AppendInt(num[:0], int64(c), 10), 1
-		case c < 0xC0:
-			size = 1 + int(c&0x3f)
-		case c < 0xE0:
-			if p+2 > len(b) {
-				return errListpack
-			}
-			v := int64(c&0x1f)<<8 | int64(b[p+1])
-			if v >= 1<<12 {
-				v -= 1 << 13
-			}
-			e, size = strconv.AppendInt(num[:0], v, 10), 2
-		case c < 0xF0:
-			if p+2 > len(b) {
-				return errListpack
-			}
-			size = 2 + (int(c&0xf)<<8 | int(b[p+1]))
-		case c == 0xF0:
-			if p+5 > len(b) {
-				return errListpack
-			}
-			l := uint64(binary.LittleEndian.Uint32(b[p+1:]))
-			if l > uint64(len(b)) {
-				return errListpack
-			}
-			size = 5 + int(l)
-		case c >= 0xF1 && c <= 0xF4:
-			width := [...]int{2, 3, 4, 8}[c-0xF1]
-			if p+1+width > len(b) {
-				return errListpack
-			}
-			var u uint64
-			for i := width - 1; i >= 0; i-- {
-				u = u<<8 | uint64(b[p+1+i])
-			}
-			shift := 64 - 8*width
-			v := int64(u<<shift) >> shift // sign-extend
-			e, size = strconv.AppendInt(num[:0], v, 10), 1+width
-		default:
-			return errListpack
-		}
-		if p+size > len(b)-1 {
-			return errListpack
-		}
-		if e == nil {
-			e = b[p+strHeaderLenOf(c) : p+size]
-		}
-		// The back length must agree, as Redis's deep validation checks.
-		bl := backlenSize(size)
-		if p+size+bl > len(b)-1 || readBacklen(b[p+size:p+size+bl]) != size {
-			return errListpack
+		return fn(e.s)
+	})
+}
+
+// listpackElement is one entry of a listpack: a string, or an integer.
+type listpackElement struct {
+	s     []byte
+	v     int64
+	isInt bool
+}
+
+// listpackElements validates a listpack from outside (header, every
+// entry's encoding and back length, the declared count, the end byte) and
+// calls fn for every entry in order.
+func listpackElements(b []byte, fn func(e listpackElement) error) error {
+	r, err := newListpackReader(b)
+	if err != nil {
+		return err
+	}
+	for !r.done() {
+		e, err := r.next()
+		if err != nil {
+			return err
 		}
 		if err := fn(e); err != nil {
 			return err
 		}
-		p += size + bl
 	}
+	return r.finish()
+}
+
+// listpackReader reads a listpack from outside element by element,
+// validating as it goes.
+type listpackReader struct {
+	b    []byte
+	p, n int
+}
+
+func newListpackReader(b []byte) (listpackReader, error) {
+	if len(b) < listpackHeader+1 || int(binary.LittleEndian.Uint32(b)) != len(b) || b[len(b)-1] != listpackEnd {
+		return listpackReader{}, errListpack
+	}
+	return listpackReader{b: b, p: listpackHeader}, nil
+}
+
+// done reports whether every element was read.
+func (r *listpackReader) done() bool { return r.p >= len(r.b)-1 }
+
+// finish checks, once done, that the header counted the elements read.
+func (r *listpackReader) finish() error {
+	declared := int(binary.LittleEndian.Uint16(r.b[4:]))
+	if !r.done() || declared != listpackUnknownLen && declared != r.n {
+		return errListpack
+	}
+	return nil
+}
+
+// next reads the next element; the caller checks done first.
+func (r *listpackReader) next() (listpackElement, error) {
+	b, p := r.b, r.p
+	c := b[p]
+	var e listpackElement
+	var size int
+	switch {
+	case c < 0x80:
+		e, size = listpackElement{v: int64(c), isInt: true}, 1
+	case c < 0xC0:
+		size = 1 + int(c&0x3f)
+	case c < 0xE0:
+		if p+2 > len(b) {
+			return e, errListpack
+		}
+		v := int64(c&0x1f)<<8 | int64(b[p+1])
+		if v >= 1<<12 {
+			v -= 1 << 13
+		}
+		e, size = listpackElement{v: v, isInt: true}, 2
+	case c < 0xF0:
+		if p+2 > len(b) {
+			return e, errListpack
+		}
+		size = 2 + (int(c&0xf)<<8 | int(b[p+1]))
+	case c == 0xF0:
+		if p+5 > len(b) {
+			return e, errListpack
+		}
+		l := uint64(binary.LittleEndian.Uint32(b[p+1:]))
+		if l > uint64(len(b)) {
+			return e, errListpack
+		}
+		size = 5 + int(l)
+	case c >= 0xF1 && c <= 0xF4:
+		width := [...]int{2, 3, 4, 8}[c-0xF1]
+		if p+1+width > len(b) {
+			return e, errListpack
+		}
+		var u uint64
+		for i := width - 1; i >= 0; i-- {
+			u = u<<8 | uint64(b[p+1+i])
+		}
+		shift := 64 - 8*width
+		e, size = listpackElement{v: int64(u<<shift) >> shift, isInt: true}, 1+width // sign-extended
+	default:
+		return e, errListpack
+	}
+	if p+size > len(b)-1 {
+		return e, errListpack
+	}
+	if !e.isInt {
+		e.s = b[p+strHeaderLenOf(c) : p+size]
+	}
+	// The back length must agree, as Redis's deep validation checks.
+	bl := backlenSize(size)
+	if p+size+bl > len(b)-1 || readBacklen(b[p+size:p+size+bl]) != size {
+		return e, errListpack
+	}
+	r.p, r.n = p+size+bl, r.n+1
+	return e, nil
 }
 
 func strHeaderLenOf(c byte) int {

@@ -110,7 +110,7 @@ func (s *Server) aofShardEncoder(now int64) (encode func(db *keyspace.DB, shard 
 }
 
 // appendRebuild appends the commands that recreate e: SET, RPUSH, SADD,
-// ZADD or HMSET in batches, then PEXPIREAT for a TTL, as Redis's rewrite.
+// ZADD or HMSET in batches, a stream's commands, then PEXPIREAT for a TTL, as Redis's rewrite.
 func appendRebuild(b []byte, e *keyspace.Entry) ([]byte, bool) {
 	key := e.Key()
 	var batch [][]byte
@@ -147,6 +147,8 @@ func appendRebuild(b []byte, e *keyspace.Entry) ([]byte, bool) {
 	case keyspace.TypeHash:
 		viewHash(e).each(func(f, v []byte) { add("HMSET", f, v) })
 		flush("HMSET")
+	case keyspace.TypeStream:
+		b = appendStreamRebuild(b, key, entryStream(e))
 	default:
 		return b, false
 	}

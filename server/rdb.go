@@ -74,7 +74,7 @@ func (s *Server) encoder() *persistence.Encoder {
 // appendValue appends the entry's RDB value type, the key when key is not
 // nil (a file record; DUMP has none), and the value, in the encodings Redis
 // 7.0 writes for the same in-memory encodings. It reports false for a type
-// it cannot encode yet.
+// it cannot encode.
 func (s *Server) appendValue(enc *persistence.Encoder, b []byte, e *keyspace.Entry, key []byte) ([]byte, bool) {
 	head := func(t byte) {
 		b = append(b, t)
@@ -143,8 +143,10 @@ func (s *Server) appendValue(enc *persistence.Encoder, b []byte, e *keyspace.Ent
 			b = enc.AppendString(b, f)
 			b = enc.AppendString(b, v)
 		})
+	case keyspace.TypeStream:
+		head(persistence.TypeStreamListpack2) // Redis 7.0's stream type
+		b = appendStreamValue(enc, b, entryStream(e))
 	default:
-		// Streams are being written in parallel: their RDB form goes here.
 		return b, false
 	}
 	return b, true
@@ -506,6 +508,8 @@ func (x *Ctx) storeValue(key []byte, v *persistence.Value) error {
 			}
 		}
 		h.commit("")
+	case persistence.TypeStream:
+		x.storeStream(key, v.Stream)
 	}
 	return nil
 }

@@ -140,6 +140,27 @@ func (g *Group) DeleteConsumer(name []byte) int {
 	return c.pending
 }
 
+// EachConsumer calls fn for each consumer, in name order, with the IDs
+// pending for it in ID order (valid during the call).
+func (g *Group) EachConsumer(fn func(c *Consumer, pending []ID)) {
+	rank := make(map[uint32]int, len(g.consumers))
+	start := make([]int, len(g.consumers)+1)
+	for i, c := range g.consumers {
+		rank[c.id] = i
+		start[i+1] = start[i] + c.pending
+	}
+	ids := make([]ID, len(g.pel))
+	next := slices.Clone(start[:len(g.consumers)])
+	for _, p := range g.pel {
+		r := rank[p.consumer]
+		ids[next[r]] = p.ID
+		next[r]++
+	}
+	for i, c := range g.consumers {
+		fn(c, ids[start[i]:start[i+1]])
+	}
+}
+
 // Owner returns the consumer p is pending for.
 func (g *Group) Owner(p *Pending) *Consumer {
 	for _, c := range g.consumers {

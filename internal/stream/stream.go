@@ -261,24 +261,40 @@ func (s *Stream) Add(id ID, pairs [][]byte, maxBytes, maxEntries int64) {
 		payload += int64(len(b))
 	}
 	last := len(s.index) - 1
-	if last >= 0 {
-		n := &s.index[last]
-		if n.lpBytes+payload >= maxBytes || (maxEntries > 0 && int64(n.live+n.deleted) >= maxEntries) {
-			s.nodes[last] = slices.Clone(s.nodes[last]) // closed: give back the growth room
-			last = -1
-		}
+	if last < 0 || s.index[last].lpBytes+payload >= maxBytes ||
+		maxEntries > 0 && int64(s.index[last].live+s.index[last].deleted) >= maxEntries {
+		s.startNode(id, pairs, 2)
 	}
-	if last < 0 {
-		node := binary.AppendUvarint(nil, uint64(len(pairs)/2))
-		size := int64(7) + lpIntSize(0) + lpIntSize(0) + lpIntSize(int64(len(pairs)/2)) + lpIntSize(0)
-		for i := 0; i < len(pairs); i += 2 {
-			node = appendString(node, pairs[i])
-			size += lpStringSize(pairs[i])
-		}
-		s.index = append(s.index, nodeInfo{master: id, lpBytes: size})
-		s.nodes = append(s.nodes, node)
-		last = len(s.index) - 1
+	s.appendEntry(id, pairs, false)
+	s.EntriesAdded++
+	s.adds++
+	s.LastID = id
+	if s.Length == 1 {
+		s.FirstID = id
 	}
+}
+
+// startNode starts a node with master ID master and the master field names
+// fields[0], fields[step], ...; the node before it is closed.
+func (s *Stream) startNode(master ID, fields [][]byte, step int) {
+	if last := len(s.nodes) - 1; last >= 0 {
+		s.nodes[last] = slices.Clone(s.nodes[last]) // closed: give back the growth room
+	}
+	count := (len(fields) + step - 1) / step
+	node := binary.AppendUvarint(nil, uint64(count))
+	size := int64(7) + lpIntSize(0) + lpIntSize(0) + lpIntSize(int64(count)) + lpIntSize(0)
+	for i := 0; i < len(fields); i += step {
+		node = appendString(node, fields[i])
+		size += lpStringSize(fields[i])
+	}
+	s.index = append(s.index, nodeInfo{master: master, lpBytes: size})
+	s.nodes = append(s.nodes, node)
+}
+
+// appendEntry appends an entry to the last node, keeping the node's size
+// as a Redis listpack and the stream's length.
+func (s *Stream) appendEntry(id ID, pairs [][]byte, deleted bool) {
+	last := len(s.index) - 1
 	n, node := &s.index[last], s.nodes[last]
 	sc := s.takeScratch()
 	mf, _ := masterFields(node, sc.master)
@@ -296,6 +312,9 @@ func (s *Stream) Add(id ID, pairs [][]byte, maxBytes, maxEntries int64) {
 	} else {
 		size += lpIntSize(int64(len(pairs)/2)) + lpIntSize(int64(len(pairs)+4))
 	}
+	if deleted {
+		flags |= flagDeleted
+	}
 	node = append(node, flags)
 	// Signed, as Redis's deltas: an entry's sequence is often below its
 	// master's (a later millisecond).
@@ -310,16 +329,40 @@ func (s *Stream) Add(id ID, pairs [][]byte, maxBytes, maxEntries int64) {
 			size += lpStringSize(b)
 		}
 	}
-	size += lpIntSize(int64(n.live+1)) - lpIntSize(int64(n.live))
-	n.live++
+	if deleted {
+		size += lpIntSize(int64(n.deleted+1)) - lpIntSize(int64(n.deleted))
+		n.deleted++
+	} else {
+		size += lpIntSize(int64(n.live+1)) - lpIntSize(int64(n.live))
+		n.live++
+		s.Length++
+	}
 	n.lpBytes += size
 	s.nodes[last] = node
-	s.Length++
-	s.EntriesAdded++
-	s.adds++
-	s.LastID = id
-	if s.Length == 1 {
-		s.FirstID = id
+}
+
+// LoadNode starts a node (loading a stream): master ID and master field
+// names. Entries follow with LoadEntry, in ID order.
+func (s *Stream) LoadNode(master ID, fields [][]byte) { s.startNode(master, fields, 1) }
+
+// LoadEntry appends an entry, deleted or not, to the node LoadNode started.
+// It counts live entries in Length; the caller sets the other counters.
+func (s *Stream) LoadEntry(id ID, pairs [][]byte, deleted bool) { s.appendEntry(id, pairs, deleted) }
+
+// WalkNodes calls node for each node (master ID, live and deleted counts,
+// master field names), then entry for each of its entries, deleted ones
+// included, with whether its fields are the master's: what an RDB writer
+// needs. The slices passed are valid during the call.
+func (s *Stream) WalkNodes(node func(master ID, live, deleted int, fields [][]byte), each func(id ID, deleted, sameFields bool, pairs [][]byte)) {
+	sc := s.takeScratch()
+	defer func() { s.scratch = sc }()
+	var e entry
+	for i, n := range s.index {
+		d := s.decoder(i, sc)
+		node(n.master, int(n.live), int(n.deleted), d.mf)
+		for d.next(&e) {
+			each(e.id, e.flags&flagDeleted != 0, e.flags&flagSameFields != 0, e.fields)
+		}
 	}
 }
 

@@ -1,0 +1,128 @@
+package server
+
+import (
+	"strconv"
+
+	"github.com/keyhive/keyhive/internal/stream"
+	"github.com/keyhive/keyhive/keyspace"
+	"github.com/keyhive/keyhive/persistence"
+	"github.com/keyhive/keyhive/resp"
+)
+
+// appendStreamValue appends a stream as Redis 7.0 writes it (type 19): the
+// nodes as stream listpacks, the ID bookkeeping, then the groups with their
+// PEL and consumers.
+func appendStreamValue(enc *persistence.Encoder, b []byte, st *stream.Stream) []byte {
+	b = persistence.AppendLen(b, uint64(st.Nodes()))
+	lp := &enc.Listpack
+	var master stream.ID
+	inNode := false
+	flush := func() {
+		if inNode {
+			b = enc.AppendStreamNode(b, master, lp.Bytes())
+		}
+	}
+	st.WalkNodes(func(m stream.ID, live, deleted int, fields [][]byte) {
+		flush()
+		master, inNode = m, true
+		lp.BeginStreamNode(live, deleted, fields)
+	}, func(id stream.ID, deleted, sameFields bool, pairs [][]byte) {
+		lp.AppendStreamEntry(master, id, deleted, sameFields, pairs)
+	})
+	flush()
+	b = persistence.AppendStreamMeta(b, st.Length, st.LastID, st.FirstID, st.MaxDeletedID, st.EntriesAdded)
+	groups := st.Groups()
+	b = persistence.AppendLen(b, uint64(len(groups)))
+	for _, g := range groups {
+		pel := g.Pending()
+		b = enc.AppendStreamGroup(b, g.Name, g.LastID, g.EntriesRead, len(pel))
+		for _, p := range pel {
+			b = persistence.AppendStreamPending(b, p.ID, p.DeliveryTime, p.DeliveryCount)
+		}
+		b = persistence.AppendLen(b, uint64(len(g.Consumers())))
+		g.EachConsumer(func(c *stream.Consumer, ids []stream.ID) {
+			b = enc.AppendStreamConsumer(b, c.Name, c.SeenTime, len(ids))
+			for _, id := range ids {
+				b = persistence.AppendRawStreamID(b, id)
+			}
+		})
+	}
+	return b
+}
+
+// storeStream stores a decoded stream at key, which does not exist, with
+// the nodes it was saved with (so XINFO's radix-tree figures carry over).
+func (x *Ctx) storeStream(key []byte, v *persistence.Stream) {
+	st := stream.New()
+	for i := range v.Nodes {
+		n := &v.Nodes[i]
+		n.Walk(func(fields [][]byte) { st.LoadNode(n.Master, fields) },
+			func(id stream.ID, deleted bool, pairs [][]byte) { st.LoadEntry(id, pairs, deleted) })
+	}
+	st.LastID = v.LastID
+	if v.Legacy {
+		// Before 7.0: counters derived as Redis 7.0 derives them.
+		st.RefreshFirstID()
+		st.EntriesAdded = st.Length
+	} else {
+		st.FirstID, st.MaxDeletedID, st.EntriesAdded = v.FirstID, v.MaxDeletedID, v.EntriesAdded
+	}
+	for _, g := range v.Groups {
+		entriesRead := g.EntriesRead
+		if v.Legacy {
+			entriesRead = st.EntriesReadAt(g.LastID)
+		}
+		sg, _ := st.CreateGroup(g.Name, g.LastID, entriesRead)
+		consumers := make([]*stream.Consumer, len(g.Consumers))
+		for i, c := range g.Consumers {
+			consumers[i], _ = sg.CreateConsumer(c.Name, c.SeenTime)
+		}
+		for _, p := range g.PEL {
+			sg.AddPending(p.ID, consumers[p.Consumer], p.DeliveryTime, p.DeliveryCount)
+		}
+	}
+	e, _ := x.lookupWrite(key)
+	x.DB.PutObject(&e, key, keyspace.TypeStream, keyspace.EncStream, &streamObject{st}, 0, x.Now)
+}
+
+// appendStreamRebuild appends the commands Redis 7.0's AOF rewrite emits
+// for a stream: an XADD per entry (XADD MAXLEN 0 for an empty stream),
+// XSETID with the counters, then per group XGROUP CREATE with ENTRIESREAD
+// and, per consumer, XCLAIM ... JUSTID FORCE for each pending entry or
+// XGROUP CREATECONSUMER when it has none.
+func appendStreamRebuild(b, key []byte, st *stream.Stream) []byte {
+	var ids [2][48]byte
+	idArg := func(i int, id stream.ID) []byte { return id.Append(ids[i][:0]) }
+	var argv [][]byte
+	if st.Length > 0 {
+		st.Range(stream.ID{}, stream.MaxID, false, func(id stream.ID, pairs [][]byte) bool {
+			argv = append(append(argv[:0], []byte("XADD"), key, idArg(0, id)), pairs...)
+			b = resp.AppendCommand(b, argv)
+			return true
+		})
+	} else {
+		b = resp.AppendCommand(b, [][]byte{[]byte("XADD"), key, []byte("MAXLEN"), []byte("0"), []byte("0-1"), []byte("x"), []byte("y")})
+	}
+	b = resp.AppendCommand(b, [][]byte{[]byte("XSETID"), key, idArg(0, st.LastID),
+		[]byte("ENTRIESADDED"), strconv.AppendUint(nil, st.EntriesAdded, 10),
+		[]byte("MAXDELETEDID"), idArg(1, st.MaxDeletedID)})
+	for _, g := range st.Groups() {
+		b = resp.AppendCommand(b, [][]byte{[]byte("XGROUP"), []byte("CREATE"), key, g.Name, idArg(0, g.LastID),
+			[]byte("ENTRIESREAD"), strconv.AppendInt(nil, g.EntriesRead, 10)})
+		pel := g.Pending()
+		g.EachConsumer(func(c *stream.Consumer, pending []stream.ID) {
+			if len(pending) == 0 {
+				b = resp.AppendCommand(b, [][]byte{[]byte("XGROUP"), []byte("CREATECONSUMER"), key, g.Name, c.Name})
+				return
+			}
+			for _, id := range pending {
+				i, _ := g.FindPending(id)
+				b = resp.AppendCommand(b, [][]byte{[]byte("XCLAIM"), key, g.Name, c.Name, []byte("0"), idArg(0, id),
+					[]byte("TIME"), strconv.AppendInt(nil, pel[i].DeliveryTime, 10),
+					[]byte("RETRYCOUNT"), strconv.AppendUint(nil, pel[i].DeliveryCount, 10),
+					[]byte("JUSTID"), []byte("FORCE")})
+			}
+		})
+	}
+	return b
+}
