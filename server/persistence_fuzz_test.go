@@ -39,23 +39,46 @@ func FuzzRestore(f *testing.F) {
 	defer local.Close()
 	defer remote.Close()
 	go io.Copy(io.Discard, remote) // a large reply is written out
+	runOn := func(c *Client, args ...string) []byte {
+		argv := make([][]byte, len(args))
+		for i, a := range args {
+			argv[i] = []byte(a)
+		}
+		c.out.B = c.out.B[:0]
+		c.execute(argv)
+		return bytes.Clone(c.out.B)
+	}
+	// Streams: nodes with deleted entries, an emptied one, groups with a
+	// PEL and consumers with and without pending entries.
+	c := s.newClient(local)
+	for _, cmd := range [][]string{
+		{"CONFIG", "SET", "stream-node-max-entries", "3"},
+		{"XADD", "s", "1-1", "a", "1", "b", "x"}, {"XADD", "s", "1-2", "a", "2", "b", "y"},
+		{"XADD", "s", "2-0", "c", "-3"}, {"XADD", "s", "3-0", "a", "12345678901234"},
+		{"XDEL", "s", "1-2"}, {"XGROUP", "CREATE", "s", "g", "0"},
+		{"XREADGROUP", "GROUP", "g", "alice", "COUNT", "2", "STREAMS", "s", ">"},
+		{"XGROUP", "CREATECONSUMER", "s", "g", "bob"}, {"XGROUP", "CREATE", "s", "h", "$"},
+		{"XADD", "e", "1-1", "f", "v"}, {"XDEL", "e", "1-1"},
+	} {
+		runOn(c, cmd...)
+	}
+	for _, key := range []string{"s", "e"} {
+		dump := runOn(c, "DUMP", key)
+		i := bytes.IndexByte(dump, '\n')
+		f.Add(dump[i+1 : len(dump)-2-10])
+	}
+	runOn(c, "FLUSHALL")
 	f.Fuzz(func(t *testing.T, value []byte) {
 		c := s.newClient(local)
 		payload := persistence.AppendDumpFooter(bytes.Clone(value))
-		run := func(args ...string) []byte {
-			argv := make([][]byte, len(args))
-			for i, a := range args {
-				argv[i] = []byte(a)
-			}
-			c.out.B = c.out.B[:0]
-			c.execute(argv)
-			return bytes.Clone(c.out.B)
-		}
+		run := func(args ...string) []byte { return runOn(c, args...) }
 		if reply := run("RESTORE", "k", "0", string(payload), "REPLACE"); string(reply) != "+OK\r\n" {
 			return
 		}
 		for _, cmd := range [][]string{{"TYPE", "k"}, {"OBJECT", "ENCODING", "k"}, {"LRANGE", "k", "0", "-1"},
-			{"SMEMBERS", "k"}, {"ZRANGE", "k", "0", "-1", "WITHSCORES"}, {"HGETALL", "k"}, {"GET", "k"}} {
+			{"SMEMBERS", "k"}, {"ZRANGE", "k", "0", "-1", "WITHSCORES"}, {"HGETALL", "k"}, {"GET", "k"},
+			{"XRANGE", "k", "-", "+"}, {"XREVRANGE", "k", "+", "-"}, {"XINFO", "STREAM", "k", "FULL"},
+			{"XADD", "k", "*", "a", "b"}, {"XTRIM", "k", "MAXLEN", "1"}} {
 			run(cmd...)
 		}
 		dump := run("DUMP", "k")
