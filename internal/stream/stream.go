@@ -30,14 +30,16 @@ type nodeInfo struct {
 	// lpBytes is the size of the node as a Redis listpack: Redis starts a
 	// new node on that size, and so do we, for the same node boundaries
 	// (XINFO's radix-tree-keys, what MAXLEN ~ trims).
-	lpBytes int64
+	lpBytes uint32
+	// Where the node's bytes are (chunks.go).
+	chunk, off, size uint32
 }
 
 // Stream is a stream: entries in nodes, the ID bookkeeping of Redis 7.0
 // and the consumer groups.
 type Stream struct {
 	index []nodeInfo
-	nodes [][]byte // parallel to index: one slice per node, not per entry
+	store nodeStore // the nodes' bytes
 
 	Length       uint64 // live entries
 	LastID       ID     // the last ID ever added (or set by XSETID)
@@ -56,6 +58,7 @@ type Stream struct {
 type scratch struct {
 	master, pairs [][]byte
 	offsets       []int
+	buf           []byte // an entry being encoded
 }
 
 // takeScratch returns the stream's scratch, which the caller owns until it
@@ -82,10 +85,7 @@ func (s *Stream) Nodes() int { return len(s.index) }
 
 // MemoryBytes estimates the bytes the stream holds.
 func (s *Stream) MemoryBytes() int {
-	n := 128 + cap(s.index)*40 + cap(s.nodes)*24
-	for _, b := range s.nodes {
-		n += cap(b)
-	}
+	n := 128 + cap(s.index)*40 + s.store.memoryBytes()
 	for _, g := range s.groups {
 		n += g.memoryBytes()
 	}
@@ -96,9 +96,9 @@ func (s *Stream) MemoryBytes() int {
 func (s *Stream) Clone() *Stream {
 	c := *s
 	c.index = slices.Clone(s.index)
-	c.nodes = make([][]byte, len(s.nodes))
-	for i, b := range s.nodes {
-		c.nodes[i] = slices.Clone(b)
+	c.store = nodeStore{}
+	for i := range c.index {
+		c.placeNode(&c.index[i], s.node(i))
 	}
 	c.groups = make([]*Group, len(s.groups))
 	for i, g := range s.groups {
@@ -212,9 +212,10 @@ type decoder struct {
 // decoder starts decoding node i with sc's buffers; it grows them in sc.
 func (s *Stream) decoder(i int, sc *scratch) decoder {
 	sc.master, sc.pairs = sc.master[:0], sc.pairs[:0]
-	mf, p := masterFields(s.nodes[i], sc.master)
+	node := s.node(i)
+	mf, p := masterFields(node, sc.master)
 	sc.master = mf
-	return decoder{node: s.nodes[i], master: s.index[i].master, mf: mf, p: p, sc: sc}
+	return decoder{node: node, master: s.index[i].master, mf: mf, p: p, sc: sc}
 }
 
 // next decodes the entry at d.p, or returns false at the node's end.
@@ -261,7 +262,7 @@ func (s *Stream) Add(id ID, pairs [][]byte, maxBytes, maxEntries int64) {
 		payload += int64(len(b))
 	}
 	last := len(s.index) - 1
-	if last < 0 || s.index[last].lpBytes+payload >= maxBytes ||
+	if last < 0 || int64(s.index[last].lpBytes)+payload >= maxBytes ||
 		maxEntries > 0 && int64(s.index[last].live+s.index[last].deleted) >= maxEntries {
 		s.startNode(id, pairs, 2)
 	}
@@ -277,28 +278,29 @@ func (s *Stream) Add(id ID, pairs [][]byte, maxBytes, maxEntries int64) {
 // startNode starts a node with master ID master and the master field names
 // fields[0], fields[step], ...; the node before it is closed.
 func (s *Stream) startNode(master ID, fields [][]byte, step int) {
-	if last := len(s.nodes) - 1; last >= 0 {
-		s.nodes[last] = slices.Clone(s.nodes[last]) // closed: give back the growth room
-	}
+	sc := s.takeScratch()
 	count := (len(fields) + step - 1) / step
-	node := binary.AppendUvarint(nil, uint64(count))
+	node := binary.AppendUvarint(sc.buf[:0], uint64(count))
 	size := int64(7) + lpIntSize(0) + lpIntSize(0) + lpIntSize(int64(count)) + lpIntSize(0)
 	for i := 0; i < len(fields); i += step {
 		node = appendString(node, fields[i])
 		size += lpStringSize(fields[i])
 	}
-	s.index = append(s.index, nodeInfo{master: master, lpBytes: size})
-	s.nodes = append(s.nodes, node)
+	s.index = append(s.index, nodeInfo{master: master, lpBytes: uint32(size)})
+	s.placeNode(&s.index[len(s.index)-1], node)
+	sc.buf, s.scratch = node, sc
 }
 
 // appendEntry appends an entry to the last node, keeping the node's size
 // as a Redis listpack and the stream's length.
 func (s *Stream) appendEntry(id ID, pairs [][]byte, deleted bool) {
 	last := len(s.index) - 1
-	n, node := &s.index[last], s.nodes[last]
+	n := &s.index[last]
 	sc := s.takeScratch()
-	mf, _ := masterFields(node, sc.master)
-	sc.master, s.scratch = mf, sc
+	defer func() { s.scratch = sc }()
+	mf, _ := masterFields(s.node(last), sc.master)
+	sc.master = mf
+	node := sc.buf[:0]
 	same := len(mf) == len(pairs)/2
 	for i := 0; same && i < len(mf); i++ {
 		same = string(mf[i]) == string(pairs[2*i])
@@ -337,8 +339,9 @@ func (s *Stream) appendEntry(id ID, pairs [][]byte, deleted bool) {
 		n.live++
 		s.Length++
 	}
-	n.lpBytes += size
-	s.nodes[last] = node
+	n.lpBytes += uint32(size)
+	sc.buf = node
+	s.growLast(node)
 }
 
 // LoadNode starts a node (loading a stream): master ID and master field
@@ -427,19 +430,20 @@ func (s *Stream) Edge(last bool) (ID, bool) {
 
 // markDeleted marks the entry at offset at of node i deleted.
 func (s *Stream) markDeleted(i, at int) {
-	s.nodes[i][at] |= flagDeleted
+	s.node(i)[at] |= flagDeleted
 	n := &s.index[i]
-	n.lpBytes += lpIntSize(int64(n.live-1)) - lpIntSize(int64(n.live)) +
-		lpIntSize(int64(n.deleted+1)) - lpIntSize(int64(n.deleted))
+	n.lpBytes += uint32(lpIntSize(int64(n.live-1)) - lpIntSize(int64(n.live)) +
+		lpIntSize(int64(n.deleted+1)) - lpIntSize(int64(n.deleted)))
 	n.live--
 	n.deleted++
 	s.Length--
 }
 
 func (s *Stream) removeNode(i int) {
-	s.Length -= uint64(s.index[i].live)
+	n := s.index[i]
+	s.Length -= uint64(n.live)
 	s.index = slices.Delete(s.index, i, i+1)
-	s.nodes = slices.Delete(s.nodes, i, i+1)
+	s.releaseNode(n.chunk, n.off, n.size, i > 0)
 }
 
 // Delete deletes the live entry id, reporting whether there was one. It

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -150,4 +151,67 @@ func FuzzParseID(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestNodeChunks adds, deletes and trims at random (some entries larger
+// than a chunk) and checks the entries against a model, the chunks' live
+// byte counts against the nodes, and that trimmed chunks are released.
+func TestNodeChunks(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 9))
+	s := New()
+	type want struct {
+		id ID
+		v  string
+	}
+	var model []want
+	for i := range 20000 {
+		id := ID{uint64(i), 0}
+		v := strings.Repeat("v", r.IntN(40))
+		if r.IntN(500) == 0 {
+			v = strings.Repeat("w", chunkSize+r.IntN(1000))
+		}
+		s.Add(id, [][]byte{[]byte("f"), []byte(v)}, 4096, 100)
+		model = append(model, want{id, v})
+		switch r.IntN(10) {
+		case 0:
+			if len(model) > 0 {
+				j := r.IntN(len(model))
+				if !s.Delete(model[j].id) {
+					t.Fatalf("delete %v", model[j].id)
+				}
+				model = slices.Delete(model, j, j+1)
+			}
+		case 1:
+			if n := int64(len(model)) - 3000; n > 0 {
+				s.Trim(Trim{MaxLen: 3000})
+				model = model[n:]
+			}
+		}
+	}
+	var got []want
+	s.Range(ID{}, MaxID, false, func(id ID, f [][]byte) bool {
+		got = append(got, want{id, string(f[1])})
+		return true
+	})
+	if !slices.Equal(got, model) {
+		t.Fatalf("%d entries, want %d", len(got), len(model))
+	}
+	live := make([]int, len(s.store.chunks))
+	for _, n := range s.index {
+		live[n.chunk] += int(n.size)
+	}
+	used := 0
+	for c := range live {
+		if live[c] != s.store.live[c] {
+			t.Fatalf("chunk %d: %d live bytes counted, %d in nodes", c, s.store.live[c], live[c])
+		}
+		used += live[c]
+	}
+	if mem := s.store.memoryBytes(); mem > 3*used+4*chunkSize {
+		t.Fatalf("chunks hold %d bytes for %d bytes of nodes", mem, used)
+	}
+	c := s.Clone()
+	if c.Length != s.Length || c.store.memoryBytes() > s.store.memoryBytes()+chunkSize {
+		t.Fatalf("clone: %d entries, %d bytes", c.Length, c.store.memoryBytes())
+	}
 }
