@@ -24,6 +24,7 @@
 #                         capped with MAXLEN ~ 100000), XRANGE_10 and
 #                         XREAD_10 (10 entries from a stream of
 #                         STREAM_ENTRIES, filled once).
+#                         XREAD_100: 100 entries from that stream.
 #                         PFADD (random elements into one HLL), PFCOUNT (the
 #                         union of two dense HLLs: the full estimate every
 #                         time) and GEOSEARCH (1 km around a random member of
@@ -196,6 +197,7 @@ test_args() {
 	XADD) printf '%s\n' -r "$KEYSPACE" xadd kh:bench:xadd MAXLEN '~' 100000 '*' f '__rand_int__' g v ;;
 	XRANGE_10) printf '%s\n' xrange kh:bench:xrange - + COUNT 10 ;;
 	XREAD_10) printf '%s\n' xread COUNT 10 STREAMS kh:bench:xrange 0 ;;
+	XREAD_100) printf '%s\n' xread COUNT 100 STREAMS kh:bench:xrange 0 ;;
 	PFADD) printf '%s\n' -r "$KEYSPACE" pfadd kh:bench:hll 'e:__rand_int__' ;;
 	PFCOUNT) printf '%s\n' pfcount kh:bench:hll1 kh:bench:hll2 ;;
 	GEOSEARCH) printf '%s\n' -r "$GEO_MEMBERS" geosearch kh:bench:geo FROMMEMBER 'm:__rand_int__' BYRADIUS 1 km ;;
@@ -209,6 +211,7 @@ test_row() {
 	XADD) echo "xadd " ;;
 	XRANGE_10) echo "xrange " ;;
 	XREAD_10) echo "xread " ;;
+	XREAD_100) echo "xread " ;;
 	PFADD | PFCOUNT | GEOSEARCH) echo "${1,,} " ;;
 	EVALSHA_*) echo "evalsha " ;;
 	*) echo "$1" ;;
@@ -226,7 +229,7 @@ prepare() {
 				zadd kh:bench:zrank __rand_int__ 'm:__rand_int__' >/dev/null 2>&1 ||
 				log "warning: ZRANK set-up failed on :$port"
 			;;
-		XRANGE_10 | XREAD_10)
+		XRANGE_10 | XREAD_10 | XREAD_100)
 			[[ $("$CLI_BIN" "${tls_client[@]}" -p "$port" XLEN kh:bench:xrange) -gt 0 ]] ||
 				"${bench_pin[@]}" "$BENCH_BIN" "${tls_client[@]}" -p "$port" -c "$CLIENTS" -P 16 -q \
 					-n "$STREAM_ENTRIES" -r "$KEYSPACE" \
