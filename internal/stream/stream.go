@@ -50,6 +50,11 @@ type Stream struct {
 	groups []*Group // sorted by name
 	adds   uint64   // calls of Add
 
+	// tail is the last live entry's ID when tailKnown (XREAD asks for it
+	// every time; finding it decodes the last node).
+	tail      ID
+	tailKnown bool
+
 	scratch *scratch // for decoding; taken by a Range while it runs
 }
 
@@ -270,6 +275,7 @@ func (s *Stream) Add(id ID, pairs [][]byte, maxBytes, maxEntries int64) {
 	s.EntriesAdded++
 	s.adds++
 	s.LastID = id
+	s.tail, s.tailKnown = id, true
 	if s.Length == 1 {
 		s.FirstID = id
 	}
@@ -350,7 +356,10 @@ func (s *Stream) LoadNode(master ID, fields [][]byte) { s.startNode(master, fiel
 
 // LoadEntry appends an entry, deleted or not, to the node LoadNode started.
 // It counts live entries in Length; the caller sets the other counters.
-func (s *Stream) LoadEntry(id ID, pairs [][]byte, deleted bool) { s.appendEntry(id, pairs, deleted) }
+func (s *Stream) LoadEntry(id ID, pairs [][]byte, deleted bool) {
+	s.appendEntry(id, pairs, deleted)
+	s.tailKnown = false
+}
 
 // WalkNodes calls node for each node (master ID, live and deleted counts,
 // master field names), then entry for each of its entries, deleted ones
@@ -422,9 +431,15 @@ func (s *Stream) Has(id ID) bool {
 
 // Edge returns the first (or with last, the last) live entry's ID.
 func (s *Stream) Edge(last bool) (ID, bool) {
+	if last && s.tailKnown {
+		return s.tail, s.Length > 0
+	}
 	var id ID
 	found := false
 	s.Range(ID{}, MaxID, last, func(e ID, _ [][]byte) bool { id, found = e, true; return false })
+	if last {
+		s.tail, s.tailKnown = id, true
+	}
 	return id, found
 }
 
@@ -461,6 +476,9 @@ func (s *Stream) Delete(id ID) bool {
 		if e.id == id {
 			if e.flags&flagDeleted != 0 {
 				return false
+			}
+			if id == s.tail {
+				s.tailKnown = false
 			}
 			s.markDeleted(i, e.at)
 			if s.index[i].live == 0 {
@@ -532,7 +550,9 @@ func (s *Stream) Trim(t Trim) int64 {
 		s.scratch = sc
 		break
 	}
-	s.RefreshFirstID()
+	if removed > 0 {
+		s.RefreshFirstID()
+	}
 	return removed
 }
 

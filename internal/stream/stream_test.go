@@ -154,7 +154,7 @@ func FuzzParseID(f *testing.F) {
 }
 
 // TestNodeChunks adds, deletes and trims at random (some entries larger
-// than a chunk) and checks the entries against a model, the chunks' live
+// than a chunk) and checks the entries and the last one against a model, the chunks' live
 // byte counts against the nodes, and that trimmed chunks are released.
 func TestNodeChunks(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 9))
@@ -186,6 +186,9 @@ func TestNodeChunks(t *testing.T) {
 				s.Trim(Trim{MaxLen: 3000})
 				model = model[n:]
 			}
+		}
+		if last, ok := s.Edge(true); ok != (len(model) > 0) || ok && last != model[len(model)-1].id {
+			t.Fatalf("last entry %v %v, want %v", last, ok, model[len(model)-1].id)
 		}
 	}
 	var got []want
