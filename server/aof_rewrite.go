@@ -2,10 +2,8 @@ package server
 
 import (
 	"bufio"
-	"fmt"
 	"os"
 	"strconv"
-	"sync/atomic"
 
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/resp"
@@ -24,9 +22,9 @@ const aofItemsPerCommand = 64
 // writes the base to path; end finishes the snapshot.
 func (s *Server) beginDataSnapshot(asRDB bool, atStart func()) (write func(path string) error, end func()) {
 	now := s.clock.UnixMilli()
-	encode, failed := s.shardEncoder(now)
+	encode := s.shardEncoder(now)
 	if !asRDB {
-		encode, failed = s.aofShardEncoder(now)
+		encode = aofShardEncoder(now)
 	}
 	var functions []byte
 	snap := s.ks.BeginSnapshot(encode, func() {
@@ -43,16 +41,16 @@ func (s *Server) beginDataSnapshot(asRDB bool, atStart func()) (write func(path 
 	})
 	write = func(path string) error {
 		if asRDB {
-			return s.writeRDB(path, true, functions, snap.Keys, snap.Expires, snap.Shard, failed)
+			return s.writeRDB(path, true, functions, snap.Keys, snap.Expires, snap.Shard)
 		}
-		return writeCommandsBase(path, functions, snap, failed)
+		return writeCommandsBase(path, functions, snap)
 	}
 	return write, snap.End
 }
 
 // writeCommandsBase writes a base of commands: the functions, then each
 // database's keys after a SELECT.
-func writeCommandsBase(path string, functions []byte, snap *keyspace.Snapshot, failed func() error) error {
+func writeCommandsBase(path string, functions []byte, snap *keyspace.Snapshot) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
@@ -68,10 +66,6 @@ func writeCommandsBase(path string, functions []byte, snap *keyspace.Snapshot, f
 			w.Write(snap.Shard(db, sh))
 		}
 	}
-	if err := failed(); err != nil {
-		f.Close()
-		return err
-	}
 	if err := w.Flush(); err != nil {
 		f.Close()
 		return err
@@ -84,34 +78,22 @@ func writeCommandsBase(path string, functions []byte, snap *keyspace.Snapshot, f
 }
 
 // aofShardEncoder serializes a shard as the commands that rebuild its keys.
-func (s *Server) aofShardEncoder(now int64) (encode func(db *keyspace.DB, shard int) []byte, failed func() error) {
-	var unsupported atomic.Pointer[string]
-	encode = func(db *keyspace.DB, shard int) []byte {
+func aofShardEncoder(now int64) func(db *keyspace.DB, shard int) []byte {
+	return func(db *keyspace.DB, shard int) []byte {
 		var b []byte
 		db.EachEntry(shard, func(e *keyspace.Entry) {
 			if at := e.ExpireAt(); at != 0 && at <= now {
 				return
 			}
-			var ok bool
-			if b, ok = appendRebuild(b, e); !ok {
-				name := e.Type().Name()
-				unsupported.Store(&name)
-			}
+			b = appendRebuild(b, e)
 		})
 		return b
 	}
-	failed = func() error {
-		if name := unsupported.Load(); name != nil {
-			return fmt.Errorf("%s values cannot be written to an AOF base yet", *name)
-		}
-		return nil
-	}
-	return encode, failed
 }
 
 // appendRebuild appends the commands that recreate e: SET, RPUSH, SADD,
 // ZADD or HMSET in batches, a stream's commands, then PEXPIREAT for a TTL, as Redis's rewrite.
-func appendRebuild(b []byte, e *keyspace.Entry) ([]byte, bool) {
+func appendRebuild(b []byte, e *keyspace.Entry) []byte {
 	key := e.Key()
 	var batch [][]byte
 	flush := func(verb string) {
@@ -149,11 +131,9 @@ func appendRebuild(b []byte, e *keyspace.Entry) ([]byte, bool) {
 		flush("HMSET")
 	case keyspace.TypeStream:
 		b = appendStreamRebuild(b, key, entryStream(e))
-	default:
-		return b, false
 	}
 	if at := e.ExpireAt(); at != 0 {
 		b = resp.AppendCommand(b, [][]byte{[]byte("PEXPIREAT"), key, strconv.AppendInt(nil, at, 10)})
 	}
-	return b, true
+	return b
 }

@@ -71,12 +71,8 @@ func dumpCommand(x *Ctx) {
 		return
 	}
 	enc := x.s.encoder()
-	b, ok := x.s.appendValue(enc, x.nextScratch(), &e, nil)
+	b := x.s.appendValue(enc, x.nextScratch(), &e, nil)
 	x.s.rdb.encoders.Put(enc)
-	if !ok {
-		x.W.Error("ERR DUMP of " + e.Type().Name() + " values is not supported yet")
-		return
-	}
 	b = persistence.AppendDumpFooter(b)
 	x.W.Bulk(b)
 	x.keepScratch(b)

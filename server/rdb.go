@@ -73,9 +73,8 @@ func (s *Server) encoder() *persistence.Encoder {
 
 // appendValue appends the entry's RDB value type, the key when key is not
 // nil (a file record; DUMP has none), and the value, in the encodings Redis
-// 7.0 writes for the same in-memory encodings. It reports false for a type
-// it cannot encode.
-func (s *Server) appendValue(enc *persistence.Encoder, b []byte, e *keyspace.Entry, key []byte) ([]byte, bool) {
+// 7.0 writes for the same in-memory encodings.
+func (s *Server) appendValue(enc *persistence.Encoder, b []byte, e *keyspace.Entry, key []byte) []byte {
 	head := func(t byte) {
 		b = append(b, t)
 		if key != nil {
@@ -146,15 +145,13 @@ func (s *Server) appendValue(enc *persistence.Encoder, b []byte, e *keyspace.Ent
 	case keyspace.TypeStream:
 		head(persistence.TypeStreamListpack2) // Redis 7.0's stream type
 		b = appendStreamValue(enc, b, entryStream(e))
-	default:
-		return b, false
 	}
-	return b, true
+	return b
 }
 
 // appendRecord appends a key's file record: its expire time, access clock
 // (per mode), type, key and value.
-func (s *Server) appendRecord(enc *persistence.Encoder, b []byte, e *keyspace.Entry, mode accessMode, now int64, decay int) ([]byte, bool) {
+func (s *Server) appendRecord(enc *persistence.Encoder, b []byte, e *keyspace.Entry, mode accessMode, now int64, decay int) []byte {
 	if at := e.ExpireAt(); at != 0 {
 		b = binary.LittleEndian.AppendUint64(append(b, persistence.OpExpireTimeMS), uint64(at))
 	}
@@ -168,31 +165,16 @@ func (s *Server) appendRecord(enc *persistence.Encoder, b []byte, e *keyspace.En
 }
 
 // shardEncoder returns the function that serializes one shard of a
-// database as file records (the caller holds the shard's lock), and the
-// error to check once every shard is done: a value with no RDB encoding.
-func (s *Server) shardEncoder(now int64) (encode func(db *keyspace.DB, shard int) []byte, failed func() error) {
+// database as file records (the caller holds the shard's lock).
+func (s *Server) shardEncoder(now int64) func(db *keyspace.DB, shard int) []byte {
 	mode, decay := s.accessMode(), s.cfg.LFUDecayTime()
-	var unsupported atomic.Pointer[string]
-	encode = func(db *keyspace.DB, shard int) []byte {
+	return func(db *keyspace.DB, shard int) []byte {
 		enc := s.encoder()
 		var b []byte
-		db.EachEntry(shard, func(e *keyspace.Entry) {
-			var ok bool
-			if b, ok = s.appendRecord(enc, b, e, mode, now, decay); !ok {
-				name := e.Type().Name()
-				unsupported.Store(&name)
-			}
-		})
+		db.EachEntry(shard, func(e *keyspace.Entry) { b = s.appendRecord(enc, b, e, mode, now, decay) })
 		s.rdb.encoders.Put(enc)
 		return b
 	}
-	failed = func() error {
-		if name := unsupported.Load(); name != nil {
-			return fmt.Errorf("%s values cannot be saved yet", *name)
-		}
-		return nil
-	}
-	return encode, failed
 }
 
 func (s *Server) rdbPath() string { return filepath.Join(s.cfg.Dir(), s.cfg.DBFilename()) }
@@ -201,7 +183,7 @@ func (s *Server) rdbPath() string { return filepath.Join(s.cfg.Dir(), s.cfg.DBFi
 // non-empty database's records shard by shard, EOF and the checksum. It
 // writes a temporary file, syncs it and renames it over the target, so a
 // crash never leaves a partial dump.rdb.
-func (s *Server) writeRDB(path string, aofBase bool, functions []byte, keys, expires []int64, shard func(db, shard int) []byte, failed func() error) (err error) {
+func (s *Server) writeRDB(path string, aofBase bool, functions []byte, keys, expires []int64, shard func(db, shard int) []byte) (err error) {
 	tmp := filepath.Join(filepath.Dir(path), fmt.Sprintf("temp-%d-%d.rdb", os.Getpid(), s.rdb.tempSeq.Add(1)))
 	f, err := os.Create(tmp)
 	if err != nil {
@@ -240,9 +222,6 @@ func (s *Server) writeRDB(path string, aofBase bool, functions []byte, keys, exp
 			write(shard(db, sh))
 		}
 	}
-	if err = failed(); err != nil {
-		return err
-	}
 	write([]byte{persistence.OpEOF})
 	w.Write(binary.LittleEndian.AppendUint64(nil, crc))
 	if err = w.Flush(); err != nil {
@@ -271,9 +250,9 @@ func (s *Server) saveLocked(now int64) error {
 	enc := s.encoder()
 	functions := s.scripts.AppendFunctions(nil, enc)
 	s.rdb.encoders.Put(enc)
-	encode, failed := s.shardEncoder(now)
+	encode := s.shardEncoder(now)
 	dirty := s.stats.dirty.Load()
-	err := s.writeRDB(s.rdbPath(), false, functions, keys, expires, func(db, shard int) []byte { return encode(s.ks.DB(db), shard) }, failed)
+	err := s.writeRDB(s.rdbPath(), false, functions, keys, expires, func(db, shard int) []byte { return encode(s.ks.DB(db), shard) })
 	if err != nil {
 		s.log.Printf("Error saving DB on disk: %v", err)
 		return err
@@ -304,7 +283,7 @@ func (s *Server) bgsave() bool {
 	s.rdb.lastTry.Store(start.UnixMilli())
 	var functions []byte
 	var dirty int64
-	encode, failed := s.shardEncoder(s.clock.UnixMilli())
+	encode := s.shardEncoder(s.clock.UnixMilli())
 	snap := s.ks.BeginSnapshot(encode, func() {
 		enc := s.encoder()
 		functions = s.scripts.AppendFunctions(nil, enc)
@@ -315,7 +294,7 @@ func (s *Server) bgsave() bool {
 	s.rdb.bgDone.Add(1)
 	go func() {
 		defer s.rdb.bgDone.Done()
-		err := s.writeRDB(s.rdbPath(), false, functions, snap.Keys, snap.Expires, snap.Shard, failed)
+		err := s.writeRDB(s.rdbPath(), false, functions, snap.Keys, snap.Expires, snap.Shard)
 		snap.End()
 		s.rdb.peakExtra.Store(snap.PeakExtra())
 		s.rdb.lastBgsaveSec.Store(int64(time.Since(start).Seconds()))
