@@ -190,7 +190,7 @@ func (d *decoder) stream(t byte) *Stream {
 	var live uint64
 	var last stream.ID
 	nodes := d.count()
-	s.Nodes = make([]StreamNode, 0, nodes)
+	s.Nodes = make([]StreamNode, 0, min(nodes, preallocMax))
 	for i := range nodes {
 		key := d.str()
 		if len(key) != 16 {
@@ -222,7 +222,7 @@ func (d *decoder) stream(t byte) *Stream {
 		d.fail("stream length or last ID inconsistent with its entries")
 	}
 	ngroups := d.count()
-	s.Groups = make([]StreamGroup, 0, ngroups)
+	s.Groups = make([]StreamGroup, 0, min(ngroups, preallocMax))
 	for i := range ngroups {
 		g := StreamGroup{Name: bytes.Clone(d.str()), LastID: d.streamID(), EntriesRead: -1}
 		if i > 0 && bytes.Compare(s.Groups[i-1].Name, g.Name) >= 0 {
@@ -234,19 +234,18 @@ func (d *decoder) stream(t byte) *Stream {
 			}
 		}
 		npel := d.count()
-		g.PEL = make([]StreamPending, npel)
-		for j := range g.PEL {
-			p := &g.PEL[j]
-			p.ID = rawStreamID(d.take(16))
+		g.PEL = make([]StreamPending, 0, min(npel, preallocMax))
+		for j := range npel {
+			p := StreamPending{ID: rawStreamID(d.take(16)), Consumer: -1}
 			p.DeliveryTime = int64(binary.LittleEndian.Uint64(d.take(8)))
 			p.DeliveryCount = d.uint()
-			p.Consumer = -1
 			if j > 0 && !g.PEL[j-1].ID.Less(p.ID) {
 				d.fail("stream PEL out of order")
 			}
+			g.PEL = append(g.PEL, p)
 		}
 		nconsumers := d.count()
-		g.Consumers = make([]StreamConsumer, 0, nconsumers)
+		g.Consumers = make([]StreamConsumer, 0, min(nconsumers, preallocMax))
 		for k := range nconsumers {
 			c := StreamConsumer{Name: bytes.Clone(d.str())}
 			if k > 0 && bytes.Compare(g.Consumers[k-1].Name, c.Name) >= 0 {
@@ -274,6 +273,11 @@ func (d *decoder) stream(t byte) *Stream {
 	}
 	return s
 }
+
+// preallocMax bounds what a count read from the input preallocates: the
+// count is checked against the bytes left, but a stream's records are many
+// times larger in memory than their smallest encoding.
+const preallocMax = 1024
 
 func findPending(pel []StreamPending, id stream.ID) int {
 	lo, hi := 0, len(pel)
