@@ -200,6 +200,8 @@ func compareStream(p *difftest.Pair, key string) {
 	p.Do("XLEN", key)
 	p.Do("XRANGE", key, "-", "+")
 	p.DoCompare(clockTimes, "XINFO", "STREAM", key, "FULL")
+	p.Do("XINFO", "STREAM", key)
+	p.Do("XREVRANGE", key, "+", "-", "COUNT", "3")
 	groups := p.Do("XINFO", "GROUPS", key)
 	for _, g := range groups.Elems {
 		p.DoCompare(idleTimes, "XINFO", "CONSUMERS", key, g.Elems[1].Str)
