@@ -282,7 +282,7 @@ func (s *Stream) Add(id ID, pairs [][]byte, maxBytes, maxEntries int64) {
 }
 
 // startNode starts a node with master ID master and the master field names
-// fields[0], fields[step], ...; the node before it is closed.
+// fields[0], fields[step], ...
 func (s *Stream) startNode(master ID, fields [][]byte, step int) {
 	sc := s.takeScratch()
 	count := (len(fields) + step - 1) / step
