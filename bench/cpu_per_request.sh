@@ -6,6 +6,7 @@
 #   bench/cpu_per_request.sh                 # GET and SET, -P 1 and 16, 3 rounds
 #   TESTS="get set incr" PIPELINES="1" ROUNDS=5 bench/cpu_per_request.sh
 #   TESTS="EVALSHA_ENQUEUE EVALSHA_RATELIMIT" bench/cpu_per_request.sh  # see throughput.sh
+#   TESTS="XADD XRANGE_10 XREAD_10 XREAD_100" bench/cpu_per_request.sh   # see bench/streams.sh
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 TESTS=${TESTS:-"get set"}
@@ -21,11 +22,18 @@ redis-server --port "$rport" --save '' --appendonly no >/dev/null & rpid=$!
 "$tmp/keyhive" --port "$kport" --save '' >/dev/null 2>&1 & kpid=$!
 # shellcheck source=bench/evalsha.sh
 source "$root/bench/evalsha.sh"
+# shellcheck source=bench/streams.sh
+source "$root/bench/streams.sh"
 for port in $rport $kport; do
   until redis-cli -p "$port" ping >/dev/null 2>&1; do sleep 0.05; done
   for t in $TESTS; do
     script=$(evalsha_script "$t")
     [ -z "$script" ] || redis-cli -p "$port" -x SCRIPT LOAD <"$script" >/dev/null
+    case $t in XRANGE_* | XREAD_*)
+      mapfile -t fill < <(stream_fill_args 10000 1000000)
+      [ "$(redis-cli -p "$port" XLEN kh:bench:xrange)" -gt 0 ] ||
+        redis-benchmark -p "$port" -c 50 -P 16 -q "${fill[@]}" >/dev/null 2>&1 ;;
+    esac
   done
 done
 
@@ -36,10 +44,10 @@ hz=$(getconf CLK_TCK)
 measure() {
   local t0 t1 ops
   local -a targs
-  mapfile -t targs < <(evalsha_args "$3" 1000000)
+  mapfile -t targs < <(evalsha_args "$3" 1000000; stream_args "$3" 1000000)
   [ ${#targs[@]} -gt 0 ] || targs=(-t "$3" -r 1000000)
   t0=$(ticks "$1")
-  ops=$(redis-benchmark -p "$2" "${targs[@]}" -d 16 -c 50 -n "$5" -P "$4" -q 2>/dev/null |
+  ops=$(redis-benchmark -p "$2" -d 16 -c 50 -n "$5" -P "$4" -q "${targs[@]}" 2>/dev/null |
     tr '\r' '\n' | awk '/requests per second/ {for (i = 2; i <= NF; i++) if ($i == "requests") print $(i - 1)}' | tail -1)
   t1=$(ticks "$1")
   awk -v d=$((t1 - t0)) -v n="$5" -v hz="$hz" -v ops="$ops" 'BEGIN {printf "%s %.2f\n", ops, d * 1e6 / hz / n}'

@@ -191,13 +191,12 @@ log "version strings: redis: $("$CLI_BIN" "${tls_client[@]}" -p "$redis_port" IN
 # line; test_row TEST -> the CSV "test" field prefix identifying its result row.
 # shellcheck source=bench/evalsha.sh
 source "$root/bench/evalsha.sh"
+# shellcheck source=bench/streams.sh
+source "$root/bench/streams.sh"
 test_args() {
 	case $1 in
 	ZRANK) printf '%s\n' -r "$ZRANK_MEMBERS" zrank kh:bench:zrank 'm:__rand_int__' ;;
-	XADD) printf '%s\n' -r "$KEYSPACE" xadd kh:bench:xadd MAXLEN '~' 100000 '*' f '__rand_int__' g v ;;
-	XRANGE_10) printf '%s\n' xrange kh:bench:xrange - + COUNT 10 ;;
-	XREAD_10) printf '%s\n' xread COUNT 10 STREAMS kh:bench:xrange 0 ;;
-	XREAD_100) printf '%s\n' xread COUNT 100 STREAMS kh:bench:xrange 0 ;;
+	XADD | XRANGE_10 | XREAD_10 | XREAD_100) stream_args "$1" "$KEYSPACE" ;;
 	PFADD) printf '%s\n' -r "$KEYSPACE" pfadd kh:bench:hll 'e:__rand_int__' ;;
 	PFCOUNT) printf '%s\n' pfcount kh:bench:hll1 kh:bench:hll2 ;;
 	GEOSEARCH) printf '%s\n' -r "$GEO_MEMBERS" geosearch kh:bench:geo FROMMEMBER 'm:__rand_int__' BYRADIUS 1 km ;;
@@ -220,7 +219,7 @@ test_row() {
 
 # prepare PORT: one-time data set-up needed by custom tests.
 prepare() {
-	local port=$1 t
+	local port=$1 t fill
 	for t in $TESTS; do
 		case $t in
 		ZRANK)
@@ -230,10 +229,10 @@ prepare() {
 				log "warning: ZRANK set-up failed on :$port"
 			;;
 		XRANGE_10 | XREAD_10 | XREAD_100)
+			mapfile -t fill < <(stream_fill_args "$STREAM_ENTRIES" "$KEYSPACE")
 			[[ $("$CLI_BIN" "${tls_client[@]}" -p "$port" XLEN kh:bench:xrange) -gt 0 ]] ||
 				"${bench_pin[@]}" "$BENCH_BIN" "${tls_client[@]}" -p "$port" -c "$CLIENTS" -P 16 -q \
-					-n "$STREAM_ENTRIES" -r "$KEYSPACE" \
-					xadd kh:bench:xrange '*' f '__rand_int__' g v >/dev/null 2>&1 ||
+					"${fill[@]}" >/dev/null 2>&1 ||
 				log "warning: stream set-up failed on :$port"
 			;;
 		PFCOUNT)
