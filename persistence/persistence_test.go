@@ -8,6 +8,8 @@ import (
 	"os"
 	"strconv"
 	"testing"
+
+	"github.com/keyhive/keyhive/internal/stream"
 )
 
 // redisPayloads returns the DUMP payloads redis-server 7.0 wrote for
@@ -206,6 +208,9 @@ func FuzzLoad(f *testing.F) {
 		}
 		f.Add(data)
 	}
+	for _, typ := range []byte{TypeStreamListpacks, TypeStreamListpack2, TypeStreamListpack3} {
+		f.Add(streamFile(typ))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		Load(data, true, Handler{Key: func(r *Record) error {
 			if r.Value.Type == TypeZSet && len(r.Value.Scores) != len(r.Value.Elems) {
@@ -220,10 +225,20 @@ func FuzzDecodeDump(f *testing.F) {
 	for _, p := range redisPayloads(f) {
 		f.Add(p)
 	}
+	for _, typ := range []byte{TypeStreamListpacks, TypeStreamListpack2, TypeStreamListpack3} {
+		f.Add(streamPayload(typ))
+	}
 	f.Fuzz(func(t *testing.T, p []byte) {
 		v, err := DecodeDump(p)
 		if err == nil && v.Type == TypeHash && len(v.Elems)%2 != 0 {
 			t.Fatal("hash with an odd number of elements")
+		}
+		if err == nil && v.Type == TypeStream {
+			for _, n := range v.Stream.Nodes {
+				if _, err := n.Walk(func([][]byte) {}, func(stream.ID, bool, [][]byte) {}); err != nil {
+					t.Fatalf("a node that decoded does not walk: %v", err)
+				}
+			}
 		}
 	})
 }

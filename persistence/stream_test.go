@@ -52,6 +52,18 @@ func streamPayload(t byte) []byte {
 	return AppendDumpFooter(b)
 }
 
+// streamFile is an RDB file holding streamPayload(t) as key "s".
+func streamFile(t byte) []byte {
+	var e Encoder
+	p := streamPayload(t)
+	b := AppendSelectDB(e.AppendHeader(nil), 0, 1, 0)
+	b = append(b, t)
+	b = e.AppendString(b, []byte("s"))
+	b = append(b, p[1:len(p)-10]...)
+	b = append(b, OpEOF)
+	return binary.LittleEndian.AppendUint64(b, CRC64(0, b))
+}
+
 func TestDecodeStreamTypes(t *testing.T) {
 	for _, typ := range []byte{TypeStreamListpacks, TypeStreamListpack2, TypeStreamListpack3} {
 		v, err := DecodeDump(streamPayload(typ))
@@ -89,6 +101,15 @@ func TestDecodeStreamTypes(t *testing.T) {
 		}
 		if typ == TypeStreamListpacks && g.EntriesRead != -1 || typ != TypeStreamListpacks && g.EntriesRead != 1 {
 			t.Fatalf("type %d: entries read %d", typ, g.EntriesRead)
+		}
+	}
+	for _, typ := range []byte{TypeStreamListpacks, TypeStreamListpack2, TypeStreamListpack3} {
+		keys := 0
+		if err := Load(streamFile(typ), true, Handler{Key: func(r *Record) error {
+			keys++
+			return nil
+		}}); err != nil || keys != 1 {
+			t.Fatalf("file with a type %d stream: %d keys, %v", typ, keys, err)
 		}
 	}
 	// A truncation is an error, never a panic (or, as in Redis, a value
