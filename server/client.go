@@ -522,7 +522,7 @@ func (x *Ctx) lookupRead(key []byte) (keyspace.Entry, bool) {
 // lookupReadTouch is lookupRead for commands that look at a key without
 // touching its access clock (EXISTS, TYPE, TTL) when touch is false.
 func (x *Ctx) lookupReadTouch(key []byte, touch bool) (keyspace.Entry, bool) {
-	e, ok := x.DB.Lookup(key, x.Now, touch)
+	e, ok := x.DB.LookupIn(&x.locks, key, x.Now, touch)
 	if ok {
 		x.c.traffic.hits.add(1)
 	} else {
@@ -551,5 +551,5 @@ func (x *Ctx) readTyped(key []byte, t keyspace.Type) (e keyspace.Entry, found, o
 
 // lookupWrite finds key for modification (no hit/miss accounting).
 func (x *Ctx) lookupWrite(key []byte) (keyspace.Entry, bool) {
-	return x.DB.Lookup(key, x.Now, true)
+	return x.DB.LookupIn(&x.locks, key, x.Now, true)
 }
