@@ -428,5 +428,5 @@ func (s *Server) dropSlowClient(t *Client) {
 	q.mu.Unlock()
 	s.log.Printf("Client id=%d addr=%s scheduled to be closed ASAP for overcoming of output buffer limits.", t.id, t.peerAddr())
 	s.removeClient(t)
-	t.conn.Close()
+	t.disconnect()
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"runtime"
 	"sync"
+	"syscall"
 
 	"github.com/keyhive/keyhive/config"
 )
@@ -190,13 +191,24 @@ func (c *Client) written(segs [][]byte, err error) [][]byte {
 		q.drop()
 	}
 	q.mu.Unlock()
-	if closing {
+	switch {
+	case closing: // its goroutine has gone
 		c.s.removeClient(c)
-	}
-	if closing || err != nil {
 		c.conn.Close()
+	case err != nil:
+		c.disconnect()
 	}
 	return nil
+}
+
+// disconnect ends c's connection from any goroutine, its own included: a
+// raw socket is shut down, which wakes c's goroutine to close it. (A Close
+// inside that goroutine's RawConn.Read, where it flushes its output, would
+// wait forever for the Read's own hold on the socket.)
+func (c *Client) disconnect() {
+	if c.raw == nil || c.raw.Control(func(fd uintptr) { syscall.Shutdown(int(fd), syscall.SHUT_RDWR) }) != nil {
+		c.conn.Close()
+	}
 }
 
 // closeQueued ends a queued client's output as it disconnects: what is
