@@ -571,7 +571,7 @@ func (c *Client) kill(by *Client) {
 	// Gone from CLIENT LIST and the next CLIENT KILL at once, as in Redis,
 	// not when its goroutine notices the closed connection.
 	c.s.removeClient(c)
-	c.conn.Close()
+	c.disconnect()
 }
 
 func clientHelp(x *Ctx) {

@@ -339,3 +339,46 @@ func TestTrackingLocalCacheCoherent(t *testing.T) {
 		srv.Close()
 	}
 }
+
+// TestCloseWhileClientsRunCommands: a client's goroutine runs its commands
+// inside its socket's RawConn.Read, so closing its connection must not wait
+// for that call to return: Close (holding the client list's lock, which
+// CLIENT LIST takes) and clients killing each other finish at once.
+func TestCloseWhileClientsRunCommands(t *testing.T) {
+	for range 10 {
+		srv := startKeyhive(t)
+		ctx := context.Background()
+		var wg sync.WaitGroup
+		for i := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				c := redis.NewClient(&redis.Options{Addr: srv.Addr(), MaxRetries: -1})
+				defer c.Close()
+				for j := 0; ; j++ {
+					var err error
+					if i%2 == 0 {
+						err = c.Do(ctx, "CLIENT", "LIST").Err()
+					} else {
+						err = c.Do(ctx, "CLIENT", "KILL", "ID", strconv.Itoa(j%8+1)).Err()
+					}
+					if err != nil && !strings.Contains(err.Error(), "No such client") {
+						return // closed
+					}
+				}
+			}()
+		}
+		time.Sleep(50 * time.Millisecond)
+		closed := make(chan struct{})
+		go func() {
+			srv.Close()
+			close(closed)
+		}()
+		select {
+		case <-closed:
+		case <-time.After(10 * time.Second):
+			t.Fatal("Close did not return")
+		}
+		wg.Wait()
+	}
+}

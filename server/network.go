@@ -44,7 +44,7 @@ func (s *Server) closeIdleClients(nowMs int64) {
 		case c.ps.nsub.Load()+c.ps.npsub.Load()+c.ps.nssub.Load() > 0:
 		case c.waiting.Load() != nil:
 		case nowMs-c.lastSeen.Load() > timeout*1000:
-			c.conn.Close() // its goroutine's read fails and it cleans up
+			c.disconnect() // its goroutine's read fails and it cleans up
 		}
 	}
 }

@@ -202,9 +202,11 @@ func (c *Client) written(segs [][]byte, err error) [][]byte {
 }
 
 // disconnect ends c's connection from any goroutine, its own included: a
-// raw socket is shut down, which wakes c's goroutine to close it. (A Close
-// inside that goroutine's RawConn.Read, where it flushes its output, would
-// wait forever for the Read's own hold on the socket.)
+// raw socket is shut down, which wakes c's goroutine to close it. A Close
+// waits for every RawConn.Read on the socket to return, and c's goroutine
+// serves its commands inside one (serveRaw): called from there, Close would
+// wait forever, and from a goroutine holding a lock that c's command waits
+// for (s.mu in Server.Close, say), the two would wait for each other.
 func (c *Client) disconnect() {
 	if c.raw == nil || c.raw.Control(func(fd uintptr) { syscall.Shutdown(int(fd), syscall.SHUT_RDWR) }) != nil {
 		c.conn.Close()

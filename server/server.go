@@ -268,7 +268,7 @@ func (s *Server) Close() error {
 		l.Close()
 	}
 	for _, c := range s.clients {
-		c.conn.Close()
+		c.disconnect()
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
