@@ -229,6 +229,31 @@ func TestDeletedHalfRefilled(t *testing.T) {
 	}
 }
 
+// TestSparseGarbageRefilled: garbage too thin for compaction (every 20th
+// key deleted) is filled by as many new keys of the same size without the
+// arena growing: when the ready holes run out, the unlock harvests more
+// before the next write would have to append.
+func TestSparseGarbageRefilled(t *testing.T) {
+	ks := New(1, Hooks{})
+	db := ks.DB(0)
+	value := []byte(strings.Repeat("v", 100))
+	key := func(prefix string, i int) []byte { return fmt.Appendf(nil, "{s}%s%06d", prefix, i) }
+	const n = 20000 // one shard, several chunks
+	for i := range n {
+		withAll(ks, func() { db.Set(key("k", i), TypeString, EncRaw, value, 0, 1) })
+	}
+	loaded := ks.MemoryBytes()
+	for i := 0; i < n; i += 20 {
+		withAll(ks, func() { db.Delete(key("k", i)) })
+	}
+	for i := 0; i < n; i += 20 {
+		withAll(ks, func() { db.Set(key("n", i), TypeString, EncRaw, value, 0, 1) })
+		if m := ks.MemoryBytes(); m > loaded {
+			t.Fatalf("%d bytes after %d new keys in the place of deleted ones, %d after the first load", m, i/20+1, loaded)
+		}
+	}
+}
+
 // TestLFUCounter checks the LFU access clock: new keys start at 5, the first
 // access always counts, later ones logarithmically, a rewrite keeps the
 // counter, and it decays by one per lfu-decay-time minutes.
