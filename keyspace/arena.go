@@ -39,6 +39,10 @@ const (
 	flagExpire = 1 << 0
 	flagDead   = 1 << 1
 	flagObject = 1 << 2 // the value is a 4-byte handle into the shard's objects
+	// flagSaved: the running snapshot must not save the entry as it is (its
+	// key was created after the instant, or its record was kept before it
+	// changed; see Snapshot).
+	flagSaved  = 1 << 3
 	headerSize = 5
 )
 

@@ -12,7 +12,7 @@ import (
 )
 
 // An AOF base is the data set at a snapshot instant (keyspace/snapshot.go:
-// shards are serialized before a writer changes them), written as an RDB
+// a key's record is kept before a writer changes it), written as an RDB
 // file (aof-use-rdb-preamble) or as the commands that rebuild it.
 
 // aofItemsPerCommand is how many elements one rebuilding command carries,
@@ -24,9 +24,9 @@ const aofItemsPerCommand = 64
 // writes the base to path; end finishes the snapshot.
 func (s *Server) beginDataSnapshot(asRDB bool, atStart func()) (write func(path string) error, end func()) {
 	now := s.clock.UnixMilli()
-	encode, failed := s.shardEncoder(now)
+	encode, failed := s.recordEncoder(now)
 	if !asRDB {
-		encode, failed = s.aofShardEncoder(now)
+		encode, failed = s.aofRecordEncoder(now)
 	}
 	var functions []byte
 	snap := s.ks.BeginSnapshot(encode, func() {
@@ -59,13 +59,15 @@ func writeCommandsBase(path string, functions []byte, snap *keyspace.Snapshot, f
 	}
 	w := bufio.NewWriterSize(f, 1<<20)
 	w.Write(functions)
+	var records []byte
 	for db := range snap.Keys {
 		if snap.Keys[db] == 0 {
 			continue
 		}
 		w.Write(resp.AppendCommand(nil, [][]byte{[]byte("SELECT"), strconv.AppendInt(nil, int64(db), 10)}))
 		for sh := range keyspace.Shards {
-			w.Write(snap.Shard(db, sh))
+			records = snap.Shard(records[:0], db, sh)
+			w.Write(records)
 		}
 	}
 	if err := failed(); err != nil {
@@ -83,21 +85,18 @@ func writeCommandsBase(path string, functions []byte, snap *keyspace.Snapshot, f
 	return f.Close()
 }
 
-// aofShardEncoder serializes a shard as the commands that rebuild its keys.
-func (s *Server) aofShardEncoder(now int64) (encode func(db *keyspace.DB, shard int) []byte, failed func() error) {
+// aofRecordEncoder appends the commands that rebuild a key.
+func (s *Server) aofRecordEncoder(now int64) (encode func(b []byte, e *keyspace.Entry) []byte, failed func() error) {
 	var unsupported atomic.Pointer[string]
-	encode = func(db *keyspace.DB, shard int) []byte {
-		var b []byte
-		db.EachEntry(shard, func(e *keyspace.Entry) {
-			if at := e.ExpireAt(); at != 0 && at <= now {
-				return
-			}
-			var ok bool
-			if b, ok = appendRebuild(b, e); !ok {
-				name := e.Type().Name()
-				unsupported.Store(&name)
-			}
-		})
+	encode = func(b []byte, e *keyspace.Entry) []byte {
+		if at := e.ExpireAt(); at != 0 && at <= now {
+			return b
+		}
+		b, ok := appendRebuild(b, e)
+		if !ok {
+			name := e.Type().Name()
+			unsupported.Store(&name)
+		}
 		return b
 	}
 	failed = func() error {

@@ -165,23 +165,20 @@ func (s *Server) appendRecord(enc *persistence.Encoder, b []byte, e *keyspace.En
 	return s.appendValue(enc, b, e, e.Key())
 }
 
-// shardEncoder returns the function that serializes one shard of a
-// database as file records (the caller holds the shard's lock), and the
-// error to check once every shard is done: a value with no RDB encoding.
-func (s *Server) shardEncoder(now int64) (encode func(db *keyspace.DB, shard int) []byte, failed func() error) {
+// recordEncoder returns the function that appends a key's file record
+// (the caller holds the key's shard lock), and the error to check once
+// every key is done: a value with no RDB encoding.
+func (s *Server) recordEncoder(now int64) (encode func(b []byte, e *keyspace.Entry) []byte, failed func() error) {
 	mode, decay := s.accessMode(), s.cfg.LFUDecayTime()
 	var unsupported atomic.Pointer[string]
-	encode = func(db *keyspace.DB, shard int) []byte {
+	encode = func(b []byte, e *keyspace.Entry) []byte {
 		enc := s.encoder()
-		var b []byte
-		db.EachEntry(shard, func(e *keyspace.Entry) {
-			var ok bool
-			if b, ok = s.appendRecord(enc, b, e, mode, now, decay); !ok {
-				name := e.Type().Name()
-				unsupported.Store(&name)
-			}
-		})
+		b, ok := s.appendRecord(enc, b, e, mode, now, decay)
 		s.rdb.encoders.Put(enc)
+		if !ok {
+			name := e.Type().Name()
+			unsupported.Store(&name)
+		}
 		return b
 	}
 	failed = func() error {
@@ -199,7 +196,7 @@ func (s *Server) rdbPath() string { return filepath.Join(s.cfg.Dir(), s.cfg.DBFi
 // non-empty database's records shard by shard, EOF and the checksum. It
 // writes a temporary file, syncs it and renames it over the target, so a
 // crash never leaves a partial dump.rdb.
-func (s *Server) writeRDB(path string, aofBase bool, functions []byte, keys, expires []int64, shard func(db, shard int) []byte, failed func() error) (err error) {
+func (s *Server) writeRDB(path string, aofBase bool, functions []byte, keys, expires []int64, shard func(b []byte, db, shard int) []byte, failed func() error) (err error) {
 	tmp := filepath.Join(filepath.Dir(path), fmt.Sprintf("temp-%d-%d.rdb", os.Getpid(), s.rdb.tempSeq.Add(1)))
 	f, err := os.Create(tmp)
 	if err != nil {
@@ -229,13 +226,15 @@ func (s *Server) writeRDB(path string, aofBase bool, functions []byte, keys, exp
 		"used-mem", strconv.FormatInt(s.usedMemory(monoNow(), 0), 10),
 		"aof-base", strconv.Itoa(boolInt(aofBase))))
 	write(functions)
+	var records []byte
 	for db := range keys {
 		if keys[db] == 0 {
 			continue
 		}
 		write(persistence.AppendSelectDB(nil, db, keys[db], expires[db]))
 		for sh := range keyspace.Shards {
-			write(shard(db, sh))
+			records = shard(records[:0], db, sh)
+			write(records)
 		}
 	}
 	if err = failed(); err != nil {
@@ -269,9 +268,12 @@ func (s *Server) saveLocked(now int64) error {
 	enc := s.encoder()
 	functions := s.scripts.AppendFunctions(nil, enc)
 	s.rdb.encoders.Put(enc)
-	encode, failed := s.shardEncoder(now)
+	encode, failed := s.recordEncoder(now)
 	dirty := s.stats.dirty.Load()
-	err := s.writeRDB(s.rdbPath(), false, functions, keys, expires, func(db, shard int) []byte { return encode(s.ks.DB(db), shard) }, failed)
+	err := s.writeRDB(s.rdbPath(), false, functions, keys, expires, func(b []byte, db, shard int) []byte {
+		s.ks.DB(db).EachEntry(shard, func(e *keyspace.Entry) { b = encode(b, e) })
+		return b
+	}, failed)
 	if err != nil {
 		s.log.Printf("Error saving DB on disk: %v", err)
 		return err
@@ -302,7 +304,7 @@ func (s *Server) bgsave() bool {
 	s.rdb.lastTry.Store(start.UnixMilli())
 	var functions []byte
 	var dirty int64
-	encode, failed := s.shardEncoder(s.clock.UnixMilli())
+	encode, failed := s.recordEncoder(s.clock.UnixMilli())
 	snap := s.ks.BeginSnapshot(encode, func() {
 		enc := s.encoder()
 		functions = s.scripts.AppendFunctions(nil, enc)
