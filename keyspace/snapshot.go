@@ -87,6 +87,7 @@ func (s *Snapshot) save(b []byte, sh *shard) []byte {
 		return b
 	}
 	b = append(b, s.take(sh)...)
+	var e Entry // one for the shard: encode's argument escapes
 	for j, v := range sh.slots {
 		if v == 0 {
 			continue
@@ -95,7 +96,7 @@ func (s *Snapshot) save(b []byte, sh *shard) []byte {
 			ent[1] &^= flagSaved
 			continue
 		}
-		e := entryAt(sh, j)
+		e = entryAt(sh, j)
 		b = s.encode(b, &e)
 	}
 	return b
@@ -117,7 +118,8 @@ func (s *Snapshot) keep(e *Entry) {
 		return
 	}
 	n := len(sh.early)
-	sh.early = s.encode(sh.early, e)
+	kept := *e // encode's argument escapes: copied, so that callers' entries stay on their stacks
+	sh.early = s.encode(sh.early, &kept)
 	held := s.extra.Add(int64(len(sh.early) - n))
 	for peak := s.peak.Load(); held > peak && !s.peak.CompareAndSwap(peak, held); peak = s.peak.Load() {
 	}

@@ -42,6 +42,7 @@ func (s *Server) beginDataSnapshot(asRDB bool, atStart func()) (write func(path 
 		atStart()
 	})
 	write = func(path string) error {
+		defer s.saverThread()()
 		if asRDB {
 			return s.writeRDB(path, true, functions, snap.Keys, snap.Expires, snap.Shard, failed)
 		}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,7 +33,7 @@ type rdbState struct {
 	bgsaveStart   atomic.Int64 // Unix ms
 	lastTry       atomic.Int64 // Unix ms of the last background save attempt
 	saves         atomic.Int64
-	peakExtra     atomic.Int64 // bytes serialized ahead of the last BGSAVE
+	peakExtra     atomic.Int64 // bytes of records kept ahead of the last BGSAVE
 	loadedKeys    atomic.Int64
 	expiredLoaded atomic.Int64
 	bgDone        sync.WaitGroup
@@ -315,7 +316,9 @@ func (s *Server) bgsave() bool {
 	s.rdb.bgDone.Add(1)
 	go func() {
 		defer s.rdb.bgDone.Done()
+		release := s.saverThread()
 		err := s.writeRDB(s.rdbPath(), false, functions, snap.Keys, snap.Expires, snap.Shard, failed)
+		release()
 		snap.End()
 		s.rdb.peakExtra.Store(snap.PeakExtra())
 		s.rdb.lastBgsaveSec.Store(int64(time.Since(start).Seconds()))
@@ -332,11 +335,25 @@ func (s *Server) bgsave() bool {
 	return true
 }
 
+// saverThread gives a background save a thread of its own while it runs,
+// as Redis's forked child has a process, so that commands keep theirs:
+// when commands run on io-threads threads (GOMAXPROCS as cmd/keyhive sets
+// it), one more until release. A program that chose another GOMAXPROCS
+// keeps it.
+func (s *Server) saverThread() (release func()) {
+	n := max(s.cfg.IOThreads(), 1)
+	if runtime.GOMAXPROCS(0) != n {
+		return func() {}
+	}
+	runtime.GOMAXPROCS(n + 1)
+	return func() { runtime.GOMAXPROCS(n) }
+}
+
 // saveCron starts a background save when a save point is reached (at least
 // changes writes in seconds), or one was scheduled, as serverCron does. A
 // failed save is retried after 5 seconds.
 func (s *Server) saveCron() {
-	if s.rdb.bgsaving.Load() {
+	if s.rdb.bgsaving.Load() || s.aof.rewriting.Load() { // one snapshot at a time
 		return
 	}
 	if s.rdb.scheduled.Load() {
@@ -539,8 +556,8 @@ func (s *Server) writePersistenceInfo(b *strings.Builder) {
 	}
 	field(b, "rdb_current_bgsave_time_sec", current)
 	field(b, "rdb_saves", s.rdb.saves.Load())
-	// The memory a save needs beyond the data: here the shards serialized
-	// ahead of the saver (Redis reports its fork's copy-on-write).
+	// The memory a save needs beyond the data: here the records of keys
+	// kept ahead of the saver (Redis reports its fork's copy-on-write).
 	field(b, "rdb_last_cow_size", s.rdb.peakExtra.Load())
 	field(b, "rdb_last_load_keys_expired", s.rdb.expiredLoaded.Load())
 	field(b, "rdb_last_load_keys_loaded", s.rdb.loadedKeys.Load())
