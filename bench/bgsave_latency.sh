@@ -12,9 +12,12 @@
 #   CLIENTS=50       redis-benchmark -c
 #   REPEAT=0         0: one BGSAVE at the start of the run; 1: BGSAVE again whenever
 #                    one finishes, so the whole run is measured during a snapshot
+#   ROUNDS=1         measurement rounds on the same filled servers (each: both
+#                    servers without, then both with BGSAVE); ratios per round
+#                    and their median, since one round on a shared machine is noise
 #   KEYHIVE_BIN=path use this binary instead of building ./cmd/keyhive
 #
-# Each server runs `redis-benchmark -t set,get -c CLIENTS -r KEYS -d 16 -n N
+# Each round, each server runs `redis-benchmark -t set,get -c CLIENTS -r KEYS -d 16 -n N
 # --precision 3 --csv` twice: once idle, once with BGSAVE started at the
 # beginning of the run (REPEAT=1: and again whenever it finishes). Order: redis, keyhive
 # (without), redis, keyhive (with). Memory is sampled every 20 ms from
@@ -29,6 +32,7 @@ KEYS=${KEYS:-5000000}
 N=${N:-500000}
 CLIENTS=${CLIENTS:-50}
 REPEAT=${REPEAT:-0}
+ROUNDS=${ROUNDS:-1}
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" bgsave
 
 # Memory sampler: until the file $3 exists, the maximum over time of the summed
@@ -84,11 +88,11 @@ for name in redis keyhive; do
 done
 rm -f "$tmp/fill.resp"
 
-bench() { # NAME PHASE: runs redis-benchmark, stores the p99 of SET and GET
+bench() { # NAME PHASE ROUND: runs redis-benchmark, stores the p99 of SET and GET
 	redis-benchmark -p "${port[$1]}" -t set,get -c "$CLIENTS" -r "$KEYS" -d 16 -n "$N" --precision 3 --csv >"$tmp/$1.$2.csv"
-	result[$1,$2,set]=$(awk -F'"' '$2 == "SET" { print $14 }' "$tmp/$1.$2.csv")
-	result[$1,$2,get]=$(awk -F'"' '$2 == "GET" { print $14 }' "$tmp/$1.$2.csv")
-	echo "$1 $2: p99 SET ${result[$1,$2,set]} ms, GET ${result[$1,$2,get]} ms" >&2
+	result[$1,$2,set,$3]=$(awk -F'"' '$2 == "SET" { print $14 }' "$tmp/$1.$2.csv")
+	result[$1,$2,get,$3]=$(awk -F'"' '$2 == "GET" { print $14 }' "$tmp/$1.$2.csv")
+	echo "round $3: $1 $2: p99 SET ${result[$1,$2,set,$3]} ms, GET ${result[$1,$2,get,$3]} ms" >&2
 }
 bgsave_loop() { # NAME: BGSAVE (REPEAT=1: again and again until $tmp/stop exists); prints the count
 	local n=0 p=${port[$1]}
@@ -102,38 +106,48 @@ bgsave_loop() { # NAME: BGSAVE (REPEAT=1: again and again until $tmp/stop exists
 	echo "$n"
 }
 
-for name in redis keyhive; do bench "$name" without; done
-for name in redis keyhive; do
-	rm -f "$tmp/stop"
-	read -r result[$name,before] _ < <(python3 "$tmp/sample.py" "${pid[$name]}" /dev/stdout "$tmp/sample.py")
-	python3 "$tmp/sample.py" "${pid[$name]}" "$tmp/$name.peak" "$tmp/stop" &
-	sampler=$!
-	bgsave_loop "$name" >"$tmp/$name.bgsaves" &
-	loop=$!
-	bench "$name" with
-	touch "$tmp/stop"
-	wait "$loop" "$sampler"
-	read -r result[$name,peak] result[$name,peak_rss] <"$tmp/$name.peak"
-	result[$name,bgsaves]=$(cat "$tmp/$name.bgsaves")
-	echo "$name: ${result[$name,bgsaves]} BGSAVEs during the run; Pss before ${result[$name,before]} kB, peak ${result[$name,peak]} kB (Rss sum ${result[$name,peak_rss]} kB)" >&2
+for round in $(seq "$ROUNDS"); do
+	for name in redis keyhive; do bench "$name" without "$round"; done
+	for name in redis keyhive; do
+		rm -f "$tmp/stop"
+		read -r result[$name,before,$round] _ < <(python3 "$tmp/sample.py" "${pid[$name]}" /dev/stdout "$tmp/sample.py")
+		python3 "$tmp/sample.py" "${pid[$name]}" "$tmp/$name.peak" "$tmp/stop" &
+		sampler=$!
+		bgsave_loop "$name" >"$tmp/$name.bgsaves" &
+		loop=$!
+		bench "$name" with "$round"
+		touch "$tmp/stop"
+		wait "$loop" "$sampler"
+		read -r result[$name,peak,$round] result[$name,peak_rss,$round] <"$tmp/$name.peak"
+		result[$name,bgsaves,$round]=$(cat "$tmp/$name.bgsaves")
+		echo "round $round: $name: ${result[$name,bgsaves,$round]} BGSAVEs during the run; Pss before ${result[$name,before,$round]} kB, peak ${result[$name,peak,$round]} kB (Rss sum ${result[$name,peak_rss,$round]} kB)" >&2
+	done
 done
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0) printf "%.2f", b / a; else print "n/a" }'; }
 mib() { awk -v k="$1" 'BEGIN { printf "%.0f", k / 1024 }'; }
-echo "BGSAVE (REPEAT=$REPEAT) of $KEYS keys during redis-benchmark -t set,get -c $CLIENTS -r $KEYS -d 16 -n $N (load average: $(cut -d' ' -f1-3 /proc/loadavg))"
+median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+echo "BGSAVE (REPEAT=$REPEAT) of $KEYS keys during redis-benchmark -t set,get -c $CLIENTS -r $KEYS -d 16 -n $N, $ROUNDS round(s) (load average: $(cut -d' ' -f1-3 /proc/loadavg))"
 echo
-echo "| server | test | p99 without ms | p99 with BGSAVE ms | ratio |"
-echo "|---|---|---:|---:|---:|"
-for name in redis keyhive; do
-	for t in set get; do
-		printf '| %s | %s | %s | %s | %s |\n' "$name" "${t^^}" "${result[$name,without,$t]}" "${result[$name,with,$t]}" "$(ratio "${result[$name,without,$t]}" "${result[$name,with,$t]}")"
+echo "| round | server | BGSAVEs | SET p99 without / with ms | ratio | GET p99 without / with ms | ratio | memory before / peak MiB | ratio | peak Rss sum MiB (shared pages counted twice) |"
+echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+declare -A ratios
+for round in $(seq "$ROUNDS"); do
+	for name in redis keyhive; do
+		row="| $round | $name | ${result[$name,bgsaves,$round]}"
+		for t in set get; do
+			r=$(ratio "${result[$name,without,$t,$round]}" "${result[$name,with,$t,$round]}")
+			ratios[$name,$t]+=" $r"
+			row+=" | ${result[$name,without,$t,$round]} / ${result[$name,with,$t,$round]} | $r"
+		done
+		r=$(ratio "${result[$name,before,$round]}" "${result[$name,peak,$round]}")
+		ratios[$name,mem]+=" $r"
+		echo "$row | $(mib "${result[$name,before,$round]}") / $(mib "${result[$name,peak,$round]}") | $r | $(mib "${result[$name,peak_rss,$round]}") |"
 	done
 done
-echo
-echo "| server | BGSAVEs in the run | memory before MiB | peak during BGSAVE MiB | ratio | peak Rss sum MiB (shared pages counted twice) |"
-echo "|---|---:|---:|---:|---:|---:|"
 for name in redis keyhive; do
-	printf '| %s | %s | %s | %s | %s | %s |\n' "$name" "${result[$name,bgsaves]}" "$(mib "${result[$name,before]}")" "$(mib "${result[$name,peak]}")" "$(ratio "${result[$name,before]}" "${result[$name,peak]}")" "$(mib "${result[$name,peak_rss]}")"
+	# shellcheck disable=SC2086 # the ratios are words
+	echo "| median | $name | | | $(median ${ratios[$name,set]}) | | $(median ${ratios[$name,get]}) | | $(median ${ratios[$name,mem]}) | |"
 done
 echo
 echo "memory: Pss of the server plus its forked child (redis-server), from /proc/PID/smaps_rollup every 20 ms"

@@ -21,6 +21,10 @@ const (
 	maxChunks  = 1 << (refBits - chunkBits)
 	offsetMask = chunkSize - 1
 	compactAt  = 8 // compact a chunk once 1/compactAt of it is garbage
+	// walkPerByte bounds the harvest's walk per byte allocated: garbage
+	// spread thinner than 1/walkPerByte of the chunks may stay unused, so
+	// it is well below what compaction leaves (1/compactAt per chunk).
+	walkPerByte = 32
 )
 
 // Entry layout:
@@ -35,6 +39,10 @@ const (
 	flagExpire = 1 << 0
 	flagDead   = 1 << 1
 	flagObject = 1 << 2 // the value is a 4-byte handle into the shard's objects
+	// flagSaved: the running snapshot must not save the entry as it is (its
+	// key was created after the instant, or its record was kept before it
+	// changed; see Snapshot).
+	flagSaved  = 1 << 3
 	headerSize = 5
 )
 
@@ -62,15 +70,17 @@ type arena struct {
 	holes []uint64
 	ready int
 	// dead is the garbage bytes of the mapped chunks, holeBytes the part of
-	// it in holes. When no hole fits an entry and the rest of the garbage
-	// could hold it, the unlock harvests holes, walking the chunks from
-	// scanChunk, scanOff (an entry boundary); at most 8 bytes walked per
-	// byte appended since the last harvest (appended, walked), so that
-	// garbage in pieces too small for anything costs little.
+	// it in holes. When the ready holes run out, or none fits an entry, and
+	// the rest of the garbage could hold it, the unlock harvests holes
+	// (before the next command has to append), walking the chunks from
+	// scanChunk, scanOff (an entry boundary). Walking is paid from
+	// walkCredit, walkPerByte per byte allocated (at most a chunk's worth
+	// banked), so that garbage in pieces too small for anything costs
+	// little.
 	dead, holeBytes    int
 	harvest            bool
 	scanChunk, scanOff int
-	appended, walked   int
+	walkCredit         int
 }
 
 const (
@@ -147,14 +157,15 @@ func (a *arena) alloc(size, slack int) (uint64, []byte) {
 		c.used, c.live = size, size
 		return uint64(id) << chunkBits, c.data
 	}
-	if ref, dst, ok := a.fill(size, slack); ok {
-		return ref, dst
-	}
-	if !a.harvest && a.dead-a.holeBytes >= size && a.appended*8 >= a.walked {
+	a.walkCredit = min(a.walkCredit+size*walkPerByte, chunkSize)
+	ref, dst, ok := a.fill(size, slack)
+	if (!ok || a.ready == 0) && !a.harvest && a.dead-a.holeBytes >= size && a.walkCredit > 0 {
 		a.harvest = true
 		a.setGarbage(true)
 	}
-	a.appended += size
+	if ok {
+		return ref, dst
+	}
 	if a.tail < 0 || a.chunks[a.tail].used+size > chunkSize {
 		a.tail = a.newChunk(mmap(chunkSize), false)
 	}
@@ -166,19 +177,21 @@ func (a *arena) alloc(size, slack int) (uint64, []byte) {
 	return uint64(a.tail)<<chunkBits | uint64(off), c.data[off : off+size : off+size]
 }
 
-// fill takes a ready hole for size bytes: the first that fits them or up to
-// slack more, else the smallest with room for a dead filler entry after
-// them (a filler is garbage that only a harvest can merge again). It
-// returns the bytes to fill, the whole hole but for the filler.
+// fill takes a ready hole for size bytes: the one that fits them best with
+// up to slack more, else the smallest with room for a dead filler entry
+// after them, which stays in the list as a smaller hole. It returns the
+// bytes to fill, the whole hole but for the filler.
 func (a *arena) fill(size, slack int) (uint64, []byte, bool) {
-	best := -1
+	best, bestPad := -1, slack+1
 	for i, h := range a.holes[:a.ready] {
 		hole := int(h >> refBits)
-		if hole >= size && hole <= size+slack {
-			best = i
-			break
+		if hole >= size && hole-size < bestPad {
+			best, bestPad = i, hole-size
+			if hole == size {
+				break
+			}
 		}
-		if hole >= size+minFiller && (best < 0 || hole < int(a.holes[best]>>refBits)) {
+		if bestPad > slack && hole >= size+minFiller && (best < 0 || hole < int(a.holes[best]>>refBits)) {
 			best = i
 		}
 	}
@@ -191,14 +204,15 @@ func (a *arena) fill(size, slack int) (uint64, []byte, bool) {
 	off := int(ref & offsetMask)
 	if hole <= size+slack {
 		size = hole
+		a.holes = append(a.holes[:best], a.holes[best+1:]...)
+		a.ready--
 	} else {
 		writeFiller(c.data[off+size : off+hole])
+		a.holes[best] = ref + uint64(size) | uint64(hole-size)<<refBits
 	}
 	c.live += size
 	a.dead -= size
-	a.holeBytes -= hole
-	a.holes = append(a.holes[:best], a.holes[best+1:]...)
-	a.ready--
+	a.holeBytes -= size
 	return ref, c.data[off : off+size : off+size], true
 }
 
@@ -230,7 +244,7 @@ func writeFiller(b []byte) {
 // hole, until the list is full or a chunk's worth was walked. It runs at the
 // shard's unlock, like compaction, since it rewrites dead entries.
 func (a *arena) harvestHoles() {
-	a.harvest, a.appended = false, 0
+	a.harvest = false
 	a.clearHoles()
 	if a.holes == nil {
 		a.holes = make([]uint64, 0, maxHoles)
@@ -240,7 +254,8 @@ func (a *arena) harvestHoles() {
 		a.scanChunk, a.scanOff = 0, 0
 	}
 	start, startOff := a.scanChunk, a.scanOff
-	a.walked = 0
+	walked := 0
+walk:
 	for i := 0; i <= n; i++ { // back at the start chunk, up to where it began
 		id := (start + i) % n
 		c := &a.chunks[id]
@@ -262,21 +277,21 @@ func (a *arena) harvestHoles() {
 				run = 0
 			}
 			off += size
-			a.walked += size
+			walked += size
 			if run > 0 && (off == end || c.data[off+1]&flagDead == 0) {
 				writeFiller(c.data[off-run : off])
 				a.holes = append(a.holes, uint64(id)<<chunkBits|uint64(off-run)|uint64(run)<<refBits)
 				a.holeBytes += run
 				run = 0
 			}
-			if len(a.holes) == maxHoles || a.walked >= chunkSize {
+			if len(a.holes) == maxHoles || walked >= chunkSize {
 				a.scanChunk, a.scanOff = id, off
-				a.ready = len(a.holes)
-				return
+				break walk
 			}
 		}
 	}
 	a.ready = len(a.holes)
+	a.walkCredit -= walked
 }
 
 func (a *arena) newChunk(data []byte, large bool) int {

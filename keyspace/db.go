@@ -82,8 +82,11 @@ func (db *DB) LookupIn(set *LockSet, key []byte, now int64, touch bool) (Entry, 
 	if i < 0 {
 		return Entry{sh: sh, slot: -1, hash: h}, false
 	}
-	e := db.entryAt(sh, i)
+	e := entryAt(sh, i)
 	e.hash = h
+	if sh.pending { // the caller may change the entry or its object in place
+		db.ks.snap.keep(&e)
+	}
 	if e.h.expire != 0 && e.h.expire <= now {
 		db.expire(&e)
 		return Entry{sh: sh, slot: -1, hash: h}, false
@@ -95,7 +98,7 @@ func (db *DB) LookupIn(set *LockSet, key []byte, now int64, touch bool) (Entry, 
 	return e, true
 }
 
-func (db *DB) entryAt(sh *shard, i int) Entry {
+func entryAt(sh *shard, i int) Entry {
 	ref := sh.slots[i] & refMask
 	return Entry{sh: sh, slot: i, ref: ref, h: decode(sh.arena.entry(ref))}
 }
@@ -115,7 +118,7 @@ func (db *DB) Set(key []byte, t Type, enc Encoding, value []byte, expireAt int64
 	h := db.hash(key)
 	e := Entry{sh: sh, slot: sh.find(key, h), hash: h}
 	if e.slot >= 0 {
-		e = db.entryAt(sh, e.slot)
+		e = entryAt(sh, e.slot)
 	}
 	db.Put(&e, key, t, enc, value, expireAt, now)
 }
@@ -140,6 +143,9 @@ func (db *DB) put(e *Entry, key []byte, t Type, enc Encoding, value []byte, expi
 	size := entrySize(len(key), len(value), expireAt != 0)
 	ref, dst := sh.arena.alloc(size, maxPad)
 	encode(dst, byte(t)<<4|byte(enc), db.ks.newAccess(now), key, value, expireAt, object)
+	if sh.pending {
+		markSaved(sh, ref)
+	}
 	i := sh.insert(e.hash, ref)
 	db.keys.Add(1)
 	if h := db.ks.hooks.Created; h != nil {
@@ -151,7 +157,7 @@ func (db *DB) put(e *Entry, key []byte, t Type, enc Encoding, value []byte, expi
 		db.expires.Add(1)
 	}
 	h := e.hash
-	*e = db.entryAt(sh, i)
+	*e = entryAt(sh, i)
 	e.hash = h
 }
 
@@ -195,7 +201,7 @@ func (db *DB) SetFrom(key []byte, src *Entry, clone bool, now int64) Entry {
 	h := db.hash(key)
 	e := Entry{sh: sh, slot: sh.find(key, h), hash: h}
 	if e.slot >= 0 {
-		e = db.entryAt(sh, e.slot)
+		e = entryAt(sh, e.slot)
 		e.hash = h
 	}
 	if obj := src.Object(); obj != nil {
@@ -221,6 +227,9 @@ func (db *DB) Replace(e *Entry, enc Encoding, value []byte, expireAt int64, now 
 func (db *DB) rewrite(e *Entry, t Type, enc Encoding, value []byte, expireAt int64, now int64, object bool) {
 	db.modified(e.sh, e.h.key)
 	sh := e.sh
+	if sh.pending {
+		db.ks.snap.keep(e)
+	}
 	if e.h.flags&flagObject != 0 && !(object && bytes.Equal(value, e.h.value)) {
 		sh.releaseObject(e.h.value)
 	}
@@ -233,14 +242,20 @@ func (db *DB) rewrite(e *Entry, t Type, enc Encoding, value []byte, expireAt int
 		// key and an aliased value sit where they are rewritten, and copy is a
 		// memmove, so rewriting in place is safe.
 		encode(sh.arena.entry(e.ref)[:e.h.size], byte(t)<<4|byte(enc), access, e.h.key, value, expireAt, object)
-		*e = db.entryAt(sh, e.slot)
+		if sh.pending {
+			markSaved(sh, e.ref)
+		}
+		*e = entryAt(sh, e.slot)
 		return
 	}
 	ref, dst := sh.arena.alloc(size, maxPad)
 	encode(dst, byte(t)<<4|byte(enc), access, e.h.key, value, expireAt, object)
+	if sh.pending {
+		markSaved(sh, ref)
+	}
 	sh.arena.kill(e.ref, e.h.size)
 	sh.slots[e.slot] = sh.slots[e.slot]&^refMask | ref
-	*e = db.entryAt(sh, e.slot)
+	*e = entryAt(sh, e.slot)
 }
 
 // Modified reports a change to key through the Modified hook. The keyspace
@@ -303,7 +318,7 @@ func (db *DB) Delete(key []byte) bool {
 	if i < 0 {
 		return false
 	}
-	e := db.entryAt(sh, i)
+	e := entryAt(sh, i)
 	db.DeleteEntry(&e)
 	return true
 }
@@ -312,6 +327,9 @@ func (db *DB) Delete(key []byte) bool {
 func (db *DB) DeleteEntry(e *Entry) {
 	db.modified(e.sh, e.h.key)
 	sh := e.sh
+	if sh.pending {
+		db.ks.snap.keep(e)
+	}
 	if e.h.flags&flagObject != 0 {
 		sh.releaseObject(e.h.value)
 	}
@@ -322,10 +340,15 @@ func (db *DB) DeleteEntry(e *Entry) {
 	*e = Entry{sh: sh, slot: -1, hash: e.hash} // now a vacancy for the same key
 }
 
-// Flush removes every key. Needs the exclusive lock.
+// Flush removes every key. Needs the exclusive lock. A running snapshot
+// keeps shards it has not saved yet, and the database gets new ones.
 func (db *DB) Flush() {
-	for i := range db.shards {
-		db.shards[i].reset()
+	if s := db.ks.snap; s != nil && s.flush(db) {
+		db.shards = db.ks.newShards()
+	} else {
+		for i := range db.shards {
+			db.shards[i].reset()
+		}
 	}
 	db.keys.Store(0)
 	db.expires.Store(0)
@@ -341,9 +364,6 @@ func (db *DB) withShard(i int, fn func(sh *shard)) {
 func (db *DB) lockShard(i int) *shard {
 	sh := &db.shards[i]
 	sh.mu.Lock()
-	if db.ks.snap != nil {
-		db.ks.snap.before(db, i)
-	}
 	return sh
 }
 
@@ -365,7 +385,7 @@ func (db *DB) Keys(now int64, fn func(key []byte)) {
 				if sh.slots[j] == 0 {
 					continue
 				}
-				e := db.entryAt(sh, j)
+				e := entryAt(sh, j)
 				if e.h.expire != 0 && e.h.expire <= now {
 					continue
 				}
@@ -401,7 +421,7 @@ func (db *DB) randomKeyIn(i int, now int64) (key []byte, found, empty bool) {
 			if sh.slots[j] == 0 {
 				continue
 			}
-			e := db.entryAt(sh, j)
+			e := entryAt(sh, j)
 			if e.h.expire != 0 && e.h.expire <= now {
 				db.expire(&e)
 				return

@@ -215,7 +215,7 @@ func (db *DB) evictRandom(volatile bool, onEvict func(db int, key []byte)) (int6
 	for i := 0; i < Shards; i++ {
 		sh := db.lockShard((start + i) % Shards)
 		for k := range sh.candidates(volatile) {
-			if e := db.entryAt(sh, k); !volatile || e.h.expire != 0 {
+			if e := entryAt(sh, k); !volatile || e.h.expire != 0 {
 				freed := db.evict(&e, onEvict)
 				db.unlockShard(sh)
 				return freed, true
@@ -230,7 +230,7 @@ func (db *DB) evictRandom(volatile bool, onEvict func(db int, key []byte)) (int6
 func (db *DB) evictKey(key []byte, onEvict func(db int, key []byte)) (freed int64, ok bool) {
 	sh := db.lockShard(ShardOf(key))
 	if i := sh.find(key, db.hash(key)); i >= 0 {
-		e := db.entryAt(sh, i)
+		e := entryAt(sh, i)
 		freed, ok = db.evict(&e, onEvict), true
 	}
 	db.unlockShard(sh)

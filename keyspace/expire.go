@@ -52,7 +52,7 @@ func (db *DB) expireStep(now int64, want int) (sampled, expired, shards int) {
 					sh.expireAt++
 					continue
 				}
-				e := db.entryAt(sh, i)
+				e := entryAt(sh, i)
 				if e.h.expire == 0 {
 					sh.expireAt++
 					continue

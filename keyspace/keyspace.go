@@ -117,6 +117,7 @@ type Keyspace struct {
 	garbageShards atomic.Int64 // shards whose arena has garbage to evacuate
 	allOwner      any          // the Owner holding the exclusive lock
 	snap          *Snapshot    // a background save in progress (set under the exclusive lock)
+	snapping      sync.Mutex   // held from BeginSnapshot to End
 	acct          accounting
 }
 
@@ -131,11 +132,15 @@ func New(n int, hooks Hooks) *Keyspace {
 }
 
 func (ks *Keyspace) newDB(id int) *DB {
-	db := &DB{ks: ks, id: id, shards: new([Shards]shard)}
-	for i := range db.shards {
-		db.shards[i].arena = newArena(&ks.garbageShards, &ks.acct)
+	return &DB{ks: ks, id: id, shards: ks.newShards()}
+}
+
+func (ks *Keyspace) newShards() *[Shards]shard {
+	shards := new([Shards]shard)
+	for i := range shards {
+		shards[i].arena = newArena(&ks.garbageShards, &ks.acct)
 	}
-	return db
+	return shards
 }
 
 // DB returns database i.
@@ -239,9 +244,6 @@ func (ks *Keyspace) Lock(index int, set *LockSet) *DB {
 	if set.all {
 		ks.all.Lock()
 		ks.allOwner = set.Owner
-		if ks.snap != nil {
-			ks.snap.beforeAll()
-		}
 		return ks.DB(index)
 	}
 	ks.all.RLock()
@@ -249,9 +251,6 @@ func (ks *Keyspace) Lock(index int, set *LockSet) *DB {
 	for _, s := range set.shards {
 		db.shards[s].mu.Lock()
 		db.shards[s].owner = set.Owner
-		if ks.snap != nil {
-			ks.snap.before(db, int(s))
-		}
 	}
 	return db
 }

@@ -53,7 +53,7 @@ func (db *DB) scanBucket(sh *shard, pos uint64, now int64, match func(key []byte
 			continue
 		}
 		n++
-		e := db.entryAt(sh, i)
+		e := entryAt(sh, i)
 		if match != nil && !match(e.h.key) {
 			continue
 		}
@@ -66,7 +66,7 @@ func (db *DB) scanBucket(sh *shard, pos uint64, now int64, match func(key []byte
 	// Remove expired keys last-first: a backward shift only moves slots after the
 	// removed one, so earlier indexes stay valid.
 	for j := len(expired) - 1; j >= 0; j-- {
-		e := db.entryAt(sh, expired[j])
+		e := entryAt(sh, expired[j])
 		db.expire(&e)
 	}
 	return n

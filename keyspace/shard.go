@@ -38,6 +38,11 @@ type shard struct {
 	// refers to one by index. Released indexes are reused first.
 	objects     []Object
 	freeObjects []uint32
+
+	// pending: the running snapshot has not saved the shard yet, so a key
+	// is copied into early before it changes (see Snapshot).
+	pending bool
+	early   []byte
 }
 
 func (s *shard) addObject(o Object) uint32 {

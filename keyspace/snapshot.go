@@ -1,43 +1,55 @@
 package keyspace
 
-import "sync"
+import (
+	"runtime"
+	"sync/atomic"
+)
 
 // A Snapshot is a point-in-time view of every database, saved while writes
-// continue (BGSAVE; Go cannot fork). The saver walks the shards in order; a
-// command about to lock a shard the saver has not reached serializes that
-// shard first, under the lock it takes anyway (serialize-before-modify). So
-// every shard is saved as it was when the snapshot began, and the extra
-// memory is the serialized form of the shards written ahead of the saver,
-// never a copy of the data set.
+// continue (BGSAVE, BGREWRITEAOF; Go cannot fork). The saver walks the
+// shards in order, each under its lock. Until it has saved a shard (the
+// shard is pending), a key of that shard is copied before it changes, once:
+// its record, encoded as the saver would encode it, goes to the shard's
+// early records and the entry is marked saved (flagSaved), as is every key
+// created after the instant. The saver writes a shard's early records and
+// its unmarked keys, and clears the marks. So every key is saved as it was
+// at the instant; the extra memory is the records of the keys changed
+// ahead of the saver, and a writer pays for its own key only.
 type Snapshot struct {
 	ks     *Keyspace
-	encode func(db *DB, shard int) []byte
-	dbs    []*DB
+	encode func(b []byte, e *Entry) []byte
+	// shards are each database's shards at the instant, nil for a database
+	// that was empty. A database flushed since has new ones: flushed tells
+	// the saver to release these as it saves them.
+	shards  []*[Shards]shard
+	flushed []bool
 	// Keys and Expires are the databases' sizes when the snapshot began.
 	Keys, Expires []int64
-	// done and early are indexed by db*Shards+shard and guarded by that
-	// shard's lock (or the exclusive lock).
-	done  []bool
-	early [][]byte
-	mu    sync.Mutex
-	extra int64 // bytes held in early
-	peak  int64
+	extra, peak   atomic.Int64 // bytes of early records held
 }
 
-// BeginSnapshot starts a snapshot. encode serializes one shard of a
-// database; it runs with the shard locked, and must not call back into the
-// keyspace's locking. atStart runs under the exclusive lock, at the snapshot
-// instant, for what else must be captured then (e.g. functions). Only one
-// snapshot runs at a time; End finishes it.
-func (ks *Keyspace) BeginSnapshot(encode func(db *DB, shard int) []byte, atStart func()) *Snapshot {
+// BeginSnapshot starts a snapshot. encode appends one key's record to b; it
+// runs with the key's shard locked and must not call back into the
+// keyspace's locking. atStart runs under the exclusive lock, at the
+// snapshot instant, for what else must be captured then (e.g. functions).
+// One snapshot runs at a time: a second waits for End of the first.
+func (ks *Keyspace) BeginSnapshot(encode func(b []byte, e *Entry) []byte, atStart func()) *Snapshot {
+	ks.snapping.Lock()
 	ks.all.Lock()
 	defer ks.all.Unlock()
 	n := len(ks.dbs)
-	s := &Snapshot{ks: ks, encode: encode, dbs: make([]*DB, n), Keys: make([]int64, n), Expires: make([]int64, n),
-		done: make([]bool, n*Shards), early: make([][]byte, n*Shards)}
+	s := &Snapshot{ks: ks, encode: encode, shards: make([]*[Shards]shard, n), flushed: make([]bool, n),
+		Keys: make([]int64, n), Expires: make([]int64, n)}
 	for i := range n {
-		s.dbs[i] = ks.DB(i)
-		s.Keys[i], s.Expires[i] = s.dbs[i].Len(), s.dbs[i].Volatile()
+		db := ks.DB(i)
+		s.Keys[i], s.Expires[i] = db.Len(), db.Volatile()
+		if s.Keys[i] == 0 {
+			continue
+		}
+		s.shards[i] = db.shards
+		for j := range db.shards {
+			db.shards[j].pending = true
+		}
 	}
 	if atStart != nil {
 		atStart()
@@ -46,71 +58,130 @@ func (ks *Keyspace) BeginSnapshot(encode func(db *DB, shard int) []byte, atStart
 	return s
 }
 
-// Shard returns database db's shard as it was when the snapshot began. The
-// saver calls it for every shard in order; the caller must not hold locks.
-func (s *Snapshot) Shard(db, shard int) []byte {
-	s.ks.all.RLock()
-	defer s.ks.all.RUnlock()
-	d := s.dbs[db]
-	sh := &d.shards[shard]
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	i := db*Shards + shard
-	if s.done[i] {
-		b := s.early[i]
-		s.early[i] = nil
-		s.mu.Lock()
-		s.extra -= int64(len(b))
-		s.mu.Unlock()
+// Shard appends to b database db's shard as it was when the snapshot began.
+// The saver calls it for every shard in order; the caller must not hold
+// locks.
+func (s *Snapshot) Shard(b []byte, db, shard int) []byte {
+	if s.shards[db] == nil {
 		return b
 	}
-	s.done[i] = true
-	return s.encode(d, shard)
+	s.ks.all.RLock()
+	sh := &s.shards[db][shard]
+	sh.mu.Lock()
+	b = s.save(b, sh)
+	if s.flushed[db] {
+		sh.reset()
+	}
+	sh.mu.Unlock()
+	s.ks.all.RUnlock()
+	// With commands on one thread (io-threads 1) the saver shares it: let
+	// waiting commands run between shards rather than after a time slice.
+	runtime.Gosched()
+	return b
 }
 
-// End stops the snapshot: writers no longer serialize ahead of it.
+// save appends a pending shard's early records and its keys not marked
+// saved, clearing the marks. The caller holds the shard's lock.
+func (s *Snapshot) save(b []byte, sh *shard) []byte {
+	if !sh.pending {
+		return b
+	}
+	b = append(b, s.take(sh)...)
+	var e Entry // one for the shard: encode's argument escapes
+	for j, v := range sh.slots {
+		if v == 0 {
+			continue
+		}
+		if ent := sh.arena.entry(v & refMask); ent[1]&flagSaved != 0 {
+			ent[1] &^= flagSaved
+			continue
+		}
+		e = entryAt(sh, j)
+		b = s.encode(b, &e)
+	}
+	return b
+}
+
+// take ends a shard's pending state and returns its early records.
+func (s *Snapshot) take(sh *shard) []byte {
+	early := sh.early
+	sh.pending, sh.early = false, nil
+	s.extra.Add(-int64(len(early)))
+	return early
+}
+
+// keep copies e's record ahead of the saver before its key changes, once.
+// The caller holds the shard's lock and has checked e.sh.pending.
+func (s *Snapshot) keep(e *Entry) {
+	sh := e.sh
+	if e.h.flags&flagSaved != 0 {
+		return
+	}
+	n := len(sh.early)
+	kept := *e // encode's argument escapes: copied, so that callers' entries stay on their stacks
+	sh.early = s.encode(sh.early, &kept)
+	held := s.extra.Add(int64(len(sh.early) - n))
+	for peak := s.peak.Load(); held > peak && !s.peak.CompareAndSwap(peak, held); peak = s.peak.Load() {
+	}
+	markSaved(sh, e.ref)
+	e.h.flags |= flagSaved
+}
+
+// markSaved marks the entry at ref as one the saver must skip: created after
+// the instant, or already copied.
+func markSaved(sh *shard, ref uint64) { sh.arena.entry(ref)[1] |= flagSaved }
+
+// flush gives the saver db's shards if they are the snapshot's and not saved
+// yet, and reports whether it did: db then needs new ones. Needs the
+// exclusive lock.
+func (s *Snapshot) flush(db *DB) bool {
+	for i, shards := range s.shards {
+		if shards != db.shards || s.flushed[i] {
+			continue
+		}
+		s.flushed[i] = true
+		for j := range shards {
+			if !shards[j].pending {
+				shards[j].reset()
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// End stops the snapshot. Shards the saver did not reach (it failed) lose
+// their marks and early records.
 func (s *Snapshot) End() {
-	s.ks.all.Lock()
-	s.ks.snap = nil
-	s.ks.all.Unlock()
-}
-
-// PeakExtra returns the most memory held at once by shards serialized ahead
-// of the saver.
-func (s *Snapshot) PeakExtra() int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.peak
-}
-
-// before saves shard of db ahead of the saver if it has not been saved yet.
-// The caller holds the shard's lock (or the exclusive lock).
-func (s *Snapshot) before(db *DB, shard int) {
-	if db.id >= len(s.dbs) {
-		return
-	}
-	i := db.id*Shards + shard
-	if s.done[i] {
-		return
-	}
-	s.done[i] = true
-	b := s.encode(s.dbs[db.id], shard)
-	s.early[i] = b
-	s.mu.Lock()
-	s.extra += int64(len(b))
-	s.peak = max(s.peak, s.extra)
-	s.mu.Unlock()
-}
-
-// beforeAll saves every shard not saved yet: a command holding the
-// exclusive lock may change any of them (FLUSHALL, SWAPDB, scripts).
-func (s *Snapshot) beforeAll() {
-	for _, db := range s.dbs {
-		for shard := range Shards {
-			s.before(db, shard)
+	ks := s.ks
+	ks.all.Lock()
+	for i, shards := range s.shards {
+		if shards == nil {
+			continue
+		}
+		for j := range shards {
+			sh := &shards[j]
+			if !sh.pending {
+				continue
+			}
+			s.take(sh)
+			for _, v := range sh.slots {
+				if v != 0 {
+					sh.arena.entry(v & refMask)[1] &^= flagSaved
+				}
+			}
+			if s.flushed[i] {
+				sh.reset()
+			}
 		}
 	}
+	ks.snap = nil
+	ks.all.Unlock()
+	ks.snapping.Unlock()
 }
+
+// PeakExtra returns the most memory held at once by early records.
+func (s *Snapshot) PeakExtra() int64 { return s.peak.Load() }
 
 // EachEntry calls fn for every key of one shard of db, expired or not. The
 // caller holds the shard's lock or the exclusive lock; fn must not change
@@ -119,7 +190,7 @@ func (db *DB) EachEntry(shard int, fn func(e *Entry)) {
 	sh := &db.shards[shard]
 	for j := range sh.slots {
 		if sh.slots[j] != 0 {
-			e := db.entryAt(sh, j)
+			e := entryAt(sh, j)
 			fn(&e)
 		}
 	}

@@ -10,7 +10,7 @@ import (
 )
 
 // An AOF base is the data set at a snapshot instant (keyspace/snapshot.go:
-// shards are serialized before a writer changes them), written as an RDB
+// a key's record is kept before a writer changes it), written as an RDB
 // file (aof-use-rdb-preamble) or as the commands that rebuild it.
 
 // aofItemsPerCommand is how many elements one rebuilding command carries,
@@ -22,9 +22,9 @@ const aofItemsPerCommand = 64
 // writes the base to path; end finishes the snapshot.
 func (s *Server) beginDataSnapshot(asRDB bool, atStart func()) (write func(path string) error, end func()) {
 	now := s.clock.UnixMilli()
-	encode := s.shardEncoder(now)
+	encode := s.recordEncoder(now)
 	if !asRDB {
-		encode = aofShardEncoder(now)
+		encode = aofRecordEncoder(now)
 	}
 	var functions []byte
 	snap := s.ks.BeginSnapshot(encode, func() {
@@ -40,6 +40,7 @@ func (s *Server) beginDataSnapshot(asRDB bool, atStart func()) (write func(path 
 		atStart()
 	})
 	write = func(path string) error {
+		defer s.saverThread()()
 		if asRDB {
 			return s.writeRDB(path, true, functions, snap.Keys, snap.Expires, snap.Shard)
 		}
@@ -57,13 +58,15 @@ func writeCommandsBase(path string, functions []byte, snap *keyspace.Snapshot) e
 	}
 	w := bufio.NewWriterSize(f, 1<<20)
 	w.Write(functions)
+	var records []byte
 	for db := range snap.Keys {
 		if snap.Keys[db] == 0 {
 			continue
 		}
 		w.Write(resp.AppendCommand(nil, [][]byte{[]byte("SELECT"), strconv.AppendInt(nil, int64(db), 10)}))
 		for sh := range keyspace.Shards {
-			w.Write(snap.Shard(db, sh))
+			records = snap.Shard(records[:0], db, sh)
+			w.Write(records)
 		}
 	}
 	if err := w.Flush(); err != nil {
@@ -77,16 +80,13 @@ func writeCommandsBase(path string, functions []byte, snap *keyspace.Snapshot) e
 	return f.Close()
 }
 
-// aofShardEncoder serializes a shard as the commands that rebuild its keys.
-func aofShardEncoder(now int64) func(db *keyspace.DB, shard int) []byte {
-	return func(db *keyspace.DB, shard int) []byte {
-		var b []byte
-		db.EachEntry(shard, func(e *keyspace.Entry) {
-			if at := e.ExpireAt(); at != 0 && at <= now {
-				return
-			}
-			b = appendRebuild(b, e)
-		})
+// aofRecordEncoder appends the commands that rebuild a key.
+func aofRecordEncoder(now int64) func(b []byte, e *keyspace.Entry) []byte {
+	return func(b []byte, e *keyspace.Entry) []byte {
+		if at := e.ExpireAt(); at != 0 && at <= now {
+			return b
+		}
+		b = appendRebuild(b, e)
 		return b
 	}
 }

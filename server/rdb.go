@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,7 +33,7 @@ type rdbState struct {
 	bgsaveStart   atomic.Int64 // Unix ms
 	lastTry       atomic.Int64 // Unix ms of the last background save attempt
 	saves         atomic.Int64
-	peakExtra     atomic.Int64 // bytes serialized ahead of the last BGSAVE
+	peakExtra     atomic.Int64 // bytes of records kept ahead of the last BGSAVE
 	loadedKeys    atomic.Int64
 	expiredLoaded atomic.Int64
 	bgDone        sync.WaitGroup
@@ -164,14 +165,13 @@ func (s *Server) appendRecord(enc *persistence.Encoder, b []byte, e *keyspace.En
 	return s.appendValue(enc, b, e, e.Key())
 }
 
-// shardEncoder returns the function that serializes one shard of a
-// database as file records (the caller holds the shard's lock).
-func (s *Server) shardEncoder(now int64) func(db *keyspace.DB, shard int) []byte {
+// recordEncoder returns the function that appends a key's file record
+// (the caller holds the key's shard lock).
+func (s *Server) recordEncoder(now int64) func(b []byte, e *keyspace.Entry) []byte {
 	mode, decay := s.accessMode(), s.cfg.LFUDecayTime()
-	return func(db *keyspace.DB, shard int) []byte {
+	return func(b []byte, e *keyspace.Entry) []byte {
 		enc := s.encoder()
-		var b []byte
-		db.EachEntry(shard, func(e *keyspace.Entry) { b = s.appendRecord(enc, b, e, mode, now, decay) })
+		b = s.appendRecord(enc, b, e, mode, now, decay)
 		s.rdb.encoders.Put(enc)
 		return b
 	}
@@ -183,7 +183,7 @@ func (s *Server) rdbPath() string { return filepath.Join(s.cfg.Dir(), s.cfg.DBFi
 // non-empty database's records shard by shard, EOF and the checksum. It
 // writes a temporary file, syncs it and renames it over the target, so a
 // crash never leaves a partial dump.rdb.
-func (s *Server) writeRDB(path string, aofBase bool, functions []byte, keys, expires []int64, shard func(db, shard int) []byte) (err error) {
+func (s *Server) writeRDB(path string, aofBase bool, functions []byte, keys, expires []int64, shard func(b []byte, db, shard int) []byte) (err error) {
 	tmp := filepath.Join(filepath.Dir(path), fmt.Sprintf("temp-%d-%d.rdb", os.Getpid(), s.rdb.tempSeq.Add(1)))
 	f, err := os.Create(tmp)
 	if err != nil {
@@ -213,13 +213,15 @@ func (s *Server) writeRDB(path string, aofBase bool, functions []byte, keys, exp
 		"used-mem", strconv.FormatInt(s.usedMemory(monoNow(), 0), 10),
 		"aof-base", strconv.Itoa(boolInt(aofBase))))
 	write(functions)
+	var records []byte
 	for db := range keys {
 		if keys[db] == 0 {
 			continue
 		}
 		write(persistence.AppendSelectDB(nil, db, keys[db], expires[db]))
 		for sh := range keyspace.Shards {
-			write(shard(db, sh))
+			records = shard(records[:0], db, sh)
+			write(records)
 		}
 	}
 	write([]byte{persistence.OpEOF})
@@ -250,9 +252,12 @@ func (s *Server) saveLocked(now int64) error {
 	enc := s.encoder()
 	functions := s.scripts.AppendFunctions(nil, enc)
 	s.rdb.encoders.Put(enc)
-	encode := s.shardEncoder(now)
+	encode := s.recordEncoder(now)
 	dirty := s.stats.dirty.Load()
-	err := s.writeRDB(s.rdbPath(), false, functions, keys, expires, func(db, shard int) []byte { return encode(s.ks.DB(db), shard) })
+	err := s.writeRDB(s.rdbPath(), false, functions, keys, expires, func(b []byte, db, shard int) []byte {
+		s.ks.DB(db).EachEntry(shard, func(e *keyspace.Entry) { b = encode(b, e) })
+		return b
+	})
 	if err != nil {
 		s.log.Printf("Error saving DB on disk: %v", err)
 		return err
@@ -283,7 +288,7 @@ func (s *Server) bgsave() bool {
 	s.rdb.lastTry.Store(start.UnixMilli())
 	var functions []byte
 	var dirty int64
-	encode := s.shardEncoder(s.clock.UnixMilli())
+	encode := s.recordEncoder(s.clock.UnixMilli())
 	snap := s.ks.BeginSnapshot(encode, func() {
 		enc := s.encoder()
 		functions = s.scripts.AppendFunctions(nil, enc)
@@ -294,7 +299,9 @@ func (s *Server) bgsave() bool {
 	s.rdb.bgDone.Add(1)
 	go func() {
 		defer s.rdb.bgDone.Done()
+		release := s.saverThread()
 		err := s.writeRDB(s.rdbPath(), false, functions, snap.Keys, snap.Expires, snap.Shard)
+		release()
 		snap.End()
 		s.rdb.peakExtra.Store(snap.PeakExtra())
 		s.rdb.lastBgsaveSec.Store(int64(time.Since(start).Seconds()))
@@ -311,11 +318,25 @@ func (s *Server) bgsave() bool {
 	return true
 }
 
+// saverThread gives a background save a thread of its own while it runs,
+// as Redis's forked child has a process, so that commands keep theirs:
+// when commands run on io-threads threads (GOMAXPROCS as cmd/keyhive sets
+// it), one more until release. A program that chose another GOMAXPROCS
+// keeps it.
+func (s *Server) saverThread() (release func()) {
+	n := max(s.cfg.IOThreads(), 1)
+	if runtime.GOMAXPROCS(0) != n {
+		return func() {}
+	}
+	runtime.GOMAXPROCS(n + 1)
+	return func() { runtime.GOMAXPROCS(n) }
+}
+
 // saveCron starts a background save when a save point is reached (at least
 // changes writes in seconds), or one was scheduled, as serverCron does. A
 // failed save is retried after 5 seconds.
 func (s *Server) saveCron() {
-	if s.rdb.bgsaving.Load() {
+	if s.rdb.bgsaving.Load() || s.aof.rewriting.Load() { // one snapshot at a time
 		return
 	}
 	if s.rdb.scheduled.Load() {
@@ -520,8 +541,8 @@ func (s *Server) writePersistenceInfo(b *strings.Builder) {
 	}
 	field(b, "rdb_current_bgsave_time_sec", current)
 	field(b, "rdb_saves", s.rdb.saves.Load())
-	// The memory a save needs beyond the data: here the shards serialized
-	// ahead of the saver (Redis reports its fork's copy-on-write).
+	// The memory a save needs beyond the data: here the records of keys
+	// kept ahead of the saver (Redis reports its fork's copy-on-write).
 	field(b, "rdb_last_cow_size", s.rdb.peakExtra.Load())
 	field(b, "rdb_last_load_keys_expired", s.rdb.expiredLoaded.Load())
 	field(b, "rdb_last_load_keys_loaded", s.rdb.loadedKeys.Load())
