@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/keyhive/keyhive/internal/geohash"
 	"github.com/keyhive/keyhive/internal/strnum"
@@ -280,10 +281,22 @@ func geoSearchCommand(x *Ctx, flags int) {
 	if q.anyFirst {
 		limit = int(q.count)
 	}
-	points, members := geoFind(z, &q.shape, limit)
+	results := geoResults.Get().(*[]geoPoint)
+	defer geoResults.Put(results)
+	points := geoFind(x, z, &q.shape, limit, (*results)[:0])
+	if cap(points) <= 4096 { // a huge result's memory is not kept
+		*results = points
+	}
 	if len(points) == 0 && q.store == nil {
 		x.W.Array(0)
 		return
+	}
+	// The exact distance costs more than the search's test: it is computed
+	// only for what uses it.
+	if q.sort != 0 || q.withDist || q.storeDist {
+		for i := range points {
+			points[i].dist = q.shape.DistanceTo(points[i].lon, points[i].lat)
+		}
 	}
 	if q.sort != 0 {
 		slices.SortStableFunc(points, func(a, b geoPoint) int {
@@ -299,12 +312,13 @@ func geoSearchCommand(x *Ctx, flags int) {
 	if q.count != 0 && int64(len(points)) > q.count {
 		points = points[:q.count]
 	}
+	members := x.collect.buf
 	if q.store != nil {
 		geoStore(x, &q, points, members, flags&geoSearch != 0)
 		return
 	}
 	extra := 0
-	for _, on := range []bool{q.withDist, q.withHash, q.withCoord} {
+	for _, on := range [...]bool{q.withDist, q.withHash, q.withCoord} {
 		if on {
 			extra++
 		}
@@ -328,6 +342,9 @@ func geoSearchCommand(x *Ctx, flags int) {
 		}
 	}
 }
+
+// geoResults holds the result slices of searches, reused across commands.
+var geoResults = sync.Pool{New: func() any { return new([]geoPoint) }}
 
 // parseGeoQuery parses a search command's arguments after the source key
 // was looked up (z, found), checking in Redis's order so the same error wins.
@@ -440,34 +457,27 @@ func (x *Ctx) parseGeoQuery(flags int, z zsetView, found bool) (q geoQuery, ok b
 	return q, false
 }
 
-// geoFind returns the members within the shape, in the order Redis finds
-// them (box by box, by score within a box), stopping at limit when it is not
-// 0; member names are copied into the returned buffer.
-func geoFind(z zsetView, shape *geohash.Shape, limit int) ([]geoPoint, []byte) {
-	var points []geoPoint
-	var members []byte
+// geoFind appends the points within the shape to points, in the order Redis
+// finds them (box by box, by score within a box), stopping at limit when it
+// is not 0; member names are copied into x.collect (distances are left 0).
+func geoFind(x *Ctx, z zsetView, shape *geohash.Shape, limit int, points []geoPoint) []geoPoint {
+	x.collect.reset()
 	var boxes [9]geohash.Hash
 	for _, box := range shape.AppendBoxes(boxes[:0]) {
 		if limit > 0 && len(points) >= limit {
 			break
 		}
 		lo, hi := geohash.ScoreRange(box)
-		iv := interval{score: scoreRange{min: float64(lo), max: float64(hi), maxex: true}}
-		start, end := iv.ranks(z)
-		z.each(start, end, false, func(m []byte, score float64) {
-			if limit > 0 && len(points) >= limit {
-				return
+		z.eachInScores(float64(lo), float64(hi), func(m []byte, score float64) bool {
+			if lon, lat, in := shape.IncludesScore(score); in {
+				start := len(x.collect.buf)
+				x.collect.buf = append(x.collect.buf, m...)
+				points = append(points, geoPoint{lon: lon, lat: lat, score: score, member: [2]int{start, len(x.collect.buf)}})
 			}
-			lon, lat := geohash.Decode(score)
-			dist, in := shape.Contains(lon, lat)
-			if !in {
-				return
-			}
-			members = append(members, m...)
-			points = append(points, geoPoint{lon, lat, dist, score, [2]int{len(members) - len(m), len(members)}})
+			return limit == 0 || len(points) < limit
 		})
 	}
-	return points, members
+	return points
 }
 
 // geoStore stores the results at the query's destination as a sorted set

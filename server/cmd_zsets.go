@@ -180,6 +180,21 @@ func (z zsetView) each(start, end int, rev bool, fn func(member []byte, score fl
 	}
 }
 
+// eachInScores calls fn for the elements with min <= score < max in order,
+// until fn returns false.
+func (z zsetView) eachInScores(min, max float64, fn func(member []byte, score float64) bool) {
+	if z.obj != nil {
+		z.obj.ScoreRange(min, max, fn)
+		return
+	}
+	it := zset.NewIter(z.lp)
+	for m, s, ok := it.Next(); ok && s < max; m, s, ok = it.Next() {
+		if s >= min && !fn(m, s) {
+			return
+		}
+	}
+}
+
 // readZSet looks key up for reading as a sorted set, replying WRONGTYPE
 // (ok=false) for another type.
 func (x *Ctx) readZSet(key []byte) (z zsetView, found, ok bool) {

@@ -130,6 +130,32 @@ func (h *harness) count(bs float64, bm string) {
 			h.t.Fatalf("Count(bound %d, %v %q) = %d, want %d", k, bs, bm, got, want)
 		}
 	}
+	h.scoreRange(bs, bs+float64(len(bm)%4))
+	h.scoreRange(math.Inf(-1), bs)
+}
+
+// scoreRange checks ScoreRange, whole and stopped after a few elements.
+func (h *harness) scoreRange(min, max float64) {
+	var want []elem
+	for _, e := range h.ref {
+		if e.s >= min && e.s < max {
+			want = append(want, e)
+		}
+	}
+	for _, stop := range []int{-1, 0, 3} {
+		var got []elem
+		h.tr.ScoreRange(min, max, func(m []byte, s float64) bool {
+			got = append(got, elem{string(m), s})
+			return len(got) != stop+1
+		})
+		w := want
+		if stop >= 0 && len(w) > stop+1 {
+			w = w[:stop+1]
+		}
+		if !slices.Equal(got, w) {
+			h.t.Fatalf("ScoreRange(%v, %v) stopping after %d = %v, want %v", min, max, stop+1, got, w)
+		}
+	}
 }
 
 // scanStep continues the scan, or starts one.
