@@ -65,43 +65,49 @@ func georadiusKeys(from int) func(args, dst [][]byte) [][]byte {
 
 var argZADDLower = []byte("zadd") // GEOADD propagates as Redis builds it
 
-// geoaddCommand turns the coordinates into scores and runs ZADD, which Redis
-// propagates (and notifies) in GEOADD's place.
+// geoaddCommand turns the coordinates into scores and adds them as ZADD
+// does, which Redis propagates (and notifies) in GEOADD's place.
 func geoaddCommand(x *Ctx) {
-	lonAt, nx, xx := 2, false, false
+	lonAt, f := 2, zaddFlags{}
 options:
 	for ; lonAt < len(x.Args); lonAt++ {
 		switch a := x.Args[lonAt]; {
 		case cArgIs(a, "nx"):
-			nx = true
+			f.nx = true
 		case cArgIs(a, "xx"):
-			xx = true
+			f.xx = true
 		case cArgIs(a, "ch"):
+			f.ch = true
 		default:
 			break options
 		}
 	}
-	if (len(x.Args)-lonAt)%3 != 0 || (nx && xx) {
+	n := (len(x.Args) - lonAt) / 3
+	if (len(x.Args)-lonAt)%3 != 0 || (f.nx && f.xx) || n == 0 { // no pair: ZADD's syntax error
 		x.W.Error(errSyntax)
 		return
 	}
-	n := (len(x.Args) - lonAt) / 3
-	argv := make([][]byte, lonAt+2*n)
-	argv[0] = argZADDLower
-	copy(argv[1:], x.Args[1:lonAt])
-	scores := make([]byte, 0, n*20) // capacity for every score: slices stay valid
+	var local [16]float64
+	scores := local[:0]
 	for i := 0; i < n; i++ {
 		lon, lat, ok := x.lonLat(x.Args[lonAt+3*i:])
 		if !ok {
 			return
 		}
-		start := len(scores)
-		scores = strconv.AppendUint(scores, geohash.Encode(lon, lat), 10)
-		argv[lonAt+2*i] = scores[start:]
-		argv[lonAt+2*i+1] = x.Args[lonAt+3*i+2]
+		scores = append(scores, float64(geohash.Encode(lon, lat)))
 	}
-	x.Args = argv
-	zaddCommand(x)
+	args := x.Args
+	zaddPairs(x, f, n, func(i int) (float64, []byte) { return scores[i], args[lonAt+3*i+2] })
+	if x.dirty > 0 && x.propagating() {
+		argv := make([][]byte, lonAt+2*n)
+		argv[0] = argZADDLower
+		copy(argv[1:], args[1:lonAt])
+		for i, score := range scores {
+			argv[lonAt+2*i] = strconv.AppendUint(nil, uint64(score), 10)
+			argv[lonAt+2*i+1] = args[lonAt+3*i+2]
+		}
+		x.propagateAs(argv...)
+	}
 }
 
 // lonLat parses a longitude and a latitude, replying Redis's error when they

@@ -50,6 +50,61 @@ func (g *geoHLLBench) again() {
 	g.c.out.B = g.c.out.B[:0]
 }
 
+// TestGeoHLLCommandsDoNotAllocate: adding points and elements, searching
+// and counting allocate nothing per command once buffers have grown, in the
+// compact and the large form of a geo set, sparse and dense HLLs.
+func TestGeoHLLCommandsDoNotAllocate(t *testing.T) {
+	g := newGeoHLLBench(t, 0)
+	for i := range 2000 {
+		g.run("GEOADD", "large", g.coord(13, 1), g.coord(38, 1), strconv.Itoa(i))
+		g.run("PFADD", "dense", strconv.Itoa(i))
+	}
+	g.run("GEOADD", "small", "13.361389", "38.115556", "Palermo", "15.087269", "37.502669", "Catania")
+	g.run("PFADD", "sparse", "a", "b")
+	// Each case cycles through its commands, so that adds keep adding.
+	cases := map[string][][]string{}
+	for i := range 400 {
+		cases["GEOADD large"] = append(cases["GEOADD large"], []string{"GEOADD", "large", g.coord(13, 1), g.coord(38, 1), "new" + strconv.Itoa(i)})
+	}
+	cases["GEOADD small"] = [][]string{{"GEOADD", "small", "13.5", "38.5", "tmp"}, {"ZREM", "small", "tmp"}} // stays compact
+	for _, key := range []string{"small", "large"} {
+		cases["GEOADD CH "+key] = [][]string{{"GEOADD", key, "CH", "13.361389", "38.115556", "Palermo"}, {"GEOADD", key, "CH", "13.4", "38.1", "Palermo"}}
+		cases["GEOSEARCH "+key] = [][]string{
+			{"GEOSEARCH", key, "FROMMEMBER", "Palermo", "BYRADIUS", "50", "km"},
+			{"GEOSEARCH", key, "FROMLONLAT", "13.5", "38.5", "BYBOX", "100", "80", "km", "ASC", "COUNT", "5", "WITHDIST", "WITHCOORD", "WITHHASH"},
+			{"GEORADIUS_RO", key, "13.5", "38.5", "30", "mi", "DESC", "WITHDIST"},
+			{"GEORADIUSBYMEMBER_RO", key, "Palermo", "200", "km", "COUNT", "3", "ANY"},
+		}
+		cases["GEODIST "+key] = [][]string{{"GEODIST", key, "Palermo", "Catania", "km"}, {"GEOPOS", key, "Palermo", "nosuch"}, {"GEOHASH", key, "Catania"}}
+	}
+	for _, key := range []string{"sparse", "dense"} {
+		for i := range 400 {
+			cases["PFADD "+key] = append(cases["PFADD "+key], []string{"PFADD", key, "e" + strconv.Itoa(i%40)})
+		}
+		cases["PFCOUNT "+key] = [][]string{{"PFCOUNT", key}, {"PFADD", key, "a"}, {"PFCOUNT", key}, {"PFCOUNT", key, "sparse", "dense"}}
+	}
+	for name, lines := range cases {
+		cmds := make([][][]byte, len(lines))
+		for i, line := range lines {
+			for _, a := range line {
+				cmds[i] = append(cmds[i], []byte(a))
+			}
+		}
+		i := 0
+		run := func() {
+			g.c.execute(cmds[i%len(cmds)])
+			g.c.out.B = g.c.out.B[:0]
+			i++
+		}
+		for range 100 { // grow buffers
+			run()
+		}
+		if n := testing.AllocsPerRun(300, run); n > 0 {
+			t.Errorf("%s: %v allocations per command", name, n)
+		}
+	}
+}
+
 // BenchmarkGeoHLL is bench/throughput.sh's geo and HyperLogLog tests without
 // the network, for profiling: go test ./server -run - -bench GeoHLL -cpuprofile.
 func BenchmarkGeoHLL(b *testing.B) {
