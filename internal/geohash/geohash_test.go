@@ -109,7 +109,8 @@ func FuzzDecode(f *testing.F) {
 		}
 		s := Shape{Lon: lon, Lat: lat, Radius: math.Abs(score), Unit: 1}
 		s.AppendBoxes(nil)
-		s.Includes(0, 0)
+		s.IncludesScore(score)
+		s.IncludesScore(0)
 		s.DistanceTo(0, 0)
 	})
 }
