@@ -4,7 +4,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"sync"
 
 	"github.com/keyhive/keyhive/internal/geohash"
 	"github.com/keyhive/keyhive/internal/strnum"
@@ -287,11 +286,9 @@ func geoSearchCommand(x *Ctx, flags int) {
 	if q.anyFirst {
 		limit = int(q.count)
 	}
-	results := geoResults.Get().(*[]geoPoint)
-	defer geoResults.Put(results)
-	points := geoFind(x, z, &q.shape, limit, (*results)[:0])
-	if cap(points) <= 4096 { // a huge result's memory is not kept
-		*results = points
+	points := geoFind(x, z, &q.shape, limit, x.geoFound[:0])
+	if cap(points) <= 4096 { // a huge result's memory is not kept per client
+		x.geoFound = points
 	}
 	if len(points) == 0 && q.store == nil {
 		x.W.Array(0)
@@ -348,9 +345,6 @@ func geoSearchCommand(x *Ctx, flags int) {
 		}
 	}
 }
-
-// geoResults holds the result slices of searches, reused across commands.
-var geoResults = sync.Pool{New: func() any { return new([]geoPoint) }}
 
 // parseGeoQuery parses a search command's arguments after the source key
 // was looked up (z, found), checking in Redis's order so the same error wins.
