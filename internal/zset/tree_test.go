@@ -135,27 +135,31 @@ func (h *harness) count(bs float64, bm string) {
 }
 
 // scoreRange checks ScoreRange, whole and stopped after a few elements.
-func (h *harness) scoreRange(min, max float64) {
-	var want []elem
-	for _, e := range h.ref {
-		if e.s >= min && e.s < max {
-			want = append(want, e)
-		}
-	}
+func (h *harness) scoreRange(from, to float64) {
+	lo, _ := slices.BinarySearchFunc(h.ref, from, func(e elem, from float64) int { return cmpBool(e.s < from) })
+	hi, _ := slices.BinarySearchFunc(h.ref, to, func(e elem, to float64) int { return cmpBool(e.s < to) })
+	want := h.ref[lo:max(lo, hi)]
 	for _, stop := range []int{-1, 0, 3} {
-		var got []elem
-		h.tr.ScoreRange(min, max, func(m []byte, s float64) bool {
-			got = append(got, elem{string(m), s})
-			return len(got) != stop+1
+		n := 0
+		h.tr.ScoreRange(from, to, func(m []byte, s float64) bool {
+			if n >= len(want) || string(m) != want[n].m || s != want[n].s {
+				h.t.Fatalf("ScoreRange(%v, %v): element %d is %q %v, want %v", from, to, n, m, s, want[min(n, len(want)):])
+			}
+			n++
+			return n != stop+1
 		})
-		w := want
-		if stop >= 0 && len(w) > stop+1 {
-			w = w[:stop+1]
-		}
-		if !slices.Equal(got, w) {
-			h.t.Fatalf("ScoreRange(%v, %v) stopping after %d = %v, want %v", min, max, stop+1, got, w)
+		if w := len(want); n != w && (stop < 0 || n != min(w, stop+1)) {
+			h.t.Fatalf("ScoreRange(%v, %v) stopping after %d: %d elements, want %d", from, to, stop+1, n, w)
 		}
 	}
+}
+
+// cmpBool orders true (before the bound) first, for binary searches.
+func cmpBool(before bool) int {
+	if before {
+		return -1
+	}
+	return 1
 }
 
 // scanStep continues the scan, or starts one.
