@@ -15,13 +15,13 @@ type geoHLLBench struct {
 	args [][]byte
 }
 
-func newGeoHLLBench(tb testing.TB, geoMembers int) *geoHLLBench {
+func newGeoHLLBench(tb testing.TB, geoMembers, hllElements int) *geoHLLBench {
 	g := &geoHLLBench{c: pipeClient(tb, newTestServer(tb)), rng: rand.New(rand.NewPCG(1, 2))}
 	for i := range geoMembers {
 		g.run("GEOADD", "kh:bench:geo", g.coord(13, 1), g.coord(38, 1), fmt.Sprintf("m:%012d", i))
 	}
 	for _, k := range []string{"kh:bench:hll1", "kh:bench:hll2"} {
-		for range 100000 {
+		for range hllElements {
 			g.run("PFADD", k, g.randInt("e:", 1000000))
 		}
 	}
@@ -54,7 +54,7 @@ func (g *geoHLLBench) again() {
 // and counting allocate nothing per command once buffers have grown, in the
 // compact and the large form of a geo set, sparse and dense HLLs.
 func TestGeoHLLCommandsDoNotAllocate(t *testing.T) {
-	g := newGeoHLLBench(t, 0)
+	g := newGeoHLLBench(t, 0, 0)
 	for i := range 2000 {
 		g.run("GEOADD", "large", g.coord(13, 1), g.coord(38, 1), strconv.Itoa(i))
 		g.run("PFADD", "dense", strconv.Itoa(i))
@@ -108,7 +108,7 @@ func TestGeoHLLCommandsDoNotAllocate(t *testing.T) {
 // BenchmarkGeoHLL is bench/throughput.sh's geo and HyperLogLog tests without
 // the network, for profiling: go test ./server -run - -bench GeoHLL -cpuprofile.
 func BenchmarkGeoHLL(b *testing.B) {
-	g := newGeoHLLBench(b, 100000)
+	g := newGeoHLLBench(b, 100000, 100000)
 	// Arguments are made before the timer runs.
 	cases := []struct {
 		name string
