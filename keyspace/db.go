@@ -70,7 +70,13 @@ func (db *DB) hash(key []byte) uint64 { return maphash.Bytes(db.ks.seed, key) }
 // Lookup finds key. An expired key is removed (and reported to the Expired hook)
 // and reported missing. With touch, the key's access clock is updated.
 func (db *DB) Lookup(key []byte, now int64, touch bool) (Entry, bool) {
-	sh := db.shardOf(key)
+	return db.LookupIn(nil, key, now, touch)
+}
+
+// LookupIn is Lookup by a command holding set, which knows the shards of
+// the keys it added (nil: none).
+func (db *DB) LookupIn(set *LockSet, key []byte, now int64, touch bool) (Entry, bool) {
+	sh := &db.shards[set.ShardOf(key)]
 	h := db.hash(key)
 	i := sh.find(key, h)
 	if i < 0 {

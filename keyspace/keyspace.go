@@ -6,6 +6,7 @@ import (
 	"hash/maphash"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // Shards per database. Shard = slot % Shards, so a shard holds exactly the keys
@@ -151,17 +152,39 @@ func ShardOf(key []byte) int { return Slot(key) % Shards }
 type LockSet struct {
 	shards []uint16
 	all    bool
+	// keys are the added keys' addresses and lengths with their shards, so a
+	// lookup of one of them does not hash it again: see ShardOf.
+	keys []keyShard
 	// Owner identifies who holds the locks (the server's client), for the
 	// Modified hook. Reset keeps it.
 	Owner any
 }
 
-// Reset empties the set for reuse.
-func (l *LockSet) Reset() { l.shards, l.all = l.shards[:0], false }
+type keyShard struct {
+	addr  uintptr
+	len   int
+	shard int
+}
 
-// Add adds key's shard.
+// Reset empties the set for reuse.
+func (l *LockSet) Reset() { l.shards, l.keys, l.all = l.shards[:0], l.keys[:0], false }
+
+// Add adds key's shard and remembers it for ShardOf: the caller keeps key
+// reachable and its bytes unchanged while the set is in use (a command's
+// arguments are), so the same address and length mean the same key.
 func (l *LockSet) Add(key []byte) {
-	s := uint16(ShardOf(key))
+	s := ShardOf(key)
+	if len(key) > 0 {
+		l.keys = append(l.keys, keyShard{uintptr(unsafe.Pointer(&key[0])), len(key), s})
+	}
+	l.addShard(uint16(s))
+}
+
+// AddShardOf adds key's shard without remembering key, for a key the
+// caller does not keep.
+func (l *LockSet) AddShardOf(key []byte) { l.addShard(uint16(ShardOf(key))) }
+
+func (l *LockSet) addShard(s uint16) {
 	for i, x := range l.shards {
 		if x == s {
 			return
@@ -174,6 +197,20 @@ func (l *LockSet) Add(key []byte) {
 		}
 	}
 	l.shards = append(l.shards, s)
+}
+
+// ShardOf returns key's shard, without hashing when key is an added key.
+// A nil set knows no keys.
+func (l *LockSet) ShardOf(key []byte) int {
+	if l != nil && len(key) > 0 {
+		addr := uintptr(unsafe.Pointer(&key[0]))
+		for _, k := range l.keys {
+			if k.addr == addr && k.len == len(key) {
+				return k.shard
+			}
+		}
+	}
+	return ShardOf(key)
 }
 
 // All makes the set cover the whole keyspace.

@@ -1,5 +1,10 @@
 package keyspace
 
+import (
+	"bytes"
+	"encoding/binary"
+)
+
 // SlotCount is the number of Redis Cluster hash slots.
 const SlotCount = 16384
 
@@ -34,7 +39,8 @@ func crc16(b []byte) uint16 {
 	t := &crc16Tables
 	var crc uint16
 	for len(b) >= 4 {
-		crc = t[3][byte(crc>>8)^b[0]] ^ t[2][byte(crc)^b[1]] ^ t[1][b[2]] ^ t[0][b[3]]
+		w := binary.BigEndian.Uint32(b) // one bounds check for the four bytes
+		crc = t[3][byte(crc>>8)^byte(w>>24)] ^ t[2][byte(crc)^byte(w>>16)] ^ t[1][byte(w>>8)] ^ t[0][byte(w)]
 		b = b[4:]
 	}
 	for _, c := range b {
@@ -47,17 +53,9 @@ func crc16(b []byte) uint16 {
 // '{' and the next '}' is hashed when it is non-empty, so "{user1}.a" and
 // "{user1}.b" share a slot.
 func Slot(key []byte) int {
-	for i, c := range key {
-		if c == '{' {
-			for j := i + 1; j < len(key); j++ {
-				if key[j] == '}' {
-					if j > i+1 {
-						key = key[i+1 : j]
-					}
-					return int(crc16(key)) & (SlotCount - 1)
-				}
-			}
-			break
+	if i := bytes.IndexByte(key, '{'); i >= 0 {
+		if j := bytes.IndexByte(key[i+1:], '}'); j > 0 {
+			key = key[i+1 : i+1+j]
 		}
 	}
 	return int(crc16(key)) & (SlotCount - 1)

@@ -73,17 +73,23 @@ func (p *Parser) Parse(buf []byte) (n int, err error) {
 		if len(rest) == 0 {
 			return 0, nil
 		}
-		// Like Redis, the line must be complete before its first byte is
-		// checked: "*1\r\nx" waits for more data.
-		line, ok, err := lengthLine(rest, "too big bulk count string")
+		size, line, ok := shortLength(rest, '$')
 		if !ok {
-			return 0, err
+			// Like Redis, the line must be complete before its first byte
+			// is checked: "*1\r\nx" waits for more data.
+			line, ok, err = lengthLine(rest, "too big bulk count string")
+			if !ok {
+				return 0, err
+			}
+			if rest[0] != '$' {
+				return 0, ProtocolError("expected '$', got '" + string(rest[0]) + "'")
+			}
+			size, ok = strnum.ParseInt(rest[1:line])
+			if !ok || size < 0 {
+				return 0, ProtocolError("invalid bulk length")
+			}
 		}
-		if rest[0] != '$' {
-			return 0, ProtocolError("expected '$', got '" + string(rest[0]) + "'")
-		}
-		size, ok := strnum.ParseInt(rest[1:line])
-		if !ok || size < 0 || size > p.MaxBulk {
+		if size > p.MaxBulk {
 			return 0, ProtocolError("invalid bulk length")
 		}
 		if p.Unauthenticated && size > UnauthBulkMax {
@@ -110,13 +116,15 @@ func (p *Parser) Parse(buf []byte) (n int, err error) {
 // startMultibulk reads the "*<count>\r\n" line. It consumes an empty or negative
 // multibulk whole.
 func (p *Parser) startMultibulk(buf []byte) (int, error) {
-	line, ok, err := lengthLine(buf, "too big mbulk count string")
+	count, line, ok := shortLength(buf, '*')
 	if !ok {
-		return 0, err
-	}
-	count, ok := strnum.ParseInt(buf[1:line])
-	if !ok || count > maxMultibulkLen {
-		return 0, ProtocolError("invalid multibulk length")
+		var err error
+		if line, ok, err = lengthLine(buf, "too big mbulk count string"); !ok {
+			return 0, err
+		}
+		if count, ok = strnum.ParseInt(buf[1:line]); !ok || count > maxMultibulkLen {
+			return 0, ProtocolError("invalid multibulk length")
+		}
 	}
 	if p.Unauthenticated && count > UnauthMultibulkMax {
 		return 0, ProtocolError("unauthenticated multibulk length")
@@ -130,6 +138,30 @@ func (p *Parser) startMultibulk(buf []byte) (int, error) {
 		p.spans = make([]int, 0, want)
 	}
 	return 0, nil
+}
+
+// shortLength reads the common "<kind><digits>\r\n" line of up to 9 digits
+// without leading zeros in one pass: the length, the index of its '\r', and
+// ok. Anything else (incomplete, longer, malformed) is left to the general
+// path, which also gives the errors.
+func shortLength(buf []byte, kind byte) (n int64, line int, ok bool) {
+	if len(buf) < 4 || buf[0] != kind || buf[1] == '0' && buf[2] != '\r' {
+		return 0, 0, false
+	}
+	for i := 1; i < len(buf) && i <= 10; i++ {
+		c := buf[i]
+		if c == '\r' {
+			if i == 1 || i+1 == len(buf) {
+				return 0, 0, false
+			}
+			return n, i, true
+		}
+		if c < '0' || c > '9' {
+			return 0, 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return 0, 0, false
 }
 
 // lengthLine finds the '\r' ending a "*N" or "$N" line. Like Redis it needs one

@@ -33,14 +33,19 @@ const (
 // Client is one connection. Only its own goroutine touches the unexported
 // plain fields; the atomic ones are read by CLIENT LIST / INFO from others.
 type Client struct {
-	s      *Server
-	id     uint64
-	conn   net.Conn
-	in     []byte
-	r, w   int
-	parser resp.Parser
-	out    resp.Writer
-	ctx    Ctx
+	s    *Server
+	id   uint64
+	conn net.Conn
+	in   []byte
+	r, w int
+	// serveRead is serveFD as a method value made once, and ended tells
+	// serveRaw that serveFD left its RawConn.Read because the connection
+	// ends (not to block).
+	serveRead func(fd uintptr) bool
+	ended     bool
+	parser    resp.Parser
+	out       resp.Writer
+	ctx       Ctx
 
 	authenticated   bool
 	overMaxMemory   bool                    // at the last outOfMemory check: Redis's pre_command_oom_state, which scripts obey
@@ -118,6 +123,7 @@ func (s *Server) newClient(conn net.Conn) *Client {
 	c := &Client{s: s, id: s.nextClientID.Add(1), conn: conn, created: time.Now()}
 	if sc, ok := conn.(syscall.Conn); ok {
 		c.raw, _ = sc.SyscallConn()
+		c.serveRead = c.serveFD
 	}
 	c.out.Proto = 2
 	c.proto.Store(2)
@@ -168,12 +174,16 @@ func (c *Client) serve() {
 	defer c.s.wg.Done()
 	defer c.close()
 	c.in = make([]byte, initialReadBuf)
+	if c.raw != nil {
+		c.serveRaw()
+		return
+	}
 	for {
 		n, err := c.read(c.in[c.w:])
 		if n > 0 {
 			c.w += n
 			c.traffic.netIn.add(int64(n))
-			keep := c.process()
+			keep := c.run()
 			if !c.flush() || !keep {
 				return
 			}
@@ -195,8 +205,28 @@ func (c *Client) startBatch() {
 	c.mono = c.batchMono
 }
 
-// process runs every complete command in the read buffer. It returns false
-// when the connection must close after the replies are written.
+// run runs every complete command in the read buffer, waiting at each
+// blocking command for its wake-up, timeout or the client's disconnect. It
+// returns false when the connection must close after the replies are
+// written.
+func (c *Client) run() bool {
+	for {
+		keep := c.process()
+		if !keep || c.blocked == nil {
+			return keep
+		}
+		if !c.waitBlocked() {
+			return false
+		}
+		if c.ps.queued {
+			c.queueReplies()
+		}
+	}
+}
+
+// process runs the complete commands in the read buffer until one blocks
+// (c.blocked is set: the caller waits, see run). It returns false when the
+// connection must close after the replies are written.
 func (c *Client) process() bool {
 	c.startBatch()
 	for c.r < c.w {
@@ -221,10 +251,7 @@ func (c *Client) process() bool {
 			c.execute(c.parser.Args)
 		}
 		if c.blocked != nil {
-			if !c.waitBlocked() {
-				return false
-			}
-			c.startBatch()
+			break
 		}
 		if c.ps.queued {
 			c.queueReplies()
@@ -522,7 +549,7 @@ func (x *Ctx) lookupRead(key []byte) (keyspace.Entry, bool) {
 // lookupReadTouch is lookupRead for commands that look at a key without
 // touching its access clock (EXISTS, TYPE, TTL) when touch is false.
 func (x *Ctx) lookupReadTouch(key []byte, touch bool) (keyspace.Entry, bool) {
-	e, ok := x.DB.Lookup(key, x.Now, touch)
+	e, ok := x.DB.LookupIn(&x.locks, key, x.Now, touch)
 	if ok {
 		x.c.traffic.hits.add(1)
 	} else {
@@ -551,5 +578,5 @@ func (x *Ctx) readTyped(key []byte, t keyspace.Type) (e keyspace.Entry, found, o
 
 // lookupWrite finds key for modification (no hit/miss accounting).
 func (x *Ctx) lookupWrite(key []byte) (keyspace.Entry, bool) {
-	return x.DB.Lookup(key, x.Now, true)
+	return x.DB.LookupIn(&x.locks, key, x.Now, true)
 }

@@ -154,7 +154,7 @@ func (t *transaction) lockSet(x *Ctx, c *Client) {
 		x.locks.Add(k)
 	}
 	for _, bk := range c.watched {
-		x.locks.Add([]byte(bk.key))
+		x.locks.AddShardOf([]byte(bk.key))
 	}
 }
 

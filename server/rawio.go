@@ -42,6 +42,60 @@ func putRawOp(op *rawOp) {
 	rawOps.Put(op)
 }
 
+// serveRaw is serve's loop on a raw socket: it stays in one RawConn.Read,
+// whose callback (serveFD) reads, runs the commands and writes the replies,
+// for as long as the client does not block. After a read that did not fill
+// the buffer the socket was empty, so serveFD waits for it to become
+// readable again without first reading EAGAIN, as a read per RawConn.Read
+// would: Go's poller is edge-triggered and readiness is reset only when a
+// RawConn.Read begins, so data arriving after that read wakes the wait. A
+// blocking command leaves the call: waitBlocked reads in another goroutine
+// (to see a disconnect), which would wait for this call's read lock.
+func (c *Client) serveRaw() {
+	for {
+		c.ended = false
+		if err := c.raw.Read(c.serveRead); err != nil || c.ended {
+			return
+		}
+		keep := c.waitBlocked() && c.run()
+		if !c.flush() || !keep || !c.prepareRead() {
+			return
+		}
+	}
+}
+
+// serveFD serves the client from its socket fd; it returns false to wait
+// for readability, true when the client blocks or the connection ends
+// (c.ended).
+func (c *Client) serveFD(fd uintptr) bool {
+	for {
+		buf := c.in[c.w:]
+		n, _, errno := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
+		switch {
+		case errno == syscall.EINTR:
+			continue
+		case errno == syscall.EAGAIN:
+			return false
+		case errno != 0 || n == 0:
+			c.ended = true
+			return true
+		}
+		c.w += int(n)
+		c.traffic.netIn.add(int64(n))
+		keep := c.process()
+		if keep && c.blocked != nil {
+			return true
+		}
+		if !c.flush() || !keep || !c.prepareRead() {
+			c.ended = true
+			return true
+		}
+		if int(n) < len(buf) {
+			return false
+		}
+	}
+}
+
 // rawRead reads into buf, parking until the socket is readable.
 func (c *Client) rawRead(buf []byte) (int, error) {
 	op := getRawOp(buf, true)

@@ -1,0 +1,114 @@
+// Command pgo writes cmd/keyhive/default.pgo, the CPU profile `go build`
+// uses for profile-guided optimization of the keyhive binary: it profiles an
+// in-process Keyhive, configured as cmd/keyhive runs it, while
+// redis-benchmark sends the common commands unpipelined and pipelined and the
+// EVALSHA scripts of bench/evalsha.sh. Run it from the repository root after
+// changes to the command path (about two minutes):
+//
+//	go run ./bench/pgo
+package main
+
+import (
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"runtime"
+	"runtime/debug"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+
+	"github.com/keyhive/keyhive/config"
+	"github.com/keyhive/keyhive/server"
+)
+
+func main() {
+	out := flag.String("out", "cmd/keyhive/default.pgo", "profile to write")
+	requests := flag.Int("n", 200000, "requests per test and pipeline depth")
+	flag.Parse()
+	if err := run(*out, *requests); err != nil {
+		fmt.Fprintln(os.Stderr, "pgo:", err)
+		os.Exit(1)
+	}
+}
+
+func run(out string, requests int) error {
+	// As cmd/keyhive sets them.
+	runtime.GOMAXPROCS(1)
+	debug.SetGCPercent(25)
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	cfg, err := config.FromArgs([]string{"--port", strconv.Itoa(port), "--save", ""})
+	if err != nil {
+		return err
+	}
+	srv, err := server.New(cfg)
+	if err != nil {
+		return err
+	}
+	if err := srv.Start(); err != nil {
+		return err
+	}
+	defer srv.Close()
+	f, err := os.Create(out)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := pprof.StartCPUProfile(f); err != nil {
+		return err
+	}
+	defer pprof.StopCPUProfile()
+	p := strconv.Itoa(port)
+	n := strconv.Itoa(requests)
+	for _, pipeline := range []string{"1", "16"} {
+		err := bench(p, "-t", "set,get,incr,mset,lpush,lpop,sadd,hset,zadd,lrange_100", "-P", pipeline, "-n", n, "-r", "1000000", "-d", "16")
+		if err != nil {
+			return err
+		}
+	}
+	for _, test := range []string{"EVALSHA_ENQUEUE", "EVALSHA_RATELIMIT"} {
+		args, err := evalshaArgs(p, test)
+		if err != nil {
+			return err
+		}
+		if err := bench(p, append(args, "-n", strconv.Itoa(requests/4))...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// evalshaArgs loads the script of test into the server and returns the
+// redis-benchmark arguments that run it, from bench/evalsha.sh.
+func evalshaArgs(port, test string) ([]string, error) {
+	script := "root=$PWD; source bench/evalsha.sh; "
+	load, err := exec.Command("bash", "-c", script+"redis-cli -p "+port+" -x SCRIPT LOAD <\"$(evalsha_script "+test+")\"").CombinedOutput()
+	if err != nil {
+		return nil, fmt.Errorf("loading %s: %v: %s", test, err, load)
+	}
+	args, err := exec.Command("bash", "-c", script+"evalsha_args "+test+" 1000000").Output()
+	if err != nil {
+		return nil, fmt.Errorf("arguments of %s: %v", test, err)
+	}
+	return strings.Split(strings.TrimSpace(string(args)), "\n"), nil
+}
+
+func bench(port string, args ...string) error {
+	cmd := exec.Command("redis-benchmark", append([]string{"-p", port, "-c", "50", "-q"}, args...)...)
+	cmd.Stderr = os.Stderr
+	return cmd.Run()
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
