@@ -300,6 +300,9 @@ func (z *zsetEdit) commit(event string) {
 // parseScore parses a score as Redis's getDoubleFromObject does (strtod, the
 // whole string, no leading space, no overflow or underflow to zero, no NaN).
 func parseScore(b []byte) (float64, bool) {
+	if f, ok := strnum.PlainDecimal(b); ok {
+		return f, true
+	}
 	if len(b) == 0 || isSpaceByte(b[0]) {
 		return 0, false
 	}

@@ -2,15 +2,19 @@
 // uses for profile-guided optimization of the keyhive binary: it profiles an
 // in-process Keyhive, configured as cmd/keyhive runs it, while
 // redis-benchmark sends the common commands unpipelined and pipelined and the
-// EVALSHA scripts of bench/evalsha.sh. Run it from the repository root after
-// changes to the command path (about two minutes):
+// EVALSHA scripts of bench/evalsha.sh, and then under the five seed
+// workloads' request mixes (package workloads; their go-redis clients run in
+// this process too, which PGO ignores for keyhive). Run it from the
+// repository root after changes to the command path (about three minutes):
 //
 //	go run ./bench/pgo
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -19,22 +23,27 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/keyhive/keyhive/config"
 	"github.com/keyhive/keyhive/server"
+	"github.com/keyhive/keyhive/workloads"
+	"github.com/redis/go-redis/v9"
 )
 
 func main() {
 	out := flag.String("out", "cmd/keyhive/default.pgo", "profile to write")
 	requests := flag.Int("n", 200000, "requests per test and pipeline depth")
+	mix := flag.Duration("mix", 5*time.Second, "time under each workload's request mix")
 	flag.Parse()
-	if err := run(*out, *requests); err != nil {
+	if err := run(*out, *requests, *mix); err != nil {
 		fmt.Fprintln(os.Stderr, "pgo:", err)
 		os.Exit(1)
 	}
 }
 
-func run(out string, requests int) error {
+func run(out string, requests int, mix time.Duration) error {
 	// As cmd/keyhive sets them.
 	runtime.GOMAXPROCS(1)
 	debug.SetGCPercent(25)
@@ -80,6 +89,42 @@ func run(out string, requests int) error {
 			return err
 		}
 	}
+	for _, w := range workloads.All {
+		if err := runMix(srv.Addr(), w, mix); err != nil {
+			return fmt.Errorf("%s: %v", w.Name, err)
+		}
+	}
+	return nil
+}
+
+// runMix runs w's request mix from 50 clients for d, as cmd/keyhive-bench
+// does at maximum throughput.
+func runMix(addr string, w workloads.Workload, d time.Duration) error {
+	rdb := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 50})
+	defer rdb.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	if err := rdb.FlushAll(ctx).Err(); err != nil {
+		return err
+	}
+	if err := w.Prepare(ctx, rdb); err != nil {
+		return err
+	}
+	if w.Background != nil {
+		go w.Background(ctx, rdb)
+	}
+	var wg sync.WaitGroup
+	for i := range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(i), 1))
+			for ctx.Err() == nil {
+				w.Op(ctx, rdb, rng) // errors at the deadline are expected
+			}
+		}()
+	}
+	wg.Wait()
 	return nil
 }
 

@@ -82,9 +82,58 @@ func digits(b []byte) (uint64, bool) {
 	return v, true
 }
 
+// exactPow10 are the powers of ten a float64 holds exactly.
+var exactPow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// PlainDecimal parses the common case of a decimal number, an optional sign,
+// digits and an optional fraction ("-12", "3.25", "000123"), when its value
+// is exact: the digits fit in 53 bits and the fraction has at most 22
+// places, so one correctly rounded division gives strtod's result. ok is
+// false for anything else (exponents, inf, hex, more digits, junk), which
+// callers parse the general way; strconv.ParseFloat costs several hundred
+// instructions even for "1".
+func PlainDecimal(b []byte) (f float64, ok bool) {
+	i, neg := 0, false
+	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {
+		neg, i = b[0] == '-', 1
+	}
+	var m uint64
+	digits, frac, point := 0, 0, false
+	for ; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case c >= '0' && c <= '9':
+			if m > 1<<53/10 {
+				return 0, false
+			}
+			m = m*10 + uint64(c-'0')
+			digits++
+			if point {
+				frac++
+			}
+		case c == '.' && !point:
+			point = true
+		default:
+			return 0, false
+		}
+	}
+	if digits == 0 || m > 1<<53 || frac >= len(exactPow10) {
+		return 0, false
+	}
+	f = float64(m) / exactPow10[frac]
+	if neg {
+		f = -f
+	}
+	return f, true
+}
+
 // ParseFloat parses a double as Redis's string-to-long-double rules do for
 // INCRBYFLOAT and friends: no surrounding spaces, NaN rejected.
 func ParseFloat(b []byte) (float64, bool) {
+	if f, ok := PlainDecimal(b); ok {
+		return f, true
+	}
 	if len(b) == 0 || isSpace(b[0]) || isSpace(b[len(b)-1]) {
 		return 0, false
 	}

@@ -1,6 +1,10 @@
 package strnum
 
-import "testing"
+import (
+	"math"
+	"strconv"
+	"testing"
+)
 
 func TestParseInt(t *testing.T) {
 	good := map[string]int64{"0": 0, "-1": -1, "9223372036854775807": 1<<63 - 1, "-9223372036854775808": -1 << 63}
@@ -43,4 +47,24 @@ func TestAddLongDouble(t *testing.T) {
 			t.Errorf("ParseLongDouble(%q) accepted", s)
 		}
 	}
+}
+
+// FuzzPlainDecimal: whatever PlainDecimal accepts, strconv.ParseFloat (the
+// general path) parses to the same bits.
+func FuzzPlainDecimal(f *testing.F) {
+	for _, s := range []string{"0", "-0", "+1", "1.", ".5", "000000123456", "3.14159", "-2.5", "9007199254740992",
+		"9007199254740993", "0.1", "123456789012345.678", "1e3", "inf", "0x10", "1_0", "", "-", ".", "1.2.3",
+		"0.0000000000000000000001", "0.00000000000000000000001"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, ok := PlainDecimal(b)
+		if !ok {
+			return
+		}
+		want, err := strconv.ParseFloat(string(b), 64)
+		if err != nil || math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("PlainDecimal(%q) = %v, strconv: %v, %v", b, got, want, err)
+		}
+	})
 }
