@@ -29,6 +29,8 @@
 #                         union of two dense HLLs: the full estimate every
 #                         time) and GEOSEARCH (1 km around a random member of
 #                         a set of GEO_MEMBERS points) are custom commands too.
+#                         GEOADD adds random members at random points
+#                         (longitude and latitude 0-85 degrees) to one set.
 #                         Put LPUSH before LPOP so there is something to pop.
 #   ZRANK_MEMBERS=100000  members in the ZRANK sorted set
 #   STREAM_ENTRIES=10000  entries in the XRANGE_10/XREAD_10 stream
@@ -199,6 +201,7 @@ test_args() {
 	XADD | XRANGE_10 | XREAD_10 | XREAD_100) stream_args "$1" "$KEYSPACE" ;;
 	PFADD) printf '%s\n' -r "$KEYSPACE" pfadd kh:bench:hll 'e:__rand_int__' ;;
 	PFCOUNT) printf '%s\n' pfcount kh:bench:hll1 kh:bench:hll2 ;;
+	GEOADD) printf '%s\n' -r 850000 geoadd kh:bench:geoadd '__rand_int__e-4' '__rand_int__e-4' 'm:__rand_int__' ;;
 	GEOSEARCH) printf '%s\n' -r "$GEO_MEMBERS" geosearch kh:bench:geo FROMMEMBER 'm:__rand_int__' BYRADIUS 1 km ;;
 	EVALSHA_*) evalsha_args "$1" "$KEYSPACE" ;;
 	*) printf '%s\n' -r "$KEYSPACE" -t "${1,,}" ;;
@@ -211,7 +214,7 @@ test_row() {
 	XRANGE_10) echo "xrange " ;;
 	XREAD_10) echo "xread " ;;
 	XREAD_100) echo "xread " ;;
-	PFADD | PFCOUNT | GEOSEARCH) echo "${1,,} " ;;
+	PFADD | PFCOUNT | GEOADD | GEOSEARCH) echo "${1,,} " ;;
 	EVALSHA_*) echo "evalsha " ;;
 	*) echo "$1" ;;
 	esac

@@ -64,43 +64,49 @@ func georadiusKeys(from int) func(args, dst [][]byte) [][]byte {
 
 var argZADDLower = []byte("zadd") // GEOADD propagates as Redis builds it
 
-// geoaddCommand turns the coordinates into scores and runs ZADD, which Redis
-// propagates (and notifies) in GEOADD's place.
+// geoaddCommand turns the coordinates into scores and adds them as ZADD
+// does, which Redis propagates (and notifies) in GEOADD's place.
 func geoaddCommand(x *Ctx) {
-	lonAt, nx, xx := 2, false, false
+	lonAt, f := 2, zaddFlags{}
 options:
 	for ; lonAt < len(x.Args); lonAt++ {
 		switch a := x.Args[lonAt]; {
 		case cArgIs(a, "nx"):
-			nx = true
+			f.nx = true
 		case cArgIs(a, "xx"):
-			xx = true
+			f.xx = true
 		case cArgIs(a, "ch"):
+			f.ch = true
 		default:
 			break options
 		}
 	}
-	if (len(x.Args)-lonAt)%3 != 0 || (nx && xx) {
+	n := (len(x.Args) - lonAt) / 3
+	if (len(x.Args)-lonAt)%3 != 0 || (f.nx && f.xx) || n == 0 { // no pair: ZADD's syntax error
 		x.W.Error(errSyntax)
 		return
 	}
-	n := (len(x.Args) - lonAt) / 3
-	argv := make([][]byte, lonAt+2*n)
-	argv[0] = argZADDLower
-	copy(argv[1:], x.Args[1:lonAt])
-	scores := make([]byte, 0, n*20) // capacity for every score: slices stay valid
+	var local [16]float64
+	scores := local[:0]
 	for i := 0; i < n; i++ {
 		lon, lat, ok := x.lonLat(x.Args[lonAt+3*i:])
 		if !ok {
 			return
 		}
-		start := len(scores)
-		scores = strconv.AppendUint(scores, geohash.Encode(lon, lat), 10)
-		argv[lonAt+2*i] = scores[start:]
-		argv[lonAt+2*i+1] = x.Args[lonAt+3*i+2]
+		scores = append(scores, float64(geohash.Encode(lon, lat)))
 	}
-	x.Args = argv
-	zaddCommand(x)
+	args := x.Args
+	zaddPairs(x, f, n, func(i int) (float64, []byte) { return scores[i], args[lonAt+3*i+2] })
+	if x.dirty > 0 && x.propagating() {
+		argv := make([][]byte, lonAt+2*n)
+		argv[0] = argZADDLower
+		copy(argv[1:], args[1:lonAt])
+		for i, score := range scores {
+			argv[lonAt+2*i] = strconv.AppendUint(nil, uint64(score), 10)
+			argv[lonAt+2*i+1] = args[lonAt+3*i+2]
+		}
+		x.propagateAs(argv...)
+	}
 }
 
 // lonLat parses a longitude and a latitude, replying Redis's error when they
@@ -280,10 +286,20 @@ func geoSearchCommand(x *Ctx, flags int) {
 	if q.anyFirst {
 		limit = int(q.count)
 	}
-	points, members := geoFind(z, &q.shape, limit)
+	points := geoFind(x, z, &q.shape, limit, x.geoFound[:0])
+	if cap(points) <= 4096 { // a huge result's memory is not kept per client
+		x.geoFound = points
+	}
 	if len(points) == 0 && q.store == nil {
 		x.W.Array(0)
 		return
+	}
+	// The exact distance costs more than the search's test: it is computed
+	// only for what uses it.
+	if q.sort != 0 || q.withDist || q.storeDist {
+		for i := range points {
+			points[i].dist = q.shape.DistanceTo(points[i].lon, points[i].lat)
+		}
 	}
 	if q.sort != 0 {
 		slices.SortStableFunc(points, func(a, b geoPoint) int {
@@ -299,12 +315,13 @@ func geoSearchCommand(x *Ctx, flags int) {
 	if q.count != 0 && int64(len(points)) > q.count {
 		points = points[:q.count]
 	}
+	members := x.collect.buf
 	if q.store != nil {
 		geoStore(x, &q, points, members, flags&geoSearch != 0)
 		return
 	}
 	extra := 0
-	for _, on := range []bool{q.withDist, q.withHash, q.withCoord} {
+	for _, on := range [...]bool{q.withDist, q.withHash, q.withCoord} {
 		if on {
 			extra++
 		}
@@ -440,34 +457,27 @@ func (x *Ctx) parseGeoQuery(flags int, z zsetView, found bool) (q geoQuery, ok b
 	return q, false
 }
 
-// geoFind returns the members within the shape, in the order Redis finds
-// them (box by box, by score within a box), stopping at limit when it is not
-// 0; member names are copied into the returned buffer.
-func geoFind(z zsetView, shape *geohash.Shape, limit int) ([]geoPoint, []byte) {
-	var points []geoPoint
-	var members []byte
+// geoFind appends the points within the shape to points, in the order Redis
+// finds them (box by box, by score within a box), stopping at limit when it
+// is not 0; member names are copied into x.collect (distances are left 0).
+func geoFind(x *Ctx, z zsetView, shape *geohash.Shape, limit int, points []geoPoint) []geoPoint {
+	x.collect.reset()
 	var boxes [9]geohash.Hash
 	for _, box := range shape.AppendBoxes(boxes[:0]) {
 		if limit > 0 && len(points) >= limit {
 			break
 		}
 		lo, hi := geohash.ScoreRange(box)
-		iv := interval{score: scoreRange{min: float64(lo), max: float64(hi), maxex: true}}
-		start, end := iv.ranks(z)
-		z.each(start, end, false, func(m []byte, score float64) {
-			if limit > 0 && len(points) >= limit {
-				return
+		z.eachInScores(float64(lo), float64(hi), func(m []byte, score float64) bool {
+			if lon, lat, in := shape.IncludesScore(score); in {
+				start := len(x.collect.buf)
+				x.collect.buf = append(x.collect.buf, m...)
+				points = append(points, geoPoint{lon: lon, lat: lat, score: score, member: [2]int{start, len(x.collect.buf)}})
 			}
-			lon, lat := geohash.Decode(score)
-			dist, in := shape.Contains(lon, lat)
-			if !in {
-				return
-			}
-			members = append(members, m...)
-			points = append(points, geoPoint{lon, lat, dist, score, [2]int{len(members) - len(m), len(members)}})
+			return limit == 0 || len(points) < limit
 		})
 	}
-	return points, members
+	return points
 }
 
 // geoStore stores the results at the query's destination as a sorted set

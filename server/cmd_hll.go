@@ -95,7 +95,7 @@ func pfaddCommand(x *Ctx) {
 	switch {
 	case inPlace && e.Encoding() == keyspace.EncRaw:
 		if updated > 0 {
-			x.DB.Modified(key) // the registers changed in the entry itself
+			x.DB.ModifiedEntry(&e) // the registers changed in the entry itself
 		}
 	case updated > 0 || corrupted || (found && e.Encoding() != keyspace.EncRaw):
 		x.storeHLL(&e, found, key, v)
@@ -157,7 +157,7 @@ func pfcountCommand(x *Ctx) {
 	// Caching the cardinality changes the string: Redis propagates the
 	// PFCOUNT so replicas hold the same bytes.
 	hll.SetCached(v, card) // in the entry itself: unshareHLL made it raw
-	x.DB.Modified(x.Args[1])
+	x.DB.ModifiedEntry(&e)
 	x.dirty++
 	x.W.Int(int64(card))
 }

@@ -180,6 +180,21 @@ func (z zsetView) each(start, end int, rev bool, fn func(member []byte, score fl
 	}
 }
 
+// eachInScores calls fn for the elements with min <= score < max in order,
+// until fn returns false.
+func (z zsetView) eachInScores(min, max float64, fn func(member []byte, score float64) bool) {
+	if z.obj != nil {
+		z.obj.ScoreRange(min, max, fn)
+		return
+	}
+	it := zset.NewIter(z.lp)
+	for m, s, ok := it.Next(); ok && s < max; m, s, ok = it.Next() {
+		if s >= min && !fn(m, s) {
+			return
+		}
+	}
+}
+
 // readZSet looks key up for reading as a sorted set, replying WRONGTYPE
 // (ok=false) for another type.
 func (x *Ctx) readZSet(key []byte) (z zsetView, found, ok bool) {
@@ -473,30 +488,33 @@ const (
 	dirReverse
 )
 
+// zaddFlags are ZADD's options.
+type zaddFlags struct{ nx, xx, gt, lt, ch, incr bool }
+
 // zaddCommand is ZADD and ZINCRBY (ZADD with INCR), as Redis's
 // zaddGenericCommand.
 func zaddCommand(x *Ctx) {
-	var nx, xx, gt, lt, ch, incr bool
+	var f zaddFlags
 	i := 2
 	if x.cmd.Name == "zincrby" {
-		incr = true
+		f.incr = true
 	} else {
 	flags:
 		for ; i < len(x.Args); i++ {
 			a := x.Args[i]
 			switch {
 			case cArgIs(a, "nx"):
-				nx = true
+				f.nx = true
 			case cArgIs(a, "xx"):
-				xx = true
+				f.xx = true
 			case cArgIs(a, "ch"):
-				ch = true
+				f.ch = true
 			case cArgIs(a, "incr"):
-				incr = true
+				f.incr = true
 			case cArgIs(a, "gt"):
-				gt = true
+				f.gt = true
 			case cArgIs(a, "lt"):
-				lt = true
+				f.lt = true
 			default:
 				break flags
 			}
@@ -507,13 +525,13 @@ func zaddCommand(x *Ctx) {
 	case len(pairs)%2 != 0 || len(pairs) == 0:
 		x.W.Error(errSyntax)
 		return
-	case nx && xx:
+	case f.nx && f.xx:
 		x.W.Error("ERR XX and NX options at the same time are not compatible")
 		return
-	case (gt && nx) || (lt && nx) || (gt && lt):
+	case (f.gt && f.nx) || (f.lt && f.nx) || (f.gt && f.lt):
 		x.W.Error("ERR GT, LT, and/or NX options at the same time are not compatible")
 		return
-	case incr && len(pairs) > 2:
+	case f.incr && len(pairs) > 2:
 		x.W.Error("ERR INCR option supports a single increment-element pair")
 		return
 	}
@@ -523,35 +541,45 @@ func zaddCommand(x *Ctx) {
 			return
 		}
 	}
+	zaddPairs(x, f, len(pairs)/2, func(j int) (float64, []byte) {
+		score, _ := parseScore(pairs[2*j])
+		return score, pairs[2*j+1]
+	})
+}
+
+// zaddPairs applies n valid score-member pairs to the sorted set at
+// x.Args[1] as ZADD does with the options f, and replies. GEOADD shares it,
+// with scores it computed.
+func zaddPairs(x *Ctx, f zaddFlags, n int, pair func(j int) (score float64, member []byte)) {
 	var z zsetEdit
 	if !x.editZSet(x.Args[1], &z) {
 		return
 	}
 	added, updated, processed := 0, 0, 0
 	var score float64
-	if z.found || !xx {
-		for j := 0; j < len(pairs); j += 2 {
-			score, _ = parseScore(pairs[j])
-			member := pairs[j+1]
+	if z.found || !f.xx {
+		for j := 0; j < n; j++ {
+			var member []byte
+			score, member = pair(j)
 			cur, exists := z.score(member)
 			switch {
 			case !exists:
-				if xx {
+				if f.xx {
 					continue
 				}
 				z.add(member, score)
 				added++
-			case nx:
+			case f.nx:
 				continue
 			default:
-				if incr {
+				if f.incr {
 					score += cur
 					if math.IsNaN(score) { // INCR has a single pair: nothing changed
 						x.W.Error("ERR resulting score is not a number (NaN)")
 						return
 					}
 				}
-				if (lt && score >= cur) || (gt && score <= cur) {
+				if (f.lt && score >= cur) || (f.gt && score <= cur) {
 					continue
 				}
 				if score != cur {
@@ -561,13 +589,13 @@ func zaddCommand(x *Ctx) {
 			}
 			processed++
 		}
-		z.commit(eventIf(added+updated > 0, zaddEvent(incr)))
+		z.commit(eventIf(added+updated > 0, zaddEvent(f.incr)))
 	}
 	x.dirty += added + updated
 	switch {
-	case !incr && ch:
+	case !f.incr && f.ch:
 		x.W.Int(int64(added + updated))
-	case !incr:
+	case !f.incr:
 		x.W.Int(int64(added))
 	case processed > 0:
 		x.W.Double(score)

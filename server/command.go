@@ -275,6 +275,7 @@ type Ctx struct {
 	locks    keyspace.LockSet
 	keyBuf   [][]byte
 	collect  collector
+	geoFound []geoPoint // a geo search's results, reused across commands
 	// scratch holds two buffers for building values (e.g. a listpack being
 	// rebuilt): a rebuild reads one and writes the other, and the keyspace
 	// copies the result, so they are reused across commands.

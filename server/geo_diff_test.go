@@ -6,6 +6,7 @@ package server_test
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/keyhive/keyhive/internal/difftest"
+	"github.com/keyhive/keyhive/internal/geohash"
 )
 
 func TestGeoCommandInfo(t *testing.T) {
@@ -355,11 +357,59 @@ func TestGeoSearchRandom(t *testing.T) {
 			radius := strconv.FormatFloat(r*rng.Float64(), 'f', 3, 64)
 			p.Do("GEORADIUS", key, slon, slat, radius, unit, "WITHDIST", "WITHHASH")
 			p.Do("GEOSEARCH", key, "FROMLONLAT", slon, slat, "BYRADIUS", radius, unit, "ASC", "WITHCOORD")
+			p.Do("GEOSEARCH", key, "FROMLONLAT", slon, slat, "BYRADIUS", radius, unit) // no distance computed
 			w := strconv.FormatFloat(r*rng.Float64()*2, 'f', 3, 64)
 			h := strconv.FormatFloat(r*rng.Float64()*2, 'f', 3, 64)
 			p.Do("GEOSEARCH", key, "FROMLONLAT", slon, slat, "BYBOX", w, h, unit, "WITHDIST")
 			p.Do("GEOSEARCH", key, "FROMMEMBER", "p"+strconv.Itoa(rng.IntN(150)), "BYBOX", w, h, unit, "DESC", "COUNT", 1+rng.IntN(20))
 			p.Do("GEORADIUSBYMEMBER", key, "p"+strconv.Itoa(rng.IntN(150)), radius, unit, "COUNT", 1+rng.IntN(5), "ANY")
+		}
+	}
+}
+
+// TestGeoSearchEdges: members exactly at a search's limit, one bit inside
+// and beyond it (where Keyhive's estimate leaves the decision to the exact
+// distance), searches across ±180 degrees and around the poles (where the
+// bounding cells widen), and scores no GEOADD wrote.
+func TestGeoSearchEdges(t *testing.T) {
+	p := difftest.Start(t)
+	rng := rand.New(rand.NewPCG(11, 11))
+	meters := func(d float64) string { return strconv.FormatFloat(d, 'g', -1, 64) } // parsed back exactly
+	for ci, c := range [][2]float64{{13.4, 38.1}, {179.99, 0.5}, {-179.995, -40}, {10, 84.9}, {-100, -84.95}} {
+		key := "e" + strconv.Itoa(ci)
+		geoRandomSet(p, rng, key, 200, c[0], c[1], 0.3)
+		for q := 0; q < 12; q++ {
+			a, b := "p"+strconv.Itoa(rng.IntN(200)), "p"+strconv.Itoa(rng.IntN(200))
+			sa, sb := p.Do("ZSCORE", key, a), p.Do("ZSCORE", key, b)
+			fa, _ := strconv.ParseFloat(sa.Str, 64)
+			fb, _ := strconv.ParseFloat(sb.Str, 64)
+			lonA, latA := geohash.Decode(fa)
+			lonB, latB := geohash.Decode(fb)
+			d := geohash.Distance(lonA, latA, lonB, latB)
+			lonD := geohash.Distance(lonB, latB, lonA, latB) // BYBOX's test: along b's latitude
+			latD := geohash.LatDistance(latB, latA)
+			for _, r := range []float64{d, math.Nextafter(d, 0), math.Nextafter(d, math.Inf(1))} {
+				p.Do("GEOSEARCH", key, "FROMMEMBER", a, "BYRADIUS", meters(r), "m")
+				p.Do("GEORADIUSBYMEMBER", key, a, meters(r), "m", "WITHDIST", "ASC")
+			}
+			for _, w := range []float64{lonD, math.Nextafter(lonD, 0), math.Nextafter(lonD, math.Inf(1))} {
+				p.Do("GEOSEARCH", key, "FROMMEMBER", a, "BYBOX", meters(2*w), meters(2*latD+1), "m")
+			}
+			for _, h := range []float64{latD, math.Nextafter(latD, 0), math.Nextafter(latD, math.Inf(1))} {
+				p.Do("GEOSEARCH", key, "FROMMEMBER", a, "BYBOX", meters(2*lonD+1), meters(2*h), "m", "WITHCOORD")
+			}
+			// Around the centre, over ±180 degrees or a pole for the large ones.
+			r := []string{"500", "30", "300", "3000"}[rng.IntN(4)]
+			p.Do("GEOSEARCH", key, "FROMMEMBER", a, "BYRADIUS", r, "km")
+			p.Do("GEOSEARCH", key, "FROMMEMBER", a, "BYBOX", r, r, "km")
+		}
+	}
+	// Scores no GEOADD writes decode to the limits, or past them, clamped.
+	p.Do("ZADD", "odd", "1e300", "a", "-1", "b", "9.3e18", "c", "4503599627370496", "d", "4503599627370495", "e", "0", "f", "13510798882111487", "g")
+	for _, lonLat := range [][2]string{{"180", "85"}, {"-180", "-85"}, {"0", "0"}, {"179.9", "85.05"}} {
+		for _, r := range []string{"1", "100", "1000", "20000"} {
+			p.Do("GEORADIUS", "odd", lonLat[0], lonLat[1], r, "km", "WITHHASH")
+			p.Do("GEOSEARCH", "odd", "FROMLONLAT", lonLat[0], lonLat[1], "BYBOX", r, r, "km")
 		}
 	}
 }

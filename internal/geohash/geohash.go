@@ -186,45 +186,176 @@ func Distance(lon1, lat1, lon2, lat2 float64) float64 {
 }
 
 // Shape is a search area around a centre: a circle of Radius, or a box of
-// Width by Height, in units of Unit meters.
+// Width by Height, in units of Unit meters. Its fields are set before the
+// first Includes, which prepares the test's constants.
 type Shape struct {
 	Lon, Lat      float64
 	Box           bool
 	Radius        float64
 	Width, Height float64
 	Unit          float64 // meters per unit
+
+	prepared bool
+	// limit is the distance Includes compares with: the radius, or half
+	// the box's width (its latitude test is exact and cheap).
+	limit float64
+	// cosLat is the cosine of the centre's latitude by Go's math, for the
+	// estimates.
+	cosLat float64
+	// surelyIn and surelyOut bound the estimated haversine term: below
+	// surelyIn a point is within limit, above surelyOut it is not, whatever
+	// the last bits; in between the exact distance decides.
+	surelyIn, surelyOut float64
+	// latCells and lonCells bound the cells (26-bit coordinates of a
+	// score) of the points that may be in the shape, with a margin.
+	latCells, lonCells [2]uint32
 }
 
-// Contains reports whether a point lies in the shape and its distance from
-// the centre in meters.
-func (s *Shape) Contains(lon, lat float64) (dist float64, ok bool) {
+// IncludesScore reports whether the point a score stands for lies in the
+// shape, and returns it. Points whose cell lies outside the shape's bounding
+// rectangle are rejected from the score's bits, without trigonometry.
+func (s *Shape) IncludesScore(score float64) (lon, lat float64, ok bool) {
+	if !s.prepared {
+		s.prepare()
+	}
+	h := Hash{ScoreBits(score), StepMax}
+	if c := uint32(squash(h.Bits)); c < s.latCells[0] || c > s.latCells[1] {
+		return 0, 0, false
+	}
+	if c := uint32(squash(h.Bits >> 1)); c < s.lonCells[0] || c > s.lonCells[1] {
+		return 0, 0, false
+	}
+	lon, lat = decode(longRange, latRange, h).center()
+	return lon, lat, s.Includes(lon, lat)
+}
+
+// Includes reports whether a point lies in the shape, with Redis's result:
+// an estimate with Go's math (a few bits off) decides unless the point is
+// within a billionth of the limit, where the exact distance, which costs
+// far more, does.
+func (s *Shape) Includes(lon, lat float64) bool {
+	if !s.prepared {
+		s.prepare()
+	}
+	latR, lonR := lat*degToRad, lon*degToRad
 	if !s.Box {
-		if !within(s.Lon, s.Lat, lon, lat, s.Radius*s.Unit) {
-			return 0, false
+		u := math.Sin((latR - s.Lat*degToRad) / 2)
+		if u*u > s.surelyOut { // the latitudes alone are too far apart
+			return false
 		}
-		dist = Distance(s.Lon, s.Lat, lon, lat)
-		return dist, dist <= s.Radius*s.Unit
+		v := math.Sin((lonR - s.Lon*degToRad) / 2)
+		switch a := u*u + s.cosLat*math.Cos(latR)*v*v; {
+		case a > s.surelyOut:
+			return false
+		case a < s.surelyIn:
+			return true
+		}
+		return Distance(s.Lon, s.Lat, lon, lat) <= s.limit
 	}
-	// The latitude test is cheaper, so it goes first.
+	// As in Redis: the latitude test is cheaper, so it goes first, then the
+	// distance along the point's latitude.
 	if LatDistance(lat, s.Lat) > s.Height*s.Unit/2 {
-		return 0, false
+		return false
 	}
-	if limit := s.Width * s.Unit / 2; !within(lon, lat, s.Lon, lat, limit) || Distance(lon, lat, s.Lon, lat) > limit {
-		return 0, false
+	c, v := math.Cos(latR), math.Sin((s.Lon*degToRad-lonR)/2)
+	switch a := c * c * v * v; {
+	case a > s.surelyOut:
+		return false
+	case a < s.surelyIn:
+		return true
 	}
-	return Distance(s.Lon, s.Lat, lon, lat), true
+	return Distance(lon, lat, s.Lon, lat) <= s.limit
 }
 
-// within reports whether two points may be within limit meters: it rejects
-// with Go's math (a few bits off), leaving the exact distance, which costs
-// far more, to the points near or inside the limit.
-func within(lon1, lat1, lon2, lat2, limit float64) bool {
-	lat1r, lat2r := lat1*degToRad, lat2*degToRad
-	u := math.Sin((lat2r - lat1r) / 2)
-	v := math.Sin((lon2*degToRad - lon1*degToRad) / 2)
-	a := u*u + math.Cos(lat1r)*math.Cos(lat2r)*v*v
-	approx := 2.0 * earthRadius * math.Asin(math.Sqrt(min(a, 1)))
-	return approx <= limit*(1+1e-9)+1e-6
+// DistanceTo is the distance in meters from the centre to a point.
+func (s *Shape) DistanceTo(lon, lat float64) float64 {
+	return Distance(s.Lon, s.Lat, lon, lat)
+}
+
+// estimateMargin bounds how far an estimate may be from the exact distance:
+// relative for the rounding of Go's functions, absolute near zero.
+const estimateMargin, estimateFloor = 1e-9, 1e-6
+
+func (s *Shape) prepare() {
+	s.limit = s.Radius * s.Unit
+	if s.Box {
+		s.limit = s.Width * s.Unit / 2
+	}
+	s.cosLat = math.Cos(s.Lat * degToRad)
+	// The haversine term of a distance d is sin²(d/2R), increasing up to
+	// d/2R = π/2 but flat near it, where the margin would not cover the
+	// estimate's error: from 1.5 on, every point is left to the exact
+	// distance.
+	term := func(d, beyond float64) float64 {
+		if x := d / (2 * earthRadius); x < 1.5 {
+			sn := math.Sin(x)
+			return sn * sn
+		}
+		return beyond
+	}
+	s.surelyIn = -1
+	if in := s.limit*(1-estimateMargin) - estimateFloor; in > 0 {
+		s.surelyIn = term(in, -1)
+	}
+	s.surelyOut = term(s.limit*(1+estimateMargin)+estimateFloor, math.Inf(1))
+	s.boundCells()
+	s.prepared = true
+}
+
+// boundCells sets the cells of the rectangle that holds every point of the
+// shape: the latitudes within the radius (or half the height), and the
+// longitudes where a circle of that angular radius is widest, asin(sin ρ /
+// cos φ), or where a box's half width spans the most degrees, at the
+// latitude farthest from the equator. Around a pole or across ±180 degrees
+// the longitudes are not bounded.
+func (s *Shape) boundCells() {
+	const margin = 1e-6
+	s.latCells, s.lonCells = [2]uint32{0, math.MaxUint32}, [2]uint32{0, math.MaxUint32}
+	half := s.limit
+	if s.Box {
+		half = s.Height * s.Unit / 2
+	}
+	dLat := half / earthRadius * (1 + margin) // radians
+	if !(dLat < math.Pi/2) {
+		return
+	}
+	s.latCells = cells(latRange, s.Lat-dLat/degToRad, s.Lat+dLat/degToRad)
+	farthest := (math.Abs(s.Lat*degToRad) + dLat) * (1 + margin)
+	// The angle whose sine bounds that of the largest longitude difference
+	// (half of it for a box), and the latitude where it is largest.
+	angle, at := s.limit/earthRadius, math.Abs(s.Lat*degToRad)*(1+margin)
+	if s.Box {
+		angle, at = s.limit/(2*earthRadius), farthest
+	}
+	if !(farthest < math.Pi/2 && angle < 0.5) { // a pole, or too wide to care
+		return
+	}
+	sinDLon := math.Sin(angle) / math.Cos(at) * (1 + margin)
+	if !(sinDLon < 0.5) {
+		return
+	}
+	dLon := math.Asin(sinDLon) * (1 + margin)
+	if s.Box {
+		dLon *= 2
+	}
+	if from, to := s.Lon-dLon/degToRad, s.Lon+dLon/degToRad; from > LongMin && to < LongMax {
+		s.lonCells = cells(longRange, from, to)
+	}
+}
+
+// cells returns the cells of r, widened by one on each side, whose points
+// may lie between from and to. Cells past the last one (the maximum
+// coordinate's, or scores no GEOADD wrote) decode to the maximum: they are
+// in when the last one is.
+func cells(r Range, from, to float64) [2]uint32 {
+	const last = 1<<StepMax - 1
+	lo := math.Floor((from-r.Min)/(r.Max-r.Min)*(last+1)) - 1
+	hi := math.Floor((to-r.Min)/(r.Max-r.Min)*(last+1)) + 1
+	c := [2]uint32{uint32(min(max(lo, 0), last)), uint32(min(max(hi, 0), last))}
+	if c[1] == last {
+		c[1] = math.MaxUint32
+	}
+	return c
 }
 
 // boundingBox returns the longitude and latitude limits around the shape.

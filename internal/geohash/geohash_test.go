@@ -2,6 +2,7 @@ package geohash
 
 import (
 	"math"
+	"math/rand/v2"
 	"strconv"
 	"testing"
 )
@@ -108,6 +109,115 @@ func FuzzDecode(f *testing.F) {
 		}
 		s := Shape{Lon: lon, Lat: lat, Radius: math.Abs(score), Unit: 1}
 		s.AppendBoxes(nil)
-		s.Contains(0, 0)
+		s.IncludesScore(score)
+		s.IncludesScore(0)
+		s.DistanceTo(0, 0)
 	})
+}
+
+// TestIncludesMatchesExactDistance checks Includes, which decides most
+// points with an estimate, against the exact distances Redis compares, on
+// random points and on points exactly at, or one bit around, the limit.
+func TestIncludesMatchesExactDistance(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	coord := func(r float64) float64 { return (rng.Float64()*2 - 1) * r }
+	for i := 0; i < 20000; i++ {
+		clon, clat := coord(180), coord(LatMax)
+		lon, lat := clon+coord(rng.Float64()), clat+coord(rng.Float64())
+		lon, lat = max(min(lon, LongMax), LongMin), max(min(lat, LatMax), LatMin)
+		box := i%2 == 1
+		var limit float64 // what the point's distance is compared with
+		if box {
+			limit = Distance(lon, lat, clon, lat)
+		} else {
+			limit = Distance(clon, clat, lon, lat)
+		}
+		switch i % 8 / 2 {
+		case 1:
+			limit = math.Nextafter(limit, 0)
+		case 2:
+			limit = math.Nextafter(limit, math.Inf(1))
+		case 3:
+			limit *= 2 * rng.Float64()
+		}
+		s := Shape{Lon: clon, Lat: clat, Box: box, Radius: limit, Width: 2 * limit, Height: 1e7, Unit: 1}
+		if box {
+			s.Width = limit / 0.5 // so Width*Unit/2 is limit exactly
+		}
+		want := s.DistanceTo(lon, lat) <= limit
+		if box {
+			want = LatDistance(lat, clat) <= s.Height/2 && Distance(lon, lat, clon, lat) <= limit
+		}
+		if got := s.Includes(lon, lat); got != want {
+			t.Fatalf("%+v: Includes(%v, %v) = %v, want %v", s, lon, lat, got, want)
+		}
+	}
+}
+
+// TestIncludesScoreMatchesExactDistance checks IncludesScore, which rejects
+// points from their cells, against the exact test of the decoded point, for
+// shapes from meters to continents, near the poles and across ±180 degrees,
+// and for scores no GEOADD writes.
+func TestIncludesScoreMatchesExactDistance(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	coord := func(r float64) float64 { return (rng.Float64()*2 - 1) * r }
+	clamp := func(lon, lat float64) (float64, float64) {
+		return max(min(lon, LongMax), LongMin), max(min(lat, LatMax), LatMin)
+	}
+	exact := func(s *Shape, lon, lat float64) bool {
+		if !s.Box {
+			return s.DistanceTo(lon, lat) <= s.Radius*s.Unit
+		}
+		return LatDistance(lat, s.Lat) <= s.Height*s.Unit/2 && Distance(lon, lat, s.Lon, lat) <= s.Width*s.Unit/2
+	}
+	in := 0
+	for i := 0; i < 3000; i++ {
+		clon, clat := clamp(coord(180), coord(LatMax))
+		if i%10 == 0 {
+			clon = LongMax * math.Copysign(1, coord(1)) // at ±180
+		}
+		size := math.Pow(10, rng.Float64()*7.5) // 1 m to 30000 km
+		s := Shape{Lon: clon, Lat: clat, Box: i%2 == 1, Radius: size, Width: size * 2 * rng.Float64(), Height: size * 2 * rng.Float64(), Unit: 1}
+		spread := min(size/111000*3, 180) // degrees around the centre
+		for j := 0; j < 50; j++ {
+			score := float64(Encode(clamp(clon+coord(spread), clat+coord(spread))))
+			switch j % 4 {
+			case 0:
+				score = rng.Float64() * (1 << 60) // cells past the last ones
+			case 1:
+				score = float64(Encode(clamp(edgePoint(&s, rng))))
+			}
+			lon, lat := Decode(score)
+			glon, glat, got := s.IncludesScore(score)
+			if want := exact(&s, lon, lat); got != want || (got && (glon != lon || glat != lat)) {
+				t.Fatalf("%+v: IncludesScore(%v) = %v %v %v, want %v %v %v", s, score, glon, glat, got, lon, lat, want)
+			}
+			if got {
+				in++
+			}
+		}
+	}
+	if in < 10000 {
+		t.Fatalf("only %d points in their shapes", in)
+	}
+}
+
+// edgePoint returns a point within a millionth of the shape's edge: on the
+// circle, or on the box's latitude limits or longitude limits.
+func edgePoint(s *Shape, rng *rand.Rand) (lon, lat float64) {
+	jitter := 1 + (rng.Float64()*2-1)*1e-6
+	sign := math.Copysign(1, rng.Float64()-0.5)
+	if !s.Box { // the destination at the radius on a random bearing
+		d, b, lat1 := s.Radius*s.Unit/earthRadius*jitter, rng.Float64()*2*math.Pi, s.Lat*degToRad
+		lat2 := math.Asin(math.Sin(lat1)*math.Cos(d) + math.Cos(lat1)*math.Sin(d)*math.Cos(b))
+		lon2 := s.Lon*degToRad + math.Atan2(math.Sin(b)*math.Sin(d)*math.Cos(lat1), math.Cos(d)-math.Sin(lat1)*math.Sin(lat2))
+		return math.Remainder(lon2/degToRad, 360), lat2 / degToRad
+	}
+	dLat := s.Height * s.Unit / 2 / earthRadius / degToRad
+	if rng.IntN(2) == 0 {
+		return s.Lon + (rng.Float64()*2-1)*s.Width*s.Unit/2/earthRadius/degToRad, s.Lat + sign*dLat*jitter
+	}
+	lat = s.Lat + (rng.Float64()*2-1)*dLat
+	dLon := 2 * math.Asin(min(1, math.Sin(s.Width*s.Unit/4/earthRadius)/math.Cos(lat*degToRad)))
+	return s.Lon + sign*dLon/degToRad*jitter, lat
 }

@@ -139,12 +139,38 @@ func setRegister(r []byte, i int, val uint8) {
 	}
 }
 
-// eachDense calls fn with the registers of dense registers r four at a time
-// (three bytes hold four registers), i being the first one's index.
-func eachDense(r []byte, fn func(i int, r0, r1, r2, r3 uint8)) {
-	for i := 0; i+3 <= len(r); i += 3 {
-		b0, b1, b2 := r[i], r[i+1], r[i+2]
-		fn(i/3*4, b0&registerMax, (b0>>6|b1<<2)&registerMax, (b1>>4|b2<<4)&registerMax, b2>>2)
+// The dense registers are read eight at a time: six bytes hold eight
+// registers, which unpack spreads to one byte each, so that a merge is a
+// byte-wise maximum of words and a histogram needs no shifts per register.
+const groups = Registers / 8
+
+// unpack returns the eight registers of group g of dense registers r as the
+// bytes of a word, register 8g in the lowest.
+func unpack(r []byte, g int) uint64 {
+	var w uint64
+	if i := 6 * g; i+8 <= len(r) {
+		w = binary.LittleEndian.Uint64(r[i:]) & (1<<48 - 1)
+	} else { // the last group: two bytes short of a word
+		w = uint64(binary.LittleEndian.Uint32(r[i:])) | uint64(binary.LittleEndian.Uint16(r[i+4:]))<<32
+	}
+	w = w&0xffffff | (w&0xffffff000000)<<8               // 24 bits per 32-bit lane
+	w = w&0x00000fff00000fff | (w&0x00fff00000fff000)<<4 // 12 bits per 16-bit lane
+	return w&0x003f003f003f003f | (w&0x0fc00fc00fc00fc0)<<2
+}
+
+// countRegisters adds the registers in b, one per byte, to histo. Four
+// histograms in turn keep consecutive increments of one count from waiting
+// on each other.
+func countRegisters(histo *[64]int, b []byte) {
+	var h [4][64]int
+	for i := 0; i+4 <= len(b); i += 4 {
+		h[0][b[i]&registerMax]++
+		h[1][b[i+1]&registerMax]++
+		h[2][b[i+2]&registerMax]++
+		h[3][b[i+3]&registerMax]++
+	}
+	for v := range histo {
+		histo[v] += h[0][v] + h[1][v] + h[2][v] + h[3][v]
 	}
 }
 
@@ -358,12 +384,14 @@ func ToDense(v []byte) ([]byte, bool) {
 func Count(v []byte) (card uint64, ok bool) {
 	var histo [64]int
 	if v[4] == encDense {
-		eachDense(v[HeaderSize:], func(i int, r0, r1, r2, r3 uint8) {
-			histo[r0]++
-			histo[r1]++
-			histo[r2]++
-			histo[r3]++
-		})
+		var b [64]byte
+		r := v[HeaderSize:]
+		for g := 0; g < groups; g += len(b) / 8 {
+			for k := 0; k < len(b)/8; k++ {
+				binary.LittleEndian.PutUint64(b[8*k:], unpack(r, g+k))
+			}
+			countRegisters(&histo, b[:])
+		}
 		return estimate(&histo), true
 	}
 	idx := 0
@@ -398,9 +426,15 @@ type Max [Registers]uint8
 // corrupted sparse body (m may then be partly raised).
 func (m *Max) Merge(v []byte) bool {
 	if v[4] == encDense {
-		eachDense(v[HeaderSize:], func(i int, r0, r1, r2, r3 uint8) {
-			m[i], m[i+1], m[i+2], m[i+3] = max(m[i], r0), max(m[i+1], r1), max(m[i+2], r2), max(m[i+3], r3)
-		})
+		r := v[HeaderSize:]
+		for g := 0; g < groups; g++ {
+			x, y := unpack(r, g), binary.LittleEndian.Uint64(m[8*g:])
+			// Registers are below 128: a byte of (x|0x80)-y keeps its top
+			// bit, and borrows nothing, where x >= y.
+			ge := ((x | 0x8080808080808080) - y) & 0x8080808080808080
+			keep := ge >> 7 * 0xff
+			binary.LittleEndian.PutUint64(m[8*g:], x&keep|y&^keep)
+		}
 		return true
 	}
 	i := 0
@@ -431,9 +465,7 @@ func (m *Max) Merge(v []byte) bool {
 // Count estimates the cardinality of the merged registers.
 func (m *Max) Count() uint64 {
 	var histo [64]int
-	for _, r := range m {
-		histo[r]++
-	}
+	countRegisters(&histo, m[:])
 	return estimate(&histo)
 }
 

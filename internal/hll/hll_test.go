@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"math"
+	"math/rand/v2"
 	"strconv"
 	"testing"
 )
@@ -133,4 +134,30 @@ func FuzzHLL(f *testing.F) {
 			t.Fatal("add: sparse and dense results differ")
 		}
 	})
+}
+
+// TestDenseWordwise checks the word-at-a-time merge and count of dense
+// registers against register-by-register reads, with every register value.
+func TestDenseWordwise(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	var m, want Max
+	for round := 0; round < 4; round++ {
+		v, _ := ToDense(AppendEmpty(nil))
+		var histo [64]int
+		for i := 0; i < Registers; i++ {
+			r := uint8(rng.IntN(registerMax + 1))
+			if round == 0 {
+				r = uint8(i % (registerMax + 1))
+			}
+			setRegister(v[HeaderSize:], i, r)
+			histo[r]++
+			want[i] = max(want[i], r)
+		}
+		if c, ok := Count(v); !ok || c != estimate(&histo) {
+			t.Fatalf("round %d: Count %d %v, want %d", round, c, ok, estimate(&histo))
+		}
+		if !m.Merge(v) || m != want {
+			t.Fatalf("round %d: merged registers differ", round)
+		}
+	}
 }

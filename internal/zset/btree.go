@@ -382,6 +382,68 @@ func (t *Tree) Count(before Before) int {
 	return c + lo
 }
 
+// ScoreRange calls fn for the elements with min <= score < max in order,
+// until fn returns false; fn must not change the tree. Records lie scattered
+// in the slab, so each leaf's scores are read first in a loop of independent
+// loads, whose cache misses overlap, before fn sees the elements.
+func (t *Tree) ScoreRange(min, max float64, fn func(member []byte, score float64) bool) {
+	if t.count == 0 {
+		return
+	}
+	// Descend by the keys' scores alone: every child left of the one taken
+	// holds only scores below min.
+	var path [maxHeight]step
+	n := t.root
+	for d := 0; d < t.height; d++ {
+		in := &t.inners[n]
+		lo, hi := 1, int(in.n)
+		for lo < hi {
+			mid := int(uint(lo+hi) >> 1)
+			if in.keys[mid].score < min {
+				lo = mid + 1
+			} else {
+				hi = mid
+			}
+		}
+		path[d] = step{n, int32(lo - 1)}
+		n = in.child[lo-1]
+	}
+	var scores [leafCap]float64
+	for {
+		lf := &t.leaves[n]
+		refs := lf.refs[:lf.n]
+		end := 0
+		for ; end < len(refs); end++ {
+			if scores[end] = t.slab.score(refs[end]); scores[end] >= max {
+				break
+			}
+		}
+		for j, ref := range refs[:end] {
+			if scores[j] >= min && !fn(t.member(ref), scores[j]) {
+				return
+			}
+		}
+		if end < len(refs) {
+			return
+		}
+		// The next leaf: up to the deepest ancestor with a next child,
+		// then down its leftmost path.
+		d := t.height - 1
+		for d >= 0 && int(path[d].i)+1 >= int(t.inners[path[d].node].n) {
+			d--
+		}
+		if d < 0 {
+			return
+		}
+		path[d].i++
+		n = t.inners[path[d].node].child[path[d].i]
+		for d++; d < t.height; d++ {
+			path[d] = step{n, 0}
+			n = t.inners[n].child[0]
+		}
+	}
+}
+
 // collect returns the record offsets in order.
 func (t *Tree) collect() []uint64 {
 	return t.appendRefs(make([]uint64, 0, t.count), t.root, t.height)

@@ -130,6 +130,36 @@ func (h *harness) count(bs float64, bm string) {
 			h.t.Fatalf("Count(bound %d, %v %q) = %d, want %d", k, bs, bm, got, want)
 		}
 	}
+	h.scoreRange(bs, bs+float64(len(bm)%4))
+	h.scoreRange(math.Inf(-1), bs)
+}
+
+// scoreRange checks ScoreRange, whole and stopped after a few elements.
+func (h *harness) scoreRange(from, to float64) {
+	lo, _ := slices.BinarySearchFunc(h.ref, from, func(e elem, from float64) int { return cmpBool(e.s < from) })
+	hi, _ := slices.BinarySearchFunc(h.ref, to, func(e elem, to float64) int { return cmpBool(e.s < to) })
+	want := h.ref[lo:max(lo, hi)]
+	for _, stop := range []int{-1, 0, 3} {
+		n := 0
+		h.tr.ScoreRange(from, to, func(m []byte, s float64) bool {
+			if n >= len(want) || string(m) != want[n].m || s != want[n].s {
+				h.t.Fatalf("ScoreRange(%v, %v): element %d is %q %v, want %v", from, to, n, m, s, want[min(n, len(want)):])
+			}
+			n++
+			return n != stop+1
+		})
+		if w := len(want); n != w && (stop < 0 || n != min(w, stop+1)) {
+			h.t.Fatalf("ScoreRange(%v, %v) stopping after %d: %d elements, want %d", from, to, stop+1, n, w)
+		}
+	}
+}
+
+// cmpBool orders true (before the bound) first, for binary searches.
+func cmpBool(before bool) int {
+	if before {
+		return -1
+	}
+	return 1
 }
 
 // scanStep continues the scan, or starts one.
