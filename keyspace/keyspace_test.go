@@ -198,34 +198,46 @@ func TestHolesRefilled(t *testing.T) {
 	}
 }
 
+// refillKeys is the number of keys loadOneShard writes: one shard, several
+// chunks.
+const refillKeys = 20000
+
+var refillValue = []byte(strings.Repeat("v", 100))
+
+// refillKey is key i of a refill test's prefix, all in one shard.
+func refillKey(prefix string, i int) []byte { return fmt.Appendf(nil, "{s}%s%06d", prefix, i) }
+
+// loadOneShard writes refillKeys keys "k" of refillValue and returns the
+// keyspace, its database and the memory the load took.
+func loadOneShard() (*Keyspace, *DB, int64) {
+	ks := New(1, Hooks{})
+	db := ks.DB(0)
+	for i := range refillKeys {
+		withAll(ks, func() { db.Set(refillKey("k", i), TypeString, EncRaw, refillValue, 0, 1) })
+	}
+	return ks, db, ks.MemoryBytes()
+}
+
 // TestDeletedHalfRefilled: after deleting every other key, one command at a
 // time, as many new keys of the same size fit in the memory the first load
 // took, through holes harvested from the chunks; every key keeps its value.
 func TestDeletedHalfRefilled(t *testing.T) {
-	ks := New(1, Hooks{})
-	db := ks.DB(0)
-	value := []byte(strings.Repeat("v", 100))
-	key := func(prefix string, i int) []byte { return fmt.Appendf(nil, "{s}%s%06d", prefix, i) }
-	const n = 20000 // one shard, several chunks
-	for i := range n {
-		withAll(ks, func() { db.Set(key("k", i), TypeString, EncRaw, value, 0, 1) })
+	ks, db, loaded := loadOneShard()
+	for i := 0; i < refillKeys; i += 2 {
+		withAll(ks, func() { db.Delete(refillKey("k", i)) })
 	}
-	loaded := ks.MemoryBytes()
-	for i := 0; i < n; i += 2 {
-		withAll(ks, func() { db.Delete(key("k", i)) })
-	}
-	for i := range n / 2 {
-		withAll(ks, func() { db.Set(key("n", i), TypeString, EncRaw, value, 0, 1) })
+	for i := range refillKeys / 2 {
+		withAll(ks, func() { db.Set(refillKey("n", i), TypeString, EncRaw, refillValue, 0, 1) })
 	}
 	if m := ks.MemoryBytes(); m > loaded {
 		t.Fatalf("%d bytes after deleting half and writing as many, %d after the first load", m, loaded)
 	}
-	for i := range n {
-		k := key("n", i/2)
+	for i := range refillKeys {
+		k := refillKey("n", i/2)
 		if i%2 == 1 {
-			k = key("k", i)
+			k = refillKey("k", i)
 		}
-		if e, ok := db.Lookup(k, 1, false); !ok || !bytes.Equal(e.Value(), value) {
+		if e, ok := db.Lookup(k, 1, false); !ok || !bytes.Equal(e.Value(), refillValue) {
 			t.Fatalf("%s lost", k)
 		}
 	}
@@ -236,20 +248,12 @@ func TestDeletedHalfRefilled(t *testing.T) {
 // arena growing: when the ready holes run out, the unlock harvests more
 // before the next write would have to append.
 func TestSparseGarbageRefilled(t *testing.T) {
-	ks := New(1, Hooks{})
-	db := ks.DB(0)
-	value := []byte(strings.Repeat("v", 100))
-	key := func(prefix string, i int) []byte { return fmt.Appendf(nil, "{s}%s%06d", prefix, i) }
-	const n = 20000 // one shard, several chunks
-	for i := range n {
-		withAll(ks, func() { db.Set(key("k", i), TypeString, EncRaw, value, 0, 1) })
+	ks, db, loaded := loadOneShard()
+	for i := 0; i < refillKeys; i += 20 {
+		withAll(ks, func() { db.Delete(refillKey("k", i)) })
 	}
-	loaded := ks.MemoryBytes()
-	for i := 0; i < n; i += 20 {
-		withAll(ks, func() { db.Delete(key("k", i)) })
-	}
-	for i := 0; i < n; i += 20 {
-		withAll(ks, func() { db.Set(key("n", i), TypeString, EncRaw, value, 0, 1) })
+	for i := 0; i < refillKeys; i += 20 {
+		withAll(ks, func() { db.Set(refillKey("n", i), TypeString, EncRaw, refillValue, 0, 1) })
 		if m := ks.MemoryBytes(); m > loaded {
 			t.Fatalf("%d bytes after %d new keys in the place of deleted ones, %d after the first load", m, i/20+1, loaded)
 		}
