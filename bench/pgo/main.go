@@ -101,14 +101,14 @@ func run(out string, requests int, mix time.Duration) error {
 func runMix(addr string, w workloads.Workload, d time.Duration) error {
 	rdb := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 50})
 	defer rdb.Close()
+	if err := rdb.FlushAll(context.Background()).Err(); err != nil {
+		return err
+	}
+	if err := w.Prepare(context.Background(), rdb); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
-	if err := rdb.FlushAll(ctx).Err(); err != nil {
-		return err
-	}
-	if err := w.Prepare(ctx, rdb); err != nil {
-		return err
-	}
 	if w.Background != nil {
 		go w.Background(ctx, rdb)
 	}
