@@ -8,8 +8,10 @@
 // clients for -duration (closed loop: maximum throughput) against redis, then
 // keyhive, each on a freshly flushed and prepared data set. Then it runs the
 // mix on each server at half of redis-server's median maximum throughput
-// (open loop: requests are due on a fixed schedule and latency counts from
-// the due time), which is where the p99 is compared.
+// (open loop: requests are due on a fixed schedule; a request sent late
+// because an earlier one was slow counts its latency from its due time),
+// which is where the p99 is compared. Every run is preceded by an unmeasured
+// warm-up of the same mix.
 package main
 
 import (
@@ -37,6 +39,7 @@ var (
 	flagWorkloads = flag.String("workloads", "dns,quicklink,waitingroom,ipx,cms", "comma-separated workloads")
 	flagClients   = flag.Int("clients", 50, "concurrent clients")
 	flagDuration  = flag.Duration("duration", 5*time.Second, "length of each measured run")
+	flagWarmup    = flag.Duration("warmup", time.Second, "unmeasured run before each measured one (connections, caches, the server's first allocations)")
 	flagRounds    = flag.Int("rounds", 3, "alternating redis/keyhive rounds at maximum throughput")
 	flagRateShare = flag.Float64("rate", 0.5, "share of redis-server's maximum throughput for the rate-limited runs")
 	flagKeyhive   = flag.String("keyhive", "", "keyhive binary (default: go build ./cmd/keyhive into a temp dir)")
@@ -174,11 +177,7 @@ func measure(s server, w workloads.Workload, rate float64) (result, error) {
 	if err != nil {
 		return result{}, fmt.Errorf("%s: %w", s.name, err)
 	}
-	cpuBefore, err := processCPU(pid)
-	if err != nil {
-		return result{}, err
-	}
-	runCtx, cancel := context.WithTimeout(ctx, *flagDuration)
+	runCtx, cancel := context.WithTimeout(ctx, *flagWarmup+*flagDuration)
 	defer cancel()
 	if w.Background != nil {
 		bg := redis.NewClient(&redis.Options{Addr: s.addr, DisableIdentity: true})
@@ -197,24 +196,43 @@ func measure(s server, w workloads.Workload, rate float64) (result, error) {
 	var firstErr error
 	var errOnce sync.Once
 	start := time.Now()
+	measureFrom := start.Add(*flagWarmup)
+	type cpuReading struct {
+		t   time.Duration
+		err error
+	}
+	cpuBefore := make(chan cpuReading, 1)
+	time.AfterFunc(*flagWarmup, func() {
+		t, err := processCPU(pid)
+		cpuBefore <- cpuReading{t, err}
+	})
 	var wg sync.WaitGroup
 	for c := range *flagClients {
 		wg.Go(func() {
 			rng := rand.New(rand.NewPCG(uint64(c), 7))
 			next := start.Add(time.Duration(c) * interval / time.Duration(*flagClients))
 			for runCtx.Err() == nil {
-				due := time.Now()
+				sent := time.Now()
 				if interval > 0 {
+					// Behind schedule (a slow earlier request), the latency
+					// counts from the due time; on time, from when the
+					// client's sleep ended, so the timer's own lateness (up
+					// to 1 ms in Go's netpoller) is not charged to the server.
 					if wait := time.Until(next); wait > 0 {
 						time.Sleep(wait)
+						sent = time.Now()
+					} else {
+						sent = next
 					}
-					due = next
 					next = next.Add(interval)
 				}
 				// The request's own context is not the run's: a request
 				// cut short by the run's end would count as an error.
 				err := w.Op(ctx, rdb, rng)
-				latencies[c] = append(latencies[c], time.Since(due))
+				if sent.Before(measureFrom) {
+					continue
+				}
+				latencies[c] = append(latencies[c], time.Since(sent))
 				if err != nil && !errors.Is(err, redis.Nil) {
 					errs[c]++
 					errOnce.Do(func() { firstErr = err })
@@ -223,12 +241,16 @@ func measure(s server, w workloads.Workload, rate float64) (result, error) {
 		})
 	}
 	wg.Wait()
-	res := result{elapsed: time.Since(start), firstErr: firstErr}
+	before := <-cpuBefore
+	if before.err != nil {
+		return result{}, before.err
+	}
+	res := result{elapsed: time.Since(measureFrom), firstErr: firstErr}
 	cpuAfter, err := processCPU(pid)
 	if err != nil {
 		return result{}, err
 	}
-	res.cpu = cpuAfter - cpuBefore
+	res.cpu = cpuAfter - before.t
 	all := slices.Concat(latencies...)
 	slices.Sort(all)
 	res.ops = len(all)
@@ -357,8 +379,13 @@ divided by the requests served, the median over the rounds; its ratio
 redis/keyhive (> 1: Keyhive cheaper) is the figure least disturbed by the other
 processes on the machine. Latencies at maximum throughput are medians over the rounds.
 The last columns are the p99 of each server at 50% of redis-server's maximum
-throughput (open loop: each request is due on a fixed schedule and its latency
-counts from the due time, so queueing behind a slow request is included).
+throughput (open loop: each request is due on a fixed schedule; when a client
+is behind it because an earlier request was slow, the latency counts from the
+due time, so queueing behind a slow request is included; a client on schedule
+counts from the end of its sleep, since Go's timers wake up to 1 ms late and
+that is the load generator's delay, not the server's). Each run follows an
+unmeasured warm-up of the same mix (-warmup: connections opened, the server's
+first allocations made).
 Both servers run as their own processes (Keyhive built from ./cmd/keyhive with
 its defaults, one command-execution core like Redis's main thread); the load
 generator shares the machine with them.
