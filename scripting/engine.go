@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	lua "github.com/yuin/gopher-lua"
 
@@ -279,10 +280,8 @@ func (e *Engine) Run(s *Script, keys, argv [][]byte, host Host, w *resp.Writer) 
 		e.evalState = newLuaState(e, false)
 	}
 	st := e.evalState
-	st.keys = refillArray(st.L, st.keys, keys)
-	st.argv = refillArray(st.L, st.argv, argv)
-	st.realGlobals.RawSetString("KEYS", st.keys)
-	st.realGlobals.RawSetString("ARGV", st.argv)
+	st.setArray("KEYS", &st.keys, keys)
+	st.setArray("ARGV", &st.argv, argv)
 	if s.fn == nil {
 		s.fn = st.L.NewFunctionFromProto(s.proto)
 		s.fn.Env = st.globals
@@ -334,6 +333,17 @@ func argBytes(items [][]byte) int {
 	return n
 }
 
+// setArray makes the global name (KEYS or ARGV) the array of items,
+// refilling *t, the table it held after the last run. Scripts cannot
+// assign the global itself (the globals are read-only), so it is set again
+// only when the table is new.
+func (s *luaState) setArray(name string, t **lua.LTable, items [][]byte) {
+	if refilled := refillArray(s.L, *t, items); refilled != *t {
+		*t = refilled
+		s.realGlobals.RawSetString(name, refilled)
+	}
+}
+
 // refillArray returns t holding exactly items as strings, reusing t and
 // the strings it holds that are equal (scripts are often run with the same
 // arguments), or a new table when the last run left t with more than an
@@ -343,11 +353,24 @@ func refillArray(L *lua.LState, t *lua.LTable, items [][]byte) *lua.LTable {
 		t = L.CreateTable(len(items), 0)
 	}
 	old := t.Len()
+	// The items that changed share one allocation for their bytes.
+	var small [16]int
+	changed, size := small[:0], 0
 	for i, it := range items {
-		if s, ok := t.RawGetInt(i + 1).(lua.LString); ok && string(s) == string(it) {
-			continue
+		if s, ok := t.RawGetInt(i + 1).(lua.LString); !ok || string(s) != string(it) {
+			changed = append(changed, i)
+			size += len(it)
 		}
-		t.RawSetInt(i+1, lua.LString(it))
+	}
+	buf := make([]byte, 0, size)
+	for _, i := range changed {
+		buf = append(buf, items[i]...)
+	}
+	all := unsafe.String(unsafe.SliceData(buf), len(buf)) // buf is never written again
+	for _, i := range changed {
+		n := len(items[i])
+		t.RawSetInt(i+1, lua.LString(all[:n]))
+		all = all[n:]
 	}
 	for i := len(items) + 1; i <= old; i++ {
 		t.RawSetInt(i, lua.LNil)
