@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -559,15 +560,27 @@ func TestSnapshotAgainstMap(t *testing.T) {
 		}
 		flushes = round < 3 // not while marks are left behind and checked
 		snap := ks.BeginSnapshot(encode, nil)
+		// Writes go on while the saver saves, also between the pieces of
+		// one shard.
+		stop, stopped := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(stopped)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+					step()
+					runtime.Gosched()
+				}
+			}
+		}()
 		got := [2]map[string]string{{}, {}}
 		var b []byte
 		for d := range 2 {
 			for sh := range Shards {
 				if round == 3 && d == 1 {
 					break // the save failed: End cleans up
-				}
-				if sh%8 == 0 {
-					step()
 				}
 				b = snap.Shard(b[:0], d, sh)
 				for len(b) > 0 {
@@ -579,6 +592,8 @@ func TestSnapshotAgainstMap(t *testing.T) {
 				}
 			}
 		}
+		close(stop)
+		<-stopped
 		snap.End()
 		if round == 3 {
 			continue

@@ -20,8 +20,7 @@ func (db *DB) Scan(cursor uint64, count int, now int64, match func(key []byte) b
 		db.withShard(int(si), func(sh *shard) {
 			for pos <= tagMask && returned < count && budget > 0 && sh.count > 0 {
 				returned += db.scanBucket(sh, pos, now, match, fn)
-				shift := tagBits - uint64(sh.tableLog)
-				pos = (pos>>shift + 1) << shift
+				pos = sh.nextBucket(pos)
 				budget--
 			}
 			if sh.count == 0 {
@@ -45,24 +44,20 @@ func (db *DB) Scan(cursor uint64, count int, now int64, match func(key []byte) b
 // pos, and returns how many keys it visited. They sit in the probe run starting
 // at the bucket.
 func (db *DB) scanBucket(sh *shard, pos uint64, now int64, match func(key []byte) bool, fn func(key []byte, t Type)) int {
-	bucket := int(pos >> (tagBits - uint64(sh.tableLog)))
 	n := 0
 	var expired []int
-	for i := bucket; sh.slots[i] != 0; i = (i + 1) & sh.mask() {
-		if sh.home(slotTag(sh.slots[i])) != bucket {
-			continue
-		}
+	sh.eachInBucket(pos, func(i int) {
 		n++
 		e := entryAt(sh, i)
 		if match != nil && !match(e.h.key) {
-			continue
+			return
 		}
 		if e.h.expire != 0 && e.h.expire <= now {
 			expired = append(expired, i)
-			continue
+			return
 		}
 		fn(e.h.key, e.Type())
-	}
+	})
 	// Remove expired keys last-first: a backward shift only moves slots after the
 	// removed one, so earlier indexes stay valid.
 	for j := len(expired) - 1; j >= 0; j-- {
@@ -70,4 +65,40 @@ func (db *DB) scanBucket(sh *shard, pos uint64, now int64, match func(key []byte
 		db.expire(&e)
 	}
 	return n
+}
+
+// eachInBucket calls fn with the slot of every key whose home is the bucket
+// holding hash position pos; they sit in the probe run starting at the
+// bucket. fn must not move slots.
+func (sh *shard) eachInBucket(pos uint64, fn func(i int)) {
+	bucket := sh.home(pos)
+	for i := bucket; sh.slots[i] != 0; i = (i + 1) & sh.mask() {
+		if sh.home(slotTag(sh.slots[i])) == bucket {
+			fn(i)
+		}
+	}
+}
+
+// nextBucket is the first hash position of the bucket after pos's.
+func (sh *shard) nextBucket(pos uint64) uint64 {
+	shift := tagBits - uint64(sh.tableLog)
+	return (pos>>shift + 1) << shift
+}
+
+// walk calls fn with the entry bytes and slot of the keys of the buckets
+// from hash position pos on, until at least limit were visited, and returns
+// the position to continue from (past tagMask when done). As with Scan, a key
+// present throughout is visited however the table grows or shrinks between
+// walks (a shrink may bring some back). fn must not move slots.
+func (sh *shard) walk(pos uint64, limit int, fn func(ent []byte, i int)) uint64 {
+	for n := 0; pos <= tagMask && n < limit; pos = sh.nextBucket(pos) {
+		if sh.count == 0 {
+			return tagMask + 1
+		}
+		sh.eachInBucket(pos, func(i int) {
+			fn(sh.arena.entry(sh.slots[i]&refMask), i)
+			n++
+		})
+	}
+	return pos
 }

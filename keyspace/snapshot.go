@@ -60,47 +60,60 @@ func (ks *Keyspace) BeginSnapshot(encode func(b []byte, e *Entry) []byte, atStar
 
 // Shard appends to b database db's shard as it was when the snapshot began.
 // The saver calls it for every shard in order; the caller must not hold
-// locks.
+// locks. It takes the shard's lock for a piece of savePiece keys at a time,
+// so that commands on the shard wait for one piece, not for the whole shard.
 func (s *Snapshot) Shard(b []byte, db, shard int) []byte {
 	if s.shards[db] == nil {
 		return b
 	}
-	s.ks.all.RLock()
 	sh := &s.shards[db][shard]
-	sh.mu.Lock()
-	b = s.save(b, sh)
-	if s.flushed[db] {
-		sh.reset()
+	// First the keys not marked saved, each marked as it is saved (a table
+	// that shrinks between pieces brings some back); at the end the early
+	// records. Then, the shard no longer pending, the marks are cleared.
+	for _, pass := range []func(pos uint64) uint64{
+		func(pos uint64) uint64 {
+			if !sh.pending {
+				return tagMask + 1
+			}
+			pos = sh.walk(pos, savePiece, func(ent []byte, i int) {
+				if ent[1]&flagSaved == 0 {
+					ent[1] |= flagSaved
+					e := entryAt(sh, i)
+					b = s.encode(b, &e)
+				}
+			})
+			if pos > tagMask {
+				b = append(b, s.take(sh)...)
+				if s.flushed[db] {
+					sh.reset() // nothing left to clear
+				}
+			}
+			return pos
+		},
+		func(pos uint64) uint64 {
+			return sh.walk(pos, clearPiece, func(ent []byte, _ int) { ent[1] &^= flagSaved })
+		},
+	} {
+		for pos := uint64(0); pos <= tagMask; {
+			s.ks.all.RLock()
+			sh.mu.Lock()
+			pos = pass(pos)
+			sh.mu.Unlock()
+			s.ks.all.RUnlock()
+			// With commands on one thread (io-threads 1) the saver shares
+			// it: let waiting commands run between pieces rather than
+			// after a time slice.
+			runtime.Gosched()
+		}
 	}
-	sh.mu.Unlock()
-	s.ks.all.RUnlock()
-	// With commands on one thread (io-threads 1) the saver shares it: let
-	// waiting commands run between shards rather than after a time slice.
-	runtime.Gosched()
 	return b
 }
 
-// save appends a pending shard's early records and its keys not marked
-// saved, clearing the marks. The caller holds the shard's lock.
-func (s *Snapshot) save(b []byte, sh *shard) []byte {
-	if !sh.pending {
-		return b
-	}
-	b = append(b, s.take(sh)...)
-	var e Entry // one for the shard: encode's argument escapes
-	for j, v := range sh.slots {
-		if v == 0 {
-			continue
-		}
-		if ent := sh.arena.entry(v & refMask); ent[1]&flagSaved != 0 {
-			ent[1] &^= flagSaved
-			continue
-		}
-		e = entryAt(sh, j)
-		b = s.encode(b, &e)
-	}
-	return b
-}
+// Keys saved, and marks cleared, per hold of a shard's lock.
+const (
+	savePiece  = 128
+	clearPiece = 1024
+)
 
 // take ends a shard's pending state and returns its early records.
 func (s *Snapshot) take(sh *shard) []byte {
