@@ -67,6 +67,7 @@ func (s *Snapshot) Shard(b []byte, db, shard int) []byte {
 		return b
 	}
 	sh := &s.shards[db][shard]
+	var e Entry // one for the shard: encode's argument escapes
 	// First the keys not marked saved, each marked as it is saved (a table
 	// that shrinks between pieces brings some back); at the end the early
 	// records. Then, the shard no longer pending, the marks are cleared.
@@ -78,7 +79,7 @@ func (s *Snapshot) Shard(b []byte, db, shard int) []byte {
 			pos = sh.walk(pos, savePiece, func(ent []byte, i int) {
 				if ent[1]&flagSaved == 0 {
 					ent[1] |= flagSaved
-					e := entryAt(sh, i)
+					e = entryAt(sh, i)
 					b = s.encode(b, &e)
 				}
 			})
