@@ -9,21 +9,22 @@ const (
 )
 
 // ActiveExpire runs expiry steps over every database until few sampled keys are
-// expired or stop reports that the time budget is spent. It returns the number
-// of keys removed.
+// expired or stop reports that the time budget is spent. stop runs between
+// samples with no lock held, so it may also pause to let commands run. It
+// returns the number of keys removed.
 func (ks *Keyspace) ActiveExpire(now int64, stop func() bool) int {
-	ks.all.RLock()
-	defer ks.all.RUnlock()
 	removed := 0
 	for i := range ks.dbs {
-		db := ks.DB(i)
-		for db.expires.Load() > 0 && !stop() {
+		for !stop() {
 			// Judge a whole sample, gathered over as many steps as it takes.
 			sampled, expired, shards := 0, 0, 0
-			for sampled < expireSample && shards < Shards {
+			ks.all.RLock()
+			db := ks.DB(i)
+			for db.expires.Load() > 0 && sampled < expireSample && shards < Shards {
 				s, e, n := db.expireStep(now, expireSample-sampled)
 				sampled, expired, shards = sampled+s, expired+e, shards+n
 			}
+			ks.all.RUnlock()
 			removed += expired
 			if sampled == 0 || expired*100 <= sampled*expireStalePct {
 				break

@@ -307,13 +307,30 @@ func (s *Server) cron() {
 		if !s.activeExpireEnabled.Load() {
 			continue
 		}
-		deadline := time.Now().Add(time.Second / time.Duration(hz) / 4)
-		s.ks.ActiveExpire(s.clock.UnixMilli(), func() bool { return time.Now().After(deadline) })
+		start := time.Now()
+		deadline, slice := start.Add(time.Second/time.Duration(hz)/4), start
+		s.ks.ActiveExpire(s.clock.UnixMilli(), func() bool {
+			now := time.Now()
+			if now.Sub(slice) > expireSlice {
+				// Commands share the execution thread (io-threads 1), and
+				// only a goroutine that blocks lets the scheduler poll the
+				// network for them: a Gosched would pick this one again.
+				time.Sleep(time.Microsecond)
+				now = time.Now()
+				slice = now
+			}
+			return now.After(deadline)
+		})
 		if s.tracking.queued.Load() {
 			s.flushBroadcasts(nil)
 		}
 	}
 }
+
+// expireSlice is how long the active expiry cycle works before it pauses
+// for the commands waiting behind it (up to a millisecond, the Go timer's
+// granularity, when none are).
+const expireSlice = 500 * time.Microsecond
 
 func newRunID() string {
 	var b [20]byte
