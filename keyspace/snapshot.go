@@ -68,46 +68,48 @@ func (s *Snapshot) Shard(b []byte, db, shard int) []byte {
 	}
 	sh := &s.shards[db][shard]
 	var e Entry // one for the shard: encode's argument escapes
-	// First the keys not marked saved, each marked as it is saved (a table
-	// that shrinks between pieces brings some back); at the end the early
-	// records. Then, the shard no longer pending, the marks are cleared.
-	for _, pass := range []func(pos uint64) uint64{
-		func(pos uint64) uint64 {
-			if !sh.pending {
-				return tagMask + 1
-			}
-			pos = sh.walk(pos, savePiece, func(ent []byte, i int) {
-				if ent[1]&flagSaved == 0 {
-					ent[1] |= flagSaved
-					e = entryAt(sh, i)
-					b = s.encode(b, &e)
-				}
-			})
-			if pos > tagMask {
-				b = append(b, s.take(sh)...)
-				if s.flushed[db] {
-					sh.reset() // nothing left to clear
-				}
-			}
-			return pos
-		},
-		func(pos uint64) uint64 {
-			return sh.walk(pos, clearPiece, func(ent []byte, _ int) { ent[1] &^= flagSaved })
-		},
-	} {
-		for pos := uint64(0); pos <= tagMask; {
-			s.ks.all.RLock()
-			sh.mu.Lock()
-			pos = pass(pos)
-			sh.mu.Unlock()
-			s.ks.all.RUnlock()
-			// With commands on one thread (io-threads 1) the saver shares
-			// it: let waiting commands run between pieces rather than
-			// after a time slice.
-			runtime.Gosched()
+	// The keys not marked saved, each marked as it is saved (a table that
+	// shrinks between pieces brings some back), then the early records.
+	s.inPieces(sh, func(pos uint64) uint64 {
+		if !sh.pending {
+			return tagMask + 1
 		}
-	}
+		pos = sh.walk(pos, savePiece, func(ent []byte, i int) {
+			if ent[1]&flagSaved == 0 {
+				ent[1] |= flagSaved
+				e = entryAt(sh, i)
+				b = s.encode(b, &e)
+			}
+		})
+		if pos > tagMask {
+			b = append(b, s.take(sh)...)
+			if s.flushed[db] {
+				sh.reset() // nothing left to clear
+			}
+		}
+		return pos
+	})
+	// The shard no longer pending, its marks are cleared.
+	s.inPieces(sh, func(pos uint64) uint64 {
+		return sh.walk(pos, clearPiece, func(ent []byte, _ int) { ent[1] &^= flagSaved })
+	})
 	return b
+}
+
+// inPieces calls piece from hash position 0 until it returns a position
+// past tagMask, each call under the shard's lock.
+func (s *Snapshot) inPieces(sh *shard, piece func(pos uint64) uint64) {
+	for pos := uint64(0); pos <= tagMask; {
+		s.ks.all.RLock()
+		sh.mu.Lock()
+		pos = piece(pos)
+		sh.mu.Unlock()
+		s.ks.all.RUnlock()
+		// Commands that waited for the lock are runnable now: on one
+		// execution thread (io-threads 1) they run before the next piece
+		// rather than after a time slice.
+		runtime.Gosched()
+	}
 }
 
 // Keys saved, and marks cleared, per hold of a shard's lock.

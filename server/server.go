@@ -307,8 +307,8 @@ func (s *Server) cron() {
 		if !s.activeExpireEnabled.Load() {
 			continue
 		}
-		start := time.Now()
-		deadline, slice := start.Add(time.Second/time.Duration(hz)/4), start
+		slice := time.Now() // when the cycle last paused
+		deadline := slice.Add(time.Second / time.Duration(hz) / 4)
 		s.ks.ActiveExpire(s.clock.UnixMilli(), func() bool {
 			now := time.Now()
 			if now.Sub(slice) > expireSlice {
