@@ -19,12 +19,12 @@
 #
 # Each round, each server runs `redis-benchmark -t set,get -c CLIENTS -r KEYS -d 16 -n N
 # --precision 3 --csv` twice: once idle, once with BGSAVE started at the
-# beginning of the run (REPEAT=1: and again whenever it finishes). Order: redis, keyhive
-# (without), redis, keyhive (with). Memory is sampled every 20 ms from
-# /proc/PID/smaps_rollup: "before" just before the BGSAVE run, "peak" its
-# maximum during it. For redis-server the forked child counts too, as Pss
-# (shared copy-on-write pages split between parent and child, so they are not
-# counted twice); the sum of both Rss figures is printed as well.
+# beginning of the run (REPEAT=1: and again whenever one finishes, looked for
+# every 0.5 s). Order: redis, keyhive (without), redis, keyhive (with).
+# Memory: "before" is the server's RSS just before the BGSAVE run, "peak"
+# its peak RSS during it (VmHWM, reset through /proc/PID/clear_refs) plus,
+# for redis-server, the largest copy-on-write of its forked child
+# (rdb_last_cow_size: the child's pages that are not shared with the server).
 # Read the ratios: the machine is shared and noisy.
 set -euo pipefail
 
@@ -35,39 +35,11 @@ REPEAT=${REPEAT:-0}
 ROUNDS=${ROUNDS:-1}
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" bgsave
 
-# Memory sampler: until the file $3 exists, the maximum over time of the summed
-# Pss and Rss (kB) of process $1 and its children; writes "pss rss" to $2.
-cat >"$tmp/sample.py" <<'EOF'
-import os, sys, time
-pid, out, stop = sys.argv[1], sys.argv[2], sys.argv[3]
-def rollup(p):
-    pss = rss = 0
-    try:
-        with open(f"/proc/{p}/smaps_rollup") as f:
-            for line in f:
-                if line.startswith("Pss:"): pss = int(line.split()[1])
-                elif line.startswith("Rss:"): rss = int(line.split()[1])
-    except OSError:
-        pass
-    return pss, rss
-def sample():
-    procs = [pid]
-    try:
-        with open(f"/proc/{pid}/task/{pid}/children") as f:
-            procs += f.read().split()
-    except OSError:
-        pass
-    vals = [rollup(p) for p in procs]
-    return sum(v[0] for v in vals), sum(v[1] for v in vals)
-peak = sample()
-while not os.path.exists(stop):
-    s = sample()
-    peak = (max(peak[0], s[0]), max(peak[1], s[1]))
-    time.sleep(0.02)
-with open(out, "w") as f:
-    f.write(f"{peak[0]} {peak[1]}\n")
-EOF
-
+# Memory is read without sampling: a reader of /proc/PID/smaps_rollup walks
+# the page tables under the process's mmap lock, and sampling it every 20 ms
+# alone tripled redis-benchmark's p99 (as did spawning redis-cli every 50 ms
+# to poll INFO). kb FIELD PID: a field of /proc/PID/status in kB.
+kb() { awk -v f="$1:" '$1 == f { print $2 }' "/proc/$2/status"; }
 
 awk -v n="$KEYS" 'BEGIN { for (i = 0; i < n; i++) { k = sprintf("key:%012d", i); printf "*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$16\r\nvalue-0123456789\r\n", length(k), k } }' >"$tmp/fill.resp"
 
@@ -94,33 +66,39 @@ bench() { # NAME PHASE ROUND: runs redis-benchmark, stores the p99 of SET and GE
 	result[$1,$2,get,$3]=$(awk -F'"' '$2 == "GET" { print $14 }' "$tmp/$1.$2.csv")
 	echo "round $3: $1 $2: p99 SET ${result[$1,$2,set,$3]} ms, GET ${result[$1,$2,get,$3]} ms" >&2
 }
-bgsave_loop() { # NAME: BGSAVE (REPEAT=1: again and again until $tmp/stop exists); prints the count
-	local n=0 p=${port[$1]}
-	while [ ! -e "$tmp/stop" ] && { [ "$REPEAT" = 1 ] || [ "$n" = 0 ]; }; do
-		if redis-cli -p "$p" INFO persistence | grep -q '^rdb_bgsave_in_progress:0'; then
+bgsave_loop() { # NAME: BGSAVE (REPEAT=1: again whenever one finishes, until $tmp/stop exists);
+	# prints the count and the largest rdb_last_cow_size in kB
+	local n=0 cow=0 p=${port[$1]}
+	redis-cli -p "$p" BGSAVE >/dev/null && n=1
+	while [ "$REPEAT" = 1 ] && [ ! -e "$tmp/stop" ]; do
+		sleep 0.5
+		info=$(redis-cli -p "$p" INFO persistence)
+		if grep -q '^rdb_bgsave_in_progress:0' <<<"$info"; then
+			cow=$(awk -F: -v c="$cow" '$1 == "rdb_last_cow_size" { v = int($2 / 1024); print (v > c ? v : c) }' <<<"$info")
 			redis-cli -p "$p" BGSAVE >/dev/null && n=$((n + 1))
 		fi
-		sleep 0.05
 	done
-	until redis-cli -p "$p" INFO persistence | grep -q '^rdb_bgsave_in_progress:0'; do sleep 0.05; done
-	echo "$n"
+	until info=$(redis-cli -p "$p" INFO persistence) && grep -q '^rdb_bgsave_in_progress:0' <<<"$info"; do sleep 0.5; done
+	cow=$(awk -F: -v c="$cow" '$1 == "rdb_last_cow_size" { v = int($2 / 1024); print (v > c ? v : c) }' <<<"$info")
+	echo "$n $cow"
 }
 
 for round in $(seq "$ROUNDS"); do
 	for name in redis keyhive; do bench "$name" without "$round"; done
 	for name in redis keyhive; do
 		rm -f "$tmp/stop"
-		read -r result[$name,before,$round] _ < <(python3 "$tmp/sample.py" "${pid[$name]}" /dev/stdout "$tmp/sample.py")
-		python3 "$tmp/sample.py" "${pid[$name]}" "$tmp/$name.peak" "$tmp/stop" &
-		sampler=$!
+		result[$name,before,$round]=$(kb VmRSS "${pid[$name]}")
+		echo 5 >"/proc/${pid[$name]}/clear_refs"
 		bgsave_loop "$name" >"$tmp/$name.bgsaves" &
 		loop=$!
 		bench "$name" with "$round"
 		touch "$tmp/stop"
-		wait "$loop" "$sampler"
-		read -r result[$name,peak,$round] result[$name,peak_rss,$round] <"$tmp/$name.peak"
-		result[$name,bgsaves,$round]=$(cat "$tmp/$name.bgsaves")
-		echo "round $round: $name: ${result[$name,bgsaves,$round]} BGSAVEs during the run; Pss before ${result[$name,before,$round]} kB, peak ${result[$name,peak,$round]} kB (Rss sum ${result[$name,peak_rss,$round]} kB)" >&2
+		wait "$loop"
+		read -r result[$name,bgsaves,$round] cow <"$tmp/$name.bgsaves"
+		result[$name,peak,$round]=$(kb VmHWM "${pid[$name]}")
+		# redis-server's child is a process of its own; keyhive's copies are in its RSS
+		[ "$name" = redis ] && result[$name,peak,$round]=$((result[$name,peak,$round] + cow))
+		echo "round $round: $name: ${result[$name,bgsaves,$round]} BGSAVEs during the run; RSS before ${result[$name,before,$round]} kB, peak ${result[$name,peak,$round]} kB (rdb_last_cow_size $cow kB)" >&2
 	done
 done
 
@@ -129,8 +107,8 @@ mib() { awk -v k="$1" 'BEGIN { printf "%.0f", k / 1024 }'; }
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 echo "BGSAVE (REPEAT=$REPEAT) of $KEYS keys during redis-benchmark -t set,get -c $CLIENTS -r $KEYS -d 16 -n $N, $ROUNDS round(s) (load average: $(cut -d' ' -f1-3 /proc/loadavg))"
 echo
-echo "| round | server | BGSAVEs | SET p99 without / with ms | ratio | GET p99 without / with ms | ratio | memory before / peak MiB | ratio | peak Rss sum MiB (shared pages counted twice) |"
-echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| round | server | BGSAVEs | SET p99 without / with ms | ratio | GET p99 without / with ms | ratio | memory before / peak MiB | ratio |"
+echo "|---|---|---:|---:|---:|---:|---:|---:|---:|"
 declare -A ratios
 for round in $(seq "$ROUNDS"); do
 	for name in redis keyhive; do
@@ -142,12 +120,12 @@ for round in $(seq "$ROUNDS"); do
 		done
 		r=$(ratio "${result[$name,before,$round]}" "${result[$name,peak,$round]}")
 		ratios[$name,mem]+=" $r"
-		echo "$row | $(mib "${result[$name,before,$round]}") / $(mib "${result[$name,peak,$round]}") | $r | $(mib "${result[$name,peak_rss,$round]}") |"
+		echo "$row | $(mib "${result[$name,before,$round]}") / $(mib "${result[$name,peak,$round]}") | $r |"
 	done
 done
 for name in redis keyhive; do
 	# shellcheck disable=SC2086 # the ratios are words
-	echo "| median | $name | | | $(median ${ratios[$name,set]}) | | $(median ${ratios[$name,get]}) | | $(median ${ratios[$name,mem]}) | |"
+	echo "| median | $name | | | $(median ${ratios[$name,set]}) | | $(median ${ratios[$name,get]}) | | $(median ${ratios[$name,mem]}) |"
 done
 echo
-echo "memory: Pss of the server plus its forked child (redis-server), from /proc/PID/smaps_rollup every 20 ms"
+echo "memory: RSS before the run, peak RSS during it (VmHWM) plus redis-server's largest rdb_last_cow_size"

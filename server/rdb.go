@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -316,20 +315,6 @@ func (s *Server) bgsave() bool {
 		s.rdb.bgsaving.Store(false)
 	}()
 	return true
-}
-
-// saverThread gives a background save a thread of its own while it runs,
-// as Redis's forked child has a process, so that commands keep theirs:
-// when commands run on io-threads threads (GOMAXPROCS as cmd/keyhive sets
-// it), one more until release. A program that chose another GOMAXPROCS
-// keeps it.
-func (s *Server) saverThread() (release func()) {
-	n := max(s.cfg.IOThreads(), 1)
-	if runtime.GOMAXPROCS(0) != n {
-		return func() {}
-	}
-	runtime.GOMAXPROCS(n + 1)
-	return func() { runtime.GOMAXPROCS(n) }
 }
 
 // saveCron starts a background save when a save point is reached (at least
