@@ -79,13 +79,15 @@ var idlePriorityAllowed = sync.OnceValue(func() bool {
 	return <-ok
 })
 
-// watchStarvation gives thread tid normal priority once it got less than a
-// fiftieth of a CPU over a quarter second, until stop is closed. (An idle
-// thread that only other processes keep from running gets about a
-// three-hundredth; one on a machine as busy as redis-benchmark makes it,
-// a tenth to a half.)
+// starvationWindow is how often the watchdog reads the saver's CPU time.
 const starvationWindow = time.Second / 4
 
+// watchStarvation gives thread tid normal priority once it got less than a
+// fiftieth of a CPU over a starvationWindow, until stop is closed. (An idle
+// thread that only other processes keep from running gets about a
+// three-hundredth; one on a machine as busy as redis-benchmark makes it, a
+// tenth to a half. A saver blocked on I/O looks starved too, and loses
+// nothing by normal priority.)
 func watchStarvation(tid int, stop <-chan struct{}) {
 	tick := time.NewTicker(starvationWindow)
 	defer tick.Stop()

@@ -33,30 +33,25 @@ func schedPolicy(t *testing.T, tid int) int {
 func TestSaverThread(t *testing.T) {
 	s := newTestServer(t)
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1)) // as cmd/keyhive sets it for io-threads 1
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		release := s.saverThread()
-		tid := syscall.Gettid()
-		if got := runtime.GOMAXPROCS(0); got != 2 {
-			t.Errorf("GOMAXPROCS during the save %d, want 2", got)
+	release := s.saverThread()                      // locks this goroutine to its thread until release
+	tid := syscall.Gettid()
+	if got := runtime.GOMAXPROCS(0); got != 2 {
+		t.Errorf("GOMAXPROCS during the save %d, want 2", got)
+	}
+	if idlePriorityAllowed() {
+		if got := schedPolicy(t, tid); got != schedIdle {
+			t.Errorf("saver thread policy %d, want SCHED_IDLE", got)
 		}
-		if idlePriorityAllowed() {
-			if got := schedPolicy(t, tid); got != schedIdle {
-				t.Errorf("saver thread policy %d, want SCHED_IDLE", got)
-			}
-		} else {
-			t.Log("this process may not leave SCHED_IDLE: the saver keeps normal priority")
-		}
-		release()
-		if got := schedPolicy(t, tid); got != schedOther {
-			t.Errorf("thread policy after release %d, want SCHED_OTHER", got)
-		}
-		if got := runtime.GOMAXPROCS(0); got != 1 {
-			t.Errorf("GOMAXPROCS after the save %d, want 1", got)
-		}
-	}()
-	<-done
+	} else {
+		t.Log("this process may not leave SCHED_IDLE: the saver keeps normal priority")
+	}
+	release()
+	if got := schedPolicy(t, tid); got != schedOther {
+		t.Errorf("thread policy after release %d, want SCHED_OTHER", got)
+	}
+	if got := runtime.GOMAXPROCS(0); got != 1 {
+		t.Errorf("GOMAXPROCS after the save %d, want 1", got)
+	}
 }
 
 // TestStarvedSaverRaised checks that a saver thread that gets no CPU time
