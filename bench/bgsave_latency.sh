@@ -68,18 +68,17 @@ bench() { # NAME PHASE ROUND: runs redis-benchmark, stores the p99 of SET and GE
 }
 bgsave_loop() { # NAME: BGSAVE (REPEAT=1: again whenever one finishes, until $tmp/stop exists);
 	# prints the count and the largest rdb_last_cow_size in kB
-	local n=0 cow=0 p=${port[$1]}
+	local n=0 cow=0 p=${port[$1]} info
 	redis-cli -p "$p" BGSAVE >/dev/null && n=1
-	while [ "$REPEAT" = 1 ] && [ ! -e "$tmp/stop" ]; do
-		sleep 0.5
+	while sleep 0.5; do
+		# one save: look for its end only once the benchmark has ended
+		[ "$REPEAT" = 1 ] || [ -e "$tmp/stop" ] || continue
 		info=$(redis-cli -p "$p" INFO persistence)
-		if grep -q '^rdb_bgsave_in_progress:0' <<<"$info"; then
-			cow=$(awk -F: -v c="$cow" '$1 == "rdb_last_cow_size" { v = int($2 / 1024); print (v > c ? v : c) }' <<<"$info")
-			redis-cli -p "$p" BGSAVE >/dev/null && n=$((n + 1))
-		fi
+		grep -q '^rdb_bgsave_in_progress:0' <<<"$info" || continue
+		cow=$(awk -F: -v c="$cow" '$1 == "rdb_last_cow_size" { v = int($2 / 1024); print (v > c ? v : c) }' <<<"$info")
+		[ "$REPEAT" = 1 ] && [ ! -e "$tmp/stop" ] || break
+		redis-cli -p "$p" BGSAVE >/dev/null && n=$((n + 1))
 	done
-	until info=$(redis-cli -p "$p" INFO persistence) && grep -q '^rdb_bgsave_in_progress:0' <<<"$info"; do sleep 0.5; done
-	cow=$(awk -F: -v c="$cow" '$1 == "rdb_last_cow_size" { v = int($2 / 1024); print (v > c ? v : c) }' <<<"$info")
 	echo "$n $cow"
 }
 
