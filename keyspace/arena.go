@@ -58,9 +58,8 @@ type arena struct {
 	free    []uint32 // ids of released chunks, reused first
 	tail    int      // chunk receiving appends, -1 when none
 	garbage bool     // some chunk may be worth evacuating
-	// pending counts the keyspace's arenas with garbage set, so that the end
-	// of an exclusive command looks at every shard only when one has some.
-	pending *atomic.Int64
+	index   uint16   // the shard's bit in marks
+	marks   *garbageMarks
 	acct    *accounting
 	// holes are dead entries that alloc fills again before appending, as
 	// ref | size<<refBits: the same key and value sizes come and go in a
@@ -97,8 +96,17 @@ type accounting struct {
 	mem atomic.Int64
 }
 
-func newArena(pending *atomic.Int64, acct *accounting) arena {
-	return arena{tail: -1, pending: pending, acct: acct}
+func newArena(index int, marks *garbageMarks, acct *accounting) arena {
+	return arena{tail: -1, index: uint16(index), marks: marks, acct: acct}
+}
+
+// garbageMarks has a bit for each shard of a database whose arena has garbage
+// set, and counts them in the whole keyspace, so that the end of an exclusive
+// command (a script, MULTI/EXEC) evacuates the shards it left garbage in
+// without looking at every other one.
+type garbageMarks struct {
+	bits  [Shards / 64]atomic.Uint64
+	total *atomic.Int64
 }
 
 // chunkMem is what a mapped chunk counts in used memory: its used bytes,
@@ -124,10 +132,13 @@ func (a *arena) setGarbage(g bool) {
 		return
 	}
 	a.garbage = g
+	word, bit := &a.marks.bits[a.index/64], uint64(1)<<(a.index%64)
 	if g {
-		a.pending.Add(1)
+		word.Or(bit)
+		a.marks.total.Add(1)
 	} else {
-		a.pending.Add(-1)
+		word.And(^bit)
+		a.marks.total.Add(-1)
 	}
 }
 
@@ -376,7 +387,7 @@ func (a *arena) releaseAll() {
 		}
 	}
 	a.setGarbage(false)
-	*a = newArena(a.pending, a.acct)
+	*a = newArena(int(a.index), a.marks, a.acct)
 }
 
 // header decodes an entry: key and value extents and expire time.

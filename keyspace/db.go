@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"hash/maphash"
+	mathbits "math/bits"
 	"math/rand/v2"
 	"sync/atomic"
 )
@@ -15,6 +16,7 @@ type DB struct {
 	ks      *Keyspace
 	id      int
 	shards  *[Shards]shard
+	marks   *garbageMarks // of shards
 	keys    atomic.Int64
 	expires atomic.Int64
 	cycle   int // next shard for the active expiry cycle
@@ -344,7 +346,7 @@ func (db *DB) DeleteEntry(e *Entry) {
 // keeps shards it has not saved yet, and the database gets new ones.
 func (db *DB) Flush() {
 	if s := db.ks.snap; s != nil && s.flush(db) {
-		db.shards = db.ks.newShards()
+		db.shards, db.marks = db.ks.newShards()
 	} else {
 		for i := range db.shards {
 			db.shards[i].reset()
@@ -352,6 +354,16 @@ func (db *DB) Flush() {
 	}
 	db.keys.Store(0)
 	db.expires.Store(0)
+}
+
+// evacuateMarked evacuates the shards whose arena has garbage. Needs the
+// exclusive lock.
+func (db *DB) evacuateMarked() {
+	for w := range db.marks.bits {
+		for bits := db.marks.bits[w].Load(); bits != 0; bits &= bits - 1 {
+			db.shards[w*64+mathbits.TrailingZeros64(bits)].evacuate(db.ks.seed)
+		}
+	}
 }
 
 // withShard runs fn on shard i under its lock, compacting it afterwards.

@@ -132,15 +132,17 @@ func New(n int, hooks Hooks) *Keyspace {
 }
 
 func (ks *Keyspace) newDB(id int) *DB {
-	return &DB{ks: ks, id: id, shards: ks.newShards()}
+	db := &DB{ks: ks, id: id}
+	db.shards, db.marks = ks.newShards()
+	return db
 }
 
-func (ks *Keyspace) newShards() *[Shards]shard {
-	shards := new([Shards]shard)
+func (ks *Keyspace) newShards() (*[Shards]shard, *garbageMarks) {
+	shards, marks := new([Shards]shard), &garbageMarks{total: &ks.garbageShards}
 	for i := range shards {
-		shards[i].arena = newArena(&ks.garbageShards, &ks.acct)
+		shards[i].arena = newArena(i, marks, &ks.acct)
 	}
-	return shards
+	return shards, marks
 }
 
 // DB returns database i.
@@ -260,12 +262,7 @@ func (ks *Keyspace) Lock(index int, set *LockSet) *DB {
 func (ks *Keyspace) Unlock(db *DB, set *LockSet) {
 	if set.all {
 		for i := 0; i < len(ks.dbs) && ks.garbageShards.Load() > 0; i++ {
-			d := ks.DB(i)
-			for i := range d.shards {
-				if d.shards[i].arena.garbage {
-					d.shards[i].evacuate(ks.seed)
-				}
-			}
+			ks.DB(i).evacuateMarked()
 		}
 		ks.allOwner = nil
 		ks.all.Unlock()

@@ -157,6 +157,47 @@ func TestEvacuationReleasesChunks(t *testing.T) {
 	}
 }
 
+// TestExclusiveUnlockEvacuates: deletes in many shards of two databases under
+// one exclusive lock leave garbage that its unlock evacuates, found through
+// the databases' garbage marks.
+func TestExclusiveUnlockEvacuates(t *testing.T) {
+	ks := New(2, Hooks{})
+	var all LockSet
+	all.All()
+	db := ks.Lock(0, &all)
+	for d := range 2 {
+		for i := range 5000 {
+			ks.DB(d).Set(fmt.Appendf(nil, "k%d", i), TypeString, EncRaw, []byte("value"), 0, 1)
+		}
+	}
+	ks.Unlock(db, &all)
+	db = ks.Lock(1, &all)
+	for d := range 2 {
+		for i := 0; i < 5000; i += 3 {
+			ks.DB(d).Delete(fmt.Appendf(nil, "k%d", i))
+		}
+	}
+	if ks.garbageShards.Load() == 0 {
+		t.Fatal("deletes left no garbage to evacuate")
+	}
+	ks.Unlock(db, &all)
+	if n := ks.garbageShards.Load(); n != 0 {
+		t.Fatalf("%d shards still have garbage after the unlock", n)
+	}
+	for d := range 2 {
+		for i := range ks.DB(d).shards {
+			if ks.DB(d).shards[i].arena.garbage {
+				t.Fatalf("db %d shard %d not evacuated", d, i)
+			}
+		}
+		for w := range ks.DB(d).marks.bits {
+			if ks.DB(d).marks.bits[w].Load() != 0 {
+				t.Fatalf("db %d marks word %d left set", d, w)
+			}
+		}
+	}
+}
+
 // TestHolesRefilled churns a cache as eviction does, one command at a time:
 // a key deleted, another written, with sizes that fit the holes exactly, with
 // room for a filler, or not at all. Every key keeps its value, and with the
