@@ -44,6 +44,7 @@ var (
 	flagRateShare = flag.Float64("rate", 0.5, "share of redis-server's maximum throughput for the rate-limited runs")
 	flagKeyhive   = flag.String("keyhive", "", "keyhive binary (default: go build ./cmd/keyhive into a temp dir)")
 	flagOut       = flag.String("out", "", "also write the ratio table to this markdown file")
+	flagStalls    = flag.Duration("stalls", 3*time.Second, "how long to measure the machine's stalls before the runs (see stalls.go)")
 )
 
 func main() {
@@ -94,6 +95,8 @@ func run() error {
 		}
 		selected = append(selected, workloads.All[i])
 	}
+	floor := measureStalls(*flagStalls)
+	logf("machine stalls: %.1f gaps > %v per second and CPU (%.2f%% of the time), longest %v", floor.perSecond, stallGap, 100*floor.share, floor.longest)
 	bin := *flagKeyhive
 	if bin == "" {
 		tmp, err := os.MkdirTemp("", "keyhive-bench-")
@@ -152,7 +155,7 @@ func run() error {
 	table := render(rows)
 	fmt.Print(table)
 	if *flagOut != "" {
-		return writeReport(*flagOut, table)
+		return writeReport(*flagOut, table, floor)
 	}
 	return nil
 }
@@ -358,7 +361,7 @@ func render(rows []row) string {
 }
 
 // writeReport writes docs/benchmarks.md: how the table was made, then the table.
-func writeReport(path, table string) error {
+func writeReport(path, table string, floor stalls) error {
 	var b strings.Builder
 	b.WriteString("# Workload benchmarks\n\n")
 	b.WriteString("The five seed applications' request mixes (package `workloads`, see README)\n")
@@ -367,6 +370,12 @@ func writeReport(path, table string) error {
 	fmt.Fprintf(&b, "Command: `go run ./cmd/keyhive-bench %s`  \n", strings.Join(os.Args[1:], " "))
 	fmt.Fprintf(&b, "Run: %s, %d CPUs, %s, %d clients, %v per run, %d rounds.\n\n",
 		time.Now().UTC().Format("2006-01-02 15:04 MST"), runtime.NumCPU(), runtime.Version(), *flagClients, *flagDuration, *flagRounds)
+	fmt.Fprintf(&b, "Machine stalls before the run (%v, a thread pinned to each CPU reading the clock,\n", *flagStalls)
+	fmt.Fprintf(&b, "nothing else running): %.1f gaps > %v per second and CPU, %.2f%% of the time, the\n",
+		floor.perSecond, stallGap, 100*floor.share)
+	fmt.Fprintf(&b, "longest %.1f ms. A request is late by such a gap whenever one hits the server or\n", float64(floor.longest)/float64(time.Millisecond))
+	b.WriteString("the client while it is in flight, whichever server answers it: when that share\n")
+	b.WriteString("nears 1%, no server can show a p99 under 1 ms on this machine.\n\n")
 	b.WriteString(table)
 	b.WriteString(`
 Columns: ops/s are application requests per second (one request is one or
