@@ -2,6 +2,7 @@ package keyspace
 
 import (
 	"encoding/binary"
+	mathbits "math/bits"
 	"sync/atomic"
 	"syscall"
 )
@@ -58,7 +59,7 @@ type arena struct {
 	free    []uint32 // ids of released chunks, reused first
 	tail    int      // chunk receiving appends, -1 when none
 	garbage bool     // some chunk may be worth evacuating
-	index   uint16   // the shard's bit in marks
+	index   uint16   // the shard's index, its bit in marks
 	marks   *garbageMarks
 	acct    *accounting
 	// holes are dead entries that alloc fills again before appending, as
@@ -100,13 +101,36 @@ func newArena(index int, marks *garbageMarks, acct *accounting) arena {
 	return arena{tail: -1, index: uint16(index), marks: marks, acct: acct}
 }
 
-// garbageMarks has a bit for each shard of a database whose arena has garbage
-// set, and counts them in the whole keyspace, so that the end of an exclusive
-// command (a script, MULTI/EXEC) evacuates the shards it left garbage in
-// without looking at every other one.
+// garbageMarks notes the shards of one database's shard array that a command
+// holding the exclusive lock (a script, MULTI/EXEC) left garbage in: it may
+// write to any shard of any database, and its unlock evacuates just those.
+// Under the shared lock a shard's own unlock evacuates it and nothing is
+// noted, so the fields are touched only under the exclusive lock.
 type garbageMarks struct {
-	bits  [Shards / 64]atomic.Uint64
-	total *atomic.Int64
+	ks     *Keyspace
+	shards *[Shards]shard
+	bits   [Shards / 64]uint64
+	listed bool // in ks.marked
+}
+
+func (m *garbageMarks) note(index uint16) {
+	m.bits[index/64] |= 1 << (index % 64)
+	if !m.listed {
+		m.listed = true
+		m.ks.marked = append(m.ks.marked, m)
+	}
+}
+
+// evacuate evacuates the noted shards. An evacuation that asks for another
+// (a harvest) notes its shard again, for the next exclusive unlock.
+func (m *garbageMarks) evacuate() {
+	bits := m.bits
+	m.bits, m.listed = [Shards / 64]uint64{}, false
+	for w, word := range bits {
+		for ; word != 0; word &= word - 1 {
+			m.shards[w*64+mathbits.TrailingZeros64(word)].evacuate(m.ks.seed)
+		}
+	}
 }
 
 // chunkMem is what a mapped chunk counts in used memory: its used bytes,
@@ -127,18 +151,13 @@ func pageCeil(n int) int64 { return int64(n+pageSize-1) &^ (pageSize - 1) }
 
 const pageSize = 4096
 
+// setGarbage sets or clears the flag that has the unlock evacuate the
+// shard. Under the exclusive lock setting it also notes the shard, each time:
+// the flag may be left from before (a harvest the last evacuation asked for).
 func (a *arena) setGarbage(g bool) {
-	if a.garbage == g {
-		return
-	}
 	a.garbage = g
-	word, bit := &a.marks.bits[a.index/64], uint64(1)<<(a.index%64)
-	if g {
-		word.Or(bit)
-		a.marks.total.Add(1)
-	} else {
-		word.And(^bit)
-		a.marks.total.Add(-1)
+	if g && a.marks.ks.exclusive {
+		a.marks.note(a.index)
 	}
 }
 
@@ -170,7 +189,7 @@ func (a *arena) alloc(size, slack int) (uint64, []byte) {
 	}
 	a.walkCredit = min(a.walkCredit+size*walkPerByte, chunkSize)
 	ref, dst, ok := a.fill(size, slack)
-	if (!ok || a.ready == 0) && !a.harvest && a.dead-a.holeBytes >= size && a.walkCredit > 0 {
+	if (!ok || a.ready == 0) && a.dead-a.holeBytes >= size && a.walkCredit > 0 {
 		a.harvest = true
 		a.setGarbage(true)
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"hash/maphash"
-	mathbits "math/bits"
 	"math/rand/v2"
 	"sync/atomic"
 )
@@ -346,6 +345,7 @@ func (db *DB) DeleteEntry(e *Entry) {
 // keeps shards it has not saved yet, and the database gets new ones.
 func (db *DB) Flush() {
 	if s := db.ks.snap; s != nil && s.flush(db) {
+		db.marks.bits = [Shards / 64]uint64{} // the saver's now: not to be evacuated
 		db.shards, db.marks = db.ks.newShards()
 	} else {
 		for i := range db.shards {
@@ -354,16 +354,6 @@ func (db *DB) Flush() {
 	}
 	db.keys.Store(0)
 	db.expires.Store(0)
-}
-
-// evacuateMarked evacuates the shards whose arena has garbage. Needs the
-// exclusive lock.
-func (db *DB) evacuateMarked() {
-	for w := range db.marks.bits {
-		for bits := db.marks.bits[w].Load(); bits != 0; bits &= bits - 1 {
-			db.shards[w*64+mathbits.TrailingZeros64(bits)].evacuate(db.ks.seed)
-		}
-	}
 }
 
 // withShard runs fn on shard i under its lock, compacting it afterwards.

@@ -114,11 +114,12 @@ type Keyspace struct {
 
 	ExpiredKeys atomic.Int64 // keys removed because their TTL passed
 
-	garbageShards atomic.Int64 // shards whose arena has garbage to evacuate
-	allOwner      any          // the Owner holding the exclusive lock
-	snap          *Snapshot    // a background save in progress (set under the exclusive lock)
-	snapping      sync.Mutex   // held from BeginSnapshot to End
-	acct          accounting
+	allOwner  any             // the Owner holding the exclusive lock
+	exclusive bool            // the exclusive lock is held
+	marked    []*garbageMarks // the shard arrays its holder left garbage in
+	snap      *Snapshot       // a background save in progress (set under the exclusive lock)
+	snapping  sync.Mutex      // held from BeginSnapshot to End
+	acct      accounting
 }
 
 // New creates a keyspace with n databases.
@@ -138,7 +139,8 @@ func (ks *Keyspace) newDB(id int) *DB {
 }
 
 func (ks *Keyspace) newShards() (*[Shards]shard, *garbageMarks) {
-	shards, marks := new([Shards]shard), &garbageMarks{total: &ks.garbageShards}
+	shards := new([Shards]shard)
+	marks := &garbageMarks{ks: ks, shards: shards}
 	for i := range shards {
 		shards[i].arena = newArena(i, marks, &ks.acct)
 	}
@@ -245,7 +247,7 @@ func (l *LockSet) Whole() bool { return l.all }
 func (ks *Keyspace) Lock(index int, set *LockSet) *DB {
 	if set.all {
 		ks.all.Lock()
-		ks.allOwner = set.Owner
+		ks.allOwner, ks.exclusive = set.Owner, true
 		return ks.DB(index)
 	}
 	ks.all.RLock()
@@ -261,10 +263,12 @@ func (ks *Keyspace) Lock(index int, set *LockSet) *DB {
 // command are compacted first, now that no entry bytes are held.
 func (ks *Keyspace) Unlock(db *DB, set *LockSet) {
 	if set.all {
-		for i := 0; i < len(ks.dbs) && ks.garbageShards.Load() > 0; i++ {
-			ks.DB(i).evacuateMarked()
+		n := len(ks.marked)
+		for _, m := range ks.marked[:n] {
+			m.evacuate()
 		}
-		ks.allOwner = nil
+		ks.marked = append(ks.marked[:0], ks.marked[n:]...) // noted again
+		ks.allOwner, ks.exclusive = nil, false
 		ks.all.Unlock()
 		return
 	}

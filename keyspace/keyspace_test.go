@@ -159,7 +159,7 @@ func TestEvacuationReleasesChunks(t *testing.T) {
 
 // TestExclusiveUnlockEvacuates: deletes in many shards of two databases under
 // one exclusive lock leave garbage that its unlock evacuates, found through
-// the databases' garbage marks.
+// the notes of the shard arrays it left garbage in.
 func TestExclusiveUnlockEvacuates(t *testing.T) {
 	ks := New(2, Hooks{})
 	var all LockSet
@@ -177,12 +177,12 @@ func TestExclusiveUnlockEvacuates(t *testing.T) {
 			ks.DB(d).Delete(fmt.Appendf(nil, "k%d", i))
 		}
 	}
-	if ks.garbageShards.Load() == 0 {
-		t.Fatal("deletes left no garbage to evacuate")
+	if len(ks.marked) != 2 {
+		t.Fatalf("deletes in 2 databases noted %d shard arrays", len(ks.marked))
 	}
 	ks.Unlock(db, &all)
-	if n := ks.garbageShards.Load(); n != 0 {
-		t.Fatalf("%d shards still have garbage after the unlock", n)
+	if len(ks.marked) != 0 {
+		t.Fatalf("%d shard arrays still noted after the unlock", len(ks.marked))
 	}
 	for d := range 2 {
 		for i := range ks.DB(d).shards {
@@ -190,11 +190,18 @@ func TestExclusiveUnlockEvacuates(t *testing.T) {
 				t.Fatalf("db %d shard %d not evacuated", d, i)
 			}
 		}
-		for w := range ks.DB(d).marks.bits {
-			if ks.DB(d).marks.bits[w].Load() != 0 {
-				t.Fatalf("db %d marks word %d left set", d, w)
-			}
+		if m := ks.DB(d).marks; m.bits != [Shards / 64]uint64{} || m.listed {
+			t.Fatalf("db %d: notes left after the unlock", d)
 		}
+	}
+	// Under the shared lock a shard's own unlock evacuates it: nothing noted.
+	var one LockSet
+	one.Add([]byte("k1"))
+	db = ks.Lock(0, &one)
+	db.Delete([]byte("k1"))
+	ks.Unlock(db, &one)
+	if len(ks.marked) != 0 || db.marks.listed {
+		t.Fatal("a delete under the shared lock was noted")
 	}
 }
 
