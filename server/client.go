@@ -452,7 +452,9 @@ func (c *Client) execute(args [][]byte) {
 	if cmd.Flags&FlagNoKeyspace != 0 {
 		x.DB = s.ks.DB(int(c.db.Load()))
 		cmd.Run(x)
-		s.recordCall(c, cmd, monoNow()-start, len(c.out.B) > mark && c.out.B[mark] == '-')
+		elapsed := monoNow() - start
+		s.recordCall(c, cmd, elapsed, len(c.out.B) > mark && c.out.B[mark] == '-')
+		s.logIfSlow(c, cmd, args, elapsed, now)
 		return
 	}
 	switch {
@@ -493,6 +495,9 @@ func (c *Client) execute(args [][]byte) {
 
 	c.mono = monoNow()
 	s.recordCall(c, cmd, c.mono-start, failed)
+	if c.blocked == nil { // a blocked command is not run yet
+		s.logIfSlow(c, cmd, args, c.mono-start, now)
+	}
 }
 
 // recordCall counts a command that ran in INFO commandstats and errorstats.

@@ -265,7 +265,9 @@ func (h *scriptHost) Call(args [][]byte, resp3 bool, dst []byte) []byte {
 	reply := h.out.B
 	h.out.B = nil
 	failed := len(reply) > len(dst) && reply[len(dst)] == '-'
-	s.recordCall(sc, cmd, monoNow()-start, failed)
+	elapsed := monoNow() - start
+	s.recordCall(sc, cmd, elapsed, failed)
+	s.logIfSlow(sc, cmd, args, elapsed, h.x.Now)
 	return reply
 }
 

@@ -129,7 +129,9 @@ func execCommand(x *Ctx) {
 			dirty += x.dirty
 			x.publish(q.args)
 		}
-		x.s.recordCall(c, q.cmd, monoNow()-start, len(x.W.B) > mark && x.W.B[mark] == '-')
+		elapsed := monoNow() - start
+		x.s.recordCall(c, q.cmd, elapsed, len(x.W.B) > mark && x.W.B[mark] == '-')
+		x.s.logIfSlow(c, q.cmd, q.args, elapsed, x.Now)
 	}
 	x.cannotBlock, x.inExec = false, false
 	x.cmd, x.dirty = cmdExec, dirty

@@ -35,6 +35,7 @@ type Server struct {
 	mu        sync.Mutex
 	listeners []net.Listener
 	clients   map[uint64]*Client
+	slowlog   slowLog
 	closed    bool
 	wg        sync.WaitGroup
 	done      chan struct{}

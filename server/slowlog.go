@@ -1,0 +1,154 @@
+package server
+
+import (
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// slowLog is SLOWLOG's list: the commands that ran for at least
+// slowlog-log-slower-than microseconds, at most slowlog-max-len of them.
+// As in Redis, a script's calls are logged (as a client "?:0" without a
+// name) and then the script, and EXEC's commands one by one, not EXEC.
+type slowLog struct {
+	mu      sync.Mutex
+	entries []slowEntry // oldest first
+	nextID  int64
+}
+
+type slowEntry struct {
+	id, unix, micros int64
+	args             []string
+	addr, name       string
+}
+
+// What an entry keeps of a command, as Redis: the first slowlogArgs-1
+// arguments and a count of the rest, the first slowlogString bytes of each.
+const (
+	slowlogArgs   = 32
+	slowlogString = 128
+)
+
+func init() {
+	sub := func(name string, arity int, flags, category, summary string, run func(*Ctx)) spec {
+		return spec{name: name, arity: arity, flags: flags, category: category, group: "server", summary: summary, since: "2.2.12", run: run}
+	}
+	register(sub("slowlog", -2, "", "", "A container for slow log commands", nil))
+	registerSub("slowlog",
+		sub("get", -2, "admin loading stale", "@dangerous", "Get the slow log's entries", slowlogGet),
+		sub("len", 2, "admin loading stale", "@dangerous", "Get the slow log's length", func(x *Ctx) {
+			l := &x.s.slowlog
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			x.W.Int(int64(len(l.entries)))
+		}),
+		sub("reset", 2, "admin loading stale", "@dangerous", "Clear all entries from the slow log", func(x *Ctx) {
+			l := &x.s.slowlog
+			l.mu.Lock()
+			l.entries = nil
+			l.mu.Unlock()
+			x.W.OK()
+		}),
+		sub("help", 2, "loading stale", "", "Show helpful text about the different subcommands", func(x *Ctx) {
+			writeHelp(x, "SLOWLOG", []string{
+				"GET [<count>]",
+				"    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
+				"    Entries are made of:",
+				"    id, timestamp, time in microseconds, arguments array, client IP and port,",
+				"    client name",
+				"LEN",
+				"    Return the length of the slowlog.",
+				"RESET",
+				"    Reset the slowlog.",
+			})
+		}),
+	)
+}
+
+func slowlogGet(x *Ctx) {
+	count := int64(10)
+	if len(x.Args) > 2 {
+		n, err := strconv.ParseInt(string(x.Args[2]), 10, 64)
+		if err != nil || n < -1 {
+			x.W.Error("ERR count should be greater than or equal to -1")
+			return
+		}
+		count = n
+	}
+	l := &x.s.slowlog
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if count < 0 || count > int64(len(l.entries)) {
+		count = int64(len(l.entries))
+	}
+	x.W.Array(int(count))
+	for i := len(l.entries) - 1; i >= len(l.entries)-int(count); i-- {
+		e := &l.entries[i]
+		x.W.Array(6)
+		x.W.Int(e.id)
+		x.W.Int(e.unix)
+		x.W.Int(e.micros)
+		x.W.Array(len(e.args))
+		for _, a := range e.args {
+			x.W.BulkString(a)
+		}
+		x.W.BulkString(e.addr)
+		x.W.BulkString(e.name)
+	}
+}
+
+// logIfSlow adds a command that ran for elapsed nanoseconds, at nowMs, to
+// the slow log when it took long enough.
+func (s *Server) logIfSlow(c *Client, cmd *Command, args [][]byte, elapsed, nowMs int64) {
+	micros, threshold := elapsed/1000, s.cfg.SlowlogLogSlowerThan()
+	if threshold < 0 || micros < threshold || cmd.Flags&FlagSkipSlowlog != 0 {
+		return
+	}
+	e := slowEntry{unix: nowMs / 1000, micros: micros, addr: "?:0", name: loadString(c.name.Load())}
+	if c.conn != nil { // else the scripts' client, shown as Redis shows it
+		e.addr = c.peerAddr()
+	}
+	kept := min(len(args), slowlogArgs)
+	if len(args) > slowlogArgs {
+		kept = slowlogArgs - 1
+	}
+	lo, hi := redacted(cmd, args)
+	for i, a := range args[:kept] {
+		switch {
+		case i >= lo && i < hi:
+			e.args = append(e.args, "(redacted)")
+		case len(a) > slowlogString:
+			e.args = append(e.args, string(a[:slowlogString])+"... ("+strconv.Itoa(len(a)-slowlogString)+" more bytes)")
+		default:
+			e.args = append(e.args, string(a))
+		}
+	}
+	if kept < len(args) {
+		e.args = append(e.args, "... ("+strconv.Itoa(len(args)-kept)+" more arguments)")
+	}
+	l := &s.slowlog
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e.id = l.nextID
+	l.nextID++
+	l.entries = append(l.entries, e)
+	if over := len(l.entries) - int(s.cfg.SlowlogMaxLen()); over > 0 {
+		l.entries = append(l.entries[:0], l.entries[over:]...)
+	}
+}
+
+// redacted is the range of arguments the slow log hides, as Redis does for
+// credentials: every AUTH argument, HELLO's user and password after AUTH.
+func redacted(cmd *Command, args [][]byte) (lo, hi int) {
+	switch cmd.Name {
+	case "auth":
+		return 1, len(args)
+	case "hello":
+		for i := 2; i < len(args); i++ {
+			if strings.EqualFold(string(args[i]), "auth") {
+				return i + 1, i + 3
+			}
+		}
+	}
+	return 0, 0
+}

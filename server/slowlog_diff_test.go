@@ -1,0 +1,98 @@
+package server_test
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/keyhive/keyhive/internal/difftest"
+)
+
+// sameSlowlog compares SLOWLOG GET replies entry by entry: ids relative to
+// the newest entry's (servers count from their start), arguments and client
+// names exactly, timestamps within 5 s; durations and client ports are the
+// servers' own.
+func sameSlowlog(r, k difftest.Reply) error {
+	if r.IsError() || k.IsError() {
+		return difftest.Exact(r, k)
+	}
+	if len(r.Elems) != len(k.Elems) {
+		return fmt.Errorf("%d entries, redis %d", len(k.Elems), len(r.Elems))
+	}
+	addr := regexp.MustCompile(`^127\.0\.0\.1:\d+$`)
+	for i := range r.Elems {
+		re, ke := r.Elems[i], k.Elems[i]
+		if len(re.Elems) != 6 || len(ke.Elems) != 6 {
+			return fmt.Errorf("entry %d: %d fields, redis %d", i, len(ke.Elems), len(re.Elems))
+		}
+		switch {
+		case re.Elems[0].Int-r.Elems[0].Elems[0].Int != ke.Elems[0].Int-k.Elems[0].Elems[0].Int:
+			return fmt.Errorf("entry %d: id %d after the newest's, redis %d", i, ke.Elems[0].Int-k.Elems[0].Elems[0].Int, re.Elems[0].Int-r.Elems[0].Elems[0].Int)
+		case ke.Elems[1].Int < re.Elems[1].Int-5 || ke.Elems[1].Int > re.Elems[1].Int+5:
+			return fmt.Errorf("entry %d: timestamp %d, redis %d", i, ke.Elems[1].Int, re.Elems[1].Int)
+		case ke.Elems[2].Kind != difftest.KindInt || ke.Elems[2].Int < 0:
+			return fmt.Errorf("entry %d: duration %s", i, ke.Elems[2])
+		case string(ke.Elems[3].Raw) != string(re.Elems[3].Raw):
+			return fmt.Errorf("entry %d: arguments %q, redis %q", i, ke.Elems[3].Raw, re.Elems[3].Raw)
+		case re.Elems[4].Str == "?:0" && ke.Elems[4].Str != "?:0", // a script's call
+			re.Elems[4].Str != "?:0" && !addr.MatchString(ke.Elems[4].Str):
+			return fmt.Errorf("entry %d: client address %q", i, ke.Elems[4].Str)
+		case ke.Elems[5].Str != re.Elems[5].Str:
+			return fmt.Errorf("entry %d: client name %q, redis %q", i, ke.Elems[5].Str, re.Elems[5].Str)
+		}
+	}
+	return nil
+}
+
+// TestSlowlog: what SLOWLOG records with slowlog-log-slower-than 0 (every
+// command): long arguments and argument lists cut as Redis cuts them,
+// credentials redacted, EXEC's commands one by one and not EXEC, a script's
+// calls and then the script, failed commands but not rejected ones; then GET's
+// count, LEN, RESET, the length limit and the switch.
+func TestSlowlog(t *testing.T) {
+	p := difftest.StartIsolated(t)
+	p.Do("CONFIG", "SET", "slowlog-log-slower-than", "0")
+	p.Do("SLOWLOG", "RESET")
+	p.Do("SET", strings.Repeat("k", 200), "v")
+	many := []any{"DEL"}
+	for i := range 40 {
+		many = append(many, fmt.Sprint("key", i))
+	}
+	p.Do(many...)
+	p.Do("CLIENT", "SETNAME", "bob")
+	p.Do("AUTH", "someone", "secret")
+	p.DoCompare(func(r, k difftest.Reply) error { // its reply holds the client id
+		if r.IsError() != k.IsError() {
+			return difftest.Exact(r, k)
+		}
+		return nil
+	}, "HELLO", "2", "AUTH", "default", "anything", "SETNAME", "alice")
+	p.Do("MULTI")
+	p.Do("SET", "a", "1")
+	p.Do("INCR", "a")
+	p.Do("EXEC")
+	p.Do("EVAL", "return redis.call('GET', KEYS[1])", "1", "a")
+	p.Do("INCR", "nosuchcommand", "x") // wrong arity: rejected, not logged
+	p.Do("LPUSH", "a", "x")            // WRONGTYPE: ran, logged
+	p.DoCompare(sameSlowlog, "SLOWLOG", "GET", "-1")
+	p.DoCompare(sameSlowlog, "SLOWLOG", "GET")
+	p.DoCompare(sameSlowlog, "SLOWLOG", "GET", "2")
+	p.DoCompare(sameSlowlog, "SLOWLOG", "GET", "0")
+	p.Do("SLOWLOG", "GET", "-2")
+	p.Do("SLOWLOG", "GET", "many")
+	p.Do("SLOWLOG", "LEN")
+	p.Do("SLOWLOG", "HELP")
+	p.Do("SLOWLOG", "NOSUCH")
+	p.Do("CONFIG", "SET", "slowlog-max-len", "3")
+	p.Do("PING")
+	p.Do("SLOWLOG", "LEN")
+	p.DoCompare(sameSlowlog, "SLOWLOG", "GET", "-1")
+	p.Do("CONFIG", "SET", "slowlog-log-slower-than", "-1")
+	p.Do("PING")
+	p.DoCompare(sameSlowlog, "SLOWLOG", "GET", "-1")
+	p.Do("SLOWLOG", "RESET")
+	p.Do("SLOWLOG", "LEN")
+	p.Do("CONFIG", "SET", "slowlog-log-slower-than", "10000")
+	p.Do("SLOWLOG", "LEN")
+}
