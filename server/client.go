@@ -452,9 +452,7 @@ func (c *Client) execute(args [][]byte) {
 	if cmd.Flags&FlagNoKeyspace != 0 {
 		x.DB = s.ks.DB(int(c.db.Load()))
 		cmd.Run(x)
-		elapsed := monoNow() - start
-		s.recordCall(c, cmd, elapsed, len(c.out.B) > mark && c.out.B[mark] == '-')
-		s.logIfSlow(c, cmd, args, elapsed, now)
+		s.recordCall(c, cmd, args, monoNow()-start, now, len(c.out.B) > mark && c.out.B[mark] == '-')
 		return
 	}
 	switch {
@@ -494,20 +492,22 @@ func (c *Client) execute(args [][]byte) {
 	}
 
 	c.mono = monoNow()
-	s.recordCall(c, cmd, c.mono-start, failed)
-	if c.blocked == nil { // a blocked command is not run yet
-		s.logIfSlow(c, cmd, args, c.mono-start, now)
-	}
+	s.recordCall(c, cmd, args, c.mono-start, now, failed)
 }
 
-// recordCall counts a command that ran in INFO commandstats and errorstats.
-func (s *Server) recordCall(c *Client, cmd *Command, elapsed int64, failed bool) {
+// recordCall counts a command that ran, for elapsed nanoseconds at nowMs, in
+// INFO commandstats and errorstats, and in the slow log unless it blocked
+// (it has not run yet).
+func (s *Server) recordCall(c *Client, cmd *Command, args [][]byte, elapsed, nowMs int64, failed bool) {
 	st := &s.cmdStats[cmd.id]
 	st.calls.Add(1)
 	st.usec.Add(elapsed / int64(time.Microsecond))
 	if failed {
 		st.failed.Add(1)
 		c.traffic.errors.add(1)
+	}
+	if c.blocked == nil {
+		s.logIfSlow(c, cmd, args, elapsed, nowMs)
 	}
 }
 

@@ -265,9 +265,7 @@ func (h *scriptHost) Call(args [][]byte, resp3 bool, dst []byte) []byte {
 	reply := h.out.B
 	h.out.B = nil
 	failed := len(reply) > len(dst) && reply[len(dst)] == '-'
-	elapsed := monoNow() - start
-	s.recordCall(sc, cmd, elapsed, failed)
-	s.logIfSlow(sc, cmd, args, elapsed, h.x.Now)
+	s.recordCall(sc, cmd, args, monoNow()-start, h.x.Now, failed)
 	return reply
 }
 

@@ -129,9 +129,7 @@ func execCommand(x *Ctx) {
 			dirty += x.dirty
 			x.publish(q.args)
 		}
-		elapsed := monoNow() - start
-		x.s.recordCall(c, q.cmd, elapsed, len(x.W.B) > mark && x.W.B[mark] == '-')
-		x.s.logIfSlow(c, q.cmd, q.args, elapsed, x.Now)
+		x.s.recordCall(c, q.cmd, q.args, monoNow()-start, x.Now, len(x.W.B) > mark && x.W.B[mark] == '-')
 	}
 	x.cannotBlock, x.inExec = false, false
 	x.cmd, x.dirty = cmdExec, dirty
