@@ -37,6 +37,13 @@ type waiter struct {
 	deadline time.Time                // zero: no timeout
 	done     chan struct{}            // closed once the reply is written
 	claimed  bool                     // under blocking.mu: off the queues
+	// The slow log records a command that blocked when its wait ends, as
+	// Redis 7.0 does: served by a key, with its arguments, once its client
+	// wakes; ended by CLIENT UNBLOCK, with none, within that command. Not
+	// after a timeout or a disconnect.
+	ran       atomic.Int64 // ns the command ran before it blocked
+	served    bool         // by a key, taking serveTime ns (set before done)
+	serveTime int64
 
 	ready func(e *keyspace.Entry, found bool) bool // blockSpec's
 }
@@ -171,8 +178,9 @@ func (b *blocking) claim(bk blockKey, e *keyspace.Entry, found bool, locks *keys
 }
 
 // unblock ends w's wait unless a server already claimed it: reply (if not nil)
-// writes its reply. It reports whether it did.
-func (b *blocking) unblock(w *waiter, reply func(w *resp.Writer)) bool {
+// writes its reply; byClient (CLIENT UNBLOCK) logs it as slow. It reports
+// whether it did.
+func (b *blocking) unblock(w *waiter, reply func(w *resp.Writer), byClient bool) bool {
 	b.mu.Lock()
 	if w.claimed {
 		b.mu.Unlock()
@@ -180,6 +188,9 @@ func (b *blocking) unblock(w *waiter, reply func(w *resp.Writer)) bool {
 	}
 	b.remove(w)
 	b.mu.Unlock()
+	if byClient {
+		w.ctx.s.logIfSlow(w.c, w.ctx.cmd, nil, w.ran.Load(), time.Now().UnixMilli())
+	}
 	if reply != nil {
 		reply(&w.reply)
 	}
@@ -257,11 +268,13 @@ func (w *waiter) run(db *keyspace.DB, key []byte, now int64) {
 	x := &w.ctx
 	x.DB, x.Now, x.dirty = db, now, 0
 	args := x.Args
+	start := monoNow()
 	w.serve(x, key)
 	if x.dirty > 0 {
 		x.s.stats.dirty.Add(int64(x.dirty))
 		x.publish(args)
 	}
+	w.served, w.serveTime = true, monoNow()-start
 	close(w.done)
 }
 
@@ -300,27 +313,27 @@ func (c *Client) waitBlocked() bool {
 	if alive {
 		read()
 	} else {
-		b.unblock(w, nil)
+		b.unblock(w, nil, false)
 	}
 	for waiting := true; waiting; {
 		select {
 		case <-w.done:
 			waiting = false
 		case <-expired:
-			b.unblock(w, w.timedOut)
+			b.unblock(w, w.timedOut, false)
 		case r := <-reads:
 			reading = false
 			c.w += r.n
 			c.traffic.netIn.add(int64(r.n))
 			if r.err != nil {
 				alive = false
-				b.unblock(w, nil)
+				b.unblock(w, nil, false)
 			} else {
 				read()
 			}
 		case <-c.s.done:
 			alive = false
-			b.unblock(w, nil)
+			b.unblock(w, nil, false)
 		}
 	}
 	if reading {
@@ -335,6 +348,9 @@ func (c *Client) waitBlocked() bool {
 		}
 	}
 	c.waiting.Store(nil)
+	if w.served {
+		c.s.logIfSlow(c, w.ctx.cmd, w.ctx.Args, w.ran.Load()+w.serveTime, time.Now().UnixMilli())
+	}
 	c.out.B = append(c.out.B, w.reply.B...)
 	return alive
 }

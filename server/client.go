@@ -517,6 +517,8 @@ func (s *Server) recordCall(c *Client, cmd *Command, args [][]byte, elapsed, now
 	}
 	if c.blocked == nil {
 		s.logIfSlow(c, cmd, args, elapsed, nowMs)
+	} else {
+		c.blocked.ran.Store(elapsed) // logged when the wait ends
 	}
 }
 

@@ -72,7 +72,7 @@ func clientUnblock(x *Ctx) {
 		return
 	}
 	if target := x.s.clientByID(id); target != nil {
-		if w := target.waiting.Load(); w != nil && x.s.blocking.unblock(w, reply(w)) {
+		if w := target.waiting.Load(); w != nil && x.s.blocking.unblock(w, reply(w), true) {
 			x.W.Int(1)
 			return
 		}

@@ -96,3 +96,40 @@ func TestSlowlog(t *testing.T) {
 	p.Do("CONFIG", "SET", "slowlog-log-slower-than", "10000")
 	p.Do("SLOWLOG", "LEN")
 }
+
+// TestSlowlogBlocked: a command that blocked is logged when its wait ends,
+// as Redis 7.0 logs it: served by a push, with its arguments, after the push;
+// ended by CLIENT UNBLOCK, without arguments, before that command; not after
+// a timeout.
+func TestSlowlogBlocked(t *testing.T) {
+	p := difftest.StartIsolated(t)
+	p.Do("CONFIG", "SET", "slowlog-log-slower-than", "0")
+	a := p.NewConn()
+	ids := [2]difftest.Reply{a.Redis().Do("CLIENT", "ID"), a.Keyhive().Do("CLIENT", "ID")}
+	p.Do("SLOWLOG", "RESET")
+	a.Do("BLPOP", "q", "0.05")
+	a.Send("BLPOP", "q", 0)
+	a.NoReply(stillBlocked)
+	p.Do("RPUSH", "q", "x")
+	a.Read()
+	for _, mode := range []string{"TIMEOUT", "ERROR"} {
+		a.Send("BZPOPMIN", "z", 0)
+		a.NoReply(stillBlocked)
+		for i, c := range []*difftest.Client{p.Redis(), p.Keyhive()} {
+			if r := c.Do("CLIENT", "UNBLOCK", ids[i].Int, mode); r.Int != 1 {
+				t.Errorf("%s: CLIENT UNBLOCK %s: %v", c.Name(), mode, r)
+			}
+		}
+		a.Read()
+	}
+	p.DoCompare(func(r, k difftest.Reply) error { // CLIENT UNBLOCK's id argument differs
+		for _, reply := range []*difftest.Reply{&r, &k} {
+			for i := range reply.Elems {
+				if args := reply.Elems[i].Elems[3].Elems; len(args) == 4 && strings.EqualFold(args[1].Str, "unblock") {
+					reply.Elems[i].Elems[3].Raw = nil
+				}
+			}
+		}
+		return sameSlowlog(r, k)
+	}, "SLOWLOG", "GET", "-1")
+}
