@@ -778,22 +778,8 @@ func TestACLConfigUsers(t *testing.T) {
 // rules and ACL CAT are built from them.
 func TestACLCategoriesMatchRedis(t *testing.T) {
 	p := difftest.Start(t)
-	byName := func(r difftest.Reply) map[string]difftest.Reply {
-		m := map[string]difftest.Reply{}
-		var add func(e difftest.Reply)
-		add = func(e difftest.Reply) {
-			m[e.Elems[0].Str] = e.Elems[6]
-			for _, sub := range e.Elems[9].Elems {
-				add(sub)
-			}
-		}
-		for _, e := range r.Elems {
-			add(e)
-		}
-		return m
-	}
-	redis := byName(p.Redis().Do("COMMAND", "INFO"))
-	keyhive := byName(p.Keyhive().Do("COMMAND", "INFO"))
+	redis := commandInfoField(p.Redis().Do("COMMAND", "INFO"), 6)
+	keyhive := commandInfoField(p.Keyhive().Do("COMMAND", "INFO"), 6)
 	checked := 0
 	for name, cats := range keyhive {
 		want, ok := redis[name]

@@ -612,7 +612,10 @@ func writeCommandInfo(x *Ctx, c *Command) {
 	for _, cat := range cats {
 		w.Simple(cat)
 	}
-	w.Set(0) // tips
+	w.Set(len(c.Tips))
+	for _, tip := range c.Tips {
+		w.BulkString(tip)
+	}
 	writeKeySpecs(x, c)
 	subs := sortedCommands(c.Sub)
 	if len(subs) == 0 {

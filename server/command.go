@@ -87,7 +87,8 @@ type Command struct {
 	Step     int
 	// Categories are the ACL categories beyond those implied by the flags.
 	Categories []string
-	Group      string // COMMAND DOCS group
+	Tips       []string // COMMAND INFO's tips (commandTips)
+	Group      string   // COMMAND DOCS group
 	Summary    string
 	Since      string
 	Run        func(x *Ctx)
@@ -154,7 +155,9 @@ func register(specs ...spec) {
 		if _, dup := table[s.name]; dup {
 			panic("server: command registered twice: " + s.name)
 		}
-		table[s.name] = newCommand(s)
+		c := newCommand(s)
+		c.Tips = strings.Fields(commandTips[c.Name])
+		table[s.name] = c
 	}
 }
 
@@ -167,6 +170,7 @@ func registerSub(parent string, specs ...spec) {
 	for _, s := range specs {
 		c := newCommand(s)
 		c.Name = parent + "|" + s.name
+		c.Tips = strings.Fields(commandTips[c.Name])
 		p.Sub[s.name] = c
 	}
 }

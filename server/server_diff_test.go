@@ -321,6 +321,46 @@ func commandInfoCompare(r, k difftest.Reply) error {
 	return nil
 }
 
+// commandInfoField maps every command and subcommand in a COMMAND INFO reply
+// to one field of its entry (6: ACL categories, 7: tips).
+func commandInfoField(r difftest.Reply, field int) map[string]difftest.Reply {
+	m := map[string]difftest.Reply{}
+	var add func(e difftest.Reply)
+	add = func(e difftest.Reply) {
+		m[e.Elems[0].Str] = e.Elems[field]
+		for _, sub := range e.Elems[9].Elems {
+			add(sub)
+		}
+	}
+	for _, e := range r.Elems {
+		add(e)
+	}
+	return m
+}
+
+// TestCommandTips: every command and subcommand Keyhive has carries Redis
+// 7.0's tips, in its order.
+func TestCommandTips(t *testing.T) {
+	p := difftest.Start(t)
+	for _, proto := range []int{2, 3} {
+		p.Proto(proto)
+		redis := commandInfoField(p.Redis().Do("COMMAND", "INFO"), 7)
+		keyhive := commandInfoField(p.Keyhive().Do("COMMAND", "INFO"), 7)
+		checked := 0
+		for name, tips := range keyhive {
+			if want, ok := redis[name]; ok { // else a Redis 7.2 subcommand (CLIENT SETINFO, CLIENT NO-TOUCH)
+				if !tips.Equal(want) {
+					t.Errorf("RESP%d %s: tips %s, redis %s", proto, name, tips, want)
+				}
+				checked++
+			}
+		}
+		if checked < 200 {
+			t.Errorf("only %d commands compared", checked)
+		}
+	}
+}
+
 func TestCommandInfo(t *testing.T) {
 	p := difftest.Start(t)
 	p.DoCompare(commandInfoCompare, "COMMAND", "INFO", "get")
