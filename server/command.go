@@ -133,9 +133,9 @@ type commandStats struct {
 	calls, usec, rejected, failed atomic.Int64
 }
 
-func newCommand(s spec) *Command {
+func newCommand(s spec, name string) *Command {
 	c := &Command{
-		Name: s.name, Arity: s.arity, Flags: parseFlags(s.flags),
+		Name: name, Arity: s.arity, Flags: parseFlags(s.flags), Tips: strings.Fields(commandTips[name]),
 		FirstKey: s.first, LastKey: s.last, Step: s.step,
 		Group: s.group, Summary: s.summary, Since: s.since, Run: s.run,
 		id: commandCount,
@@ -155,9 +155,7 @@ func register(specs ...spec) {
 		if _, dup := table[s.name]; dup {
 			panic("server: command registered twice: " + s.name)
 		}
-		c := newCommand(s)
-		c.Tips = strings.Fields(commandTips[c.Name])
-		table[s.name] = c
+		table[s.name] = newCommand(s, s.name)
 	}
 }
 
@@ -168,10 +166,7 @@ func registerSub(parent string, specs ...spec) {
 		p.Sub = map[string]*Command{}
 	}
 	for _, s := range specs {
-		c := newCommand(s)
-		c.Name = parent + "|" + s.name
-		c.Tips = strings.Fields(commandTips[c.Name])
-		p.Sub[s.name] = c
+		p.Sub[s.name] = newCommand(s, parent+"|"+s.name)
 	}
 }
 
