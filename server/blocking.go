@@ -38,12 +38,11 @@ type waiter struct {
 	done     chan struct{}            // closed once the reply is written
 	claimed  bool                     // under blocking.mu: off the queues
 	// The slow log records a command that blocked when its wait ends, as
-	// Redis 7.0 does: served by a key, with its arguments, once its client
-	// wakes; ended by CLIENT UNBLOCK, with none, within that command. Not
-	// after a timeout or a disconnect.
+	// Redis 7.0 does: served by a key, with its arguments, right after the
+	// command that served it (logServed); ended by CLIENT UNBLOCK, with
+	// none, within that command. Not after a timeout or a disconnect.
 	ran       atomic.Int64 // ns the command ran before it blocked
-	served    bool         // by a key, taking serveTime ns (set before done)
-	serveTime int64
+	serveTime int64        // ns serving it took
 
 	ready func(e *keyspace.Entry, found bool) bool // blockSpec's
 }
@@ -57,6 +56,10 @@ type blocking struct {
 	mu      sync.Mutex
 	waiting atomic.Int64 // waiters queued: writers look at nothing while it is 0
 	queues  map[blockKey][]*waiter
+	// served are the waiters served and not yet in the slow log (under mu),
+	// unlogged their number.
+	served   []*waiter
+	unlogged atomic.Int64
 }
 
 // blockSpec is what a blocking command waits for and how it is served.
@@ -225,6 +228,20 @@ func (s *Server) serveBlocked(x *Ctx) (later bool) {
 	return later
 }
 
+// logServed puts the waiters served since the last call in the slow log,
+// after the command that served them, as Redis logs them.
+func (s *Server) logServed(nowMs int64) {
+	b := &s.blocking
+	b.mu.Lock()
+	served := b.served
+	b.served = nil
+	b.unlogged.Add(-int64(len(served)))
+	b.mu.Unlock()
+	for _, w := range served {
+		s.logIfSlow(w.c, w.ctx.cmd, w.ctx.Args, w.ran.Load()+w.serveTime, nowMs)
+	}
+}
+
 // serveBlockedExclusive serves every ready waiter holding every lock.
 func (s *Server) serveBlockedExclusive(now int64) {
 	var all keyspace.LockSet
@@ -274,7 +291,12 @@ func (w *waiter) run(db *keyspace.DB, key []byte, now int64) {
 		x.s.stats.dirty.Add(int64(x.dirty))
 		x.publish(args)
 	}
-	w.served, w.serveTime = true, monoNow()-start
+	w.serveTime = monoNow() - start
+	b := &x.s.blocking
+	b.mu.Lock()
+	b.served = append(b.served, w)
+	b.mu.Unlock()
+	b.unlogged.Add(1)
 	close(w.done)
 }
 
@@ -348,9 +370,6 @@ func (c *Client) waitBlocked() bool {
 		}
 	}
 	c.waiting.Store(nil)
-	if w.served {
-		c.s.logIfSlow(c, w.ctx.cmd, w.ctx.Args, w.ran.Load()+w.serveTime, time.Now().UnixMilli())
-	}
 	c.out.B = append(c.out.B, w.reply.B...)
 	return alive
 }

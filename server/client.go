@@ -502,6 +502,9 @@ func (c *Client) execute(args [][]byte) {
 
 	c.mono = monoNow()
 	s.recordCall(c, cmd, args, c.mono-start, now, failed)
+	if x.dirty > 0 && s.blocking.unlogged.Load() > 0 {
+		s.logServed(now)
+	}
 }
 
 // recordCall counts a command that ran, for elapsed nanoseconds at nowMs, in
