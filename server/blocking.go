@@ -40,7 +40,7 @@ type waiter struct {
 	// The slow log records a command that blocked when its wait ends, as
 	// Redis 7.0 does: served by a key, with its arguments, right after the
 	// command that served it (logServed); ended by CLIENT UNBLOCK, with
-	// none, within that command. Not after a timeout or a disconnect.
+	// none, before that command (clientUnblock). Not after a timeout or a disconnect.
 	ran       atomic.Int64 // ns the command ran before it blocked
 	serveTime int64        // ns serving it took
 
@@ -181,9 +181,8 @@ func (b *blocking) claim(bk blockKey, e *keyspace.Entry, found bool, locks *keys
 }
 
 // unblock ends w's wait unless a server already claimed it: reply (if not nil)
-// writes its reply; byClient (CLIENT UNBLOCK) logs it as slow. It reports
-// whether it did.
-func (b *blocking) unblock(w *waiter, reply func(w *resp.Writer), byClient bool) bool {
+// writes its reply. It reports whether it did.
+func (b *blocking) unblock(w *waiter, reply func(w *resp.Writer)) bool {
 	b.mu.Lock()
 	if w.claimed {
 		b.mu.Unlock()
@@ -191,9 +190,6 @@ func (b *blocking) unblock(w *waiter, reply func(w *resp.Writer), byClient bool)
 	}
 	b.remove(w)
 	b.mu.Unlock()
-	if byClient {
-		w.ctx.s.logIfSlow(w.c, w.ctx.cmd, nil, w.ran.Load(), time.Now().UnixMilli())
-	}
 	if reply != nil {
 		reply(&w.reply)
 	}
@@ -335,27 +331,27 @@ func (c *Client) waitBlocked() bool {
 	if alive {
 		read()
 	} else {
-		b.unblock(w, nil, false)
+		b.unblock(w, nil)
 	}
 	for waiting := true; waiting; {
 		select {
 		case <-w.done:
 			waiting = false
 		case <-expired:
-			b.unblock(w, w.timedOut, false)
+			b.unblock(w, w.timedOut)
 		case r := <-reads:
 			reading = false
 			c.w += r.n
 			c.traffic.netIn.add(int64(r.n))
 			if r.err != nil {
 				alive = false
-				b.unblock(w, nil, false)
+				b.unblock(w, nil)
 			} else {
 				read()
 			}
 		case <-c.s.done:
 			alive = false
-			b.unblock(w, nil, false)
+			b.unblock(w, nil)
 		}
 	}
 	if reading {

@@ -72,7 +72,8 @@ func clientUnblock(x *Ctx) {
 		return
 	}
 	if target := x.s.clientByID(id); target != nil {
-		if w := target.waiting.Load(); w != nil && x.s.blocking.unblock(w, reply(w), true) {
+		if w := target.waiting.Load(); w != nil && x.s.blocking.unblock(w, reply(w)) {
+			x.s.logIfSlow(w.c, w.ctx.cmd, nil, w.ran.Load(), x.Now) // as Redis: no arguments
 			x.W.Int(1)
 			return
 		}
