@@ -343,6 +343,9 @@ func (c *Client) waitBlocked() bool {
 			reading = false
 			c.w += r.n
 			c.traffic.netIn.add(int64(r.n))
+			if r.n > 0 { // Redis counts any read as interaction, blocked or not
+				c.lastSeen.Store(c.s.clock.UnixMilli())
+			}
 			if r.err != nil {
 				alive = false
 				b.unblock(w, nil)

@@ -38,7 +38,13 @@ func TestIdleTimeout(t *testing.T) {
 		}
 	}
 	p.Reconnect() // p itself was idle too
+	// Served, the blocked client is idle for 2.5 s; both servers would close
+	// it if their cron ran before its reply went out. A read while blocked
+	// counts as interaction.
+	blocked.Send("PING")
+	time.Sleep(100 * time.Millisecond)
 	p.Do("RPUSH", "queue", "job")
+	blocked.Read()
 	blocked.Read()
 	sub.Do("PING")
 }
