@@ -368,6 +368,10 @@ func (c *Client) waitBlocked() bool {
 			alive = false
 		}
 	}
+	// Its reply counts as interaction, set before the client stops waiting so
+	// that the idle check cannot close it with the reply (and a popped
+	// element) still unsent, which Redis's cron can.
+	c.lastSeen.Store(c.s.clock.UnixMilli())
 	c.waiting.Store(nil)
 	c.out.B = append(c.out.B, w.reply.B...)
 	return alive

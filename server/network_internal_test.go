@@ -1,10 +1,15 @@
 package server
 
 import (
+	"bufio"
 	"io"
 	"net"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/keyhive/keyhive/clock"
+	"github.com/keyhive/keyhive/config"
 )
 
 // remoteConn is one end of an in-memory connection that claims to come from
@@ -57,4 +62,56 @@ func TestProtectedMode(t *testing.T) {
 		t.Errorf("protected-mode no: got %q", got)
 	}
 	remote.Close()
+}
+
+// TestServedClientNotIdle: a client that waited long in BLPOP is not idle once
+// served, as Redis counts the write of its reply as interaction; the idle
+// check right after the reply must leave it open.
+func TestServedClientNotIdle(t *testing.T) {
+	cfg, err := config.FromArgs([]string{"--port", "0", "--save", "", "--timeout", "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := clock.NewManual(time.Now())
+	s, err := New(cfg, WithClock(clk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	dial := func() (net.Conn, *bufio.Reader) {
+		c, err := net.Dial("tcp", s.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		return c, bufio.NewReader(c)
+	}
+	waiter, waiterReplies := dial()
+	io.WriteString(waiter, "BLPOP q 0\r\n")
+	for blocked := false; !blocked; time.Sleep(time.Millisecond) {
+		s.mu.Lock()
+		for _, c := range s.clients {
+			blocked = blocked || c.waiting.Load() != nil
+		}
+		s.mu.Unlock()
+	}
+	clk.Advance(10 * time.Second)
+	s.closeIdleClients(clk.UnixMilli()) // blocked: left alone
+	pusher, pusherReplies := dial()
+	io.WriteString(pusher, "RPUSH q job\r\n")
+	pusherReplies.ReadString('\n')
+	for _, want := range []string{"*2\r\n", "$1\r\n", "q\r\n", "$3\r\n", "job\r\n"} {
+		if got, err := waiterReplies.ReadString('\n'); got != want {
+			t.Fatalf("BLPOP reply: got %q (%v), want %q", got, err, want)
+		}
+	}
+	s.closeIdleClients(clk.UnixMilli())
+	io.WriteString(waiter, "PING\r\n")
+	if got, err := waiterReplies.ReadString('\n'); got != "+PONG\r\n" {
+		t.Fatalf("after its reply the served client was closed as idle: %q (%v)", got, err)
+	}
 }

@@ -38,9 +38,9 @@ func TestIdleTimeout(t *testing.T) {
 		}
 	}
 	p.Reconnect() // p itself was idle too
-	// Served, the blocked client is idle for 2.5 s; both servers would close
-	// it if their cron ran before its reply went out. A read while blocked
-	// counts as interaction.
+	// Served, the blocked client has been idle for 2.5 s, and Redis's cron
+	// closes it if it runs before the reply goes out. A read while blocked
+	// counts as interaction on both servers.
 	blocked.Send("PING")
 	time.Sleep(100 * time.Millisecond)
 	p.Do("RPUSH", "queue", "job")
