@@ -68,7 +68,7 @@ func TestProtectedMode(t *testing.T) {
 // served, as Redis counts the write of its reply as interaction; the idle
 // check right after the reply must leave it open.
 func TestServedClientNotIdle(t *testing.T) {
-	cfg, err := config.FromArgs([]string{"--port", "0", "--save", "", "--timeout", "1"})
+	cfg, err := config.FromArgs([]string{"--port", "0", "--dir", t.TempDir(), "--save", "", "--timeout", "1"})
 	if err != nil {
 		t.Fatal(err)
 	}
