@@ -12,6 +12,12 @@ import (
 // command path directly.
 func newTestServer(tb testing.TB, directives ...string) *Server {
 	tb.Helper()
+	return newTestServerWith(tb, nil, directives...)
+}
+
+// newTestServerWith is newTestServer with options, e.g. a manual clock.
+func newTestServerWith(tb testing.TB, opts []Option, directives ...string) *Server {
+	tb.Helper()
 	// The slow log is off: a command slowed past its threshold (under -race
 	// on a busy machine) would be logged, allocating, and the allocation
 	// tests would count that.
@@ -19,7 +25,7 @@ func newTestServer(tb testing.TB, directives ...string) *Server {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	s, err := New(cfg)
+	s, err := New(cfg, opts...)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/keyhive/keyhive/clock"
-	"github.com/keyhive/keyhive/config"
 )
 
 // remoteConn is one end of an in-memory connection that claims to come from
@@ -68,15 +67,8 @@ func TestProtectedMode(t *testing.T) {
 // served, as Redis counts the write of its reply as interaction; the idle
 // check right after the reply must leave it open.
 func TestServedClientNotIdle(t *testing.T) {
-	cfg, err := config.FromArgs([]string{"--port", "0", "--dir", t.TempDir(), "--save", "", "--timeout", "1"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	clk := clock.NewManual(time.Now())
-	s, err := New(cfg, WithClock(clk))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newTestServerWith(t, []Option{WithClock(clk)}, "--save", "", "--timeout", "1")
 	if err := s.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +84,10 @@ func TestServedClientNotIdle(t *testing.T) {
 	}
 	waiter, waiterReplies := dial()
 	io.WriteString(waiter, "BLPOP q 0\r\n")
-	for blocked := false; !blocked; time.Sleep(time.Millisecond) {
+	for blocked, deadline := false, time.Now().Add(10*time.Second); !blocked; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("BLPOP did not block in 10 s")
+		}
 		s.mu.Lock()
 		for _, c := range s.clients {
 			blocked = blocked || c.waiting.Load() != nil
