@@ -36,6 +36,7 @@ var (
 	ixHashMaxListpackValue    = mustIdx("hash-max-listpack-value")
 	ixHLLSparseMaxBytes       = mustIdx("hll-sparse-max-bytes")
 	ixHz                      = mustIdx("hz")
+	ixRDBKeySaveDelay         = mustIdx("rdb-key-save-delay")
 	ixIOThreads               = mustIdx("io-threads")
 	ixLatencyMonitorThreshold = mustIdx("latency-monitor-threshold")
 	ixLatencyTracking         = mustIdx("latency-tracking")
@@ -185,7 +186,8 @@ func (c *Config) ClientOutputBufferLimit(class ClientClass) OutputBufferLimit {
 
 // Server.
 
-func (c *Config) Hz() int                   { return int(c.i64(ixHz)) }
+func (c *Config) Hz() int { return int(c.i64(ixHz)) }
+
 func (c *Config) DynamicHz() bool           { return c.boolean(ixDynamicHz) }
 func (c *Config) Daemonize() bool           { return c.boolean(ixDaemonize) }
 func (c *Config) PidFile() string           { return c.str(ixPidFile) }
@@ -193,6 +195,10 @@ func (c *Config) LogFile() string           { return c.str(ixLogFile) }
 func (c *Config) IOThreads() int            { return int(c.i64(ixIOThreads)) }
 func (c *Config) ClusterEnabled() bool      { return c.boolean(ixClusterEnabled) }
 func (c *Config) ClusterNodeTimeout() int64 { return c.i64(ixClusterNodeTimeout) }
+
+// RDBKeySaveDelay is the pause per key a save or rewrite makes, in
+// microseconds: tests slow a save down with it, as Redis's do.
+func (c *Config) RDBKeySaveDelay() int64 { return c.i64(ixRDBKeySaveDelay) }
 
 // LogLevel is "debug", "verbose", "notice" or "warning".
 func (c *Config) LogLevel() string { return c.enum(ixLogLevel) }

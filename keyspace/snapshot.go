@@ -3,6 +3,7 @@ package keyspace
 import (
 	"runtime"
 	"sync/atomic"
+	"time"
 )
 
 // A Snapshot is a point-in-time view of every database, saved while writes
@@ -25,7 +26,11 @@ type Snapshot struct {
 	flushed []bool
 	// Keys and Expires are the databases' sizes when the snapshot began.
 	Keys, Expires []int64
-	extra, peak   atomic.Int64 // bytes of early records held
+	// KeyDelay is a pause per key saved, taken between pieces with no lock
+	// held (rdb-key-save-delay: tests slow a save down with it).
+	KeyDelay    time.Duration
+	saved       int          // keys saved by the current piece
+	extra, peak atomic.Int64 // bytes of early records held
 }
 
 // BeginSnapshot starts a snapshot. encode appends one key's record to b; it
@@ -79,6 +84,7 @@ func (s *Snapshot) Shard(b []byte, db, shard int) []byte {
 				ent[1] |= flagSaved
 				e = entryAt(sh, i)
 				b = s.encode(b, &e)
+				s.saved++
 			}
 		})
 		if pos > tagMask {
@@ -105,6 +111,10 @@ func (s *Snapshot) inPieces(sh *shard, piece func(pos uint64) uint64) {
 		pos = piece(pos)
 		sh.mu.Unlock()
 		s.ks.all.RUnlock()
+		if s.saved > 0 && s.KeyDelay > 0 {
+			time.Sleep(time.Duration(s.saved) * s.KeyDelay)
+		}
+		s.saved = 0
 		// Commands that waited for the lock are runnable now: on one
 		// execution thread (io-threads 1) they run before the next piece
 		// rather than after a time slice.

@@ -54,6 +54,22 @@ func (m *Manifest) Files() []AOFFile {
 	return append(fs, m.Incremental...)
 }
 
+// Clone returns a copy of m that shares nothing with it (an empty manifest
+// for nil).
+func (m *Manifest) Clone() *Manifest {
+	c := &Manifest{}
+	if m == nil {
+		return c
+	}
+	if m.Base != nil {
+		b := *m.Base
+		c.Base = &b
+	}
+	c.Incremental = slices.Clone(m.Incremental)
+	c.History = slices.Clone(m.History)
+	return c
+}
+
 // ParseManifest reads a manifest as Redis 7.0 does: one file per line as
 // key/value pairs (file, seq, type; unknown keys are ignored), '#' comments,
 // at most one base, incremental sequence numbers ascending.

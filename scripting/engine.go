@@ -130,6 +130,8 @@ type Engine struct {
 	// killed stops the running script at its next checkpoint; read there
 	// without taking mu.
 	killed atomic.Bool
+	// wasKilled: the last run ended by Kill (under mu).
+	wasKilled bool
 }
 
 // NewEngine returns an engine with no scripts or libraries.
@@ -423,6 +425,7 @@ func (e *Engine) execute(st *luaState, fn *lua.LFunction, args []lua.LValue, fun
 		e.mu.Lock()
 		st.run, run.host = nil, nil // under mu: Running reads the host
 		e.running = nil
+		e.wasKilled = e.killed.Load()
 		e.killed.Store(false)
 		e.mu.Unlock()
 	}()
@@ -502,3 +505,10 @@ func (e *Engine) Running() (running, isFunction, wrote bool) {
 }
 
 func (e *Engine) killRequested() bool { return e.killed.Load() }
+
+// WasKilled reports whether Kill stopped the last Run or Call.
+func (e *Engine) WasKilled() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.wasKilled
+}

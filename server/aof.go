@@ -49,8 +49,11 @@ type aofState struct {
 	rewrites        atomic.Int64
 	rewriteFailures atomic.Int64
 	lastRewriteErr  atomic.Bool
-	lastWriteErr    atomic.Bool
-	rewriteDone     sync.WaitGroup
+	// lastRewriteFailure (Unix ms) paces automatic rewrites after repeated
+	// failures (rewriteLimited).
+	lastRewriteFailure atomic.Int64
+	lastWriteErr       atomic.Bool
+	rewriteDone        sync.WaitGroup
 }
 
 func init() {
@@ -108,6 +111,9 @@ func (s *Server) startAOF() error {
 	if err := s.loadAOF(m); err != nil {
 		return err
 	}
+	if err := s.removeOrphans(m); err != nil {
+		return err
+	}
 	// Append to the last incremental file, or start one.
 	a.manifest = m
 	if n := len(m.Incremental); n > 0 {
@@ -116,8 +122,13 @@ func (s *Server) startAOF() error {
 			return err
 		}
 		a.file = f
-	} else if err := s.openIncremental(nextSeq(m)); err != nil {
-		return err
+	} else {
+		a.writeMu.Lock()
+		err := s.switchIncremental(nextSeq(m), true)
+		a.writeMu.Unlock()
+		if err != nil {
+			return err
+		}
 	}
 	a.on.Store(true)
 	s.replication.setAOF(s.feedAOF)
@@ -208,7 +219,7 @@ func (s *Server) replayAOF(path string) (int64, error) {
 		return 0, err
 	}
 	defer f.Close()
-	c := &Client{s: s, authenticated: true}
+	c := &Client{s: s, authenticated: true, obeys: true}
 	c.ctx = Ctx{s: s, c: c, W: &c.out, DB: s.ks.DB(0)}
 	x := &c.ctx
 	var off, beforeMulti int64
@@ -385,29 +396,9 @@ func (s *Server) aofCron() {
 	}
 	grown := a.size.Load() - a.baseSize.Load()
 	pct := int64(s.cfg.AutoAOFRewritePercentage())
-	if a.scheduled.Load() || (pct > 0 && a.size.Load() > s.cfg.AutoAOFRewriteMinSize() && grown*100 > a.baseSize.Load()*pct) {
+	if a.scheduled.Load() || (pct > 0 && a.size.Load() > s.cfg.AutoAOFRewriteMinSize() && grown*100 > a.baseSize.Load()*pct && !a.rewriteLimited(time.Now().UnixMilli())) {
 		s.bgrewriteAOF()
 	}
-}
-
-// openIncremental starts incremental file seq, empty; the first command
-// written to it selects its database.
-func (s *Server) openIncremental(seq int64) error {
-	a := &s.aof
-	name := s.aofName(seq, "incr.aof")
-	f, err := os.OpenFile(filepath.Join(s.aofDir(), name), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return fmt.Errorf("can't open the append-only file %s: %w", name, err)
-	}
-	if a.file != nil {
-		a.file.Sync()
-		a.file.Close()
-	}
-	a.file = f
-	a.mu.Lock()
-	a.db = -1
-	a.mu.Unlock()
-	return nil
 }
 
 // bgrewriteAOF starts a rewrite in the background and reports whether it
@@ -434,9 +425,13 @@ func (s *Server) bgrewriteAOF() bool {
 
 // rewriteAOF writes a new base from a snapshot of the data set and swaps
 // it in. At the snapshot instant (under the exclusive lock, so no write is
-// in between) the buffered commands go to the old incremental file and a
-// new incremental file takes the writes from then on. first is the
-// creation at start-up or by CONFIG SET appendonly yes.
+// in between) the buffered commands go to the old incremental file, a new
+// incremental file takes the writes from then on, and the manifest names it
+// before any write reaches it: a crash or a failure at any later point
+// still loads every acknowledged write (old base, old and new incremental
+// files). first is the creation at start-up or by CONFIG SET appendonly
+// yes: no manifest names the files until the base exists, as in Redis
+// (until then the data set is not in the AOF at all).
 func (s *Server) rewriteAOF(first bool) (err error) {
 	a := &s.aof
 	start := time.Now()
@@ -448,6 +443,7 @@ func (s *Server) rewriteAOF(first bool) (err error) {
 		a.lastRewriteErr.Store(err != nil)
 		if err != nil {
 			a.rewriteFailures.Add(1)
+			a.lastRewriteFailure.Store(time.Now().UnixMilli())
 		} else {
 			a.rewriteFailures.Store(0)
 			a.rewrites.Add(1)
@@ -457,20 +453,18 @@ func (s *Server) rewriteAOF(first bool) (err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("can't create the append-only dir %s: %w", dir, err)
 	}
-	old := a.manifest
-	seq := int64(1)
-	if old != nil {
-		seq = nextSeq(old)
-	}
-	baseName, incrName := s.aofName(seq, s.baseKind()), s.aofName(seq, "incr.aof")
+	var seq int64
 	var switchErr error
 	write, end := s.beginDataSnapshot(s.cfg.AOFUseRDBPreamble(), func() {
 		// The snapshot instant: what was written before is in the old files.
 		s.writeAOF()
 		a.writeMu.Lock()
-		switchErr = s.openIncremental(seq)
-		a.writeMu.Unlock()
-		if switchErr == nil && first {
+		defer a.writeMu.Unlock()
+		seq = 1
+		if a.manifest != nil {
+			seq = nextSeq(a.manifest)
+		}
+		if switchErr = s.switchIncremental(seq, !first); switchErr == nil && first {
 			a.on.Store(true)
 			s.replication.setAOF(s.feedAOF)
 		}
@@ -482,33 +476,117 @@ func (s *Server) rewriteAOF(first bool) (err error) {
 	tmp := filepath.Join(dir, "temp-rewriteaof-"+strconv.Itoa(os.Getpid())+".aof")
 	err = write(tmp)
 	end()
+	if err == nil {
+		err = os.Rename(tmp, filepath.Join(dir, s.aofName(seq, s.baseKind())))
+	}
 	if err != nil {
 		os.Remove(tmp)
 		return err
 	}
-	if err := os.Rename(tmp, filepath.Join(dir, baseName)); err != nil {
-		return err
+	return s.installBase(seq, first)
+}
+
+// switchIncremental opens incremental file seq and makes it the one
+// appended to. With persist, the manifest on disk names it first (the old
+// files and the new one): if that fails, the old file stays current and
+// nothing changed. The caller holds writeMu and the exclusive lock.
+func (s *Server) switchIncremental(seq int64, persist bool) error {
+	a := &s.aof
+	name := s.aofName(seq, "incr.aof")
+	path := filepath.Join(s.aofDir(), name)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("can't open the append-only file %s: %w", name, err)
 	}
-	st, _ := os.Stat(filepath.Join(dir, baseName))
-	m := &persistence.Manifest{Base: &persistence.AOFFile{Name: baseName, Seq: seq, Type: persistence.AOFBase},
-		Incremental: []persistence.AOFFile{{Name: incrName, Seq: seq, Type: persistence.AOFIncremental}}}
-	if err := writeFileAtomic(s.manifestPath(), m.Format()); err != nil {
-		return err
-	}
-	a.writeMu.Lock()
-	a.manifest = m
-	a.writeMu.Unlock()
-	a.baseSize.Store(st.Size())
-	a.size.Store(st.Size())
-	if old != nil {
-		for _, f := range append(old.Files(), old.History...) {
-			os.Remove(filepath.Join(dir, f.Name))
+	if persist {
+		m := a.manifest.Clone()
+		m.Incremental = append(m.Incremental, persistence.AOFFile{Name: name, Seq: seq, Type: persistence.AOFIncremental})
+		if err := s.writeManifest(m); err != nil {
+			f.Close()
+			os.Remove(path)
+			return err
 		}
+		a.manifest = m
+	}
+	if a.file != nil {
+		a.file.Sync()
+		a.file.Close()
+	}
+	a.file = f
+	a.mu.Lock()
+	a.db = -1 // the first command written to the new file selects its database
+	a.mu.Unlock()
+	return nil
+}
+
+// installBase makes the base of rewrite seq (renamed into place) and the
+// incremental files from seq on the AOF, then removes the files it
+// replaced. A crash before the manifest is replaced loads the old files; a
+// crash after it leaves old files that start-up removes.
+func (s *Server) installBase(seq int64, first bool) error {
+	a := &s.aof
+	dir := s.aofDir()
+	baseName := s.aofName(seq, s.baseKind())
+	m := &persistence.Manifest{Base: &persistence.AOFFile{Name: baseName, Seq: seq, Type: persistence.AOFBase}}
+	a.writeMu.Lock()
+	old := a.manifest
+	if first {
+		m.Incremental = []persistence.AOFFile{{Name: s.aofName(seq, "incr.aof"), Seq: seq, Type: persistence.AOFIncremental}}
+	} else {
+		for _, f := range old.Incremental {
+			if f.Seq >= seq {
+				m.Incremental = append(m.Incremental, f)
+			}
+		}
+	}
+	err := s.writeManifest(m)
+	if err == nil {
+		a.manifest = m
+	}
+	a.writeMu.Unlock()
+	if err != nil {
+		os.Remove(filepath.Join(dir, baseName))
+		return err
+	}
+	var size int64
+	for _, f := range m.Files() {
+		if st, err := os.Stat(filepath.Join(dir, f.Name)); err == nil {
+			size += st.Size()
+			if f.Type == persistence.AOFBase {
+				a.baseSize.Store(st.Size())
+			}
+		}
+	}
+	a.size.Store(size)
+	if old != nil {
+		s.removeUnlisted(m, old)
 	}
 	if !first {
 		s.log.Printf("Background AOF rewrite finished successfully")
 	}
 	return nil
+}
+
+// writeManifest replaces the manifest on disk (temporary file, fsync,
+// rename, fsync of the directory).
+func (s *Server) writeManifest(m *persistence.Manifest) error {
+	if err := writeFileAtomic(s.manifestPath(), m.Format()); err != nil {
+		return fmt.Errorf("can't persist the AOF manifest %s: %w", s.manifestPath(), err)
+	}
+	return syncDir(s.aofDir())
+}
+
+// removeUnlisted removes the files of old that m does not name.
+func (s *Server) removeUnlisted(m, old *persistence.Manifest) {
+	keep := map[string]bool{}
+	for _, f := range m.Files() {
+		keep[f.Name] = true
+	}
+	for _, f := range append(old.Files(), old.History...) {
+		if !keep[f.Name] {
+			os.Remove(filepath.Join(s.aofDir(), f.Name))
+		}
+	}
 }
 
 // writeFileAtomic writes data to a temporary file, syncs it and renames it
@@ -531,6 +609,103 @@ func writeFileAtomic(path string, data []byte) error {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// syncDir fsyncs a directory, so that the names created or renamed in it
+// survive a crash of the machine as well.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// rewriteLimited paces automatic rewrites after three consecutive failures,
+// as Redis does: the next waits 1 minute after the last failure, doubling
+// with each further failure up to an hour. BGREWRITEAOF is not paced.
+func (a *aofState) rewriteLimited(nowMs int64) bool {
+	n := a.rewriteFailures.Load()
+	if n < 3 {
+		return false
+	}
+	minutes := int64(60)
+	if n-3 < 6 {
+		minutes = min(int64(1)<<(n-3), 60)
+	}
+	return nowMs < a.lastRewriteFailure.Load()+minutes*60_000
+}
+
+// removeOrphans removes what a crash can leave in the AOF directory: files
+// named like this server's AOF files that the manifest does not list (the
+// generation a rewrite replaced, a new incremental file a failed manifest
+// write did not list, history files) and temporary files of a rewrite.
+// Redis lists replaced files as history in its manifest for the same
+// purpose; here the manifest is written first and whatever it does not
+// list is known to be unused. A manifest that lists history is rewritten
+// without it.
+func (s *Server) removeOrphans(m *persistence.Manifest) error {
+	dir := s.aofDir()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	listed := map[string]bool{}
+	for _, f := range m.Files() {
+		listed[f.Name] = true
+	}
+	prefix := s.cfg.AppendFilename() + "."
+	for _, e := range entries {
+		name := e.Name()
+		ours := isTempFile(name)
+		if rest, ok := strings.CutPrefix(name, prefix); ok && !listed[name] {
+			seq, kind, _ := strings.Cut(rest, ".")
+			_, err := strconv.ParseUint(seq, 10, 63)
+			ours = err == nil && (kind == "base.rdb" || kind == "base.aof" || kind == "incr.aof")
+		}
+		if ours && e.Type().IsRegular() {
+			s.log.Printf("Removing the unused AOF file %s", name)
+			os.Remove(filepath.Join(dir, name))
+		}
+	}
+	if len(m.History) > 0 {
+		m.History = nil
+		return s.writeManifest(m)
+	}
+	return nil
+}
+
+// isTempFile reports whether name is one of the temporary files a save or
+// a rewrite writes before renaming it (writeRDB, rewriteAOF), of this or
+// another process: a crash leaves them behind.
+func isTempFile(name string) bool {
+	digits := func(s string) bool {
+		_, err := strconv.ParseUint(s, 10, 63)
+		return err == nil
+	}
+	if pid, ok := strings.CutPrefix(name, "temp-rewriteaof-"); ok {
+		pid, ok = strings.CutSuffix(pid, ".aof")
+		return ok && digits(pid)
+	}
+	if rest, ok := strings.CutPrefix(name, "temp-"); ok {
+		rest, ok = strings.CutSuffix(rest, ".rdb")
+		pid, seq, two := strings.Cut(rest, "-")
+		return ok && two && digits(pid) && digits(seq)
+	}
+	return false
+}
+
+// removeTempFiles removes the temporary files a crashed save left in dir.
+// At start-up no save of this process runs yet.
+func (s *Server) removeTempFiles(dir string) {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if isTempFile(e.Name()) && e.Type().IsRegular() {
+			s.log.Printf("Removing the temporary file %s of an interrupted save", e.Name())
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
 }
 
 // stopAOF is CONFIG SET appendonly no and shutdown: what is buffered is

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"os"
 	"strconv"
+	"time"
 
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/resp"
@@ -39,6 +40,7 @@ func (s *Server) beginDataSnapshot(asRDB bool, atStart func()) (write func(path 
 		}
 		atStart()
 	})
+	snap.KeyDelay = time.Duration(s.cfg.RDBKeySaveDelay()) * time.Microsecond
 	write = func(path string) error {
 		defer s.saverThread()()
 		if asRDB {

@@ -48,7 +48,11 @@ type Client struct {
 	out       resp.Writer
 	ctx       Ctx
 
-	authenticated   bool
+	authenticated bool
+	// obeys: its commands ran already elsewhere (the AOF's loader, later a
+	// master's stream), Redis's mustObeyClient: they are replayed as
+	// written, without the checks that protect a user from a mistake.
+	obeys           bool
 	overMaxMemory   bool                    // at the last outOfMemory check: Redis's pre_command_oom_state, which scripts obey
 	user            atomic.Pointer[aclUser] // the user it runs commands as (acl.go)
 	aclKeys         [][]byte                // key arguments for the ACL check

@@ -182,10 +182,17 @@ func (x *Ctx) runScript(readOnly, checkOOM bool, script *scripting.Script, fn *s
 	s.scriptStart.Store(0)
 	x.dirty += h.dirty
 	h.dirty = 0
-	if x.inExec { // EVAL inside MULTI: EXEC propagates it all together
+	switch {
+	case s.isClosing() && s.scripts.WasKilled():
+		// Shutdown stopped the script (SHUTDOWN NOSAVE during a busy
+		// script, or Close): as in Redis, which exits without returning to
+		// it, none of its writes reach the AOF or a replica.
+		clear(sx.execProp)
+		sx.execProp = sx.execProp[:0]
+	case x.inExec: // EVAL inside MULTI: EXEC propagates it all together
 		x.execProp = append(x.execProp, sx.execProp...)
 		sx.execProp = sx.execProp[:0]
-	} else {
+	default:
 		sx.flushExecPropagation()
 	}
 	x.propagateNone()

@@ -259,6 +259,11 @@ func (x *Ctx) parseTrimArgs(xadd bool) (a trimArgs, ok bool) {
 	case !xadd && !a.strategy:
 		x.W.Error("ERR syntax error, XTRIM must be called with a trimming strategy")
 		return a, false
+	case x.c.obeys:
+		// An approximate trim propagates as the exact one it did, with its
+		// LIMIT left in place (as Redis writes it): replayed, the trim is
+		// exact and unlimited.
+		a.trim.Limit = 0
 	case limitGiven && !a.trim.Approx:
 		x.W.Error("ERR syntax error, LIMIT cannot be used without the special ~ option")
 		return a, false

@@ -23,11 +23,38 @@ func (p *propagation) publish(db int, argv [][]byte) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.emit(db, argv)
+}
+
+// emit hands one command to every consumer; the caller holds mu.
+func (p *propagation) emit(db int, argv [][]byte) {
 	if p.aof != nil {
 		p.aof(db, argv)
 	}
 	for _, fn := range p.consumers {
 		fn(db, argv)
+	}
+}
+
+// publishBlock propagates ops as one block: wrapped in MULTI and EXEC when
+// there are several, as Redis 7.0 does (one command is atomic by itself),
+// and under one hold of the lock, so that no other client's command lands
+// inside the block: commands on other keys run in parallel (io-threads),
+// and a consumer replaying an interleaved block would drop or split it.
+func (p *propagation) publishBlock(ops []propagated) {
+	if len(ops) == 0 || !p.active.Load() {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(ops) > 1 {
+		p.emit(ops[0].db, [][]byte{argMULTI})
+	}
+	for _, op := range ops {
+		p.emit(op.db, op.argv)
+	}
+	if len(ops) > 1 {
+		p.emit(ops[len(ops)-1].db, [][]byte{argEXEC})
 	}
 }
 
@@ -139,27 +166,17 @@ func (x *Ctx) alsoPropagate(argv ...[]byte) {
 	}
 }
 
-// publishAlso propagates what alsoPropagate collected: wrapped in MULTI and
-// EXEC when there are several, as Redis 7.0 does, or into EXEC's (or a
-// script's) collection.
+// publishAlso propagates what alsoPropagate collected as one block, through
+// the collection EXEC and scripts use (empty outside them), or into that
+// collection inside EXEC or a script.
 func (x *Ctx) publishAlso() {
-	ops, db := x.also, x.DB.ID()
+	db := x.DB.ID()
+	for _, op := range x.also {
+		x.execProp = append(x.execProp, propagated{db, op})
+	}
 	x.also = x.also[:0]
-	if x.inExec {
-		for _, op := range ops {
-			x.execProp = append(x.execProp, propagated{db, op})
-		}
-		return
-	}
-	p := &x.s.replication
-	if len(ops) > 1 {
-		p.publish(db, [][]byte{argMULTI})
-	}
-	for _, op := range ops {
-		p.publish(db, op)
-	}
-	if len(ops) > 1 {
-		p.publish(db, [][]byte{argEXEC})
+	if !x.inExec {
+		x.flushExecPropagation()
 	}
 }
 
@@ -173,25 +190,12 @@ var (
 	argEXEC  = []byte("EXEC")
 )
 
-// flushExecPropagation propagates what EXEC's commands did: wrapped in MULTI
-// and EXEC when there is more than one command, as Redis 7.0 does (one
-// command is atomic by itself).
+// flushExecPropagation propagates what EXEC's commands (or a script's) did,
+// as one block.
 func (x *Ctx) flushExecPropagation() {
-	ops := x.execProp
+	x.s.replication.publishBlock(x.execProp)
+	clear(x.execProp)
 	x.execProp = x.execProp[:0]
-	if len(ops) == 0 {
-		return
-	}
-	p := &x.s.replication
-	if len(ops) > 1 {
-		p.publish(ops[0].db, [][]byte{argMULTI})
-	}
-	for _, op := range ops {
-		p.publish(op.db, op.argv)
-	}
-	if len(ops) > 1 {
-		p.publish(ops[len(ops)-1].db, [][]byte{argEXEC})
-	}
 }
 
 // propagateExpired propagates the removal of an expired key as Redis does: DEL,

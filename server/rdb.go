@@ -294,6 +294,7 @@ func (s *Server) bgsave() bool {
 		s.rdb.encoders.Put(enc)
 		dirty = s.stats.dirty.Load()
 	})
+	snap.KeyDelay = time.Duration(s.cfg.RDBKeySaveDelay()) * time.Microsecond
 	s.log.Printf("Background saving started")
 	s.rdb.bgDone.Add(1)
 	go func() {

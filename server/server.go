@@ -133,6 +133,7 @@ func (s *Server) Start() error {
 	if err := load(); err != nil {
 		return err
 	}
+	s.removeTempFiles(s.cfg.Dir())
 	// Port 0 picks a free port, unless a unix socket or TLS port is
 	// configured: then, as in Redis, it means no plain TCP listener.
 	if port := s.cfg.Port(); port != 0 || (s.cfg.UnixSocket() == "" && s.cfg.TLSPort() == 0) {
@@ -247,6 +248,16 @@ func (s *Server) Addr() string {
 
 // Keyspace returns the server's data, for embedding programs and tests.
 func (s *Server) Keyspace() *keyspace.Keyspace { return s.ks }
+
+// isClosing reports whether Close has begun, without waiting for s.mu.
+func (s *Server) isClosing() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
+}
 
 func (s *Server) isClosed() bool {
 	s.mu.Lock()
