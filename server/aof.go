@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/keyhive/keyhive/persistence"
@@ -26,8 +27,11 @@ import (
 // the new base (an RDB file under aof-use-rdb-preamble, else commands) while
 // writes continue, then swaps the manifest.
 type aofState struct {
-	on      atomic.Bool  // appending
-	pending atomic.Int64 // bytes buffered, not yet written
+	on atomic.Bool // appending
+	// fed counts the bytes ever buffered, done those written (and synced
+	// under always): a client replies once done reaches fed as it was after
+	// its command.
+	fed, done atomic.Int64
 
 	mu  sync.Mutex // buf, db: fed under the changed keys' locks
 	buf []byte
@@ -35,6 +39,7 @@ type aofState struct {
 
 	writeMu  sync.Mutex // the files and the manifest
 	file     *os.File   // the current incremental file
+	fileSize int64      // its size: where a failed write is cut back to
 	manifest *persistence.Manifest
 	size     atomic.Int64 // bytes in the incremental files and base
 	baseSize atomic.Int64
@@ -53,6 +58,7 @@ type aofState struct {
 	// failures (rewriteLimited).
 	lastRewriteFailure atomic.Int64
 	lastWriteErr       atomic.Bool
+	writeErr           atomic.Pointer[error] // the last write error
 	rewriteDone        sync.WaitGroup
 }
 
@@ -121,7 +127,12 @@ func (s *Server) startAOF() error {
 		if err != nil {
 			return err
 		}
-		a.file = f
+		st, err := f.Stat()
+		if err != nil {
+			f.Close()
+			return err
+		}
+		a.file, a.fileSize = f, st.Size()
 	} else {
 		a.writeMu.Lock()
 		err := s.switchIncremental(nextSeq(m), true)
@@ -323,40 +334,71 @@ func (s *Server) feedAOF(db int, argv [][]byte) {
 		a.db = db
 	}
 	a.buf = resp.AppendCommand(a.buf, argv)
-	a.pending.Add(int64(len(a.buf) - before))
+	a.fed.Add(int64(len(a.buf) - before))
 	a.mu.Unlock()
 }
 
 // writeAOF writes what is buffered to the incremental file, and fsyncs it
-// under appendfsync always. Clients call it before writing their replies;
-// whoever comes first writes for all.
-func (s *Server) writeAOF() {
+// under appendfsync always. Clients call it before writing their replies,
+// so it returns once everything fed before the call is written (synced
+// under always): whoever holds writeMu writes for all, and a client whose
+// records another one is writing waits for that write rather than
+// replying before it (group commit). A failed write keeps the records
+// buffered, cuts the file back to its last whole command and returns the
+// error; later calls retry, and write commands are refused meanwhile
+// (aofWriteError).
+func (s *Server) writeAOF() error {
 	a := &s.aof
-	if a.pending.Load() == 0 {
-		return
+	target := a.fed.Load()
+	if a.done.Load() >= target {
+		return nil
 	}
 	a.writeMu.Lock()
 	defer a.writeMu.Unlock()
+	if a.done.Load() >= target {
+		return nil
+	}
 	a.mu.Lock()
-	buf := a.buf
+	buf, end := a.buf, a.fed.Load()
 	a.buf = nil
-	a.pending.Store(0)
 	a.mu.Unlock()
-	if len(buf) == 0 || a.file == nil {
-		return
+	if a.file == nil { // appending stopped: nothing will take the records
+		a.done.Store(end)
+		return nil
 	}
-	if _, err := a.file.Write(buf); err != nil {
-		s.log.Printf("Error writing to the AOF file: %v", err)
-		a.lastWriteErr.Store(true)
-		return
+	n, err := a.file.Write(buf)
+	if err == nil && s.cfg.AppendFsync() == "always" {
+		err = a.file.Sync()
 	}
-	a.lastWriteErr.Store(false)
+	if err != nil {
+		if n > 0 {
+			if terr := a.file.Truncate(a.fileSize); terr == nil {
+				a.file.Seek(a.fileSize, 0)
+			} else {
+				// The file keeps a partial command: the rest must follow.
+				a.fileSize += int64(n)
+				a.size.Add(int64(n))
+				buf = buf[n:]
+			}
+		}
+		a.mu.Lock()
+		a.buf = append(buf, a.buf...)
+		a.mu.Unlock()
+		if !a.lastWriteErr.Swap(true) {
+			s.log.Printf("Error writing to the AOF file: %v", err)
+		}
+		a.writeErr.Store(&err)
+		return err
+	}
+	if a.lastWriteErr.Swap(false) {
+		s.log.Printf("AOF write error looks solved. Redis can write again.")
+	}
+	a.fileSize += int64(len(buf))
 	a.size.Add(int64(len(buf)))
-	if s.cfg.AppendFsync() == "always" {
-		a.file.Sync()
-		return
+	a.done.Store(end)
+	if s.cfg.AppendFsync() != "always" {
+		a.unsynced.Store(true)
 	}
-	a.unsynced.Store(true)
 	if cap(buf) <= 1<<20 {
 		a.mu.Lock()
 		if a.buf == nil {
@@ -364,6 +406,30 @@ func (s *Server) writeAOF() {
 		}
 		a.mu.Unlock()
 	}
+	return nil
+}
+
+// deniedByDiskError reports whether cmd is refused while the AOF cannot be
+// written: write commands (queued in MULTI too) and PING, as in Redis.
+func (c *Client) deniedByDiskError(cmd *Command) bool {
+	return cmd.Flags&FlagWrite != 0 || cmd.Name == "ping"
+}
+
+// aofWriteError is the error reply for write commands while the AOF cannot
+// be written, as Redis's MISCONF (empty when it can).
+func (s *Server) aofWriteError() string {
+	if !s.aof.lastWriteErr.Load() {
+		return ""
+	}
+	msg := "unknown error"
+	if err := s.aof.writeErr.Load(); err != nil {
+		msg = (*err).Error()
+		var errno syscall.Errno
+		if errors.As(*err, &errno) {
+			msg = errno.Error()
+		}
+	}
+	return "MISCONF Errors writing to the AOF file: " + msg
 }
 
 // aofCron writes what the cron's own changes (expiry, eviction) buffered,
@@ -457,7 +523,9 @@ func (s *Server) rewriteAOF(first bool) (err error) {
 	var switchErr error
 	write, end := s.beginDataSnapshot(s.cfg.AOFUseRDBPreamble(), func() {
 		// The snapshot instant: what was written before is in the old files.
-		s.writeAOF()
+		if switchErr = s.writeAOF(); switchErr != nil {
+			return
+		}
 		a.writeMu.Lock()
 		defer a.writeMu.Unlock()
 		seq = 1
@@ -512,7 +580,7 @@ func (s *Server) switchIncremental(seq int64, persist bool) error {
 		a.file.Sync()
 		a.file.Close()
 	}
-	a.file = f
+	a.file, a.fileSize = f, 0
 	a.mu.Lock()
 	a.db = -1 // the first command written to the new file selects its database
 	a.mu.Unlock()
@@ -778,7 +846,7 @@ func (s *Server) writeAOFInfo(b *strings.Builder) {
 		field(b, "aof_current_size", a.size.Load())
 		field(b, "aof_base_size", a.baseSize.Load())
 		field(b, "aof_pending_rewrite", boolInt(a.scheduled.Load()))
-		field(b, "aof_buffer_length", a.pending.Load())
+		field(b, "aof_buffer_length", a.fed.Load()-a.done.Load())
 		field(b, "aof_pending_bio_fsync", boolInt(a.syncing.Load()))
 		field(b, "aof_delayed_fsync", 0)
 	}

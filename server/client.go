@@ -315,9 +315,12 @@ func (c *Client) flush() bool {
 	if len(c.out.B) > 0 {
 		runtime.Gosched()
 	}
-	// An acknowledged write is in the AOF before its reply leaves.
-	if c.s.aof.on.Load() {
-		c.s.writeAOF()
+	// An acknowledged write is in the AOF before its reply leaves. Under
+	// appendfsync always a write that failed is not acknowledged: the
+	// client is disconnected with its replies unsent (Redis exits).
+	if c.s.aof.on.Load() && c.s.writeAOF() != nil && c.s.cfg.AppendFsync() == "always" {
+		c.resetOut()
+		return false
 	}
 	ok := c.flushReplies()
 	if len(c.ps.wake) > 0 {
@@ -444,6 +447,10 @@ func (c *Client) execute(args [][]byte) {
 			c.reject(cmd, errBusy(function))
 			return
 		}
+	}
+	if s.aof.lastWriteErr.Load() && c.deniedByDiskError(cmd) {
+		c.reject(cmd, s.aofWriteError())
+		return
 	}
 	if s.evict.limit.Load() != 0 && c.outOfMemory(cmd, args, start, now) {
 		c.rejectOOM(cmd)

@@ -242,6 +242,8 @@ func (h *scriptHost) Call(args [][]byte, resp3 bool, dst []byte) []byte {
 		return fail(denied)
 	case cmd.Flags&FlagWrite != 0 && h.readOnly:
 		return reject("ERR Write commands are not allowed from read-only scripts.")
+	case cmd.Flags&FlagWrite != 0 && s.aof.lastWriteErr.Load():
+		return reject(s.aofWriteError())
 	case cmd.Flags&FlagDenyOOM != 0 && h.overMaxMemory && !h.writeCalled && s.evict.limit.Load() != 0:
 		return reject(errOOM)
 	}
