@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -376,5 +377,72 @@ func TestAOFOrphansRemoved(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(manifest); strings.Contains(string(data), "type h") {
 		t.Errorf("the manifest still lists history:\n%s", data)
+	}
+}
+
+// TestAOFWriteError: a write to the AOF that fails (here the file size
+// limit, EFBIG) loses nothing: under everysec the acknowledged write stays
+// buffered and later writes get MISCONF until a retry succeeds; under
+// always the write is not acknowledged (the client is disconnected). The
+// file is cut back to its last whole command, so it loads after.
+func TestAOFWriteError(t *testing.T) {
+	for _, fsync := range []string{"everysec", "always"} {
+		t.Run(fsync, func(t *testing.T) {
+			dir := t.TempDir()
+			srv, rdb := reopenAOF(t, dir, "--appendfsync", fsync)
+			ctx := context.Background()
+			rdb.Set(ctx, "before", "1", 0)
+			st, err := os.Stat(incrFile(t, dir))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var old syscall.Rlimit
+			syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old)
+			limit := old
+			limit.Cur = uint64(st.Size()) + 20 // the next SET is written in part
+			if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &limit); err != nil {
+				t.Skip(err)
+			}
+			restored := false
+			restore := func() {
+				if !restored {
+					syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old)
+					restored = true
+				}
+			}
+			defer restore()
+			err = rdb.Set(ctx, "failed", strings.Repeat("x", 100), 0).Err()
+			if fsync == "always" && err == nil {
+				t.Error("under always a write the AOF did not take was acknowledged")
+			}
+			if fsync == "everysec" && err != nil {
+				t.Errorf("under everysec: %v", err)
+			}
+			if err := rdb.Set(ctx, "next", "1", 0).Err(); err == nil || !strings.HasPrefix(err.Error(), "MISCONF Errors writing to the AOF file: file too large") {
+				t.Errorf("a write while the AOF cannot be written: %v", err)
+			}
+			if v := persistenceField(t, rdb, "aof_last_write_status"); v != "err" {
+				t.Errorf("aof_last_write_status:%s", v)
+			}
+			restore()
+			deadline := time.Now().Add(5 * time.Second)
+			for persistenceField(t, rdb, "aof_last_write_status") != "ok" {
+				if time.Now().After(deadline) {
+					t.Fatal("the AOF was not written again")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			if err := rdb.Set(ctx, "next", "1", 0).Err(); err != nil {
+				t.Fatal(err)
+			}
+			rdb.Close()
+			srv.Close()
+			_, rdb = reopenAOF(t, dir, "--aof-load-truncated", "no")
+			for _, k := range []string{"before", "failed", "next"} {
+				if rdb.Exists(ctx, k).Val() != 1 {
+					t.Errorf("%s is missing after a restart", k)
+				}
+			}
+		})
 	}
 }

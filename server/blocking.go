@@ -284,6 +284,7 @@ func (w *waiter) run(db *keyspace.DB, key []byte, now int64) {
 	start := monoNow()
 	w.serve(x, key)
 	if x.dirty > 0 {
+		x.c.wrote = true
 		x.s.stats.dirty.Add(int64(x.dirty))
 		x.publish(args)
 	}

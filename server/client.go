@@ -52,7 +52,10 @@ type Client struct {
 	// obeys: its commands ran already elsewhere (the AOF's loader, later a
 	// master's stream), Redis's mustObeyClient: they are replayed as
 	// written, without the checks that protect a user from a mistake.
-	obeys           bool
+	obeys bool
+	// wrote: a command changed the data set since the replies last left
+	// (under appendfsync always they are not sent unless the AOF took it).
+	wrote           bool
 	overMaxMemory   bool                    // at the last outOfMemory check: Redis's pre_command_oom_state, which scripts obey
 	user            atomic.Pointer[aclUser] // the user it runs commands as (acl.go)
 	aclKeys         [][]byte                // key arguments for the ACL check
@@ -318,10 +321,11 @@ func (c *Client) flush() bool {
 	// An acknowledged write is in the AOF before its reply leaves. Under
 	// appendfsync always a write that failed is not acknowledged: the
 	// client is disconnected with its replies unsent (Redis exits).
-	if c.s.aof.on.Load() && c.s.writeAOF() != nil && c.s.cfg.AppendFsync() == "always" {
+	if c.s.aof.on.Load() && c.s.writeAOF() != nil && c.wrote && c.s.cfg.AppendFsync() == "always" {
 		c.resetOut()
 		return false
 	}
+	c.wrote = false
 	ok := c.flushReplies()
 	if len(c.ps.wake) > 0 {
 		c.writeWoken()
@@ -491,6 +495,7 @@ func (c *Client) execute(args [][]byte) {
 	cmd.Run(x)
 	serveLater := false
 	if x.dirty > 0 {
+		c.wrote = true
 		s.stats.dirty.Add(int64(x.dirty))
 		x.publish(args)
 		if s.blocking.waiting.Load() > 0 {
