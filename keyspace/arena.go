@@ -5,12 +5,17 @@ import (
 	mathbits "math/bits"
 	"sync/atomic"
 	"syscall"
+
+	"github.com/keyhive/keyhive/internal/osmem"
 )
 
 // Entries are stored off the Go heap so that the garbage collector never sees
 // one pointer per key (see docs/architecture.md). Each shard owns an arena of
 // fixed-size chunks mapped with mmap; an entry larger than a quarter chunk gets a
-// chunk of its own on the Go heap (one pointer for a big value is cheap).
+// mapping of its own (a large chunk), its pages counted exactly and unmapped
+// at the unlock after the entry dies: on the Go heap a dead big value would
+// count in used memory until a collection, which a heap holding little else
+// may not run for minutes.
 //
 // A ref names an entry: chunk id (22 bits) and offset in the chunk (18 bits).
 const (
@@ -48,11 +53,16 @@ const (
 )
 
 type chunk struct {
-	data  []byte
-	used  int // bytes appended
-	live  int // bytes of entries not yet dead
+	data  []byte // the whole mapping: chunkSize bytes, a large chunk's pages
+	used  int    // bytes appended
+	live  int    // bytes of entries not yet dead
 	large bool
 }
+
+// largeLenWidth is how many bytes a large entry's value length takes (padded,
+// see putPaddedUvarint): enough for any length, so the entry grows in place
+// without moving its key and value.
+const largeLenWidth = 9
 
 type arena struct {
 	chunks  []chunk
@@ -81,6 +91,9 @@ type arena struct {
 	harvest            bool
 	scanChunk, scanOff int
 	walkCredit         int
+	// unmap lists the large chunks whose entry died while the shard is held:
+	// the command may still read the bytes, so the unlock unmaps them.
+	unmap []uint32
 }
 
 const (
@@ -138,11 +151,11 @@ func (m *garbageMarks) evacuate() {
 // given back when compaction empties them), so its resident memory is at
 // most a page more: like the unused part of an allocator's page, which
 // Redis's used_memory does not count either (at most 4 MB per database in
-// use, README). A large entry's chunk is on the Go heap, which the server
-// counts as a whole.
+// use, README). A large chunk counts its whole mapping (whole pages), dead
+// or not until it is unmapped.
 func chunkMem(c *chunk) int64 {
 	if c.large {
-		return 0
+		return int64(len(c.data))
 	}
 	return int64(c.used)
 }
@@ -169,6 +182,16 @@ func entrySize(klen, vlen int, expire bool) int {
 	return n
 }
 
+// allocSize is the bytes to allocate for an entry: entrySize, plus for a
+// large entry the padding of its value length to largeLenWidth.
+func allocSize(klen, vlen int, expire bool) int {
+	n := entrySize(klen, vlen, expire)
+	if n > largeEntry {
+		n += largeLenWidth - uvarintLen(uint64(vlen))
+	}
+	return n
+}
+
 func uvarintLen(v uint64) int {
 	n := 1
 	for v >= 0x80 {
@@ -182,10 +205,11 @@ func uvarintLen(v uint64) int {
 // returns the ref and the memory to fill.
 func (a *arena) alloc(size, slack int) (uint64, []byte) {
 	if size > largeEntry {
-		id := a.newChunk(make([]byte, size), true)
+		id := a.newChunk(mmap(int(pageCeil(size))), true)
 		c := &a.chunks[id]
 		c.used, c.live = size, size
-		return uint64(id) << chunkBits, c.data
+		a.acct.mem.Add(chunkMem(c))
+		return uint64(id) << chunkBits, c.data[:size:size]
 	}
 	a.walkCredit = min(a.walkCredit+size*walkPerByte, chunkSize)
 	ref, dst, ok := a.fill(size, slack)
@@ -353,7 +377,8 @@ func (a *arena) kill(ref uint64, size int) {
 	c.data[ref&offsetMask+1] |= flagDead
 	c.live -= size
 	if c.large {
-		a.release(id)
+		a.unmap = append(a.unmap, uint32(id))
+		a.setGarbage(true)
 		return
 	}
 	a.dead += size
@@ -380,13 +405,35 @@ func (a *arena) worthCompacting(c *chunk) bool {
 	return garbage >= pageSize && garbage*compactAt >= c.used || c.live == 0 && c.used > 0
 }
 
+// releaseLarge unmaps the large chunks whose entry died, at the unlock.
+func (a *arena) releaseLarge() {
+	for _, id := range a.unmap {
+		a.release(int(id))
+	}
+	a.unmap = a.unmap[:0]
+}
+
+// growLarge makes the large entry at ref size bytes long (not shorter) and
+// returns its bytes. The mapping is extended with mremap, which moves page
+// tables, not bytes, when it cannot grow where it is. The bytes past used
+// were never written (a large chunk only grows) and new pages are zeros.
+func (a *arena) growLarge(ref uint64, size int) []byte {
+	c := &a.chunks[ref>>chunkBits]
+	if n := pageCeil(size); n > int64(len(c.data)) {
+		a.acct.mem.Add(n - int64(len(c.data)))
+		c.data = mremap(c.data, int(n))
+	}
+	c.used, c.live = size, size
+	return c.data[:size:size]
+}
+
 func (a *arena) release(id int) {
 	c := &a.chunks[id]
 	a.acct.mem.Add(-chunkMem(c))
 	if !c.large {
 		a.dead -= c.used - c.live
-		munmap(c.data)
 	}
+	munmap(c.data)
 	if id == a.scanChunk {
 		a.scanOff = 0 // the id may come back as another chunk
 	}
@@ -401,7 +448,7 @@ func (a *arena) release(id int) {
 func (a *arena) releaseAll() {
 	for i := range a.chunks {
 		a.acct.mem.Add(-chunkMem(&a.chunks[i]))
-		if a.chunks[i].data != nil && !a.chunks[i].large {
+		if a.chunks[i].data != nil {
 			munmap(a.chunks[i].data)
 		}
 	}
@@ -453,6 +500,12 @@ func entryKey(e []byte) []byte {
 // encode writes an entry into dst, which is entrySize long or up to maxPad
 // longer (a hole it fills), the value length written in more bytes.
 func encode(dst []byte, meta byte, access uint32, key, value []byte, expire int64, object bool) {
+	copy(dst[encodeHeader(dst, meta, access, key, len(value), expire, object):], value)
+}
+
+// encodeHeader is encode without the value: it writes all but the value's
+// vlen bytes and returns where they go.
+func encodeHeader(dst []byte, meta byte, access uint32, key []byte, vlen int, expire int64, object bool) int {
 	dst[0] = meta
 	dst[1] = 0
 	if object {
@@ -461,14 +514,13 @@ func encode(dst []byte, meta byte, access uint32, key, value []byte, expire int6
 	putAccess(dst, access)
 	p := headerSize
 	p += binary.PutUvarint(dst[p:], uint64(len(key)))
-	p += putPaddedUvarint(dst[p:], uint64(len(value)), len(dst)-entrySize(len(key), len(value), expire != 0))
+	p += putPaddedUvarint(dst[p:], uint64(vlen), len(dst)-entrySize(len(key), vlen, expire != 0))
 	if expire != 0 {
 		dst[1] |= flagExpire
 		binary.LittleEndian.PutUint64(dst[p:], uint64(expire))
 		p += 8
 	}
-	p += copy(dst[p:], key)
-	copy(dst[p:], value)
+	return p + copy(dst[p:], key)
 }
 
 // putPaddedUvarint writes v as a uvarint pad bytes longer than it needs (at
@@ -494,13 +546,12 @@ func getAccess(e []byte) uint32 {
 	return uint32(e[2]) | uint32(e[3])<<8 | uint32(e[4])<<16
 }
 
-func mmap(size int) []byte {
-	b, err := syscall.Mmap(-1, 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
-	if err != nil {
-		panic("keyspace: mmap: " + err.Error())
-	}
-	return b
-}
+// mmap, mremap and munmap map memory with osmem rather than the syscall
+// package, whose Munmap takes only what its own Mmap returned and knows
+// nothing of mremap.
+func mmap(size int) []byte { return osmem.Map(size) }
+
+func mremap(b []byte, size int) []byte { return osmem.Remap(b, size) }
 
 // truncate drops a chunk's bytes from used on, giving their whole pages
 // back to the OS: they read as zeros and are backed again when appended into.
@@ -515,8 +566,4 @@ func (a *arena) truncate(c *chunk, used int) {
 	c.used, c.live = used, used
 }
 
-func munmap(b []byte) {
-	if err := syscall.Munmap(b); err != nil {
-		panic("keyspace: munmap: " + err.Error())
-	}
-}
+func munmap(b []byte) { osmem.Unmap(b) }

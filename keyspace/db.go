@@ -136,14 +136,43 @@ func (db *DB) put(e *Entry, key []byte, t Type, enc Encoding, value []byte, expi
 		db.rewrite(e, t, enc, value, expireAt, now, object)
 		return
 	}
+	copy(db.insert(e, key, byte(t)<<4|byte(enc), len(value), expireAt, now, object), value)
+}
+
+// PutSized is Put of a value of size zero bytes, which it returns for the
+// caller to fill (valid until Unlock): a big value is written where it is
+// stored, not built first on the Go heap. A found entry's value moves to new
+// memory, so that its old bytes stay readable until Unlock (the new value
+// may be computed from them, e.g. BITOP).
+func (db *DB) PutSized(e *Entry, key []byte, t Type, enc Encoding, size int, expireAt int64, now int64) []byte {
+	if e.slot < 0 {
+		return zeroValue(db.insert(e, key, byte(t)<<4|byte(enc), size, expireAt, now, false))
+	}
+	access := db.beginRewrite(e, expireAt, now, false, nil)
+	return zeroValue(db.move(e, byte(t)<<4|byte(enc), access, size, expireAt, false))
+}
+
+// zeroValue clears a value allocated in a chunk, which may be a hole's old
+// bytes. A large entry's pages are new, zeros already: clearing them would
+// only make them resident.
+func zeroValue(v []byte) []byte {
+	if len(v) <= largeEntry {
+		clear(v)
+	}
+	return v
+}
+
+// insert stores key at the vacancy e, with a value of vlen bytes that it
+// returns unwritten; e then describes the entry.
+func (db *DB) insert(e *Entry, key []byte, meta byte, vlen int, expireAt int64, now int64, object bool) []byte {
 	if e.hash == 0 { // a vacancy whose hash was not kept
 		sh := db.shardOf(key)
 		*e = Entry{sh: sh, slot: -1, hash: db.hash(key)}
 	}
 	sh := e.sh
-	size := entrySize(len(key), len(value), expireAt != 0)
+	size := allocSize(len(key), vlen, expireAt != 0)
 	ref, dst := sh.arena.alloc(size, maxPad)
-	encode(dst, byte(t)<<4|byte(enc), db.ks.newAccess(now), key, value, expireAt, object)
+	encodeHeader(dst, meta, db.ks.newAccess(now), key, vlen, expireAt, object)
 	if sh.pending {
 		markSaved(sh, ref)
 	}
@@ -160,6 +189,7 @@ func (db *DB) put(e *Entry, key []byte, t Type, enc Encoding, value []byte, expi
 	h := e.hash
 	*e = entryAt(sh, i)
 	e.hash = h
+	return e.h.value
 }
 
 // Object is a collection too large for the compact inline encodings, kept as a
@@ -226,6 +256,34 @@ func (db *DB) Replace(e *Entry, enc Encoding, value []byte, expireAt int64, now 
 // rewrite gives a found entry a new value. An object the entry held is
 // released unless the new value is the same handle.
 func (db *DB) rewrite(e *Entry, t Type, enc Encoding, value []byte, expireAt int64, now int64, object bool) {
+	sh := e.sh
+	access := db.beginRewrite(e, expireAt, now, object, value)
+	if len(value) == len(e.h.value) && (expireAt != 0) == (e.h.expire != 0) {
+		// Same layout (not merely the same size: encode writes the expire time
+		// and lengths before copying the key, which lives in this entry): the
+		// key and an aliased value sit where they are rewritten, and copy is a
+		// memmove, so rewriting in place is safe. A value that is the stored
+		// one (modified in place: SETBIT, SETRANGE) is not copied onto
+		// itself, which for a big string would cost a pass over all of it.
+		dst := sh.arena.entry(e.ref)[:e.h.size]
+		at := encodeHeader(dst, byte(t)<<4|byte(enc), access, e.h.key, len(value), expireAt, object)
+		if len(value) > 0 && &dst[at] != &value[0] {
+			copy(dst[at:], value)
+		}
+		if sh.pending {
+			markSaved(sh, e.ref)
+		}
+		*e = entryAt(sh, e.slot)
+		return
+	}
+	copy(db.move(e, byte(t)<<4|byte(enc), access, len(value), expireAt, object), value)
+}
+
+// beginRewrite is what every rewrite of a found entry does first: it reports
+// the change, keeps the old record for a pending snapshot, releases an
+// object the new value (handle) does not keep, counts the expire time and
+// returns the rewritten access clock.
+func (db *DB) beginRewrite(e *Entry, expireAt int64, now int64, object bool, value []byte) uint32 {
 	db.modified(e.sh, e.h.key)
 	sh := e.sh
 	if sh.pending {
@@ -235,28 +293,55 @@ func (db *DB) rewrite(e *Entry, t Type, enc Encoding, value []byte, expireAt int
 		sh.releaseObject(e.h.value)
 	}
 	db.countExpire(sh, e.h.expire != 0, expireAt != 0)
-	size := entrySize(len(e.h.key), len(value), expireAt != 0)
-	access := db.ks.rewrittenAccess(getAccess(sh.arena.entry(e.ref)), now)
-	if len(value) == len(e.h.value) && (expireAt != 0) == (e.h.expire != 0) {
-		// Same layout (not merely the same size: encode writes the expire time
-		// and lengths before copying the key, which lives in this entry): the
-		// key and an aliased value sit where they are rewritten, and copy is a
-		// memmove, so rewriting in place is safe.
-		encode(sh.arena.entry(e.ref)[:e.h.size], byte(t)<<4|byte(enc), access, e.h.key, value, expireAt, object)
-		if sh.pending {
-			markSaved(sh, e.ref)
-		}
-		*e = entryAt(sh, e.slot)
-		return
-	}
-	ref, dst := sh.arena.alloc(size, maxPad)
-	encode(dst, byte(t)<<4|byte(enc), access, e.h.key, value, expireAt, object)
+	return db.ks.rewrittenAccess(getAccess(sh.arena.entry(e.ref)), now)
+}
+
+// move writes a found entry anew with a value of vlen bytes, which it
+// returns unwritten, and kills the old one (its bytes stay until Unlock).
+func (db *DB) move(e *Entry, meta byte, access uint32, vlen int, expireAt int64, object bool) []byte {
+	sh := e.sh
+	ref, dst := sh.arena.alloc(allocSize(len(e.h.key), vlen, expireAt != 0), maxPad)
+	encodeHeader(dst, meta, access, e.h.key, vlen, expireAt, object)
 	if sh.pending {
 		markSaved(sh, ref)
 	}
 	sh.arena.kill(e.ref, e.h.size)
 	sh.slots[e.slot] = sh.slots[e.slot]&^refMask | ref
 	*e = entryAt(sh, e.slot)
+	return e.h.value
+}
+
+// Resize gives a found string entry a value of size bytes, not fewer than it
+// has: its bytes followed by zeros, with encoding enc and its expire time
+// kept. It returns the value for the caller to write into, valid until
+// Unlock; slices of the old value are stale. A large entry grows in place,
+// its mapping extended without copying, so that APPEND and SETRANGE on a big
+// string neither copy it nor hold it twice.
+func (db *DB) Resize(e *Entry, enc Encoding, size int, now int64) []byte {
+	sh := e.sh
+	expire := e.h.expire
+	access := db.beginRewrite(e, expire, now, false, nil)
+	meta := byte(e.Type())<<4 | byte(enc)
+	old, klen := len(e.h.value), len(e.h.key)
+	at := e.h.size - old // where the value starts
+	lenAt := headerSize + uvarintLen(uint64(klen))
+	width := at - klen - lenAt // the value length's bytes
+	if expire != 0 {
+		width -= 8
+	}
+	if sh.arena.chunks[e.ref>>chunkBits].large && uvarintLen(uint64(size)) <= width {
+		ent := sh.arena.growLarge(e.ref, at+size)
+		ent[0] = meta
+		putAccess(ent, access)
+		putPaddedUvarint(ent[lenAt:], uint64(size), width-uvarintLen(uint64(size)))
+		*e = entryAt(sh, e.slot)
+		return e.h.value
+	}
+	value := e.h.value
+	v := db.move(e, meta, access, size, expire, false)
+	copy(v, value) // the old entry's bytes stay until Unlock
+	zeroValue(v[old:])
+	return v
 }
 
 // Modified reports a change to key through the Modified hook. The keyspace

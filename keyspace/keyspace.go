@@ -291,8 +291,8 @@ func (ks *Keyspace) SwapDB(a, b int) {
 	ks.dbs[b].Store(da)
 }
 
-// MemoryBytes returns the bytes the entry arenas hold outside the Go heap
-// (see chunkMem). The index tables, large entries' chunks and objects are on
-// the Go heap, which the server counts as a whole. It is kept as a counter,
+// MemoryBytes returns the bytes the entry arenas hold outside the Go heap,
+// large entries' mappings included (see chunkMem). The index tables and
+// objects are on the Go heap, which the server counts as a whole. It is kept as a counter,
 // cheap enough to read before every command.
 func (ks *Keyspace) MemoryBytes() int64 { return ks.acct.mem.Load() }

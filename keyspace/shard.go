@@ -162,15 +162,16 @@ func (s *shard) resize(log uint8) {
 	s.expireAt = 0
 }
 
-// evacuate makes the holes of the command that held the shard ready to be
-// filled, and moves the live entries out of chunks worth compacting: the
-// tail chunk's down to its start (its emptied pages go back to the OS), any
-// other's to the tail, releasing the chunk. It runs only when the shard's
-// command has finished with any entry bytes it held (see Keyspace.Unlock),
-// since it moves entries.
+// evacuate unmaps the large entries that died, makes the holes of the
+// command that held the shard ready to be filled, and moves the live entries
+// out of chunks worth compacting: the tail chunk's down to its start (its
+// emptied pages go back to the OS), any other's to the tail, releasing the
+// chunk. It runs only when the shard's command has finished with any entry
+// bytes it held (see Keyspace.Unlock), since it moves and unmaps entries.
 func (s *shard) evacuate(seed maphash.Seed) {
 	a := &s.arena
 	a.setGarbage(false)
+	a.releaseLarge()
 	a.ready = len(a.holes)
 	compact := false
 	for id := range a.chunks {

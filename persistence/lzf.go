@@ -1,5 +1,7 @@
 package persistence
 
+import "github.com/keyhive/keyhive/internal/osmem"
+
 // LZF is liblzf 3.6's format as Redis builds it (HLOG 16, VERY_FAST), so
 // compressed strings are byte-identical to redis-server's.
 
@@ -14,9 +16,10 @@ const (
 // are told apart by a generation number, so the table starts empty without
 // being cleared (a 64K-entry clear per string would dominate a save).
 type Compressor struct {
-	htab []uint64 // generation<<32 | position
-	gen  uint64
-	out  []byte
+	htab   []uint64 // generation<<32 | position
+	gen    uint64
+	out    []byte
+	mapped []byte // the output of a big Compress until Release
 }
 
 // Compress returns in compressed, or nil when the result would not fit in
@@ -32,11 +35,40 @@ func (c *Compressor) Compress(in []byte, outLen int) []byte {
 	}
 	c.gen++
 	gen := c.gen << 32
-	idx := func(h uint32) uint32 { return ((h >> (3*8 - lzfHashLog)) - h*5) & (1<<lzfHashLog - 1) }
+	if outLen+4 > bigOut {
+		// A big value's output is mapped for this call only: kept, or
+		// left to the collector, it would count in used memory long after.
+		if c.mapped != nil {
+			osmem.Unmap(c.mapped)
+		}
+		c.mapped = osmem.Map(osmem.Round(outLen + 4))
+		out := c.compress(in, c.mapped[:outLen+4], gen)
+		if out == nil {
+			c.Release()
+		}
+		return out
+	}
 	if cap(c.out) < outLen+4 {
 		c.out = make([]byte, outLen+4)
 	}
-	out := c.out[:outLen+4]
+	return c.compress(in, c.out[:outLen+4], gen)
+}
+
+// Release unmaps the output of the last big Compress, once it is copied.
+func (c *Compressor) Release() {
+	if c.mapped != nil {
+		osmem.Unmap(c.mapped)
+		c.mapped = nil
+	}
+}
+
+// bigOut is the output size past which Compress maps its output.
+const bigOut = 1 << 20
+
+func (c *Compressor) compress(in, out []byte, gen uint64) []byte {
+	idx := func(h uint32) uint32 { return ((h >> (3*8 - lzfHashLog)) - h*5) & (1<<lzfHashLog - 1) }
+	inLen := len(in)
+	outLen := len(out) - 4
 	ip, op, lit := 0, 1, 0
 	hval := uint32(in[0])<<8 | uint32(in[1])
 	for ip < inLen-2 {

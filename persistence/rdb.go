@@ -98,7 +98,9 @@ func (e *Encoder) AppendString(b, s []byte) []byte {
 			b = append(b, 0xC0|encLZF)
 			b = AppendLen(b, uint64(len(c)))
 			b = AppendLen(b, uint64(len(s)))
-			return append(b, c...)
+			b = append(b, c...)
+			e.lzf.Release()
+			return b
 		}
 	}
 	b = AppendLen(b, uint64(len(s)))
@@ -123,7 +125,9 @@ func (e *Encoder) AppendBlob(b, s []byte) []byte {
 			b = append(b, 0xC0|encLZF)
 			b = AppendLen(b, uint64(len(c)))
 			b = AppendLen(b, uint64(len(s)))
-			return append(b, c...)
+			b = append(b, c...)
+			e.lzf.Release()
+			return b
 		}
 	}
 	b = AppendLen(b, uint64(len(s)))

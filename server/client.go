@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"net"
 	"runtime"
+	"runtime/debug"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/keyhive/keyhive/internal/osmem"
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/resp"
 )
@@ -18,8 +20,13 @@ import (
 const (
 	initialReadBuf = 4 * 1024
 	idleReadBufMax = 64 * 1024
-	flushAt        = 64 * 1024 // write replies out mid-batch past this size
-	idleWriteMax   = 1 << 20
+	// A read buffer growing past mappedReadBuf (a big argument) is mapped
+	// outside the Go heap: it grows without copying (mremap) and is
+	// unmapped as soon as it is empty, where a heap buffer would count in
+	// used memory until a collection that may not come for minutes.
+	mappedReadBuf = 1 << 20
+	flushAt       = 64 * 1024 // write replies out mid-batch past this size
+	idleWriteMax  = 1 << 20
 )
 
 type replyMode uint8
@@ -39,6 +46,8 @@ type Client struct {
 	conn net.Conn
 	in   []byte
 	r, w int
+	// inMapped: in is a mapping (mappedReadBuf), counted in s.mappedBufs.
+	inMapped bool
 	// serveRead is serveFD as a method value made once, and ended tells
 	// serveRaw that serveFD left its RawConn.Read because the connection
 	// ends (not to block).
@@ -181,6 +190,7 @@ func (s *Server) accept(conn net.Conn) {
 func (c *Client) serve() {
 	defer c.s.wg.Done()
 	defer c.close()
+	defer c.freeIn() // the blocked read's goroutine, if any, has returned
 	c.in = make([]byte, initialReadBuf)
 	if c.raw != nil {
 		c.serveRaw()
@@ -282,6 +292,7 @@ func (c *Client) prepareRead() bool {
 	case c.r == c.w:
 		c.r, c.w = 0, 0
 		if len(c.in) > idleReadBufMax {
+			c.freeIn()
 			c.in = make([]byte, initialReadBuf)
 		}
 	case c.r > 0:
@@ -301,10 +312,41 @@ func (c *Client) prepareRead() bool {
 	if need := c.parser.Need(); need > len(c.in) && need < size {
 		size = need
 	}
+	if size >= mappedReadBuf {
+		c.growMapped(size)
+		return true
+	}
 	grown := make([]byte, size)
 	copy(grown, c.in[:c.w])
 	c.in = grown
 	return true
+}
+
+// growMapped makes the read buffer a mapping of at least size bytes, moved
+// by the kernel when it is one already (the parser keeps offsets, not
+// slices, across reads).
+func (c *Client) growMapped(size int) {
+	size = osmem.Round(size)
+	old := len(c.in)
+	if c.inMapped {
+		c.in = osmem.Remap(c.in, size)
+		c.s.mappedBufs.Add(int64(size - old))
+		return
+	}
+	m := osmem.Map(size)
+	copy(m, c.in[:c.w])
+	c.in, c.inMapped = m, true
+	c.s.mappedBufs.Add(int64(size))
+}
+
+// freeIn unmaps a mapped read buffer, when the client is done with its
+// bytes: no command's arguments point into it any more.
+func (c *Client) freeIn() {
+	if c.inMapped {
+		c.s.mappedBufs.Add(-int64(len(c.in)))
+		osmem.Unmap(c.in)
+		c.in, c.inMapped = nil, false
+	}
 }
 
 // flush writes the pending replies in one write, then the messages this
@@ -365,11 +407,29 @@ func (c *Client) write(buf []byte) (int, error) {
 
 // resetOut empties the reply buffer once written, dropping a huge one.
 func (c *Client) resetOut() {
-	if cap(c.out.B) > idleWriteMax {
+	if n := cap(c.out.B); n > idleWriteMax {
 		c.out.B = nil
+		if n >= bigReply {
+			c.s.returnHeap()
+		}
 	} else {
 		c.out.B = c.out.B[:0]
 	}
+}
+
+// bigReply is the size of a dropped reply buffer (a big value sent) worth a
+// collection to give back to the OS: left to the runtime, it would count in
+// used memory until a collection the small Go heap may not ask for in
+// minutes, refusing writes under maxmemory all that time.
+const bigReply = 32 << 20
+
+// returnHeap collects the garbage and gives free heap memory back to the OS
+// now. It runs in the client's goroutine after its reply was written, so its
+// next command finds the memory released; it costs a collection of a heap
+// that holds little (the keyspace is outside it), for a reply that moved
+// tens of megabytes.
+func (s *Server) returnHeap() {
+	debug.FreeOSMemory()
 }
 
 // close drops the client from the server's list before closing the

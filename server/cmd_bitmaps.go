@@ -55,14 +55,14 @@ func (x *Ctx) bitOffset(arg []byte, hashBits int) (uint64, bool) {
 // bitString is a string value being modified by SETBIT or BITFIELD.
 type bitString struct {
 	e     keyspace.Entry
-	found bool
-	buf   []byte // the value, at least as long as the command needs
+	buf   []byte // the stored value, at least as long as the command needs
 	grown bool   // the key is new or its value was extended
 }
 
-// bitStringForWrite looks key up for writing and returns a buffer of at least
-// need bytes holding its value: the stored bytes themselves when they are long
-// enough (modified in place), a zero-padded copy otherwise. It replies
+// bitStringForWrite looks key up for writing and returns its stored value,
+// modified in place: a missing key is created, a short value extended with
+// zeros, as Redis does before it runs the command's operations (so a
+// BITFIELD whose writes all fail still creates the key). It replies
 // WRONGTYPE when the key is not a string.
 func (x *Ctx) bitStringForWrite(key []byte, need uint64) (*bitString, bool) {
 	e, found := x.lookupWrite(key)
@@ -70,31 +70,26 @@ func (x *Ctx) bitStringForWrite(key []byte, need uint64) (*bitString, bool) {
 		x.W.Error(errWrongType)
 		return nil, false
 	}
-	bs := &bitString{e: e, found: found}
-	var old []byte
-	if found {
-		old = e.Value()
+	bs := &bitString{e: e}
+	switch {
+	case !found:
+		bs.buf = x.DB.PutSized(&bs.e, key, keyspace.TypeString, keyspace.EncRaw, int(need), 0, x.Now)
+		bs.grown = true
+	case uint64(len(e.Value())) < need:
+		bs.buf = x.DB.Resize(&bs.e, keyspace.EncRaw, int(need), x.Now)
+		bs.grown = true
+	default:
+		bs.buf = e.Value()
 	}
-	if uint64(len(old)) >= need {
-		bs.buf = old
-		return bs, true
-	}
-	bs.buf = make([]byte, need)
-	copy(bs.buf, old)
-	bs.grown = true
 	return bs, true
 }
 
-// commitBitString stores the buffer as the key's value (raw encoding, TTL
+// commitBitString ends the change of the stored value (raw encoding, TTL
 // kept).
 func (x *Ctx) commitBitString(key []byte, bs *bitString) {
-	if bs.found {
-		// Redis unshares the value even when nothing changes, which makes
-		// it raw; the same-length case rewrites the entry in place.
-		x.DB.Replace(&bs.e, keyspace.EncRaw, bs.buf, bs.e.ExpireAt(), x.Now)
-	} else {
-		x.DB.Set(key, keyspace.TypeString, keyspace.EncRaw, bs.buf, 0, x.Now)
-	}
+	// Redis unshares the value even when nothing changes, which makes it
+	// raw; the same length rewrites the entry in place.
+	x.DB.Replace(&bs.e, keyspace.EncRaw, bs.buf, bs.e.ExpireAt(), x.Now)
 }
 
 func setbitCommand(x *Ctx) {
@@ -405,9 +400,10 @@ func bitopCommand(x *Ctx) {
 		x.W.Int(0)
 		return
 	}
-	// The result is computed before the destination is written, since the
-	// destination may be one of the sources.
-	res := make([]byte, maxLen)
+	// The result is computed into the destination's new value: PutSized
+	// leaves the old one (which may be a source) readable until the unlock.
+	dst, _ := x.lookupWrite(dest) // expired first, as Redis's setKey does
+	res := x.DB.PutSized(&dst, dest, keyspace.TypeString, keyspace.EncRaw, maxLen, 0, x.Now)
 	copy(res, srcs[0])
 	switch op {
 	case opNot:
@@ -438,7 +434,6 @@ func bitopCommand(x *Ctx) {
 			}
 		}
 	}
-	x.DB.Set(dest, keyspace.TypeString, keyspace.EncRaw, res, 0, x.Now)
 	x.notify(notifyString, "set", dest)
 	x.dirty++
 	x.W.Int(int64(maxLen))

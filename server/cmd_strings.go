@@ -410,16 +410,15 @@ func appendCommand(x *Ctx) {
 		x.W.Error(errWrongType)
 		return
 	}
-	old := e.Value()
-	if !x.checkStringLength(int64(len(old)), int64(len(arg))) {
+	n := len(e.Value())
+	if !x.checkStringLength(int64(n), int64(len(arg))) {
 		return
 	}
-	value := make([]byte, 0, len(old)+len(arg))
-	value = append(append(value, old...), arg...)
-	x.DB.Replace(&e, keyspace.EncRaw, value, e.ExpireAt(), x.Now)
+	// Grown where it is stored: no copy of a big value on the Go heap.
+	copy(x.DB.Resize(&e, keyspace.EncRaw, n+len(arg), x.Now)[n:], arg)
 	x.notify(notifyString, "append", key)
 	x.dirty++
-	x.W.Int(int64(len(value)))
+	x.W.Int(int64(n + len(arg)))
 }
 
 func strlenCommand(x *Ctx) {
@@ -593,14 +592,15 @@ func setrangeCommand(x *Ctx) {
 		copy(old[offset:], arg)
 		x.DB.Replace(&e, keyspace.EncRaw, old, e.ExpireAt(), x.Now)
 	} else {
-		value := make([]byte, size)
-		copy(value, old)
-		copy(value[offset:], arg)
+		// Longer: grown where it is stored, zero-filled, no copy of the
+		// value built on the Go heap first.
+		var value []byte
 		if found {
-			x.DB.Replace(&e, keyspace.EncRaw, value, e.ExpireAt(), x.Now)
+			value = x.DB.Resize(&e, keyspace.EncRaw, int(size), x.Now)
 		} else {
-			x.DB.Put(&e, key, keyspace.TypeString, keyspace.EncRaw, value, 0, x.Now)
+			value = x.DB.PutSized(&e, key, keyspace.TypeString, keyspace.EncRaw, int(size), 0, x.Now)
 		}
+		copy(value[offset:], arg)
 	}
 	x.notify(notifyString, "setrange", key)
 	x.dirty++

@@ -16,10 +16,11 @@ import (
 // maxmemory-policy are removed; when none can be, denyoom commands are
 // refused.
 //
-// used memory = the keyspace's off-heap entry arenas (a counter kept as
-// entries are written) + what the Go runtime holds from the OS (heap,
-// including the index tables, every client buffer and large value, stacks,
-// runtime metadata), read from runtime/metrics at most once a millisecond.
+// used memory = the keyspace's off-heap entry arenas, large values included
+// (a counter kept as entries are written) + client read buffers mapped for
+// big arguments + what the Go runtime holds from the OS (heap, including the
+// index tables, the other client buffers, stacks, runtime metadata), read
+// from runtime/metrics at most once a millisecond.
 // maxmemory bounds it with Redis's startup footprint (1 MB) in place of
 // Keyhive's (used_memory_startup: the Go runtime and the empty shards of
 // every database, about 9 MB), so that the same maxmemory holds as many keys
@@ -93,7 +94,7 @@ func (s *Server) usedMemory(mono int64, maxAge time.Duration) int64 {
 	if mono-s.evict.runtimeMemAt.Load() >= int64(maxAge) {
 		s.readRuntimeMem(mono)
 	}
-	return s.ks.MemoryBytes() + s.evict.runtimeMem.Load()
+	return s.ks.MemoryBytes() + s.evict.runtimeMem.Load() + s.mappedBufs.Load()
 }
 
 // redisStartupMemory stands for Keyhive's startup footprint in what

@@ -223,6 +223,12 @@ func (s *Server) writeRDB(path string, aofBase bool, functions []byte, keys, exp
 			write(records)
 		}
 	}
+	if cap(records) >= bigReply {
+		// A big value's record, garbage now: given back rather than counted
+		// in used memory until the next collection.
+		records = nil
+		s.returnHeap()
+	}
 	write([]byte{persistence.OpEOF})
 	w.Write(binary.LittleEndian.AppendUint64(nil, crc))
 	if err = w.Flush(); err != nil {
@@ -304,6 +310,9 @@ func (s *Server) bgsave() bool {
 		release()
 		snap.End()
 		s.rdb.peakExtra.Store(snap.PeakExtra())
+		if snap.PeakExtra() >= bigReply {
+			s.returnHeap() // the early records of big values changed during the save
+		}
 		s.rdb.lastBgsaveSec.Store(int64(time.Since(start).Seconds()))
 		if err != nil {
 			s.log.Printf("Background saving error: %v", err)

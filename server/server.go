@@ -63,8 +63,9 @@ type Server struct {
 	activeExpireEnabled atomic.Bool
 	peakMemory          atomic.Int64
 	evict               evictState
-	startupMemory       int64 // used memory when Start began (INFO used_memory_startup)
-	wallClock           bool  // clock is the real one: commands reuse their start time
+	startupMemory       int64        // used memory when Start began (INFO used_memory_startup)
+	mappedBufs          atomic.Int64 // bytes of client buffers mapped outside the Go heap (client.go)
+	wallClock           bool         // clock is the real one: commands reuse their start time
 }
 
 // stats are the counters INFO reports.
