@@ -166,6 +166,7 @@ func (s *Server) accept(conn net.Conn) {
 		return
 	}
 	s.clients[c.id] = c
+	s.noteClients()
 	s.wg.Add(1)
 	s.mu.Unlock()
 	go c.serve()
