@@ -1,6 +1,7 @@
 package scripting_test
 
 import (
+	"os"
 	"testing"
 
 	"github.com/keyhive/keyhive/resp"
@@ -31,5 +32,21 @@ func BenchmarkRun(b *testing.B) {
 				e.Run(s, keys, nil, host, w)
 			}
 		})
+	}
+}
+
+// BenchmarkLoadScript is what a script not kept compiled pays when run:
+// compiling it from its text (memory.go), here seed 002's enqueue script.
+func BenchmarkLoadScript(b *testing.B) {
+	body, err := os.ReadFile("../workloads/seed002/enqueue.lua")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		e := scripting.NewEngine()
+		if _, err := e.LoadScript(body); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -53,6 +53,7 @@ func compileChunk(body []byte, chunkName string) (*lua.FunctionProto, error) {
 	// The main chunk has no "arg" local, but gopher-lua would still build
 	// the Lua 5.0 arg table on every call of it.
 	proto.IsVarArg &^= lua.VarArgNeedsArg
+	trimProto(proto)
 	return proto, nil
 }
 

@@ -86,7 +86,9 @@ func (f Flags) Names() []string {
 	return names
 }
 
-// Script is a compiled EVAL script.
+// Script is a cached EVAL script. Its compiled form is kept while it is
+// among the scripts run lately (memory.go); otherwise Run compiles it again
+// from Body.
 type Script struct {
 	SHA   string // lowercase hex SHA1 of Body
 	Body  []byte
@@ -95,13 +97,16 @@ type Script struct {
 	// compatibility mode (writes allowed whatever the keys' flags, OOM
 	// checked only on the first write).
 	Shebang bool
-	proto   *lua.FunctionProto
-	fn      *lua.LFunction // proto's closure in the EVAL state, made at the first run
 	// readsOnly: the script assigns no global, so it can run with the
 	// globals table itself as its environment rather than the read-only
 	// proxy (a third of the lookups): nothing in it can write there, and
 	// _G, loadstring and coroutines still hand out the proxy.
 	readsOnly bool
+	// used: run since the compiled cache's hand last passed it.
+	used          bool
+	proto         *lua.FunctionProto // nil when not kept compiled
+	fn            *lua.LFunction     // proto's closure in the EVAL state, made at the first run
+	compiledBytes int64              // proto's estimated size
 }
 
 // Engine holds the script cache, the function libraries and the two Lua
@@ -113,6 +118,7 @@ type Engine struct {
 	Logger func(level int, msg string)
 
 	scripts   map[string]*Script
+	compiled  compiledScripts
 	evalState *luaState
 	fnState   *luaState
 	libs      libraries
@@ -120,9 +126,13 @@ type Engine struct {
 	// errorCounted is ErrorCounted's answer for the last run.
 	errorCounted bool
 
-	// cacheMu guards scripts and libs against DeclaredScriptFlags and
-	// DeclaredFunctionFlags, which the server calls before serializing.
-	cacheMu sync.RWMutex
+	// cacheMu guards scripts, libs and the memory figures against
+	// DeclaredScriptFlags, DeclaredFunctionFlags and MemoryStats, which the
+	// server calls before serializing.
+	cacheMu     sync.RWMutex
+	scriptBytes int64 // used_memory_scripts_eval
+	evalVMBytes int64 // used_memory_vm_eval
+	fnStateLive bool
 
 	mu       sync.Mutex
 	running  *runContext // set while a script runs
@@ -157,6 +167,21 @@ func (e *Engine) LoadScript(body []byte) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	proto, err := compileScript(body, shebang)
+	if err != nil {
+		return "", err
+	}
+	s := &Script{SHA: sha, Body: body, Flags: flags, Shebang: shebang, readsOnly: !setsGlobals(proto)}
+	e.cacheMu.Lock()
+	e.scripts[sha] = s
+	e.scriptBytes += scriptBytes(s)
+	e.cacheMu.Unlock()
+	e.keepCompiled(s, proto)
+	return sha, nil
+}
+
+// compileScript compiles an EVAL script's body.
+func compileScript(body []byte, shebang bool) (*lua.FunctionProto, error) {
 	src := body
 	if shebang {
 		// Keep line numbers: the shebang line becomes a comment.
@@ -164,12 +189,25 @@ func (e *Engine) LoadScript(body []byte) (string, error) {
 	}
 	proto, err := compileChunk(src, evalChunk)
 	if err != nil {
-		return "", errors.New("ERR Error compiling script (new function): " + err.Error())
+		return nil, errors.New("ERR Error compiling script (new function): " + err.Error())
+	}
+	return proto, nil
+}
+
+// keepCompiled keeps s's compiled form, within the budget.
+func (e *Engine) keepCompiled(s *Script, proto *lua.FunctionProto) {
+	e.compiled.keep(s, proto)
+	e.updateEvalVM()
+}
+
+func (e *Engine) updateEvalVM() {
+	n := e.compiled.bytes
+	if e.evalState != nil {
+		n += luaStateBytes
 	}
 	e.cacheMu.Lock()
-	e.scripts[sha] = &Script{SHA: sha, Body: body, Flags: flags, Shebang: shebang, proto: proto, readsOnly: !setsGlobals(proto)}
+	e.evalVMBytes = n
 	e.cacheMu.Unlock()
-	return sha, nil
 }
 
 // parseShebang reads "#!lua flags=a,b" as Redis 7.0 does.
@@ -265,39 +303,50 @@ func (e *Engine) ScriptExists(sha string) bool {
 func (e *Engine) FlushScripts() {
 	e.cacheMu.Lock()
 	e.scripts = map[string]*Script{}
+	e.scriptBytes = 0
 	e.cacheMu.Unlock()
+	e.compiled.reset()
 	if e.evalState != nil {
 		e.evalState.L.Close()
 		e.evalState = nil
 	}
+	e.updateEvalVM()
 }
-
-// ScriptCount is the number of cached scripts (INFO's number_of_cached_scripts).
-func (e *Engine) ScriptCount() int { return len(e.scripts) }
 
 // Run executes a cached script with KEYS and ARGV and writes its reply, or
 // its error reply, to w in w's protocol.
 func (e *Engine) Run(s *Script, keys, argv [][]byte, host Host, w *resp.Writer) {
 	if e.evalState == nil {
 		e.evalState = newLuaState(e, false)
+		e.updateEvalVM()
 	}
 	st := e.evalState
-	st.setArray("KEYS", &st.keys, keys)
-	st.setArray("ARGV", &st.argv, argv)
+	// A script run again stays compiled (memory.go); its first run does not
+	// count, or every one-off EVAL would look hot.
+	s.used = s.fn != nil
 	if s.fn == nil {
+		if s.proto == nil {
+			proto, err := compileScript(s.Body, s.Shebang)
+			if err != nil { // it compiled when it was cached
+				w.Error(err.Error())
+				return
+			}
+			e.keepCompiled(s, proto)
+		}
 		s.fn = st.L.NewFunctionFromProto(s.proto)
 		s.fn.Env = st.globals
 		if s.readsOnly {
 			s.fn.Env = st.realGlobals
 		}
 	}
+	st.setArray("KEYS", &st.keys, keys)
+	st.setArray("ARGV", &st.argv, argv)
 	ok := e.execute(st, s.fn, nil, s.SHA, host, w, false)
 	if !ok {
 		st.L.Close()
 		e.evalState = nil
-		for _, s := range e.scripts {
-			s.fn = nil // bound to the closed state
-		}
+		e.compiled.dropClosures() // bound to the closed state
+		e.updateEvalVM()
 		return
 	}
 	if argBytes(keys)+argBytes(argv) > keepArgsMax {

@@ -22,6 +22,7 @@ type Library struct {
 	Name      string
 	Code      []byte // the whole FUNCTION LOAD payload, shebang included
 	Functions map[string]*Function
+	vmBytes   int64 // the compiled code's estimated size
 }
 
 // Function is one function registered by a library.
@@ -194,7 +195,7 @@ func (e *Engine) createLibrary(code []byte) (*Library, error) {
 		return nil, errors.New("ERR Error compiling function: " + err.Error())
 	}
 	st := e.functionsState()
-	lib := &Library{Name: name, Code: code, Functions: map[string]*Function{}}
+	lib := &Library{Name: name, Code: code, Functions: map[string]*Function{}, vmBytes: protoBytes(proto)}
 	L := st.L
 	fn := L.NewFunctionFromProto(proto)
 	fn.Env = st.globals
@@ -234,6 +235,7 @@ func (e *Engine) createLibrary(code []byte) (*Library, error) {
 func (e *Engine) functionsState() *luaState {
 	if e.fnState == nil {
 		e.fnState = newLuaState(e, true)
+		e.setFnStateLive(true)
 	}
 	return e.fnState
 }
@@ -389,8 +391,15 @@ func (e *Engine) Call(f *Function, keys, argv [][]byte, host Host, w *resp.Write
 		// A library's closures belong to this state: rebuild it and reload all.
 		e.fnState.L.Close()
 		e.fnState = nil
+		e.setFnStateLive(false)
 		e.reloadLibraries()
 	}
+}
+
+func (e *Engine) setFnStateLive(live bool) {
+	e.cacheMu.Lock()
+	e.fnStateLive = live
+	e.cacheMu.Unlock()
 }
 
 // reloadLibraries recreates every library in a fresh functions state.
@@ -428,6 +437,7 @@ func (e *Engine) FlushFunctions() {
 	if e.fnState != nil {
 		e.fnState.L.Close()
 		e.fnState = nil
+		e.setFnStateLive(false)
 	}
 }
 

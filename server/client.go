@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"net"
 	"runtime"
-	"runtime/debug"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -182,6 +181,7 @@ func (s *Server) accept(conn net.Conn) {
 		return
 	}
 	s.clients[c.id] = c
+	s.noteClients()
 	s.wg.Add(1)
 	s.mu.Unlock()
 	go c.serve()
@@ -415,21 +415,6 @@ func (c *Client) resetOut() {
 	} else {
 		c.out.B = c.out.B[:0]
 	}
-}
-
-// bigReply is the size of a dropped reply buffer (a big value sent) worth a
-// collection to give back to the OS: left to the runtime, it would count in
-// used memory until a collection the small Go heap may not ask for in
-// minutes, refusing writes under maxmemory all that time.
-const bigReply = 32 << 20
-
-// returnHeap collects the garbage and gives free heap memory back to the OS
-// now. It runs in the client's goroutine after its reply was written, so its
-// next command finds the memory released; it costs a collection of a heap
-// that holds little (the keyspace is outside it), for a reply that moved
-// tens of megabytes.
-func (s *Server) returnHeap() {
-	debug.FreeOSMemory()
 }
 
 // close drops the client from the server's list before closing the

@@ -328,7 +328,9 @@ func scriptExists(x *Ctx) {
 
 func scriptFlush(x *Ctx) {
 	if flushMode(x, 2, "ERR SCRIPT FLUSH only support SYNC|ASYNC option") {
+		m := x.s.scripts.MemoryStats()
 		x.s.scripts.FlushScripts()
+		x.s.freed(m.ScriptBytes + m.EvalVM)
 		x.W.OK()
 	}
 }
@@ -393,7 +395,9 @@ func functionDelete(x *Ctx) {
 
 func functionFlush(x *Ctx) {
 	if flushMode(x, 2, "ERR FUNCTION FLUSH only supports SYNC|ASYNC option") {
+		m := x.s.scripts.MemoryStats()
 		x.s.scripts.FlushFunctions()
+		x.s.freed(m.FunctionBytes + m.FunctionVM)
 		x.dirty++
 		x.W.OK()
 	}

@@ -63,6 +63,7 @@ type Server struct {
 	activeExpireEnabled atomic.Bool
 	peakMemory          atomic.Int64
 	evict               evictState
+	memRelease          memRelease
 	startupMemory       int64        // used memory when Start began (INFO used_memory_startup)
 	mappedBufs          atomic.Int64 // bytes of client buffers mapped outside the Go heap (client.go)
 	wallClock           bool         // clock is the real one: commands reuse their start time
@@ -316,6 +317,7 @@ func (s *Server) cron() {
 		if now := s.clock.UnixMilli(); now/1000 != lastSecond {
 			lastSecond = now / 1000
 			s.closeIdleClients(now)
+			s.releaseMemoryCron()
 		}
 		if !s.activeExpireEnabled.Load() {
 			continue
