@@ -106,7 +106,7 @@ type Result struct {
 }
 
 func (r *Result) note(format string, args ...any) {
-	if len(r.Notes) < 12 {
+	if len(r.Notes) < 40 {
 		r.Notes = append(r.Notes, fmt.Sprintf(format, args...))
 	}
 }
@@ -123,7 +123,12 @@ type generation struct {
 	id      int
 	logs    []connLog
 	present [][]bool
+	damage  []damage // per connection, what the last verification found
 }
+
+// damage is what a verification found wrong in one connection's data; a
+// later trial reports only what is new.
+type damage struct{ torn, broken, unexpected, gaps int }
 
 // Run runs every mode of cfg and returns a result per mode.
 func Run(cfg Config) ([]*Result, error) {
@@ -448,8 +453,13 @@ func (r *modeRun) verify(killAt time.Time) error {
 		ops, conns int
 		age        time.Duration
 		example    string
+		damaged    int      // connections with new damage (notes for the first two only)
+		gaps       []string // connections whose surviving operations became a non-prefix
 	}
 	defer func() {
+		if len(sum.gaps) > 0 {
+			r.res.note("trial %d: surviving operations not a prefix of those sent on %d connections (%s)", trial, len(sum.gaps), strings.Join(sum.gaps, ", "))
+		}
 		if sum.ops > 0 {
 			r.res.note("trial %d: lost %d acknowledged ops on %d connections, the oldest acknowledged %v before the kill (%s)",
 				trial, sum.ops, sum.conns, sum.age.Round(time.Millisecond), sum.example)
@@ -459,18 +469,13 @@ func (r *modeRun) verify(killAt time.Time) error {
 		current := g.present == nil
 		if current {
 			g.present = make([][]bool, len(g.logs))
+			g.damage = make([]damage, len(g.logs))
 		}
 		for conn := range g.logs {
 			l := &g.logs[conn]
 			f, err := verifyConn(c, r.cfg.Seed, g.id, conn, l.sent)
 			if err != nil {
 				return fmt.Errorf("verifying g%d c%d: %w", g.id, conn, err)
-			}
-			r.res.Torn += f.torn
-			r.res.Broken += f.broken
-			r.res.Unexpected += f.unexpected
-			for _, n := range f.notes {
-				r.res.note("trial %d: %s", trial, n)
 			}
 			// Which operations must be there: the acknowledged ones after
 			// this trial's kill, what the last restart found after later ones.
@@ -498,13 +503,34 @@ func (r *modeRun) verify(killAt time.Time) error {
 			if current && l.sent > l.acked && f.present[l.sent-1] {
 				r.res.InFlightIn++
 			}
+			now := damage{f.torn, f.broken, f.unexpected, 0}
 			if gap {
-				r.res.Gaps++
-				r.res.note("trial %d: g%d c%d: surviving operations are not a prefix", trial, g.id, conn)
+				now.gaps = 1
 			}
+			before := g.damage[conn]
+			if now.torn > before.torn || now.broken > before.broken || now.unexpected > before.unexpected {
+				if sum.damaged++; sum.damaged <= 2 {
+					for _, n := range f.notes {
+						r.res.note("trial %d: %s", trial, n)
+					}
+				}
+			}
+			if now.gaps > before.gaps {
+				sum.gaps = append(sum.gaps, fmt.Sprintf("g%d c%d", g.id, conn))
+			}
+			r.res.Torn += max(0, now.torn-before.torn)
+			r.res.Broken += max(0, now.broken-before.broken)
+			r.res.Unexpected += max(0, now.unexpected-before.unexpected)
+			r.res.Gaps += max(0, now.gaps-before.gaps)
+			g.damage[conn] = now
 			if lost > 0 {
 				r.res.Lost += lost
-				age := killAt.Sub(time.Unix(0, l.ackAt[firstLost]))
+				// An in-flight operation kept by one restart and lost by a
+				// later one has no time of its own: its predecessor's.
+				age := time.Hour
+				if n := min(firstLost, len(l.ackAt)-1); n >= 0 {
+					age = killAt.Sub(time.Unix(0, l.ackAt[n]))
+				}
 				r.res.Window = max(r.res.Window, age)
 				sum.ops += lost
 				sum.conns++
