@@ -354,7 +354,12 @@ func (r *modeRun) killDuring(ops *atomic.Int64) (time.Time, []string, error) {
 		// Kill at a random moment of the rewrite or save, while INFO still
 		// shows it running: 10-90% of the last one's duration seen.
 		delay := time.Duration(float64(r.opDur) * (0.1 + 0.8*r.rng.Float64()))
-		deadline := time.Now().Add(d + 5*time.Second)
+		// An automatic rewrite may take a while to come; a BGREWRITEAOF or
+		// BGSAVE not seen running within a second ended before the first look.
+		deadline := time.Now().Add(time.Second)
+		if cmd == "" {
+			deadline = time.Now().Add(d + 5*time.Second)
+		}
 		var started time.Time
 		for time.Now().Before(deadline) {
 			running := field(section, flag) == "1"
