@@ -1,0 +1,175 @@
+package crashtest
+
+import (
+	"fmt"
+	"hash/crc32"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// The load: every connection writes keys of its own (prefix g<gen>:c<conn>:)
+// one operation at a time, operation n+1 only after n's reply. Everything an
+// operation writes is a function of (seed, gen, conn, seq), so after the
+// restart the verifier can tell, for every operation, whether its effects are
+// there, and a connection's surviving operations must be 1..L for some L.
+
+type opKind uint8
+
+const (
+	opSet   opKind = iota // SET g:c:s<seq> value (a key per operation)
+	opIncr                // INCR g:c:ctr
+	opRPush               // RPUSH g:c:list <seq>
+	opHSet                // HSET g:c:hash f<seq> value
+	opZAdd                // ZADD g:c:zset <seq> f<seq>
+	opXAdd                // XADD g:c:xs * seq <seq> v value
+	opMulti               // MULTI: SET m<seq>, INCR mctr, RPUSH mlist, HSET mhash, ZADD mzset; EXEC
+	opEval                // EVAL of the same five writes on e<seq>, ectr, elist, ehash, ezset
+	numOpKinds
+)
+
+var opNames = [...]string{"SET", "INCR", "RPUSH", "HSET", "ZADD", "XADD", "MULTI", "EVAL"}
+
+// evalScript writes five keys; it must take effect entirely or not at all.
+const evalScript = `redis.call('SET', KEYS[1], ARGV[1])
+redis.call('INCR', KEYS[2])
+redis.call('RPUSH', KEYS[3], ARGV[2])
+redis.call('HSET', KEYS[4], ARGV[3], ARGV[1])
+redis.call('ZADD', KEYS[5], ARGV[2], ARGV[3])
+return 1`
+
+// mix64 is splitmix64's finaliser: a cheap, well-spread hash of the inputs.
+func mix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+func opHash(seed int64, gen, conn, seq int) uint64 {
+	return mix64(uint64(seed) ^ mix64(uint64(gen)<<40^uint64(conn)<<32^uint64(seq)))
+}
+
+func kindOf(seed int64, gen, conn, seq int) opKind {
+	return opKind(opHash(seed, gen, conn, seq) % uint64(numOpKinds))
+}
+
+// value is operation seq's self-describing value: who wrote it, a payload
+// of 8 to 1032 bytes, and the CRC of all that, so that a value cut short or
+// holding another write's bytes is recognised.
+func value(seed int64, gen, conn, seq int) string {
+	h := opHash(seed, gen, conn, seq)
+	n := 8 + int(h>>8%1025)
+	payload := make([]byte, n)
+	for i := range payload {
+		payload[i] = 'a' + byte((h>>(i%56))+uint64(i))%26
+	}
+	s := fmt.Sprintf("v:%d:%d:%d:%s", gen, conn, seq, payload)
+	return s + ":" + strconv.FormatUint(uint64(crc32.ChecksumIEEE([]byte(s))), 16)
+}
+
+func prefix(gen, conn int) string { return "g" + strconv.Itoa(gen) + ":c" + strconv.Itoa(conn) + ":" }
+
+// commands returns the requests of operation seq, sent at once (a pipelined
+// MULTI ... EXEC), and how many replies precede the one that acknowledges it.
+func commands(seed int64, gen, conn, seq int) [][]string {
+	p, s, v := prefix(gen, conn), strconv.Itoa(seq), value(seed, gen, conn, seq)
+	f := "f" + s
+	switch kindOf(seed, gen, conn, seq) {
+	case opSet:
+		return [][]string{{"SET", p + "s" + s, v}}
+	case opIncr:
+		return [][]string{{"INCR", p + "ctr"}}
+	case opRPush:
+		return [][]string{{"RPUSH", p + "list", s}}
+	case opHSet:
+		return [][]string{{"HSET", p + "hash", f, v}}
+	case opZAdd:
+		return [][]string{{"ZADD", p + "zset", s, f}}
+	case opXAdd:
+		return [][]string{{"XADD", p + "xs", "*", "seq", s, "v", v}}
+	case opMulti:
+		return [][]string{{"MULTI"},
+			{"SET", p + "m" + s, v},
+			{"INCR", p + "mctr"},
+			{"RPUSH", p + "mlist", s},
+			{"HSET", p + "mhash", f, v},
+			{"ZADD", p + "mzset", s, f},
+			{"EXEC"}}
+	default: // opEval
+		return [][]string{{"EVAL", evalScript, "5", p + "e" + s, p + "ectr", p + "elist", p + "ehash", p + "ezset", v, s, f}}
+	}
+}
+
+// connLog is what one connection sent and which replies it received.
+type connLog struct {
+	sent  int     // operations 1..sent were sent; the last may be in flight
+	acked int     // operations 1..acked were acknowledged (sent or sent-1)
+	ackAt []int64 // ackAt[i-1]: when operation i's reply arrived (Unix ns)
+	err   string  // an error reply that stopped the connection (then sent == acked)
+}
+
+// runWorker writes operations until the connection breaks (the kill) or stop
+// is closed. An error reply stops it too: the refused operation is taken
+// back (it must not be in the data).
+func runWorker(addr string, seed int64, gen, conn int, stop <-chan struct{}, log *connLog, ops *atomic.Int64) {
+	c, err := dial(addr, 2*time.Second)
+	if err != nil {
+		log.err = "dial: " + err.Error()
+		return
+	}
+	defer c.close()
+	for seq := 1; ; seq++ {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		cmds := commands(seed, gen, conn, seq)
+		log.sent = seq
+		replies, err := c.pipe(cmds)
+		if err != nil {
+			return // in flight: may or may not be in the data
+		}
+		if msg := replyErr(replies); msg != "" {
+			log.sent = seq - 1
+			log.err = fmt.Sprintf("%s refused: %s", opNames[kindOf(seed, gen, conn, seq)], msg)
+			return
+		}
+		log.acked = seq
+		log.ackAt = append(log.ackAt, time.Now().UnixNano())
+		ops.Add(1)
+	}
+}
+
+// replyErr returns the first error among an operation's replies (EXEC's
+// own replies included).
+func replyErr(replies []any) string {
+	for _, r := range replies {
+		switch r := r.(type) {
+		case replyError:
+			return string(r)
+		case []any:
+			if m := replyErr(r); m != "" {
+				return m
+			}
+		}
+	}
+	return ""
+}
+
+// runLoad starts conns workers for generation gen and returns a function that
+// waits for them all (they end when the server dies or stop is closed).
+func runLoad(addr string, seed int64, gen, conns int, stop <-chan struct{}, ops *atomic.Int64) ([]connLog, func()) {
+	logs := make([]connLog, conns)
+	var wg sync.WaitGroup
+	for i := range logs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runWorker(addr, seed, gen, i, stop, &logs[i], ops)
+		}()
+	}
+	return logs, wg.Wait
+}

@@ -1,0 +1,250 @@
+package crashtest
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+var partNames = []string{"string", "list", "hash", "zset"}
+
+// findings is what the verifier found for one connection's operations.
+type findings struct {
+	present    []bool   // present[i-1]: operation i's effects are in the data
+	torn       int      // values that are not what was written
+	broken     int      // MULTI or EVAL operations partly applied
+	unexpected int      // effects of no operation sent (or of a refused one)
+	notes      []string // the first few problems, for the report
+}
+
+func (f *findings) note(format string, args ...any) {
+	if len(f.notes) < 3 {
+		f.notes = append(f.notes, fmt.Sprintf(format, args...))
+	}
+}
+
+// verifyConn reads what is left of operations 1..sent of connection conn of
+// generation gen and reports which are present.
+func verifyConn(c *client, seed int64, gen, conn, sent int) (*findings, error) {
+	p := prefix(gen, conn)
+	f := &findings{present: make([]bool, sent)}
+	kinds := make([]opKind, sent+1)
+	var byKind [numOpKinds][]int // the operations of each kind, in order
+	for seq := 1; seq <= sent; seq++ {
+		kinds[seq] = kindOf(seed, gen, conn, seq)
+		byKind[kinds[seq]] = append(byKind[kinds[seq]], seq)
+	}
+	cmds := [][]string{
+		{"GET", p + "ctr"},
+		{"LRANGE", p + "list", "0", "-1"},
+		{"HGETALL", p + "hash"},
+		{"ZRANGE", p + "zset", "0", "-1", "WITHSCORES"},
+		{"XRANGE", p + "xs", "-", "+"},
+	}
+	// The five parts of MULTI and EVAL operations, under the letters m and e.
+	for _, l := range []string{"m", "e"} {
+		cmds = append(cmds,
+			[]string{"GET", p + l + "ctr"},
+			[]string{"LRANGE", p + l + "list", "0", "-1"},
+			[]string{"HGETALL", p + l + "hash"},
+			[]string{"ZRANGE", p + l + "zset", "0", "-1", "WITHSCORES"})
+	}
+	mget := func(letter string, seqs []int) []string {
+		cmd := []string{"MGET"}
+		for _, s := range seqs {
+			cmd = append(cmd, p+letter+strconv.Itoa(s))
+		}
+		return cmd
+	}
+	cmds = append(cmds, mget("s", byKind[opSet]), mget("m", byKind[opMulti]), mget("e", byKind[opEval]))
+	// An MGET with no key is an error: give it one that never exists.
+	for i := len(cmds) - 3; i < len(cmds); i++ {
+		if len(cmds[i]) == 1 {
+			cmds[i] = append(cmds[i], p+"none")
+		}
+	}
+	r, err := c.pipe(cmds)
+	if err != nil {
+		return nil, err
+	}
+	for i, v := range r {
+		if e, ok := v.(replyError); ok {
+			return nil, fmt.Errorf("%s: %v", strings.Join(cmds[i][:2], " "), e)
+		}
+	}
+	val := func(seq int) string { return value(seed, gen, conn, seq) }
+	mark := func(seq int) { f.present[seq-1] = true }
+
+	// Counters: the first n INCRs are the ones present.
+	counter := func(v any, name string, limit int) int {
+		if v == nil {
+			return 0
+		}
+		n, err := strconv.Atoi(v.(string))
+		if err != nil || n < 0 {
+			f.torn++
+			f.note("%s%s = %q", p, name, v)
+			return 0
+		}
+		if n > limit {
+			f.unexpected++
+			f.note("%s%s = %d, only %d INCRs sent", p, name, n, limit)
+			n = limit
+		}
+		return n
+	}
+	for _, seq := range byKind[opIncr][:counter(r[0], "ctr", len(byKind[opIncr]))] {
+		mark(seq)
+	}
+	// A list of sequence numbers of operations of the given kinds, in order.
+	listed := func(v any, name string, want opKind) map[int]bool {
+		got := map[int]bool{}
+		last := 0
+		for _, e := range v.([]any) {
+			s, _ := e.(string)
+			seq, err := strconv.Atoi(s)
+			switch {
+			case err != nil:
+				f.torn++
+				f.note("%s%s holds %q", p, name, s)
+			case seq < 1 || seq > sent || kinds[seq] != want:
+				f.unexpected++
+				f.note("%s%s holds %d, not sent", p, name, seq)
+			case seq <= last:
+				f.unexpected++
+				f.note("%s%s holds %d after %d", p, name, seq, last)
+			default:
+				got[seq], last = true, seq
+			}
+		}
+		return got
+	}
+	for seq := range listed(r[1], "list", opRPush) {
+		mark(seq)
+	}
+	// A hash of f<seq> to operation seq's value.
+	hashed := func(v any, name string, want opKind) map[int]bool {
+		got := map[int]bool{}
+		kv := v.([]any)
+		for i := 0; i+1 < len(kv); i += 2 {
+			field, _ := kv[i].(string)
+			seq, err := strconv.Atoi(strings.TrimPrefix(field, "f"))
+			switch {
+			case err != nil || seq < 1 || seq > sent || kinds[seq] != want:
+				f.unexpected++
+				f.note("%s%s has field %q, not sent", p, name, field)
+			case kv[i+1] != val(seq):
+				f.torn++
+				f.note("%s%s field %s is %.40q", p, name, field, kv[i+1])
+			default:
+				got[seq] = true
+			}
+		}
+		return got
+	}
+	for seq := range hashed(r[2], "hash", opHSet) {
+		mark(seq)
+	}
+	// A sorted set of f<seq> scored seq.
+	zsetted := func(v any, name string, want opKind) map[int]bool {
+		got := map[int]bool{}
+		ms := v.([]any)
+		for i := 0; i+1 < len(ms); i += 2 {
+			member, _ := ms[i].(string)
+			seq, err := strconv.Atoi(strings.TrimPrefix(member, "f"))
+			switch {
+			case err != nil || seq < 1 || seq > sent || kinds[seq] != want:
+				f.unexpected++
+				f.note("%s%s has member %q, not sent", p, name, member)
+			case ms[i+1] != strconv.Itoa(seq):
+				f.torn++
+				f.note("%s%s member %s has score %v", p, name, member, ms[i+1])
+			default:
+				got[seq] = true
+			}
+		}
+		return got
+	}
+	for seq := range zsetted(r[3], "zset", opZAdd) {
+		mark(seq)
+	}
+	// The stream: entries seq <seq> v <value>, in order.
+	last := 0
+	for _, e := range r[4].([]any) {
+		entry, _ := e.([]any)
+		var fields []any
+		if len(entry) == 2 {
+			fields, _ = entry[1].([]any)
+		}
+		if len(fields) != 4 || fields[0] != "seq" || fields[2] != "v" {
+			f.torn++
+			f.note("%sxs entry %v", p, entry)
+			continue
+		}
+		seq, err := strconv.Atoi(fields[1].(string))
+		switch {
+		case err != nil || seq < 1 || seq > sent || kinds[seq] != opXAdd || seq <= last:
+			f.unexpected++
+			f.note("%sxs entry %v of no operation sent (after %d)", p, entry[0], last)
+		case fields[3] != val(seq):
+			f.torn++
+			f.note("%sxs entry %v value %.40q", p, entry[0], fields[3])
+		default:
+			mark(seq)
+			last = seq
+		}
+	}
+	// Strings: one key per operation.
+	strs := func(v any, seqs []int, letter string) map[int]bool {
+		got := map[int]bool{}
+		for i, x := range v.([]any)[:len(seqs)] {
+			switch {
+			case x == nil:
+			case x != val(seqs[i]):
+				f.torn++
+				f.note("%s%s%d is %.40q", p, letter, seqs[i], x)
+			default:
+				got[seqs[i]] = true
+			}
+		}
+		return got
+	}
+	for seq := range strs(r[13], byKind[opSet], "s") {
+		mark(seq)
+	}
+	// MULTI and EVAL: the five parts of each operation, all or none.
+	for j, k := range []opKind{opMulti, opEval} {
+		l, base := "me"[j:j+1], 5+4*j
+		parts := []map[int]bool{
+			strs(r[14+j], byKind[k], l),
+			listed(r[base+1], l+"list", k),
+			hashed(r[base+2], l+"hash", k),
+			zsetted(r[base+3], l+"zset", k),
+		}
+		n := 0
+		for _, seq := range byKind[k] {
+			have, missing := 0, []string{}
+			for pi, part := range parts {
+				if part[seq] {
+					have++
+				} else {
+					missing = append(missing, partNames[pi])
+				}
+			}
+			switch have {
+			case len(parts):
+				mark(seq)
+				n++
+			case 0:
+			default:
+				f.broken++
+				f.note("%s %s%d: %d of %d parts present (missing: %s)", opNames[k], p, seq, have, len(parts), strings.Join(missing, " "))
+			}
+		}
+		if ctr := counter(r[base], l+"ctr", len(byKind[k])); ctr != n {
+			f.broken++
+			f.note("%s%sctr = %d but %d %s operations present", p, l, ctr, n, opNames[k])
+		}
+	}
+	return f, nil
+}

@@ -1,0 +1,100 @@
+package crashtest
+
+import (
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/keyhive/keyhive/config"
+	"github.com/keyhive/keyhive/server"
+)
+
+// TestVerifierCatches runs the load on an embedded server without a kill,
+// checks that the verifier finds every operation, then damages the data as
+// a bad restart would and checks that each kind of damage is reported.
+func TestVerifierCatches(t *testing.T) {
+	cfg, err := config.FromArgs([]string{"--port", "0", "--save", ""})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	const seed, gen = 5, 1
+	stop := make(chan struct{})
+	var ops atomic.Int64
+	logs, wait := runLoad(srv.Addr(), seed, gen, 2, stop, &ops)
+	for ops.Load() < 400 {
+		time.Sleep(time.Millisecond)
+	}
+	close(stop)
+	wait()
+	c, err := dial(srv.Addr(), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	check := func(conn int) *findings {
+		t.Helper()
+		f, err := verifyConn(c, seed, gen, conn, logs[conn].sent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	for conn := range logs {
+		l := &logs[conn]
+		if l.err != "" || l.sent != l.acked || l.sent < 100 {
+			t.Fatalf("conn %d: %+v", conn, l)
+		}
+		f := check(conn)
+		for i, ok := range f.present {
+			if !ok {
+				t.Fatalf("conn %d: op %d (%s) not found", conn, i+1, opNames[kindOf(seed, gen, conn, i+1)])
+			}
+		}
+		if f.torn+f.broken+f.unexpected > 0 {
+			t.Fatalf("conn %d: %+v", conn, f)
+		}
+	}
+	// The first operation of a kind on connection 0.
+	first := func(k opKind) int {
+		for seq := 1; seq <= logs[0].sent; seq++ {
+			if kindOf(seed, gen, 0, seq) == k {
+				return seq
+			}
+		}
+		t.Fatalf("no %s", opNames[k])
+		return 0
+	}
+	p := prefix(gen, 0)
+	// A lost SET: the operation is missing.
+	set := first(opSet)
+	c.do("DEL", p+"s"+strconv.Itoa(set))
+	if f := check(0); f.present[set-1] {
+		t.Errorf("deleted SET op %d still present", set)
+	}
+	// A torn hash value.
+	hset := first(opHSet)
+	c.do("HSET", p+"hash", "f"+strconv.Itoa(hset), value(seed, gen, 0, hset)[:20])
+	if f := check(0); f.torn != 1 || f.present[hset-1] {
+		t.Errorf("torn HSET: %+v", f.notes)
+	}
+	// A MULTI without its list element.
+	multi := first(opMulti)
+	c.do("LREM", p+"mlist", "0", strconv.Itoa(multi))
+	if f := check(0); f.broken != 2 { // the operation, and mctr counting it
+		t.Errorf("broken MULTI: %d, %v", f.broken, f.notes)
+	}
+	// An EVAL that never happened: more INCRs than EVALs were sent.
+	c.do("INCR", p+"ectr")
+	if f := check(0); f.unexpected != 1 {
+		t.Errorf("extra EVAL counter: %+v", f.notes)
+	}
+}
