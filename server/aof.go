@@ -726,7 +726,7 @@ func (s *Server) removeOrphans(m *persistence.Manifest) error {
 	prefix := s.cfg.AppendFilename() + "."
 	for _, e := range entries {
 		name := e.Name()
-		ours := isTempFile(name)
+		ours := isTempFile(name) || name == filepath.Base(s.manifestPath())+".tmp"
 		if rest, ok := strings.CutPrefix(name, prefix); ok && !listed[name] {
 			seq, kind, _ := strings.Cut(rest, ".")
 			_, err := strconv.ParseUint(seq, 10, 63)

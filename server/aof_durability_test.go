@@ -347,7 +347,7 @@ func TestAOFOrphansRemoved(t *testing.T) {
 	orphans := []string{
 		"appendonlydir/appendonly.aof.7.base.rdb", "appendonlydir/appendonly.aof.8.incr.aof",
 		"appendonlydir/appendonly.aof.0.base.aof", "appendonlydir/temp-rewriteaof-123.aof",
-		"appendonlydir/temp-123-4.rdb", "temp-99-1.rdb", "temp-rewriteaof-99.aof",
+		"appendonlydir/temp-123-4.rdb", "appendonlydir/appendonly.aof.manifest.tmp", "temp-99-1.rdb", "temp-rewriteaof-99.aof",
 	}
 	for _, name := range orphans {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte("x"), 0o644); err != nil {
