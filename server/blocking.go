@@ -284,7 +284,6 @@ func (w *waiter) run(db *keyspace.DB, key []byte, now int64) {
 	start := monoNow()
 	w.serve(x, key)
 	if x.dirty > 0 {
-		x.c.wrote = true
 		x.s.stats.dirty.Add(int64(x.dirty))
 		x.publish(args)
 	}
@@ -375,6 +374,9 @@ func (c *Client) waitBlocked() bool {
 	c.lastSeen.Store(c.s.clock.UnixMilli())
 	c.waiting.Store(nil)
 	c.out.B = append(c.out.B, w.reply.B...)
+	if w.ctx.dirty > 0 { // served by a pop (w.done was closed after it)
+		c.wrote = true
+	}
 	return alive
 }
 

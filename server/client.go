@@ -282,6 +282,12 @@ func (c *Client) process() bool {
 		}
 	}
 	c.qbuf.Store(int64(c.w - c.r))
+	if c.inMapped && c.r == c.w && c.blocked == nil {
+		// A big argument ran: its buffer goes before the reply does, so
+		// that whatever the client does next sees the memory given back.
+		c.freeIn()
+		c.in, c.r, c.w = make([]byte, initialReadBuf), 0, 0
+	}
 	return true
 }
 
