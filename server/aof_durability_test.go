@@ -135,32 +135,28 @@ func TestAOFAfterRewriteFailure(t *testing.T) {
 	ctx := context.Background()
 	setKeys(t, rdb, "a:", 100)
 
-	// The new base's name is taken by a directory: the rename fails.
-	if err := os.Mkdir(filepath.Join(aofDir, "appendonly.aof.2.base.rdb"), 0o755); err != nil {
-		t.Fatal(err)
+	// failRewrite makes a rewrite fail where a directory takes the name of
+	// a file it writes, then writes keys with prefix and checks that a
+	// crash right after keeps them.
+	failRewrite := func(blocked, prefix string) {
+		t.Helper()
+		if err := os.Mkdir(filepath.Join(aofDir, blocked), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		rdb.BgRewriteAOF(ctx)
+		waitRewriteEnd(t, rdb)
+		if s := persistenceField(t, rdb, "aof_last_bgrewrite_status"); s != "err" {
+			t.Fatalf("aof_last_bgrewrite_status:%s with %s blocked", s, blocked)
+		}
+		setKeys(t, rdb, prefix, 100)
+		checkKeys(t, reopenCopy(t, dir), prefix, 100)
 	}
-	rdb.BgRewriteAOF(ctx)
-	waitRewriteEnd(t, rdb)
-	if s := persistenceField(t, rdb, "aof_last_bgrewrite_status"); s != "err" {
-		t.Fatalf("aof_last_bgrewrite_status:%s after a failed rename", s)
-	}
-	setKeys(t, rdb, "b:", 100)
-	checkKeys(t, reopenCopy(t, dir), "b:", 100) // a crash now
-
+	// The new base cannot be renamed into place.
+	failRewrite("appendonly.aof.2.base.rdb", "b:")
 	// The manifest cannot be replaced: the rewrite fails at its start and
 	// the old incremental file stays in use.
-	tmp := filepath.Join(aofDir, "appendonly.aof.manifest.tmp")
-	if err := os.Mkdir(tmp, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	rdb.BgRewriteAOF(ctx)
-	waitRewriteEnd(t, rdb)
-	if s := persistenceField(t, rdb, "aof_last_bgrewrite_status"); s != "err" {
-		t.Fatalf("aof_last_bgrewrite_status:%s after a failed manifest write", s)
-	}
-	setKeys(t, rdb, "c:", 100)
-	checkKeys(t, reopenCopy(t, dir), "c:", 100)
-	os.Remove(tmp)
+	failRewrite("appendonly.aof.manifest.tmp", "c:")
+	os.Remove(filepath.Join(aofDir, "appendonly.aof.manifest.tmp"))
 
 	rdb.Close()
 	srv.Close() // a clean shutdown
