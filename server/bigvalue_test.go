@@ -188,4 +188,3 @@ func checkNear(t *testing.T, what string, got, want int64) {
 		t.Fatalf("%s: %d, want %d within 5%%", what, got, want)
 	}
 }
-
