@@ -57,8 +57,7 @@ type aofState struct {
 	// lastRewriteFailure (Unix ms) paces automatic rewrites after repeated
 	// failures (rewriteLimited).
 	lastRewriteFailure atomic.Int64
-	lastWriteErr       atomic.Bool
-	writeErr           atomic.Pointer[error] // the last write error
+	writeErr           atomic.Pointer[error] // the last write's error; nil when it succeeded
 	rewriteDone        sync.WaitGroup
 }
 
@@ -384,13 +383,12 @@ func (s *Server) writeAOF() error {
 		a.mu.Lock()
 		a.buf = append(buf, a.buf...)
 		a.mu.Unlock()
-		if !a.lastWriteErr.Swap(true) {
+		if a.writeErr.Swap(&err) == nil {
 			s.log.Printf("Error writing to the AOF file: %v", err)
 		}
-		a.writeErr.Store(&err)
 		return err
 	}
-	if a.lastWriteErr.Swap(false) {
+	if a.writeErr.Swap(nil) != nil {
 		s.log.Printf("AOF write error looks solved. Redis can write again.")
 	}
 	a.fileSize += int64(len(buf))
@@ -411,16 +409,13 @@ func (s *Server) writeAOF() error {
 
 // deniedByDiskError reports whether cmd is refused while the AOF cannot be
 // written: write commands (queued in MULTI too) and PING, as in Redis.
-func (c *Client) deniedByDiskError(cmd *Command) bool {
+func deniedByDiskError(cmd *Command) bool {
 	return cmd.Flags&FlagWrite != 0 || cmd.Name == "ping"
 }
 
 // aofWriteError is the error reply for write commands while the AOF cannot
-// be written, as Redis's MISCONF (empty when it can).
+// be written, as Redis's MISCONF; the caller saw writeErr set.
 func (s *Server) aofWriteError() string {
-	if !s.aof.lastWriteErr.Load() {
-		return ""
-	}
 	msg := "unknown error"
 	if err := s.aof.writeErr.Load(); err != nil {
 		msg = (*err).Error()
@@ -597,11 +592,10 @@ func (s *Server) installBase(seq int64, first bool) error {
 	baseName := s.aofName(seq, s.baseKind())
 	m := &persistence.Manifest{Base: &persistence.AOFFile{Name: baseName, Seq: seq, Type: persistence.AOFBase}}
 	a.writeMu.Lock()
-	old := a.manifest
 	if first {
 		m.Incremental = []persistence.AOFFile{{Name: s.aofName(seq, "incr.aof"), Seq: seq, Type: persistence.AOFIncremental}}
 	} else {
-		for _, f := range old.Incremental {
+		for _, f := range a.manifest.Incremental {
 			if f.Seq >= seq {
 				m.Incremental = append(m.Incremental, f)
 			}
@@ -626,9 +620,7 @@ func (s *Server) installBase(seq int64, first bool) error {
 		}
 	}
 	a.size.Store(size)
-	if old != nil {
-		s.removeUnlisted(m, old)
-	}
+	s.removeOrphans(m) // the replaced files
 	if !first {
 		s.log.Printf("Background AOF rewrite finished successfully")
 	}
@@ -642,19 +634,6 @@ func (s *Server) writeManifest(m *persistence.Manifest) error {
 		return fmt.Errorf("can't persist the AOF manifest %s: %w", s.manifestPath(), err)
 	}
 	return syncDir(s.aofDir())
-}
-
-// removeUnlisted removes the files of old that m does not name.
-func (s *Server) removeUnlisted(m, old *persistence.Manifest) {
-	keep := map[string]bool{}
-	for _, f := range m.Files() {
-		keep[f.Name] = true
-	}
-	for _, f := range append(old.Files(), old.History...) {
-		if !keep[f.Name] {
-			os.Remove(filepath.Join(s.aofDir(), f.Name))
-		}
-	}
 }
 
 // writeFileAtomic writes data to a temporary file, syncs it and renames it
@@ -705,14 +684,15 @@ func (a *aofState) rewriteLimited(nowMs int64) bool {
 	return nowMs < a.lastRewriteFailure.Load()+minutes*60_000
 }
 
-// removeOrphans removes what a crash can leave in the AOF directory: files
-// named like this server's AOF files that the manifest does not list (the
-// generation a rewrite replaced, a new incremental file a failed manifest
-// write did not list, history files) and temporary files of a rewrite.
-// Redis lists replaced files as history in its manifest for the same
-// purpose; here the manifest is written first and whatever it does not
-// list is known to be unused. A manifest that lists history is rewritten
-// without it.
+// removeOrphans removes from the AOF directory the files named like this
+// server's AOF files that m does not list, and temporary files of a
+// rewrite: at the end of a rewrite the generation it replaced, at start-up
+// what a crash left (that generation, a new incremental file a failed
+// manifest write did not list, history files, temporary files). Redis
+// lists replaced files as history in its manifest for the same purpose;
+// here the manifest is written first and whatever it does not list is
+// known to be unused. A manifest that lists history is rewritten without
+// it.
 func (s *Server) removeOrphans(m *persistence.Manifest) error {
 	dir := s.aofDir()
 	entries, err := os.ReadDir(dir)
@@ -726,7 +706,7 @@ func (s *Server) removeOrphans(m *persistence.Manifest) error {
 	prefix := s.cfg.AppendFilename() + "."
 	for _, e := range entries {
 		name := e.Name()
-		ours := isTempFile(name) || name == filepath.Base(s.manifestPath())+".tmp"
+		ours := leftTempFile(name) || name == filepath.Base(s.manifestPath())+".tmp"
 		if rest, ok := strings.CutPrefix(name, prefix); ok && !listed[name] {
 			seq, kind, _ := strings.Cut(rest, ".")
 			_, err := strconv.ParseUint(seq, 10, 63)
@@ -744,32 +724,33 @@ func (s *Server) removeOrphans(m *persistence.Manifest) error {
 	return nil
 }
 
-// isTempFile reports whether name is one of the temporary files a save or
-// a rewrite writes before renaming it (writeRDB, rewriteAOF), of this or
-// another process: a crash leaves them behind.
-func isTempFile(name string) bool {
-	digits := func(s string) bool {
-		_, err := strconv.ParseUint(s, 10, 63)
-		return err == nil
+// leftTempFile reports whether name is one of the temporary files a save or
+// a rewrite writes before renaming it (writeRDB, rewriteAOF), left by
+// another process: a crash leaves them behind, while this process's own
+// may be in use.
+func leftTempFile(name string) bool {
+	other := func(pid string) bool {
+		n, err := strconv.ParseUint(pid, 10, 63)
+		return err == nil && n != uint64(os.Getpid())
 	}
 	if pid, ok := strings.CutPrefix(name, "temp-rewriteaof-"); ok {
 		pid, ok = strings.CutSuffix(pid, ".aof")
-		return ok && digits(pid)
+		return ok && other(pid)
 	}
 	if rest, ok := strings.CutPrefix(name, "temp-"); ok {
 		rest, ok = strings.CutSuffix(rest, ".rdb")
 		pid, seq, two := strings.Cut(rest, "-")
-		return ok && two && digits(pid) && digits(seq)
+		_, err := strconv.ParseUint(seq, 10, 63)
+		return ok && two && other(pid) && err == nil
 	}
 	return false
 }
 
 // removeTempFiles removes the temporary files a crashed save left in dir.
-// At start-up no save of this process runs yet.
 func (s *Server) removeTempFiles(dir string) {
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
-		if isTempFile(e.Name()) && e.Type().IsRegular() {
+		if leftTempFile(e.Name()) && e.Type().IsRegular() {
 			s.log.Printf("Removing the temporary file %s of an interrupted save", e.Name())
 			os.Remove(filepath.Join(dir, e.Name()))
 		}
@@ -838,7 +819,7 @@ func (s *Server) writeAOFInfo(b *strings.Builder) {
 	field(b, "aof_last_bgrewrite_status", okErr(!a.lastRewriteErr.Load()))
 	field(b, "aof_rewrites", a.rewrites.Load())
 	field(b, "aof_rewrites_consecutive_failures", a.rewriteFailures.Load())
-	field(b, "aof_last_write_status", okErr(!a.lastWriteErr.Load()))
+	field(b, "aof_last_write_status", okErr(a.writeErr.Load() == nil))
 	field(b, "aof_last_cow_size", 0)
 	field(b, "module_fork_in_progress", 0)
 	field(b, "module_fork_last_cow_size", 0)

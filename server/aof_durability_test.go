@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/keyhive/keyhive/internal/difftest"
 	"github.com/keyhive/keyhive/persistence"
 	"github.com/redis/go-redis/v9"
 )
@@ -441,4 +442,29 @@ func TestAOFWriteError(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAOFXAddLimitInterop: the trims with LIMIT that each server writes to
+// its AOF load in the other as they ran (Redis writes `MAXLEN = n LIMIT l`
+// and its loader ignores the LIMIT, as Keyhive's must).
+func TestAOFXAddLimitInterop(t *testing.T) {
+	p := difftest.StartIsolated(t, "--appendonly", "yes", "--appendfsync", "always", "--stream-node-max-entries", "10")
+	for i := range 100 {
+		p.Do("XADD", "s", "MAXLEN", "~", "30", "LIMIT", "20", strconv.Itoa(i+1)+"-1", "f", "v")
+		p.Do("XADD", "m", "MINID", "~", "50-1", "LIMIT", "10", strconv.Itoa(i+1)+"-1", "f", "v")
+		p.Do("XTRIM", "t", "MAXLEN", "~", "5", "LIMIT", "10")
+		p.Do("XADD", "t", strconv.Itoa(i+1)+"-1", "f", "v")
+	}
+	compare := func() {
+		for _, k := range []string{"s", "m", "t"} {
+			p.Do("XRANGE", k, "-", "+")
+		}
+	}
+	compare()
+	copyAOFDir(t, p.Redis(), p.Keyhive())
+	loadAOF(t, p.Keyhive())
+	compare()
+	copyAOFDir(t, p.Keyhive(), p.Redis())
+	loadAOF(t, p.Redis())
+	compare()
 }

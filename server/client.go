@@ -503,7 +503,7 @@ func (c *Client) execute(args [][]byte) {
 			return
 		}
 	}
-	if s.aof.lastWriteErr.Load() && c.deniedByDiskError(cmd) {
+	if s.aof.writeErr.Load() != nil && deniedByDiskError(cmd) {
 		c.reject(cmd, s.aofWriteError())
 		return
 	}

@@ -183,7 +183,7 @@ func (x *Ctx) runScript(readOnly, checkOOM bool, script *scripting.Script, fn *s
 	x.dirty += h.dirty
 	h.dirty = 0
 	switch {
-	case s.isClosing() && s.scripts.WasKilled():
+	case s.isClosed() && s.scripts.WasKilled():
 		// Shutdown stopped the script (SHUTDOWN NOSAVE during a busy
 		// script, or Close): as in Redis, which exits without returning to
 		// it, none of its writes reach the AOF or a replica.
@@ -242,7 +242,7 @@ func (h *scriptHost) Call(args [][]byte, resp3 bool, dst []byte) []byte {
 		return fail(denied)
 	case cmd.Flags&FlagWrite != 0 && h.readOnly:
 		return reject("ERR Write commands are not allowed from read-only scripts.")
-	case cmd.Flags&FlagWrite != 0 && s.aof.lastWriteErr.Load():
+	case cmd.Flags&FlagWrite != 0 && s.aof.writeErr.Load() != nil:
 		return reject(s.aofWriteError())
 	case cmd.Flags&FlagDenyOOM != 0 && h.overMaxMemory && !h.writeCalled && s.evict.limit.Load() != 0:
 		return reject(errOOM)

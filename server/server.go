@@ -251,20 +251,14 @@ func (s *Server) Addr() string {
 // Keyspace returns the server's data, for embedding programs and tests.
 func (s *Server) Keyspace() *keyspace.Keyspace { return s.ks }
 
-// isClosing reports whether Close has begun, without waiting for s.mu.
-func (s *Server) isClosing() bool {
+// isClosed reports whether Close has begun, without waiting for s.mu.
+func (s *Server) isClosed() bool {
 	select {
 	case <-s.done:
 		return true
 	default:
 		return false
 	}
-}
-
-func (s *Server) isClosed() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.closed
 }
 
 // Close stops listening, disconnects every client and waits for the server's
