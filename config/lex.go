@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/keyhive/keyhive/internal/quote"
 )
 
 var errUnbalanced = errors.New("Unbalanced quotes in configuration line")
@@ -125,40 +127,7 @@ func unhex(c byte) byte {
 
 // repr quotes s the way Redis writes strings back into a config file, so that
 // splitArgs reads back exactly s.
-func repr(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch c {
-		case '\\':
-			b.WriteString(`\\`)
-		case '"':
-			b.WriteString(`\"`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\a':
-			b.WriteString(`\a`)
-		case '\b':
-			b.WriteString(`\b`)
-		default:
-			if c >= 0x20 && c <= 0x7e {
-				b.WriteByte(c)
-			} else {
-				const hexdigits = "0123456789abcdef"
-				b.WriteString(`\x`)
-				b.WriteByte(hexdigits[c>>4])
-				b.WriteByte(hexdigits[c&15])
-			}
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
-}
+func repr(s string) string { return quote.String(s) }
 
 // quoteIfNeeded leaves plain words alone and quotes anything splitArgs would
 // not read back as the same single argument.

@@ -235,18 +235,13 @@ func (s *Server) replayAOF(path string) (int64, error) {
 	var off, beforeMulti int64
 	var multi [][][]byte // queued: a transaction applies at its EXEC
 	run := func(args [][]byte) error {
-		cmd := lookupCommand(table, args[0])
-		if cmd != nil && cmd.Sub != nil && len(args) >= 2 {
-			cmd = lookupCommand(cmd.Sub, args[1])
-		}
-		if cmd == nil || (cmd.Arity > 0 && len(args) != cmd.Arity) || len(args) < -cmd.Arity {
+		x.Now = s.clock.UnixMilli()
+		x.cannotBlock = true
+		ok := c.dispatch(args, fromLoader)
+		c.out.B = c.out.B[:0]
+		if !ok {
 			return fmt.Errorf("unknown command '%s' or wrong number of arguments reading the append only file %s", args[0], path)
 		}
-		x.cmd, x.Args, x.Now = cmd, args, s.clock.UnixMilli()
-		x.cannotBlock = true
-		cmd.Run(x)
-		x.DB = s.ks.DB(int(c.db.Load())) // after a SELECT
-		c.out.B = c.out.B[:0]
 		return nil
 	}
 	valid, err := persistence.ReadCommands(f, func(args [][]byte) error {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/keyhive/keyhive/internal/osmem"
-	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/resp"
 )
 
@@ -64,6 +63,7 @@ type Client struct {
 	// wrote: a command changed the data set since the replies last left
 	// (under appendfsync always they are not sent unless the AOF took it).
 	wrote           bool
+	monitor         atomic.Bool             // in MONITOR mode (monitor.go)
 	overMaxMemory   bool                    // at the last outOfMemory check: Redis's pre_command_oom_state, which scripts obey
 	user            atomic.Pointer[aclUser] // the user it runs commands as (acl.go)
 	aclKeys         [][]byte                // key arguments for the ACL check
@@ -426,6 +426,7 @@ func (c *Client) resetOut() {
 // close drops the client from the server's list before closing the
 // connection, so a peer that sees the close no longer finds it in CLIENT LIST.
 func (c *Client) close() {
+	c.s.stopMonitor(c)
 	c.s.watches.unwatchAll(c)
 	c.s.disableTracking(c)
 	c.s.unsubscribeAll(c)
@@ -454,154 +455,15 @@ func (s *Server) removeClient(c *Client) {
 	}
 }
 
-// execute runs one command: lookup, arity and auth checks, locking, the
-// handler, then propagation and statistics.
+// execute runs one command the client sent, through the one dispatch
+// path, and applies CLIENT REPLY to its reply.
 func (c *Client) execute(args [][]byte) {
-	s := c.s
 	c.traffic.commands.add(1)
-	start := c.mono
-	now := c.batchWall + (start-c.batchMono)/int64(time.Millisecond)
-	if !s.wallClock {
-		now = s.clock.UnixMilli()
-	}
-	c.lastSeen.Store(now)
+	c.ctx.Now = c.commandTime()
+	c.lastSeen.Store(c.ctx.Now)
 	mark := len(c.out.B)
-	defer c.applyReplyMode(mark)
-
-	cmd := c.command(args[0])
-	if cmd == nil {
-		c.reject(nil, errUnknownCommand(args))
-		return
-	}
-	if cmd.Sub != nil && len(args) >= 2 {
-		sub := lookupCommand(cmd.Sub, args[1])
-		if sub == nil {
-			// Redis counts this under no command (the container is never run).
-			c.reject(nil, errUnknownSubcommand(cmd.Name, args[1]))
-			return
-		}
-		cmd = sub
-	}
-	if (cmd.Arity > 0 && len(args) != cmd.Arity) || len(args) < -cmd.Arity {
-		c.reject(cmd, errArity(cmd.Name))
-		return
-	}
-	if c.out.Proto == 2 && c.ps.subscribed() && !allowedSubscribed(cmd) {
-		c.reject(cmd, errSubscribedMode(cmd))
-		return
-	}
-	if c.authRequired() && cmd.Flags&FlagNoAuth == 0 {
-		c.reject(cmd, errNoAuth)
-		return
-	}
-	if p := c.user.Load().perms.Load(); !p.unrestricted && !c.aclAllowed(p, cmd, args) {
-		return
-	}
-	if cmd.Flags&FlagAllowBusy == 0 {
-		if busy, function := s.scriptBusy(); busy {
-			c.reject(cmd, errBusy(function))
-			return
-		}
-	}
-	if s.aof.writeErr.Load() != nil && deniedByDiskError(cmd) {
-		c.reject(cmd, s.aofWriteError())
-		return
-	}
-	if s.evict.limit.Load() != 0 && c.outOfMemory(cmd, args, start, now) {
-		c.rejectOOM(cmd)
-		return
-	}
-	if c.multi != nil && !runsInMulti(cmd) {
-		if cmd.Flags&FlagNoMulti != 0 {
-			c.reject(cmd, "ERR Command not allowed inside a transaction")
-			return
-		}
-		c.queue(cmd, args)
-		return
-	}
-	c.lastCmd.Store(cmd)
-
-	x := &c.ctx
-	x.cmd, x.Args, x.Now, x.dirty = cmd, args, now, 0
-	x.locks.Reset()
-	if cmd.Flags&FlagNoKeyspace != 0 {
-		x.DB = s.ks.DB(int(c.db.Load()))
-		cmd.Run(x)
-		s.recordCall(c, cmd, args, monoNow()-start, now, len(c.out.B) > mark && c.out.B[mark] == '-')
-		return
-	}
-	switch {
-	case cmd == cmdExec:
-		c.multi.lockSet(x, c)
-	case cmd.Flags&FlagAllKeys != 0, cmd.lockAll != nil && cmd.lockAll(args):
-		x.locks.All()
-	default:
-		x.keyBuf = cmd.keyArgs(args, x.keyBuf[:0])
-		for _, k := range x.keyBuf {
-			x.locks.Add(k)
-		}
-	}
-	db := s.ks.Lock(int(c.db.Load()), &x.locks)
-	x.DB = db
-	cmd.Run(x)
-	serveLater := false
-	if x.dirty > 0 {
-		c.wrote = true
-		s.stats.dirty.Add(int64(x.dirty))
-		x.publish(args)
-		if s.blocking.waiting.Load() > 0 {
-			serveLater = s.serveBlocked(x)
-		}
-	}
-	if s.tracking.clients.Load() > 0 {
-		s.trackAfter(c, cmd)
-	}
-	failed := len(c.out.B) > mark && c.out.B[mark] == '-'
-	if c.ps.queued && c.reply == replyOn {
-		// Queued before the keys are unlocked, so an invalidation of a key
-		// this command read cannot overtake its reply.
-		c.queueReplies()
-	}
-	s.ks.Unlock(db, &x.locks)
-	if serveLater {
-		s.serveBlockedExclusive(now)
-	}
-
-	c.mono = monoNow()
-	s.recordCall(c, cmd, args, c.mono-start, now, failed)
-	if x.dirty > 0 && s.blocking.unlogged.Load() > 0 {
-		s.logServed(now)
-	}
-}
-
-// recordCall counts a command that ran, for elapsed nanoseconds at nowMs, in
-// INFO commandstats and errorstats, and in the slow log unless it blocked
-// (it has not run yet).
-func (s *Server) recordCall(c *Client, cmd *Command, args [][]byte, elapsed, nowMs int64, failed bool) {
-	st := &s.cmdStats[cmd.id]
-	st.calls.Add(1)
-	st.usec.Add(elapsed / int64(time.Microsecond))
-	if failed {
-		st.failed.Add(1)
-		c.traffic.errors.add(1)
-	}
-	if c.blocked == nil {
-		s.logIfSlow(c, cmd, args, elapsed, nowMs)
-	} else {
-		c.blocked.ran.Store(elapsed) // logged when the wait ends
-	}
-}
-
-// reject refuses a command before it runs; inside MULTI that makes EXEC fail.
-func (c *Client) reject(cmd *Command, msg string) {
-	if c.multi != nil {
-		c.multi.aborted = true
-	}
-	if cmd != nil {
-		c.s.cmdStats[cmd.id].rejected.Add(1)
-	}
-	c.traffic.errors.add(1)
-	c.out.Error(msg)
+	c.dispatch(args, fromClient)
+	c.applyReplyMode(mark)
 }
 
 // applyReplyMode drops the command's reply under CLIENT REPLY OFF or SKIP.
@@ -615,54 +477,4 @@ func (c *Client) applyReplyMode(mark int) {
 	case replySkipNext:
 		c.reply = replySkipThis
 	}
-}
-
-// setDB switches the client's database.
-func (c *Client) setDB(i int) { c.db.Store(int32(i)) }
-
-// Client returns the handler's client, for connection-level commands.
-func (x *Ctx) Client() *Client { return x.c }
-
-// touchesKeys reports whether a read should update access clocks.
-func (x *Ctx) touch() bool { return !x.c.noTouch.Load() }
-
-// lookupRead finds key for reading, counting a keyspace hit or miss (and
-// notifying a miss).
-func (x *Ctx) lookupRead(key []byte) (keyspace.Entry, bool) {
-	return x.lookupReadTouch(key, x.touch())
-}
-
-// lookupReadTouch is lookupRead for commands that look at a key without
-// touching its access clock (EXISTS, TYPE, TTL) when touch is false.
-func (x *Ctx) lookupReadTouch(key []byte, touch bool) (keyspace.Entry, bool) {
-	e, ok := x.DB.LookupIn(&x.locks, key, x.Now, touch)
-	if ok {
-		x.c.traffic.hits.add(1)
-	} else {
-		x.c.traffic.misses.add(1)
-		x.notify(notifyKeyMiss, "keymiss", key)
-	}
-	return e, ok
-}
-
-// wrongType replies WRONGTYPE and reports true when a found entry is not of
-// type t.
-func (x *Ctx) wrongType(e *keyspace.Entry, found bool, t keyspace.Type) bool {
-	if found && e.Type() != t {
-		x.W.Error(errWrongType)
-		return true
-	}
-	return false
-}
-
-// readTyped finds key for reading as type t; ok=false means another type
-// (WRONGTYPE was replied), found=false no key.
-func (x *Ctx) readTyped(key []byte, t keyspace.Type) (e keyspace.Entry, found, ok bool) {
-	e, found = x.lookupRead(key)
-	return e, found, !x.wrongType(&e, found, t)
-}
-
-// lookupWrite finds key for modification (no hit/miss accounting).
-func (x *Ctx) lookupWrite(key []byte) (keyspace.Entry, bool) {
-	return x.DB.LookupIn(&x.locks, key, x.Now, true)
 }

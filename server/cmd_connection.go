@@ -105,6 +105,7 @@ func quitCommand(x *Ctx) {
 
 func resetCommand(x *Ctx) {
 	c := x.c
+	x.s.stopMonitor(c)
 	c.setMulti(nil)
 	x.s.watches.unwatchAll(c)
 	x.s.unsubscribeAll(c)
@@ -326,6 +327,9 @@ func (c *Client) infoLine() string {
 		cmd = lc.Name
 	}
 	flags := ""
+	if c.monitor.Load() {
+		flags += "O"
+	}
 	if c.pubsubType() {
 		flags += "P"
 	}

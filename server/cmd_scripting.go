@@ -110,6 +110,7 @@ func (s *Server) scriptDeniesOOM(cmd *Command, args [][]byte) bool {
 const errROWithWriteFlag = "ERR Can not execute a script with write flag using *_ro command."
 
 func evalCommand(x *Ctx, bySHA, readOnly bool) {
+	x.showSelf()
 	keys, argv, ok := x.scriptArgs()
 	if !ok {
 		return
@@ -141,6 +142,7 @@ func evalCommand(x *Ctx, bySHA, readOnly bool) {
 }
 
 func fcallCommand(x *Ctx, readOnly bool) {
+	x.showSelf()
 	keys, argv, ok := x.scriptArgs()
 	if !ok {
 		return
@@ -215,43 +217,11 @@ type scriptHost struct {
 // Call runs one command for the script, with Redis's checks and error texts
 // for scripts, and appends its reply.
 func (h *scriptHost) Call(args [][]byte, resp3 bool, dst []byte) []byte {
-	s := h.x.s
-	fail := func(msg string) []byte { return append(append(append(dst, '-'), msg...), "\r\n"...) }
 	if len(args) == 0 {
-		return fail("ERR Please specify at least one argument for this redis lib call")
+		return append(append(dst, "-ERR Please specify at least one argument for this redis lib call"...), "\r\n"...)
 	}
-	cmd := lookupCommand(table, args[0])
-	if cmd != nil && cmd.Sub != nil && len(args) >= 2 {
-		cmd = lookupCommand(cmd.Sub, args[1])
-	}
-	sc := s.scriptClient
-	reject := func(msg string) []byte { // counted as Redis counts a rejected call
-		s.cmdStats[cmd.id].rejected.Add(1)
-		sc.traffic.errors.add(1)
-		return fail(msg)
-	}
-	var denied string
-	switch {
-	case cmd == nil:
-		return fail("ERR Unknown Redis command called from script")
-	case (cmd.Arity > 0 && len(args) != cmd.Arity) || len(args) < -cmd.Arity:
-		return reject("ERR Wrong number of args calling Redis command from script")
-	case cmd.Flags&FlagNoScript != 0:
-		return reject("ERR This Redis command is not allowed from script")
-	case h.scriptDenied(cmd, args, &denied):
-		return fail(denied)
-	case cmd.Flags&FlagWrite != 0 && h.readOnly:
-		return reject("ERR Write commands are not allowed from read-only scripts.")
-	case cmd.Flags&FlagWrite != 0 && s.aof.writeErr.Load() != nil:
-		return reject(s.aofWriteError())
-	case cmd.Flags&FlagDenyOOM != 0 && h.overMaxMemory && !h.writeCalled && s.evict.limit.Load() != 0:
-		return reject(errOOM)
-	}
-	if cmd.Flags&FlagWrite != 0 {
-		h.writeCalled = true
-	}
-	x := &sc.ctx
-	if x.propagating() {
+	sc := h.x.s.scriptClient
+	if sc.ctx.propagating() {
 		// Kept until the script ends; the engine reuses args.
 		args = cloneArgs(args)
 	}
@@ -260,22 +230,43 @@ func (h *scriptHost) Call(args [][]byte, resp3 bool, dst []byte) []byte {
 	if resp3 {
 		h.out.Proto = 3
 	}
-	x.DB = s.ks.DB(int(sc.db.Load())) // a SELECT in the script switches
-	x.cmd, x.Args, x.dirty = cmd, args, 0
-	start := monoNow()
-	cmd.Run(x)
-	// Redis 7.0 remembers the script's declared keys for each read command.
-	s.trackInner(h.x.c, cmd, h.x.cmd, h.x.Args)
-	if x.dirty > 0 {
-		h.dirty += x.dirty
-		h.wrote.Store(true)
-		x.publish(args)
-	}
+	sc.dispatch(args, fromScript)
 	reply := h.out.B
 	h.out.B = nil
-	failed := len(reply) > len(dst) && reply[len(dst)] == '-'
-	s.recordCall(sc, cmd, args, monoNow()-start, h.x.Now, failed)
 	return reply
+}
+
+// admit applies Redis's checks for a script's command, replying the
+// refusal.
+func (h *scriptHost) admit(cmd *Command, args [][]byte) bool {
+	s := h.x.s
+	var denied string
+	switch {
+	case cmd.Flags&FlagNoScript != 0:
+		return h.reject(cmd, "ERR This Redis command is not allowed from script")
+	case h.scriptDenied(cmd, args, &denied):
+		h.out.Error(denied)
+		return false
+	case cmd.Flags&FlagWrite != 0 && h.readOnly:
+		return h.reject(cmd, "ERR Write commands are not allowed from read-only scripts.")
+	case cmd.Flags&FlagWrite != 0 && s.aof.writeErr.Load() != nil:
+		return h.reject(cmd, s.aofWriteError())
+	case cmd.Flags&FlagDenyOOM != 0 && h.overMaxMemory && !h.writeCalled && s.evict.limit.Load() != 0:
+		return h.reject(cmd, errOOM)
+	}
+	if cmd.Flags&FlagWrite != 0 {
+		h.writeCalled = true
+	}
+	return true
+}
+
+// reject refuses a script's command, counted as Redis counts it.
+func (h *scriptHost) reject(cmd *Command, msg string) bool {
+	s := h.x.s
+	s.cmdStats[cmd.id].rejected.Add(1)
+	s.scriptClient.traffic.errors.add(1)
+	h.out.Error(msg)
+	return false
 }
 
 // Wrote tells SCRIPT KILL whether the script has written (then it is

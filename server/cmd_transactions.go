@@ -116,20 +116,9 @@ func execCommand(x *Ctx) {
 	x.cannotBlock, x.inExec = true, true
 	dirty := 0
 	for _, q := range t.cmds {
-		x.DB = x.s.ks.DB(int(c.db.Load())) // a queued SELECT switches
-		x.cmd, x.Args, x.dirty = q.cmd, q.args, 0
-		start := monoNow()
-		mark := len(x.W.B)
-		if x.execDenied(q.cmd, q.args) {
-			continue
-		}
-		q.cmd.Run(x)
-		x.s.trackInner(c, q.cmd, q.cmd, q.args)
-		if x.dirty > 0 {
+		if c.dispatch(q.args, fromExec) {
 			dirty += x.dirty
-			x.publish(q.args)
 		}
-		x.s.recordCall(c, q.cmd, q.args, monoNow()-start, x.Now, len(x.W.B) > mark && x.W.B[mark] == '-')
 	}
 	x.cannotBlock, x.inExec = false, false
 	x.cmd, x.dirty = cmdExec, dirty

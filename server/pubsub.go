@@ -340,15 +340,19 @@ func (s *Server) publish(by *Client, channel, message []byte, shard bool) int {
 // notifications and tracking invalidations.
 func (s *Server) Push(t *Client, msg []byte) { s.deliver(t, msg, nil) }
 
-// deliver queues msg for t. Its socket is written by the queue writer, after
-// the publishing client's next flush if there is one.
-func (s *Server) deliver(t *Client, msg []byte, by *Client) {
+// deliver queues msg, a push message, for t. Its socket is written by the
+// queue writer, after the publishing client's next flush if there is one.
+func (s *Server) deliver(t *Client, msg []byte, by *Client) { s.deliverAs(t, msg, by, true) }
+
+// deliverAs is deliver for a message that is a push in RESP3 (push) or is
+// sent as written (a MONITOR line).
+func (s *Server) deliverAs(t *Client, msg []byte, by *Client, push bool) {
 	if t == by {
 		// Where its reply is being written, as Redis does: inside EXEC's
 		// array, say.
 		start := len(t.out.B)
 		t.out.B = append(t.out.B, msg...)
-		if t.out.Proto == 3 {
+		if push && t.out.Proto == 3 {
 			t.out.B[start] = '>'
 		}
 		return
@@ -360,7 +364,7 @@ func (s *Server) deliver(t *Client, msg []byte, by *Client) {
 		return
 	}
 	var first byte
-	if t.proto.Load() == 3 {
+	if push && t.proto.Load() == 3 {
 		first = '>'
 	}
 	q.add(msg, first)

@@ -53,6 +53,7 @@ type Server struct {
 	watches                    watches
 	tracking                   tracking
 	pubsub                     pubsubRegistry
+	monitors                   monitors
 	scriptState
 	acl aclState
 	rdb rdbState

@@ -1,0 +1,308 @@
+package server
+
+import "time"
+
+// The one dispatch path. Every command, whoever sends it, runs through
+// dispatch: a connection's command, a command EXEC runs from its queue, a
+// script's redis.call, a command read back from the AOF (and, later, a
+// master's stream). dispatch resolves the command (subcommand included) and
+// its arity once, applies the checks the caller's kind requires, and call
+// runs the handler and does what follows every command: propagation, the
+// clients blocked on what it wrote, tracking, MONITOR, command statistics
+// and the slow log. Anything that must happen for every command (a replica
+// feed, a cluster redirect, a namespace quota) is added here, once.
+
+// caller is who runs a command through dispatch: it decides which checks
+// apply, which error texts a refusal uses, and what holds the locks.
+type caller uint8
+
+const (
+	// fromClient: a connection's command. Every check applies; inside
+	// MULTI it is queued; call takes its keys' locks.
+	fromClient caller = iota
+	// fromExec: a command MULTI queued, run by EXEC, which holds the
+	// locks. Only the ACL is checked again (the rules may have changed).
+	fromExec
+	// fromScript: a script's redis.call, run by the server's script
+	// client under the script's exclusive lock, with Redis's checks and
+	// texts for scripts.
+	fromScript
+	// fromLoader: a command that already ran elsewhere (the AOF), replayed
+	// as written by a client that obeys (Client.obeys) under the
+	// exclusive lock or alone at start-up: no checks, no statistics, no
+	// propagation.
+	fromLoader
+)
+
+// resolution is what resolve found wrong with a command's name or arity.
+type resolution uint8
+
+const (
+	resolved resolution = iota
+	unknownCommand
+	unknownSubcommand
+	wrongArity
+)
+
+// resolve finds the command args names, descending into its subcommand, and
+// checks its arity. The command is returned with wrongArity (for the error
+// text) and, as the container, with unknownSubcommand.
+func (c *Client) resolve(args [][]byte) (*Command, resolution) {
+	cmd := c.command(args[0])
+	if cmd == nil {
+		return nil, unknownCommand
+	}
+	if cmd.Sub != nil && len(args) >= 2 {
+		sub := lookupCommand(cmd.Sub, args[1])
+		if sub == nil {
+			return cmd, unknownSubcommand
+		}
+		cmd = sub
+	}
+	if (cmd.Arity > 0 && len(args) != cmd.Arity) || len(args) < -cmd.Arity {
+		return cmd, wrongArity
+	}
+	return cmd, resolved
+}
+
+// dispatch runs one command for c, sent by from. Its reply goes to c.ctx.W.
+// It reports whether the command was run or queued (false: it was refused
+// with an error reply, or, from the loader, not found).
+func (c *Client) dispatch(args [][]byte, from caller) bool {
+	cmd, res := c.resolve(args)
+	if res != resolved {
+		c.refuseUnresolved(cmd, res, args, from)
+		return false
+	}
+	switch from {
+	case fromClient:
+		if !c.admit(cmd, args) {
+			return false
+		}
+		if c.multi != nil && !runsInMulti(cmd) {
+			if cmd.Flags&FlagNoMulti != 0 {
+				c.reject(cmd, "ERR Command not allowed inside a transaction")
+				return false
+			}
+			c.queue(cmd, args)
+			return true
+		}
+		c.lastCmd.Store(cmd)
+	case fromExec:
+		if c.ctx.execDenied(cmd, args) {
+			return false
+		}
+	case fromScript:
+		if !c.s.scriptHost.admit(cmd, args) {
+			return false
+		}
+	}
+	c.call(cmd, args, from)
+	return true
+}
+
+// refuseUnresolved replies to a command that could not be resolved, with
+// the text the caller's kind gets in Redis.
+func (c *Client) refuseUnresolved(cmd *Command, res resolution, args [][]byte, from caller) {
+	switch from {
+	case fromScript:
+		if res == wrongArity {
+			c.s.scriptHost.reject(cmd, "ERR Wrong number of args calling Redis command from script")
+			return
+		}
+		c.ctx.W.Error("ERR Unknown Redis command called from script")
+	case fromLoader:
+		c.ctx.W.Error("ERR unknown command or wrong number of arguments")
+	default:
+		switch res {
+		case unknownCommand:
+			c.reject(nil, errUnknownCommand(args))
+		case unknownSubcommand:
+			// Redis counts this under no command (the container never runs).
+			c.reject(nil, errUnknownSubcommand(cmd.Name, args[1]))
+		default:
+			c.reject(cmd, errArity(cmd.Name))
+		}
+	}
+}
+
+// admit applies a connection's checks, in Redis's order, replying the
+// refusal.
+func (c *Client) admit(cmd *Command, args [][]byte) bool {
+	s := c.s
+	if c.out.Proto == 2 && c.ps.subscribed() && !allowedSubscribed(cmd) {
+		c.reject(cmd, errSubscribedMode(cmd))
+		return false
+	}
+	if c.authRequired() && cmd.Flags&FlagNoAuth == 0 {
+		c.reject(cmd, errNoAuth)
+		return false
+	}
+	if p := c.user.Load().perms.Load(); !p.unrestricted && !c.aclAllowed(p, cmd, args) {
+		return false
+	}
+	if cmd.Flags&FlagAllowBusy == 0 {
+		if busy, function := s.scriptBusy(); busy {
+			c.reject(cmd, errBusy(function))
+			return false
+		}
+	}
+	if s.aof.writeErr.Load() != nil && deniedByDiskError(cmd) {
+		c.reject(cmd, s.aofWriteError())
+		return false
+	}
+	if s.evict.limit.Load() != 0 && c.outOfMemory(cmd, args, c.mono, c.ctx.Now) {
+		c.rejectOOM(cmd)
+		return false
+	}
+	if c.monitor.Load() && cmd.Flags&(FlagReadonly|FlagWrite|FlagMayReplicate) != 0 {
+		c.reject(cmd, "ERR Replica can't interact with the keyspace")
+		return false
+	}
+	return true
+}
+
+// call runs a resolved and admitted command: under its keys' locks for a
+// connection's command (the other callers hold theirs), then propagates
+// what it changed, serves the clients blocked on it, feeds MONITOR and
+// counts it.
+func (c *Client) call(cmd *Command, args [][]byte, from caller) {
+	s := c.s
+	x := &c.ctx
+	x.cmd, x.Args, x.dirty = cmd, args, 0
+	start := c.mono
+	if from != fromClient {
+		start = monoNow()
+	}
+	mark := len(x.W.B)
+	if from != fromClient || cmd.Flags&FlagNoKeyspace != 0 {
+		// The caller holds the locks (EXEC, a script, the loader), or the
+		// command needs none (SCRIPT KILL while a script holds them all).
+		x.DB = s.ks.DB(int(c.db.Load())) // a SELECT before switched
+		cmd.Run(x)
+		c.ran(cmd, args, from, start, mark)
+		return
+	}
+
+	x.locks.Reset()
+	switch {
+	case cmd == cmdExec:
+		c.multi.lockSet(x, c)
+	case cmd.Flags&FlagAllKeys != 0, cmd.lockAll != nil && cmd.lockAll(args):
+		x.locks.All()
+	default:
+		x.keyBuf = cmd.keyArgs(args, x.keyBuf[:0])
+		for _, k := range x.keyBuf {
+			x.locks.Add(k)
+		}
+	}
+	db := s.ks.Lock(int(c.db.Load()), &x.locks)
+	x.DB = db
+	cmd.Run(x)
+	serveLater := false
+	if x.dirty > 0 {
+		c.wrote = true
+		s.stats.dirty.Add(int64(x.dirty))
+		x.publish(args)
+		if s.blocking.waiting.Load() > 0 {
+			serveLater = s.serveBlocked(x)
+		}
+	}
+	if s.tracking.clients.Load() > 0 {
+		s.trackAfter(c, cmd)
+	}
+	if s.monitors.count.Load() > 0 {
+		s.feedMonitors(c, c, cmd, args)
+	}
+	failed := len(c.out.B) > mark && c.out.B[mark] == '-'
+	if c.ps.queued && c.reply == replyOn {
+		// Queued before the keys are unlocked, so an invalidation of a key
+		// this command read cannot overtake its reply.
+		c.queueReplies()
+	}
+	s.ks.Unlock(db, &x.locks)
+	if serveLater {
+		s.serveBlockedExclusive(x.Now)
+	}
+	c.mono = monoNow()
+	s.recordCall(c, cmd, args, c.mono-start, x.Now, failed)
+	if x.dirty > 0 && s.blocking.unlogged.Load() > 0 {
+		s.logServed(x.Now)
+	}
+}
+
+// ran finishes a command that ran under its caller's locks: propagation
+// into the caller's block (EXEC's or the script's), tracking of what it
+// read, MONITOR, statistics. A loaded command has none of these.
+func (c *Client) ran(cmd *Command, args [][]byte, from caller, start int64, mark int) {
+	s := c.s
+	x := &c.ctx
+	if from == fromLoader {
+		return
+	}
+	by := c // the client whose command this is, for tracking and MONITOR
+	if from == fromScript {
+		h := &s.scriptHost
+		by = h.x.c
+		s.trackInner(by, cmd, h.x.cmd, h.x.Args) // Redis 7.0 remembers the script's declared keys
+		if x.dirty > 0 {
+			h.dirty += x.dirty
+			h.wrote.Store(true)
+		}
+	} else if from == fromExec {
+		s.trackInner(c, cmd, cmd, args)
+	}
+	if x.dirty > 0 && from != fromClient {
+		x.publish(args)
+	}
+	if s.monitors.count.Load() > 0 {
+		s.feedMonitors(c, by, cmd, args)
+	}
+	failed := len(x.W.B) > mark && x.W.B[mark] == '-'
+	elapsed := monoNow() - start
+	if from == fromClient {
+		c.mono = start + elapsed
+	}
+	s.recordCall(c, cmd, args, elapsed, x.Now, failed)
+}
+
+// recordCall counts a command that ran, for elapsed nanoseconds at nowMs, in
+// INFO commandstats and errorstats, and in the slow log unless it blocked
+// (it has not run yet).
+func (s *Server) recordCall(c *Client, cmd *Command, args [][]byte, elapsed, nowMs int64, failed bool) {
+	st := &s.cmdStats[cmd.id]
+	st.calls.Add(1)
+	st.usec.Add(elapsed / int64(time.Microsecond))
+	if failed {
+		st.failed.Add(1)
+		c.traffic.errors.add(1)
+	}
+	if c.blocked == nil {
+		s.logIfSlow(c, cmd, args, elapsed, nowMs)
+	} else {
+		c.blocked.ran.Store(elapsed) // logged when the wait ends
+	}
+}
+
+// reject refuses a connection's command before it runs; inside MULTI that
+// makes EXEC fail.
+func (c *Client) reject(cmd *Command, msg string) {
+	if c.multi != nil {
+		c.multi.aborted = true
+	}
+	if cmd != nil {
+		c.s.cmdStats[cmd.id].rejected.Add(1)
+	}
+	c.traffic.errors.add(1)
+	c.out.Error(msg)
+}
+
+// commandTime is the time of the command about to run on the connection:
+// one clock read per batch, advanced by the monotonic clock (the manual
+// clock of tests and embedders is read as it is).
+func (c *Client) commandTime() int64 {
+	if !c.s.wallClock {
+		return c.s.clock.UnixMilli()
+	}
+	return c.batchWall + (c.mono-c.batchMono)/int64(time.Millisecond)
+}
