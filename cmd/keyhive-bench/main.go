@@ -364,7 +364,7 @@ func render(rows []row) string {
 func writeReport(path, table string, floor stalls) error {
 	var b strings.Builder
 	b.WriteString("# Workload benchmarks\n\n")
-	b.WriteString("The five seed applications' request mixes (package `workloads`, see README)\n")
+	b.WriteString("The five seed applications' request mixes (package `workloads`, see [workloads.md](workloads.md))\n")
 	b.WriteString("run against redis-server and Keyhive alternately in one run by `cmd/keyhive-bench`.\n")
 	b.WriteString("The machine is shared and noisy: read the ratios, not the absolute numbers.\n\n")
 	fmt.Fprintf(&b, "Command: `go run ./cmd/keyhive-bench %s`  \n", strings.Join(os.Args[1:], " "))
