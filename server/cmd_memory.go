@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"github.com/keyhive/keyhive/values"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -183,20 +184,20 @@ func memoryUsage(x *Ctx) {
 // elements.
 func objectBytes(o keyspace.Object, samples int) int64 {
 	switch o := o.(type) {
-	case *hashObject:
+	case *values.HashObject:
 		return int64(o.MemoryBytes())
-	case *setObject:
+	case *values.SetObject:
 		return int64(o.MemoryBytes())
-	case *streamObject:
+	case *values.StreamObject:
 		return int64(o.MemoryBytes())
-	case *listObject:
+	case *values.ListObject:
 		var sum, n int64
 		o.Each(0, false, func(e []byte) bool {
 			sum, n = sum+int64(len(e))+2, n+1 // listpack entry overhead
 			return int(n) < samples
 		})
 		return scaled(sum, n, int64(o.Len()))
-	case *zsetObject:
+	case *values.ZSetObject:
 		var sum, n int64
 		for i := 0; i < o.Len() && i < samples; i++ {
 			m, _ := o.At(i)
