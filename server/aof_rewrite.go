@@ -2,13 +2,13 @@ package server
 
 import (
 	"bufio"
-	"github.com/keyhive/keyhive/values"
 	"os"
 	"strconv"
 	"time"
 
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/resp"
+	"github.com/keyhive/keyhive/values"
 )
 
 // An AOF base is the data set at a snapshot instant (keyspace/snapshot.go:

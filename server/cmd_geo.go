@@ -1,13 +1,13 @@
 package server
 
 import (
-	"github.com/keyhive/keyhive/values"
 	"math"
 	"slices"
 	"strconv"
 
 	"github.com/keyhive/keyhive/internal/geohash"
 	"github.com/keyhive/keyhive/internal/strnum"
+	"github.com/keyhive/keyhive/values"
 )
 
 // The geo family. A geo set is an ordinary sorted set whose scores are 52-bit

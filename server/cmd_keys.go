@@ -1,13 +1,13 @@
 package server
 
 import (
-	"github.com/keyhive/keyhive/values"
 	"math"
 	"strings"
 
 	"github.com/keyhive/keyhive/glob"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
+	"github.com/keyhive/keyhive/values"
 )
 
 func init() {

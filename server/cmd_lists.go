@@ -2,11 +2,11 @@ package server
 
 import (
 	"bytes"
-	"github.com/keyhive/keyhive/values"
 
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/resp"
+	"github.com/keyhive/keyhive/values"
 )
 
 func init() {

@@ -2,13 +2,13 @@ package server
 
 import (
 	"fmt"
-	"github.com/keyhive/keyhive/values"
 	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/keyhive/keyhive/keyspace"
+	"github.com/keyhive/keyhive/values"
 )
 
 func init() {

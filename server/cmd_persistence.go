@@ -2,11 +2,11 @@ package server
 
 import (
 	"errors"
-	"github.com/keyhive/keyhive/values"
 
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/persistence"
+	"github.com/keyhive/keyhive/values"
 )
 
 func init() {

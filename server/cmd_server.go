@@ -2,7 +2,6 @@ package server
 
 import (
 	"fmt"
-	"github.com/keyhive/keyhive/values"
 	"net"
 	"os"
 	"runtime"
@@ -15,6 +14,7 @@ import (
 	"github.com/keyhive/keyhive/glob"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
+	"github.com/keyhive/keyhive/values"
 )
 
 func init() {

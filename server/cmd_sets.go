@@ -1,11 +1,11 @@
 package server
 
 import (
-	"github.com/keyhive/keyhive/values"
 	"math"
 
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
+	"github.com/keyhive/keyhive/values"
 )
 
 func init() {

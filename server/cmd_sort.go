@@ -2,13 +2,13 @@ package server
 
 import (
 	"bytes"
-	"github.com/keyhive/keyhive/values"
 	"math"
 	"slices"
 	"strconv"
 
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
+	"github.com/keyhive/keyhive/values"
 )
 
 // SORT and SORT_RO. Both take the exclusive lock: BY and GET patterns read
@@ -135,7 +135,7 @@ func sortCommand(x *Ctx, readonly bool) {
 		var z values.ZSetEdit
 		if x.editZSet(args[1], &z) {
 			z.Convert()
-			x.committed(z.Commit(), "")
+			z.Commit()
 		}
 		e, found = x.lookupWrite(args[1])
 	}

@@ -1,12 +1,12 @@
 package server
 
 import (
-	"github.com/keyhive/keyhive/values"
 	"math"
 	"strconv"
 
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
+	"github.com/keyhive/keyhive/values"
 )
 
 func init() {

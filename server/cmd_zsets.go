@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"github.com/keyhive/keyhive/values"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -11,6 +10,7 @@ import (
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/resp"
+	"github.com/keyhive/keyhive/values"
 )
 
 func init() {

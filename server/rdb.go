@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/keyhive/keyhive/values"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/persistence"
+	"github.com/keyhive/keyhive/values"
 )
 
 // rdbState is the server's snapshotting state, as INFO persistence reports
