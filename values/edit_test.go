@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/keyhive/keyhive/internal/stream"
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/persistence"
 )
@@ -241,8 +242,8 @@ func TestStoreAtReplacesAndDropsTTL(t *testing.T) {
 }
 
 // TestRestoreRoundTrip encodes each type as DUMP does, decodes it and
-// restores it into another database: same encoding, same contents, the
-// expire time and LFU counter carried over.
+// restores it into another database with no server: same encoding, same
+// encoded value, the expire time and LFU counter carried over.
 func TestRestoreRoundTrip(t *testing.T) {
 	env := newEnv()
 	h := hashEdit(t, env, "h")
@@ -252,9 +253,22 @@ func TestRestoreRoundTrip(t *testing.T) {
 	s.Add([]byte("x"))
 	s.Add([]byte("2"))
 	s.Commit()
+	var z ZSetEdit
+	e, found := lookup(env, "z")
+	z.Begin(env, []byte("z"), e, found)
+	z.Add([]byte("m"), 1.5)
+	z.Commit()
+	var l ListEdit
+	e, found = lookup(env, "l")
+	l.Begin(env, []byte("l"), e, found)
+	l.Push(false, []byte("a"))
+	l.Commit()
+	e, _ = lookup(env, "x")
+	st := CreateStream(env, &e, []byte("x"))
+	st.Add(stream.ID{Ms: 1, Seq: 1}, [][]byte{[]byte("f"), []byte("v")}, env.Limits.StreamNodeMaxBytes(), env.Limits.StreamNodeMaxEntries())
 	dst := newEnv()
 	var enc persistence.Encoder
-	for _, key := range []string{"h", "s"} {
+	for _, key := range []string{"h", "s", "z", "l", "x"} {
 		e, _ := lookup(env, key)
 		payload := persistence.AppendDumpFooter(AppendValue(&enc, nil, &e, nil, limits{}))
 		v, err := persistence.DecodeDump(payload)
@@ -271,6 +285,10 @@ func TestRestoreRoundTrip(t *testing.T) {
 		}
 		if c := keyspace.LFUCounter(got.Access(), now, 1); c != 42 {
 			t.Fatalf("%s: LFU counter %d, want 42", key, c)
+		}
+		again := AppendValue(&enc, nil, &got, nil, limits{})
+		if string(again) != string(payload[:len(again)]) {
+			t.Fatalf("%s: restored value encodes differently", key)
 		}
 	}
 	// A duplicate member is an error, as Redis reports corruption.
