@@ -8,6 +8,7 @@ import (
 
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/resp"
+	"github.com/keyhive/keyhive/values"
 )
 
 // An AOF base is the data set at a snapshot instant (keyspace/snapshot.go:
@@ -114,25 +115,25 @@ func appendRebuild(b []byte, e *keyspace.Entry) []byte {
 	case keyspace.TypeString:
 		b = resp.AppendCommand(b, [][]byte{[]byte("SET"), key, e.Value()})
 	case keyspace.TypeList:
-		viewList(e).each(0, false, func(v []byte) bool {
+		values.ViewList(e).Each(0, false, func(v []byte) bool {
 			add("RPUSH", v)
 			return true
 		})
 		flush("RPUSH")
 	case keyspace.TypeSet:
-		viewSet(e).each(func(m []byte) { add("SADD", m) })
+		values.ViewSet(e).Each(func(m []byte) { add("SADD", m) })
 		flush("SADD")
 	case keyspace.TypeZSet:
-		z := viewZSet(e)
-		z.each(0, z.len(), false, func(m []byte, score float64) {
+		z := values.ViewZSet(e)
+		z.Each(0, z.Len(), false, func(m []byte, score float64) {
 			add("ZADD", resp.AppendDouble(nil, score), m)
 		})
 		flush("ZADD")
 	case keyspace.TypeHash:
-		viewHash(e).each(func(f, v []byte) { add("HMSET", f, v) })
+		values.ViewHash(e).Each(func(f, v []byte) { add("HMSET", f, v) })
 		flush("HMSET")
 	case keyspace.TypeStream:
-		b = appendStreamRebuild(b, key, entryStream(e))
+		b = values.AppendStreamRebuild(b, key, values.EntryStream(e))
 	}
 	if at := e.ExpireAt(); at != 0 {
 		b = resp.AppendCommand(b, [][]byte{[]byte("PEXPIREAT"), key, strconv.AppendInt(nil, at, 10)})

@@ -7,6 +7,7 @@ import (
 
 	"github.com/keyhive/keyhive/internal/geohash"
 	"github.com/keyhive/keyhive/internal/strnum"
+	"github.com/keyhive/keyhive/values"
 )
 
 // The geo family. A geo set is an ordinary sorted set whose scores are 52-bit
@@ -176,8 +177,8 @@ func geodistCommand(x *Ctx) {
 	if !ok {
 		return
 	}
-	s1, ok1 := z.score(x.Args[2])
-	s2, ok2 := z.score(x.Args[3])
+	s1, ok1 := z.Score(x.Args[2])
+	s2, ok2 := z.Score(x.Args[3])
 	if !found || !ok1 || !ok2 {
 		x.W.Null()
 		return
@@ -213,7 +214,7 @@ func (x *Ctx) replyMemberScores(missing func(), found func(score float64)) {
 	}
 	x.W.Array(len(x.Args) - 2)
 	for _, m := range x.Args[2:] {
-		if s, ok := z.score(m); exists && ok {
+		if s, ok := z.Score(m); exists && ok {
 			found(s)
 		} else {
 			missing()
@@ -348,7 +349,7 @@ func geoSearchCommand(x *Ctx, flags int) {
 
 // parseGeoQuery parses a search command's arguments after the source key
 // was looked up (z, found), checking in Redis's order so the same error wins.
-func (x *Ctx) parseGeoQuery(flags int, z zsetView, found bool) (q geoQuery, ok bool) {
+func (x *Ctx) parseGeoQuery(flags int, z values.ZSetView, found bool) (q geoQuery, ok bool) {
 	base := 0
 	switch {
 	case flags&geoCoords != 0:
@@ -460,7 +461,7 @@ func (x *Ctx) parseGeoQuery(flags int, z zsetView, found bool) (q geoQuery, ok b
 // geoFind appends the points within the shape to points, in the order Redis
 // finds them (box by box, by score within a box), stopping at limit when it
 // is not 0; member names are copied into x.collect (distances are left 0).
-func geoFind(x *Ctx, z zsetView, shape *geohash.Shape, limit int, points []geoPoint) []geoPoint {
+func geoFind(x *Ctx, z values.ZSetView, shape *geohash.Shape, limit int, points []geoPoint) []geoPoint {
 	x.collect.reset()
 	var boxes [9]geohash.Hash
 	for _, box := range shape.AppendBoxes(boxes[:0]) {
@@ -468,7 +469,7 @@ func geoFind(x *Ctx, z zsetView, shape *geohash.Shape, limit int, points []geoPo
 			break
 		}
 		lo, hi := geohash.ScoreRange(box)
-		z.eachInScores(float64(lo), float64(hi), func(m []byte, score float64) bool {
+		z.EachInScores(float64(lo), float64(hi), func(m []byte, score float64) bool {
 			if lon, lat, in := shape.IncludesScore(score); in {
 				start := len(x.collect.buf)
 				x.collect.buf = append(x.collect.buf, m...)
@@ -484,7 +485,7 @@ func geoFind(x *Ctx, z zsetView, shape *geohash.Shape, limit int, points []geoPo
 // (scores the geohashes, or with STOREDIST the distances in the query's
 // unit); no result deletes it.
 func geoStore(x *Ctx, q *geoQuery, points []geoPoint, members []byte, search bool) {
-	o := &zsetObject{}
+	o := &values.ZSetObject{}
 	for _, p := range points {
 		score := p.score
 		if q.storeDist {
@@ -504,8 +505,8 @@ func geoStore(x *Ctx, q *geoQuery, points []geoPoint, members []byte, search boo
 
 // memberLonLat centres the shape on a member, replying Redis's error when the
 // member is missing.
-func (x *Ctx) memberLonLat(z zsetView, member []byte, shape *geohash.Shape) bool {
-	score, ok := z.score(member)
+func (x *Ctx) memberLonLat(z values.ZSetView, member []byte, shape *geohash.Shape) bool {
+	score, ok := z.Score(member)
 	if !ok {
 		x.W.Error(errGeoMember)
 		return false

@@ -2,13 +2,10 @@ package server
 
 import (
 	"math"
-	"math/rand/v2"
 	"strconv"
 
-	"github.com/keyhive/keyhive/internal/bytemap"
-	"github.com/keyhive/keyhive/internal/listpack"
 	"github.com/keyhive/keyhive/internal/strnum"
-	"github.com/keyhive/keyhive/keyspace"
+	"github.com/keyhive/keyhive/values"
 )
 
 func init() {
@@ -37,157 +34,23 @@ func init() {
 
 var argHSET = []byte("HSET")
 
-// hashObject is the large form of a hash (OBJECT ENCODING hashtable), stored
-// as a keyspace object. Small hashes are inline listpack bytes instead.
-type hashObject struct{ bytemap.Map }
-
-func (h *hashObject) Clone() keyspace.Object { return &hashObject{*h.Map.Clone()} }
-
-// hashView is a stored hash in either form: obj when large, else lp.
-type hashView struct {
-	lp  []byte
-	obj *hashObject
-}
-
-func viewHash(e *keyspace.Entry) hashView {
-	if o := e.Object(); o != nil {
-		return hashView{obj: o.(*hashObject)}
-	}
-	return hashView{lp: e.Value()}
-}
-
-func (h hashView) len() int {
-	if h.obj != nil {
-		return h.obj.Len()
-	}
-	return listpack.Len(h.lp)
-}
-
-func (h hashView) get(field []byte) ([]byte, bool) {
-	if h.obj != nil {
-		return h.obj.Get(field)
-	}
-	return listpack.Get(h.lp, field)
-}
-
-// each calls fn for every pair: in insertion order for a listpack, in table
-// order for the large form.
-func (h hashView) each(fn func(field, value []byte)) {
-	if h.obj != nil {
-		for p := h.obj.Next(0); p >= 0; p = h.obj.Next(p + 1) {
-			fn(h.obj.At(p))
-		}
-		return
-	}
-	it := listpack.NewIter(h.lp)
-	for f, v, ok := it.Next(); ok; f, v, ok = it.Next() {
-		fn(f, v)
-	}
-}
-
-// readHash looks key up for reading as a hash, replying WRONGTYPE (ok=false)
-// for another type.
-func (x *Ctx) readHash(key []byte) (h hashView, found, ok bool) {
-	e, found, ok := x.readTyped(key, keyspace.TypeHash)
-	if found && ok {
-		h = viewHash(&e)
-	}
-	return h, found, ok
-}
-
-// hashEdit is a hash being changed: a listpack rebuilt by each change, or the
-// large form changed in place. commit stores it.
-type hashEdit struct {
-	collectionEdit
-	hashView
-}
-
-// editHash looks key up for writing as a hash into h, which the caller keeps
-// on its stack (a missing key is an empty hash), replying WRONGTYPE and
-// returning false for another type.
-func (x *Ctx) editHash(key []byte, h *hashEdit) bool {
-	*h = hashEdit{}
-	e, found := x.lookupWrite(key)
-	if !h.begin(x, key, e, found, keyspace.TypeHash) {
-		return false
-	}
-	if found {
-		h.hashView = viewHash(&h.e)
-	} else {
-		h.lp = listpack.Empty
-	}
-	return true
-}
-
-// convert turns a listpack into the large form.
-func (h *hashEdit) convert() {
-	o := &hashObject{}
-	it := listpack.NewIter(h.lp)
-	for f, v, ok := it.Next(); ok; f, v, ok = it.Next() {
-		o.Set(f, v)
-	}
-	h.obj, h.lp, h.changed = o, nil, true
-}
-
-// convertForArgs converts a listpack that any of args would make too long an
-// element for, as Redis's hashTypeTryConversion does before HSET.
-func (h *hashEdit) convertForArgs(args [][]byte) {
-	if h.obj != nil {
-		return
-	}
-	limit := h.x.s.cfg.HashMaxListpackValue()
-	for _, a := range args {
-		if int64(len(a)) > limit {
-			h.convert()
-			return
-		}
-	}
-}
-
-// set sets field to value, converting past the listpack limits, and reports
-// whether the field is new.
-func (h *hashEdit) set(field, value []byte) bool {
-	if h.obj == nil {
-		limit := h.x.s.cfg.HashMaxListpackValue()
-		if int64(len(field)) > limit || int64(len(value)) > limit {
-			h.convert()
-		}
-	}
-	if h.obj != nil {
-		return h.obj.Set(field, value)
-	}
-	var added bool
-	h.lp, added = listpack.Set(h.x.nextScratch(), h.lp, field, value)
-	h.x.keepScratch(h.lp)
-	h.changed = true
-	if int64(listpack.Len(h.lp)) > h.x.s.cfg.HashMaxListpackEntries() {
-		h.convert()
-	}
-	return added
-}
-
-// commit stores the hash (an emptied hash is deleted) and emits event.
-func (h *hashEdit) commit(event string) {
-	h.writeBack(keyspace.TypeHash, h.len(), h.obj != nil, h.obj, keyspace.EncHashtable, h.lp, keyspace.EncListpack, event)
-}
-
 func hsetCommand(x *Ctx) {
 	if len(x.Args)%2 != 0 {
 		x.W.Error(errArity(x.cmd.Name))
 		return
 	}
-	var h hashEdit
+	var h values.HashEdit
 	if !x.editHash(x.Args[1], &h) {
 		return
 	}
-	h.convertForArgs(x.Args[2:])
+	h.ConvertForArgs(x.Args[2:])
 	added := 0
 	for i := 2; i < len(x.Args); i += 2 {
-		if h.set(x.Args[i], x.Args[i+1]) {
+		if h.Set(x.Args[i], x.Args[i+1]) {
 			added++
 		}
 	}
-	h.commit("hset")
+	x.committed(h.Commit(), "hset")
 	x.dirty += (len(x.Args) - 2) / 2
 	if x.cmd.Name == "hmset" {
 		x.W.OK()
@@ -197,16 +60,16 @@ func hsetCommand(x *Ctx) {
 }
 
 func hsetnxCommand(x *Ctx) {
-	var h hashEdit
+	var h values.HashEdit
 	if !x.editHash(x.Args[1], &h) {
 		return
 	}
-	if _, exists := h.get(x.Args[2]); exists {
+	if _, exists := h.Get(x.Args[2]); exists {
 		x.W.Int(0)
 		return
 	}
-	h.set(x.Args[2], x.Args[3])
-	h.commit("hset")
+	h.Set(x.Args[2], x.Args[3])
+	x.committed(h.Commit(), "hset")
 	x.dirty++
 	x.W.Int(1)
 }
@@ -216,7 +79,7 @@ func hgetCommand(x *Ctx) {
 	if !ok {
 		return
 	}
-	if v, exists := h.get(x.Args[2]); found && exists {
+	if v, exists := h.Get(x.Args[2]); found && exists {
 		x.W.Bulk(v)
 		return
 	}
@@ -230,7 +93,7 @@ func hmgetCommand(x *Ctx) {
 	}
 	x.W.Array(len(x.Args) - 2)
 	for _, f := range x.Args[2:] {
-		if v, exists := h.get(f); found && exists {
+		if v, exists := h.Get(f); found && exists {
 			x.W.Bulk(v)
 		} else {
 			x.W.Null()
@@ -245,7 +108,7 @@ func hgetallCommand(x *Ctx, fields, values bool) {
 	}
 	n := 0
 	if found {
-		n = h.len()
+		n = h.Len()
 	}
 	if fields && values {
 		x.W.Map(n)
@@ -255,7 +118,7 @@ func hgetallCommand(x *Ctx, fields, values bool) {
 	if !found {
 		return
 	}
-	h.each(func(f, v []byte) {
+	h.Each(func(f, v []byte) {
 		if fields {
 			x.W.Bulk(f)
 		}
@@ -266,28 +129,17 @@ func hgetallCommand(x *Ctx, fields, values bool) {
 }
 
 func hdelCommand(x *Ctx) {
-	var h hashEdit
+	var h values.HashEdit
 	if !x.editHash(x.Args[1], &h) {
 		return
 	}
-	if !h.found {
+	if !h.Found() {
 		x.W.Int(0)
 		return
 	}
 	fields := x.Args[2:]
-	deleted := 0
-	if h.obj != nil {
-		for _, f := range fields {
-			if h.obj.Delete(f) {
-				deleted++
-			}
-		}
-	} else {
-		h.lp, deleted = listpack.Delete(h.x.nextScratch(), h.lp, fields)
-		h.x.keepScratch(h.lp)
-		h.changed = deleted > 0
-	}
-	h.commit(eventIf(deleted > 0, "hdel"))
+	deleted := h.Delete(fields)
+	x.committed(h.Commit(), eventIf(deleted > 0, "hdel"))
 	x.dirty += deleted
 	x.W.Int(int64(deleted))
 }
@@ -297,7 +149,7 @@ func hexistsCommand(x *Ctx) {
 	if !ok {
 		return
 	}
-	_, exists := h.get(x.Args[2])
+	_, exists := h.Get(x.Args[2])
 	if found && exists {
 		x.W.Int(1)
 	} else {
@@ -314,7 +166,7 @@ func hlenCommand(x *Ctx) {
 		x.W.Int(0)
 		return
 	}
-	x.W.Int(int64(h.len()))
+	x.W.Int(int64(h.Len()))
 }
 
 func hstrlenCommand(x *Ctx) {
@@ -322,7 +174,7 @@ func hstrlenCommand(x *Ctx) {
 	if !ok {
 		return
 	}
-	v, _ := h.get(x.Args[2])
+	v, _ := h.Get(x.Args[2])
 	if !found {
 		v = nil
 	}
@@ -335,12 +187,12 @@ func hincrbyCommand(x *Ctx) {
 		x.W.Error(errNotInt)
 		return
 	}
-	var h hashEdit
+	var h values.HashEdit
 	if !x.editHash(x.Args[1], &h) {
 		return
 	}
 	var cur int64
-	if v, exists := h.get(x.Args[2]); exists {
+	if v, exists := h.Get(x.Args[2]); exists {
 		if cur, ok = strnum.ParseInt(v); !ok {
 			x.W.Error("ERR hash value is not an integer")
 			return
@@ -352,8 +204,8 @@ func hincrbyCommand(x *Ctx) {
 	}
 	cur += incr
 	var buf [20]byte
-	h.set(x.Args[2], strconv.AppendInt(buf[:0], cur, 10))
-	h.commit("hincrby")
+	h.Set(x.Args[2], strconv.AppendInt(buf[:0], cur, 10))
+	x.committed(h.Commit(), "hincrby")
 	x.dirty++
 	x.W.Int(cur)
 }
@@ -369,12 +221,12 @@ func hincrbyfloatCommand(x *Ctx) {
 		return
 	}
 	key, field := x.Args[1], x.Args[2]
-	var h hashEdit
+	var h values.HashEdit
 	if !x.editHash(key, &h) {
 		return
 	}
 	cur, _ := strnum.ParseLongDouble([]byte("0"))
-	if v, exists := h.get(field); exists {
+	if v, exists := h.Get(field); exists {
 		if cur, ok = strnum.ParseLongDouble(v); !ok {
 			x.W.Error("ERR hash value is not a float")
 			return
@@ -385,8 +237,8 @@ func hincrbyfloatCommand(x *Ctx) {
 		x.W.Error("ERR increment would produce NaN or Infinity")
 		return
 	}
-	h.set(field, sum)
-	h.commit("hincrbyfloat")
+	h.Set(field, sum)
+	x.committed(h.Commit(), "hincrbyfloat")
 	x.dirty++
 	x.W.Bulk(sum)
 	// The result, not the increment: float arithmetic may differ on replay.
@@ -429,36 +281,8 @@ func hrandfieldCommand(x *Ctx) {
 	case !found:
 		x.W.Null()
 	default:
-		f, _ := h.picker()()
+		f, _ := h.Picker()()
 		x.W.Bulk(f)
-	}
-}
-
-// picker returns a function that draws uniformly random pairs of a non-empty
-// hash; a listpack's pairs are indexed once for it.
-func (h hashView) picker() func() (field, value []byte) {
-	if h.obj != nil {
-		return func() ([]byte, []byte) { return h.obj.At(h.obj.RandomPos()) }
-	}
-	offs := pairOffsets(h.lp)
-	it := listpack.NewIter(h.lp)
-	return func() ([]byte, []byte) {
-		it.Seek(offs[rand.IntN(len(offs))])
-		f, v, _ := it.Next()
-		return f, v
-	}
-}
-
-// pairOffsets returns the iterator offsets of a listpack's pairs.
-func pairOffsets(lp []byte) []int {
-	offs := make([]int, 0, listpack.Len(lp))
-	it := listpack.NewIter(lp)
-	for {
-		off := it.Offset()
-		if _, _, ok := it.Next(); !ok {
-			return offs
-		}
-		offs = append(offs, off)
 	}
 }
 
@@ -475,7 +299,7 @@ func hrandfieldWithCount(x *Ctx, l int64, withValues bool) {
 	if l < 0 {
 		count, unique = -l, false
 	}
-	size := int64(h.len())
+	size := int64(h.Len())
 	if !unique && count > hrandfieldMaxRepeats {
 		x.W.Error("ERR value is out of range")
 		return
@@ -498,55 +322,16 @@ func hrandfieldWithCount(x *Ctx, l int64, withValues bool) {
 	switch {
 	case !unique || count == 1: // repeats allowed
 		reply(count)
-		pick := h.picker()
+		pick := h.Picker()
 		for i := int64(0); i < count; i++ {
 			pair(pick())
 		}
 	case count >= size: // the whole hash
 		reply(size)
-		h.each(pair)
+		h.Each(pair)
 	default:
 		reply(count)
-		h.randomDistinct(int(count), pair)
-	}
-}
-
-// randomDistinct calls fn for count distinct random pairs (count < len).
-func (h hashView) randomDistinct(count int, fn func(field, value []byte)) {
-	if h.obj == nil {
-		// Pick pair offsets by a partial Fisher-Yates shuffle.
-		offs := pairOffsets(h.lp)
-		it := listpack.NewIter(h.lp)
-		for i := 0; i < count; i++ {
-			j := i + rand.IntN(len(offs)-i)
-			offs[i], offs[j] = offs[j], offs[i]
-			it.Seek(offs[i])
-			f, v, _ := it.Next()
-			fn(f, v)
-		}
-		return
-	}
-	m := &h.obj.Map
-	if count*3 > m.Len() {
-		var pos []int
-		for p := m.Next(0); p >= 0; p = m.Next(p + 1) {
-			pos = append(pos, p)
-		}
-		for i := 0; i < count; i++ {
-			j := i + rand.IntN(len(pos)-i)
-			pos[i], pos[j] = pos[j], pos[i]
-			fn(m.At(pos[i]))
-		}
-		return
-	}
-	seen := make(map[int]struct{}, count)
-	for len(seen) < count {
-		p := m.RandomPos()
-		if _, dup := seen[p]; dup {
-			continue
-		}
-		seen[p] = struct{}{}
-		fn(m.At(p))
+		h.RandomDistinct(int(count), pair)
 	}
 }
 
@@ -576,10 +361,10 @@ func hscanCommand(x *Ctx) {
 		}
 	}
 	var next uint64
-	if h.obj != nil {
-		next = h.obj.Scan(cursor, int(min(opts.count, math.MaxInt32)), add)
+	if h.Obj != nil {
+		next = h.Obj.Scan(cursor, int(min(opts.count, math.MaxInt32)), add)
 	} else {
-		h.each(add) // a listpack is returned whole, as Redis does
+		h.Each(add) // a listpack is returned whole, as Redis does
 	}
 	x.writeScanReply(next)
 }

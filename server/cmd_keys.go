@@ -7,6 +7,7 @@ import (
 	"github.com/keyhive/keyhive/glob"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
+	"github.com/keyhive/keyhive/values"
 )
 
 func init() {
@@ -413,7 +414,7 @@ func objectCommand(x *Ctx, sub string) {
 			x.W.Error("ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
 			return
 		}
-		x.W.Int(idleSeconds(e.Access(), x.Now))
+		x.W.Int(values.IdleSeconds(e.Access(), x.Now))
 	case "freq":
 		if !lfu {
 			x.W.Error("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
@@ -453,15 +454,6 @@ func isSharedInteger(e *keyspace.Entry, policy string) bool {
 	}
 	v, _ := strnum.ParseInt(e.Value())
 	return v >= 0 && v < 10000
-}
-
-// idleSeconds is the time since the access clock, allowing for its wrap-around.
-func idleSeconds(access uint32, nowMs int64) int64 {
-	now := keyspace.LRUClock(nowMs)
-	if now >= access {
-		return int64(now - access)
-	}
-	return int64(now + (1 << 24) - access)
 }
 
 func objectHelp(x *Ctx) {

@@ -3,10 +3,10 @@ package server
 import (
 	"bytes"
 
-	"github.com/keyhive/keyhive/internal/quicklist"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/resp"
+	"github.com/keyhive/keyhive/values"
 )
 
 func init() {
@@ -46,176 +46,6 @@ var (
 	argRPOP = []byte("RPOP")
 )
 
-// listObject is the large form of a list, stored as a keyspace object. A
-// small list is one packed node inline in its entry instead. Redis 7.0 calls
-// both "quicklist".
-type listObject struct{ quicklist.List }
-
-func (l *listObject) Clone() keyspace.Object { return &listObject{*l.List.Clone()} }
-
-// listView is a stored list in either form: obj when large, else lp.
-type listView struct {
-	lp  []byte
-	obj *listObject
-}
-
-func viewList(e *keyspace.Entry) listView {
-	if o := e.Object(); o != nil {
-		return listView{obj: o.(*listObject)}
-	}
-	return listView{lp: e.Value()}
-}
-
-func (l listView) len() int {
-	if l.obj != nil {
-		return l.obj.Len()
-	}
-	return quicklist.Count(l.lp)
-}
-
-// index returns element i (0 <= i < len).
-func (l listView) index(i int) []byte {
-	if l.obj != nil {
-		return l.obj.Index(i)
-	}
-	return quicklist.Index(l.lp, i)
-}
-
-// each calls fn on the elements from element i (0 <= i < len) on, forward or
-// backward, until fn returns false.
-func (l listView) each(i int, backward bool, fn func(e []byte) bool) {
-	if l.obj != nil {
-		l.obj.Each(i, backward, fn)
-		return
-	}
-	quicklist.Each(l.lp, i, backward, fn)
-}
-
-// readList looks key up for reading as a list, replying WRONGTYPE (ok=false)
-// for another type.
-func (x *Ctx) readList(key []byte) (l listView, found, ok bool) {
-	e, found, ok := x.readTyped(key, keyspace.TypeList)
-	if found && ok {
-		l = viewList(&e)
-	}
-	return l, found, ok
-}
-
-// listEdit is a list being changed: a packed node rebuilt by each change, or
-// the large form changed in place. commit stores it.
-type listEdit struct {
-	collectionEdit
-	fill int
-	listView
-}
-
-// editList looks key up for writing as a list into l, which the caller keeps
-// on its stack (a missing key is an empty list), replying WRONGTYPE and
-// returning false for another type.
-func (x *Ctx) editList(key []byte, l *listEdit) bool {
-	e, found := x.lookupWrite(key)
-	return x.editListAt(key, e, found, l)
-}
-
-// editListAt is editList on an entry already looked up.
-func (x *Ctx) editListAt(key []byte, e keyspace.Entry, found bool, l *listEdit) bool {
-	*l = listEdit{fill: x.s.cfg.ListMaxListpackSize()}
-	if !l.begin(x, key, e, found, keyspace.TypeList) {
-		return false
-	}
-	if found {
-		l.listView = viewList(&l.e)
-	} else {
-		l.lp = quicklist.Empty
-	}
-	return true
-}
-
-// splice replaces the elements [i, j) of the packed node by ins, converting
-// it to the large form past the fill limit.
-func (l *listEdit) splice(i, j int, ins ...[]byte) {
-	l.lp = quicklist.Splice(l.x.nextScratch(), l.lp, i, j, ins...)
-	l.x.keepScratch(l.lp)
-	l.changed = true
-	if !quicklist.Fits(l.fill, len(l.lp), quicklist.Count(l.lp)) {
-		l.obj = &listObject{*quicklist.FromPacked(l.fill, l.lp)}
-		l.lp = nil
-	}
-}
-
-func (l *listEdit) push(head bool, e []byte) {
-	switch {
-	case l.obj != nil && head:
-		l.obj.PushFront(l.fill, e)
-	case l.obj != nil:
-		l.obj.PushBack(l.fill, e)
-	case head:
-		l.splice(0, 0, e)
-	default:
-		n := l.len()
-		l.splice(n, n, e)
-	}
-}
-
-// insert inserts e before element i (0 <= i <= len).
-func (l *listEdit) insert(i int, e []byte) {
-	if l.obj != nil {
-		l.obj.Insert(l.fill, i, e)
-		return
-	}
-	l.splice(i, i, e)
-}
-
-// set replaces element i (0 <= i < len) with e.
-func (l *listEdit) set(i int, e []byte) {
-	if l.obj != nil {
-		l.obj.Set(l.fill, i, e)
-		return
-	}
-	l.splice(i, i+1, e)
-}
-
-// trim keeps the elements [start, stop) (0 <= start <= stop <= len).
-func (l *listEdit) trim(start, stop int) {
-	n := l.len()
-	switch {
-	case start == 0 && stop == n:
-	case l.obj != nil:
-		l.obj.Trim(start, stop)
-	default:
-		if stop < n {
-			l.splice(stop, n)
-		}
-		if start > 0 {
-			l.splice(0, start)
-		}
-	}
-}
-
-// filter removes the elements keep rejects, in order from the head.
-func (l *listEdit) filter(keep func(e []byte) bool) int {
-	if l.obj != nil {
-		return l.obj.Filter(keep)
-	}
-	var removed int
-	l.lp, removed = quicklist.Filter(l.x.nextScratch(), l.lp, keep)
-	l.x.keepScratch(l.lp)
-	l.changed = l.changed || removed > 0
-	return removed
-}
-
-// commit stores the list; an emptied list is deleted, and a large one that
-// shrank to half the fill limit is stored inline again.
-func (l *listEdit) commit(event string) {
-	if l.obj != nil && l.len() > 0 {
-		if b, small := l.obj.Small(l.fill); small {
-			l.lp, l.obj, l.changed = b, nil, true
-		}
-	}
-	// Redis 7.0 calls both forms quicklist.
-	l.writeBack(keyspace.TypeList, l.len(), l.obj != nil, l.obj, keyspace.EncQuicklist, l.lp, keyspace.EncQuicklist, event)
-}
-
 func pushEvent(head bool) string {
 	if head {
 		return "lpush"
@@ -231,19 +61,19 @@ func popEvent(head bool) string {
 }
 
 func pushCommand(x *Ctx, head, onlyExisting bool) {
-	var l listEdit
+	var l values.ListEdit
 	if !x.editList(x.Args[1], &l) {
 		return
 	}
-	if onlyExisting && !l.found {
+	if onlyExisting && !l.Found() {
 		x.W.Int(0)
 		return
 	}
 	for _, e := range x.Args[2:] {
-		l.push(head, e)
+		l.Push(head, e)
 	}
-	n := l.len()
-	l.commit(pushEvent(head))
+	n := l.Len()
+	x.committed(l.Commit(), pushEvent(head))
 	x.dirty += len(x.Args) - 2
 	x.W.Int(int64(n))
 }
@@ -262,15 +92,15 @@ func popCommand(x *Ctx, head bool) {
 			return
 		}
 	}
-	var l listEdit
+	var l values.ListEdit
 	if !x.editList(x.Args[1], &l) {
 		return
 	}
 	switch {
-	case !l.found && hasCount:
+	case !l.Found() && hasCount:
 		x.W.NullArray()
 		return
-	case !l.found:
+	case !l.Found():
 		x.W.Null()
 		return
 	case hasCount && count == 0:
@@ -278,18 +108,17 @@ func popCommand(x *Ctx, head bool) {
 		return
 	}
 	if hasCount {
-		l.popReply(head, count)
+		popReply(x, &l, head, count)
 	} else {
-		l.popReply(head, -1)
+		popReply(x, &l, head, -1)
 	}
-	l.commit(popEvent(head))
+	x.committed(l.Commit(), popEvent(head))
 }
 
 // popReply pops up to count elements from one end of a non-empty list and
 // replies with them: an array, or the one element when count is -1.
-func (l *listEdit) popReply(head bool, count int64) int {
-	x := l.x
-	n := l.len()
+func popReply(x *Ctx, l *values.ListEdit, head bool, count int64) int {
+	n := l.Len()
 	k := 1
 	if count >= 0 {
 		k = int(min(count, int64(n)))
@@ -300,15 +129,15 @@ func (l *listEdit) popReply(head bool, count int64) int {
 		from = n - 1
 	}
 	i := 0
-	l.each(from, !head, func(e []byte) bool {
+	l.Each(from, !head, func(e []byte) bool {
 		x.W.Bulk(e)
 		i++
 		return i < k
 	})
 	if head {
-		l.trim(k, n)
+		l.Trim(k, n)
 	} else {
-		l.trim(0, n-k)
+		l.Trim(0, n-k)
 	}
 	x.dirty += k
 	return k
@@ -321,7 +150,7 @@ func llenCommand(x *Ctx) {
 	case !found:
 		x.W.Int(0)
 	default:
-		x.W.Int(int64(l.len()))
+		x.W.Int(int64(l.Len()))
 	}
 }
 
@@ -351,19 +180,19 @@ func lindexCommand(x *Ctx) {
 		x.W.Error(errNotInt)
 		return
 	}
-	if i, ok := listIndex(index, l.len()); ok {
-		x.W.Bulk(l.index(i))
+	if i, ok := listIndex(index, l.Len()); ok {
+		x.W.Bulk(l.Index(i))
 	} else {
 		x.W.Null()
 	}
 }
 
 func lsetCommand(x *Ctx) {
-	var l listEdit
+	var l values.ListEdit
 	if !x.editList(x.Args[1], &l) {
 		return
 	}
-	if !l.found {
+	if !l.Found() {
 		x.W.Error(errNoSuchKey)
 		return
 	}
@@ -372,13 +201,13 @@ func lsetCommand(x *Ctx) {
 		x.W.Error(errNotInt)
 		return
 	}
-	i, ok := listIndex(index, l.len())
+	i, ok := listIndex(index, l.Len())
 	if !ok {
 		x.W.Error("ERR index out of range")
 		return
 	}
-	l.set(i, x.Args[3])
-	l.commit("lset")
+	l.Set(i, x.Args[3])
+	x.committed(l.Commit(), "lset")
 	x.dirty++
 	x.W.OK()
 }
@@ -393,17 +222,17 @@ func linsertCommand(x *Ctx) {
 		x.W.Error(errSyntax)
 		return
 	}
-	var l listEdit
+	var l values.ListEdit
 	if !x.editList(x.Args[1], &l) {
 		return
 	}
-	if !l.found {
+	if !l.Found() {
 		x.W.Int(0)
 		return
 	}
 	pivot, at := x.Args[3], -1
 	i := 0
-	l.each(0, false, func(e []byte) bool {
+	l.Each(0, false, func(e []byte) bool {
 		if bytes.Equal(e, pivot) {
 			at = i
 			return false
@@ -418,9 +247,9 @@ func linsertCommand(x *Ctx) {
 	if after {
 		at++
 	}
-	l.insert(at, x.Args[4])
-	n := l.len()
-	l.commit("linsert")
+	l.Insert(at, x.Args[4])
+	n := l.Len()
+	x.committed(l.Commit(), "linsert")
 	x.dirty++
 	x.W.Int(int64(n))
 }
@@ -467,13 +296,13 @@ func lrangeCommand(x *Ctx) {
 		x.W.Array(0)
 		return
 	}
-	from, to := listRange(start, stop, l.len())
+	from, to := listRange(start, stop, l.Len())
 	x.W.Array(to - from)
 	if from == to {
 		return
 	}
 	i := from
-	l.each(from, false, func(e []byte) bool {
+	l.Each(from, false, func(e []byte) bool {
 		x.W.Bulk(e)
 		i++
 		return i < to
@@ -485,18 +314,18 @@ func ltrimCommand(x *Ctx) {
 	if !ok {
 		return
 	}
-	var l listEdit
+	var l values.ListEdit
 	if !x.editList(x.Args[1], &l) {
 		return
 	}
-	if !l.found {
+	if !l.Found() {
 		x.W.OK()
 		return
 	}
-	n := l.len()
+	n := l.Len()
 	from, to := listRange(start, stop, n)
-	l.trim(from, to)
-	l.commit("ltrim")
+	l.Trim(from, to)
+	x.committed(l.Commit(), "ltrim")
 	x.dirty += n - (to - from)
 	x.W.OK()
 }
@@ -507,11 +336,11 @@ func lremCommand(x *Ctx) {
 		x.W.Error(errNotInt)
 		return
 	}
-	var l listEdit
+	var l values.ListEdit
 	if !x.editList(x.Args[1], &l) {
 		return
 	}
-	if !l.found {
+	if !l.Found() {
 		x.W.Int(0)
 		return
 	}
@@ -522,7 +351,7 @@ func lremCommand(x *Ctx) {
 	if count < 0 {
 		limit = -count
 		var matches int64
-		l.each(0, false, func(e []byte) bool {
+		l.Each(0, false, func(e []byte) bool {
 			if bytes.Equal(e, elem) {
 				matches++
 			}
@@ -531,7 +360,7 @@ func lremCommand(x *Ctx) {
 		skip = max(matches-limit, 0)
 	}
 	var seen, removed int64
-	l.filter(func(e []byte) bool {
+	l.Filter(func(e []byte) bool {
 		if !bytes.Equal(e, elem) {
 			return true
 		}
@@ -542,7 +371,7 @@ func lremCommand(x *Ctx) {
 		removed++
 		return false
 	})
-	l.commit(eventIf(removed > 0, "lrem"))
+	x.committed(l.Commit(), eventIf(removed > 0, "lrem"))
 	x.dirty += int(removed)
 	x.W.Int(removed)
 }
@@ -604,7 +433,7 @@ func lposCommand(x *Ctx) {
 		// every match qualifies, as for RANK -1.
 		rank = max(-rank, 1)
 	}
-	n := l.len()
+	n := l.Len()
 	from := 0
 	if backward {
 		from = n - 1
@@ -612,7 +441,7 @@ func lposCommand(x *Ctx) {
 	var found1 int64 = -1
 	var positions []int64
 	var scanned, matches int64
-	l.each(from, backward, func(e []byte) bool {
+	l.Each(from, backward, func(e []byte) bool {
 		if maxlen != 0 && scanned >= maxlen {
 			return false
 		}
@@ -685,12 +514,12 @@ func lmoveEnds(args [][]byte) (fromHead, toHead, ok bool) {
 
 // editListFound starts an edit of the list at key, replying WRONGTYPE for
 // another type and a null for none.
-func (x *Ctx) editListFound(key []byte) (l *listEdit, ok bool) {
-	l = &listEdit{}
+func (x *Ctx) editListFound(key []byte) (l *values.ListEdit, ok bool) {
+	l = &values.ListEdit{}
 	if !x.editList(key, l) {
 		return nil, false
 	}
-	if !l.found {
+	if !l.Found() {
 		x.W.Null()
 		return nil, false
 	}
@@ -699,19 +528,19 @@ func (x *Ctx) editListFound(key []byte) (l *listEdit, ok bool) {
 
 // lmove moves an element from one end of the list in l (non-empty) to one end
 // of the list at dst, replying with it.
-func (x *Ctx) lmove(l *listEdit, dst []byte, fromHead, toHead bool) {
-	src := l.key
-	n := l.len()
+func (x *Ctx) lmove(l *values.ListEdit, dst []byte, fromHead, toHead bool) {
+	src := l.Key()
+	n := l.Len()
 	from := 0
 	if !fromHead {
 		from = n - 1
 	}
 	if bytes.Equal(src, dst) {
 		var buf [64]byte
-		e := append(buf[:0], l.index(from)...)
-		l.trim(boolInt(fromHead), n-boolInt(!fromHead))
-		l.push(toHead, e)
-		l.commit(pushEvent(toHead))
+		e := append(buf[:0], l.Index(from)...)
+		l.Trim(boolInt(fromHead), n-boolInt(!fromHead))
+		l.Push(toHead, e)
+		x.committed(l.Commit(), pushEvent(toHead))
 		x.notify(notifyList, popEvent(fromHead), src)
 		x.dirty++
 		x.W.Bulk(e)
@@ -726,15 +555,14 @@ func (x *Ctx) lmove(l *listEdit, dst []byte, fromHead, toHead bool) {
 	e, _ := x.DB.Lookup(src, x.Now, false)
 	x.editListAt(src, e, true, l)
 	var buf [64]byte
-	elem := append(buf[:0], l.index(from)...)
-	l.trim(boolInt(fromHead), n-boolInt(!fromHead))
+	elem := append(buf[:0], l.Index(from)...)
+	l.Trim(boolInt(fromHead), n-boolInt(!fromHead))
 	// Redis notifies the push before the pop (and the source's deletion).
-	l.silent = true
-	l.commit("")
+	l.Commit()
 	e, found := x.DB.Lookup(dst, x.Now, false)
 	x.editListAt(dst, e, found, l)
-	l.push(toHead, elem)
-	l.commit(pushEvent(toHead))
+	l.Push(toHead, elem)
+	x.committed(l.Commit(), pushEvent(toHead))
 	x.notify(notifyList, popEvent(fromHead), src)
 	if n == 1 {
 		x.notify(notifyGeneric, "del", src)
@@ -756,11 +584,11 @@ func lmpopCommand(x *Ctx) {
 		return
 	}
 	for _, key := range keys {
-		var l listEdit
+		var l values.ListEdit
 		if !x.editList(key, &l) {
 			return
 		}
-		if l.found {
+		if l.Found() {
 			x.mpopList(&l, head, count)
 			return
 		}
@@ -770,13 +598,13 @@ func lmpopCommand(x *Ctx) {
 
 // mpopList pops up to count elements from the list in l and replies with its
 // key and them, propagated as the pop it did, as Redis does.
-func (x *Ctx) mpopList(l *listEdit, head bool, count int64) {
+func (x *Ctx) mpopList(l *values.ListEdit, head bool, count int64) {
 	x.W.Array(2)
-	x.W.Bulk(l.key)
-	popped := l.popReply(head, count)
-	l.commit(popEvent(head))
+	x.W.Bulk(l.Key())
+	popped := popReply(x, l, head, count)
+	x.committed(l.Commit(), popEvent(head))
 	if x.propagating() {
-		x.propagateAs(popVerb(head), l.key, intArg(int64(popped)))
+		x.propagateAs(popVerb(head), l.Key(), intArg(int64(popped)))
 	}
 }
 
@@ -797,12 +625,12 @@ func bpopCommand(x *Ctx, head bool) {
 		return
 	}
 	serve := func(x *Ctx, key []byte) {
-		var l listEdit
+		var l values.ListEdit
 		x.editList(key, &l)
 		x.W.Array(2)
 		x.W.Bulk(key)
-		l.popReply(head, -1)
-		l.commit(popEvent(head))
+		popReply(x, &l, head, -1)
+		x.committed(l.Commit(), popEvent(head))
 		x.propagateAs(popVerb(head), key)
 	}
 	x.popOrBlock(blockSpec{keys: x.Args[1 : len(x.Args)-1], typ: keyspace.TypeList, deadline: deadline, serve: serve, timedOut: (*resp.Writer).NullArray})
@@ -848,7 +676,7 @@ func blmpopCommand(x *Ctx) {
 		return
 	}
 	serve := func(x *Ctx, key []byte) {
-		var l listEdit
+		var l values.ListEdit
 		x.editList(key, &l)
 		x.mpopList(&l, head, count)
 	}

@@ -8,6 +8,7 @@ import (
 	"syscall"
 
 	"github.com/keyhive/keyhive/keyspace"
+	"github.com/keyhive/keyhive/values"
 )
 
 func init() {
@@ -176,40 +177,5 @@ func memoryUsage(x *Ctx) {
 		x.W.Null()
 		return
 	}
-	x.W.Int(keyspace.EntryBytes(&e) + objectBytes(e.Object(), samples))
-}
-
-// objectBytes estimates a large collection's memory from up to samples
-// elements.
-func objectBytes(o keyspace.Object, samples int) int64 {
-	switch o := o.(type) {
-	case *hashObject:
-		return int64(o.MemoryBytes())
-	case *setObject:
-		return int64(o.MemoryBytes())
-	case *streamObject:
-		return int64(o.MemoryBytes())
-	case *listObject:
-		var sum, n int64
-		o.Each(0, false, func(e []byte) bool {
-			sum, n = sum+int64(len(e))+2, n+1 // listpack entry overhead
-			return int(n) < samples
-		})
-		return scaled(sum, n, int64(o.Len()))
-	case *zsetObject:
-		var sum, n int64
-		for i := 0; i < o.Len() && i < samples; i++ {
-			m, _ := o.At(i)
-			sum, n = sum+2*int64(len(m))+40, n+1 // member in tree and map, score, links
-		}
-		return scaled(sum, n, int64(o.Len()))
-	}
-	return 0
-}
-
-func scaled(sum, n, total int64) int64 {
-	if n == 0 {
-		return 0
-	}
-	return sum * total / n
+	x.W.Int(keyspace.EntryBytes(&e) + values.ObjectBytes(e.Object(), samples))
 }

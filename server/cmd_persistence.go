@@ -6,6 +6,7 @@ import (
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/persistence"
+	"github.com/keyhive/keyhive/values"
 )
 
 func init() {
@@ -71,7 +72,7 @@ func dumpCommand(x *Ctx) {
 		return
 	}
 	enc := x.s.encoder()
-	b := x.s.appendValue(enc, x.nextScratch(), &e, nil)
+	b := values.AppendValue(enc, x.nextScratch(), &e, nil, x.s.cfg)
 	x.s.rdb.encoders.Put(enc)
 	b = persistence.AppendDumpFooter(b)
 	x.W.Bulk(b)
@@ -164,17 +165,11 @@ func restoreCommand(x *Ctx) {
 		x.W.OK()
 		return
 	}
-	x.storeValue(key, &v) // no duplicates: it cannot fail
-	e, _ = x.DB.Lookup(key, x.Now, false)
-	if ttl != 0 {
-		x.DB.SetExpire(&e, ttl, x.Now)
-		if !absTTL && x.propagating() {
-			argv := append([][]byte{x.Args[0], key, intArg(ttl)}, x.Args[3:]...)
-			x.propagateAs(append(argv, argABSTTL)...)
-		}
+	values.Restore(x.env(), e, key, &v, ttl, x.s.accessMode(), int(freq), idle) // no duplicates: it cannot fail
+	if ttl != 0 && !absTTL && x.propagating() {
+		argv := append([][]byte{x.Args[0], key, intArg(ttl)}, x.Args[3:]...)
+		x.propagateAs(append(argv, argABSTTL)...)
 	}
-	mode := x.s.accessMode()
-	x.setAccess(&e, mode, int(freq), idle)
 	x.notify(notifyGeneric, "restore", key)
 	x.dirty++
 	x.W.OK()

@@ -14,6 +14,7 @@ import (
 	"github.com/keyhive/keyhive/glob"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
+	"github.com/keyhive/keyhive/values"
 )
 
 func init() {
@@ -271,7 +272,7 @@ func debugObject(x *Ctx) {
 		refcount = sharedIntegerRefcount
 	}
 	x.W.Simple(fmt.Sprintf("Value at:0x%x refcount:%d encoding:%s serializedlength:%d lru:%d lru_seconds_idle:%d",
-		keyspace.Slot(e.Key()), refcount, e.Encoding().Name(), rdbStringLen(e.Value()), e.Access(), idleSeconds(e.Access(), x.Now)))
+		keyspace.Slot(e.Key()), refcount, e.Encoding().Name(), rdbStringLen(e.Value()), e.Access(), values.IdleSeconds(e.Access(), x.Now)))
 }
 
 // rdbStringLen is the length of a string in an RDB file: small integers are

@@ -2,13 +2,10 @@ package server
 
 import (
 	"math"
-	"math/rand/v2"
-	"strconv"
 
-	"github.com/keyhive/keyhive/internal/bytemap"
-	"github.com/keyhive/keyhive/internal/intset"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
+	"github.com/keyhive/keyhive/values"
 )
 
 func init() {
@@ -49,264 +46,69 @@ func init() {
 
 var argSREM = []byte("SREM")
 
-// setObject is the large form of a set (OBJECT ENCODING hashtable): a bytemap
-// whose values are empty. Sets of few integers are inline intsets instead.
-type setObject struct{ bytemap.Map }
-
-func (s *setObject) Clone() keyspace.Object { return &setObject{*s.Map.Clone()} }
-
-// setView is a stored set in either form: obj when a hashtable, else is, an
-// intset encoding.
-type setView struct {
-	is  []byte
-	obj *setObject
-}
-
-func viewSet(e *keyspace.Entry) setView {
-	if o := e.Object(); o != nil {
-		return setView{obj: o.(*setObject)}
-	}
-	return setView{is: e.Value()}
-}
-
-func (s setView) len() int {
-	if s.obj != nil {
-		return s.obj.Len()
-	}
-	return intset.Len(s.is)
-}
-
-func (s setView) has(m []byte) bool {
-	if s.obj != nil {
-		_, ok := s.obj.Get(m)
-		return ok
-	}
-	v, ok := strnum.ParseInt(m)
-	return ok && intset.Contains(s.is, v)
-}
-
-// each calls fn for every member: in ascending order for an intset, in table
-// order for a hashtable. The member is valid only during the call.
-func (s setView) each(fn func(m []byte)) {
-	if s.obj != nil {
-		for p := s.obj.Next(0); p >= 0; p = s.obj.Next(p + 1) {
-			m, _ := s.obj.At(p)
-			fn(m)
-		}
-		return
-	}
-	var buf [20]byte
-	for i := range intset.Len(s.is) {
-		fn(strconv.AppendInt(buf[:0], intset.At(s.is, i), 10))
-	}
-}
-
-// member returns the member at a position of a non-empty set: an index for an
-// intset, a bytemap position otherwise. buf holds a formatted integer.
-func (s setView) member(pos int, buf *[20]byte) []byte {
-	if s.obj != nil {
-		m, _ := s.obj.At(pos)
-		return m
-	}
-	return strconv.AppendInt(buf[:0], intset.At(s.is, pos), 10)
-}
-
-// randomPos returns a uniformly random position of a non-empty set.
-func (s setView) randomPos() int {
-	if s.obj != nil {
-		return s.obj.RandomPos()
-	}
-	return rand.IntN(intset.Len(s.is))
-}
-
-// randomDistinct calls fn for count distinct random members (count < len).
-func (s setView) randomDistinct(count int, fn func(m []byte)) {
-	var buf [20]byte
-	if s.obj == nil || count*3 > s.obj.Len() {
-		// A partial Fisher-Yates shuffle of the positions.
-		var pos []int
-		if s.obj == nil {
-			pos = make([]int, intset.Len(s.is))
-			for i := range pos {
-				pos[i] = i
-			}
-		} else {
-			for p := s.obj.Next(0); p >= 0; p = s.obj.Next(p + 1) {
-				pos = append(pos, p)
-			}
-		}
-		for i := 0; i < count; i++ {
-			j := i + rand.IntN(len(pos)-i)
-			pos[i], pos[j] = pos[j], pos[i]
-			fn(s.member(pos[i], &buf))
-		}
-		return
-	}
-	seen := make(map[int]struct{}, count)
-	for len(seen) < count {
-		p := s.obj.RandomPos()
-		if _, dup := seen[p]; dup {
-			continue
-		}
-		seen[p] = struct{}{}
-		fn(s.member(p, &buf))
-	}
-}
-
-// readSet looks key up for reading as a set, replying WRONGTYPE (ok=false) for
-// another type.
-func (x *Ctx) readSet(key []byte) (s setView, found, ok bool) {
-	e, found, ok := x.readTyped(key, keyspace.TypeSet)
-	if found && ok {
-		s = viewSet(&e)
-	}
-	return s, found, ok
-}
-
-// setEdit is a set being changed: an intset rebuilt by each change, or the
-// hashtable changed in place. commit stores it.
-type setEdit struct {
-	collectionEdit
-	setView
-}
-
-// editSet looks key up for writing as a set into s, which the caller keeps on
-// its stack (a missing key is an empty intset), replying WRONGTYPE and
-// returning false for another type.
-func (x *Ctx) editSet(key []byte, s *setEdit) bool {
-	*s = setEdit{}
-	e, found := x.lookupWrite(key)
-	if !s.begin(x, key, e, found, keyspace.TypeSet) {
-		return false
-	}
-	if found {
-		s.setView = viewSet(&s.e)
-	}
-	return true
-}
-
-// newSet starts a set that is built, not stored: a result of the set algebra.
-func (x *Ctx) newSet(s *setEdit) { *s = setEdit{collectionEdit: collectionEdit{x: x}} }
-
-// convert turns an intset into a hashtable.
-func (s *setEdit) convert() {
-	o := &setObject{}
-	s.each(func(m []byte) { o.Set(m, nil) })
-	s.obj, s.is, s.changed = o, nil, true
-}
-
-// add adds m, converting as Redis's setTypeAdd does, and reports whether it is
-// new.
-func (s *setEdit) add(m []byte) bool {
-	if s.obj == nil {
-		v, ok := strnum.ParseInt(m)
-		if ok {
-			// Take a scratch buffer only for a change: the one not handed out
-			// last may hold s.is.
-			if intset.Contains(s.is, v) {
-				return false
-			}
-			s.is, _ = intset.Add(s.x.nextScratch(), s.is, v)
-			s.x.keepScratch(s.is)
-			s.changed = true
-			if int64(intset.Len(s.is)) > s.x.s.cfg.SetMaxIntsetEntries() {
-				s.convert()
-			}
-			return true
-		}
-		s.convert()
-	}
-	return s.obj.Set(m, nil)
-}
-
-// remove removes m and reports whether it was present.
-func (s *setEdit) remove(m []byte) bool {
-	if s.obj != nil {
-		return s.obj.Delete(m)
-	}
-	v, ok := strnum.ParseInt(m)
-	if !ok || !intset.Contains(s.is, v) {
-		return false
-	}
-	s.is, _ = intset.Remove(s.x.nextScratch(), s.is, v)
-	s.x.keepScratch(s.is)
-	s.changed = true
-	return true
-}
-
-// commit stores the set; an emptied set is deleted.
-func (s *setEdit) commit(event string) {
-	s.writeBack(keyspace.TypeSet, s.len(), s.obj != nil, s.obj, keyspace.EncHashtable, s.is, keyspace.EncIntset, event)
-}
-
 // store stores a built set at key, replacing a value of any type and its
 // expire time, or deletes key when the set is empty; it replies with the
 // set's size as the STORE commands do. The event is the command's name
 // (sinterstore, sunionstore, sdiffstore).
-func (s *setEdit) store(key []byte) {
-	x := s.x
-	n := s.len()
-	var obj keyspace.Object
-	if s.obj != nil {
-		obj = s.obj
-	}
-	if x.storeCollection(key, keyspace.TypeSet, n, obj, keyspace.EncHashtable, s.is, keyspace.EncIntset, x.cmd.Name) {
+func (x *Ctx) storeSet(s *values.SetEdit, key []byte) {
+	e, found := x.lookupWrite(key)
+	if x.stored(s.StoreAt(&e, found, key), x.cmd.Name) {
 		x.dirty++
 	}
-	x.W.Int(int64(n))
+	x.W.Int(int64(s.Len()))
 }
 
 // replySet writes a set reply (a RESP3 set) of every member.
-func (x *Ctx) replySet(s setView) {
-	x.W.Set(s.len())
-	s.each(x.W.Bulk)
+func (x *Ctx) replySet(s values.SetView) {
+	x.W.Set(s.Len())
+	s.Each(x.W.Bulk)
 }
 
 // replyWhole replies with a copy of the whole set, built as SUNION builds its
 // result (as Redis does for an SPOP count beyond the size): a hashtable
 // holding few integers comes back as an ascending intset.
-func (x *Ctx) replyWhole(s setView) {
-	var res setEdit
-	x.newSet(&res)
-	s.each(func(m []byte) { res.add(m) })
-	x.replySet(res.setView)
+func (x *Ctx) replyWhole(s values.SetView) {
+	var res values.SetEdit
+	res.BeginNew(x.env())
+	s.Each(func(m []byte) { res.Add(m) })
+	x.replySet(res.SetView)
 }
 
 func saddCommand(x *Ctx) {
-	var s setEdit
+	var s values.SetEdit
 	if !x.editSet(x.Args[1], &s) {
 		return
 	}
 	added := 0
 	for _, m := range x.Args[2:] {
-		if s.add(m) {
+		if s.Add(m) {
 			added++
 		}
 	}
-	s.commit(eventIf(added > 0, "sadd"))
+	x.committed(s.Commit(), eventIf(added > 0, "sadd"))
 	x.dirty += added
 	x.W.Int(int64(added))
 }
 
 func sremCommand(x *Ctx) {
-	var s setEdit
+	var s values.SetEdit
 	if !x.editSet(x.Args[1], &s) {
 		return
 	}
-	if !s.found {
+	if !s.Found() {
 		x.W.Int(0)
 		return
 	}
 	removed := 0
 	for _, m := range x.Args[2:] {
-		if s.remove(m) {
+		if s.Remove(m) {
 			removed++
-			if s.len() == 0 {
+			if s.Len() == 0 {
 				break
 			}
 		}
 	}
-	s.commit(eventIf(removed > 0, "srem"))
+	x.committed(s.Commit(), eventIf(removed > 0, "srem"))
 	x.dirty += removed
 	x.W.Int(int64(removed))
 }
@@ -316,7 +118,7 @@ func sismemberCommand(x *Ctx) {
 	if !ok {
 		return
 	}
-	if found && s.has(x.Args[2]) {
+	if found && s.Has(x.Args[2]) {
 		x.W.Int(1)
 	} else {
 		x.W.Int(0)
@@ -330,7 +132,7 @@ func smismemberCommand(x *Ctx) {
 	}
 	x.W.Array(len(x.Args) - 2)
 	for _, m := range x.Args[2:] {
-		if found && s.has(m) {
+		if found && s.Has(m) {
 			x.W.Int(1)
 		} else {
 			x.W.Int(0)
@@ -359,7 +161,7 @@ func scardCommand(x *Ctx) {
 		x.W.Int(0)
 		return
 	}
-	x.W.Int(int64(s.len()))
+	x.W.Int(int64(s.Len()))
 }
 
 func spopCommand(x *Ctx) {
@@ -372,23 +174,23 @@ func spopCommand(x *Ctx) {
 		return
 	}
 	key := x.Args[1]
-	var s setEdit
+	var s values.SetEdit
 	if !x.editSet(key, &s) {
 		return
 	}
-	if !s.found {
+	if !s.Found() {
 		x.W.Null()
 		return
 	}
 	var buf [20]byte
-	m := s.member(s.randomPos(), &buf)
+	m := s.Member(s.RandomPos(), &buf)
 	x.W.Bulk(m)
 	if x.propagating() {
 		m = append([]byte(nil), m...)
 		x.propagateAs(argSREM, key, m)
 	}
-	s.remove(m)
-	s.commit("spop")
+	s.Remove(m)
+	x.committed(s.Commit(), "spop")
 	x.dirty++
 }
 
@@ -399,19 +201,19 @@ func spopWithCount(x *Ctx) {
 		return
 	}
 	key := x.Args[1]
-	var s setEdit
+	var s values.SetEdit
 	if !x.editSet(key, &s) {
 		return
 	}
-	if !s.found || l == 0 {
+	if !s.Found() || l == 0 {
 		x.W.Set(0)
 		return
 	}
-	size := s.len()
+	size := s.Len()
 	if l >= int64(size) {
 		// The whole set, and the key goes.
-		x.replyWhole(s.setView)
-		x.DB.DeleteEntry(&s.e)
+		x.replyWhole(s.SetView)
+		x.DB.DeleteEntry(s.Entry())
 		x.notify(notifySet, "spop", key)
 		x.notify(notifyGeneric, "del", key)
 		x.dirty++
@@ -426,17 +228,17 @@ func spopWithCount(x *Ctx) {
 		// As Redis does for a count near the size: the members that stay
 		// are drawn into a new set, which replaces the key's (so an intset
 		// again when they are all integers), and the others are popped.
-		var keep setEdit
-		x.newSet(&keep)
-		s.randomDistinct(int(remaining), func(m []byte) { keep.add(m) })
-		s.each(func(m []byte) {
-			if !keep.has(m) {
+		var keep values.SetEdit
+		keep.BeginNew(x.env())
+		s.RandomDistinct(int(remaining), func(m []byte) { keep.Add(m) })
+		s.Each(func(m []byte) {
+			if !keep.Has(m) {
 				x.collect.add(m)
 			}
 		})
-		s.setView, s.changed = keep.setView, true
+		s.ReplaceWith(keep.SetView)
 	} else {
-		s.randomDistinct(int(l), x.collect.add)
+		s.RandomDistinct(int(l), x.collect.add)
 	}
 	x.W.Set(int(l))
 	var argv [][]byte
@@ -452,10 +254,10 @@ func spopWithCount(x *Ctx) {
 			argv = append(argv, m)
 		}
 		if !rebuilt {
-			s.remove(m)
+			s.Remove(m)
 		}
 	}
-	s.commit("spop")
+	x.committed(s.Commit(), "spop")
 	x.dirty += int(l)
 	if argv != nil {
 		x.propagateAs(argv...)
@@ -487,7 +289,7 @@ func srandmemberCommand(x *Ctx) {
 		x.W.Null()
 	default:
 		var buf [20]byte
-		x.W.Bulk(s.member(s.randomPos(), &buf))
+		x.W.Bulk(s.Member(s.RandomPos(), &buf))
 	}
 }
 
@@ -519,24 +321,24 @@ func srandmemberWithCount(x *Ctx) {
 		}
 		x.W.Array(int(count))
 		for range count {
-			x.W.Bulk(s.member(s.randomPos(), &buf))
+			x.W.Bulk(s.Member(s.RandomPos(), &buf))
 		}
-	case l >= int64(s.len()): // the whole set, in its own order
-		x.W.Array(s.len())
-		s.each(x.W.Bulk)
+	case l >= int64(s.Len()): // the whole set, in its own order
+		x.W.Array(s.Len())
+		s.Each(x.W.Bulk)
 	default:
 		x.W.Array(int(l))
-		s.randomDistinct(int(l), x.W.Bulk)
+		s.RandomDistinct(int(l), x.W.Bulk)
 	}
 }
 
 func smoveCommand(x *Ctx) {
 	srcKey, dstKey, m := x.Args[1], x.Args[2], x.Args[3]
-	var src setEdit
+	var src values.SetEdit
 	if !x.editSet(srcKey, &src) {
 		return
 	}
-	if !src.found {
+	if !src.Found() {
 		x.W.Int(0)
 		return
 	}
@@ -545,33 +347,33 @@ func smoveCommand(x *Ctx) {
 		return
 	}
 	if string(srcKey) == string(dstKey) {
-		if src.has(m) {
+		if src.Has(m) {
 			x.W.Int(1)
 		} else {
 			x.W.Int(0)
 		}
 		return
 	}
-	if !src.remove(m) {
+	if !src.Remove(m) {
 		x.W.Int(0)
 		return
 	}
-	src.commit("srem")
-	var dst setEdit
+	x.committed(src.Commit(), "srem")
+	var dst values.SetEdit
 	x.editSet(dstKey, &dst)
-	added := dst.add(m)
+	added := dst.Add(m)
 	if added {
 		x.dirty++
 	}
-	dst.commit(eventIf(added, "sadd"))
+	x.committed(dst.Commit(), eventIf(added, "sadd"))
 	x.dirty++
 	x.W.Int(1)
 }
 
 // readSets looks keys up as sets, replying WRONGTYPE (ok=false) if any is of
 // another type; a missing key is an empty set (found false).
-func (x *Ctx) readSets(keys [][]byte) (sets []setView, found []bool, ok bool) {
-	sets, found = make([]setView, len(keys)), make([]bool, len(keys))
+func (x *Ctx) readSets(keys [][]byte) (sets []values.SetView, found []bool, ok bool) {
+	sets, found = make([]values.SetView, len(keys)), make([]bool, len(keys))
 	for i, k := range keys {
 		if sets[i], found[i], ok = x.readSet(k); !ok {
 			return nil, nil, false
@@ -587,10 +389,10 @@ func sinterCommand(x *Ctx, keys [][]byte, dst []byte) {
 		return
 	}
 	if dst != nil {
-		var res setEdit
-		x.newSet(&res)
-		intersect(sets, found, 0, func(m []byte) { res.add(m) })
-		res.store(dst)
+		var res values.SetEdit
+		res.BeginNew(x.env())
+		intersect(sets, found, 0, func(m []byte) { res.Add(m) })
+		x.storeSet(&res, dst)
 		return
 	}
 	// The members are replied in the smallest set's order, as Redis does; the
@@ -608,24 +410,24 @@ func sinterCommand(x *Ctx, keys [][]byte, dst []byte) {
 // intersect calls fn (when not nil) for the members of every set, iterating
 // the smallest, and returns how many there are, stopping at limit (0 for
 // none).
-func intersect(sets []setView, found []bool, limit int, fn func(m []byte)) int {
+func intersect(sets []values.SetView, found []bool, limit int, fn func(m []byte)) int {
 	small := 0
 	for i, s := range sets {
 		if !found[i] {
 			return 0
 		}
-		if s.len() < sets[small].len() {
+		if s.Len() < sets[small].Len() {
 			small = i
 		}
 	}
 	n := 0
 	done := false
-	sets[small].each(func(m []byte) {
+	sets[small].Each(func(m []byte) {
 		if done {
 			return
 		}
 		for i, s := range sets {
-			if i != small && !s.has(m) {
+			if i != small && !s.Has(m) {
 				return
 			}
 		}
@@ -675,30 +477,30 @@ func sunionDiffCommand(x *Ctx, keys [][]byte, dst []byte, diff bool) {
 	if !ok {
 		return
 	}
-	var res setEdit
-	x.newSet(&res)
+	var res values.SetEdit
+	res.BeginNew(x.env())
 	switch {
 	case !diff:
 		for i, s := range sets {
 			if found[i] {
-				s.each(func(m []byte) { res.add(m) })
+				s.Each(func(m []byte) { res.Add(m) })
 			}
 		}
 	case found[0]:
-		sets[0].each(func(m []byte) {
+		sets[0].Each(func(m []byte) {
 			for i := 1; i < len(sets); i++ {
-				if found[i] && sets[i].has(m) {
+				if found[i] && sets[i].Has(m) {
 					return
 				}
 			}
-			res.add(m)
+			res.Add(m)
 		})
 	}
 	if dst != nil {
-		res.store(dst)
+		x.storeSet(&res, dst)
 		return
 	}
-	x.replySet(res.setView)
+	x.replySet(res.SetView)
 }
 
 func sscanCommand(x *Ctx) {
@@ -726,10 +528,10 @@ func sscanCommand(x *Ctx) {
 		}
 	}
 	var next uint64
-	if s.obj != nil {
-		next = s.obj.Scan(cursor, int(min(opts.count, math.MaxInt32)), func(m, _ []byte) { add(m) })
+	if s.Obj != nil {
+		next = s.Obj.Scan(cursor, int(min(opts.count, math.MaxInt32)), func(m, _ []byte) { add(m) })
 	} else {
-		s.each(add) // an intset is returned whole, as Redis does
+		s.Each(add) // an intset is returned whole, as Redis does
 	}
 	x.writeScanReply(next)
 }

@@ -6,9 +6,9 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/keyhive/keyhive/internal/quicklist"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
+	"github.com/keyhive/keyhive/values"
 )
 
 // SORT and SORT_RO. Both take the exclusive lock: BY and GET patterns read
@@ -132,31 +132,31 @@ func sortCommand(x *Ctx, readonly bool) {
 	}
 	// Redis turns a compact sorted set into its large form for good here.
 	if found && typ == keyspace.TypeZSet && e.Object() == nil {
-		var z zsetEdit
+		var z values.ZSetEdit
 		if x.editZSet(args[1], &z) {
-			z.convert()
-			z.commit("")
+			z.Convert()
+			z.Commit()
 		}
 		e, found = x.lookupWrite(args[1])
 	}
 
 	n := 0
 	var (
-		lv listView
-		sv setView
-		zv zsetView
+		lv values.ListView
+		sv values.SetView
+		zv values.ZSetView
 	)
 	if found {
 		switch typ {
 		case keyspace.TypeList:
-			lv = viewList(&e)
-			n = lv.len()
+			lv = values.ViewList(&e)
+			n = lv.Len()
 		case keyspace.TypeSet:
-			sv = viewSet(&e)
-			n = sv.len()
+			sv = values.ViewSet(&e)
+			n = sv.Len()
 		case keyspace.TypeZSet:
-			zv = viewZSet(&e)
-			n = zv.len()
+			zv = values.ViewZSet(&e)
+			n = zv.Len()
 		}
 	}
 
@@ -191,7 +191,7 @@ func sortCommand(x *Ctx, readonly bool) {
 			if desc {
 				from = n - int(start) - 1
 			}
-			lv.each(from, desc, func(m []byte) bool {
+			lv.Each(from, desc, func(m []byte) bool {
 				add(m)
 				return len(spans) < want
 			})
@@ -199,9 +199,9 @@ func sortCommand(x *Ctx, readonly bool) {
 			start = 0
 		}
 	case typ == keyspace.TypeList:
-		lv.each(0, false, func(m []byte) bool { add(m); return true })
+		lv.Each(0, false, func(m []byte) bool { add(m); return true })
 	case typ == keyspace.TypeSet:
-		sv.each(add)
+		sv.Each(add)
 	case typ == keyspace.TypeZSet && dontsort:
 		rangeLen := int(vlen)
 		if start != 0 || end != vlen-1 {
@@ -209,15 +209,15 @@ func sortCommand(x *Ctx, readonly bool) {
 		}
 		if rangeLen > 0 {
 			if desc {
-				zv.each(n-int(start)-rangeLen, n-int(start), true, func(m []byte, _ float64) { add(m) })
+				zv.Each(n-int(start)-rangeLen, n-int(start), true, func(m []byte, _ float64) { add(m) })
 			} else {
-				zv.each(int(start), int(start)+rangeLen, false, func(m []byte, _ float64) { add(m) })
+				zv.Each(int(start), int(start)+rangeLen, false, func(m []byte, _ float64) { add(m) })
 			}
 		}
 		end -= start
 		start = 0
 	default:
-		zv.each(0, n, false, func(m []byte, _ float64) { add(m) })
+		zv.Each(0, n, false, func(m []byte, _ float64) { add(m) })
 	}
 	items := make([]sortItem, len(spans))
 	from := 0
@@ -312,23 +312,20 @@ func sortCommand(x *Ctx, readonly bool) {
 
 	// STORE: build the list apart from the keyspace, then replace the
 	// destination whatever its type.
-	l := listEdit{collectionEdit: collectionEdit{x: x, key: storeKey}, fill: x.s.cfg.ListMaxListpackSize()}
-	l.lp = quicklist.Empty
+	var l values.ListEdit
+	l.BeginNew(x.env())
 	for _, it := range out {
 		if len(gets) == 0 {
-			l.push(false, it.elem)
+			l.Push(false, it.elem)
 		}
 		for _, g := range gets {
 			v, _ := x.lookupByPattern(g, it.elem)
-			l.push(false, v) // a missing value is stored empty
+			l.Push(false, v) // a missing value is stored empty
 		}
 	}
-	outLen := l.len()
-	var obj keyspace.Object
-	if l.obj != nil {
-		obj = l.obj
-	}
-	if x.storeCollection(storeKey, keyspace.TypeList, outLen, obj, keyspace.EncQuicklist, l.lp, keyspace.EncQuicklist, "sortstore") {
+	outLen := l.Len()
+	e, found = x.lookupWrite(storeKey)
+	if x.stored(l.StoreAt(&e, found, storeKey), "sortstore") {
 		x.dirty += max(outLen, 1)
 	}
 	x.W.Int(int64(outLen))
@@ -365,7 +362,7 @@ func (x *Ctx) lookupByPattern(pattern, m []byte) ([]byte, bool) {
 		if e.Type() != keyspace.TypeHash {
 			return nil, false
 		}
-		return viewHash(&e).get(field)
+		return values.ViewHash(&e).Get(field)
 	}
 	if e.Type() != keyspace.TypeString {
 		return nil, false

@@ -10,6 +10,7 @@ import (
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/resp"
+	"github.com/keyhive/keyhive/values"
 )
 
 func init() {
@@ -65,44 +66,6 @@ const (
 	errNoKeyXgroup     = "ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use the MKSTREAM option to create an empty stream automatically."
 	errEntriesRead     = "ERR value for ENTRIESREAD must be positive or -1"
 )
-
-// streamObject is a stream stored as a keyspace object (OBJECT ENCODING
-// "stream"); streams have no inline form.
-type streamObject struct{ *stream.Stream }
-
-func (o *streamObject) Clone() keyspace.Object { return &streamObject{o.Stream.Clone()} }
-
-func entryStream(e *keyspace.Entry) *stream.Stream { return e.Object().(*streamObject).Stream }
-
-// readStream looks key up for reading as a stream: nil when missing;
-// ok=false after replying WRONGTYPE.
-func (x *Ctx) readStream(key []byte) (s *stream.Stream, ok bool) {
-	e, found, ok := x.readTyped(key, keyspace.TypeStream)
-	if found && ok {
-		s = entryStream(&e)
-	}
-	return s, ok
-}
-
-// writeStream looks key up for writing as a stream: nil when missing;
-// ok=false after replying WRONGTYPE.
-func (x *Ctx) writeStream(key []byte) (e keyspace.Entry, s *stream.Stream, ok bool) {
-	e, found := x.lookupWrite(key)
-	if x.wrongType(&e, found, keyspace.TypeStream) {
-		return e, nil, false
-	}
-	if found {
-		s = entryStream(&e)
-	}
-	return e, s, true
-}
-
-// createStream stores a new empty stream at key (e from writeStream).
-func (x *Ctx) createStream(e *keyspace.Entry, key []byte) *stream.Stream {
-	s := stream.New()
-	x.DB.PutObject(e, key, keyspace.TypeStream, keyspace.EncStream, &streamObject{s}, 0, x.Now)
-	return s
-}
 
 func writeStreamID(w *resp.Writer, id stream.ID) {
 	var buf [48]byte
@@ -348,7 +311,7 @@ func xaddCommand(x *Ctx) {
 		return
 	}
 	if s == nil {
-		s = x.createStream(&e, key)
+		s = values.CreateStream(x.env(), &e, key)
 	} else {
 		x.DB.Modified(key)
 	}
@@ -746,7 +709,7 @@ func xreadCommand(x *Ctx, group bool) {
 		if !found {
 			continue
 		}
-		s := entryStream(&e)
+		s := values.EntryStream(&e)
 		if !r.newOnly[i] && group { // a consumer's history: always served
 			serve[i] = true
 		} else {
@@ -771,7 +734,7 @@ func xreadCommand(x *Ctx, group bool) {
 		for i, key := range r.keys {
 			if serve[i] {
 				e, _ := x.DB.Lookup(key, x.Now, false)
-				r.serve(x, entryStream(&e), i)
+				r.serve(x, values.EntryStream(&e), i)
 			}
 		}
 		return
@@ -796,7 +759,7 @@ func xreadCommand(x *Ctx, group bool) {
 	}
 	for i, key := range w.keys {
 		if e, found := x.DB.Lookup(key, x.Now, false); found && e.Type() == keyspace.TypeStream {
-			w.seen[i] = streamAdds{entryStream(&e), entryStream(&e).Adds()}
+			w.seen[i] = streamAdds{values.EntryStream(&e), values.EntryStream(&e).Adds()}
 		}
 	}
 	if w.count == 0 {
@@ -831,7 +794,7 @@ func (r *streamRead) ready(e *keyspace.Entry, found bool) bool {
 	if !found || e.Type() != keyspace.TypeStream {
 		return r.group != nil
 	}
-	s := entryStream(e)
+	s := values.EntryStream(e)
 	for i, k := range r.keys {
 		if !bytes.Equal(k, e.Key()) {
 			continue
@@ -858,7 +821,7 @@ func (r *streamRead) serveBlocked(x *Ctx, i int) {
 		x.W.Error("UNBLOCKED the stream key no longer exists")
 		return
 	}
-	s := entryStream(&e)
+	s := values.EntryStream(&e)
 	if r.group != nil {
 		g := s.Group(r.group)
 		if g == nil {
@@ -1051,7 +1014,7 @@ func xgroupCommand(x *Ctx) {
 			return
 		}
 		if s == nil {
-			s = x.createStream(&e, key)
+			s = values.CreateStream(x.env(), &e, key)
 		}
 		if _, ok := s.CreateGroup(name, id, entriesRead); !ok {
 			x.W.Error("BUSYGROUP Consumer Group name already exists")

@@ -6,6 +6,7 @@ import (
 
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
+	"github.com/keyhive/keyhive/values"
 )
 
 func init() {
@@ -37,20 +38,6 @@ func init() {
 	)
 }
 
-// stringEncoding picks the encoding Redis gives a string stored from a client
-// argument: int when it is a canonical 64-bit integer, embstr up to 44 bytes.
-func stringEncoding(v []byte) keyspace.Encoding {
-	if len(v) <= 20 {
-		if _, ok := strnum.ParseInt(v); ok {
-			return keyspace.EncInt
-		}
-	}
-	if len(v) <= 44 {
-		return keyspace.EncEmbstr
-	}
-	return keyspace.EncRaw
-}
-
 // getString looks key up for reading as a string. It replies WRONGTYPE and
 // reports ok=false for another type; found=false means no key.
 func (x *Ctx) getString(key []byte) (e keyspace.Entry, found, ok bool) {
@@ -59,14 +46,14 @@ func (x *Ctx) getString(key []byte) (e keyspace.Entry, found, ok bool) {
 
 // setString stores a string value from a client argument, dropping any TTL.
 func (x *Ctx) setString(key, value []byte, expireAt int64) {
-	x.DB.Set(key, keyspace.TypeString, stringEncoding(value), value, expireAt, x.Now)
+	x.DB.Set(key, keyspace.TypeString, values.StringEncoding(value), value, expireAt, x.Now)
 	x.dirty++
 }
 
 // putString is setString where a lookup of key already left e (found or a
 // vacancy), so the key is not hashed and probed again.
 func (x *Ctx) putString(e *keyspace.Entry, key, value []byte, expireAt int64) {
-	x.DB.Put(e, key, keyspace.TypeString, stringEncoding(value), value, expireAt, x.Now)
+	x.DB.Put(e, key, keyspace.TypeString, values.StringEncoding(value), value, expireAt, x.Now)
 	x.dirty++
 }
 

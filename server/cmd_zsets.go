@@ -8,9 +8,9 @@ import (
 	"strconv"
 
 	"github.com/keyhive/keyhive/internal/strnum"
-	"github.com/keyhive/keyhive/internal/zset"
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/resp"
+	"github.com/keyhive/keyhive/values"
 )
 
 func init() {
@@ -91,210 +91,6 @@ func init() {
 	}
 	table["zmpop"].keys = mpopKeys(1)
 	table["bzmpop"].keys = mpopKeys(2)
-}
-
-// zsetObject is the large form of a sorted set (OBJECT ENCODING skiplist),
-// stored as a keyspace object. Small sorted sets are inline compact bytes.
-type zsetObject struct{ zset.Tree }
-
-func (z *zsetObject) Clone() keyspace.Object { return &zsetObject{*z.Tree.Clone()} }
-
-// zsetView is a stored sorted set in either form: obj when large, else lp.
-type zsetView struct {
-	lp  []byte
-	obj *zsetObject
-}
-
-func viewZSet(e *keyspace.Entry) zsetView {
-	if o := e.Object(); o != nil {
-		return zsetView{obj: o.(*zsetObject)}
-	}
-	return zsetView{lp: e.Value()}
-}
-
-func (z zsetView) len() int {
-	if z.obj != nil {
-		return z.obj.Len()
-	}
-	return zset.Len(z.lp)
-}
-
-func (z zsetView) score(member []byte) (float64, bool) {
-	if z.obj != nil {
-		return z.obj.Score(member)
-	}
-	s, _, ok := zset.Find(z.lp, member)
-	return s, ok
-}
-
-func (z zsetView) rank(member []byte) (int, bool) {
-	if z.obj != nil {
-		return z.obj.Rank(member)
-	}
-	_, r, ok := zset.Find(z.lp, member)
-	return r, ok
-}
-
-// count returns how many elements lie before the bound.
-func (z zsetView) count(before zset.Before) int {
-	if z.obj != nil {
-		return z.obj.Count(before)
-	}
-	return zset.Count(z.lp, before)
-}
-
-// each calls fn for the elements of ranks start to end-1, from the highest
-// rank down when rev.
-func (z zsetView) each(start, end int, rev bool, fn func(member []byte, score float64)) {
-	if z.obj != nil {
-		for i := start; i < end; i++ {
-			r := i
-			if rev {
-				r = start + end - 1 - i
-			}
-			fn(z.obj.At(r))
-		}
-		return
-	}
-	it := zset.NewIter(z.lp)
-	for i := 0; i < start; i++ {
-		it.Next()
-	}
-	if !rev {
-		for i := start; i < end; i++ {
-			m, s, _ := it.Next()
-			fn(m, s)
-		}
-		return
-	}
-	var local [128]int
-	offs := local[:0]
-	for i := start; i < end; i++ {
-		offs = append(offs, it.Offset())
-		it.Next()
-	}
-	for i := len(offs) - 1; i >= 0; i-- {
-		it.Seek(offs[i])
-		m, s, _ := it.Next()
-		fn(m, s)
-	}
-}
-
-// eachInScores calls fn for the elements with min <= score < max in order,
-// until fn returns false.
-func (z zsetView) eachInScores(min, max float64, fn func(member []byte, score float64) bool) {
-	if z.obj != nil {
-		z.obj.ScoreRange(min, max, fn)
-		return
-	}
-	it := zset.NewIter(z.lp)
-	for m, s, ok := it.Next(); ok && s < max; m, s, ok = it.Next() {
-		if s >= min && !fn(m, s) {
-			return
-		}
-	}
-}
-
-// readZSet looks key up for reading as a sorted set, replying WRONGTYPE
-// (ok=false) for another type.
-func (x *Ctx) readZSet(key []byte) (z zsetView, found, ok bool) {
-	e, found, ok := x.readTyped(key, keyspace.TypeZSet)
-	if found && ok {
-		z = viewZSet(&e)
-	}
-	return z, found, ok
-}
-
-// zsetEdit is a sorted set being changed: compact bytes rebuilt by each
-// change, or the large form changed in place. commit stores it.
-type zsetEdit struct {
-	collectionEdit
-	zsetView
-}
-
-// editZSet looks key up for writing as a sorted set into z, which the caller
-// keeps on its stack (a missing key is an empty set), replying WRONGTYPE and
-// returning false for another type.
-func (x *Ctx) editZSet(key []byte, z *zsetEdit) bool {
-	*z = zsetEdit{}
-	e, found := x.lookupWrite(key)
-	if !z.begin(x, key, e, found, keyspace.TypeZSet) {
-		return false
-	}
-	if found {
-		z.zsetView = viewZSet(&z.e)
-	} else {
-		z.lp = zset.Empty
-	}
-	return true
-}
-
-// convert turns the compact form into the large form, for good.
-func (z *zsetEdit) convert() {
-	o := &zsetObject{}
-	it := zset.NewIter(z.lp)
-	for m, s, ok := it.Next(); ok; m, s, ok = it.Next() {
-		o.Add(m, s)
-	}
-	z.obj, z.lp, z.changed = o, nil, true
-}
-
-// add adds an absent member, converting past the compact limits as Redis's
-// zsetAdd does.
-func (z *zsetEdit) add(member []byte, score float64) {
-	cfg := z.x.s.cfg
-	if z.obj == nil && (int64(zset.Len(z.lp))+1 > cfg.ZsetMaxListpackEntries() || int64(len(member)) > cfg.ZsetMaxListpackValue()) {
-		z.convert()
-	}
-	if z.obj != nil {
-		z.obj.Add(member, score)
-		return
-	}
-	z.lp = zset.Insert(z.x.nextScratch(), z.lp, member, score)
-	z.x.keepScratch(z.lp)
-	z.changed = true
-}
-
-// remove removes member, reporting whether it was present.
-func (z *zsetEdit) remove(member []byte) bool {
-	if z.obj != nil {
-		return z.obj.Remove(member)
-	}
-	_, r, ok := zset.Find(z.lp, member)
-	if ok {
-		z.removeRange(r, r+1)
-	}
-	return ok
-}
-
-// setScore changes a present member's score.
-func (z *zsetEdit) setScore(member []byte, score float64) {
-	if z.obj != nil {
-		z.obj.SetScore(member, score)
-		return
-	}
-	z.remove(member)
-	z.lp = zset.Insert(z.x.nextScratch(), z.lp, member, score)
-	z.x.keepScratch(z.lp)
-}
-
-// removeRange removes the elements of ranks start to end-1.
-func (z *zsetEdit) removeRange(start, end int) {
-	if z.obj != nil {
-		for i := start; i < end; i++ {
-			m, _ := z.obj.At(start)
-			z.obj.Remove(m)
-		}
-		return
-	}
-	z.lp = zset.RemoveRange(z.x.nextScratch(), z.lp, start, end)
-	z.x.keepScratch(z.lp)
-	z.changed = true
-}
-
-// commit stores the sorted set; an emptied one is deleted.
-func (z *zsetEdit) commit(event string) {
-	z.writeBack(keyspace.TypeZSet, z.len(), z.obj != nil, z.obj, keyspace.EncSkiplist, z.lp, keyspace.EncListpack, event)
 }
 
 // parseScore parses a score as Redis's getDoubleFromObject does (strtod, the
@@ -414,9 +210,9 @@ type interval struct {
 }
 
 // ranks returns the ranks [start, end) of the elements in the interval.
-func (iv *interval) ranks(z zsetView) (start, end int) {
+func (iv *interval) ranks(z values.ZSetView) (start, end int) {
 	if iv.lex {
-		start = z.count(func(_ float64, m []byte) bool {
+		start = z.Count(func(_ float64, m []byte) bool {
 			switch iv.min.kind {
 			case '-':
 				return false
@@ -427,7 +223,7 @@ func (iv *interval) ranks(z zsetView) (start, end int) {
 			}
 			return bytes.Compare(m, iv.min.s) <= 0
 		})
-		end = z.count(func(_ float64, m []byte) bool {
+		end = z.Count(func(_ float64, m []byte) bool {
 			switch iv.max.kind {
 			case '-':
 				return false
@@ -440,8 +236,8 @@ func (iv *interval) ranks(z zsetView) (start, end int) {
 		})
 	} else {
 		r := &iv.score
-		start = z.count(func(s float64, _ []byte) bool { return s < r.min || (r.minex && s == r.min) })
-		end = z.count(func(s float64, _ []byte) bool { return s < r.max || (!r.maxex && s == r.max) })
+		start = z.Count(func(s float64, _ []byte) bool { return s < r.min || (r.minex && s == r.min) })
+		end = z.Count(func(s float64, _ []byte) bool { return s < r.max || (!r.maxex && s == r.max) })
 	}
 	return start, max(start, end)
 }
@@ -551,23 +347,23 @@ func zaddCommand(x *Ctx) {
 // x.Args[1] as ZADD does with the options f, and replies. GEOADD shares it,
 // with scores it computed.
 func zaddPairs(x *Ctx, f zaddFlags, n int, pair func(j int) (score float64, member []byte)) {
-	var z zsetEdit
+	var z values.ZSetEdit
 	if !x.editZSet(x.Args[1], &z) {
 		return
 	}
 	added, updated, processed := 0, 0, 0
 	var score float64
-	if z.found || !f.xx {
+	if z.Found() || !f.xx {
 		for j := 0; j < n; j++ {
 			var member []byte
 			score, member = pair(j)
-			cur, exists := z.score(member)
+			cur, exists := z.Score(member)
 			switch {
 			case !exists:
 				if f.xx {
 					continue
 				}
-				z.add(member, score)
+				z.Add(member, score)
 				added++
 			case f.nx:
 				continue
@@ -583,13 +379,13 @@ func zaddPairs(x *Ctx, f zaddFlags, n int, pair func(j int) (score float64, memb
 					continue
 				}
 				if score != cur {
-					z.setScore(member, score)
+					z.SetScore(member, score)
 					updated++
 				}
 			}
 			processed++
 		}
-		z.commit(eventIf(added+updated > 0, zaddEvent(f.incr)))
+		x.committed(z.Commit(), eventIf(added+updated > 0, zaddEvent(f.incr)))
 	}
 	x.dirty += added + updated
 	switch {
@@ -612,24 +408,24 @@ func zaddEvent(incr bool) string {
 }
 
 func zremCommand(x *Ctx) {
-	var z zsetEdit
+	var z values.ZSetEdit
 	if !x.editZSet(x.Args[1], &z) {
 		return
 	}
-	if !z.found {
+	if !z.Found() {
 		x.W.Int(0)
 		return
 	}
 	deleted := 0
 	for _, m := range x.Args[2:] {
-		if z.remove(m) {
+		if z.Remove(m) {
 			deleted++
-			if z.len() == 0 {
+			if z.Len() == 0 {
 				break
 			}
 		}
 	}
-	z.commit(eventIf(deleted > 0, "zrem"))
+	x.committed(z.Commit(), eventIf(deleted > 0, "zrem"))
 	x.dirty += deleted
 	x.W.Int(int64(deleted))
 }
@@ -641,7 +437,7 @@ func zcardCommand(x *Ctx) {
 	case !found:
 		x.W.Int(0)
 	default:
-		x.W.Int(int64(z.len()))
+		x.W.Int(int64(z.Len()))
 	}
 }
 
@@ -650,7 +446,7 @@ func zscoreCommand(x *Ctx) {
 	if !ok {
 		return
 	}
-	if s, exists := z.score(x.Args[2]); found && exists {
+	if s, exists := z.Score(x.Args[2]); found && exists {
 		x.W.Double(s)
 		return
 	}
@@ -664,7 +460,7 @@ func zmscoreCommand(x *Ctx) {
 	}
 	x.W.Array(len(x.Args) - 2)
 	for _, m := range x.Args[2:] {
-		if s, exists := z.score(m); found && exists {
+		if s, exists := z.Score(m); found && exists {
 			x.W.Double(s)
 		} else {
 			x.W.Null()
@@ -677,13 +473,13 @@ func zrankCommand(x *Ctx, rev bool) {
 	if !ok {
 		return
 	}
-	r, exists := z.rank(x.Args[2])
+	r, exists := z.Rank(x.Args[2])
 	if !found || !exists {
 		x.W.Null()
 		return
 	}
 	if rev {
-		r = z.len() - 1 - r
+		r = z.Len() - 1 - r
 	}
 	x.W.Int(int64(r))
 }
@@ -799,9 +595,9 @@ func zrangeCommand(x *Ctx, kind rangeKind, dir direction, store bool) {
 	switch {
 	case !found:
 	case kind == rangeRank:
-		start, end = rankRange(first, last, z.len())
+		start, end = rankRange(first, last, z.Len())
 		if rev {
-			n := z.len()
+			n := z.Len()
 			start, end = n-end, n-start
 		}
 	default:
@@ -824,9 +620,9 @@ func zrangeCommand(x *Ctx, kind rangeKind, dir direction, store bool) {
 		x.writeRange(z, start, end, rev, withScores)
 		return
 	}
-	o := &zsetObject{}
+	o := &values.ZSetObject{}
 	if start < end {
-		z.each(start, end, false, o.Add)
+		z.Each(start, end, false, o.Add)
 	}
 	x.W.Int(int64(x.storeZSet(x.Args[1], o, x.cmd.Name)))
 }
@@ -836,30 +632,12 @@ func zrangeCommand(x *Ctx, kind rangeKind, dir direction, store bool) {
 // returns its length. An empty o deletes key. event is the store's keyspace
 // event: the command's name (zrangestore, zunionstore, ...), georadiusstore
 // for GEORADIUS's STORE.
-func (x *Ctx) storeZSet(key []byte, o *zsetObject, event string) int {
-	n := o.Len()
-	var lp []byte
-	if int64(n) <= x.s.cfg.ZsetMaxListpackEntries() {
-		lp = zset.Empty
-		limit := x.s.cfg.ZsetMaxListpackValue()
-		for i := 0; i < n; i++ {
-			m, s := o.At(i)
-			if int64(len(m)) > limit {
-				lp = nil
-				break
-			}
-			lp = zset.Insert(x.nextScratch(), lp, m, s)
-			x.keepScratch(lp)
-		}
-	}
-	var obj keyspace.Object = o
-	if lp != nil {
-		obj = nil
-	}
-	if x.storeCollection(key, keyspace.TypeZSet, n, obj, keyspace.EncSkiplist, lp, keyspace.EncListpack, event) {
+func (x *Ctx) storeZSet(key []byte, o *values.ZSetObject, event string) int {
+	e, found := x.lookupWrite(key)
+	if x.stored(values.StoreZSet(x.env(), &e, found, key, o), event) {
 		x.dirty++
 	}
-	return n
+	return o.Len()
 }
 
 type setOp uint8
@@ -874,8 +652,8 @@ const (
 // opSource is an input of ZUNION and friends: a sorted set, or a set whose
 // members score 1.
 type opSource struct {
-	z      zsetView
-	s      setView
+	z      values.ZSetView
+	s      values.SetView
 	isSet  bool
 	found  bool
 	weight float64
@@ -886,9 +664,9 @@ func (o *opSource) len() int {
 	case !o.found:
 		return 0
 	case o.isSet:
-		return o.s.len()
+		return o.s.Len()
 	}
-	return o.z.len()
+	return o.z.Len()
 }
 
 func (o *opSource) score(m []byte) (float64, bool) {
@@ -896,18 +674,18 @@ func (o *opSource) score(m []byte) (float64, bool) {
 	case !o.found:
 		return 0, false
 	case o.isSet:
-		return 1, o.s.has(m)
+		return 1, o.s.Has(m)
 	}
-	return o.z.score(m)
+	return o.z.Score(m)
 }
 
 func (o *opSource) each(fn func(m []byte, s float64)) {
 	switch {
 	case !o.found:
 	case o.isSet:
-		o.s.each(func(m []byte) { fn(m, 1) })
+		o.s.Each(func(m []byte) { fn(m, 1) })
 	default:
-		o.z.each(0, o.z.len(), false, fn)
+		o.z.Each(0, o.z.Len(), false, fn)
 	}
 }
 
@@ -971,9 +749,9 @@ func zsetOpCommand(x *Ctx, op setOp, store bool) {
 		}
 		switch e.Type() {
 		case keyspace.TypeZSet:
-			srcs[i].z = viewZSet(&e)
+			srcs[i].z = values.ViewZSet(&e)
 		case keyspace.TypeSet:
-			srcs[i].s, srcs[i].isSet = viewSet(&e), true
+			srcs[i].s, srcs[i].isSet = values.ViewSet(&e), true
 		default:
 			x.W.Error(errWrongType)
 			return
@@ -1025,7 +803,7 @@ func zsetOpCommand(x *Ctx, op setOp, store bool) {
 	if op != opDiff {
 		slices.SortStableFunc(srcs, func(a, b opSource) int { return a.len() - b.len() })
 	}
-	o := &zsetObject{}
+	o := &values.ZSetObject{}
 	switch op {
 	case opUnion:
 		acc := map[string]float64{}
@@ -1084,19 +862,19 @@ func zsetOpCommand(x *Ctx, op setOp, store bool) {
 		x.W.Int(int64(x.storeZSet(x.Args[1], o, x.cmd.Name)))
 		return
 	}
-	x.writeRange(zsetView{obj: o}, 0, o.Len(), false, withScores)
+	x.writeRange(values.ZSetView{Obj: o}, 0, o.Len(), false, withScores)
 }
 
 // writeRange replies the elements of ranks [start, end), reversed when rev,
 // with scores as pairs (nested in RESP3) when withScores.
-func (x *Ctx) writeRange(z zsetView, start, end int, rev, withScores bool) {
+func (x *Ctx) writeRange(z values.ZSetView, start, end int, rev, withScores bool) {
 	n := end - start
 	nested := withScores && x.W.Proto >= 3
 	if withScores && !nested {
 		n *= 2
 	}
 	x.W.Array(n)
-	z.each(start, end, rev, func(m []byte, s float64) {
+	z.Each(start, end, rev, func(m []byte, s float64) {
 		if nested {
 			x.W.Array(2)
 		}
@@ -1126,23 +904,23 @@ func zremrangeCommand(x *Ctx, kind rangeKind) {
 			return
 		}
 	}
-	var z zsetEdit
+	var z values.ZSetEdit
 	if !x.editZSet(x.Args[1], &z) {
 		return
 	}
-	if !z.found {
+	if !z.Found() {
 		x.W.Int(0)
 		return
 	}
 	var start, end int
 	if kind == rangeRank {
-		start, end = rankRange(first, last, z.len())
+		start, end = rankRange(first, last, z.Len())
 	} else {
-		start, end = iv.ranks(z.zsetView)
+		start, end = iv.ranks(z.ZSetView)
 	}
 	if start < end {
-		z.removeRange(start, end)
-		z.commit(x.cmd.Name) // zremrangebyrank, zremrangebyscore, zremrangebylex
+		z.RemoveRange(start, end)
+		x.committed(z.Commit(), x.cmd.Name) // zremrangebyrank, zremrangebyscore, zremrangebylex
 		x.dirty += end - start
 	}
 	x.W.Int(int64(end - start))
@@ -1161,23 +939,22 @@ func zpopCommand(x *Ctx, fromMax bool) {
 			return
 		}
 	}
-	var z zsetEdit
+	var z values.ZSetEdit
 	if !x.editZSet(x.Args[1], &z) {
 		return
 	}
-	if !z.found || count == 0 {
+	if !z.Found() || count == 0 {
 		x.W.Array(0)
 		return
 	}
-	z.pop(max(count, 1), fromMax, x.W.Proto >= 3 && count != -1)
+	zpop(x, &z, max(count, 1), fromMax, x.W.Proto >= 3 && count != -1)
 }
 
 // pop replies and removes up to count elements from the lowest or highest
 // scores, as pairs in nested arrays when nested, stores the set, and returns
 // how many it popped.
-func (z *zsetEdit) pop(count int64, fromMax, nested bool) int {
-	x := z.x
-	n := z.len()
+func zpop(x *Ctx, z *values.ZSetEdit, count int64, fromMax, nested bool) int {
+	n := z.Len()
 	k := int(min(count, int64(n)))
 	if nested {
 		x.W.Array(k)
@@ -1188,15 +965,15 @@ func (z *zsetEdit) pop(count int64, fromMax, nested bool) int {
 	if fromMax {
 		start, end = n-k, n
 	}
-	z.each(start, end, fromMax, func(m []byte, s float64) {
+	z.Each(start, end, fromMax, func(m []byte, s float64) {
 		if nested {
 			x.W.Array(2)
 		}
 		x.W.Bulk(m)
 		x.W.Double(s)
 	})
-	z.removeRange(start, end)
-	z.commit(zpopEvent(fromMax))
+	z.RemoveRange(start, end)
+	x.committed(z.Commit(), zpopEvent(fromMax))
 	x.dirty += k
 	return k
 }
@@ -1213,12 +990,12 @@ func zmpopCommand(x *Ctx) {
 	if !ok {
 		return
 	}
-	var z zsetEdit
+	var z values.ZSetEdit
 	for _, key := range keys {
 		if !x.editZSet(key, &z) {
 			return
 		}
-		if z.found {
+		if z.Found() {
 			x.mpopZSet(&z, fromMax, count)
 			return
 		}
@@ -1228,12 +1005,12 @@ func zmpopCommand(x *Ctx) {
 
 // mpopZSet pops up to count members from the sorted set in z and replies with
 // its key and them, propagated as the pop it did, as Redis does.
-func (x *Ctx) mpopZSet(z *zsetEdit, fromMax bool, count int64) {
+func (x *Ctx) mpopZSet(z *values.ZSetEdit, fromMax bool, count int64) {
 	x.W.Array(2)
-	x.W.Bulk(z.key)
-	k := z.pop(count, fromMax, true)
+	x.W.Bulk(z.Key())
+	k := zpop(x, z, count, fromMax, true)
 	if x.propagating() {
-		x.propagateAs(zpopVerb(fromMax), z.key, intArg(int64(k)))
+		x.propagateAs(zpopVerb(fromMax), z.Key(), intArg(int64(k)))
 	}
 }
 
@@ -1258,11 +1035,11 @@ func bzpopCommand(x *Ctx, fromMax bool) {
 		return
 	}
 	serve := func(x *Ctx, key []byte) {
-		var z zsetEdit
+		var z values.ZSetEdit
 		x.editZSet(key, &z)
 		x.W.Array(3)
 		x.W.Bulk(key)
-		z.popOne(fromMax)
+		zpopOne(x, &z, fromMax)
 		x.propagateAs(zpopVerb(fromMax), key)
 	}
 	x.popOrBlock(blockSpec{keys: x.Args[1 : len(x.Args)-1], typ: keyspace.TypeZSet, deadline: deadline, serve: serve, timedOut: (*resp.Writer).NullArray})
@@ -1270,18 +1047,18 @@ func bzpopCommand(x *Ctx, fromMax bool) {
 
 // popOne pops the member with the lowest or highest score, replying with it
 // and its score (two array elements), and stores the set.
-func (z *zsetEdit) popOne(fromMax bool) {
+func zpopOne(x *Ctx, z *values.ZSetEdit, fromMax bool) {
 	start := 0
 	if fromMax {
-		start = z.len() - 1
+		start = z.Len() - 1
 	}
-	z.each(start, start+1, fromMax, func(m []byte, s float64) {
-		z.x.W.Bulk(m)
-		z.x.W.Double(s)
+	z.Each(start, start+1, fromMax, func(m []byte, s float64) {
+		x.W.Bulk(m)
+		x.W.Double(s)
 	})
-	z.removeRange(start, start+1)
-	z.commit(zpopEvent(fromMax))
-	z.x.dirty++
+	z.RemoveRange(start, start+1)
+	x.committed(z.Commit(), zpopEvent(fromMax))
+	x.dirty++
 }
 
 // bzmpopCommand is BZMPOP timeout numkeys key [key ...] MIN|MAX [COUNT n].
@@ -1296,7 +1073,7 @@ func bzmpopCommand(x *Ctx) {
 		return
 	}
 	serve := func(x *Ctx, key []byte) {
-		var z zsetEdit
+		var z values.ZSetEdit
 		x.editZSet(key, &z)
 		x.mpopZSet(&z, fromMax, count)
 	}
@@ -1331,14 +1108,14 @@ func zscanCommand(x *Ctx) {
 		}
 	}
 	format = resp.AppendDouble
-	if z.obj == nil {
+	if z.Obj == nil {
 		format = appendListpackScore
 	}
 	var next uint64
-	if z.obj != nil {
-		next = z.obj.Scan(cursor, int(min(opts.count, math.MaxInt32)), add)
+	if z.Obj != nil {
+		next = z.Obj.Scan(cursor, int(min(opts.count, math.MaxInt32)), add)
 	} else {
-		z.each(0, z.len(), false, add) // the compact form is returned whole, as Redis does
+		z.Each(0, z.Len(), false, add) // the compact form is returned whole, as Redis does
 	}
 	x.writeScanReply(next)
 }
@@ -1350,28 +1127,6 @@ func appendListpackScore(b []byte, s float64) []byte {
 		return strconv.AppendInt(b, int64(s), 10)
 	}
 	return resp.AppendDouble(b, s)
-}
-
-// picker returns a function that draws uniformly random elements of a
-// non-empty sorted set; a compact one's elements are indexed once for it.
-func (z zsetView) picker() func() (member []byte, score float64) {
-	if z.obj != nil {
-		return func() ([]byte, float64) { return z.obj.At(rand.IntN(z.obj.Len())) }
-	}
-	offs := make([]int, 0, zset.Len(z.lp))
-	it := zset.NewIter(z.lp)
-	for {
-		off := it.Offset()
-		if _, _, ok := it.Next(); !ok {
-			break
-		}
-		offs = append(offs, off)
-	}
-	return func() ([]byte, float64) {
-		it.Seek(offs[rand.IntN(len(offs))])
-		m, s, _ := it.Next()
-		return m, s
-	}
 }
 
 func zrandmemberCommand(x *Ctx) {
@@ -1403,7 +1158,7 @@ func zrandmemberCommand(x *Ctx) {
 	case !found:
 		x.W.Null()
 	default:
-		m, _ := z.picker()()
+		m, _ := z.Picker()()
 		x.W.Bulk(m)
 	}
 }
@@ -1421,7 +1176,7 @@ func zrandmemberWithCount(x *Ctx, l int64, withScores bool) {
 	if l < 0 {
 		count, unique = -l, false
 	}
-	size := int64(z.len())
+	size := int64(z.Len())
 	if unique && count >= size { // the whole set, from the highest rank as Redis does
 		x.writeRange(z, 0, int(size), true, withScores)
 		return
@@ -1447,7 +1202,7 @@ func zrandmemberWithCount(x *Ctx, l int64, withScores bool) {
 		}
 	}
 	if !unique {
-		pick := z.picker()
+		pick := z.Picker()
 		for i := int64(0); i < count; i++ {
 			emit(pick())
 		}
@@ -1463,7 +1218,7 @@ func zrandmemberWithCount(x *Ctx, l int64, withScores bool) {
 		for i := 0; i < int(count); i++ {
 			j := i + rand.IntN(len(ranks)-i)
 			ranks[i], ranks[j] = ranks[j], ranks[i]
-			z.each(ranks[i], ranks[i]+1, false, emit)
+			z.Each(ranks[i], ranks[i]+1, false, emit)
 		}
 		return
 	}
@@ -1474,6 +1229,6 @@ func zrandmemberWithCount(x *Ctx, l int64, withScores bool) {
 			continue
 		}
 		seen[r] = struct{}{}
-		z.each(r, r+1, false, emit)
+		z.Each(r, r+1, false, emit)
 	}
 }

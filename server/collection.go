@@ -2,67 +2,40 @@ package server
 
 import (
 	"github.com/keyhive/keyhive/config"
+	"github.com/keyhive/keyhive/internal/stream"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
+	"github.com/keyhive/keyhive/values"
 )
 
-// collectionEdit is what an edit of any collection type (hash, list, set,
-// sorted set) shares: the entry looked up for writing, and how the result is
-// stored back. Each family's edit embeds it next to its own view.
-type collectionEdit struct {
-	x       *Ctx
-	e       keyspace.Entry
-	key     []byte
-	found   bool
-	changed bool // the compact bytes changed, or the collection converted
-	silent  bool // the caller emits the keyspace events itself
+// env is what the values package needs of the command: the encoding
+// limits, its database and time, and its scratch buffers.
+func (x *Ctx) env() values.Env {
+	return values.Env{Limits: x.s.cfg, DB: x.DB, Now: x.Now, Scratch: &x.scratch}
 }
 
-// begin starts an edit of key, already looked up for writing as e, as a
-// collection of type t. It replies WRONGTYPE and returns false for another
-// type.
-func (c *collectionEdit) begin(x *Ctx, key []byte, e keyspace.Entry, found bool, t keyspace.Type) bool {
-	*c = collectionEdit{x: x, key: key, e: e, found: found}
-	return !x.wrongType(&c.e, found, t)
-}
-
-// writeBack writes the collection of n elements back, keeping the key's TTL: an
-// empty one is deleted; a large one (obj) is stored when it is new or
-// replaced the compact form; otherwise the compact bytes, when they changed.
-// Then it emits the keyspace event of the change (none when event is empty)
-// and "del" for a deleted key, in Redis's order.
-func (c *collectionEdit) writeBack(t keyspace.Type, n int, large bool, obj keyspace.Object, objEnc keyspace.Encoding, compact []byte, compactEnc keyspace.Encoding, event string) {
-	x := c.x
-	switch {
-	case n == 0:
-		if c.found {
-			x.DB.DeleteEntry(&c.e)
-		}
-	case large:
-		if !c.found || c.e.Object() != obj {
-			x.DB.PutObject(&c.e, c.key, t, objEnc, obj, c.e.ExpireAt(), x.Now)
-		} else {
-			x.DB.ModifiedEntry(&c.e) // changed in place
-		}
-	case !c.changed:
-	case c.found:
-		x.DB.Replace(&c.e, compactEnc, compact, c.e.ExpireAt(), x.Now)
-	default:
-		x.DB.Put(&c.e, c.key, t, compactEnc, compact, 0, x.Now)
-	}
-	c.notify(t, n, event)
-}
-
-func (c *collectionEdit) notify(t keyspace.Type, n int, event string) {
-	if c.silent {
-		return
-	}
+// committed emits the keyspace events of a committed edit in Redis's order:
+// event (none when empty), then "del" when the edit emptied the key.
+func (x *Ctx) committed(c values.Commit, event string) {
 	if event != "" {
-		c.x.notify(typeEvents[t], event, c.key)
+		x.notify(typeEvents[c.Type], event, c.Key)
 	}
-	if n == 0 && c.found {
-		c.x.notify(notifyGeneric, "del", c.key)
+	if c.Outcome == values.Deleted {
+		x.notify(notifyGeneric, "del", c.Key)
 	}
+}
+
+// stored emits the keyspace events of a collection stored over key (a STORE
+// command's result): event for a store, "del" for a deletion. It reports
+// whether the data set changed.
+func (x *Ctx) stored(c values.Commit, event string) bool {
+	switch c.Outcome {
+	case values.Deleted:
+		x.notify(notifyGeneric, "del", c.Key)
+	case values.Stored:
+		x.notify(typeEvents[c.Type], event, c.Key)
+	}
+	return c.Outcome != values.Unchanged
 }
 
 // typeEvents is the keyspace event class of each type's commands.
@@ -75,28 +48,120 @@ var typeEvents = [...]config.KeyspaceEvents{
 	keyspace.TypeStream: notifyStream,
 }
 
-// storeCollection stores a collection of n elements built apart from the
-// keyspace at key, replacing any value and its expire time as Redis's setKey
-// does: obj when non-nil, else the compact bytes. n == 0 deletes key. It
-// emits event for a store and "del" for a deletion, and reports whether the
-// data set changed.
-func (x *Ctx) storeCollection(key []byte, t keyspace.Type, n int, obj keyspace.Object, objEnc keyspace.Encoding, compact []byte, compactEnc keyspace.Encoding, event string) bool {
-	e, found := x.lookupWrite(key)
-	switch {
-	case n == 0:
-		if !found {
-			return false
-		}
-		x.DB.DeleteEntry(&e)
-		x.notify(notifyGeneric, "del", key)
-		return true
-	case obj != nil:
-		x.DB.PutObject(&e, key, t, objEnc, obj, 0, x.Now)
-	default:
-		x.DB.Put(&e, key, t, compactEnc, compact, 0, x.Now)
+// readHash looks key up for reading as a hash, replying WRONGTYPE (ok=false)
+// for another type.
+func (x *Ctx) readHash(key []byte) (h values.HashView, found, ok bool) {
+	e, found, ok := x.readTyped(key, keyspace.TypeHash)
+	if found && ok {
+		h = values.ViewHash(&e)
 	}
-	x.notify(typeEvents[t], event, key)
+	return h, found, ok
+}
+
+// editHash looks key up for writing as a hash into h, which the caller keeps
+// on its stack (a missing key is an empty hash), replying WRONGTYPE and
+// returning false for another type.
+func (x *Ctx) editHash(key []byte, h *values.HashEdit) bool {
+	e, found := x.lookupWrite(key)
+	if x.wrongType(&e, found, keyspace.TypeHash) {
+		return false
+	}
+	h.Begin(x.env(), key, e, found)
 	return true
+}
+
+// readSet looks key up for reading as a set, replying WRONGTYPE (ok=false) for
+// another type.
+func (x *Ctx) readSet(key []byte) (s values.SetView, found, ok bool) {
+	e, found, ok := x.readTyped(key, keyspace.TypeSet)
+	if found && ok {
+		s = values.ViewSet(&e)
+	}
+	return s, found, ok
+}
+
+// editSet looks key up for writing as a set into s, which the caller keeps on
+// its stack (a missing key is an empty intset), replying WRONGTYPE and
+// returning false for another type.
+func (x *Ctx) editSet(key []byte, s *values.SetEdit) bool {
+	e, found := x.lookupWrite(key)
+	if x.wrongType(&e, found, keyspace.TypeSet) {
+		return false
+	}
+	s.Begin(x.env(), key, e, found)
+	return true
+}
+
+// readList looks key up for reading as a list, replying WRONGTYPE (ok=false)
+// for another type.
+func (x *Ctx) readList(key []byte) (l values.ListView, found, ok bool) {
+	e, found, ok := x.readTyped(key, keyspace.TypeList)
+	if found && ok {
+		l = values.ViewList(&e)
+	}
+	return l, found, ok
+}
+
+// editList looks key up for writing as a list into l, which the caller keeps
+// on its stack (a missing key is an empty list), replying WRONGTYPE and
+// returning false for another type.
+func (x *Ctx) editList(key []byte, l *values.ListEdit) bool {
+	e, found := x.lookupWrite(key)
+	return x.editListAt(key, e, found, l)
+}
+
+// editListAt is editList on an entry already looked up.
+func (x *Ctx) editListAt(key []byte, e keyspace.Entry, found bool, l *values.ListEdit) bool {
+	if x.wrongType(&e, found, keyspace.TypeList) {
+		return false
+	}
+	l.Begin(x.env(), key, e, found)
+	return true
+}
+
+// readZSet looks key up for reading as a sorted set, replying WRONGTYPE
+// (ok=false) for another type.
+func (x *Ctx) readZSet(key []byte) (z values.ZSetView, found, ok bool) {
+	e, found, ok := x.readTyped(key, keyspace.TypeZSet)
+	if found && ok {
+		z = values.ViewZSet(&e)
+	}
+	return z, found, ok
+}
+
+// editZSet looks key up for writing as a sorted set into z, which the caller
+// keeps on its stack (a missing key is an empty set), replying WRONGTYPE and
+// returning false for another type.
+func (x *Ctx) editZSet(key []byte, z *values.ZSetEdit) bool {
+	e, found := x.lookupWrite(key)
+	if x.wrongType(&e, found, keyspace.TypeZSet) {
+		return false
+	}
+	z.Begin(x.env(), key, e, found)
+	return true
+}
+
+// readStream looks key up for reading as a stream: nil when missing;
+// ok=false after replying WRONGTYPE.
+func (x *Ctx) readStream(key []byte) (s *stream.Stream, ok bool) {
+	e, found, ok := x.readTyped(key, keyspace.TypeStream)
+	if found && ok {
+		s = values.EntryStream(&e)
+	}
+	return s, ok
+}
+
+// writeStream looks key up for writing as a stream: nil when missing;
+// ok=false after replying WRONGTYPE.
+func (x *Ctx) writeStream(key []byte) (e keyspace.Entry, s *stream.Stream, ok bool) {
+	e, found := x.lookupWrite(key)
+	if x.wrongType(&e, found, keyspace.TypeStream) {
+		return e, nil, false
+	}
+	if found {
+		s = values.EntryStream(&e)
+	}
+	return e, s, true
 }
 
 // parseMPOP parses what LMPOP, ZMPOP and their blocking forms take after the

@@ -7,6 +7,7 @@ import (
 
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/resp"
+	"github.com/keyhive/keyhive/values"
 )
 
 // Flags describe a command as COMMAND INFO reports it and as dispatch needs it.
@@ -278,24 +279,15 @@ type Ctx struct {
 	// scratch holds two buffers for building values (e.g. a listpack being
 	// rebuilt): a rebuild reads one and writes the other, and the keyspace
 	// copies the result, so they are reused across commands.
-	scratch    [2][]byte
-	scratchUse int
+	scratch values.Scratch
 }
 
 // nextScratch returns the scratch buffer not handed out last, emptied.
-func (x *Ctx) nextScratch() []byte {
-	x.scratchUse ^= 1
-	return x.scratch[x.scratchUse][:0]
-}
+func (x *Ctx) nextScratch() []byte { return x.scratch.Next() }
 
 // keepScratch keeps b, built in the last scratch buffer, as that buffer, so a
 // capacity it grew to is reused; a huge one is let go.
-func (x *Ctx) keepScratch(b []byte) {
-	if cap(b) > 1<<20 {
-		b = nil
-	}
-	x.scratch[x.scratchUse] = b
-}
+func (x *Ctx) keepScratch(b []byte) { x.scratch.Keep(b) }
 
 // collector gathers byte strings whose count is known only at the end (KEYS,
 // SCAN): they are copied into one reused buffer, since the keyspace lends them

@@ -1,4 +1,4 @@
-package server
+package values
 
 import (
 	"strconv"
@@ -8,6 +8,23 @@ import (
 	"github.com/keyhive/keyhive/persistence"
 	"github.com/keyhive/keyhive/resp"
 )
+
+// StreamObject is a stream stored as a keyspace object (OBJECT ENCODING
+// "stream"); streams have no inline form, and are changed in place.
+type StreamObject struct{ *stream.Stream }
+
+func (o *StreamObject) Clone() keyspace.Object { return &StreamObject{o.Stream.Clone()} }
+
+// EntryStream is a stream entry's stream.
+func EntryStream(e *keyspace.Entry) *stream.Stream { return e.Object().(*StreamObject).Stream }
+
+// CreateStream stores a new empty stream at key (e looked up for writing,
+// missing).
+func CreateStream(env Env, e *keyspace.Entry, key []byte) *stream.Stream {
+	s := stream.New()
+	env.DB.PutObject(e, key, keyspace.TypeStream, keyspace.EncStream, &StreamObject{s}, 0, env.Now)
+	return s
+}
 
 // appendStreamValue appends a stream as Redis 7.0 writes it (type 19): the
 // nodes as stream listpacks, the ID bookkeeping, then the groups with their
@@ -50,9 +67,9 @@ func appendStreamValue(enc *persistence.Encoder, b []byte, st *stream.Stream) []
 	return b
 }
 
-// storeStream stores a decoded stream at key, which does not exist, with
-// the nodes it was saved with (so XINFO's radix-tree figures carry over).
-func (x *Ctx) storeStream(key []byte, v *persistence.Stream) {
+// storeStream stores a decoded stream at key (e its vacancy) with the nodes
+// it was saved with (so XINFO's radix-tree figures carry over).
+func storeStream(env Env, e *keyspace.Entry, key []byte, v *persistence.Stream) {
 	st := stream.New()
 	for i := range v.Nodes {
 		n := &v.Nodes[i]
@@ -81,16 +98,15 @@ func (x *Ctx) storeStream(key []byte, v *persistence.Stream) {
 			sg.AddPending(p.ID, consumers[p.Consumer], p.DeliveryTime, p.DeliveryCount)
 		}
 	}
-	e, _ := x.lookupWrite(key)
-	x.DB.PutObject(&e, key, keyspace.TypeStream, keyspace.EncStream, &streamObject{st}, 0, x.Now)
+	env.DB.PutObject(e, key, keyspace.TypeStream, keyspace.EncStream, &StreamObject{st}, 0, env.Now)
 }
 
-// appendStreamRebuild appends the commands Redis 7.0's AOF rewrite emits
+// AppendStreamRebuild appends the commands Redis 7.0's AOF rewrite emits
 // for a stream: an XADD per entry (XADD MAXLEN 0 for an empty stream),
 // XSETID with the counters, then per group XGROUP CREATE with ENTRIESREAD
 // and, per consumer, XCLAIM ... JUSTID FORCE for each pending entry or
 // XGROUP CREATECONSUMER when it has none.
-func appendStreamRebuild(b, key []byte, st *stream.Stream) []byte {
+func AppendStreamRebuild(b, key []byte, st *stream.Stream) []byte {
 	var ids [2][48]byte
 	idArg := func(i int, id stream.ID) []byte { return id.Append(ids[i][:0]) }
 	var argv [][]byte

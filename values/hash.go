@@ -1,0 +1,220 @@
+package values
+
+import (
+	"math/rand/v2"
+
+	"github.com/keyhive/keyhive/internal/bytemap"
+	"github.com/keyhive/keyhive/internal/listpack"
+	"github.com/keyhive/keyhive/keyspace"
+)
+
+// HashObject is the large form of a hash (OBJECT ENCODING hashtable). Small
+// hashes are inline listpack bytes instead.
+type HashObject struct{ bytemap.Map }
+
+func (h *HashObject) Clone() keyspace.Object { return &HashObject{*h.Map.Clone()} }
+
+// HashView is a stored hash in either form: Obj when large, else LP.
+type HashView struct {
+	LP  []byte
+	Obj *HashObject
+}
+
+// ViewHash reads a hash entry.
+func ViewHash(e *keyspace.Entry) HashView {
+	if o := e.Object(); o != nil {
+		return HashView{Obj: o.(*HashObject)}
+	}
+	return HashView{LP: e.Value()}
+}
+
+func (h HashView) Len() int {
+	if h.Obj != nil {
+		return h.Obj.Len()
+	}
+	return listpack.Len(h.LP)
+}
+
+func (h HashView) Get(field []byte) ([]byte, bool) {
+	if h.Obj != nil {
+		return h.Obj.Get(field)
+	}
+	return listpack.Get(h.LP, field)
+}
+
+// Each calls fn for every pair: in insertion order for a listpack, in table
+// order for the large form.
+func (h HashView) Each(fn func(field, value []byte)) {
+	if h.Obj != nil {
+		for p := h.Obj.Next(0); p >= 0; p = h.Obj.Next(p + 1) {
+			fn(h.Obj.At(p))
+		}
+		return
+	}
+	it := listpack.NewIter(h.LP)
+	for f, v, ok := it.Next(); ok; f, v, ok = it.Next() {
+		fn(f, v)
+	}
+}
+
+// Picker returns a function that draws uniformly random pairs of a
+// non-empty hash; a listpack's pairs are indexed once for it.
+func (h HashView) Picker() func() (field, value []byte) {
+	if h.Obj != nil {
+		return func() ([]byte, []byte) { return h.Obj.At(h.Obj.RandomPos()) }
+	}
+	offs := pairOffsets(h.LP)
+	it := listpack.NewIter(h.LP)
+	return func() ([]byte, []byte) {
+		it.Seek(offs[rand.IntN(len(offs))])
+		f, v, _ := it.Next()
+		return f, v
+	}
+}
+
+// pairOffsets returns the iterator offsets of a listpack's pairs.
+func pairOffsets(lp []byte) []int {
+	offs := make([]int, 0, listpack.Len(lp))
+	it := listpack.NewIter(lp)
+	for {
+		off := it.Offset()
+		if _, _, ok := it.Next(); !ok {
+			return offs
+		}
+		offs = append(offs, off)
+	}
+}
+
+// RandomDistinct calls fn for count distinct random pairs (count < Len).
+func (h HashView) RandomDistinct(count int, fn func(field, value []byte)) {
+	if h.Obj == nil {
+		// Pick pair offsets by a partial Fisher-Yates shuffle.
+		offs := pairOffsets(h.LP)
+		it := listpack.NewIter(h.LP)
+		for i := 0; i < count; i++ {
+			j := i + rand.IntN(len(offs)-i)
+			offs[i], offs[j] = offs[j], offs[i]
+			it.Seek(offs[i])
+			f, v, _ := it.Next()
+			fn(f, v)
+		}
+		return
+	}
+	m := &h.Obj.Map
+	if count*3 > m.Len() {
+		var pos []int
+		for p := m.Next(0); p >= 0; p = m.Next(p + 1) {
+			pos = append(pos, p)
+		}
+		for i := 0; i < count; i++ {
+			j := i + rand.IntN(len(pos)-i)
+			pos[i], pos[j] = pos[j], pos[i]
+			fn(m.At(pos[i]))
+		}
+		return
+	}
+	seen := make(map[int]struct{}, count)
+	for len(seen) < count {
+		p := m.RandomPos()
+		if _, dup := seen[p]; dup {
+			continue
+		}
+		seen[p] = struct{}{}
+		fn(m.At(p))
+	}
+}
+
+func (h HashView) object() keyspace.Object {
+	if h.Obj == nil {
+		return nil
+	}
+	return h.Obj
+}
+
+// HashEdit is a hash being changed: a listpack rebuilt by each change, or the
+// large form changed in place. Commit stores it.
+type HashEdit struct {
+	Edit
+	HashView
+}
+
+// Begin starts an edit of key, looked up for writing as e (a hash when
+// found; a missing key is an empty hash). The caller keeps h on its stack.
+func (h *HashEdit) Begin(env Env, key []byte, e keyspace.Entry, found bool) {
+	*h = HashEdit{}
+	h.begin(env, key, e, found)
+	if found {
+		h.HashView = ViewHash(&h.entry)
+	} else {
+		h.LP = listpack.Empty
+	}
+}
+
+// convert turns a listpack into the large form.
+func (h *HashEdit) convert() {
+	o := &HashObject{}
+	it := listpack.NewIter(h.LP)
+	for f, v, ok := it.Next(); ok; f, v, ok = it.Next() {
+		o.Set(f, v)
+	}
+	h.Obj, h.LP, h.changed = o, nil, true
+}
+
+// ConvertForArgs converts a listpack that any of args would make too long an
+// element for, as Redis's hashTypeTryConversion does before HSET.
+func (h *HashEdit) ConvertForArgs(args [][]byte) {
+	if h.Obj != nil {
+		return
+	}
+	limit := h.env.Limits.HashMaxListpackValue()
+	for _, a := range args {
+		if int64(len(a)) > limit {
+			h.convert()
+			return
+		}
+	}
+}
+
+// Set sets field to value, converting past the listpack limits, and reports
+// whether the field is new.
+func (h *HashEdit) Set(field, value []byte) bool {
+	if h.Obj == nil {
+		limit := h.env.Limits.HashMaxListpackValue()
+		if int64(len(field)) > limit || int64(len(value)) > limit {
+			h.convert()
+		}
+	}
+	if h.Obj != nil {
+		return h.Obj.Set(field, value)
+	}
+	var added bool
+	h.LP, added = listpack.Set(h.env.Scratch.Next(), h.LP, field, value)
+	h.rebuilt(h.LP)
+	if int64(listpack.Len(h.LP)) > h.env.Limits.HashMaxListpackEntries() {
+		h.convert()
+	}
+	return added
+}
+
+// Delete deletes fields and returns how many were present.
+func (h *HashEdit) Delete(fields [][]byte) int {
+	if h.Obj != nil {
+		deleted := 0
+		for _, f := range fields {
+			if h.Obj.Delete(f) {
+				deleted++
+			}
+		}
+		return deleted
+	}
+	var deleted int
+	h.LP, deleted = listpack.Delete(h.env.Scratch.Next(), h.LP, fields)
+	h.env.Scratch.Keep(h.LP)
+	h.changed = h.changed || deleted > 0
+	return deleted
+}
+
+// Commit stores the hash (an emptied hash is deleted).
+func (h *HashEdit) Commit() Commit {
+	return h.writeBack(keyspace.TypeHash, h.Len(), h.object(), keyspace.EncHashtable, h.LP, keyspace.EncListpack)
+}

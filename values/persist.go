@@ -1,0 +1,225 @@
+package values
+
+import (
+	"encoding/binary"
+	"errors"
+
+	"github.com/keyhive/keyhive/internal/intset"
+	"github.com/keyhive/keyhive/internal/strnum"
+	"github.com/keyhive/keyhive/internal/zset"
+	"github.com/keyhive/keyhive/keyspace"
+	"github.com/keyhive/keyhive/persistence"
+)
+
+// AccessMode is what a file records of each key's access clock: Redis
+// saves the LRU idle time under an LRU maxmemory policy and the LFU counter
+// under an LFU one.
+type AccessMode int
+
+const (
+	AccessNone AccessMode = iota
+	AccessLRU
+	AccessLFU
+)
+
+// StringEncoding picks the encoding Redis gives a string stored from a
+// client argument: int when it is a canonical 64-bit integer, embstr up to
+// 44 bytes.
+func StringEncoding(v []byte) keyspace.Encoding {
+	if len(v) <= 20 {
+		if _, ok := strnum.ParseInt(v); ok {
+			return keyspace.EncInt
+		}
+	}
+	if len(v) <= 44 {
+		return keyspace.EncEmbstr
+	}
+	return keyspace.EncRaw
+}
+
+// IdleSeconds is the time since the access clock, allowing for its
+// wrap-around.
+func IdleSeconds(access uint32, nowMs int64) int64 {
+	now := keyspace.LRUClock(nowMs)
+	if now >= access {
+		return int64(now - access)
+	}
+	return int64(now + (1 << 24) - access)
+}
+
+// AppendValue appends the entry's RDB value type, the key when key is not
+// nil (a file record; DUMP has none), and the value, in the encodings Redis
+// 7.0 writes for the same in-memory encodings. Lists are split into nodes
+// as the configured list-max-listpack-size splits them.
+func AppendValue(enc *persistence.Encoder, b []byte, e *keyspace.Entry, key []byte, lim Limits) []byte {
+	head := func(t byte) {
+		b = append(b, t)
+		if key != nil {
+			b = enc.AppendString(b, key)
+		}
+	}
+	switch e.Type() {
+	case keyspace.TypeString:
+		head(persistence.TypeString)
+		b = enc.AppendString(b, e.Value())
+	case keyspace.TypeList:
+		head(persistence.TypeListQuicklist2)
+		l := ViewList(e)
+		b = enc.AppendListNodes(b, lim.ListMaxListpackSize(), func(fn func([]byte) bool) { l.Each(0, false, fn) })
+	case keyspace.TypeSet:
+		set := ViewSet(e)
+		if set.Obj == nil {
+			head(persistence.TypeSetIntset)
+			blob := persistence.AppendIntset(enc.Scratch[:0], intset.Len(set.Ints), func(i int) int64 { return intset.At(set.Ints, i) })
+			enc.Scratch = blob
+			b = enc.AppendBlob(b, blob)
+			break
+		}
+		head(persistence.TypeSet)
+		b = persistence.AppendLen(b, uint64(set.Len()))
+		set.Each(func(m []byte) { b = enc.AppendString(b, m) })
+	case keyspace.TypeZSet:
+		z := ViewZSet(e)
+		if z.Obj == nil {
+			head(persistence.TypeZSetListpack)
+			lp := &enc.Listpack
+			lp.Reset()
+			it := zset.NewIter(z.LP)
+			for m, sc, ok := it.Next(); ok; m, sc, ok = it.Next() {
+				lp.Append(m)
+				lp.AppendScore(sc)
+			}
+			b = enc.AppendBlob(b, lp.Bytes())
+			break
+		}
+		// Highest score first, as Redis walks its skiplist from the tail.
+		head(persistence.TypeZSet2)
+		n := z.Len()
+		b = persistence.AppendLen(b, uint64(n))
+		z.Each(0, n, true, func(m []byte, sc float64) {
+			b = enc.AppendString(b, m)
+			b = persistence.AppendDouble(b, sc)
+		})
+	case keyspace.TypeHash:
+		h := ViewHash(e)
+		if h.Obj == nil {
+			head(persistence.TypeHashListpack)
+			lp := &enc.Listpack
+			lp.Reset()
+			h.Each(func(f, v []byte) {
+				lp.Append(f)
+				lp.Append(v)
+			})
+			b = enc.AppendBlob(b, lp.Bytes())
+			break
+		}
+		head(persistence.TypeHash)
+		b = persistence.AppendLen(b, uint64(h.Len()))
+		h.Each(func(f, v []byte) {
+			b = enc.AppendString(b, f)
+			b = enc.AppendString(b, v)
+		})
+	case keyspace.TypeStream:
+		head(persistence.TypeStreamListpack2) // Redis 7.0's stream type
+		b = appendStreamValue(enc, b, EntryStream(e))
+	}
+	return b
+}
+
+// AppendRecord appends a key's file record: its expire time, access clock
+// (per mode, the LFU counter decayed by decay minutes), type, key and value.
+func AppendRecord(enc *persistence.Encoder, b []byte, e *keyspace.Entry, mode AccessMode, now int64, decay int, lim Limits) []byte {
+	if at := e.ExpireAt(); at != 0 {
+		b = binary.LittleEndian.AppendUint64(append(b, persistence.OpExpireTimeMS), uint64(at))
+	}
+	switch mode {
+	case AccessLRU:
+		b = persistence.AppendLen(append(b, persistence.OpIdle), uint64(IdleSeconds(e.Access(), now)))
+	case AccessLFU:
+		b = append(b, persistence.OpFreq, byte(keyspace.LFUCounter(e.Access(), now, decay)))
+	}
+	return AppendValue(enc, b, e, e.Key(), lim)
+}
+
+// ErrDuplicate is a loaded collection repeating a member (Redis reports it
+// as corruption).
+var ErrDuplicate = errors.New("duplicate elements")
+
+// Restore stores a decoded value at key, e being the key's vacancy, with
+// its expire time (0 for none) and the access clock it came with (freq and
+// idle, -1 when the record has none). A collection is built as the
+// commands build it, so it takes the encoding Redis gives it under the
+// configured limits.
+func Restore(env Env, e keyspace.Entry, key []byte, v *persistence.Value, expireAt int64, mode AccessMode, freq int, idle int64) error {
+	if v.Type == persistence.TypeString {
+		// Most keys: the value stored straight into the vacancy.
+		env.DB.Put(&e, key, keyspace.TypeString, StringEncoding(v.Str), v.Str, expireAt, env.Now)
+	} else {
+		if err := storeCollection(env, e, key, v); err != nil {
+			return err
+		}
+		e, _ = env.DB.Lookup(key, env.Now, false)
+		if expireAt != 0 {
+			env.DB.SetExpire(&e, expireAt, env.Now)
+		}
+	}
+	SetAccess(env, &e, mode, freq, idle)
+	return nil
+}
+
+// storeCollection stores a decoded collection at key (e its vacancy).
+// Duplicate members are an error.
+func storeCollection(env Env, e keyspace.Entry, key []byte, v *persistence.Value) error {
+	switch v.Type {
+	case persistence.TypeList:
+		var l ListEdit
+		l.Begin(env, key, e, false)
+		for _, el := range v.Elems {
+			l.Push(false, el)
+		}
+		l.Commit()
+	case persistence.TypeSet:
+		var set SetEdit
+		set.Begin(env, key, e, false)
+		for _, m := range v.Elems {
+			if !set.Add(m) {
+				return ErrDuplicate
+			}
+		}
+		set.Commit()
+	case persistence.TypeZSet:
+		var z ZSetEdit
+		z.Begin(env, key, e, false)
+		for i, m := range v.Elems {
+			if _, dup := z.Score(m); dup {
+				return ErrDuplicate
+			}
+			z.Add(m, v.Scores[i])
+		}
+		z.Commit()
+	case persistence.TypeHash:
+		var h HashEdit
+		h.Begin(env, key, e, false)
+		for i := 0; i < len(v.Elems); i += 2 {
+			if !h.Set(v.Elems[i], v.Elems[i+1]) {
+				return ErrDuplicate
+			}
+		}
+		h.Commit()
+	case persistence.TypeStream:
+		storeStream(env, &e, key, v.Stream)
+	}
+	return nil
+}
+
+// SetAccess gives a restored or loaded key the access clock it came with,
+// as objectSetLRUOrLFU does: the LFU counter under an LFU policy, else the
+// LRU idle time (none when negative).
+func SetAccess(env Env, e *keyspace.Entry, mode AccessMode, freq int, idle int64) {
+	switch {
+	case mode == AccessLFU && freq >= 0:
+		env.DB.SetAccess(e, keyspace.LFUAccess(int64(freq), env.Now))
+	case mode != AccessLFU && idle >= 0:
+		env.DB.SetAccess(e, (keyspace.LRUClock(env.Now)-uint32(idle))&(1<<24-1))
+	}
+}
