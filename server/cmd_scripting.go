@@ -242,8 +242,8 @@ func (h *scriptHost) Call(args [][]byte, resp3 bool, dst []byte) []byte {
 		return fail(denied)
 	case cmd.Flags&FlagWrite != 0 && h.readOnly:
 		return reject("ERR Write commands are not allowed from read-only scripts.")
-	case cmd.Flags&FlagWrite != 0 && s.aof.writeErr.Load() != nil:
-		return reject(s.aofWriteError())
+	case cmd.Flags&FlagWrite != 0 && s.aof.WriteFailed():
+		return reject(s.aof.WriteError())
 	case cmd.Flags&FlagDenyOOM != 0 && h.overMaxMemory && !h.writeCalled && s.evict.limit.Load() != 0:
 		return reject(errOOM)
 	}

@@ -1,0 +1,759 @@
+package durability
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/keyhive/keyhive/persistence"
+	"github.com/keyhive/keyhive/resp"
+)
+
+// AOF is the append-only file, in Redis 7's multi-part layout
+// (persistence/aof.go): dir/appenddirname holds a base snapshot,
+// incremental files of the commands written since, and the manifest naming
+// them. While it is on, the AOF subscribes to the change stream and appends
+// every command to an in-memory buffer; a client writes the buffer to the
+// file before its replies go out (and fsyncs it first under appendfsync
+// always), so an acknowledged write is in the file; under everysec the cron
+// fsyncs once a second. A rewrite (BGREWRITEAOF) switches to a new
+// incremental file at a snapshot instant and writes the snapshot as the new
+// base (an RDB file under aof-use-rdb-preamble, else commands) while writes
+// continue, then swaps the manifest.
+type AOF struct {
+	h     *Host
+	saver *Saver
+
+	on     atomic.Bool // appending
+	cancel func()      // ends the subscription to the change stream
+	// fed counts the bytes ever buffered, done those written (and synced
+	// under always): a client replies once done reaches fed as it was after
+	// its command.
+	fed, done atomic.Int64
+
+	mu  sync.Mutex // buf, db: fed under the changed keys' locks
+	buf []byte
+	db  int // database of the last command buffered; -1 before any
+
+	writeMu  sync.Mutex // the files and the manifest
+	file     *os.File   // the current incremental file
+	fileSize int64      // its size: where a failed write is cut back to
+	manifest *persistence.Manifest
+	size     atomic.Int64 // bytes in the incremental files and base
+	baseSize atomic.Int64
+	unsynced atomic.Bool
+	syncing  atomic.Bool
+	lastSync time.Time
+
+	rewriting       atomic.Bool
+	scheduled       atomic.Bool
+	rewriteStart    atomic.Int64 // Unix ms
+	lastRewriteSec  atomic.Int64
+	rewrites        atomic.Int64
+	rewriteFailures atomic.Int64
+	lastRewriteErr  atomic.Bool
+	// lastRewriteFailure (Unix ms) paces automatic rewrites after repeated
+	// failures (rewriteLimited).
+	lastRewriteFailure atomic.Int64
+	writeErr           atomic.Pointer[error] // the last write's error; nil when it succeeded
+	rewriteDone        sync.WaitGroup
+}
+
+// On reports whether the AOF is being appended to.
+func (a *AOF) On() bool { return a.on.Load() }
+
+// Rewriting reports whether a rewrite is running.
+func (a *AOF) Rewriting() bool { return a.rewriting.Load() }
+
+// Schedule makes the cron start a rewrite as soon as no snapshot runs.
+func (a *AOF) Schedule() { a.scheduled.Store(true) }
+
+func (a *AOF) dir() string {
+	return filepath.Join(a.h.Config.Dir(), a.h.Config.AppendDirname())
+}
+
+func (a *AOF) fileName(seq int64, kind string) string {
+	return fmt.Sprintf("%s.%d.%s", a.h.Config.AppendFilename(), seq, kind)
+}
+
+func (a *AOF) manifestPath() string {
+	return filepath.Join(a.dir(), a.h.Config.AppendFilename()+".manifest")
+}
+
+// subscribe starts (nil: stops) taking the change stream's commands.
+func (a *AOF) subscribe(on bool) {
+	if a.cancel != nil {
+		a.cancel()
+		a.cancel = nil
+	}
+	if on {
+		a.cancel = a.h.Changes.Subscribe(a)
+	}
+}
+
+// Start loads the AOF at start-up and opens it for appending; without
+// one it creates a base of the (empty) data set and an incremental file,
+// as Redis 7.0 does (an RDB file is not loaded when appendonly is on).
+func (a *AOF) Start() error {
+	data, err := os.ReadFile(a.manifestPath())
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		if err := os.MkdirAll(a.dir(), 0o755); err != nil {
+			return fmt.Errorf("can't create the append-only dir %s: %w", a.dir(), err)
+		}
+		a.h.Log.Printf("Creating AOF base file %s on server start", a.fileName(1, a.baseKind()))
+		err := a.rewrite(true)
+		a.rewrites.Store(0) // as Redis, the start-up base is not a rewrite
+		return err
+	case err != nil:
+		return fmt.Errorf("reading the AOF manifest %s: %w", a.manifestPath(), err)
+	}
+	m, err := persistence.ParseManifest(strings.NewReader(string(data)))
+	if err != nil {
+		return fmt.Errorf("%s: %w", a.manifestPath(), err)
+	}
+	if err := a.load(m); err != nil {
+		return err
+	}
+	if err := a.removeOrphans(m); err != nil {
+		return err
+	}
+	// Append to the last incremental file, or start one.
+	a.manifest = m
+	if n := len(m.Incremental); n > 0 {
+		f, err := os.OpenFile(filepath.Join(a.dir(), m.Incremental[n-1].Name), os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return err
+		}
+		st, err := f.Stat()
+		if err != nil {
+			f.Close()
+			return err
+		}
+		a.file, a.fileSize = f, st.Size()
+	} else {
+		a.writeMu.Lock()
+		err := a.switchIncremental(nextSeq(m), true)
+		a.writeMu.Unlock()
+		if err != nil {
+			return err
+		}
+	}
+	a.on.Store(true)
+	a.subscribe(true)
+	return nil
+}
+
+func (a *AOF) baseKind() string {
+	if a.h.Config.AOFUseRDBPreamble() {
+		return "base.rdb"
+	}
+	return "base.aof"
+}
+
+func nextSeq(m *persistence.Manifest) int64 {
+	var seq int64
+	if m.Base != nil {
+		seq = m.Base.Seq
+	}
+	for _, f := range m.Incremental {
+		seq = max(seq, f.Seq)
+	}
+	return seq + 1
+}
+
+// load loads the base and the incremental files in order. Only the last
+// file may be truncated (a crash while appending): with aof-load-truncated
+// it is cut back to its last whole command, else loading fails.
+func (a *AOF) load(m *persistence.Manifest) error {
+	start := time.Now()
+	files := m.Files()
+	var total int64
+	for i, f := range files {
+		path := filepath.Join(a.dir(), f.Name)
+		st, err := os.Stat(path)
+		if err != nil {
+			return fmt.Errorf("the AOF file %s doesn't exist: %w", path, err)
+		}
+		total += st.Size()
+		if f.Type == persistence.AOFBase {
+			a.baseSize.Store(st.Size())
+			if strings.HasSuffix(f.Name, ".rdb") || isRDBFile(path) {
+				if err := a.saver.loadFile(path, false, false); err != nil {
+					return err
+				}
+				continue
+			}
+		}
+		valid, err := a.replay(path)
+		switch {
+		case errors.Is(err, persistence.ErrTruncated) && i == len(files)-1 && a.h.Config.AOFLoadTruncated():
+			a.h.Log.Printf("!!! Warning: short read while loading the AOF file %s!!!", path)
+			a.h.Log.Printf("AOF %s loaded anyway because aof-load-truncated is enabled", path)
+			if err := os.Truncate(path, valid); err != nil {
+				return fmt.Errorf("error truncating the AOF file %s: %w", path, err)
+			}
+			total -= st.Size() - valid
+		case errors.Is(err, persistence.ErrTruncated):
+			return fmt.Errorf("unexpected end of file reading the append only file %s at offset %d. You can: 1) Make a backup of your AOF file, then use ./redis-check-aof --fix <filename.manifest>. 2) Alternatively you can set the 'aof-load-truncated' configuration option to yes and restart the server", path, valid)
+		case err != nil:
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	a.size.Store(total)
+	a.h.Log.Printf("DB loaded from append only file: %.3f seconds", time.Since(start).Seconds())
+	return nil
+}
+
+// isRDBFile reports whether path starts with the RDB signature (a base
+// written under aof-use-rdb-preamble whatever its name).
+func isRDBFile(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var sig [5]byte
+	n, _ := f.Read(sig[:])
+	return n == 5 && string(sig[:]) == "REDIS"
+}
+
+// replay runs the commands of one file through the host's Replay and
+// returns the offset after the last command applied: a transaction cut off
+// by the end of the file is not applied, and the offset is before it.
+func (a *AOF) replay(path string) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	apply := a.h.Replay()
+	run := func(args [][]byte) error {
+		if err := apply(args); err != nil {
+			return fmt.Errorf("%w reading the append only file %s", err, path)
+		}
+		return nil
+	}
+	var off, beforeMulti int64
+	var multi [][][]byte // queued: a transaction applies at its EXEC
+	valid, err := persistence.ReadCommands(f, func(args [][]byte) error {
+		size := commandSize(args)
+		defer func() { off += size }()
+		switch {
+		case bytes.EqualFold(args[0], []byte("multi")) && len(args) == 1:
+			beforeMulti, multi = off, [][][]byte{}
+			return nil
+		case bytes.EqualFold(args[0], []byte("exec")) && len(args) == 1 && multi != nil:
+			for _, q := range multi {
+				if err := run(q); err != nil {
+					return err
+				}
+			}
+			multi = nil
+			return nil
+		case multi != nil:
+			multi = append(multi, cloneArgs(args))
+			return nil
+		}
+		return run(args)
+	})
+	if multi != nil {
+		// The file ends inside MULTI: as Redis, drop the transaction.
+		if err == nil {
+			err = persistence.ErrTruncated
+		}
+		valid = beforeMulti
+	}
+	return valid, err
+}
+
+func cloneArgs(args [][]byte) [][]byte {
+	c := make([][]byte, len(args))
+	for i, a := range args {
+		c[i] = bytes.Clone(a)
+	}
+	return c
+}
+
+// commandSize is the size of args as a RESP multibulk array.
+func commandSize(args [][]byte) int64 {
+	n := 1 + len(strconv.Itoa(len(args))) + 2
+	for _, a := range args {
+		n += 1 + len(strconv.Itoa(len(a))) + 2 + len(a) + 2
+	}
+	return int64(n)
+}
+
+// Reload is DEBUG LOADAOF's load: the caller wrote the AOF (Write),
+// emptied the data set and holds the exclusive lock; the files are loaded
+// back.
+func (a *AOF) Reload() error {
+	data, err := os.ReadFile(a.manifestPath())
+	var m *persistence.Manifest
+	if err == nil {
+		m, err = persistence.ParseManifest(strings.NewReader(string(data)))
+	}
+	if err == nil {
+		err = a.load(m)
+	}
+	if err != nil {
+		return err
+	}
+	a.writeMu.Lock()
+	a.manifest = m
+	a.writeMu.Unlock()
+	return nil
+}
+
+var selectArg = []byte("SELECT")
+
+// Receive is the AOF's subscription to the change stream: it buffers argv,
+// after a SELECT when the database changes.
+func (a *AOF) Receive(db int, argv [][]byte) {
+	a.mu.Lock()
+	before := len(a.buf)
+	if db != a.db {
+		a.buf = resp.AppendCommand(a.buf, [][]byte{selectArg, strconv.AppendInt(nil, int64(db), 10)})
+		a.db = db
+	}
+	a.buf = resp.AppendCommand(a.buf, argv)
+	a.fed.Add(int64(len(a.buf) - before))
+	a.mu.Unlock()
+}
+
+// Write writes what is buffered to the incremental file, and fsyncs it
+// under appendfsync always. Clients call it before writing their replies,
+// so it returns once everything fed before the call is written (synced
+// under always): whoever holds writeMu writes for all, and a client whose
+// records another one is writing waits for that write rather than
+// replying before it (group commit). A failed write keeps the records
+// buffered, cuts the file back to its last whole command and returns the
+// error; later calls retry, and write commands are refused meanwhile
+// (WriteFailed).
+func (a *AOF) Write() error {
+	target := a.fed.Load()
+	if a.done.Load() >= target {
+		return nil
+	}
+	a.writeMu.Lock()
+	defer a.writeMu.Unlock()
+	if a.done.Load() >= target {
+		return nil
+	}
+	a.mu.Lock()
+	buf, end := a.buf, a.fed.Load()
+	a.buf = nil
+	a.mu.Unlock()
+	if a.file == nil { // appending stopped: nothing will take the records
+		a.done.Store(end)
+		return nil
+	}
+	n, err := a.file.Write(buf)
+	if err == nil && a.h.Config.AppendFsync() == "always" {
+		err = a.file.Sync()
+	}
+	if err != nil {
+		if n > 0 {
+			if terr := a.file.Truncate(a.fileSize); terr == nil {
+				a.file.Seek(a.fileSize, 0)
+			} else {
+				// The file keeps a partial command: the rest must follow.
+				a.fileSize += int64(n)
+				a.size.Add(int64(n))
+				buf = buf[n:]
+			}
+		}
+		a.mu.Lock()
+		a.buf = append(buf, a.buf...)
+		a.mu.Unlock()
+		if a.writeErr.Swap(&err) == nil {
+			a.h.Log.Printf("Error writing to the AOF file: %v", err)
+		}
+		return err
+	}
+	if a.writeErr.Swap(nil) != nil {
+		a.h.Log.Printf("AOF write error looks solved. Redis can write again.")
+	}
+	a.fileSize += int64(len(buf))
+	a.size.Add(int64(len(buf)))
+	a.done.Store(end)
+	if a.h.Config.AppendFsync() != "always" {
+		a.unsynced.Store(true)
+	}
+	if cap(buf) <= 1<<20 {
+		a.mu.Lock()
+		if a.buf == nil {
+			a.buf = buf[:0] // reuse the buffer
+		}
+		a.mu.Unlock()
+	}
+	return nil
+}
+
+// WriteFailed reports whether the last write to the AOF failed: write
+// commands are refused until one succeeds.
+func (a *AOF) WriteFailed() bool { return a.writeErr.Load() != nil }
+
+// WriteError is the error reply for write commands while the AOF cannot be
+// written, as Redis's MISCONF.
+func (a *AOF) WriteError() string {
+	msg := "unknown error"
+	if err := a.writeErr.Load(); err != nil {
+		msg = (*err).Error()
+		var errno syscall.Errno
+		if errors.As(*err, &errno) {
+			msg = errno.Error()
+		}
+	}
+	return "MISCONF Errors writing to the AOF file: " + msg
+}
+
+// Cron writes what the cron's own changes (expiry, eviction) buffered,
+// fsyncs once a second under everysec, and starts a rewrite when asked for
+// or when the file grew past auto-aof-rewrite-percentage.
+func (a *AOF) Cron() {
+	if !a.on.Load() {
+		return
+	}
+	a.Write()
+	if a.h.Config.AppendFsync() == "everysec" && a.unsynced.Load() && !a.syncing.Load() {
+		a.writeMu.Lock()
+		due := time.Since(a.lastSync) >= time.Second
+		f := a.file
+		a.writeMu.Unlock()
+		if due && a.syncing.CompareAndSwap(false, true) {
+			a.unsynced.Store(false)
+			go func() {
+				f.Sync()
+				a.writeMu.Lock()
+				a.lastSync = time.Now()
+				a.writeMu.Unlock()
+				a.syncing.Store(false)
+			}()
+		}
+	}
+	if a.rewriting.Load() {
+		return
+	}
+	grown := a.size.Load() - a.baseSize.Load()
+	pct := int64(a.h.Config.AutoAOFRewritePercentage())
+	if a.scheduled.Load() || (pct > 0 && a.size.Load() > a.h.Config.AutoAOFRewriteMinSize() && grown*100 > a.baseSize.Load()*pct && !a.rewriteLimited(time.Now().UnixMilli())) {
+		a.BGRewrite()
+	}
+}
+
+// BGRewrite starts a rewrite in the background and reports whether it
+// started (false: one is running). A BGSAVE in progress schedules it.
+func (a *AOF) BGRewrite() bool {
+	if a.saver.bgsaving.Load() {
+		a.scheduled.Store(true)
+		return true
+	}
+	if !a.rewriting.CompareAndSwap(false, true) {
+		return false
+	}
+	a.scheduled.Store(false)
+	a.rewriteDone.Add(1)
+	go func() {
+		defer a.rewriteDone.Done()
+		if err := a.rewrite(false); err != nil {
+			a.h.Log.Printf("Background AOF rewrite failed: %v", err)
+		}
+	}()
+	return true
+}
+
+// rewrite writes a new base from a snapshot of the data set and swaps
+// it in. At the snapshot instant (under the exclusive lock, so no write is
+// in between) the buffered commands go to the old incremental file, a new
+// incremental file takes the writes from then on, and the manifest names it
+// before any write reaches it: a crash or a failure at any later point
+// still loads every acknowledged write (old base, old and new incremental
+// files). first is the creation at start-up or by CONFIG SET appendonly
+// yes: no manifest names the files until the base exists, as in Redis
+// (until then the data set is not in the AOF at all).
+func (a *AOF) rewrite(first bool) (err error) {
+	start := time.Now()
+	a.rewriteStart.Store(start.UnixMilli())
+	a.rewriting.Store(true)
+	defer func() {
+		a.rewriting.Store(false)
+		a.lastRewriteSec.Store(int64(time.Since(start).Seconds()))
+		a.lastRewriteErr.Store(err != nil)
+		if err != nil {
+			a.rewriteFailures.Add(1)
+			a.lastRewriteFailure.Store(time.Now().UnixMilli())
+		} else {
+			a.rewriteFailures.Store(0)
+			a.rewrites.Add(1)
+		}
+	}()
+	dir := a.dir()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("can't create the append-only dir %s: %w", dir, err)
+	}
+	var seq int64
+	var switchErr error
+	write, end := a.beginSnapshot(a.h.Config.AOFUseRDBPreamble(), func() {
+		// The snapshot instant: what was written before is in the old files.
+		if switchErr = a.Write(); switchErr != nil {
+			return
+		}
+		a.writeMu.Lock()
+		defer a.writeMu.Unlock()
+		seq = 1
+		if a.manifest != nil {
+			seq = nextSeq(a.manifest)
+		}
+		if switchErr = a.switchIncremental(seq, !first); switchErr == nil && first {
+			a.on.Store(true)
+			a.subscribe(true)
+		}
+	})
+	if switchErr != nil {
+		end()
+		return switchErr
+	}
+	tmp := filepath.Join(dir, "temp-rewriteaof-"+strconv.Itoa(os.Getpid())+".aof")
+	err = write(tmp)
+	end()
+	if err == nil {
+		err = os.Rename(tmp, filepath.Join(dir, a.fileName(seq, a.baseKind())))
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return a.installBase(seq, first)
+}
+
+// switchIncremental opens incremental file seq and makes it the one
+// appended to. With persist, the manifest on disk names it first (the old
+// files and the new one): if that fails, the old file stays current and
+// nothing changed. The caller holds writeMu and the exclusive lock.
+func (a *AOF) switchIncremental(seq int64, persist bool) error {
+	name := a.fileName(seq, "incr.aof")
+	path := filepath.Join(a.dir(), name)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("can't open the append-only file %s: %w", name, err)
+	}
+	if persist {
+		m := a.manifest.Clone()
+		m.Incremental = append(m.Incremental, persistence.AOFFile{Name: name, Seq: seq, Type: persistence.AOFIncremental})
+		if err := a.writeManifest(m); err != nil {
+			f.Close()
+			os.Remove(path)
+			return err
+		}
+		a.manifest = m
+	}
+	if a.file != nil {
+		a.file.Sync()
+		a.file.Close()
+	}
+	a.file, a.fileSize = f, 0
+	a.mu.Lock()
+	a.db = -1 // the first command written to the new file selects its database
+	a.mu.Unlock()
+	return nil
+}
+
+// installBase makes the base of rewrite seq (renamed into place) and the
+// incremental files from seq on the AOF, then removes the files it
+// replaced. A crash before the manifest is replaced loads the old files; a
+// crash after it leaves old files that start-up removes.
+func (a *AOF) installBase(seq int64, first bool) error {
+	dir := a.dir()
+	baseName := a.fileName(seq, a.baseKind())
+	m := &persistence.Manifest{Base: &persistence.AOFFile{Name: baseName, Seq: seq, Type: persistence.AOFBase}}
+	a.writeMu.Lock()
+	if first {
+		m.Incremental = []persistence.AOFFile{{Name: a.fileName(seq, "incr.aof"), Seq: seq, Type: persistence.AOFIncremental}}
+	} else {
+		for _, f := range a.manifest.Incremental {
+			if f.Seq >= seq {
+				m.Incremental = append(m.Incremental, f)
+			}
+		}
+	}
+	err := a.writeManifest(m)
+	if err == nil {
+		a.manifest = m
+	}
+	a.writeMu.Unlock()
+	if err != nil {
+		os.Remove(filepath.Join(dir, baseName))
+		return err
+	}
+	var size int64
+	for _, f := range m.Files() {
+		if st, err := os.Stat(filepath.Join(dir, f.Name)); err == nil {
+			size += st.Size()
+			if f.Type == persistence.AOFBase {
+				a.baseSize.Store(st.Size())
+			}
+		}
+	}
+	a.size.Store(size)
+	a.removeOrphans(m) // the replaced files
+	if !first {
+		a.h.Log.Printf("Background AOF rewrite finished successfully")
+	}
+	return nil
+}
+
+// writeManifest replaces the manifest on disk (temporary file, fsync,
+// rename, fsync of the directory).
+func (a *AOF) writeManifest(m *persistence.Manifest) error {
+	if err := writeFileAtomic(a.manifestPath(), m.Format()); err != nil {
+		return fmt.Errorf("can't persist the AOF manifest %s: %w", a.manifestPath(), err)
+	}
+	return syncDir(a.dir())
+}
+
+// rewriteLimited paces automatic rewrites after three consecutive failures,
+// as Redis does: the next waits 1 minute after the last failure, doubling
+// with each further failure up to an hour. BGREWRITEAOF is not paced.
+func (a *AOF) rewriteLimited(nowMs int64) bool {
+	n := a.rewriteFailures.Load()
+	if n < 3 {
+		return false
+	}
+	minutes := int64(60)
+	if n-3 < 6 {
+		minutes = min(int64(1)<<(n-3), 60)
+	}
+	return nowMs < a.lastRewriteFailure.Load()+minutes*60_000
+}
+
+// removeOrphans removes from the AOF directory the files named like this
+// server's AOF files that m does not list, and temporary files of a
+// rewrite: at the end of a rewrite the generation it replaced, at start-up
+// what a crash left (that generation, a new incremental file a failed
+// manifest write did not list, history files, temporary files). Redis
+// lists replaced files as history in its manifest for the same purpose;
+// here the manifest is written first and whatever it does not list is
+// known to be unused. A manifest that lists history is rewritten without
+// it.
+func (a *AOF) removeOrphans(m *persistence.Manifest) error {
+	dir := a.dir()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	listed := map[string]bool{}
+	for _, f := range m.Files() {
+		listed[f.Name] = true
+	}
+	prefix := a.h.Config.AppendFilename() + "."
+	for _, e := range entries {
+		name := e.Name()
+		ours := leftTempFile(name) || name == filepath.Base(a.manifestPath())+".tmp"
+		if rest, ok := strings.CutPrefix(name, prefix); ok && !listed[name] {
+			seq, kind, _ := strings.Cut(rest, ".")
+			_, err := strconv.ParseUint(seq, 10, 63)
+			ours = err == nil && (kind == "base.rdb" || kind == "base.aof" || kind == "incr.aof")
+		}
+		if ours && e.Type().IsRegular() {
+			a.h.Log.Printf("Removing the unused AOF file %s", name)
+			os.Remove(filepath.Join(dir, name))
+		}
+	}
+	if len(m.History) > 0 {
+		m.History = nil
+		return a.writeManifest(m)
+	}
+	return nil
+}
+
+// Stop is CONFIG SET appendonly no and shutdown: what is buffered is
+// written and synced, and appending stops.
+func (a *AOF) Stop() {
+	if !a.on.Load() {
+		return
+	}
+	a.rewriteDone.Wait()
+	a.Write()
+	a.on.Store(false)
+	a.subscribe(false)
+	a.Write() // what was fed in between
+	a.writeMu.Lock()
+	if a.file != nil {
+		a.file.Sync()
+		a.file.Close()
+		a.file = nil
+	}
+	a.writeMu.Unlock()
+}
+
+// Enable is CONFIG SET appendonly yes: the AOF is created in the
+// background from a snapshot of the data set, and appending starts at its
+// instant.
+func (a *AOF) Enable() error {
+	if a.on.Load() {
+		return nil
+	}
+	if err := os.MkdirAll(a.dir(), 0o755); err != nil {
+		return err
+	}
+	if !a.rewriting.CompareAndSwap(false, true) {
+		return errors.New("an AOF rewrite is in progress")
+	}
+	a.rewriteDone.Add(1)
+	go func() {
+		defer a.rewriteDone.Done()
+		if err := a.rewrite(true); err != nil {
+			a.h.Log.Printf("Redis needs to enable the AOF but can't trigger a background AOF rewrite operation: %v", err)
+		}
+	}()
+	return nil
+}
+
+// AOFStatus is the AOF's state as INFO persistence reports it.
+type AOFStatus struct {
+	On                  bool
+	Rewriting           bool
+	Scheduled           bool
+	LastRewriteSec      int64 // -1: none yet
+	CurrentRewriteSec   int64 // -1: none running
+	LastRewriteOK       bool
+	Rewrites            int64
+	ConsecutiveFailures int64
+	LastWriteOK         bool
+	Size                int64 // of the base and the incremental files
+	BaseSize            int64
+	Buffered            int64 // bytes fed and not yet written
+	Syncing             bool  // an everysec fsync in progress
+}
+
+// Status returns the AOF's state.
+func (a *AOF) Status() AOFStatus {
+	st := AOFStatus{
+		On:                  a.on.Load(),
+		Rewriting:           a.rewriting.Load(),
+		Scheduled:           a.scheduled.Load(),
+		LastRewriteSec:      a.lastRewriteSec.Load(),
+		CurrentRewriteSec:   -1,
+		LastRewriteOK:       !a.lastRewriteErr.Load(),
+		Rewrites:            a.rewrites.Load(),
+		ConsecutiveFailures: a.rewriteFailures.Load(),
+		LastWriteOK:         a.writeErr.Load() == nil,
+		Size:                a.size.Load(),
+		BaseSize:            a.baseSize.Load(),
+		Buffered:            a.fed.Load() - a.done.Load(),
+		Syncing:             a.syncing.Load(),
+	}
+	if st.Rewriting {
+		st.CurrentRewriteSec = (time.Now().UnixMilli() - a.rewriteStart.Load()) / 1000
+	}
+	return st
+}
