@@ -117,6 +117,7 @@ func (x *Ctx) publishAlso() {
 	}
 }
 
+// propagated is one command of the block an EXEC or a script propagates.
 type propagated = changes.Op
 
 // flushExecPropagation propagates what EXEC's commands (or a script's) did,
