@@ -1,87 +1,19 @@
 package server
 
 import (
-	"bufio"
-	"os"
 	"strconv"
-	"time"
 
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/resp"
 	"github.com/keyhive/keyhive/values"
 )
 
-// An AOF base is the data set at a snapshot instant (keyspace/snapshot.go:
-// a key's record is kept before a writer changes it), written as an RDB
-// file (aof-use-rdb-preamble) or as the commands that rebuild it.
+// An AOF base without the RDB preamble (package durability) is the
+// commands that rebuild each key.
 
 // aofItemsPerCommand is how many elements one rebuilding command carries,
 // as Redis's AOF_REWRITE_ITEMS_PER_CMD.
 const aofItemsPerCommand = 64
-
-// beginDataSnapshot starts a snapshot of the data set for an AOF base;
-// atStart runs at the snapshot instant, under the exclusive lock. write
-// writes the base to path; end finishes the snapshot.
-func (s *Server) beginDataSnapshot(asRDB bool, atStart func()) (write func(path string) error, end func()) {
-	now := s.clock.UnixMilli()
-	encode := s.recordEncoder(now)
-	if !asRDB {
-		encode = aofRecordEncoder(now)
-	}
-	var functions []byte
-	snap := s.ks.BeginSnapshot(encode, func() {
-		if asRDB {
-			enc := s.encoder()
-			functions = s.scripts.AppendFunctions(nil, enc)
-			s.rdb.encoders.Put(enc)
-		} else {
-			for _, lib := range s.scripts.Libraries() {
-				functions = resp.AppendCommand(functions, [][]byte{[]byte("FUNCTION"), []byte("LOAD"), lib.Code})
-			}
-		}
-		atStart()
-	})
-	snap.KeyDelay = time.Duration(s.cfg.RDBKeySaveDelay()) * time.Microsecond
-	write = func(path string) error {
-		defer s.saverThread()()
-		if asRDB {
-			return s.writeRDB(path, true, functions, snap.Keys, snap.Expires, snap.Shard)
-		}
-		return writeCommandsBase(path, functions, snap)
-	}
-	return write, snap.End
-}
-
-// writeCommandsBase writes a base of commands: the functions, then each
-// database's keys after a SELECT.
-func writeCommandsBase(path string, functions []byte, snap *keyspace.Snapshot) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	w.Write(functions)
-	var records []byte
-	for db := range snap.Keys {
-		if snap.Keys[db] == 0 {
-			continue
-		}
-		w.Write(resp.AppendCommand(nil, [][]byte{[]byte("SELECT"), strconv.AppendInt(nil, int64(db), 10)}))
-		for sh := range keyspace.Shards {
-			records = snap.Shard(records[:0], db, sh)
-			w.Write(records)
-		}
-	}
-	if err := w.Flush(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
 
 // aofRecordEncoder appends the commands that rebuild a key.
 func aofRecordEncoder(now int64) func(b []byte, e *keyspace.Entry) []byte {

@@ -369,7 +369,7 @@ func (c *Client) flush() bool {
 	// An acknowledged write is in the AOF before its reply leaves. Under
 	// appendfsync always a write that failed is not acknowledged: the
 	// client is disconnected with its replies unsent (Redis exits).
-	if c.s.aof.on.Load() && c.s.writeAOF() != nil && c.wrote && c.s.cfg.AppendFsync() == "always" {
+	if c.s.aof.On() && c.s.aof.Write() != nil && c.wrote && c.s.cfg.AppendFsync() == "always" {
 		c.resetOut()
 		return false
 	}

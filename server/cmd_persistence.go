@@ -2,7 +2,9 @@ package server
 
 import (
 	"errors"
+	"strings"
 
+	"github.com/keyhive/keyhive/durability"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/persistence"
@@ -13,20 +15,61 @@ func init() {
 	register(
 		spec{name: "save", arity: 1, flags: "admin noscript no_multi allkeys", group: "server", summary: "Synchronously save the dataset to disk", since: "1.0.0", run: saveCommand},
 		spec{name: "bgsave", arity: -1, flags: "admin noscript", group: "server", summary: "Asynchronously save the dataset to disk", since: "1.0.0", run: bgsaveCommand},
-		spec{name: "lastsave", arity: 1, flags: "loading stale fast", category: "@admin @dangerous", group: "server", summary: "Get the UNIX time stamp of the last successful save to disk", since: "1.0.0", run: func(x *Ctx) { x.W.Int(x.s.rdb.lastSave.Load()) }},
+		spec{name: "bgrewriteaof", arity: 1, flags: "admin noscript", group: "server", summary: "Asynchronously rewrite the append-only file", since: "1.0.0", run: bgrewriteaofCommand},
+		spec{name: "lastsave", arity: 1, flags: "loading stale fast", category: "@admin @dangerous", group: "server", summary: "Get the UNIX time stamp of the last successful save to disk", since: "1.0.0", run: func(x *Ctx) { x.W.Int(x.s.saver.LastSave()) }},
 		spec{name: "dump", arity: 2, flags: "readonly", first: 1, last: 1, step: 1, category: "@keyspace", group: "generic", summary: "Return a serialized version of the value stored at the specified key.", since: "2.6.0", run: dumpCommand},
 		spec{name: "restore", arity: -4, flags: "write denyoom", first: 1, last: 1, step: 1, category: "@keyspace @dangerous", group: "generic", summary: "Create a key using the provided serialized value, previously obtained using DUMP.", since: "2.6.0", run: restoreCommand},
 	)
-	// BGSAVE takes no lock: the snapshot instant takes the exclusive lock
-	// itself, for a moment.
+	// BGSAVE and BGREWRITEAOF take no lock: the snapshot instant takes the
+	// exclusive lock itself, for a moment.
 	table["bgsave"].Flags |= FlagNoKeyspace
+	table["bgrewriteaof"].Flags |= FlagNoKeyspace
+}
+
+// persistenceHost is what package durability needs of the server.
+func (s *Server) persistenceHost() *durability.Host {
+	return &durability.Host{
+		Config:         s.cfg,
+		Keyspace:       s.ks,
+		Clock:          s.clock,
+		Log:            s.log,
+		Changes:        &s.stream,
+		Dirty:          &s.stats.dirty,
+		Version:        Version,
+		RecordEncoder:  s.recordEncoder,
+		CommandEncoder: aofRecordEncoder,
+		Functions: func(b []byte) []byte {
+			enc := s.encoder()
+			b = s.scripts.AppendFunctions(b, enc)
+			s.rdb.encoders.Put(enc)
+			return b
+		},
+		FunctionCode: func() [][]byte {
+			var code [][]byte
+			for _, lib := range s.scripts.Libraries() {
+				code = append(code, lib.Code)
+			}
+			return code
+		},
+		LoadRDB: s.loadRDBData,
+		Replay: func() func(args [][]byte) error {
+			c := s.loadingClient()
+			return func(args [][]byte) error { return s.applyLoaded(c, args) }
+		},
+		UsedMemory: func() int64 { return s.usedMemory(monoNow(), 0) },
+		DroppedGarbage: func(size int64) {
+			if size >= bigReply {
+				s.returnHeap()
+			}
+		},
+	}
 }
 
 var argABSTTL = []byte("ABSTTL")
 
 func saveCommand(x *Ctx) {
-	if err := x.s.saveLocked(x.Now); err != nil {
-		if x.s.rdb.bgsaving.Load() {
+	if err := x.s.saver.Save(x.Now); err != nil {
+		if x.s.saver.InProgress() {
 			x.W.Error(err.Error())
 			return
 		}
@@ -46,9 +89,9 @@ func bgsaveCommand(x *Ctx) {
 		schedule = true
 	}
 	switch {
-	case x.s.rdb.bgsaving.Load():
+	case x.s.saver.InProgress():
 		if schedule {
-			x.s.rdb.scheduled.Store(true)
+			x.s.saver.Schedule()
 			x.W.Simple("Background saving scheduled")
 			return
 		}
@@ -56,12 +99,26 @@ func bgsaveCommand(x *Ctx) {
 	case x.inExec:
 		// EXEC holds locks the snapshot instant would wait for: the cron
 		// starts it, as Redis does for a BGSAVE inside MULTI.
-		x.s.rdb.scheduled.Store(true)
+		x.s.saver.Schedule()
 		x.W.Simple("Background saving scheduled")
-	case x.s.bgsave():
+	case x.s.saver.BGSave():
 		x.W.Simple("Background saving started")
 	default:
 		x.W.Error("ERR Background save already in progress")
+	}
+}
+
+func bgrewriteaofCommand(x *Ctx) {
+	switch {
+	case x.s.aof.Rewriting():
+		x.W.Error("ERR Background append only file rewriting already in progress")
+	case x.s.saver.InProgress():
+		x.s.aof.Schedule()
+		x.W.Simple("Background append only file rewriting scheduled")
+	case x.s.aof.BGRewrite():
+		x.W.Simple("Background append only file rewriting started")
+	default:
+		x.W.Error("ERR Background append only file rewriting already in progress")
 	}
 }
 
@@ -194,7 +251,7 @@ func reloadCommand(x *Ctx) {
 	}
 	s := x.s
 	if save {
-		if err := s.saveLocked(x.Now); err != nil {
+		if err := s.saver.Save(x.Now); err != nil {
 			x.W.Error("ERR")
 			return
 		}
@@ -205,13 +262,107 @@ func reloadCommand(x *Ctx) {
 		}
 		s.scripts.FlushFunctions()
 	}
-	if err := s.reloadRDB(merge); err != nil {
+	if err := s.saver.Reload(merge); err != nil {
 		s.log.Printf("DEBUG RELOAD: %v", err)
 		x.W.Error("ERR Error trying to load the RDB dump, check server logs.")
 		return
 	}
 	s.log.Printf("DB reloaded by DEBUG RELOAD")
 	x.W.OK()
+}
+
+// debugLoadAOF is DEBUG LOADAOF: the AOF written out, the data set emptied
+// and loaded back from the files, under the exclusive lock.
+func debugLoadAOF(x *Ctx) {
+	s := x.s
+	if !s.aof.On() {
+		x.W.OK() // as Redis: nothing to load from
+		return
+	}
+	s.aof.Write()
+	for i := range s.ks.Len() {
+		s.ks.DB(i).Flush()
+	}
+	s.scripts.FlushFunctions()
+	if err := s.aof.Reload(); err != nil {
+		s.log.Printf("DEBUG LOADAOF: %v", err)
+		x.W.Error("ERR Error loading the AOF, check server logs.")
+		return
+	}
+	s.log.Printf("Append Only File loaded by DEBUG LOADAOF")
+	x.W.OK()
+}
+
+// deniedByDiskError reports whether cmd is refused while the AOF cannot be
+// written: write commands (queued in MULTI too) and PING, as in Redis.
+func deniedByDiskError(cmd *Command) bool {
+	return cmd.Flags&FlagWrite != 0 || cmd.Name == "ping"
+}
+
+// watchAppendOnly makes CONFIG SET appendonly start or stop the AOF.
+func (s *Server) watchAppendOnly() {
+	s.cfg.OnApply("appendonly", func() error {
+		if s.cfg.AppendOnly() {
+			return s.aof.Enable()
+		}
+		s.aof.Stop()
+		return nil
+	})
+}
+
+// writePersistenceInfo writes INFO persistence, in Redis's order. There is
+// no fork, so there is no copy-on-write to report.
+func (s *Server) writePersistenceInfo(b *strings.Builder) {
+	field(b, "loading", 0)
+	field(b, "async_loading", 0)
+	field(b, "current_cow_peak", 0)
+	field(b, "current_cow_size", 0)
+	field(b, "current_cow_size_age", 0)
+	field(b, "current_fork_perc", "0.00")
+	field(b, "current_save_keys_processed", 0)
+	field(b, "current_save_keys_total", 0)
+	field(b, "rdb_changes_since_last_save", s.stats.dirty.Load())
+	sv := s.saver.Status()
+	field(b, "rdb_bgsave_in_progress", boolInt(sv.InProgress))
+	field(b, "rdb_last_save_time", sv.LastSave)
+	field(b, "rdb_last_bgsave_status", okErr(sv.LastOK))
+	field(b, "rdb_last_bgsave_time_sec", sv.LastSec)
+	field(b, "rdb_current_bgsave_time_sec", sv.CurrentSec)
+	field(b, "rdb_saves", sv.Saves)
+	// The memory a save needs beyond the data: here the records of keys
+	// kept ahead of the saver (Redis reports its fork's copy-on-write).
+	field(b, "rdb_last_cow_size", sv.PeakExtra)
+	field(b, "rdb_last_load_keys_expired", s.rdb.expiredLoaded.Load())
+	field(b, "rdb_last_load_keys_loaded", s.rdb.loadedKeys.Load())
+
+	a := s.aof.Status()
+	field(b, "aof_enabled", boolInt(a.On))
+	field(b, "aof_rewrite_in_progress", boolInt(a.Rewriting))
+	field(b, "aof_rewrite_scheduled", boolInt(a.Scheduled))
+	field(b, "aof_last_rewrite_time_sec", a.LastRewriteSec)
+	field(b, "aof_current_rewrite_time_sec", a.CurrentRewriteSec)
+	field(b, "aof_last_bgrewrite_status", okErr(a.LastRewriteOK))
+	field(b, "aof_rewrites", a.Rewrites)
+	field(b, "aof_rewrites_consecutive_failures", a.ConsecutiveFailures)
+	field(b, "aof_last_write_status", okErr(a.LastWriteOK))
+	field(b, "aof_last_cow_size", 0)
+	field(b, "module_fork_in_progress", 0)
+	field(b, "module_fork_last_cow_size", 0)
+	if a.On {
+		field(b, "aof_current_size", a.Size)
+		field(b, "aof_base_size", a.BaseSize)
+		field(b, "aof_pending_rewrite", boolInt(a.Scheduled))
+		field(b, "aof_buffer_length", a.Buffered)
+		field(b, "aof_pending_bio_fsync", boolInt(a.Syncing))
+		field(b, "aof_delayed_fsync", 0)
+	}
+}
+
+func okErr(ok bool) string {
+	if ok {
+		return "ok"
+	}
+	return "err"
 }
 
 // shutdownSave saves before shutting down when asked to (SAVE) or when save
@@ -221,13 +372,13 @@ func (s *Server) shutdownSave(save, nosave bool) error {
 	if nosave || !save && len(s.cfg.Save()) == 0 {
 		return nil
 	}
-	s.rdb.bgDone.Wait()
+	s.saver.Wait()
 	var all keyspace.LockSet
 	all.All()
 	db := s.ks.Lock(0, &all)
 	defer s.ks.Unlock(db, &all)
 	s.log.Printf("Saving the final RDB snapshot before exiting.")
-	return s.saveLocked(s.clock.UnixMilli())
+	return s.saver.Save(s.clock.UnixMilli())
 }
 
 // Shutdown is SIGTERM's shutdown: save if save points are configured, then

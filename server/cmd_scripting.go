@@ -249,8 +249,8 @@ func (h *scriptHost) admit(cmd *Command, args [][]byte) bool {
 		return false
 	case cmd.Flags&FlagWrite != 0 && h.readOnly:
 		return h.reject(cmd, "ERR Write commands are not allowed from read-only scripts.")
-	case cmd.Flags&FlagWrite != 0 && s.aof.writeErr.Load() != nil:
-		return h.reject(cmd, s.aofWriteError())
+	case cmd.Flags&FlagWrite != 0 && s.aof.WriteFailed():
+		return h.reject(cmd, s.aof.WriteError())
 	case cmd.Flags&FlagDenyOOM != 0 && h.overMaxMemory && !h.writeCalled && s.evict.limit.Load() != 0:
 		return h.reject(cmd, errOOM)
 	}

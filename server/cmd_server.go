@@ -392,7 +392,6 @@ func (s *Server) writeInfoSection(b *strings.Builder, name string) {
 		s.writeMemoryInfo(b)
 	case "persistence":
 		s.writePersistenceInfo(b)
-		s.writeAOFInfo(b)
 	case "stats":
 		st := &s.stats
 		field(b, "total_connections_received", st.connectionsReceived.Load())

@@ -147,8 +147,8 @@ func (c *Client) admit(cmd *Command, args [][]byte) bool {
 			return false
 		}
 	}
-	if s.aof.writeErr.Load() != nil && deniedByDiskError(cmd) {
-		c.reject(cmd, s.aofWriteError())
+	if s.aof.WriteFailed() && deniedByDiskError(cmd) {
+		c.reject(cmd, s.aof.WriteError())
 		return false
 	}
 	if s.evict.limit.Load() != 0 && c.outOfMemory(cmd, args, c.mono, c.ctx.Now) {

@@ -233,14 +233,14 @@ func (s *Server) evictInBackground() {
 // lazyfree-lazy-eviction.
 func (s *Server) keyEvicted(db int, key []byte) {
 	s.notifyIn(s.evict.by, notifyEvicted, "evicted", key, db)
-	if !s.replication.active.Load() {
+	if !s.stream.Active() {
 		return
 	}
 	verb := argDEL
 	if s.cfg.LazyFreeLazyEviction() {
 		verb = argUNLINK
 	}
-	s.replication.publish(db, [][]byte{verb, key})
+	s.stream.Publish(db, [][]byte{verb, key})
 }
 
 // rejectOOM refuses a command for lack of memory. EXEC discards its

@@ -2,79 +2,16 @@ package server
 
 import (
 	"strconv"
-	"sync"
-	"sync/atomic"
+
+	"github.com/keyhive/keyhive/changes"
 )
 
-// propagation is the one point every change to the data set passes through, as
-// the command to replay: a write command as Redis propagates it (relative
-// expire times made absolute), an expiry as DEL. The AOF, replicas and keyspace
-// events consume this one stream.
-type propagation struct {
-	mu        sync.Mutex
-	active    atomic.Bool // any consumer; checked without the lock on every write
-	consumers []func(db int, argv [][]byte)
-	aof       func(db int, argv [][]byte) // the AOF, which comes and goes
-}
-
-func (p *propagation) publish(db int, argv [][]byte) {
-	if !p.active.Load() {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.emit(db, argv)
-}
-
-// emit hands one command to every consumer; the caller holds mu.
-func (p *propagation) emit(db int, argv [][]byte) {
-	if p.aof != nil {
-		p.aof(db, argv)
-	}
-	for _, fn := range p.consumers {
-		fn(db, argv)
-	}
-}
-
-// publishBlock propagates ops as one block: wrapped in MULTI and EXEC when
-// there are several, as Redis 7.0 does (one command is atomic by itself),
-// and under one hold of the lock, so that no other client's command lands
-// inside the block: commands on other keys run in parallel (io-threads),
-// and a consumer replaying an interleaved block would drop or split it.
-func (p *propagation) publishBlock(ops []propagated) {
-	if len(ops) == 0 || !p.active.Load() {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if len(ops) > 1 {
-		p.emit(ops[0].db, [][]byte{argMULTI})
-	}
-	for _, op := range ops {
-		p.emit(op.db, op.argv)
-	}
-	if len(ops) > 1 {
-		p.emit(ops[len(ops)-1].db, [][]byte{argEXEC})
-	}
-}
-
-// setAOF sets (nil: removes) the AOF's consumer.
-func (p *propagation) setAOF(fn func(db int, argv [][]byte)) {
-	p.mu.Lock()
-	p.aof = fn
-	p.active.Store(fn != nil || len(p.consumers) > 0)
-	p.mu.Unlock()
-}
-
-// OnPropagate registers fn to receive every change to the data set in order.
-// argv is valid only during the call and must not be modified. fn runs with
-// the changed keys locked and must not call into the server.
+// OnPropagate registers fn to receive every change to the data set in order,
+// as a subscriber of the change stream (package changes). argv is valid
+// only during the call and must not be modified. fn runs with the changed
+// keys locked and must not call into the server.
 func (s *Server) OnPropagate(fn func(db int, argv [][]byte)) {
-	p := &s.replication
-	p.mu.Lock()
-	p.consumers = append(p.consumers, fn)
-	p.active.Store(true)
-	p.mu.Unlock()
+	s.stream.Subscribe(changes.SubscriberFunc(fn))
 }
 
 // A write command propagates as the client sent it unless its handler says
@@ -100,7 +37,7 @@ var (
 )
 
 // propagating reports whether anything consumes the propagated commands.
-func (x *Ctx) propagating() bool { return x.s.replication.active.Load() }
+func (x *Ctx) propagating() bool { return x.s.stream.Active() }
 
 // propagateAs makes the command propagate as argv instead of as the client
 // sent it. Like Redis's argv rewrite it replaces x.Args, so a handler calls it
@@ -149,10 +86,10 @@ func (x *Ctx) publish(args [][]byte) {
 	case len(argv) == 0:
 	case x.inExec:
 		if x.propagating() {
-			x.execProp = append(x.execProp, propagated{x.DB.ID(), argv})
+			x.execProp = append(x.execProp, propagated{DB: x.DB.ID(), Argv: argv})
 		}
 	default:
-		x.s.replication.publish(x.DB.ID(), argv)
+		x.s.stream.Publish(x.DB.ID(), argv)
 	}
 }
 
@@ -172,7 +109,7 @@ func (x *Ctx) alsoPropagate(argv ...[]byte) {
 func (x *Ctx) publishAlso() {
 	db := x.DB.ID()
 	for _, op := range x.also {
-		x.execProp = append(x.execProp, propagated{db, op})
+		x.execProp = append(x.execProp, propagated{DB: db, Argv: op})
 	}
 	x.also = x.also[:0]
 	if !x.inExec {
@@ -180,20 +117,13 @@ func (x *Ctx) publishAlso() {
 	}
 }
 
-type propagated struct {
-	db   int
-	argv [][]byte
-}
-
-var (
-	argMULTI = []byte("MULTI")
-	argEXEC  = []byte("EXEC")
-)
+// propagated is one command of the block an EXEC or a script propagates.
+type propagated = changes.Op
 
 // flushExecPropagation propagates what EXEC's commands (or a script's) did,
 // as one block.
 func (x *Ctx) flushExecPropagation() {
-	x.s.replication.publishBlock(x.execProp)
+	x.s.stream.PublishBlock(x.execProp)
 	clear(x.execProp)
 	x.execProp = x.execProp[:0]
 }
@@ -201,12 +131,12 @@ func (x *Ctx) flushExecPropagation() {
 // propagateExpired propagates the removal of an expired key as Redis does: DEL,
 // or UNLINK under lazyfree-lazy-expire.
 func (s *Server) propagateExpired(db int, key []byte) {
-	if !s.replication.active.Load() {
+	if !s.stream.Active() {
 		return
 	}
 	verb := argDEL
 	if s.cfg.LazyFreeLazyExpire() {
 		verb = argUNLINK
 	}
-	s.replication.publish(db, [][]byte{verb, key})
+	s.stream.Publish(db, [][]byte{verb, key})
 }

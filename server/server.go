@@ -15,8 +15,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/keyhive/keyhive/changes"
 	"github.com/keyhive/keyhive/clock"
 	"github.com/keyhive/keyhive/config"
+	"github.com/keyhive/keyhive/durability"
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/scripting"
 )
@@ -48,16 +50,17 @@ type Server struct {
 	// closedTraffic holds the counters of disconnected clients and
 	// trafficBase the totals at the last RESETSTAT (both under mu).
 	closedTraffic, trafficBase trafficTotals
-	replication                propagation
+	stream                     changes.Stream // every change to the data set, to the AOF and OnPropagate
 	blocking                   blocking
 	watches                    watches
 	tracking                   tracking
 	pubsub                     pubsubRegistry
 	monitors                   monitors
 	scriptState
-	acl aclState
-	rdb rdbState
-	aof aofState
+	acl   aclState
+	rdb   rdbState
+	aof   *durability.AOF
+	saver *durability.Saver
 	// notify-keyspace-events, as one word every write can read cheaply
 	notifyFlags atomic.Uint32
 	// activeExpireEnabled is DEBUG SET-ACTIVE-EXPIRE.
@@ -102,20 +105,16 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 		o(s)
 	}
 	s.activeExpireEnabled.Store(true)
-	s.rdb.lastSave.Store(s.started.Unix())
-	s.rdb.lastBgsaveOK.Store(true)
-	s.rdb.lastBgsaveSec.Store(-1)
 	_, s.wallClock = s.clock.(clock.Real)
 	s.ks = keyspace.New(cfg.Databases(), keyspace.Hooks{Expired: s.keyExpired, Modified: s.keyModified, Created: s.keyCreated})
 	if err := s.initACL(); err != nil {
 		return nil, err
 	}
+	s.aof, s.saver = durability.New(s.persistenceHost())
 	s.watchAccessPolicy()
 	s.watchMaxMemory()
 	s.watchAppendOnly()
 	s.watchNotify()
-	s.aof.db = -1
-	s.aof.lastRewriteSec.Store(-1)
 	s.scripts = scripting.NewEngine()
 	s.scripts.Logger = func(level int, msg string) { s.log.Print(msg) }
 	// The client scripts' commands run as; not a connection, not listed.
@@ -129,14 +128,14 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 func (s *Server) Start() error {
 	s.startupMemory = s.usedMemory(monoNow(), 0)
 	// As Redis 7.0: with appendonly the AOF is the data set, else the RDB.
-	load := s.loadRDB
+	load := s.saver.Load
 	if s.cfg.AppendOnly() {
-		load = s.startAOF
+		load = s.aof.Start
 	}
 	if err := load(); err != nil {
 		return err
 	}
-	s.removeTempFiles(s.cfg.Dir())
+	s.saver.RemoveTempFiles()
 	// Port 0 picks a free port, unless a unix socket or TLS port is
 	// configured: then, as in Redis, it means no plain TCP listener.
 	if port := s.cfg.Port(); port != 0 || (s.cfg.UnixSocket() == "" && s.cfg.TLSPort() == 0) {
@@ -281,8 +280,8 @@ func (s *Server) Close() error {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
-	s.rdb.bgDone.Wait()
-	s.stopAOF() // everything acknowledged is written and synced
+	s.saver.Wait()
+	s.aof.Stop() // everything acknowledged is written and synced
 	if path := s.cfg.UnixSocket(); path != "" {
 		os.Remove(path)
 	}
@@ -307,8 +306,8 @@ func (s *Server) cron() {
 			return
 		case <-tick.C:
 		}
-		s.saveCron()
-		s.aofCron()
+		s.saver.Cron()
+		s.aof.Cron()
 		if now := s.clock.UnixMilli(); now/1000 != lastSecond {
 			lastSecond = now / 1000
 			s.closeIdleClients(now)

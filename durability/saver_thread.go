@@ -1,4 +1,4 @@
-package server
+package durability
 
 import (
 	"runtime"
@@ -6,6 +6,8 @@ import (
 	"syscall"
 	"time"
 	"unsafe"
+
+	"github.com/keyhive/keyhive/config"
 )
 
 // saverThread gives a background save (BGSAVE, an AOF rewrite) a thread of
@@ -22,8 +24,8 @@ import (
 // save starved by other processes (less than a fiftieth of a CPU over a
 // quarter second) gets normal priority, so that it finishes and lets go
 // of locks.
-func (s *Server) saverThread() (release func()) {
-	n := max(s.cfg.IOThreads(), 1)
+func saverThread(cfg *config.Config) (release func()) {
+	n := max(cfg.IOThreads(), 1)
 	if runtime.GOMAXPROCS(0) != n {
 		return func() {}
 	}

@@ -1,6 +1,7 @@
-package server
+package durability
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -16,18 +17,23 @@ import (
 	"github.com/keyhive/keyhive/resp"
 )
 
-// The append-only file, in Redis 7's multi-part layout (persistence/aof.go):
-// dir/appenddirname holds a base snapshot, incremental files of the
-// commands written since, and the manifest naming them. Every propagated
-// command (propagate.go) is appended to an in-memory buffer; a client
-// writes the buffer to the file before its replies go out (and fsyncs it
-// first under appendfsync always), so an acknowledged write is in the file;
-// under everysec the cron fsyncs once a second. BGREWRITEAOF switches to a
-// new incremental file at a snapshot instant and writes the snapshot as
-// the new base (an RDB file under aof-use-rdb-preamble, else commands) while
-// writes continue, then swaps the manifest.
-type aofState struct {
-	on atomic.Bool // appending
+// AOF is the append-only file, in Redis 7's multi-part layout
+// (persistence/aof.go): dir/appenddirname holds a base snapshot,
+// incremental files of the commands written since, and the manifest naming
+// them. While it is on, the AOF subscribes to the change stream and appends
+// every command to an in-memory buffer; a client writes the buffer to the
+// file before its replies go out (and fsyncs it first under appendfsync
+// always), so an acknowledged write is in the file; under everysec the cron
+// fsyncs once a second. A rewrite (BGREWRITEAOF) switches to a new
+// incremental file at a snapshot instant and writes the snapshot as the new
+// base (an RDB file under aof-use-rdb-preamble, else commands) while writes
+// continue, then swaps the manifest.
+type AOF struct {
+	h     *Host
+	saver *Saver
+
+	on     atomic.Bool // appending
+	cancel func()      // ends the subscription to the change stream
 	// fed counts the bytes ever buffered, done those written (and synced
 	// under always): a client replies once done reaches fed as it was after
 	// its command.
@@ -61,68 +67,69 @@ type aofState struct {
 	rewriteDone        sync.WaitGroup
 }
 
-func init() {
-	register(spec{name: "bgrewriteaof", arity: 1, flags: "admin noscript", group: "server", summary: "Asynchronously rewrite the append-only file", since: "1.0.0", run: bgrewriteaofCommand})
-	// The snapshot instant takes the exclusive lock itself, for a moment.
-	table["bgrewriteaof"].Flags |= FlagNoKeyspace
+// On reports whether the AOF is being appended to.
+func (a *AOF) On() bool { return a.on.Load() }
+
+// Rewriting reports whether a rewrite is running.
+func (a *AOF) Rewriting() bool { return a.rewriting.Load() }
+
+// Schedule makes the cron start a rewrite as soon as no snapshot runs.
+func (a *AOF) Schedule() { a.scheduled.Store(true) }
+
+func (a *AOF) dir() string {
+	return filepath.Join(a.h.Config.Dir(), a.h.Config.AppendDirname())
 }
 
-func bgrewriteaofCommand(x *Ctx) {
-	switch {
-	case x.s.aof.rewriting.Load():
-		x.W.Error("ERR Background append only file rewriting already in progress")
-	case x.s.rdb.bgsaving.Load():
-		x.s.aof.scheduled.Store(true)
-		x.W.Simple("Background append only file rewriting scheduled")
-	case x.s.bgrewriteAOF():
-		x.W.Simple("Background append only file rewriting started")
-	default:
-		x.W.Error("ERR Background append only file rewriting already in progress")
+func (a *AOF) fileName(seq int64, kind string) string {
+	return fmt.Sprintf("%s.%d.%s", a.h.Config.AppendFilename(), seq, kind)
+}
+
+func (a *AOF) manifestPath() string {
+	return filepath.Join(a.dir(), a.h.Config.AppendFilename()+".manifest")
+}
+
+// subscribe starts (nil: stops) taking the change stream's commands.
+func (a *AOF) subscribe(on bool) {
+	if a.cancel != nil {
+		a.cancel()
+		a.cancel = nil
+	}
+	if on {
+		a.cancel = a.h.Changes.Subscribe(a)
 	}
 }
 
-func (s *Server) aofDir() string { return filepath.Join(s.cfg.Dir(), s.cfg.AppendDirname()) }
-
-func (s *Server) aofName(seq int64, kind string) string {
-	return fmt.Sprintf("%s.%d.%s", s.cfg.AppendFilename(), seq, kind)
-}
-
-func (s *Server) manifestPath() string {
-	return filepath.Join(s.aofDir(), s.cfg.AppendFilename()+".manifest")
-}
-
-// startAOF loads the AOF at start-up and opens it for appending; without
+// Start loads the AOF at start-up and opens it for appending; without
 // one it creates a base of the (empty) data set and an incremental file,
 // as Redis 7.0 does (an RDB file is not loaded when appendonly is on).
-func (s *Server) startAOF() error {
-	a := &s.aof
-	data, err := os.ReadFile(s.manifestPath())
+func (a *AOF) Start() error {
+	data, err := os.ReadFile(a.manifestPath())
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		if err := os.MkdirAll(s.aofDir(), 0o755); err != nil {
-			return fmt.Errorf("can't create the append-only dir %s: %w", s.aofDir(), err)
+		if err := os.MkdirAll(a.dir(), 0o755); err != nil {
+			return fmt.Errorf("can't create the append-only dir %s: %w", a.dir(), err)
 		}
-		s.log.Printf("Creating AOF base file %s on server start", s.aofName(1, s.baseKind()))
-		err := s.rewriteAOF(true)
+		a.h.Log.Printf("Creating AOF base file %s on server start", a.fileName(1, a.baseKind()))
+		err := a.rewrite(true)
 		a.rewrites.Store(0) // as Redis, the start-up base is not a rewrite
 		return err
 	case err != nil:
-		return fmt.Errorf("reading the AOF manifest %s: %w", s.manifestPath(), err)
+		return fmt.Errorf("reading the AOF manifest %s: %w", a.manifestPath(), err)
 	}
 	m, err := persistence.ParseManifest(strings.NewReader(string(data)))
 	if err != nil {
-		return fmt.Errorf("%s: %w", s.manifestPath(), err)
+		return fmt.Errorf("%s: %w", a.manifestPath(), err)
 	}
-	if err := s.loadAOF(m); err != nil {
+	if err := a.load(m); err != nil {
 		return err
 	}
-	if err := s.removeOrphans(m); err != nil {
+	if err := a.removeOrphans(m); err != nil {
 		return err
 	}
 	// Append to the last incremental file, or start one.
 	a.manifest = m
 	if n := len(m.Incremental); n > 0 {
-		f, err := os.OpenFile(filepath.Join(s.aofDir(), m.Incremental[n-1].Name), os.O_WRONLY|os.O_APPEND, 0o644)
+		f, err := os.OpenFile(filepath.Join(a.dir(), m.Incremental[n-1].Name), os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
 			return err
 		}
@@ -134,19 +141,19 @@ func (s *Server) startAOF() error {
 		a.file, a.fileSize = f, st.Size()
 	} else {
 		a.writeMu.Lock()
-		err := s.switchIncremental(nextSeq(m), true)
+		err := a.switchIncremental(nextSeq(m), true)
 		a.writeMu.Unlock()
 		if err != nil {
 			return err
 		}
 	}
 	a.on.Store(true)
-	s.replication.setAOF(s.feedAOF)
+	a.subscribe(true)
 	return nil
 }
 
-func (s *Server) baseKind() string {
-	if s.cfg.AOFUseRDBPreamble() {
+func (a *AOF) baseKind() string {
+	if a.h.Config.AOFUseRDBPreamble() {
 		return "base.rdb"
 	}
 	return "base.aof"
@@ -163,34 +170,34 @@ func nextSeq(m *persistence.Manifest) int64 {
 	return seq + 1
 }
 
-// loadAOF loads the base and the incremental files in order. Only the last
+// load loads the base and the incremental files in order. Only the last
 // file may be truncated (a crash while appending): with aof-load-truncated
 // it is cut back to its last whole command, else loading fails.
-func (s *Server) loadAOF(m *persistence.Manifest) error {
+func (a *AOF) load(m *persistence.Manifest) error {
 	start := time.Now()
 	files := m.Files()
 	var total int64
 	for i, f := range files {
-		path := filepath.Join(s.aofDir(), f.Name)
+		path := filepath.Join(a.dir(), f.Name)
 		st, err := os.Stat(path)
 		if err != nil {
 			return fmt.Errorf("the AOF file %s doesn't exist: %w", path, err)
 		}
 		total += st.Size()
 		if f.Type == persistence.AOFBase {
-			s.aof.baseSize.Store(st.Size())
+			a.baseSize.Store(st.Size())
 			if strings.HasSuffix(f.Name, ".rdb") || isRDBFile(path) {
-				if err := s.loadRDBPath(path, false); err != nil {
+				if err := a.saver.loadFile(path, false, false); err != nil {
 					return err
 				}
 				continue
 			}
 		}
-		valid, err := s.replayAOF(path)
+		valid, err := a.replay(path)
 		switch {
-		case errors.Is(err, persistence.ErrTruncated) && i == len(files)-1 && s.cfg.AOFLoadTruncated():
-			s.log.Printf("!!! Warning: short read while loading the AOF file %s!!!", path)
-			s.log.Printf("AOF %s loaded anyway because aof-load-truncated is enabled", path)
+		case errors.Is(err, persistence.ErrTruncated) && i == len(files)-1 && a.h.Config.AOFLoadTruncated():
+			a.h.Log.Printf("!!! Warning: short read while loading the AOF file %s!!!", path)
+			a.h.Log.Printf("AOF %s loaded anyway because aof-load-truncated is enabled", path)
 			if err := os.Truncate(path, valid); err != nil {
 				return fmt.Errorf("error truncating the AOF file %s: %w", path, err)
 			}
@@ -201,8 +208,8 @@ func (s *Server) loadAOF(m *persistence.Manifest) error {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 	}
-	s.aof.size.Store(total)
-	s.log.Printf("DB loaded from append only file: %.3f seconds", time.Since(start).Seconds())
+	a.size.Store(total)
+	a.h.Log.Printf("DB loaded from append only file: %.3f seconds", time.Since(start).Seconds())
 	return nil
 }
 
@@ -219,39 +226,32 @@ func isRDBFile(path string) bool {
 	return n == 5 && string(sig[:]) == "REDIS"
 }
 
-// replayAOF runs the commands of one file and returns the offset after the
-// last command applied: a transaction cut off by the end of the file is not
-// applied, and the offset is before it. Commands run directly, as a
-// script's do: the caller holds the exclusive lock or runs alone (start-up).
-func (s *Server) replayAOF(path string) (int64, error) {
+// replay runs the commands of one file through the host's Replay and
+// returns the offset after the last command applied: a transaction cut off
+// by the end of the file is not applied, and the offset is before it.
+func (a *AOF) replay(path string) (int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, err
 	}
 	defer f.Close()
-	c := &Client{s: s, authenticated: true, obeys: true}
-	c.ctx = Ctx{s: s, c: c, W: &c.out, DB: s.ks.DB(0)}
-	x := &c.ctx
-	var off, beforeMulti int64
-	var multi [][][]byte // queued: a transaction applies at its EXEC
+	apply := a.h.Replay()
 	run := func(args [][]byte) error {
-		x.Now = s.clock.UnixMilli()
-		x.cannotBlock = true
-		ok := c.dispatch(args, fromLoader)
-		c.out.B = c.out.B[:0]
-		if !ok {
-			return fmt.Errorf("unknown command '%s' or wrong number of arguments reading the append only file %s", args[0], path)
+		if err := apply(args); err != nil {
+			return fmt.Errorf("%w reading the append only file %s", err, path)
 		}
 		return nil
 	}
+	var off, beforeMulti int64
+	var multi [][][]byte // queued: a transaction applies at its EXEC
 	valid, err := persistence.ReadCommands(f, func(args [][]byte) error {
 		size := commandSize(args)
 		defer func() { off += size }()
 		switch {
-		case cArgIs(args[0], "multi") && len(args) == 1:
+		case bytes.EqualFold(args[0], []byte("multi")) && len(args) == 1:
 			beforeMulti, multi = off, [][][]byte{}
 			return nil
-		case cArgIs(args[0], "exec") && len(args) == 1 && multi != nil:
+		case bytes.EqualFold(args[0], []byte("exec")) && len(args) == 1 && multi != nil:
 			for _, q := range multi {
 				if err := run(q); err != nil {
 					return err
@@ -275,37 +275,12 @@ func (s *Server) replayAOF(path string) (int64, error) {
 	return valid, err
 }
 
-// debugLoadAOF is DEBUG LOADAOF: the AOF written out, the data set emptied
-// and loaded back from the files, under the exclusive lock.
-func debugLoadAOF(x *Ctx) {
-	s := x.s
-	if !s.aof.on.Load() {
-		x.W.OK() // as Redis: nothing to load from
-		return
+func cloneArgs(args [][]byte) [][]byte {
+	c := make([][]byte, len(args))
+	for i, a := range args {
+		c[i] = bytes.Clone(a)
 	}
-	s.writeAOF()
-	for i := range s.ks.Len() {
-		s.ks.DB(i).Flush()
-	}
-	s.scripts.FlushFunctions()
-	data, err := os.ReadFile(s.manifestPath())
-	var m *persistence.Manifest
-	if err == nil {
-		m, err = persistence.ParseManifest(strings.NewReader(string(data)))
-	}
-	if err == nil {
-		err = s.loadAOF(m)
-	}
-	if err != nil {
-		s.log.Printf("DEBUG LOADAOF: %v", err)
-		x.W.Error("ERR Error loading the AOF, check server logs.")
-		return
-	}
-	s.aof.writeMu.Lock()
-	s.aof.manifest = m
-	s.aof.writeMu.Unlock()
-	s.log.Printf("Append Only File loaded by DEBUG LOADAOF")
-	x.W.OK()
+	return c
 }
 
 // commandSize is the size of args as a RESP multibulk array.
@@ -317,14 +292,36 @@ func commandSize(args [][]byte) int64 {
 	return int64(n)
 }
 
-// feedAOF is the propagation consumer: it buffers argv, after a SELECT when
-// the database changes.
-func (s *Server) feedAOF(db int, argv [][]byte) {
-	a := &s.aof
+// Reload is DEBUG LOADAOF's load: the caller wrote the AOF (Write),
+// emptied the data set and holds the exclusive lock; the files are loaded
+// back.
+func (a *AOF) Reload() error {
+	data, err := os.ReadFile(a.manifestPath())
+	var m *persistence.Manifest
+	if err == nil {
+		m, err = persistence.ParseManifest(strings.NewReader(string(data)))
+	}
+	if err == nil {
+		err = a.load(m)
+	}
+	if err != nil {
+		return err
+	}
+	a.writeMu.Lock()
+	a.manifest = m
+	a.writeMu.Unlock()
+	return nil
+}
+
+var selectArg = []byte("SELECT")
+
+// Receive is the AOF's subscription to the change stream: it buffers argv,
+// after a SELECT when the database changes.
+func (a *AOF) Receive(db int, argv [][]byte) {
 	a.mu.Lock()
 	before := len(a.buf)
 	if db != a.db {
-		a.buf = resp.AppendCommand(a.buf, [][]byte{[]byte("SELECT"), strconv.AppendInt(nil, int64(db), 10)})
+		a.buf = resp.AppendCommand(a.buf, [][]byte{selectArg, strconv.AppendInt(nil, int64(db), 10)})
 		a.db = db
 	}
 	a.buf = resp.AppendCommand(a.buf, argv)
@@ -332,7 +329,7 @@ func (s *Server) feedAOF(db int, argv [][]byte) {
 	a.mu.Unlock()
 }
 
-// writeAOF writes what is buffered to the incremental file, and fsyncs it
+// Write writes what is buffered to the incremental file, and fsyncs it
 // under appendfsync always. Clients call it before writing their replies,
 // so it returns once everything fed before the call is written (synced
 // under always): whoever holds writeMu writes for all, and a client whose
@@ -340,9 +337,8 @@ func (s *Server) feedAOF(db int, argv [][]byte) {
 // replying before it (group commit). A failed write keeps the records
 // buffered, cuts the file back to its last whole command and returns the
 // error; later calls retry, and write commands are refused meanwhile
-// (aofWriteError).
-func (s *Server) writeAOF() error {
-	a := &s.aof
+// (WriteFailed).
+func (a *AOF) Write() error {
 	target := a.fed.Load()
 	if a.done.Load() >= target {
 		return nil
@@ -361,7 +357,7 @@ func (s *Server) writeAOF() error {
 		return nil
 	}
 	n, err := a.file.Write(buf)
-	if err == nil && s.cfg.AppendFsync() == "always" {
+	if err == nil && a.h.Config.AppendFsync() == "always" {
 		err = a.file.Sync()
 	}
 	if err != nil {
@@ -379,17 +375,17 @@ func (s *Server) writeAOF() error {
 		a.buf = append(buf, a.buf...)
 		a.mu.Unlock()
 		if a.writeErr.Swap(&err) == nil {
-			s.log.Printf("Error writing to the AOF file: %v", err)
+			a.h.Log.Printf("Error writing to the AOF file: %v", err)
 		}
 		return err
 	}
 	if a.writeErr.Swap(nil) != nil {
-		s.log.Printf("AOF write error looks solved. Redis can write again.")
+		a.h.Log.Printf("AOF write error looks solved. Redis can write again.")
 	}
 	a.fileSize += int64(len(buf))
 	a.size.Add(int64(len(buf)))
 	a.done.Store(end)
-	if s.cfg.AppendFsync() != "always" {
+	if a.h.Config.AppendFsync() != "always" {
 		a.unsynced.Store(true)
 	}
 	if cap(buf) <= 1<<20 {
@@ -402,17 +398,15 @@ func (s *Server) writeAOF() error {
 	return nil
 }
 
-// deniedByDiskError reports whether cmd is refused while the AOF cannot be
-// written: write commands (queued in MULTI too) and PING, as in Redis.
-func deniedByDiskError(cmd *Command) bool {
-	return cmd.Flags&FlagWrite != 0 || cmd.Name == "ping"
-}
+// WriteFailed reports whether the last write to the AOF failed: write
+// commands are refused until one succeeds.
+func (a *AOF) WriteFailed() bool { return a.writeErr.Load() != nil }
 
-// aofWriteError is the error reply for write commands while the AOF cannot
-// be written, as Redis's MISCONF; the caller saw writeErr set.
-func (s *Server) aofWriteError() string {
+// WriteError is the error reply for write commands while the AOF cannot be
+// written, as Redis's MISCONF.
+func (a *AOF) WriteError() string {
 	msg := "unknown error"
-	if err := s.aof.writeErr.Load(); err != nil {
+	if err := a.writeErr.Load(); err != nil {
 		msg = (*err).Error()
 		var errno syscall.Errno
 		if errors.As(*err, &errno) {
@@ -422,16 +416,15 @@ func (s *Server) aofWriteError() string {
 	return "MISCONF Errors writing to the AOF file: " + msg
 }
 
-// aofCron writes what the cron's own changes (expiry, eviction) buffered,
+// Cron writes what the cron's own changes (expiry, eviction) buffered,
 // fsyncs once a second under everysec, and starts a rewrite when asked for
 // or when the file grew past auto-aof-rewrite-percentage.
-func (s *Server) aofCron() {
-	a := &s.aof
+func (a *AOF) Cron() {
 	if !a.on.Load() {
 		return
 	}
-	s.writeAOF()
-	if s.cfg.AppendFsync() == "everysec" && a.unsynced.Load() && !a.syncing.Load() {
+	a.Write()
+	if a.h.Config.AppendFsync() == "everysec" && a.unsynced.Load() && !a.syncing.Load() {
 		a.writeMu.Lock()
 		due := time.Since(a.lastSync) >= time.Second
 		f := a.file
@@ -451,17 +444,16 @@ func (s *Server) aofCron() {
 		return
 	}
 	grown := a.size.Load() - a.baseSize.Load()
-	pct := int64(s.cfg.AutoAOFRewritePercentage())
-	if a.scheduled.Load() || (pct > 0 && a.size.Load() > s.cfg.AutoAOFRewriteMinSize() && grown*100 > a.baseSize.Load()*pct && !a.rewriteLimited(time.Now().UnixMilli())) {
-		s.bgrewriteAOF()
+	pct := int64(a.h.Config.AutoAOFRewritePercentage())
+	if a.scheduled.Load() || (pct > 0 && a.size.Load() > a.h.Config.AutoAOFRewriteMinSize() && grown*100 > a.baseSize.Load()*pct && !a.rewriteLimited(time.Now().UnixMilli())) {
+		a.BGRewrite()
 	}
 }
 
-// bgrewriteAOF starts a rewrite in the background and reports whether it
+// BGRewrite starts a rewrite in the background and reports whether it
 // started (false: one is running). A BGSAVE in progress schedules it.
-func (s *Server) bgrewriteAOF() bool {
-	a := &s.aof
-	if s.rdb.bgsaving.Load() {
+func (a *AOF) BGRewrite() bool {
+	if a.saver.bgsaving.Load() {
 		a.scheduled.Store(true)
 		return true
 	}
@@ -472,14 +464,14 @@ func (s *Server) bgrewriteAOF() bool {
 	a.rewriteDone.Add(1)
 	go func() {
 		defer a.rewriteDone.Done()
-		if err := s.rewriteAOF(false); err != nil {
-			s.log.Printf("Background AOF rewrite failed: %v", err)
+		if err := a.rewrite(false); err != nil {
+			a.h.Log.Printf("Background AOF rewrite failed: %v", err)
 		}
 	}()
 	return true
 }
 
-// rewriteAOF writes a new base from a snapshot of the data set and swaps
+// rewrite writes a new base from a snapshot of the data set and swaps
 // it in. At the snapshot instant (under the exclusive lock, so no write is
 // in between) the buffered commands go to the old incremental file, a new
 // incremental file takes the writes from then on, and the manifest names it
@@ -488,8 +480,7 @@ func (s *Server) bgrewriteAOF() bool {
 // files). first is the creation at start-up or by CONFIG SET appendonly
 // yes: no manifest names the files until the base exists, as in Redis
 // (until then the data set is not in the AOF at all).
-func (s *Server) rewriteAOF(first bool) (err error) {
-	a := &s.aof
+func (a *AOF) rewrite(first bool) (err error) {
 	start := time.Now()
 	a.rewriteStart.Store(start.UnixMilli())
 	a.rewriting.Store(true)
@@ -505,15 +496,15 @@ func (s *Server) rewriteAOF(first bool) (err error) {
 			a.rewrites.Add(1)
 		}
 	}()
-	dir := s.aofDir()
+	dir := a.dir()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("can't create the append-only dir %s: %w", dir, err)
 	}
 	var seq int64
 	var switchErr error
-	write, end := s.beginDataSnapshot(s.cfg.AOFUseRDBPreamble(), func() {
+	write, end := a.beginSnapshot(a.h.Config.AOFUseRDBPreamble(), func() {
 		// The snapshot instant: what was written before is in the old files.
-		if switchErr = s.writeAOF(); switchErr != nil {
+		if switchErr = a.Write(); switchErr != nil {
 			return
 		}
 		a.writeMu.Lock()
@@ -522,9 +513,9 @@ func (s *Server) rewriteAOF(first bool) (err error) {
 		if a.manifest != nil {
 			seq = nextSeq(a.manifest)
 		}
-		if switchErr = s.switchIncremental(seq, !first); switchErr == nil && first {
+		if switchErr = a.switchIncremental(seq, !first); switchErr == nil && first {
 			a.on.Store(true)
-			s.replication.setAOF(s.feedAOF)
+			a.subscribe(true)
 		}
 	})
 	if switchErr != nil {
@@ -535,23 +526,22 @@ func (s *Server) rewriteAOF(first bool) (err error) {
 	err = write(tmp)
 	end()
 	if err == nil {
-		err = os.Rename(tmp, filepath.Join(dir, s.aofName(seq, s.baseKind())))
+		err = os.Rename(tmp, filepath.Join(dir, a.fileName(seq, a.baseKind())))
 	}
 	if err != nil {
 		os.Remove(tmp)
 		return err
 	}
-	return s.installBase(seq, first)
+	return a.installBase(seq, first)
 }
 
 // switchIncremental opens incremental file seq and makes it the one
 // appended to. With persist, the manifest on disk names it first (the old
 // files and the new one): if that fails, the old file stays current and
 // nothing changed. The caller holds writeMu and the exclusive lock.
-func (s *Server) switchIncremental(seq int64, persist bool) error {
-	a := &s.aof
-	name := s.aofName(seq, "incr.aof")
-	path := filepath.Join(s.aofDir(), name)
+func (a *AOF) switchIncremental(seq int64, persist bool) error {
+	name := a.fileName(seq, "incr.aof")
+	path := filepath.Join(a.dir(), name)
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return fmt.Errorf("can't open the append-only file %s: %w", name, err)
@@ -559,7 +549,7 @@ func (s *Server) switchIncremental(seq int64, persist bool) error {
 	if persist {
 		m := a.manifest.Clone()
 		m.Incremental = append(m.Incremental, persistence.AOFFile{Name: name, Seq: seq, Type: persistence.AOFIncremental})
-		if err := s.writeManifest(m); err != nil {
+		if err := a.writeManifest(m); err != nil {
 			f.Close()
 			os.Remove(path)
 			return err
@@ -581,14 +571,13 @@ func (s *Server) switchIncremental(seq int64, persist bool) error {
 // incremental files from seq on the AOF, then removes the files it
 // replaced. A crash before the manifest is replaced loads the old files; a
 // crash after it leaves old files that start-up removes.
-func (s *Server) installBase(seq int64, first bool) error {
-	a := &s.aof
-	dir := s.aofDir()
-	baseName := s.aofName(seq, s.baseKind())
+func (a *AOF) installBase(seq int64, first bool) error {
+	dir := a.dir()
+	baseName := a.fileName(seq, a.baseKind())
 	m := &persistence.Manifest{Base: &persistence.AOFFile{Name: baseName, Seq: seq, Type: persistence.AOFBase}}
 	a.writeMu.Lock()
 	if first {
-		m.Incremental = []persistence.AOFFile{{Name: s.aofName(seq, "incr.aof"), Seq: seq, Type: persistence.AOFIncremental}}
+		m.Incremental = []persistence.AOFFile{{Name: a.fileName(seq, "incr.aof"), Seq: seq, Type: persistence.AOFIncremental}}
 	} else {
 		for _, f := range a.manifest.Incremental {
 			if f.Seq >= seq {
@@ -596,7 +585,7 @@ func (s *Server) installBase(seq int64, first bool) error {
 			}
 		}
 	}
-	err := s.writeManifest(m)
+	err := a.writeManifest(m)
 	if err == nil {
 		a.manifest = m
 	}
@@ -615,59 +604,26 @@ func (s *Server) installBase(seq int64, first bool) error {
 		}
 	}
 	a.size.Store(size)
-	s.removeOrphans(m) // the replaced files
+	a.removeOrphans(m) // the replaced files
 	if !first {
-		s.log.Printf("Background AOF rewrite finished successfully")
+		a.h.Log.Printf("Background AOF rewrite finished successfully")
 	}
 	return nil
 }
 
 // writeManifest replaces the manifest on disk (temporary file, fsync,
 // rename, fsync of the directory).
-func (s *Server) writeManifest(m *persistence.Manifest) error {
-	if err := writeFileAtomic(s.manifestPath(), m.Format()); err != nil {
-		return fmt.Errorf("can't persist the AOF manifest %s: %w", s.manifestPath(), err)
+func (a *AOF) writeManifest(m *persistence.Manifest) error {
+	if err := writeFileAtomic(a.manifestPath(), m.Format()); err != nil {
+		return fmt.Errorf("can't persist the AOF manifest %s: %w", a.manifestPath(), err)
 	}
-	return syncDir(s.aofDir())
-}
-
-// writeFileAtomic writes data to a temporary file, syncs it and renames it
-// over path.
-func writeFileAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
-}
-
-// syncDir fsyncs a directory, so that the names created or renamed in it
-// survive a crash of the machine as well.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return syncDir(a.dir())
 }
 
 // rewriteLimited paces automatic rewrites after three consecutive failures,
 // as Redis does: the next waits 1 minute after the last failure, doubling
 // with each further failure up to an hour. BGREWRITEAOF is not paced.
-func (a *aofState) rewriteLimited(nowMs int64) bool {
+func (a *AOF) rewriteLimited(nowMs int64) bool {
 	n := a.rewriteFailures.Load()
 	if n < 3 {
 		return false
@@ -688,8 +644,8 @@ func (a *aofState) rewriteLimited(nowMs int64) bool {
 // here the manifest is written first and whatever it does not list is
 // known to be unused. A manifest that lists history is rewritten without
 // it.
-func (s *Server) removeOrphans(m *persistence.Manifest) error {
-	dir := s.aofDir()
+func (a *AOF) removeOrphans(m *persistence.Manifest) error {
+	dir := a.dir()
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return err
@@ -698,72 +654,38 @@ func (s *Server) removeOrphans(m *persistence.Manifest) error {
 	for _, f := range m.Files() {
 		listed[f.Name] = true
 	}
-	prefix := s.cfg.AppendFilename() + "."
+	prefix := a.h.Config.AppendFilename() + "."
 	for _, e := range entries {
 		name := e.Name()
-		ours := leftTempFile(name) || name == filepath.Base(s.manifestPath())+".tmp"
+		ours := leftTempFile(name) || name == filepath.Base(a.manifestPath())+".tmp"
 		if rest, ok := strings.CutPrefix(name, prefix); ok && !listed[name] {
 			seq, kind, _ := strings.Cut(rest, ".")
 			_, err := strconv.ParseUint(seq, 10, 63)
 			ours = err == nil && (kind == "base.rdb" || kind == "base.aof" || kind == "incr.aof")
 		}
 		if ours && e.Type().IsRegular() {
-			s.log.Printf("Removing the unused AOF file %s", name)
+			a.h.Log.Printf("Removing the unused AOF file %s", name)
 			os.Remove(filepath.Join(dir, name))
 		}
 	}
 	if len(m.History) > 0 {
 		m.History = nil
-		return s.writeManifest(m)
+		return a.writeManifest(m)
 	}
 	return nil
 }
 
-// leftTempFile reports whether name is one of the temporary files a save or
-// a rewrite writes before renaming it (writeRDB, rewriteAOF), left by
-// another process: a crash leaves them behind, while this process's own
-// may be in use.
-func leftTempFile(name string) bool {
-	other := func(pid string) bool {
-		n, err := strconv.ParseUint(pid, 10, 63)
-		return err == nil && n != uint64(os.Getpid())
-	}
-	if pid, ok := strings.CutPrefix(name, "temp-rewriteaof-"); ok {
-		pid, ok = strings.CutSuffix(pid, ".aof")
-		return ok && other(pid)
-	}
-	if rest, ok := strings.CutPrefix(name, "temp-"); ok {
-		rest, ok = strings.CutSuffix(rest, ".rdb")
-		pid, seq, two := strings.Cut(rest, "-")
-		_, err := strconv.ParseUint(seq, 10, 63)
-		return ok && two && other(pid) && err == nil
-	}
-	return false
-}
-
-// removeTempFiles removes the temporary files a crashed save left in dir.
-func (s *Server) removeTempFiles(dir string) {
-	entries, _ := os.ReadDir(dir)
-	for _, e := range entries {
-		if leftTempFile(e.Name()) && e.Type().IsRegular() {
-			s.log.Printf("Removing the temporary file %s of an interrupted save", e.Name())
-			os.Remove(filepath.Join(dir, e.Name()))
-		}
-	}
-}
-
-// stopAOF is CONFIG SET appendonly no and shutdown: what is buffered is
+// Stop is CONFIG SET appendonly no and shutdown: what is buffered is
 // written and synced, and appending stops.
-func (s *Server) stopAOF() {
-	a := &s.aof
+func (a *AOF) Stop() {
 	if !a.on.Load() {
 		return
 	}
 	a.rewriteDone.Wait()
-	s.writeAOF()
+	a.Write()
 	a.on.Store(false)
-	s.replication.setAOF(nil)
-	s.writeAOF() // what was fed in between
+	a.subscribe(false)
+	a.Write() // what was fed in between
 	a.writeMu.Lock()
 	if a.file != nil {
 		a.file.Sync()
@@ -773,64 +695,65 @@ func (s *Server) stopAOF() {
 	a.writeMu.Unlock()
 }
 
-// watchAppendOnly makes CONFIG SET appendonly start or stop the AOF.
-func (s *Server) watchAppendOnly() {
-	s.cfg.OnApply("appendonly", func() error {
-		switch on := s.cfg.AppendOnly(); {
-		case on && !s.aof.on.Load():
-			if err := os.MkdirAll(s.aofDir(), 0o755); err != nil {
-				return err
-			}
-			if !s.aof.rewriting.CompareAndSwap(false, true) {
-				return errors.New("an AOF rewrite is in progress")
-			}
-			s.aof.rewriteDone.Add(1)
-			go func() {
-				defer s.aof.rewriteDone.Done()
-				if err := s.rewriteAOF(true); err != nil {
-					s.log.Printf("Redis needs to enable the AOF but can't trigger a background AOF rewrite operation: %v", err)
-				}
-			}()
-		case !on:
-			s.stopAOF()
-		}
+// Enable is CONFIG SET appendonly yes: the AOF is created in the
+// background from a snapshot of the data set, and appending starts at its
+// instant.
+func (a *AOF) Enable() error {
+	if a.on.Load() {
 		return nil
-	})
+	}
+	if err := os.MkdirAll(a.dir(), 0o755); err != nil {
+		return err
+	}
+	if !a.rewriting.CompareAndSwap(false, true) {
+		return errors.New("an AOF rewrite is in progress")
+	}
+	a.rewriteDone.Add(1)
+	go func() {
+		defer a.rewriteDone.Done()
+		if err := a.rewrite(true); err != nil {
+			a.h.Log.Printf("Redis needs to enable the AOF but can't trigger a background AOF rewrite operation: %v", err)
+		}
+	}()
+	return nil
 }
 
-// writeAOFInfo writes INFO persistence's AOF fields.
-func (s *Server) writeAOFInfo(b *strings.Builder) {
-	a := &s.aof
-	on := a.on.Load()
-	field(b, "aof_enabled", boolInt(on))
-	field(b, "aof_rewrite_in_progress", boolInt(a.rewriting.Load()))
-	field(b, "aof_rewrite_scheduled", boolInt(a.scheduled.Load()))
-	field(b, "aof_last_rewrite_time_sec", a.lastRewriteSec.Load())
-	current := int64(-1)
-	if a.rewriting.Load() {
-		current = (time.Now().UnixMilli() - a.rewriteStart.Load()) / 1000
-	}
-	field(b, "aof_current_rewrite_time_sec", current)
-	field(b, "aof_last_bgrewrite_status", okErr(!a.lastRewriteErr.Load()))
-	field(b, "aof_rewrites", a.rewrites.Load())
-	field(b, "aof_rewrites_consecutive_failures", a.rewriteFailures.Load())
-	field(b, "aof_last_write_status", okErr(a.writeErr.Load() == nil))
-	field(b, "aof_last_cow_size", 0)
-	field(b, "module_fork_in_progress", 0)
-	field(b, "module_fork_last_cow_size", 0)
-	if on {
-		field(b, "aof_current_size", a.size.Load())
-		field(b, "aof_base_size", a.baseSize.Load())
-		field(b, "aof_pending_rewrite", boolInt(a.scheduled.Load()))
-		field(b, "aof_buffer_length", a.fed.Load()-a.done.Load())
-		field(b, "aof_pending_bio_fsync", boolInt(a.syncing.Load()))
-		field(b, "aof_delayed_fsync", 0)
-	}
+// AOFStatus is the AOF's state as INFO persistence reports it.
+type AOFStatus struct {
+	On                  bool
+	Rewriting           bool
+	Scheduled           bool
+	LastRewriteSec      int64 // -1: none yet
+	CurrentRewriteSec   int64 // -1: none running
+	LastRewriteOK       bool
+	Rewrites            int64
+	ConsecutiveFailures int64
+	LastWriteOK         bool
+	Size                int64 // of the base and the incremental files
+	BaseSize            int64
+	Buffered            int64 // bytes fed and not yet written
+	Syncing             bool  // an everysec fsync in progress
 }
 
-func okErr(ok bool) string {
-	if ok {
-		return "ok"
+// Status returns the AOF's state.
+func (a *AOF) Status() AOFStatus {
+	st := AOFStatus{
+		On:                  a.on.Load(),
+		Rewriting:           a.rewriting.Load(),
+		Scheduled:           a.scheduled.Load(),
+		LastRewriteSec:      a.lastRewriteSec.Load(),
+		CurrentRewriteSec:   -1,
+		LastRewriteOK:       !a.lastRewriteErr.Load(),
+		Rewrites:            a.rewrites.Load(),
+		ConsecutiveFailures: a.rewriteFailures.Load(),
+		LastWriteOK:         a.writeErr.Load() == nil,
+		Size:                a.size.Load(),
+		BaseSize:            a.baseSize.Load(),
+		Buffered:            a.fed.Load() - a.done.Load(),
+		Syncing:             a.syncing.Load(),
 	}
-	return "err"
+	if st.Rewriting {
+		st.CurrentRewriteSec = (time.Now().UnixMilli() - a.rewriteStart.Load()) / 1000
+	}
+	return st
 }

@@ -1,4 +1,4 @@
-package server
+package durability
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/keyhive/keyhive/config"
 )
 
 // schedPolicy reads thread tid's scheduling policy from /proc (field 41 of
@@ -31,9 +33,9 @@ func schedPolicy(t *testing.T, tid int) int {
 // commands' threads, at idle priority where normal priority can be
 // restored, and that release gives both back.
 func TestSaverThread(t *testing.T) {
-	s := newTestServer(t)
+	cfg := config.Default()                         // io-threads 1
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1)) // as cmd/keyhive sets it for io-threads 1
-	release := s.saverThread()                      // locks this goroutine to its thread until release
+	release := saverThread(cfg)                     // locks this goroutine to its thread until release
 	tid := syscall.Gettid()
 	if got := runtime.GOMAXPROCS(0); got != 2 {
 		t.Errorf("GOMAXPROCS during the save %d, want 2", got)

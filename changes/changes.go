@@ -1,0 +1,126 @@
+// Package changes is the change stream: the one point every change to the
+// data set passes through, as the command that replays it (a write as Redis
+// propagates it, relative expire times made absolute; an expiry or an
+// eviction as DEL or UNLINK). The AOF, OnPropagate's consumers and, later,
+// replicas subscribe to it.
+//
+// Ordering. Subscribers receive the commands in one total order, each
+// command once, each subscriber in the order it subscribed. A writer
+// publishes while it holds the locks of the keys it changed, so two changes
+// to the same key are published in the order they were made; changes to
+// different keys made in parallel are ordered by the stream's lock. A block
+// (PublishBlock: a MULTI/EXEC, a script) is published under one hold of the
+// lock, so no other command lands inside it.
+//
+// Subscribers. Receive runs on the writer's goroutine, under the writer's key
+// locks and the stream's lock: it must be quick, must not block on other
+// clients, must not call into the server (a command, a lock of the keyspace,
+// Publish: each may wait for the locks held around it), and must not keep or
+// modify argv or its elements, which are valid only during the call (copy
+// what is kept).
+package changes
+
+import (
+	"slices"
+	"sync"
+	"sync/atomic"
+)
+
+// A Subscriber receives every change, in order, as the command that replays
+// it in database db.
+type Subscriber interface {
+	Receive(db int, argv [][]byte)
+}
+
+// SubscriberFunc makes a function a Subscriber.
+type SubscriberFunc func(db int, argv [][]byte)
+
+// Receive calls f.
+func (f SubscriberFunc) Receive(db int, argv [][]byte) { f(db, argv) }
+
+// Op is one command of a block.
+type Op struct {
+	DB   int
+	Argv [][]byte
+}
+
+// Stream is the change stream. The zero value has no subscribers and is
+// ready to use; a Stream must not be copied.
+type Stream struct {
+	mu     sync.Mutex
+	active atomic.Bool // any subscriber; read without the lock on every write
+	subs   []*subscription
+}
+
+type subscription struct{ Subscriber }
+
+// A block's wrapping commands; shared, so subscribers must not modify argv.
+var (
+	multiArgv = [][]byte{[]byte("MULTI")}
+	execArgv  = [][]byte{[]byte("EXEC")}
+)
+
+// Active reports whether anything subscribes: a writer that would build a
+// command only to publish it skips that when nothing does.
+func (s *Stream) Active() bool { return s.active.Load() }
+
+// Publish hands one command to every subscriber.
+func (s *Stream) Publish(db int, argv [][]byte) {
+	if !s.active.Load() {
+		return
+	}
+	s.mu.Lock()
+	s.emit(db, argv)
+	s.mu.Unlock()
+}
+
+// PublishBlock publishes ops as one block: wrapped in MULTI and EXEC when
+// there are several, as Redis 7.0 does (one command is atomic by itself),
+// and under one hold of the lock, so that no other writer's command lands
+// inside the block: commands on other keys run in parallel, and a subscriber
+// replaying an interleaved block would drop or split it.
+func (s *Stream) PublishBlock(ops []Op) {
+	if len(ops) == 0 || !s.active.Load() {
+		return
+	}
+	s.mu.Lock()
+	if len(ops) > 1 {
+		s.emit(ops[0].DB, multiArgv)
+	}
+	for _, op := range ops {
+		s.emit(op.DB, op.Argv)
+	}
+	if len(ops) > 1 {
+		s.emit(ops[len(ops)-1].DB, execArgv)
+	}
+	s.mu.Unlock()
+}
+
+// emit hands one command to every subscriber; the caller holds mu.
+func (s *Stream) emit(db int, argv [][]byte) {
+	for _, sub := range s.subs {
+		sub.Receive(db, argv)
+	}
+}
+
+// Subscribe adds sub, which receives every command published from now on,
+// until cancel is called. cancel returns once sub receives nothing more; it
+// may be called more than once.
+func (s *Stream) Subscribe(sub Subscriber) (cancel func()) {
+	entry := &subscription{sub}
+	s.mu.Lock()
+	s.subs = append(s.subs, entry)
+	s.active.Store(true)
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for i, e := range s.subs {
+			if e == entry {
+				s.subs = slices.Delete(s.subs, i, i+1)
+				break
+			}
+		}
+		s.active.Store(len(s.subs) > 0)
+	}
+}

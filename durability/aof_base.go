@@ -1,0 +1,80 @@
+package durability
+
+import (
+	"bufio"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/keyhive/keyhive/keyspace"
+	"github.com/keyhive/keyhive/resp"
+)
+
+// An AOF base is the data set at a snapshot instant (keyspace/snapshot.go:
+// a key's record is kept before a writer changes it), written as an RDB
+// file (aof-use-rdb-preamble) or as the commands that rebuild it.
+
+var functionArg, loadArg = []byte("FUNCTION"), []byte("LOAD")
+
+// beginSnapshot starts a snapshot of the data set for an AOF base;
+// atStart runs at the snapshot instant, under the exclusive lock. write
+// writes the base to path; end finishes the snapshot.
+func (a *AOF) beginSnapshot(asRDB bool, atStart func()) (write func(path string) error, end func()) {
+	h := a.h
+	now := h.Clock.UnixMilli()
+	encode := h.RecordEncoder(now)
+	if !asRDB {
+		encode = h.CommandEncoder(now)
+	}
+	var functions []byte
+	snap := h.Keyspace.BeginSnapshot(encode, func() {
+		if asRDB {
+			functions = h.Functions(nil)
+		} else {
+			for _, code := range h.FunctionCode() {
+				functions = resp.AppendCommand(functions, [][]byte{functionArg, loadArg, code})
+			}
+		}
+		atStart()
+	})
+	snap.KeyDelay = time.Duration(h.Config.RDBKeySaveDelay()) * time.Microsecond
+	write = func(path string) error {
+		defer saverThread(h.Config)()
+		if asRDB {
+			return a.saver.writeRDB(path, true, functions, snap.Keys, snap.Expires, snap.Shard)
+		}
+		return writeCommandsBase(path, functions, snap)
+	}
+	return write, snap.End
+}
+
+// writeCommandsBase writes a base of commands: the functions, then each
+// database's keys after a SELECT.
+func writeCommandsBase(path string, functions []byte, snap *keyspace.Snapshot) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	w.Write(functions)
+	var records []byte
+	for db := range snap.Keys {
+		if snap.Keys[db] == 0 {
+			continue
+		}
+		w.Write(resp.AppendCommand(nil, [][]byte{selectArg, strconv.AppendInt(nil, int64(db), 10)}))
+		for sh := range keyspace.Shards {
+			records = snap.Shard(records[:0], db, sh)
+			w.Write(records)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

@@ -1,0 +1,291 @@
+package durability
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/keyhive/keyhive/keyspace"
+	"github.com/keyhive/keyhive/persistence"
+)
+
+// Saver writes snapshots of the data set to dbfilename (SAVE, BGSAVE, save
+// points) and loads them, and keeps the state INFO persistence reports.
+type Saver struct {
+	h   *Host
+	aof *AOF
+
+	bgsaving      atomic.Bool
+	scheduled     atomic.Bool  // BGSAVE SCHEDULE: start when possible
+	lastSave      atomic.Int64 // Unix seconds of the last successful save
+	lastBgsaveOK  atomic.Bool
+	lastBgsaveSec atomic.Int64
+	bgsaveStart   atomic.Int64 // Unix ms
+	lastTry       atomic.Int64 // Unix ms of the last background save attempt
+	saves         atomic.Int64
+	peakExtra     atomic.Int64 // bytes of records kept ahead of the last BGSAVE
+	bgDone        sync.WaitGroup
+	tempSeq       atomic.Int64
+}
+
+// SaverStatus is the saver's state as INFO persistence reports it.
+type SaverStatus struct {
+	InProgress bool
+	LastSave   int64 // Unix seconds of the last successful save
+	LastOK     bool  // the last background save succeeded
+	LastSec    int64 // how long the last background save took (-1: none)
+	CurrentSec int64 // how long the running one has taken (-1: none)
+	Saves      int64
+	PeakExtra  int64 // bytes of records kept ahead of the last background save
+}
+
+// Status returns the saver's state.
+func (sv *Saver) Status() SaverStatus {
+	st := SaverStatus{
+		InProgress: sv.bgsaving.Load(),
+		LastSave:   sv.lastSave.Load(),
+		LastOK:     sv.lastBgsaveOK.Load(),
+		LastSec:    sv.lastBgsaveSec.Load(),
+		CurrentSec: -1,
+		Saves:      sv.saves.Load(),
+		PeakExtra:  sv.peakExtra.Load(),
+	}
+	if st.InProgress {
+		st.CurrentSec = (time.Now().UnixMilli() - sv.bgsaveStart.Load()) / 1000
+	}
+	return st
+}
+
+// InProgress reports whether a background save is running.
+func (sv *Saver) InProgress() bool { return sv.bgsaving.Load() }
+
+// LastSave returns the Unix time of the last successful save (LASTSAVE).
+func (sv *Saver) LastSave() int64 { return sv.lastSave.Load() }
+
+// Schedule makes the cron start a background save as soon as none runs
+// (BGSAVE SCHEDULE, BGSAVE in a transaction).
+func (sv *Saver) Schedule() { sv.scheduled.Store(true) }
+
+// Wait waits for the background save in progress, if any.
+func (sv *Saver) Wait() { sv.bgDone.Wait() }
+
+func (sv *Saver) path() string {
+	return filepath.Join(sv.h.Config.Dir(), sv.h.Config.DBFilename())
+}
+
+// writeRDB writes a file: header and AUX fields, the functions, each
+// non-empty database's records shard by shard, EOF and the checksum. It
+// writes a temporary file, syncs it and renames it over the target, so a
+// crash never leaves a partial dump.rdb.
+func (sv *Saver) writeRDB(path string, aofBase bool, functions []byte, keys, expires []int64, shard func(b []byte, db, shard int) []byte) (err error) {
+	tmp := filepath.Join(filepath.Dir(path), fmt.Sprintf("temp-%d-%d.rdb", os.Getpid(), sv.tempSeq.Add(1)))
+	f, err := os.Create(tmp)
+	if err != nil {
+		return fmt.Errorf("failed opening the temp RDB file %s (in server root dir %s) for saving: %w", filepath.Base(tmp), filepath.Dir(tmp), err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	w := bufio.NewWriterSize(f, 1<<20)
+	checksum := sv.h.Config.RDBChecksum()
+	var crc uint64
+	write := func(p []byte) {
+		if checksum {
+			crc = persistence.CRC64(crc, p)
+		}
+		w.Write(p) // a write error sticks in w and is reported by Flush
+	}
+	enc := persistence.Encoder{Compress: sv.h.Config.RDBCompression()}
+	write(enc.AppendHeader(nil,
+		"redis-ver", sv.h.Version,
+		"redis-bits", "64",
+		"ctime", strconv.FormatInt(time.Now().Unix(), 10),
+		"used-mem", strconv.FormatInt(sv.h.UsedMemory(), 10),
+		"aof-base", strconv.Itoa(boolInt(aofBase))))
+	write(functions)
+	var records []byte
+	for db := range keys {
+		if keys[db] == 0 {
+			continue
+		}
+		write(persistence.AppendSelectDB(nil, db, keys[db], expires[db]))
+		for sh := range keyspace.Shards {
+			records = shard(records[:0], db, sh)
+			write(records)
+		}
+	}
+	// A big value's record, garbage now: given back rather than counted in
+	// used memory until the next collection.
+	size := cap(records)
+	records = nil
+	sv.h.DroppedGarbage(int64(size))
+	write([]byte{persistence.OpEOF})
+	w.Write(binary.LittleEndian.AppendUint64(nil, crc))
+	if err = w.Flush(); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Save is SAVE: the caller holds the exclusive lock, so shards are
+// serialized as they are.
+func (sv *Saver) Save(now int64) error {
+	if sv.bgsaving.Load() {
+		return errors.New("ERR Background save already in progress")
+	}
+	ks := sv.h.Keyspace
+	n := ks.Len()
+	keys, expires := make([]int64, n), make([]int64, n)
+	for i := range n {
+		keys[i], expires[i] = ks.DB(i).Len(), ks.DB(i).Volatile()
+	}
+	functions := sv.h.Functions(nil)
+	encode := sv.h.RecordEncoder(now)
+	dirty := sv.h.Dirty.Load()
+	err := sv.writeRDB(sv.path(), false, functions, keys, expires, func(b []byte, db, shard int) []byte {
+		ks.DB(db).EachEntry(shard, func(e *keyspace.Entry) { b = encode(b, e) })
+		return b
+	})
+	if err != nil {
+		sv.h.Log.Printf("Error saving DB on disk: %v", err)
+		return err
+	}
+	sv.saved(dirty)
+	sv.h.Log.Printf("DB saved on disk")
+	return nil
+}
+
+// saved records a successful save of the data set as it was when dirty
+// changes had been made.
+func (sv *Saver) saved(dirty int64) {
+	sv.h.Dirty.Add(-dirty)
+	sv.lastSave.Store(time.Now().Unix())
+	sv.saves.Add(1)
+}
+
+// BGSave starts a background save and reports whether it started. The
+// caller holds no keyspace lock: the snapshot instant takes the exclusive
+// lock for a moment.
+func (sv *Saver) BGSave() bool {
+	if !sv.bgsaving.CompareAndSwap(false, true) {
+		return false
+	}
+	sv.scheduled.Store(false)
+	start := time.Now()
+	sv.bgsaveStart.Store(start.UnixMilli())
+	sv.lastTry.Store(start.UnixMilli())
+	var functions []byte
+	var dirty int64
+	encode := sv.h.RecordEncoder(sv.h.Clock.UnixMilli())
+	snap := sv.h.Keyspace.BeginSnapshot(encode, func() {
+		functions = sv.h.Functions(nil)
+		dirty = sv.h.Dirty.Load()
+	})
+	snap.KeyDelay = time.Duration(sv.h.Config.RDBKeySaveDelay()) * time.Microsecond
+	sv.h.Log.Printf("Background saving started")
+	sv.bgDone.Add(1)
+	go func() {
+		defer sv.bgDone.Done()
+		release := saverThread(sv.h.Config)
+		err := sv.writeRDB(sv.path(), false, functions, snap.Keys, snap.Expires, snap.Shard)
+		release()
+		snap.End()
+		sv.peakExtra.Store(snap.PeakExtra())
+		sv.h.DroppedGarbage(snap.PeakExtra()) // the early records of big values changed during the save
+		sv.lastBgsaveSec.Store(int64(time.Since(start).Seconds()))
+		if err != nil {
+			sv.h.Log.Printf("Background saving error: %v", err)
+			sv.lastBgsaveOK.Store(false)
+		} else {
+			sv.saved(dirty)
+			sv.lastBgsaveOK.Store(true)
+			sv.h.Log.Printf("Background saving terminated with success")
+		}
+		sv.bgsaving.Store(false)
+	}()
+	return true
+}
+
+// Cron starts a background save when a save point is reached (at least
+// changes writes in seconds), or one was scheduled, as serverCron does. A
+// failed save is retried after 5 seconds.
+func (sv *Saver) Cron() {
+	if sv.bgsaving.Load() || sv.aof.rewriting.Load() { // one snapshot at a time
+		return
+	}
+	if sv.scheduled.Load() {
+		sv.BGSave()
+		return
+	}
+	now := time.Now()
+	dirty := sv.h.Dirty.Load()
+	for _, p := range sv.h.Config.Save() {
+		if dirty >= p[1] && now.Unix()-sv.lastSave.Load() > p[0] &&
+			(sv.lastBgsaveOK.Load() || now.UnixMilli()-sv.lastTry.Load() > 5000) {
+			sv.h.Log.Printf("%d changes in %d seconds. Saving...", p[1], p[0])
+			sv.BGSave()
+			return
+		}
+	}
+}
+
+// Load loads dbfilename at start-up. A missing file is an empty data
+// set; a corrupt or truncated one is an error naming the file and offset.
+func (sv *Saver) Load() error { return sv.loadFile(sv.path(), true, false) }
+
+// Reload is DEBUG RELOAD's load; with merge, a key in the file replaces
+// the key present.
+func (sv *Saver) Reload(merge bool) error { return sv.loadFile(sv.path(), false, merge) }
+
+func (sv *Saver) loadFile(path string, missingOK, merge bool) error {
+	f, err := os.Open(path)
+	if missingOK && errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("opening %s: %w", path, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	start := time.Now()
+	var data []byte
+	if st.Size() > 0 {
+		// Mapped, not read: the page cache holds the file, not the heap.
+		if data, err = syscall.Mmap(int(f.Fd()), 0, int(st.Size()), syscall.PROT_READ, syscall.MAP_PRIVATE); err != nil {
+			return fmt.Errorf("mapping %s: %w", path, err)
+		}
+		defer syscall.Munmap(data)
+	}
+	if err := sv.h.LoadRDB(data, merge); err != nil {
+		return fmt.Errorf("bad RDB file %s: %w", path, err)
+	}
+	sv.h.Log.Printf("DB loaded from disk: %.3f seconds", time.Since(start).Seconds())
+	return nil
+}

@@ -1,0 +1,26 @@
+package server
+
+import "fmt"
+
+// loadingClient is the client the commands of one loaded AOF file run as:
+// authenticated, obeyed whatever its ACL user may do, in database 0 until
+// a SELECT of the file switches it.
+func (s *Server) loadingClient() *Client {
+	c := &Client{s: s, authenticated: true, obeys: true}
+	c.ctx = Ctx{s: s, c: c, W: &c.out, DB: s.ks.DB(0)}
+	return c
+}
+
+// applyLoaded runs one command loaded from the AOF as c through the one
+// dispatch path, as a client that obeys: the caller holds the exclusive
+// lock or runs alone (start-up). Its reply is dropped.
+func (s *Server) applyLoaded(c *Client, args [][]byte) error {
+	c.ctx.Now = s.clock.UnixMilli()
+	c.ctx.cannotBlock = true
+	ok := c.dispatch(args, fromLoader)
+	c.out.B = c.out.B[:0]
+	if !ok {
+		return fmt.Errorf("unknown command '%s' or wrong number of arguments", args[0])
+	}
+	return nil
+}
