@@ -8,6 +8,7 @@ import (
 
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/resp"
+	"github.com/keyhive/keyhive/values"
 )
 
 // An AOF base is the data set at a snapshot instant (keyspace/snapshot.go:
@@ -22,9 +23,9 @@ var functionArg, loadArg = []byte("FUNCTION"), []byte("LOAD")
 func (a *AOF) beginSnapshot(asRDB bool, atStart func()) (write func(path string) error, end func()) {
 	h := a.h
 	now := h.Clock.UnixMilli()
-	encode := h.RecordEncoder(now)
+	encode := values.RecordEncoder(h.Config, now)
 	if !asRDB {
-		encode = h.CommandEncoder(now)
+		encode = values.RebuildEncoder(now)
 	}
 	var functions []byte
 	snap := h.Keyspace.BeginSnapshot(encode, func() {

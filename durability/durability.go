@@ -16,7 +16,8 @@
 // The package knows the keyspace, the configuration and the file formats;
 // what needs the server (encoding a key's value, loading a file's values,
 // the function libraries, running a loaded command) it asks of the server
-// through the function values of Host.
+// through the function values of Host. What a file holds of a key, and how
+// a loaded key is stored, is package values'.
 package durability
 
 import (
@@ -48,22 +49,15 @@ type Host struct {
 	// Version is the server version an RDB file's header names.
 	Version string
 
-	// RecordEncoder returns the function that appends a key's RDB record
-	// (expire time, access clock, type, key, value); it runs under the
-	// key's shard lock.
-	RecordEncoder func(now int64) func(b []byte, e *keyspace.Entry) []byte
-	// CommandEncoder returns the function that appends the commands that
-	// rebuild a key (an AOF base without the RDB preamble), nothing for a
-	// key expired at now.
-	CommandEncoder func(now int64) func(b []byte, e *keyspace.Entry) []byte
 	// Functions appends the function libraries as RDB records.
 	Functions func(b []byte) []byte
 	// FunctionCode returns the function libraries' code (an AOF base of
 	// commands loads them with FUNCTION LOAD).
 	FunctionCode func() [][]byte
-	// LoadRDB loads an RDB file's contents into the data set; with merge a
-	// key in the file replaces one present, else that is an error.
-	LoadRDB func(data []byte, merge bool) error
+	// LoadFunction loads a function library an RDB file holds; with merge
+	// it replaces one of the same name, else that is an error. code points
+	// into the file: the callee copies what it keeps.
+	LoadFunction func(code []byte, merge bool) error
 	// Replay starts loading one AOF file: apply runs one of its commands,
 	// in a session of its own that starts in database 0 (a SELECT switches
 	// it). The caller holds the exclusive lock or runs alone (start-up).

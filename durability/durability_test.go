@@ -15,8 +15,6 @@ import (
 	"github.com/keyhive/keyhive/clock"
 	"github.com/keyhive/keyhive/config"
 	"github.com/keyhive/keyhive/keyspace"
-	"github.com/keyhive/keyhive/persistence"
-	"github.com/keyhive/keyhive/resp"
 )
 
 // testHost is a Host without a server: string keys only, each loaded AOF
@@ -37,38 +35,16 @@ func newTestHost(t *testing.T, dir string, directives ...string) *testHost {
 	h := &testHost{}
 	ks := keyspace.New(cfg.Databases(), keyspace.Hooks{})
 	h.Host = Host{
-		Config:   cfg,
-		Keyspace: ks,
-		Clock:    clock.Real{},
-		Log:      log.New(io.Discard, "", 0),
-		Changes:  &h.stream,
-		Dirty:    &h.dirty,
-		Version:  "7.0.15",
-		RecordEncoder: func(now int64) func(b []byte, e *keyspace.Entry) []byte {
-			var enc persistence.Encoder
-			return func(b []byte, e *keyspace.Entry) []byte {
-				b = append(b, persistence.TypeString)
-				b = enc.AppendString(b, e.Key())
-				return enc.AppendString(b, e.Value())
-			}
-		},
-		CommandEncoder: func(now int64) func(b []byte, e *keyspace.Entry) []byte {
-			return func(b []byte, e *keyspace.Entry) []byte {
-				return resp.AppendCommand(b, [][]byte{[]byte("SET"), e.Key(), e.Value()})
-			}
-		},
+		Config:       cfg,
+		Keyspace:     ks,
+		Clock:        clock.Real{},
+		Log:          log.New(io.Discard, "", 0),
+		Changes:      &h.stream,
+		Dirty:        &h.dirty,
+		Version:      "7.0.15",
 		Functions:    func(b []byte) []byte { return b },
 		FunctionCode: func() [][]byte { return nil },
-		LoadRDB: func(data []byte, merge bool) error {
-			db := ks.DB(0)
-			return persistence.Load(data, true, persistence.Handler{
-				SelectDB: func(i int) error { db = ks.DB(i); return nil },
-				Key: func(r *persistence.Record) error {
-					db.Set(bytes.Clone(r.Key), keyspace.TypeString, keyspace.EncRaw, r.Value.Str, 0, 1)
-					return nil
-				},
-			})
-		},
+		LoadFunction: func([]byte, bool) error { return nil },
 		Replay: func() func(argv [][]byte) error {
 			db := 0
 			return func(argv [][]byte) error {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/persistence"
+	"github.com/keyhive/keyhive/values"
 )
 
 // Saver writes snapshots of the data set to dbfilename (SAVE, BGSAVE, save
@@ -32,6 +33,8 @@ type Saver struct {
 	lastTry       atomic.Int64 // Unix ms of the last background save attempt
 	saves         atomic.Int64
 	peakExtra     atomic.Int64 // bytes of records kept ahead of the last BGSAVE
+	loadedKeys    atomic.Int64 // keys the last RDB load stored
+	loadExpired   atomic.Int64 // and those it skipped as expired
 	bgDone        sync.WaitGroup
 	tempSeq       atomic.Int64
 }
@@ -45,18 +48,23 @@ type SaverStatus struct {
 	CurrentSec int64 // how long the running one has taken (-1: none)
 	Saves      int64
 	PeakExtra  int64 // bytes of records kept ahead of the last background save
+	// LoadedKeys and LoadExpired are the keys the last RDB load stored and
+	// skipped as expired.
+	LoadedKeys, LoadExpired int64
 }
 
 // Status returns the saver's state.
 func (sv *Saver) Status() SaverStatus {
 	st := SaverStatus{
-		InProgress: sv.bgsaving.Load(),
-		LastSave:   sv.lastSave.Load(),
-		LastOK:     sv.lastBgsaveOK.Load(),
-		LastSec:    sv.lastBgsaveSec.Load(),
-		CurrentSec: -1,
-		Saves:      sv.saves.Load(),
-		PeakExtra:  sv.peakExtra.Load(),
+		InProgress:  sv.bgsaving.Load(),
+		LastSave:    sv.lastSave.Load(),
+		LastOK:      sv.lastBgsaveOK.Load(),
+		LastSec:     sv.lastBgsaveSec.Load(),
+		CurrentSec:  -1,
+		Saves:       sv.saves.Load(),
+		PeakExtra:   sv.peakExtra.Load(),
+		LoadedKeys:  sv.loadedKeys.Load(),
+		LoadExpired: sv.loadExpired.Load(),
 	}
 	if st.InProgress {
 		st.CurrentSec = (time.Now().UnixMilli() - sv.bgsaveStart.Load()) / 1000
@@ -164,7 +172,7 @@ func (sv *Saver) Save(now int64) error {
 		keys[i], expires[i] = ks.DB(i).Len(), ks.DB(i).Volatile()
 	}
 	functions := sv.h.Functions(nil)
-	encode := sv.h.RecordEncoder(now)
+	encode := values.RecordEncoder(sv.h.Config, now)
 	dirty := sv.h.Dirty.Load()
 	err := sv.writeRDB(sv.path(), false, functions, keys, expires, func(b []byte, db, shard int) []byte {
 		ks.DB(db).EachEntry(shard, func(e *keyspace.Entry) { b = encode(b, e) })
@@ -200,7 +208,7 @@ func (sv *Saver) BGSave() bool {
 	sv.lastTry.Store(start.UnixMilli())
 	var functions []byte
 	var dirty int64
-	encode := sv.h.RecordEncoder(sv.h.Clock.UnixMilli())
+	encode := values.RecordEncoder(sv.h.Config, sv.h.Clock.UnixMilli())
 	snap := sv.h.Keyspace.BeginSnapshot(encode, func() {
 		functions = sv.h.Functions(nil)
 		dirty = sv.h.Dirty.Load()
@@ -283,7 +291,13 @@ func (sv *Saver) loadFile(path string, missingOK, merge bool) error {
 		}
 		defer syscall.Munmap(data)
 	}
-	if err := sv.h.LoadRDB(data, merge); err != nil {
+	h := sv.h
+	loaded, expired, err := values.LoadRDB(data, h.Config, h.Keyspace, h.Clock.UnixMilli(), merge, func(code []byte) error {
+		return h.LoadFunction(code, merge)
+	})
+	sv.loadedKeys.Store(loaded)
+	sv.loadExpired.Store(expired)
+	if err != nil {
 		return fmt.Errorf("bad RDB file %s: %w", path, err)
 	}
 	sv.h.Log.Printf("DB loaded from disk: %.3f seconds", time.Since(start).Seconds())

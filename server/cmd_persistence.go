@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 
@@ -29,19 +30,17 @@ func init() {
 // persistenceHost is what package durability needs of the server.
 func (s *Server) persistenceHost() *durability.Host {
 	return &durability.Host{
-		Config:         s.cfg,
-		Keyspace:       s.ks,
-		Clock:          s.clock,
-		Log:            s.log,
-		Changes:        &s.stream,
-		Dirty:          &s.stats.dirty,
-		Version:        Version,
-		RecordEncoder:  s.recordEncoder,
-		CommandEncoder: aofRecordEncoder,
+		Config:   s.cfg,
+		Keyspace: s.ks,
+		Clock:    s.clock,
+		Log:      s.log,
+		Changes:  &s.stream,
+		Dirty:    &s.stats.dirty,
+		Version:  Version,
 		Functions: func(b []byte) []byte {
-			enc := s.encoder()
+			enc := values.NewEncoder(s.cfg.RDBCompression())
 			b = s.scripts.AppendFunctions(b, enc)
-			s.rdb.encoders.Put(enc)
+			values.ReleaseEncoder(enc)
 			return b
 		},
 		FunctionCode: func() [][]byte {
@@ -51,7 +50,10 @@ func (s *Server) persistenceHost() *durability.Host {
 			}
 			return code
 		},
-		LoadRDB: s.loadRDBData,
+		LoadFunction: func(code []byte, merge bool) error {
+			_, err := s.scripts.LoadLibrary(bytes.Clone(code), merge)
+			return err
+		},
 		Replay: func() func(args [][]byte) error {
 			c := s.loadingClient()
 			return func(args [][]byte) error { return s.applyLoaded(c, args) }
@@ -128,9 +130,9 @@ func dumpCommand(x *Ctx) {
 		x.W.Null()
 		return
 	}
-	enc := x.s.encoder()
+	enc := values.NewEncoder(x.s.cfg.RDBCompression())
 	b := values.AppendValue(enc, x.nextScratch(), &e, nil, x.s.cfg)
-	x.s.rdb.encoders.Put(enc)
+	values.ReleaseEncoder(enc)
 	b = persistence.AppendDumpFooter(b)
 	x.W.Bulk(b)
 	x.keepScratch(b)
@@ -222,7 +224,7 @@ func restoreCommand(x *Ctx) {
 		x.W.OK()
 		return
 	}
-	values.Restore(x.env(), e, key, &v, ttl, x.s.accessMode(), int(freq), idle) // no duplicates: it cannot fail
+	values.Restore(x.env(), e, key, &v, ttl, values.AccessModeOf(x.s.cfg.MaxMemoryPolicy()), int(freq), idle) // no duplicates: it cannot fail
 	if ttl != 0 && !absTTL && x.propagating() {
 		argv := append([][]byte{x.Args[0], key, intArg(ttl)}, x.Args[3:]...)
 		x.propagateAs(append(argv, argABSTTL)...)
@@ -332,8 +334,8 @@ func (s *Server) writePersistenceInfo(b *strings.Builder) {
 	// The memory a save needs beyond the data: here the records of keys
 	// kept ahead of the saver (Redis reports its fork's copy-on-write).
 	field(b, "rdb_last_cow_size", sv.PeakExtra)
-	field(b, "rdb_last_load_keys_expired", s.rdb.expiredLoaded.Load())
-	field(b, "rdb_last_load_keys_loaded", s.rdb.loadedKeys.Load())
+	field(b, "rdb_last_load_keys_expired", sv.LoadExpired)
+	field(b, "rdb_last_load_keys_loaded", sv.LoadedKeys)
 
 	a := s.aof.Status()
 	field(b, "aof_enabled", boolInt(a.On))

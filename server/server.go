@@ -58,7 +58,6 @@ type Server struct {
 	monitors                   monitors
 	scriptState
 	acl   aclState
-	rdb   rdbState
 	aof   *durability.AOF
 	saver *durability.Saver
 	// notify-keyspace-events, as one word every write can read cheaply

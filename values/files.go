@@ -1,0 +1,170 @@
+package values
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/keyhive/keyhive/keyspace"
+	"github.com/keyhive/keyhive/persistence"
+	"github.com/keyhive/keyhive/resp"
+)
+
+// Files: what a snapshot, an AOF base or a DUMP payload holds of a key, and
+// how a file's keys come back. Package durability decides when files are
+// written and read; this is what goes in them.
+
+// FileConfig is what writing and loading files reads of the configuration
+// (*config.Config has it).
+type FileConfig interface {
+	Limits
+	MaxMemoryPolicy() string
+	LFUDecayTime() int
+	RDBCompression() bool
+	RDBChecksum() bool
+}
+
+// AccessModeOf is what files record of each key's access clock under a
+// maxmemory policy.
+func AccessModeOf(policy string) AccessMode {
+	switch {
+	case strings.Contains(policy, "lfu"):
+		return AccessLFU
+	case strings.Contains(policy, "lru"):
+		return AccessLRU
+	}
+	return AccessNone
+}
+
+var encoders sync.Pool
+
+// NewEncoder returns an encoder from a shared pool, compressing strings
+// when compress is set (rdbcompression); ReleaseEncoder gives it back.
+func NewEncoder(compress bool) *persistence.Encoder {
+	enc, _ := encoders.Get().(*persistence.Encoder)
+	if enc == nil {
+		enc = &persistence.Encoder{}
+	}
+	enc.Compress = compress
+	return enc
+}
+
+// ReleaseEncoder returns an encoder from NewEncoder to the pool.
+func ReleaseEncoder(enc *persistence.Encoder) { encoders.Put(enc) }
+
+// RecordEncoder returns the function that appends a key's RDB record
+// (expire time, access clock, type, key, value) as the configuration says
+// at now; it runs under the key's shard lock.
+func RecordEncoder(cfg FileConfig, now int64) func(b []byte, e *keyspace.Entry) []byte {
+	mode, decay, compress := AccessModeOf(cfg.MaxMemoryPolicy()), cfg.LFUDecayTime(), cfg.RDBCompression()
+	return func(b []byte, e *keyspace.Entry) []byte {
+		enc := NewEncoder(compress)
+		b = AppendRecord(enc, b, e, mode, now, decay, cfg)
+		ReleaseEncoder(enc)
+		return b
+	}
+}
+
+// rebuildItems is how many elements one rebuilding command carries, as
+// Redis's AOF rewrite puts 64 in each.
+const rebuildItems = 64
+
+// RebuildEncoder returns the function that appends the commands that
+// rebuild a key (an AOF base without the RDB preamble), nothing for a key
+// expired at now.
+func RebuildEncoder(now int64) func(b []byte, e *keyspace.Entry) []byte {
+	return func(b []byte, e *keyspace.Entry) []byte {
+		if at := e.ExpireAt(); at != 0 && at <= now {
+			return b
+		}
+		return AppendRebuild(b, e)
+	}
+}
+
+// AppendRebuild appends the commands that recreate e: SET, RPUSH, SADD,
+// ZADD or HMSET in batches, a stream's commands, then PEXPIREAT for a TTL,
+// as Redis's rewrite writes them.
+func AppendRebuild(b []byte, e *keyspace.Entry) []byte {
+	key := e.Key()
+	var batch [][]byte
+	flush := func(verb string) {
+		if len(batch) > 0 {
+			b = resp.AppendCommand(b, append([][]byte{[]byte(verb), key}, batch...))
+			batch = batch[:0]
+		}
+	}
+	add := func(verb string, items ...[]byte) {
+		batch = append(batch, items...)
+		if len(batch) >= rebuildItems*len(items) {
+			flush(verb)
+		}
+	}
+	switch e.Type() {
+	case keyspace.TypeString:
+		b = resp.AppendCommand(b, [][]byte{[]byte("SET"), key, e.Value()})
+	case keyspace.TypeList:
+		ViewList(e).Each(0, false, func(v []byte) bool {
+			add("RPUSH", v)
+			return true
+		})
+		flush("RPUSH")
+	case keyspace.TypeSet:
+		ViewSet(e).Each(func(m []byte) { add("SADD", m) })
+		flush("SADD")
+	case keyspace.TypeZSet:
+		z := ViewZSet(e)
+		z.Each(0, z.Len(), false, func(m []byte, score float64) {
+			add("ZADD", resp.AppendDouble(nil, score), m)
+		})
+		flush("ZADD")
+	case keyspace.TypeHash:
+		ViewHash(e).Each(func(f, v []byte) { add("HMSET", f, v) })
+		flush("HMSET")
+	case keyspace.TypeStream:
+		b = AppendStreamRebuild(b, key, EntryStream(e))
+	}
+	if at := e.ExpireAt(); at != 0 {
+		b = resp.AppendCommand(b, [][]byte{[]byte("PEXPIREAT"), key, strconv.AppendInt(nil, at, 10)})
+	}
+	return b
+}
+
+// LoadRDB loads an RDB file's contents into ks at now. Keys whose time has
+// passed are skipped, as a master does; a key already present is an error
+// unless merge. function loads a function library the file holds (its code
+// points into data: the callee copies what it keeps). It reports the keys
+// loaded and those skipped as expired.
+func LoadRDB(data []byte, cfg FileConfig, ks *keyspace.Keyspace, now int64, merge bool, function func(code []byte) error) (loaded, expired int64, err error) {
+	env := Env{Limits: cfg, DB: ks.DB(0), Now: now, Scratch: &Scratch{}}
+	mode := AccessModeOf(cfg.MaxMemoryPolicy())
+	err = persistence.Load(data, cfg.RDBChecksum(), persistence.Handler{
+		SelectDB: func(db int) error {
+			if db >= ks.Len() {
+				return fmt.Errorf("data file was created with a server configured to handle more than %d databases", ks.Len())
+			}
+			env.DB = ks.DB(db)
+			return nil
+		},
+		Function: function,
+		Key: func(r *persistence.Record) error {
+			if r.ExpireAt != -1 && r.ExpireAt < env.Now {
+				expired++
+				return nil
+			}
+			e, found := env.DB.Lookup(r.Key, env.Now, false)
+			if found {
+				if !merge {
+					return fmt.Errorf("duplicated key '%s' in DB %d", r.Key, env.DB.ID())
+				}
+				env.DB.DeleteEntry(&e) // e is now the key's vacancy
+			}
+			if err := Restore(env, e, r.Key, &r.Value, max(r.ExpireAt, 0), mode, r.Freq, r.Idle); err != nil {
+				return err
+			}
+			loaded++
+			return nil
+		},
+	})
+	return loaded, expired, err
+}
