@@ -1,5 +1,3 @@
-// Package server is Keyhive's Redis-compatible server as a library: create it
-// from a config, Start it, and Close it. Several servers may run in one process.
 package server
 
 import (

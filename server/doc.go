@@ -1,0 +1,44 @@
+// Package server is Keyhive's Redis-compatible server as a library: create it
+// from a config, Start it, and Close it. Several servers may run in one
+// process.
+//
+// The package ties the layers below it together (docs/architecture.md has
+// the map); its files, by concern:
+//
+// Connections
+//   - server.go: the Server, New/Start/Close, the cron.
+//   - network.go, rawio.go: listeners (TCP, Unix, TLS), protected mode,
+//     raw socket reads and writes.
+//   - client.go: one connection's I/O loop: read, parse, execute each
+//     command, write the replies.
+//   - pubsub_output.go: the output queue of a client that receives messages
+//     from other goroutines (subscribers, MONITOR, tracking).
+//
+// The command core
+//   - command.go: the command table, built from package cmdspec's entries
+//     and the handlers the family files bind; flags and error texts.
+//   - dispatch.go: the one dispatch path every command takes (clients, EXEC,
+//     scripts, the AOF loader): resolve, checks, MULTI queueing, locks, the
+//     handler, propagation, statistics, the slow log, MONITOR.
+//   - ctx.go: Ctx, what a handler works with, and its key lookups;
+//     collection.go: a handler's typed reads and edits of collections
+//     (package values) with their keyspace notifications.
+//   - propagate.go: how a handler says what it propagates to the change
+//     stream (package changes); loading.go: the AOF loader's client.
+//
+// Command families, one file each: cmd_strings.go, cmd_bitmaps.go,
+// cmd_lcs.go, cmd_keys.go, cmd_hashes.go, cmd_lists.go, cmd_sets.go,
+// cmd_zsets.go, cmd_streams.go, cmd_hll.go, cmd_geo.go, cmd_sort.go,
+// cmd_transactions.go, cmd_scripting.go, cmd_pubsub.go, cmd_connection.go,
+// cmd_acl.go, cmd_server.go, cmd_memory.go, cmd_persistence.go. A family
+// file binds its handlers to the names cmdspec declares, and holds them.
+//
+// What the families share
+//   - acl.go, acl_log.go: users, permissions and their checks, ACL LOG.
+//   - blocking.go: blocked clients and serving them after a write.
+//   - tracking.go: client-side caching; notify.go: keyspace notifications.
+//   - pubsub.go: the Pub/Sub registry and delivery; monitor.go: MONITOR.
+//   - slowlog.go, stats.go, rusage.go: the slow log, INFO's counters.
+//   - evict.go, memrelease.go: maxmemory and eviction; giving memory back.
+//   - scan.go: SCAN-style cursors over collections.
+package server
