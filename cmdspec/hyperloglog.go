@@ -1,0 +1,29 @@
+package cmdspec
+
+func init() {
+	add("hyperloglog",
+		&Spec{Name: "pfadd", Arity: -2, Flags: "write denyoom fast", ACL: "@write @hyperloglog @fast",
+			Keys:    []string{"RW insert; index 1; range 0 1 0"},
+			Args:    "key:key#0 [element:string]...",
+			Since:   "2.8.9",
+			Summary: ""},
+		&Spec{Name: "pfcount", Arity: -2, Flags: "readonly", ACL: "@read @hyperloglog @slow",
+			Keys:    []string{"RW access; index 1; range -1 1 0"},
+			Args:    "key:key#0...",
+			Since:   "2.8.9",
+			Summary: ""},
+		&Spec{Name: "pfdebug", Arity: 3, Flags: "write denyoom admin", ACL: "@write @hyperloglog @admin @slow @dangerous",
+			Keys:  []string{"RW access; index 2; range 0 1 0"},
+			Args:  "subcommand:string key:key#0",
+			Since: "2.8.9", Complexity: "N/A", DocFlags: "syscmd",
+			Summary: ""},
+		&Spec{Name: "pfmerge", Arity: -2, Flags: "write denyoom", ACL: "@write @hyperloglog @slow",
+			Keys:    []string{"RW access insert; index 1; range 0 1 0", "RO access; index 2; range -1 1 0"},
+			Args:    "destkey:key#0 sourcekey:key#1...",
+			Since:   "2.8.9",
+			Summary: ""},
+		&Spec{Name: "pfselftest", Arity: 1, Flags: "admin", ACL: "@hyperloglog @admin @slow @dangerous",
+			Since: "2.8.9", Complexity: "N/A", DocFlags: "syscmd",
+			Summary: ""},
+	)
+}

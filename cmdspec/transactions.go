@@ -1,0 +1,23 @@
+package cmdspec
+
+func init() {
+	add("transactions",
+		&Spec{Name: "discard", Arity: 1, Flags: "noscript loading stale fast allow_busy", ACL: "@fast @transaction",
+			Since:   "2.0.0",
+			Summary: ""},
+		&Spec{Name: "exec", Arity: 1, Flags: "noscript loading stale skip_slowlog", ACL: "@slow @transaction",
+			Since:   "1.2.0",
+			Summary: ""},
+		&Spec{Name: "multi", Arity: 1, Flags: "noscript loading stale fast allow_busy", ACL: "@fast @transaction",
+			Since: "1.2.0", Complexity: "O(1)",
+			Summary: ""},
+		&Spec{Name: "unwatch", Arity: 1, Flags: "noscript loading stale fast allow_busy", ACL: "@fast @transaction",
+			Since: "2.2.0", Complexity: "O(1)",
+			Summary: ""},
+		&Spec{Name: "watch", Arity: -2, Flags: "noscript loading stale fast allow_busy", ACL: "@fast @transaction",
+			Keys:    []string{"RO; index 1; range -1 1 0"},
+			Args:    "key:key#0...",
+			Since:   "2.2.0",
+			Summary: ""},
+	)
+}
