@@ -129,6 +129,7 @@ func init() {
 			Summary: ""},
 		&Spec{Name: "sort_ro", Arity: -2, Flags: "readonly allkeys", ACL: "@read @set @sortedset @list @slow @dangerous",
 			Keys:    []string{"RO access; index 1; range 0 1 0", "RO access; unknown; unknown"},
+			KeyFunc: sortROKeys,
 			Args:    "key:key#0 [BY=pattern:pattern] [LIMIT=offset_count:{offset:integer count:integer}] [GET=pattern:pattern]...* [order:<ASC|DESC>] [ALPHA=sorting]",
 			Since:   "7.0.0",
 			Summary: ""},

@@ -154,3 +154,21 @@ func bitfieldKeys(args [][]byte, dst []KeyRef) []KeyRef {
 func replacesDataSet(args [][]byte) bool {
 	return len(args) > 1 && (equalFold(args[1], "reload") || equalFold(args[1], "loadaof"))
 }
+
+// redactAuth hides every argument of AUTH.
+func redactAuth(args [][]byte) (lo, hi int) { return 1, len(args) }
+
+// redactHello hides the user name and password after HELLO's AUTH.
+func redactHello(args [][]byte) (lo, hi int) {
+	for i := 2; i < len(args); i++ {
+		if equalFold(args[i], "auth") {
+			return i + 1, i + 3
+		}
+	}
+	return 0, 0
+}
+
+// sortROKeys: SORT_RO's sorted key (its BY and GET keys are unknown).
+func sortROKeys(args [][]byte, dst []KeyRef) []KeyRef {
+	return append(dst, KeyRef{1, RO | Access})
+}

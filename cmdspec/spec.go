@@ -61,7 +61,10 @@ type Spec struct {
 	// LockAll, when set, makes the command take the exclusive lock for the
 	// arguments it accepts (DEBUG RELOAD replaces the whole data set).
 	LockAll func(args [][]byte) bool
-	Args    string // arguments, in the argument grammar
+	// Redact, when set, is the range of arguments the slow log hides
+	// (credentials).
+	Redact func(args [][]byte) (lo, hi int)
+	Args   string // arguments, in the argument grammar
 
 	Group, Since, Summary, Complexity string
 	DocFlags                          string // COMMAND DOCS doc_flags, space separated

@@ -62,9 +62,8 @@ type aofState struct {
 }
 
 func init() {
-	register(spec{name: "bgrewriteaof", arity: 1, flags: "admin noscript", group: "server", summary: "Asynchronously rewrite the append-only file", since: "1.0.0", run: bgrewriteaofCommand})
 	// The snapshot instant takes the exclusive lock itself, for a moment.
-	table["bgrewriteaof"].Flags |= FlagNoKeyspace
+	bind("bgrewriteaof", bgrewriteaofCommand)
 }
 
 func bgrewriteaofCommand(x *Ctx) {
@@ -410,7 +409,7 @@ func (s *Server) writeAOF() error {
 // deniedByDiskError reports whether cmd is refused while the AOF cannot be
 // written: write commands (queued in MULTI too) and PING, as in Redis.
 func deniedByDiskError(cmd *Command) bool {
-	return cmd.Flags&FlagWrite != 0 || cmd.Name == "ping"
+	return cmd.Flags&(FlagWrite|FlagDiskErrorDenied) != 0
 }
 
 // aofWriteError is the error reply for write commands while the AOF cannot

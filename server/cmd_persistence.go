@@ -9,16 +9,13 @@ import (
 )
 
 func init() {
-	register(
-		spec{name: "save", arity: 1, flags: "admin noscript no_multi allkeys", group: "server", summary: "Synchronously save the dataset to disk", since: "1.0.0", run: saveCommand},
-		spec{name: "bgsave", arity: -1, flags: "admin noscript", group: "server", summary: "Asynchronously save the dataset to disk", since: "1.0.0", run: bgsaveCommand},
-		spec{name: "lastsave", arity: 1, flags: "loading stale fast", category: "@admin @dangerous", group: "server", summary: "Get the UNIX time stamp of the last successful save to disk", since: "1.0.0", run: func(x *Ctx) { x.W.Int(x.s.rdb.lastSave.Load()) }},
-		spec{name: "dump", arity: 2, flags: "readonly", first: 1, last: 1, step: 1, category: "@keyspace", group: "generic", summary: "Return a serialized version of the value stored at the specified key.", since: "2.6.0", run: dumpCommand},
-		spec{name: "restore", arity: -4, flags: "write denyoom", first: 1, last: 1, step: 1, category: "@keyspace @dangerous", group: "generic", summary: "Create a key using the provided serialized value, previously obtained using DUMP.", since: "2.6.0", run: restoreCommand},
-	)
 	// BGSAVE takes no lock: the snapshot instant takes the exclusive lock
 	// itself, for a moment.
-	table["bgsave"].Flags |= FlagNoKeyspace
+	bind("save", saveCommand)
+	bind("bgsave", bgsaveCommand)
+	bind("lastsave", func(x *Ctx) { x.W.Int(x.s.rdb.lastSave.Load()) })
+	bind("dump", dumpCommand)
+	bind("restore", restoreCommand)
 }
 
 var argABSTTL = []byte("ABSTTL")
