@@ -153,16 +153,15 @@ func (p *argParser) typ(a *Arg) error {
 		p.i++
 	}
 	a.Type = p.s[start:p.i]
-	if a.Type == "key" {
-		if p.i >= len(p.s) || p.s[p.i] != '#' {
-			return p.fail("a key needs #index")
-		}
+	if p.i < len(p.s) && p.s[p.i] == '#' { // a key spec index: keys, and patterns naming keys
 		p.i++
 		start = p.i
 		for p.i < len(p.s) && p.s[p.i] >= '0' && p.s[p.i] <= '9' {
 			p.i++
 		}
 		a.KeySpecIndex, _ = strconv.Atoi(p.s[start:p.i])
+	} else if a.Type == "key" {
+		return p.fail("a key needs #index")
 	}
 	switch a.Type {
 	case "string", "integer", "double", "key", "pattern", "unix-time":
@@ -266,10 +265,11 @@ func formatArg(b *strings.Builder, a *Arg) {
 			b.WriteString(":{")
 			formatItems(b, a.Args, " ")
 			b.WriteByte('}')
-		case "key":
-			b.WriteString(":key#" + strconv.Itoa(a.KeySpecIndex))
 		default:
 			b.WriteString(":" + a.Type)
+			if a.KeySpecIndex >= 0 {
+				b.WriteString("#" + strconv.Itoa(a.KeySpecIndex))
+			}
 		}
 	}
 	if a.Optional {
