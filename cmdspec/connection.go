@@ -31,7 +31,7 @@ func init() {
 					Since: "6.2.0", Complexity: "O(1)",
 					Summary: "Describes the current connection in CLIENT LIST's format."},
 				{Name: "kill", Arity: -3, Flags: "admin noscript loading stale", ACL: "@admin @slow @dangerous @connection",
-					Args:  "filter:<\"ip:port\":string(deprecated 2.8.12)|new-format:<[ID=client-id:integer]|[TYPE=normal_master_slave_pubsub:<NORMAL|MASTER|SLAVE|REPLICA|PUBSUB>]|[USER=username:string]|[ADDR=\"ip:port\":string]|[LADDR=\"ip:port\":string]|[SKIPME=\"yes/no\":string]>...>",
+					Args:  `filter:<"ip:port":string(deprecated 2.8.12)|new-format:<[ID=client-id:integer]|[TYPE=normal_master_slave_pubsub:<NORMAL|MASTER|SLAVE|REPLICA|PUBSUB>]|[USER=username:string]|[ADDR="ip:port":string]|[LADDR="ip:port":string]|[SKIPME="yes/no":string]>...>`,
 					Since: "2.4.0", Complexity: "O(N), N = the number of connections.",
 					Summary: "Closes the connections that match a filter."},
 				{Name: "list", Arity: -2, Flags: "admin noscript loading stale", ACL: "@admin @slow @dangerous @connection", Tips: "nondeterministic_output",

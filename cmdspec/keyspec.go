@@ -273,7 +273,7 @@ func (s *Spec) GetKeys(args [][]byte, dst []KeyRef) []KeyRef {
 		}
 	}
 	if useSpecs && !variable {
-		if keys, ok := s.specKeys(args, dst); ok {
+		if keys, ok := s.SpecKeys(args, dst); ok {
 			return keys
 		}
 	}
@@ -293,7 +293,7 @@ func (s *Spec) LockKeys(args [][]byte, dst []KeyRef) []KeyRef {
 	if s.KeyFunc != nil {
 		return s.KeyFunc(args, dst)
 	}
-	keys, _ := s.specKeys(args, dst)
+	keys, _ := s.SpecKeys(args, dst)
 	return keys
 }
 
@@ -316,9 +316,11 @@ func (s *Spec) simpleKeys(args [][]byte, dst []KeyRef) []KeyRef {
 	return dst
 }
 
-// specKeys is Redis's getKeysUsingKeySpecs: ok=false when a spec cannot
-// tell (unknown, incomplete, or out of the arguments), with dst as it was.
-func (s *Spec) specKeys(args [][]byte, dst []KeyRef) ([]KeyRef, bool) {
+// SpecKeys is Redis's getKeysUsingKeySpecs: the keys the key specs find,
+// ok=false when a spec cannot tell (unknown, incomplete, or out of the
+// arguments), with dst as it was. Unlike the key function, it lets a
+// caller's stack buffer stay on the stack.
+func (s *Spec) SpecKeys(args [][]byte, dst []KeyRef) ([]KeyRef, bool) {
 	start := len(dst)
 	argc := len(args)
 	for i := range s.keySpecs {

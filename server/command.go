@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/keyhive/keyhive/cmdspec"
@@ -219,12 +220,26 @@ func (c *Command) keyArgs(args [][]byte, dst [][]byte) [][]byte {
 		}
 		return dst
 	}
-	var buf [8]cmdspec.KeyRef
-	for _, k := range c.spec.LockKeys(args, buf[:0]) {
+	if c.spec.KeyFunc == nil {
+		var buf [8]cmdspec.KeyRef
+		keys, _ := c.spec.SpecKeys(args, buf[:0])
+		for _, k := range keys {
+			dst = append(dst, args[k.Pos])
+		}
+		return dst
+	}
+	// A key function is called through a pointer, so its buffer would
+	// escape: it is pooled.
+	buf := keyRefPool.Get().(*[]cmdspec.KeyRef)
+	*buf = c.spec.LockKeys(args, (*buf)[:0])
+	for _, k := range *buf {
 		dst = append(dst, args[k.Pos])
 	}
+	keyRefPool.Put(buf)
 	return dst
 }
+
+var keyRefPool = sync.Pool{New: func() any { return new([]cmdspec.KeyRef) }}
 
 // keyRefs appends the command's keys with their key spec flags as Redis
 // finds them for COMMAND GETKEYS and ACL checks.
