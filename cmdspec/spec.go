@@ -23,6 +23,7 @@
 //
 //	name:type          string, integer, double, pattern, unix-time
 //	name:key#0         a key argument and its key spec index
+//	name:pattern#1     (a pattern naming keys, as SORT's BY, has one too)
 //	TOKEN=name:type    an argument introduced by a token
 //	TOKEN              a pure token named after it in lower case
 //	TOKEN=name         a pure token with another name
@@ -34,7 +35,17 @@
 //
 // For example SET:
 //
-//	key:key#0 value:string [condition:<NX|XX>] [GET] [expiration:<EX=seconds:integer|...|KEEPTTL>]
+//	&Spec{Name: "set", Arity: -3, Flags: "write denyoom", ACL: "@write @string @slow",
+//		Keys:    []string{"RW access update variable_flags; index 1; range 0 1 0"},
+//		KeyFunc: setKeys,
+//		Args:    "key:key#0 value:string [condition:<NX|XX>] [GET] [expiration:<EX=seconds:integer|...|KEEPTTL>]",
+//		Since:   "1.0.0", Complexity: "O(1)",
+//		Summary: "Sets a key's string value, with options for expiry and conditions."},
+//
+// The structure (flags, key specs, arguments) is Redis 7.0's interface, as
+// its COMMAND INFO and COMMAND DOCS report it; the summaries and
+// complexities are Keyhive's own words. There is no history and no
+// per-argument since, and key specs carry no notes: those are Redis's prose.
 package cmdspec
 
 import (
@@ -49,8 +60,11 @@ type Spec struct {
 	Arity int    // exact when positive, minimum when negative (name included)
 	// Flags are Redis's command flags (movablekeys is derived from the key
 	// specs) and Keyhive's own, which COMMAND INFO does not show:
-	// allkeys (the command takes the exclusive lock) and nokeyspace (it
-	// takes no lock at all).
+	// allkeys (the command takes the exclusive lock), nokeyspace (it takes
+	// no lock at all), not_queued (it runs at once inside MULTI),
+	// ends_multi (it ends a transaction, so lack of memory does not refuse
+	// it), subscribed_ok (a RESP2 subscriber may run it) and
+	// disk_error_denied (refused like writes when the AOF cannot be written).
 	Flags string
 	ACL   string   // every ACL category COMMAND INFO lists, in its order
 	Tips  string   // COMMAND INFO's tips, space separated
