@@ -29,9 +29,9 @@ const (
 	FlagSkipSlowlog
 	FlagFast
 	FlagNoAuth
-	FlagMayReplicate
+	FlagMayReplicate // hidden by COMMAND INFO, as in Redis: no spec sets it
 	FlagNoMandatoryKeys
-	FlagProtected
+	FlagProtected // hidden by COMMAND INFO, as in Redis: no spec sets it
 	FlagNoMulti
 	FlagMovableKeys // derived from the key specs, as Redis does
 	FlagAllowBusy
