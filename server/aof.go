@@ -62,7 +62,6 @@ type aofState struct {
 }
 
 func init() {
-	// The snapshot instant takes the exclusive lock itself, for a moment.
 	bind("bgrewriteaof", bgrewriteaofCommand)
 }
 

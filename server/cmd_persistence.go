@@ -9,8 +9,6 @@ import (
 )
 
 func init() {
-	// BGSAVE takes no lock: the snapshot instant takes the exclusive lock
-	// itself, for a moment.
 	bind("save", saveCommand)
 	bind("bgsave", bgsaveCommand)
 	bind("lastsave", func(x *Ctx) { x.W.Int(x.s.rdb.lastSave.Load()) })

@@ -19,12 +19,11 @@ import (
 )
 
 func init() {
-	// DEBUG RELOAD replaces the whole data set.
 	bind("time", timeCommand)
 	bind("info", infoCommand)
 	bind("shutdown", shutdownCommand)
 	bind("debug", debugCommand)
-	bind("command", func(x *Ctx) { commandInfoAll(x) })
+	bind("command", commandInfoAll)
 	bindSub("config", "get", func(x *Ctx) { writeStringMap(x, x.s.cfg.GetMany(argStrings(x.Args[2:]))) })
 	bindSub("config", "set", configSet)
 	bindSub("config", "resetstat", configResetStat)
