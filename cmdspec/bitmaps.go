@@ -8,7 +8,7 @@ func init() {
 			Since: "2.6.0", Complexity: "O(N)",
 			Summary: "Counts the set bits of a string, in the whole value or a range."},
 		&Spec{Name: "bitfield", Arity: -2, Flags: "write denyoom", ACL: "@write @bitmap @slow",
-			Keys:    []string{"RW access update variable_flags; index 1; range 0 1 0"},
+			Keys:    []string{"RW access update variable_flags; index 1; range 0 1 0; GET reads the value, SET and INCRBY change it"},
 			KeyFunc: bitfieldKeys,
 			Args:    "key:key#0 [operation:<GET=encoding_offset:{encoding:string offset:integer}|write:{[OVERFLOW=wrap_sat_fail:<WRAP|SAT|FAIL>] write_operation:<SET=encoding_offset_value:{encoding:string offset:integer value:integer}|INCRBY=encoding_offset_increment:{encoding:string offset:integer increment:integer}>}>]...",
 			Since:   "3.2.0", Complexity: "O(1) per operation.",

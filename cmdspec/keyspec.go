@@ -67,14 +67,21 @@ type KeySpec struct {
 	LastKey, Limit      int
 	KeyNumIdx, FirstKey int
 	KeyStep             int
+	// Notes say, in Keyhive's words, why the spec is as it is, where
+	// Redis's spec carries a note too.
+	Notes string
 }
 
-// ParseKeySpec reads the key spec grammar: "flags; begin_search; find_keys".
+// ParseKeySpec reads the key spec grammar: "flags; begin_search;
+// find_keys", then optionally "; notes" (free text).
 func ParseKeySpec(text string) (KeySpec, error) {
 	var ks KeySpec
-	parts := strings.Split(text, ";")
-	if len(parts) != 3 {
+	parts := strings.SplitN(text, ";", 4)
+	if len(parts) < 3 {
 		return ks, errors.New("key spec needs flags; begin_search; find_keys: " + text)
+	}
+	if len(parts) == 4 {
+		ks.Notes = strings.TrimSpace(parts[3])
 	}
 	for _, w := range strings.Fields(parts[0]) {
 		i := indexOf(keyFlagNames, w)
@@ -161,6 +168,9 @@ func (ks KeySpec) String() string {
 		b.WriteString("keynum " + strconv.Itoa(ks.KeyNumIdx) + " " + strconv.Itoa(ks.FirstKey) + " " + strconv.Itoa(ks.KeyStep))
 	default:
 		b.WriteString(Unknown)
+	}
+	if ks.Notes != "" {
+		b.WriteString("; " + ks.Notes)
 	}
 	return b.String()
 }

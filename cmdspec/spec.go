@@ -13,11 +13,11 @@
 //	"RW access delete; index 1; range 0 1 0"
 //	"RO access; keyword STREAMS 1; range -1 1 2"
 //	"RW access update; index 2; keynum 0 1 1"
-//	"OW update incomplete; unknown; unknown"
+//	"OW update; unknown; unknown; why the spec is so, in words"
 //
 // flags, then begin_search (index <pos> | keyword <word> <startfrom> |
 // unknown), then find_keys (range <lastkey> <keystep> <limit> |
-// keynum <keynumidx> <firstkey> <keystep> | unknown).
+// keynum <keynumidx> <firstkey> <keystep> | unknown), then optionally notes.
 //
 // Arguments (one string per command, items separated by spaces):
 //
@@ -44,8 +44,9 @@
 //
 // The structure (flags, key specs, arguments) is Redis 7.0's interface, as
 // its COMMAND INFO and COMMAND DOCS report it; the summaries and
-// complexities are Keyhive's own words. There is no history and no
-// per-argument since, and key specs carry no notes: those are Redis's prose.
+// complexities, and the notes of the key specs that have them, are
+// Keyhive's own words. There is no history and no per-argument since: those
+// are Redis's release notes.
 package cmdspec
 
 import (

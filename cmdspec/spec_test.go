@@ -85,6 +85,9 @@ func TestParseKeySpec(t *testing.T) {
 	if ks != want {
 		t.Errorf("got %+v", ks)
 	}
+	if ks, err := ParseKeySpec("OW update; unknown; unknown; may come anywhere; really"); err != nil || ks.Notes != "may come anywhere; really" {
+		t.Errorf("notes: %+v %v", ks, err)
+	}
 	for _, bad := range []string{"RW; index 1", "XX; index 1; range 0 1 0", "RW; index; range 0 1 0", "RW; index 1; range 0 1", "RW; nosuch; unknown"} {
 		if _, err := ParseKeySpec(bad); err == nil {
 			t.Errorf("%q parsed", bad)

@@ -8,7 +8,7 @@ func init() {
 			Since: "5.0.0", Complexity: "O(1) per ID given.",
 			Summary: "Acknowledges entries of a consumer group's pending list."},
 		&Spec{Name: "xadd", Arity: -5, Flags: "write denyoom fast", ACL: "@write @stream @fast", Tips: "nondeterministic_output",
-			Keys:  []string{"RW update; index 1; range 0 1 0"},
+			Keys:  []string{"RW update; index 1; range 0 1 0; update rather than insert: trimming may delete entries"},
 			Args:  `key:key#0 [NOMKSTREAM] [trim:{strategy:<MAXLEN|MINID> [operator:<"="=equal|"~"=approximately>] threshold:string [LIMIT=count:integer]}] id_or_auto:<"*"=auto_id|id:string> field_value:{field:string value:string}...`,
 			Since: "5.0.0", Complexity: "O(1) to add; O(N) to trim N entries.",
 			Summary: "Appends an entry to a stream, possibly trimming it."},

@@ -631,7 +631,13 @@ func writeCommandInfo(x *Ctx, c *Command) {
 func writeKeySpecs(w *resp.Writer, specs []cmdspec.KeySpec) {
 	w.Set(len(specs))
 	for _, ks := range specs {
-		w.Map(3)
+		if ks.Notes != "" {
+			w.Map(4)
+			w.BulkString("notes")
+			w.BulkString(ks.Notes)
+		} else {
+			w.Map(3)
+		}
 		w.BulkString("flags")
 		writeKeyFlags(w, ks.Flags)
 		w.BulkString("begin_search")

@@ -14,8 +14,8 @@ import (
 // GETKEYSANDFLAGS.
 //
 // Intended differences: COMMAND DOCS has no history and no per-argument
-// since (Redis's release notes, not the interface), and key specs have no
-// notes (Redis's prose); summaries and complexities are Keyhive's own words.
+// since (Redis's release notes, not the interface); summaries,
+// complexities and key spec notes are Keyhive's own words.
 
 // fieldsOf reads a map reply (RESP3) or its flat RESP2 form as key/value pairs.
 func fieldsOf(r difftest.Reply) map[string]difftest.Reply {
@@ -74,13 +74,15 @@ func commandEntries(r difftest.Reply) map[string]difftest.Reply {
 	return m
 }
 
-// keySpecsCanon renders COMMAND INFO's key specs without their notes (in
-// RESP2 a key spec is a flat array that starts with them when present).
+// keySpecsCanon renders COMMAND INFO's key specs with only whether they
+// have notes, which are Redis's prose or Keyhive's own words (in RESP2 a key
+// spec is a flat array that starts with them when present).
 func keySpecsCanon(r difftest.Reply) string {
 	var parts []string
 	for _, ks := range r.Elems {
 		if len(ks.Elems) > 0 && ks.Elems[0].Str == "notes" {
 			ks.Elems = ks.Elems[2:]
+			parts = append(parts, "(notes)")
 		}
 		ks.Kind = difftest.KindArray // RESP3 maps and RESP2 arrays alike
 		parts = append(parts, canon(ks, nil))
