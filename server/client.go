@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/keyhive/keyhive/cmdspec"
 	"github.com/keyhive/keyhive/internal/osmem"
 	"github.com/keyhive/keyhive/resp"
 )
@@ -66,7 +67,7 @@ type Client struct {
 	monitor         atomic.Bool             // in MONITOR mode (monitor.go)
 	overMaxMemory   bool                    // at the last outOfMemory check: Redis's pre_command_oom_state, which scripts obey
 	user            atomic.Pointer[aclUser] // the user it runs commands as (acl.go)
-	aclKeys         [][]byte                // key arguments for the ACL check
+	aclKeys         []cmdspec.KeyRef        // key arguments for the ACL check
 	reply           replyMode
 	closeAfterReply bool
 	created         time.Time

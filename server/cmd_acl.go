@@ -15,25 +15,19 @@ import (
 // syntax, ACL LOG, and the ACL file.
 
 func init() {
-	register(spec{name: "acl", arity: -2, category: "@slow", group: "server", summary: "A container for Access List Control commands ", since: "6.0.0"})
-	sub := func(name string, arity int, flags, summary, since string, run func(*Ctx)) spec {
-		return spec{name: name, arity: arity, flags: flags + " noscript loading stale", group: "server", summary: summary, since: since, run: run}
-	}
-	registerSub("acl",
-		sub("cat", -2, "", "List the ACL categories or the commands inside a category", "6.0.0", aclCat),
-		sub("deluser", -3, "admin", "Remove the specified ACL users and the associated rules", "6.0.0", aclDelUser),
-		sub("dryrun", -4, "admin", "Returns whether the user can execute the given command without executing the command.", "7.0.0", aclDryRun),
-		sub("genpass", -2, "", "Generate a pseudorandom secure password to use for ACL users", "6.0.0", aclGenPass),
-		sub("getuser", 3, "admin", "Get the rules for a specific ACL user", "6.0.0", aclGetUser),
-		sub("list", 2, "admin", "List the current ACL rules in ACL config file format", "6.0.0", aclList),
-		sub("load", 2, "admin", "Reload the ACLs from the configured ACL file", "6.0.0", aclLoad),
-		sub("log", -2, "admin", "List latest events denied because of ACLs in place", "6.0.0", aclLogCommand),
-		sub("save", 2, "admin", "Save the current ACL rules in the configured ACL file", "6.0.0", aclSave),
-		sub("setuser", -3, "admin", "Modify or create the rules for a specific ACL user", "6.0.0", aclSetUser),
-		sub("users", 2, "admin", "List the username of all the configured ACL rules", "6.0.0", aclUsers),
-		sub("whoami", 2, "", "Return the name of the user associated to the current connection", "6.0.0", func(x *Ctx) { x.W.BulkString(x.c.userName()) }),
-		spec{name: "help", arity: 2, flags: "loading stale", category: "@slow", group: "server", summary: "Show helpful text about the different subcommands", since: "6.0.0", run: aclHelp},
-	)
+	bindSub("acl", "cat", aclCat)
+	bindSub("acl", "deluser", aclDelUser)
+	bindSub("acl", "dryrun", aclDryRun)
+	bindSub("acl", "genpass", aclGenPass)
+	bindSub("acl", "getuser", aclGetUser)
+	bindSub("acl", "list", aclList)
+	bindSub("acl", "load", aclLoad)
+	bindSub("acl", "log", aclLogCommand)
+	bindSub("acl", "save", aclSave)
+	bindSub("acl", "setuser", aclSetUser)
+	bindSub("acl", "users", aclUsers)
+	bindSub("acl", "whoami", func(x *Ctx) { x.W.BulkString(x.c.userName()) })
+	bindSub("acl", "help", aclHelp)
 }
 
 func errACLSubSyntax(x *Ctx) {
@@ -391,8 +385,7 @@ func aclDryRun(x *Ctx) {
 		x.W.Error(errArity(cmd.Name))
 		return
 	}
-	keys := cmd.keyArgs(args, nil)
-	v, obj := checkCommand(u.perms.Load(), cmd, args, keys)
+	v, obj := checkCommand(u.perms.Load(), cmd, args, cmd.keyRefs(args, nil))
 	switch v {
 	case aclOK:
 		x.W.OK()

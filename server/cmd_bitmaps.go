@@ -13,18 +13,13 @@ import (
 // being the most significant bit of the first byte.
 
 func init() {
-	bm := func(name string, arity int, flags string, first, last int, summary, since string, run func(*Ctx)) spec {
-		return spec{name: name, arity: arity, flags: flags, first: first, last: last, step: 1, category: "@bitmap", group: "bitmap", summary: summary, since: since, run: run}
-	}
-	register(
-		bm("setbit", 4, "write denyoom", 1, 1, "Sets or clears the bit at offset in the string value stored at key", "2.2.0", setbitCommand),
-		bm("getbit", 3, "readonly fast", 1, 1, "Returns the bit value at offset in the string value stored at key", "2.2.0", getbitCommand),
-		bm("bitcount", -2, "readonly", 1, 1, "Count set bits in a string", "2.6.0", bitcountCommand),
-		bm("bitpos", -3, "readonly", 1, 1, "Find first bit set or clear in a string", "2.8.7", bitposCommand),
-		bm("bitop", -4, "write denyoom", 2, -1, "Perform bitwise operations between strings", "2.6.0", bitopCommand),
-		bm("bitfield", -2, "write denyoom", 1, 1, "Perform arbitrary bitfield integer operations on strings", "3.2.0", func(x *Ctx) { bitfieldCommand(x, false) }),
-		bm("bitfield_ro", -2, "readonly fast", 1, 1, "Perform arbitrary bitfield integer operations on strings. Read-only variant of BITFIELD", "6.0.0", func(x *Ctx) { bitfieldCommand(x, true) }),
-	)
+	bind("setbit", setbitCommand)
+	bind("getbit", getbitCommand)
+	bind("bitcount", bitcountCommand)
+	bind("bitpos", bitposCommand)
+	bind("bitop", bitopCommand)
+	bind("bitfield", func(x *Ctx) { bitfieldCommand(x, false) })
+	bind("bitfield_ro", func(x *Ctx) { bitfieldCommand(x, true) })
 }
 
 const (

@@ -13,37 +13,29 @@ import (
 )
 
 func init() {
-	register(
-		spec{name: "ping", arity: -1, flags: "fast", category: "@connection", group: "connection", summary: "Ping the server", since: "1.0.0", run: pingCommand},
-		spec{name: "echo", arity: 2, flags: "loading stale fast", category: "@connection", group: "connection", summary: "Echo the given string", since: "1.0.0", run: echoCommand},
-		spec{name: "quit", arity: -1, flags: "allow_busy noscript loading stale fast no_auth", category: "@connection", group: "connection", summary: "Close the connection", since: "1.0.0", run: quitCommand},
-		spec{name: "reset", arity: 1, flags: "noscript loading stale fast no_auth allow_busy", category: "@connection", group: "connection", summary: "Reset the connection", since: "6.2.0", run: resetCommand},
-		spec{name: "hello", arity: -1, flags: "noscript loading stale fast no_auth allow_busy", category: "@connection", group: "connection", summary: "Handshake with Redis", since: "6.0.0", run: helloCommand},
-		spec{name: "auth", arity: -2, flags: "noscript loading stale fast no_auth allow_busy", category: "@connection", group: "connection", summary: "Authenticate to the server", since: "1.0.0", run: authCommand},
-		spec{name: "select", arity: 2, flags: "loading stale fast", category: "@connection", group: "connection", summary: "Change the selected database for the current connection", since: "1.0.0", run: selectCommand},
-		spec{name: "client", arity: -2, flags: "", category: "@slow", group: "connection", summary: "A container for client connection commands", since: "2.4.0"},
-	)
-	clientSub := func(name string, arity int, flags, summary string, run func(*Ctx)) spec {
-		return spec{name: name, arity: arity, flags: flags, category: "@connection", group: "connection", summary: summary, since: "2.4.0", run: run}
-	}
-	registerSub("client",
-		clientSub("id", 2, "noscript loading stale", "Returns the client ID for the current connection", func(x *Ctx) { x.W.Int(int64(x.c.id)) }),
-		clientSub("tracking", -3, "noscript loading stale", "Enable or disable server assisted client side caching support", clientTrackingCommand),
-		clientSub("caching", 3, "noscript loading stale", "Instruct the server about tracking or not keys in the next request", clientCachingCommand),
-		clientSub("getredir", 2, "noscript loading stale", "Get tracking notifications redirection client ID if any", func(x *Ctx) { x.W.Int(x.c.redirectID()) }),
-		clientSub("trackinginfo", 2, "noscript loading stale", "Return information about server assisted client side caching for the current connection", clientTrackingInfo),
-		clientSub("setname", 3, "noscript loading stale", "Set the current connection name", clientSetName),
-		clientSub("getname", 2, "noscript loading stale", "Get the current connection name", clientGetName),
-		clientSub("list", -2, "admin noscript loading stale", "Get the list of client connections", clientList),
-		clientSub("info", 2, "noscript loading stale", "Returns information about the current client connection.", func(x *Ctx) { x.W.Verbatim("txt", x.c.infoLine()+"\n") }),
-		clientSub("kill", -3, "admin noscript loading stale", "Kill the connection of a client", clientKill),
-		clientSub("setinfo", 4, "noscript loading stale", "Set client or connection specific info", clientSetInfo),
-		clientSub("reply", 3, "noscript loading stale", "Instruct the server whether to reply to commands", clientReply),
-		clientSub("no-evict", 3, "admin noscript loading stale", "Set client eviction mode for the current connection", func(x *Ctx) { clientOnOff(x, &x.c.noEvict) }),
-		clientSub("no-touch", 3, "noscript loading stale", "Controls whether commands sent by the client will alter the LRU/LFU of the keys they access.", func(x *Ctx) { clientOnOff(x, &x.c.noTouch) }),
-		clientSub("unblock", -3, "admin noscript loading stale", "Unblock a client blocked in a blocking command from a different connection", clientUnblock),
-		clientSub("help", 2, "loading stale", "Show helpful text about the different subcommands", clientHelp),
-	)
+	bind("ping", pingCommand)
+	bind("echo", echoCommand)
+	bind("quit", quitCommand)
+	bind("reset", resetCommand)
+	bind("hello", helloCommand)
+	bind("auth", authCommand)
+	bind("select", selectCommand)
+	bindSub("client", "id", func(x *Ctx) { x.W.Int(int64(x.c.id)) })
+	bindSub("client", "tracking", clientTrackingCommand)
+	bindSub("client", "caching", clientCachingCommand)
+	bindSub("client", "getredir", func(x *Ctx) { x.W.Int(x.c.redirectID()) })
+	bindSub("client", "trackinginfo", clientTrackingInfo)
+	bindSub("client", "setname", clientSetName)
+	bindSub("client", "getname", clientGetName)
+	bindSub("client", "list", clientList)
+	bindSub("client", "info", func(x *Ctx) { x.W.Verbatim("txt", x.c.infoLine()+"\n") })
+	bindSub("client", "kill", clientKill)
+	bindSub("client", "setinfo", clientSetInfo)
+	bindSub("client", "reply", clientReply)
+	bindSub("client", "no-evict", func(x *Ctx) { clientOnOff(x, &x.c.noEvict) })
+	bindSub("client", "no-touch", func(x *Ctx) { clientOnOff(x, &x.c.noTouch) })
+	bindSub("client", "unblock", clientUnblock)
+	bindSub("client", "help", clientHelp)
 }
 
 // clientUnblock ends another client's blocking command as a timeout or with

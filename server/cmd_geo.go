@@ -15,52 +15,16 @@ import (
 // searches read score ranges of the sorted set.
 
 func init() {
-	g := func(name string, arity int, flags string, summary, since string, run func(*Ctx)) spec {
-		return spec{name: name, arity: arity, flags: flags, first: 1, last: 1, step: 1, category: "@geo", group: "geo", summary: summary, since: since, run: run}
-	}
-	searchStore := g("geosearchstore", -8, "write denyoom", "Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle, and store the result in another key.", "6.2.0", func(x *Ctx) { geoSearchCommand(x, geoSearch|geoSearchStore) })
-	searchStore.last = 2
-	register(
-		g("geoadd", -5, "write denyoom", "Add one or more geospatial items in the geospatial index represented using a sorted set", "3.2.0", geoaddCommand),
-		g("geodist", -4, "readonly", "Returns the distance between two members of a geospatial index", "3.2.0", geodistCommand),
-		g("geohash", -2, "readonly", "Returns members of a geospatial index as standard geohash strings", "3.2.0", geohashCommand),
-		g("geopos", -2, "readonly", "Returns longitude and latitude of members of a geospatial index", "3.2.0", geoposCommand),
-		g("geosearch", -7, "readonly", "Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle.", "6.2.0", func(x *Ctx) { geoSearchCommand(x, geoSearch) }),
-		searchStore,
-		g("georadius", -6, "write denyoom", "Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a point", "3.2.0", func(x *Ctx) { geoSearchCommand(x, geoCoords) }),
-		g("georadius_ro", -6, "readonly", "A read-only variant for GEORADIUS", "3.2.10", func(x *Ctx) { geoSearchCommand(x, geoCoords|geoNoStore) }),
-		g("georadiusbymember", -5, "write denyoom", "Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a member", "3.2.0", func(x *Ctx) { geoSearchCommand(x, geoMember) }),
-		g("georadiusbymember_ro", -5, "readonly", "A read-only variant for GEORADIUSBYMEMBER", "3.2.10", func(x *Ctx) { geoSearchCommand(x, geoMember|geoNoStore) }),
-	)
-	table["georadius"].keys = georadiusKeys(6)
-	table["georadiusbymember"].keys = georadiusKeys(5)
-}
-
-// georadiusKeys returns the key extraction of GEORADIUS (options from args[6])
-// or GEORADIUSBYMEMBER (from args[5]): the source, then as Redis's key specs
-// find them the key after the first STORE and the one after the first
-// STOREDIST. A repeated option's key follows, since the last one given is
-// written and must be locked too.
-func georadiusKeys(from int) func(args, dst [][]byte) [][]byte {
-	return func(args, dst [][]byte) [][]byte {
-		dst = append(dst, args[1])
-		var repeated [][]byte
-		for _, option := range []string{"store", "storedist"} {
-			seen := false
-			for i := from; i+1 < len(args); i++ {
-				if !cArgIs(args[i], option) {
-					continue
-				}
-				if seen {
-					repeated = append(repeated, args[i+1])
-				} else {
-					dst = append(dst, args[i+1])
-				}
-				seen = true
-			}
-		}
-		return append(dst, repeated...)
-	}
+	bind("geoadd", geoaddCommand)
+	bind("geodist", geodistCommand)
+	bind("geohash", geohashCommand)
+	bind("geopos", geoposCommand)
+	bind("geosearch", func(x *Ctx) { geoSearchCommand(x, geoSearch) })
+	bind("geosearchstore", func(x *Ctx) { geoSearchCommand(x, geoSearch|geoSearchStore) })
+	bind("georadius", func(x *Ctx) { geoSearchCommand(x, geoCoords) })
+	bind("georadius_ro", func(x *Ctx) { geoSearchCommand(x, geoCoords|geoNoStore) })
+	bind("georadiusbymember", func(x *Ctx) { geoSearchCommand(x, geoMember) })
+	bind("georadiusbymember_ro", func(x *Ctx) { geoSearchCommand(x, geoMember|geoNoStore) })
 }
 
 var argZADDLower = []byte("zadd") // GEOADD propagates as Redis builds it

@@ -9,27 +9,22 @@ import (
 )
 
 func init() {
-	hash := func(name string, arity int, flags string, summary, since string, run func(*Ctx)) spec {
-		return spec{name: name, arity: arity, flags: flags, first: 1, last: 1, step: 1, category: "@hash", group: "hash", summary: summary, since: since, run: run}
-	}
-	register(
-		hash("hset", -4, "write denyoom fast", "Set the string value of a hash field", "2.0.0", hsetCommand),
-		hash("hmset", -4, "write denyoom fast", "Set multiple hash fields to multiple values", "2.0.0", hsetCommand),
-		hash("hsetnx", 4, "write denyoom fast", "Set the value of a hash field, only if the field does not exist", "2.0.0", hsetnxCommand),
-		hash("hget", 3, "readonly fast", "Get the value of a hash field", "2.0.0", hgetCommand),
-		hash("hmget", -3, "readonly fast", "Get the values of all the given hash fields", "2.0.0", hmgetCommand),
-		hash("hgetall", 2, "readonly", "Get all the fields and values in a hash", "2.0.0", func(x *Ctx) { hgetallCommand(x, true, true) }),
-		hash("hkeys", 2, "readonly", "Get all the fields in a hash", "2.0.0", func(x *Ctx) { hgetallCommand(x, true, false) }),
-		hash("hvals", 2, "readonly", "Get all the values in a hash", "2.0.0", func(x *Ctx) { hgetallCommand(x, false, true) }),
-		hash("hdel", -3, "write fast", "Delete one or more hash fields", "2.0.0", hdelCommand),
-		hash("hexists", 3, "readonly fast", "Determine if a hash field exists", "2.0.0", hexistsCommand),
-		hash("hlen", 2, "readonly fast", "Get the number of fields in a hash", "2.0.0", hlenCommand),
-		hash("hstrlen", 3, "readonly fast", "Get the length of the value of a hash field", "3.2.0", hstrlenCommand),
-		hash("hincrby", 4, "write denyoom fast", "Increment the integer value of a hash field by the given number", "2.0.0", hincrbyCommand),
-		hash("hincrbyfloat", 4, "write denyoom fast", "Increment the float value of a hash field by the given amount", "2.6.0", hincrbyfloatCommand),
-		hash("hrandfield", -2, "readonly", "Get one or multiple random fields from a hash", "6.2.0", hrandfieldCommand),
-		hash("hscan", -3, "readonly", "Incrementally iterate hash fields and associated values", "2.8.0", hscanCommand),
-	)
+	bind("hset", hsetCommand)
+	bind("hmset", hsetCommand)
+	bind("hsetnx", hsetnxCommand)
+	bind("hget", hgetCommand)
+	bind("hmget", hmgetCommand)
+	bind("hgetall", func(x *Ctx) { hgetallCommand(x, true, true) })
+	bind("hkeys", func(x *Ctx) { hgetallCommand(x, true, false) })
+	bind("hvals", func(x *Ctx) { hgetallCommand(x, false, true) })
+	bind("hdel", hdelCommand)
+	bind("hexists", hexistsCommand)
+	bind("hlen", hlenCommand)
+	bind("hstrlen", hstrlenCommand)
+	bind("hincrby", hincrbyCommand)
+	bind("hincrbyfloat", hincrbyfloatCommand)
+	bind("hrandfield", hrandfieldCommand)
+	bind("hscan", hscanCommand)
 }
 
 var argHSET = []byte("HSET")

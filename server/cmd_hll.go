@@ -9,18 +9,11 @@ import (
 // format (internal/hll), so GET/SET and replication carry it unchanged.
 
 func init() {
-	h := func(name string, arity int, flags string, first, last int, summary, since string, run func(*Ctx)) spec {
-		return spec{name: name, arity: arity, flags: flags, first: first, last: last, step: 1, category: "@hyperloglog", group: "hyperloglog", summary: summary, since: since, run: run}
-	}
-	register(
-		h("pfadd", -2, "write denyoom fast", 1, 1, "Adds the specified elements to the specified HyperLogLog.", "2.8.9", pfaddCommand),
-		h("pfcount", -2, "readonly", 1, -1, "Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s).", "2.8.9", pfcountCommand),
-		h("pfmerge", -2, "write denyoom", 1, -1, "Merge N different HyperLogLogs into a single one.", "2.8.9", pfmergeCommand),
-		h("pfdebug", 3, "write denyoom admin", 2, 2, "Internal commands for debugging HyperLogLog values", "2.8.9", pfdebugCommand),
-	)
-	selftest := h("pfselftest", 1, "admin", 0, 0, "An internal command for testing HyperLogLog values", "2.8.9", pfselftestCommand)
-	selftest.step = 0
-	register(selftest)
+	bind("pfadd", pfaddCommand)
+	bind("pfcount", pfcountCommand)
+	bind("pfmerge", pfmergeCommand)
+	bind("pfdebug", pfdebugCommand)
+	bind("pfselftest", pfselftestCommand)
 }
 
 const (

@@ -11,48 +11,36 @@ import (
 )
 
 func init() {
-	gen := func(name string, arity int, flags string, first, last, step int, summary, since string, run func(*Ctx)) spec {
-		return spec{name: name, arity: arity, flags: flags, first: first, last: last, step: step, category: "@keyspace", group: "generic", summary: summary, since: since, run: run}
-	}
-	register(
-		gen("del", -2, "write", 1, -1, 1, "Delete a key", "1.0.0", delCommand),
-		gen("unlink", -2, "write fast", 1, -1, 1, "Delete a key asynchronously in another thread. Otherwise it is just as DEL, but non blocking.", "4.0.0", delCommand),
-		gen("exists", -2, "readonly fast", 1, -1, 1, "Determine if a key exists", "1.0.0", existsCommand),
-		gen("touch", -2, "readonly fast", 1, -1, 1, "Alters the last access time of a key(s). Returns the number of existing keys specified.", "3.2.1", touchCommand),
-		gen("type", 2, "readonly fast", 1, 1, 1, "Determine the type stored at key", "1.0.0", typeCommand),
-		gen("rename", 3, "write", 1, 2, 1, "Rename a key", "1.0.0", func(x *Ctx) { renameCommand(x, false) }),
-		gen("renamenx", 3, "write fast", 1, 2, 1, "Rename a key, only if the new key does not exist", "1.0.0", func(x *Ctx) { renameCommand(x, true) }),
-		gen("copy", -3, "write denyoom allkeys", 1, 2, 1, "Copy a key", "6.2.0", copyCommand),
-		gen("move", 3, "write fast allkeys", 1, 1, 1, "Move a key to another database", "1.0.0", moveCommand),
-		spec{name: "keys", arity: 2, flags: "readonly", category: "@keyspace @dangerous", group: "generic", summary: "Find all keys matching the given pattern", since: "1.0.0", run: keysCommand},
-		gen("scan", -2, "readonly", 0, 0, 0, "Incrementally iterate the keys space", "2.8.0", scanCommand),
-		gen("randomkey", 1, "readonly", 0, 0, 0, "Return a random key from the keyspace", "1.0.0", randomkeyCommand),
-		gen("expire", -3, "write fast", 1, 1, 1, "Set a key's time to live in seconds", "1.0.0", func(x *Ctx) { expireCommand(x, 1000, false) }),
-		gen("pexpire", -3, "write fast", 1, 1, 1, "Set a key's time to live in milliseconds", "2.6.0", func(x *Ctx) { expireCommand(x, 1, false) }),
-		gen("expireat", -3, "write fast", 1, 1, 1, "Set the expiration for a key as a UNIX timestamp", "1.2.0", func(x *Ctx) { expireCommand(x, 1000, true) }),
-		gen("pexpireat", -3, "write fast", 1, 1, 1, "Set the expiration for a key as a UNIX timestamp specified in milliseconds", "2.6.0", func(x *Ctx) { expireCommand(x, 1, true) }),
-		gen("ttl", 2, "readonly fast", 1, 1, 1, "Get the time to live for a key in seconds", "1.0.0", func(x *Ctx) { ttlCommand(x, false, false) }),
-		gen("pttl", 2, "readonly fast", 1, 1, 1, "Get the time to live for a key in milliseconds", "2.6.0", func(x *Ctx) { ttlCommand(x, true, false) }),
-		gen("expiretime", 2, "readonly fast", 1, 1, 1, "Get the expiration Unix timestamp for a key", "7.0.0", func(x *Ctx) { ttlCommand(x, false, true) }),
-		gen("pexpiretime", 2, "readonly fast", 1, 1, 1, "Get the expiration Unix timestamp for a key in milliseconds", "7.0.0", func(x *Ctx) { ttlCommand(x, true, true) }),
-		gen("persist", 2, "write fast", 1, 1, 1, "Remove the expiration from a key", "2.2.0", persistCommand),
-		spec{name: "object", arity: -2, category: "@slow", group: "generic", summary: "A container for object introspection commands", since: "2.2.3"},
-		spec{name: "dbsize", arity: 1, flags: "readonly fast", category: "@keyspace", group: "server", summary: "Return the number of keys in the selected database", since: "1.0.0", run: func(x *Ctx) { x.W.Int(x.DB.Len()) }},
-		spec{name: "flushdb", arity: -1, flags: "write allkeys", category: "@keyspace @dangerous", group: "server", summary: "Remove all keys from the current database", since: "1.0.0", run: flushdbCommand},
-		spec{name: "flushall", arity: -1, flags: "write allkeys", category: "@keyspace @dangerous", group: "server", summary: "Remove all keys from all databases", since: "1.0.0", run: flushallCommand},
-		spec{name: "swapdb", arity: 3, flags: "write fast allkeys", category: "@keyspace @dangerous", group: "server", summary: "Swaps two Redis databases", since: "4.0.0", run: swapdbCommand},
-	)
-	table["copy"].keys = func(args [][]byte, dst [][]byte) [][]byte { return append(dst, args[1], args[2]) }
-	obj := func(name string, arity int, summary, since string, run func(*Ctx)) spec {
-		return spec{name: name, arity: arity, flags: "readonly", first: 2, last: 2, step: 1, category: "@keyspace", group: "generic", summary: summary, since: since, run: run}
-	}
-	registerSub("object",
-		obj("encoding", 3, "Inspect the internal encoding of a Redis object", "2.2.3", func(x *Ctx) { objectCommand(x, "encoding") }),
-		obj("idletime", 3, "Get the time since a Redis object was last accessed", "2.2.3", func(x *Ctx) { objectCommand(x, "idletime") }),
-		obj("freq", 3, "Get the logarithmic access frequency counter of a Redis object", "4.0.0", func(x *Ctx) { objectCommand(x, "freq") }),
-		obj("refcount", 3, "Get the number of references to the value of the key", "2.2.3", func(x *Ctx) { objectCommand(x, "refcount") }),
-		spec{name: "help", arity: 2, flags: "loading stale", category: "@keyspace", group: "generic", summary: "Show helpful text about the different subcommands", since: "6.2.0", run: objectHelp},
-	)
+	bind("del", delCommand)
+	bind("unlink", delCommand)
+	bind("exists", existsCommand)
+	bind("touch", touchCommand)
+	bind("type", typeCommand)
+	bind("rename", func(x *Ctx) { renameCommand(x, false) })
+	bind("renamenx", func(x *Ctx) { renameCommand(x, true) })
+	bind("copy", copyCommand)
+	bind("move", moveCommand)
+	bind("keys", keysCommand)
+	bind("scan", scanCommand)
+	bind("randomkey", randomkeyCommand)
+	bind("expire", func(x *Ctx) { expireCommand(x, 1000, false) })
+	bind("pexpire", func(x *Ctx) { expireCommand(x, 1, false) })
+	bind("expireat", func(x *Ctx) { expireCommand(x, 1000, true) })
+	bind("pexpireat", func(x *Ctx) { expireCommand(x, 1, true) })
+	bind("ttl", func(x *Ctx) { ttlCommand(x, false, false) })
+	bind("pttl", func(x *Ctx) { ttlCommand(x, true, false) })
+	bind("expiretime", func(x *Ctx) { ttlCommand(x, false, true) })
+	bind("pexpiretime", func(x *Ctx) { ttlCommand(x, true, true) })
+	bind("persist", persistCommand)
+	bind("dbsize", func(x *Ctx) { x.W.Int(x.DB.Len()) })
+	bind("flushdb", flushdbCommand)
+	bind("flushall", flushallCommand)
+	bind("swapdb", swapdbCommand)
+	bindSub("object", "encoding", func(x *Ctx) { objectCommand(x, "encoding") })
+	bindSub("object", "idletime", func(x *Ctx) { objectCommand(x, "idletime") })
+	bindSub("object", "freq", func(x *Ctx) { objectCommand(x, "freq") })
+	bindSub("object", "refcount", func(x *Ctx) { objectCommand(x, "refcount") })
+	bindSub("object", "help", objectHelp)
 }
 
 func delCommand(x *Ctx) {

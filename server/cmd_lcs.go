@@ -8,11 +8,7 @@ import (
 )
 
 func init() {
-	register(spec{
-		name: "lcs", arity: -3, flags: "readonly", first: 1, last: 2, step: 1,
-		category: "@string", group: "string", summary: "Find longest common substring", since: "7.0.0",
-		run: lcsCommand,
-	})
+	bind("lcs", lcsCommand)
 }
 
 // lcsMatch is one run of matching bytes reported by LCS IDX: [aStart, aEnd] in

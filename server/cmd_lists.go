@@ -10,35 +10,28 @@ import (
 )
 
 func init() {
-	list := func(name string, arity int, flags string, last int, summary, since string, run func(*Ctx)) spec {
-		return spec{name: name, arity: arity, flags: flags, first: 1, last: last, step: 1, category: "@list", group: "list", summary: summary, since: since, run: run}
-	}
-	register(
-		list("lpush", -3, "write denyoom fast", 1, "Prepend one or multiple elements to a list", "1.0.0", func(x *Ctx) { pushCommand(x, true, false) }),
-		list("rpush", -3, "write denyoom fast", 1, "Append one or multiple elements to a list", "1.0.0", func(x *Ctx) { pushCommand(x, false, false) }),
-		list("lpushx", -3, "write denyoom fast", 1, "Prepend an element to a list, only if the list exists", "2.2.0", func(x *Ctx) { pushCommand(x, true, true) }),
-		list("rpushx", -3, "write denyoom fast", 1, "Append an element to a list, only if the list exists", "2.2.0", func(x *Ctx) { pushCommand(x, false, true) }),
-		list("lpop", -2, "write fast", 1, "Remove and get the first elements in a list", "1.0.0", func(x *Ctx) { popCommand(x, true) }),
-		list("rpop", -2, "write fast", 1, "Remove and get the last elements in a list", "1.0.0", func(x *Ctx) { popCommand(x, false) }),
-		list("llen", 2, "readonly fast", 1, "Get the length of a list", "1.0.0", llenCommand),
-		list("lindex", 3, "readonly", 1, "Get an element from a list by its index", "1.0.0", lindexCommand),
-		list("linsert", 5, "write denyoom", 1, "Insert an element before or after another element in a list", "2.2.0", linsertCommand),
-		list("lrange", 4, "readonly", 1, "Get a range of elements from a list", "1.0.0", lrangeCommand),
-		list("lrem", 4, "write", 1, "Remove elements from a list", "1.0.0", lremCommand),
-		list("lset", 4, "write denyoom", 1, "Set the value of an element in a list by its index", "1.0.0", lsetCommand),
-		list("ltrim", 4, "write", 1, "Trim a list to the specified range", "1.0.0", ltrimCommand),
-		list("lpos", -3, "readonly", 1, "Return the index of matching elements on a list", "6.0.6", lposCommand),
-		list("lmove", 5, "write denyoom", 2, "Pop an element from a list, push it to another list and return it", "6.2.0", lmoveCommand),
-		list("rpoplpush", 3, "write denyoom", 2, "Remove the last element in a list, prepend it to another list and return it", "1.2.0", lmoveCommand),
-		spec{name: "lmpop", arity: -4, flags: "write", category: "@list", group: "list", summary: "Pop elements from a list", since: "7.0.0", run: lmpopCommand},
-		list("blpop", -3, "write noscript blocking", -2, "Remove and get the first element in a list, or block until one is available", "2.0.0", func(x *Ctx) { bpopCommand(x, true) }),
-		list("brpop", -3, "write noscript blocking", -2, "Remove and get the last element in a list, or block until one is available", "2.0.0", func(x *Ctx) { bpopCommand(x, false) }),
-		list("blmove", 6, "write denyoom noscript blocking", 2, "Pop an element from a list, push it to another list and return it; or block until one is available", "6.2.0", blmoveCommand),
-		list("brpoplpush", 4, "write denyoom noscript blocking", 2, "Pop an element from a list, push it to another list and return it; or block until one is available", "2.2.0", blmoveCommand),
-		spec{name: "blmpop", arity: -5, flags: "write blocking", category: "@list", group: "list", summary: "Pop elements from a list, or block until one is available", since: "7.0.0", run: blmpopCommand},
-	)
-	table["lmpop"].keys = mpopKeys(1)
-	table["blmpop"].keys = mpopKeys(2)
+	bind("lpush", func(x *Ctx) { pushCommand(x, true, false) })
+	bind("rpush", func(x *Ctx) { pushCommand(x, false, false) })
+	bind("lpushx", func(x *Ctx) { pushCommand(x, true, true) })
+	bind("rpushx", func(x *Ctx) { pushCommand(x, false, true) })
+	bind("lpop", func(x *Ctx) { popCommand(x, true) })
+	bind("rpop", func(x *Ctx) { popCommand(x, false) })
+	bind("llen", llenCommand)
+	bind("lindex", lindexCommand)
+	bind("linsert", linsertCommand)
+	bind("lrange", lrangeCommand)
+	bind("lrem", lremCommand)
+	bind("lset", lsetCommand)
+	bind("ltrim", ltrimCommand)
+	bind("lpos", lposCommand)
+	bind("lmove", lmoveCommand)
+	bind("rpoplpush", lmoveCommand)
+	bind("lmpop", lmpopCommand)
+	bind("blpop", func(x *Ctx) { bpopCommand(x, true) })
+	bind("brpop", func(x *Ctx) { bpopCommand(x, false) })
+	bind("blmove", blmoveCommand)
+	bind("brpoplpush", blmoveCommand)
+	bind("blmpop", blmpopCommand)
 }
 
 var (

@@ -12,18 +12,12 @@ import (
 )
 
 func init() {
-	mem := func(name string, arity int, flags, summary string, run func(*Ctx)) spec {
-		return spec{name: name, arity: arity, flags: flags, group: "server", summary: summary, since: "4.0.0", run: run}
-	}
-	register(mem("memory", -2, "", "A container for memory diagnostics commands", nil))
-	registerSub("memory",
-		mem("doctor", 2, "", "Outputs memory problems report", memoryDoctor),
-		mem("help", 2, "loading stale", "Show helpful text about the different subcommands", memoryHelp),
-		mem("malloc-stats", 2, "", "Show allocator internal stats", func(x *Ctx) { x.W.Verbatim("txt", "Stats not supported for the current allocator") }),
-		mem("purge", 2, "", "Ask the allocator to release memory", func(x *Ctx) { debug.FreeOSMemory(); x.W.OK() }),
-		mem("stats", 2, "", "Show memory usage details", memoryStats),
-		spec{name: "usage", arity: -3, flags: "readonly", first: 2, last: 2, step: 1, category: "@read", group: "server", summary: "Estimate the memory usage of a key", since: "4.0.0", run: memoryUsage},
-	)
+	bindSub("memory", "doctor", memoryDoctor)
+	bindSub("memory", "help", memoryHelp)
+	bindSub("memory", "malloc-stats", func(x *Ctx) { x.W.Verbatim("txt", "Stats not supported for the current allocator") })
+	bindSub("memory", "purge", func(x *Ctx) { debug.FreeOSMemory(); x.W.OK() })
+	bindSub("memory", "stats", memoryStats)
+	bindSub("memory", "usage", memoryUsage)
 }
 
 func memoryHelp(x *Ctx) {

@@ -13,18 +13,12 @@ import (
 )
 
 func init() {
-	register(
-		spec{name: "save", arity: 1, flags: "admin noscript no_multi allkeys", group: "server", summary: "Synchronously save the dataset to disk", since: "1.0.0", run: saveCommand},
-		spec{name: "bgsave", arity: -1, flags: "admin noscript", group: "server", summary: "Asynchronously save the dataset to disk", since: "1.0.0", run: bgsaveCommand},
-		spec{name: "bgrewriteaof", arity: 1, flags: "admin noscript", group: "server", summary: "Asynchronously rewrite the append-only file", since: "1.0.0", run: bgrewriteaofCommand},
-		spec{name: "lastsave", arity: 1, flags: "loading stale fast", category: "@admin @dangerous", group: "server", summary: "Get the UNIX time stamp of the last successful save to disk", since: "1.0.0", run: func(x *Ctx) { x.W.Int(x.s.saver.LastSave()) }},
-		spec{name: "dump", arity: 2, flags: "readonly", first: 1, last: 1, step: 1, category: "@keyspace", group: "generic", summary: "Return a serialized version of the value stored at the specified key.", since: "2.6.0", run: dumpCommand},
-		spec{name: "restore", arity: -4, flags: "write denyoom", first: 1, last: 1, step: 1, category: "@keyspace @dangerous", group: "generic", summary: "Create a key using the provided serialized value, previously obtained using DUMP.", since: "2.6.0", run: restoreCommand},
-	)
-	// BGSAVE and BGREWRITEAOF take no lock: the snapshot instant takes the
-	// exclusive lock itself, for a moment.
-	table["bgsave"].Flags |= FlagNoKeyspace
-	table["bgrewriteaof"].Flags |= FlagNoKeyspace
+	bind("save", saveCommand)
+	bind("bgsave", bgsaveCommand)
+	bind("bgrewriteaof", bgrewriteaofCommand)
+	bind("lastsave", func(x *Ctx) { x.W.Int(x.s.saver.LastSave()) })
+	bind("dump", dumpCommand)
+	bind("restore", restoreCommand)
 }
 
 // persistenceHost is what package durability needs of the server.
@@ -298,7 +292,7 @@ func debugLoadAOF(x *Ctx) {
 // deniedByDiskError reports whether cmd is refused while the AOF cannot be
 // written: write commands (queued in MULTI too) and PING, as in Redis.
 func deniedByDiskError(cmd *Command) bool {
-	return cmd.Flags&FlagWrite != 0 || cmd.Name == "ping"
+	return cmd.Flags&(FlagWrite|FlagDiskErrorDenied) != 0
 }
 
 // watchAppendOnly makes CONFIG SET appendonly start or stop the AOF.

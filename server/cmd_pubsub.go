@@ -8,28 +8,20 @@ import (
 )
 
 func init() {
-	register(
-		spec{name: "subscribe", arity: -2, flags: "pubsub noscript loading stale", group: "pubsub", summary: "Listen for messages published to the given channels", since: "2.0.0", run: subscribeCommand},
-		spec{name: "unsubscribe", arity: -1, flags: "pubsub noscript loading stale", group: "pubsub", summary: "Stop listening for messages posted to the given channels", since: "2.0.0", run: unsubscribeCommand},
-		spec{name: "psubscribe", arity: -2, flags: "pubsub noscript loading stale", group: "pubsub", summary: "Listen for messages published to channels matching the given patterns", since: "2.0.0", run: psubscribeCommand},
-		spec{name: "punsubscribe", arity: -1, flags: "pubsub noscript loading stale", group: "pubsub", summary: "Stop listening for messages posted to channels matching the given patterns", since: "2.0.0", run: punsubscribeCommand},
-		spec{name: "publish", arity: 3, flags: "pubsub loading stale fast", group: "pubsub", summary: "Post a message to a channel", since: "2.0.0", run: publishCommand},
-		spec{name: "ssubscribe", arity: -2, flags: "pubsub noscript loading stale", first: 1, last: -1, step: 1, group: "pubsub", summary: "Listen for messages published to the given shard channels", since: "7.0.0", run: ssubscribeCommand},
-		spec{name: "sunsubscribe", arity: -1, flags: "pubsub noscript loading stale", first: 1, last: -1, step: 1, group: "pubsub", summary: "Stop listening for messages posted to the given shard channels", since: "7.0.0", run: sunsubscribeCommand},
-		spec{name: "spublish", arity: 3, flags: "pubsub loading stale fast", first: 1, last: 1, step: 1, group: "pubsub", summary: "Post a message to a shard channel", since: "7.0.0", run: spublishCommand},
-		spec{name: "pubsub", arity: -2, flags: "", category: "@slow", group: "pubsub", summary: "A container for Pub/Sub commands", since: "2.8.0"},
-	)
-	sub := func(name string, arity int, flags, summary, since string, run func(*Ctx)) spec {
-		return spec{name: name, arity: arity, flags: flags, group: "pubsub", summary: summary, since: since, run: run}
-	}
-	registerSub("pubsub",
-		sub("channels", -2, "pubsub loading stale", "List active channels", "2.8.0", func(x *Ctx) { pubsubChannels(x, false) }),
-		sub("numsub", -2, "pubsub loading stale", "Get the count of subscribers for channels", "2.8.0", func(x *Ctx) { pubsubNumSub(x, false) }),
-		sub("numpat", 2, "pubsub loading stale", "Get the count of unique patterns pattern subscriptions", "2.8.0", pubsubNumPat),
-		sub("shardchannels", -2, "pubsub loading stale", "List active shard channels", "7.0.0", func(x *Ctx) { pubsubChannels(x, true) }),
-		sub("shardnumsub", -2, "pubsub loading stale", "Get the count of subscribers for shard channels", "7.0.0", func(x *Ctx) { pubsubNumSub(x, true) }),
-		sub("help", 2, "loading stale", "Show helpful text about the different subcommands", "6.2.0", pubsubHelp),
-	)
+	bind("subscribe", subscribeCommand)
+	bind("unsubscribe", unsubscribeCommand)
+	bind("psubscribe", psubscribeCommand)
+	bind("punsubscribe", punsubscribeCommand)
+	bind("publish", publishCommand)
+	bind("ssubscribe", ssubscribeCommand)
+	bind("sunsubscribe", sunsubscribeCommand)
+	bind("spublish", spublishCommand)
+	bindSub("pubsub", "channels", func(x *Ctx) { pubsubChannels(x, false) })
+	bindSub("pubsub", "numsub", func(x *Ctx) { pubsubNumSub(x, false) })
+	bindSub("pubsub", "numpat", pubsubNumPat)
+	bindSub("pubsub", "shardchannels", func(x *Ctx) { pubsubChannels(x, true) })
+	bindSub("pubsub", "shardnumsub", func(x *Ctx) { pubsubNumSub(x, true) })
+	bindSub("pubsub", "help", pubsubHelp)
 }
 
 // subscribeCommand, like the other (un)subscribe commands, replies one

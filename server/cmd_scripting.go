@@ -20,55 +20,26 @@ import (
 // commands run through scriptHost as commands of the server's script client.
 
 func init() {
-	eval := func(name, flags string, run func(*Ctx)) spec {
-		return spec{name: name, arity: -3, flags: flags + " noscript stale skip_monitor no_mandatory_keys allkeys", category: "@scripting", group: "scripting", summary: "Execute a Lua script server side", since: "2.6.0", run: run}
-	}
-	register(
-		eval("eval", "", func(x *Ctx) { evalCommand(x, false, false) }),
-		eval("evalsha", "", func(x *Ctx) { evalCommand(x, true, false) }),
-		eval("eval_ro", "readonly", func(x *Ctx) { evalCommand(x, false, true) }),
-		eval("evalsha_ro", "readonly", func(x *Ctx) { evalCommand(x, true, true) }),
-		eval("fcall", "", func(x *Ctx) { fcallCommand(x, false) }),
-		eval("fcall_ro", "readonly", func(x *Ctx) { fcallCommand(x, true) }),
-		spec{name: "script", arity: -2, category: "@slow", group: "scripting", summary: "A container for Lua scripts management commands", since: "2.6.0"},
-		spec{name: "function", arity: -2, category: "@slow", group: "scripting", summary: "A container for function commands", since: "7.0.0"},
-	)
-	for _, name := range []string{"eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro"} {
-		table[name].keys = evalKeys
-	}
-	sub := func(name string, arity int, flags, summary, since string, run func(*Ctx)) spec {
-		return spec{name: name, arity: arity, flags: flags, category: "@scripting", group: "scripting", summary: summary, since: since, run: run}
-	}
-	// The script cache and the function libraries are the engine's state,
-	// guarded like the keyspace: their subcommands name no key, so they take
-	// the exclusive lock (as EVAL does) instead of running beside each other.
-	registerSub("script",
-		sub("load", 3, "noscript stale allkeys", "Load the specified Lua script into the script cache.", "2.6.0", scriptLoad),
-		sub("exists", -3, "noscript allkeys", "Check existence of scripts in the script cache.", "2.6.0", scriptExists),
-		sub("flush", -2, "noscript allkeys", "Remove all the scripts from the script cache.", "2.6.0", scriptFlush),
-		sub("kill", 2, "noscript allow_busy", "Kill the script currently in execution.", "2.6.0", scriptKill),
-		sub("help", 2, "loading stale", "Show helpful text about the different subcommands", "5.0.0", scriptHelp),
-	)
-	registerSub("function",
-		sub("load", -3, "write denyoom noscript allkeys", "Create a function with the given arguments (name, code, description)", "7.0.0", functionLoad),
-		sub("delete", 3, "write noscript allkeys", "Delete a function by name", "7.0.0", functionDelete),
-		sub("flush", -2, "write noscript allkeys", "Deleting all functions", "7.0.0", functionFlush),
-		sub("list", -2, "noscript allkeys", "List information about all the functions", "7.0.0", functionList),
-		sub("dump", 2, "noscript allkeys", "Dump all functions into a serialized binary payload", "7.0.0", functionDump),
-		sub("restore", -3, "write denyoom noscript allkeys", "Restore all the functions on the given payload", "7.0.0", functionRestore),
-		sub("stats", 2, "noscript allow_busy", "Return information about the function currently running (name, description, duration)", "7.0.0", functionStats),
-		sub("kill", 2, "noscript allow_busy", "Kill the function currently in execution.", "7.0.0", functionKill),
-		sub("help", 2, "loading stale", "Show helpful text about the different subcommands", "7.0.0", functionHelp),
-	)
-}
-
-// evalKeys extracts the keys of EVAL and FCALL: numkeys at 2, keys after it.
-func evalKeys(args [][]byte, dst [][]byte) [][]byte {
-	n, ok := strnum.ParseInt(args[2])
-	if !ok || n < 0 || n > int64(len(args)-3) {
-		return dst
-	}
-	return append(dst, args[3:3+n]...)
+	bind("eval", func(x *Ctx) { evalCommand(x, false, false) })
+	bind("evalsha", func(x *Ctx) { evalCommand(x, true, false) })
+	bind("eval_ro", func(x *Ctx) { evalCommand(x, false, true) })
+	bind("evalsha_ro", func(x *Ctx) { evalCommand(x, true, true) })
+	bind("fcall", func(x *Ctx) { fcallCommand(x, false) })
+	bind("fcall_ro", func(x *Ctx) { fcallCommand(x, true) })
+	bindSub("script", "load", scriptLoad)
+	bindSub("script", "exists", scriptExists)
+	bindSub("script", "flush", scriptFlush)
+	bindSub("script", "kill", scriptKill)
+	bindSub("script", "help", scriptHelp)
+	bindSub("function", "load", functionLoad)
+	bindSub("function", "delete", functionDelete)
+	bindSub("function", "flush", functionFlush)
+	bindSub("function", "list", functionList)
+	bindSub("function", "dump", functionDump)
+	bindSub("function", "restore", functionRestore)
+	bindSub("function", "stats", functionStats)
+	bindSub("function", "kill", functionKill)
+	bindSub("function", "help", functionHelp)
 }
 
 // scriptArgs splits KEYS and ARGV, replying Redis's errors for a bad numkeys.

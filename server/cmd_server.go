@@ -11,48 +11,32 @@ import (
 	"strings"
 	"time"
 
+	"github.com/keyhive/keyhive/cmdspec"
 	"github.com/keyhive/keyhive/glob"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/values"
+	"github.com/keyhive/keyhive/resp"
 )
 
 func init() {
-	srv := func(name string, arity int, flags, category, summary, since string, run func(*Ctx)) spec {
-		return spec{name: name, arity: arity, flags: flags, category: category, group: "server", summary: summary, since: since, run: run}
-	}
-	register(
-		srv("time", 1, "loading stale fast", "", "Return the current server time", "2.6.0", timeCommand),
-		srv("info", -1, "loading stale", "@dangerous", "Get information and statistics about the server", "1.0.0", infoCommand),
-		srv("shutdown", -1, "admin noscript loading stale no_multi allow_busy", "", "Synchronously save the dataset to disk and then shut down the server", "1.0.0", shutdownCommand),
-		srv("config", -2, "", "", "A container for server configuration commands", "2.0.0", nil),
-		srv("debug", -2, "admin noscript loading stale", "", "A container for debugging commands", "1.0.0", debugCommand),
-		srv("command", -1, "loading stale", "@connection", "Get array of Redis command details", "2.8.13", func(x *Ctx) { commandInfoAll(x) }),
-	)
-	// DEBUG RELOAD replaces the whole data set.
-	table["debug"].lockAll = func(args [][]byte) bool { return cArgIs(args[1], "reload") || cArgIs(args[1], "loadaof") }
-	cfg := func(name string, arity int, flags, summary, since string, run func(*Ctx)) spec {
-		return spec{name: name, arity: arity, flags: flags, group: "server", summary: summary, since: since, run: run}
-	}
-	registerSub("config",
-		cfg("get", -3, "admin noscript loading stale", "Get the values of configuration parameters", "2.0.0", func(x *Ctx) { writeStringMap(x, x.s.cfg.GetMany(argStrings(x.Args[2:]))) }),
-		cfg("set", -4, "admin noscript loading stale", "Set configuration parameters to the given values", "2.0.0", configSet),
-		cfg("resetstat", 2, "admin noscript loading stale", "Reset the stats returned by INFO", "2.0.0", configResetStat),
-		cfg("rewrite", 2, "admin noscript loading stale", "Rewrite the configuration file with the in memory configuration", "2.8.0", configRewrite),
-		cfg("help", 2, "loading stale", "Show helpful text about the different subcommands", "5.0.0", configHelp),
-	)
-	cmd := func(name string, arity int, summary, since string, run func(*Ctx)) spec {
-		return spec{name: name, arity: arity, flags: "loading stale", category: "@connection", group: "server", summary: summary, since: since, run: run}
-	}
-	registerSub("command",
-		cmd("count", 2, "Get total number of Redis commands", "2.8.13", func(x *Ctx) { x.W.Int(int64(len(table))) }),
-		cmd("info", -2, "Get array of specific Redis command details, or all when no argument is given", "2.8.13", commandInfo),
-		cmd("docs", -2, "Get array of specific Redis command documentation", "7.0.0", commandDocs),
-		cmd("list", -2, "Get an array of Redis command names", "7.0.0", commandList),
-		cmd("getkeys", -4, "Extract keys given a full Redis command", "2.8.13", func(x *Ctx) { commandGetKeys(x, false) }),
-		cmd("getkeysandflags", -4, "Extract keys and access flags given a full Redis command", "7.0.0", func(x *Ctx) { commandGetKeys(x, true) }),
-		cmd("help", 2, "Show helpful text about the different subcommands", "5.0.0", commandHelp),
-	)
+	bind("time", timeCommand)
+	bind("info", infoCommand)
+	bind("shutdown", shutdownCommand)
+	bind("debug", debugCommand)
+	bind("command", commandInfoAll)
+	bindSub("config", "get", func(x *Ctx) { writeStringMap(x, x.s.cfg.GetMany(argStrings(x.Args[2:]))) })
+	bindSub("config", "set", configSet)
+	bindSub("config", "resetstat", configResetStat)
+	bindSub("config", "rewrite", configRewrite)
+	bindSub("config", "help", configHelp)
+	bindSub("command", "count", func(x *Ctx) { x.W.Int(int64(len(table))) })
+	bindSub("command", "info", commandInfo)
+	bindSub("command", "docs", commandDocs)
+	bindSub("command", "list", commandList)
+	bindSub("command", "getkeys", func(x *Ctx) { commandGetKeys(x, false) })
+	bindSub("command", "getkeysandflags", func(x *Ctx) { commandGetKeys(x, true) })
+	bindSub("command", "help", commandHelp)
 }
 
 func argStrings(args [][]byte) []string {
@@ -605,33 +589,33 @@ func writeCommandInfo(x *Ctx, c *Command) {
 	w.Array(10)
 	w.BulkString(c.Name)
 	w.Int(int64(c.Arity))
-	var flags []string
-	cf := c.Flags
-	if c.keys != nil {
-		cf |= FlagMovableKeys
-	}
+	n := 0
 	for _, fn := range flagNames {
-		if cf&fn.f != 0 {
-			flags = append(flags, fn.name)
+		if c.Flags&fn.f != 0 {
+			n++
 		}
 	}
-	w.Set(len(flags))
-	for _, f := range flags {
-		w.Simple(f)
+	w.Set(n)
+	for _, fn := range flagNames {
+		if c.Flags&fn.f != 0 {
+			w.Simple(fn.name)
+		}
 	}
-	w.Int(int64(c.FirstKey))
-	w.Int(int64(c.LastKey))
-	w.Int(int64(c.Step))
+	first, last, step := c.spec.LegacyRange()
+	w.Int(int64(first))
+	w.Int(int64(last))
+	w.Int(int64(step))
 	cats := c.AllCategories()
 	w.Set(len(cats))
 	for _, cat := range cats {
 		w.Simple(cat)
 	}
-	w.Set(len(c.Tips))
-	for _, tip := range c.Tips {
+	tips := strings.Fields(c.spec.Tips)
+	w.Set(len(tips))
+	for _, tip := range tips {
 		w.BulkString(tip)
 	}
-	writeKeySpecs(x, c)
+	writeKeySpecs(w, c.spec.KeySpecs())
 	subs := sortedCommands(c.Sub)
 	if len(subs) == 0 {
 		w.Set(0) // Redis's RESP3 quirk: an empty set, but an array of subcommands
@@ -643,49 +627,70 @@ func writeCommandInfo(x *Ctx, c *Command) {
 	}
 }
 
-// writeKeySpecs describes the key positions as one index/range key spec.
-func writeKeySpecs(x *Ctx, c *Command) {
-	w := x.W
-	if c.FirstKey <= 0 {
-		w.Set(0)
-		return
+// writeKeySpecs writes COMMAND INFO's key specs field.
+func writeKeySpecs(w *resp.Writer, specs []cmdspec.KeySpec) {
+	w.Set(len(specs))
+	for _, ks := range specs {
+		if ks.Notes != "" {
+			w.Map(4)
+			w.BulkString("notes")
+			w.BulkString(ks.Notes)
+		} else {
+			w.Map(3)
+		}
+		w.BulkString("flags")
+		writeKeyFlags(w, ks.Flags)
+		w.BulkString("begin_search")
+		w.Map(2)
+		w.BulkString("type")
+		w.BulkString(ks.BeginSearch)
+		w.BulkString("spec")
+		switch ks.BeginSearch {
+		case cmdspec.SearchIndex:
+			w.Map(1)
+			w.BulkString("index")
+			w.Int(int64(ks.Index))
+		case cmdspec.SearchKeyword:
+			w.Map(2)
+			w.BulkString("keyword")
+			w.BulkString(ks.Keyword)
+			w.BulkString("startfrom")
+			w.Int(int64(ks.StartFrom))
+		default:
+			w.Map(0)
+		}
+		w.BulkString("find_keys")
+		w.Map(2)
+		w.BulkString("type")
+		w.BulkString(ks.FindKeys)
+		w.BulkString("spec")
+		switch ks.FindKeys {
+		case cmdspec.FindRange:
+			writeIntMap(w, "lastkey", ks.LastKey, "keystep", ks.KeyStep, "limit", ks.Limit)
+		case cmdspec.FindKeynum:
+			writeIntMap(w, "keynumidx", ks.KeyNumIdx, "firstkey", ks.FirstKey, "keystep", ks.KeyStep)
+		default:
+			w.Map(0)
+		}
 	}
-	w.Set(1)
+}
+
+func writeIntMap(w *resp.Writer, k1 string, v1 int, k2 string, v2 int, k3 string, v3 int) {
 	w.Map(3)
-	w.BulkString("flags")
-	access := "RO"
-	if c.Flags&FlagWrite != 0 {
-		access = "RW"
+	w.BulkString(k1)
+	w.Int(int64(v1))
+	w.BulkString(k2)
+	w.Int(int64(v2))
+	w.BulkString(k3)
+	w.Int(int64(v3))
+}
+
+func writeKeyFlags(w *resp.Writer, f cmdspec.KeyFlags) {
+	names := f.Names()
+	w.Set(len(names))
+	for _, n := range names {
+		w.Simple(n)
 	}
-	if c.Flags&FlagPubSub != 0 {
-		access = "not_key" // a shard channel: a key only for its slot
-	}
-	w.Set(1)
-	w.Simple(access)
-	w.BulkString("begin_search")
-	w.Map(2)
-	w.BulkString("type")
-	w.BulkString("index")
-	w.BulkString("spec")
-	w.Map(1)
-	w.BulkString("index")
-	w.Int(int64(c.FirstKey))
-	w.BulkString("find_keys")
-	w.Map(2)
-	w.BulkString("type")
-	w.BulkString("range")
-	w.BulkString("spec")
-	w.Map(3)
-	last := c.LastKey
-	if last > 0 {
-		last -= c.FirstKey
-	}
-	w.BulkString("lastkey")
-	w.Int(int64(last))
-	w.BulkString("keystep")
-	w.Int(int64(c.Step))
-	w.BulkString("limit")
-	w.Int(0)
 }
 
 func commandDocs(x *Ctx) {
@@ -705,26 +710,104 @@ func commandDocs(x *Ctx) {
 	}
 }
 
+// writeCommandDoc writes a command's COMMAND DOCS entry in Redis's order.
+// Keyhive gives no history and no per-argument since: those are Redis's
+// release notes, not the interface.
 func writeCommandDoc(x *Ctx, c *Command) {
 	w := x.W
+	sp := c.spec
 	w.BulkString(c.Name)
-	n := 3
+	n := 3 // summary, since, group
+	for _, field := range []string{sp.Complexity, sp.DocFlags, sp.DeprecatedSince, sp.ReplacedBy} {
+		if field != "" {
+			n++
+		}
+	}
+	if len(sp.Arguments()) > 0 {
+		n++
+	}
 	if len(c.Sub) > 0 {
 		n++
 	}
 	w.Map(n)
 	w.BulkString("summary")
-	w.BulkString(c.Summary)
+	w.BulkString(sp.Summary)
 	w.BulkString("since")
-	w.BulkString(c.Since)
+	w.BulkString(sp.Since)
 	w.BulkString("group")
-	w.BulkString(c.Group)
+	w.BulkString(sp.Group)
+	if sp.Complexity != "" {
+		w.BulkString("complexity")
+		w.BulkString(sp.Complexity)
+	}
+	if sp.DocFlags != "" {
+		w.BulkString("doc_flags")
+		flags := strings.Fields(sp.DocFlags)
+		w.Set(len(flags))
+		for _, f := range flags {
+			w.Simple(f)
+		}
+	}
+	if sp.DeprecatedSince != "" {
+		w.BulkString("deprecated_since")
+		w.BulkString(sp.DeprecatedSince)
+	}
+	if sp.ReplacedBy != "" {
+		w.BulkString("replaced_by")
+		w.BulkString(sp.ReplacedBy)
+	}
+	if args := sp.Arguments(); len(args) > 0 {
+		w.BulkString("arguments")
+		writeDocArgs(w, args)
+	}
 	if len(c.Sub) > 0 {
 		w.BulkString("subcommands")
 		subs := sortedCommands(c.Sub)
 		w.Map(len(subs))
 		for _, sub := range subs {
 			writeCommandDoc(x, sub)
+		}
+	}
+}
+
+func writeDocArgs(w *resp.Writer, args []cmdspec.Arg) {
+	w.Array(len(args))
+	for i := range args {
+		a := &args[i]
+		flags := a.Flags()
+		n := 2
+		for _, present := range []bool{a.KeySpecIndex >= 0, a.Token != "", a.DeprecatedSince != "", len(flags) > 0, a.Type == "oneof" || a.Type == "block"} {
+			if present {
+				n++
+			}
+		}
+		w.Map(n)
+		w.BulkString("name")
+		w.BulkString(a.Name)
+		w.BulkString("type")
+		w.BulkString(a.Type)
+		if a.KeySpecIndex >= 0 {
+			w.BulkString("key_spec_index")
+			w.Int(int64(a.KeySpecIndex))
+		}
+		if a.Token != "" {
+			w.BulkString("token")
+			w.BulkString(a.Token)
+		}
+		if a.DeprecatedSince != "" {
+			w.BulkString("deprecated_since")
+			w.BulkString(a.DeprecatedSince)
+		}
+		if len(flags) > 0 {
+			w.BulkString("flags")
+			w.Set(len(flags))
+			for _, f := range flags {
+				w.Simple(f)
+			}
+		}
+		if a.Type == "oneof" || a.Type == "block" {
+			w.BulkString("arguments")
+			writeDocArgs(w, a.Args)
 		}
 	}
 }
@@ -761,6 +844,8 @@ func commandList(x *Ctx) {
 	}
 }
 
+// commandGetKeys answers COMMAND GETKEYS and GETKEYSANDFLAGS with the keys
+// ACL checks use, in Redis's order of checks and errors.
 func commandGetKeys(x *Ctx, withFlags bool) {
 	args := x.Args[2:]
 	c := lookupCommand(table, args[0])
@@ -771,32 +856,27 @@ func commandGetKeys(x *Ctx, withFlags bool) {
 	case c == nil:
 		x.W.Error("ERR Invalid command specified")
 		return
+	case !c.spec.HasKeys():
+		x.W.Error("ERR The command has no key arguments")
+		return
 	case (c.Arity > 0 && len(args) != c.Arity) || len(args) < -c.Arity:
 		x.W.Error("ERR Invalid number of arguments specified for command")
 		return
 	}
-	var keys [][]byte
-	if c.Flags&FlagPubSub == 0 { // shard channels are not_key: only their slot counts
-		keys = c.keyArgs(args, nil)
-	}
-	if len(keys) == 0 {
-		x.W.Error("ERR The command has no key arguments")
+	keys := c.keyRefs(args, nil)
+	if len(keys) == 0 && c.Flags&FlagNoMandatoryKeys == 0 {
+		x.W.Error("ERR Invalid arguments specified for command")
 		return
 	}
 	x.W.Array(len(keys))
 	for _, k := range keys {
 		if withFlags {
 			x.W.Array(2)
-			x.W.Bulk(k)
-			x.W.Set(1)
-			if c.Flags&FlagWrite != 0 {
-				x.W.Simple("RW")
-			} else {
-				x.W.Simple("RO")
-			}
+			x.W.Bulk(args[k.Pos])
+			writeKeyFlags(x.W, k.Flags)
 			continue
 		}
-		x.W.Bulk(k)
+		x.W.Bulk(args[k.Pos])
 	}
 }
 

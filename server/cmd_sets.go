@@ -9,39 +9,23 @@ import (
 )
 
 func init() {
-	set := func(name string, arity int, flags string, first, last int, summary, since string, run func(*Ctx)) spec {
-		step := 1
-		if first == 0 {
-			step = 0
-		}
-		return spec{name: name, arity: arity, flags: flags, first: first, last: last, step: step, category: "@set", group: "set", summary: summary, since: since, run: run}
-	}
-	register(
-		set("sadd", -3, "write denyoom fast", 1, 1, "Add one or more members to a set", "1.0.0", saddCommand),
-		set("srem", -3, "write fast", 1, 1, "Remove one or more members from a set", "1.0.0", sremCommand),
-		set("sismember", 3, "readonly fast", 1, 1, "Determine if a given value is a member of a set", "1.0.0", sismemberCommand),
-		set("smismember", -3, "readonly fast", 1, 1, "Returns the membership associated with the given elements for a set", "6.2.0", smismemberCommand),
-		set("smembers", 2, "readonly", 1, 1, "Get all the members in a set", "1.0.0", smembersCommand),
-		set("scard", 2, "readonly fast", 1, 1, "Get the number of members in a set", "1.0.0", scardCommand),
-		set("spop", -2, "write fast", 1, 1, "Remove and return one or multiple random members from a set", "1.0.0", spopCommand),
-		set("srandmember", -2, "readonly", 1, 1, "Get one or multiple random members from a set", "1.0.0", srandmemberCommand),
-		set("smove", 4, "write fast", 1, 2, "Move a member from one set to another", "1.0.0", smoveCommand),
-		set("sinter", -2, "readonly", 1, -1, "Intersect multiple sets", "1.0.0", func(x *Ctx) { sinterCommand(x, x.Args[1:], nil) }),
-		set("sintercard", -3, "readonly", 0, 0, "Intersect multiple sets and return the cardinality of the result", "7.0.0", sintercardCommand),
-		set("sinterstore", -3, "write denyoom", 1, -1, "Intersect multiple sets and store the resulting set in a key", "1.0.0", func(x *Ctx) { sinterCommand(x, x.Args[2:], x.Args[1]) }),
-		set("sunion", -2, "readonly", 1, -1, "Add multiple sets", "1.0.0", func(x *Ctx) { sunionDiffCommand(x, x.Args[1:], nil, false) }),
-		set("sunionstore", -3, "write denyoom", 1, -1, "Add multiple sets and store the resulting set in a key", "1.0.0", func(x *Ctx) { sunionDiffCommand(x, x.Args[2:], x.Args[1], false) }),
-		set("sdiff", -2, "readonly", 1, -1, "Subtract multiple sets", "1.0.0", func(x *Ctx) { sunionDiffCommand(x, x.Args[1:], nil, true) }),
-		set("sdiffstore", -3, "write denyoom", 1, -1, "Subtract multiple sets and store the resulting set in a key", "1.0.0", func(x *Ctx) { sunionDiffCommand(x, x.Args[2:], x.Args[1], true) }),
-		set("sscan", -3, "readonly", 1, 1, "Incrementally iterate Set elements", "2.8.0", sscanCommand),
-	)
-	table["sintercard"].keys = func(args [][]byte, dst [][]byte) [][]byte {
-		n, ok := strnum.ParseInt(args[1])
-		if !ok || n < 1 || n > int64(len(args)-2) {
-			return dst
-		}
-		return append(dst, args[2:2+n]...)
-	}
+	bind("sadd", saddCommand)
+	bind("srem", sremCommand)
+	bind("sismember", sismemberCommand)
+	bind("smismember", smismemberCommand)
+	bind("smembers", smembersCommand)
+	bind("scard", scardCommand)
+	bind("spop", spopCommand)
+	bind("srandmember", srandmemberCommand)
+	bind("smove", smoveCommand)
+	bind("sinter", func(x *Ctx) { sinterCommand(x, x.Args[1:], nil) })
+	bind("sintercard", sintercardCommand)
+	bind("sinterstore", func(x *Ctx) { sinterCommand(x, x.Args[2:], x.Args[1]) })
+	bind("sunion", func(x *Ctx) { sunionDiffCommand(x, x.Args[1:], nil, false) })
+	bind("sunionstore", func(x *Ctx) { sunionDiffCommand(x, x.Args[2:], x.Args[1], false) })
+	bind("sdiff", func(x *Ctx) { sunionDiffCommand(x, x.Args[1:], nil, true) })
+	bind("sdiffstore", func(x *Ctx) { sunionDiffCommand(x, x.Args[2:], x.Args[1], true) })
+	bind("sscan", sscanCommand)
 }
 
 var argSREM = []byte("SREM")

@@ -14,41 +14,8 @@ import (
 // SORT and SORT_RO. Both take the exclusive lock: BY and GET patterns read
 // keys named by the data being sorted, which no key hook can predict.
 func init() {
-	register(
-		spec{name: "sort", arity: -2, flags: "write denyoom allkeys", first: 1, last: 1, step: 1,
-			category: "@set @sortedset @list @dangerous", group: "generic",
-			summary: "Sort the elements in a list, set or sorted set", since: "1.0.0",
-			run: func(x *Ctx) { sortCommand(x, false) }},
-		spec{name: "sort_ro", arity: -2, flags: "readonly allkeys", first: 1, last: 1, step: 1,
-			category: "@set @sortedset @list @dangerous", group: "generic",
-			summary: "Sort the elements in a list, set or sorted set. Read-only variant of SORT.", since: "7.0.0",
-			run: func(x *Ctx) { sortCommand(x, true) }},
-	)
-	table["sort"].keys = sortKeys
-	table["sort_ro"].keys = func(args [][]byte, dst [][]byte) [][]byte { return append(dst, args[1]) }
-}
-
-// sortKeys is the sorted key and a STORE destination, skipping the options'
-// arguments the way the option parser reads them.
-func sortKeys(args [][]byte, dst [][]byte) [][]byte {
-	dst = append(dst, args[1])
-	var store []byte
-	for j := 2; j < len(args); j++ {
-		left := len(args) - j - 1
-		switch {
-		case cArgIs(args[j], "limit") && left >= 2:
-			j += 2
-		case (cArgIs(args[j], "get") || cArgIs(args[j], "by")) && left >= 1:
-			j++
-		case cArgIs(args[j], "store") && left >= 1:
-			store = args[j+1]
-			j++
-		}
-	}
-	if store != nil {
-		dst = append(dst, store)
-	}
-	return dst
+	bind("sort", func(x *Ctx) { sortCommand(x, false) })
+	bind("sort_ro", func(x *Ctx) { sortCommand(x, true) })
 }
 
 // sortItem is one element to sort with what it sorts by: a number, or for

@@ -14,47 +14,29 @@ import (
 )
 
 func init() {
-	st := func(name string, arity int, flags string, summary, since string, run func(*Ctx)) spec {
-		return spec{name: name, arity: arity, flags: flags, first: 1, last: 1, step: 1, category: "@stream", group: "stream", summary: summary, since: since, run: run}
-	}
-	register(
-		st("xadd", -5, "write denyoom fast", "Appends a new entry to a stream", "5.0.0", xaddCommand),
-		st("xlen", 2, "readonly fast", "Return the number of entries in a stream", "5.0.0", xlenCommand),
-		st("xrange", -4, "readonly", "Return a range of elements in a stream, with IDs matching the specified IDs interval", "5.0.0", func(x *Ctx) { xrangeCommand(x, false) }),
-		st("xrevrange", -4, "readonly", "Return a range of elements in a stream, with IDs matching the specified IDs interval, in reverse order (from greater to smaller IDs) compared to XRANGE", "5.0.0", func(x *Ctx) { xrangeCommand(x, true) }),
-		st("xdel", -3, "write fast", "Removes the specified entries from the stream. Returns the number of items actually deleted, that may be different from the number of IDs passed in case certain IDs do not exist.", "5.0.0", xdelCommand),
-		st("xtrim", -4, "write", "Trims the stream to (approximately if '~' is passed) a certain size", "5.0.0", xtrimCommand),
-		st("xsetid", -3, "write denyoom fast", "An internal command for replicating stream values", "5.0.0", xsetidCommand),
-		st("xack", -4, "write fast", "Marks a pending message as correctly processed, effectively removing it from the pending entries list of the consumer group. Return value of the command is the number of messages successfully acknowledged, that is, the IDs we were actually able to resolve in the PEL.", "5.0.0", xackCommand),
-		st("xpending", -3, "readonly", "Return information and entries from a stream consumer group pending entries list, that are messages fetched but never acknowledged.", "5.0.0", xpendingCommand),
-		st("xclaim", -6, "write fast", "Changes (or acquires) ownership of a message in a consumer group, as if the message was delivered to the specified consumer.", "5.0.0", xclaimCommand),
-		st("xautoclaim", -6, "write fast", "Changes (or acquires) ownership of messages in a consumer group, as if the messages were delivered to the specified consumer.", "6.2.0", xautoclaimCommand),
-		spec{name: "xread", arity: -4, flags: "readonly blocking", category: "@stream", group: "stream", summary: "Return never seen elements in multiple streams, with IDs greater than the ones reported by the caller for each stream. Can block.", since: "5.0.0", run: func(x *Ctx) { xreadCommand(x, false) }},
-		spec{name: "xreadgroup", arity: -7, flags: "write blocking", category: "@stream", group: "stream", summary: "Return new entries from a stream using a consumer group, or access the history of the pending entries for a given consumer. Can block.", since: "5.0.0", run: func(x *Ctx) { xreadCommand(x, true) }},
-		spec{name: "xgroup", arity: -2, group: "stream", summary: "A container for consumer groups commands", since: "5.0.0"},
-		spec{name: "xinfo", arity: -2, group: "stream", summary: "A container for stream introspection commands", since: "5.0.0"},
-	)
-	table["xread"].keys = xreadKeys
-	table["xreadgroup"].keys = xreadKeys
-	table["xread"].Flags |= FlagMovableKeys
-	table["xreadgroup"].Flags |= FlagMovableKeys
-	sub := func(name string, arity int, flags string, summary, since string, run func(*Ctx)) spec {
-		return spec{name: name, arity: arity, flags: flags, first: 2, last: 2, step: 1, category: "@stream", group: "stream", summary: summary, since: since, run: run}
-	}
-	registerSub("xgroup",
-		sub("create", -5, "write denyoom", "Create a consumer group.", "5.0.0", xgroupCommand),
-		sub("setid", -5, "write", "Set a consumer group to an arbitrary last delivered ID value.", "5.0.0", xgroupCommand),
-		sub("destroy", 4, "write", "Destroy a consumer group.", "5.0.0", xgroupCommand),
-		sub("createconsumer", 5, "write denyoom", "Create a consumer in a consumer group.", "6.2.0", xgroupCommand),
-		sub("delconsumer", 5, "write", "Delete a consumer from a consumer group.", "5.0.0", xgroupCommand),
-		spec{name: "help", arity: 2, flags: "loading stale", category: "@stream", group: "stream", summary: "Show helpful text about the different subcommands", since: "5.0.0", run: xgroupHelp},
-	)
-	registerSub("xinfo",
-		sub("stream", -3, "readonly", "Get information about a stream", "5.0.0", xinfoStream),
-		sub("groups", 3, "readonly", "List the consumer groups of a stream", "5.0.0", xinfoGroups),
-		sub("consumers", 4, "readonly", "List the consumers in a consumer group", "5.0.0", xinfoConsumers),
-		spec{name: "help", arity: 2, flags: "loading stale", category: "@stream", group: "stream", summary: "Show helpful text about the different subcommands", since: "5.0.0", run: xinfoHelp},
-	)
+	bind("xadd", xaddCommand)
+	bind("xlen", xlenCommand)
+	bind("xrange", func(x *Ctx) { xrangeCommand(x, false) })
+	bind("xrevrange", func(x *Ctx) { xrangeCommand(x, true) })
+	bind("xdel", xdelCommand)
+	bind("xtrim", xtrimCommand)
+	bind("xsetid", xsetidCommand)
+	bind("xack", xackCommand)
+	bind("xpending", xpendingCommand)
+	bind("xclaim", xclaimCommand)
+	bind("xautoclaim", xautoclaimCommand)
+	bind("xread", func(x *Ctx) { xreadCommand(x, false) })
+	bind("xreadgroup", func(x *Ctx) { xreadCommand(x, true) })
+	bindSub("xgroup", "create", xgroupCommand)
+	bindSub("xgroup", "setid", xgroupCommand)
+	bindSub("xgroup", "destroy", xgroupCommand)
+	bindSub("xgroup", "createconsumer", xgroupCommand)
+	bindSub("xgroup", "delconsumer", xgroupCommand)
+	bindSub("xgroup", "help", xgroupHelp)
+	bindSub("xinfo", "stream", xinfoStream)
+	bindSub("xinfo", "groups", xinfoGroups)
+	bindSub("xinfo", "consumers", xinfoConsumers)
+	bindSub("xinfo", "help", xinfoHelp)
 }
 
 // Error texts of the stream commands, as Redis writes them.
@@ -562,29 +544,6 @@ func (x *Ctx) propagateGroupID(key, group []byte, g *stream.Group) {
 	if x.propagating() {
 		x.alsoPropagate(argXGROUP, argSETID, bytes.Clone(key), bytes.Clone(group), idArg(g.LastID), argENTRIESREAD, intArg(g.EntriesRead))
 	}
-}
-
-// xreadKeys finds XREAD's and XREADGROUP's keys after STREAMS, skipping the
-// options before it, as Redis's xreadGetKeys.
-func xreadKeys(args, dst [][]byte) [][]byte {
-	for i := 1; i < len(args); i++ {
-		switch {
-		case cArgIs(args[i], "block"), cArgIs(args[i], "count"):
-			i++
-		case cArgIs(args[i], "group"):
-			i += 2
-		case cArgIs(args[i], "noack"):
-		case cArgIs(args[i], "streams"):
-			n := len(args) - i - 1
-			if n == 0 || n%2 != 0 {
-				return dst
-			}
-			return append(dst, args[i+1:i+1+n/2]...)
-		default:
-			return dst
-		}
-	}
-	return dst
 }
 
 // streamRead is a parsed XREAD or XREADGROUP.

@@ -10,32 +10,27 @@ import (
 )
 
 func init() {
-	str := func(name string, arity int, flags string, first, last, step int, summary, since string, run func(*Ctx)) spec {
-		return spec{name: name, arity: arity, flags: flags, first: first, last: last, step: step, category: "@string", group: "string", summary: summary, since: since, run: run}
-	}
-	register(
-		str("get", 2, "readonly fast", 1, 1, 1, "Get the value of a key", "1.0.0", getCommand),
-		str("set", -3, "write denyoom", 1, 1, 1, "Set the string value of a key", "1.0.0", setCommand),
-		str("setnx", 3, "write denyoom fast", 1, 1, 1, "Set the value of a key, only if the key does not exist", "1.0.0", setnxCommand),
-		str("setex", 4, "write denyoom", 1, 1, 1, "Set the value and expiration of a key", "2.0.0", func(x *Ctx) { setexCommand(x, 1000) }),
-		str("psetex", 4, "write denyoom", 1, 1, 1, "Set the value and expiration in milliseconds of a key", "2.6.0", func(x *Ctx) { setexCommand(x, 1) }),
-		str("getset", 3, "write denyoom fast", 1, 1, 1, "Set the string value of a key and return its old value", "1.0.0", getsetCommand),
-		str("getdel", 2, "write fast", 1, 1, 1, "Get the value of a key and delete the key", "6.2.0", getdelCommand),
-		str("getex", -2, "write fast", 1, 1, 1, "Get the value of a key and optionally set its expiration", "6.2.0", getexCommand),
-		str("mget", -2, "readonly fast", 1, -1, 1, "Get the values of all the given keys", "1.0.0", mgetCommand),
-		str("mset", -3, "write denyoom", 1, -1, 2, "Set multiple keys to multiple values", "1.0.1", msetCommand),
-		str("msetnx", -3, "write denyoom", 1, -1, 2, "Set multiple keys to multiple values, only if none of the keys exist", "1.0.1", msetnxCommand),
-		str("append", 3, "write denyoom fast", 1, 1, 1, "Append a value to a key", "2.0.0", appendCommand),
-		str("strlen", 2, "readonly fast", 1, 1, 1, "Get the length of the value stored in a key", "2.2.0", strlenCommand),
-		str("incr", 2, "write denyoom fast", 1, 1, 1, "Increment the integer value of a key by one", "1.0.0", func(x *Ctx) { incrBy(x, 1) }),
-		str("decr", 2, "write denyoom fast", 1, 1, 1, "Decrement the integer value of a key by one", "1.0.0", func(x *Ctx) { incrBy(x, -1) }),
-		str("incrby", 3, "write denyoom fast", 1, 1, 1, "Increment the integer value of a key by the given amount", "1.0.0", incrbyCommand),
-		str("decrby", 3, "write denyoom fast", 1, 1, 1, "Decrement the integer value of a key by the given number", "1.0.0", decrbyCommand),
-		str("incrbyfloat", 3, "write denyoom fast", 1, 1, 1, "Increment the float value of a key by the given amount", "2.6.0", incrbyfloatCommand),
-		str("getrange", 4, "readonly", 1, 1, 1, "Get a substring of the string stored at a key", "2.4.0", getrangeCommand),
-		str("substr", 4, "readonly", 1, 1, 1, "Get a substring of the string stored at a key", "1.0.0", getrangeCommand),
-		str("setrange", 4, "write denyoom", 1, 1, 1, "Overwrite part of a string at key starting at the specified offset", "2.2.0", setrangeCommand),
-	)
+	bind("get", getCommand)
+	bind("set", setCommand)
+	bind("setnx", setnxCommand)
+	bind("setex", func(x *Ctx) { setexCommand(x, 1000) })
+	bind("psetex", func(x *Ctx) { setexCommand(x, 1) })
+	bind("getset", getsetCommand)
+	bind("getdel", getdelCommand)
+	bind("getex", getexCommand)
+	bind("mget", mgetCommand)
+	bind("mset", msetCommand)
+	bind("msetnx", msetnxCommand)
+	bind("append", appendCommand)
+	bind("strlen", strlenCommand)
+	bind("incr", func(x *Ctx) { incrBy(x, 1) })
+	bind("decr", func(x *Ctx) { incrBy(x, -1) })
+	bind("incrby", incrbyCommand)
+	bind("decrby", decrbyCommand)
+	bind("incrbyfloat", incrbyfloatCommand)
+	bind("getrange", getrangeCommand)
+	bind("substr", getrangeCommand)
+	bind("setrange", setrangeCommand)
 }
 
 // getString looks key up for reading as a string. It replies WRONGTYPE and

@@ -13,17 +13,12 @@ import (
 // modified (including by expiry or a flush) since.
 
 func init() {
-	tx := func(name string, arity int, flags, summary, since string, run func(*Ctx)) spec {
-		return spec{name: name, arity: arity, flags: flags, category: "@transaction", group: "transactions", summary: summary, since: since, run: run}
-	}
-	register(
-		tx("multi", 1, "noscript loading stale fast allow_busy", "Mark the start of a transaction block", "1.2.0", multiCommand),
-		tx("exec", 1, "noscript loading stale skip_slowlog", "Execute all commands issued after MULTI", "1.2.0", execCommand),
-		tx("discard", 1, "noscript loading stale fast allow_busy", "Discard all commands issued after MULTI", "2.0.0", discardCommand),
-		tx("unwatch", 1, "noscript loading stale fast allow_busy", "Forget about all watched keys", "2.2.0", unwatchCommand),
-		spec{name: "watch", arity: -2, flags: "noscript loading stale fast allow_busy", first: 1, last: -1, step: 1, category: "@transaction", group: "transactions", summary: "Watch the given keys to determine execution of the MULTI/EXEC block", since: "2.2.0", run: watchCommand},
-	)
 	cmdExec = table["exec"]
+	bind("multi", multiCommand)
+	bind("exec", execCommand)
+	bind("discard", discardCommand)
+	bind("unwatch", unwatchCommand)
+	bind("watch", watchCommand)
 }
 
 var cmdExec *Command
@@ -44,13 +39,7 @@ type queued struct {
 
 // runsInMulti reports whether cmd runs at once inside MULTI instead of being
 // queued, as Redis's processCommand decides.
-func runsInMulti(cmd *Command) bool {
-	switch cmd.Name {
-	case "exec", "discard", "multi", "watch", "quit", "reset":
-		return true
-	}
-	return false
-}
+func runsInMulti(cmd *Command) bool { return cmd.Flags&FlagNotQueued != 0 }
 
 // setMulti enters (t) or leaves (nil) MULTI.
 func (c *Client) setMulti(t *transaction) {

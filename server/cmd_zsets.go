@@ -14,83 +14,41 @@ import (
 )
 
 func init() {
-	z := func(name string, arity int, flags string, summary, since string, run func(*Ctx)) spec {
-		return spec{name: name, arity: arity, flags: flags, first: 1, last: 1, step: 1, category: "@sortedset", group: "sorted-set", summary: summary, since: since, run: run}
-	}
-	// zk is a command with a numkeys argument (after the destination key of
-	// a STORE form, which is its only key in COMMAND INFO's first/last).
-	zk := func(name string, arity int, flags string, dst int, summary, since string, run func(*Ctx)) spec {
-		sp := z(name, arity, flags, summary, since, run)
-		sp.first, sp.last, sp.step = dst, dst, dst
-		return sp
-	}
-	bz := func(name, summary string, run func(*Ctx)) spec {
-		sp := z(name, -3, "write noscript blocking fast", summary, "5.0.0", run)
-		sp.last = -2
-		return sp
-	}
-	zrangestore := z("zrangestore", -5, "write denyoom", "Store a range of members from sorted set into another key", "6.2.0", func(x *Ctx) { zrangeCommand(x, rangeAuto, dirAuto, true) })
-	zrangestore.last = 2
-	register(
-		zrangestore,
-		z("zadd", -4, "write denyoom fast", "Add one or more members to a sorted set, or update its score if it already exists", "1.2.0", zaddCommand),
-		z("zincrby", 4, "write denyoom fast", "Increment the score of a member in a sorted set", "1.2.0", zaddCommand),
-		z("zrem", -3, "write fast", "Remove one or more members from a sorted set", "1.2.0", zremCommand),
-		z("zcard", 2, "readonly fast", "Get the number of members in a sorted set", "1.2.0", zcardCommand),
-		z("zscore", 3, "readonly fast", "Get the score associated with the given member in a sorted set", "1.2.0", zscoreCommand),
-		z("zmscore", -3, "readonly fast", "Get the score associated with the given members in a sorted set", "6.2.0", zmscoreCommand),
-		z("zrank", 3, "readonly fast", "Determine the index of a member in a sorted set", "2.0.0", func(x *Ctx) { zrankCommand(x, false) }),
-		z("zrevrank", 3, "readonly fast", "Determine the index of a member in a sorted set, with scores ordered from high to low", "2.0.0", func(x *Ctx) { zrankCommand(x, true) }),
-		z("zcount", 4, "readonly fast", "Count the members in a sorted set with scores within the given values", "2.0.0", func(x *Ctx) { zcountCommand(x, rangeScore) }),
-		z("zlexcount", 4, "readonly fast", "Count the number of members in a sorted set between a given lexicographical range", "2.8.9", func(x *Ctx) { zcountCommand(x, rangeLex) }),
-		z("zrange", -4, "readonly", "Return a range of members in a sorted set", "1.2.0", func(x *Ctx) { zrangeCommand(x, rangeAuto, dirAuto, false) }),
-		z("zrangebyscore", -4, "readonly", "Return a range of members in a sorted set, by score", "1.0.5", func(x *Ctx) { zrangeCommand(x, rangeScore, dirForward, false) }),
-		z("zrevrangebyscore", -4, "readonly", "Return a range of members in a sorted set, by score, with scores ordered from high to low", "2.2.0", func(x *Ctx) { zrangeCommand(x, rangeScore, dirReverse, false) }),
-		z("zrevrange", -4, "readonly", "Return a range of members in a sorted set, by index, with scores ordered from high to low", "1.2.0", func(x *Ctx) { zrangeCommand(x, rangeRank, dirReverse, false) }),
-		z("zrangebylex", -4, "readonly", "Return a range of members in a sorted set, by lexicographical range", "2.8.9", func(x *Ctx) { zrangeCommand(x, rangeLex, dirForward, false) }),
-		z("zrevrangebylex", -4, "readonly", "Return a range of members in a sorted set, by lexicographical range, ordered from higher to lower strings.", "2.8.9", func(x *Ctx) { zrangeCommand(x, rangeLex, dirReverse, false) }),
-		z("zremrangebyscore", 4, "write", "Remove all members in a sorted set within the given scores", "1.2.0", func(x *Ctx) { zremrangeCommand(x, rangeScore) }),
-		z("zremrangebyrank", 4, "write", "Remove all members in a sorted set within the given indexes", "2.0.0", func(x *Ctx) { zremrangeCommand(x, rangeRank) }),
-		z("zremrangebylex", 4, "write", "Remove all members in a sorted set between the given lexicographical range", "2.8.9", func(x *Ctx) { zremrangeCommand(x, rangeLex) }),
-		z("zpopmin", -2, "write fast", "Remove and return members with the lowest scores in a sorted set", "5.0.0", func(x *Ctx) { zpopCommand(x, false) }),
-		z("zpopmax", -2, "write fast", "Remove and return members with the highest scores in a sorted set", "5.0.0", func(x *Ctx) { zpopCommand(x, true) }),
-		zk("zunion", -3, "readonly", 0, "Add multiple sorted sets", "6.2.0", func(x *Ctx) { zsetOpCommand(x, opUnion, false) }),
-		zk("zinter", -3, "readonly", 0, "Intersect multiple sorted sets", "6.2.0", func(x *Ctx) { zsetOpCommand(x, opInter, false) }),
-		zk("zdiff", -3, "readonly", 0, "Subtract multiple sorted sets", "6.2.0", func(x *Ctx) { zsetOpCommand(x, opDiff, false) }),
-		zk("zintercard", -3, "readonly", 0, "Intersect multiple sorted sets and return the cardinality of the result", "7.0.0", func(x *Ctx) { zsetOpCommand(x, opInterCard, false) }),
-		zk("zunionstore", -4, "write denyoom", 1, "Add multiple sorted sets and store the resulting sorted set in a new key", "2.0.0", func(x *Ctx) { zsetOpCommand(x, opUnion, true) }),
-		zk("zinterstore", -4, "write denyoom", 1, "Intersect multiple sorted sets and store the resulting sorted set in a new key", "2.0.0", func(x *Ctx) { zsetOpCommand(x, opInter, true) }),
-		zk("zdiffstore", -4, "write denyoom", 1, "Subtract multiple sorted sets and store the resulting sorted set in a new key", "6.2.0", func(x *Ctx) { zsetOpCommand(x, opDiff, true) }),
-		zk("zmpop", -4, "write", 0, "Remove and return members with scores in a sorted set", "7.0.0", zmpopCommand),
-		bz("bzpopmin", "Remove and return the member with the lowest score from one or more sorted sets, or block until one is available", func(x *Ctx) { bzpopCommand(x, false) }),
-		bz("bzpopmax", "Remove and return the member with the highest score from one or more sorted sets, or block until one is available", func(x *Ctx) { bzpopCommand(x, true) }),
-		zk("bzmpop", -5, "write blocking", 0, "Remove and return members with scores in a sorted set or block until one is available", "7.0.0", bzmpopCommand),
-		z("zrandmember", -2, "readonly", "Get one or multiple random elements from a sorted set", "6.2.0", zrandmemberCommand),
-		z("zscan", -3, "readonly", "Incrementally iterate sorted sets elements and associated scores", "2.8.0", zscanCommand),
-	)
-}
-
-func init() {
-	numkeysAt := func(i int) func(args [][]byte, dst [][]byte) [][]byte {
-		return func(args [][]byte, dst [][]byte) [][]byte {
-			if i == 2 {
-				dst = append(dst, args[1])
-			}
-			n, ok := strnum.ParseInt(args[i])
-			if !ok || n < 1 || n > int64(len(args)-i-1) {
-				return dst
-			}
-			return append(dst, args[i+1:i+1+int(n)]...)
-		}
-	}
-	for _, name := range []string{"zunion", "zinter", "zdiff", "zintercard"} {
-		table[name].keys = numkeysAt(1)
-	}
-	for _, name := range []string{"zunionstore", "zinterstore", "zdiffstore"} {
-		table[name].keys = numkeysAt(2)
-	}
-	table["zmpop"].keys = mpopKeys(1)
-	table["bzmpop"].keys = mpopKeys(2)
+	bind("zrangestore", func(x *Ctx) { zrangeCommand(x, rangeAuto, dirAuto, true) })
+	bind("zadd", zaddCommand)
+	bind("zincrby", zaddCommand)
+	bind("zrem", zremCommand)
+	bind("zcard", zcardCommand)
+	bind("zscore", zscoreCommand)
+	bind("zmscore", zmscoreCommand)
+	bind("zrank", func(x *Ctx) { zrankCommand(x, false) })
+	bind("zrevrank", func(x *Ctx) { zrankCommand(x, true) })
+	bind("zcount", func(x *Ctx) { zcountCommand(x, rangeScore) })
+	bind("zlexcount", func(x *Ctx) { zcountCommand(x, rangeLex) })
+	bind("zrange", func(x *Ctx) { zrangeCommand(x, rangeAuto, dirAuto, false) })
+	bind("zrangebyscore", func(x *Ctx) { zrangeCommand(x, rangeScore, dirForward, false) })
+	bind("zrevrangebyscore", func(x *Ctx) { zrangeCommand(x, rangeScore, dirReverse, false) })
+	bind("zrevrange", func(x *Ctx) { zrangeCommand(x, rangeRank, dirReverse, false) })
+	bind("zrangebylex", func(x *Ctx) { zrangeCommand(x, rangeLex, dirForward, false) })
+	bind("zrevrangebylex", func(x *Ctx) { zrangeCommand(x, rangeLex, dirReverse, false) })
+	bind("zremrangebyscore", func(x *Ctx) { zremrangeCommand(x, rangeScore) })
+	bind("zremrangebyrank", func(x *Ctx) { zremrangeCommand(x, rangeRank) })
+	bind("zremrangebylex", func(x *Ctx) { zremrangeCommand(x, rangeLex) })
+	bind("zpopmin", func(x *Ctx) { zpopCommand(x, false) })
+	bind("zpopmax", func(x *Ctx) { zpopCommand(x, true) })
+	bind("zunion", func(x *Ctx) { zsetOpCommand(x, opUnion, false) })
+	bind("zinter", func(x *Ctx) { zsetOpCommand(x, opInter, false) })
+	bind("zdiff", func(x *Ctx) { zsetOpCommand(x, opDiff, false) })
+	bind("zintercard", func(x *Ctx) { zsetOpCommand(x, opInterCard, false) })
+	bind("zunionstore", func(x *Ctx) { zsetOpCommand(x, opUnion, true) })
+	bind("zinterstore", func(x *Ctx) { zsetOpCommand(x, opInter, true) })
+	bind("zdiffstore", func(x *Ctx) { zsetOpCommand(x, opDiff, true) })
+	bind("zmpop", zmpopCommand)
+	bind("bzpopmin", func(x *Ctx) { bzpopCommand(x, false) })
+	bind("bzpopmax", func(x *Ctx) { bzpopCommand(x, true) })
+	bind("bzmpop", bzmpopCommand)
+	bind("zrandmember", zrandmemberCommand)
+	bind("zscan", zscanCommand)
 }
 
 // parseScore parses a score as Redis's getDoubleFromObject does (strtod, the

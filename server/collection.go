@@ -200,15 +200,3 @@ func (x *Ctx) parseMPOP(args [][]byte, first, second string) (keys [][]byte, atF
 	}
 	return keys, atFirst, max(count, 1), true
 }
-
-// mpopKeys extracts the keys of [B]LMPOP and [B]ZMPOP, numkeys being
-// args[at].
-func mpopKeys(at int) func(args, dst [][]byte) [][]byte {
-	return func(args, dst [][]byte) [][]byte {
-		n, ok := strnum.ParseInt(args[at])
-		if !ok || n < 1 || n >= int64(len(args)-at-1) {
-			return dst
-		}
-		return append(dst, args[at+1:at+1+int(n)]...)
-	}
-}

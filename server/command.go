@@ -3,8 +3,10 @@ package server
 import (
 	"bytes"
 	"strings"
+	"sync"
 	"sync/atomic"
 
+	"github.com/keyhive/keyhive/cmdspec"
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/resp"
 	"github.com/keyhive/keyhive/values"
@@ -28,21 +30,39 @@ const (
 	FlagSkipSlowlog
 	FlagFast
 	FlagNoAuth
-	FlagMayReplicate
+	FlagMayReplicate // hidden by COMMAND INFO, as in Redis: no spec sets it
 	FlagNoMandatoryKeys
-	FlagProtected
+	FlagProtected // hidden by COMMAND INFO, as in Redis: no spec sets it
 	FlagNoMulti
-	FlagMovableKeys // derived: the command has a key-extraction function
+	FlagMovableKeys // derived from the key specs, as Redis does
 	FlagAllowBusy
 	// FlagAllKeys is not a Redis flag: the command works on the whole keyspace or
 	// on several databases and takes the exclusive lock.
 	FlagAllKeys
-	// FlagNoKeyspace is not a Redis flag: derived for commands allowed while
-	// a script runs (allow_busy) that name no keys, it makes them take no
-	// lock, since a script holds the exclusive lock (SCRIPT KILL, HELLO).
+	// FlagNoKeyspace is not a Redis flag: the command takes no lock. It
+	// is derived for commands allowed while a script runs (allow_busy) that
+	// name no keys, since a script holds the exclusive lock (SCRIPT KILL,
+	// HELLO), and declared for BGSAVE and BGREWRITEAOF, whose snapshot
+	// takes the exclusive lock itself, for a moment.
 	FlagNoKeyspace
+	// FlagNotQueued is not a Redis flag: inside MULTI the command runs at
+	// once instead of being queued (EXEC, DISCARD, MULTI, WATCH, QUIT, RESET).
+	FlagNotQueued
+	// FlagEndsMulti is not a Redis flag: the command ends a transaction
+	// (EXEC, DISCARD, QUIT, RESET), so it is not refused for lack of
+	// memory inside MULTI.
+	FlagEndsMulti
+	// FlagSubscribedOK is not a Redis flag: a RESP2 client in subscribed
+	// mode may run it.
+	FlagSubscribedOK
+	// FlagDiskErrorDenied is not a Redis flag: refused, beside the write
+	// commands, while the AOF cannot be written (PING, as in Redis).
+	FlagDiskErrorDenied
+	FlagAsking
+	FlagNoAsyncLoading
 )
 
+// flagNames are the flags COMMAND INFO shows, in Redis's order.
 var flagNames = []struct {
 	f    Flags
 	name string
@@ -50,17 +70,23 @@ var flagNames = []struct {
 	{FlagWrite, "write"}, {FlagReadonly, "readonly"}, {FlagDenyOOM, "denyoom"},
 	{FlagAdmin, "admin"}, {FlagPubSub, "pubsub"}, {FlagNoScript, "noscript"},
 	{FlagBlocking, "blocking"}, {FlagLoading, "loading"}, {FlagStale, "stale"},
-	{FlagSkipMonitor, "skip_monitor"}, {FlagSkipSlowlog, "skip_slowlog"},
-	{FlagFast, "fast"}, {FlagNoAuth, "no_auth"}, {FlagMayReplicate, "may_replicate"},
-	{FlagNoMandatoryKeys, "no_mandatory_keys"}, {FlagProtected, "protected"},
-	{FlagNoMulti, "no_multi"}, {FlagMovableKeys, "movablekeys"}, {FlagAllowBusy, "allow_busy"},
+	{FlagSkipMonitor, "skip_monitor"}, {FlagSkipSlowlog, "skip_slowlog"}, {FlagAsking, "asking"},
+	{FlagFast, "fast"}, {FlagNoAuth, "no_auth"}, {FlagNoMandatoryKeys, "no_mandatory_keys"},
+	{FlagNoAsyncLoading, "no_async_loading"}, {FlagNoMulti, "no_multi"},
+	{FlagMovableKeys, "movablekeys"}, {FlagAllowBusy, "allow_busy"},
+}
+
+// internalFlagNames are Keyhive's own flags as the spec writes them.
+var internalFlagNames = map[string]Flags{
+	"allkeys": FlagAllKeys, "nokeyspace": FlagNoKeyspace, "not_queued": FlagNotQueued,
+	"ends_multi": FlagEndsMulti, "subscribed_ok": FlagSubscribedOK, "disk_error_denied": FlagDiskErrorDenied,
 }
 
 func parseFlags(s string) Flags {
 	var f Flags
 	for _, word := range strings.Fields(s) {
-		if word == "allkeys" {
-			f |= FlagAllKeys
+		if g, ok := internalFlagNames[word]; ok {
+			f |= g
 			continue
 		}
 		found := false
@@ -77,56 +103,33 @@ func parseFlags(s string) Flags {
 	return f
 }
 
-// Command is one entry of the command table: what COMMAND reports, what
-// dispatch checks, and the handler.
+// Command is one entry of the command table: the spec it comes from (what
+// COMMAND reports, the key specs), what dispatch checks, and the handler.
 type Command struct {
-	Name     string // lower case; "parent|sub" for subcommands
-	Arity    int    // exact when positive, minimum when negative (name included)
-	Flags    Flags
-	FirstKey int // key positions as COMMAND INFO reports them
-	LastKey  int // negative counts from the end
-	Step     int
-	// Categories are the ACL categories beyond those implied by the flags.
-	Categories []string
-	Tips       []string // COMMAND INFO's tips (commandTips)
-	Group      string   // COMMAND DOCS group
-	Summary    string
-	Since      string
-	Run        func(x *Ctx)
-	Sub        map[string]*Command
+	Name  string // lower case; "parent|sub" for subcommands
+	Arity int    // exact when positive, minimum when negative (name included)
+	Flags Flags
+	Run   func(x *Ctx)
+	Sub   map[string]*Command
 
-	// keys returns the key arguments when they are not a simple range
-	// (e.g. COPY's destination); nil uses FirstKey/LastKey/Step.
-	keys func(args [][]byte, dst [][]byte) [][]byte
+	spec *cmdspec.Spec
 	// lockAll, when set, makes the command take the exclusive lock for the
 	// arguments it accepts (DEBUG RELOAD).
 	lockAll func(args [][]byte) bool
+	// categories are the ACL categories, in COMMAND INFO's order.
+	categories []string
 
 	// id indexes the per-server statistics; the table itself is shared by
 	// every server in the process and holds no mutable state.
 	id int
 }
 
-// spec is the compact form commands register with.
-type spec struct {
-	name     string
-	arity    int
-	flags    string
-	first    int
-	last     int
-	step     int
-	category string // ACL categories, space separated, without the implied ones
-	group    string
-	summary  string
-	since    string
-	run      func(x *Ctx)
-}
-
 // table is the one command table: dispatch, COMMAND and INFO commandstats all
-// read it. Command family files add to it from init functions.
-var table = map[string]*Command{}
+// read it. It is built from cmdspec; family files bind the handlers from
+// their init functions.
+var table = buildTable()
 
-// commandCount is the number of commands and subcommands registered.
+// commandCount is the number of commands and subcommands.
 var commandCount int
 
 // commandStats are one server's counters for one command (INFO commandstats).
@@ -134,81 +137,65 @@ type commandStats struct {
 	calls, usec, rejected, failed atomic.Int64
 }
 
-func newCommand(s spec, name string) *Command {
+func buildTable() map[string]*Command {
+	t := map[string]*Command{}
+	for _, s := range cmdspec.Commands() {
+		c := newCommand(s)
+		for _, sub := range s.Subcommands {
+			if c.Sub == nil {
+				c.Sub = map[string]*Command{}
+			}
+			c.Sub[sub.Name] = newCommand(sub)
+		}
+		t[s.Name] = c
+	}
+	return t
+}
+
+func newCommand(s *cmdspec.Spec) *Command {
 	c := &Command{
-		Name: name, Arity: s.arity, Flags: parseFlags(s.flags), Tips: strings.Fields(commandTips[name]),
-		FirstKey: s.first, LastKey: s.last, Step: s.step,
-		Group: s.group, Summary: s.summary, Since: s.since, Run: s.run,
-		id: commandCount,
+		Name: s.FullName, Arity: s.Arity, Flags: parseFlags(s.Flags), spec: s,
+		lockAll: s.LockAll, categories: strings.Fields(s.ACL), id: commandCount,
 	}
 	commandCount++
-	if c.Flags&FlagAllowBusy != 0 && c.FirstKey == 0 {
-		c.Flags |= FlagNoKeyspace
+	if s.MovableKeys() {
+		c.Flags |= FlagMovableKeys
 	}
-	if s.category != "" {
-		c.Categories = strings.Fields(s.category)
+	if c.Flags&FlagAllowBusy != 0 && !s.HasKeys() {
+		c.Flags |= FlagNoKeyspace
 	}
 	return c
 }
 
-func register(specs ...spec) {
-	for _, s := range specs {
-		if _, dup := table[s.name]; dup {
-			panic("server: command registered twice: " + s.name)
-		}
-		table[s.name] = newCommand(s, s.name)
+// bind gives a command its handler; every family file binds its commands.
+func bind(name string, run func(x *Ctx)) {
+	c := table[name]
+	if c == nil || c.Run != nil {
+		panic("server: no command to bind, or bound twice: " + name)
 	}
+	c.Run = run
 }
 
-// registerSub registers subcommands of a container command (CONFIG GET, ...).
-func registerSub(parent string, specs ...spec) {
-	p := table[parent]
-	if p.Sub == nil {
-		p.Sub = map[string]*Command{}
+// bindSub gives a subcommand (CONFIG GET, ...) its handler.
+func bindSub(parent, name string, run func(x *Ctx)) {
+	c := table[parent].Sub[name]
+	if c == nil || c.Run != nil {
+		panic("server: no subcommand to bind, or bound twice: " + parent + "|" + name)
 	}
-	for _, s := range specs {
-		p.Sub[s.name] = newCommand(s, parent+"|"+s.name)
-	}
+	c.Run = run
 }
 
-// aclCategories is Redis's ACL category table; COMMAND INFO and ACL CAT list
-// categories in this order.
+// aclCategories is Redis's ACL category table; ACL CAT lists categories in
+// this order.
 var aclCategories = []string{
 	"@keyspace", "@read", "@write", "@set", "@sortedset", "@list", "@hash", "@string",
 	"@bitmap", "@hyperloglog", "@geo", "@stream", "@pubsub", "@admin", "@fast", "@slow",
 	"@blocking", "@dangerous", "@connection", "@transaction", "@scripting",
 }
 
-// AllCategories returns the command's ACL categories, explicit and implied by
-// its flags, in Redis's category order, as COMMAND INFO lists them.
-func (c *Command) AllCategories() []string {
-	set := map[string]bool{}
-	for _, cat := range c.Categories {
-		set[cat] = true
-	}
-	set["@write"] = set["@write"] || c.Flags&FlagWrite != 0
-	set["@read"] = set["@read"] || (c.Flags&FlagReadonly != 0 && !set["@scripting"])
-	set["@admin"] = set["@admin"] || c.Flags&FlagAdmin != 0
-	set["@dangerous"] = set["@dangerous"] || c.Flags&FlagAdmin != 0
-	set["@pubsub"] = set["@pubsub"] || c.Flags&FlagPubSub != 0
-	set["@fast"] = set["@fast"] || c.Flags&FlagFast != 0
-	set["@blocking"] = set["@blocking"] || c.Flags&FlagBlocking != 0
-	set["@slow"] = set["@slow"] || !set["@fast"] // not @fast is @slow
-	var cats []string
-	for _, cat := range aclCategories {
-		if set[cat] {
-			cats = append(cats, cat)
-			delete(set, cat)
-		}
-	}
-	for _, cat := range c.Categories { // any category Redis does not have, last
-		if set[cat] {
-			cats = append(cats, cat)
-			delete(set, cat)
-		}
-	}
-	return cats
-}
+// AllCategories returns the command's ACL categories as COMMAND INFO lists
+// them.
+func (c *Command) AllCategories() []string { return c.categories }
 
 func has(list []string, s string) bool {
 	for _, x := range list {
@@ -219,22 +206,46 @@ func has(list []string, s string) bool {
 	return false
 }
 
-// keyArgs appends the command's key arguments to dst.
+// keyArgs appends the command's key arguments to dst: every key it may
+// touch, for locks, MULTI and tracking.
 func (c *Command) keyArgs(args [][]byte, dst [][]byte) [][]byte {
-	if c.keys != nil {
-		return c.keys(args, dst)
-	}
-	if c.FirstKey <= 0 {
+	if first, lastKey, step, ok := c.spec.SimpleKeys(); ok {
+		last := lastKey
+		if last >= 0 {
+			last += first
+		} else {
+			last += len(args)
+		}
+		for i := first; i <= last && i < len(args); i += step {
+			dst = append(dst, args[i])
+		}
 		return dst
 	}
-	last := c.LastKey
-	if last < 0 {
-		last += len(args)
+	if c.spec.KeyFunc == nil {
+		var buf [8]cmdspec.KeyRef
+		keys, _ := c.spec.SpecKeys(args, buf[:0])
+		for _, k := range keys {
+			dst = append(dst, args[k.Pos])
+		}
+		return dst
 	}
-	for i := c.FirstKey; i <= last && i < len(args); i += c.Step {
-		dst = append(dst, args[i])
+	// A key function is called through a pointer, so its buffer would
+	// escape: it is pooled.
+	buf := keyRefPool.Get().(*[]cmdspec.KeyRef)
+	*buf = c.spec.LockKeys(args, (*buf)[:0])
+	for _, k := range *buf {
+		dst = append(dst, args[k.Pos])
 	}
+	keyRefPool.Put(buf)
 	return dst
+}
+
+var keyRefPool = sync.Pool{New: func() any { return new([]cmdspec.KeyRef) }}
+
+// keyRefs appends the command's keys with their key spec flags as Redis
+// finds them for COMMAND GETKEYS and ACL checks.
+func (c *Command) keyRefs(args [][]byte, dst []cmdspec.KeyRef) []cmdspec.KeyRef {
+	return c.spec.GetKeys(args, dst)
 }
 
 // lookupCommand finds a command by a client-supplied name without allocating.

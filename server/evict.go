@@ -132,11 +132,7 @@ func (c *Client) outOfMemory(cmd *Command, args [][]byte, mono, now int64) bool 
 		}
 		return false
 	}
-	switch cmd.Name {
-	case "discard", "quit", "reset":
-		return false
-	}
-	return true
+	return cmd.Flags&FlagEndsMulti == 0
 }
 
 // performEvictions evicts keys until used memory is within maxmemory, for at

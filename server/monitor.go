@@ -22,7 +22,7 @@ import (
 // Pub/Sub messages do), as simple strings in RESP2 and RESP3 alike.
 
 func init() {
-	register(spec{name: "monitor", arity: 1, flags: "admin noscript loading stale", group: "server", summary: "Streams every command the server runs", since: "1.0.0", run: monitorCommand})
+	bind("monitor", monitorCommand)
 }
 
 type monitors struct {

@@ -77,13 +77,7 @@ func (p *pubsubClient) updateCounts() {
 }
 
 // allowedSubscribed reports whether a RESP2 client in Pub/Sub mode may run cmd.
-func allowedSubscribed(cmd *Command) bool {
-	switch cmd.Name {
-	case "subscribe", "ssubscribe", "psubscribe", "unsubscribe", "sunsubscribe", "punsubscribe", "ping", "quit", "reset":
-		return true
-	}
-	return false
-}
+func allowedSubscribed(cmd *Command) bool { return cmd.Flags&FlagSubscribedOK != 0 }
 
 func errSubscribedMode(cmd *Command) string {
 	return "ERR Can't execute '" + cmd.Name + "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context"

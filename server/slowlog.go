@@ -2,7 +2,6 @@ package server
 
 import (
 	"strconv"
-	"strings"
 	"sync"
 )
 
@@ -30,39 +29,33 @@ const (
 )
 
 func init() {
-	sub := func(name string, arity int, flags, category, summary string, run func(*Ctx)) spec {
-		return spec{name: name, arity: arity, flags: flags, category: category, group: "server", summary: summary, since: "2.2.12", run: run}
-	}
-	register(sub("slowlog", -2, "", "", "A container for slow log commands", nil))
-	registerSub("slowlog",
-		sub("get", -2, "admin loading stale", "@dangerous", "Get the slow log's entries", slowlogGet),
-		sub("len", 2, "admin loading stale", "@dangerous", "Get the slow log's length", func(x *Ctx) {
-			l := &x.s.slowlog
-			l.mu.Lock()
-			defer l.mu.Unlock()
-			x.W.Int(int64(len(l.entries)))
-		}),
-		sub("reset", 2, "admin loading stale", "@dangerous", "Clear all entries from the slow log", func(x *Ctx) {
-			l := &x.s.slowlog
-			l.mu.Lock()
-			l.entries = nil
-			l.mu.Unlock()
-			x.W.OK()
-		}),
-		sub("help", 2, "loading stale", "", "Show helpful text about the different subcommands", func(x *Ctx) {
-			writeHelp(x, "SLOWLOG", []string{
-				"GET [<count>]",
-				"    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
-				"    Entries are made of:",
-				"    id, timestamp, time in microseconds, arguments array, client IP and port,",
-				"    client name",
-				"LEN",
-				"    Return the length of the slowlog.",
-				"RESET",
-				"    Reset the slowlog.",
-			})
-		}),
-	)
+	bindSub("slowlog", "get", slowlogGet)
+	bindSub("slowlog", "len", func(x *Ctx) {
+		l := &x.s.slowlog
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		x.W.Int(int64(len(l.entries)))
+	})
+	bindSub("slowlog", "reset", func(x *Ctx) {
+		l := &x.s.slowlog
+		l.mu.Lock()
+		l.entries = nil
+		l.mu.Unlock()
+		x.W.OK()
+	})
+	bindSub("slowlog", "help", func(x *Ctx) {
+		writeHelp(x, "SLOWLOG", []string{
+			"GET [<count>]",
+			"    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
+			"    Entries are made of:",
+			"    id, timestamp, time in microseconds, arguments array, client IP and port,",
+			"    client name",
+			"LEN",
+			"    Return the length of the slowlog.",
+			"RESET",
+			"    Reset the slowlog.",
+		})
+	})
 }
 
 func slowlogGet(x *Ctx) {
@@ -140,15 +133,8 @@ func (s *Server) logIfSlow(c *Client, cmd *Command, args [][]byte, elapsed, nowM
 // redacted is the range of arguments the slow log hides, as Redis does for
 // credentials: every AUTH argument, HELLO's user and password after AUTH.
 func redacted(cmd *Command, args [][]byte) (lo, hi int) {
-	switch cmd.Name {
-	case "auth":
-		return 1, len(args)
-	case "hello":
-		for i := 2; i < len(args); i++ {
-			if strings.EqualFold(string(args[i]), "auth") {
-				return i + 1, i + 3
-			}
-		}
+	if cmd.spec.Redact == nil {
+		return 0, 0
 	}
-	return 0, 0
+	return cmd.spec.Redact(args)
 }
