@@ -15,8 +15,8 @@ import (
 	"github.com/keyhive/keyhive/glob"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
-	"github.com/keyhive/keyhive/values"
 	"github.com/keyhive/keyhive/resp"
+	"github.com/keyhive/keyhive/values"
 )
 
 func init() {
