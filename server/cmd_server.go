@@ -24,6 +24,7 @@ func init() {
 	bind("info", infoCommand)
 	bind("shutdown", shutdownCommand)
 	bind("debug", debugCommand)
+	bind("role", roleCommand)
 	bind("command", commandInfoAll)
 	bindSub("config", "get", func(x *Ctx) { writeStringMap(x, x.s.cfg.GetMany(argStrings(x.Args[2:]))) })
 	bindSub("config", "set", configSet)
@@ -37,6 +38,15 @@ func init() {
 	bindSub("command", "getkeys", func(x *Ctx) { commandGetKeys(x, false) })
 	bindSub("command", "getkeysandflags", func(x *Ctx) { commandGetKeys(x, true) })
 	bindSub("command", "help", commandHelp)
+}
+
+// roleCommand is ROLE: a master, its replication offset and its replicas
+// (none until replication exists).
+func roleCommand(x *Ctx) {
+	x.W.Array(3)
+	x.W.BulkString("master")
+	x.W.Int(0)
+	x.W.Array(0)
 }
 
 func argStrings(args [][]byte) []string {

@@ -514,3 +514,18 @@ func TestCommandUnknownErrors(t *testing.T) {
 	p.Do("NOSUCH", "a")
 	p.Do("CONFIG", "GET")
 }
+
+// TestRole: ROLE of a master without replicas, from a client, inside MULTI
+// and refused from a script (noscript).
+func TestRole(t *testing.T) {
+	p := difftest.StartIsolated(t)
+	for _, proto := range []int{2, 3} {
+		p.Proto(proto)
+		p.Do("ROLE")
+		p.Do("ROLE", "extra")
+		p.Do("MULTI")
+		p.Do("ROLE")
+		p.Do("EXEC")
+		p.Do("EVAL", "return redis.pcall('role')", "0")
+	}
+}
