@@ -89,7 +89,7 @@ func init() {
 		&Spec{Name: "reset", Arity: 1, Flags: "noscript loading stale fast no_auth allow_busy not_queued ends_multi subscribed_ok", ACL: "@fast @connection",
 			Since: "6.2.0", Complexity: "O(1)",
 			Summary: "Returns the connection to its initial state."},
-		&Spec{Name: "select", Arity: 2, Flags: "loading stale fast", ACL: "@fast @connection",
+		&Spec{Name: "select", Arity: 2, Flags: "loading stale fast selects_db", ACL: "@fast @connection",
 			Args:  "index:integer",
 			Since: "1.0.0", Complexity: "O(1)",
 			Summary: "Switches the connection to another database."},

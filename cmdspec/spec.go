@@ -65,7 +65,10 @@ type Spec struct {
 	// no lock at all), not_queued (it runs at once inside MULTI),
 	// ends_multi (it ends a transaction, so lack of memory does not refuse
 	// it), subscribed_ok (a RESP2 subscriber may run it) and
-	// disk_error_denied (refused like writes when the AOF cannot be written).
+	// disk_error_denied (refused like writes when the AOF cannot be written),
+	// selects_db (it switches the client's database), channel_publish,
+	// channel_subscribe and channel_pattern (its arguments are channels,
+	// or patterns, it publishes or subscribes to, as ACL checks them).
 	Flags string
 	ACL   string   // every ACL category COMMAND INFO lists, in its order
 	Tips  string   // COMMAND INFO's tips, space separated

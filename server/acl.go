@@ -130,13 +130,14 @@ func aclPrepare() {
 					info.categories |= 1 << i
 				}
 			}
-			switch c.Name {
-			case "publish", "spublish":
-				info.channels = channelPublish
-			case "subscribe", "ssubscribe":
-				info.channels = channelSubscribe
-			case "psubscribe":
-				info.channels = channelSubscribe | channelPattern
+			if c.Flags&FlagChannelPublish != 0 {
+				info.channels |= channelPublish
+			}
+			if c.Flags&FlagChannelSubscribe != 0 {
+				info.channels |= channelSubscribe
+			}
+			if c.Flags&FlagChannelPattern != 0 {
+				info.channels |= channelPattern
 			}
 		}
 	})
@@ -240,22 +241,6 @@ var (
 	errACLDuplicate    = errors.New("Duplicate user found. A user can only be defined once in config files")
 )
 
-// lookupACLCommand finds "name" or "container|sub" as ACL rules name them.
-func lookupACLCommand(name string) *Command {
-	parts := strings.Split(name, "|")
-	if len(parts) > 2 {
-		return nil
-	}
-	cmd := lookupCommand(table, []byte(parts[0]))
-	if cmd == nil || len(parts) == 1 {
-		return cmd
-	}
-	if cmd.Sub == nil {
-		return nil
-	}
-	return lookupCommand(cmd.Sub, []byte(parts[1]))
-}
-
 // apply applies one selector rule (commands, keys, channels).
 func (s *aclSelector) apply(op string) error {
 	switch lower := strings.ToLower(op); {
@@ -290,7 +275,7 @@ func (s *aclSelector) apply(op string) error {
 	case len(op) > 1 && op[0] == '+':
 		return s.allowCommand(op[1:])
 	case len(op) > 1 && op[0] == '-':
-		cmd := lookupACLCommand(op[1:])
+		cmd := commandByFullName(op[1:])
 		if cmd == nil {
 			return errACLUnknown
 		}
@@ -343,14 +328,14 @@ func (s *aclSelector) addKeyPattern(op string) error {
 func (s *aclSelector) allowCommand(name string) error {
 	bar := strings.LastIndexByte(name, '|')
 	if bar < 0 {
-		cmd := lookupACLCommand(name)
+		cmd := commandByFullName(name)
 		if cmd == nil {
 			return errACLUnknown
 		}
 		s.changePerm(cmd, true)
 		return nil
 	}
-	cmd := lookupACLCommand(name[:bar])
+	cmd := commandByFullName(name[:bar])
 	if cmd == nil {
 		return errACLUnknown
 	}
@@ -362,7 +347,7 @@ func (s *aclSelector) allowCommand(name string) error {
 		return errACLSyntax
 	}
 	if cmd.Sub != nil {
-		sub := lookupACLCommand(name)
+		sub := commandByFullName(name)
 		if sub == nil {
 			return errACLUnknown
 		}
@@ -924,10 +909,7 @@ func (x *Ctx) readsAllKeys() bool {
 // CheckACL answers redis.acl_check_cmd: whether the script's user may run
 // the command, without logging.
 func (h *scriptHost) CheckACL(args [][]byte) (bool, string) {
-	cmd := lookupCommand(table, args[0])
-	if cmd != nil && cmd.Sub != nil && len(args) >= 2 {
-		cmd = lookupCommand(cmd.Sub, args[1])
-	}
+	cmd := findCommand(args)
 	if cmd == nil {
 		return false, "Invalid command passed to redis.acl_check_cmd()"
 	}

@@ -373,15 +373,12 @@ func aclDryRun(x *Ctx) {
 		return
 	}
 	args := x.Args[3:]
-	cmd := lookupCommand(table, args[0])
-	if cmd != nil && cmd.Sub != nil && len(args) >= 2 {
-		cmd = lookupCommand(cmd.Sub, args[1])
-	}
+	cmd := findCommand(args)
 	if cmd == nil {
 		x.W.Error("ERR Command '" + cString(args[0]) + "' not found")
 		return
 	}
-	if (cmd.Arity > 0 && len(args) != cmd.Arity) || len(args) < -cmd.Arity {
+	if !cmd.hasArity(len(args)) {
 		x.W.Error(errArity(cmd.Name))
 		return
 	}

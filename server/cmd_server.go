@@ -576,22 +576,12 @@ func commandInfo(x *Ctx) {
 	}
 	x.W.Array(len(x.Args) - 2)
 	for _, name := range x.Args[2:] {
-		if c := lookupFullName(name); c != nil {
+		if c := commandByFullName(string(name)); c != nil {
 			writeCommandInfo(x, c)
 		} else {
 			x.W.Null()
 		}
 	}
-}
-
-// lookupFullName finds "get" or "config|get".
-func lookupFullName(name []byte) *Command {
-	parent, sub, isSub := strings.Cut(strings.ToLower(string(name)), "|")
-	c := table[parent]
-	if c == nil || !isSub {
-		return c
-	}
-	return c.Sub[sub]
 }
 
 func writeCommandInfo(x *Ctx, c *Command) {
@@ -709,7 +699,7 @@ func commandDocs(x *Ctx) {
 		cmds = sortedCommands(table)
 	} else {
 		for _, name := range x.Args[2:] {
-			if c := lookupFullName(name); c != nil {
+			if c := commandByFullName(string(name)); c != nil {
 				cmds = append(cmds, c)
 			}
 		}
@@ -858,10 +848,7 @@ func commandList(x *Ctx) {
 // ACL checks use, in Redis's order of checks and errors.
 func commandGetKeys(x *Ctx, withFlags bool) {
 	args := x.Args[2:]
-	c := lookupCommand(table, args[0])
-	if c != nil && c.Sub != nil && len(args) > 1 {
-		c = lookupCommand(c.Sub, args[1])
-	}
+	c := findCommand(args)
 	switch {
 	case c == nil:
 		x.W.Error("ERR Invalid command specified")
@@ -869,7 +856,7 @@ func commandGetKeys(x *Ctx, withFlags bool) {
 	case !c.spec.HasKeys():
 		x.W.Error("ERR The command has no key arguments")
 		return
-	case (c.Arity > 0 && len(args) != c.Arity) || len(args) < -c.Arity:
+	case !c.hasArity(len(args)):
 		x.W.Error("ERR Invalid number of arguments specified for command")
 		return
 	}

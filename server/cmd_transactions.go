@@ -55,7 +55,7 @@ func (c *Client) queue(cmd *Command, args [][]byte) {
 	t := c.multi
 	q := queued{cmd: cmd, args: cloneArgs(args)}
 	t.cmds = append(t.cmds, q)
-	if cmd.Flags&FlagAllKeys != 0 || cmd.Name == "select" {
+	if cmd.Flags&(FlagAllKeys|FlagSelectsDB) != 0 {
 		t.lockAll = true
 	}
 	t.keys = cmd.keyArgs(q.args, t.keys)

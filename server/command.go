@@ -13,7 +13,7 @@ import (
 )
 
 // Flags describe a command as COMMAND INFO reports it and as dispatch needs it.
-type Flags uint32
+type Flags uint64
 
 // Command flags, named as Redis names them.
 const (
@@ -58,6 +58,15 @@ const (
 	// FlagDiskErrorDenied is not a Redis flag: refused, beside the write
 	// commands, while the AOF cannot be written (PING, as in Redis).
 	FlagDiskErrorDenied
+	// FlagSelectsDB is not a Redis flag: the command switches the client's
+	// database (SELECT), so a transaction holding it locks every database.
+	FlagSelectsDB
+	// FlagChannelPublish, FlagChannelSubscribe and FlagChannelPattern are
+	// not Redis flags: the command's arguments after its name are channels
+	// it publishes to or subscribes to (patterns), which ACL checks.
+	FlagChannelPublish
+	FlagChannelSubscribe
+	FlagChannelPattern
 	FlagAsking
 	FlagNoAsyncLoading
 )
@@ -80,6 +89,8 @@ var flagNames = []struct {
 var internalFlagNames = map[string]Flags{
 	"allkeys": FlagAllKeys, "nokeyspace": FlagNoKeyspace, "not_queued": FlagNotQueued,
 	"ends_multi": FlagEndsMulti, "subscribed_ok": FlagSubscribedOK, "disk_error_denied": FlagDiskErrorDenied,
+	"selects_db": FlagSelectsDB, "channel_publish": FlagChannelPublish, "channel_subscribe": FlagChannelSubscribe,
+	"channel_pattern": FlagChannelPattern,
 }
 
 func parseFlags(s string) Flags {
@@ -246,6 +257,34 @@ var keyRefPool = sync.Pool{New: func() any { return new([]cmdspec.KeyRef) }}
 // finds them for COMMAND GETKEYS and ACL checks.
 func (c *Command) keyRefs(args [][]byte, dst []cmdspec.KeyRef) []cmdspec.KeyRef {
 	return c.spec.GetKeys(args, dst)
+}
+
+// findCommand finds the command args names, descending into its
+// subcommand when it is a container and one is named; nil for an unknown
+// command or subcommand. Arity is not checked (hasArity).
+func findCommand(args [][]byte) *Command {
+	cmd := lookupCommand(table, args[0])
+	if cmd != nil && cmd.Sub != nil && len(args) >= 2 {
+		cmd = lookupCommand(cmd.Sub, args[1])
+	}
+	return cmd
+}
+
+// hasArity reports whether n arguments, the name included, fit the
+// command's arity.
+func (c *Command) hasArity(n int) bool {
+	return (c.Arity <= 0 || n == c.Arity) && n >= -c.Arity
+}
+
+// commandByFullName finds "get" or "config|get", as COMMAND INFO and ACL
+// rules name commands.
+func commandByFullName(name string) *Command {
+	parent, sub, isSub := strings.Cut(strings.ToLower(name), "|")
+	c := table[parent]
+	if c == nil || !isSub {
+		return c
+	}
+	return c.Sub[sub]
 }
 
 // lookupCommand finds a command by a client-supplied name without allocating.

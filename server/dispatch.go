@@ -59,7 +59,7 @@ func (c *Client) resolve(args [][]byte) (*Command, resolution) {
 		}
 		cmd = sub
 	}
-	if (cmd.Arity > 0 && len(args) != cmd.Arity) || len(args) < -cmd.Arity {
+	if !cmd.hasArity(len(args)) {
 		return cmd, wrongArity
 	}
 	return cmd, resolved
