@@ -40,7 +40,7 @@ func hsetCommand(x *Ctx) {
 		return
 	}
 	var h values.HashEdit
-	if !x.editHash(x.Args[1], &h) {
+	if !editAs(x, x.Args[1], &h) {
 		return
 	}
 	h.ConvertForArgs(x.Args[2:])
@@ -61,7 +61,7 @@ func hsetCommand(x *Ctx) {
 
 func hsetnxCommand(x *Ctx) {
 	var h values.HashEdit
-	if !x.editHash(x.Args[1], &h) {
+	if !editAs(x, x.Args[1], &h) {
 		return
 	}
 	if _, exists := h.Get(x.Args[2]); exists {
@@ -75,7 +75,7 @@ func hsetnxCommand(x *Ctx) {
 }
 
 func hgetCommand(x *Ctx) {
-	h, found, ok := x.readHash(x.Args[1])
+	h, found, ok := readAs[values.HashView](x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -87,7 +87,7 @@ func hgetCommand(x *Ctx) {
 }
 
 func hmgetCommand(x *Ctx) {
-	h, found, ok := x.readHash(x.Args[1])
+	h, found, ok := readAs[values.HashView](x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -101,8 +101,8 @@ func hmgetCommand(x *Ctx) {
 	}
 }
 
-func hgetallCommand(x *Ctx, fields, values bool) {
-	h, found, ok := x.readHash(x.Args[1])
+func hgetallCommand(x *Ctx, withFields, withValues bool) {
+	h, found, ok := readAs[values.HashView](x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -110,7 +110,7 @@ func hgetallCommand(x *Ctx, fields, values bool) {
 	if found {
 		n = h.Len()
 	}
-	if fields && values {
+	if withFields && withValues {
 		x.W.Map(n)
 	} else {
 		x.W.Array(n)
@@ -119,10 +119,10 @@ func hgetallCommand(x *Ctx, fields, values bool) {
 		return
 	}
 	h.Each(func(f, v []byte) {
-		if fields {
+		if withFields {
 			x.W.Bulk(f)
 		}
-		if values {
+		if withValues {
 			x.W.Bulk(v)
 		}
 	})
@@ -130,7 +130,7 @@ func hgetallCommand(x *Ctx, fields, values bool) {
 
 func hdelCommand(x *Ctx) {
 	var h values.HashEdit
-	if !x.editHash(x.Args[1], &h) {
+	if !editAs(x, x.Args[1], &h) {
 		return
 	}
 	if !h.Found() {
@@ -145,7 +145,7 @@ func hdelCommand(x *Ctx) {
 }
 
 func hexistsCommand(x *Ctx) {
-	h, found, ok := x.readHash(x.Args[1])
+	h, found, ok := readAs[values.HashView](x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -158,7 +158,7 @@ func hexistsCommand(x *Ctx) {
 }
 
 func hlenCommand(x *Ctx) {
-	h, found, ok := x.readHash(x.Args[1])
+	h, found, ok := readAs[values.HashView](x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -170,7 +170,7 @@ func hlenCommand(x *Ctx) {
 }
 
 func hstrlenCommand(x *Ctx) {
-	h, found, ok := x.readHash(x.Args[1])
+	h, found, ok := readAs[values.HashView](x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -188,7 +188,7 @@ func hincrbyCommand(x *Ctx) {
 		return
 	}
 	var h values.HashEdit
-	if !x.editHash(x.Args[1], &h) {
+	if !editAs(x, x.Args[1], &h) {
 		return
 	}
 	var cur int64
@@ -222,7 +222,7 @@ func hincrbyfloatCommand(x *Ctx) {
 	}
 	key, field := x.Args[1], x.Args[2]
 	var h values.HashEdit
-	if !x.editHash(key, &h) {
+	if !editAs(x, key, &h) {
 		return
 	}
 	cur, _ := strnum.ParseLongDouble([]byte("0"))
@@ -275,7 +275,7 @@ func hrandfieldCommand(x *Ctx) {
 		hrandfieldWithCount(x, l, withValues)
 		return
 	}
-	h, found, ok := x.readHash(x.Args[1])
+	h, found, ok := readAs[values.HashView](x, x.Args[1])
 	switch {
 	case !ok:
 	case !found:
@@ -287,7 +287,7 @@ func hrandfieldCommand(x *Ctx) {
 }
 
 func hrandfieldWithCount(x *Ctx, l int64, withValues bool) {
-	h, found, ok := x.readHash(x.Args[1])
+	h, found, ok := readAs[values.HashView](x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -341,7 +341,7 @@ func hscanCommand(x *Ctx) {
 		x.W.Error("ERR invalid cursor")
 		return
 	}
-	h, found, ok := x.readHash(x.Args[1])
+	h, found, ok := readAs[values.HashView](x, x.Args[1])
 	if !ok {
 		return
 	}

@@ -62,7 +62,7 @@ func popEvent(head bool) string {
 
 func pushCommand(x *Ctx, head, onlyExisting bool) {
 	var l values.ListEdit
-	if !x.editList(x.Args[1], &l) {
+	if !editAs(x, x.Args[1], &l) {
 		return
 	}
 	if onlyExisting && !l.Found() {
@@ -93,7 +93,7 @@ func popCommand(x *Ctx, head bool) {
 		}
 	}
 	var l values.ListEdit
-	if !x.editList(x.Args[1], &l) {
+	if !editAs(x, x.Args[1], &l) {
 		return
 	}
 	switch {
@@ -144,7 +144,7 @@ func popReply(x *Ctx, l *values.ListEdit, head bool, count int64) int {
 }
 
 func llenCommand(x *Ctx) {
-	l, found, ok := x.readList(x.Args[1])
+	l, found, ok := readAs[values.ListView](x, x.Args[1])
 	switch {
 	case !ok:
 	case !found:
@@ -167,7 +167,7 @@ func listIndex(index int64, n int) (int, bool) {
 }
 
 func lindexCommand(x *Ctx) {
-	l, found, ok := x.readList(x.Args[1])
+	l, found, ok := readAs[values.ListView](x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -189,7 +189,7 @@ func lindexCommand(x *Ctx) {
 
 func lsetCommand(x *Ctx) {
 	var l values.ListEdit
-	if !x.editList(x.Args[1], &l) {
+	if !editAs(x, x.Args[1], &l) {
 		return
 	}
 	if !l.Found() {
@@ -223,7 +223,7 @@ func linsertCommand(x *Ctx) {
 		return
 	}
 	var l values.ListEdit
-	if !x.editList(x.Args[1], &l) {
+	if !editAs(x, x.Args[1], &l) {
 		return
 	}
 	if !l.Found() {
@@ -288,7 +288,7 @@ func lrangeCommand(x *Ctx) {
 	if !ok {
 		return
 	}
-	l, found, ok := x.readList(x.Args[1])
+	l, found, ok := readAs[values.ListView](x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -315,7 +315,7 @@ func ltrimCommand(x *Ctx) {
 		return
 	}
 	var l values.ListEdit
-	if !x.editList(x.Args[1], &l) {
+	if !editAs(x, x.Args[1], &l) {
 		return
 	}
 	if !l.Found() {
@@ -337,7 +337,7 @@ func lremCommand(x *Ctx) {
 		return
 	}
 	var l values.ListEdit
-	if !x.editList(x.Args[1], &l) {
+	if !editAs(x, x.Args[1], &l) {
 		return
 	}
 	if !l.Found() {
@@ -414,7 +414,7 @@ func lposCommand(x *Ctx) {
 			return
 		}
 	}
-	l, found, ok := x.readList(x.Args[1])
+	l, found, ok := readAs[values.ListView](x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -516,7 +516,7 @@ func lmoveEnds(args [][]byte) (fromHead, toHead, ok bool) {
 // another type and a null for none.
 func (x *Ctx) editListFound(key []byte) (l *values.ListEdit, ok bool) {
 	l = &values.ListEdit{}
-	if !x.editList(key, l) {
+	if !editAs(x, key, l) {
 		return nil, false
 	}
 	if !l.Found() {
@@ -553,14 +553,14 @@ func (x *Ctx) lmove(l *values.ListEdit, dst []byte, fromHead, toHead bool) {
 	// The lookups may have removed expired keys: look both up again (without
 	// touching them twice), committing src before dst is looked up.
 	e, _ := x.DB.Lookup(src, x.Now, false)
-	x.editListAt(src, e, true, l)
+	editAt(x, src, e, true, l)
 	var buf [64]byte
 	elem := append(buf[:0], l.Index(from)...)
 	l.Trim(boolInt(fromHead), n-boolInt(!fromHead))
 	// Redis notifies the push before the pop (and the source's deletion).
 	l.Commit()
 	e, found := x.DB.Lookup(dst, x.Now, false)
-	x.editListAt(dst, e, found, l)
+	editAt(x, dst, e, found, l)
 	l.Push(toHead, elem)
 	x.committed(l.Commit(), pushEvent(toHead))
 	x.notify(notifyList, popEvent(fromHead), src)
@@ -585,7 +585,7 @@ func lmpopCommand(x *Ctx) {
 	}
 	for _, key := range keys {
 		var l values.ListEdit
-		if !x.editList(key, &l) {
+		if !editAs(x, key, &l) {
 			return
 		}
 		if l.Found() {
@@ -626,7 +626,7 @@ func bpopCommand(x *Ctx, head bool) {
 	}
 	serve := func(x *Ctx, key []byte) {
 		var l values.ListEdit
-		x.editList(key, &l)
+		editAs(x, key, &l)
 		x.W.Array(2)
 		x.W.Bulk(key)
 		popReply(x, &l, head, -1)
@@ -677,7 +677,7 @@ func blmpopCommand(x *Ctx) {
 	}
 	serve := func(x *Ctx, key []byte) {
 		var l values.ListEdit
-		x.editList(key, &l)
+		editAs(x, key, &l)
 		x.mpopList(&l, head, count)
 	}
 	x.popOrBlock(blockSpec{keys: keys, typ: keyspace.TypeList, deadline: deadline, serve: serve, timedOut: (*resp.Writer).NullArray})

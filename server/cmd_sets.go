@@ -76,7 +76,7 @@ func (x *Ctx) replyWhole(s values.SetView) {
 
 func saddCommand(x *Ctx) {
 	var s values.SetEdit
-	if !x.editSet(x.Args[1], &s) {
+	if !editAs(x, x.Args[1], &s) {
 		return
 	}
 	added := 0
@@ -92,7 +92,7 @@ func saddCommand(x *Ctx) {
 
 func sremCommand(x *Ctx) {
 	var s values.SetEdit
-	if !x.editSet(x.Args[1], &s) {
+	if !editAs(x, x.Args[1], &s) {
 		return
 	}
 	if !s.Found() {
@@ -114,7 +114,7 @@ func sremCommand(x *Ctx) {
 }
 
 func sismemberCommand(x *Ctx) {
-	s, found, ok := x.readSet(x.Args[1])
+	s, found, ok := readAs[values.SetView](x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -126,7 +126,7 @@ func sismemberCommand(x *Ctx) {
 }
 
 func smismemberCommand(x *Ctx) {
-	s, found, ok := x.readSet(x.Args[1])
+	s, found, ok := readAs[values.SetView](x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -142,7 +142,7 @@ func smismemberCommand(x *Ctx) {
 
 // smembersCommand is SINTER of one key, without SINTER's allocations.
 func smembersCommand(x *Ctx) {
-	s, found, ok := x.readSet(x.Args[1])
+	s, found, ok := readAs[values.SetView](x, x.Args[1])
 	switch {
 	case !ok:
 	case !found:
@@ -153,7 +153,7 @@ func smembersCommand(x *Ctx) {
 }
 
 func scardCommand(x *Ctx) {
-	s, found, ok := x.readSet(x.Args[1])
+	s, found, ok := readAs[values.SetView](x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -175,7 +175,7 @@ func spopCommand(x *Ctx) {
 	}
 	key := x.Args[1]
 	var s values.SetEdit
-	if !x.editSet(key, &s) {
+	if !editAs(x, key, &s) {
 		return
 	}
 	if !s.Found() {
@@ -202,7 +202,7 @@ func spopWithCount(x *Ctx) {
 	}
 	key := x.Args[1]
 	var s values.SetEdit
-	if !x.editSet(key, &s) {
+	if !editAs(x, key, &s) {
 		return
 	}
 	if !s.Found() || l == 0 {
@@ -282,7 +282,7 @@ func srandmemberCommand(x *Ctx) {
 		srandmemberWithCount(x)
 		return
 	}
-	s, found, ok := x.readSet(x.Args[1])
+	s, found, ok := readAs[values.SetView](x, x.Args[1])
 	switch {
 	case !ok:
 	case !found:
@@ -303,7 +303,7 @@ func srandmemberWithCount(x *Ctx) {
 		x.W.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
 		return
 	}
-	s, found, ok := x.readSet(x.Args[1])
+	s, found, ok := readAs[values.SetView](x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -335,7 +335,7 @@ func srandmemberWithCount(x *Ctx) {
 func smoveCommand(x *Ctx) {
 	srcKey, dstKey, m := x.Args[1], x.Args[2], x.Args[3]
 	var src values.SetEdit
-	if !x.editSet(srcKey, &src) {
+	if !editAs(x, srcKey, &src) {
 		return
 	}
 	if !src.Found() {
@@ -360,7 +360,7 @@ func smoveCommand(x *Ctx) {
 	}
 	x.committed(src.Commit(), "srem")
 	var dst values.SetEdit
-	x.editSet(dstKey, &dst)
+	editAs(x, dstKey, &dst)
 	added := dst.Add(m)
 	if added {
 		x.dirty++
@@ -375,7 +375,7 @@ func smoveCommand(x *Ctx) {
 func (x *Ctx) readSets(keys [][]byte) (sets []values.SetView, found []bool, ok bool) {
 	sets, found = make([]values.SetView, len(keys)), make([]bool, len(keys))
 	for i, k := range keys {
-		if sets[i], found[i], ok = x.readSet(k); !ok {
+		if sets[i], found[i], ok = readAs[values.SetView](x, k); !ok {
 			return nil, nil, false
 		}
 	}
@@ -509,7 +509,7 @@ func sscanCommand(x *Ctx) {
 		x.W.Error("ERR invalid cursor")
 		return
 	}
-	s, found, ok := x.readSet(x.Args[1])
+	s, found, ok := readAs[values.SetView](x, x.Args[1])
 	if !ok {
 		return
 	}

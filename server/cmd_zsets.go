@@ -348,7 +348,7 @@ func zaddCommand(x *Ctx) {
 // with scores it computed.
 func zaddPairs(x *Ctx, f zaddFlags, n int, pair func(j int) (score float64, member []byte)) {
 	var z values.ZSetEdit
-	if !x.editZSet(x.Args[1], &z) {
+	if !editAs(x, x.Args[1], &z) {
 		return
 	}
 	added, updated, processed := 0, 0, 0
@@ -409,7 +409,7 @@ func zaddEvent(incr bool) string {
 
 func zremCommand(x *Ctx) {
 	var z values.ZSetEdit
-	if !x.editZSet(x.Args[1], &z) {
+	if !editAs(x, x.Args[1], &z) {
 		return
 	}
 	if !z.Found() {
@@ -431,7 +431,7 @@ func zremCommand(x *Ctx) {
 }
 
 func zcardCommand(x *Ctx) {
-	z, found, ok := x.readZSet(x.Args[1])
+	z, found, ok := readAs[values.ZSetView](x, x.Args[1])
 	switch {
 	case !ok:
 	case !found:
@@ -442,7 +442,7 @@ func zcardCommand(x *Ctx) {
 }
 
 func zscoreCommand(x *Ctx) {
-	z, found, ok := x.readZSet(x.Args[1])
+	z, found, ok := readAs[values.ZSetView](x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -454,7 +454,7 @@ func zscoreCommand(x *Ctx) {
 }
 
 func zmscoreCommand(x *Ctx) {
-	z, found, ok := x.readZSet(x.Args[1])
+	z, found, ok := readAs[values.ZSetView](x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -469,7 +469,7 @@ func zmscoreCommand(x *Ctx) {
 }
 
 func zrankCommand(x *Ctx, rev bool) {
-	z, found, ok := x.readZSet(x.Args[1])
+	z, found, ok := readAs[values.ZSetView](x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -489,7 +489,7 @@ func zcountCommand(x *Ctx, kind rangeKind) {
 	if !ok {
 		return
 	}
-	z, found, ok := x.readZSet(x.Args[1])
+	z, found, ok := readAs[values.ZSetView](x, x.Args[1])
 	switch {
 	case !ok:
 	case !found:
@@ -587,7 +587,7 @@ func zrangeCommand(x *Ctx, kind rangeKind, dir direction, store bool) {
 			return
 		}
 	}
-	z, found, ok := x.readZSet(x.Args[base])
+	z, found, ok := readAs[values.ZSetView](x, x.Args[base])
 	if !ok {
 		return
 	}
@@ -905,7 +905,7 @@ func zremrangeCommand(x *Ctx, kind rangeKind) {
 		}
 	}
 	var z values.ZSetEdit
-	if !x.editZSet(x.Args[1], &z) {
+	if !editAs(x, x.Args[1], &z) {
 		return
 	}
 	if !z.Found() {
@@ -940,7 +940,7 @@ func zpopCommand(x *Ctx, fromMax bool) {
 		}
 	}
 	var z values.ZSetEdit
-	if !x.editZSet(x.Args[1], &z) {
+	if !editAs(x, x.Args[1], &z) {
 		return
 	}
 	if !z.Found() || count == 0 {
@@ -992,7 +992,7 @@ func zmpopCommand(x *Ctx) {
 	}
 	var z values.ZSetEdit
 	for _, key := range keys {
-		if !x.editZSet(key, &z) {
+		if !editAs(x, key, &z) {
 			return
 		}
 		if z.Found() {
@@ -1036,7 +1036,7 @@ func bzpopCommand(x *Ctx, fromMax bool) {
 	}
 	serve := func(x *Ctx, key []byte) {
 		var z values.ZSetEdit
-		x.editZSet(key, &z)
+		editAs(x, key, &z)
 		x.W.Array(3)
 		x.W.Bulk(key)
 		zpopOne(x, &z, fromMax)
@@ -1074,7 +1074,7 @@ func bzmpopCommand(x *Ctx) {
 	}
 	serve := func(x *Ctx, key []byte) {
 		var z values.ZSetEdit
-		x.editZSet(key, &z)
+		editAs(x, key, &z)
 		x.mpopZSet(&z, fromMax, count)
 	}
 	x.popOrBlock(blockSpec{keys: keys, typ: keyspace.TypeZSet, deadline: deadline, serve: serve, timedOut: (*resp.Writer).NullArray})
@@ -1086,7 +1086,7 @@ func zscanCommand(x *Ctx) {
 		x.W.Error("ERR invalid cursor")
 		return
 	}
-	z, found, ok := x.readZSet(x.Args[1])
+	z, found, ok := readAs[values.ZSetView](x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -1152,7 +1152,7 @@ func zrandmemberCommand(x *Ctx) {
 		zrandmemberWithCount(x, l, withScores)
 		return
 	}
-	z, found, ok := x.readZSet(x.Args[1])
+	z, found, ok := readAs[values.ZSetView](x, x.Args[1])
 	switch {
 	case !ok:
 	case !found:
@@ -1164,7 +1164,7 @@ func zrandmemberCommand(x *Ctx) {
 }
 
 func zrandmemberWithCount(x *Ctx, l int64, withScores bool) {
-	z, found, ok := x.readZSet(x.Args[1])
+	z, found, ok := readAs[values.ZSetView](x, x.Args[1])
 	if !ok {
 		return
 	}

@@ -48,96 +48,30 @@ var typeEvents = [...]config.KeyspaceEvents{
 	keyspace.TypeStream: notifyStream,
 }
 
-// readHash looks key up for reading as a hash, replying WRONGTYPE (ok=false)
-// for another type.
-func (x *Ctx) readHash(key []byte) (h values.HashView, found, ok bool) {
-	e, found, ok := x.readTyped(key, keyspace.TypeHash)
+// readAs looks key up for reading as a collection of V's type, replying
+// WRONGTYPE (ok=false) for another type.
+func readAs[V values.View](x *Ctx, key []byte) (v V, found, ok bool) {
+	e, found, ok := x.readTyped(key, values.TypeOf[V]())
 	if found && ok {
-		h = values.ViewHash(&e)
+		v = values.ViewOf[V](&e)
 	}
-	return h, found, ok
+	return v, found, ok
 }
 
-// editHash looks key up for writing as a hash into h, which the caller keeps
-// on its stack (a missing key is an empty hash), replying WRONGTYPE and
-// returning false for another type.
-func (x *Ctx) editHash(key []byte, h *values.HashEdit) bool {
+// editAs looks key up for writing into ed, an edit of a collection type
+// which the caller keeps on its stack (a missing key is an empty
+// collection), replying WRONGTYPE and returning false for another type.
+func editAs[E values.Editor](x *Ctx, key []byte, ed E) bool {
 	e, found := x.lookupWrite(key)
-	if x.wrongType(&e, found, keyspace.TypeHash) {
+	return editAt(x, key, e, found, ed)
+}
+
+// editAt is editAs on an entry already looked up.
+func editAt[E values.Editor](x *Ctx, key []byte, e keyspace.Entry, found bool, ed E) bool {
+	if !values.Begin(ed, x.env(), key, e, found) {
+		x.W.Error(errWrongType)
 		return false
 	}
-	h.Begin(x.env(), key, e, found)
-	return true
-}
-
-// readSet looks key up for reading as a set, replying WRONGTYPE (ok=false) for
-// another type.
-func (x *Ctx) readSet(key []byte) (s values.SetView, found, ok bool) {
-	e, found, ok := x.readTyped(key, keyspace.TypeSet)
-	if found && ok {
-		s = values.ViewSet(&e)
-	}
-	return s, found, ok
-}
-
-// editSet looks key up for writing as a set into s, which the caller keeps on
-// its stack (a missing key is an empty intset), replying WRONGTYPE and
-// returning false for another type.
-func (x *Ctx) editSet(key []byte, s *values.SetEdit) bool {
-	e, found := x.lookupWrite(key)
-	if x.wrongType(&e, found, keyspace.TypeSet) {
-		return false
-	}
-	s.Begin(x.env(), key, e, found)
-	return true
-}
-
-// readList looks key up for reading as a list, replying WRONGTYPE (ok=false)
-// for another type.
-func (x *Ctx) readList(key []byte) (l values.ListView, found, ok bool) {
-	e, found, ok := x.readTyped(key, keyspace.TypeList)
-	if found && ok {
-		l = values.ViewList(&e)
-	}
-	return l, found, ok
-}
-
-// editList looks key up for writing as a list into l, which the caller keeps
-// on its stack (a missing key is an empty list), replying WRONGTYPE and
-// returning false for another type.
-func (x *Ctx) editList(key []byte, l *values.ListEdit) bool {
-	e, found := x.lookupWrite(key)
-	return x.editListAt(key, e, found, l)
-}
-
-// editListAt is editList on an entry already looked up.
-func (x *Ctx) editListAt(key []byte, e keyspace.Entry, found bool, l *values.ListEdit) bool {
-	if x.wrongType(&e, found, keyspace.TypeList) {
-		return false
-	}
-	l.Begin(x.env(), key, e, found)
-	return true
-}
-
-// readZSet looks key up for reading as a sorted set, replying WRONGTYPE
-// (ok=false) for another type.
-func (x *Ctx) readZSet(key []byte) (z values.ZSetView, found, ok bool) {
-	e, found, ok := x.readTyped(key, keyspace.TypeZSet)
-	if found && ok {
-		z = values.ViewZSet(&e)
-	}
-	return z, found, ok
-}
-
-// editZSet looks key up for writing as a sorted set into z, which the caller
-// keeps on its stack (a missing key is an empty set), replying WRONGTYPE and
-// returning false for another type.
-func (x *Ctx) editZSet(key []byte, z *values.ZSetEdit) bool {
-	e, found := x.lookupWrite(key)
-	if x.wrongType(&e, found, keyspace.TypeZSet) {
-		return false
-	}
-	z.Begin(x.env(), key, e, found)
 	return true
 }
 
