@@ -245,34 +245,9 @@ func hincrbyfloatCommand(x *Ctx) {
 	x.propagateAs(argHSET, key, field, sum)
 }
 
-// hrandfieldMaxRepeats bounds a negative HRANDFIELD count: the reply is built
-// in memory, and Redis itself dies on counts near the int64 limit.
-const hrandfieldMaxRepeats = 1 << 24
-
 func hrandfieldCommand(x *Ctx) {
 	if len(x.Args) >= 3 {
-		l, ok := strnum.ParseInt(x.Args[2])
-		if !ok {
-			x.W.Error(errNotInt)
-			return
-		}
-		if l == math.MinInt64 {
-			x.W.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
-			return
-		}
-		withValues := false
-		if len(x.Args) > 4 || (len(x.Args) == 4 && !cArgIs(x.Args[3], "withvalues")) {
-			x.W.Error(errSyntax)
-			return
-		}
-		if len(x.Args) == 4 {
-			withValues = true
-			if l < -math.MaxInt64/2 || l > math.MaxInt64/2 {
-				x.W.Error("ERR value is out of range")
-				return
-			}
-		}
-		hrandfieldWithCount(x, l, withValues)
+		hrandfieldWithCount(x)
 		return
 	}
 	h, found, ok := readAs[values.HashView](x, x.Args[1])
@@ -281,34 +256,18 @@ func hrandfieldCommand(x *Ctx) {
 	case !found:
 		x.W.Null()
 	default:
-		f, _ := h.Picker()()
-		x.W.Bulk(f)
+		h.EachRandom(1, func(f, _ []byte) { x.W.Bulk(f) })
 	}
 }
 
-func hrandfieldWithCount(x *Ctx, l int64, withValues bool) {
-	h, found, ok := readAs[values.HashView](x, x.Args[1])
+func hrandfieldWithCount(x *Ctx) {
+	l, withValues, ok := x.parseRandomCount("withvalues")
 	if !ok {
 		return
 	}
-	if !found || l == 0 {
-		x.W.Array(0)
+	h, _, ok := readAs[values.HashView](x, x.Args[1])
+	if !ok {
 		return
-	}
-	count, unique := l, true
-	if l < 0 {
-		count, unique = -l, false
-	}
-	size := int64(h.Len())
-	if !unique && count > hrandfieldMaxRepeats {
-		x.W.Error("ERR value is out of range")
-		return
-	}
-	reply := func(n int64) {
-		if withValues && x.W.Proto < 3 {
-			n *= 2
-		}
-		x.W.Array(int(n))
 	}
 	pair := func(f, v []byte) {
 		if withValues && x.W.Proto >= 3 {
@@ -319,20 +278,11 @@ func hrandfieldWithCount(x *Ctx, l int64, withValues bool) {
 			x.W.Bulk(v)
 		}
 	}
-	switch {
-	case !unique || count == 1: // repeats allowed
-		reply(count)
-		pick := h.Picker()
-		for i := int64(0); i < count; i++ {
-			pair(pick())
-		}
-	case count >= size: // the whole hash
-		reply(size)
-		h.Each(pair)
-	default:
-		reply(count)
-		h.RandomDistinct(int(count), pair)
-	}
+	x.writeRandom(l, h.Len(), withValues, randomDraws{
+		repeats:  func(n int) { h.EachRandom(n, pair) },
+		all:      func() { h.Each(pair) },
+		distinct: func(n int) { h.RandomDistinct(n, pair) },
+	})
 }
 
 func hscanCommand(x *Ctx) {

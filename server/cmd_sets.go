@@ -268,11 +268,6 @@ func spopWithCount(x *Ctx) {
 // at least this many times the members that stay rebuilds the set from them.
 const spopMoveStrategyMul = 5
 
-// srandmemberMaxRepeats bounds a negative SRANDMEMBER count: the reply is
-// built in memory, and Redis itself runs out of memory on counts near the
-// int64 limit.
-const srandmemberMaxRepeats = 1 << 24
-
 func srandmemberCommand(x *Ctx) {
 	if len(x.Args) > 3 {
 		x.W.Error(errSyntax)
@@ -294,42 +289,24 @@ func srandmemberCommand(x *Ctx) {
 }
 
 func srandmemberWithCount(x *Ctx) {
-	l, ok := strnum.ParseInt(x.Args[2])
-	if !ok {
-		x.W.Error(errNotInt)
-		return
-	}
-	if l == math.MinInt64 {
-		x.W.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
-		return
-	}
-	s, found, ok := readAs[values.SetView](x, x.Args[1])
+	l, _, ok := x.parseRandomCount("")
 	if !ok {
 		return
 	}
-	if !found || l == 0 {
-		x.W.Array(0)
+	s, _, ok := readAs[values.SetView](x, x.Args[1])
+	if !ok {
 		return
 	}
-	var buf [20]byte
-	switch {
-	case l < 0 || l == 1: // repeats allowed
-		count := max(l, -l)
-		if count > srandmemberMaxRepeats {
-			x.W.Error("ERR value is out of range")
-			return
-		}
-		x.W.Array(int(count))
-		for range count {
-			x.W.Bulk(s.Member(s.RandomPos(), &buf))
-		}
-	case l >= int64(s.Len()): // the whole set, in its own order
-		x.W.Array(s.Len())
-		s.Each(x.W.Bulk)
-	default:
-		x.W.Array(int(l))
-		s.RandomDistinct(int(l), x.W.Bulk)
-	}
+	x.writeRandom(l, s.Len(), false, randomDraws{
+		repeats: func(n int) {
+			var buf [20]byte // a member is written before the next is formatted
+			for range n {
+				x.W.Bulk(s.Member(s.RandomPos(), &buf))
+			}
+		},
+		all:      func() { s.Each(x.W.Bulk) }, // in the set's own order
+		distinct: func(n int) { s.RandomDistinct(n, x.W.Bulk) },
+	})
 }
 
 func smoveCommand(x *Ctx) {

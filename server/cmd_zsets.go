@@ -3,7 +3,6 @@ package server
 import (
 	"bytes"
 	"math"
-	"math/rand/v2"
 	"slices"
 	"strconv"
 
@@ -1131,25 +1130,7 @@ func appendListpackScore(b []byte, s float64) []byte {
 
 func zrandmemberCommand(x *Ctx) {
 	if len(x.Args) >= 3 {
-		l, ok := strnum.ParseInt(x.Args[2])
-		if !ok {
-			x.W.Error(errNotInt)
-			return
-		}
-		if l == math.MinInt64 {
-			x.W.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
-			return
-		}
-		if len(x.Args) > 4 || (len(x.Args) == 4 && !cArgIs(x.Args[3], "withscores")) {
-			x.W.Error(errSyntax)
-			return
-		}
-		withScores := len(x.Args) == 4
-		if withScores && (l < -math.MaxInt64/2 || l > math.MaxInt64/2) {
-			x.W.Error("ERR value is out of range")
-			return
-		}
-		zrandmemberWithCount(x, l, withScores)
+		zrandmemberWithCount(x)
 		return
 	}
 	z, found, ok := readAs[values.ZSetView](x, x.Args[1])
@@ -1158,42 +1139,21 @@ func zrandmemberCommand(x *Ctx) {
 	case !found:
 		x.W.Null()
 	default:
-		m, _ := z.Picker()()
-		x.W.Bulk(m)
+		z.EachRandom(1, func(m []byte, _ float64) { x.W.Bulk(m) })
 	}
 }
 
-func zrandmemberWithCount(x *Ctx, l int64, withScores bool) {
-	z, found, ok := readAs[values.ZSetView](x, x.Args[1])
+func zrandmemberWithCount(x *Ctx) {
+	l, withScores, ok := x.parseRandomCount("withscores")
 	if !ok {
 		return
 	}
-	if !found || l == 0 {
-		x.W.Array(0)
+	z, _, ok := readAs[values.ZSetView](x, x.Args[1])
+	if !ok {
 		return
-	}
-	count, unique := l, true
-	if l < 0 {
-		count, unique = -l, false
-	}
-	size := int64(z.Len())
-	if unique && count >= size { // the whole set, from the highest rank as Redis does
-		x.writeRange(z, 0, int(size), true, withScores)
-		return
-	}
-	// Repeats are bounded as HRANDFIELD's are: the reply is built in memory.
-	if !unique && count > hrandfieldMaxRepeats {
-		x.W.Error("ERR value is out of range")
-		return
-	}
-	nested := withScores && x.W.Proto >= 3
-	if withScores && !nested {
-		x.W.Array(int(2 * count))
-	} else {
-		x.W.Array(int(count))
 	}
 	emit := func(m []byte, s float64) {
-		if nested {
+		if withScores && x.W.Proto >= 3 {
 			x.W.Array(2)
 		}
 		x.W.Bulk(m)
@@ -1201,34 +1161,9 @@ func zrandmemberWithCount(x *Ctx, l int64, withScores bool) {
 			x.W.Double(s)
 		}
 	}
-	if !unique {
-		pick := z.Picker()
-		for i := int64(0); i < count; i++ {
-			emit(pick())
-		}
-		return
-	}
-	// count distinct ranks, by a partial Fisher-Yates shuffle when count is a
-	// good part of the set, else by rejection.
-	if count*3 > size {
-		ranks := make([]int, size)
-		for i := range ranks {
-			ranks[i] = i
-		}
-		for i := 0; i < int(count); i++ {
-			j := i + rand.IntN(len(ranks)-i)
-			ranks[i], ranks[j] = ranks[j], ranks[i]
-			z.Each(ranks[i], ranks[i]+1, false, emit)
-		}
-		return
-	}
-	seen := make(map[int]struct{}, count)
-	for len(seen) < int(count) {
-		r := rand.IntN(int(size))
-		if _, dup := seen[r]; dup {
-			continue
-		}
-		seen[r] = struct{}{}
-		z.Each(r, r+1, false, emit)
-	}
+	x.writeRandom(l, z.Len(), withScores, randomDraws{
+		repeats:  func(n int) { z.EachRandom(n, emit) },
+		all:      func() { z.Each(0, z.Len(), true, emit) }, // from the highest rank, as Redis does
+		distinct: func(n int) { z.RandomDistinct(n, emit) },
+	})
 }

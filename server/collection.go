@@ -1,6 +1,8 @@
 package server
 
 import (
+	"math"
+
 	"github.com/keyhive/keyhive/config"
 	"github.com/keyhive/keyhive/internal/stream"
 	"github.com/keyhive/keyhive/internal/strnum"
@@ -144,5 +146,74 @@ func mpopKeys(at int) func(args, dst [][]byte) [][]byte {
 			return dst
 		}
 		return append(dst, args[at+1:at+1+int(n)]...)
+	}
+}
+
+// parseRandomCount parses the count of HRANDFIELD, SRANDMEMBER and
+// ZRANDMEMBER (x.Args[2]) and the option that may follow it (WITHVALUES,
+// WITHSCORES; SRANDMEMBER has none), replying an error when !ok.
+func (x *Ctx) parseRandomCount(option string) (count int64, with, ok bool) {
+	l, ok := strnum.ParseInt(x.Args[2])
+	if !ok {
+		x.W.Error(errNotInt)
+		return 0, false, false
+	}
+	if l == math.MinInt64 {
+		x.W.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
+		return 0, false, false
+	}
+	if len(x.Args) > 4 || (len(x.Args) == 4 && !cArgIs(x.Args[3], option)) {
+		x.W.Error(errSyntax)
+		return 0, false, false
+	}
+	with = len(x.Args) == 4
+	if with && (l < -math.MaxInt64/2 || l > math.MaxInt64/2) {
+		x.W.Error("ERR value is out of range")
+		return 0, false, false
+	}
+	return l, with, true
+}
+
+// randomMaxRepeats bounds a negative count of random elements: the reply is
+// built in memory, and Redis itself dies on counts near the int64 limit.
+const randomMaxRepeats = 1 << 24
+
+// randomDraws are the ways a collection's view draws random elements, each
+// writing the elements it draws.
+type randomDraws struct {
+	repeats  func(n int) // n elements, repeats allowed
+	all      func()      // every element, in the order a whole reply has
+	distinct func(n int) // n distinct elements (n < the size)
+}
+
+// writeRandom replies to HRANDFIELD, SRANDMEMBER or ZRANDMEMBER with count l
+// (a negative count allows repeats) from a collection of size elements (0:
+// a missing key), each element two replies when pairs (WITHVALUES,
+// WITHSCORES): in RESP3 a nested pair, in RESP2 flat.
+func (x *Ctx) writeRandom(l int64, size int, pairs bool, draw randomDraws) {
+	if size == 0 || l == 0 {
+		x.W.Array(0)
+		return
+	}
+	n := max(l, -l)
+	if l < 0 && n > randomMaxRepeats {
+		x.W.Error("ERR value is out of range")
+		return
+	}
+	if l >= int64(size) && l > 1 {
+		n = int64(size)
+	}
+	if pairs && x.W.Proto < 3 {
+		x.W.Array(int(2 * n))
+	} else {
+		x.W.Array(int(n))
+	}
+	switch {
+	case l < 0 || l == 1:
+		draw.repeats(int(n))
+	case n == int64(size):
+		draw.all()
+	default:
+		draw.distinct(int(n))
 	}
 }
