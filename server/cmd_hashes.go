@@ -286,24 +286,10 @@ func hrandfieldWithCount(x *Ctx) {
 }
 
 func hscanCommand(x *Ctx) {
-	cursor, ok := strnum.ParseCursor(x.Args[2])
-	if !ok {
-		x.W.Error("ERR invalid cursor")
-		return
-	}
-	h, found, ok := readAs[values.HashView](x, x.Args[1])
+	h, cursor, opts, ok := beginScan[values.HashView](x)
 	if !ok {
 		return
 	}
-	if !found {
-		x.W.B = append(x.W.B, emptyScan...)
-		return
-	}
-	opts, ok := x.parseScanOptions(x.Args[3:], false)
-	if !ok {
-		return
-	}
-	x.collect.reset()
 	add := func(f, v []byte) {
 		if opts.matches(f) {
 			x.collect.add(f)
@@ -312,7 +298,7 @@ func hscanCommand(x *Ctx) {
 	}
 	var next uint64
 	if h.Obj != nil {
-		next = h.Obj.Scan(cursor, int(min(opts.count, math.MaxInt32)), add)
+		next = h.Obj.Scan(cursor, opts.limit(), add)
 	} else {
 		h.Each(add) // a listpack is returned whole, as Redis does
 	}

@@ -257,7 +257,7 @@ func scanCommand(x *Ctx) {
 		match = opts.matches
 	}
 	x.collect.reset()
-	next := x.DB.Scan(cursor, int(min(opts.count, math.MaxInt32)), x.Now, match, func(key []byte, t keyspace.Type) {
+	next := x.DB.Scan(cursor, opts.limit(), x.Now, match, func(key []byte, t keyspace.Type) {
 		if !opts.hasType || cArgIs(opts.typeName, t.Name()) {
 			x.collect.add(key)
 		}

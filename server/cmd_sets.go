@@ -481,24 +481,10 @@ func sunionDiffCommand(x *Ctx, keys [][]byte, dst []byte, diff bool) {
 }
 
 func sscanCommand(x *Ctx) {
-	cursor, ok := strnum.ParseCursor(x.Args[2])
-	if !ok {
-		x.W.Error("ERR invalid cursor")
-		return
-	}
-	s, found, ok := readAs[values.SetView](x, x.Args[1])
+	s, cursor, opts, ok := beginScan[values.SetView](x)
 	if !ok {
 		return
 	}
-	if !found {
-		x.W.B = append(x.W.B, emptyScan...)
-		return
-	}
-	opts, ok := x.parseScanOptions(x.Args[3:], false)
-	if !ok {
-		return
-	}
-	x.collect.reset()
 	add := func(m []byte) {
 		if opts.matches(m) {
 			x.collect.add(m)
@@ -506,7 +492,7 @@ func sscanCommand(x *Ctx) {
 	}
 	var next uint64
 	if s.Obj != nil {
-		next = s.Obj.Scan(cursor, int(min(opts.count, math.MaxInt32)), func(m, _ []byte) { add(m) })
+		next = s.Obj.Scan(cursor, opts.limit(), func(m, _ []byte) { add(m) })
 	} else {
 		s.Each(add) // an intset is returned whole, as Redis does
 	}

@@ -1080,24 +1080,10 @@ func bzmpopCommand(x *Ctx) {
 }
 
 func zscanCommand(x *Ctx) {
-	cursor, ok := strnum.ParseCursor(x.Args[2])
-	if !ok {
-		x.W.Error("ERR invalid cursor")
-		return
-	}
-	z, found, ok := readAs[values.ZSetView](x, x.Args[1])
+	z, cursor, opts, ok := beginScan[values.ZSetView](x)
 	if !ok {
 		return
 	}
-	if !found {
-		x.W.B = append(x.W.B, emptyScan...)
-		return
-	}
-	opts, ok := x.parseScanOptions(x.Args[3:], false)
-	if !ok {
-		return
-	}
-	x.collect.reset()
 	var num [32]byte
 	var format func([]byte, float64) []byte
 	add := func(m []byte, s float64) {
@@ -1112,7 +1098,7 @@ func zscanCommand(x *Ctx) {
 	}
 	var next uint64
 	if z.Obj != nil {
-		next = z.Obj.Scan(cursor, int(min(opts.count, math.MaxInt32)), add)
+		next = z.Obj.Scan(cursor, opts.limit(), add)
 	} else {
 		z.Each(0, z.Len(), false, add) // the compact form is returned whole, as Redis does
 	}

@@ -217,3 +217,28 @@ func (x *Ctx) writeRandom(l int64, size int, pairs bool, draw randomDraws) {
 		draw.distinct(int(n))
 	}
 }
+
+// beginScan starts HSCAN, SSCAN or ZSCAN: it parses the cursor and the
+// options and looks the key up as a collection of V's type. When there is
+// nothing to scan it replies (an error, or the empty scan of a missing key)
+// and returns ok=false.
+func beginScan[V values.View](x *Ctx) (v V, cursor uint64, opts scanOptions, ok bool) {
+	cursor, ok = strnum.ParseCursor(x.Args[2])
+	if !ok {
+		x.W.Error("ERR invalid cursor")
+		return v, 0, opts, false
+	}
+	v, found, ok := readAs[V](x, x.Args[1])
+	if !ok {
+		return v, 0, opts, false
+	}
+	if !found {
+		x.W.B = append(x.W.B, emptyScan...)
+		return v, 0, opts, false
+	}
+	if opts, ok = x.parseScanOptions(x.Args[3:], false); !ok {
+		return v, 0, opts, false
+	}
+	x.collect.reset()
+	return v, cursor, opts, true
+}
