@@ -578,34 +578,27 @@ func boolInt(b bool) int {
 	return 0
 }
 
-func lmpopCommand(x *Ctx) {
-	keys, head, count, ok := x.parseMPOP(x.Args[1:], "left", "right")
-	if !ok {
-		return
-	}
-	for _, key := range keys {
-		var l values.ListEdit
-		if !editAs(x, key, &l) {
-			return
-		}
-		if l.Found() {
-			x.mpopList(&l, head, count)
-			return
-		}
-	}
-	x.W.NullArray()
-}
+func lmpopCommand(x *Ctx) { x.mpop("left", "right", mpopList) }
 
-// mpopList pops up to count elements from the list in l and replies with its
-// key and them, propagated as the pop it did, as Redis does.
-func (x *Ctx) mpopList(l *values.ListEdit, head bool, count int64) {
+// mpopList pops up to count elements from the list at key, when there is
+// one, and replies with its key and them, propagated as the pop it did, as
+// Redis does. It reports whether it replied (also WRONGTYPE).
+func mpopList(x *Ctx, key []byte, head bool, count int64) bool {
+	var l values.ListEdit
+	if !editAs(x, key, &l) {
+		return true
+	}
+	if !l.Found() {
+		return false
+	}
 	x.W.Array(2)
-	x.W.Bulk(l.Key())
-	popped := popReply(x, l, head, count)
+	x.W.Bulk(key)
+	popped := popReply(x, &l, head, count)
 	x.committed(l.Commit(), popEvent(head))
 	if x.propagating() {
-		x.propagateAs(popVerb(head), l.Key(), intArg(int64(popped)))
+		x.propagateAs(popVerb(head), key, intArg(int64(popped)))
 	}
+	return true
 }
 
 func popVerb(head bool) []byte {
@@ -620,11 +613,7 @@ func popVerb(head bool) []byte {
 
 // bpopCommand is BLPOP and BRPOP, propagated as the LPOP or RPOP they do.
 func bpopCommand(x *Ctx, head bool) {
-	deadline, ok := x.parseTimeout(x.Args[len(x.Args)-1])
-	if !ok {
-		return
-	}
-	serve := func(x *Ctx, key []byte) {
+	x.bpop(keyspace.TypeList, func(x *Ctx, key []byte) {
 		var l values.ListEdit
 		editAs(x, key, &l)
 		x.W.Array(2)
@@ -632,8 +621,7 @@ func bpopCommand(x *Ctx, head bool) {
 		popReply(x, &l, head, -1)
 		x.committed(l.Commit(), popEvent(head))
 		x.propagateAs(popVerb(head), key)
-	}
-	x.popOrBlock(blockSpec{keys: x.Args[1 : len(x.Args)-1], typ: keyspace.TypeList, deadline: deadline, serve: serve, timedOut: (*resp.Writer).NullArray})
+	})
 }
 
 // blmoveCommand is BLMOVE and BRPOPLPUSH, propagated as LMOVE and RPOPLPUSH.
@@ -666,19 +654,4 @@ var (
 )
 
 // blmpopCommand is BLMPOP timeout numkeys key [key ...] LEFT|RIGHT [COUNT n].
-func blmpopCommand(x *Ctx) {
-	keys, head, count, ok := x.parseMPOP(x.Args[2:], "left", "right")
-	if !ok {
-		return
-	}
-	deadline, ok := x.parseTimeout(x.Args[1]) // parsed last, as Redis does
-	if !ok {
-		return
-	}
-	serve := func(x *Ctx, key []byte) {
-		var l values.ListEdit
-		editAs(x, key, &l)
-		x.mpopList(&l, head, count)
-	}
-	x.popOrBlock(blockSpec{keys: keys, typ: keyspace.TypeList, deadline: deadline, serve: serve, timedOut: (*resp.Writer).NullArray})
-}
+func blmpopCommand(x *Ctx) { x.bmpop(keyspace.TypeList, "left", "right", mpopList) }

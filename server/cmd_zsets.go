@@ -983,34 +983,26 @@ var (
 )
 
 // zmpopCommand is ZMPOP, as Redis's zmpopGenericCommand (non-blocking).
-func zmpopCommand(x *Ctx) {
-	keys, fromMin, count, ok := x.parseMPOP(x.Args[1:], "min", "max")
-	fromMax := !fromMin
-	if !ok {
-		return
-	}
-	var z values.ZSetEdit
-	for _, key := range keys {
-		if !editAs(x, key, &z) {
-			return
-		}
-		if z.Found() {
-			x.mpopZSet(&z, fromMax, count)
-			return
-		}
-	}
-	x.W.NullArray()
-}
+func zmpopCommand(x *Ctx) { x.mpop("min", "max", mpopZSet) }
 
-// mpopZSet pops up to count members from the sorted set in z and replies with
-// its key and them, propagated as the pop it did, as Redis does.
-func (x *Ctx) mpopZSet(z *values.ZSetEdit, fromMax bool, count int64) {
-	x.W.Array(2)
-	x.W.Bulk(z.Key())
-	k := zpop(x, z, count, fromMax, true)
-	if x.propagating() {
-		x.propagateAs(zpopVerb(fromMax), z.Key(), intArg(int64(k)))
+// mpopZSet pops up to count members from the sorted set at key, when there
+// is one, and replies with its key and them, propagated as the pop it did, as
+// Redis does. It reports whether it replied (also WRONGTYPE).
+func mpopZSet(x *Ctx, key []byte, fromMin bool, count int64) bool {
+	var z values.ZSetEdit
+	if !editAs(x, key, &z) {
+		return true
 	}
+	if !z.Found() {
+		return false
+	}
+	x.W.Array(2)
+	x.W.Bulk(key)
+	k := zpop(x, &z, count, !fromMin, true)
+	if x.propagating() {
+		x.propagateAs(zpopVerb(!fromMin), key, intArg(int64(k)))
+	}
+	return true
 }
 
 func zpopEvent(fromMax bool) string {
@@ -1029,19 +1021,14 @@ func zpopVerb(fromMax bool) []byte {
 
 // bzpopCommand is BZPOPMIN and BZPOPMAX, propagated as ZPOPMIN and ZPOPMAX.
 func bzpopCommand(x *Ctx, fromMax bool) {
-	deadline, ok := x.parseTimeout(x.Args[len(x.Args)-1])
-	if !ok {
-		return
-	}
-	serve := func(x *Ctx, key []byte) {
+	x.bpop(keyspace.TypeZSet, func(x *Ctx, key []byte) {
 		var z values.ZSetEdit
 		editAs(x, key, &z)
 		x.W.Array(3)
 		x.W.Bulk(key)
 		zpopOne(x, &z, fromMax)
 		x.propagateAs(zpopVerb(fromMax), key)
-	}
-	x.popOrBlock(blockSpec{keys: x.Args[1 : len(x.Args)-1], typ: keyspace.TypeZSet, deadline: deadline, serve: serve, timedOut: (*resp.Writer).NullArray})
+	})
 }
 
 // popOne pops the member with the lowest or highest score, replying with it
@@ -1061,23 +1048,7 @@ func zpopOne(x *Ctx, z *values.ZSetEdit, fromMax bool) {
 }
 
 // bzmpopCommand is BZMPOP timeout numkeys key [key ...] MIN|MAX [COUNT n].
-func bzmpopCommand(x *Ctx) {
-	keys, fromMin, count, ok := x.parseMPOP(x.Args[2:], "min", "max")
-	fromMax := !fromMin
-	if !ok {
-		return
-	}
-	deadline, ok := x.parseTimeout(x.Args[1]) // parsed last, as Redis does
-	if !ok {
-		return
-	}
-	serve := func(x *Ctx, key []byte) {
-		var z values.ZSetEdit
-		editAs(x, key, &z)
-		x.mpopZSet(&z, fromMax, count)
-	}
-	x.popOrBlock(blockSpec{keys: keys, typ: keyspace.TypeZSet, deadline: deadline, serve: serve, timedOut: (*resp.Writer).NullArray})
-}
+func bzmpopCommand(x *Ctx) { x.bmpop(keyspace.TypeZSet, "min", "max", mpopZSet) }
 
 func zscanCommand(x *Ctx) {
 	z, cursor, opts, ok := beginScan[values.ZSetView](x)

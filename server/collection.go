@@ -7,6 +7,7 @@ import (
 	"github.com/keyhive/keyhive/internal/stream"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
+	"github.com/keyhive/keyhive/resp"
 	"github.com/keyhive/keyhive/values"
 )
 
@@ -135,6 +136,48 @@ func (x *Ctx) parseMPOP(args [][]byte, first, second string) (keys [][]byte, atF
 		}
 	}
 	return keys, atFirst, max(count, 1), true
+}
+
+// mpop is LMPOP and ZMPOP: pop, by pop, from the first of the keys holding
+// a collection of pop's type, END being first or second (see parseMPOP); a
+// null array when none does.
+func (x *Ctx) mpop(first, second string, pop func(x *Ctx, key []byte, atFirst bool, count int64) (replied bool)) {
+	keys, atFirst, count, ok := x.parseMPOP(x.Args[1:], first, second)
+	if !ok {
+		return
+	}
+	for _, key := range keys {
+		if pop(x, key, atFirst, count) {
+			return
+		}
+	}
+	x.W.NullArray()
+}
+
+// bmpop is BLMPOP and BZMPOP (timeout numkeys key [key ...] END [COUNT
+// count]): mpop, blocking until one of the keys holds a collection.
+func (x *Ctx) bmpop(typ keyspace.Type, first, second string, pop func(x *Ctx, key []byte, atFirst bool, count int64) (replied bool)) {
+	keys, atFirst, count, ok := x.parseMPOP(x.Args[2:], first, second)
+	if !ok {
+		return
+	}
+	deadline, ok := x.parseTimeout(x.Args[1]) // parsed last, as Redis does
+	if !ok {
+		return
+	}
+	serve := func(x *Ctx, key []byte) { pop(x, key, atFirst, count) }
+	x.popOrBlock(blockSpec{keys: keys, typ: typ, deadline: deadline, serve: serve, timedOut: (*resp.Writer).NullArray})
+}
+
+// bpop is BLPOP, BRPOP, BZPOPMIN and BZPOPMAX (key [key ...] timeout): serve
+// pops from the first key holding a collection of type typ, at once or when
+// one does.
+func (x *Ctx) bpop(typ keyspace.Type, serve func(x *Ctx, key []byte)) {
+	deadline, ok := x.parseTimeout(x.Args[len(x.Args)-1])
+	if !ok {
+		return
+	}
+	x.popOrBlock(blockSpec{keys: x.Args[1 : len(x.Args)-1], typ: typ, deadline: deadline, serve: serve, timedOut: (*resp.Writer).NullArray})
 }
 
 // mpopKeys extracts the keys of [B]LMPOP and [B]ZMPOP, numkeys being
