@@ -345,20 +345,15 @@ func mgetCommand(x *Ctx) {
 }
 
 func msetCommand(x *Ctx) {
-	if len(x.Args)%2 == 0 {
-		x.W.Error(errArity(x.cmd.Name))
+	if !x.checkPairs() {
 		return
 	}
-	for i := 1; i < len(x.Args); i += 2 {
-		x.setString(x.Args[i], x.Args[i+1], 0)
-		x.notify(notifyString, "set", x.Args[i])
-	}
+	x.setPairs()
 	x.W.OK()
 }
 
 func msetnxCommand(x *Ctx) {
-	if len(x.Args)%2 == 0 {
-		x.W.Error(errArity(x.cmd.Name))
+	if !x.checkPairs() {
 		return
 	}
 	for i := 1; i < len(x.Args); i += 2 {
@@ -367,11 +362,26 @@ func msetnxCommand(x *Ctx) {
 			return
 		}
 	}
+	x.setPairs()
+	x.W.Int(1)
+}
+
+// checkPairs checks that MSET's or MSETNX's arguments are key-value pairs,
+// replying the arity error when not.
+func (x *Ctx) checkPairs() bool {
+	if len(x.Args)%2 == 0 {
+		x.W.Error(errArity(x.cmd.Name))
+		return false
+	}
+	return true
+}
+
+// setPairs sets each key of MSET's or MSETNX's pairs to its value.
+func (x *Ctx) setPairs() {
 	for i := 1; i < len(x.Args); i += 2 {
 		x.setString(x.Args[i], x.Args[i+1], 0)
 		x.notify(notifyString, "set", x.Args[i])
 	}
-	x.W.Int(1)
 }
 
 // checkStringLength replies with Redis's error when a string of size+add bytes
