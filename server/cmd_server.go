@@ -63,6 +63,14 @@ func argStrings(args [][]byte) []string {
 	return out
 }
 
+// writeStrings writes a list of strings as an array.
+func writeStrings(x *Ctx, list []string) {
+	x.W.Array(len(list))
+	for _, s := range list {
+		x.W.BulkString(s)
+	}
+}
+
 // writeStringMap writes a flat name, value list as a map.
 func writeStringMap(x *Ctx, kv []string) {
 	x.W.Map(len(kv) / 2)
@@ -756,10 +764,7 @@ func commandList(x *Ctx) {
 			names = append(names, c.Name)
 		}
 	})
-	x.W.Array(len(names))
-	for _, n := range names {
-		x.W.BulkString(n)
-	}
+	writeStrings(x, names)
 }
 
 func commandGetKeys(x *Ctx, withFlags bool) {
