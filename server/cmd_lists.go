@@ -87,8 +87,7 @@ func popCommand(x *Ctx, head bool) {
 	count, hasCount := int64(1), len(x.Args) == 3
 	if hasCount {
 		var ok bool
-		if count, ok = strnum.ParseInt(x.Args[2]); !ok || count < 0 {
-			x.W.Error("ERR value is out of range, must be positive")
+		if count, ok = x.popCount(x.Args[2]); !ok {
 			return
 		}
 	}

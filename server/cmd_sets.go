@@ -195,9 +195,8 @@ func spopCommand(x *Ctx) {
 }
 
 func spopWithCount(x *Ctx) {
-	l, ok := strnum.ParseInt(x.Args[2])
-	if !ok || l < 0 {
-		x.W.Error("ERR value is out of range, must be positive")
+	l, ok := x.popCount(x.Args[2])
+	if !ok {
 		return
 	}
 	key := x.Args[1]

@@ -933,8 +933,7 @@ func zpopCommand(x *Ctx, fromMax bool) {
 	count := int64(-1)
 	if len(x.Args) == 3 {
 		var ok bool
-		if count, ok = strnum.ParseInt(x.Args[2]); !ok || count < 0 {
-			x.W.Error("ERR value is out of range, must be positive")
+		if count, ok = x.popCount(x.Args[2]); !ok {
 			return
 		}
 	}

@@ -138,6 +138,17 @@ func (x *Ctx) parseMPOP(args [][]byte, first, second string) (keys [][]byte, atF
 	return keys, atFirst, max(count, 1), true
 }
 
+// popCount parses the count of LPOP, RPOP, SPOP, ZPOPMIN and ZPOPMAX, which
+// may be zero but not negative, replying the error when it is bad.
+func (x *Ctx) popCount(arg []byte) (int64, bool) {
+	n, ok := strnum.ParseInt(arg)
+	if !ok || n < 0 {
+		x.W.Error("ERR value is out of range, must be positive")
+		return 0, false
+	}
+	return n, true
+}
+
 // mpop is LMPOP and ZMPOP: pop, by pop, from the first of the keys holding
 // a collection of pop's type, END being first or second (see parseMPOP); a
 // null array when none does.
