@@ -1,7 +1,6 @@
 package server
 
 import (
-	"math"
 	"strconv"
 
 	"github.com/keyhive/keyhive/internal/strnum"
@@ -198,11 +197,10 @@ func hincrbyCommand(x *Ctx) {
 			return
 		}
 	}
-	if (incr > 0 && cur > math.MaxInt64-incr) || (incr < 0 && cur < math.MinInt64-incr) {
+	if cur, ok = addInt(cur, incr); !ok {
 		x.W.Error(errOverflow)
 		return
 	}
-	cur += incr
 	var buf [20]byte
 	h.Set(x.Args[2], strconv.AppendInt(buf[:0], cur, 10))
 	x.committed(h.Commit(), "hincrby")

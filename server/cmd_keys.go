@@ -311,11 +311,11 @@ func expireCommand(x *Ctx, unitMs int64, absolute bool) {
 	}
 	when := v * unitMs
 	if !absolute {
-		if (when > 0 && x.Now > math.MaxInt64-when) || (when < 0 && x.Now < math.MinInt64-when) {
+		var ok bool
+		if when, ok = addInt(x.Now, when); !ok {
 			x.W.Error(errExpireTime(x.cmd.Name))
 			return
 		}
-		when += x.Now
 	}
 	e, found := x.lookupWrite(x.Args[1])
 	if !found {

@@ -449,6 +449,14 @@ func decrbyCommand(x *Ctx) {
 	}
 }
 
+// addInt adds b to a, reporting false when the sum would overflow int64.
+func addInt(a, b int64) (int64, bool) {
+	if (b > 0 && a > math.MaxInt64-b) || (b < 0 && a < math.MinInt64-b) {
+		return 0, false
+	}
+	return a + b, true
+}
+
 func incrBy(x *Ctx, by int64) {
 	key := x.Args[1]
 	e, found := x.lookupWrite(key)
@@ -464,11 +472,11 @@ func incrBy(x *Ctx, by int64) {
 			return
 		}
 	}
-	if (by > 0 && cur > math.MaxInt64-by) || (by < 0 && cur < math.MinInt64-by) {
+	cur, ok := addInt(cur, by)
+	if !ok {
 		x.W.Error(errOverflow)
 		return
 	}
-	cur += by
 	var buf [20]byte
 	value := strconv.AppendInt(buf[:0], cur, 10)
 	if found {
