@@ -253,24 +253,6 @@ func linsertCommand(x *Ctx) {
 	x.W.Int(int64(n))
 }
 
-// listRange resolves LRANGE/LTRIM start and stop for a list of n elements to
-// the half-open range [from, to), empty when from == to.
-func listRange(start, stop int64, n int) (from, to int) {
-	ln := int64(n)
-	if start < 0 {
-		start += ln
-	}
-	if stop < 0 {
-		stop += ln
-	}
-	start = max(start, 0)
-	if start > stop || start >= ln {
-		return 0, 0
-	}
-	stop = min(stop, ln-1)
-	return int(start), int(stop) + 1
-}
-
 // parseRange parses the start and stop arguments of LRANGE and LTRIM.
 func (x *Ctx) parseRange() (start, stop int64, ok bool) {
 	start, ok1 := strnum.ParseInt(x.Args[2])
@@ -295,7 +277,7 @@ func lrangeCommand(x *Ctx) {
 		x.W.Array(0)
 		return
 	}
-	from, to := listRange(start, stop, l.Len())
+	from, to := rankRange(start, stop, l.Len())
 	x.W.Array(to - from)
 	if from == to {
 		return
@@ -322,7 +304,7 @@ func ltrimCommand(x *Ctx) {
 		return
 	}
 	n := l.Len()
-	from, to := listRange(start, stop, n)
+	from, to := rankRange(start, stop, n)
 	l.Trim(from, to)
 	x.committed(l.Commit(), "ltrim")
 	x.dirty += n - (to - from)

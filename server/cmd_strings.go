@@ -542,11 +542,22 @@ func getrangeCommand(x *Ctx) {
 	if found {
 		v = e.Value()
 	}
-	n := int64(len(v))
 	if start < 0 && end < 0 && start > end {
 		x.W.Bulk(nil)
 		return
 	}
+	first, last, empty := stringRange(start, end, int64(len(v)))
+	if empty {
+		x.W.Bulk(nil)
+		return
+	}
+	x.W.Bulk(v[first : last+1])
+}
+
+// stringRange resolves inclusive, possibly negative start and end offsets
+// over n bytes (or bits) as GETRANGE, BITCOUNT and BITPOS clamp them; empty
+// reports that nothing is left.
+func stringRange(start, end, n int64) (first, last int64, empty bool) {
 	if start < 0 {
 		start += n
 	}
@@ -557,11 +568,10 @@ func getrangeCommand(x *Ctx) {
 	if end >= n {
 		end = n - 1
 	}
-	if start > end || n == 0 {
-		x.W.Bulk(nil)
-		return
+	if start > end {
+		return 0, 0, true
 	}
-	x.W.Bulk(v[start : end+1])
+	return start, end, false
 }
 
 func setrangeCommand(x *Ctx) {

@@ -499,23 +499,6 @@ func zcountCommand(x *Ctx, kind rangeKind) {
 	}
 }
 
-// rankRange resolves Redis's inclusive, possibly negative rank indexes over
-// n elements to ranks [start, end).
-func rankRange(start, end int64, n int) (int, int) {
-	l := int64(n)
-	if start < 0 {
-		start += l
-	}
-	if end < 0 {
-		end += l
-	}
-	start = max(start, 0)
-	if start > end || start >= l {
-		return 0, 0
-	}
-	return int(start), int(min(end, l-1) + 1)
-}
-
 // zrangeCommand is ZRANGE, its older forms and ZRANGESTORE, as Redis's
 // zrangeGenericCommand.
 func zrangeCommand(x *Ctx, kind rangeKind, dir direction, store bool) {

@@ -101,6 +101,24 @@ func (x *Ctx) writeStream(key []byte) (e keyspace.Entry, s *stream.Stream, ok bo
 	return e, s, true
 }
 
+// rankRange resolves Redis's inclusive, possibly negative indexes of a list
+// or sorted set of n elements (LRANGE, LTRIM, ZRANGE, ZREMRANGEBYRANK) to the
+// half-open range [start, end), empty when start == end.
+func rankRange(start, end int64, n int) (int, int) {
+	l := int64(n)
+	if start < 0 {
+		start += l
+	}
+	if end < 0 {
+		end += l
+	}
+	start = max(start, 0)
+	if start > end || start >= l {
+		return 0, 0
+	}
+	return int(start), int(min(end, l-1) + 1)
+}
+
 // parseMPOP parses what LMPOP, ZMPOP and their blocking forms take after the
 // timeout: numkeys key [key ...] END [COUNT count], END being first or second
 // (LEFT or RIGHT, MIN or MAX). It reports whether END was first.
