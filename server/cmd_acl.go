@@ -288,10 +288,7 @@ func (s *Server) userNames() []string {
 
 func aclUsers(x *Ctx) {
 	names := x.s.userNames()
-	x.W.Array(len(names))
-	for _, n := range names {
-		x.W.BulkString(n)
-	}
+	writeStrings(x, names)
 }
 
 // aclLines are the users in ACL LIST's format.
@@ -307,10 +304,7 @@ func (s *Server) aclLines() []string {
 
 func aclList(x *Ctx) {
 	lines := x.s.aclLines()
-	x.W.Array(len(lines))
-	for _, l := range lines {
-		x.W.BulkString(l)
-	}
+	writeStrings(x, lines)
 }
 
 func aclCat(x *Ctx) {
@@ -336,10 +330,7 @@ func aclCat(x *Ctx) {
 			names = append(names, c.Name)
 		}
 	}
-	x.W.Array(len(names))
-	for _, n := range names {
-		x.W.BulkString(n)
-	}
+	writeStrings(x, names)
 }
 
 func aclGenPass(x *Ctx) {

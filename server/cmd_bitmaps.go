@@ -143,27 +143,13 @@ func getbitCommand(x *Ctx) {
 // into an inclusive range of bit positions within a value of n bytes, as
 // Redis clamps them. empty reports a range with no bits.
 func bitRange(start, end, n int64, isBit bool) (first, last int64, empty bool) {
-	total := n
 	if isBit {
-		total <<= 3
+		return stringRange(start, end, n<<3)
 	}
-	if start < 0 {
-		start += total
-	}
-	if end < 0 {
-		end += total
-	}
-	start, end = max(start, 0), max(end, 0)
-	if end >= total {
-		end = total - 1
-	}
-	if start > end {
+	if first, last, empty = stringRange(start, end, n); empty {
 		return 0, 0, true
 	}
-	if isBit {
-		return start, end, false
-	}
-	return start << 3, end<<3 | 7, false
+	return first << 3, last<<3 | 7, false
 }
 
 // parseBitUnit parses BITCOUNT's and BITPOS's BYTE|BIT argument.

@@ -137,7 +137,7 @@ func geodistCommand(x *Ctx) {
 		x.W.Error(errSyntax)
 		return
 	}
-	z, found, ok := x.readZSet(x.Args[1])
+	z, found, ok := readAs[values.ZSetView](x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -172,7 +172,7 @@ func geoposCommand(x *Ctx) {
 // GEOHASH and GEOPOS: missing for a member not in the set, else found with
 // its score.
 func (x *Ctx) replyMemberScores(missing func(), found func(score float64)) {
-	z, exists, ok := x.readZSet(x.Args[1])
+	z, exists, ok := readAs[values.ZSetView](x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -223,7 +223,7 @@ func geoSearchCommand(x *Ctx, flags int) {
 	if flags&geoSearchStore != 0 {
 		src = 2
 	}
-	z, found, ok := x.readZSet(x.Args[src])
+	z, found, ok := readAs[values.ZSetView](x, x.Args[src])
 	if !ok {
 		return
 	}

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"math"
 	"strconv"
 
 	"github.com/keyhive/keyhive/internal/strnum"
@@ -35,7 +34,7 @@ func hsetCommand(x *Ctx) {
 		return
 	}
 	var h values.HashEdit
-	if !x.editHash(x.Args[1], &h) {
+	if !editAs(x, x.Args[1], &h) {
 		return
 	}
 	h.ConvertForArgs(x.Args[2:])
@@ -56,7 +55,7 @@ func hsetCommand(x *Ctx) {
 
 func hsetnxCommand(x *Ctx) {
 	var h values.HashEdit
-	if !x.editHash(x.Args[1], &h) {
+	if !editAs(x, x.Args[1], &h) {
 		return
 	}
 	if _, exists := h.Get(x.Args[2]); exists {
@@ -70,7 +69,7 @@ func hsetnxCommand(x *Ctx) {
 }
 
 func hgetCommand(x *Ctx) {
-	h, found, ok := x.readHash(x.Args[1])
+	h, found, ok := readAs[values.HashView](x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -82,7 +81,7 @@ func hgetCommand(x *Ctx) {
 }
 
 func hmgetCommand(x *Ctx) {
-	h, found, ok := x.readHash(x.Args[1])
+	h, found, ok := readAs[values.HashView](x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -96,8 +95,8 @@ func hmgetCommand(x *Ctx) {
 	}
 }
 
-func hgetallCommand(x *Ctx, fields, values bool) {
-	h, found, ok := x.readHash(x.Args[1])
+func hgetallCommand(x *Ctx, withFields, withValues bool) {
+	h, found, ok := readAs[values.HashView](x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -105,7 +104,7 @@ func hgetallCommand(x *Ctx, fields, values bool) {
 	if found {
 		n = h.Len()
 	}
-	if fields && values {
+	if withFields && withValues {
 		x.W.Map(n)
 	} else {
 		x.W.Array(n)
@@ -114,10 +113,10 @@ func hgetallCommand(x *Ctx, fields, values bool) {
 		return
 	}
 	h.Each(func(f, v []byte) {
-		if fields {
+		if withFields {
 			x.W.Bulk(f)
 		}
-		if values {
+		if withValues {
 			x.W.Bulk(v)
 		}
 	})
@@ -125,7 +124,7 @@ func hgetallCommand(x *Ctx, fields, values bool) {
 
 func hdelCommand(x *Ctx) {
 	var h values.HashEdit
-	if !x.editHash(x.Args[1], &h) {
+	if !editAs(x, x.Args[1], &h) {
 		return
 	}
 	if !h.Found() {
@@ -140,7 +139,7 @@ func hdelCommand(x *Ctx) {
 }
 
 func hexistsCommand(x *Ctx) {
-	h, found, ok := x.readHash(x.Args[1])
+	h, found, ok := readAs[values.HashView](x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -153,7 +152,7 @@ func hexistsCommand(x *Ctx) {
 }
 
 func hlenCommand(x *Ctx) {
-	h, found, ok := x.readHash(x.Args[1])
+	h, found, ok := readAs[values.HashView](x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -165,7 +164,7 @@ func hlenCommand(x *Ctx) {
 }
 
 func hstrlenCommand(x *Ctx) {
-	h, found, ok := x.readHash(x.Args[1])
+	h, found, ok := readAs[values.HashView](x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -183,7 +182,7 @@ func hincrbyCommand(x *Ctx) {
 		return
 	}
 	var h values.HashEdit
-	if !x.editHash(x.Args[1], &h) {
+	if !editAs(x, x.Args[1], &h) {
 		return
 	}
 	var cur int64
@@ -193,11 +192,10 @@ func hincrbyCommand(x *Ctx) {
 			return
 		}
 	}
-	if (incr > 0 && cur > math.MaxInt64-incr) || (incr < 0 && cur < math.MinInt64-incr) {
+	if cur, ok = addInt(cur, incr); !ok {
 		x.W.Error(errOverflow)
 		return
 	}
-	cur += incr
 	var buf [20]byte
 	h.Set(x.Args[2], strconv.AppendInt(buf[:0], cur, 10))
 	x.committed(h.Commit(), "hincrby")
@@ -217,7 +215,7 @@ func hincrbyfloatCommand(x *Ctx) {
 	}
 	key, field := x.Args[1], x.Args[2]
 	var h values.HashEdit
-	if !x.editHash(key, &h) {
+	if !editAs(x, key, &h) {
 		return
 	}
 	cur, _ := strnum.ParseLongDouble([]byte("0"))
@@ -240,70 +238,29 @@ func hincrbyfloatCommand(x *Ctx) {
 	x.propagateAs(argHSET, key, field, sum)
 }
 
-// hrandfieldMaxRepeats bounds a negative HRANDFIELD count: the reply is built
-// in memory, and Redis itself dies on counts near the int64 limit.
-const hrandfieldMaxRepeats = 1 << 24
-
 func hrandfieldCommand(x *Ctx) {
 	if len(x.Args) >= 3 {
-		l, ok := strnum.ParseInt(x.Args[2])
-		if !ok {
-			x.W.Error(errNotInt)
-			return
-		}
-		if l == math.MinInt64 {
-			x.W.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
-			return
-		}
-		withValues := false
-		if len(x.Args) > 4 || (len(x.Args) == 4 && !cArgIs(x.Args[3], "withvalues")) {
-			x.W.Error(errSyntax)
-			return
-		}
-		if len(x.Args) == 4 {
-			withValues = true
-			if l < -math.MaxInt64/2 || l > math.MaxInt64/2 {
-				x.W.Error("ERR value is out of range")
-				return
-			}
-		}
-		hrandfieldWithCount(x, l, withValues)
+		hrandfieldWithCount(x)
 		return
 	}
-	h, found, ok := x.readHash(x.Args[1])
+	h, found, ok := readAs[values.HashView](x, x.Args[1])
 	switch {
 	case !ok:
 	case !found:
 		x.W.Null()
 	default:
-		f, _ := h.Picker()()
-		x.W.Bulk(f)
+		h.EachRandom(1, func(f, _ []byte) { x.W.Bulk(f) })
 	}
 }
 
-func hrandfieldWithCount(x *Ctx, l int64, withValues bool) {
-	h, found, ok := x.readHash(x.Args[1])
+func hrandfieldWithCount(x *Ctx) {
+	l, withValues, ok := x.parseRandomCount("withvalues")
 	if !ok {
 		return
 	}
-	if !found || l == 0 {
-		x.W.Array(0)
+	h, _, ok := readAs[values.HashView](x, x.Args[1])
+	if !ok {
 		return
-	}
-	count, unique := l, true
-	if l < 0 {
-		count, unique = -l, false
-	}
-	size := int64(h.Len())
-	if !unique && count > hrandfieldMaxRepeats {
-		x.W.Error("ERR value is out of range")
-		return
-	}
-	reply := func(n int64) {
-		if withValues && x.W.Proto < 3 {
-			n *= 2
-		}
-		x.W.Array(int(n))
 	}
 	pair := func(f, v []byte) {
 		if withValues && x.W.Proto >= 3 {
@@ -314,41 +271,18 @@ func hrandfieldWithCount(x *Ctx, l int64, withValues bool) {
 			x.W.Bulk(v)
 		}
 	}
-	switch {
-	case !unique || count == 1: // repeats allowed
-		reply(count)
-		pick := h.Picker()
-		for i := int64(0); i < count; i++ {
-			pair(pick())
-		}
-	case count >= size: // the whole hash
-		reply(size)
-		h.Each(pair)
-	default:
-		reply(count)
-		h.RandomDistinct(int(count), pair)
-	}
+	x.writeRandom(l, h.Len(), withValues, randomDraws{
+		repeats:  func(n int) { h.EachRandom(n, pair) },
+		all:      func() { h.Each(pair) },
+		distinct: func(n int) { h.RandomDistinct(n, pair) },
+	})
 }
 
 func hscanCommand(x *Ctx) {
-	cursor, ok := strnum.ParseCursor(x.Args[2])
-	if !ok {
-		x.W.Error("ERR invalid cursor")
-		return
-	}
-	h, found, ok := x.readHash(x.Args[1])
+	h, cursor, opts, ok := beginScan[values.HashView](x)
 	if !ok {
 		return
 	}
-	if !found {
-		x.W.B = append(x.W.B, emptyScan...)
-		return
-	}
-	opts, ok := x.parseScanOptions(x.Args[3:], false)
-	if !ok {
-		return
-	}
-	x.collect.reset()
 	add := func(f, v []byte) {
 		if opts.matches(f) {
 			x.collect.add(f)
@@ -357,7 +291,7 @@ func hscanCommand(x *Ctx) {
 	}
 	var next uint64
 	if h.Obj != nil {
-		next = h.Obj.Scan(cursor, int(min(opts.count, math.MaxInt32)), add)
+		next = h.Obj.Scan(cursor, opts.limit(), add)
 	} else {
 		h.Each(add) // a listpack is returned whole, as Redis does
 	}

@@ -245,7 +245,7 @@ func scanCommand(x *Ctx) {
 		match = opts.matches
 	}
 	x.collect.reset()
-	next := x.DB.Scan(cursor, int(min(opts.count, math.MaxInt32)), x.Now, match, func(key []byte, t keyspace.Type) {
+	next := x.DB.Scan(cursor, opts.limit(), x.Now, match, func(key []byte, t keyspace.Type) {
 		if !opts.hasType || cArgIs(opts.typeName, t.Name()) {
 			x.collect.add(key)
 		}
@@ -299,11 +299,11 @@ func expireCommand(x *Ctx, unitMs int64, absolute bool) {
 	}
 	when := v * unitMs
 	if !absolute {
-		if (when > 0 && x.Now > math.MaxInt64-when) || (when < 0 && x.Now < math.MinInt64-when) {
+		var ok bool
+		if when, ok = addInt(x.Now, when); !ok {
 			x.W.Error(errExpireTime(x.cmd.Name))
 			return
 		}
-		when += x.Now
 	}
 	e, found := x.lookupWrite(x.Args[1])
 	if !found {

@@ -55,7 +55,7 @@ func popEvent(head bool) string {
 
 func pushCommand(x *Ctx, head, onlyExisting bool) {
 	var l values.ListEdit
-	if !x.editList(x.Args[1], &l) {
+	if !editAs(x, x.Args[1], &l) {
 		return
 	}
 	if onlyExisting && !l.Found() {
@@ -80,13 +80,12 @@ func popCommand(x *Ctx, head bool) {
 	count, hasCount := int64(1), len(x.Args) == 3
 	if hasCount {
 		var ok bool
-		if count, ok = strnum.ParseInt(x.Args[2]); !ok || count < 0 {
-			x.W.Error("ERR value is out of range, must be positive")
+		if count, ok = x.popCount(x.Args[2]); !ok {
 			return
 		}
 	}
 	var l values.ListEdit
-	if !x.editList(x.Args[1], &l) {
+	if !editAs(x, x.Args[1], &l) {
 		return
 	}
 	switch {
@@ -137,7 +136,7 @@ func popReply(x *Ctx, l *values.ListEdit, head bool, count int64) int {
 }
 
 func llenCommand(x *Ctx) {
-	l, found, ok := x.readList(x.Args[1])
+	l, found, ok := readAs[values.ListView](x, x.Args[1])
 	switch {
 	case !ok:
 	case !found:
@@ -160,7 +159,7 @@ func listIndex(index int64, n int) (int, bool) {
 }
 
 func lindexCommand(x *Ctx) {
-	l, found, ok := x.readList(x.Args[1])
+	l, found, ok := readAs[values.ListView](x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -182,7 +181,7 @@ func lindexCommand(x *Ctx) {
 
 func lsetCommand(x *Ctx) {
 	var l values.ListEdit
-	if !x.editList(x.Args[1], &l) {
+	if !editAs(x, x.Args[1], &l) {
 		return
 	}
 	if !l.Found() {
@@ -216,7 +215,7 @@ func linsertCommand(x *Ctx) {
 		return
 	}
 	var l values.ListEdit
-	if !x.editList(x.Args[1], &l) {
+	if !editAs(x, x.Args[1], &l) {
 		return
 	}
 	if !l.Found() {
@@ -247,24 +246,6 @@ func linsertCommand(x *Ctx) {
 	x.W.Int(int64(n))
 }
 
-// listRange resolves LRANGE/LTRIM start and stop for a list of n elements to
-// the half-open range [from, to), empty when from == to.
-func listRange(start, stop int64, n int) (from, to int) {
-	ln := int64(n)
-	if start < 0 {
-		start += ln
-	}
-	if stop < 0 {
-		stop += ln
-	}
-	start = max(start, 0)
-	if start > stop || start >= ln {
-		return 0, 0
-	}
-	stop = min(stop, ln-1)
-	return int(start), int(stop) + 1
-}
-
 // parseRange parses the start and stop arguments of LRANGE and LTRIM.
 func (x *Ctx) parseRange() (start, stop int64, ok bool) {
 	start, ok1 := strnum.ParseInt(x.Args[2])
@@ -281,7 +262,7 @@ func lrangeCommand(x *Ctx) {
 	if !ok {
 		return
 	}
-	l, found, ok := x.readList(x.Args[1])
+	l, found, ok := readAs[values.ListView](x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -289,7 +270,7 @@ func lrangeCommand(x *Ctx) {
 		x.W.Array(0)
 		return
 	}
-	from, to := listRange(start, stop, l.Len())
+	from, to := rankRange(start, stop, l.Len())
 	x.W.Array(to - from)
 	if from == to {
 		return
@@ -308,7 +289,7 @@ func ltrimCommand(x *Ctx) {
 		return
 	}
 	var l values.ListEdit
-	if !x.editList(x.Args[1], &l) {
+	if !editAs(x, x.Args[1], &l) {
 		return
 	}
 	if !l.Found() {
@@ -316,7 +297,7 @@ func ltrimCommand(x *Ctx) {
 		return
 	}
 	n := l.Len()
-	from, to := listRange(start, stop, n)
+	from, to := rankRange(start, stop, n)
 	l.Trim(from, to)
 	x.committed(l.Commit(), "ltrim")
 	x.dirty += n - (to - from)
@@ -330,7 +311,7 @@ func lremCommand(x *Ctx) {
 		return
 	}
 	var l values.ListEdit
-	if !x.editList(x.Args[1], &l) {
+	if !editAs(x, x.Args[1], &l) {
 		return
 	}
 	if !l.Found() {
@@ -407,7 +388,7 @@ func lposCommand(x *Ctx) {
 			return
 		}
 	}
-	l, found, ok := x.readList(x.Args[1])
+	l, found, ok := readAs[values.ListView](x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -509,7 +490,7 @@ func lmoveEnds(args [][]byte) (fromHead, toHead, ok bool) {
 // another type and a null for none.
 func (x *Ctx) editListFound(key []byte) (l *values.ListEdit, ok bool) {
 	l = &values.ListEdit{}
-	if !x.editList(key, l) {
+	if !editAs(x, key, l) {
 		return nil, false
 	}
 	if !l.Found() {
@@ -546,14 +527,14 @@ func (x *Ctx) lmove(l *values.ListEdit, dst []byte, fromHead, toHead bool) {
 	// The lookups may have removed expired keys: look both up again (without
 	// touching them twice), committing src before dst is looked up.
 	e, _ := x.DB.Lookup(src, x.Now, false)
-	x.editListAt(src, e, true, l)
+	editAt(x, src, e, true, l)
 	var buf [64]byte
 	elem := append(buf[:0], l.Index(from)...)
 	l.Trim(boolInt(fromHead), n-boolInt(!fromHead))
 	// Redis notifies the push before the pop (and the source's deletion).
 	l.Commit()
 	e, found := x.DB.Lookup(dst, x.Now, false)
-	x.editListAt(dst, e, found, l)
+	editAt(x, dst, e, found, l)
 	l.Push(toHead, elem)
 	x.committed(l.Commit(), pushEvent(toHead))
 	x.notify(notifyList, popEvent(fromHead), src)
@@ -571,34 +552,27 @@ func boolInt(b bool) int {
 	return 0
 }
 
-func lmpopCommand(x *Ctx) {
-	keys, head, count, ok := x.parseMPOP(x.Args[1:], "left", "right")
-	if !ok {
-		return
-	}
-	for _, key := range keys {
-		var l values.ListEdit
-		if !x.editList(key, &l) {
-			return
-		}
-		if l.Found() {
-			x.mpopList(&l, head, count)
-			return
-		}
-	}
-	x.W.NullArray()
-}
+func lmpopCommand(x *Ctx) { x.mpop("left", "right", mpopList) }
 
-// mpopList pops up to count elements from the list in l and replies with its
-// key and them, propagated as the pop it did, as Redis does.
-func (x *Ctx) mpopList(l *values.ListEdit, head bool, count int64) {
+// mpopList pops up to count elements from the list at key, when there is
+// one, and replies with its key and them, propagated as the pop it did, as
+// Redis does. It reports whether it replied (also WRONGTYPE).
+func mpopList(x *Ctx, key []byte, head bool, count int64) bool {
+	var l values.ListEdit
+	if !editAs(x, key, &l) {
+		return true
+	}
+	if !l.Found() {
+		return false
+	}
 	x.W.Array(2)
-	x.W.Bulk(l.Key())
-	popped := popReply(x, l, head, count)
+	x.W.Bulk(key)
+	popped := popReply(x, &l, head, count)
 	x.committed(l.Commit(), popEvent(head))
 	if x.propagating() {
-		x.propagateAs(popVerb(head), l.Key(), intArg(int64(popped)))
+		x.propagateAs(popVerb(head), key, intArg(int64(popped)))
 	}
+	return true
 }
 
 func popVerb(head bool) []byte {
@@ -613,20 +587,15 @@ func popVerb(head bool) []byte {
 
 // bpopCommand is BLPOP and BRPOP, propagated as the LPOP or RPOP they do.
 func bpopCommand(x *Ctx, head bool) {
-	deadline, ok := x.parseTimeout(x.Args[len(x.Args)-1])
-	if !ok {
-		return
-	}
-	serve := func(x *Ctx, key []byte) {
+	x.bpop(keyspace.TypeList, func(x *Ctx, key []byte) {
 		var l values.ListEdit
-		x.editList(key, &l)
+		editAs(x, key, &l)
 		x.W.Array(2)
 		x.W.Bulk(key)
 		popReply(x, &l, head, -1)
 		x.committed(l.Commit(), popEvent(head))
 		x.propagateAs(popVerb(head), key)
-	}
-	x.popOrBlock(blockSpec{keys: x.Args[1 : len(x.Args)-1], typ: keyspace.TypeList, deadline: deadline, serve: serve, timedOut: (*resp.Writer).NullArray})
+	})
 }
 
 // blmoveCommand is BLMOVE and BRPOPLPUSH, propagated as LMOVE and RPOPLPUSH.
@@ -659,19 +628,4 @@ var (
 )
 
 // blmpopCommand is BLMPOP timeout numkeys key [key ...] LEFT|RIGHT [COUNT n].
-func blmpopCommand(x *Ctx) {
-	keys, head, count, ok := x.parseMPOP(x.Args[2:], "left", "right")
-	if !ok {
-		return
-	}
-	deadline, ok := x.parseTimeout(x.Args[1]) // parsed last, as Redis does
-	if !ok {
-		return
-	}
-	serve := func(x *Ctx, key []byte) {
-		var l values.ListEdit
-		x.editList(key, &l)
-		x.mpopList(&l, head, count)
-	}
-	x.popOrBlock(blockSpec{keys: keys, typ: keyspace.TypeList, deadline: deadline, serve: serve, timedOut: (*resp.Writer).NullArray})
-}
+func blmpopCommand(x *Ctx) { x.bmpop(keyspace.TypeList, "left", "right", mpopList) }

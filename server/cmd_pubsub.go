@@ -24,25 +24,9 @@ func init() {
 	bindSub("pubsub", "help", pubsubHelp)
 }
 
-// subscribeCommand, like the other (un)subscribe commands, replies one
-// confirmation per channel with the client's subscription count.
-func subscribeCommand(x *Ctx) {
-	p := &x.c.ps
-	for _, ch := range x.Args[1:] {
-		p.add(subChannel, ch)
-		confirm(x, "subscribe", ch, p.count())
-	}
-	p.updateCounts()
-}
+func subscribeCommand(x *Ctx) { subscribe(x, subChannel, "subscribe") }
 
-func psubscribeCommand(x *Ctx) {
-	p := &x.c.ps
-	for _, pat := range x.Args[1:] {
-		p.add(subPattern, pat)
-		confirm(x, "psubscribe", pat, p.count())
-	}
-	p.updateCounts()
-}
+func psubscribeCommand(x *Ctx) { subscribe(x, subPattern, "psubscribe") }
 
 func ssubscribeCommand(x *Ctx) {
 	if x.cannotBlock {
@@ -51,10 +35,16 @@ func ssubscribeCommand(x *Ctx) {
 		x.W.Error("ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client")
 		return
 	}
+	subscribe(x, subShard, "ssubscribe")
+}
+
+// subscribe adds the named subscriptions of a kind; like unsubscribe, it
+// replies one confirmation each with the client's subscription count.
+func subscribe(x *Ctx, kind subKind, name string) {
 	p := &x.c.ps
-	for _, ch := range x.Args[1:] {
-		p.add(subShard, ch)
-		confirm(x, "ssubscribe", ch, len(p.shard))
+	for _, n := range x.Args[1:] {
+		p.add(kind, n)
+		confirm(x, name, n, subscriptionCount(p, kind))
 	}
 	p.updateCounts()
 }
@@ -69,12 +59,6 @@ func sunsubscribeCommand(x *Ctx) { unsubscribe(x, subShard, "sunsubscribe") }
 // the registry before each confirmation is written.
 func unsubscribe(x *Ctx, kind subKind, name string) {
 	c, p := x.c, &x.c.ps
-	count := func() int {
-		if kind == subShard {
-			return len(p.shard)
-		}
-		return p.count()
-	}
 	names := x.Args[1:]
 	if len(names) == 0 {
 		switch kind {
@@ -91,12 +75,12 @@ func unsubscribe(x *Ctx, kind subKind, name string) {
 			x.W.Push(3)
 			x.W.BulkString(name)
 			x.W.Null()
-			x.W.Int(int64(count()))
+			x.W.Int(int64(subscriptionCount(p, kind)))
 		}
 	}
 	for _, n := range names {
 		x.s.pubsub.remove(c, kind, string(n))
-		confirm(x, name, n, count())
+		confirm(x, name, n, subscriptionCount(p, kind))
 	}
 	p.updateCounts()
 }
@@ -225,4 +209,14 @@ func (s *Server) writePubSubInfo(b *strings.Builder) {
 	field(b, "pubsub_channels", len(r.channels))
 	field(b, "pubsub_patterns", len(r.patterns))
 	field(b, "pubsubshard_channels", len(r.shard))
+}
+
+// subscriptionCount is the count a (un)subscribe confirmation carries: the
+// client's shard channels for the shard kind, else its channels and
+// patterns.
+func subscriptionCount(p *pubsubClient, kind subKind) int {
+	if kind == subShard {
+		return len(p.shard)
+	}
+	return p.count()
 }

@@ -57,6 +57,14 @@ func argStrings(args [][]byte) []string {
 	return out
 }
 
+// writeStrings writes a list of strings as an array.
+func writeStrings(x *Ctx, list []string) {
+	x.W.Array(len(list))
+	for _, s := range list {
+		x.W.BulkString(s)
+	}
+}
+
 // writeStringMap writes a flat name, value list as a map.
 func writeStringMap(x *Ctx, kv []string) {
 	x.W.Map(len(kv) / 2)
@@ -838,10 +846,7 @@ func commandList(x *Ctx) {
 			names = append(names, c.Name)
 		}
 	})
-	x.W.Array(len(names))
-	for _, n := range names {
-		x.W.BulkString(n)
-	}
+	writeStrings(x, names)
 }
 
 // commandGetKeys answers COMMAND GETKEYS and GETKEYSANDFLAGS with the keys

@@ -60,7 +60,7 @@ func (x *Ctx) replyWhole(s values.SetView) {
 
 func saddCommand(x *Ctx) {
 	var s values.SetEdit
-	if !x.editSet(x.Args[1], &s) {
+	if !editAs(x, x.Args[1], &s) {
 		return
 	}
 	added := 0
@@ -76,7 +76,7 @@ func saddCommand(x *Ctx) {
 
 func sremCommand(x *Ctx) {
 	var s values.SetEdit
-	if !x.editSet(x.Args[1], &s) {
+	if !editAs(x, x.Args[1], &s) {
 		return
 	}
 	if !s.Found() {
@@ -98,7 +98,7 @@ func sremCommand(x *Ctx) {
 }
 
 func sismemberCommand(x *Ctx) {
-	s, found, ok := x.readSet(x.Args[1])
+	s, found, ok := readAs[values.SetView](x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -110,7 +110,7 @@ func sismemberCommand(x *Ctx) {
 }
 
 func smismemberCommand(x *Ctx) {
-	s, found, ok := x.readSet(x.Args[1])
+	s, found, ok := readAs[values.SetView](x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -126,7 +126,7 @@ func smismemberCommand(x *Ctx) {
 
 // smembersCommand is SINTER of one key, without SINTER's allocations.
 func smembersCommand(x *Ctx) {
-	s, found, ok := x.readSet(x.Args[1])
+	s, found, ok := readAs[values.SetView](x, x.Args[1])
 	switch {
 	case !ok:
 	case !found:
@@ -137,7 +137,7 @@ func smembersCommand(x *Ctx) {
 }
 
 func scardCommand(x *Ctx) {
-	s, found, ok := x.readSet(x.Args[1])
+	s, found, ok := readAs[values.SetView](x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -159,7 +159,7 @@ func spopCommand(x *Ctx) {
 	}
 	key := x.Args[1]
 	var s values.SetEdit
-	if !x.editSet(key, &s) {
+	if !editAs(x, key, &s) {
 		return
 	}
 	if !s.Found() {
@@ -179,14 +179,13 @@ func spopCommand(x *Ctx) {
 }
 
 func spopWithCount(x *Ctx) {
-	l, ok := strnum.ParseInt(x.Args[2])
-	if !ok || l < 0 {
-		x.W.Error("ERR value is out of range, must be positive")
+	l, ok := x.popCount(x.Args[2])
+	if !ok {
 		return
 	}
 	key := x.Args[1]
 	var s values.SetEdit
-	if !x.editSet(key, &s) {
+	if !editAs(x, key, &s) {
 		return
 	}
 	if !s.Found() || l == 0 {
@@ -252,11 +251,6 @@ func spopWithCount(x *Ctx) {
 // at least this many times the members that stay rebuilds the set from them.
 const spopMoveStrategyMul = 5
 
-// srandmemberMaxRepeats bounds a negative SRANDMEMBER count: the reply is
-// built in memory, and Redis itself runs out of memory on counts near the
-// int64 limit.
-const srandmemberMaxRepeats = 1 << 24
-
 func srandmemberCommand(x *Ctx) {
 	if len(x.Args) > 3 {
 		x.W.Error(errSyntax)
@@ -266,7 +260,7 @@ func srandmemberCommand(x *Ctx) {
 		srandmemberWithCount(x)
 		return
 	}
-	s, found, ok := x.readSet(x.Args[1])
+	s, found, ok := readAs[values.SetView](x, x.Args[1])
 	switch {
 	case !ok:
 	case !found:
@@ -278,48 +272,30 @@ func srandmemberCommand(x *Ctx) {
 }
 
 func srandmemberWithCount(x *Ctx) {
-	l, ok := strnum.ParseInt(x.Args[2])
-	if !ok {
-		x.W.Error(errNotInt)
-		return
-	}
-	if l == math.MinInt64 {
-		x.W.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
-		return
-	}
-	s, found, ok := x.readSet(x.Args[1])
+	l, _, ok := x.parseRandomCount("")
 	if !ok {
 		return
 	}
-	if !found || l == 0 {
-		x.W.Array(0)
+	s, _, ok := readAs[values.SetView](x, x.Args[1])
+	if !ok {
 		return
 	}
-	var buf [20]byte
-	switch {
-	case l < 0 || l == 1: // repeats allowed
-		count := max(l, -l)
-		if count > srandmemberMaxRepeats {
-			x.W.Error("ERR value is out of range")
-			return
-		}
-		x.W.Array(int(count))
-		for range count {
-			x.W.Bulk(s.Member(s.RandomPos(), &buf))
-		}
-	case l >= int64(s.Len()): // the whole set, in its own order
-		x.W.Array(s.Len())
-		s.Each(x.W.Bulk)
-	default:
-		x.W.Array(int(l))
-		s.RandomDistinct(int(l), x.W.Bulk)
-	}
+	x.writeRandom(l, s.Len(), false, randomDraws{
+		repeats: func(n int) {
+			var buf [20]byte // a member is written before the next is formatted
+			for range n {
+				x.W.Bulk(s.Member(s.RandomPos(), &buf))
+			}
+		},
+		all:      func() { s.Each(x.W.Bulk) }, // in the set's own order
+		distinct: func(n int) { s.RandomDistinct(n, x.W.Bulk) },
+	})
 }
 
 func smoveCommand(x *Ctx) {
 	srcKey, dstKey, m := x.Args[1], x.Args[2], x.Args[3]
 	var src values.SetEdit
-	if !x.editSet(srcKey, &src) {
+	if !editAs(x, srcKey, &src) {
 		return
 	}
 	if !src.Found() {
@@ -344,7 +320,7 @@ func smoveCommand(x *Ctx) {
 	}
 	x.committed(src.Commit(), "srem")
 	var dst values.SetEdit
-	x.editSet(dstKey, &dst)
+	editAs(x, dstKey, &dst)
 	added := dst.Add(m)
 	if added {
 		x.dirty++
@@ -359,7 +335,7 @@ func smoveCommand(x *Ctx) {
 func (x *Ctx) readSets(keys [][]byte) (sets []values.SetView, found []bool, ok bool) {
 	sets, found = make([]values.SetView, len(keys)), make([]bool, len(keys))
 	for i, k := range keys {
-		if sets[i], found[i], ok = x.readSet(k); !ok {
+		if sets[i], found[i], ok = readAs[values.SetView](x, k); !ok {
 			return nil, nil, false
 		}
 	}
@@ -488,24 +464,10 @@ func sunionDiffCommand(x *Ctx, keys [][]byte, dst []byte, diff bool) {
 }
 
 func sscanCommand(x *Ctx) {
-	cursor, ok := strnum.ParseCursor(x.Args[2])
-	if !ok {
-		x.W.Error("ERR invalid cursor")
-		return
-	}
-	s, found, ok := x.readSet(x.Args[1])
+	s, cursor, opts, ok := beginScan[values.SetView](x)
 	if !ok {
 		return
 	}
-	if !found {
-		x.W.B = append(x.W.B, emptyScan...)
-		return
-	}
-	opts, ok := x.parseScanOptions(x.Args[3:], false)
-	if !ok {
-		return
-	}
-	x.collect.reset()
 	add := func(m []byte) {
 		if opts.matches(m) {
 			x.collect.add(m)
@@ -513,7 +475,7 @@ func sscanCommand(x *Ctx) {
 	}
 	var next uint64
 	if s.Obj != nil {
-		next = s.Obj.Scan(cursor, int(min(opts.count, math.MaxInt32)), func(m, _ []byte) { add(m) })
+		next = s.Obj.Scan(cursor, opts.limit(), func(m, _ []byte) { add(m) })
 	} else {
 		s.Each(add) // an intset is returned whole, as Redis does
 	}

@@ -100,7 +100,7 @@ func sortCommand(x *Ctx, readonly bool) {
 	// Redis turns a compact sorted set into its large form for good here.
 	if found && typ == keyspace.TypeZSet && e.Object() == nil {
 		var z values.ZSetEdit
-		if x.editZSet(args[1], &z) {
+		if editAs(x, args[1], &z) {
 			z.Convert()
 			z.Commit()
 		}

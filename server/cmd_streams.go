@@ -1048,6 +1048,17 @@ func (x *Ctx) lookupGroup(key, name []byte) (s *stream.Stream, g *stream.Group, 
 	return s, g, ok
 }
 
+// existingGroup is lookupGroup for a group that must exist: ok=false after
+// replying WRONGTYPE or NOGROUP.
+func (x *Ctx) existingGroup(key, name []byte) (*stream.Stream, *stream.Group, bool) {
+	s, g, ok := x.lookupGroup(key, name)
+	if ok && g == nil {
+		x.W.Error(errNoGroup(key, name))
+		return nil, nil, false
+	}
+	return s, g, ok
+}
+
 // streamIDs parses entry IDs given in full (XDEL, XACK), replying with the
 // error for the first that is not one.
 func (x *Ctx) streamIDs(args [][]byte) ([]stream.ID, bool) {
@@ -1126,12 +1137,8 @@ func xpendingCommand(x *Ctx) {
 			consumer = args[at+3]
 		}
 	}
-	_, g, ok := x.lookupGroup(args[1], args[2])
+	_, g, ok := x.existingGroup(args[1], args[2])
 	if !ok {
-		return
-	}
-	if g == nil {
-		x.W.Error(errNoGroup(args[1], args[2]))
 		return
 	}
 	pel := g.Pending()
@@ -1206,12 +1213,8 @@ func claimer(g *stream.Group, c **stream.Consumer, x *Ctx, name, key []byte) *st
 func xclaimCommand(x *Ctx) {
 	args := x.Args
 	key, group := args[1], args[2]
-	s, g, ok := x.lookupGroup(key, group)
+	s, g, ok := x.existingGroup(key, group)
 	if !ok {
-		return
-	}
-	if g == nil {
-		x.W.Error(errNoGroup(key, group))
 		return
 	}
 	minIdle, ok := strnum.ParseInt(args[4])
@@ -1363,12 +1366,8 @@ func xautoclaimCommand(x *Ctx) {
 			return
 		}
 	}
-	s, g, ok := x.lookupGroup(key, group)
+	s, g, ok := x.existingGroup(key, group)
 	if !ok {
-		return
-	}
-	if g == nil {
-		x.W.Error(errNoGroup(key, group))
 		return
 	}
 	x.propagateNone()

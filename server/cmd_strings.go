@@ -340,20 +340,15 @@ func mgetCommand(x *Ctx) {
 }
 
 func msetCommand(x *Ctx) {
-	if len(x.Args)%2 == 0 {
-		x.W.Error(errArity(x.cmd.Name))
+	if !x.checkPairs() {
 		return
 	}
-	for i := 1; i < len(x.Args); i += 2 {
-		x.setString(x.Args[i], x.Args[i+1], 0)
-		x.notify(notifyString, "set", x.Args[i])
-	}
+	x.setPairs()
 	x.W.OK()
 }
 
 func msetnxCommand(x *Ctx) {
-	if len(x.Args)%2 == 0 {
-		x.W.Error(errArity(x.cmd.Name))
+	if !x.checkPairs() {
 		return
 	}
 	for i := 1; i < len(x.Args); i += 2 {
@@ -362,11 +357,26 @@ func msetnxCommand(x *Ctx) {
 			return
 		}
 	}
+	x.setPairs()
+	x.W.Int(1)
+}
+
+// checkPairs checks that MSET's or MSETNX's arguments are key-value pairs,
+// replying the arity error when not.
+func (x *Ctx) checkPairs() bool {
+	if len(x.Args)%2 == 0 {
+		x.W.Error(errArity(x.cmd.Name))
+		return false
+	}
+	return true
+}
+
+// setPairs sets each key of MSET's or MSETNX's pairs to its value.
+func (x *Ctx) setPairs() {
 	for i := 1; i < len(x.Args); i += 2 {
 		x.setString(x.Args[i], x.Args[i+1], 0)
 		x.notify(notifyString, "set", x.Args[i])
 	}
-	x.W.Int(1)
 }
 
 // checkStringLength replies with Redis's error when a string of size+add bytes
@@ -434,6 +444,14 @@ func decrbyCommand(x *Ctx) {
 	}
 }
 
+// addInt adds b to a, reporting false when the sum would overflow int64.
+func addInt(a, b int64) (int64, bool) {
+	if (b > 0 && a > math.MaxInt64-b) || (b < 0 && a < math.MinInt64-b) {
+		return 0, false
+	}
+	return a + b, true
+}
+
 func incrBy(x *Ctx, by int64) {
 	key := x.Args[1]
 	e, found := x.lookupWrite(key)
@@ -449,11 +467,11 @@ func incrBy(x *Ctx, by int64) {
 			return
 		}
 	}
-	if (by > 0 && cur > math.MaxInt64-by) || (by < 0 && cur < math.MinInt64-by) {
+	cur, ok := addInt(cur, by)
+	if !ok {
 		x.W.Error(errOverflow)
 		return
 	}
-	cur += by
 	var buf [20]byte
 	value := strconv.AppendInt(buf[:0], cur, 10)
 	if found {
@@ -519,11 +537,22 @@ func getrangeCommand(x *Ctx) {
 	if found {
 		v = e.Value()
 	}
-	n := int64(len(v))
 	if start < 0 && end < 0 && start > end {
 		x.W.Bulk(nil)
 		return
 	}
+	first, last, empty := stringRange(start, end, int64(len(v)))
+	if empty {
+		x.W.Bulk(nil)
+		return
+	}
+	x.W.Bulk(v[first : last+1])
+}
+
+// stringRange resolves inclusive, possibly negative start and end offsets
+// over n bytes (or bits) as GETRANGE, BITCOUNT and BITPOS clamp them; empty
+// reports that nothing is left.
+func stringRange(start, end, n int64) (first, last int64, empty bool) {
 	if start < 0 {
 		start += n
 	}
@@ -534,11 +563,10 @@ func getrangeCommand(x *Ctx) {
 	if end >= n {
 		end = n - 1
 	}
-	if start > end || n == 0 {
-		x.W.Bulk(nil)
-		return
+	if start > end {
+		return 0, 0, true
 	}
-	x.W.Bulk(v[start : end+1])
+	return start, end, false
 }
 
 func setrangeCommand(x *Ctx) {

@@ -3,7 +3,6 @@ package server
 import (
 	"bytes"
 	"math"
-	"math/rand/v2"
 	"slices"
 	"strconv"
 
@@ -306,7 +305,7 @@ func zaddCommand(x *Ctx) {
 // with scores it computed.
 func zaddPairs(x *Ctx, f zaddFlags, n int, pair func(j int) (score float64, member []byte)) {
 	var z values.ZSetEdit
-	if !x.editZSet(x.Args[1], &z) {
+	if !editAs(x, x.Args[1], &z) {
 		return
 	}
 	added, updated, processed := 0, 0, 0
@@ -367,7 +366,7 @@ func zaddEvent(incr bool) string {
 
 func zremCommand(x *Ctx) {
 	var z values.ZSetEdit
-	if !x.editZSet(x.Args[1], &z) {
+	if !editAs(x, x.Args[1], &z) {
 		return
 	}
 	if !z.Found() {
@@ -389,7 +388,7 @@ func zremCommand(x *Ctx) {
 }
 
 func zcardCommand(x *Ctx) {
-	z, found, ok := x.readZSet(x.Args[1])
+	z, found, ok := readAs[values.ZSetView](x, x.Args[1])
 	switch {
 	case !ok:
 	case !found:
@@ -400,7 +399,7 @@ func zcardCommand(x *Ctx) {
 }
 
 func zscoreCommand(x *Ctx) {
-	z, found, ok := x.readZSet(x.Args[1])
+	z, found, ok := readAs[values.ZSetView](x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -412,7 +411,7 @@ func zscoreCommand(x *Ctx) {
 }
 
 func zmscoreCommand(x *Ctx) {
-	z, found, ok := x.readZSet(x.Args[1])
+	z, found, ok := readAs[values.ZSetView](x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -427,7 +426,7 @@ func zmscoreCommand(x *Ctx) {
 }
 
 func zrankCommand(x *Ctx, rev bool) {
-	z, found, ok := x.readZSet(x.Args[1])
+	z, found, ok := readAs[values.ZSetView](x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -447,7 +446,7 @@ func zcountCommand(x *Ctx, kind rangeKind) {
 	if !ok {
 		return
 	}
-	z, found, ok := x.readZSet(x.Args[1])
+	z, found, ok := readAs[values.ZSetView](x, x.Args[1])
 	switch {
 	case !ok:
 	case !found:
@@ -456,23 +455,6 @@ func zcountCommand(x *Ctx, kind rangeKind) {
 		start, end := iv.ranks(z)
 		x.W.Int(int64(end - start))
 	}
-}
-
-// rankRange resolves Redis's inclusive, possibly negative rank indexes over
-// n elements to ranks [start, end).
-func rankRange(start, end int64, n int) (int, int) {
-	l := int64(n)
-	if start < 0 {
-		start += l
-	}
-	if end < 0 {
-		end += l
-	}
-	start = max(start, 0)
-	if start > end || start >= l {
-		return 0, 0
-	}
-	return int(start), int(min(end, l-1) + 1)
 }
 
 // zrangeCommand is ZRANGE, its older forms and ZRANGESTORE, as Redis's
@@ -545,7 +527,7 @@ func zrangeCommand(x *Ctx, kind rangeKind, dir direction, store bool) {
 			return
 		}
 	}
-	z, found, ok := x.readZSet(x.Args[base])
+	z, found, ok := readAs[values.ZSetView](x, x.Args[base])
 	if !ok {
 		return
 	}
@@ -863,7 +845,7 @@ func zremrangeCommand(x *Ctx, kind rangeKind) {
 		}
 	}
 	var z values.ZSetEdit
-	if !x.editZSet(x.Args[1], &z) {
+	if !editAs(x, x.Args[1], &z) {
 		return
 	}
 	if !z.Found() {
@@ -892,13 +874,12 @@ func zpopCommand(x *Ctx, fromMax bool) {
 	count := int64(-1)
 	if len(x.Args) == 3 {
 		var ok bool
-		if count, ok = strnum.ParseInt(x.Args[2]); !ok || count < 0 {
-			x.W.Error("ERR value is out of range, must be positive")
+		if count, ok = x.popCount(x.Args[2]); !ok {
 			return
 		}
 	}
 	var z values.ZSetEdit
-	if !x.editZSet(x.Args[1], &z) {
+	if !editAs(x, x.Args[1], &z) {
 		return
 	}
 	if !z.Found() || count == 0 {
@@ -942,34 +923,26 @@ var (
 )
 
 // zmpopCommand is ZMPOP, as Redis's zmpopGenericCommand (non-blocking).
-func zmpopCommand(x *Ctx) {
-	keys, fromMin, count, ok := x.parseMPOP(x.Args[1:], "min", "max")
-	fromMax := !fromMin
-	if !ok {
-		return
-	}
-	var z values.ZSetEdit
-	for _, key := range keys {
-		if !x.editZSet(key, &z) {
-			return
-		}
-		if z.Found() {
-			x.mpopZSet(&z, fromMax, count)
-			return
-		}
-	}
-	x.W.NullArray()
-}
+func zmpopCommand(x *Ctx) { x.mpop("min", "max", mpopZSet) }
 
-// mpopZSet pops up to count members from the sorted set in z and replies with
-// its key and them, propagated as the pop it did, as Redis does.
-func (x *Ctx) mpopZSet(z *values.ZSetEdit, fromMax bool, count int64) {
-	x.W.Array(2)
-	x.W.Bulk(z.Key())
-	k := zpop(x, z, count, fromMax, true)
-	if x.propagating() {
-		x.propagateAs(zpopVerb(fromMax), z.Key(), intArg(int64(k)))
+// mpopZSet pops up to count members from the sorted set at key, when there
+// is one, and replies with its key and them, propagated as the pop it did, as
+// Redis does. It reports whether it replied (also WRONGTYPE).
+func mpopZSet(x *Ctx, key []byte, fromMin bool, count int64) bool {
+	var z values.ZSetEdit
+	if !editAs(x, key, &z) {
+		return true
 	}
+	if !z.Found() {
+		return false
+	}
+	x.W.Array(2)
+	x.W.Bulk(key)
+	k := zpop(x, &z, count, !fromMin, true)
+	if x.propagating() {
+		x.propagateAs(zpopVerb(!fromMin), key, intArg(int64(k)))
+	}
+	return true
 }
 
 func zpopEvent(fromMax bool) string {
@@ -988,19 +961,14 @@ func zpopVerb(fromMax bool) []byte {
 
 // bzpopCommand is BZPOPMIN and BZPOPMAX, propagated as ZPOPMIN and ZPOPMAX.
 func bzpopCommand(x *Ctx, fromMax bool) {
-	deadline, ok := x.parseTimeout(x.Args[len(x.Args)-1])
-	if !ok {
-		return
-	}
-	serve := func(x *Ctx, key []byte) {
+	x.bpop(keyspace.TypeZSet, func(x *Ctx, key []byte) {
 		var z values.ZSetEdit
-		x.editZSet(key, &z)
+		editAs(x, key, &z)
 		x.W.Array(3)
 		x.W.Bulk(key)
 		zpopOne(x, &z, fromMax)
 		x.propagateAs(zpopVerb(fromMax), key)
-	}
-	x.popOrBlock(blockSpec{keys: x.Args[1 : len(x.Args)-1], typ: keyspace.TypeZSet, deadline: deadline, serve: serve, timedOut: (*resp.Writer).NullArray})
+	})
 }
 
 // popOne pops the member with the lowest or highest score, replying with it
@@ -1020,43 +988,13 @@ func zpopOne(x *Ctx, z *values.ZSetEdit, fromMax bool) {
 }
 
 // bzmpopCommand is BZMPOP timeout numkeys key [key ...] MIN|MAX [COUNT n].
-func bzmpopCommand(x *Ctx) {
-	keys, fromMin, count, ok := x.parseMPOP(x.Args[2:], "min", "max")
-	fromMax := !fromMin
-	if !ok {
-		return
-	}
-	deadline, ok := x.parseTimeout(x.Args[1]) // parsed last, as Redis does
-	if !ok {
-		return
-	}
-	serve := func(x *Ctx, key []byte) {
-		var z values.ZSetEdit
-		x.editZSet(key, &z)
-		x.mpopZSet(&z, fromMax, count)
-	}
-	x.popOrBlock(blockSpec{keys: keys, typ: keyspace.TypeZSet, deadline: deadline, serve: serve, timedOut: (*resp.Writer).NullArray})
-}
+func bzmpopCommand(x *Ctx) { x.bmpop(keyspace.TypeZSet, "min", "max", mpopZSet) }
 
 func zscanCommand(x *Ctx) {
-	cursor, ok := strnum.ParseCursor(x.Args[2])
-	if !ok {
-		x.W.Error("ERR invalid cursor")
-		return
-	}
-	z, found, ok := x.readZSet(x.Args[1])
+	z, cursor, opts, ok := beginScan[values.ZSetView](x)
 	if !ok {
 		return
 	}
-	if !found {
-		x.W.B = append(x.W.B, emptyScan...)
-		return
-	}
-	opts, ok := x.parseScanOptions(x.Args[3:], false)
-	if !ok {
-		return
-	}
-	x.collect.reset()
 	var num [32]byte
 	var format func([]byte, float64) []byte
 	add := func(m []byte, s float64) {
@@ -1071,7 +1009,7 @@ func zscanCommand(x *Ctx) {
 	}
 	var next uint64
 	if z.Obj != nil {
-		next = z.Obj.Scan(cursor, int(min(opts.count, math.MaxInt32)), add)
+		next = z.Obj.Scan(cursor, opts.limit(), add)
 	} else {
 		z.Each(0, z.Len(), false, add) // the compact form is returned whole, as Redis does
 	}
@@ -1089,69 +1027,30 @@ func appendListpackScore(b []byte, s float64) []byte {
 
 func zrandmemberCommand(x *Ctx) {
 	if len(x.Args) >= 3 {
-		l, ok := strnum.ParseInt(x.Args[2])
-		if !ok {
-			x.W.Error(errNotInt)
-			return
-		}
-		if l == math.MinInt64 {
-			x.W.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
-			return
-		}
-		if len(x.Args) > 4 || (len(x.Args) == 4 && !cArgIs(x.Args[3], "withscores")) {
-			x.W.Error(errSyntax)
-			return
-		}
-		withScores := len(x.Args) == 4
-		if withScores && (l < -math.MaxInt64/2 || l > math.MaxInt64/2) {
-			x.W.Error("ERR value is out of range")
-			return
-		}
-		zrandmemberWithCount(x, l, withScores)
+		zrandmemberWithCount(x)
 		return
 	}
-	z, found, ok := x.readZSet(x.Args[1])
+	z, found, ok := readAs[values.ZSetView](x, x.Args[1])
 	switch {
 	case !ok:
 	case !found:
 		x.W.Null()
 	default:
-		m, _ := z.Picker()()
-		x.W.Bulk(m)
+		z.EachRandom(1, func(m []byte, _ float64) { x.W.Bulk(m) })
 	}
 }
 
-func zrandmemberWithCount(x *Ctx, l int64, withScores bool) {
-	z, found, ok := x.readZSet(x.Args[1])
+func zrandmemberWithCount(x *Ctx) {
+	l, withScores, ok := x.parseRandomCount("withscores")
 	if !ok {
 		return
 	}
-	if !found || l == 0 {
-		x.W.Array(0)
+	z, _, ok := readAs[values.ZSetView](x, x.Args[1])
+	if !ok {
 		return
-	}
-	count, unique := l, true
-	if l < 0 {
-		count, unique = -l, false
-	}
-	size := int64(z.Len())
-	if unique && count >= size { // the whole set, from the highest rank as Redis does
-		x.writeRange(z, 0, int(size), true, withScores)
-		return
-	}
-	// Repeats are bounded as HRANDFIELD's are: the reply is built in memory.
-	if !unique && count > hrandfieldMaxRepeats {
-		x.W.Error("ERR value is out of range")
-		return
-	}
-	nested := withScores && x.W.Proto >= 3
-	if withScores && !nested {
-		x.W.Array(int(2 * count))
-	} else {
-		x.W.Array(int(count))
 	}
 	emit := func(m []byte, s float64) {
-		if nested {
+		if withScores && x.W.Proto >= 3 {
 			x.W.Array(2)
 		}
 		x.W.Bulk(m)
@@ -1159,34 +1058,9 @@ func zrandmemberWithCount(x *Ctx, l int64, withScores bool) {
 			x.W.Double(s)
 		}
 	}
-	if !unique {
-		pick := z.Picker()
-		for i := int64(0); i < count; i++ {
-			emit(pick())
-		}
-		return
-	}
-	// count distinct ranks, by a partial Fisher-Yates shuffle when count is a
-	// good part of the set, else by rejection.
-	if count*3 > size {
-		ranks := make([]int, size)
-		for i := range ranks {
-			ranks[i] = i
-		}
-		for i := 0; i < int(count); i++ {
-			j := i + rand.IntN(len(ranks)-i)
-			ranks[i], ranks[j] = ranks[j], ranks[i]
-			z.Each(ranks[i], ranks[i]+1, false, emit)
-		}
-		return
-	}
-	seen := make(map[int]struct{}, count)
-	for len(seen) < int(count) {
-		r := rand.IntN(int(size))
-		if _, dup := seen[r]; dup {
-			continue
-		}
-		seen[r] = struct{}{}
-		z.Each(r, r+1, false, emit)
-	}
+	x.writeRandom(l, z.Len(), withScores, randomDraws{
+		repeats:  func(n int) { z.EachRandom(n, emit) },
+		all:      func() { z.Each(0, z.Len(), true, emit) }, // from the highest rank, as Redis does
+		distinct: func(n int) { z.RandomDistinct(n, emit) },
+	})
 }

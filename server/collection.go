@@ -1,10 +1,13 @@
 package server
 
 import (
+	"math"
+
 	"github.com/keyhive/keyhive/config"
 	"github.com/keyhive/keyhive/internal/stream"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
+	"github.com/keyhive/keyhive/resp"
 	"github.com/keyhive/keyhive/values"
 )
 
@@ -48,96 +51,30 @@ var typeEvents = [...]config.KeyspaceEvents{
 	keyspace.TypeStream: notifyStream,
 }
 
-// readHash looks key up for reading as a hash, replying WRONGTYPE (ok=false)
-// for another type.
-func (x *Ctx) readHash(key []byte) (h values.HashView, found, ok bool) {
-	e, found, ok := x.readTyped(key, keyspace.TypeHash)
+// readAs looks key up for reading as a collection of V's type, replying
+// WRONGTYPE (ok=false) for another type.
+func readAs[V values.View](x *Ctx, key []byte) (v V, found, ok bool) {
+	e, found, ok := x.readTyped(key, values.TypeOf[V]())
 	if found && ok {
-		h = values.ViewHash(&e)
+		v = values.ViewOf[V](&e)
 	}
-	return h, found, ok
+	return v, found, ok
 }
 
-// editHash looks key up for writing as a hash into h, which the caller keeps
-// on its stack (a missing key is an empty hash), replying WRONGTYPE and
-// returning false for another type.
-func (x *Ctx) editHash(key []byte, h *values.HashEdit) bool {
+// editAs looks key up for writing into ed, an edit of a collection type
+// which the caller keeps on its stack (a missing key is an empty
+// collection), replying WRONGTYPE and returning false for another type.
+func editAs[E values.Editor](x *Ctx, key []byte, ed E) bool {
 	e, found := x.lookupWrite(key)
-	if x.wrongType(&e, found, keyspace.TypeHash) {
+	return editAt(x, key, e, found, ed)
+}
+
+// editAt is editAs on an entry already looked up.
+func editAt[E values.Editor](x *Ctx, key []byte, e keyspace.Entry, found bool, ed E) bool {
+	if !values.Begin(ed, x.env(), key, e, found) {
+		x.W.Error(errWrongType)
 		return false
 	}
-	h.Begin(x.env(), key, e, found)
-	return true
-}
-
-// readSet looks key up for reading as a set, replying WRONGTYPE (ok=false) for
-// another type.
-func (x *Ctx) readSet(key []byte) (s values.SetView, found, ok bool) {
-	e, found, ok := x.readTyped(key, keyspace.TypeSet)
-	if found && ok {
-		s = values.ViewSet(&e)
-	}
-	return s, found, ok
-}
-
-// editSet looks key up for writing as a set into s, which the caller keeps on
-// its stack (a missing key is an empty intset), replying WRONGTYPE and
-// returning false for another type.
-func (x *Ctx) editSet(key []byte, s *values.SetEdit) bool {
-	e, found := x.lookupWrite(key)
-	if x.wrongType(&e, found, keyspace.TypeSet) {
-		return false
-	}
-	s.Begin(x.env(), key, e, found)
-	return true
-}
-
-// readList looks key up for reading as a list, replying WRONGTYPE (ok=false)
-// for another type.
-func (x *Ctx) readList(key []byte) (l values.ListView, found, ok bool) {
-	e, found, ok := x.readTyped(key, keyspace.TypeList)
-	if found && ok {
-		l = values.ViewList(&e)
-	}
-	return l, found, ok
-}
-
-// editList looks key up for writing as a list into l, which the caller keeps
-// on its stack (a missing key is an empty list), replying WRONGTYPE and
-// returning false for another type.
-func (x *Ctx) editList(key []byte, l *values.ListEdit) bool {
-	e, found := x.lookupWrite(key)
-	return x.editListAt(key, e, found, l)
-}
-
-// editListAt is editList on an entry already looked up.
-func (x *Ctx) editListAt(key []byte, e keyspace.Entry, found bool, l *values.ListEdit) bool {
-	if x.wrongType(&e, found, keyspace.TypeList) {
-		return false
-	}
-	l.Begin(x.env(), key, e, found)
-	return true
-}
-
-// readZSet looks key up for reading as a sorted set, replying WRONGTYPE
-// (ok=false) for another type.
-func (x *Ctx) readZSet(key []byte) (z values.ZSetView, found, ok bool) {
-	e, found, ok := x.readTyped(key, keyspace.TypeZSet)
-	if found && ok {
-		z = values.ViewZSet(&e)
-	}
-	return z, found, ok
-}
-
-// editZSet looks key up for writing as a sorted set into z, which the caller
-// keeps on its stack (a missing key is an empty set), replying WRONGTYPE and
-// returning false for another type.
-func (x *Ctx) editZSet(key []byte, z *values.ZSetEdit) bool {
-	e, found := x.lookupWrite(key)
-	if x.wrongType(&e, found, keyspace.TypeZSet) {
-		return false
-	}
-	z.Begin(x.env(), key, e, found)
 	return true
 }
 
@@ -162,6 +99,24 @@ func (x *Ctx) writeStream(key []byte) (e keyspace.Entry, s *stream.Stream, ok bo
 		s = values.EntryStream(&e)
 	}
 	return e, s, true
+}
+
+// rankRange resolves Redis's inclusive, possibly negative indexes of a list
+// or sorted set of n elements (LRANGE, LTRIM, ZRANGE, ZREMRANGEBYRANK) to the
+// half-open range [start, end), empty when start == end.
+func rankRange(start, end int64, n int) (int, int) {
+	l := int64(n)
+	if start < 0 {
+		start += l
+	}
+	if end < 0 {
+		end += l
+	}
+	start = max(start, 0)
+	if start > end || start >= l {
+		return 0, 0
+	}
+	return int(start), int(min(end, l-1) + 1)
 }
 
 // parseMPOP parses what LMPOP, ZMPOP and their blocking forms take after the
@@ -199,4 +154,151 @@ func (x *Ctx) parseMPOP(args [][]byte, first, second string) (keys [][]byte, atF
 		}
 	}
 	return keys, atFirst, max(count, 1), true
+}
+
+// popCount parses the count of LPOP, RPOP, SPOP, ZPOPMIN and ZPOPMAX, which
+// may be zero but not negative, replying the error when it is bad.
+func (x *Ctx) popCount(arg []byte) (int64, bool) {
+	n, ok := strnum.ParseInt(arg)
+	if !ok || n < 0 {
+		x.W.Error("ERR value is out of range, must be positive")
+		return 0, false
+	}
+	return n, true
+}
+
+// mpop is LMPOP and ZMPOP: pop, by pop, from the first of the keys holding
+// a collection of pop's type, END being first or second (see parseMPOP); a
+// null array when none does.
+func (x *Ctx) mpop(first, second string, pop func(x *Ctx, key []byte, atFirst bool, count int64) (replied bool)) {
+	keys, atFirst, count, ok := x.parseMPOP(x.Args[1:], first, second)
+	if !ok {
+		return
+	}
+	for _, key := range keys {
+		if pop(x, key, atFirst, count) {
+			return
+		}
+	}
+	x.W.NullArray()
+}
+
+// bmpop is BLMPOP and BZMPOP (timeout numkeys key [key ...] END [COUNT
+// count]): mpop, blocking until one of the keys holds a collection.
+func (x *Ctx) bmpop(typ keyspace.Type, first, second string, pop func(x *Ctx, key []byte, atFirst bool, count int64) (replied bool)) {
+	keys, atFirst, count, ok := x.parseMPOP(x.Args[2:], first, second)
+	if !ok {
+		return
+	}
+	deadline, ok := x.parseTimeout(x.Args[1]) // parsed last, as Redis does
+	if !ok {
+		return
+	}
+	serve := func(x *Ctx, key []byte) { pop(x, key, atFirst, count) }
+	x.popOrBlock(blockSpec{keys: keys, typ: typ, deadline: deadline, serve: serve, timedOut: (*resp.Writer).NullArray})
+}
+
+// bpop is BLPOP, BRPOP, BZPOPMIN and BZPOPMAX (key [key ...] timeout): serve
+// pops from the first key holding a collection of type typ, at once or when
+// one does.
+func (x *Ctx) bpop(typ keyspace.Type, serve func(x *Ctx, key []byte)) {
+	deadline, ok := x.parseTimeout(x.Args[len(x.Args)-1])
+	if !ok {
+		return
+	}
+	x.popOrBlock(blockSpec{keys: x.Args[1 : len(x.Args)-1], typ: typ, deadline: deadline, serve: serve, timedOut: (*resp.Writer).NullArray})
+}
+
+// parseRandomCount parses the count of HRANDFIELD, SRANDMEMBER and
+// ZRANDMEMBER (x.Args[2]) and the option that may follow it (WITHVALUES,
+// WITHSCORES; SRANDMEMBER has none), replying an error when !ok.
+func (x *Ctx) parseRandomCount(option string) (count int64, with, ok bool) {
+	l, ok := strnum.ParseInt(x.Args[2])
+	if !ok {
+		x.W.Error(errNotInt)
+		return 0, false, false
+	}
+	if l == math.MinInt64 {
+		x.W.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
+		return 0, false, false
+	}
+	if len(x.Args) > 4 || (len(x.Args) == 4 && !cArgIs(x.Args[3], option)) {
+		x.W.Error(errSyntax)
+		return 0, false, false
+	}
+	with = len(x.Args) == 4
+	if with && (l < -math.MaxInt64/2 || l > math.MaxInt64/2) {
+		x.W.Error("ERR value is out of range")
+		return 0, false, false
+	}
+	return l, with, true
+}
+
+// randomMaxRepeats bounds a negative count of random elements: the reply is
+// built in memory, and Redis itself dies on counts near the int64 limit.
+const randomMaxRepeats = 1 << 24
+
+// randomDraws are the ways a collection's view draws random elements, each
+// writing the elements it draws.
+type randomDraws struct {
+	repeats  func(n int) // n elements, repeats allowed
+	all      func()      // every element, in the order a whole reply has
+	distinct func(n int) // n distinct elements (n < the size)
+}
+
+// writeRandom replies to HRANDFIELD, SRANDMEMBER or ZRANDMEMBER with count l
+// (a negative count allows repeats) from a collection of size elements (0:
+// a missing key), each element two replies when pairs (WITHVALUES,
+// WITHSCORES): in RESP3 a nested pair, in RESP2 flat.
+func (x *Ctx) writeRandom(l int64, size int, pairs bool, draw randomDraws) {
+	if size == 0 || l == 0 {
+		x.W.Array(0)
+		return
+	}
+	n := max(l, -l)
+	if l < 0 && n > randomMaxRepeats {
+		x.W.Error("ERR value is out of range")
+		return
+	}
+	if l >= int64(size) && l > 1 {
+		n = int64(size)
+	}
+	if pairs && x.W.Proto < 3 {
+		x.W.Array(int(2 * n))
+	} else {
+		x.W.Array(int(n))
+	}
+	switch {
+	case l < 0 || l == 1:
+		draw.repeats(int(n))
+	case n == int64(size):
+		draw.all()
+	default:
+		draw.distinct(int(n))
+	}
+}
+
+// beginScan starts HSCAN, SSCAN or ZSCAN: it parses the cursor and the
+// options and looks the key up as a collection of V's type. When there is
+// nothing to scan it replies (an error, or the empty scan of a missing key)
+// and returns ok=false.
+func beginScan[V values.View](x *Ctx) (v V, cursor uint64, opts scanOptions, ok bool) {
+	cursor, ok = strnum.ParseCursor(x.Args[2])
+	if !ok {
+		x.W.Error("ERR invalid cursor")
+		return v, 0, opts, false
+	}
+	v, found, ok := readAs[V](x, x.Args[1])
+	if !ok {
+		return v, 0, opts, false
+	}
+	if !found {
+		x.W.B = append(x.W.B, emptyScan...)
+		return v, 0, opts, false
+	}
+	if opts, ok = x.parseScanOptions(x.Args[3:], false); !ok {
+		return v, 0, opts, false
+	}
+	x.collect.reset()
+	return v, cursor, opts, true
 }

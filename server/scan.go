@@ -1,6 +1,7 @@
 package server
 
 import (
+	"math"
 	"strconv"
 
 	"github.com/keyhive/keyhive/glob"
@@ -60,6 +61,9 @@ func (x *Ctx) parseScanOptions(args [][]byte, withType bool) (scanOptions, bool)
 func (o *scanOptions) matches(b []byte) bool {
 	return o.pattern == nil || glob.Match(o.pattern, b, false)
 }
+
+// limit is COUNT as a Scan of the keyspace or a collection takes it.
+func (o *scanOptions) limit() int { return int(min(o.count, math.MaxInt32)) }
 
 // writeScanReply writes the next cursor and what was collected.
 func (x *Ctx) writeScanReply(next uint64) {

@@ -57,18 +57,30 @@ func (h HashView) Each(fn func(field, value []byte)) {
 	}
 }
 
-// Picker returns a function that draws uniformly random pairs of a
-// non-empty hash; a listpack's pairs are indexed once for it.
-func (h HashView) Picker() func() (field, value []byte) {
+// EachRandom calls fn for n uniformly random pairs of a non-empty hash,
+// repeats allowed. A listpack's pairs are indexed for more than one draw; one
+// is found by walking to it.
+func (h HashView) EachRandom(n int, fn func(field, value []byte)) {
 	if h.Obj != nil {
-		return func() ([]byte, []byte) { return h.Obj.At(h.Obj.RandomPos()) }
+		for range n {
+			fn(h.Obj.At(h.Obj.RandomPos()))
+		}
+		return
+	}
+	it := listpack.NewIter(h.LP)
+	if n == 1 {
+		for range rand.IntN(listpack.Len(h.LP)) {
+			it.Next()
+		}
+		f, v, _ := it.Next()
+		fn(f, v)
+		return
 	}
 	offs := pairOffsets(h.LP)
-	it := listpack.NewIter(h.LP)
-	return func() ([]byte, []byte) {
+	for range n {
 		it.Seek(offs[rand.IntN(len(offs))])
 		f, v, _ := it.Next()
-		return f, v
+		fn(f, v)
 	}
 }
 
@@ -87,41 +99,17 @@ func pairOffsets(lp []byte) []int {
 
 // RandomDistinct calls fn for count distinct random pairs (count < Len).
 func (h HashView) RandomDistinct(count int, fn func(field, value []byte)) {
-	if h.Obj == nil {
-		// Pick pair offsets by a partial Fisher-Yates shuffle.
-		offs := pairOffsets(h.LP)
-		it := listpack.NewIter(h.LP)
-		for i := 0; i < count; i++ {
-			j := i + rand.IntN(len(offs)-i)
-			offs[i], offs[j] = offs[j], offs[i]
-			it.Seek(offs[i])
-			f, v, _ := it.Next()
-			fn(f, v)
-		}
+	if h.Obj != nil {
+		m := &h.Obj.Map
+		eachDistinct(count, m.Len(), func() []int { return mapPositions(m) }, m.RandomPos, func(p int) { fn(m.At(p)) })
 		return
 	}
-	m := &h.Obj.Map
-	if count*3 > m.Len() {
-		var pos []int
-		for p := m.Next(0); p >= 0; p = m.Next(p + 1) {
-			pos = append(pos, p)
-		}
-		for i := 0; i < count; i++ {
-			j := i + rand.IntN(len(pos)-i)
-			pos[i], pos[j] = pos[j], pos[i]
-			fn(m.At(pos[i]))
-		}
-		return
-	}
-	seen := make(map[int]struct{}, count)
-	for len(seen) < count {
-		p := m.RandomPos()
-		if _, dup := seen[p]; dup {
-			continue
-		}
-		seen[p] = struct{}{}
-		fn(m.At(p))
-	}
+	it := listpack.NewIter(h.LP)
+	eachDistinct(count, listpack.Len(h.LP), func() []int { return pairOffsets(h.LP) }, nil, func(off int) {
+		it.Seek(off)
+		f, v, _ := it.Next()
+		fn(f, v)
+	})
 }
 
 func (h HashView) object() keyspace.Object {

@@ -84,35 +84,12 @@ func (s SetView) RandomPos() int {
 // RandomDistinct calls fn for count distinct random members (count < Len).
 func (s SetView) RandomDistinct(count int, fn func(m []byte)) {
 	var buf [20]byte
-	if s.Obj == nil || count*3 > s.Obj.Len() {
-		// A partial Fisher-Yates shuffle of the positions.
-		var pos []int
-		if s.Obj == nil {
-			pos = make([]int, intset.Len(s.Ints))
-			for i := range pos {
-				pos[i] = i
-			}
-		} else {
-			for p := s.Obj.Next(0); p >= 0; p = s.Obj.Next(p + 1) {
-				pos = append(pos, p)
-			}
-		}
-		for i := 0; i < count; i++ {
-			j := i + rand.IntN(len(pos)-i)
-			pos[i], pos[j] = pos[j], pos[i]
-			fn(s.Member(pos[i], &buf))
-		}
+	member := func(p int) { fn(s.Member(p, &buf)) }
+	if s.Obj == nil {
+		eachDistinct(count, s.Len(), func() []int { return indices(s.Len()) }, nil, member)
 		return
 	}
-	seen := make(map[int]struct{}, count)
-	for len(seen) < count {
-		p := s.Obj.RandomPos()
-		if _, dup := seen[p]; dup {
-			continue
-		}
-		seen[p] = struct{}{}
-		fn(s.Member(p, &buf))
-	}
+	eachDistinct(count, s.Len(), func() []int { return mapPositions(&s.Obj.Map) }, s.Obj.RandomPos, member)
 }
 
 func (s SetView) object() keyspace.Object {

@@ -110,11 +110,20 @@ func (z ZSetView) EachInScores(min, max float64, fn func(member []byte, score fl
 	}
 }
 
-// Picker returns a function that draws uniformly random elements of a
-// non-empty sorted set; a compact one's elements are indexed once for it.
-func (z ZSetView) Picker() func() (member []byte, score float64) {
+// EachRandom calls fn for n uniformly random members of a non-empty sorted
+// set and their scores, repeats allowed. A compact one's elements are indexed
+// for more than one draw; one is found by walking to it.
+func (z ZSetView) EachRandom(n int, fn func(member []byte, score float64)) {
 	if z.Obj != nil {
-		return func() ([]byte, float64) { return z.Obj.At(rand.IntN(z.Obj.Len())) }
+		for range n {
+			fn(z.Obj.At(rand.IntN(z.Obj.Len())))
+		}
+		return
+	}
+	if n == 1 {
+		r := rand.IntN(zset.Len(z.LP))
+		z.Each(r, r+1, false, fn)
+		return
 	}
 	offs := make([]int, 0, zset.Len(z.LP))
 	it := zset.NewIter(z.LP)
@@ -125,11 +134,20 @@ func (z ZSetView) Picker() func() (member []byte, score float64) {
 		}
 		offs = append(offs, off)
 	}
-	return func() ([]byte, float64) {
+	for range n {
 		it.Seek(offs[rand.IntN(len(offs))])
 		m, s, _ := it.Next()
-		return m, s
+		fn(m, s)
 	}
+}
+
+// RandomDistinct calls fn for count distinct random members and their scores
+// (count < Len).
+func (z ZSetView) RandomDistinct(count int, fn func(member []byte, score float64)) {
+	n := z.Len()
+	eachDistinct(count, n, func() []int { return indices(n) }, func() int { return rand.IntN(n) }, func(r int) {
+		z.Each(r, r+1, false, fn)
+	})
 }
 
 func (z ZSetView) object() keyspace.Object {

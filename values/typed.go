@@ -1,0 +1,71 @@
+package values
+
+import "github.com/keyhive/keyhive/keyspace"
+
+// View is the read view of a collection type, for code that looks the types
+// up alike (a command's typed lookup).
+type View interface {
+	HashView | SetView | ListView | ZSetView
+}
+
+// TypeOf is the keyspace type V views.
+func TypeOf[V View]() keyspace.Type {
+	var v V
+	switch any(v).(type) {
+	case HashView:
+		return keyspace.TypeHash
+	case SetView:
+		return keyspace.TypeSet
+	case ListView:
+		return keyspace.TypeList
+	default:
+		return keyspace.TypeZSet
+	}
+}
+
+// ViewOf reads e, an entry of V's type. It switches on V's type rather than
+// calling a method of the constraint: a call through the generic dictionary
+// would move the caller's entry to the heap.
+func ViewOf[V View](e *keyspace.Entry) (v V) {
+	switch p := any(&v).(type) {
+	case *HashView:
+		*p = ViewHash(e)
+	case *SetView:
+		*p = ViewSet(e)
+	case *ListView:
+		*p = ViewList(e)
+	case *ZSetView:
+		*p = ViewZSet(e)
+	}
+	return v
+}
+
+// Editor is the edit of a collection type, which its caller keeps on its
+// stack.
+type Editor interface {
+	*HashEdit | *SetEdit | *ListEdit | *ZSetEdit
+}
+
+// Begin starts ed, an edit of key looked up for writing as e (a missing key
+// when not found), and reports true; for an entry of another type it starts
+// nothing and reports false. It switches on ed's type for the reason ViewOf
+// says.
+func Begin[E Editor](ed E, env Env, key []byte, e keyspace.Entry, found bool) bool {
+	var t keyspace.Type
+	var begin func(env Env, key []byte, e keyspace.Entry, found bool)
+	switch ed := any(ed).(type) {
+	case *HashEdit:
+		t, begin = keyspace.TypeHash, ed.Begin
+	case *SetEdit:
+		t, begin = keyspace.TypeSet, ed.Begin
+	case *ListEdit:
+		t, begin = keyspace.TypeList, ed.Begin
+	case *ZSetEdit:
+		t, begin = keyspace.TypeZSet, ed.Begin
+	}
+	if found && e.Type() != t {
+		return false
+	}
+	begin(env, key, e, found)
+	return true
+}
