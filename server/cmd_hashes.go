@@ -8,8 +8,8 @@ import (
 )
 
 func init() {
-	bind("hset", hsetCommand)
-	bind("hmset", hsetCommand)
+	bind("hset", func(x *Ctx) { hsetCommand(x, false) })
+	bind("hmset", func(x *Ctx) { hsetCommand(x, true) })
 	bind("hsetnx", hsetnxCommand)
 	bind("hget", hgetCommand)
 	bind("hmget", hmgetCommand)
@@ -28,7 +28,9 @@ func init() {
 
 var argHSET = []byte("HSET")
 
-func hsetCommand(x *Ctx) {
+// hsetCommand is HSET, and HMSET, which replies OK instead of the count of
+// new fields.
+func hsetCommand(x *Ctx, replyOK bool) {
 	if len(x.Args)%2 != 0 {
 		x.W.Error(errArity(x.cmd.Name))
 		return
@@ -46,7 +48,7 @@ func hsetCommand(x *Ctx) {
 	}
 	x.committed(h.Commit(), "hset")
 	x.dirty += (len(x.Args) - 2) / 2
-	if x.cmd.Name == "hmset" {
+	if replyOK { // HMSET
 		x.W.OK()
 	} else {
 		x.W.Int(int64(added))

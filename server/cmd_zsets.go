@@ -14,8 +14,8 @@ import (
 
 func init() {
 	bind("zrangestore", func(x *Ctx) { zrangeCommand(x, rangeAuto, dirAuto, true) })
-	bind("zadd", zaddCommand)
-	bind("zincrby", zaddCommand)
+	bind("zadd", func(x *Ctx) { zaddCommand(x, false) })
+	bind("zincrby", func(x *Ctx) { zaddCommand(x, true) })
 	bind("zrem", zremCommand)
 	bind("zcard", zcardCommand)
 	bind("zscore", zscoreCommand)
@@ -246,10 +246,10 @@ type zaddFlags struct{ nx, xx, gt, lt, ch, incr bool }
 
 // zaddCommand is ZADD and ZINCRBY (ZADD with INCR), as Redis's
 // zaddGenericCommand.
-func zaddCommand(x *Ctx) {
+func zaddCommand(x *Ctx, zincrby bool) {
 	var f zaddFlags
 	i := 2
-	if x.cmd.Name == "zincrby" {
+	if zincrby {
 		f.incr = true
 	} else {
 	flags:
