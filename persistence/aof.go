@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/keyhive/keyhive/internal/quote"
 	"github.com/keyhive/keyhive/internal/strnum"
 )
 
@@ -222,28 +223,7 @@ func quoteName(name string) string {
 	if plain {
 		return name
 	}
-	b := []byte{'"'}
-	for i := 0; i < len(name); i++ {
-		switch c := name[i]; {
-		case c == '\\' || c == '"':
-			b = append(b, '\\', c)
-		case c == '\n':
-			b = append(b, '\\', 'n')
-		case c == '\r':
-			b = append(b, '\\', 'r')
-		case c == '\t':
-			b = append(b, '\\', 't')
-		case c == '\a':
-			b = append(b, '\\', 'a')
-		case c == '\b':
-			b = append(b, '\\', 'b')
-		case c < ' ' || c > '~':
-			b = fmt.Appendf(b, "\\x%02x", c)
-		default:
-			b = append(b, c)
-		}
-	}
-	return string(append(b, '"'))
+	return quote.String(name)
 }
 
 // ErrTruncated is returned by ReadCommands for a file that ends in the
