@@ -295,16 +295,20 @@ func (s *Spec) GetKeys(args [][]byte, dst []KeyRef) []KeyRef {
 
 // LockKeys appends every key the command may touch, for locking: the key
 // function's exact reading of the arguments when there is one (a key spec
-// can be fooled by a key named like its keyword), else the key specs.
-func (s *Spec) LockKeys(args [][]byte, dst []KeyRef) []KeyRef {
+// can be fooled by a key named like its keyword), else the key specs, where
+// a spec whose keys would lie beyond the arguments has none (PFMERGE with
+// no source). all reports that the keys cannot be known (an unknown or
+// incomplete spec, an unreadable key count): the caller must lock
+// everything.
+func (s *Spec) LockKeys(args [][]byte, dst []KeyRef) (keys []KeyRef, all bool) {
 	if s.simple {
-		return s.simpleKeys(args, dst)
+		return s.simpleKeys(args, dst), false
 	}
 	if s.KeyFunc != nil {
-		return s.KeyFunc(args, dst)
+		return s.KeyFunc(args, dst), false
 	}
-	keys, _ := s.SpecKeys(args, dst)
-	return keys
+	keys, ok := s.specKeys(args, dst, true)
+	return keys, !ok
 }
 
 // SimpleKeys reports the one index+range key spec most commands have, so
@@ -331,6 +335,12 @@ func (s *Spec) simpleKeys(args [][]byte, dst []KeyRef) []KeyRef {
 // arguments), with dst as it was. Unlike the key function, it lets a
 // caller's stack buffer stay on the stack.
 func (s *Spec) SpecKeys(args [][]byte, dst []KeyRef) ([]KeyRef, bool) {
+	return s.specKeys(args, dst, false)
+}
+
+// specKeys is SpecKeys; with skipOutOfRange a spec whose keys would lie
+// beyond the arguments finds none instead of making the result unknown.
+func (s *Spec) specKeys(args [][]byte, dst []KeyRef, skipOutOfRange bool) ([]KeyRef, bool) {
 	start := len(dst)
 	argc := len(args)
 	for i := range s.keySpecs {
@@ -393,6 +403,9 @@ func (s *Spec) SpecKeys(args [][]byte, dst []KeyRef) ([]KeyRef, bool) {
 			return dst[:start], false
 		}
 		if last >= argc || last < first || first >= argc {
+			if skipOutOfRange {
+				continue
+			}
 			return dst[:start], false
 		}
 		for j := first; j <= last; j += step {

@@ -58,7 +58,10 @@ func (c *Client) queue(cmd *Command, args [][]byte) {
 	if cmd.Flags&(FlagAllKeys|FlagSelectsDB) != 0 {
 		t.lockAll = true
 	}
-	t.keys = cmd.keyArgs(q.args, t.keys)
+	var all bool
+	if t.keys, all = cmd.keyArgs(q.args, t.keys); all {
+		t.lockAll = true
+	}
 	c.queued.Store(int32(len(t.cmds)))
 	c.out.Simple("QUEUED")
 }

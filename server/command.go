@@ -218,8 +218,9 @@ func has(list []string, s string) bool {
 }
 
 // keyArgs appends the command's key arguments to dst: every key it may
-// touch, for locks, MULTI and tracking.
-func (c *Command) keyArgs(args [][]byte, dst [][]byte) [][]byte {
+// touch, for locks, MULTI and tracking. all reports that they cannot be
+// known from the arguments: the command must take every lock.
+func (c *Command) keyArgs(args [][]byte, dst [][]byte) (keys [][]byte, all bool) {
 	if first, lastKey, step, ok := c.spec.SimpleKeys(); ok {
 		last := lastKey
 		if last >= 0 {
@@ -230,25 +231,26 @@ func (c *Command) keyArgs(args [][]byte, dst [][]byte) [][]byte {
 		for i := first; i <= last && i < len(args); i += step {
 			dst = append(dst, args[i])
 		}
-		return dst
+		return dst, false
 	}
+	var refs []cmdspec.KeyRef
 	if c.spec.KeyFunc == nil {
 		var buf [8]cmdspec.KeyRef
-		keys, _ := c.spec.SpecKeys(args, buf[:0])
-		for _, k := range keys {
+		refs, all = c.spec.LockKeys(args, buf[:0])
+		for _, k := range refs {
 			dst = append(dst, args[k.Pos])
 		}
-		return dst
+		return dst, all
 	}
 	// A key function is called through a pointer, so its buffer would
 	// escape: it is pooled.
 	buf := keyRefPool.Get().(*[]cmdspec.KeyRef)
-	*buf = c.spec.LockKeys(args, (*buf)[:0])
+	*buf, all = c.spec.LockKeys(args, (*buf)[:0])
 	for _, k := range *buf {
 		dst = append(dst, args[k.Pos])
 	}
 	keyRefPool.Put(buf)
-	return dst
+	return dst, all
 }
 
 var keyRefPool = sync.Pool{New: func() any { return new([]cmdspec.KeyRef) }}

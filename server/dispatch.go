@@ -191,7 +191,11 @@ func (c *Client) call(cmd *Command, args [][]byte, from caller) {
 	case cmd.Flags&FlagAllKeys != 0, cmd.lockAll != nil && cmd.lockAll(args):
 		x.locks.All()
 	default:
-		x.keyBuf = cmd.keyArgs(args, x.keyBuf[:0])
+		var all bool
+		if x.keyBuf, all = cmd.keyArgs(args, x.keyBuf[:0]); all {
+			x.locks.All()
+			break
+		}
 		for _, k := range x.keyBuf {
 			x.locks.Add(k)
 		}

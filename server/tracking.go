@@ -119,7 +119,8 @@ func (s *Server) trackInner(c *Client, cmd, keysOf *Command, args [][]byte) {
 		return
 	}
 	if o := c.tracking.opts.Load(); o != nil {
-		s.remember(c, o, keysOf.keyArgs(args, nil))
+		keys, _ := keysOf.keyArgs(args, nil)
+		s.remember(c, o, keys)
 	}
 }
 
