@@ -307,6 +307,12 @@ func (s *Spec) LockKeys(args [][]byte, dst []KeyRef) (keys []KeyRef, all bool) {
 	if s.KeyFunc != nil {
 		return s.KeyFunc(args, dst), false
 	}
+	return s.SpecLockKeys(args, dst)
+}
+
+// SpecLockKeys is LockKeys for a command without a key function. Unlike
+// LockKeys, it lets a caller's stack buffer stay on the stack.
+func (s *Spec) SpecLockKeys(args [][]byte, dst []KeyRef) (keys []KeyRef, all bool) {
 	keys, ok := s.specKeys(args, dst, true)
 	return keys, !ok
 }

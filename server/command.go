@@ -236,7 +236,7 @@ func (c *Command) keyArgs(args [][]byte, dst [][]byte) (keys [][]byte, all bool)
 	var refs []cmdspec.KeyRef
 	if c.spec.KeyFunc == nil {
 		var buf [8]cmdspec.KeyRef
-		refs, all = c.spec.LockKeys(args, buf[:0])
+		refs, all = c.spec.SpecLockKeys(args, buf[:0])
 		for _, k := range refs {
 			dst = append(dst, args[k.Pos])
 		}
