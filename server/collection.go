@@ -13,8 +13,12 @@ import (
 
 // env is what the values package needs of the command: the encoding
 // limits, its database and time, and its scratch buffers.
-func (x *Ctx) env() values.Env {
-	return values.Env{Limits: x.s.cfg, DB: x.DB, Now: x.Now, Scratch: &x.scratch}
+func (x *Ctx) env() *values.Env {
+	if x.values.Scratch != &x.scratch { // first use (or a copied Ctx)
+		x.values.Limits, x.values.Scratch = x.s.cfg, &x.scratch
+	}
+	x.values.DB, x.values.Now = x.DB, x.Now
+	return &x.values
 }
 
 // committed emits the keyspace events of a committed edit in Redis's order:

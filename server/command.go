@@ -332,6 +332,7 @@ type Ctx struct {
 	// rebuilt): a rebuild reads one and writes the other, and the keyspace
 	// copies the result, so they are reused across commands.
 	scratch values.Scratch
+	values  values.Env // what env hands the values package, refreshed per call
 }
 
 // nextScratch returns the scratch buffer not handed out last, emptied.

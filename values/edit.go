@@ -23,14 +23,14 @@ type Commit struct {
 // entry looked up for writing, and how the result is stored back. Each
 // type's edit embeds it next to its own view.
 type Edit struct {
-	env     Env
+	env     *Env
 	entry   keyspace.Entry
 	key     []byte
 	found   bool
 	changed bool // the compact bytes changed, or the collection converted
 }
 
-func (c *Edit) begin(env Env, key []byte, e keyspace.Entry, found bool) {
+func (c *Edit) begin(env *Env, key []byte, e keyspace.Entry, found bool) {
 	*c = Edit{env: env, entry: e, key: key, found: found}
 }
 
@@ -84,7 +84,7 @@ func (c *Edit) writeBack(t keyspace.Type, n int, obj keyspace.Object, objEnc key
 // at key (e looked up for writing), replacing any value and its expire
 // time as Redis's setKey does: obj when non-nil, else the compact bytes.
 // n == 0 deletes the key.
-func replace(env Env, e *keyspace.Entry, found bool, key []byte, t keyspace.Type, n int, obj keyspace.Object, objEnc keyspace.Encoding, compact []byte, compactEnc keyspace.Encoding) Commit {
+func replace(env *Env, e *keyspace.Entry, found bool, key []byte, t keyspace.Type, n int, obj keyspace.Object, objEnc keyspace.Encoding, compact []byte, compactEnc keyspace.Encoding) Commit {
 	out := Stored
 	switch {
 	case n == 0:

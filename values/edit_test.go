@@ -23,15 +23,15 @@ func (limits) StreamNodeMaxEntries() int64   { return 100 }
 
 const now = int64(1_700_000_000_000)
 
-func newEnv() Env {
-	return Env{Limits: limits{}, DB: keyspace.New(1, keyspace.Hooks{}).DB(0), Now: now, Scratch: &Scratch{}}
+func newEnv() *Env {
+	return &Env{Limits: limits{}, DB: keyspace.New(1, keyspace.Hooks{}).DB(0), Now: now, Scratch: &Scratch{}}
 }
 
-func lookup(env Env, key string) (keyspace.Entry, bool) {
+func lookup(env *Env, key string) (keyspace.Entry, bool) {
 	return env.DB.Lookup([]byte(key), env.Now, false)
 }
 
-func hashEdit(t *testing.T, env Env, key string) *HashEdit {
+func hashEdit(t *testing.T, env *Env, key string) *HashEdit {
 	t.Helper()
 	e, found := lookup(env, key)
 	if found && e.Type() != keyspace.TypeHash {
@@ -42,14 +42,14 @@ func hashEdit(t *testing.T, env Env, key string) *HashEdit {
 	return h
 }
 
-func setEdit(env Env, key string) *SetEdit {
+func setEdit(env *Env, key string) *SetEdit {
 	e, found := lookup(env, key)
 	s := &SetEdit{}
 	s.Begin(env, []byte(key), e, found)
 	return s
 }
 
-func wantEncoding(t *testing.T, env Env, key string, enc keyspace.Encoding, n int) {
+func wantEncoding(t *testing.T, env *Env, key string, enc keyspace.Encoding, n int) {
 	t.Helper()
 	e, found := lookup(env, key)
 	if !found {

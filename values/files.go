@@ -136,7 +136,7 @@ func AppendRebuild(b []byte, e *keyspace.Entry) []byte {
 // points into data: the callee copies what it keeps). It reports the keys
 // loaded and those skipped as expired.
 func LoadRDB(data []byte, cfg FileConfig, ks *keyspace.Keyspace, now int64, merge bool, function func(code []byte) error) (loaded, expired int64, err error) {
-	env := Env{Limits: cfg, DB: ks.DB(0), Now: now, Scratch: &Scratch{}}
+	env := &Env{Limits: cfg, DB: ks.DB(0), Now: now, Scratch: &Scratch{}}
 	mode := AccessModeOf(cfg.MaxMemoryPolicy())
 	err = persistence.Load(data, cfg.RDBChecksum(), persistence.Handler{
 		SelectDB: func(db int) error {

@@ -150,7 +150,7 @@ var ErrDuplicate = errors.New("duplicate elements")
 // idle, -1 when the record has none). A collection is built as the
 // commands build it, so it takes the encoding Redis gives it under the
 // configured limits.
-func Restore(env Env, e keyspace.Entry, key []byte, v *persistence.Value, expireAt int64, mode AccessMode, freq int, idle int64) error {
+func Restore(env *Env, e keyspace.Entry, key []byte, v *persistence.Value, expireAt int64, mode AccessMode, freq int, idle int64) error {
 	if v.Type == persistence.TypeString {
 		// Most keys: the value stored straight into the vacancy.
 		env.DB.Put(&e, key, keyspace.TypeString, StringEncoding(v.Str), v.Str, expireAt, env.Now)
@@ -169,7 +169,7 @@ func Restore(env Env, e keyspace.Entry, key []byte, v *persistence.Value, expire
 
 // storeCollection stores a decoded collection at key (e its vacancy).
 // Duplicate members are an error.
-func storeCollection(env Env, e keyspace.Entry, key []byte, v *persistence.Value) error {
+func storeCollection(env *Env, e keyspace.Entry, key []byte, v *persistence.Value) error {
 	switch v.Type {
 	case persistence.TypeList:
 		var l ListEdit
@@ -215,7 +215,7 @@ func storeCollection(env Env, e keyspace.Entry, key []byte, v *persistence.Value
 // SetAccess gives a restored or loaded key the access clock it came with,
 // as objectSetLRUOrLFU does: the LFU counter under an LFU policy, else the
 // LRU idle time (none when negative).
-func SetAccess(env Env, e *keyspace.Entry, mode AccessMode, freq int, idle int64) {
+func SetAccess(env *Env, e *keyspace.Entry, mode AccessMode, freq int, idle int64) {
 	switch {
 	case mode == AccessLFU && freq >= 0:
 		env.DB.SetAccess(e, keyspace.LFUAccess(int64(freq), env.Now))

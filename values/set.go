@@ -108,7 +108,7 @@ type SetEdit struct {
 
 // Begin starts an edit of key, looked up for writing as e (a set when found;
 // a missing key is an empty intset). The caller keeps s on its stack.
-func (s *SetEdit) Begin(env Env, key []byte, e keyspace.Entry, found bool) {
+func (s *SetEdit) Begin(env *Env, key []byte, e keyspace.Entry, found bool) {
 	*s = SetEdit{}
 	s.begin(env, key, e, found)
 	if found {
@@ -118,7 +118,7 @@ func (s *SetEdit) Begin(env Env, key []byte, e keyspace.Entry, found bool) {
 
 // BeginNew starts a set that is built, not stored in place: a result of the
 // set algebra, stored with StoreAt or only replied.
-func (s *SetEdit) BeginNew(env Env) { *s = SetEdit{Edit: Edit{env: env}} }
+func (s *SetEdit) BeginNew(env *Env) { *s = SetEdit{Edit: Edit{env: env}} }
 
 // convert turns an intset into a hashtable.
 func (s *SetEdit) convert() {

@@ -20,7 +20,7 @@ func EntryStream(e *keyspace.Entry) *stream.Stream { return e.Object().(*StreamO
 
 // CreateStream stores a new empty stream at key (e looked up for writing,
 // missing).
-func CreateStream(env Env, e *keyspace.Entry, key []byte) *stream.Stream {
+func CreateStream(env *Env, e *keyspace.Entry, key []byte) *stream.Stream {
 	s := stream.New()
 	env.DB.PutObject(e, key, keyspace.TypeStream, keyspace.EncStream, &StreamObject{s}, 0, env.Now)
 	return s
@@ -69,7 +69,7 @@ func appendStreamValue(enc *persistence.Encoder, b []byte, st *stream.Stream) []
 
 // storeStream stores a decoded stream at key (e its vacancy) with the nodes
 // it was saved with (so XINFO's radix-tree figures carry over).
-func storeStream(env Env, e *keyspace.Entry, key []byte, v *persistence.Stream) {
+func storeStream(env *Env, e *keyspace.Entry, key []byte, v *persistence.Stream) {
 	st := stream.New()
 	for i := range v.Nodes {
 		n := &v.Nodes[i]

@@ -50,22 +50,28 @@ type Editor interface {
 // when not found), and reports true; for an entry of another type it starts
 // nothing and reports false. It switches on ed's type for the reason ViewOf
 // says.
-func Begin[E Editor](ed E, env Env, key []byte, e keyspace.Entry, found bool) bool {
-	var t keyspace.Type
-	var begin func(env Env, key []byte, e keyspace.Entry, found bool)
+func Begin[E Editor](ed E, env *Env, key []byte, e keyspace.Entry, found bool) bool {
 	switch ed := any(ed).(type) {
 	case *HashEdit:
-		t, begin = keyspace.TypeHash, ed.Begin
+		if found && e.Type() != keyspace.TypeHash {
+			return false
+		}
+		ed.Begin(env, key, e, found)
 	case *SetEdit:
-		t, begin = keyspace.TypeSet, ed.Begin
+		if found && e.Type() != keyspace.TypeSet {
+			return false
+		}
+		ed.Begin(env, key, e, found)
 	case *ListEdit:
-		t, begin = keyspace.TypeList, ed.Begin
+		if found && e.Type() != keyspace.TypeList {
+			return false
+		}
+		ed.Begin(env, key, e, found)
 	case *ZSetEdit:
-		t, begin = keyspace.TypeZSet, ed.Begin
+		if found && e.Type() != keyspace.TypeZSet {
+			return false
+		}
+		ed.Begin(env, key, e, found)
 	}
-	if found && e.Type() != t {
-		return false
-	}
-	begin(env, key, e, found)
 	return true
 }

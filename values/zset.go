@@ -166,7 +166,7 @@ type ZSetEdit struct {
 
 // Begin starts an edit of key, looked up for writing as e (a sorted set when
 // found; a missing key is an empty one). The caller keeps z on its stack.
-func (z *ZSetEdit) Begin(env Env, key []byte, e keyspace.Entry, found bool) {
+func (z *ZSetEdit) Begin(env *Env, key []byte, e keyspace.Entry, found bool) {
 	*z = ZSetEdit{}
 	z.begin(env, key, e, found)
 	if found {
@@ -245,7 +245,7 @@ func (z *ZSetEdit) Commit() Commit {
 // StoreZSet stores o at key (e looked up for writing) as a new sorted set
 // (no expire time), compact when it fits the limits as Redis's
 // zsetConvertToListpackIfNeeded does; an empty o deletes key.
-func StoreZSet(env Env, e *keyspace.Entry, found bool, key []byte, o *ZSetObject) Commit {
+func StoreZSet(env *Env, e *keyspace.Entry, found bool, key []byte, o *ZSetObject) Commit {
 	n := o.Len()
 	var lp []byte
 	if int64(n) <= env.Limits.ZsetMaxListpackEntries() {
