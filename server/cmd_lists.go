@@ -527,14 +527,14 @@ func (x *Ctx) lmove(l *values.ListEdit, dst []byte, fromHead, toHead bool) {
 	// The lookups may have removed expired keys: look both up again (without
 	// touching them twice), committing src before dst is looked up.
 	e, _ := x.DB.Lookup(src, x.Now, false)
-	editAt(x, src, e, true, l)
+	editAt(x, src, &e, true, l)
 	var buf [64]byte
 	elem := append(buf[:0], l.Index(from)...)
 	l.Trim(boolInt(fromHead), n-boolInt(!fromHead))
 	// Redis notifies the push before the pop (and the source's deletion).
 	l.Commit()
 	e, found := x.DB.Lookup(dst, x.Now, false)
-	editAt(x, dst, e, found, l)
+	editAt(x, dst, &e, found, l)
 	l.Push(toHead, elem)
 	x.committed(l.Commit(), pushEvent(toHead))
 	x.notify(notifyList, popEvent(fromHead), src)

@@ -70,11 +70,11 @@ func readAs[V values.View](x *Ctx, key []byte) (v V, found, ok bool) {
 // collection), replying WRONGTYPE and returning false for another type.
 func editAs[E values.Editor](x *Ctx, key []byte, ed E) bool {
 	e, found := x.lookupWrite(key)
-	return editAt(x, key, e, found, ed)
+	return editAt(x, key, &e, found, ed)
 }
 
 // editAt is editAs on an entry already looked up.
-func editAt[E values.Editor](x *Ctx, key []byte, e keyspace.Entry, found bool, ed E) bool {
+func editAt[E values.Editor](x *Ctx, key []byte, e *keyspace.Entry, found bool, ed E) bool {
 	if !values.Begin(ed, x.env(), key, e, found) {
 		x.W.Error(errWrongType)
 		return false

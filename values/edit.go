@@ -30,8 +30,8 @@ type Edit struct {
 	changed bool // the compact bytes changed, or the collection converted
 }
 
-func (c *Edit) begin(env *Env, key []byte, e keyspace.Entry, found bool) {
-	*c = Edit{env: env, entry: e, key: key, found: found}
+func (c *Edit) begin(env *Env, key []byte, e *keyspace.Entry, found bool) {
+	*c = Edit{env: env, entry: *e, key: key, found: found}
 }
 
 // Found reports whether the key existed when the edit began.

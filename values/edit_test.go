@@ -38,14 +38,14 @@ func hashEdit(t *testing.T, env *Env, key string) *HashEdit {
 		t.Fatalf("%s: type %v", key, e.Type())
 	}
 	h := &HashEdit{}
-	h.Begin(env, []byte(key), e, found)
+	h.Begin(env, []byte(key), &e, found)
 	return h
 }
 
 func setEdit(env *Env, key string) *SetEdit {
 	e, found := lookup(env, key)
 	s := &SetEdit{}
-	s.Begin(env, []byte(key), e, found)
+	s.Begin(env, []byte(key), &e, found)
 	return s
 }
 
@@ -131,7 +131,7 @@ func TestZSetAndListConvert(t *testing.T) {
 	env := newEnv()
 	var z ZSetEdit
 	e, found := lookup(env, "z")
-	z.Begin(env, []byte("z"), e, found)
+	z.Begin(env, []byte("z"), &e, found)
 	for i := range 5 {
 		z.Add([]byte{'a' + byte(i)}, float64(i))
 	}
@@ -140,7 +140,7 @@ func TestZSetAndListConvert(t *testing.T) {
 
 	var l ListEdit
 	e, found = lookup(env, "l")
-	l.Begin(env, []byte("l"), e, found)
+	l.Begin(env, []byte("l"), &e, found)
 	for i := range 3 {
 		l.Push(false, []byte(strconv.Itoa(i)))
 	}
@@ -149,7 +149,7 @@ func TestZSetAndListConvert(t *testing.T) {
 	if e.Object() != nil {
 		t.Fatal("a list of 3 is large")
 	}
-	l.Begin(env, []byte("l"), e, true)
+	l.Begin(env, []byte("l"), &e, true)
 	for i := range 10 {
 		l.Push(true, []byte(strconv.Itoa(i)))
 	}
@@ -255,12 +255,12 @@ func TestRestoreRoundTrip(t *testing.T) {
 	s.Commit()
 	var z ZSetEdit
 	e, found := lookup(env, "z")
-	z.Begin(env, []byte("z"), e, found)
+	z.Begin(env, []byte("z"), &e, found)
 	z.Add([]byte("m"), 1.5)
 	z.Commit()
 	var l ListEdit
 	e, found = lookup(env, "l")
-	l.Begin(env, []byte("l"), e, found)
+	l.Begin(env, []byte("l"), &e, found)
 	l.Push(false, []byte("a"))
 	l.Commit()
 	e, _ = lookup(env, "x")
@@ -309,18 +309,18 @@ func TestSmallEditsDoNotAllocate(t *testing.T) {
 	allocs := testing.AllocsPerRun(200, func() {
 		var h HashEdit
 		e, found := env.DB.Lookup(hkey, env.Now, false)
-		h.Begin(env, hkey, e, found)
+		h.Begin(env, hkey, &e, found)
 		h.Set(field, value)
 		h.Commit()
 		var s SetEdit
 		e, found = env.DB.Lookup(skey, env.Now, false)
-		s.Begin(env, skey, e, found)
+		s.Begin(env, skey, &e, found)
 		s.Remove(member)
 		s.Add(member)
 		s.Commit()
 		var l ListEdit
 		e, found = env.DB.Lookup(lkey, env.Now, false)
-		l.Begin(env, lkey, e, found)
+		l.Begin(env, lkey, &e, found)
 		l.Push(true, value)
 		l.Trim(0, 2)
 		l.Commit()

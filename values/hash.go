@@ -128,7 +128,7 @@ type HashEdit struct {
 
 // Begin starts an edit of key, looked up for writing as e (a hash when
 // found; a missing key is an empty hash). The caller keeps h on its stack.
-func (h *HashEdit) Begin(env *Env, key []byte, e keyspace.Entry, found bool) {
+func (h *HashEdit) Begin(env *Env, key []byte, e *keyspace.Entry, found bool) {
 	*h = HashEdit{}
 	h.begin(env, key, e, found)
 	if found {

@@ -68,7 +68,7 @@ type ListEdit struct {
 
 // Begin starts an edit of key, looked up for writing as e (a list when
 // found; a missing key is an empty list). The caller keeps l on its stack.
-func (l *ListEdit) Begin(env *Env, key []byte, e keyspace.Entry, found bool) {
+func (l *ListEdit) Begin(env *Env, key []byte, e *keyspace.Entry, found bool) {
 	*l = ListEdit{fill: env.Limits.ListMaxListpackSize()}
 	l.begin(env, key, e, found)
 	if found {
@@ -80,7 +80,7 @@ func (l *ListEdit) Begin(env *Env, key []byte, e keyspace.Entry, found bool) {
 
 // BeginNew starts a list that is built apart from the keyspace and stored
 // with StoreAt.
-func (l *ListEdit) BeginNew(env *Env) { l.Begin(env, nil, keyspace.Entry{}, false) }
+func (l *ListEdit) BeginNew(env *Env) { l.Begin(env, nil, &keyspace.Entry{}, false) }
 
 // splice replaces the elements [i, j) of the packed node by ins, converting
 // it to the large form past the fill limit.

@@ -173,14 +173,14 @@ func storeCollection(env *Env, e keyspace.Entry, key []byte, v *persistence.Valu
 	switch v.Type {
 	case persistence.TypeList:
 		var l ListEdit
-		l.Begin(env, key, e, false)
+		l.Begin(env, key, &e, false)
 		for _, el := range v.Elems {
 			l.Push(false, el)
 		}
 		l.Commit()
 	case persistence.TypeSet:
 		var set SetEdit
-		set.Begin(env, key, e, false)
+		set.Begin(env, key, &e, false)
 		for _, m := range v.Elems {
 			if !set.Add(m) {
 				return ErrDuplicate
@@ -189,7 +189,7 @@ func storeCollection(env *Env, e keyspace.Entry, key []byte, v *persistence.Valu
 		set.Commit()
 	case persistence.TypeZSet:
 		var z ZSetEdit
-		z.Begin(env, key, e, false)
+		z.Begin(env, key, &e, false)
 		for i, m := range v.Elems {
 			if _, dup := z.Score(m); dup {
 				return ErrDuplicate
@@ -199,7 +199,7 @@ func storeCollection(env *Env, e keyspace.Entry, key []byte, v *persistence.Valu
 		z.Commit()
 	case persistence.TypeHash:
 		var h HashEdit
-		h.Begin(env, key, e, false)
+		h.Begin(env, key, &e, false)
 		for i := 0; i < len(v.Elems); i += 2 {
 			if !h.Set(v.Elems[i], v.Elems[i+1]) {
 				return ErrDuplicate

@@ -108,7 +108,7 @@ type SetEdit struct {
 
 // Begin starts an edit of key, looked up for writing as e (a set when found;
 // a missing key is an empty intset). The caller keeps s on its stack.
-func (s *SetEdit) Begin(env *Env, key []byte, e keyspace.Entry, found bool) {
+func (s *SetEdit) Begin(env *Env, key []byte, e *keyspace.Entry, found bool) {
 	*s = SetEdit{}
 	s.begin(env, key, e, found)
 	if found {

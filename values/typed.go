@@ -50,7 +50,7 @@ type Editor interface {
 // when not found), and reports true; for an entry of another type it starts
 // nothing and reports false. It switches on ed's type for the reason ViewOf
 // says.
-func Begin[E Editor](ed E, env *Env, key []byte, e keyspace.Entry, found bool) bool {
+func Begin[E Editor](ed E, env *Env, key []byte, e *keyspace.Entry, found bool) bool {
 	switch ed := any(ed).(type) {
 	case *HashEdit:
 		if found && e.Type() != keyspace.TypeHash {

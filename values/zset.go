@@ -166,7 +166,7 @@ type ZSetEdit struct {
 
 // Begin starts an edit of key, looked up for writing as e (a sorted set when
 // found; a missing key is an empty one). The caller keeps z on its stack.
-func (z *ZSetEdit) Begin(env *Env, key []byte, e keyspace.Entry, found bool) {
+func (z *ZSetEdit) Begin(env *Env, key []byte, e *keyspace.Entry, found bool) {
 	*z = ZSetEdit{}
 	z.begin(env, key, e, found)
 	if found {
