@@ -129,10 +129,7 @@ func (s *Spec) LegacyRange() (first, last, step int) {
 	return s.legacyFirst, s.legacyLast, s.legacyStep
 }
 
-var (
-	commands = map[string]*Spec{}
-	groups   []string
-)
+var commands = map[string]*Spec{}
 
 // add registers the commands of one group; a file per group calls it from
 // its init function.

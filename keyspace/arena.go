@@ -497,14 +497,9 @@ func entryKey(e []byte) []byte {
 	return e[p : p+int(klen)]
 }
 
-// encode writes an entry into dst, which is entrySize long or up to maxPad
-// longer (a hole it fills), the value length written in more bytes.
-func encode(dst []byte, meta byte, access uint32, key, value []byte, expire int64, object bool) {
-	copy(dst[encodeHeader(dst, meta, access, key, len(value), expire, object):], value)
-}
-
-// encodeHeader is encode without the value: it writes all but the value's
-// vlen bytes and returns where they go.
+// encodeHeader writes an entry into dst, which is entrySize long or up to
+// maxPad longer (a hole it fills, the value length then written in more
+// bytes), all but the value's vlen bytes, and returns where they go.
 func encodeHeader(dst []byte, meta byte, access uint32, key []byte, vlen int, expire int64, object bool) int {
 	dst[0] = meta
 	dst[1] = 0

@@ -15,11 +15,6 @@ import (
 // Differential tests of AUTH and ACL. Every test changes users, so each runs
 // on servers of its own (StartIsolated).
 
-// Redis lists the single commands of a rule set in its command hash table's
-// order, which is seeded per process; Keyhive lists them by name. Rules are
-// compared with each run of single-command rules sorted.
-const ruleOrder = "Redis orders single-command rules by a per-process hash seed"
-
 // normRules sorts each run of single-command rules (+cmd, -cmd|sub) in a
 // rule string.
 func normRules(s string) string {
@@ -37,45 +32,6 @@ func normRules(s string) string {
 		i = max(j, i+1)
 	}
 	return strings.Join(tokens, " ")
-}
-
-// normReply is a reply as text with every string's rules normalized.
-func normReply(r difftest.Reply) string {
-	var b strings.Builder
-	var walk func(r difftest.Reply)
-	walk = func(r difftest.Reply) {
-		fmt.Fprintf(&b, "%c", r.Kind)
-		if r.Null {
-			b.WriteString("nil ")
-			return
-		}
-		switch {
-		case r.IsAggregate():
-			fmt.Fprintf(&b, "%d[", len(r.Elems))
-			for _, e := range r.Elems {
-				walk(e)
-			}
-			b.WriteString("] ")
-		case r.Kind == difftest.KindInt:
-			fmt.Fprintf(&b, "%d ", r.Int)
-		default:
-			b.WriteString(strconv.Quote(normRules(r.Str)) + " ")
-		}
-	}
-	walk(r)
-	return b.String()
-}
-
-// rulesCompare compares ACL CAT replies up to the order of single-command
-// rules.
-func rulesCompare(r, k difftest.Reply) error {
-	if r.Equal(k) {
-		return nil
-	}
-	if nr, nk := normReply(r), normReply(k); nr != nk {
-		return fmt.Errorf("differ beyond the order of command rules (%s):\n\t%s\n\t%s", ruleOrder, nr, nk)
-	}
-	return nil
 }
 
 // Command rules are compared by what they allow. Redis picks the categories

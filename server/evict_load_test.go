@@ -21,12 +21,11 @@ const rssOverhead = 24 << 20
 
 // pipe sends commands in pipelined batches and counts replies by kind.
 type pipe struct {
-	t   *testing.T
-	c   net.Conn
-	r   *bufio.Reader
-	w   *bufio.Writer
-	n   int
-	nil int // null replies (misses)
+	t *testing.T
+	c net.Conn
+	r *bufio.Reader
+	w *bufio.Writer
+	n int
 }
 
 func dialPipe(t *testing.T, addr string) *pipe {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -263,20 +262,6 @@ func TestPubSubSoftLimit(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Error("still subscribed after 3s over the soft limit of 1 s")
-}
-
-func rssBytes(t *testing.T) int64 {
-	data, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		t.Skip("no /proc")
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
 }
 
 // TestGoRedisPubSub uses go-redis's PubSub in RESP2 and RESP3.

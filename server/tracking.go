@@ -356,14 +356,6 @@ func (s *Server) disableTracking(c *Client) {
 	delete(t.self, c)
 }
 
-// trackingStats returns INFO's tracking_total_keys, _items and _prefixes.
-func (s *Server) trackingStats() (keys, items, prefixes int) {
-	t := &s.tracking
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return len(t.keys), t.items, len(t.prefixes)
-}
-
 // clientTracking handles CLIENT TRACKING ON|OFF [REDIRECT id] [PREFIX p ...]
 // [BCAST] [OPTIN] [OPTOUT] [NOLOOP], with Redis's checks in Redis's order.
 func clientTrackingCommand(x *Ctx) {

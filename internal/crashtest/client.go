@@ -139,15 +139,3 @@ func asString(v any) (string, error) {
 	}
 	return "", fmt.Errorf("unexpected reply %v", v)
 }
-
-func asArray(v any) ([]any, error) {
-	switch v := v.(type) {
-	case []any:
-		return v, nil
-	case nil:
-		return nil, nil
-	case replyError:
-		return nil, v
-	}
-	return nil, fmt.Errorf("unexpected reply %v", v)
-}
