@@ -25,6 +25,15 @@ func init() {
 	bind("shutdown", shutdownCommand)
 	bind("debug", debugCommand)
 	bind("role", roleCommand)
+	bindSub("module", "help", moduleHelp)
+	bindSub("module", "list", func(x *Ctx) { x.W.Array(0) })
+	bindSub("module", "load", moduleLoad)
+	bindSub("module", "loadex", moduleLoad)
+	bindSub("module", "unload", func(x *Ctx) {
+		if moduleCommandAllowed(x) {
+			x.W.Error("ERR Error unloading module: no such module with that name")
+		}
+	})
 	bind("command", commandInfoAll)
 	bindSub("config", "get", func(x *Ctx) { writeStringMap(x, x.s.cfg.GetMany(argStrings(x.Args[2:]))) })
 	bindSub("config", "set", configSet)
@@ -47,6 +56,37 @@ func roleCommand(x *Ctx) {
 	x.W.BulkString("master")
 	x.W.Int(0)
 	x.W.Array(0)
+}
+
+// MODULE: Keyhive is not a host for Redis modules (C shared libraries), so
+// it lists none and cannot load one, with Redis's replies for a module that
+// fails to load or is not there.
+
+// moduleCommandAllowed applies enable-module-command to the subcommands
+// that load and unload, replying Redis's refusal.
+func moduleCommandAllowed(x *Ctx) bool {
+	mode := x.s.cfg.EnableModuleCommand()
+	if mode == "yes" || (mode == "local" && x.c.isLocal()) {
+		return true
+	}
+	x.W.Error("ERR MODULE command not allowed. If the enable-module-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.")
+	return false
+}
+
+func moduleLoad(x *Ctx) {
+	if moduleCommandAllowed(x) {
+		x.s.log.Printf("Module %s failed to load: Keyhive does not load modules", cString(x.Args[2]))
+		x.W.Error("ERR Error loading the extension. Please check the server logs.")
+	}
+}
+
+func moduleHelp(x *Ctx) {
+	writeHelp(x, "MODULE", []string{
+		"LIST", "    Return a list of loaded modules.",
+		"LOAD <path> [<arg> ...]", "    Load a module library from <path>, passing to it any optional arguments.",
+		"LOADEX <path> [[CONFIG NAME VALUE] [CONFIG NAME VALUE]] [ARGS ...]", "    Load a module library from <path>, while passing it module configurations and optional arguments.",
+		"UNLOAD <name>", "    Unload a module.",
+	})
 }
 
 func argStrings(args [][]byte) []string {

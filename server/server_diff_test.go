@@ -529,3 +529,24 @@ func TestRole(t *testing.T) {
 		p.Do("EVAL", "return redis.pcall('role')", "0")
 	}
 }
+
+// TestModule: MODULE with no module loaded, refused by enable-module-command
+// as in Redis, and failing to load when allowed.
+func TestModule(t *testing.T) {
+	p := difftest.StartIsolated(t)
+	allowed := difftest.StartIsolated(t, "--enable-module-command", "yes")
+	for _, proto := range []int{2, 3} {
+		for _, q := range []*difftest.Pair{p, allowed} {
+			q.Proto(proto)
+			q.Do("MODULE", "LIST")
+			q.Do("MODULE", "HELP")
+			q.Do("MODULE", "LOAD", "/nonexistent/module.so", "arg")
+			q.Do("MODULE", "LOADEX", "/nonexistent/module.so", "CONFIG", "name", "value", "ARGS", "a")
+			q.Do("MODULE", "UNLOAD", "nosuchmodule")
+			q.Do("MODULE", "NOSUCH")
+			q.Do("MODULE")
+			q.Do("MODULE", "LIST", "extra")
+			q.Do("EVAL", "return redis.pcall('module', 'list')", "0")
+		}
+	}
+}
