@@ -7,7 +7,7 @@ func init() {
 			Args:  "key:key#0 [element:string]...",
 			Since: "2.8.9", Complexity: "O(1) per element.",
 			Summary: "Adds elements to a HyperLogLog."},
-		&Spec{Name: "pfcount", Arity: -2, Flags: "readonly", ACL: "@read @hyperloglog @slow",
+		&Spec{Name: "pfcount", Arity: -2, Flags: "readonly may_replicate", ACL: "@read @hyperloglog @slow",
 			Keys:  []string{"RW access; index 1; range -1 1 0; RW: counting may store the cardinality in the value, and that change is propagated"},
 			Args:  "key:key#0...",
 			Since: "2.8.9", Complexity: "O(1) for one key; O(N), N = the keys, with larger constants for several.",

@@ -2,7 +2,7 @@ package cmdspec
 
 func init() {
 	add("scripting",
-		&Spec{Name: "eval", Arity: -3, Flags: "noscript stale skip_monitor no_mandatory_keys allkeys", ACL: "@slow @scripting",
+		&Spec{Name: "eval", Arity: -3, Flags: "noscript stale skip_monitor no_mandatory_keys allkeys may_replicate", ACL: "@slow @scripting",
 			Keys:    []string{"RW access update; index 2; keynum 0 1 1; what the script does with its keys is unknown, so the widest flags are assumed"},
 			KeyFunc: scriptKeys,
 			Args:    "script:string numkeys:integer [key:key#0]... [arg:string]...",
@@ -14,7 +14,7 @@ func init() {
 			Args:    "script:string numkeys:integer [key:key#0]... [arg:string]...",
 			Since:   "7.0.0", Complexity: "That of the script.",
 			Summary: "Runs a Lua script that does not write."},
-		&Spec{Name: "evalsha", Arity: -3, Flags: "noscript stale skip_monitor no_mandatory_keys allkeys", ACL: "@slow @scripting",
+		&Spec{Name: "evalsha", Arity: -3, Flags: "noscript stale skip_monitor no_mandatory_keys allkeys may_replicate", ACL: "@slow @scripting",
 			Keys:    []string{"RW access update; index 2; keynum 0 1 1"},
 			KeyFunc: scriptKeys,
 			Args:    "sha1:string numkeys:integer [key:key#0]... [arg:string]...",
@@ -26,7 +26,7 @@ func init() {
 			Args:    "sha1:string numkeys:integer [key:key#0]... [arg:string]...",
 			Since:   "7.0.0", Complexity: "That of the script.",
 			Summary: "Runs a cached Lua script that does not write, named by its SHA1 digest."},
-		&Spec{Name: "fcall", Arity: -3, Flags: "noscript stale skip_monitor no_mandatory_keys allkeys", ACL: "@slow @scripting",
+		&Spec{Name: "fcall", Arity: -3, Flags: "noscript stale skip_monitor no_mandatory_keys allkeys may_replicate", ACL: "@slow @scripting",
 			Keys:    []string{"RW access update; index 2; keynum 0 1 1; what the function does with its keys is unknown, so the widest flags are assumed"},
 			KeyFunc: scriptKeys,
 			Args:    "function:string numkeys:integer [key:key#0]... [arg:string]...",

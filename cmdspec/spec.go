@@ -68,7 +68,9 @@ type Spec struct {
 	// disk_error_denied (refused like writes when the AOF cannot be written),
 	// selects_db (it switches the client's database), channel_publish,
 	// channel_subscribe and channel_pattern (its arguments are channels,
-	// or patterns, it publishes or subscribes to, as ACL checks them).
+	// or patterns, it publishes or subscribes to, as ACL checks them) and
+	// may_replicate (Redis's flag, which COMMAND INFO hides: it may
+	// propagate although it is no write, so read-only scripts refuse it).
 	Flags string
 	ACL   string   // every ACL category COMMAND INFO lists, in its order
 	Tips  string   // COMMAND INFO's tips, space separated

@@ -218,7 +218,7 @@ func (h *scriptHost) admit(cmd *Command, args [][]byte) bool {
 	case h.scriptDenied(cmd, args, &denied):
 		h.out.Error(denied)
 		return false
-	case cmd.Flags&FlagWrite != 0 && h.readOnly:
+	case cmd.Flags&(FlagWrite|FlagMayReplicate) != 0 && h.readOnly:
 		return h.reject(cmd, "ERR Write commands are not allowed from read-only scripts.")
 	case cmd.Flags&FlagWrite != 0 && s.aof.WriteFailed():
 		return h.reject(cmd, s.aof.WriteError())

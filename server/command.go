@@ -30,7 +30,10 @@ const (
 	FlagSkipSlowlog
 	FlagFast
 	FlagNoAuth
-	FlagMayReplicate // hidden by COMMAND INFO, as in Redis: no spec sets it
+	// FlagMayReplicate is hidden by COMMAND INFO, as Redis hides it: the
+	// command may propagate although it is not a write (PUBLISH, PFCOUNT's
+	// cache, scripts), so read-only scripts refuse it.
+	FlagMayReplicate
 	FlagNoMandatoryKeys
 	FlagProtected // hidden by COMMAND INFO, as in Redis: no spec sets it
 	FlagNoMulti
@@ -90,7 +93,7 @@ var internalFlagNames = map[string]Flags{
 	"allkeys": FlagAllKeys, "nokeyspace": FlagNoKeyspace, "not_queued": FlagNotQueued,
 	"ends_multi": FlagEndsMulti, "subscribed_ok": FlagSubscribedOK, "disk_error_denied": FlagDiskErrorDenied,
 	"selects_db": FlagSelectsDB, "channel_publish": FlagChannelPublish, "channel_subscribe": FlagChannelSubscribe,
-	"channel_pattern": FlagChannelPattern,
+	"channel_pattern": FlagChannelPattern, "may_replicate": FlagMayReplicate,
 }
 
 func parseFlags(s string) Flags {

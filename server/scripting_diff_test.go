@@ -71,6 +71,26 @@ func TestEvalReadOnly(t *testing.T) {
 	p.Do("GET", "a")
 }
 
+// TestReadOnlyScriptsRefuseMayReplicate: a read-only script (EVAL_RO,
+// FCALL_RO, a no-writes shebang) refuses the commands that may propagate
+// without being writes (PUBLISH, SPUBLISH, PFCOUNT), as Redis does; a
+// script without flags may run them.
+func TestReadOnlyScriptsRefuseMayReplicate(t *testing.T) {
+	p := difftest.StartIsolated(t)
+	p.Do("PFADD", "hll", "a", "b")
+	for _, proto := range []int{2, 3} {
+		p.Proto(proto)
+		for _, call := range []string{"redis.pcall('publish', 'ch', 'm')", "redis.pcall('spublish', 'ch', 'm')", "redis.pcall('pfcount', 'hll')"} {
+			p.Do("EVAL_RO", "return "+call, 0)
+			p.Do("EVAL", "#!lua flags=no-writes\nreturn "+call, 0)
+			p.Do("EVAL", "return "+call, 0)
+		}
+		p.Do("FUNCTION", "LOAD", "REPLACE", "#!lua name=pub\nredis.register_function{function_name='pub', callback=function(k, a) return redis.pcall('publish', 'ch', 'm') end, flags={'no-writes'}}")
+		p.Do("FCALL_RO", "pub", 0)
+		p.Do("FCALL", "pub", 0)
+	}
+}
+
 func TestScriptCache(t *testing.T) {
 	p := difftest.Start(t)
 	sha := p.Do("SCRIPT", "LOAD", "return 'cached ' .. ARGV[1]").Str
