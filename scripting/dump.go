@@ -71,7 +71,7 @@ func (e *Engine) RestoreFunctions(payload []byte, policy RestorePolicy) error {
 			return err
 		}
 		for fname := range lib.Functions {
-			if _, dup := restored.functions[fname]; dup {
+			if _, dup := restored.functions[functionKey(fname)]; dup {
 				return errors.New("ERR Function " + fname + " already exists")
 			}
 		}

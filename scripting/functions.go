@@ -34,10 +34,16 @@ type Function struct {
 	callback    *lua.LFunction
 }
 
+// libraries indexes the loaded libraries by name and their functions by
+// name in lower case: function names are case-insensitive, as in Redis
+// (FCALL myfunc calls MyFunc, and the two clash), library names are not.
 type libraries struct {
 	byName    map[string]*Library
 	functions map[string]*Function
 }
+
+// functionKey is a function's key in libraries.functions.
+func functionKey(name string) string { return strings.ToLower(name) }
 
 func newLibraries() libraries {
 	return libraries{byName: map[string]*Library{}, functions: map[string]*Function{}}
@@ -46,14 +52,14 @@ func newLibraries() libraries {
 func (ls *libraries) link(lib *Library) {
 	ls.byName[lib.Name] = lib
 	for name, f := range lib.Functions {
-		ls.functions[name] = f
+		ls.functions[functionKey(name)] = f
 	}
 }
 
 func (ls *libraries) unlink(lib *Library) {
 	delete(ls.byName, lib.Name)
 	for name := range lib.Functions {
-		delete(ls.functions, name)
+		delete(ls.functions, functionKey(name))
 	}
 }
 
@@ -79,7 +85,7 @@ func (ls *libraries) join(src libraries, replace bool) error {
 	for _, name := range sortedNames(src.functions) {
 		if _, ok := ls.functions[name]; ok {
 			restore()
-			return fmt.Errorf("ERR Function %s already exists", name)
+			return fmt.Errorf("ERR Function %s already exists", src.functions[name].Name)
 		}
 	}
 	for _, lib := range src.byName {
@@ -120,11 +126,16 @@ func libraryMetadata(code []byte) (name string, rest []byte, err error) {
 	if nl < 0 {
 		return "", nil, errors.New("ERR Invalid library metadata")
 	}
-	parts := strings.Fields(string(code[:nl]))
-	if len(parts) == 0 {
+	// Split as Redis splits it (sdssplitargs): quotes group and are removed.
+	words, ok := resp.SplitArgs(code[:nl], nil)
+	if !ok || len(words) == 0 {
 		return "", nil, errors.New("ERR Invalid library metadata")
 	}
-	engine := parts[0][2:]
+	parts := make([]string, len(words))
+	for i, w := range words {
+		parts[i] = string(w)
+	}
+	engine := strings.TrimPrefix(parts[0], "#!")
 	haveName := false
 	for _, part := range parts[1:] {
 		if len(part) >= 5 && strings.EqualFold(part[:5], "name=") {
@@ -171,7 +182,7 @@ func (e *Engine) LoadLibrary(code []byte, replace bool) (string, error) {
 		e.libs.unlink(old)
 	}
 	for _, fname := range sortedNames(lib.Functions) {
-		if _, clash := e.libs.functions[fname]; clash {
+		if _, clash := e.libs.functions[functionKey(fname)]; clash {
 			if old != nil {
 				e.libs.link(old)
 			}
@@ -369,7 +380,7 @@ func readFunctionFlags(t *lua.LTable) (Flags, bool) {
 func (e *Engine) DeclaredFunctionFlags(name []byte) (flags Flags, found bool) {
 	e.cacheMu.RLock()
 	defer e.cacheMu.RUnlock()
-	f, ok := e.libs.functions[string(name)]
+	f, ok := e.libs.functions[functionKey(string(name))]
 	if !ok {
 		return 0, false
 	}
@@ -378,7 +389,7 @@ func (e *Engine) DeclaredFunctionFlags(name []byte) (flags Flags, found bool) {
 
 // Function looks a function up by name for FCALL/FCALL_RO.
 func (e *Engine) Function(name string) (*Function, bool) {
-	f, ok := e.libs.functions[name]
+	f, ok := e.libs.functions[functionKey(name)]
 	return f, ok
 }
 

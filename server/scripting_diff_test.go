@@ -266,3 +266,29 @@ func TestRateLimiterScript(t *testing.T) {
 		p.Do("EVALSHA", sha, 2, fmt.Sprintf("ratelimit:pk_%d:%d", i%3, window), fmt.Sprintf("ratelimit:pk_%d:%d", i%3, window-1), 25, now, 60000, 1)
 	}
 }
+
+// TestFunctionNames: function names are case-insensitive (FCALL finds
+// MyFunc as myfunc, and the two clash), library names are not, and the
+// shebang's words are split as Redis splits them (quotes group).
+func TestFunctionNames(t *testing.T) {
+	p := difftest.StartIsolated(t)
+	for _, proto := range []int{2, 3} {
+		p.Proto(proto)
+		p.Do("FUNCTION", "FLUSH")
+		p.Do("FUNCTION", "LOAD", "#!lua name=caselib\nredis.register_function('MyFunc', function(k, a) return 1 end)")
+		p.Do("FCALL", "myfunc", 0)
+		p.Do("FCALL", "MYFUNC", 0)
+		p.Do("FCALL_RO", "myFUNC", 0)
+		p.Do("FUNCTION", "LOAD", "#!lua name=other\nredis.register_function('myfunc', function(k, a) return 2 end)")
+		p.Do("FUNCTION", "LOAD", "#!lua name=twice\nredis.register_function('f', function(k, a) return 2 end)\nredis.register_function('F', function(k, a) return 2 end)")
+		p.Do("FUNCTION", "DELETE", "CASELIB")
+		p.Do("FUNCTION", "LOAD", "#!lua name=CASELIB\nredis.register_function('zz', function(k, a) return 3 end)")
+		p.Do("FUNCTION", "LOAD", "#!lua name=\"qlib\"\nredis.register_function('qf', function(k, a) return 4 end)")
+		p.Do("FCALL", "qf", 0)
+		p.Do("FUNCTION", "LOAD", "#!lua name='sq'\nredis.register_function('sqf', function(k, a) return 5 end)")
+		p.Do("FUNCTION", "LOAD", "#!lua name=a\"b\"\nredis.register_function('abf', function(k, a) return 6 end)")
+		p.Do("FUNCTION", "LOAD", "#!lua name=\"unbalanced\nredis.register_function('u', function(k, a) return 7 end)")
+		p.Do("FUNCTION", "LOAD", "#!lua name=\"q\"x\nredis.register_function('u', function(k, a) return 7 end)")
+		p.DoUnordered("FUNCTION", "LIST", "LIBRARYNAME", "sq")
+	}
+}
