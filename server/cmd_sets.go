@@ -321,11 +321,11 @@ func smoveCommand(x *Ctx) {
 	x.committed(src.Commit(), "srem")
 	var dst values.SetEdit
 	editAs(x, dstKey, &dst)
-	added := dst.Add(m)
-	if added {
+	if dst.Add(m) {
+		// A member dst already has leaves it untouched, WATCH included.
+		x.committed(dst.Commit(), "sadd")
 		x.dirty++
 	}
-	x.committed(dst.Commit(), eventIf(added, "sadd"))
 	x.dirty++
 	x.W.Int(1)
 }

@@ -517,3 +517,26 @@ func TestSetCommandInfo(t *testing.T) {
 	p.Do("COMMAND", "GETKEYS", "SMOVE", "a", "b", "m")
 	p.Do("COMMAND", "GETKEYS", "SINTERSTORE", "d", "a", "b")
 }
+
+// TestSMoveWatch: SMOVE of a member the destination already has changes
+// only the source, so a WATCH of the destination holds (a hashtable set,
+// changed in place, once reported itself modified).
+func TestSMoveWatch(t *testing.T) {
+	p := difftest.StartIsolated(t)
+	other := p.NewConn()
+	for _, members := range [][]any{{"a", "b"}, {"1", "2"}} {
+		p.Do("DEL", "src", "dst")
+		p.Do(append([]any{"SADD", "src"}, members...)...)
+		p.Do(append([]any{"SADD", "dst"}, members...)...)
+		p.Do("WATCH", "dst")
+		other.Do("SMOVE", "src", "dst", members[0])
+		p.Do("MULTI")
+		p.Do("SCARD", "dst")
+		p.Do("EXEC")
+		p.Do("WATCH", "src")
+		other.Do("SMOVE", "src", "dst", members[1])
+		p.Do("MULTI")
+		p.Do("SCARD", "src")
+		p.Do("EXEC")
+	}
+}
