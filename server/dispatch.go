@@ -1,6 +1,9 @@
 package server
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // The one dispatch path. Every command, whoever sends it, runs through
 // dispatch: a connection's command, a command EXEC runs from its queue, a
@@ -152,7 +155,7 @@ func (c *Client) admit(cmd *Command, args [][]byte) bool {
 		return false
 	}
 	if s.evict.limit.Load() != 0 && c.outOfMemory(cmd, args, c.mono, c.ctx.Now) {
-		c.rejectOOM(cmd)
+		c.reject(cmd, errOOM)
 		return false
 	}
 	if c.monitor.Load() && cmd.Flags&(FlagReadonly|FlagWrite|FlagMayReplicate) != 0 {
@@ -289,15 +292,23 @@ func (s *Server) recordCall(c *Client, cmd *Command, args [][]byte, elapsed, now
 }
 
 // reject refuses a connection's command before it runs; inside MULTI that
-// makes EXEC fail.
+// makes EXEC fail. A refused EXEC discards the transaction, with the reason
+// after EXECABORT, as Redis's execCommandAbort does (Redis's formatted
+// reasons carry no "ERR ").
 func (c *Client) reject(cmd *Command, msg string) {
-	if c.multi != nil {
-		c.multi.aborted = true
-	}
 	if cmd != nil {
 		c.s.cmdStats[cmd.id].rejected.Add(1)
 	}
 	c.traffic.errors.add(1)
+	if cmd == cmdExec {
+		c.setMulti(nil)
+		c.s.watches.unwatchAll(c)
+		c.out.Error("EXECABORT Transaction discarded because of: " + strings.TrimPrefix(msg, "ERR "))
+		return
+	}
+	if c.multi != nil {
+		c.multi.aborted = true
+	}
 	c.out.Error(msg)
 }
 

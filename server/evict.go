@@ -238,15 +238,3 @@ func (s *Server) keyEvicted(db int, key []byte) {
 	}
 	s.stream.Publish(db, [][]byte{verb, key})
 }
-
-// rejectOOM refuses a command for lack of memory. EXEC discards its
-// transaction, as Redis's execCommandAbort does.
-func (c *Client) rejectOOM(cmd *Command) {
-	if cmd != cmdExec {
-		c.reject(cmd, errOOM)
-		return
-	}
-	c.multi = nil
-	c.s.watches.unwatchAll(c)
-	c.reject(cmd, "EXECABORT Transaction discarded because of: "+errOOM)
-}

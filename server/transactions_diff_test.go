@@ -229,3 +229,36 @@ func TestMultiClientInfo(t *testing.T) {
 	p.Do("DISCARD")
 	p.DoCompare(fields, "CLIENT", "INFO")
 }
+
+// TestExecRefused: an EXEC refused before it runs (wrong arity, the ACL,
+// BUSY) discards the transaction with EXECABORT and the reason, as Redis's
+// execCommandAbort does, inside MULTI and outside.
+func TestExecRefused(t *testing.T) {
+	p := difftest.StartIsolated(t, "--busy-reply-threshold", "100")
+	p.Do("EXEC", "x")
+	p.Do("MULTI")
+	p.Do("SET", "a", "1")
+	p.Do("EXEC", "x")
+	p.Do("EXEC")
+	p.Do("GET", "a")
+
+	p.Do("ACL", "SETUSER", "noexec", "on", "nopass", "+@all", "-exec", "~*")
+	u := p.NewConn()
+	u.Do("AUTH", "noexec", "x")
+	u.Do("MULTI")
+	u.Do("SET", "a", "2")
+	u.Do("EXEC")
+	u.Do("DISCARD")
+	u.Do("GET", "a")
+
+	a, b := p.NewConn(), p.NewConn()
+	b.Do("MULTI")
+	b.Do("SET", "a", "3")
+	a.Send("EVAL", "while true do end", 0)
+	time.Sleep(300 * time.Millisecond)
+	b.Do("EXEC")
+	b.Do("DISCARD")
+	b.Do("SCRIPT", "KILL")
+	a.Read()
+	b.Do("GET", "a")
+}
