@@ -158,6 +158,10 @@ func replacesDataSet(args [][]byte) bool {
 // redactAuth hides every argument of AUTH.
 func redactAuth(args [][]byte) (lo, hi int) { return 1, len(args) }
 
+// redactSetuser hides ACL SETUSER's user name and rules (passwords among
+// them), as Redis does.
+func redactSetuser(args [][]byte) (lo, hi int) { return 2, len(args) }
+
 // redactHello hides the user name and password after HELLO's AUTH.
 func redactHello(args [][]byte) (lo, hi int) {
 	for i := 2; i < len(args); i++ {

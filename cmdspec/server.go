@@ -43,7 +43,7 @@ func init() {
 					Since: "6.0.0", Complexity: "O(N), N = the number of users.",
 					Summary: "Writes the ACL users to the configured ACL file."},
 				{Name: "setuser", Arity: -3, Flags: "admin noscript loading stale", ACL: "@admin @slow @dangerous",
-					Args:  "username:string [rule:string]...",
+					Args: "username:string [rule:string]...", Redact: redactSetuser,
 					Since: "6.0.0", Complexity: "O(N), N = the rules given.",
 					Summary: "Creates an ACL user or changes its rules."},
 				{Name: "users", Arity: 2, Flags: "admin noscript loading stale", ACL: "@admin @slow @dangerous",

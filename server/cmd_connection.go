@@ -98,6 +98,7 @@ func quitCommand(x *Ctx) {
 func resetCommand(x *Ctx) {
 	c := x.c
 	x.s.stopMonitor(c)
+	x.s.disableTracking(c)
 	c.setMulti(nil)
 	x.s.watches.unwatchAll(c)
 	x.s.unsubscribeAll(c)

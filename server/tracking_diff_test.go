@@ -192,3 +192,19 @@ func TestTrackingExecAndScripts(t *testing.T) {
 	p.Read()
 	p.Read()
 }
+
+// TestResetEndsTracking: RESET turns CLIENT TRACKING off, its options
+// (redirection, prefixes, BCAST) with it, as Redis does.
+func TestResetEndsTracking(t *testing.T) {
+	p := difftest.StartIsolated(t)
+	for _, proto := range []int{2, 3} {
+		p.Proto(proto)
+		p.Do("CLIENT", "TRACKING", "ON", "BCAST", "PREFIX", "a:")
+		p.Do("RESET")
+		p.Do("CLIENT", "TRACKINGINFO")
+		p.Do("CLIENT", "TRACKING", "ON", "OPTIN")
+		p.Do("RESET")
+		p.Do("CLIENT", "TRACKINGINFO")
+		p.Do("CLIENT", "GETREDIR")
+	}
+}
