@@ -73,8 +73,8 @@ func TestSlowlog(t *testing.T) {
 	p.Do("INCR", "a")
 	p.Do("EXEC")
 	p.Do("EVAL", "return redis.call('GET', KEYS[1])", "1", "a")
-	p.Do("INCR", "nosuchcommand", "x") // wrong arity: rejected, not logged
-	p.Do("LPUSH", "a", "x")            // WRONGTYPE: ran, logged
+	p.Do("INCR", "nosuchcommand", "x")                       // wrong arity: rejected, not logged
+	p.Do("LPUSH", "a", "x")                                  // WRONGTYPE: ran, logged
 	p.Do("ACL", "SETUSER", "someone", "on", ">secret", "~*") // the name and rules redacted
 	p.Do("ACL", "DELUSER", "someone")
 	p.DoCompare(sameSlowlog, "SLOWLOG", "GET", "-1")
