@@ -63,8 +63,12 @@ type Client struct {
 	obeys bool
 	// wrote: a command changed the data set since the replies last left
 	// (under appendfsync always they are not sent unless the AOF took it).
-	wrote           bool
-	monitor         atomic.Bool             // in MONITOR mode (monitor.go)
+	wrote   bool
+	monitor atomic.Bool // in MONITOR mode (monitor.go)
+	// confirming: the command's reply is Pub/Sub (un)subscribe
+	// confirmations, which CLIENT REPLY OFF and SKIP do not drop (Redis's
+	// CLIENT_PUSHING).
+	confirming      bool
 	overMaxMemory   bool                    // at the last outOfMemory check: Redis's pre_command_oom_state, which scripts obey
 	user            atomic.Pointer[aclUser] // the user it runs commands as (acl.go)
 	aclKeys         []cmdspec.KeyRef        // key arguments for the ACL check
@@ -469,13 +473,15 @@ func (c *Client) execute(args [][]byte) {
 
 // applyReplyMode drops the command's reply under CLIENT REPLY OFF or SKIP.
 func (c *Client) applyReplyMode(mark int) {
+	drop := c.reply == replyOff || c.reply == replySkipThis
 	switch c.reply {
-	case replyOff:
-		c.out.B = c.out.B[:mark]
 	case replySkipThis:
-		c.out.B = c.out.B[:mark]
 		c.reply = replyOn
 	case replySkipNext:
 		c.reply = replySkipThis
 	}
+	if drop && !c.confirming {
+		c.out.B = c.out.B[:mark]
+	}
+	c.confirming = false
 }

@@ -41,6 +41,7 @@ func ssubscribeCommand(x *Ctx) {
 // subscribe adds the named subscriptions of a kind; like unsubscribe, it
 // replies one confirmation each with the client's subscription count.
 func subscribe(x *Ctx, kind subKind, name string) {
+	x.c.confirming = true
 	p := &x.c.ps
 	for _, n := range x.Args[1:] {
 		p.add(kind, n)
@@ -59,6 +60,7 @@ func sunsubscribeCommand(x *Ctx) { unsubscribe(x, subShard, "sunsubscribe") }
 // the registry before each confirmation is written.
 func unsubscribe(x *Ctx, kind subKind, name string) {
 	c, p := x.c, &x.c.ps
+	c.confirming = true
 	names := x.Args[1:]
 	if len(names) == 0 {
 		switch kind {

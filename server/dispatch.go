@@ -258,6 +258,7 @@ func (c *Client) ran(cmd *Command, args [][]byte, from caller, start int64, mark
 		}
 	} else if from == fromExec {
 		s.trackInner(c, cmd, cmd, args)
+		c.confirming = false // CLIENT REPLY applies to the EXEC as a whole
 	}
 	if x.dirty > 0 && from != fromClient {
 		x.publish(args)

@@ -461,3 +461,31 @@ func TestPubSubReplyOff(t *testing.T) {
 	s.Read()
 	s.Do("CLIENT", "REPLY", "ON")
 }
+
+// TestPubSubConfirmationsUnderClientReply: CLIENT REPLY OFF and SKIP drop
+// replies but not the (un)subscribe confirmations, which Redis sends as it
+// sends messages, or a client waiting for them would hang.
+func TestPubSubConfirmationsUnderClientReply(t *testing.T) {
+	for _, proto := range []int{2, 3} {
+		p := difftest.StartIsolated(t)
+		pub := p.NewConn()
+		p.Proto(proto)
+		p.Send("CLIENT", "REPLY", "OFF")
+		p.Send("SUBSCRIBE", "ch")
+		p.Read()
+		pub.Do("PUBLISH", "ch", "hi")
+		p.Read()
+		p.Send("UNSUBSCRIBE", "ch")
+		p.Send("PING")
+		p.Read()
+		p.NoReply(50 * time.Millisecond)
+		p.Send("CLIENT", "REPLY", "ON")
+		p.Read()
+		p.Send("CLIENT", "REPLY", "SKIP")
+		p.Send("PSUBSCRIBE", "c*")
+		p.Read()
+		p.Send("PUNSUBSCRIBE")
+		p.Read()
+		p.Do("PING")
+	}
+}
