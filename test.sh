@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs every Keyhive test on a fresh machine: installs Debian's redis-server (the
-# oracle of the differential tests) when missing, then vets and tests all packages.
+# oracle of the differential tests) when missing, builds redis-server 7.4.1 (the
+# oracle for Redis 7.2/7.4 behaviour) once into a cache directory, then vets and
+# tests all packages.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -9,6 +11,16 @@ if ! command -v redis-server >/dev/null; then
   [ "$(id -u)" = 0 ] || sudo="sudo"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq redis-server >/dev/null
+fi
+
+# The 7.4.1 oracle is built from ../shared/oracles (about two minutes, once).
+oracles=../shared/oracles
+if [ -z "${KEYHIVE_ORACLE_74:-}" ]; then
+  if [ ! -x "$oracles/build-redis.sh" ]; then
+    echo "test.sh: $oracles/build-redis.sh not found (it builds the redis-server 7.4.1 oracle)"; exit 1
+  fi
+  KEYHIVE_ORACLE_74=$("$oracles/build-redis.sh" 7.4.1)
+  export KEYHIVE_ORACLE_74
 fi
 
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))

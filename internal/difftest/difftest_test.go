@@ -359,7 +359,7 @@ func TestSmoke(t *testing.T) {
 // TestHarness exercises every Pair method against two redis-servers, whose
 // replies agree by construction, so failures here are harness bugs.
 func TestHarness(t *testing.T) {
-	p := start(t, targetRedis, nil, true)
+	p := start(t, targetRedis, "", nil, true)
 	if p.Do("DBSIZE").Int != 0 {
 		t.Fatal("Start did not flush")
 	}
@@ -428,7 +428,7 @@ func TestHarness(t *testing.T) {
 // TestHarnessReportsDifferences makes the two redis-servers disagree and
 // checks that each comparison reports it, readably.
 func TestHarnessReportsDifferences(t *testing.T) {
-	p := start(t, targetRedis, nil, true)
+	p := start(t, targetRedis, "", nil, true)
 	p.Redis().Do("SET", "k", "redis-value")
 	p.Keyhive().Do("SET", "k", "other")
 	p.Redis().Do("SADD", "s", "a", "b")
@@ -483,11 +483,11 @@ func TestHarnessReportsDifferences(t *testing.T) {
 // TestSharedServersAreExclusive: two unrelated tests may not hold the same
 // shared servers at once, since one's FLUSHALL would wipe the other's data.
 func TestSharedServersAreExclusive(t *testing.T) {
-	start(t, targetRedis, nil, true)
-	t.Run("subtest may share", func(t *testing.T) { start(t, targetRedis, nil, true) })
+	start(t, targetRedis, "", nil, true)
+	t.Run("subtest may share", func(t *testing.T) { start(t, targetRedis, "", nil, true) })
 	other := &recorder{TB: fakeName{t, "TestSomethingElse"}}
 	done := make(chan struct{})
-	go func() { defer close(done); start(other, targetRedis, nil, true) }()
+	go func() { defer close(done); start(other, targetRedis, "", nil, true) }()
 	<-done
 	if !other.fatal || !strings.Contains(other.msgs[0], "StartIsolated") {
 		t.Errorf("concurrent use of shared servers: %q", other.msgs)
@@ -502,7 +502,7 @@ type fakeName struct {
 func (f fakeName) Name() string { return f.name }
 
 func TestIsolatedAndDirectives(t *testing.T) {
-	p := start(t, targetRedis, []string{"--maxmemory", "12345678"}, false)
+	p := start(t, targetRedis, "", []string{"--maxmemory", "12345678"}, false)
 	p.DoUnorderedPairs("CONFIG", "GET", "maxmemory")
 	if r := p.Redis().Do("CONFIG", "GET", "maxmemory"); len(r.Elems) != 2 || r.Elems[1].Str != "12345678" {
 		t.Errorf("directive not applied: %s", r)
@@ -511,8 +511,23 @@ func TestIsolatedAndDirectives(t *testing.T) {
 
 func TestRedisServerMissing(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
-	msgs, fatal := capture(t, func(tb testing.TB) { start(tb, targetRedis, nil, false) })
+	msgs, fatal := capture(t, func(tb testing.TB) { start(tb, targetRedis, "", nil, false) })
 	if !fatal || len(msgs) != 1 || msgs[0] != noRedisMsg {
 		t.Errorf("got fatal=%v %q, want %q", fatal, msgs, noRedisMsg)
 	}
+}
+
+// TestOracle74 checks that Start74's oracle is redis-server 7.4.1.
+func TestOracle74(t *testing.T) {
+	oracle, err := Oracle74()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := start(t, targetRedis, oracle, nil, false)
+	info := p.Redis().Do("INFO", "server").Str
+	if !strings.Contains(info, "redis_version:7.4.1") {
+		t.Fatalf("Start74's oracle is not 7.4.1:\n%s", info)
+	}
+	p.Do("ZADD", "z", "1.5", "a")
+	p.Do("ZRANK", "z", "a", "WITHSCORE")
 }

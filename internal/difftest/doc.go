@@ -14,7 +14,9 @@
 // server.New. Setting KEYHIVE_DIFF_TARGET=redis replaces Keyhive with a second
 // redis-server, which checks the harness and the tests themselves; building
 // with -tags difftest_redisonly does the same without compiling Keyhive at all.
-// KEYHIVE_DIFF_VERBOSE=1 logs every command with both replies.
+// KEYHIVE_DIFF_VERBOSE=1 logs every command with both replies. Start74 and
+// StartIsolated74 use redis-server 7.4.1 (built by test.sh from
+// ../shared/oracles, see Oracle74) as the oracle for Redis 7.2/7.4 behaviour.
 //
 // Intended differences are explicit and explained: DoDifferent requires a
 // reason, and Redis/Keyhive give single-side access for setup. Raw, SendRaw

@@ -37,7 +37,7 @@ func Start(tb testing.TB, directives ...string) *Pair {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return start(tb, target, directives, true)
+	return start(tb, target, "", directives, true)
 }
 
 // StartIsolated is Start on servers of the test's own, stopped when it ends.
@@ -47,7 +47,33 @@ func StartIsolated(tb testing.TB, directives ...string) *Pair {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return start(tb, target, directives, false)
+	return start(tb, target, "", directives, false)
+}
+
+// Start74 is Start with redis-server 7.4.1 as the oracle, for behaviour newer
+// than Debian's 7.0.15 (Redis 7.2 and 7.4 commands, RDB 12). See Oracle74.
+func Start74(tb testing.TB, directives ...string) *Pair {
+	tb.Helper()
+	return start74(tb, directives, true)
+}
+
+// StartIsolated74 is StartIsolated with redis-server 7.4.1 as the oracle.
+func StartIsolated74(tb testing.TB, directives ...string) *Pair {
+	tb.Helper()
+	return start74(tb, directives, false)
+}
+
+func start74(tb testing.TB, directives []string, shared bool) *Pair {
+	tb.Helper()
+	target, err := defaultTarget()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	oracle, err := Oracle74()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return start(tb, target, oracle, directives, shared)
 }
 
 // Main runs the tests and then stops the shared servers. Using it is optional
@@ -60,14 +86,14 @@ func Main(m *testing.M) int {
 	return code
 }
 
-func start(tb testing.TB, target string, directives []string, shared bool) *Pair {
+func start(tb testing.TB, target, oracle string, directives []string, shared bool) *Pair {
 	tb.Helper()
 	var e *env
 	var err error
 	if shared {
-		e, err = sharedEnv(target, directives)
+		e, err = sharedEnv(target, oracle, directives)
 	} else {
-		e, err = newEnv(target, directives, false)
+		e, err = newEnv(target, oracle, directives, false)
 		if err == nil {
 			tb.Cleanup(e.close)
 		}

@@ -54,6 +54,7 @@ type env struct {
 	target     string
 	directives []string
 	shared     bool
+	oracle     string // redis-server binary; "" for the one on PATH (7.0.15)
 
 	mu      sync.Mutex
 	redis   *instance
@@ -84,14 +85,14 @@ func defaultTarget() (string, error) {
 
 // sharedEnv returns the package-wide env for (target, directives), starting it
 // on first use. Reusing servers keeps a test package to one startup.
-func sharedEnv(target string, directives []string) (*env, error) {
-	key := target + "\x00" + strings.Join(directives, "\x00")
+func sharedEnv(target, oracle string, directives []string) (*env, error) {
+	key := target + "\x00" + oracle + "\x00" + strings.Join(directives, "\x00")
 	sharedMu.Lock()
 	defer sharedMu.Unlock()
 	if e := sharedEnvs[key]; e != nil {
 		return e, nil
 	}
-	e, err := newEnv(target, directives, true)
+	e, err := newEnv(target, oracle, directives, true)
 	if err != nil {
 		return nil, err
 	}
@@ -99,24 +100,24 @@ func sharedEnv(target string, directives []string) (*env, error) {
 	return e, nil
 }
 
-func newEnv(target string, directives []string, shared bool) (*env, error) {
-	e := &env{target: target, directives: slices.Clone(directives), shared: shared}
+func newEnv(target, oracle string, directives []string, shared bool) (*env, error) {
+	e := &env{target: target, oracle: oracle, directives: slices.Clone(directives), shared: shared}
 	var err error
-	if e.redis, err = startRedis("redis", directives); err != nil {
+	if e.redis, err = startOracle(oracle, "redis", directives); err != nil {
 		return nil, err
 	}
-	if e.keyhive, err = startTarget(target, directives); err != nil {
+	if e.keyhive, err = e.startTarget(); err != nil {
 		e.redis.stop()
 		return nil, err
 	}
 	return e, nil
 }
 
-func startTarget(target string, directives []string) (*instance, error) {
-	if target == targetRedis {
-		return startRedis("keyhive[redis-server]", directives)
+func (e *env) startTarget() (*instance, error) {
+	if e.target == targetRedis {
+		return startOracle(e.oracle, "keyhive[redis-server]", e.directives)
 	}
-	addr, stop, err := startInProcess(directives)
+	addr, stop, err := startInProcess(e.directives)
 	if err != nil {
 		return nil, fmt.Errorf("starting in-process keyhive: %w", err)
 	}
@@ -131,9 +132,9 @@ func (e *env) restart(s **instance) error {
 	var err error
 	var ns *instance
 	if old.name == "redis" {
-		ns, err = startRedis(old.name, e.directives)
+		ns, err = startOracle(e.oracle, old.name, e.directives)
 	} else {
-		ns, err = startTarget(e.target, e.directives)
+		ns, err = e.startTarget()
 	}
 	if err != nil {
 		return err
@@ -196,6 +197,15 @@ func exported(s *instance, err error) (addr string, stop func(), _ error) {
 // directives; stop closes it.
 func StartKeyhive(directives ...string) (addr string, stop func(), err error) {
 	return startInProcess(directives)
+}
+
+// startOracle starts the oracle binary at path, or the redis-server on PATH
+// when path is empty.
+func startOracle(path, name string, directives []string) (*instance, error) {
+	if path == "" {
+		return startRedis(name, directives)
+	}
+	return startProcess(path, name, directives)
 }
 
 // startRedis starts a redis-server on a free port and waits until it answers.

@@ -1,0 +1,34 @@
+package difftest
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Oracle74Env names the environment variable holding the path of a
+// redis-server 7.4.1 binary. test.sh sets it after building the binary with
+// ../shared/oracles/build-redis.sh.
+const Oracle74Env = "KEYHIVE_ORACLE_74"
+
+// Oracle74 returns the path of the redis-server 7.4.1 oracle: Oracle74Env if
+// set, else where build-redis.sh caches its build. The binary is built once per
+// machine (about two minutes), so tests never build it themselves.
+func Oracle74() (string, error) {
+	path := os.Getenv(Oracle74Env)
+	if path == "" {
+		cache := os.Getenv("XDG_CACHE_HOME")
+		if cache == "" {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				return "", err
+			}
+			cache = filepath.Join(home, ".cache")
+		}
+		path = filepath.Join(cache, "keyhive-oracles", "redis-7.4.1", "src", "redis-server")
+	}
+	if _, err := os.Stat(path); err != nil {
+		return "", fmt.Errorf("redis-server 7.4.1 oracle not found at %s: run ./test.sh, or ../shared/oracles/build-redis.sh and set %s", path, Oracle74Env)
+	}
+	return path, nil
+}
