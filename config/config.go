@@ -12,11 +12,8 @@ import (
 	"sync/atomic"
 
 	"github.com/keyhive/keyhive/glob"
+	"github.com/keyhive/keyhive/internal/version"
 )
-
-// Version is the Redis version whose behaviour (and error banner) this
-// package follows.
-const Version = "7.0.15"
 
 // Config holds a server configuration. Create it with Default or FromArgs.
 type Config struct {
@@ -318,7 +315,7 @@ type ParseError struct {
 
 func (e *ParseError) Error() string {
 	return fmt.Sprintf("*** FATAL CONFIG FILE ERROR (Redis %s) ***\nReading the configuration file, at line %d\n>>> '%s'\n%s",
-		Version, e.Line, e.Text, e.Reason)
+		version.Redis, e.Line, e.Text, e.Reason)
 }
 
 // loader applies configuration text to a fresh set of values.

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/keyhive/keyhive/internal/version"
 )
 
 func TestParseMemory(t *testing.T) {
@@ -219,7 +221,7 @@ func TestParseErrors(t *testing.T) {
 		if pe.Reason != reason || pe.Line != 3 || pe.Text != text {
 			t.Errorf("%q: got %+v, want reason %q at line 3", text, pe, reason)
 		}
-		want := "*** FATAL CONFIG FILE ERROR (Redis 7.0.15) ***\nReading the configuration file, at line 3\n>>> '" + text + "'\n" + reason
+		want := "*** FATAL CONFIG FILE ERROR (Redis " + version.Redis + ") ***\nReading the configuration file, at line 3\n>>> '" + text + "'\n" + reason
 		if err.Error() != want {
 			t.Errorf("%q: Error() = %q", text, err.Error())
 		}

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/keyhive/keyhive/internal/version"
 )
 
 // redisServer is a redis-server child process plus one client connection.
@@ -377,7 +379,7 @@ func TestFileErrorsMatchRedis(t *testing.T) {
 		if err == nil {
 			t.Fatalf("redis-server accepted %q", text)
 		}
-		want := strings.TrimSpace(string(out))
+		want := asKeyhiveBanner(out)
 		_, gotErr := FromArgs([]string{f})
 		if gotErr == nil {
 			t.Errorf("%q: accepted, redis says %q", text, want)
@@ -416,7 +418,7 @@ func TestArgErrorsMatchRedis(t *testing.T) {
 		if err == nil {
 			t.Fatalf("redis-server accepted %q", args)
 		}
-		want := strings.TrimSpace(string(out))
+		want := asKeyhiveBanner(out)
 		_, gotErr := FromArgs(args)
 		if gotErr == nil {
 			t.Errorf("%q: accepted, redis says %q", args, want)
@@ -525,4 +527,10 @@ func TestRewriteMatchesRedis(t *testing.T) {
 	if strings.Join(wTail, "\n") != strings.Join(gTail, "\n") {
 		t.Errorf("appended part differs:\n got:\n%s\nwant:\n%s", strings.Join(gTail, "\n"), strings.Join(wTail, "\n"))
 	}
+}
+
+// asKeyhiveBanner is redis-server's config error output with the version its
+// banner names replaced by the one Keyhive reports (7.4.1, see package version).
+func asKeyhiveBanner(out []byte) string {
+	return strings.Replace(strings.TrimSpace(string(out)), "(Redis 7.0.15)", "(Redis "+version.Redis+")", 1)
 }

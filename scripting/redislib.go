@@ -3,6 +3,7 @@ package scripting
 import (
 	"strings"
 
+	"github.com/keyhive/keyhive/internal/version"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -20,13 +21,6 @@ const (
 	ReplAOF     = 1
 	ReplReplica = 2
 	ReplAll     = ReplAOF | ReplReplica
-)
-
-// Version is the Redis version scripts see in redis.REDIS_VERSION; it must
-// match what INFO reports.
-const (
-	Version    = "7.0.15"
-	VersionNum = 0x07000f
 )
 
 func (s *luaState) newRedisTable(forFunctions bool) *lua.LTable {
@@ -59,8 +53,8 @@ func (s *luaState) newRedisTable(forFunctions bool) *lua.LTable {
 }
 
 func setVersionAndLevels(t *lua.LTable) {
-	t.RawSetString("REDIS_VERSION", lua.LString(Version))
-	t.RawSetString("REDIS_VERSION_NUM", lua.LNumber(VersionNum))
+	t.RawSetString("REDIS_VERSION", lua.LString(version.Redis))
+	t.RawSetString("REDIS_VERSION_NUM", lua.LNumber(version.RedisNum))
 	for name, v := range map[string]int{"LOG_DEBUG": LogDebug, "LOG_VERBOSE": LogVerbose, "LOG_NOTICE": LogNotice, "LOG_WARNING": LogWarning} {
 		t.RawSetString(name, lua.LNumber(v))
 	}

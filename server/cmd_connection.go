@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/keyhive/keyhive/internal/strnum"
+	"github.com/keyhive/keyhive/internal/version"
 	"github.com/keyhive/keyhive/resp"
 )
 
@@ -191,7 +192,7 @@ func helloCommand(x *Ctx) {
 	w.BulkString("server")
 	w.BulkString("redis")
 	w.BulkString("version")
-	w.BulkString(Version)
+	w.BulkString(version.Redis)
 	w.BulkString("proto")
 	w.Int(int64(proto))
 	w.BulkString("id")

@@ -7,6 +7,7 @@ import (
 
 	"github.com/keyhive/keyhive/durability"
 	"github.com/keyhive/keyhive/internal/strnum"
+	"github.com/keyhive/keyhive/internal/version"
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/persistence"
 	"github.com/keyhive/keyhive/values"
@@ -30,7 +31,7 @@ func (s *Server) persistenceHost() *durability.Host {
 		Log:      s.log,
 		Changes:  &s.stream,
 		Dirty:    &s.stats.dirty,
-		Version:  Version,
+		Version:  version.Redis,
 		Functions: func(b []byte) []byte {
 			enc := values.NewEncoder(s.cfg.RDBCompression())
 			b = s.scripts.AppendFunctions(b, enc)

@@ -14,6 +14,7 @@ import (
 	"github.com/keyhive/keyhive/cmdspec"
 	"github.com/keyhive/keyhive/glob"
 	"github.com/keyhive/keyhive/internal/strnum"
+	"github.com/keyhive/keyhive/internal/version"
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/resp"
 	"github.com/keyhive/keyhive/values"
@@ -394,7 +395,7 @@ func (s *Server) writeInfoSection(b *strings.Builder, name string) {
 			uts = "Linux " + strings.TrimSpace(string(data)) + " " + runtime.GOARCH
 		}
 		_ = host
-		field(b, "redis_version", Version)
+		field(b, "redis_version", version.Redis)
 		field(b, "redis_git_sha1", "00000000")
 		field(b, "redis_git_dirty", 0)
 		field(b, "redis_build_id", "keyhive")

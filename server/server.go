@@ -21,10 +21,6 @@ import (
 	"github.com/keyhive/keyhive/scripting"
 )
 
-// Version is the Redis version Keyhive reports, so clients enable the features
-// they know Redis 7 has.
-const Version = "7.0.15"
-
 // Server is one Keyhive instance.
 type Server struct {
 	cfg   *config.Config

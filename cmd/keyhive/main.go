@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/keyhive/keyhive/config"
+	"github.com/keyhive/keyhive/internal/version"
 	"github.com/keyhive/keyhive/server"
 )
 
@@ -19,7 +20,7 @@ func main() {
 	if len(os.Args) == 2 {
 		switch os.Args[1] {
 		case "-v", "--version":
-			fmt.Printf("Keyhive server v=%s (Redis-compatible) go=%s\n", server.Version, runtime.Version())
+			fmt.Printf("Keyhive server (reports redis_version %s) go=%s\n", version.Redis, runtime.Version())
 			return
 		case "-h", "--help":
 			fmt.Println("Usage: keyhive [/path/to/redis.conf] [--directive value ...]")
@@ -54,7 +55,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	fmt.Fprintf(os.Stderr, "Keyhive %s ready to accept connections on %s\n", server.Version, srv.Addr())
+	fmt.Fprintf(os.Stderr, "Keyhive %s ready to accept connections on %s\n", version.Redis, srv.Addr())
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
 	select {

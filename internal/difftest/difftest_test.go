@@ -281,8 +281,8 @@ func TestComparators(t *testing.T) {
 		{"approx bulk text", Approx(0.5), "$1\r\na\r\n", "$1\r\nb\r\n", false},
 		{"approx nested", Approx(2), "*2\r\n:10\r\n$1\r\nk\r\n", "*2\r\n:11\r\n$1\r\nk\r\n", true},
 		{"approx kind", Approx(2), ":10\r\n", ",10\r\n", false},
-		{"hello id", helloCompare, "%2\r\n+proto\r\n:3\r\n+id\r\n:5\r\n", "%2\r\n+proto\r\n:3\r\n+id\r\n:9\r\n", true},
-		{"hello field", helloCompare, "%2\r\n+proto\r\n:3\r\n+id\r\n:5\r\n", "%2\r\n+proto\r\n:2\r\n+id\r\n:5\r\n", false},
+		{"hello id", HelloCompare, "%2\r\n+proto\r\n:3\r\n+id\r\n:5\r\n", "%2\r\n+proto\r\n:3\r\n+id\r\n:9\r\n", true},
+		{"hello field", HelloCompare, "%2\r\n+proto\r\n:3\r\n+id\r\n:5\r\n", "%2\r\n+proto\r\n:2\r\n+id\r\n:5\r\n", false},
 	} {
 		err := c.cmp(MustParse(c.a), MustParse(c.b))
 		if (err == nil) != c.ok {
