@@ -16,7 +16,8 @@
 // with -tags difftest_redisonly does the same without compiling Keyhive at all.
 // KEYHIVE_DIFF_VERBOSE=1 logs every command with both replies. Start74 and
 // StartIsolated74 use redis-server 7.4.1 (built by test.sh from
-// ../shared/oracles, see Oracle74) as the oracle for Redis 7.2/7.4 behaviour.
+// ../shared/oracles, see Oracle74) as the oracle for Redis 7.2/7.4 behaviour;
+// KEYHIVE_DIFF_ORACLE=7.4 makes every Start use it (see OracleEnv).
 //
 // Intended differences are explicit and explained: DoDifferent requires a
 // reason, and Redis/Keyhive give single-side access for setup. Raw, SendRaw

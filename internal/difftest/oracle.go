@@ -4,7 +4,32 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"testing"
 )
+
+// OracleEnv names the environment variable that picks the oracle of Start
+// and StartIsolated: "7.0" (or unset) for Debian's redis-server 7.0.15, "7.4"
+// for redis-server 7.4.1. Running the whole suite with KEYHIVE_DIFF_ORACLE=7.4
+// lists where Keyhive still behaves as 7.0 and not as the 7.4.1 it reports.
+const OracleEnv = "KEYHIVE_DIFF_ORACLE"
+
+// defaultOracle is the oracle binary OracleEnv picks; "" is the one on PATH.
+func defaultOracle(tb testing.TB) string {
+	tb.Helper()
+	switch v := os.Getenv(OracleEnv); v {
+	case "", "7.0":
+		return ""
+	case "7.4":
+		path, err := Oracle74()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return path
+	default:
+		tb.Fatalf("%s=%q: want 7.0 or 7.4", OracleEnv, v)
+		return ""
+	}
+}
 
 // Oracle74Env names the environment variable holding the path of a
 // redis-server 7.4.1 binary. test.sh sets it after building the binary with

@@ -37,7 +37,7 @@ func Start(tb testing.TB, directives ...string) *Pair {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return start(tb, target, "", directives, true)
+	return start(tb, target, defaultOracle(tb), directives, true)
 }
 
 // StartIsolated is Start on servers of the test's own, stopped when it ends.
@@ -47,7 +47,7 @@ func StartIsolated(tb testing.TB, directives ...string) *Pair {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return start(tb, target, "", directives, false)
+	return start(tb, target, defaultOracle(tb), directives, false)
 }
 
 // Start74 is Start with redis-server 7.4.1 as the oracle, for behaviour newer
