@@ -47,7 +47,10 @@ type aclSelector struct {
 	future bool
 	// firstArgs allows a command without subcommands only with one of
 	// these first arguments (+select|0).
-	firstArgs   map[int][]string
+	firstArgs map[int][]string
+	// rules are the command rules in the order given, as Redis 7.2+
+	// describes them after its +@all or -@all (see recordRule).
+	rules       []string
 	allKeys     bool
 	keys        []keyPattern
 	allChannels bool
@@ -175,6 +178,7 @@ func (s *aclSelector) clone() *aclSelector {
 	n.cmds = append([]uint64(nil), s.cmds...)
 	n.keys = append([]keyPattern(nil), s.keys...)
 	n.channels = append([]string(nil), s.channels...)
+	n.rules = append([]string(nil), s.rules...)
 	if s.firstArgs != nil {
 		n.firstArgs = map[int][]string{}
 		for id, a := range s.firstArgs {
@@ -217,6 +221,7 @@ func (s *aclSelector) setAll(on bool) {
 	}
 	s.future = on
 	s.firstArgs = nil
+	s.rules = nil
 }
 
 // allCommands reports whether every command is allowed.
@@ -272,18 +277,41 @@ func (s *aclSelector) apply(op string) error {
 			return errACLUnknown
 		}
 		s.setCategory(cat, op[0] == '+')
+		s.recordRule(lower)
 	case len(op) > 1 && op[0] == '+':
-		return s.allowCommand(op[1:])
+		if err := s.allowCommand(op[1:]); err != nil {
+			return err
+		}
+		s.recordRule(lower)
 	case len(op) > 1 && op[0] == '-':
 		cmd := commandByFullName(op[1:])
 		if cmd == nil {
 			return errACLUnknown
 		}
 		s.changePerm(cmd, false)
+		s.recordRule(lower)
 	default:
 		return errACLSyntax
 	}
 	return nil
+}
+
+// recordRule appends a command rule ("+get", "-@hash", "+client|id") to the
+// description, dropping the earlier rules it overrides as Redis 7.2 does: those
+// for the same command or category and, for a whole command, its subcommands'
+// and first arguments'.
+func (s *aclSelector) recordRule(rule string) {
+	target := rule[1:]
+	whole := !strings.Contains(target, "|") && target[0] != '@'
+	kept := s.rules[:0]
+	for _, r := range s.rules {
+		t := r[1:]
+		if t == target || whole && strings.HasPrefix(t, target) && t[len(target)] == '|' {
+			continue
+		}
+		kept = append(kept, r)
+	}
+	s.rules = append(kept, rule)
 }
 
 func (s *aclSelector) addKeyPattern(op string) error {
@@ -510,14 +538,14 @@ func mergeSelectorArgs(args []string) ([]string, int) {
 }
 
 // newUserPerms is a new user: off, no passwords, no commands, channels per
-// acl-pubsub-default.
+// acl-pubsub-default, and (since Redis 7.2) sanitize-payload.
 func newUserPerms(allChannels bool) *userPerms {
-	return &userPerms{root: newSelector(allChannels)}
+	return &userPerms{root: newSelector(allChannels), sanitize: "sanitize-payload"}
 }
 
 // defaultUserPerms is the default user Redis starts with.
 func defaultUserPerms() *userPerms {
-	p := &userPerms{enabled: true, nopass: true, root: newSelector(true)}
+	p := &userPerms{enabled: true, nopass: true, root: newSelector(true), sanitize: "sanitize-payload"}
 	p.root.allKeys = true
 	p.root.setAll(true)
 	return p.seal()
@@ -802,7 +830,7 @@ func (c *Client) aclAllowed(p *userPerms, cmd *Command, args [][]byte) bool {
 	if v == aclOK {
 		return true
 	}
-	c.reject(cmd, errNoPerm(v, cmd))
+	c.reject(cmd, errNoPerm(v, cmd, c.userName()))
 	return false
 }
 
@@ -856,24 +884,30 @@ func (h *scriptHost) scriptDenied(cmd *Command, args [][]byte, msg *string) bool
 	case aclOK:
 		return false
 	case aclDeniedCmd:
-		*msg = "ERR The user executing the script can't run this command or subcommand"
+		*msg = "ERR ACL failure in script: " + deniedText(aclDeniedCmd, cmd, c.userName())
 	case aclDeniedKey:
-		*msg = "ERR The user executing the script can't access at least one of the keys mentioned in the command arguments"
+		*msg = "ERR ACL failure in script: " + deniedText(aclDeniedKey, cmd, "")
 	default:
-		*msg = "ERR The user executing the script can't publish to the channel mentioned in the command"
+		*msg = "ERR ACL failure in script: " + deniedText(aclDeniedChannel, cmd, "")
 	}
 	return true
 }
 
 // errNoPerm is the reply to a denied command outside scripts and EXEC.
-func errNoPerm(v int, cmd *Command) string {
+func errNoPerm(v int, cmd *Command, user string) string {
+	return "NOPERM " + deniedText(v, cmd, user)
+}
+
+// deniedText says why a command was denied, in Redis 7.2's words, which
+// NOPERM replies and script errors share.
+func deniedText(v int, cmd *Command, user string) string {
 	switch v {
 	case aclDeniedCmd:
-		return "NOPERM this user has no permissions to run the '" + cmd.Name + "' command"
+		return "User " + user + " has no permissions to run the '" + cmd.Name + "' command"
 	case aclDeniedKey:
-		return "NOPERM this user has no permissions to access one of the keys used as arguments"
+		return "No permissions to access a key"
 	default:
-		return "NOPERM this user has no permissions to access one of the channels used as arguments"
+		return "No permissions to access a channel"
 	}
 }
 

@@ -134,7 +134,7 @@ func (rc ruleChecker) all() {
 }
 
 func TestACLSetUserRules(t *testing.T) {
-	p := difftest.StartIsolated(t)
+	p := difftest.StartIsolated74(t)
 	p.Do("ACL", "SETUSER", "alice", "on", ">pw", "~foo*", "%R~bar*", "&ch*", "+get", "+@hash", "-hdel", "+client|id")
 	rc := ruleChecker{t, p}
 	rc.all()
@@ -176,6 +176,15 @@ func TestACLSetUserRules(t *testing.T) {
 	}
 	p.Do("ACL", "SETUSER", "t", "reset", "on", ">keep", "~k", "+get")
 	for _, r := range bad {
+		if r[0] == "%" {
+			// redis-server 7.4.1 accepts a bare "%" and then crashes on an
+			// assertion (acl.c) describing the user; 7.0.15 refuses it.
+			want := "ERR Error in ACL SETUSER modifier '%': Syntax error"
+			if got := p.Keyhive().Do("ACL", "SETUSER", "t", "%"); got.Str != want {
+				t.Errorf("ACL SETUSER t %%: %s, want %s", got, want)
+			}
+			continue
+		}
 		p.Do(append([]any{"ACL", "SETUSER", "t"}, anys(r)...)...)
 		rc.user("t")
 	}
@@ -278,7 +287,7 @@ func TestACLSubcommands(t *testing.T) {
 }
 
 func TestACLAuth(t *testing.T) {
-	p := difftest.StartIsolated(t)
+	p := difftest.StartIsolated74(t)
 	p.Do("AUTH", "x")
 	p.Do("AUTH", "default", "x")
 	p.Do("AUTH", "nouser", "x")
@@ -337,7 +346,7 @@ func asUser(p *difftest.Pair, user string) *difftest.Pair {
 }
 
 func TestACLCommandAndKeyChecks(t *testing.T) {
-	p := difftest.StartIsolated(t)
+	p := difftest.StartIsolated74(t)
 	p.Do("ACL", "SETUSER", "v", "on", ">pw", "%R~r*", "%W~w*", "~b*", "&c*", "+@all", "-ping", "-config|set", "-@dangerous", "+select|0")
 	p.Do("SET", "r1", "x")
 	p.Do("SET", "b1", "y")
@@ -405,7 +414,7 @@ func TestACLCommandAndKeyChecks(t *testing.T) {
 // users that may only read, only write, or touch one key: the read/write
 // needs of each key argument follow Redis's key specs.
 func TestACLDryRunKeySpecs(t *testing.T) {
-	p := difftest.StartIsolated(t)
+	p := difftest.StartIsolated74(t)
 	for _, u := range [][]any{{"ro", "%R~*"}, {"wo", "%W~*"}, {"k1", "~k1"}, {"none", "resetkeys"}, {"rk", "%R~k1", "%W~k3"}} {
 		p.Do(append(append([]any{"ACL", "SETUSER"}, u...), "+@all", "allchannels")...)
 	}
@@ -443,7 +452,7 @@ func TestACLDryRunKeySpecs(t *testing.T) {
 }
 
 func TestACLChannels(t *testing.T) {
-	p := difftest.StartIsolated(t)
+	p := difftest.StartIsolated74(t)
 	p.Do("ACL", "SETUSER", "ps", "on", ">pw", "+@all", "~*", "resetchannels", "&news.*", "&exact")
 	q := asUser(p, "ps")
 	q.Do("PUBLISH", "news.a", "m")
@@ -492,7 +501,7 @@ func TestACLChannels(t *testing.T) {
 }
 
 func TestACLMultiAndScripts(t *testing.T) {
-	p := difftest.StartIsolated(t)
+	p := difftest.StartIsolated74(t)
 	p.Do("ACL", "SETUSER", "m", "on", ">pw", "~b*", "&c*", "+@all", "-ping")
 	q := asUser(p, "m")
 	q.Do("MULTI")
@@ -546,8 +555,8 @@ func aclLogCompare(r, k difftest.Reply) error {
 	}
 	for i := range r.Elems {
 		re, ke := r.Elems[i].Elems, k.Elems[i].Elems
-		if len(ke) != len(re)+6 {
-			return fmt.Errorf("entry %d: %d fields, redis %d (+3 of 7.2 expected)", i, len(ke)/2, len(re)/2)
+		if len(ke) != len(re) {
+			return fmt.Errorf("entry %d: %d fields, redis %d", i, len(ke)/2, len(re)/2)
 		}
 		for j := 0; j < len(re); j += 2 {
 			name := re[j].Str
@@ -566,15 +575,14 @@ func aclLogCompare(r, k difftest.Reply) error {
 				if field(rv.Str, "user") != field(kv.Str, "user") || field(rv.Str, "cmd") != field(kv.Str, "cmd") {
 					return fmt.Errorf("entry %d: client-info %q vs %q", i, rv.Str, kv.Str)
 				}
+			case "timestamp-created", "timestamp-last-updated":
+				if kv.Kind != difftest.KindInt || kv.Int-rv.Int > 1000 || rv.Int-kv.Int > 1000 {
+					return fmt.Errorf("entry %d: %s %s vs %s", i, name, rv, kv)
+				}
 			default:
 				if !rv.Equal(kv) {
 					return fmt.Errorf("entry %d: %s %s vs %s", i, name, rv, kv)
 				}
-			}
-		}
-		for j, want := range []string{"entry-id", "timestamp-created", "timestamp-last-updated"} {
-			if f := ke[len(re)+2*j]; f.Str != want || ke[len(re)+2*j+1].Kind != difftest.KindInt {
-				return fmt.Errorf("entry %d: field %s, want %s and an integer", i, f, want)
 			}
 		}
 	}
@@ -591,7 +599,7 @@ func field(line, name string) string {
 }
 
 func TestACLLog(t *testing.T) {
-	p := difftest.StartIsolated(t)
+	p := difftest.StartIsolated74(t)
 	p.Do("ACL", "SETUSER", "l", "on", ">pw", "~b*", "&c*", "+@all", "-ping")
 	p.Do("ACL", "LOG", "RESET")
 	q := p.NewConn()
@@ -629,7 +637,7 @@ func TestACLLog(t *testing.T) {
 }
 
 func TestACLClients(t *testing.T) {
-	p := difftest.StartIsolated(t)
+	p := difftest.StartIsolated74(t)
 	p.Do("ACL", "SETUSER", "k", "on", ">pw", "+@all", "~*")
 	a := asUser(p, "k")
 	b := asUser(p, "k")
@@ -670,7 +678,7 @@ func TestACLFile(t *testing.T) {
 	if err := os.WriteFile(file, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p := difftest.StartIsolated(t, "--aclfile", file)
+	p := difftest.StartIsolated74(t, "--aclfile", file)
 	ruleChecker{t, p}.all()
 	q := asUser(p, "alice")
 	q.Do("GET", "a1")
@@ -710,7 +718,7 @@ func TestACLFile(t *testing.T) {
 }
 
 func TestACLConfigUsers(t *testing.T) {
-	p := difftest.StartIsolated(t, "--user", "cfg", "on", ">pw", "~c*", "+@all", "--user", "default", "on", "nopass", "~*", "&*", "+@all", "-keys", "--requirepass", "rp")
+	p := difftest.StartIsolated74(t, "--user", "cfg", "on", ">pw", "~c*", "+@all", "--user", "default", "on", "nopass", "~*", "&*", "+@all", "-keys", "--requirepass", "rp")
 	ruleChecker{t, p}.all()
 	q := asUser(p, "cfg")
 	q.Do("GET", "c1")
@@ -721,7 +729,7 @@ func TestACLConfigUsers(t *testing.T) {
 // in the ACL categories Redis 7.0 puts it in (COMMAND INFO), since +@category
 // rules and ACL CAT are built from them.
 func TestACLCategoriesMatchRedis(t *testing.T) {
-	p := difftest.Start(t)
+	p := difftest.Start74(t)
 	redis := commandInfoField(p.Redis().Do("COMMAND", "INFO"), 6)
 	keyhive := commandInfoField(p.Keyhive().Do("COMMAND", "INFO"), 6)
 	checked := 0

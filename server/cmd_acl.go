@@ -181,97 +181,14 @@ func (s *aclSelector) describeChannels() []string {
 	return parts
 }
 
-// countCategory counts the commands of a category the selector allows and
-// denies.
-func (s *aclSelector) countCategory(cat int) (on, off int) {
-	for _, c := range aclCommands {
-		if aclInfo[c.id].categories&(1<<cat) != 0 {
-			if s.bit(c.id) {
-				on++
-			} else {
-				off++
-			}
-		}
-	}
-	return on, off
-}
-
-// describeCommands rebuilds the command rules from the allowed set, as Redis
-// 7.0 does: +@all or -@all, then greedily the categories that fit best,
-// then single commands for the remaining differences. (Redis emits the
-// single commands in its hash table's order, which differs per process;
-// here they are in name order.)
+// describeCommands is +@all or -@all (the last reset) and then the command
+// rules in the order given, as Redis 7.2+ describes them.
 func (s *aclSelector) describeCommands() string {
-	additive := !s.future
-	parts := []string{"-@all"}
-	fake := newSelector(false)
-	if !additive {
-		parts[0] = "+@all"
-		fake.setAll(true)
+	first := "-@all"
+	if s.future {
+		first = "+@all"
 	}
-	temp := s.clone()
-	var applied [32]bool
-	for {
-		best, minDiff, maxSame := -1, int(^uint(0)>>1), 0
-		for j := range aclCategories {
-			if applied[j] {
-				continue
-			}
-			on, off := temp.countCategory(j)
-			diff, same := off, on
-			if !additive {
-				diff, same = on, off
-			}
-			if same > diff && (diff < minDiff || diff == minDiff && same > maxSame) {
-				best, minDiff, maxSame = j, diff, same
-			}
-		}
-		if best < 0 {
-			break
-		}
-		sign := "+"
-		if !additive {
-			sign = "-"
-		}
-		parts = append(parts, sign+aclCategories[best])
-		fake.setCategory(best, additive)
-		temp.setCategory(best, !additive)
-		applied[best] = true
-	}
-	var single func(c *Command)
-	single = func(c *Command) {
-		if on := s.bit(c.id); on != fake.bit(c.id) {
-			sign := "-"
-			if on {
-				sign = "+"
-			}
-			parts = append(parts, sign+c.Name)
-			fake.changePerm(c, on)
-		}
-		for _, name := range sortedSubNames(c) {
-			single(c.Sub[name])
-		}
-		if !s.bit(c.id) {
-			for _, a := range s.firstArgs[c.id] {
-				parts = append(parts, "+"+c.Name+"|"+a)
-			}
-		}
-	}
-	for _, c := range aclCommands {
-		if !strings.Contains(c.Name, "|") {
-			single(c)
-		}
-	}
-	return strings.Join(parts, " ")
-}
-
-func sortedSubNames(c *Command) []string {
-	names := make([]string, 0, len(c.Sub))
-	for n := range c.Sub {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
+	return strings.Join(append([]string{first}, s.rules...), " ")
 }
 
 // userNames returns the users' names in order.
@@ -378,11 +295,11 @@ func aclDryRun(x *Ctx) {
 	case aclOK:
 		x.W.OK()
 	case aclDeniedCmd:
-		x.W.BulkString("This user has no permissions to run the '" + cmd.Name + "' command")
+		x.W.BulkString("User " + u.name + " has no permissions to run the '" + cmd.Name + "' command")
 	case aclDeniedKey:
-		x.W.BulkString("This user has no permissions to access the '" + string(obj) + "' key")
+		x.W.BulkString("User " + u.name + " has no permissions to access the '" + string(obj) + "' key")
 	default:
-		x.W.BulkString("This user has no permissions to access the '" + string(obj) + "' channel")
+		x.W.BulkString("User " + u.name + " has no permissions to access the '" + string(obj) + "' channel")
 	}
 }
 

@@ -234,7 +234,7 @@ func TestMultiClientInfo(t *testing.T) {
 // BUSY) discards the transaction with EXECABORT and the reason, as Redis's
 // execCommandAbort does, inside MULTI and outside.
 func TestExecRefused(t *testing.T) {
-	p := difftest.StartIsolated(t, "--busy-reply-threshold", "100")
+	p := difftest.StartIsolated74(t, "--busy-reply-threshold", "100")
 	p.Do("EXEC", "x")
 	p.Do("MULTI")
 	p.Do("SET", "a", "1")
