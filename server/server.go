@@ -62,6 +62,7 @@ type Server struct {
 	notifyFlags atomic.Uint32
 	// activeExpireEnabled is DEBUG SET-ACTIVE-EXPIRE.
 	activeExpireEnabled atomic.Bool
+	debug               debugState // what DEBUG switches (cmd_debug.go)
 	peakMemory          atomic.Int64
 	evict               evictState
 	memRelease          memRelease
@@ -302,6 +303,9 @@ func (s *Server) cron() {
 		case <-s.done:
 			return
 		case <-tick.C:
+		}
+		if s.debug.cronPaused.Load() {
+			continue
 		}
 		s.saver.Cron()
 		s.aof.Cron()
