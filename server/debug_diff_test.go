@@ -199,6 +199,26 @@ func TestDebugSwitches(t *testing.T) {
 	p.Do("EVAL", "return redis.call('debug', 'protocol', 'map')", "0")
 	p.Do("EVAL", "redis.setresp(3); return redis.call('debug', 'protocol', 'bignum')", "0")
 	p.Do("EVAL", "redis.setresp(3); return redis.call('debug', 'protocol', 'double')", "0")
+	p.Do("EVAL", "return redis.call('client', 'getname')", "0")
+	for _, typ := range []string{"string", "integer", "double", "bignum", "null", "array", "set", "map", "attrib", "verbatim", "true", "false"} {
+		for _, proto := range []int{2, 3} {
+			p.Proto(proto)
+			p.Do("EVAL", "return redis.call('debug', 'protocol', ARGV[1])", "0", typ)
+			p.Do("EVAL", "redis.setresp(3); return redis.call('debug', 'protocol', ARGV[1])", "0", typ)
+		}
+	}
+	p.Proto(2)
+	p.Do("EVAL", "return redis.call('debug', 'protocol', 'push')", "0")
+	p.DoDifferent("Redis's script reply parser knows no push type and gives nil; Keyhive's scripting engine reads it as an array",
+		"EVAL", "redis.setresp(3); return redis.call('debug', 'protocol', 'push')", "0")
+	// Commands that would re-enter the engine or change the script's
+	// connection stay refused (Redis crashes on a nested EVAL).
+	for _, script := range []string{"return redis.call('eval', 'return 1', 0)", "return redis.call('multi')",
+		"return redis.call('script', 'flush')", "return redis.call('debug', 'reload')", "return redis.call('subscribe', 'c')"} {
+		if r := p.Keyhive().Do("EVAL", script, "0"); !strings.HasPrefix(r.Str, "ERR This Redis command is not allowed from script") {
+			t.Errorf("%s: %v", script, r)
+		}
+	}
 	p.Do("DEBUG", "SET-DISABLE-DENY-SCRIPTS", "0")
 	p.Do("EVAL", "return redis.call('debug', 'protocol', 'integer')", "0")
 
