@@ -229,3 +229,12 @@ func TestDebugSwitches(t *testing.T) {
 	p.Do("DBSIZE")
 	p.Do("DEBUG", "PAUSE-CRON", "0")
 }
+
+// TestDebugReloadMissingFile: DEBUG RELOAD NOSAVE with no file empties the
+// data set and fails with Redis 7.0's text.
+func TestDebugReloadMissingFile(t *testing.T) {
+	p := difftest.StartIsolated(t)
+	p.Do("SET", "a", "1")
+	p.Do("DEBUG", "RELOAD", "NOSAVE")
+	p.Do("DBSIZE")
+}
