@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/keyhive/keyhive/internal/difftest"
 )
@@ -237,4 +238,21 @@ func TestDebugReloadMissingFile(t *testing.T) {
 	p.Do("SET", "a", "1")
 	p.Do("DEBUG", "RELOAD", "NOSAVE")
 	p.Do("DBSIZE")
+}
+
+// TestDebugSleepStopsServer: like Redis's, DEBUG SLEEP holds up every other
+// client's commands until it ends (it takes the exclusive lock).
+func TestDebugSleepStopsServer(t *testing.T) {
+	p := difftest.StartIsolated(t)
+	other := p.NewConn()
+	for _, side := range []func(*difftest.Pair) *difftest.Client{(*difftest.Pair).Redis, (*difftest.Pair).Keyhive} {
+		side(p).Send("DEBUG", "SLEEP", "0.3")
+		time.Sleep(50 * time.Millisecond)
+		start := time.Now()
+		side(other).Do("SET", "k", "v")
+		if waited := time.Since(start); waited < 150*time.Millisecond {
+			t.Errorf("%s: SET ran during DEBUG SLEEP (waited %v)", side(p).Name(), waited)
+		}
+		side(p).Read()
+	}
 }
