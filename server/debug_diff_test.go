@@ -101,6 +101,20 @@ func TestDebugPopulate(t *testing.T) {
 	p.Do("DEBUG", "POPULATE", "1000")
 	p.Do("DBSIZE")
 	p.Do("DEBUG", "DIGEST")
+
+	// A populated key counts as modified for WATCH; DEBUG runs in MULTI.
+	p.Do("FLUSHALL")
+	p.Do("WATCH", "key:1")
+	p.Do("DEBUG", "POPULATE", "2")
+	p.Do("MULTI")
+	p.Do("DEBUG", "DIGEST")
+	p.Do("DEBUG", "POPULATE", "4")
+	p.Do("DEBUG", "DIGEST-VALUE", "key:3")
+	p.Do("EXEC")
+	p.Do("MULTI")
+	p.Do("DEBUG", "POPULATE", "4")
+	p.Do("DEBUG", "DIGEST")
+	p.Do("EXEC")
 }
 
 // TestDebugDigest compares DEBUG DIGEST and DIGEST-VALUE after the same
@@ -150,6 +164,13 @@ func TestDebugDigest(t *testing.T) {
 	p.Do("SET", "e3", "v")
 	p.Do("DEBUG", "DIGEST-VALUE", "e1", "e2", "e3")
 	p.Do("DEBUG", "DIGEST")
+	// A key past its time but not yet removed is still in both digests.
+	p.Do("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+	p.Do("SET", "gone", "v", "PX", "1")
+	time.Sleep(20 * time.Millisecond)
+	p.Do("DEBUG", "DIGEST-VALUE", "gone")
+	p.Do("DEBUG", "DIGEST")
+	p.Do("DEBUG", "SET-ACTIVE-EXPIRE", "1")
 	p.Do("FLUSHALL")
 	p.Do("DEBUG", "DIGEST")
 }
