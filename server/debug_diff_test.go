@@ -145,7 +145,10 @@ func TestDebugDigest(t *testing.T) {
 	p.Do("XADD", "fields", "1-2", "a", "2")
 	p.Do("XADD", "fields", "1-3", "b", "3", "c", "")
 	p.Do("XGROUP", "CREATE", "fields", "g", "0")
-	p.Do("DEBUG", "DIGEST-VALUE", "int", "scores", "fields")
+	p.Do("ZADD", "intmembers", "1", "100", "2", "-5", "3", "99999999999", "4", "007")
+	p.Do("HSET", "intfields", "1", "2", "-3", "40000000000", "x", "")
+	p.Do("RPUSH", "intlist", "1", "-1", "65536", "9223372036854775807", "x")
+	p.Do("DEBUG", "DIGEST-VALUE", "int", "scores", "fields", "intmembers", "intfields", "intlist")
 	before := p.Do("DEBUG", "DIGEST")
 	// A consumer group changes nothing the digest reads.
 	p.Do("XGROUP", "CREATE", "fields", "g2", "$")
