@@ -136,6 +136,23 @@ func TestLoadRedis74Files(t *testing.T) {
 	}
 }
 
+// TestLoadRedis74Truncated cuts the 7.4 files at every fifth length: an
+// error with an offset, never a panic.
+func TestLoadRedis74Truncated(t *testing.T) {
+	for _, name := range redis74Files {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for n := 0; n < len(data); n += 5 {
+			var e *Error
+			if err := Load(data[:n], true, Handler{}); !errors.As(err, &e) || e.Offset > int64(n) {
+				t.Fatalf("%s truncated at %d: %v", name, n, err)
+			}
+		}
+	}
+}
+
 // TestLoadUnknownType: a value type this loader does not know (Redis 7.4's
 // hashes with field TTLs, until they are read) is an error at its offset.
 func TestLoadUnknownType(t *testing.T) {
