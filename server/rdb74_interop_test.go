@@ -6,6 +6,8 @@ package server_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -189,4 +191,44 @@ func TestRDB74DigestOn70(t *testing.T) {
 		t.Fatalf("redis DEBUG RELOAD NOSAVE of Keyhive's file: %v", r)
 	}
 	compare74(t, p)
+}
+
+// TestStartWithRedis74File starts Keyhive in a directory holding a file
+// redis-server 7.4.1 saved (persistence/testdata/redis-7.4.rdb): the data set
+// loads and its digest is the one redis-server 7.4.1 reported for it.
+func TestStartWithRedis74File(t *testing.T) {
+	const digest74 = "3b3d54418325f4568915f0ef41ddc4be32f476c8" // DEBUG DIGEST on 7.4.1 before its SAVE
+	dir := t.TempDir()
+	data, err := os.ReadFile("../persistence/testdata/redis-7.4.rdb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "dump.rdb"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addr, stop, err := difftest.StartKeyhive("--dir", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	c, err := difftest.Dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, check := range []struct {
+		args []any
+		want string
+	}{
+		{[]any{"DEBUG", "DIGEST"}, "+" + digest74 + "\r\n"},
+		{[]any{"DBSIZE"}, ":15\r\n"},
+		{[]any{"SCARD", "set:lp"}, ":4\r\n"},
+		{[]any{"FCALL", "f74", "0"}, ":74\r\n"},
+		{[]any{"XINFO", "GROUPS", "st"}, "*1\r\n*12\r\n$4\r\nname\r\n$1\r\ng\r\n$9\r\nconsumers\r\n:2\r\n$7\r\npending\r\n:2\r\n$17\r\nlast-delivered-id\r\n$3\r\n1-2\r\n$12\r\nentries-read\r\n:2\r\n$3\r\nlag\r\n:1\r\n"},
+	} {
+		r, err := c.Do(check.args...)
+		if err != nil || string(r.Raw) != check.want {
+			t.Errorf("%v: %q, %v; want %q", check.args, r.Raw, err, check.want)
+		}
+	}
 }
