@@ -150,11 +150,6 @@ func bitfieldKeys(args [][]byte, dst []KeyRef) []KeyRef {
 	return append(dst, KeyRef{1, RO | Access})
 }
 
-// replacesDataSet: DEBUG RELOAD and LOADAOF replace the whole data set.
-func replacesDataSet(args [][]byte) bool {
-	return len(args) > 1 && (equalFold(args[1], "reload") || equalFold(args[1], "loadaof"))
-}
-
 // redactAuth hides every argument of AUTH.
 func redactAuth(args [][]byte) (lo, hi int) { return 1, len(args) }
 

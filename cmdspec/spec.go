@@ -78,9 +78,6 @@ type Spec struct {
 	// KeyFunc finds the keys where Redis uses a function instead of (or
 	// besides) the key specs; nil when the specs say it all.
 	KeyFunc KeyFunc
-	// LockAll, when set, makes the command take the exclusive lock for the
-	// arguments it accepts (DEBUG RELOAD replaces the whole data set).
-	LockAll func(args [][]byte) bool
 	// Redact, when set, is the range of arguments the slow log hides
 	// (credentials).
 	Redact func(args [][]byte) (lo, hi int)

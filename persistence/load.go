@@ -25,10 +25,10 @@ type Handler struct {
 	Key      func(r *Record) error
 }
 
-// Load parses a whole RDB file (any version up to 10) and hands its contents
-// to h. With verifyChecksum, a non-zero CRC-64 trailer must match (a zero
-// one means the file was saved with rdbchecksum no). Keys holding empty
-// collections are skipped, as Redis skips them.
+// Load parses a whole RDB file (any version up to NewestVersion) and hands
+// its contents to h. With verifyChecksum, a non-zero CRC-64 trailer must
+// match (a zero one means the file was saved with rdbchecksum no). Keys
+// holding empty collections are skipped, as Redis skips them.
 func Load(data []byte, verifyChecksum bool, h Handler) (err error) {
 	d := &decoder{b: data}
 	defer catch(&err)
@@ -36,7 +36,7 @@ func Load(data []byte, verifyChecksum bool, h Handler) (err error) {
 		d.fail("wrong signature trying to load DB from file")
 	}
 	version, convErr := strconv.Atoi(string(data[5:9]))
-	if convErr != nil || version < 1 || version > Version {
+	if convErr != nil || version < 1 || version > NewestVersion {
 		d.fail("can't handle RDB format version " + string(data[5:9]))
 	}
 	d.p = 9
@@ -69,6 +69,10 @@ func Load(data []byte, verifyChecksum bool, h Handler) (err error) {
 				handled(start, h.SelectDB(rec.DB))
 			}
 		case OpResizeDB:
+			d.length()
+			d.length()
+		case OpSlotInfo: // sizing hints (slot, keys, expires)
+			d.length()
 			d.length()
 			d.length()
 		case OpAux:

@@ -11,6 +11,11 @@ import (
 // Version is the RDB version written, Redis 7.0's.
 const Version = 10
 
+// NewestVersion is the newest RDB version a file may have to load: Redis
+// 7.2's (11) adds listpack sets and streams with consumers' active times,
+// 7.4's (12) hashes with field TTLs and cluster slot sizes.
+const NewestVersion = 12
+
 // Value types, as Redis numbers them.
 const (
 	TypeString          = 0
@@ -38,6 +43,7 @@ const (
 
 // Opcodes of the file's structure.
 const (
+	OpSlotInfo      = 244 // Redis 7.4, cluster mode: a slot's key counts
 	OpFunction      = 246 // Redis 7.0's release candidates
 	OpFunction2     = 245
 	OpModuleAux     = 247

@@ -261,7 +261,7 @@ func reloadCommand(x *Ctx) {
 	}
 	if err := s.saver.Reload(merge); err != nil {
 		s.log.Printf("DEBUG RELOAD: %v", err)
-		x.W.Error("ERR Error trying to load the RDB dump, check server logs.")
+		x.W.Error("ERR Error trying to load the RDB dump")
 		return
 	}
 	s.log.Printf("DB reloaded by DEBUG RELOAD")

@@ -213,7 +213,7 @@ func (h *scriptHost) admit(cmd *Command, args [][]byte) bool {
 	s := h.x.s
 	var denied string
 	switch {
-	case cmd.Flags&FlagNoScript != 0:
+	case cmd.Flags&FlagNoScript != 0 && !(s.debug.scriptsCallDenied.Load() && scriptMayCallDenied(cmd, args)):
 		return h.reject(cmd, "ERR This Redis command is not allowed from script")
 	case h.scriptDenied(cmd, args, &denied):
 		h.out.Error(denied)

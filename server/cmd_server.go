@@ -13,18 +13,15 @@ import (
 
 	"github.com/keyhive/keyhive/cmdspec"
 	"github.com/keyhive/keyhive/glob"
-	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/internal/version"
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/resp"
-	"github.com/keyhive/keyhive/values"
 )
 
 func init() {
 	bind("time", timeCommand)
 	bind("info", infoCommand)
 	bind("shutdown", shutdownCommand)
-	bind("debug", debugCommand)
 	bind("role", roleCommand)
 	bindSub("module", "help", moduleHelp)
 	bindSub("module", "list", func(x *Ctx) { x.W.Array(0) })
@@ -222,76 +219,6 @@ func shutdownCommand(x *Ctx) {
 	go x.s.Close() // Close waits for this client's goroutine, so not inline
 }
 
-func debugCommand(x *Ctx) {
-	mode := x.s.cfg.EnableDebugCommand()
-	if mode != "yes" && !(mode == "local" && x.c.isLocal()) {
-		x.W.Error("ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.")
-		return
-	}
-	switch sub := strings.ToLower(string(x.Args[1])); {
-	case sub == "sleep" && len(x.Args) == 3:
-		// Redis reads the value with strtod and no error check: junk sleeps 0.
-		secs := cFloatPrefix(x.Args[2])
-		if secs > 0 {
-			time.Sleep(time.Duration(secs * float64(time.Second)))
-		}
-		x.W.OK()
-	case sub == "set-active-expire" && len(x.Args) == 3:
-		// atoi, as in Redis: anything not starting with a number is 0.
-		x.s.activeExpireEnabled.Store(cFloatPrefix(x.Args[2]) >= 1 || cFloatPrefix(x.Args[2]) <= -1)
-		x.W.OK()
-	case sub == "object" && len(x.Args) == 3:
-		debugObject(x)
-	case sub == "reload":
-		reloadCommand(x)
-	case sub == "loadaof":
-		debugLoadAOF(x)
-	case sub == "help":
-		writeHelp(x, "DEBUG", []string{
-			"OBJECT <key>", "    Show low level info about the `key` and associated value.",
-			"LOADAOF", "    Flush the AOF buffers on disk and reload the AOF in memory.",
-			"RELOAD [option ...]", "    Save the RDB on disk and reload it back to memory. Valid <option> values:",
-			"    * MERGE: conflicting keys will be loaded from RDB.",
-			"    * NOFLUSH: the existing database will not be removed before load, but",
-			"      conflicting keys will generate an exception and kill the server.",
-			"    * NOSAVE: the database will be loaded from an existing RDB file.",
-			"    Examples:",
-			"    * DEBUG RELOAD: verify that the server is able to persist, flush and reload",
-			"      the database.",
-			"    * DEBUG RELOAD NOSAVE: replace the current database with the contents of an",
-			"      existing RDB file.",
-			"    * DEBUG RELOAD NOSAVE NOFLUSH MERGE: add the contents of an existing RDB",
-			"      file to the database.",
-			"SET-ACTIVE-EXPIRE <0|1>", "    Setting it to 0 disables expiring keys in background when they are not",
-			"    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
-			"    default.",
-			"SLEEP <seconds>", "    Stop the server for <seconds>. Decimals allowed.",
-		})
-	default:
-		x.W.Error("ERR unknown subcommand or wrong number of arguments for '" + cString(x.Args[1]) + "'. Try DEBUG HELP.")
-	}
-}
-
-// cFloatPrefix reads the longest prefix of b that is a decimal number, after
-// leading spaces, as C's strtod does; 0 when there is none.
-func cFloatPrefix(b []byte) float64 {
-	s := strings.TrimLeft(string(b), " \t\n\v\f\r")
-	end := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c == '.' || c == 'e' || c == 'E' || ((c == '-' || c == '+') && (i == 0 || s[i-1] == 'e' || s[i-1] == 'E'))) {
-			break
-		}
-		end = i + 1
-	}
-	for ; end > 0; end-- {
-		if f, err := strconv.ParseFloat(s[:end], 64); err == nil {
-			return f
-		}
-	}
-	return 0
-}
-
 func (c *Client) isLocal() bool {
 	switch a := c.conn.RemoteAddr().(type) {
 	case *net.TCPAddr:
@@ -300,47 +227,6 @@ func (c *Client) isLocal() bool {
 		return true
 	}
 	return false
-}
-
-// debugObject reports a key's internals in Redis's layout. The address is a
-// stable per-key stand-in; serializedlength is the RDB length of a string.
-func debugObject(x *Ctx) {
-	e, found := x.DB.Lookup(x.Args[2], x.Now, false)
-	if !found {
-		x.W.Error(errNoSuchKey)
-		return
-	}
-	refcount := int64(1)
-	if isSharedInteger(&e, x.s.sharedIntegerPolicy()) {
-		refcount = sharedIntegerRefcount
-	}
-	x.W.Simple(fmt.Sprintf("Value at:0x%x refcount:%d encoding:%s serializedlength:%d lru:%d lru_seconds_idle:%d",
-		keyspace.Slot(e.Key()), refcount, e.Encoding().Name(), rdbStringLen(e.Value()), e.Access(), values.IdleSeconds(e.Access(), x.Now)))
-}
-
-// rdbStringLen is the length of a string in an RDB file: small integers are
-// stored in 1, 2 or 4 bytes after a type byte, other strings after a length.
-func rdbStringLen(v []byte) int {
-	if n, ok := strnum.ParseInt(v); ok && len(v) <= 11 {
-		switch {
-		case n >= -1<<7 && n < 1<<7:
-			return 2
-		case n >= -1<<15 && n < 1<<15:
-			return 3
-		case n >= -1<<31 && n < 1<<31:
-			return 5
-		}
-	}
-	switch l := len(v); {
-	case l < 1<<6:
-		return 1 + l
-	case l < 1<<14:
-		return 2 + l
-	case l <= 1<<32-1:
-		return 5 + l
-	default:
-		return 9 + len(v)
-	}
 }
 
 // INFO

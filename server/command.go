@@ -127,9 +127,6 @@ type Command struct {
 	Sub   map[string]*Command
 
 	spec *cmdspec.Spec
-	// lockAll, when set, makes the command take the exclusive lock for the
-	// arguments it accepts (DEBUG RELOAD).
-	lockAll func(args [][]byte) bool
 	// categories are the ACL categories, in COMMAND INFO's order.
 	categories []string
 
@@ -169,7 +166,7 @@ func buildTable() map[string]*Command {
 func newCommand(s *cmdspec.Spec) *Command {
 	c := &Command{
 		Name: s.FullName, Arity: s.Arity, Flags: parseFlags(s.Flags), spec: s,
-		lockAll: s.LockAll, categories: strings.Fields(s.ACL), id: commandCount,
+		categories: strings.Fields(s.ACL), id: commandCount,
 	}
 	commandCount++
 	if s.MovableKeys() {

@@ -191,7 +191,7 @@ func (c *Client) call(cmd *Command, args [][]byte, from caller) {
 	switch {
 	case cmd == cmdExec:
 		c.multi.lockSet(x, c)
-	case cmd.Flags&FlagAllKeys != 0, cmd.lockAll != nil && cmd.lockAll(args):
+	case cmd.Flags&FlagAllKeys != 0:
 		x.locks.All()
 	default:
 		var all bool

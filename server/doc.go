@@ -30,8 +30,9 @@
 // cmd_lcs.go, cmd_keys.go, cmd_hashes.go, cmd_lists.go, cmd_sets.go,
 // cmd_zsets.go, cmd_streams.go, cmd_hll.go, cmd_geo.go, cmd_sort.go,
 // cmd_transactions.go, cmd_scripting.go, cmd_pubsub.go, cmd_connection.go,
-// cmd_acl.go, cmd_server.go, cmd_memory.go, cmd_persistence.go. A family
-// file binds its handlers to the names cmdspec declares, and holds them.
+// cmd_acl.go, cmd_server.go, cmd_debug.go, cmd_memory.go,
+// cmd_persistence.go. A family file binds its handlers to the names cmdspec
+// declares, and holds them.
 //
 // What the families share
 //   - acl.go, acl_log.go: users, permissions and their checks, ACL LOG.

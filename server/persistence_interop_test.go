@@ -89,10 +89,11 @@ func populateAllTypes(p *difftest.Pair) {
 	p.Do("FUNCTION", "LOAD", "#!lua name=interop\nredis.register_function('answer', function() return 42 end)")
 }
 
-// compareAll compares every key of databases 0-2 (type, expire time,
-// encoding, contents) and the functions.
+// compareAll compares the data set's digest, every key of databases 0-2
+// (type, expire time, encoding, contents) and the functions.
 func compareAll(t *testing.T, p *difftest.Pair) {
 	t.Helper()
+	p.Do("DEBUG", "DIGEST")
 	for db := range 3 {
 		p.Do("SELECT", strconv.Itoa(db))
 		p.Do("DBSIZE")

@@ -58,6 +58,7 @@ type Server struct {
 	notifyFlags atomic.Uint32
 	// activeExpireEnabled is DEBUG SET-ACTIVE-EXPIRE.
 	activeExpireEnabled atomic.Bool
+	debug               debugState // what DEBUG switches (cmd_debug.go)
 	peakMemory          atomic.Int64
 	evict               evictState
 	memRelease          memRelease
@@ -298,6 +299,9 @@ func (s *Server) cron() {
 		case <-s.done:
 			return
 		case <-tick.C:
+		}
+		if s.debug.cronPaused.Load() {
+			continue
 		}
 		s.saver.Cron()
 		s.aof.Cron()
