@@ -235,6 +235,9 @@ func (s *Server) logServed(nowMs int64) {
 	b.mu.Unlock()
 	for _, w := range served {
 		s.logIfSlow(w.c, w.ctx.cmd, w.ctx.Args, w.ran.Load()+w.serveTime, nowMs)
+		if s.cfg.LatencyTracking() {
+			s.cmdStats[w.ctx.cmd.id].latencyHistogram().record(w.ran.Load() + w.serveTime)
+		}
 	}
 }
 
@@ -342,7 +345,7 @@ func (c *Client) waitBlocked() bool {
 		case r := <-reads:
 			reading = false
 			c.w += r.n
-			c.traffic.netIn.add(int64(r.n))
+			c.traffic.read(int64(r.n))
 			if r.n > 0 { // Redis counts any read as interaction, blocked or not
 				c.lastSeen.Store(c.s.clock.UnixMilli())
 			}
@@ -363,7 +366,7 @@ func (c *Client) waitBlocked() bool {
 		r := <-reads
 		c.conn.SetReadDeadline(time.Time{})
 		c.w += r.n
-		c.traffic.netIn.add(int64(r.n))
+		c.traffic.read(int64(r.n))
 		if r.err != nil && !errors.Is(r.err, os.ErrDeadlineExceeded) {
 			alive = false
 		}

@@ -235,7 +235,6 @@ func (h *scriptHost) admit(cmd *Command, args [][]byte) bool {
 func (h *scriptHost) reject(cmd *Command, msg string) bool {
 	s := h.x.s
 	s.cmdStats[cmd.id].rejected.Add(1)
-	s.scriptClient.traffic.errors.add(1)
 	h.out.Error(msg)
 	return false
 }
