@@ -691,14 +691,16 @@ func lolwutCommand(x *Ctx) {
 		}
 		version, args = v, args[2:]
 	}
-	params := make([]int64, len(args))
-	for i, a := range args {
-		v, ok := strnum.ParseInt(a)
-		if !ok {
-			x.W.Error(errNotInt)
-			return
+	var params []int64
+	if version == 5 || version == 6 { // the other versions ignore their arguments
+		for _, a := range args {
+			v, ok := strnum.ParseInt(a)
+			if !ok {
+				x.W.Error(errNotInt)
+				return
+			}
+			params = append(params, v)
 		}
-		params[i] = v
 	}
 	param := func(i int, def, hi int64) int {
 		if i < len(params) {
