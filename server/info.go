@@ -242,10 +242,6 @@ func (s *Server) writeMemoryInfo(b *strings.Builder) {
 		{Name: "/gc/cycles/total:gc-cycles"},
 		{Name: "/sched/pauses/total/gc:seconds"},
 		{Name: "/cpu/classes/gc/total:cpu-seconds"},
-		{Name: "/memory/classes/heap/objects:bytes"},
-		{Name: "/memory/classes/heap/unused:bytes"},
-		{Name: "/memory/classes/total:bytes"},
-		{Name: "/memory/classes/heap/released:bytes"},
 	}
 	metrics.Read(samples)
 	m := s.memoryFigures()
@@ -260,13 +256,8 @@ func (s *Server) writeMemoryInfo(b *strings.Builder) {
 	field(b, "used_memory_startup", s.startupMemory)
 	field(b, "used_memory_dataset", m.dataset)
 	field(b, "used_memory_dataset_perc", percent(m.dataset, m.used-s.startupMemory))
-	// The allocator is Go's: allocated is the heap's live and not yet
-	// collected objects, active adds the unused space of the heap's spans
-	// in use, resident is all the runtime has mapped less what it released
-	// to the OS. The key arenas outside the heap are in used_memory only.
-	allocated := int64(samples[3].Value.Uint64())
-	active := allocated + int64(samples[4].Value.Uint64())
-	resident := int64(samples[5].Value.Uint64() - samples[6].Value.Uint64())
+	heap := goHeap() // the Go heap stands for the allocator
+	allocated, active, resident := heap.allocated, heap.active, heap.resident
 	field(b, "allocator_allocated", allocated)
 	field(b, "allocator_active", active)
 	field(b, "allocator_resident", resident)

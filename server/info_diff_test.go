@@ -215,3 +215,68 @@ func TestInfoAvgTTL(t *testing.T) {
 		}
 	}
 }
+
+// sameMapShape compares two maps (MEMORY STATS) by their keys in order and
+// their values' kinds, nested maps included; the values are each server's.
+func sameMapShape(r, k difftest.Reply) error {
+	if r.Kind != k.Kind || len(r.Elems) != len(k.Elems) {
+		var rk, kk []string
+		for i := 0; i < len(r.Elems); i += 2 {
+			rk = append(rk, r.Elems[i].Str)
+		}
+		for i := 0; i < len(k.Elems); i += 2 {
+			kk = append(kk, k.Elems[i].Str)
+		}
+		return fmt.Errorf("kind %c with keys %v, redis %c with %v", k.Kind, kk, r.Kind, rk)
+	}
+	for i := 0; i+1 < len(r.Elems); i += 2 {
+		if r.Elems[i].Str != k.Elems[i].Str {
+			return fmt.Errorf("key %d: %q, redis %q", i/2, k.Elems[i].Str, r.Elems[i].Str)
+		}
+		rv, kv := r.Elems[i+1], k.Elems[i+1]
+		if rv.IsAggregate() {
+			if err := sameMapShape(rv, kv); err != nil {
+				return fmt.Errorf("%s: %v", r.Elems[i].Str, err)
+			}
+		} else if rv.Kind != kv.Kind {
+			return fmt.Errorf("%s: kind %c, redis %c", r.Elems[i].Str, kv.Kind, rv.Kind)
+		}
+	}
+	return nil
+}
+
+// TestMemoryStatsFields: MEMORY STATS has Redis 7.0's fields in its order,
+// a db.N map per database with keys, in RESP2 and RESP3.
+func TestMemoryStatsFields(t *testing.T) {
+	p := difftest.StartIsolated(t)
+	for _, proto := range []int{2, 3} {
+		p.Proto(proto)
+		p.Do("FLUSHALL")
+		p.DoCompare(sameMapShape, "MEMORY", "STATS")
+		p.Do("SET", "k", "v", "EX", 100)
+		p.Do("SELECT", 3)
+		p.Do("SET", "k", "v")
+		p.Do("SELECT", 0)
+		p.DoCompare(sameMapShape, "MEMORY", "STATS")
+	}
+}
+
+// TestClientInfoMemoryFields: about itself, a client sees its query buffer
+// (the command being run) and its arguments' bytes as Redis counts them.
+func TestClientInfoMemoryFields(t *testing.T) {
+	p := difftest.Start(t)
+	fields := regexp.MustCompile(` (qbuf|argv-mem|multi-mem|oll|omem)=\d+`)
+	same := func(r, k difftest.Reply) error {
+		rf, kf := fields.FindAllString(r.Str, -1), fields.FindAllString(k.Str, -1)
+		if !slices.Equal(rf, kf) {
+			return fmt.Errorf("%v, redis %v", kf, rf)
+		}
+		return nil
+	}
+	for _, proto := range []int{2, 3} {
+		p.Proto(proto)
+		p.DoCompare(same, "CLIENT", "INFO")
+		p.Do("SET", "k", "v")
+		p.DoCompare(same, "CLIENT", "INFO")
+	}
+}
