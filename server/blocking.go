@@ -116,6 +116,7 @@ func (x *Ctx) block(b blockSpec) {
 	}
 	args := cloneArgs(x.Args)
 	w.reply.Proto = x.W.Proto
+	w.reply.Errors = &x.s.stats.errors
 	w.ctx = Ctx{s: x.s, c: x.c, cmd: x.cmd, Args: args, W: &w.reply}
 	x.s.blocking.add(w)
 	x.c.blocked = w
@@ -377,6 +378,9 @@ func (c *Client) waitBlocked() bool {
 	c.lastSeen.Store(c.s.clock.UnixMilli())
 	c.waiting.Store(nil)
 	c.out.B = append(c.out.B, w.reply.B...)
+	if len(w.reply.B) > 0 && w.reply.B[0] == '-' { // CLIENT UNBLOCK ... ERROR, as Redis counts it
+		c.s.cmdStats[w.ctx.cmd.id].failed.Add(1)
+	}
 	if w.ctx.dirty > 0 { // served by a pop (w.done was closed after it)
 		c.wrote = true
 	}

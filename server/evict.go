@@ -174,10 +174,21 @@ func (s *Server) evictSome(mono, now int64) evictResult {
 	samples, decay := max(s.cfg.MaxMemorySamples(), 1), s.cfg.LFUDecayTime()
 	limit := evictionTimeLimit(s.cfg.MaxMemoryEvictionTenacity())
 	start := monoNow()
+	monitored := s.cfg.LatencyMonitorThreshold() > 0
+	if monitored {
+		defer func() { s.noteLatency(eventEvictionCycle, (monoNow()-start)/int64(time.Millisecond)) }()
+	}
 	for freed, n := int64(0), 0; freed < toFree; n++ {
+		var began int64
+		if monitored {
+			began = monoNow()
+		}
 		f, ok := s.ks.EvictOne(&e.ev, policy, e.volatile.Load(), samples, now, decay, e.onEvict)
 		if !ok {
 			return evictFail
+		}
+		if monitored {
+			s.noteLatency(eventEvictionDel, (monoNow()-began)/int64(time.Millisecond))
 		}
 		freed += f
 		e.evicted.Add(1)

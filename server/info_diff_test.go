@@ -280,3 +280,24 @@ func TestClientInfoMemoryFields(t *testing.T) {
 		p.DoCompare(same, "CLIENT", "INFO")
 	}
 }
+
+// TestInfoErrorstatsUnblocked: a blocked command ended by CLIENT UNBLOCK
+// ... ERROR counts its error and a failed call, as in Redis.
+func TestInfoErrorstatsUnblocked(t *testing.T) {
+	p := difftest.StartIsolated(t)
+	usec := regexp.MustCompile(`usec=\d+,usec_per_call=[\d.]+,`)
+	p.Do("CONFIG", "RESETSTAT")
+	b := p.NewConn()
+	rid, kid := b.Redis().Do("CLIENT", "ID").Int, b.Keyhive().Do("CLIENT", "ID").Int
+	b.Send("BLPOP", "nolist", 0)
+	for _, c := range []struct {
+		cl *difftest.Client
+		id int64
+	}{{p.Redis(), rid}, {p.Keyhive(), kid}} {
+		for c.cl.Do("CLIENT", "UNBLOCK", c.id, "ERROR").Int != 1 {
+		}
+	}
+	b.Read()
+	p.DoCompare(sameInfoLines("errorstat_", nil), "INFO", "errorstats")
+	p.DoCompare(sameInfoLines("cmdstat_blpop", usec), "INFO", "commandstats")
+}

@@ -32,10 +32,11 @@ const latencyHistoryLen = 160
 
 // The events the server records, named as Redis names them.
 const (
-	eventCommand       = "command"      // a command slower than the threshold
-	eventFastCommand   = "fast-command" // the same, for a command flagged fast
-	eventExpireCycle   = "expire-cycle" // one active expiry cycle
-	eventEvictionCycle = "eviction-cycle"
+	eventCommand       = "command"        // a command slower than the threshold
+	eventFastCommand   = "fast-command"   // the same, for a command flagged fast
+	eventExpireCycle   = "expire-cycle"   // one active expiry cycle
+	eventEvictionCycle = "eviction-cycle" // one call that evicts keys
+	eventEvictionDel   = "eviction-del"   // finding and deleting one key
 )
 
 // latencyMonitor holds the events' recent spikes.
@@ -281,7 +282,7 @@ func latencyAdvice(event string) string {
 		return "Slow commands: SLOWLOG GET lists them; LATENCY HISTOGRAM shows each command's distribution."
 	case eventExpireCycle:
 		return "Many keys expiring at once: spread their expire times."
-	case eventEvictionCycle:
+	case eventEvictionCycle, eventEvictionDel:
 		return "Eviction over maxmemory: raise maxmemory or lower the write rate."
 	}
 	return "Disk writes of the append-only file: a faster disk, or appendfsync everysec."
