@@ -154,6 +154,7 @@ func configResetStat(x *Ctx) {
 		st.latency.Store(nil)
 	}
 	s.stats.errors.reset()
+	s.overMaxmemory.reset()
 	s.expiry.mu.Lock()
 	s.expiry.stalePerc, s.expiry.capped, s.expiry.cpuUs = 0, 0, 0
 	s.expiry.mu.Unlock()

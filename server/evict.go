@@ -141,6 +141,7 @@ func (c *Client) outOfMemory(cmd *Command, args [][]byte, mono, now int64) bool 
 // command is about to run.
 func (s *Server) performEvictions(by *Client, mono, now int64) evictResult {
 	if s.memoryOver(mono, time.Millisecond) <= 0 {
+		s.overMaxmemory.note(evictOK)
 		return evictOK
 	}
 	e := &s.evict
@@ -149,6 +150,7 @@ func (s *Server) performEvictions(by *Client, mono, now int64) evictResult {
 	res := s.evictSome(mono, now)
 	e.by = nil
 	e.mu.Unlock()
+	s.overMaxmemory.note(res)
 	if res == evictRunning && e.background.CompareAndSwap(false, true) {
 		s.wg.Add(1)
 		go s.evictInBackground()
@@ -228,6 +230,7 @@ func (s *Server) evictInBackground() {
 		e.mu.Lock()
 		res := s.evictSome(monoNow(), s.clock.UnixMilli())
 		e.mu.Unlock()
+		s.overMaxmemory.note(res)
 		if res != evictRunning {
 			return
 		}

@@ -57,6 +57,7 @@ type Server struct {
 	latency                    latencyMonitor
 	expiry                     expiryStats
 	rates                      instantaneous
+	overMaxmemory              overLimitTime
 	scriptState
 	acl   aclState
 	aof   *durability.AOF

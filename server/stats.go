@@ -258,3 +258,41 @@ func (r *instantaneous) rates() (ops int64, inKbps, outKbps float64) {
 	n := float64(len(r.ops))
 	return int64(o / n), i / n / 1024, w / n / 1024
 }
+
+// overLimitTime measures how long used memory stayed over maxmemory
+// (INFO's total_ and current_eviction_exceeded_time): from an eviction
+// that could not bring it under the limit to the next one that did. Every
+// command checks memory under maxmemory, so the common case (within the
+// limit, and it was) is one atomic load.
+type overLimitTime struct {
+	since atomic.Int64 // monoNow when it went over; 0 within the limit
+	total atomic.Int64 // ns over the limit before since
+}
+
+func (o *overLimitTime) note(res evictResult) {
+	since := o.since.Load()
+	switch {
+	case res != evictOK && since == 0:
+		o.since.CompareAndSwap(0, monoNow())
+	case res == evictOK && since != 0:
+		if o.since.CompareAndSwap(since, 0) {
+			o.total.Add(monoNow() - since)
+		}
+	}
+}
+
+// times returns the total and current time over the limit, in ms.
+func (o *overLimitTime) times() (total, current int64) {
+	if since := o.since.Load(); since != 0 {
+		current = (monoNow() - since) / int64(time.Millisecond)
+	}
+	return o.total.Load()/int64(time.Millisecond) + current, current
+}
+
+// reset zeroes the total; a stretch over the limit counts from now.
+func (o *overLimitTime) reset() {
+	o.total.Store(0)
+	if since := o.since.Load(); since != 0 {
+		o.since.CompareAndSwap(since, monoNow())
+	}
+}
