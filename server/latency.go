@@ -311,8 +311,9 @@ const (
 	histBuckets = 128*22 + 256 // index of histMaxNs, plus one
 )
 
+// latencyHistogram is recorded with one atomic add per command; its total
+// is summed when read.
 type latencyHistogram struct {
-	total  atomic.Int64
 	counts [histBuckets]atomic.Int64
 }
 
@@ -336,7 +337,15 @@ func histHighest(i int) int64 {
 
 func (h *latencyHistogram) record(ns int64) {
 	h.counts[histIndex(min(max(ns, 1), histMaxNs))].Add(1)
-	h.total.Add(1)
+}
+
+// snapshot copies the counts and returns their total.
+func (h *latencyHistogram) snapshot(counts *[histBuckets]int64) (total int64) {
+	for i := range h.counts {
+		counts[i] = h.counts[i].Load()
+		total += counts[i]
+	}
+	return total
 }
 
 // latencyHistogram is the command's histogram, made at its first record.
@@ -349,12 +358,12 @@ func (st *commandStats) latencyHistogram() *latencyHistogram {
 }
 
 // percentile is the highest value of the bucket holding the p-th
-// percentile, in ns, found as HdrHistogram finds it.
-func (h *latencyHistogram) percentile(p float64) int64 {
-	want := max(int64(min(p, 100)/100*float64(h.total.Load())+0.5), 1)
+// percentile of counts, in ns, found as HdrHistogram finds it.
+func percentile(counts *[histBuckets]int64, total int64, p float64) int64 {
+	want := max(int64(min(p, 100)/100*float64(total)+0.5), 1)
 	var seen int64
-	for i := range h.counts {
-		if seen += h.counts[i].Load(); seen >= want {
+	for i, n := range counts {
+		if seen += n; seen >= want {
 			return histHighest(i)
 		}
 	}
@@ -365,9 +374,10 @@ func (h *latencyHistogram) percentile(p float64) int64 {
 // microseconds (Redis's log-2 steps from 1024 ns), a row where the count
 // grew.
 func (h *latencyHistogram) writeCDF(x *Ctx) {
+	var counts [histBuckets]int64
+	total := h.snapshot(&counts)
 	x.W.Map(2)
 	x.W.BulkString("calls")
-	total := h.total.Load()
 	x.W.Int(total)
 	x.W.BulkString("histogram_usec")
 	type row struct{ usec, count int64 }
@@ -377,7 +387,7 @@ func (h *latencyHistogram) writeCDF(x *Ctx) {
 	for level := int64(1024); cum < total && level <= 2*histMaxNs; level *= 2 {
 		top := histIndex(min(level, histMaxNs))
 		for ; i <= top; i++ {
-			cum += h.counts[i].Load()
+			cum += counts[i]
 		}
 		if cum > prev {
 			rows = append(rows, row{histHighest(top) / 1000, cum})
@@ -443,17 +453,19 @@ func (s *Server) writeLatencyStats(b *strings.Builder) {
 		return
 	}
 	percentiles := s.cfg.LatencyTrackingInfoPercentiles()
+	var counts [histBuckets]int64
 	forEachCommand(func(c *Command) {
 		h := s.cmdStats[c.id].latency.Load()
 		if h == nil {
 			return
 		}
+		total := h.snapshot(&counts)
 		b.WriteString("latency_percentiles_usec_" + infoSafe(c.Name) + ":")
 		for i, p := range percentiles {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			fmt.Fprintf(b, "p%s=%.3f", trimmedPercentile(p), float64(h.percentile(p))/1000)
+			fmt.Fprintf(b, "p%s=%.3f", trimmedPercentile(p), float64(percentile(&counts, total, p))/1000)
 		}
 		b.WriteString("\r\n")
 	})
