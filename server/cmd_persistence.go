@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"strings"
-	"time"
 
 	"github.com/keyhive/keyhive/durability"
 	"github.com/keyhive/keyhive/internal/strnum"
@@ -54,7 +53,7 @@ func (s *Server) persistenceHost() *durability.Host {
 			return func(args [][]byte) error { return s.applyLoaded(c, args) }
 		},
 		UsedMemory: func() int64 { return s.usedMemory(monoNow(), 0) },
-		Latency:    func(event string, took time.Duration) { s.noteLatency(event, took.Milliseconds()) },
+		Latency:    s.diskLatency,
 		DroppedGarbage: func(size int64) {
 			if size >= bigReply {
 				s.returnHeap()

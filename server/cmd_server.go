@@ -155,6 +155,9 @@ func configResetStat(x *Ctx) {
 	}
 	s.stats.errors.reset()
 	s.overMaxmemory.reset()
+	s.forks.total.Store(0)
+	s.forks.latestUs.Store(0)
+	s.rates.reset()
 	s.expiry.mu.Lock()
 	s.expiry.stalePerc, s.expiry.capped, s.expiry.cpuUs = 0, 0, 0
 	s.expiry.mu.Unlock()

@@ -201,8 +201,8 @@ func (s *Server) writeStatsInfo(b *strings.Builder) {
 	field(b, "keyspace_hits", t.hits)
 	field(b, "keyspace_misses", t.misses)
 	s.writePubSubInfo(b)
-	field(b, "latest_fork_usec", 0)
-	field(b, "total_forks", 0)
+	field(b, "latest_fork_usec", s.forks.latestUs.Load())
+	field(b, "total_forks", s.forks.total.Load())
 	field(b, "migrate_cached_sockets", 0)
 	field(b, "slave_expires_tracked_keys", 0)
 	for _, name := range []string{"active_defrag_hits", "active_defrag_misses", "active_defrag_key_hits",

@@ -37,6 +37,7 @@ const (
 	eventExpireCycle   = "expire-cycle"   // one active expiry cycle
 	eventEvictionCycle = "eviction-cycle" // one call that evicts keys
 	eventEvictionDel   = "eviction-del"   // finding and deleting one key
+	eventFork          = "fork"           // a background save's snapshot instant
 )
 
 // latencyMonitor holds the events' recent spikes.
@@ -284,6 +285,8 @@ func latencyAdvice(event string) string {
 		return "Many keys expiring at once: spread their expire times."
 	case eventEvictionCycle, eventEvictionDel:
 		return "Eviction over maxmemory: raise maxmemory or lower the write rate."
+	case eventFork:
+		return "Background saves pause commands while they take their snapshot: save less often."
 	}
 	return "Disk writes of the append-only file: a faster disk, or appendfsync everysec."
 }
@@ -477,4 +480,21 @@ func trimmedPercentile(p float64) string {
 	s := strconv.FormatFloat(p, 'f', 6, 64)
 	s = strings.TrimRight(s, "0")
 	return strings.TrimSuffix(s, ".")
+}
+
+// diskLatency receives the persistence runtime's timings: AOF writes and
+// fsyncs, and the snapshot instants of background saves, which stand for
+// Redis's forks in INFO (latest_fork_usec, total_forks) as the pause
+// commands see.
+func (s *Server) diskLatency(event string, took time.Duration) {
+	if event == eventFork {
+		s.forks.latestUs.Store(took.Microseconds())
+		s.forks.total.Add(1)
+	}
+	s.noteLatency(event, took.Milliseconds())
+}
+
+// forkStats count the background saves' snapshot instants.
+type forkStats struct {
+	latestUs, total atomic.Int64
 }

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -179,4 +180,25 @@ func TestLolwut(t *testing.T) {
 		p.Do("LOLWUT", "VERSION", "x")
 		p.Do("LOLWUT", "VERSION", 5, "x")
 	}
+}
+
+// TestLatencyForkEvent: a background save's snapshot instant stands for
+// Redis's fork: INFO counts it (total_forks, latest_fork_usec) and CONFIG
+// RESETSTAT clears them.
+func TestLatencyForkEvent(t *testing.T) {
+	p := difftest.StartIsolated(t)
+	p.Do("CONFIG", "RESETSTAT")
+	p.Do("SET", "k", "v")
+	p.Do("BGSAVE")
+	forks := regexp.MustCompile(`total_forks:(\d+)`)
+	for _, c := range []*difftest.Client{p.Redis(), p.Keyhive()} {
+		for strings.Contains(c.Do("INFO", "persistence").Str, "rdb_bgsave_in_progress:1") {
+		}
+		if m := forks.FindStringSubmatch(c.Do("INFO", "stats").Str); m == nil || m[1] != "1" {
+			t.Fatalf("%s: total_forks %v", c.Name(), m)
+		}
+	}
+	p.Do("CONFIG", "RESETSTAT")
+	p.DoCompare(sameInfoLines("total_forks", nil), "INFO", "stats")
+	p.DoCompare(sameInfoLines("latest_fork_usec", nil), "INFO", "stats")
 }

@@ -58,6 +58,7 @@ type Server struct {
 	expiry                     expiryStats
 	rates                      instantaneous
 	overMaxmemory              overLimitTime
+	forks                      forkStats
 	scriptState
 	acl   aclState
 	aof   *durability.AOF

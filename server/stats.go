@@ -247,6 +247,14 @@ func (s *Server) sampleRates() {
 	r.at, r.last = now, t
 }
 
+// reset forgets the samples (CONFIG RESETSTAT); the next starts afresh.
+func (r *instantaneous) reset() {
+	r.mu.Lock()
+	r.at, r.last, r.next = time.Time{}, trafficTotals{}, 0
+	r.ops, r.in, r.out = [16]float64{}, [16]float64{}, [16]float64{}
+	r.mu.Unlock()
+}
+
 // rates returns commands per second and input and output KB per second.
 func (r *instantaneous) rates() (ops int64, inKbps, outKbps float64) {
 	r.mu.Lock()
