@@ -421,6 +421,7 @@ func (c *Client) write(buf []byte) (int, error) {
 func (c *Client) resetOut() {
 	if n := cap(c.out.B); n > idleWriteMax {
 		c.out.B = nil
+		c.traffic.replyShrinks.add(1)
 		if n >= bigReply {
 			c.s.returnHeap()
 		}

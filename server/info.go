@@ -92,14 +92,20 @@ func (s *Server) writeInfoSection(b *strings.Builder, name string) {
 		field(b, "config_file", "")
 		field(b, "io_threads_active", 0)
 	case "clients":
+		// The largest pending input and queued output now (Redis keeps
+		// the largest of the last seconds).
+		var maxIn, maxOut int64
 		s.mu.Lock()
 		n := len(s.clients)
+		for _, c := range s.clients {
+			maxIn, maxOut = max(maxIn, c.qbuf.Load()), max(maxOut, c.omem.Load())
+		}
 		s.mu.Unlock()
 		field(b, "connected_clients", n)
 		field(b, "cluster_connections", 0)
 		field(b, "maxclients", s.cfg.MaxClients())
-		field(b, "client_recent_max_input_buffer", 0)
-		field(b, "client_recent_max_output_buffer", 0)
+		field(b, "client_recent_max_input_buffer", maxIn)
+		field(b, "client_recent_max_output_buffer", maxOut)
 		field(b, "blocked_clients", s.blocking.waiting.Load())
 		field(b, "tracking_clients", s.tracking.clients.Load())
 		field(b, "clients_in_timeout_table", 0)
@@ -223,7 +229,10 @@ func (s *Server) writeStatsInfo(b *strings.Builder) {
 	field(b, "total_writes_processed", t.writes)
 	field(b, "io_threaded_reads_processed", 0)
 	field(b, "io_threaded_writes_processed", 0)
-	field(b, "reply_buffer_shrinks", 0)
+	// A reply buffer grows by append as replies are written, with no
+	// resize step of its own to count; past idleWriteMax it is dropped
+	// once written, Keyhive's shrink.
+	field(b, "reply_buffer_shrinks", t.replyShrinks)
 	field(b, "reply_buffer_expands", 0)
 }
 

@@ -21,6 +21,7 @@ func (c *counter) add(n int64) { c.v.Store(c.v.Load() + n) }
 type trafficStats struct {
 	commands, netIn, netOut, hits, misses counter
 	reads, writes                         counter // socket reads and writes
+	replyShrinks                          counter // big reply buffers dropped once written
 }
 
 func (t *trafficStats) read(n int64) {
@@ -34,21 +35,21 @@ func (t *trafficStats) wrote(n int64) {
 }
 
 type trafficTotals struct {
-	commands, netIn, netOut, hits, misses, reads, writes int64
+	commands, netIn, netOut, hits, misses, reads, writes, replyShrinks int64
 }
 
 func (t *trafficStats) totals() trafficTotals {
 	return trafficTotals{t.commands.v.Load(), t.netIn.v.Load(), t.netOut.v.Load(),
-		t.hits.v.Load(), t.misses.v.Load(), t.reads.v.Load(), t.writes.v.Load()}
+		t.hits.v.Load(), t.misses.v.Load(), t.reads.v.Load(), t.writes.v.Load(), t.replyShrinks.v.Load()}
 }
 
 func (a trafficTotals) plus(b trafficTotals) trafficTotals {
 	return trafficTotals{a.commands + b.commands, a.netIn + b.netIn, a.netOut + b.netOut,
-		a.hits + b.hits, a.misses + b.misses, a.reads + b.reads, a.writes + b.writes}
+		a.hits + b.hits, a.misses + b.misses, a.reads + b.reads, a.writes + b.writes, a.replyShrinks + b.replyShrinks}
 }
 
 func (a trafficTotals) minus(b trafficTotals) trafficTotals {
-	return a.plus(trafficTotals{-b.commands, -b.netIn, -b.netOut, -b.hits, -b.misses, -b.reads, -b.writes})
+	return a.plus(trafficTotals{-b.commands, -b.netIn, -b.netOut, -b.hits, -b.misses, -b.reads, -b.writes, -b.replyShrinks})
 }
 
 // traffic returns the totals since start or the last CONFIG RESETSTAT: live
