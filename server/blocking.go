@@ -381,6 +381,11 @@ func (c *Client) waitBlocked() bool {
 	if len(w.reply.B) > 0 && w.reply.B[0] == '-' { // CLIENT UNBLOCK ... ERROR, as Redis counts it
 		c.s.cmdStats[w.ctx.cmd.id].failed.Add(1)
 	}
+	if !w.claimed && c.s.cfg.LatencyTracking() {
+		// Timed out or unblocked (a served one is counted by logServed):
+		// its latency is the time it ran before it blocked, as in Redis.
+		c.s.cmdStats[w.ctx.cmd.id].latencyHistogram().record(w.ran.Load())
+	}
 	if w.ctx.dirty > 0 { // served by a pop (w.done was closed after it)
 		c.wrote = true
 	}

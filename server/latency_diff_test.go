@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/keyhive/keyhive/internal/difftest"
 )
@@ -69,6 +70,15 @@ func TestLatencyHistogram(t *testing.T) {
 		p.DoCompare(sameHistogramShape, "LATENCY", "HISTOGRAM", "set", "GET", "nosuch")
 		p.DoCompare(sameHistogramShape, "LATENCY", "HISTOGRAM", "config")
 		p.DoCompare(sameHistogramShape, "LATENCY", "HISTOGRAM", "config|get")
+		p.Do("BLPOP", "nolist", "0.05") // timed out: counted at its timeout
+		p.Do("RPUSH", "list", "a")
+		p.Do("BLPOP", "list", "1") // served at once
+		b := p.NewConn()
+		b.Send("BLPOP", "later", 0) // served when a push comes
+		time.Sleep(50 * time.Millisecond)
+		p.Do("RPUSH", "later", "a")
+		b.Read()
+		p.DoCompare(sameHistogramShape, "LATENCY", "HISTOGRAM", "blpop", "rpush")
 		p.Do("LATENCY", "HISTOGRAM", "nosuch")
 		p.Do("CONFIG", "RESETSTAT")
 		p.Do("PING")
