@@ -107,6 +107,7 @@ func TestLatencyMonitor(t *testing.T) {
 		p.Do("LATENCY", "GRAPH", "command")
 		p.Do("LATENCY", "DOCTOR")
 		p.Do("CONFIG", "SET", "latency-monitor-threshold", "10")
+		p.DoDifferent("DOCTOR says in our own words that nothing was recorded", "LATENCY", "DOCTOR")
 		p.Do("DEBUG", "SLEEP", "0.02")
 		p.DoCompare(sameLatencyEvents, "LATENCY", "LATEST")
 		p.DoCompare(sameLatencyEvents, "LATENCY", "HISTORY", "command")
