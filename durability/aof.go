@@ -356,9 +356,22 @@ func (a *AOF) Write() error {
 		a.done.Store(end)
 		return nil
 	}
+	began := time.Now()
 	n, err := a.file.Write(buf)
+	wrote := time.Now()
+	if a.h.Latency != nil {
+		a.h.Latency("aof-write", wrote.Sub(began))
+		if a.rewriting.Load() {
+			a.h.Latency("aof-write-active-child", wrote.Sub(began))
+		} else {
+			a.h.Latency("aof-write-alone", wrote.Sub(began))
+		}
+	}
 	if err == nil && a.h.Config.AppendFsync() == "always" {
 		err = a.file.Sync()
+		if a.h.Latency != nil {
+			a.h.Latency("aof-fsync-always", time.Since(wrote))
+		}
 	}
 	if err != nil {
 		if n > 0 {

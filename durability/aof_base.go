@@ -28,6 +28,7 @@ func (a *AOF) beginSnapshot(asRDB bool, atStart func()) (write func(path string)
 		encode = values.RebuildEncoder(now)
 	}
 	var functions []byte
+	began := time.Now()
 	snap := h.Keyspace.BeginSnapshot(encode, func() {
 		if asRDB {
 			functions = h.Functions(nil)
@@ -38,6 +39,7 @@ func (a *AOF) beginSnapshot(asRDB bool, atStart func()) (write func(path string)
 		}
 		atStart()
 	})
+	h.snapshotTaken(began)
 	snap.KeyDelay = time.Duration(h.Config.RDBKeySaveDelay()) * time.Microsecond
 	write = func(path string) error {
 		defer saverThread(h.Config)()

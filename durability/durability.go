@@ -67,6 +67,18 @@ type Host struct {
 	// DroppedGarbage is told that size bytes of heap just became garbage,
 	// so the server can give a large amount back to the OS at once.
 	DroppedGarbage func(size int64)
+	// Latency reports how long a disk operation took to the latency
+	// monitor, under Redis's event names (aof-write, aof-fsync-always ...);
+	// "fork" is a background save's snapshot instant, the pause commands
+	// see where Redis forks.
+	Latency func(event string, took time.Duration)
+}
+
+// snapshotTaken reports the snapshot instant that began at start.
+func (h *Host) snapshotTaken(start time.Time) {
+	if h.Latency != nil {
+		h.Latency("fork", time.Since(start))
+	}
 }
 
 // New returns the AOF and the snapshot saver of h's data set. They share

@@ -213,6 +213,7 @@ func (sv *Saver) BGSave() bool {
 		functions = sv.h.Functions(nil)
 		dirty = sv.h.Dirty.Load()
 	})
+	sv.h.snapshotTaken(start)
 	snap.KeyDelay = time.Duration(sv.h.Config.RDBKeySaveDelay()) * time.Microsecond
 	sv.h.Log.Printf("Background saving started")
 	sv.bgDone.Add(1)

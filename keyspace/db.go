@@ -19,6 +19,9 @@ type DB struct {
 	keys    atomic.Int64
 	expires atomic.Int64
 	cycle   int // next shard for the active expiry cycle
+	// avgTTL is the keys' average time to live in ms, estimated as Redis
+	// does from the TTLs the active expiry cycle samples (INFO's avg_ttl).
+	avgTTL atomic.Int64
 }
 
 // ID returns the database number.
@@ -30,6 +33,10 @@ func (db *DB) Len() int64 { return db.keys.Load() }
 
 // Volatile returns the number of keys with an expire time.
 func (db *DB) Volatile() int64 { return db.expires.Load() }
+
+// AvgTTL returns the estimated average time to live of the keys with one,
+// in milliseconds (0 until the active expiry cycle has sampled some).
+func (db *DB) AvgTTL() int64 { return db.avgTTL.Load() }
 
 // Entry is a view of a stored key. It is valid until the keys' locks are
 // released or its shard is changed. A lookup that misses returns a vacancy:

@@ -11,33 +11,57 @@ const (
 // ActiveExpire runs expiry steps over every database until few sampled keys are
 // expired or stop reports that the time budget is spent. stop runs between
 // samples with no lock held, so it may also pause to let commands run. It
-// returns the number of keys removed.
-func (ks *Keyspace) ActiveExpire(now int64, stop func() bool) int {
-	removed := 0
+// returns the number of keys sampled and removed. Each database's average
+// TTL estimate is updated from the live keys sampled.
+func (ks *Keyspace) ActiveExpire(now int64, stop func() bool) (sampledAll, removed int) {
 	for i := range ks.dbs {
 		for !stop() {
 			// Judge a whole sample, gathered over as many steps as it takes.
 			sampled, expired, shards := 0, 0, 0
+			var ttls ttlSum
 			ks.all.RLock()
 			db := ks.DB(i)
+			if db.expires.Load() == 0 {
+				db.avgTTL.Store(0)
+				ks.all.RUnlock()
+				break
+			}
 			for db.expires.Load() > 0 && sampled < expireSample && shards < Shards {
-				s, e, n := db.expireStep(now, expireSample-sampled)
+				s, e, n := db.expireStep(now, expireSample-sampled, &ttls)
 				sampled, expired, shards = sampled+s, expired+e, shards+n
 			}
+			db.noteTTLs(ttls)
 			ks.all.RUnlock()
+			sampledAll += sampled
 			removed += expired
 			if sampled == 0 || expired*100 <= sampled*expireStalePct {
 				break
 			}
 		}
 	}
-	return removed
+	return sampledAll, removed
+}
+
+// ttlSum adds up the TTLs of the live keys a sample saw.
+type ttlSum struct{ ms, keys int64 }
+
+// noteTTLs folds a sample's average TTL into the estimate, each sample
+// weighing a fiftieth, as Redis's activeExpireCycle does.
+func (db *DB) noteTTLs(t ttlSum) {
+	if t.keys == 0 {
+		return
+	}
+	avg := t.ms / t.keys
+	if old := db.avgTTL.Load(); old != 0 {
+		avg = old/50*49 + avg/50
+	}
+	db.avgTTL.Store(avg)
 }
 
 // expireStep samples up to want volatile keys, walking at most expireSlotsLimit
 // index slots from where the previous step stopped. It reports how many shards
 // it finished.
-func (db *DB) expireStep(now int64, want int) (sampled, expired, shards int) {
+func (db *DB) expireStep(now int64, want int, ttls *ttlSum) (sampled, expired, shards int) {
 	walked := 0
 	for walked < expireSlotsLimit && sampled < want && shards < Shards {
 		finished := true
@@ -64,6 +88,8 @@ func (db *DB) expireStep(now int64, want int) (sampled, expired, shards int) {
 					expired++
 					continue
 				}
+				ttls.ms += e.h.expire - now
+				ttls.keys++
 				sh.expireAt++
 			}
 			sh.expireAt = 0

@@ -12,7 +12,13 @@ import (
 type Writer struct {
 	B     []byte
 	Proto int // 2 or 3
+	// Errors, when set, is told of every error reply written (a server's
+	// error statistics count them where they are replied, as Redis does).
+	Errors ErrorCounter
 }
+
+// ErrorCounter counts error replies; msg is the error without its '-'.
+type ErrorCounter interface{ CountError(msg string) }
 
 func (w *Writer) line(prefix byte, s string) {
 	w.B = append(w.B, prefix)
@@ -35,6 +41,9 @@ func (w *Writer) OK() { w.B = append(w.B, "+OK\r\n"...) }
 // Error writes an error reply. msg carries its code ("ERR ...", "WRONGTYPE ...");
 // newlines are replaced as Redis does, since they would break the protocol.
 func (w *Writer) Error(msg string) {
+	if w.Errors != nil {
+		w.Errors.CountError(msg)
+	}
 	w.B = append(w.B, '-')
 	for i := 0; i < len(msg); i++ {
 		c := msg[i]

@@ -29,7 +29,7 @@ var aclReasons = [...]string{aclDeniedCmd: "command", aclDeniedKey: "key", aclDe
 // aclLogAdd records a denial by client c (for a script, its caller).
 func (s *Server) aclLogAdd(c *Client, verdict int, context, object, username string) {
 	now := s.clock.UnixMilli()
-	info := c.infoLine()
+	info := c.infoLine(c)
 	reason := aclReasons[verdict]
 	s.acl.mu.Lock()
 	defer s.acl.mu.Unlock()

@@ -116,6 +116,7 @@ func (x *Ctx) block(b blockSpec) {
 	}
 	args := cloneArgs(x.Args)
 	w.reply.Proto = x.W.Proto
+	w.reply.Errors = &x.s.stats.errors
 	w.ctx = Ctx{s: x.s, c: x.c, cmd: x.cmd, Args: args, W: &w.reply}
 	x.s.blocking.add(w)
 	x.c.blocked = w
@@ -235,6 +236,9 @@ func (s *Server) logServed(nowMs int64) {
 	b.mu.Unlock()
 	for _, w := range served {
 		s.logIfSlow(w.c, w.ctx.cmd, w.ctx.Args, w.ran.Load()+w.serveTime, nowMs)
+		if s.cfg.LatencyTracking() {
+			s.cmdStats[w.ctx.cmd.id].latencyHistogram().record(w.ran.Load() + w.serveTime)
+		}
 	}
 }
 
@@ -342,7 +346,7 @@ func (c *Client) waitBlocked() bool {
 		case r := <-reads:
 			reading = false
 			c.w += r.n
-			c.traffic.netIn.add(int64(r.n))
+			c.traffic.read(int64(r.n))
 			if r.n > 0 { // Redis counts any read as interaction, blocked or not
 				c.lastSeen.Store(c.s.clock.UnixMilli())
 			}
@@ -363,7 +367,7 @@ func (c *Client) waitBlocked() bool {
 		r := <-reads
 		c.conn.SetReadDeadline(time.Time{})
 		c.w += r.n
-		c.traffic.netIn.add(int64(r.n))
+		c.traffic.read(int64(r.n))
 		if r.err != nil && !errors.Is(r.err, os.ErrDeadlineExceeded) {
 			alive = false
 		}
@@ -374,6 +378,14 @@ func (c *Client) waitBlocked() bool {
 	c.lastSeen.Store(c.s.clock.UnixMilli())
 	c.waiting.Store(nil)
 	c.out.B = append(c.out.B, w.reply.B...)
+	if len(w.reply.B) > 0 && w.reply.B[0] == '-' { // CLIENT UNBLOCK ... ERROR, as Redis counts it
+		c.s.cmdStats[w.ctx.cmd.id].failed.Add(1)
+	}
+	if !w.claimed && c.s.cfg.LatencyTracking() {
+		// Timed out or unblocked (a served one is counted by logServed):
+		// its latency is the time it ran before it blocked, as in Redis.
+		c.s.cmdStats[w.ctx.cmd.id].latencyHistogram().record(w.ran.Load())
+	}
 	if w.ctx.dirty > 0 { // served by a pop (w.done was closed after it)
 		c.wrote = true
 	}

@@ -147,6 +147,7 @@ func (s *Server) newClient(conn net.Conn) *Client {
 		c.serveRead = c.serveFD
 	}
 	c.out.Proto = 2
+	c.out.Errors = &s.stats.errors
 	c.proto.Store(2)
 	c.lastSeen.Store(s.clock.UnixMilli())
 	c.resetAuth()
@@ -205,7 +206,7 @@ func (c *Client) serve() {
 		n, err := c.read(c.in[c.w:])
 		if n > 0 {
 			c.w += n
-			c.traffic.netIn.add(int64(n))
+			c.traffic.read(int64(n))
 			keep := c.run()
 			if !c.flush() || !keep {
 				return
@@ -397,7 +398,7 @@ func (c *Client) flushReplies() bool {
 		return false
 	}
 	n, err := c.write(c.out.B)
-	c.traffic.netOut.add(int64(n))
+	c.traffic.wrote(int64(n))
 	c.resetOut()
 	return err == nil
 }
@@ -420,6 +421,7 @@ func (c *Client) write(buf []byte) (int, error) {
 func (c *Client) resetOut() {
 	if n := cap(c.out.B); n > idleWriteMax {
 		c.out.B = nil
+		c.traffic.replyShrinks.add(1)
 		if n >= bigReply {
 			c.s.returnHeap()
 		}

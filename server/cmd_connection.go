@@ -29,7 +29,7 @@ func init() {
 	bindSub("client", "setname", clientSetName)
 	bindSub("client", "getname", clientGetName)
 	bindSub("client", "list", clientList)
-	bindSub("client", "info", func(x *Ctx) { x.W.Verbatim("txt", x.c.infoLine()+"\n") })
+	bindSub("client", "info", func(x *Ctx) { x.W.Verbatim("txt", x.c.infoLine(x.c)+"\n") })
 	bindSub("client", "kill", clientKill)
 	bindSub("client", "setinfo", clientSetInfo)
 	bindSub("client", "reply", clientReply)
@@ -311,10 +311,10 @@ func clientOnOff(x *Ctx, flag interface{ Store(bool) }) {
 	x.W.OK()
 }
 
-// infoLine formats the client as CLIENT LIST and CLIENT INFO show it. Memory
-// fields report Keyhive's buffers; file descriptors are not exposed by Go's
-// net package, so fd is the client id's stand-in (-1 would confuse tools).
-func (c *Client) infoLine() string {
+// infoLine formats the client as CLIENT LIST and CLIENT INFO show it, for
+// the command of running. File descriptors are not exposed by Go's net
+// package, so fd is the client id's stand-in (-1 would confuse tools).
+func (c *Client) infoLine(running *Client) string {
 	now := time.Now()
 	cmd := "NULL"
 	if lc := c.lastCmd.Load(); lc != nil {
@@ -360,14 +360,64 @@ func (c *Client) infoLine() string {
 		flags = "N"
 	}
 	idle := (c.s.clock.UnixMilli() - c.lastSeen.Load()) / 1000
-	qbuf := c.qbuf.Load()
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=%d qbuf=%d qbuf-free=%d argv-mem=0 multi-mem=0 rbs=%d rbp=0 obl=0 oll=0 omem=%d tot-mem=%d events=r cmd=%s user=%s redir=%d resp=%d lib-name=%s lib-ver=%s",
+	m := c.memoryUse(c == running)
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=%d qbuf=%d qbuf-free=%d argv-mem=%d multi-mem=%d rbs=%d rbp=%d obl=%d oll=0 omem=%d tot-mem=%d events=r cmd=%s user=%s redir=%d resp=%d lib-name=%s lib-ver=%s",
 		c.id, c.peerAddr(), c.localAddr(), c.id, loadString(c.name.Load()),
 		int64(now.Sub(c.created).Seconds()), max(idle, 0), flags, c.db.Load(),
 		c.ps.nsub.Load(), c.ps.npsub.Load(), c.ps.nssub.Load(), queued,
-		qbuf, max(initialReadBuf-qbuf, 0), initialReadBuf, c.omem.Load(), initialReadBuf+c.omem.Load(),
+		m.qbuf, m.qbufFree, m.argv, m.multi, m.replyBuf, m.replyPeak, m.replyLen, m.outQueue, m.total(),
 		cmd, c.userName(), c.redirectID(), c.proto.Load(), loadString(c.libName.Load()), loadString(c.libVer.Load()))
 }
+
+// clientMemory is what CLIENT LIST reports of a client's memory. Its own
+// buffers are read exactly when the client asks about itself (from its own
+// goroutine); of another client, whose goroutine owns them, the shared
+// counters tell the pending input and queued output, and the buffers their
+// starting sizes.
+type clientMemory struct {
+	qbuf, qbufFree int64 // the read buffer: bytes in it, room left
+	argv           int64 // the arguments of the command running
+	multi          int64 // the commands MULTI queued
+	replyBuf       int64 // the reply buffer's size
+	replyPeak      int64 // and the bytes in it
+	replyLen       int64 // obl: the replies not written yet
+	outQueue       int64 // omem: the queue of a client that receives messages
+}
+
+func (m clientMemory) total() int64 {
+	return m.qbuf + m.qbufFree + m.argv + m.multi + m.replyBuf + m.outQueue
+}
+
+func (c *Client) memoryUse(self bool) clientMemory {
+	m := clientMemory{outQueue: c.omem.Load()}
+	if !self {
+		m.qbuf = c.qbuf.Load()
+		m.qbufFree = max(initialReadBuf-m.qbuf, 0)
+		m.replyBuf = initialReadBuf
+		return m
+	}
+	m.qbuf, m.qbufFree = int64(c.w), int64(len(c.in)-c.w)
+	for _, a := range c.ctx.Args {
+		m.argv += int64(len(a))
+	}
+	if c.multi != nil {
+		for _, q := range c.multi.cmds {
+			m.multi += queuedCommandOverhead
+			for _, a := range q.args {
+				m.multi += int64(len(a)) + sliceHeaderSize
+			}
+		}
+	}
+	m.replyBuf, m.replyPeak, m.replyLen = int64(cap(c.out.B)), int64(len(c.out.B)), int64(len(c.out.B))
+	return m
+}
+
+// The Go memory a queued command costs beyond its arguments' bytes: its
+// entry in the queue, and a slice header per argument.
+const (
+	queuedCommandOverhead = 32
+	sliceHeaderSize       = 24
+)
 
 func (c *Client) isUnix() bool {
 	_, unix := c.conn.LocalAddr().(*net.UnixAddr)
@@ -424,7 +474,7 @@ func clientList(x *Ctx) {
 		}
 		for _, c := range sortedClients(x.s.clientsSnapshot()) {
 			if c.isType(args[3]) {
-				writeClientLines(&b, []*Client{c})
+				writeClientLines(&b, []*Client{c}, x.c)
 			}
 		}
 	case len(args) > 3 && strings.EqualFold(string(args[2]), "id"):
@@ -439,21 +489,21 @@ func clientList(x *Ctx) {
 				return
 			}
 			if c := byID[uint64(id)]; c != nil && id > 0 {
-				writeClientLines(&b, []*Client{c})
+				writeClientLines(&b, []*Client{c}, x.c)
 			}
 		}
 	case len(args) != 2:
 		x.W.Error(errSyntax)
 		return
 	default:
-		writeClientLines(&b, sortedClients(x.s.clientsSnapshot()))
+		writeClientLines(&b, sortedClients(x.s.clientsSnapshot()), x.c)
 	}
 	x.W.Verbatim("txt", b.String())
 }
 
-func writeClientLines(b *strings.Builder, list []*Client) {
+func writeClientLines(b *strings.Builder, list []*Client, running *Client) {
 	for _, c := range list {
-		b.WriteString(c.infoLine())
+		b.WriteString(c.infoLine(running))
 		b.WriteByte('\n')
 	}
 }

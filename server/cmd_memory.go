@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"runtime/debug"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"syscall"
@@ -67,11 +68,12 @@ func percent(part, whole int64) string {
 	return fmt.Sprintf("%.2f%%", 100*float64(part)/float64(whole))
 }
 
-// memoryStats replies MEMORY STATS with Redis's field names (the allocator
-// internals Keyhive does not have are left out).
+// memoryStats replies MEMORY STATS with Redis 7.0's fields in its order.
+// The allocator's figures are the Go heap's (goHeapFigures).
 func memoryStats(x *Ctx) {
 	s := x.s
 	m := s.memoryFigures()
+	heap := goHeap()
 	var keys int64
 	var dbs []int
 	for i := range s.ks.Len() {
@@ -85,8 +87,10 @@ func memoryStats(x *Ctx) {
 	if keys > 0 {
 		perKey = (m.used - s.startupMemory) / keys
 	}
-	x.W.Map(18 + len(dbs))
+	sm := s.scripts.MemoryStats()
+	x.W.Map(27 + len(dbs))
 	ints := func(name string, v int64) { x.W.BulkString(name); x.W.Int(v) }
+	doubles := func(name string, v float64) { x.W.BulkString(name); x.W.Double(v) }
 	ints("peak.allocated", m.peak)
 	ints("total.allocated", m.used)
 	ints("startup.allocated", s.startupMemory)
@@ -95,26 +99,56 @@ func memoryStats(x *Ctx) {
 	ints("clients.normal", m.clients)
 	ints("cluster.links", 0)
 	ints("aof.buffer", 0)
-	ints("lua.caches", 0)
-	ints("functions.caches", 0)
+	ints("lua.caches", sm.ScriptBytes)
+	ints("functions.caches", sm.FunctionBytes)
 	for _, i := range dbs {
 		db := s.ks.DB(i)
 		x.W.BulkString("db." + strconv.Itoa(i))
-		x.W.Map(2)
-		ints("overhead.hashtable.main", db.Len()*8) // one index slot per key
-		ints("overhead.hashtable.expires", 0)
+		x.W.Map(3)
+		ints("overhead.hashtable.main", db.Len()*8)         // one index slot per key
+		ints("overhead.hashtable.expires", db.Volatile()*8) // the expire time a volatile entry carries
+		ints("overhead.hashtable.slot-to-keys", 0)          // no cluster mode
 	}
 	ints("overhead.total", overhead)
 	ints("keys.count", keys)
 	ints("keys.bytes-per-key", perKey)
 	ints("dataset.bytes", m.dataset)
-	x.W.BulkString("dataset.percentage")
-	x.W.Double(ratio(m.dataset, m.used-s.startupMemory) * 100)
-	x.W.BulkString("peak.percentage")
-	x.W.Double(ratio(m.used, m.peak) * 100)
-	x.W.BulkString("fragmentation")
-	x.W.Double(m.fragmentation())
+	doubles("dataset.percentage", ratio(m.dataset, m.used-s.startupMemory)*100)
+	doubles("peak.percentage", ratio(m.used, m.peak)*100)
+	ints("allocator.allocated", heap.allocated)
+	ints("allocator.active", heap.active)
+	ints("allocator.resident", heap.resident)
+	doubles("allocator-fragmentation.ratio", ratio(heap.active, heap.allocated))
+	ints("allocator-fragmentation.bytes", heap.active-heap.allocated)
+	doubles("allocator-rss.ratio", ratio(heap.resident, heap.active))
+	ints("allocator-rss.bytes", heap.resident-heap.active)
+	doubles("rss-overhead.ratio", ratio(m.rss, heap.resident))
+	ints("rss-overhead.bytes", m.rss-heap.resident)
+	doubles("fragmentation", m.fragmentation())
 	ints("fragmentation.bytes", m.rss-m.used)
+}
+
+// goHeapFigures stand for the allocator's figures Redis reports (jemalloc's):
+// allocated is the Go heap's objects, live or not yet collected; active
+// adds the unused space of the heap's spans in use; resident is all the Go
+// runtime has mapped less what it gave back to the OS. The key arenas,
+// mapped outside the Go heap, count in used memory only.
+type goHeapFigures struct{ allocated, active, resident int64 }
+
+func goHeap() goHeapFigures {
+	samples := []metrics.Sample{
+		{Name: "/memory/classes/heap/objects:bytes"},
+		{Name: "/memory/classes/heap/unused:bytes"},
+		{Name: "/memory/classes/total:bytes"},
+		{Name: "/memory/classes/heap/released:bytes"},
+	}
+	metrics.Read(samples)
+	allocated := int64(samples[0].Value.Uint64())
+	return goHeapFigures{
+		allocated: allocated,
+		active:    allocated + int64(samples[1].Value.Uint64()),
+		resident:  int64(samples[2].Value.Uint64() - samples[3].Value.Uint64()),
+	}
 }
 
 func ratio(a, b int64) float64 {

@@ -54,6 +54,7 @@ func (s *Server) persistenceHost() *durability.Host {
 			return func(args [][]byte) error { return s.applyLoaded(c, args) }
 		},
 		UsedMemory: func() int64 { return s.usedMemory(monoNow(), 0) },
+		Latency:    s.diskLatency,
 		DroppedGarbage: func(size int64) {
 			if size >= bigReply {
 				s.returnHeap()

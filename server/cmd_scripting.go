@@ -216,8 +216,7 @@ func (h *scriptHost) admit(cmd *Command, args [][]byte) bool {
 	case cmd.Flags&FlagNoScript != 0 && !(s.debug.scriptsCallDenied.Load() && scriptMayCallDenied(cmd, args)):
 		return h.reject(cmd, "ERR This Redis command is not allowed from script")
 	case h.scriptDenied(cmd, args, &denied):
-		h.out.Error(denied)
-		return false
+		return h.reject(cmd, denied)
 	case cmd.Flags&(FlagWrite|FlagMayReplicate) != 0 && h.readOnly:
 		return h.reject(cmd, "ERR Write commands are not allowed from read-only scripts.")
 	case cmd.Flags&FlagWrite != 0 && s.aof.WriteFailed():
@@ -235,7 +234,6 @@ func (h *scriptHost) admit(cmd *Command, args [][]byte) bool {
 func (h *scriptHost) reject(cmd *Command, msg string) bool {
 	s := h.x.s
 	s.cmdStats[cmd.id].rejected.Add(1)
-	s.scriptClient.traffic.errors.add(1)
 	h.out.Error(msg)
 	return false
 }

@@ -1,20 +1,15 @@
 package server
 
 import (
-	"fmt"
 	"net"
-	"os"
-	"runtime"
-	"runtime/metrics"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/keyhive/keyhive/cmdspec"
 	"github.com/keyhive/keyhive/glob"
+	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/internal/version"
-	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/resp"
 )
 
@@ -23,6 +18,7 @@ func init() {
 	bind("info", infoCommand)
 	bind("shutdown", shutdownCommand)
 	bind("role", roleCommand)
+	bind("lolwut", lolwutCommand)
 	bindSub("module", "help", moduleHelp)
 	bindSub("module", "list", func(x *Ctx) { x.W.Array(0) })
 	bindSub("module", "load", moduleLoad)
@@ -151,7 +147,16 @@ func configResetStat(x *Ctx) {
 		st.usec.Store(0)
 		st.rejected.Store(0)
 		st.failed.Store(0)
+		st.latency.Store(nil)
 	}
+	s.stats.errors.reset()
+	s.overMaxmemory.reset()
+	s.forks.total.Store(0)
+	s.forks.latestUs.Store(0)
+	s.rates.reset()
+	s.expiry.mu.Lock()
+	s.expiry.stalePerc, s.expiry.capped, s.expiry.cpuUs = 0, 0, 0
+	s.expiry.mu.Unlock()
 	x.W.OK()
 }
 
@@ -227,271 +232,6 @@ func (c *Client) isLocal() bool {
 		return true
 	}
 	return false
-}
-
-// INFO
-
-// infoSections lists INFO's sections in the order Redis prints them, with
-// their headers; "default" prints those marked, "all" and "everything" all.
-var infoSections = []struct {
-	name, header string
-	byDefault    bool
-}{
-	{"server", "Server", true}, {"clients", "Clients", true}, {"memory", "Memory", true},
-	{"persistence", "Persistence", true}, {"stats", "Stats", true}, {"replication", "Replication", true},
-	{"cpu", "CPU", true}, {"modules", "Modules", true}, {"commandstats", "Commandstats", false},
-	{"errorstats", "Errorstats", true}, {"latencystats", "Latencystats", false},
-	{"cluster", "Cluster", true}, {"keyspace", "Keyspace", true},
-}
-
-func infoCommand(x *Ctx) {
-	want := map[string]bool{}
-	for _, a := range x.Args[1:] {
-		want[strings.ToLower(string(a))] = true
-	}
-	all := want["all"] || want["everything"]
-	def := len(want) == 0 || want["default"]
-	var b strings.Builder
-	first := true
-	for _, sec := range infoSections {
-		if !all && !want[sec.name] && !(def && sec.byDefault) {
-			continue
-		}
-		if !first {
-			b.WriteString("\r\n")
-		}
-		first = false
-		b.WriteString("# " + sec.header + "\r\n")
-		x.s.writeInfoSection(&b, sec.name)
-	}
-	x.W.Verbatim("txt", b.String())
-}
-
-func field(b *strings.Builder, name string, v any) {
-	fmt.Fprintf(b, "%s:%v\r\n", name, v)
-}
-
-func (s *Server) writeInfoSection(b *strings.Builder, name string) {
-	now := time.Now()
-	switch name {
-	case "server":
-		host, _ := os.Hostname()
-		var uts string
-		if data, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
-			uts = "Linux " + strings.TrimSpace(string(data)) + " " + runtime.GOARCH
-		}
-		_ = host
-		field(b, "redis_version", version.Redis)
-		field(b, "redis_git_sha1", "00000000")
-		field(b, "redis_git_dirty", 0)
-		field(b, "redis_build_id", "keyhive")
-		field(b, "redis_mode", "standalone")
-		field(b, "os", uts)
-		field(b, "arch_bits", strconv.IntSize)
-		field(b, "monotonic_clock", "POSIX clock_gettime")
-		field(b, "multiplexing_api", "epoll")
-		field(b, "keyhive_go_version", runtime.Version())
-		field(b, "process_id", os.Getpid())
-		field(b, "process_supervised", "no")
-		field(b, "run_id", s.runID)
-		field(b, "tcp_port", s.listenPort())
-		field(b, "server_time_usec", now.UnixMicro())
-		field(b, "uptime_in_seconds", int64(now.Sub(s.started).Seconds()))
-		field(b, "uptime_in_days", int64(now.Sub(s.started).Hours()/24))
-		field(b, "hz", s.cfg.Hz())
-		field(b, "configured_hz", s.cfg.Hz())
-		field(b, "lru_clock", keyspace.LRUClock(s.clock.UnixMilli()))
-		exe, _ := os.Executable()
-		field(b, "executable", exe)
-		field(b, "config_file", "")
-		field(b, "io_threads_active", 0)
-	case "clients":
-		s.mu.Lock()
-		n := len(s.clients)
-		s.mu.Unlock()
-		field(b, "connected_clients", n)
-		field(b, "cluster_connections", 0)
-		field(b, "maxclients", s.cfg.MaxClients())
-		field(b, "client_recent_max_input_buffer", 0)
-		field(b, "client_recent_max_output_buffer", 0)
-		field(b, "blocked_clients", s.blocking.waiting.Load())
-		field(b, "tracking_clients", s.tracking.clients.Load())
-		field(b, "clients_in_timeout_table", 0)
-	case "memory":
-		s.writeMemoryInfo(b)
-	case "persistence":
-		s.writePersistenceInfo(b)
-	case "stats":
-		st := &s.stats
-		field(b, "total_connections_received", st.connectionsReceived.Load())
-		t := s.traffic()
-		field(b, "total_commands_processed", t.commands)
-		field(b, "instantaneous_ops_per_sec", 0)
-		field(b, "total_net_input_bytes", t.netIn)
-		field(b, "total_net_output_bytes", t.netOut)
-		field(b, "rejected_connections", st.rejectedConnections.Load())
-		field(b, "expired_keys", s.ks.ExpiredKeys.Load())
-		field(b, "evicted_keys", s.evict.evicted.Load())
-		field(b, "keyspace_hits", t.hits)
-		field(b, "keyspace_misses", t.misses)
-		s.writePubSubInfo(b)
-		field(b, "total_error_replies", t.errors)
-	case "replication":
-		field(b, "role", "master")
-		field(b, "connected_slaves", 0)
-		field(b, "master_replid", s.runID)
-		field(b, "master_repl_offset", 0)
-	case "cpu":
-		var ru syscallRusage
-		selfRusage(&ru)
-		field(b, "used_cpu_sys", fmt.Sprintf("%.6f", ru.sys))
-		field(b, "used_cpu_user", fmt.Sprintf("%.6f", ru.user))
-	case "cluster":
-		field(b, "cluster_enabled", 0)
-	case "keyspace":
-		for i := range s.ks.Len() {
-			db := s.ks.DB(i)
-			if n := db.Len(); n > 0 {
-				fmt.Fprintf(b, "db%d:keys=%d,expires=%d,avg_ttl=0\r\n", i, n, db.Volatile())
-			}
-		}
-	case "commandstats":
-		forEachCommand(func(c *Command) {
-			st := &s.cmdStats[c.id]
-			if calls := st.calls.Load(); calls > 0 || st.rejected.Load() > 0 {
-				usec := st.usec.Load()
-				perCall := 0.0
-				if calls > 0 {
-					perCall = float64(usec) / float64(calls)
-				}
-				fmt.Fprintf(b, "cmdstat_%s:calls=%d,usec=%d,usec_per_call=%.2f,rejected_calls=%d,failed_calls=%d\r\n",
-					c.Name, calls, usec, perCall, st.rejected.Load(), st.failed.Load())
-			}
-		})
-	}
-}
-
-func (s *Server) listenPort() int {
-	_, port, _ := net.SplitHostPort(s.Addr())
-	n, _ := strconv.Atoi(port)
-	return n
-}
-
-// writeMemoryInfo reports memory with Redis's field names. used_memory is
-// what eviction compares with maxmemory (evict.go): the off-heap key arenas
-// and everything the Go runtime holds, client buffers included. The
-// keyhive_gc_* fields expose the collector's cost, which the memory benchmark
-// reads.
-func (s *Server) writeMemoryInfo(b *strings.Builder) {
-	samples := []metrics.Sample{
-		{Name: "/gc/cycles/total:gc-cycles"},
-		{Name: "/sched/pauses/total/gc:seconds"},
-		{Name: "/cpu/classes/gc/total:cpu-seconds"},
-	}
-	metrics.Read(samples)
-	m := s.memoryFigures()
-	field(b, "used_memory", m.used)
-	field(b, "used_memory_human", humanBytes(m.used))
-	field(b, "used_memory_rss", m.rss)
-	field(b, "used_memory_rss_human", humanBytes(m.rss))
-	field(b, "used_memory_peak", m.peak)
-	field(b, "used_memory_peak_human", humanBytes(m.peak))
-	field(b, "used_memory_peak_perc", percent(m.used, m.peak))
-	field(b, "used_memory_overhead", m.used-m.dataset)
-	field(b, "used_memory_startup", s.startupMemory)
-	field(b, "used_memory_dataset", m.dataset)
-	field(b, "used_memory_dataset_perc", percent(m.dataset, m.used-s.startupMemory))
-	field(b, "total_system_memory", m.system)
-	field(b, "total_system_memory_human", humanBytes(m.system))
-	// Redis's script fields (7.0 names, the deprecated _lua ones included).
-	sm := s.scripts.MemoryStats()
-	field(b, "used_memory_lua", sm.EvalVM)
-	field(b, "used_memory_vm_eval", sm.EvalVM)
-	field(b, "used_memory_lua_human", humanBytes(sm.EvalVM))
-	field(b, "used_memory_scripts_eval", sm.ScriptBytes)
-	field(b, "number_of_cached_scripts", sm.Scripts)
-	field(b, "number_of_functions", sm.Functions)
-	field(b, "number_of_libraries", sm.Libraries)
-	field(b, "used_memory_vm_functions", sm.FunctionVM)
-	field(b, "used_memory_vm_total", sm.EvalVM+sm.FunctionVM)
-	field(b, "used_memory_vm_total_human", humanBytes(sm.EvalVM+sm.FunctionVM))
-	field(b, "used_memory_functions", sm.FunctionBytes)
-	field(b, "used_memory_scripts", sm.ScriptBytes+sm.FunctionBytes)
-	field(b, "used_memory_scripts_human", humanBytes(sm.ScriptBytes+sm.FunctionBytes))
-	field(b, "maxmemory", s.cfg.MaxMemory())
-	field(b, "maxmemory_human", humanBytes(s.cfg.MaxMemory()))
-	field(b, "maxmemory_policy", s.cfg.MaxMemoryPolicy())
-	field(b, "mem_fragmentation_ratio", fmt.Sprintf("%.2f", m.fragmentation()))
-	field(b, "mem_fragmentation_bytes", m.rss-m.used)
-	field(b, "mem_not_counted_for_evict", 0)
-	field(b, "mem_clients_normal", m.clients)
-	field(b, "mem_allocator", "go")
-	field(b, "lazyfree_pending_objects", 0)
-	field(b, "keyhive_gc_cycles", samples[0].Value.Uint64())
-	field(b, "keyhive_gc_pause_total_us", int64(histogramSum(samples[1].Value.Float64Histogram())*1e6))
-	// GC share of the CPU the process used. The runtime's GC CPU estimate is
-	// updated at each cycle; process CPU comes from getrusage. The raw seconds
-	// let a benchmark compute the share over its own interval.
-	var ru syscallRusage
-	selfRusage(&ru)
-	gcCPU, processCPU := samples[2].Value.Float64(), ru.user+ru.sys
-	pct := 0.0
-	if processCPU > 0 {
-		pct = 100 * gcCPU / processCPU
-	}
-	field(b, "keyhive_gc_cpu_percent", fmt.Sprintf("%.2f", pct))
-	field(b, "keyhive_gc_cpu_seconds", fmt.Sprintf("%.6f", gcCPU))
-	field(b, "keyhive_process_cpu_seconds", fmt.Sprintf("%.6f", processCPU))
-}
-
-func (s *Server) notePeak(used int64) int64 {
-	for {
-		p := s.peakMemory.Load()
-		if used <= p || s.peakMemory.CompareAndSwap(p, used) {
-			return max(p, used)
-		}
-	}
-}
-
-// histogramSum approximates the total of a runtime histogram from its buckets.
-func histogramSum(h *metrics.Float64Histogram) float64 {
-	var sum float64
-	for i, n := range h.Counts {
-		lo, hi := h.Buckets[i], h.Buckets[i+1]
-		if lo < 0 || hi > 1e9 {
-			lo = max(lo, 0)
-			hi = lo
-		}
-		sum += float64(n) * (lo + hi) / 2
-	}
-	return sum
-}
-
-func humanBytes(n int64) string {
-	f := float64(n)
-	for _, unit := range []string{"B", "K", "M", "G", "T"} {
-		if f < 1024 || unit == "T" {
-			if unit == "B" {
-				return fmt.Sprintf("%dB", n)
-			}
-			return fmt.Sprintf("%.2f%s", f, unit)
-		}
-		f /= 1024
-	}
-	return ""
-}
-
-func processRSS() int64 {
-	data, err := os.ReadFile("/proc/self/statm")
-	if err != nil {
-		return 0
-	}
-	fields := strings.Fields(string(data))
-	if len(fields) < 2 {
-		return 0
-	}
-	pages, _ := strconv.ParseInt(fields[1], 10, 64)
-	return pages * int64(os.Getpagesize())
 }
 
 // COMMAND
@@ -823,4 +563,98 @@ func commandHelp(x *Ctx) {
 		"GETKEYS <full-command>", "    Return the keys from a full Redis command.",
 		"GETKEYSANDFLAGS <full-command>", "    Return the keys and the access flags from a full Redis command.",
 	})
+}
+
+// LOLWUT draws a piece of our own generative art (VERSION 5 and 6 take
+// Redis's size arguments and limits; other versions draw nothing) and ends
+// with the server's version, in words that name Keyhive and keep the
+// "Redis ver." clients' tests look for.
+func lolwutCommand(x *Ctx) {
+	art := int64(7)
+	args := x.Args[1:]
+	if len(args) >= 2 && strings.EqualFold(string(args[0]), "version") {
+		v, ok := strnum.ParseInt(args[1])
+		if !ok {
+			x.W.Error(errNotInt)
+			return
+		}
+		art, args = v, args[2:]
+	}
+	var params []int64
+	if art == 5 || art == 6 { // the other versions ignore their arguments
+		for _, a := range args {
+			v, ok := strnum.ParseInt(a)
+			if !ok {
+				x.W.Error(errNotInt)
+				return
+			}
+			params = append(params, v)
+		}
+	}
+	param := func(i int, def, hi int64) int {
+		if i < len(params) {
+			return int(min(max(params[i], 1), hi))
+		}
+		return int(def)
+	}
+	var b strings.Builder
+	switch art {
+	case 5:
+		lolwutTiles(&b, param(0, 66, 1000), param(1, 8, 200), param(2, 12, 200))
+	case 6:
+		lolwutSkyline(&b, param(0, 80, 1000), param(1, 20, 1000))
+	}
+	b.WriteString("Keyhive, Redis ver. " + version.Redis + " compatible\n")
+	x.W.Verbatim("txt", b.String())
+}
+
+// lolwutTiles draws rows of tiles that fall into disorder row by row: each
+// tile is shaded by a hash of its place, more varied the lower it is.
+func lolwutTiles(b *strings.Builder, cols, perRow, perCol int) {
+	shades := []string{" ", "░", "▒", "▓", "█"}
+	width := max(cols/perRow, 1)
+	for row := range perCol {
+		for line := 0; line < max(width/2, 1); line++ {
+			for col := range cols {
+				tile := col / width
+				h := uint32(row*7919+tile*104729) * 2654435761
+				spread := 1 + row*len(shades)/max(perCol, 1)
+				b.WriteString(shades[len(shades)-1-int(h>>28)%spread%len(shades)])
+			}
+			b.WriteByte('\n')
+		}
+	}
+	b.WriteByte('\n')
+}
+
+// lolwutSkyline draws a night skyline: towers of hashed heights under a
+// sky with a few stars.
+func lolwutSkyline(b *strings.Builder, cols, rows int) {
+	heights := make([]int, cols)
+	for i := range heights {
+		tower := uint32(i/6+1) * 2654435761
+		heights[i] = int(tower>>24) % max(rows*2/3, 1)
+	}
+	for r := rows; r >= 1; r-- {
+		for c := range cols {
+			switch {
+			case heights[c] >= r && (c%6 == 0 || c%6 == 5):
+				b.WriteByte('|')
+			case heights[c] >= r && c%6 != 0:
+				if (c+r)%3 == 0 {
+					b.WriteByte('o')
+				} else {
+					b.WriteByte('#')
+				}
+			case heights[c] == r-1 && c%6 != 0:
+				b.WriteByte('_')
+			case (uint32(c*31+r*17)*2654435761)>>27 == 0:
+				b.WriteByte('*')
+			default:
+				b.WriteByte(' ')
+			}
+		}
+		b.WriteByte('\n')
+	}
+	b.WriteByte('\n')
 }

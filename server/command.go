@@ -146,6 +146,7 @@ var commandCount int
 // commandStats are one server's counters for one command (INFO commandstats).
 type commandStats struct {
 	calls, usec, rejected, failed atomic.Int64
+	latency                       atomic.Pointer[latencyHistogram] // latency.go
 }
 
 func buildTable() map[string]*Command {

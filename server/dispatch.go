@@ -221,7 +221,7 @@ func (c *Client) call(cmd *Command, args [][]byte, from caller) {
 	if s.monitors.count.Load() > 0 {
 		s.feedMonitors(c, c, cmd, args)
 	}
-	failed := len(c.out.B) > mark && c.out.B[mark] == '-'
+	reply := c.out.B[mark:]
 	if c.ps.queued && c.reply == replyOn {
 		// Queued before the keys are unlocked, so an invalidation of a key
 		// this command read cannot overtake its reply.
@@ -232,7 +232,7 @@ func (c *Client) call(cmd *Command, args [][]byte, from caller) {
 		s.serveBlockedExclusive(x.Now)
 	}
 	c.mono = monoNow()
-	s.recordCall(c, cmd, args, c.mono-start, x.Now, failed)
+	s.recordCall(c, cmd, args, c.mono-start, x.Now, reply)
 	if x.dirty > 0 && s.blocking.unlogged.Load() > 0 {
 		s.logServed(x.Now)
 	}
@@ -266,25 +266,28 @@ func (c *Client) ran(cmd *Command, args [][]byte, from caller, start int64, mark
 	if s.monitors.count.Load() > 0 {
 		s.feedMonitors(c, by, cmd, args)
 	}
-	failed := len(x.W.B) > mark && x.W.B[mark] == '-'
 	elapsed := monoNow() - start
 	if from == fromClient {
 		c.mono = start + elapsed
 	}
-	s.recordCall(c, cmd, args, elapsed, x.Now, failed)
+	s.recordCall(c, cmd, args, elapsed, x.Now, x.W.B[mark:])
 }
 
-// recordCall counts a command that ran, for elapsed nanoseconds at nowMs, in
-// INFO commandstats and errorstats, and in the slow log unless it blocked
-// (it has not run yet).
-func (s *Server) recordCall(c *Client, cmd *Command, args [][]byte, elapsed, nowMs int64, failed bool) {
+// recordCall counts a command that ran, for elapsed nanoseconds at nowMs
+// with reply, in INFO commandstats and latencystats, the latency monitor,
+// and the slow log unless it blocked (it has not run yet). Its error
+// replies were counted as they were written.
+func (s *Server) recordCall(c *Client, cmd *Command, args [][]byte, elapsed, nowMs int64, reply []byte) {
 	st := &s.cmdStats[cmd.id]
 	st.calls.Add(1)
 	st.usec.Add(elapsed / int64(time.Microsecond))
-	if failed {
+	if len(reply) > 0 && reply[0] == '-' {
 		st.failed.Add(1)
-		c.traffic.errors.add(1)
+		if runsScript[cmd] && s.scripts.ErrorCounted() {
+			s.stats.errors.uncount(errorText(reply))
+		}
 	}
+	s.commandRan(cmd, elapsed, c.blocked != nil)
 	if c.blocked == nil {
 		s.logIfSlow(c, cmd, args, elapsed, nowMs)
 	} else {
@@ -300,7 +303,6 @@ func (c *Client) reject(cmd *Command, msg string) {
 	if cmd != nil {
 		c.s.cmdStats[cmd.id].rejected.Add(1)
 	}
-	c.traffic.errors.add(1)
 	if cmd == cmdExec {
 		c.setMulti(nil)
 		c.s.watches.unwatchAll(c)

@@ -39,7 +39,9 @@
 //   - blocking.go: blocked clients and serving them after a write.
 //   - tracking.go: client-side caching; notify.go: keyspace notifications.
 //   - pubsub.go: the Pub/Sub registry and delivery; monitor.go: MONITOR.
-//   - slowlog.go, stats.go, rusage.go: the slow log, INFO's counters.
+//   - slowlog.go, stats.go, rusage.go: the slow log, INFO's counters;
+//     info.go: INFO's sections; latency.go: the latency monitor and the
+//     per-command latency histograms (LATENCY, INFO latencystats).
 //   - evict.go, memrelease.go: maxmemory and eviction; giving memory back.
 //   - scan.go: SCAN-style cursors over collections.
 package server

@@ -141,6 +141,7 @@ func (c *Client) outOfMemory(cmd *Command, args [][]byte, mono, now int64) bool 
 // command is about to run.
 func (s *Server) performEvictions(by *Client, mono, now int64) evictResult {
 	if s.memoryOver(mono, time.Millisecond) <= 0 {
+		s.overMaxmemory.note(evictOK)
 		return evictOK
 	}
 	e := &s.evict
@@ -149,6 +150,7 @@ func (s *Server) performEvictions(by *Client, mono, now int64) evictResult {
 	res := s.evictSome(mono, now)
 	e.by = nil
 	e.mu.Unlock()
+	s.overMaxmemory.note(res)
 	if res == evictRunning && e.background.CompareAndSwap(false, true) {
 		s.wg.Add(1)
 		go s.evictInBackground()
@@ -174,10 +176,21 @@ func (s *Server) evictSome(mono, now int64) evictResult {
 	samples, decay := max(s.cfg.MaxMemorySamples(), 1), s.cfg.LFUDecayTime()
 	limit := evictionTimeLimit(s.cfg.MaxMemoryEvictionTenacity())
 	start := monoNow()
+	monitored := s.cfg.LatencyMonitorThreshold() > 0
+	if monitored {
+		defer func() { s.noteLatency(eventEvictionCycle, (monoNow()-start)/int64(time.Millisecond)) }()
+	}
 	for freed, n := int64(0), 0; freed < toFree; n++ {
+		var began int64
+		if monitored {
+			began = monoNow()
+		}
 		f, ok := s.ks.EvictOne(&e.ev, policy, e.volatile.Load(), samples, now, decay, e.onEvict)
 		if !ok {
 			return evictFail
+		}
+		if monitored {
+			s.noteLatency(eventEvictionDel, (monoNow()-began)/int64(time.Millisecond))
 		}
 		freed += f
 		e.evicted.Add(1)
@@ -217,6 +230,7 @@ func (s *Server) evictInBackground() {
 		e.mu.Lock()
 		res := s.evictSome(monoNow(), s.clock.UnixMilli())
 		e.mu.Unlock()
+		s.overMaxmemory.note(res)
 		if res != evictRunning {
 			return
 		}

@@ -7,6 +7,7 @@ import "fmt"
 // a SELECT of the file switches it.
 func (s *Server) loadingClient() *Client {
 	c := &Client{s: s, authenticated: true, obeys: true}
+	c.out.Errors = loaderErrors{&s.stats.errors}
 	c.ctx = Ctx{s: s, c: c, W: &c.out, DB: s.ks.DB(0)}
 	return c
 }

@@ -81,7 +81,7 @@ func (c *Client) serveFD(fd uintptr) bool {
 			return true
 		}
 		c.w += int(n)
-		c.traffic.netIn.add(int64(n))
+		c.traffic.read(int64(n))
 		keep := c.process()
 		if keep && c.blocked != nil {
 			return true

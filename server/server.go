@@ -50,6 +50,11 @@ type Server struct {
 	tracking                   tracking
 	pubsub                     pubsubRegistry
 	monitors                   monitors
+	latency                    latencyMonitor
+	expiry                     expiryStats
+	rates                      instantaneous
+	overMaxmemory              overLimitTime
+	forks                      forkStats
 	scriptState
 	acl   aclState
 	aof   *durability.AOF
@@ -72,6 +77,7 @@ type stats struct {
 	connectionsReceived atomic.Int64
 	rejectedConnections atomic.Int64
 	dirty               atomic.Int64 // changes since the last save
+	errors              errorStats
 }
 
 // Option adjusts a server before it starts.
@@ -114,6 +120,7 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 	// The client scripts' commands run as; not a connection, not listed.
 	s.scriptClient = &Client{s: s}
 	s.scriptClient.ctx = Ctx{s: s, c: s.scriptClient}
+	s.scriptHost.out.Errors = &s.stats.errors
 	return s, nil
 }
 
@@ -305,6 +312,7 @@ func (s *Server) cron() {
 		}
 		s.saver.Cron()
 		s.aof.Cron()
+		s.sampleRates()
 		if now := s.clock.UnixMilli(); now/1000 != lastSecond {
 			lastSecond = now / 1000
 			s.closeIdleClients(now)
@@ -314,8 +322,9 @@ func (s *Server) cron() {
 			continue
 		}
 		slice := time.Now() // when the cycle last paused
+		began := slice
 		deadline := slice.Add(time.Second / time.Duration(hz) / 4)
-		s.ks.ActiveExpire(s.clock.UnixMilli(), func() bool {
+		sampled, removed := s.ks.ActiveExpire(s.clock.UnixMilli(), func() bool {
 			now := time.Now()
 			if now.Sub(slice) > expireSlice {
 				// Commands share the execution thread (io-threads 1), and
@@ -327,6 +336,8 @@ func (s *Server) cron() {
 			}
 			return now.After(deadline)
 		})
+		ended := time.Now()
+		s.noteExpireCycle(sampled, removed, ended.Sub(began), ended.After(deadline))
 		if s.tracking.queued.Load() {
 			s.flushBroadcasts(nil)
 		}
