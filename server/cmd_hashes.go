@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/keyhive/keyhive/internal/strnum"
+	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/values"
 )
 
@@ -24,6 +25,15 @@ func init() {
 	bind("hincrbyfloat", hincrbyfloatCommand)
 	bind("hrandfield", hrandfieldCommand)
 	bind("hscan", hscanCommand)
+	bind("hexpire", func(x *Ctx) { hexpireCommand(x, 1000, false) })
+	bind("hpexpire", func(x *Ctx) { hexpireCommand(x, 1, false) })
+	bind("hexpireat", func(x *Ctx) { hexpireCommand(x, 1000, true) })
+	bind("hpexpireat", func(x *Ctx) { hexpireCommand(x, 1, true) })
+	bind("httl", func(x *Ctx) { httlCommand(x, 1000, false) })
+	bind("hpttl", func(x *Ctx) { httlCommand(x, 1, false) })
+	bind("hexpiretime", func(x *Ctx) { httlCommand(x, 1000, true) })
+	bind("hpexpiretime", func(x *Ctx) { httlCommand(x, 1, true) })
+	bind("hpersist", hpersistCommand)
 }
 
 var argHSET = []byte("HSET")
@@ -60,10 +70,12 @@ func hsetnxCommand(x *Ctx) {
 	if !editAs(x, x.Args[1], &h) {
 		return
 	}
+	x.expireFieldIn(&h, x.Args[1], x.Args[2])
 	if _, exists := h.Get(x.Args[2]); exists {
 		x.W.Int(0)
 		return
 	}
+	h.ConvertForArgs(x.Args[2:4])
 	h.Set(x.Args[2], x.Args[3])
 	x.committed(h.Commit(), "hset")
 	x.dirty++
@@ -75,7 +87,16 @@ func hgetCommand(x *Ctx) {
 	if !ok {
 		return
 	}
-	if v, exists := h.Get(x.Args[2]); found && exists {
+	if !found {
+		x.W.Null()
+		return
+	}
+	v, at, exists := h.Lookup(x.Args[2])
+	if exists && h.Expired(at) {
+		x.expireFields(x.Args[1], x.Args[2:3])
+		exists = false
+	}
+	if exists {
 		x.W.Bulk(v)
 		return
 	}
@@ -88,12 +109,21 @@ func hmgetCommand(x *Ctx) {
 		return
 	}
 	x.W.Array(len(x.Args) - 2)
+	expired := false
 	for _, f := range x.Args[2:] {
-		if v, exists := h.Get(f); found && exists {
+		v, at, exists := h.Lookup(f)
+		switch {
+		case found && exists && h.Expired(at):
+			expired = true
+			x.W.Null()
+		case found && exists:
 			x.W.Bulk(v)
-		} else {
+		default:
 			x.W.Null()
 		}
+	}
+	if expired { // removed after the reply, with one event, as Redis does
+		x.expireFields(x.Args[1], x.Args[2:])
 	}
 }
 
@@ -104,7 +134,7 @@ func hgetallCommand(x *Ctx, withFields, withValues bool) {
 	}
 	n := 0
 	if found {
-		n = h.Len()
+		n = h.LiveLen()
 	}
 	if withFields && withValues {
 		x.W.Map(n)
@@ -145,8 +175,7 @@ func hexistsCommand(x *Ctx) {
 	if !ok {
 		return
 	}
-	_, exists := h.Get(x.Args[2])
-	if found && exists {
+	if found && x.liveField(h, x.Args[1], x.Args[2]) {
 		x.W.Int(1)
 	} else {
 		x.W.Int(0)
@@ -170,9 +199,9 @@ func hstrlenCommand(x *Ctx) {
 	if !ok {
 		return
 	}
-	v, _ := h.Get(x.Args[2])
-	if !found {
-		v = nil
+	var v []byte
+	if found && x.liveField(h, x.Args[1], x.Args[2]) {
+		v, _ = h.Get(x.Args[2])
 	}
 	x.W.Int(int64(len(v)))
 }
@@ -187,6 +216,7 @@ func hincrbyCommand(x *Ctx) {
 	if !editAs(x, x.Args[1], &h) {
 		return
 	}
+	x.expireFieldIn(&h, x.Args[1], x.Args[2])
 	var cur int64
 	if v, exists := h.Get(x.Args[2]); exists {
 		if cur, ok = strnum.ParseInt(v); !ok {
@@ -199,7 +229,7 @@ func hincrbyCommand(x *Ctx) {
 		return
 	}
 	var buf [20]byte
-	h.Set(x.Args[2], strconv.AppendInt(buf[:0], cur, 10))
+	h.SetKeepTTL(x.Args[2], strconv.AppendInt(buf[:0], cur, 10))
 	x.committed(h.Commit(), "hincrby")
 	x.dirty++
 	x.W.Int(cur)
@@ -220,6 +250,7 @@ func hincrbyfloatCommand(x *Ctx) {
 	if !editAs(x, key, &h) {
 		return
 	}
+	x.expireFieldIn(&h, key, field)
 	cur, _ := strnum.ParseLongDouble([]byte("0"))
 	if v, exists := h.Get(field); exists {
 		if cur, ok = strnum.ParseLongDouble(v); !ok {
@@ -232,7 +263,7 @@ func hincrbyfloatCommand(x *Ctx) {
 		x.W.Error("ERR increment would produce NaN or Infinity")
 		return
 	}
-	h.Set(field, sum)
+	h.SetKeepTTL(field, sum)
 	x.committed(h.Commit(), "hincrbyfloat")
 	x.dirty++
 	x.W.Bulk(sum)
@@ -246,6 +277,9 @@ func hrandfieldCommand(x *Ctx) {
 		return
 	}
 	h, found, ok := readAs[values.HashView](x, x.Args[1])
+	if found && ok && x.expireAllFields(&h) {
+		found = false
+	}
 	switch {
 	case !ok:
 	case !found:
@@ -260,9 +294,12 @@ func hrandfieldWithCount(x *Ctx) {
 	if !ok {
 		return
 	}
-	h, _, ok := readAs[values.HashView](x, x.Args[1])
+	h, found, ok := readAs[values.HashView](x, x.Args[1])
 	if !ok {
 		return
+	}
+	if found && x.expireAllFields(&h) {
+		h = values.HashView{}
 	}
 	pair := func(f, v []byte) {
 		if withValues && x.W.Proto >= 3 {
@@ -293,9 +330,353 @@ func hscanCommand(x *Ctx) {
 	}
 	var next uint64
 	if h.Obj != nil {
-		next = h.Obj.Scan(cursor, opts.limit(), add)
+		next = h.Obj.Scan(cursor, opts.limit(), func(f, v []byte) {
+			if _, at, _ := h.Lookup(f); !h.HasTTLs() || !h.Expired(at) {
+				add(f, v)
+			}
+		})
 	} else {
 		h.Each(add) // a listpack is returned whole, as Redis does
 	}
 	x.writeScanReply(next)
+}
+
+// Hash field expiration (Redis 7.4). A field past its expire time is unseen
+// by reads; a command that looks a field up by name (HGET, HEXISTS, HSETNX,
+// HINCRBY ...) deletes it when expired, propagating HDEL and emitting
+// hexpired (and del when that emptied the hash); HRANDFIELD removes every
+// expired field first; the active cycle removes them in the background
+// (expireHashFields). HLEN still counts expired fields not yet removed.
+
+var (
+	argHDEL       = []byte("HDEL")
+	argHPEXPIREAT = []byte("HPEXPIREAT")
+	argFIELDS     = []byte("FIELDS")
+)
+
+// maxFieldExpire is the latest field expire time Redis accepts (ms).
+const maxFieldExpire = (1<<48 - 1) >> 2
+
+// publishFieldExpired propagates the removal of an expired field (HDEL),
+// at once, as an expired key's DEL is.
+func (s *Server) publishFieldExpired(db int, key, field []byte) {
+	if s.stream.Active() {
+		s.stream.Publish(db, [][]byte{argHDEL, key, field})
+	}
+}
+
+// expireFieldIn deletes field from the edit h of key when it is expired, as
+// Redis's lazy field expiry; when that empties the hash, the key is deleted
+// and h begins anew on the missing key.
+func (x *Ctx) expireFieldIn(h *values.HashEdit, key, field []byte) {
+	if _, at, ok := h.Lookup(field); !ok || !h.Expired(at) {
+		return
+	}
+	h.Delete([][]byte{field})
+	x.s.publishFieldExpired(x.DB.ID(), key, field)
+	if h.Len() > 0 {
+		x.notify(notifyHash, "hexpired", key)
+		return
+	}
+	x.committed(h.Commit(), "hexpired")
+	e, found := x.lookupWrite(key)
+	h.Begin(x.env(), key, &e, found)
+}
+
+// expireFields deletes those of fields that are expired from the hash at
+// key, with one hexpired event (HMGET's order: after its reply).
+func (x *Ctx) expireFields(key []byte, fields [][]byte) {
+	var h values.HashEdit
+	if !editAs(x, key, &h) || !h.Found() {
+		return
+	}
+	n := 0
+	for _, f := range fields {
+		if _, at, ok := h.Lookup(f); ok && h.Expired(at) {
+			h.Delete([][]byte{f})
+			x.s.publishFieldExpired(x.DB.ID(), key, f)
+			n++
+		}
+	}
+	if n > 0 {
+		x.committed(h.Commit(), "hexpired")
+	}
+}
+
+// liveField reports whether the hash h at key has field, deleting it when
+// expired.
+func (x *Ctx) liveField(h values.HashView, key, field []byte) bool {
+	_, at, ok := h.Lookup(field)
+	if ok && h.Expired(at) {
+		x.expireFields(key, [][]byte{field})
+		return false
+	}
+	return ok
+}
+
+// expireAllFields removes every expired field of the hash h read at
+// x.Args[1], as HRANDFIELD does first, and reports whether that deleted the
+// key; otherwise h is read again.
+func (x *Ctx) expireAllFields(h *values.HashView) bool {
+	if !h.HasTTLs() || h.MinExpire() == 0 || h.MinExpire() >= x.Now {
+		return false
+	}
+	key := x.Args[1]
+	var ed values.HashEdit
+	e, found := x.lookupWrite(key)
+	ed.Begin(x.env(), key, &e, found)
+	if ed.ExpireFields(x.Now, func(f []byte) { x.s.publishFieldExpired(x.DB.ID(), key, f) }) == 0 {
+		return false
+	}
+	c := ed.Commit()
+	x.committed(c, "hexpired")
+	if c.Outcome == values.Deleted {
+		return true
+	}
+	e, _ = x.lookupWrite(key)
+	*h = values.ViewHash(&e)
+	h.Now = x.Now
+	return false
+}
+
+// expireHashFields is the active cycle's work on a hash whose earliest
+// field expiry passed (keyspace.ActiveSubexpire): its expired fields are
+// deleted, each propagated as HDEL, with one hexpired event (and del when
+// the hash emptied).
+func (s *Server) expireHashFields(db *keyspace.DB, e *keyspace.Entry, now int64) {
+	key := e.Key()
+	if e.Type() != keyspace.TypeHash {
+		db.SetSubexpiry(key, 0)
+		return
+	}
+	env := &values.Env{Limits: s.cfg, DB: db, Now: now, Scratch: &s.fieldScratch}
+	var h values.HashEdit
+	h.Begin(env, key, e, true)
+	n := h.ExpireFields(now, func(f []byte) { s.publishFieldExpired(db.ID(), key, f) })
+	c := h.Commit()
+	if c.Outcome != values.Deleted && !h.HasTTLs() {
+		db.SetSubexpiry(key, 0)
+	}
+	if n == 0 {
+		return
+	}
+	s.notifyIn(nil, notifyHash, "hexpired", key, db.ID())
+	if c.Outcome == values.Deleted {
+		s.notifyIn(nil, notifyGeneric, "del", key, db.ID())
+	}
+}
+
+// parseFieldsArg parses FIELDS numfields field ... starting at x.Args[at],
+// replying Redis's errors (badCount for a count that is not positive).
+func (x *Ctx) parseFieldsArg(at int, badCount string) ([][]byte, bool) {
+	if !cArgIs(x.Args[at], "fields") {
+		x.W.Error("ERR Mandatory argument FIELDS is missing or not at the right position")
+		return nil, false
+	}
+	n, ok := strnum.ParseInt(x.Args[at+1])
+	if !ok || n < 1 {
+		x.W.Error(badCount)
+		return nil, false
+	}
+	if n != int64(len(x.Args)-at-2) {
+		x.W.Error("ERR The `numfields` parameter must match the number of arguments")
+		return nil, false
+	}
+	return x.Args[at+2:], true
+}
+
+// Field expire conditions (HEXPIRE's NX XX GT LT).
+const (
+	condNone = iota
+	condNX
+	condXX
+	condGT
+	condLT
+)
+
+// hexpireCommand is HEXPIRE, HPEXPIRE, HEXPIREAT and HPEXPIREAT: per field
+// -2 (no such field), 0 (condition not met), 1 (set) or 2 (deleted: the
+// time has passed). It propagates as HPEXPIREAT with the fields it set.
+func hexpireCommand(x *Ctx, unitMs int64, absolute bool) {
+	key := x.Args[1]
+	e, found := x.lookupWrite(key)
+	if x.wrongType(&e, found, keyspace.TypeHash) {
+		return
+	}
+	at, ok := strnum.ParseInt(x.Args[2])
+	if !ok {
+		x.W.Error(errNotInt)
+		return
+	}
+	if at < 0 {
+		x.W.Error("ERR invalid expire time, must be >= 0")
+		return
+	}
+	if unitMs == 1000 {
+		if at > maxFieldExpire/1000 {
+			x.W.Error(errExpireTime(x.cmd.Name))
+			return
+		}
+		at *= 1000
+	}
+	var base int64
+	if !absolute {
+		base = x.Now
+	}
+	if at > maxFieldExpire-base {
+		x.W.Error(errExpireTime(x.cmd.Name))
+		return
+	}
+	at += base
+	cond, fieldsAt := condNone, 3
+	switch opt := x.Args[3]; {
+	case cArgIs(opt, "nx"):
+		cond = condNX
+	case cArgIs(opt, "xx"):
+		cond = condXX
+	case cArgIs(opt, "gt"):
+		cond = condGT
+	case cArgIs(opt, "lt"):
+		cond = condLT
+	}
+	if cond != condNone {
+		fieldsAt++
+	}
+	fields, ok := x.parseFieldsArg(fieldsAt, "ERR Parameter `numFields` should be greater than 0")
+	if !ok {
+		return
+	}
+	x.W.Array(len(fields))
+	if !found {
+		for range fields {
+			x.W.Int(-2)
+		}
+		return
+	}
+	var h values.HashEdit
+	h.Begin(x.env(), key, &e, found)
+	h.PrepareTTL()
+	var set [][]byte // the fields to propagate, when propagating
+	updated, deleted := 0, 0
+	for _, f := range fields {
+		_, prev, exists := h.Lookup(f)
+		switch {
+		case !exists:
+			x.W.Int(-2)
+		case prev == 0 && (cond == condXX || cond == condGT),
+			prev != 0 && (cond == condNX || cond == condGT && prev >= at || cond == condLT && prev <= at):
+			x.W.Int(0)
+		case at <= x.Now:
+			x.s.publishFieldExpired(x.DB.ID(), key, f)
+			h.Delete([][]byte{f})
+			deleted++
+			x.W.Int(2)
+		default:
+			h.SetExpire(f, at)
+			updated++
+			if x.propagating() {
+				set = append(set, f)
+			}
+			x.W.Int(1)
+		}
+	}
+	event := ""
+	switch {
+	case deleted > 0:
+		event = "hdel"
+	case updated > 0:
+		event = "hexpire"
+	}
+	x.committed(h.Commit(), event)
+	x.dirty += updated + deleted
+	switch {
+	case updated == 0:
+		x.propagateNone()
+	case x.propagating():
+		argv := make([][]byte, 0, 6+len(set))
+		argv = append(argv, argHPEXPIREAT, key, intArg(at))
+		if cond != condNone {
+			argv = append(argv, x.Args[3])
+		}
+		argv = append(argv, argFIELDS, intArg(int64(len(set))))
+		x.propagateAs(append(argv, set...)...)
+	}
+}
+
+// httlCommand is HTTL, HPTTL, HEXPIRETIME and HPEXPIRETIME: per field -2
+// (no such field, or expired), -1 (no TTL) or the time.
+func httlCommand(x *Ctx, unitMs int64, absolute bool) {
+	h, found, ok := readAs[values.HashView](x, x.Args[1])
+	if !ok {
+		return
+	}
+	fields, ok := x.parseFieldsArg(2, "ERR Number of fields must be a positive integer")
+	if !ok {
+		return
+	}
+	var base int64
+	if !absolute {
+		base = x.Now
+	}
+	x.W.Array(len(fields))
+	for _, f := range fields {
+		var at int64
+		exists := false
+		if found {
+			_, at, exists = h.Lookup(f)
+		}
+		switch {
+		case !exists:
+			x.W.Int(-2)
+		case at == 0:
+			x.W.Int(-1)
+		case at < x.Now || h.Ex && at == x.Now: // the listpackex form counts "now" as gone
+			x.W.Int(-2)
+		case unitMs == 1000:
+			x.W.Int((at + 999 - base) / 1000)
+		default:
+			x.W.Int(at - base)
+		}
+	}
+}
+
+// hpersistCommand is HPERSIST: per field -2 (no such field, or expired), -1
+// (no TTL) or 1 (TTL removed).
+func hpersistCommand(x *Ctx) {
+	key := x.Args[1]
+	e, found := x.lookupWrite(key)
+	if x.wrongType(&e, found, keyspace.TypeHash) {
+		return
+	}
+	fields, ok := x.parseFieldsArg(2, "ERR Number of fields must be a positive integer")
+	if !ok {
+		return
+	}
+	x.W.Array(len(fields))
+	var h values.HashEdit
+	if found {
+		h.Begin(x.env(), key, &e, found)
+	}
+	changed := false
+	for _, f := range fields {
+		var at int64
+		exists := false
+		if found {
+			_, at, exists = h.Lookup(f)
+		}
+		switch {
+		case !exists || at != 0 && at < x.Now:
+			x.W.Int(-2)
+		case at == 0:
+			x.W.Int(-1)
+		default:
+			h.SetExpire(f, 0)
+			changed = true
+			x.W.Int(1)
+		}
+	}
+	if changed {
+		x.committed(h.Commit(), "hpersist")
+		x.dirty++
+	}
 }

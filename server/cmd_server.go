@@ -465,7 +465,7 @@ func (s *Server) writeInfoSection(b *strings.Builder, name string) {
 		for i := range s.ks.Len() {
 			db := s.ks.DB(i)
 			if n := db.Len(); n > 0 {
-				fmt.Fprintf(b, "db%d:keys=%d,expires=%d,avg_ttl=0\r\n", i, n, db.Volatile())
+				fmt.Fprintf(b, "db%d:keys=%d,expires=%d,avg_ttl=0,subexpiry=%d\r\n", i, n, db.Volatile(), db.Subexpiry())
 			}
 		}
 	case "commandstats":

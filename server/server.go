@@ -19,6 +19,7 @@ import (
 	"github.com/keyhive/keyhive/durability"
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/scripting"
+	"github.com/keyhive/keyhive/values"
 )
 
 // Version is the Redis version Keyhive reports, so clients enable the features
@@ -31,6 +32,8 @@ type Server struct {
 	clock clock.Clock
 	ks    *keyspace.Keyspace
 	log   *log.Logger
+
+	fieldScratch values.Scratch // the active cycle's, for hashes' expired fields
 
 	mu        sync.Mutex
 	listeners []net.Listener
@@ -315,7 +318,7 @@ func (s *Server) cron() {
 		}
 		slice := time.Now() // when the cycle last paused
 		deadline := slice.Add(time.Second / time.Duration(hz) / 4)
-		s.ks.ActiveExpire(s.clock.UnixMilli(), func() bool {
+		budget := func() bool {
 			now := time.Now()
 			if now.Sub(slice) > expireSlice {
 				// Commands share the execution thread (io-threads 1), and
@@ -326,7 +329,10 @@ func (s *Server) cron() {
 				slice = now
 			}
 			return now.After(deadline)
-		})
+		}
+		now := s.clock.UnixMilli()
+		s.ks.ActiveExpire(now, budget)
+		s.ks.ActiveSubexpire(now, budget, func(db *keyspace.DB, e *keyspace.Entry) { s.expireHashFields(db, e, now) })
 		if s.tracking.queued.Load() {
 			s.flushBroadcasts(nil)
 		}

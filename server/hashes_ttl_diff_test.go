@@ -1,0 +1,312 @@
+package server_test
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/keyhive/keyhive/internal/difftest"
+)
+
+// Hash field expiration (Redis 7.4), compared with redis-server 7.4.1.
+
+// farMs is an absolute time far ahead, so replies do not depend on the clock.
+var farMs = strconv.FormatInt(time.Now().Add(1000*time.Hour).UnixMilli(), 10)
+
+// proto74 switches both connections to RESP proto (HELLO's version field
+// differs: Keyhive reports 7.0.15).
+func proto74(p *difftest.Pair, proto int) {
+	p.DoDifferent("server version", "HELLO", proto)
+}
+
+// readAll compares a whole-hash read: in order for a listpack, as a
+// multiset for a hash table.
+func readAll(p *difftest.Pair, enc string, args ...any) {
+	switch {
+	case enc == "listpack":
+		p.Do(args...)
+	case args[0] == "HGETALL":
+		p.DoUnorderedPairs(args...)
+	default:
+		p.DoUnordered(args...)
+	}
+}
+
+func hashTTLPair(t *testing.T, directives ...string) *difftest.Pair {
+	p := difftest.StartIsolated74(t, directives...)
+	p.Do("DEBUG", "SET-ACTIVE-EXPIRE", "0") // lazy expiry only, unless a test turns it on
+	return p
+}
+
+func TestHashFieldExpireCommands(t *testing.T) {
+	for _, enc := range []string{"listpack", "hashtable"} {
+		for _, proto := range []int{2, 3} {
+			t.Run(fmt.Sprintf("%s/RESP%d", enc, proto), func(t *testing.T) {
+				var p *difftest.Pair
+				if enc == "hashtable" {
+					p = hashTTLPair(t, "--hash-max-listpack-entries", "0")
+				} else {
+					p = hashTTLPair(t)
+				}
+				proto74(p, proto)
+				p.Do("HSET", "h", "a", "1", "b", "2", "c", "3", "d", "4")
+				p.Do("OBJECT", "ENCODING", "h")
+				// Errors, in Redis's order.
+				p.Do("HEXPIRE", "h", "10", "FIELDS", "1")
+				p.Do("HEXPIRE", "h", "x", "FIELDS", "1", "a")
+				p.Do("HEXPIRE", "h", "-1", "FIELDS", "1", "a")
+				p.Do("HEXPIRE", "h", "10", "NX", "1", "a")
+				p.Do("HEXPIRE", "h", "10", "FIELDS", "0", "a")
+				p.Do("HEXPIRE", "h", "10", "FIELDS", "x", "a")
+				p.Do("HEXPIRE", "h", "10", "FIELDS", "2", "a")
+				p.Do("HEXPIRE", "h", "10", "FIELDS", "1", "a", "b")
+				p.Do("HEXPIRE", "h", "10", "BAD", "FIELDS", "1", "a")
+				p.Do("HEXPIRE", "h", "99999999999999999", "FIELDS", "1", "a")
+				p.Do("HPEXPIRE", "h", "99999999999999999", "FIELDS", "1", "a")
+				p.Do("HPEXPIREAT", "h", "70368744177664", "FIELDS", "1", "a")
+				p.Do("HEXPIREAT", "h", "70368744177", "FIELDS", "1", "a")
+				p.Do("HTTL", "h", "FIELDS", "0", "a")
+				p.Do("HTTL", "h", "FIELD", "1", "a")
+				p.Do("HTTL", "h", "FIELDS", "2", "a")
+				p.Do("HPERSIST", "h", "FIELDS", "-1", "a")
+				p.Do("HPERSIST", "h", "XFIELDS", "1", "a")
+				p.Do("SET", "s", "v")
+				for _, cmd := range []string{"HTTL", "HPTTL", "HEXPIRETIME", "HPEXPIRETIME", "HPERSIST"} {
+					p.Do(cmd, "s", "FIELDS", "1", "a")
+					p.Do(cmd, "nokey", "FIELDS", "2", "a", "b")
+					p.Do(cmd, "h", "FIELDS", "2", "a", "zz")
+				}
+				p.Do("HEXPIRE", "s", "10", "FIELDS", "1", "a")
+				p.Do("HEXPIRE", "nokey", "10", "FIELDS", "2", "a", "b")
+				// A listpack becomes listpackex on HEXPIRE whatever it sets.
+				p.Do("HEXPIRE", "h", "100", "FIELDS", "1", "zz")
+				p.Do("OBJECT", "ENCODING", "h")
+				// Codes: set, condition not met, no field.
+				p.Do("HPEXPIREAT", "h", farMs, "FIELDS", "2", "b", "zz")
+				p.Do("HPEXPIRETIME", "h", "FIELDS", "3", "a", "b", "zz")
+				p.Do("HEXPIRETIME", "h", "FIELDS", "2", "a", "b")
+				p.Do("HTTL", "h", "FIELDS", "1", "a")
+				p.Do("HEXPIRE", "h", "100", "NX", "FIELDS", "2", "a", "b")
+				p.Do("HEXPIRE", "h", "200", "XX", "FIELDS", "2", "c", "a")
+				p.Do("HEXPIRE", "h", "50", "GT", "FIELDS", "2", "a", "d")
+				p.Do("HEXPIRE", "h", "300", "GT", "FIELDS", "1", "a")
+				p.Do("HEXPIRE", "h", "50", "LT", "FIELDS", "3", "a", "c", "d")
+				p.Do("HEXPIRE", "h", "500", "lt", "FIELDS", "1", "a")
+				p.Do("HTTL", "h", "FIELDS", "4", "a", "b", "c", "d")
+				readAll(p, enc, "HGETALL", "h")
+				readAll(p, enc, "HKEYS", "h")
+				readAll(p, enc, "HVALS", "h")
+				// HSET drops a field's TTL; HINCRBY keeps it.
+				p.Do("HSET", "h", "a", "10")
+				p.Do("HINCRBY", "h", "c", "5")
+				p.Do("HINCRBYFLOAT", "h", "d", "0.5")
+				p.Do("HTTL", "h", "FIELDS", "4", "a", "b", "c", "d")
+				readAll(p, enc, "HGETALL", "h")
+				// HPERSIST.
+				p.Do("HPERSIST", "h", "FIELDS", "3", "a", "c", "zz")
+				p.Do("HTTL", "h", "FIELDS", "4", "a", "b", "c", "d")
+				readAll(p, enc, "HGETALL", "h")
+				p.Do("OBJECT", "ENCODING", "h")
+				// A time in the past deletes the field (2), the last one the key.
+				p.Do("HEXPIRE", "h", "0", "FIELDS", "2", "a", "zz")
+				p.Do("HPEXPIREAT", "h", "1", "FIELDS", "1", "b")
+				readAll(p, enc, "HGETALL", "h")
+				p.Do("HEXPIREAT", "h", "1", "FIELDS", "3", "c", "d", "c")
+				p.Do("EXISTS", "h")
+				// HDEL of a field with a TTL, and of the last one.
+				p.Do("HSET", "h2", "x", "1", "y", "2")
+				p.Do("HEXPIRE", "h2", "100", "FIELDS", "2", "x", "y")
+				p.Do("HDEL", "h2", "x")
+				p.Do("HTTL", "h2", "FIELDS", "2", "x", "y")
+				p.Do("HDEL", "h2", "y")
+				p.Do("EXISTS", "h2")
+			})
+		}
+	}
+}
+
+// TestHashFieldLazyExpiry: reads do not see expired fields; HLEN counts
+// them until a command that names one (or HRANDFIELD) removes it.
+func TestHashFieldLazyExpiry(t *testing.T) {
+	for _, enc := range []string{"listpack", "hashtable"} {
+		for _, proto := range []int{2, 3} {
+			t.Run(fmt.Sprintf("%s/RESP%d", enc, proto), func(t *testing.T) {
+				var p *difftest.Pair
+				if enc == "hashtable" {
+					p = hashTTLPair(t, "--hash-max-listpack-entries", "0")
+				} else {
+					p = hashTTLPair(t)
+				}
+				proto74(p, proto)
+				fill := func() {
+					p.Do("DEL", "h")
+					p.Do("HSET", "h", "a", "1", "b", "22", "c", "333", "d", "4444")
+					p.Do("HPEXPIRE", "h", "1", "FIELDS", "2", "a", "c")
+					p.Do("HEXPIRE", "h", "1000", "FIELDS", "1", "d")
+					time.Sleep(20 * time.Millisecond)
+				}
+				fill()
+				p.Do("HLEN", "h")
+				readAll(p, enc, "HGETALL", "h")
+				readAll(p, enc, "HKEYS", "h")
+				readAll(p, enc, "HVALS", "h")
+				if enc == "listpack" {
+					p.Do("HSCAN", "h", "0")
+				}
+				p.Do("HTTL", "h", "FIELDS", "4", "a", "b", "c", "d")
+				p.Do("HPERSIST", "h", "FIELDS", "2", "a", "b")
+				p.Do("HLEN", "h")
+				p.Do("HGET", "h", "a")
+				p.Do("HLEN", "h")
+				p.Do("HEXISTS", "h", "c")
+				p.Do("HLEN", "h")
+				readAll(p, enc, "HGETALL", "h")
+				fill()
+				p.Do("HSTRLEN", "h", "c")
+				p.Do("HMGET", "h", "a", "b", "c", "zz")
+				p.Do("HLEN", "h")
+				fill()
+				p.Do("HSETNX", "h", "a", "new")
+				p.Do("HINCRBY", "h", "c", "7")
+				p.Do("HTTL", "h", "FIELDS", "2", "a", "c")
+				p.Do("HLEN", "h")
+				fill()
+				p.Do("HINCRBYFLOAT", "h", "a", "1.5")
+				p.Do("HSET", "h", "c", "x")
+				p.Do("HLEN", "h")
+				fill()
+				p.DoUnordered("HRANDFIELD", "h", "10")
+				p.Do("HLEN", "h")
+				fill()
+				p.Do("HDEL", "h", "a", "c")
+				// Every field expired: reads see an empty hash; a lookup of
+				// the last one deletes the key.
+				p.Do("DEL", "h")
+				p.Do("HSET", "h", "a", "1", "b", "2")
+				p.Do("HPEXPIRE", "h", "1", "FIELDS", "2", "a", "b")
+				time.Sleep(20 * time.Millisecond)
+				readAll(p, enc, "HGETALL", "h")
+				p.Do("HLEN", "h")
+				p.Do("EXISTS", "h")
+				p.Do("HRANDFIELD", "h")
+				p.Do("EXISTS", "h")
+				p.Do("HSET", "h", "a", "1", "b", "2")
+				p.Do("HPEXPIRE", "h", "1", "FIELDS", "2", "a", "b")
+				time.Sleep(20 * time.Millisecond)
+				p.Do("HGET", "h", "a")
+				p.Do("HMGET", "h", "b", "a")
+				p.Do("EXISTS", "h")
+			})
+		}
+	}
+}
+
+// TestHashFieldActiveExpiry: the expiry cycle removes expired fields, and
+// the key with its last one.
+func TestHashFieldActiveExpiry(t *testing.T) {
+	for _, enc := range []string{"listpack", "hashtable"} {
+		t.Run(enc, func(t *testing.T) {
+			var p *difftest.Pair
+			if enc == "hashtable" {
+				p = difftest.StartIsolated74(t, "--hash-max-listpack-entries", "0")
+			} else {
+				p = difftest.StartIsolated74(t)
+			}
+			p.Do("HSET", "h", "a", "1", "b", "2", "c", "3")
+			p.Do("HSET", "gone", "a", "1", "b", "2")
+			p.Do("HPEXPIRE", "h", "1", "FIELDS", "2", "a", "b")
+			p.Do("HPEXPIRE", "gone", "1", "FIELDS", "2", "a", "b")
+			p.Do("INFO", "keyspace")
+			deadline := time.Now().Add(3 * time.Second)
+			for time.Now().Before(deadline) {
+				r := p.Redis().Do("HLEN", "h")
+				k := p.Keyhive().Do("HLEN", "h")
+				if r.Int == 1 && k.Int == 1 {
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			p.Do("HLEN", "h")
+			readAll(p, enc, "HGETALL", "h")
+			p.Do("EXISTS", "gone")
+			p.Do("INFO", "keyspace")
+		})
+	}
+}
+
+// TestHashFieldExpiryEvents: hexpire, hpersist, hexpired, hdel and del, as
+// redis-server 7.4 emits them.
+func TestHashFieldExpiryEvents(t *testing.T) {
+	for _, proto := range []int{2, 3} {
+		t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) {
+			p := difftest.StartIsolated74(t, "--notify-keyspace-events", "KEA")
+			p.Do("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+			sub := p.NewConn()
+			proto74(sub, proto)
+			sub.Do("PSUBSCRIBE", "__key*__:*")
+			w := &eventWatch{t, p, sub}
+			w.do("HSET", "h", "a", "1", "b", "2", "c", "3")
+			w.do("HEXPIRE", "h", "100", "FIELDS", "1", "zz")
+			w.do("HEXPIRE", "h", "100", "FIELDS", "2", "a", "b")
+			w.do("HEXPIRE", "h", "100", "NX", "FIELDS", "1", "a")
+			w.do("HPERSIST", "h", "FIELDS", "1", "a")
+			w.do("HPERSIST", "h", "FIELDS", "1", "a")
+			w.do("HEXPIRE", "h", "0", "FIELDS", "2", "a", "b")
+			w.do("HPEXPIRE", "h", "1", "FIELDS", "1", "c")
+			time.Sleep(20 * time.Millisecond)
+			w.do("HGET", "h", "c")
+			w.do("HSET", "h2", "a", "1", "b", "2", "c", "3")
+			w.do("HPEXPIRE", "h2", "1", "FIELDS", "2", "a", "b")
+			time.Sleep(20 * time.Millisecond)
+			w.do("HMGET", "h2", "a", "b", "c")
+			w.do("HPEXPIRE", "h2", "1", "FIELDS", "1", "c")
+			time.Sleep(20 * time.Millisecond)
+			w.do("HSETNX", "h2", "c", "new")
+			w.do("HEXPIRE", "h2", "0", "FIELDS", "1", "c")
+			w.do("HSET", "h3", "a", "1")
+			w.do("HPEXPIRE", "h3", "1", "FIELDS", "1", "a")
+			w.do("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+			time.Sleep(300 * time.Millisecond)
+			w.do("EXISTS", "h3")
+		})
+	}
+}
+
+// TestHashFieldTTLKeyCommands: RENAME, COPY and MOVE keep field TTLs.
+func TestHashFieldTTLKeyCommands(t *testing.T) {
+	for _, enc := range []string{"listpack", "hashtable"} {
+		t.Run(enc, func(t *testing.T) {
+			var p *difftest.Pair
+			if enc == "hashtable" {
+				p = hashTTLPair(t, "--hash-max-listpack-entries", "0")
+			} else {
+				p = hashTTLPair(t)
+			}
+			p.Do("HSET", "h", "a", "1", "b", "2")
+			p.Do("HPEXPIREAT", "h", farMs, "FIELDS", "1", "a")
+			p.Do("RENAME", "h", "h2")
+			p.Do("HPEXPIRETIME", "h2", "FIELDS", "2", "a", "b")
+			p.Do("COPY", "h2", "h3")
+			p.Do("HPEXPIRETIME", "h3", "FIELDS", "2", "a", "b")
+			p.Do("MOVE", "h3", "1")
+			p.Do("SELECT", "1")
+			p.Do("HPEXPIRETIME", "h3", "FIELDS", "2", "a", "b")
+			p.Do("OBJECT", "ENCODING", "h3")
+			p.Do("SELECT", "0")
+			p.Do("INFO", "keyspace")
+		})
+	}
+}
+
+// keyspaceSince70 compares INFO keyspace with redis-server 7.0, which lacks
+// Redis 7.4's subexpiry field.
+func keyspaceSince70(redis, keyhive difftest.Reply) error {
+	if got := subexpiryField.ReplaceAllString(keyhive.Str, ""); got != redis.Str {
+		return fmt.Errorf("INFO keyspace: %q, redis %q", got, redis.Str)
+	}
+	return nil
+}
+
+var subexpiryField = regexp.MustCompile(`,subexpiry=\d+`)
