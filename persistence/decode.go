@@ -22,6 +22,11 @@ type Value struct {
 	Elems  [][]byte
 	Scores []float64
 	Stream *Stream
+	// FieldTTLs is a hash's field expire times (Unix ms, 0 for none), one
+	// per field, or nil when none has one; TTLOrdered when the fields come in
+	// the order Redis keeps them in a listpackex (which then keeps it).
+	FieldTTLs  []int64
+	TTLOrdered bool
 }
 
 // Error is corrupt or truncated input, at a byte offset.
@@ -172,7 +177,7 @@ func parseScoreText(b []byte) (float64, bool) {
 }
 
 // IsValueType reports whether t is a value type Redis knows.
-func IsValueType(t byte) bool { return t <= 7 || t >= 9 && t <= 21 }
+func IsValueType(t byte) bool { return t <= 7 || t >= 9 && t <= 21 || t >= 22 && t <= 25 }
 
 // value reads a value of RDB type t.
 func (d *decoder) value(t byte) (v Value, err error) {
@@ -246,6 +251,9 @@ func (d *decoder) value(t byte) (v Value, err error) {
 	case TypeZSetListpack:
 		check(ListpackEntries(d.str(), addEntries))
 		v.Type = TypeZSet
+	case TypeHashMetadataPreGA, TypeHashListpackExPreGA, TypeHashMetadata, TypeHashListpackEx:
+		d.hashWithTTLs(t, &v)
+		elems = v.Elems
 	case TypeListQuicklist, TypeListQuicklist2:
 		for n := d.count(); n > 0; n-- {
 			container := uint64(quicklistPacked)

@@ -272,6 +272,29 @@ func (h *HashEdit) SetExpire(field []byte, at int64) {
 	h.rebuilt(h.LP)
 }
 
+// SetLoaded adds a field read from a file or payload with its expire time
+// (0 for none) and reports false when the field is there already. With
+// inOrder (the fields come in listpackex order) a compact form keeps the
+// order they come in; otherwise the field is placed as HEXPIRE places it,
+// as Redis loads a hash table's fields.
+func (h *HashEdit) SetLoaded(field, value []byte, at int64, inOrder bool) bool {
+	if !h.Set(field, value) {
+		return false
+	}
+	switch {
+	case at == 0:
+	case inOrder && h.Ex:
+		s, e, v, _ := exFind(h.LP, field) // the last triplet, just added
+		out := append(h.env.Scratch.Next(), h.LP[:s]...)
+		out = appendTriplet(out, field, v, at)
+		h.LP = append(out, h.LP[e:]...)
+		h.rebuilt(h.LP)
+	default:
+		h.SetExpire(field, at)
+	}
+	return true
+}
+
 // setEx sets field in the compact form with TTLs: a new field goes last
 // without a TTL; an existing one keeps its TTL and place with keepTTL,
 // else loses its TTL (moving last when it had one).
