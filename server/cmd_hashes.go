@@ -610,6 +610,8 @@ func hexpireCommand(x *Ctx, unitMs int64, absolute bool) {
 	switch {
 	case updated == 0:
 		x.propagateNone()
+	case unitMs == 1 && absolute && len(set) == len(fields):
+		// HPEXPIREAT that set every field propagates as sent.
 	case x.propagating():
 		argv := make([][]byte, 0, 6+len(set))
 		argv = append(argv, argHPEXPIREAT, key, intArg(at))

@@ -553,3 +553,45 @@ func TestHSETEX(t *testing.T) {
 	want(t, c, "+OK\r\n", "SET", "s", "v")
 	want(t, c, "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n", "HSETEX", "s", "FIELDS", "1", "a", "b")
 }
+
+// multiHDEL is a step whose command removes several expired fields: Redis
+// wraps their HDELs in MULTI/EXEC, Keyhive publishes each at once, under the
+// key's lock (replayed alike).
+func multiHDEL(cmd string, hdels ...string) propStep {
+	return propStep{cmd: strings.Fields(cmd), want: hdels,
+		redis: append(append([]string{"MULTI"}, hdels...), "EXEC"),
+		why:   "Redis wraps one command's lazy field deletions in MULTI/EXEC"}
+}
+
+// TestHashFieldPropagation: what the field expiry commands and field
+// expiry propagate, against redis-server 7.4.1's AOF.
+func TestHashFieldPropagation(t *testing.T) {
+	path, err := difftest.Oracle74()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := 10 * time.Millisecond
+	checkPropagationWith(t, []propStep{
+		w("HSET h a 1 b 2 c 3", "HSET h a 1 b 2 c 3"),
+		w("HEXPIRE h 100 FIELDS 2 a zz", "HPEXPIREAT h {+100000} FIELDS 1 a"),
+		w("HPEXPIRE h 100000 NX FIELDS 2 a b", "HPEXPIREAT h {+100000} NX FIELDS 1 b"),
+		w("HEXPIREAT h 9999999999 FIELDS 1 c", "HPEXPIREAT h 9999999999000 FIELDS 1 c"),
+		w("hpexpireat h 9999999999000 xx fields 1 c", "hpexpireat h 9999999999000 xx fields 1 c"),
+		w("HEXPIRE h 100 NX FIELDS 1 a"),
+		w("HPERSIST h FIELDS 2 a zz", "HPERSIST h FIELDS 2 a zz"),
+		w("HPERSIST h FIELDS 1 a"),
+		w("HEXPIRE h 0 FIELDS 2 a zz", "HDEL h a"),
+		w("HTTL h FIELDS 1 b"),
+		{cmd: strings.Fields("HPEXPIRE h 1 FIELDS 1 b"), want: []string{"HPEXPIREAT h {+1} FIELDS 1 b"}, sleep: ms},
+		w("HGET h b", "HDEL h b"),
+		w("HINCRBYFLOAT h c 1.5", "HSET h c 4.5"),
+		w("HSET g a 1 b 2", "HSET g a 1 b 2"),
+		{cmd: strings.Fields("HPEXPIRE g 1 FIELDS 2 a b"), want: []string{"HPEXPIREAT g {+1} FIELDS 2 a b"}, sleep: ms},
+		multiHDEL("HMGET g a b x", "HDEL g a", "HDEL g b"),
+		w("EXISTS g"),
+		w("HSET g a 1 b 2 c 3", "HSET g a 1 b 2 c 3"),
+		{cmd: strings.Fields("HPEXPIRE g 1 FIELDS 2 a b"), want: []string{"HPEXPIREAT g {+1} FIELDS 2 a b"}, sleep: ms},
+		multiHDEL("HRANDFIELD g", "HDEL g b", "HDEL g a"),
+		w("HGETALL g"),
+	}, startRedisAOFAt(t, path))
+}
