@@ -78,7 +78,6 @@ func hsetnxCommand(x *Ctx) {
 		x.W.Int(0)
 		return
 	}
-	h.ConvertForArgs(x.Args[2:4])
 	h.Set(x.Args[2], x.Args[3])
 	x.committed(h.Commit(), "hset")
 	x.dirty++
@@ -328,7 +327,9 @@ func hscanCommand(x *Ctx) {
 	add := func(f, v []byte) {
 		if opts.matches(f) {
 			x.collect.add(f)
-			x.collect.add(v)
+			if !opts.noValues {
+				x.collect.add(v)
+			}
 		}
 	}
 	var next uint64
