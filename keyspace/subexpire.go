@@ -7,6 +7,19 @@ package keyspace
 // values due and hands them to a callback that removes what expired.
 // Deleting a key forgets it; RENAME, MOVE and COPY carry it (SetFrom).
 
+// LowerSubexpiry is SetSubexpiry keeping an earlier time already recorded
+// (still at or before the earliest expiry: the cycle then visits early and
+// records the exact one), so a write that does not bring the earliest
+// expiry forward costs a lookup and no allocation.
+func (db *DB) LowerSubexpiry(key []byte, at int64) {
+	if at != 0 {
+		if old, ok := db.shardOf(key).sub[string(key)]; ok && old <= at {
+			return
+		}
+	}
+	db.SetSubexpiry(key, at)
+}
+
 // SetSubexpiry records that key's value (stored, under the caller's lock)
 // has elements expiring on their own, the earliest at at (Unix ms); at == 0
 // forgets the key.
@@ -42,10 +55,11 @@ func (db *DB) dropSub(sh *shard, key []byte) {
 func (db *DB) Subexpiry() int64 { return db.subkeys.Load() }
 
 // ActiveSubexpire calls expire, under the key's shard lock, for every key
-// whose earliest element expiry is at or before now, shard by shard, until
+// whose recorded element expiry is at or before now, shard by shard, until
 // stop reports the time budget spent (it runs between shards with no lock
-// held). expire removes the expired elements and records the key's next
-// earliest expiry (SetSubexpiry), or deletes the key when it emptied it. A
+// held). expire removes the expired elements and records the key's exact
+// next earliest expiry (SetSubexpiry), or deletes the key when it emptied
+// it. A
 // key whose whole value expired is removed as a lookup would.
 func (ks *Keyspace) ActiveSubexpire(now int64, stop func() bool, expire func(db *DB, e *Entry)) {
 	for i := range ks.dbs {

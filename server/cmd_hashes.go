@@ -459,8 +459,8 @@ func (s *Server) expireHashFields(db *keyspace.DB, e *keyspace.Entry, now int64)
 	h.Begin(env, key, e, true)
 	n := h.ExpireFields(now, func(f []byte) { s.publishFieldExpired(db.ID(), key, f) })
 	c := h.Commit()
-	if c.Outcome != values.Deleted && !h.HasTTLs() {
-		db.SetSubexpiry(key, 0)
+	if c.Outcome != values.Deleted {
+		db.SetSubexpiry(key, h.MinExpire()) // exact after ExpireFields; 0 forgets the key
 	}
 	if n == 0 {
 		return

@@ -628,3 +628,73 @@ func scanFieldsOnly(redis, keyhive difftest.Reply) error {
 	}
 	return difftest.Unordered(redis.Elems[1], keyhive.Elems[1])
 }
+
+// TestHashFieldTTLConversions: a listpackex converts to a hash table at the
+// listpack limits, keeping the TTLs.
+func TestHashFieldTTLConversions(t *testing.T) {
+	p := hashTTLPair(t, "--hash-max-listpack-entries", "4", "--hash-max-listpack-value", "8")
+	p.Do("HSET", "h", "a", "1", "b", "2", "c", "3")
+	p.Do("HPEXPIREAT", "h", farMs, "FIELDS", "2", "b", "c")
+	p.Do("OBJECT", "ENCODING", "h")
+	p.Do("HSET", "h", "d", "4")
+	p.Do("OBJECT", "ENCODING", "h")
+	p.Do("HSET", "h", "e", "5")
+	p.Do("OBJECT", "ENCODING", "h")
+	p.Do("HPEXPIRETIME", "h", "FIELDS", "5", "a", "b", "c", "d", "e")
+	p.DoUnorderedPairs("HGETALL", "h")
+	p.Do("HSET", "v", "a", "1")
+	p.Do("HEXPIRE", "v", "100", "FIELDS", "1", "a")
+	p.Do("HINCRBYFLOAT", "v", "a", "0.123456789")
+	p.Do("OBJECT", "ENCODING", "v")
+	p.Do("HTTL", "v", "FIELDS", "1", "a")
+	p.Do("HSET", "w", "a", "1")
+	p.Do("HEXPIRE", "w", "100", "FIELDS", "1", "a")
+	p.Do("HSET", "w", "longfield", "1")
+	p.Do("OBJECT", "ENCODING", "w")
+	p.Do("HTTL", "w", "FIELDS", "2", "a", "longfield")
+	p.Do("HPERSIST", "w", "FIELDS", "1", "a")
+	p.Do("HTTL", "w", "FIELDS", "1", "a")
+	p.Do("OBJECT", "ENCODING", "w")
+	p.Do("COPY", "h", "h2")
+	p.Do("HPEXPIRETIME", "h2", "FIELDS", "2", "b", "a")
+}
+
+// TestHashHotPathAllocs checks that the common hash commands allocate no
+// more than PING does, on hashes without and with field TTLs, in either
+// form: field TTLs cost the hot path nothing.
+func TestHashHotPathAllocs(t *testing.T) {
+	srv := startKeyhive(t)
+	c := dialRaw(t, "tcp", srv.Addr())
+	c.do(t, "HSET", "s", "a", "1", "b", "2", "c", "3")
+	c.do(t, "HSET", "sx", "a", "1", "b", "2", "c", "3")
+	c.do(t, "HEXPIRE", "sx", "100000", "FIELDS", "1", "b")
+	for i := range 300 {
+		c.do(t, "HSET", "l", fmt.Sprintf("f%03d", i), strconv.Itoa(i))
+		c.do(t, "HSET", "lx", fmt.Sprintf("f%03d", i), strconv.Itoa(i))
+	}
+	c.do(t, "HEXPIRE", "lx", "100000", "FIELDS", "2", "f001", "f002")
+	c.nc.SetDeadline(time.Now().Add(30 * time.Second))
+	measure := func(cmds ...[]any) float64 { return c.allocsPerRound(t, 200, cmds...) }
+	for _, k := range []string{"s", "sx", "l", "lx"} {
+		for _, cmds := range [][][]any{
+			{{"HSET", k, "tmp", "v"}, {"HDEL", k, "tmp"}},
+			{{"HGET", k, "a"}, {"HGET", k, "f001"}, {"HMGET", k, "a", "b", "f002"}, {"HEXISTS", k, "b"}},
+			{{"HINCRBY", k, "n", "0"}, {"HSTRLEN", k, "b"}, {"HLEN", k}},
+			{{"HTTL", k, "FIELDS", "2", "b", "f001"}},
+		} {
+			pings := make([][]any, len(cmds))
+			for i := range pings {
+				pings[i] = []any{"PING"}
+			}
+			var a, b float64
+			for range 3 {
+				if b, a = measure(pings...), measure(cmds...); a <= b {
+					break
+				}
+			}
+			if a > b {
+				t.Errorf("%q allocates %v times per round, as many PINGs %v", cmds, a, b)
+			}
+		}
+	}
+}

@@ -407,12 +407,13 @@ func (h *HashEdit) ExpireFields(now int64, fn func(field []byte)) int {
 }
 
 // ttlAfterCommit records the hash's earliest field expiry with the
-// keyspace, for the active cycle and INFO's subexpiry.
+// keyspace, for the active cycle and INFO's subexpiry: brought forward when
+// it is earlier (see keyspace.LowerSubexpiry), or forgotten with no TTL left.
 func (h *HashEdit) ttlAfterCommit(c Commit) {
 	if c.Outcome == Deleted || !h.HasTTLs() {
 		return
 	}
-	h.env.DB.SetSubexpiry(h.key, h.MinExpire())
+	h.env.DB.LowerSubexpiry(h.key, h.MinExpire())
 }
 
 // compactEncoding is the keyspace encoding of the compact form.
