@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"strconv"
 
 	"github.com/keyhive/keyhive/internal/strnum"
@@ -370,6 +371,19 @@ func (s *Server) publishFieldExpired(db int, key, field []byte) {
 	}
 }
 
+// propagateFieldExpired is publishFieldExpired for a command's deletion:
+// inside EXEC or a script the HDEL joins their block, ahead of the command
+// that found the field expired, as in Redis.
+func (x *Ctx) propagateFieldExpired(key, field []byte) {
+	if !x.inExec {
+		x.s.publishFieldExpired(x.DB.ID(), key, field)
+		return
+	}
+	if x.propagating() {
+		x.execProp = append(x.execProp, propagated{DB: x.DB.ID(), Argv: [][]byte{argHDEL, bytes.Clone(key), bytes.Clone(field)}})
+	}
+}
+
 // expireFieldIn deletes field from the edit h of key when it is expired, as
 // Redis's lazy field expiry; when that empties the hash, the key is deleted
 // and h begins anew on the missing key.
@@ -378,7 +392,7 @@ func (x *Ctx) expireFieldIn(h *values.HashEdit, key, field []byte) {
 		return
 	}
 	h.Delete([][]byte{field})
-	x.s.publishFieldExpired(x.DB.ID(), key, field)
+	x.propagateFieldExpired(key, field)
 	if h.Len() > 0 {
 		x.notify(notifyHash, "hexpired", key)
 		return
@@ -399,7 +413,7 @@ func (x *Ctx) expireFields(key []byte, fields [][]byte) {
 	for _, f := range fields {
 		if _, at, ok := h.Lookup(f); ok && h.Expired(at) {
 			h.Delete([][]byte{f})
-			x.s.publishFieldExpired(x.DB.ID(), key, f)
+			x.propagateFieldExpired(key, f)
 			n++
 		}
 	}
@@ -430,7 +444,7 @@ func (x *Ctx) expireAllFields(h *values.HashView) bool {
 	var ed values.HashEdit
 	e, found := x.lookupWrite(key)
 	ed.Begin(x.env(), key, &e, found)
-	if ed.ExpireFields(x.Now, func(f []byte) { x.s.publishFieldExpired(x.DB.ID(), key, f) }) == 0 {
+	if ed.ExpireFields(x.Now, func(f []byte) { x.propagateFieldExpired(key, f) }) == 0 {
 		return false
 	}
 	c := ed.Commit()
@@ -586,7 +600,7 @@ func hexpireCommand(x *Ctx, unitMs int64, absolute bool) {
 			prev != 0 && (cond == condNX || cond == condGT && prev >= at || cond == condLT && prev <= at):
 			x.W.Int(0)
 		case at <= x.Now:
-			x.s.publishFieldExpired(x.DB.ID(), key, f)
+			x.propagateFieldExpired(key, f)
 			h.Delete([][]byte{f})
 			deleted++
 			x.W.Int(2)
@@ -823,7 +837,7 @@ func hgetexCommand(x *Ctx) {
 		x.W.Bulk(v)
 		switch {
 		case setTTL && at <= x.Now:
-			x.s.publishFieldExpired(x.DB.ID(), key, f)
+			x.propagateFieldExpired(key, f)
 			h.Delete([][]byte{f})
 			deleted = true
 		case setTTL:
@@ -945,7 +959,7 @@ func hsetexCommand(x *Ctx) {
 		deleted := 0
 		for j := 0; j < len(pairs); j += 2 {
 			if _, _, exists := h.Lookup(pairs[j]); exists {
-				x.s.publishFieldExpired(x.DB.ID(), key, pairs[j])
+				x.propagateFieldExpired(key, pairs[j])
 				h.Delete(pairs[j : j+1])
 				deleted++
 			}

@@ -593,6 +593,11 @@ func TestHashFieldPropagation(t *testing.T) {
 		{cmd: strings.Fields("HPEXPIRE g 1 FIELDS 2 a b"), want: []string{"HPEXPIREAT g {+1} FIELDS 2 a b"}, sleep: ms},
 		multiHDEL("HRANDFIELD g", "HDEL g b", "HDEL g a"),
 		w("HGETALL g"),
+		// Inside EXEC the HDEL joins the transaction.
+		w("HSET x a 1 b 2", "HSET x a 1 b 2"),
+		{cmd: strings.Fields("HPEXPIRE x 1 FIELDS 1 a"), want: []string{"HPEXPIREAT x {+1} FIELDS 1 a"}, sleep: ms},
+		w("MULTI"), w("HGET x a"), w("HSET x c 3"),
+		w("EXEC", "MULTI", "HDEL x a", "HSET x c 3", "EXEC"),
 	}, startRedisAOFAt(t, path))
 }
 
