@@ -739,3 +739,36 @@ func TestHashFieldTTLAOFInterop(t *testing.T) {
 	loadAOF(t, p.Redis())
 	compareFieldTTLs(p, false)
 }
+
+// TestHashFieldTTLRandom: HRANDFIELD on hashes with field TTLs (replies
+// random: compared by shape, members checked against the hash).
+func TestHashFieldTTLRandom(t *testing.T) {
+	for _, proto := range []int{2, 3} {
+		p := hashTTLPair(t)
+		proto74(p, proto)
+		p.Do("HSET", "h", "a", "1", "b", "2", "c", "3", "d", "4", "e", "5")
+		p.Do("HPEXPIREAT", "h", farMs, "FIELDS", "2", "d", "b")
+		sameShape := func(redis, keyhive difftest.Reply) error {
+			if len(redis.Elems) != len(keyhive.Elems) || redis.Kind != keyhive.Kind {
+				return fmt.Errorf("shapes differ: redis %v, keyhive %v", redis, keyhive)
+			}
+			for _, e := range keyhive.Elems {
+				for _, s := range append([]difftest.Reply{e}, e.Elems...) {
+					if s.Kind == '$' && !strings.Contains("a1b2c3d4e5", s.Str) {
+						return fmt.Errorf("keyhive returned %q", s.Str)
+					}
+				}
+			}
+			return nil
+		}
+		for _, args := range [][]any{
+			{"HRANDFIELD", "h", "-7"}, {"HRANDFIELD", "h", "-3", "WITHVALUES"},
+			{"HRANDFIELD", "h", "3"}, {"HRANDFIELD", "h", "2", "WITHVALUES"},
+			{"HRANDFIELD", "h", "1"}, {"HRANDFIELD", "h", "1", "WITHVALUES"},
+		} {
+			p.DoCompare(sameShape, append([]any{}, args...)...)
+		}
+		p.DoUnordered("HRANDFIELD", "h", "5")
+		p.DoCompare(sameShape, "HRANDFIELD", "h")
+	}
+}

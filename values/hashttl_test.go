@@ -1,6 +1,7 @@
 package values
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -95,6 +96,89 @@ func TestExpireFields(t *testing.T) {
 		h.ExpireFields(now, func([]byte) {})
 		if h.Commit().Outcome != Deleted {
 			t.Fatalf("n=%d: emptied hash not deleted", n)
+		}
+	}
+}
+
+// TestFieldTTLModel runs random edits on hashes with field TTLs, in both
+// forms, against a map model: values, TTLs, lengths, and that the compact
+// form keeps its triplets in TTL order.
+func TestFieldTTLModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	type field struct {
+		v  string
+		at int64
+	}
+	for round := range 200 {
+		env := newEnv()
+		model := map[string]field{}
+		key := "h"
+		for range 40 {
+			h := hashEdit(t, env, key)
+			f := string(rune('a' + rng.IntN(8)))
+			switch op := rng.IntN(6); op {
+			case 0, 1:
+				v := strings.Repeat("v", rng.IntN(10)) // past the value limit now and then
+				old, existed := model[f]
+				if added := h.Set([]byte(f), []byte(v)); added == existed {
+					t.Fatalf("round %d: Set(%s) added=%v, existed %v", round, f, added, existed)
+				}
+				old.v, old.at = v, 0
+				model[f] = old
+			case 2:
+				if old, ok := model[f]; ok {
+					h.SetKeepTTL([]byte(f), []byte("k"))
+					old.v = "k"
+					model[f] = old
+				}
+			case 3:
+				if old, ok := model[f]; ok {
+					at := now + int64(rng.IntN(3)+1)*1000
+					h.SetExpire([]byte(f), at)
+					old.at = at
+					model[f] = old
+				}
+			case 4:
+				if old, ok := model[f]; ok {
+					h.SetExpire([]byte(f), 0)
+					old.at = 0
+					model[f] = old
+				}
+			case 5:
+				deleted := h.Delete([][]byte{[]byte(f)})
+				if _, ok := model[f]; ok != (deleted == 1) {
+					t.Fatalf("round %d: Delete(%s) = %d", round, f, deleted)
+				}
+				delete(model, f)
+			}
+			h.Commit()
+			e, found := lookup(env, key)
+			if found != (len(model) > 0) {
+				t.Fatalf("round %d: found %v with %d fields", round, found, len(model))
+			}
+			if !found {
+				continue
+			}
+			v := ViewHash(&e)
+			if v.Len() != len(model) {
+				t.Fatalf("round %d: Len %d, model %d", round, v.Len(), len(model))
+			}
+			prev, sawNoTTL := int64(0), false
+			v.EachTTL(func(f, val []byte, at int64) {
+				m := model[string(f)]
+				if string(val) != m.v || at != m.at {
+					t.Fatalf("round %d: %s = %q@%d, model %q@%d", round, f, val, at, m.v, m.at)
+				}
+				if v.Ex {
+					if at == 0 {
+						sawNoTTL = true
+					} else if sawNoTTL || at < prev {
+						t.Fatalf("round %d: listpackex out of order at %s", round, f)
+					} else {
+						prev = at
+					}
+				}
+			})
 		}
 	}
 }
