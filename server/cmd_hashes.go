@@ -619,6 +619,8 @@ func hexpireCommand(x *Ctx, unitMs int64, absolute bool) {
 		event = "hdel"
 	case updated > 0:
 		event = "hexpire"
+	case h.Obj != nil:
+		return // nothing changed: the key is not touched (WATCH)
 	}
 	x.committed(h.Commit(), event)
 	x.dirty += updated + deleted

@@ -772,3 +772,47 @@ func TestHashFieldTTLRandom(t *testing.T) {
 		p.DoCompare(sameShape, "HRANDFIELD", "h")
 	}
 }
+
+// TestHashFieldTTLWatch: HEXPIRE and HPERSIST that change nothing leave a
+// watched key untouched; a field's expiry, TTL change or lazy removal
+// touches it.
+func TestHashFieldTTLWatch(t *testing.T) {
+	for _, enc := range []string{"listpack", "hashtable"} {
+		t.Run(enc, func(t *testing.T) { testHashFieldTTLWatch(t, enc) })
+	}
+}
+
+func testHashFieldTTLWatch(t *testing.T, enc string) {
+	var p *difftest.Pair
+	if enc == "hashtable" {
+		p = hashTTLPair(t, "--hash-max-listpack-entries", "0")
+	} else {
+		p = hashTTLPair(t)
+	}
+	other := p.NewConn()
+	p.Do("HSET", "h", "a", "1", "b", "2")
+	for i, cmd := range [][]any{
+		{"HEXPIRE", "h", "100", "FIELDS", "1", "zz"},
+		{"HPERSIST", "h", "FIELDS", "1", "a"},
+		{"HEXPIRE", "h", "100", "FIELDS", "1", "a"},
+		{"HEXPIRE", "h", "100", "NX", "FIELDS", "1", "a"},
+		{"HPERSIST", "h", "FIELDS", "1", "a"},
+		{"HPEXPIRE", "h", "1", "FIELDS", "1", "b"},
+	} {
+		p.Do("WATCH", "h")
+		other.Do(cmd...)
+		p.Do("MULTI")
+		p.Do("PING")
+		if i == 0 && enc == "listpack" {
+			p.DoDifferent("HEXPIRE's conversion to listpackex rewrites the key, which touches it for WATCH", "EXEC")
+		} else {
+			p.Do("EXEC")
+		}
+	}
+	time.Sleep(10 * time.Millisecond)
+	p.Do("WATCH", "h")
+	other.Do("HGET", "h", "b")
+	p.Do("MULTI")
+	p.Do("PING")
+	p.Do("EXEC")
+}
