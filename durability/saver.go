@@ -115,7 +115,13 @@ func (sv *Saver) writeRDB(path string, aofBase bool, functions []byte, keys, exp
 		w.Write(p) // a write error sticks in w and is reported by Flush
 	}
 	enc := persistence.Encoder{Compress: sv.h.Config.RDBCompression()}
-	write(enc.AppendHeader(nil,
+	version := persistence.Version
+	for i := range sv.h.Keyspace.Len() {
+		if sv.h.Keyspace.DB(i).Subexpiry() > 0 {
+			version = persistence.VersionFieldTTL // Redis 7.4's hash types
+		}
+	}
+	write(enc.AppendHeaderVersion(nil, version,
 		"redis-ver", sv.h.Version,
 		"redis-bits", "64",
 		"ctime", strconv.FormatInt(time.Now().Unix(), 10),

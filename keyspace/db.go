@@ -12,13 +12,15 @@ import (
 // the keys they touch (Keyspace.Lock); Scan, Keys, RandomKey and the expiry
 // cycle lock shard by shard themselves under the shared lock.
 type DB struct {
-	ks      *Keyspace
-	id      int
-	shards  *[Shards]shard
-	marks   *garbageMarks // of shards
-	keys    atomic.Int64
-	expires atomic.Int64
-	cycle   int // next shard for the active expiry cycle
+	ks       *Keyspace
+	id       int
+	shards   *[Shards]shard
+	marks    *garbageMarks // of shards
+	keys     atomic.Int64
+	expires  atomic.Int64
+	cycle    int          // next shard for the active expiry cycle
+	subkeys  atomic.Int64 // keys in the shards' sub maps
+	subCycle int          // next shard for the subexpiry cycle
 	// avgTTL is the keys' average time to live in ms, estimated as Redis
 	// does from the TTLs the active expiry cycle samples (INFO's avg_ttl).
 	avgTTL atomic.Int64
@@ -242,6 +244,9 @@ func (db *DB) SetFrom(key []byte, src *Entry, clone bool, now int64) Entry {
 		e = entryAt(sh, e.slot)
 		e.hash = h
 	}
+	if at, ok := src.sh.sub[string(src.h.key)]; ok {
+		defer db.SetSubexpiry(key, at)
+	}
 	if obj := src.Object(); obj != nil {
 		if clone {
 			obj = obj.Clone()
@@ -427,6 +432,9 @@ func (db *DB) DeleteEntry(e *Entry) {
 		sh.releaseObject(e.h.value)
 	}
 	db.countExpire(sh, e.h.expire != 0, false)
+	if sh.sub != nil {
+		db.dropSub(sh, e.h.key)
+	}
 	sh.arena.kill(e.ref, e.h.size)
 	sh.remove(e.slot)
 	db.keys.Add(-1)
@@ -446,6 +454,7 @@ func (db *DB) Flush() {
 	}
 	db.keys.Store(0)
 	db.expires.Store(0)
+	db.subkeys.Store(0)
 }
 
 // withShard runs fn on shard i under its lock, compacting it afterwards.

@@ -41,6 +41,7 @@ const (
 	EncQuicklist
 	EncSkiplist
 	EncStream
+	EncListpackEx // a small hash with field expire times (Redis 7.4)
 )
 
 // Name returns the type's name as TYPE replies it.
@@ -81,6 +82,8 @@ func (e Encoding) Name() string {
 		return "skiplist"
 	case EncStream:
 		return "stream"
+	case EncListpackEx:
+		return "listpackex"
 	}
 	return "raw"
 }

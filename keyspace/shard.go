@@ -39,6 +39,11 @@ type shard struct {
 	objects     []Object
 	freeObjects []uint32
 
+	// sub maps the keys whose values hold elements with expire times of
+	// their own (hashes with field TTLs) to the earliest of them (see
+	// subexpire.go); nil while there are none.
+	sub map[string]int64
+
 	// pending: the running snapshot has not saved the shard yet, so a key
 	// is copied into early before it changes (see Snapshot).
 	pending bool
@@ -250,4 +255,5 @@ func (s *shard) reset() {
 	s.arena.releaseAll()
 	s.slots, s.tableLog, s.count, s.volatile, s.expireAt = nil, 0, 0, 0, 0
 	s.objects, s.freeObjects = nil, nil
+	s.sub = nil
 }

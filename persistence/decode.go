@@ -22,6 +22,11 @@ type Value struct {
 	Elems  [][]byte
 	Scores []float64
 	Stream *Stream
+	// FieldTTLs is a hash's field expire times (Unix ms, 0 for none), one
+	// per field, or nil when none has one; TTLOrdered when the fields come in
+	// the order Redis keeps them in a listpackex (which then keeps it).
+	FieldTTLs  []int64
+	TTLOrdered bool
 }
 
 // Error is corrupt or truncated input, at a byte offset.
@@ -172,7 +177,7 @@ func parseScoreText(b []byte) (float64, bool) {
 }
 
 // IsValueType reports whether t is a value type Redis knows.
-func IsValueType(t byte) bool { return t <= 7 || t >= 9 && t <= 21 }
+func IsValueType(t byte) bool { return t <= 7 || t >= 9 && t <= 21 || t >= 22 && t <= 25 }
 
 // value reads a value of RDB type t.
 func (d *decoder) value(t byte) (v Value, err error) {
@@ -246,6 +251,9 @@ func (d *decoder) value(t byte) (v Value, err error) {
 	case TypeZSetListpack:
 		check(ListpackEntries(d.str(), addEntries))
 		v.Type = TypeZSet
+	case TypeHashMetadataPreGA, TypeHashListpackExPreGA, TypeHashMetadata, TypeHashListpackEx:
+		d.hashWithTTLs(t, &v)
+		elems = v.Elems
 	case TypeListQuicklist, TypeListQuicklist2:
 		for n := d.count(); n > 0; n-- {
 			container := uint64(quicklistPacked)
@@ -330,12 +338,10 @@ var ErrBadData = errors.New("Bad data format")
 // DecodeDump checks a DUMP payload's footer and decodes its value:
 // ErrDumpPayload for a bad footer, ErrBadData for anything that does not
 // decode (an empty collection included), or the module refusal.
+//
+// Payloads of any RDB version up to NewestVersion restore, as in Redis 7.4.
 func DecodeDump(p []byte) (v Value, err error) {
-	if len(p) < 10 {
-		return v, ErrDumpPayload
-	}
-	footer := p[len(p)-10:]
-	if binary.LittleEndian.Uint16(footer) > Version || binary.LittleEndian.Uint64(footer[2:]) != CRC64(0, p[:len(p)-8]) {
+	if !ValidPayloadFooter(p) {
 		return v, ErrDumpPayload
 	}
 	// Like Redis, read from the whole payload: a value may run into the
@@ -374,4 +380,15 @@ func ReadLen(b []byte) (n uint64, encoded bool, rest []byte, ok bool) {
 		n, encoded = d.length()
 	}()
 	return n, encoded, b[d.p:], err == nil
+}
+
+// ValidPayloadFooter reports whether a DUMP or FUNCTION DUMP payload ends in
+// a footer this package reads: an RDB version up to NewestVersion and the
+// CRC-64 of everything before the checksum.
+func ValidPayloadFooter(p []byte) bool {
+	if len(p) < 10 {
+		return false
+	}
+	footer := p[len(p)-10:]
+	return binary.LittleEndian.Uint16(footer) <= NewestVersion && binary.LittleEndian.Uint64(footer[2:]) == CRC64(0, p[:len(p)-8])
 }

@@ -2,6 +2,7 @@ package persistence
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 
 	"github.com/keyhive/keyhive/internal/strnum"
@@ -195,17 +196,27 @@ func (e *Encoder) AppendListNodes(b []byte, fill int, each func(fn func(el []byt
 }
 
 // AppendDumpFooter appends DUMP's footer to a value's payload: the RDB
-// version (2 bytes) and the CRC-64 of everything before (8 bytes), both
-// little endian.
+// version (2 bytes: 12 for a hash with field expire times, else 10) and
+// the CRC-64 of everything before (8 bytes), both little endian.
 func AppendDumpFooter(b []byte) []byte {
-	b = binary.LittleEndian.AppendUint16(b, Version)
+	version := uint16(Version)
+	if len(b) > 0 && (b[0] == TypeHashMetadata || b[0] == TypeHashListpackEx) {
+		version = VersionFieldTTL
+	}
+	b = binary.LittleEndian.AppendUint16(b, version)
 	return binary.LittleEndian.AppendUint64(b, CRC64(0, b))
 }
 
 // AppendHeader appends the file header and the AUX fields redis-server 7.0
 // writes (aux is name, value pairs).
 func (e *Encoder) AppendHeader(b []byte, aux ...string) []byte {
-	b = append(b, "REDIS0010"...)
+	return e.AppendHeaderVersion(b, Version, aux...)
+}
+
+// AppendHeaderVersion is AppendHeader for RDB version version (12 when the
+// file holds hashes with field expire times).
+func (e *Encoder) AppendHeaderVersion(b []byte, version int, aux ...string) []byte {
+	b = fmt.Appendf(b, "REDIS%04d", version)
 	for i := 0; i+1 < len(aux); i += 2 {
 		b = append(b, OpAux)
 		b = e.AppendString(b, []byte(aux[i]))

@@ -1,7 +1,6 @@
 package scripting
 
 import (
-	"encoding/binary"
 	"errors"
 
 	"github.com/keyhive/keyhive/persistence"
@@ -42,11 +41,7 @@ func (e *Engine) DumpFunctions() []byte {
 // RestoreFunctions is FUNCTION RESTORE. The payload comes from outside and
 // is parsed defensively: any inconsistency is an error, never a panic.
 func (e *Engine) RestoreFunctions(payload []byte, policy RestorePolicy) error {
-	if len(payload) < 10 {
-		return errBadPayload
-	}
-	footer := payload[len(payload)-10:]
-	if binary.LittleEndian.Uint16(footer) > persistence.Version || binary.LittleEndian.Uint64(footer[2:]) != persistence.CRC64(0, payload[:len(payload)-8]) {
+	if !persistence.ValidPayloadFooter(payload) {
 		return errBadPayload
 	}
 	// Like Redis, read libraries while the position is before the footer;

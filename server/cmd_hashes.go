@@ -1,9 +1,11 @@
 package server
 
 import (
+	"bytes"
 	"strconv"
 
 	"github.com/keyhive/keyhive/internal/strnum"
+	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/values"
 )
 
@@ -24,6 +26,18 @@ func init() {
 	bind("hincrbyfloat", hincrbyfloatCommand)
 	bind("hrandfield", hrandfieldCommand)
 	bind("hscan", hscanCommand)
+	bind("hexpire", func(x *Ctx) { hexpireCommand(x, 1000, false) })
+	bind("hpexpire", func(x *Ctx) { hexpireCommand(x, 1, false) })
+	bind("hexpireat", func(x *Ctx) { hexpireCommand(x, 1000, true) })
+	bind("hpexpireat", func(x *Ctx) { hexpireCommand(x, 1, true) })
+	bind("httl", func(x *Ctx) { httlCommand(x, 1000, false) })
+	bind("hpttl", func(x *Ctx) { httlCommand(x, 1, false) })
+	bind("hexpiretime", func(x *Ctx) { httlCommand(x, 1000, true) })
+	bind("hpexpiretime", func(x *Ctx) { httlCommand(x, 1, true) })
+	bind("hpersist", hpersistCommand)
+	bind("hgetdel", hgetdelCommand)
+	bind("hgetex", hgetexCommand)
+	bind("hsetex", hsetexCommand)
 }
 
 var argHSET = []byte("HSET")
@@ -60,6 +74,7 @@ func hsetnxCommand(x *Ctx) {
 	if !editAs(x, x.Args[1], &h) {
 		return
 	}
+	x.expireFieldIn(&h, x.Args[1], x.Args[2])
 	if _, exists := h.Get(x.Args[2]); exists {
 		x.W.Int(0)
 		return
@@ -75,7 +90,16 @@ func hgetCommand(x *Ctx) {
 	if !ok {
 		return
 	}
-	if v, exists := h.Get(x.Args[2]); found && exists {
+	if !found {
+		x.W.Null()
+		return
+	}
+	v, at, exists := h.Lookup(x.Args[2])
+	if exists && h.Expired(at) {
+		x.expireFields(x.Args[1], x.Args[2:3])
+		exists = false
+	}
+	if exists {
 		x.W.Bulk(v)
 		return
 	}
@@ -88,12 +112,21 @@ func hmgetCommand(x *Ctx) {
 		return
 	}
 	x.W.Array(len(x.Args) - 2)
+	expired := false
 	for _, f := range x.Args[2:] {
-		if v, exists := h.Get(f); found && exists {
+		v, at, exists := h.Lookup(f)
+		switch {
+		case found && exists && h.Expired(at):
+			expired = true
+			x.W.Null()
+		case found && exists:
 			x.W.Bulk(v)
-		} else {
+		default:
 			x.W.Null()
 		}
+	}
+	if expired { // removed after the reply, with one event, as Redis does
+		x.expireFields(x.Args[1], x.Args[2:])
 	}
 }
 
@@ -104,7 +137,7 @@ func hgetallCommand(x *Ctx, withFields, withValues bool) {
 	}
 	n := 0
 	if found {
-		n = h.Len()
+		n = h.LiveLen()
 	}
 	if withFields && withValues {
 		x.W.Map(n)
@@ -145,8 +178,7 @@ func hexistsCommand(x *Ctx) {
 	if !ok {
 		return
 	}
-	_, exists := h.Get(x.Args[2])
-	if found && exists {
+	if found && x.liveField(h, x.Args[1], x.Args[2]) {
 		x.W.Int(1)
 	} else {
 		x.W.Int(0)
@@ -170,9 +202,9 @@ func hstrlenCommand(x *Ctx) {
 	if !ok {
 		return
 	}
-	v, _ := h.Get(x.Args[2])
-	if !found {
-		v = nil
+	var v []byte
+	if found && x.liveField(h, x.Args[1], x.Args[2]) {
+		v, _ = h.Get(x.Args[2])
 	}
 	x.W.Int(int64(len(v)))
 }
@@ -187,6 +219,7 @@ func hincrbyCommand(x *Ctx) {
 	if !editAs(x, x.Args[1], &h) {
 		return
 	}
+	x.expireFieldIn(&h, x.Args[1], x.Args[2])
 	var cur int64
 	if v, exists := h.Get(x.Args[2]); exists {
 		if cur, ok = strnum.ParseInt(v); !ok {
@@ -199,7 +232,7 @@ func hincrbyCommand(x *Ctx) {
 		return
 	}
 	var buf [20]byte
-	h.Set(x.Args[2], strconv.AppendInt(buf[:0], cur, 10))
+	h.SetKeepTTL(x.Args[2], strconv.AppendInt(buf[:0], cur, 10))
 	x.committed(h.Commit(), "hincrby")
 	x.dirty++
 	x.W.Int(cur)
@@ -220,6 +253,7 @@ func hincrbyfloatCommand(x *Ctx) {
 	if !editAs(x, key, &h) {
 		return
 	}
+	x.expireFieldIn(&h, key, field)
 	cur, _ := strnum.ParseLongDouble([]byte("0"))
 	if v, exists := h.Get(field); exists {
 		if cur, ok = strnum.ParseLongDouble(v); !ok {
@@ -232,7 +266,7 @@ func hincrbyfloatCommand(x *Ctx) {
 		x.W.Error("ERR increment would produce NaN or Infinity")
 		return
 	}
-	h.Set(field, sum)
+	h.SetKeepTTL(field, sum)
 	x.committed(h.Commit(), "hincrbyfloat")
 	x.dirty++
 	x.W.Bulk(sum)
@@ -246,6 +280,9 @@ func hrandfieldCommand(x *Ctx) {
 		return
 	}
 	h, found, ok := readAs[values.HashView](x, x.Args[1])
+	if found && ok && x.expireAllFields(&h) {
+		found = false
+	}
 	switch {
 	case !ok:
 	case !found:
@@ -260,9 +297,12 @@ func hrandfieldWithCount(x *Ctx) {
 	if !ok {
 		return
 	}
-	h, _, ok := readAs[values.HashView](x, x.Args[1])
+	h, found, ok := readAs[values.HashView](x, x.Args[1])
 	if !ok {
 		return
+	}
+	if found && x.expireAllFields(&h) {
+		h = values.HashView{}
 	}
 	pair := func(f, v []byte) {
 		if withValues && x.W.Proto >= 3 {
@@ -288,14 +328,670 @@ func hscanCommand(x *Ctx) {
 	add := func(f, v []byte) {
 		if opts.matches(f) {
 			x.collect.add(f)
-			x.collect.add(v)
+			if !opts.noValues {
+				x.collect.add(v)
+			}
 		}
 	}
 	var next uint64
 	if h.Obj != nil {
-		next = h.Obj.Scan(cursor, opts.limit(), add)
+		next = h.Obj.Scan(cursor, opts.limit(), func(f, v []byte) {
+			if _, at, _ := h.Lookup(f); !h.HasTTLs() || !h.Expired(at) {
+				add(f, v)
+			}
+		})
 	} else {
 		h.Each(add) // a listpack is returned whole, as Redis does
 	}
 	x.writeScanReply(next)
+}
+
+// Hash field expiration (Redis 7.4). A field past its expire time is unseen
+// by reads; a command that looks a field up by name (HGET, HEXISTS, HSETNX,
+// HINCRBY ...) deletes it when expired, propagating HDEL and emitting
+// hexpired (and del when that emptied the hash); HRANDFIELD removes every
+// expired field first; the active cycle removes them in the background
+// (expireHashFields). HLEN still counts expired fields not yet removed.
+
+var (
+	argHDEL       = []byte("HDEL")
+	argHPEXPIREAT = []byte("HPEXPIREAT")
+	argHPERSIST   = []byte("HPERSIST")
+	argFIELDS     = []byte("FIELDS")
+)
+
+// maxFieldExpire is the latest field expire time Redis accepts (ms).
+const maxFieldExpire = (1<<48 - 1) >> 2
+
+// publishFieldExpired propagates the removal of an expired field (HDEL),
+// at once, as an expired key's DEL is.
+func (s *Server) publishFieldExpired(db int, key, field []byte) {
+	if s.stream.Active() {
+		s.stream.Publish(db, [][]byte{argHDEL, key, field})
+	}
+}
+
+// propagateFieldExpired is publishFieldExpired for a command's deletion:
+// inside EXEC or a script the HDEL joins their block, ahead of the command
+// that found the field expired, as in Redis.
+func (x *Ctx) propagateFieldExpired(key, field []byte) {
+	if !x.inExec {
+		x.s.publishFieldExpired(x.DB.ID(), key, field)
+		return
+	}
+	if x.propagating() {
+		x.execProp = append(x.execProp, propagated{DB: x.DB.ID(), Argv: [][]byte{argHDEL, bytes.Clone(key), bytes.Clone(field)}})
+	}
+}
+
+// expireFieldIn deletes field from the edit h of key when it is expired, as
+// Redis's lazy field expiry; when that empties the hash, the key is deleted
+// and h begins anew on the missing key.
+func (x *Ctx) expireFieldIn(h *values.HashEdit, key, field []byte) {
+	if _, at, ok := h.Lookup(field); !ok || !h.Expired(at) {
+		return
+	}
+	h.Delete([][]byte{field})
+	x.propagateFieldExpired(key, field)
+	if h.Len() > 0 {
+		x.notify(notifyHash, "hexpired", key)
+		return
+	}
+	x.committed(h.Commit(), "hexpired")
+	e, found := x.lookupWrite(key)
+	h.Begin(x.env(), key, &e, found)
+}
+
+// expireFields deletes those of fields that are expired from the hash at
+// key, with one hexpired event (HMGET's order: after its reply).
+func (x *Ctx) expireFields(key []byte, fields [][]byte) {
+	var h values.HashEdit
+	if !editAs(x, key, &h) || !h.Found() {
+		return
+	}
+	n := 0
+	for _, f := range fields {
+		if _, at, ok := h.Lookup(f); ok && h.Expired(at) {
+			h.Delete([][]byte{f})
+			x.propagateFieldExpired(key, f)
+			n++
+		}
+	}
+	if n > 0 {
+		x.committed(h.Commit(), "hexpired")
+	}
+}
+
+// liveField reports whether the hash h at key has field, deleting it when
+// expired.
+func (x *Ctx) liveField(h values.HashView, key, field []byte) bool {
+	_, at, ok := h.Lookup(field)
+	if ok && h.Expired(at) {
+		x.expireFields(key, [][]byte{field})
+		return false
+	}
+	return ok
+}
+
+// expireAllFields removes every expired field of the hash h read at
+// x.Args[1], as HRANDFIELD does first, and reports whether that deleted the
+// key; otherwise h is read again.
+func (x *Ctx) expireAllFields(h *values.HashView) bool {
+	if !h.HasTTLs() || h.MinExpire() == 0 || h.MinExpire() >= x.Now {
+		return false
+	}
+	key := x.Args[1]
+	var ed values.HashEdit
+	e, found := x.lookupWrite(key)
+	ed.Begin(x.env(), key, &e, found)
+	if ed.ExpireFields(x.Now, func(f []byte) { x.propagateFieldExpired(key, f) }) == 0 {
+		return false
+	}
+	c := ed.Commit()
+	x.committed(c, "hexpired")
+	if c.Outcome == values.Deleted {
+		return true
+	}
+	e, _ = x.lookupWrite(key)
+	*h = values.ViewHash(&e)
+	h.Now = x.Now
+	return false
+}
+
+// expireHashFields is the active cycle's work on a hash whose earliest
+// field expiry passed (keyspace.ActiveSubexpire): its expired fields are
+// deleted, each propagated as HDEL, with one hexpired event (and del when
+// the hash emptied).
+func (s *Server) expireHashFields(db *keyspace.DB, e *keyspace.Entry, now int64) {
+	key := e.Key()
+	if e.Type() != keyspace.TypeHash {
+		db.SetSubexpiry(key, 0)
+		return
+	}
+	env := &values.Env{Limits: s.cfg, DB: db, Now: now, Scratch: &s.fieldScratch}
+	var h values.HashEdit
+	h.Begin(env, key, e, true)
+	n := h.ExpireFields(now, func(f []byte) { s.publishFieldExpired(db.ID(), key, f) })
+	c := h.Commit()
+	if c.Outcome != values.Deleted {
+		db.SetSubexpiry(key, h.MinExpire()) // exact after ExpireFields; 0 forgets the key
+	}
+	if n == 0 {
+		return
+	}
+	s.notifyIn(nil, notifyHash, "hexpired", key, db.ID())
+	if c.Outcome == values.Deleted {
+		s.notifyIn(nil, notifyGeneric, "del", key, db.ID())
+	}
+}
+
+// parseFieldsArg parses FIELDS numfields field ... starting at x.Args[at],
+// replying Redis's errors (badCount for a count that is not positive).
+func (x *Ctx) parseFieldsArg(at int, badCount string) ([][]byte, bool) {
+	if !cArgIs(x.Args[at], "fields") {
+		x.W.Error("ERR Mandatory argument FIELDS is missing or not at the right position")
+		return nil, false
+	}
+	if at+1 >= len(x.Args) {
+		x.W.Error(errArity(x.cmd.Name))
+		return nil, false
+	}
+	n, ok := strnum.ParseInt(x.Args[at+1])
+	if !ok || n < 1 {
+		x.W.Error(badCount)
+		return nil, false
+	}
+	if n != int64(len(x.Args)-at-2) {
+		x.W.Error("ERR The `numfields` parameter must match the number of arguments")
+		return nil, false
+	}
+	return x.Args[at+2:], true
+}
+
+// fieldExpireTime parses a field expire time argument in unitMs (1000 for
+// seconds) relative to now unless absolute, into Unix ms, replying Redis's
+// errors for a bad one.
+func (x *Ctx) fieldExpireTime(arg []byte, unitMs int64, absolute bool) (int64, bool) {
+	at, ok := strnum.ParseInt(arg)
+	if !ok {
+		x.W.Error(errNotInt)
+		return 0, false
+	}
+	if at < 0 {
+		x.W.Error("ERR invalid expire time, must be >= 0")
+		return 0, false
+	}
+	if unitMs == 1000 {
+		if at > maxFieldExpire/1000 {
+			x.W.Error(errExpireTime(x.cmd.Name))
+			return 0, false
+		}
+		at *= 1000
+	}
+	var base int64
+	if !absolute {
+		base = x.Now
+	}
+	if at > maxFieldExpire-base {
+		x.W.Error(errExpireTime(x.cmd.Name))
+		return 0, false
+	}
+	return at + base, true
+}
+
+// Field expire conditions (HEXPIRE's NX XX GT LT).
+const (
+	condNone = iota
+	condNX
+	condXX
+	condGT
+	condLT
+)
+
+// hexpireCommand is HEXPIRE, HPEXPIRE, HEXPIREAT and HPEXPIREAT: per field
+// -2 (no such field), 0 (condition not met), 1 (set) or 2 (deleted: the
+// time has passed). It propagates as HPEXPIREAT with the fields it set.
+func hexpireCommand(x *Ctx, unitMs int64, absolute bool) {
+	key := x.Args[1]
+	e, found := x.lookupWrite(key)
+	if x.wrongType(&e, found, keyspace.TypeHash) {
+		return
+	}
+	at, ok := x.fieldExpireTime(x.Args[2], unitMs, absolute)
+	if !ok {
+		return
+	}
+	cond, fieldsAt := condNone, 3
+	switch opt := x.Args[3]; {
+	case cArgIs(opt, "nx"):
+		cond = condNX
+	case cArgIs(opt, "xx"):
+		cond = condXX
+	case cArgIs(opt, "gt"):
+		cond = condGT
+	case cArgIs(opt, "lt"):
+		cond = condLT
+	}
+	if cond != condNone {
+		fieldsAt++
+	}
+	fields, ok := x.parseFieldsArg(fieldsAt, "ERR Parameter `numFields` should be greater than 0")
+	if !ok {
+		return
+	}
+	x.W.Array(len(fields))
+	if !found {
+		for range fields {
+			x.W.Int(-2)
+		}
+		return
+	}
+	var h values.HashEdit
+	h.Begin(x.env(), key, &e, found)
+	h.PrepareTTL()
+	var set [][]byte // the fields to propagate, when propagating
+	updated, deleted := 0, 0
+	for _, f := range fields {
+		_, prev, exists := h.Lookup(f)
+		switch {
+		case !exists:
+			x.W.Int(-2)
+		case prev == 0 && (cond == condXX || cond == condGT),
+			prev != 0 && (cond == condNX || cond == condGT && prev >= at || cond == condLT && prev <= at):
+			x.W.Int(0)
+		case at <= x.Now:
+			x.propagateFieldExpired(key, f)
+			h.Delete([][]byte{f})
+			deleted++
+			x.W.Int(2)
+		default:
+			h.SetExpire(f, at)
+			updated++
+			if x.propagating() {
+				set = append(set, f)
+			}
+			x.W.Int(1)
+		}
+	}
+	event := ""
+	switch {
+	case deleted > 0:
+		event = "hdel"
+	case updated > 0:
+		event = "hexpire"
+	case h.Obj != nil:
+		return // nothing changed: the key is not touched (WATCH)
+	}
+	x.committed(h.Commit(), event)
+	x.dirty += updated + deleted
+	switch {
+	case updated == 0:
+		x.propagateNone()
+	case unitMs == 1 && absolute && len(set) == len(fields):
+		// HPEXPIREAT that set every field propagates as sent.
+	case x.propagating():
+		argv := make([][]byte, 0, 6+len(set))
+		argv = append(argv, argHPEXPIREAT, key, intArg(at))
+		if cond != condNone {
+			argv = append(argv, x.Args[3])
+		}
+		argv = append(argv, argFIELDS, intArg(int64(len(set))))
+		x.propagateAs(append(argv, set...)...)
+	}
+}
+
+// httlCommand is HTTL, HPTTL, HEXPIRETIME and HPEXPIRETIME: per field -2
+// (no such field, or expired), -1 (no TTL) or the time.
+func httlCommand(x *Ctx, unitMs int64, absolute bool) {
+	h, found, ok := readAs[values.HashView](x, x.Args[1])
+	if !ok {
+		return
+	}
+	fields, ok := x.parseFieldsArg(2, "ERR Number of fields must be a positive integer")
+	if !ok {
+		return
+	}
+	var base int64
+	if !absolute {
+		base = x.Now
+	}
+	x.W.Array(len(fields))
+	for _, f := range fields {
+		var at int64
+		exists := false
+		if found {
+			_, at, exists = h.Lookup(f)
+		}
+		switch {
+		case !exists:
+			x.W.Int(-2)
+		case at == 0:
+			x.W.Int(-1)
+		case at < x.Now || h.Ex && at == x.Now: // the listpackex form counts "now" as gone
+			x.W.Int(-2)
+		case unitMs == 1000:
+			x.W.Int((at + 999 - base) / 1000)
+		default:
+			x.W.Int(at - base)
+		}
+	}
+}
+
+// hpersistCommand is HPERSIST: per field -2 (no such field, or expired), -1
+// (no TTL) or 1 (TTL removed).
+func hpersistCommand(x *Ctx) {
+	key := x.Args[1]
+	e, found := x.lookupWrite(key)
+	if x.wrongType(&e, found, keyspace.TypeHash) {
+		return
+	}
+	fields, ok := x.parseFieldsArg(2, "ERR Number of fields must be a positive integer")
+	if !ok {
+		return
+	}
+	x.W.Array(len(fields))
+	var h values.HashEdit
+	if found {
+		h.Begin(x.env(), key, &e, found)
+	}
+	changed := false
+	for _, f := range fields {
+		var at int64
+		exists := false
+		if found {
+			_, at, exists = h.Lookup(f)
+		}
+		switch {
+		case !exists || at != 0 && at < x.Now:
+			x.W.Int(-2)
+		case at == 0:
+			x.W.Int(-1)
+		default:
+			h.SetExpire(f, 0)
+			changed = true
+			x.W.Int(1)
+		}
+	}
+	if changed {
+		x.committed(h.Commit(), "hpersist")
+		x.dirty++
+	}
+}
+
+// Redis 8.0's hash commands, from redis.io's pages (there is no 8.0 binary
+// to compare with): HGETDEL, HGETEX and HSETEX.
+
+// expiryOption reads EX, PX, EXAT or PXAT: the unit and whether the time
+// is absolute.
+func expiryOption(arg []byte) (unitMs int64, absolute, ok bool) {
+	switch {
+	case cArgIs(arg, "ex"):
+		return 1000, false, true
+	case cArgIs(arg, "px"):
+		return 1, false, true
+	case cArgIs(arg, "exat"):
+		return 1000, true, true
+	case cArgIs(arg, "pxat"):
+		return 1, true, true
+	}
+	return 0, false, false
+}
+
+// readFieldsForWrite looks the hash at x.Args[1] up for HGETDEL and
+// HGETEX, deleting the requested fields that expired (one hexpired event),
+// and begins h on it (found reports whether it exists then).
+func (x *Ctx) readFieldsForWrite(h *values.HashEdit, fields [][]byte) (found, ok bool) {
+	key := x.Args[1]
+	e, found := x.lookupWrite(key)
+	if x.wrongType(&e, found, keyspace.TypeHash) {
+		return false, false
+	}
+	if found {
+		x.expireFields(key, fields)
+		e, found = x.lookupWrite(key)
+	}
+	h.Begin(x.env(), key, &e, found)
+	return found, true
+}
+
+// hgetdelCommand is HGETDEL key FIELDS numfields field ...: the values
+// (nil for missing fields), and the fields deleted; the key goes with its
+// last field. It propagates as HDEL of the fields it deleted.
+// https://redis.io/docs/latest/commands/hgetdel/
+func hgetdelCommand(x *Ctx) {
+	key := x.Args[1]
+	if e, found := x.lookupWrite(key); x.wrongType(&e, found, keyspace.TypeHash) {
+		return
+	}
+	fields, ok := x.parseFieldsArg(2, "ERR Number of fields must be a positive integer")
+	if !ok {
+		return
+	}
+	var h values.HashEdit
+	found, _ := x.readFieldsForWrite(&h, fields)
+	if !ok {
+		return
+	}
+	x.W.Array(len(fields))
+	deleted := 0
+	var gone [][]byte // the deleted fields, when propagating
+	for _, f := range fields {
+		v, exists := h.Get(f)
+		if !found || !exists {
+			x.W.Null()
+			continue
+		}
+		x.W.Bulk(v)
+		h.Delete([][]byte{f})
+		deleted++
+		if x.propagating() {
+			gone = append(gone, f)
+		}
+	}
+	if deleted == 0 {
+		return
+	}
+	x.committed(h.Commit(), "hdel")
+	x.dirty += deleted
+	if x.propagating() {
+		x.propagateAs(append([][]byte{argHDEL, key}, gone...)...)
+	}
+}
+
+// hgetexCommand is HGETEX key [EX|PX|EXAT|PXAT time | PERSIST] FIELDS
+// numfields field ...: HMGET that also sets (or with PERSIST removes) the
+// TTL of the fields that exist. A time already past deletes them. It
+// propagates as HPEXPIREAT, HPERSIST or HDEL of the fields it changed.
+// https://redis.io/docs/latest/commands/hgetex/
+func hgetexCommand(x *Ctx) {
+	key := x.Args[1]
+	if e, found := x.lookupWrite(key); x.wrongType(&e, found, keyspace.TypeHash) {
+		return
+	}
+	fieldsAt, at, persist, setTTL := 2, int64(0), false, false
+	if unitMs, absolute, isExpiry := expiryOption(x.Args[2]); isExpiry {
+		var ok bool
+		if at, ok = x.fieldExpireTime(x.Args[3], unitMs, absolute); !ok {
+			return
+		}
+		fieldsAt, setTTL = 4, true
+	} else if cArgIs(x.Args[2], "persist") {
+		fieldsAt, persist = 3, true
+	}
+	fields, ok := x.parseFieldsArg(fieldsAt, "ERR Number of fields must be a positive integer")
+	if !ok {
+		return
+	}
+	var h values.HashEdit
+	found, ok := x.readFieldsForWrite(&h, fields)
+	if !ok {
+		return
+	}
+	x.W.Array(len(fields))
+	var changed [][]byte
+	n, deleted := 0, false
+	for _, f := range fields {
+		v, prev, exists := h.Lookup(f)
+		if !found || !exists {
+			x.W.Null()
+			continue
+		}
+		x.W.Bulk(v)
+		switch {
+		case setTTL && at <= x.Now:
+			x.propagateFieldExpired(key, f)
+			h.Delete([][]byte{f})
+			deleted = true
+		case setTTL:
+			h.SetExpire(f, at)
+		case persist && prev != 0:
+			h.SetExpire(f, 0)
+		default:
+			continue
+		}
+		n++
+		if x.propagating() {
+			changed = append(changed, f)
+		}
+	}
+	if n == 0 {
+		return
+	}
+	event := "hexpire"
+	switch {
+	case deleted:
+		event = "hdel"
+	case persist:
+		event = "hpersist"
+	}
+	x.committed(h.Commit(), event)
+	x.dirty += n
+	switch {
+	case deleted:
+		x.propagateNone() // each deletion went as HDEL
+	case x.propagating():
+		argv := [][]byte{argHPERSIST, key}
+		if setTTL {
+			argv = [][]byte{argHPEXPIREAT, key, intArg(at)}
+		}
+		argv = append(argv, argFIELDS, intArg(int64(len(changed))))
+		x.propagateAs(append(argv, changed...)...)
+	}
+}
+
+// hsetexCommand is HSETEX key [FNX|FXX] [EX|PX|EXAT|PXAT time | KEEPTTL]
+// FIELDS numfields field value ...: HSET with a TTL for the fields set (or
+// KEEPTTL keeping theirs), only when none (FNX) or all (FXX) of them exist.
+// It replies 1 when the fields were set, 0 when the condition failed, and
+// propagates with the time made absolute (PXAT).
+// https://redis.io/docs/latest/commands/hsetex/
+func hsetexCommand(x *Ctx) {
+	key := x.Args[1]
+	e, found := x.lookupWrite(key)
+	if x.wrongType(&e, found, keyspace.TypeHash) {
+		return
+	}
+	fnx, fxx, keepTTL, setTTL := false, false, false, false
+	var at int64
+	timeAt := -1 // the time argument's index, for propagation
+	i := 2
+	for ; i < len(x.Args) && !cArgIs(x.Args[i], "fields"); i++ {
+		arg := x.Args[i]
+		unitMs, absolute, isExpiry := expiryOption(arg)
+		switch {
+		case cArgIs(arg, "fnx") || cArgIs(arg, "fxx"):
+			if fnx || fxx {
+				x.W.Error("ERR Only one of FXX or FNX arguments can be specified")
+				return
+			}
+			fnx, fxx = cArgIs(arg, "fnx"), cArgIs(arg, "fxx")
+		case isExpiry || cArgIs(arg, "keepttl"):
+			if setTTL || keepTTL {
+				x.W.Error("ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified")
+				return
+			}
+			if !isExpiry {
+				keepTTL = true
+				continue
+			}
+			if i+1 >= len(x.Args) {
+				x.W.Error(errArity(x.cmd.Name))
+				return
+			}
+			var ok bool
+			if at, ok = x.fieldExpireTime(x.Args[i+1], unitMs, absolute); !ok {
+				return
+			}
+			setTTL, timeAt = true, i
+			i++
+		default:
+			x.W.Error("ERR unknown argument: " + string(arg))
+			return
+		}
+	}
+	if i+1 >= len(x.Args) {
+		x.W.Error(errArity(x.cmd.Name))
+		return
+	}
+	n, ok := strnum.ParseInt(x.Args[i+1])
+	if !ok || n < 1 {
+		x.W.Error("ERR invalid number of fields")
+		return
+	}
+	pairs := x.Args[i+2:]
+	if n > int64(len(pairs)) || 2*n != int64(len(pairs)) {
+		x.W.Error(errArity(x.cmd.Name))
+		return
+	}
+	var h values.HashEdit
+	h.Begin(x.env(), key, &e, found)
+	if fnx || fxx {
+		for j := 0; j < len(pairs); j += 2 {
+			x.expireFieldIn(&h, key, pairs[j])
+		}
+		for j := 0; j < len(pairs); j += 2 {
+			if _, exists := h.Get(pairs[j]); exists != fxx {
+				x.W.Int(0)
+				return
+			}
+		}
+	}
+	if setTTL && at <= x.Now {
+		// Set and expired at once: the fields that existed go.
+		deleted := 0
+		for j := 0; j < len(pairs); j += 2 {
+			if _, _, exists := h.Lookup(pairs[j]); exists {
+				x.propagateFieldExpired(key, pairs[j])
+				h.Delete(pairs[j : j+1])
+				deleted++
+			}
+		}
+		x.committed(h.Commit(), eventIf(deleted > 0, "hdel"))
+		x.dirty += deleted
+		x.propagateNone()
+		x.W.Int(1)
+		return
+	}
+	h.ConvertForArgs(pairs)
+	for j := 0; j < len(pairs); j += 2 {
+		if keepTTL {
+			h.SetKeepTTL(pairs[j], pairs[j+1])
+		} else {
+			h.Set(pairs[j], pairs[j+1])
+		}
+		if setTTL {
+			h.SetExpire(pairs[j], at)
+		}
+	}
+	x.committed(h.Commit(), "hset")
+	if setTTL {
+		x.notify(notifyHash, "hexpire", key)
+	}
+	x.dirty += len(pairs) / 2
+	x.W.Int(1)
+	if setTTL && x.propagating() && !cArgIs(x.Args[timeAt], "pxat") {
+		argv := append([][]byte(nil), x.Args...)
+		argv[timeAt], argv[timeAt+1] = argPXAT, intArg(at)
+		x.propagateAs(argv...)
+	}
 }

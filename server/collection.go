@@ -61,6 +61,9 @@ func readAs[V values.View](x *Ctx, key []byte) (v V, found, ok bool) {
 	e, found, ok := x.readTyped(key, values.TypeOf[V]())
 	if found && ok {
 		v = values.ViewOf[V](&e)
+		if h, isHash := any(&v).(*values.HashView); isHash {
+			h.Now = x.Now // fields expired by then are not seen
+		}
 	}
 	return v, found, ok
 }

@@ -151,7 +151,7 @@ func (s *Server) writeInfoSection(b *strings.Builder, name string) {
 		for i := range s.ks.Len() {
 			db := s.ks.DB(i)
 			if n := db.Len(); n > 0 {
-				fmt.Fprintf(b, "db%d:keys=%d,expires=%d,avg_ttl=%d\r\n", i, n, db.Volatile(), db.AvgTTL())
+				fmt.Fprintf(b, "db%d:keys=%d,expires=%d,avg_ttl=%d,subexpiry=%d\r\n", i, n, db.Volatile(), db.AvgTTL(), db.Subexpiry())
 			}
 		}
 	case "commandstats":

@@ -338,6 +338,12 @@ func startRedisAOF(t *testing.T) *propServer {
 		t.Log("redis-server not found: checking Keyhive alone")
 		return nil
 	}
+	return startRedisAOFAt(t, path)
+}
+
+// startRedisAOFAt is startRedisAOF for the redis-server binary at path.
+func startRedisAOFAt(t *testing.T, path string) *propServer {
+	var err error
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "redis.sock")
 	cmd := exec.Command(path, "--port", "0", "--unixsocket", sock, "--save", "",
@@ -451,9 +457,15 @@ func TestPropagation(t *testing.T) { checkPropagation(t, propagationSteps()) }
 // checkPropagation runs steps on Keyhive and redis-server and checks what
 // each propagates.
 func checkPropagation(t *testing.T, steps []propStep) {
+	checkPropagationWith(t, steps, startRedisAOF(t))
+}
+
+// checkPropagationWith is checkPropagation against redis (nil: Keyhive
+// alone).
+func checkPropagationWith(t *testing.T, steps []propStep, redis *propServer) {
 	servers := []*propServer{startKeyhiveProp(t)}
-	if r := startRedisAOF(t); r != nil {
-		servers = append(servers, r)
+	if redis != nil {
+		servers = append(servers, redis)
 	}
 	for _, s := range servers {
 		// Only lazy expiry, which is deterministic, may delete keys.

@@ -15,6 +15,7 @@ type scanOptions struct {
 	count    int64
 	typeName []byte // with hasType: only keys of this type
 	hasType  bool
+	noValues bool // HSCAN NOVALUES (Redis 7.4): fields only
 }
 
 // emptyScan is the reply of HSCAN, SSCAN and ZSCAN for a missing key.
@@ -25,6 +26,11 @@ const emptyScan = "*2\r\n$1\r\n0\r\n*0\r\n"
 func (x *Ctx) parseScanOptions(args [][]byte, withType bool) (scanOptions, bool) {
 	o := scanOptions{count: 10}
 	for i := 0; i < len(args); i += 2 {
+		if x.cmd.Name == "hscan" && cArgIs(args[i], "novalues") {
+			o.noValues = true
+			i-- // a flag without a value
+			continue
+		}
 		if i+1 >= len(args) {
 			x.W.Error(errSyntax)
 			return o, false

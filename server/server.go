@@ -19,6 +19,7 @@ import (
 	"github.com/keyhive/keyhive/durability"
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/scripting"
+	"github.com/keyhive/keyhive/values"
 )
 
 // Server is one Keyhive instance.
@@ -27,6 +28,8 @@ type Server struct {
 	clock clock.Clock
 	ks    *keyspace.Keyspace
 	log   *log.Logger
+
+	fieldScratch values.Scratch // the active cycle's, for hashes' expired fields
 
 	mu        sync.Mutex
 	listeners []net.Listener
@@ -324,7 +327,7 @@ func (s *Server) cron() {
 		slice := time.Now() // when the cycle last paused
 		began := slice
 		deadline := slice.Add(time.Second / time.Duration(hz) / 4)
-		sampled, removed := s.ks.ActiveExpire(s.clock.UnixMilli(), func() bool {
+		budget := func() bool {
 			now := time.Now()
 			if now.Sub(slice) > expireSlice {
 				// Commands share the execution thread (io-threads 1), and
@@ -335,7 +338,10 @@ func (s *Server) cron() {
 				slice = now
 			}
 			return now.After(deadline)
-		})
+		}
+		now := s.clock.UnixMilli()
+		sampled, removed := s.ks.ActiveExpire(now, budget)
+		s.ks.ActiveSubexpire(now, budget, func(db *keyspace.DB, e *keyspace.Entry) { s.expireHashFields(db, e, now) })
 		ended := time.Now()
 		s.noteExpireCycle(sampled, removed, ended.Sub(began), ended.After(deadline))
 		if s.tracking.queued.Load() {

@@ -136,7 +136,7 @@ func TestInfoFieldNames(t *testing.T) {
 }
 
 func TestInfoKeyspaceExact(t *testing.T) {
-	p := difftest.StartIsolated(t)
+	p := difftest.StartIsolated74(t) // Redis 7.4's subexpiry field
 	p.Do("INFO", "keyspace")
 	// avg_ttl is sampled by active expiry; without it both report 0.
 	p.Do("DEBUG", "SET-ACTIVE-EXPIRE", "0")

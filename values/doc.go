@@ -13,6 +13,8 @@
 // table, the entry holding its handle. Streams have only the large form. A
 // view (HashView, SetView, ListView, ZSetView) reads either form; its compact
 // bytes are the entry's, valid while the caller holds the key's shard lock.
+// A hash's fields may have expire times (hashttl.go): a view skips the
+// fields expired at its Now.
 //
 // # Edits
 //

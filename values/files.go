@@ -119,8 +119,19 @@ func AppendRebuild(b []byte, e *keyspace.Entry) []byte {
 		})
 		flush("ZADD")
 	case keyspace.TypeHash:
-		ViewHash(e).Each(func(f, v []byte) { add("HMSET", f, v) })
-		flush("HMSET")
+		h := ViewHash(e)
+		if h.MinExpire() == 0 {
+			h.Each(func(f, v []byte) { add("HMSET", f, v) })
+			flush("HMSET")
+			break
+		}
+		// A field with a TTL is set on its own, as Redis 7.4 rewrites it.
+		h.EachTTL(func(f, v []byte, at int64) {
+			b = resp.AppendCommand(b, [][]byte{[]byte("HMSET"), key, f, v})
+			if at != 0 {
+				b = resp.AppendCommand(b, [][]byte{[]byte("HPEXPIREAT"), key, strconv.AppendInt(nil, at, 10), []byte("FIELDS"), []byte("1"), f})
+			}
+		})
 	case keyspace.TypeStream:
 		b = AppendStreamRebuild(b, key, EntryStream(e))
 	}

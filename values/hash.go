@@ -9,15 +9,37 @@ import (
 )
 
 // HashObject is the large form of a hash (OBJECT ENCODING hashtable). Small
-// hashes are inline listpack bytes instead.
-type HashObject struct{ bytemap.Map }
+// hashes are inline listpack bytes instead. ttl holds the fields' expire
+// times, nil when none has one (hashttl.go).
+type HashObject struct {
+	bytemap.Map
+	ttl *fieldTTLs
+}
 
-func (h *HashObject) Clone() keyspace.Object { return &HashObject{*h.Map.Clone()} }
+func (h *HashObject) Clone() keyspace.Object {
+	c := &HashObject{Map: *h.Map.Clone()}
+	if h.ttl != nil {
+		c.ttl = &fieldTTLs{Map: *h.ttl.Map.Clone(), min: h.ttl.min}
+	}
+	return c
+}
 
-// HashView is a stored hash in either form: Obj when large, else LP.
+// MemoryBytes is the memory the fields and their expire times hold.
+func (h *HashObject) MemoryBytes() int {
+	n := h.Map.MemoryBytes()
+	if h.ttl != nil {
+		n += h.ttl.MemoryBytes()
+	}
+	return n
+}
+
+// HashView is a stored hash in either form: Obj when large, else LP (with
+// field TTLs when Ex). Reads skip the fields expired at Now (hashttl.go).
 type HashView struct {
 	LP  []byte
+	Ex  bool
 	Obj *HashObject
+	Now int64
 }
 
 // ViewHash reads a hash entry.
@@ -25,7 +47,7 @@ func ViewHash(e *keyspace.Entry) HashView {
 	if o := e.Object(); o != nil {
 		return HashView{Obj: o.(*HashObject)}
 	}
-	return HashView{LP: e.Value()}
+	return HashView{LP: e.Value(), Ex: e.Encoding() == keyspace.EncListpackEx}
 }
 
 func (h HashView) Len() int {
@@ -35,16 +57,29 @@ func (h HashView) Len() int {
 	return listpack.Len(h.LP)
 }
 
+// Get returns a field's value unless it is missing or expired.
 func (h HashView) Get(field []byte) ([]byte, bool) {
+	if h.HasTTLs() {
+		v, at, ok := h.Lookup(field)
+		return v, ok && !h.Expired(at)
+	}
 	if h.Obj != nil {
 		return h.Obj.Get(field)
 	}
 	return listpack.Get(h.LP, field)
 }
 
-// Each calls fn for every pair: in insertion order for a listpack, in table
-// order for the large form.
+// Each calls fn for every pair not expired: in insertion order for a
+// listpack (TTL order with TTLs), in table order for the large form.
 func (h HashView) Each(fn func(field, value []byte)) {
+	if h.HasTTLs() {
+		h.EachTTL(func(f, v []byte, at int64) {
+			if !h.Expired(at) {
+				fn(f, v)
+			}
+		})
+		return
+	}
 	if h.Obj != nil {
 		for p := h.Obj.Next(0); p >= 0; p = h.Obj.Next(p + 1) {
 			fn(h.Obj.At(p))
@@ -59,8 +94,16 @@ func (h HashView) Each(fn func(field, value []byte)) {
 
 // EachRandom calls fn for n uniformly random pairs of a non-empty hash,
 // repeats allowed. A listpack's pairs are indexed for more than one draw; one
-// is found by walking to it.
+// is found by walking to it. Expired fields count (HRANDFIELD removes them
+// first, as Redis does).
 func (h HashView) EachRandom(n int, fn func(field, value []byte)) {
+	if h.Ex {
+		offs := h.exOffsets()
+		for range n {
+			h.exAt(offs[rand.IntN(len(offs))], fn)
+		}
+		return
+	}
 	if h.Obj != nil {
 		for range n {
 			fn(h.Obj.At(h.Obj.RandomPos()))
@@ -97,8 +140,32 @@ func pairOffsets(lp []byte) []int {
 	}
 }
 
+// exOffsets returns the offsets of the compact form's triplets.
+func (h HashView) exOffsets() []int {
+	offs := make([]int, 0, listpack.Len(h.LP))
+	it := newExIter(h.LP)
+	for {
+		off := it.off
+		if _, _, _, ok := it.next(); !ok {
+			return offs
+		}
+		offs = append(offs, off)
+	}
+}
+
+// exAt calls fn for the triplet at off.
+func (h HashView) exAt(off int, fn func(field, value []byte)) {
+	it := exIter{b: h.LP, off: off}
+	f, v, _, _ := it.next()
+	fn(f, v)
+}
+
 // RandomDistinct calls fn for count distinct random pairs (count < Len).
 func (h HashView) RandomDistinct(count int, fn func(field, value []byte)) {
+	if h.Ex {
+		eachDistinct(count, listpack.Len(h.LP), h.exOffsets, nil, func(off int) { h.exAt(off, fn) })
+		return
+	}
 	if h.Obj != nil {
 		m := &h.Obj.Map
 		eachDistinct(count, m.Len(), func() []int { return mapPositions(m) }, m.RandomPos, func(p int) { fn(m.At(p)) })
@@ -136,10 +203,15 @@ func (h *HashEdit) Begin(env *Env, key []byte, e *keyspace.Entry, found bool) {
 	} else {
 		h.LP = listpack.Empty
 	}
+	h.Now = env.Now
 }
 
 // convert turns a listpack into the large form.
 func (h *HashEdit) convert() {
+	if h.Ex {
+		h.convertEx()
+		return
+	}
 	o := &HashObject{}
 	it := listpack.NewIter(h.LP)
 	for f, v, ok := it.Next(); ok; f, v, ok = it.Next() {
@@ -163,9 +235,18 @@ func (h *HashEdit) ConvertForArgs(args [][]byte) {
 	}
 }
 
-// Set sets field to value, converting past the listpack limits, and reports
-// whether the field is new.
+// Set sets field to value, removing its TTL, converting past the listpack
+// limits, and reports whether the field is new.
 func (h *HashEdit) Set(field, value []byte) bool {
+	return h.set(field, value, false)
+}
+
+// SetKeepTTL is Set keeping the field's TTL (HINCRBY, HINCRBYFLOAT).
+func (h *HashEdit) SetKeepTTL(field, value []byte) bool {
+	return h.set(field, value, true)
+}
+
+func (h *HashEdit) set(field, value []byte, keepTTL bool) bool {
 	if h.Obj == nil {
 		limit := h.env.Limits.HashMaxListpackValue()
 		if int64(len(field)) > limit || int64(len(value)) > limit {
@@ -173,11 +254,18 @@ func (h *HashEdit) Set(field, value []byte) bool {
 		}
 	}
 	if h.Obj != nil {
+		if h.Obj.ttl != nil && !keepTTL {
+			h.SetExpire(field, 0)
+		}
 		return h.Obj.Set(field, value)
 	}
 	var added bool
-	h.LP, added = listpack.Set(h.env.Scratch.Next(), h.LP, field, value)
-	h.rebuilt(h.LP)
+	if h.Ex {
+		added = h.setEx(field, value, keepTTL)
+	} else {
+		h.LP, added = listpack.Set(h.env.Scratch.Next(), h.LP, field, value)
+		h.rebuilt(h.LP)
+	}
 	if int64(listpack.Len(h.LP)) > h.env.Limits.HashMaxListpackEntries() {
 		h.convert()
 	}
@@ -191,9 +279,15 @@ func (h *HashEdit) Delete(fields [][]byte) int {
 		for _, f := range fields {
 			if h.Obj.Delete(f) {
 				deleted++
+				if h.Obj.ttl != nil {
+					h.SetExpire(f, 0)
+				}
 			}
 		}
 		return deleted
+	}
+	if h.Ex {
+		return h.deleteEx(fields)
 	}
 	var deleted int
 	h.LP, deleted = listpack.Delete(h.env.Scratch.Next(), h.LP, fields)
@@ -204,5 +298,7 @@ func (h *HashEdit) Delete(fields [][]byte) int {
 
 // Commit stores the hash (an emptied hash is deleted).
 func (h *HashEdit) Commit() Commit {
-	return h.writeBack(keyspace.TypeHash, h.Len(), h.object(), keyspace.EncHashtable, h.LP, keyspace.EncListpack)
+	c := h.writeBack(keyspace.TypeHash, h.Len(), h.object(), keyspace.EncHashtable, h.LP, h.compactEncoding())
+	h.ttlAfterCommit(c)
+	return c
 }

@@ -102,6 +102,17 @@ func AppendValue(enc *persistence.Encoder, b []byte, e *keyspace.Entry, key []by
 		})
 	case keyspace.TypeHash:
 		h := ViewHash(e)
+		if min := h.MinExpire(); min != 0 {
+			// Redis 7.4's types, written only when a field has a TTL.
+			if h.Obj == nil {
+				head(persistence.TypeHashListpackEx)
+				b = enc.AppendHashListpackEx(b, min, h.EachTTL)
+			} else {
+				head(persistence.TypeHashMetadata)
+				b = enc.AppendHashMetadata(b, h.Len(), min, h.EachTTL)
+			}
+			break
+		}
 		if h.Obj == nil {
 			head(persistence.TypeHashListpack)
 			lp := &enc.Listpack
@@ -158,7 +169,10 @@ func Restore(env *Env, e keyspace.Entry, key []byte, v *persistence.Value, expir
 		if err := storeCollection(env, e, key, v); err != nil {
 			return err
 		}
-		e, _ = env.DB.Lookup(key, env.Now, false)
+		var stored bool
+		if e, stored = env.DB.Lookup(key, env.Now, false); !stored {
+			return nil // a hash whose fields had all expired
+		}
 		if expireAt != 0 {
 			env.DB.SetExpire(&e, expireAt, env.Now)
 		}
@@ -200,8 +214,17 @@ func storeCollection(env *Env, e keyspace.Entry, key []byte, v *persistence.Valu
 	case persistence.TypeHash:
 		var h HashEdit
 		h.Begin(env, key, &e, false)
+		if v.FieldTTLs != nil {
+			h.PrepareTTL()
+		}
 		for i := 0; i < len(v.Elems); i += 2 {
-			if !h.Set(v.Elems[i], v.Elems[i+1]) {
+			var at int64
+			if v.FieldTTLs != nil {
+				if at = v.FieldTTLs[i/2]; at != 0 && at < env.Now {
+					continue // expired: not loaded, as Redis skips it
+				}
+			}
+			if !h.SetLoaded(v.Elems[i], v.Elems[i+1], at, v.TTLOrdered) {
 				return ErrDuplicate
 			}
 		}
