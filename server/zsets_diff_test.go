@@ -641,3 +641,33 @@ func TestZSetHotPathAllocs(t *testing.T) {
 		}
 	}
 }
+
+// TestZRankWithScore: Redis 7.2's WITHSCORE for ZRANK and ZREVRANK, against
+// redis-server 7.4.1, in RESP2 and RESP3, from MULTI and a script too.
+func TestZRankWithScore(t *testing.T) {
+	p := difftest.Start74(t)
+	p.Do("ZADD", "z", "1.5", "a", "2", "b", "-inf", "c", "3.25", "d")
+	p.Do("SET", "s", "x")
+	for _, proto := range []int{2, 3} {
+		proto74(p, proto)
+		for _, cmd := range []string{"ZRANK", "ZREVRANK"} {
+			p.Do(cmd, "z", "a", "WITHSCORE")
+			p.Do(cmd, "z", "c", "withscore")
+			p.Do(cmd, "z", "d", "WITHSCORE")
+			p.Do(cmd, "z", "nosuch", "WITHSCORE")
+			p.Do(cmd, "nokey", "a", "WITHSCORE")
+			p.Do(cmd, "nokey", "a")
+			p.Do(cmd, "z", "a", "WITHSCORES")
+			p.Do(cmd, "z", "a", "WITHSCORE", "x")
+			p.Do(cmd, "s", "a", "WITHSCORE")
+			p.Do(cmd, "nokey", "a", "bad")
+		}
+		p.Do("MULTI")
+		p.Do("ZRANK", "z", "b", "WITHSCORE")
+		p.Do("ZREVRANK", "z", "zz", "WITHSCORE")
+		p.Do("EXEC")
+		p.Do("EVAL", "return redis.call('ZRANK', KEYS[1], 'b', 'WITHSCORE')", "1", "z")
+		p.Do("EVAL", "return redis.call('ZRANK', KEYS[1], 'q', 'WITHSCORE')", "1", "z")
+	}
+	p.Do("COMMAND", "INFO", "zrank", "zrevrank")
+}
