@@ -12,6 +12,7 @@ import (
 
 func init() {
 	bind("del", delCommand)
+	bind("delex", delexCommand)
 	bind("unlink", delCommand)
 	bind("exists", existsCommand)
 	bind("touch", touchCommand)
@@ -53,6 +54,58 @@ func delCommand(x *Ctx) {
 	}
 	x.dirty += n
 	x.W.Int(int64(n))
+}
+
+// delexCommand is DELEX (Redis 8.4): DEL of one key, or, with an IFEQ,
+// IFNE, IFDEQ or IFDNE condition, of a string key whose value (or digest)
+// meets it (https://redis.io/docs/latest/commands/delex/).
+func delexCommand(x *Ctx) {
+	key := x.Args[1]
+	var cond int
+	var match []byte
+	if len(x.Args) > 2 {
+		if len(x.Args) != 4 {
+			x.W.Error(errSyntax)
+			return
+		}
+		switch match = x.Args[3]; {
+		case cArgIs(x.Args[2], "ifeq"):
+			cond = optIfEq
+		case cArgIs(x.Args[2], "ifne"):
+			cond = optIfNe
+		case cArgIs(x.Args[2], "ifdeq"):
+			cond = optIfDeq
+		case cArgIs(x.Args[2], "ifdne"):
+			cond = optIfDne
+		default:
+			x.W.Error(errSyntax)
+			return
+		}
+		if cond&(optIfDeq|optIfDne) != 0 && len(match) != digestLen {
+			x.W.Error(errDigestLen)
+			return
+		}
+	}
+	e, found := x.lookupWrite(key)
+	switch {
+	case !found:
+		x.W.Int(0)
+		return
+	case cond == 0:
+	case e.Type() != keyspace.TypeString:
+		x.W.Error(errWrongType)
+		return
+	case !ifHolds(cond, match, true, e.Value()):
+		x.W.Int(0)
+		return
+	}
+	x.DB.DeleteEntry(&e)
+	x.notify(notifyGeneric, "del", key)
+	x.dirty++
+	x.W.Int(1)
+	if x.propagating() {
+		x.propagateDel(key, x.s.cfg.LazyFreeLazyUserDel())
+	}
 }
 
 // existsCommand counts existing keys without touching them, as Redis does.

@@ -1,8 +1,11 @@
 package server
 
 import (
+	"bytes"
 	"math"
 	"strconv"
+
+	"github.com/zeebo/xxh3"
 
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
@@ -31,6 +34,7 @@ func init() {
 	bind("getrange", getrangeCommand)
 	bind("substr", getrangeCommand)
 	bind("setrange", setrangeCommand)
+	bind("digest", digestCommand)
 }
 
 // getString looks key up for reading as a string. It replies WRONGTYPE and
@@ -74,7 +78,12 @@ const (
 	optPX
 	optEXAT
 	optPXAT
+	optIfEq // Redis 8.4's compare-and-set conditions
+	optIfNe
+	optIfDeq
+	optIfDne
 	optExpire = optEX | optPX | optEXAT | optPXAT
+	optIf     = optIfEq | optIfNe | optIfDeq | optIfDne
 )
 
 // stringOptions are the parsed options of SET or GETEX.
@@ -83,6 +92,7 @@ type stringOptions struct {
 	expire   []byte // the argument of the expire option
 	unitMs   int64  // 1000 for EX and EXAT
 	absolute bool   // EXAT, PXAT
+	match    []byte // the value or digest an IF condition compares with
 }
 
 // parseStringOptions parses SET's (set) or GETEX's options from x.Args[from:]
@@ -99,9 +109,17 @@ func (x *Ctx) parseStringOptions(from int, set bool) (stringOptions, bool) {
 		var allowed bool
 		switch {
 		case cArgIs(opt, "nx"):
-			flag, allowed = optNX, set && o.flags&optXX == 0
+			flag, allowed = optNX, set && o.flags&(optXX|optIf) == 0
 		case cArgIs(opt, "xx"):
-			flag, allowed = optXX, set && o.flags&optNX == 0
+			flag, allowed = optXX, set && o.flags&(optNX|optIf) == 0
+		case cArgIs(opt, "ifeq"):
+			flag = optIfEq
+		case cArgIs(opt, "ifne"):
+			flag = optIfNe
+		case cArgIs(opt, "ifdeq"):
+			flag = optIfDeq
+		case cArgIs(opt, "ifdne"):
+			flag = optIfDne
 		case cArgIs(opt, "get"):
 			flag, allowed = optGet, set
 		case cArgIs(opt, "keepttl"):
@@ -121,6 +139,10 @@ func (x *Ctx) parseStringOptions(from int, set bool) (stringOptions, bool) {
 			// The same expire option may repeat; any other one conflicts.
 			allowed = hasNext && o.flags&(optKeepTTL|optPersist|optExpire&^flag) == 0
 		}
+		if flag&optIf != 0 {
+			// So may the same condition; it excludes NX, XX and the others.
+			allowed = set && hasNext && o.flags&(optNX|optXX|optIf&^flag) == 0
+		}
 		if !allowed {
 			x.W.Error(errSyntax)
 			return o, false
@@ -134,8 +156,53 @@ func (x *Ctx) parseStringOptions(from int, set bool) (stringOptions, bool) {
 				o.unitMs = 1000
 			}
 		}
+		if flag&optIf != 0 {
+			i++
+			o.match = x.Args[i]
+			if flag&(optIfDeq|optIfDne) != 0 && len(o.match) != digestLen {
+				x.W.Error(errDigestLen)
+				return o, false
+			}
+		}
 	}
 	return o, true
+}
+
+// digestLen is the length of a DIGEST reply: XXH3's 64 bits in hex.
+const digestLen = 16
+
+// errDigestLen refuses an IFDEQ or IFDNE digest that is not 16 characters
+// long (redis/redis#14502).
+const errDigestLen = "ERR must be exactly 16 hexadecimal characters"
+
+// appendDigest appends the digest of a string value as DIGEST gives it: the
+// value's XXH3 64-bit hash as 16 lower-case hex digits, leading zeros kept
+// (https://redis.io/docs/latest/commands/digest/).
+func appendDigest(dst, value []byte) []byte {
+	const hexDigits = "0123456789abcdef"
+	h := xxh3.Hash(value)
+	for shift := 60; shift >= 0; shift -= 4 {
+		dst = append(dst, hexDigits[h>>uint(shift)&0xf])
+	}
+	return dst
+}
+
+// ifHolds reports whether the IF condition of o (flags and match) holds for
+// the string value v of a key, found or not: IFEQ and IFDEQ need the key,
+// IFNE and IFDNE hold when it is missing; digests compare case-insensitively
+// (https://redis.io/docs/latest/commands/set/, redis/redis#14502).
+func ifHolds(flags int, match []byte, found bool, v []byte) bool {
+	var buf [digestLen]byte
+	switch {
+	case flags&optIfEq != 0:
+		return found && bytes.Equal(v, match)
+	case flags&optIfNe != 0:
+		return !found || !bytes.Equal(v, match)
+	case flags&optIfDeq != 0:
+		return found && bytes.EqualFold(appendDigest(buf[:0], v), match)
+	default: // IFDNE
+		return !found || !bytes.EqualFold(appendDigest(buf[:0], v), match)
+	}
 }
 
 // expireTime turns an expire argument into an absolute Unix ms time, replying
@@ -179,18 +246,23 @@ func setCommand(x *Ctx) {
 	get := o.flags&optGet != 0
 	key, value := x.Args[1], x.Args[2]
 	e, found := x.lookupWrite(key)
+	if (get || o.flags&optIf != 0) && found && e.Type() != keyspace.TypeString {
+		x.W.Error(errWrongType)
+		return
+	}
 	if get {
-		switch {
-		case found && e.Type() != keyspace.TypeString:
-			x.W.Error(errWrongType)
-			return
-		case found:
+		if found {
 			x.W.Bulk(e.Value()) // written before the value is replaced
-		default:
+		} else {
 			x.W.Null()
 		}
 	}
-	if (o.flags&optNX != 0 && found) || (o.flags&optXX != 0 && !found) {
+	var old []byte
+	if found {
+		old = e.Value()
+	}
+	if (o.flags&optNX != 0 && found) || (o.flags&optXX != 0 && !found) ||
+		(o.flags&optIf != 0 && !ifHolds(o.flags, o.match, found, old)) {
 		if !get {
 			x.W.Null()
 		}
@@ -211,17 +283,37 @@ func setCommand(x *Ctx) {
 		return
 	}
 	// As Redis 7.0: with an expire time, SET key value PXAT <ms> and no other
-	// option; without, as sent less any GET.
+	// option; without, as sent less any GET and IF condition (it held).
 	if o.flags&optExpire != 0 {
 		x.propagateAs(argSET, key, value, argPXAT, intArg(expireAt))
-	} else if get {
+	} else if get || o.flags&optIf != 0 {
 		argv := make([][]byte, 0, len(x.Args)-1)
-		for i, a := range x.Args {
-			if i < 3 || !cArgIs(a, "get") {
-				argv = append(argv, a)
+		for i := 0; i < len(x.Args); i++ {
+			a := x.Args[i]
+			switch {
+			case i < 3:
+			case cArgIs(a, "get"):
+				continue
+			case cArgIs(a, "ifeq"), cArgIs(a, "ifne"), cArgIs(a, "ifdeq"), cArgIs(a, "ifdne"):
+				i++
+				continue
 			}
+			argv = append(argv, a)
 		}
 		x.propagateAs(argv...)
+	}
+}
+
+// digestCommand is DIGEST (Redis 8.4): the hash digest of a string value.
+func digestCommand(x *Ctx) {
+	e, found, ok := x.getString(x.Args[1])
+	switch {
+	case !ok:
+	case !found:
+		x.W.Null()
+	default:
+		var buf [digestLen]byte
+		x.W.Bulk(appendDigest(buf[:0], e.Value()))
 	}
 }
 

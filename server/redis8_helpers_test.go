@@ -1,11 +1,13 @@
 package server_test
 
 import (
+	"fmt"
 	"os"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/keyhive/keyhive/cmdspec"
 	"github.com/keyhive/keyhive/internal/difftest"
 )
 
@@ -43,11 +45,14 @@ func skipOnRedisTarget(t *testing.T) {
 // arguments the redis.io pages add (8.x's).
 var newerInterface = map[string]bool{
 	"zrank": true, "zrevrank": true, // 7.2: WITHSCORE
+	"set": true, // 8.4: IF conditions
 }
 
 // newerArgs are the tokens the 8.x pages add to a command 7.4.1 has, with the
 // page: COMMAND DOCS must list them, and otherwise equal 7.4.1's.
-var newerArgs = map[string][]string{}
+var newerArgs = map[string][]string{
+	"set": {"IFEQ", "IFNE", "IFDEQ", "IFDNE"}, // https://redis.io/docs/latest/commands/set/
+}
 
 var displayText = regexp.MustCompile(`display_text=\$"[^"]*"0 `)
 
@@ -60,12 +65,20 @@ func TestNewerCommandInterfaces(t *testing.T) {
 	for _, proto := range []int{2, 3} {
 		proto74(p, proto)
 		for name := range newerInterface {
-			p.Do("COMMAND", "INFO", name)
-			r := docEntries(p.Redis().Do("COMMAND", "DOCS", name))[name]
-			k := docEntries(p.Keyhive().Do("COMMAND", "DOCS", name))[name]
+			r, k := p.Redis().Do("COMMAND", "INFO", name).Elems[0], p.Keyhive().Do("COMMAND", "INFO", name).Elems[0]
+			for i := range 8 {
+				if canon(r.Elems[i], nil) != canon(k.Elems[i], nil) {
+					t.Errorf("RESP%d %s field %d: keyhive %s, redis %s", proto, name, i, k.Elems[i], r.Elems[i])
+				}
+			}
+			if rs, ks := keySpecsCanon(r.Elems[8]), keySpecsCanon(k.Elems[8]); rs != ks {
+				t.Errorf("RESP%d %s key specs:\nkeyhive %s\nredis   %s", proto, name, ks, rs)
+			}
+			rd := docEntries(p.Redis().Do("COMMAND", "DOCS", name))[name]
+			kd := docEntries(p.Keyhive().Do("COMMAND", "DOCS", name))[name]
 			// 7.2 added display_text to every argument; Keyhive's DOCS are 7.0's.
-			ra := displayText.ReplaceAllString(argsCanon(r["arguments"]), "")
-			ka := argsCanon(k["arguments"])
+			ra := displayText.ReplaceAllString(argsCanon(rd["arguments"]), "")
+			ka := argsCanon(kd["arguments"])
 			if extra, ok := newerArgs[name]; ok {
 				for _, tok := range extra {
 					if !strings.Contains(ka, `token=$"`+tok+`"`) {
@@ -79,4 +92,16 @@ func TestNewerCommandInterfaces(t *testing.T) {
 			}
 		}
 	}
+}
+
+// sinceAfter70 reports whether Keyhive's command (or "parent|sub") is newer
+// than Redis 7.0, so a 7.0.15 oracle lacks it.
+func sinceAfter70(name string) bool {
+	s := cmdspec.Lookup(name)
+	if s == nil {
+		return false
+	}
+	var major, minor int
+	fmt.Sscanf(s.Since, "%d.%d", &major, &minor)
+	return major > 7 || major == 7 && minor > 0
 }
