@@ -24,6 +24,7 @@ func init() {
 	bind("mget", mgetCommand)
 	bind("mset", msetCommand)
 	bind("msetnx", msetnxCommand)
+	bind("msetex", msetexCommand)
 	bind("append", appendCommand)
 	bind("strlen", strlenCommand)
 	bind("incr", func(x *Ctx) { incrBy(x, 1) })
@@ -468,6 +469,66 @@ func (x *Ctx) setPairs() {
 	for i := 1; i < len(x.Args); i += 2 {
 		x.setString(x.Args[i], x.Args[i+1], 0)
 		x.notify(notifyString, "set", x.Args[i])
+	}
+}
+
+// msetexCommand is MSETEX (Redis 8.4): MSET of numkeys pairs with SET's NX
+// or XX (all keys missing, or all present) and one expiry for all
+// (https://redis.io/docs/latest/commands/msetex/); 1 when it set them.
+func msetexCommand(x *Ctx) {
+	numkeys, ok := strnum.ParseInt(x.Args[1])
+	switch {
+	case !ok:
+		x.W.Error(errNotInt)
+		return
+	case numkeys <= 0:
+		x.W.Error("ERR numkeys should be greater than 0")
+		return
+	case numkeys > int64(len(x.Args)-2)/2:
+		x.W.Error("ERR Number of keys can't be greater than number of args")
+		return
+	}
+	optsAt := 2 + 2*int(numkeys)
+	o, ok := x.parseStringOptions(optsAt, true)
+	if !ok {
+		return
+	}
+	if o.flags&(optGet|optIf) != 0 {
+		x.W.Error(errSyntax)
+		return
+	}
+	var expireAt int64
+	if o.flags&optExpire != 0 {
+		if expireAt, ok = x.expireTime(o.expire, o.unitMs, o.absolute); !ok {
+			return
+		}
+	}
+	if o.flags&(optNX|optXX) != 0 {
+		for i := 2; i < optsAt; i += 2 {
+			if _, found := x.lookupWrite(x.Args[i]); found != (o.flags&optXX != 0) {
+				x.W.Int(0)
+				return
+			}
+		}
+	}
+	for i := 2; i < optsAt; i += 2 {
+		key := x.Args[i]
+		e, found := x.lookupWrite(key)
+		keep := expireAt
+		if o.flags&optKeepTTL != 0 && found {
+			keep = e.ExpireAt()
+		}
+		x.putString(&e, key, x.Args[i+1], keep)
+		x.notify(notifyString, "set", key)
+		if o.flags&optExpire != 0 {
+			x.notify(notifyGeneric, "expire", key)
+		}
+	}
+	x.W.Int(1)
+	if o.flags&optExpire != 0 && x.propagating() {
+		// An absolute time, so a replay sets the same one.
+		argv := append(append([][]byte{}, x.Args[:optsAt]...), argPXAT, intArg(expireAt))
+		x.propagateAs(argv...)
 	}
 }
 

@@ -1083,4 +1083,59 @@ func TestCompareAndSetDispatch(t *testing.T) {
 	docCase(t, p, ":1\r\n", "DELEX", "w1")
 	docCase(t, p, "$-1\r\n", "DIGEST", "r1")
 	docCase(t, p, "-NOPERM this user has no permissions to access one of the keys used as arguments\r\n", "DELEX", "r1")
+	// MSETEX's second key is checked too (redis/redis#14659).
+	docCase(t, p, "-NOPERM this user has no permissions to access one of the keys used as arguments\r\n", "MSETEX", "2", "w1", "v", "r1", "v")
+	docCase(t, p, ":1\r\n", "MSETEX", "2", "w1", "v", "w2", "v", "EX", "10")
+}
+
+// TestMSetEx: MSETEX (Redis 8.4), as https://redis.io/docs/latest/commands/msetex/
+// documents it: 1 when every key was set, 0 when NX or XX refused them all;
+// one expiry for every key, KEEPTTL keeping each key's own.
+func TestMSetEx(t *testing.T) {
+	skipOnRedisTarget(t)
+	p := difftest.Start(t)
+	for _, proto := range []int{2, 3} {
+		p.Proto(proto)
+		null := "$-1\r\n"
+		if proto == 3 {
+			null = "_\r\n"
+		}
+		docCase(t, p, ":1\r\n", "MSETEX", "2", "a", "1", "b", "2")
+		docCase(t, p, "*3\r\n$1\r\n1\r\n$1\r\n2\r\n"+null, "MGET", "a", "b", "c")
+		docCase(t, p, ":-1\r\n", "TTL", "a")
+		docCase(t, p, ":0\r\n", "MSETEX", "2", "a", "x", "c", "3", "NX")
+		docCase(t, p, ":-2\r\n", "TTL", "c")
+		docCase(t, p, ":1\r\n", "MSETEX", "2", "c", "3", "d", "4", "NX", "EX", "100")
+		docCase(t, p, ":100\r\n", "TTL", "d")
+		docCase(t, p, ":0\r\n", "MSETEX", "2", "a", "x", "e", "5", "XX")
+		docCase(t, p, ":1\r\n", "MSETEX", "3", "a", "x", "b", "y", "c", "z", "XX", "KEEPTTL")
+		docCase(t, p, ":100\r\n", "TTL", "c")
+		docCase(t, p, ":-1\r\n", "TTL", "a")
+		docCase(t, p, ":1\r\n", "MSETEX", "1", "c", "w") // no expiry option: the TTL goes, as MSET
+		docCase(t, p, ":-1\r\n", "TTL", "c")
+		docCase(t, p, ":1\r\n", "MSETEX", "2", "a", "1", "b", "2", "PX", "5000000")
+		docCase(t, p, ":5000\r\n", "TTL", "b")
+		docCase(t, p, ":1\r\n", "MSETEX", "1", "a", "1", "EXAT", "99999999999")
+		docCase(t, p, ":99999999999\r\n", "EXPIRETIME", "a")
+		docCase(t, p, ":1\r\n", "MSETEX", "1", "a", "1", "PXAT", "99999999999000")
+		docCase(t, p, ":99999999999\r\n", "EXPIRETIME", "a")
+		p.Keyhive().Do("LPUSH", "list", "x")
+		docCase(t, p, ":1\r\n", "MSETEX", "1", "list", "s") // overwrites any type, as MSET
+		docCase(t, p, "$1\r\ns\r\n", "GET", "list")
+		for _, bad := range [][]any{
+			{"MSETEX", "1", "a", "1", "NX", "XX"}, {"MSETEX", "1", "a", "1", "EX", "1", "PX", "1"},
+			{"MSETEX", "1", "a", "1", "GET"}, {"MSETEX", "1", "a", "1", "IFEQ", "1"}, {"MSETEX", "1", "a", "1", "b"},
+			{"MSETEX", "1", "a", "1", "EX"},
+		} {
+			docCase(t, p, "-ERR syntax error\r\n", bad...)
+		}
+		docCase(t, p, "-ERR value is not an integer or out of range\r\n", "MSETEX", "x", "a", "1")
+		docCase(t, p, "-ERR numkeys should be greater than 0\r\n", "MSETEX", "0", "a", "1")
+		docCase(t, p, "-ERR Number of keys can't be greater than number of args\r\n", "MSETEX", "2", "a", "1", "b")
+		docCase(t, p, "-ERR invalid expire time in 'msetex' command\r\n", "MSETEX", "1", "a", "1", "EX", "0")
+		docCase(t, p, "-ERR wrong number of arguments for 'msetex' command\r\n", "MSETEX", "1", "a")
+		// Every key is found for locks and ACL: key value pairs, step 2 (redis/redis#14659).
+		docCase(t, p, "*3\r\n$1\r\na\r\n$1\r\nc\r\n$1\r\ne\r\n", "COMMAND", "GETKEYS", "MSETEX", "3", "a", "b", "c", "d", "e", "f", "NX")
+		p.Keyhive().Do("FLUSHALL")
+	}
 }
