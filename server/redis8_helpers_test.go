@@ -45,13 +45,15 @@ func skipOnRedisTarget(t *testing.T) {
 // arguments the redis.io pages add (8.x's).
 var newerInterface = map[string]bool{
 	"zrank": true, "zrevrank": true, // 7.2: WITHSCORE
-	"set": true, // 8.4: IF conditions
+	"set":   true, // 8.4: IF conditions
+	"bitop": true, // 8.2: DIFF, DIFF1, ANDOR, ONE
 }
 
 // newerArgs are the tokens the 8.x pages add to a command 7.4.1 has, with the
 // page: COMMAND DOCS must list them, and otherwise equal 7.4.1's.
 var newerArgs = map[string][]string{
-	"set": {"IFEQ", "IFNE", "IFDEQ", "IFDNE"}, // https://redis.io/docs/latest/commands/set/
+	"set":   {"IFEQ", "IFNE", "IFDEQ", "IFDNE"}, // https://redis.io/docs/latest/commands/set/
+	"bitop": {"DIFF", "DIFF1", "ANDOR", "ONE"},  // https://redis.io/docs/latest/commands/bitop/
 }
 
 var displayText = regexp.MustCompile(`display_text=\$"[^"]*"0 `)
