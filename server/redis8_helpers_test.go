@@ -107,3 +107,21 @@ func sinceAfter70(name string) bool {
 	fmt.Sscanf(s.Since, "%d.%d", &major, &minor)
 	return major > 7 || major == 7 && minor > 0
 }
+
+// newerThan70Rules are ACL rules that deny every command newer than Redis
+// 7.0 (and every subcommand of one, as "-name|sub").
+func newerThan70Rules() []any {
+	var rules []any
+	for _, c := range cmdspec.Commands() {
+		if sinceAfter70(c.Name) {
+			rules = append(rules, "-"+c.Name)
+			continue
+		}
+		for _, sub := range c.Subcommands {
+			if sinceAfter70(sub.FullName) {
+				rules = append(rules, "-"+sub.FullName)
+			}
+		}
+	}
+	return rules
+}
