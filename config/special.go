@@ -225,6 +225,8 @@ const (
 	EventModule                              // d
 	EventNew                                 // n: new key (not part of A)
 	EventKeyMiss                             // m: key miss (not part of A)
+	EventOverwritten                         // o: value replaced whole (Redis 8.2, not part of A)
+	EventTypeChanged                         // c: type changed by an overwrite (Redis 8.2, not part of A)
 
 	// EventAll is what 'A' stands for.
 	EventAll = EventGeneric | EventString | EventList | EventSet | EventHash |
@@ -239,6 +241,7 @@ var eventChars = []struct {
 	{'g', EventGeneric}, {'$', EventString}, {'l', EventList}, {'s', EventSet},
 	{'h', EventHash}, {'z', EventZset}, {'x', EventExpired}, {'e', EventEvicted},
 	{'t', EventStream}, {'d', EventModule}, {'n', EventNew},
+	{'o', EventOverwritten}, {'c', EventTypeChanged},
 }
 
 func parseKeyspaceEvents(s string) (KeyspaceEvents, bool) {

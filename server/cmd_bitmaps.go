@@ -400,7 +400,8 @@ func bitopCommand(x *Ctx) {
 	}
 	// The result is computed into the destination's new value: PutSized
 	// leaves the old one (which may be a source) readable until the unlock.
-	dst, _ := x.lookupWrite(dest) // expired first, as Redis's setKey does
+	dst, replaced := x.lookupWrite(dest) // expired first, as Redis's setKey does
+	was := dst.Type()
 	res := x.DB.PutSized(&dst, dest, keyspace.TypeString, keyspace.EncRaw, maxLen, 0, x.Now)
 	copy(res, srcs[0])
 	switch op {
@@ -465,6 +466,9 @@ func bitopCommand(x *Ctx) {
 			}
 			res[i] = once &^ twice
 		}
+	}
+	if replaced {
+		x.overwrote(dest, was, keyspace.TypeString)
 	}
 	x.notify(notifyString, "set", dest)
 	x.dirty++

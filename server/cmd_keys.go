@@ -155,7 +155,9 @@ func renameCommand(x *Ctx, nx bool) {
 		}
 		return
 	}
-	if _, exists := x.lookupWrite(dst); exists {
+	de, exists := x.lookupWrite(dst)
+	was := de.Type()
+	if exists {
 		if nx {
 			x.W.Int(0)
 			return
@@ -166,10 +168,14 @@ func renameCommand(x *Ctx, nx bool) {
 	// Lookups above may have removed expired keys; look src up again (without
 	// touching it twice) so its view is current, then copy before deleting it.
 	e, _ = x.DB.Lookup(src, x.Now, false)
+	typ := e.Type()
 	x.moveEntry(x.DB, dst, &e)
 	x.DB.Delete(src)
 	x.notify(notifyGeneric, "rename_from", src)
 	x.notify(notifyGeneric, "rename_to", dst)
+	if exists {
+		x.overwrote(dst, was, typ)
+	}
 	x.dirty++
 	if nx {
 		x.W.Int(1)
@@ -207,7 +213,9 @@ func copyCommand(x *Ctx) {
 		x.W.Int(0)
 		return
 	}
-	if _, exists := target.Lookup(dst, x.Now, x.touch()); exists {
+	de, exists := target.Lookup(dst, x.Now, x.touch())
+	was := de.Type()
+	if exists {
 		if !replace {
 			x.W.Int(0)
 			return
@@ -217,8 +225,12 @@ func copyCommand(x *Ctx) {
 		e, _ = x.DB.Lookup(src, x.Now, false)
 	}
 	// The copy is a new object: it gets a fresh access clock.
+	typ := e.Type()
 	target.SetFrom(dst, &e, true, x.Now)
 	x.s.notifyIn(x.c, notifyGeneric, "copy_to", dst, target.ID())
+	if exists {
+		x.overwroteIn(target.ID(), dst, was, typ)
+	}
 	x.dirty++
 	x.W.Int(1)
 }

@@ -39,7 +39,8 @@ var argSREM = []byte("SREM")
 // (sinterstore, sunionstore, sdiffstore).
 func (x *Ctx) storeSet(s *values.SetEdit, key []byte) {
 	e, found := x.lookupWrite(key)
-	if x.stored(s.StoreAt(&e, found, key), x.cmd.Name) {
+	was := e.Type()
+	if x.stored(s.StoreAt(&e, found, key), x.cmd.Name, found, was) {
 		x.dirty++
 	}
 	x.W.Int(int64(s.Len()))

@@ -44,10 +44,15 @@ func (x *Ctx) getString(key []byte) (e keyspace.Entry, found, ok bool) {
 	return x.readTyped(key, keyspace.TypeString)
 }
 
-// setString stores a string value from a client argument, dropping any TTL.
+// setString stores a string value from a client argument over whatever key
+// held (dropping any TTL), as Redis's setKey: an overwrite is notified.
 func (x *Ctx) setString(key, value []byte, expireAt int64) {
-	x.DB.Set(key, keyspace.TypeString, values.StringEncoding(value), value, expireAt, x.Now)
-	x.dirty++
+	e, found := x.lookupWrite(key)
+	was := e.Type()
+	x.putString(&e, key, value, expireAt)
+	if found {
+		x.overwrote(key, was, keyspace.TypeString)
+	}
 }
 
 // putString is setString where a lookup of key already left e (found or a
@@ -272,7 +277,11 @@ func setCommand(x *Ctx) {
 	if o.flags&optKeepTTL != 0 && found {
 		expireAt = e.ExpireAt()
 	}
+	was := e.Type()
 	x.putString(&e, key, value, expireAt)
+	if found {
+		x.overwrote(key, was, keyspace.TypeString)
+	}
 	x.notify(notifyString, "set", key)
 	if o.flags&optExpire != 0 {
 		x.notify(notifyGeneric, "expire", key)
@@ -354,6 +363,9 @@ func getsetCommand(x *Ctx) {
 		x.W.Null()
 	}
 	x.putString(&e, x.Args[1], x.Args[2], 0)
+	if found {
+		x.overwrote(x.Args[1], keyspace.TypeString, keyspace.TypeString)
+	}
 	x.notify(notifyString, "set", x.Args[1])
 	x.propagateAs(argSET, x.Args[1], x.Args[2])
 }
@@ -518,7 +530,11 @@ func msetexCommand(x *Ctx) {
 		if o.flags&optKeepTTL != 0 && found {
 			keep = e.ExpireAt()
 		}
+		was := e.Type()
 		x.putString(&e, key, x.Args[i+1], keep)
+		if found {
+			x.overwrote(key, was, keyspace.TypeString)
+		}
 		x.notify(notifyString, "set", key)
 		if o.flags&optExpire != 0 {
 			x.notify(notifyGeneric, "expire", key)

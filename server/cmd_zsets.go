@@ -595,7 +595,8 @@ func zrangeCommand(x *Ctx, kind rangeKind, dir direction, store bool) {
 // for GEORADIUS's STORE.
 func (x *Ctx) storeZSet(key []byte, o *values.ZSetObject, event string) int {
 	e, found := x.lookupWrite(key)
-	if x.stored(values.StoreZSet(x.env(), &e, found, key, o), event) {
+	was := e.Type()
+	if x.stored(values.StoreZSet(x.env(), &e, found, key, o), event, found, was) {
 		x.dirty++
 	}
 	return o.Len()
