@@ -211,26 +211,30 @@ func strtoll(s string) int64 {
 type KeyspaceEvents uint32
 
 const (
-	EventKeyspace    KeyspaceEvents = 1 << iota // K: __keyspace@<db>__ channel
-	EventKeyevent                               // E: __keyevent@<db>__ channel
-	EventGeneric                                // g: DEL, EXPIRE, RENAME, ...
-	EventString                                 // $
-	EventList                                   // l
-	EventSet                                    // s
-	EventHash                                   // h
-	EventZset                                   // z
-	EventExpired                                // x
-	EventEvicted                                // e
-	EventStream                                 // t
-	EventModule                                 // d
-	EventNew                                    // n: new key (not part of A)
-	EventKeyMiss                                // m: key miss (not part of A)
-	EventOverwritten                            // o: value replaced whole (Redis 8.2, not part of A)
-	EventTypeChanged                            // c: type changed by an overwrite (Redis 8.2, not part of A)
+	EventKeyspace KeyspaceEvents = 1 << iota // K: __keyspace@<db>__ channel
+	EventKeyevent                            // E: __keyevent@<db>__ channel
+	EventGeneric                             // g: DEL, EXPIRE, RENAME, ...
+	EventString                              // $
+	EventList                                // l
+	EventSet                                 // s
+	EventHash                                // h
+	EventZset                                // z
+	EventExpired                             // x
+	EventEvicted                             // e
+	EventStream                              // t
+	EventModule                              // d
+	EventNew                                 // n: new key (not part of A)
+	EventKeyMiss                             // m: key miss (not part of A)
 
 	// EventAll is what 'A' stands for.
 	EventAll = EventGeneric | EventString | EventList | EventSet | EventHash |
 		EventZset | EventExpired | EventEvicted | EventStream | EventModule
+)
+
+// Redis 8.2's classes, not part of A either.
+const (
+	EventOverwritten = EventKeyMiss << (iota + 1) // o: a value replaced whole
+	EventTypeChanged                              // c: a type changed by an overwrite
 )
 
 // Order in which CONFIG GET lists the classes when 'A' does not apply.
