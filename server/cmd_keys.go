@@ -502,7 +502,7 @@ func (s *Server) sharedIntegerPolicy() string {
 // isSharedInteger reports whether Redis would store e's value as one of its
 // shared integers under policy (see sharedIntegerPolicy).
 func isSharedInteger(e *keyspace.Entry, policy string) bool {
-	if e.Encoding() != keyspace.EncInt || strings.Contains(policy, "lru") || strings.Contains(policy, "lfu") {
+	if e.Encoding() != keyspace.EncInt || strings.Contains(policy, "lru") || strings.Contains(policy, "lfu") || strings.Contains(policy, "lrm") {
 		return false
 	}
 	v, _ := strnum.ParseInt(e.Value())

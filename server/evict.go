@@ -41,6 +41,9 @@ type evictState struct {
 	limit    atomic.Int64 // maxmemory, 0 for none: the one check per command
 	policy   atomic.Uint32
 	volatile atomic.Bool
+	// lrm is Redis 8.6's least-recently-modified eviction: the keys' access
+	// clocks are the LRU clock of their last write, reads leave them alone.
+	lrm atomic.Bool
 	evicted  atomic.Int64 // INFO stats evicted_keys
 
 	runtimeMem   atomic.Int64 // Go runtime memory at the last reading
@@ -68,8 +71,10 @@ func (s *Server) watchMaxMemory() {
 			p, scope = scope, p
 		}
 		e.volatile.Store(p == "volatile")
+		e.lrm.Store(scope == "lrm")
 		e.policy.Store(uint32(map[string]keyspace.EvictPolicy{
 			"lru": keyspace.EvictLRU, "lfu": keyspace.EvictLFU, "random": keyspace.EvictRandom, "ttl": keyspace.EvictTTL,
+			"lrm": keyspace.EvictLRU, // by the write-only clocks
 		}[scope]))
 	}
 	sync()
