@@ -43,8 +43,8 @@ type evictState struct {
 	volatile atomic.Bool
 	// lrm is Redis 8.6's least-recently-modified eviction: the keys' access
 	// clocks are the LRU clock of their last write, reads leave them alone.
-	lrm atomic.Bool
-	evicted  atomic.Int64 // INFO stats evicted_keys
+	lrm     atomic.Bool
+	evicted atomic.Int64 // INFO stats evicted_keys
 
 	runtimeMem   atomic.Int64 // Go runtime memory at the last reading
 	runtimeMemAt atomic.Int64 // monotonic ns of that reading
