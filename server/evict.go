@@ -41,10 +41,7 @@ type evictState struct {
 	limit    atomic.Int64 // maxmemory, 0 for none: the one check per command
 	policy   atomic.Uint32
 	volatile atomic.Bool
-	// lrm is Redis 8.6's least-recently-modified eviction: the keys' access
-	// clocks are the LRU clock of their last write, reads leave them alone.
-	lrm     atomic.Bool
-	evicted atomic.Int64 // INFO stats evicted_keys
+	evicted  atomic.Int64 // INFO stats evicted_keys
 
 	runtimeMem   atomic.Int64 // Go runtime memory at the last reading
 	runtimeMemAt atomic.Int64 // monotonic ns of that reading
@@ -56,6 +53,10 @@ type evictState struct {
 	onEvict    func(db int, key []byte)
 	by         *Client // whose command the evictions run before, under mu
 	background atomic.Bool
+
+	// lrm is Redis 8.6's least-recently-modified eviction: the keys' access
+	// clocks are the LRU clock of their last write, reads leave them alone.
+	lrm atomic.Bool
 }
 
 // watchMaxMemory keeps the eviction settings in step with the configuration.
