@@ -188,6 +188,7 @@ func (c *Client) call(cmd *Command, args [][]byte, from caller) {
 	}
 
 	x.locks.Reset()
+	keys := x.keyBuf[:0] // the command's keys, when it names them
 	switch {
 	case cmd == cmdExec:
 		c.multi.lockSet(x, c)
@@ -202,6 +203,7 @@ func (c *Client) call(cmd *Command, args [][]byte, from caller) {
 		for _, k := range x.keyBuf {
 			x.locks.Add(k)
 		}
+		keys = x.keyBuf
 	}
 	db := s.ks.Lock(int(c.db.Load()), &x.locks)
 	x.DB = db
@@ -222,6 +224,7 @@ func (c *Client) call(cmd *Command, args [][]byte, from caller) {
 		s.feedMonitors(c, c, cmd, args)
 	}
 	failed := len(c.out.B) > mark && c.out.B[mark] == '-'
+	replyBytes := len(c.out.B) - mark
 	if c.ps.queued && c.reply == replyOn {
 		// Queued before the keys are unlocked, so an invalidation of a key
 		// this command read cannot overtake its reply.
@@ -233,6 +236,9 @@ func (c *Client) call(cmd *Command, args [][]byte, from caller) {
 	}
 	c.mono = monoNow()
 	s.recordCall(c, cmd, args, c.mono-start, x.Now, failed)
+	if s.hotkeys.active.Load() {
+		s.hotkeyRecord(keys, args, c.mono-start, replyBytes, x.Now)
+	}
 	if x.dirty > 0 && s.blocking.unlogged.Load() > 0 {
 		s.logServed(x.Now)
 	}

@@ -39,6 +39,8 @@
 //   - tracking.go: client-side caching; notify.go: keyspace notifications.
 //   - pubsub.go: the Pub/Sub registry and delivery; monitor.go: MONITOR.
 //   - slowlog.go, stats.go, rusage.go: the slow log, INFO's counters.
+//   - hotkeys.go: HOTKEYS, a tracking session charging each command's CPU
+//     time and bytes to its keys, kept in top-K sketches.
 //   - evict.go, memrelease.go: maxmemory and eviction; giving memory back.
 //   - scan.go: SCAN-style cursors over collections.
 package server

@@ -64,6 +64,7 @@ type Server struct {
 	activeExpireEnabled atomic.Bool
 	peakMemory          atomic.Int64
 	evict               evictState
+	hotkeys             hotkeys // HOTKEYS' tracking session (hotkeys.go)
 	memRelease          memRelease
 	startupMemory       int64        // used memory when Start began (INFO used_memory_startup)
 	mappedBufs          atomic.Int64 // bytes of client buffers mapped outside the Go heap (client.go)
