@@ -377,6 +377,13 @@ func infoCommand(x *Ctx) {
 		b.WriteString("# " + sec.header + "\r\n")
 		x.s.writeInfoSection(&b, sec.name)
 	}
+	if want["hotkeys"] { // Redis 8.6's, only when named: "all" stays 7.0's
+		if !first {
+			b.WriteString("\r\n")
+		}
+		b.WriteString("# Hotkeys\r\n")
+		x.s.writeHotkeysInfo(&b)
+	}
 	x.W.Verbatim("txt", b.String())
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/keyhive/keyhive/internal/strnum"
 )
@@ -32,6 +33,29 @@ type hotkeys struct {
 	active  atomic.Bool // a session is collecting: the one check per command
 	mu      sync.Mutex
 	session *hotkeySession // the current or last session; nil before START or after RESET
+	// updateNs is the time spent updating the sketches (INFO's cpu_time).
+	updateNs int64
+}
+
+// writeHotkeysInfo writes INFO's hotkeys section (Redis 8.6,
+// https://redis.io/docs/latest/commands/info/): whether a session is
+// active, its sketches' memory, the time spent updating them.
+func (s *Server) writeHotkeysInfo(b *strings.Builder) {
+	h := &s.hotkeys
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	active, mem := 0, 0
+	if t := h.session; t != nil {
+		active = boolInt(t.active)
+		for _, k := range []*topK{t.cpu, t.net} {
+			if k != nil {
+				mem += k.memory()
+			}
+		}
+	}
+	field(b, "tracking_active", active)
+	field(b, "used_memory", mem)
+	field(b, "cpu_time", h.updateNs/int64(time.Millisecond))
 }
 
 // hotkeySession is one tracking session, under hotkeys.mu.
@@ -61,6 +85,8 @@ func (s *Server) hotkeyRecord(keys, args [][]byte, elapsedNs int64, replyBytes i
 	if t == nil || !t.active || h.expired(t, nowMs) {
 		return
 	}
+	began := monoNow()
+	defer func() { h.updateNs += monoNow() - began }()
 	us := uint64(max(elapsedNs, 0) / 1000)
 	bytes := uint64(requestBytes(args) + replyBytes)
 	t.allUs += us
@@ -200,7 +226,7 @@ func hotkeysStartCommand(x *Ctx) {
 		t.net = newTopK(int(k) * 10)
 	}
 	selfRusage(&t.rusage)
-	h.session = t
+	h.session, h.updateNs = t, 0
 	h.active.Store(true)
 	x.W.OK()
 }
@@ -229,7 +255,7 @@ func hotkeysResetCommand(x *Ctx) {
 		x.W.Error("ERR hotkey tracking session in progress, stop tracking first")
 		return
 	}
-	h.session = nil
+	h.session, h.updateNs = nil, 0
 	h.active.Store(false)
 	x.W.OK()
 }
@@ -347,6 +373,15 @@ func (t *topK) add(key []byte, amount uint64) {
 	t.items[0] = topItem{string(key), t.items[0].count + amount}
 	t.index[t.items[0].key] = 0
 	t.down(0)
+}
+
+// memory estimates the sketch's bytes: its items, their keys, the index.
+func (t *topK) memory() int {
+	n := cap(t.items) * 24
+	for _, it := range t.items {
+		n += 2*len(it.key) + 48 // the key in the item and the index, a map slot
+	}
+	return n
 }
 
 func (t *topK) swap(i, j int) {

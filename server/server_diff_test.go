@@ -593,6 +593,9 @@ func TestHotkeys(t *testing.T) {
 		k.Do("MULTI")
 		k.Do("SET", "hidden", strings.Repeat("v", 100000)) // inside EXEC: not tracked
 		k.Do("EXEC")
+		if info := k.Do("INFO", "hotkeys").Str; !strings.Contains(info, "# Hotkeys\r\ntracking_active:1\r\nused_memory:") || !strings.Contains(info, "cpu_time:") {
+			t.Errorf("INFO hotkeys while tracking: %q", info)
+		}
 		docCase(t, p, "+OK\r\n", "HOTKEYS", "STOP")
 		docCase(t, p, null, "HOTKEYS", "STOP")
 		r := k.Do("HOTKEYS", "GET")
