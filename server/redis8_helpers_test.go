@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/keyhive/keyhive/cmdspec"
 	"github.com/keyhive/keyhive/internal/difftest"
@@ -124,4 +125,38 @@ func newerThan70Rules() []any {
 		}
 	}
 	return rules
+}
+
+// TestPropagationRedis8: what the 8.x writes propagate to the AOF and
+// replicas, on Keyhive alone (no oracle has them): a conditional SET as a
+// plain SET (its condition held), DELEX as DEL, MSETEX with an absolute
+// PXAT, LMOVEM as sent and a served BLMOVEM as the LMOVEM it did.
+func TestPropagationRedis8(t *testing.T) {
+	s := startKeyhiveProp(t)
+	s.collect()
+	steps := []propStep{
+		w("SET k Hello IFNE x", "SET k Hello"),
+		w("SET k v2 IFEQ Hello GET EX 100", "SET k v2 PXAT {+100000}"),
+		w("SET k v3 IFDEQ 0000000000000000"),
+		w("SET k v3 IFDNE 0000000000000000 KEEPTTL", "SET k v3 KEEPTTL"),
+		w("DELEX k IFEQ nope"),
+		w("DELEX k IFEQ v3", "DEL k"),
+		w("DELEX nokey"),
+		w("MSETEX 2 a 1 b 2 NX EX 100", "MSETEX 2 a 1 b 2 PXAT {+100000}"),
+		w("MSETEX 1 a 3 XX KEEPTTL", "MSETEX 1 a 3 XX KEEPTTL"),
+		w("MSETEX 1 c 3 XX"),
+		w("RPUSH l x y z", "RPUSH l x y z"),
+		w("LMOVEM l m LEFT RIGHT COUNT 2 BULK", "LMOVEM l m LEFT RIGHT COUNT 2 BULK"),
+		w("BLMOVEM l m LEFT RIGHT 0 EXACTLY 1 OBO", "LMOVEM l m LEFT RIGHT EXACTLY 1 OBO"),
+		w("LMOVEM nokey m LEFT RIGHT"),
+		w("BITOP ONE d a b", "BITOP ONE d a b"),
+	}
+	for _, step := range steps {
+		t0 := time.Now().UnixMilli()
+		reply := s.conn.do(t, step.cmd...)
+		t1 := time.Now().UnixMilli()
+		if err := matchPropagated(s.collect(), step.want, 0, t0, t1); err != nil {
+			t.Errorf("%q (reply %v): %v", step.cmd, reply, err)
+		}
+	}
 }
