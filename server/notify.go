@@ -35,8 +35,8 @@ const (
 
 // overwrote emits Redis 8.2's events for key, whose value of type was a
 // command replaced whole with one of type now (SET and its kin, MSET, BITOP,
-// the STORE commands, RENAME, COPY): "overwritten", then "type_changed" when
-// the types differ (redis/redis#14141).
+// the STORE commands, RENAME, COPY, RESTORE): "overwritten", then
+// "type_changed" when the types differ (redis/redis#14141).
 func (x *Ctx) overwrote(key []byte, was, now keyspace.Type) {
 	x.overwroteIn(x.DB.ID(), key, was, now)
 }

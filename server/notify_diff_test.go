@@ -382,4 +382,9 @@ func TestNotifyOverwrittenTypeChanged(t *testing.T) {
 	expect([]string{"__keyevent@0__:rename_from a", "__keyevent@0__:rename_to l", "__keyevent@0__:overwritten l", "__keyevent@0__:type_changed l"}, "RENAME", "a", "l")
 	expect([]string{"__keyevent@0__:copy_to n", "__keyevent@0__:overwritten n", "__keyevent@0__:type_changed n"}, "COPY", "l", "n", "REPLACE")
 	expect([]string{"__keyevent@0__:copy_to fresh"}, "COPY", "l", "fresh")
+	dump := k.Do("DUMP", "fresh").Str
+	expect([]string{"__keyevent@0__:restore fresh", "__keyevent@0__:overwritten fresh"}, "RESTORE", "fresh", "0", dump, "REPLACE")
+	expect([]string{"__keyevent@0__:restore n", "__keyevent@0__:overwritten n"}, "RESTORE", "n", "0", dump, "REPLACE")
+	expect([]string{"__keyevent@0__:set s"}, "SET", "s", "str")
+	expect([]string{"__keyevent@0__:restore s", "__keyevent@0__:overwritten s", "__keyevent@0__:type_changed s"}, "RESTORE", "s", "0", dump, "REPLACE")
 }
