@@ -58,44 +58,46 @@ func delCommand(x *Ctx) {
 
 // delexCommand is DELEX (Redis 8.4): DEL of one key, or, with an IFEQ,
 // IFNE, IFDEQ or IFDNE condition, of a string key whose value (or digest)
-// meets it (https://redis.io/docs/latest/commands/delex/).
+// meets it (https://redis.io/docs/latest/commands/delex/), with Redis's
+// checks in its order: the key, its type, then the condition. A deletion
+// propagates as DEL.
 func delexCommand(x *Ctx) {
-	key := x.Args[1]
-	var cond int
-	var match []byte
-	if len(x.Args) > 2 {
-		if len(x.Args) != 4 {
-			x.W.Error(errSyntax)
-			return
-		}
-		switch match = x.Args[3]; {
-		case cArgIs(x.Args[2], "ifeq"):
-			cond = optIfEq
-		case cArgIs(x.Args[2], "ifne"):
-			cond = optIfNe
-		case cArgIs(x.Args[2], "ifdeq"):
-			cond = optIfDeq
-		case cArgIs(x.Args[2], "ifdne"):
-			cond = optIfDne
-		default:
-			x.W.Error(errSyntax)
-			return
-		}
-		if cond&(optIfDeq|optIfDne) != 0 && len(match) != digestLen {
-			x.W.Error(errDigestLen)
-			return
-		}
+	if len(x.Args) == 2 {
+		delCommand(x)
+		return
 	}
-	e, found := x.lookupWrite(key)
+	if len(x.Args) != 4 {
+		x.W.Error(errArity(x.cmd.Name))
+		return
+	}
+	key, match := x.Args[1], x.Args[3]
+	e, found := x.lookupRead(key)
 	switch {
 	case !found:
 		x.W.Int(0)
 		return
-	case cond == 0:
 	case e.Type() != keyspace.TypeString:
-		x.W.Error(errWrongType)
+		x.W.Error("ERR Key should be of string type if conditions are specified")
 		return
-	case !ifHolds(cond, match, true, e.Value()):
+	}
+	var cond int
+	switch c := x.Args[2]; {
+	case cArgIs(c, "ifeq"):
+		cond = optIfEq
+	case cArgIs(c, "ifne"):
+		cond = optIfNe
+	case cArgIs(c, "ifdeq"):
+		cond = optIfDeq
+	case cArgIs(c, "ifdne"):
+		cond = optIfDne
+	default:
+		x.W.Error("ERR Invalid condition. Use IFEQ, IFNE, IFDEQ, or IFDNE")
+		return
+	}
+	if x.badDigest(cond, match) {
+		return
+	}
+	if !ifHolds(cond, match, true, e.Value()) {
 		x.W.Int(0)
 		return
 	}
@@ -103,9 +105,7 @@ func delexCommand(x *Ctx) {
 	x.notify(notifyGeneric, "del", key)
 	x.dirty++
 	x.W.Int(1)
-	if x.propagating() {
-		x.propagateDel(key, x.s.cfg.LazyFreeLazyUserDel())
-	}
+	x.propagateAs(argDEL, key)
 }
 
 // existsCommand counts existing keys without touching them, as Redis does.

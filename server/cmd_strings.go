@@ -165,10 +165,6 @@ func (x *Ctx) parseStringOptions(from int, set bool) (stringOptions, bool) {
 		if flag&optIf != 0 {
 			i++
 			o.match = x.Args[i]
-			if flag&(optIfDeq|optIfDne) != 0 && len(o.match) != digestLen {
-				x.W.Error(errDigestLen)
-				return o, false
-			}
 		}
 	}
 	return o, true
@@ -178,8 +174,18 @@ func (x *Ctx) parseStringOptions(from int, set bool) (stringOptions, bool) {
 const digestLen = 16
 
 // errDigestLen refuses an IFDEQ or IFDNE digest that is not 16 characters
-// long (redis/redis#14502).
+// long (redis/redis#14502), checked only against a key that exists, as
+// Redis does.
 const errDigestLen = "ERR must be exactly 16 hexadecimal characters"
+
+// badDigest reports (replying) an IFDEQ or IFDNE digest of the wrong length.
+func (x *Ctx) badDigest(flags int, match []byte) bool {
+	if flags&(optIfDeq|optIfDne) != 0 && len(match) != digestLen {
+		x.W.Error(errDigestLen)
+		return true
+	}
+	return false
+}
 
 // appendDigest appends the digest of a string value as DIGEST gives it: the
 // value's XXH3 64-bit hash as 16 lower-case hex digits, leading zeros kept
@@ -256,6 +262,10 @@ func setCommand(x *Ctx) {
 		x.W.Error(errWrongType)
 		return
 	}
+	// Redis checks the digest after GET's reply, answering twice; once here.
+	if found && x.badDigest(o.flags, o.match) {
+		return
+	}
 	if get {
 		if found {
 			x.W.Bulk(e.Value()) // written before the value is replaced
@@ -293,22 +303,15 @@ func setCommand(x *Ctx) {
 		return
 	}
 	// As Redis 7.0: with an expire time, SET key value PXAT <ms> and no other
-	// option; without, as sent less any GET and IF condition (it held).
+	// option; without, as sent less any GET (an IF condition stays, as in 8.4).
 	if o.flags&optExpire != 0 {
 		x.propagateAs(argSET, key, value, argPXAT, intArg(expireAt))
-	} else if get || o.flags&optIf != 0 {
+	} else if get {
 		argv := make([][]byte, 0, len(x.Args)-1)
-		for i := 0; i < len(x.Args); i++ {
-			a := x.Args[i]
-			switch {
-			case i < 3:
-			case cArgIs(a, "get"):
-				continue
-			case cArgIs(a, "ifeq"), cArgIs(a, "ifne"), cArgIs(a, "ifdeq"), cArgIs(a, "ifdne"):
-				i++
-				continue
+		for i, a := range x.Args {
+			if i < 3 || !cArgIs(a, "get") {
+				argv = append(argv, a)
 			}
-			argv = append(argv, a)
 		}
 		x.propagateAs(argv...)
 	}
@@ -490,14 +493,11 @@ func (x *Ctx) setPairs() {
 func msetexCommand(x *Ctx) {
 	numkeys, ok := strnum.ParseInt(x.Args[1])
 	switch {
-	case !ok:
-		x.W.Error(errNotInt)
-		return
-	case numkeys <= 0:
-		x.W.Error("ERR numkeys should be greater than 0")
+	case !ok || numkeys < 1 || numkeys > math.MaxInt32:
+		x.W.Error("ERR invalid numkeys value")
 		return
 	case numkeys > int64(len(x.Args)-2)/2:
-		x.W.Error("ERR Number of keys can't be greater than number of args")
+		x.W.Error("ERR wrong number of key-value pairs")
 		return
 	}
 	optsAt := 2 + 2*int(numkeys)
@@ -535,15 +535,22 @@ func msetexCommand(x *Ctx) {
 		if found {
 			x.overwrote(key, was, keyspace.TypeString)
 		}
-		x.notify(notifyString, "set", key)
-		if o.flags&optExpire != 0 {
+		if o.flags&optExpire != 0 { // Redis's order: expire, then set
 			x.notify(notifyGeneric, "expire", key)
 		}
+		x.notify(notifyString, "set", key)
 	}
 	x.W.Int(1)
-	if o.flags&optExpire != 0 && x.propagating() {
-		// An absolute time, so a replay sets the same one.
-		argv := append(append([][]byte{}, x.Args[:optsAt]...), argPXAT, intArg(expireAt))
+	if o.flags&(optEX|optPX) != 0 && x.propagating() {
+		// As Redis: the last EX or PX and its time become PXAT and the
+		// absolute time, so a replay sets the same one.
+		argv := append([][]byte{}, x.Args...)
+		for i := len(argv) - 2; i >= optsAt; i-- {
+			if cArgIs(argv[i], "ex") || cArgIs(argv[i], "px") {
+				argv[i], argv[i+1] = argPXAT, intArg(expireAt)
+				break
+			}
+		}
 		x.propagateAs(argv...)
 	}
 }

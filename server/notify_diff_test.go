@@ -369,6 +369,8 @@ func TestNotifyOverwrittenTypeChanged(t *testing.T) {
 	expect([]string{"__keyevent@0__:overwritten s", "__keyevent@0__:set s"}, "GETSET", "s", "w")
 	expect([]string{"__keyevent@0__:overwritten s", "__keyevent@0__:set s", "__keyevent@0__:set m"}, "MSET", "s", "1", "m", "2")
 	expect([]string{"__keyevent@0__:overwritten s", "__keyevent@0__:set s"}, "MSETEX", "1", "s", "x", "XX")
+	// MSETEX notifies each key's expire before its set, as Redis 8.4 does.
+	expect([]string{"__keyevent@0__:overwritten s", "__keyevent@0__:expire s", "__keyevent@0__:set s"}, "MSETEX", "1", "s", "y", "EX", "100")
 	expect([]string{"__keyevent@0__:append s"}, "APPEND", "s", "y") // an edit in place is no overwrite
 	expect([]string{"__keyevent@0__:incrby n"}, "INCR", "n")
 	// STORE commands: over a string, the type changes too.

@@ -128,21 +128,25 @@ func newerThan70Rules() []any {
 }
 
 // TestPropagationRedis8: what the 8.x writes propagate to the AOF and
-// replicas, on Keyhive alone (no oracle has them): a conditional SET as a
-// plain SET (its condition held), DELEX as DEL, MSETEX with an absolute
-// PXAT, LMOVEM as sent and a served BLMOVEM as the LMOVEM it did.
+// replicas, on Keyhive alone (no oracle has them), as Redis 8.4's code
+// rewrites them: a conditional SET as sent (less GET, an expiry as PXAT),
+// DELEX with a condition as DEL, MSETEX with its EX or PX as PXAT, LMOVEM as
+// sent and a served BLMOVEM as the LMOVEM it did.
 func TestPropagationRedis8(t *testing.T) {
 	s := startKeyhiveProp(t)
 	s.collect()
 	steps := []propStep{
-		w("SET k Hello IFNE x", "SET k Hello"),
+		w("SET k Hello IFNE x", "SET k Hello IFNE x"),
 		w("SET k v2 IFEQ Hello GET EX 100", "SET k v2 PXAT {+100000}"),
 		w("SET k v3 IFDEQ 0000000000000000"),
-		w("SET k v3 IFDNE 0000000000000000 KEEPTTL", "SET k v3 KEEPTTL"),
+		w("SET k v3 IFDNE 0000000000000000 KEEPTTL GET", "SET k v3 IFDNE 0000000000000000 KEEPTTL"),
 		w("DELEX k IFEQ nope"),
 		w("DELEX k IFEQ v3", "DEL k"),
 		w("DELEX nokey"),
-		w("MSETEX 2 a 1 b 2 NX EX 100", "MSETEX 2 a 1 b 2 PXAT {+100000}"),
+		w("SET k v", "SET k v"),
+		w("DELEX k", "DELEX k"),
+		w("MSETEX 2 a 1 b 2 NX EX 100", "MSETEX 2 a 1 b 2 NX PXAT {+100000}"),
+		w("MSETEX 1 a 1 PX 5000 XX", "MSETEX 1 a 1 PXAT {+5000} XX"),
 		w("MSETEX 1 a 3 XX KEEPTTL", "MSETEX 1 a 3 XX KEEPTTL"),
 		w("MSETEX 1 c 3 XX"),
 		w("RPUSH l x y z", "RPUSH l x y z"),

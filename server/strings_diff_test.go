@@ -997,16 +997,20 @@ func TestSetIfConditions(t *testing.T) {
 		} {
 			docCase(t, p, "-ERR syntax error\r\n", bad...)
 		}
+		// The digest's length is checked against a key that exists only.
 		docCase(t, p, "-ERR must be exactly 16 hexadecimal characters\r\n", "SET", "k", "v", "IFDEQ", "6c38adf31777")
 		docCase(t, p, "-ERR must be exactly 16 hexadecimal characters\r\n", "SET", "k", "v", "IFDNE", "00000000000000000")
-		p.Keyhive().Do("DEL", "k", "m1", "m2", "m3", "list")
+		docCase(t, p, null, "SET", "m4", "v", "IFDEQ", "short")
+		docCase(t, p, "+OK\r\n", "SET", "m4", "v", "IFDNE", "short")
+		p.Keyhive().Do("DEL", "k", "m1", "m2", "m3", "m4", "list")
 	}
 }
 
 // TestDigestAndDelex: DIGEST and DELEX (Redis 8.4), as
 // https://redis.io/docs/latest/commands/digest/ and
 // https://redis.io/docs/latest/commands/delex/ document them, with
-// redis/redis#14502's digest rules (16 digits, leading zeros, any case).
+// redis/redis#14502's digest rules (16 digits, leading zeros, any case) and
+// the error texts of Redis 8.4's delexCommand.
 func TestDigestAndDelex(t *testing.T) {
 	skipOnRedisTarget(t)
 	p := difftest.Start(t)
@@ -1049,12 +1053,15 @@ func TestDigestAndDelex(t *testing.T) {
 		docCase(t, p, ":1\r\n", "DELEX", "set")
 		docCase(t, p, ":0\r\n", "DELEX", "set")
 		p.Keyhive().Do("SADD", "set", "a")
-		docCase(t, p, "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n", "DELEX", "set", "IFEQ", "a")
+		// Redis 8.4's checks, in its order: the key, its type, the condition.
+		docCase(t, p, "-ERR Key should be of string type if conditions are specified\r\n", "DELEX", "set", "IFEQ", "a")
 		docCase(t, p, ":0\r\n", "DELEX", "nokey", "IFEQ", "a")
+		docCase(t, p, ":0\r\n", "DELEX", "nokey", "IFXX", "a")
+		docCase(t, p, ":0\r\n", "DELEX", "nokey", "IFDEQ", "abc")
 		docCase(t, p, "-ERR must be exactly 16 hexadecimal characters\r\n", "DELEX", "n", "IFDEQ", "abc")
-		docCase(t, p, "-ERR syntax error\r\n", "DELEX", "n", "IFEQ")
-		docCase(t, p, "-ERR syntax error\r\n", "DELEX", "n", "IFXX", "a")
-		docCase(t, p, "-ERR syntax error\r\n", "DELEX", "n", "IFEQ", "a", "b")
+		docCase(t, p, "-ERR Invalid condition. Use IFEQ, IFNE, IFDEQ, or IFDNE\r\n", "DELEX", "n", "IFXX", "a")
+		docCase(t, p, "-ERR wrong number of arguments for 'delex' command\r\n", "DELEX", "n", "IFEQ")
+		docCase(t, p, "-ERR wrong number of arguments for 'delex' command\r\n", "DELEX", "n", "IFEQ", "a", "b")
 		docCase(t, p, "-ERR wrong number of arguments for 'delex' command\r\n", "DELEX")
 		p.Keyhive().Do("FLUSHALL")
 	}
@@ -1129,9 +1136,10 @@ func TestMSetEx(t *testing.T) {
 		} {
 			docCase(t, p, "-ERR syntax error\r\n", bad...)
 		}
-		docCase(t, p, "-ERR value is not an integer or out of range\r\n", "MSETEX", "x", "a", "1")
-		docCase(t, p, "-ERR numkeys should be greater than 0\r\n", "MSETEX", "0", "a", "1")
-		docCase(t, p, "-ERR Number of keys can't be greater than number of args\r\n", "MSETEX", "2", "a", "1", "b")
+		// Redis 8.4's msetexCommand texts.
+		docCase(t, p, "-ERR invalid numkeys value\r\n", "MSETEX", "x", "a", "1")
+		docCase(t, p, "-ERR invalid numkeys value\r\n", "MSETEX", "0", "a", "1")
+		docCase(t, p, "-ERR wrong number of key-value pairs\r\n", "MSETEX", "2", "a", "1", "b")
 		docCase(t, p, "-ERR invalid expire time in 'msetex' command\r\n", "MSETEX", "1", "a", "1", "EX", "0")
 		docCase(t, p, "-ERR wrong number of arguments for 'msetex' command\r\n", "MSETEX", "1", "a")
 		// Every key is found for locks and ACL: key value pairs, step 2 (redis/redis#14659).
