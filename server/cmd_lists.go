@@ -707,12 +707,12 @@ func lmovemCommand(x *Ctx) {
 // replies with them as they lie in dst, head to tail. OBO pops them all, then
 // pushes each in the order popped (on one key, reversing them); BULK pushes
 // them as one batch in their source order.
-func (x *Ctx) lmovem(l *values.ListEdit, dst []byte, fromHead, toHead bool, m moveMany) {
+func (x *Ctx) lmovem(l *values.ListEdit, dst []byte, fromHead, toHead bool, m moveMany) (moved int) {
 	src := l.Key()
 	if !bytes.Equal(src, dst) {
 		if de, found := x.lookupWrite(dst); found && de.Type() != keyspace.TypeList {
 			x.W.Error(errWrongType)
-			return
+			return 0
 		}
 		e, _ := x.DB.Lookup(src, x.Now, false) // dst's lookup may have expired keys
 		editAt(x, src, &e, true, l)
@@ -770,11 +770,13 @@ func (x *Ctx) lmovem(l *values.ListEdit, dst []byte, fromHead, toHead bool, m mo
 	for i := range n {
 		x.W.Bulk(block(i))
 	}
+	return n
 }
 
 // blmovemCommand is BLMOVEM (Redis 8.10): LMOVEM that waits while the source
-// is empty (EXACTLY: shorter than n), propagated as the LMOVEM it does
-// (https://redis.io/docs/latest/commands/blmovem/).
+// is empty (EXACTLY: shorter than n) (https://redis.io/docs/latest/commands/blmovem/),
+// propagated as the LMOVEM it did: with a how-many block, EXACTLY the
+// elements moved, as Redis rewrites it.
 func blmovemCommand(x *Ctx) {
 	deadline, ok := x.parseTimeout(x.Args[5])
 	if !ok {
@@ -799,10 +801,13 @@ func blmovemCommand(x *Ctx) {
 	serve := func(x *Ctx, key []byte) {
 		var l values.ListEdit
 		editAs(x, key, &l)
-		x.lmovem(&l, x.Args[2], fromHead, toHead, m)
-		if x.propagating() {
+		moved := x.lmovem(&l, x.Args[2], fromHead, toHead, m)
+		if moved > 0 && x.propagating() {
 			argv := append([][]byte{argLMOVEM}, x.Args[1:5]...)
-			x.propagateAs(append(argv, x.Args[6:]...)...)
+			if len(x.Args) > 6 {
+				argv = append(argv, argEXACTLY, intArg(int64(moved)), x.Args[8])
+			}
+			x.propagateAs(argv...)
 		}
 	}
 	src := x.Args[1]
@@ -818,4 +823,7 @@ func blmovemCommand(x *Ctx) {
 		serve: serve, ready: ready, timedOut: (*resp.Writer).NullArray})
 }
 
-var argLMOVEM = []byte("LMOVEM")
+var (
+	argLMOVEM  = []byte("LMOVEM")
+	argEXACTLY = []byte("EXACTLY")
+)

@@ -151,7 +151,9 @@ func TestPropagationRedis8(t *testing.T) {
 		w("MSETEX 1 c 3 XX"),
 		w("RPUSH l x y z", "RPUSH l x y z"),
 		w("LMOVEM l m LEFT RIGHT COUNT 2 BULK", "LMOVEM l m LEFT RIGHT COUNT 2 BULK"),
-		w("BLMOVEM l m LEFT RIGHT 0 EXACTLY 1 OBO", "LMOVEM l m LEFT RIGHT EXACTLY 1 OBO"),
+		w("BLMOVEM l m LEFT RIGHT 0 COUNT 5 OBO", "LMOVEM l m LEFT RIGHT EXACTLY 1 OBO"),
+		w("RPUSH l a", "RPUSH l a"),
+		w("BLMOVEM l m LEFT RIGHT 0", "LMOVEM l m LEFT RIGHT"),
 		w("LMOVEM nokey m LEFT RIGHT"),
 		w("BITOP ONE d a b", "BITOP ONE d a b"),
 	}
