@@ -123,14 +123,27 @@ func xreadKeys(args [][]byte, dst []KeyRef) []KeyRef {
 	return dst
 }
 
-// setKeys: SET's key is read too when GET is among the options.
+// setKeys: SET's key is read too when GET or an IF condition (Redis 8.4)
+// is among the options.
 func setKeys(args [][]byte, dst []KeyRef) []KeyRef {
 	for _, a := range args[min(3, len(args)):] {
-		if equalFold(a, "get") {
+		if equalFold(a, "get") || isIfCondition(a) {
 			return append(dst, KeyRef{1, RW | Access | Update})
 		}
 	}
 	return append(dst, KeyRef{1, OW | Update})
+}
+
+// delexKeys: DELEX reads its key's value only under a condition.
+func delexKeys(args [][]byte, dst []KeyRef) []KeyRef {
+	if len(args) > 2 && isIfCondition(args[2]) {
+		return append(dst, KeyRef{1, RW | Access | Delete})
+	}
+	return append(dst, KeyRef{1, RW | Delete})
+}
+
+func isIfCondition(a []byte) bool {
+	return equalFold(a, "ifeq") || equalFold(a, "ifne") || equalFold(a, "ifdeq") || equalFold(a, "ifdne")
 }
 
 // bitfieldKeys: BITFIELD only reads when every operation is a GET (or

@@ -404,7 +404,7 @@ func (s *Spec) specKeys(args [][]byte, dst []KeyRef, skipOutOfRange bool) ([]Key
 				return dst[:start], false
 			}
 			first += ks.FirstKey
-			last = first + n - 1
+			last = first + (n-1)*step // every step-th argument (MSETEX: key value pairs)
 		default:
 			return dst[:start], false
 		}

@@ -213,9 +213,11 @@ func (s *spec) enumValue(a string) (int64, bool) {
 }
 
 func (s *spec) enumErr() error {
-	names := make([]string, len(s.enum))
-	for i, e := range s.enum {
-		names[i] = e.name
+	var names []string
+	for _, e := range s.enum {
+		if !e.unlisted {
+			names = append(names, e.name)
+		}
 	}
 	return errors.New("argument(s) must be one of the following: " + strings.Join(names, ", "))
 }

@@ -39,6 +39,9 @@ const (
 type enumVal struct {
 	name string
 	val  int64
+	// unlisted values are accepted but left out of the error's list, which
+	// stays Redis 7.0's (the 8.x eviction policies).
+	unlisted bool
 }
 
 // spec describes one directive. Every behaviour of the package (file
@@ -81,22 +84,23 @@ type rwLine struct {
 func ev(names ...string) []enumVal {
 	e := make([]enumVal, len(names))
 	for i, n := range names {
-		e[i] = enumVal{n, int64(i)}
+		e[i] = enumVal{name: n, val: int64(i)}
 	}
 	return e
 }
 
 var (
 	noYesLocal = ev("no", "yes", "local")
-	evPolicy   = ev("volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
-		"allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction")
+	evPolicy   = append(ev("volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
+		"allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"),
+		enumVal{"volatile-lrm", 8, true}, enumVal{"allkeys-lrm", 9, true}) // Redis 8.6
 	evLoglevel   = ev("debug", "verbose", "notice", "warning")
 	evFsync      = ev("everysec", "always", "no")
 	evSupervised = ev("upstart", "systemd", "auto", "no")
 	evFacility   = ev("user", "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7")
-	evShutdown   = []enumVal{{"default", 0}, {"save", 1}, {"nosave", 2}, {"now", 4}, {"force", 8}}
+	evShutdown   = []enumVal{{"default", 0, false}, {"save", 1, false}, {"nosave", 2, false}, {"now", 4, false}, {"force", 8, false}}
 	// "yes" is a synonym of "relative"; CONFIG GET shows the first name.
-	evOOM = []enumVal{{"no", 0}, {"yes", 1}, {"relative", 1}, {"absolute", 2}}
+	evOOM = []enumVal{{"no", 0, false}, {"yes", 1, false}, {"relative", 1, false}, {"absolute", 2, false}}
 )
 
 var specs = []spec{

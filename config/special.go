@@ -231,6 +231,12 @@ const (
 		EventZset | EventExpired | EventEvicted | EventStream | EventModule
 )
 
+// Redis 8.2's classes, not part of A either.
+const (
+	EventOverwritten = EventKeyMiss << (iota + 1) // o: a value replaced whole
+	EventTypeChanged                              // c: a type changed by an overwrite
+)
+
 // Order in which CONFIG GET lists the classes when 'A' does not apply.
 var eventChars = []struct {
 	c byte
@@ -239,6 +245,7 @@ var eventChars = []struct {
 	{'g', EventGeneric}, {'$', EventString}, {'l', EventList}, {'s', EventSet},
 	{'h', EventHash}, {'z', EventZset}, {'x', EventExpired}, {'e', EventEvicted},
 	{'t', EventStream}, {'d', EventModule}, {'n', EventNew},
+	{'o', EventOverwritten}, {'c', EventTypeChanged},
 }
 
 func parseKeyspaceEvents(s string) (KeyspaceEvents, bool) {

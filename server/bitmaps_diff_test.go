@@ -761,3 +761,57 @@ func FuzzBitfield(f *testing.F) {
 		p.Do(args...)
 	})
 }
+
+// TestBitopRedis82: BITOP's DIFF, DIFF1, ANDOR and ONE (Redis 8.2), as
+// https://redis.io/docs/latest/commands/bitop/ defines them: shorter
+// sources and missing keys read as zero bytes, the result is as long as the
+// longest source.
+func TestBitopRedis82(t *testing.T) {
+	skipOnRedisTarget(t)
+	p := difftest.Start(t)
+	p.Keyhive().Do("SET", "x", "\xf0\xaa")
+	p.Keyhive().Do("SET", "y1", "\x0f\x55\x01")
+	p.Keyhive().Do("SET", "y2", "\x30")
+	for _, proto := range []int{2, 3} {
+		p.Proto(proto)
+		// DIFF: in X and none of the others. x=f0 aa, y1|y2 = 3f 55 01.
+		docCase(t, p, ":3\r\n", "BITOP", "DIFF", "d", "x", "y1", "y2")
+		docCase(t, p, "$3\r\n\xc0\xaa\x00\r\n", "GET", "d")
+		// DIFF1: in one or more of the others, not in X.
+		docCase(t, p, ":3\r\n", "BITOP", "diff1", "d", "x", "y1", "y2")
+		docCase(t, p, "$3\r\n\x0f\x55\x01\r\n", "GET", "d")
+		// ANDOR: in X and in one or more of the others.
+		docCase(t, p, ":3\r\n", "BITOP", "ANDOR", "d", "x", "y1", "y2")
+		docCase(t, p, "$3\r\n\x30\x00\x00\r\n", "GET", "d")
+		// ONE: in exactly one source (f0^0f^30 with 30 twice: f0|0f minus 30).
+		docCase(t, p, ":3\r\n", "BITOP", "ONE", "d", "x", "y1", "y2")
+		docCase(t, p, "$3\r\n\xcf\xff\x01\r\n", "GET", "d")
+		docCase(t, p, ":2\r\n", "BITOP", "ONE", "d", "x")
+		docCase(t, p, "$2\r\n\xf0\xaa\r\n", "GET", "d")
+		docCase(t, p, ":2\r\n", "BITOP", "ONE", "d", "x", "x")
+		docCase(t, p, "$2\r\n\x00\x00\r\n", "GET", "d")
+		// Missing keys are zeros: DIFF of a missing X is empty, of missing Ys is X.
+		docCase(t, p, ":3\r\n", "BITOP", "DIFF", "d", "nokey", "y1")
+		docCase(t, p, "$3\r\n\x00\x00\x00\r\n", "GET", "d")
+		docCase(t, p, ":2\r\n", "BITOP", "DIFF", "d", "x", "nokey")
+		docCase(t, p, "$2\r\n\xf0\xaa\r\n", "GET", "d")
+		docCase(t, p, ":0\r\n", "BITOP", "ANDOR", "d", "nokey", "nokey2")
+		docCase(t, p, ":0\r\n", "EXISTS", "d")
+		// The destination may be a source.
+		p.Keyhive().Do("SET", "d", "\xff")
+		docCase(t, p, ":1\r\n", "BITOP", "DIFF1", "d", "y2", "d")
+		docCase(t, p, "$1\r\n\xcf\r\n", "GET", "d")
+		for _, op := range []string{"DIFF", "DIFF1", "ANDOR"} {
+			docCase(t, p, "-ERR BITOP "+op+" must be called with at least two source keys.\r\n", "BITOP", op, "d", "x")
+		}
+		docCase(t, p, "-ERR BITOP DIFF1 must be called with at least two source keys.\r\n", "BITOP", "diff1", "d", "x")
+		p.Keyhive().Do("LPUSH", "list", "a")
+		docCase(t, p, "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n", "BITOP", "ONE", "d", "x", "list")
+		docCase(t, p, "-ERR syntax error\r\n", "BITOP", "NAND", "d", "x")
+		p.Keyhive().Do("DEL", "list")
+	}
+	p.Keyhive().Do("MULTI")
+	p.Keyhive().Do("BITOP", "ANDOR", "m", "x", "y1")
+	docCase(t, p, "*1\r\n:3\r\n", "EXEC")
+	docCase(t, p, ":3\r\n", "EVAL", "return redis.call('BITOP', 'ONE', KEYS[1], KEYS[2], KEYS[3])", "3", "s", "x", "y1")
+}

@@ -208,6 +208,12 @@ func (c *Client) serve() {
 			c.w += n
 			c.traffic.read(int64(n))
 			keep := c.run()
+			if !keep {
+				// QUIT and the like: drop subscriptions, watches and
+				// tracking before the reply goes, so a client that
+				// reconnects on seeing it finds them gone, as on Redis.
+				c.release()
+			}
 			if !c.flush() || !keep {
 				return
 			}
@@ -433,15 +439,21 @@ func (c *Client) resetOut() {
 // close drops the client from the server's list before closing the
 // connection, so a peer that sees the close no longer finds it in CLIENT LIST.
 func (c *Client) close() {
-	c.s.stopMonitor(c)
-	c.s.watches.unwatchAll(c)
-	c.s.disableTracking(c)
-	c.s.unsubscribeAll(c)
+	c.release()
 	if c.ps.queued && c.closeQueued() {
 		return // the goroutine writing its output closes it
 	}
 	c.s.removeClient(c)
 	c.conn.Close()
+}
+
+// release drops what the client holds in the server: MONITOR, WATCHed keys,
+// tracking and subscriptions. It may run more than once.
+func (c *Client) release() {
+	c.s.stopMonitor(c)
+	c.s.watches.unwatchAll(c)
+	c.s.disableTracking(c)
+	c.s.unsubscribeAll(c)
 }
 
 // clientByID returns the connected client with that id, or nil.

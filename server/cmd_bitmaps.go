@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"math/bits"
+	"strings"
 
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
@@ -338,6 +339,10 @@ func bitopCommand(x *Ctx) {
 		opOr
 		opXor
 		opNot
+		opDiff  // Redis 8.2: X and none of the others
+		opDiff1 // one or more of the others, not X
+		opAndOr // X and one or more of the others
+		opOne   // exactly one source
 	)
 	var op int
 	switch name := x.Args[1]; {
@@ -349,12 +354,24 @@ func bitopCommand(x *Ctx) {
 		op = opXor
 	case cArgIs(name, "not"):
 		op = opNot
+	case cArgIs(name, "diff"):
+		op = opDiff
+	case cArgIs(name, "diff1"):
+		op = opDiff1
+	case cArgIs(name, "andor"):
+		op = opAndOr
+	case cArgIs(name, "one"):
+		op = opOne
 	default:
 		x.W.Error(errSyntax)
 		return
 	}
 	if op == opNot && len(x.Args) != 4 {
 		x.W.Error("ERR BITOP NOT must be called with a single source key.")
+		return
+	}
+	if (op == opDiff || op == opDiff1 || op == opAndOr) && len(x.Args) < 5 {
+		x.W.Error("ERR BITOP " + strings.ToUpper(cString(x.Args[1])) + " must be called with at least two source keys.")
 		return
 	}
 	srcKeys := x.Args[3:]
@@ -383,7 +400,8 @@ func bitopCommand(x *Ctx) {
 	}
 	// The result is computed into the destination's new value: PutSized
 	// leaves the old one (which may be a source) readable until the unlock.
-	dst, _ := x.lookupWrite(dest) // expired first, as Redis's setKey does
+	dst, replaced := x.lookupWrite(dest) // expired first, as Redis's setKey does
+	was := dst.Type()
 	res := x.DB.PutSized(&dst, dest, keyspace.TypeString, keyspace.EncRaw, maxLen, 0, x.Now)
 	copy(res, srcs[0])
 	switch op {
@@ -414,6 +432,43 @@ func bitopCommand(x *Ctx) {
 				res[i] ^= c
 			}
 		}
+	case opDiff, opDiff1, opAndOr:
+		// res becomes the union of the others, then meets X.
+		first := srcs[0]
+		clear(res)
+		for _, s := range srcs[1:] {
+			for i, c := range s {
+				res[i] |= c
+			}
+		}
+		for i, others := range res {
+			var x0 byte
+			if i < len(first) {
+				x0 = first[i]
+			}
+			switch op {
+			case opDiff:
+				res[i] = x0 &^ others
+			case opDiff1:
+				res[i] = others &^ x0
+			default:
+				res[i] = x0 & others
+			}
+		}
+	case opOne:
+		for i := range res {
+			var once, twice byte // bits seen in at least one, two sources
+			for _, s := range srcs {
+				if i < len(s) {
+					twice |= once & s[i]
+					once |= s[i]
+				}
+			}
+			res[i] = once &^ twice
+		}
+	}
+	if replaced {
+		x.overwrote(dest, was, keyspace.TypeString)
 	}
 	x.notify(notifyString, "set", dest)
 	x.dirty++

@@ -12,6 +12,7 @@ import (
 
 func init() {
 	bind("del", delCommand)
+	bind("delex", delexCommand)
 	bind("unlink", delCommand)
 	bind("exists", existsCommand)
 	bind("touch", touchCommand)
@@ -53,6 +54,58 @@ func delCommand(x *Ctx) {
 	}
 	x.dirty += n
 	x.W.Int(int64(n))
+}
+
+// delexCommand is DELEX (Redis 8.4): DEL of one key, or, with an IFEQ,
+// IFNE, IFDEQ or IFDNE condition, of a string key whose value (or digest)
+// meets it (https://redis.io/docs/latest/commands/delex/), with Redis's
+// checks in its order: the key, its type, then the condition. A deletion
+// propagates as DEL.
+func delexCommand(x *Ctx) {
+	if len(x.Args) == 2 {
+		delCommand(x)
+		return
+	}
+	if len(x.Args) != 4 {
+		x.W.Error(errArity(x.cmd.Name))
+		return
+	}
+	key, match := x.Args[1], x.Args[3]
+	e, found := x.lookupRead(key)
+	switch {
+	case !found:
+		x.W.Int(0)
+		return
+	case e.Type() != keyspace.TypeString:
+		x.W.Error("ERR Key should be of string type if conditions are specified")
+		return
+	}
+	var cond int
+	switch c := x.Args[2]; {
+	case cArgIs(c, "ifeq"):
+		cond = optIfEq
+	case cArgIs(c, "ifne"):
+		cond = optIfNe
+	case cArgIs(c, "ifdeq"):
+		cond = optIfDeq
+	case cArgIs(c, "ifdne"):
+		cond = optIfDne
+	default:
+		x.W.Error("ERR Invalid condition. Use IFEQ, IFNE, IFDEQ, or IFDNE")
+		return
+	}
+	if x.badDigest(cond, match) {
+		return
+	}
+	if !ifHolds(cond, match, true, e.Value()) {
+		x.W.Int(0)
+		return
+	}
+	x.DB.DeleteEntry(&e)
+	x.notify(notifyGeneric, "del", key)
+	x.dirty++
+	x.W.Int(1)
+	x.propagateAs(argDEL, key)
 }
 
 // existsCommand counts existing keys without touching them, as Redis does.
@@ -102,7 +155,9 @@ func renameCommand(x *Ctx, nx bool) {
 		}
 		return
 	}
-	if _, exists := x.lookupWrite(dst); exists {
+	de, exists := x.lookupWrite(dst)
+	was := de.Type()
+	if exists {
 		if nx {
 			x.W.Int(0)
 			return
@@ -113,10 +168,14 @@ func renameCommand(x *Ctx, nx bool) {
 	// Lookups above may have removed expired keys; look src up again (without
 	// touching it twice) so its view is current, then copy before deleting it.
 	e, _ = x.DB.Lookup(src, x.Now, false)
+	typ := e.Type()
 	x.moveEntry(x.DB, dst, &e)
 	x.DB.Delete(src)
 	x.notify(notifyGeneric, "rename_from", src)
 	x.notify(notifyGeneric, "rename_to", dst)
+	if exists {
+		x.overwrote(dst, was, typ)
+	}
 	x.dirty++
 	if nx {
 		x.W.Int(1)
@@ -154,7 +213,9 @@ func copyCommand(x *Ctx) {
 		x.W.Int(0)
 		return
 	}
-	if _, exists := target.Lookup(dst, x.Now, x.touch()); exists {
+	de, exists := target.Lookup(dst, x.Now, x.touch())
+	was := de.Type()
+	if exists {
 		if !replace {
 			x.W.Int(0)
 			return
@@ -164,8 +225,12 @@ func copyCommand(x *Ctx) {
 		e, _ = x.DB.Lookup(src, x.Now, false)
 	}
 	// The copy is a new object: it gets a fresh access clock.
+	typ := e.Type()
 	target.SetFrom(dst, &e, true, x.Now)
 	x.s.notifyIn(x.c, notifyGeneric, "copy_to", dst, target.ID())
+	if exists {
+		x.overwroteIn(target.ID(), dst, was, typ)
+	}
 	x.dirty++
 	x.W.Int(1)
 }
@@ -437,7 +502,7 @@ func (s *Server) sharedIntegerPolicy() string {
 // isSharedInteger reports whether Redis would store e's value as one of its
 // shared integers under policy (see sharedIntegerPolicy).
 func isSharedInteger(e *keyspace.Entry, policy string) bool {
-	if e.Encoding() != keyspace.EncInt || strings.Contains(policy, "lru") || strings.Contains(policy, "lfu") {
+	if e.Encoding() != keyspace.EncInt || strings.Contains(policy, "lru") || strings.Contains(policy, "lfu") || strings.Contains(policy, "lrm") {
 		return false
 	}
 	v, _ := strnum.ParseInt(e.Value())

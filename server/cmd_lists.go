@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"math"
 
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
@@ -30,6 +31,8 @@ func init() {
 	bind("blpop", func(x *Ctx) { bpopCommand(x, true) })
 	bind("brpop", func(x *Ctx) { bpopCommand(x, false) })
 	bind("blmove", blmoveCommand)
+	bind("lmovem", lmovemCommand)
+	bind("blmovem", blmovemCommand)
 	bind("brpoplpush", blmoveCommand)
 	bind("blmpop", blmpopCommand)
 }
@@ -629,3 +632,198 @@ var (
 
 // blmpopCommand is BLMPOP timeout numkeys key [key ...] LEFT|RIGHT [COUNT n].
 func blmpopCommand(x *Ctx) { x.bmpop(keyspace.TypeList, "left", "right", mpopList) }
+
+// moveMany is LMOVEM's and BLMOVEM's how-many block: how many elements
+// (COUNT up to n, EXACTLY n or none), and whether the batch keeps its order
+// (BULK) or is pushed one by one (OBO).
+type moveMany struct {
+	n       int
+	exactly bool
+	bulk    bool
+}
+
+// parseMoveMany parses the optional how-many block of LMOVEM and BLMOVEM:
+// none (one element), or COUNT|EXACTLY n followed by OBO|BULK.
+func (x *Ctx) parseMoveMany(args [][]byte) (m moveMany, ok bool) {
+	if len(args) == 0 {
+		return moveMany{n: 1}, true
+	}
+	if len(args) != 3 {
+		x.W.Error(errSyntax)
+		return m, false
+	}
+	switch {
+	case cArgIs(args[0], "count"):
+	case cArgIs(args[0], "exactly"):
+		m.exactly = true
+	default:
+		x.W.Error(errSyntax)
+		return m, false
+	}
+	n, ok := strnum.ParseInt(args[1])
+	if !ok || n <= 0 {
+		x.W.Error("ERR count should be greater than 0")
+		return m, false
+	}
+	m.n = int(min(n, math.MaxInt32))
+	switch {
+	case cArgIs(args[2], "obo"):
+	case cArgIs(args[2], "bulk"):
+		m.bulk = true
+	default:
+		x.W.Error(errSyntax)
+		return m, false
+	}
+	return m, true
+}
+
+// lmovemCommand is LMOVEM (Redis 8.10): LMOVE of up to (COUNT) or exactly
+// (EXACTLY) n elements, replied as an array in their destination order
+// (https://redis.io/docs/latest/commands/lmovem/). Propagated as sent.
+func lmovemCommand(x *Ctx) {
+	fromHead, toHead, ok := lmoveEnds(x.Args[3:5])
+	if !ok {
+		x.W.Error(errSyntax)
+		return
+	}
+	m, ok := x.parseMoveMany(x.Args[5:])
+	if !ok {
+		return
+	}
+	var l values.ListEdit
+	switch {
+	case !editAs(x, x.Args[1], &l):
+	case m.exactly && l.Len() < m.n: // a missing source too
+		x.W.NullArray()
+	case !l.Found():
+		x.W.Array(0)
+	default:
+		x.lmovem(&l, x.Args[2], fromHead, toHead, m)
+	}
+}
+
+// lmovem moves up to m.n elements (the source, in l, holds enough when
+// EXACTLY) from one end of the list in l to one end of the list at dst, and
+// replies with them as they lie in dst, head to tail. OBO pops them all, then
+// pushes each in the order popped (on one key, reversing them); BULK pushes
+// them as one batch in their source order.
+func (x *Ctx) lmovem(l *values.ListEdit, dst []byte, fromHead, toHead bool, m moveMany) (moved int) {
+	src := l.Key()
+	if !bytes.Equal(src, dst) {
+		if de, found := x.lookupWrite(dst); found && de.Type() != keyspace.TypeList {
+			x.W.Error(errWrongType)
+			return 0
+		}
+		e, _ := x.DB.Lookup(src, x.Now, false) // dst's lookup may have expired keys
+		editAt(x, src, &e, true, l)
+	}
+	size := l.Len()
+	n := min(m.n, size)
+	start := 0
+	if !fromHead {
+		start = size - 1
+	}
+	x.collect.reset() // the popped elements, in the order popped
+	l.Each(start, !fromHead, func(e []byte) bool {
+		x.collect.add(e)
+		return len(x.collect.spans) < n
+	})
+	if fromHead {
+		l.Trim(n, size)
+	} else {
+		l.Trim(0, size-n)
+	}
+	if !bytes.Equal(src, dst) {
+		l.Commit() // Redis notifies the push before the pop
+		e, found := x.DB.Lookup(dst, x.Now, false)
+		editAt(x, dst, &e, found, l)
+	}
+	// block(i) is the i-th moved element as it lies in dst, head to tail.
+	reversed := toHead // OBO pushes them one by one: onto the head, reversed
+	if m.bulk {
+		reversed = !fromHead // BULK keeps their source order
+	}
+	block := func(i int) []byte {
+		if reversed {
+			i = n - 1 - i
+		}
+		lo := 0
+		if i > 0 {
+			lo = x.collect.spans[i-1]
+		}
+		return x.collect.buf[lo:x.collect.spans[i]]
+	}
+	for i := range n {
+		if toHead {
+			l.Push(true, block(n-1-i))
+		} else {
+			l.Push(false, block(i))
+		}
+	}
+	x.committed(l.Commit(), pushEvent(toHead))
+	x.notify(notifyList, popEvent(fromHead), src)
+	if n == size && !bytes.Equal(src, dst) {
+		x.notify(notifyGeneric, "del", src)
+	}
+	x.dirty++
+	x.W.Array(n)
+	for i := range n {
+		x.W.Bulk(block(i))
+	}
+	return n
+}
+
+// blmovemCommand is BLMOVEM (Redis 8.10): LMOVEM that waits while the source
+// is empty (EXACTLY: shorter than n) (https://redis.io/docs/latest/commands/blmovem/),
+// propagated as the LMOVEM it did: with a how-many block, EXACTLY the
+// elements moved, as Redis rewrites it.
+func blmovemCommand(x *Ctx) {
+	deadline, ok := x.parseTimeout(x.Args[5])
+	if !ok {
+		return
+	}
+	fromHead, toHead, ok := lmoveEnds(x.Args[3:5])
+	if !ok {
+		x.W.Error(errSyntax)
+		return
+	}
+	m, ok := x.parseMoveMany(x.Args[6:])
+	if !ok {
+		return
+	}
+	need := 1
+	if m.exactly {
+		need = m.n
+	}
+	ready := func(e *keyspace.Entry, found bool) bool {
+		return found && e.Type() == keyspace.TypeList && values.ViewList(e).Len() >= need
+	}
+	serve := func(x *Ctx, key []byte) {
+		var l values.ListEdit
+		editAs(x, key, &l)
+		moved := x.lmovem(&l, x.Args[2], fromHead, toHead, m)
+		if moved > 0 && x.propagating() {
+			argv := append([][]byte{argLMOVEM}, x.Args[1:5]...)
+			if len(x.Args) > 6 {
+				argv = append(argv, argEXACTLY, intArg(int64(moved)), x.Args[8])
+			}
+			x.propagateAs(argv...)
+		}
+	}
+	src := x.Args[1]
+	e, found := x.lookupWrite(src)
+	if x.wrongType(&e, found, keyspace.TypeList) {
+		return
+	}
+	if ready(&e, found) {
+		serve(x, src)
+		return
+	}
+	x.block(blockSpec{keys: x.Args[1:2], dst: x.Args[2], typ: keyspace.TypeList, deadline: deadline,
+		serve: serve, ready: ready, timedOut: (*resp.Writer).NullArray})
+}
+
+var (
+	argLMOVEM  = []byte("LMOVEM")
+	argEXACTLY = []byte("EXACTLY")
+)

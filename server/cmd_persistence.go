@@ -205,6 +205,7 @@ func restoreCommand(x *Ctx) {
 		x.W.Error("ERR Bad data format")
 		return
 	}
+	was := e.Type()
 	if found {
 		x.DB.DeleteEntry(&e)
 	}
@@ -226,6 +227,10 @@ func restoreCommand(x *Ctx) {
 		x.propagateAs(append(argv, argABSTTL)...)
 	}
 	x.notify(notifyGeneric, "restore", key)
+	if found { // REPLACE over a key: Redis 8.2's events, after "restore"
+		restored, _ := x.DB.Lookup(key, x.Now, false)
+		x.overwrote(key, was, restored.Type())
+	}
 	x.dirty++
 	x.W.OK()
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"math"
 
+	"github.com/keyhive/keyhive/internal/hll"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/values"
@@ -20,6 +21,8 @@ func init() {
 	bind("smove", smoveCommand)
 	bind("sinter", func(x *Ctx) { sinterCommand(x, x.Args[1:], nil) })
 	bind("sintercard", sintercardCommand)
+	bind("sunioncard", func(x *Ctx) { setCardCommand(x, false) })
+	bind("sdiffcard", func(x *Ctx) { setCardCommand(x, true) })
 	bind("sinterstore", func(x *Ctx) { sinterCommand(x, x.Args[2:], x.Args[1]) })
 	bind("sunion", func(x *Ctx) { sunionDiffCommand(x, x.Args[1:], nil, false) })
 	bind("sunionstore", func(x *Ctx) { sunionDiffCommand(x, x.Args[2:], x.Args[1], false) })
@@ -36,7 +39,8 @@ var argSREM = []byte("SREM")
 // (sinterstore, sunionstore, sdiffstore).
 func (x *Ctx) storeSet(s *values.SetEdit, key []byte) {
 	e, found := x.lookupWrite(key)
-	if x.stored(s.StoreAt(&e, found, key), x.cmd.Name) {
+	was := e.Type()
+	if x.stored(s.StoreAt(&e, found, key), x.cmd.Name, found, was) {
 		x.dirty++
 	}
 	x.W.Int(int64(s.Len()))
@@ -401,32 +405,111 @@ func intersect(sets []values.SetView, found []bool, limit int, fn func(m []byte)
 }
 
 func sintercardCommand(x *Ctx) {
-	numkeys, ok := strnum.ParseInt(x.Args[1])
-	if !ok || numkeys < 1 {
-		x.W.Error("ERR numkeys should be greater than 0")
+	keys, limit, _, ok := x.parseCardArgs(false)
+	if !ok {
 		return
-	}
-	if numkeys > int64(len(x.Args)-2) {
-		x.W.Error("ERR Number of keys can't be greater than number of args")
-		return
-	}
-	keys := x.Args[2 : 2+numkeys]
-	limit := int64(0)
-	for i := 2 + int(numkeys); i < len(x.Args); i += 2 {
-		if i+1 >= len(x.Args) || !cArgIs(x.Args[i], "limit") {
-			x.W.Error(errSyntax)
-			return
-		}
-		if limit, ok = strnum.ParseInt(x.Args[i+1]); !ok || limit < 0 {
-			x.W.Error("ERR LIMIT can't be negative")
-			return
-		}
 	}
 	sets, found, ok := x.readSets(keys)
 	if !ok {
 		return
 	}
-	x.W.Int(int64(intersect(sets, found, int(min(limit, math.MaxInt32)), nil)))
+	x.W.Int(int64(intersect(sets, found, limit, nil)))
+}
+
+// parseCardArgs parses SINTERCARD's, SUNIONCARD's and SDIFFCARD's arguments:
+// numkeys, the keys, then LIMIT and, when approxOK (SUNIONCARD), APPROX, in
+// any order; limit 0 is none.
+func (x *Ctx) parseCardArgs(approxOK bool) (keys [][]byte, limit int, approx, ok bool) {
+	numkeys, ok := strnum.ParseInt(x.Args[1])
+	if !ok || numkeys < 1 {
+		x.W.Error("ERR numkeys should be greater than 0")
+		return nil, 0, false, false
+	}
+	if numkeys > int64(len(x.Args)-2) {
+		x.W.Error("ERR Number of keys can't be greater than number of args")
+		return nil, 0, false, false
+	}
+	keys = x.Args[2 : 2+numkeys]
+	for i := 2 + int(numkeys); i < len(x.Args); i++ {
+		switch {
+		case approxOK && cArgIs(x.Args[i], "approx"):
+			approx = true
+		case i+1 < len(x.Args) && cArgIs(x.Args[i], "limit"):
+			i++
+			n, ok := strnum.ParseInt(x.Args[i])
+			if !ok || n < 0 {
+				x.W.Error("ERR LIMIT can't be negative")
+				return nil, 0, false, false
+			}
+			limit = int(min(n, math.MaxInt32))
+		default:
+			x.W.Error(errSyntax)
+			return nil, 0, false, false
+		}
+	}
+	return keys, limit, approx, true
+}
+
+// setCardCommand is SUNIONCARD and SDIFFCARD (diff) (Redis 8.10): the size
+// of SUNION's or SDIFF's result, stopping at LIMIT; SUNIONCARD APPROX
+// estimates it with a HyperLogLog instead of keeping the members seen
+// (https://redis.io/docs/latest/commands/sunioncard/,
+// https://redis.io/docs/latest/commands/sdiffcard/).
+func setCardCommand(x *Ctx, diff bool) {
+	keys, limit, approx, ok := x.parseCardArgs(!diff)
+	if !ok {
+		return
+	}
+	sets, found, ok := x.readSets(keys)
+	if !ok {
+		return
+	}
+	n := 0
+	full := func() bool { return limit > 0 && n >= limit }
+	switch {
+	case diff:
+		if !found[0] {
+			break
+		}
+		sets[0].Each(func(m []byte) {
+			if full() {
+				return
+			}
+			for i := 1; i < len(sets); i++ {
+				if found[i] && sets[i].Has(m) {
+					return
+				}
+			}
+			n++
+		})
+	case approx:
+		sketch := hll.AppendEmpty(nil)
+		maxBytes := x.s.cfg.HLLSparseMaxBytes()
+		for i, s := range sets {
+			if found[i] {
+				s.Each(func(m []byte) { sketch, _, _ = hll.Add(sketch, m, maxBytes) })
+			}
+		}
+		card, _ := hll.Count(sketch)
+		n = int(min(card, math.MaxInt32))
+		if limit > 0 {
+			n = min(n, limit)
+		}
+	default:
+		var seen values.SetEdit
+		seen.BeginNew(x.env())
+		for i, s := range sets {
+			if !found[i] {
+				continue
+			}
+			s.Each(func(m []byte) {
+				if !full() && seen.Add(m) {
+					n++
+				}
+			})
+		}
+	}
+	x.W.Int(int64(n))
 }
 
 // sunionDiffCommand is SUNION and SDIFF (diff), with dst their STORE forms.

@@ -292,7 +292,8 @@ func sortCommand(x *Ctx, readonly bool) {
 	}
 	outLen := l.Len()
 	e, found = x.lookupWrite(storeKey)
-	if x.stored(l.StoreAt(&e, found, storeKey), "sortstore") {
+	was := e.Type()
+	if x.stored(l.StoreAt(&e, found, storeKey), "sortstore", found, was) {
 		x.dirty += max(outLen, 1)
 	}
 	x.W.Int(int64(outLen))

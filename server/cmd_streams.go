@@ -647,6 +647,17 @@ func xreadCommand(x *Ctx, group bool) {
 			if s != nil {
 				r.ids[i] = s.LastID
 			}
+		case string(idArg) == "+": // Redis 7.4: the last entry
+			if group {
+				x.W.Error("ERR The + ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The + ID would just return an empty result set.")
+				return
+			}
+			if s != nil {
+				if r.ids[i], ok = s.LastID.Prev(); !ok {
+					x.W.Error("ERR the stream last element ID is 0-0")
+					return
+				}
+			}
 		case string(idArg) == ">":
 			if !group {
 				x.W.Error("ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.")

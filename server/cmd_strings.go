@@ -1,8 +1,11 @@
 package server
 
 import (
+	"bytes"
 	"math"
 	"strconv"
+
+	"github.com/zeebo/xxh3"
 
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
@@ -21,6 +24,7 @@ func init() {
 	bind("mget", mgetCommand)
 	bind("mset", msetCommand)
 	bind("msetnx", msetnxCommand)
+	bind("msetex", msetexCommand)
 	bind("append", appendCommand)
 	bind("strlen", strlenCommand)
 	bind("incr", func(x *Ctx) { incrBy(x, 1) })
@@ -31,6 +35,7 @@ func init() {
 	bind("getrange", getrangeCommand)
 	bind("substr", getrangeCommand)
 	bind("setrange", setrangeCommand)
+	bind("digest", digestCommand)
 }
 
 // getString looks key up for reading as a string. It replies WRONGTYPE and
@@ -39,10 +44,15 @@ func (x *Ctx) getString(key []byte) (e keyspace.Entry, found, ok bool) {
 	return x.readTyped(key, keyspace.TypeString)
 }
 
-// setString stores a string value from a client argument, dropping any TTL.
+// setString stores a string value from a client argument over whatever key
+// held (dropping any TTL), as Redis's setKey: an overwrite is notified.
 func (x *Ctx) setString(key, value []byte, expireAt int64) {
-	x.DB.Set(key, keyspace.TypeString, values.StringEncoding(value), value, expireAt, x.Now)
-	x.dirty++
+	e, found := x.lookupWrite(key)
+	was := e.Type()
+	x.putString(&e, key, value, expireAt)
+	if found {
+		x.overwrote(key, was, keyspace.TypeString)
+	}
 }
 
 // putString is setString where a lookup of key already left e (found or a
@@ -74,7 +84,12 @@ const (
 	optPX
 	optEXAT
 	optPXAT
+	optIfEq // Redis 8.4's compare-and-set conditions
+	optIfNe
+	optIfDeq
+	optIfDne
 	optExpire = optEX | optPX | optEXAT | optPXAT
+	optIf     = optIfEq | optIfNe | optIfDeq | optIfDne
 )
 
 // stringOptions are the parsed options of SET or GETEX.
@@ -83,6 +98,7 @@ type stringOptions struct {
 	expire   []byte // the argument of the expire option
 	unitMs   int64  // 1000 for EX and EXAT
 	absolute bool   // EXAT, PXAT
+	match    []byte // the value or digest an IF condition compares with
 }
 
 // parseStringOptions parses SET's (set) or GETEX's options from x.Args[from:]
@@ -99,9 +115,17 @@ func (x *Ctx) parseStringOptions(from int, set bool) (stringOptions, bool) {
 		var allowed bool
 		switch {
 		case cArgIs(opt, "nx"):
-			flag, allowed = optNX, set && o.flags&optXX == 0
+			flag, allowed = optNX, set && o.flags&(optXX|optIf) == 0
 		case cArgIs(opt, "xx"):
-			flag, allowed = optXX, set && o.flags&optNX == 0
+			flag, allowed = optXX, set && o.flags&(optNX|optIf) == 0
+		case cArgIs(opt, "ifeq"):
+			flag = optIfEq
+		case cArgIs(opt, "ifne"):
+			flag = optIfNe
+		case cArgIs(opt, "ifdeq"):
+			flag = optIfDeq
+		case cArgIs(opt, "ifdne"):
+			flag = optIfDne
 		case cArgIs(opt, "get"):
 			flag, allowed = optGet, set
 		case cArgIs(opt, "keepttl"):
@@ -121,6 +145,10 @@ func (x *Ctx) parseStringOptions(from int, set bool) (stringOptions, bool) {
 			// The same expire option may repeat; any other one conflicts.
 			allowed = hasNext && o.flags&(optKeepTTL|optPersist|optExpire&^flag) == 0
 		}
+		if flag&optIf != 0 {
+			// So may the same condition; it excludes NX, XX and the others.
+			allowed = set && hasNext && o.flags&(optNX|optXX|optIf&^flag) == 0
+		}
 		if !allowed {
 			x.W.Error(errSyntax)
 			return o, false
@@ -134,8 +162,59 @@ func (x *Ctx) parseStringOptions(from int, set bool) (stringOptions, bool) {
 				o.unitMs = 1000
 			}
 		}
+		if flag&optIf != 0 {
+			i++
+			o.match = x.Args[i]
+		}
 	}
 	return o, true
+}
+
+// digestLen is the length of a DIGEST reply: XXH3's 64 bits in hex.
+const digestLen = 16
+
+// errDigestLen refuses an IFDEQ or IFDNE digest that is not 16 characters
+// long (redis/redis#14502), checked only against a key that exists, as
+// Redis does.
+const errDigestLen = "ERR must be exactly 16 hexadecimal characters"
+
+// badDigest reports (replying) an IFDEQ or IFDNE digest of the wrong length.
+func (x *Ctx) badDigest(flags int, match []byte) bool {
+	if flags&(optIfDeq|optIfDne) != 0 && len(match) != digestLen {
+		x.W.Error(errDigestLen)
+		return true
+	}
+	return false
+}
+
+// appendDigest appends the digest of a string value as DIGEST gives it: the
+// value's XXH3 64-bit hash as 16 lower-case hex digits, leading zeros kept
+// (https://redis.io/docs/latest/commands/digest/).
+func appendDigest(dst, value []byte) []byte {
+	const hexDigits = "0123456789abcdef"
+	h := xxh3.Hash(value)
+	for shift := 60; shift >= 0; shift -= 4 {
+		dst = append(dst, hexDigits[h>>uint(shift)&0xf])
+	}
+	return dst
+}
+
+// ifHolds reports whether the IF condition of o (flags and match) holds for
+// the string value v of a key, found or not: IFEQ and IFDEQ need the key,
+// IFNE and IFDNE hold when it is missing; digests compare case-insensitively
+// (https://redis.io/docs/latest/commands/set/, redis/redis#14502).
+func ifHolds(flags int, match []byte, found bool, v []byte) bool {
+	var buf [digestLen]byte
+	switch {
+	case flags&optIfEq != 0:
+		return found && bytes.Equal(v, match)
+	case flags&optIfNe != 0:
+		return !found || !bytes.Equal(v, match)
+	case flags&optIfDeq != 0:
+		return found && bytes.EqualFold(appendDigest(buf[:0], v), match)
+	default: // IFDNE
+		return !found || !bytes.EqualFold(appendDigest(buf[:0], v), match)
+	}
 }
 
 // expireTime turns an expire argument into an absolute Unix ms time, replying
@@ -179,18 +258,27 @@ func setCommand(x *Ctx) {
 	get := o.flags&optGet != 0
 	key, value := x.Args[1], x.Args[2]
 	e, found := x.lookupWrite(key)
+	if (get || o.flags&optIf != 0) && found && e.Type() != keyspace.TypeString {
+		x.W.Error(errWrongType)
+		return
+	}
+	// Redis checks the digest after GET's reply, answering twice; once here.
+	if found && x.badDigest(o.flags, o.match) {
+		return
+	}
 	if get {
-		switch {
-		case found && e.Type() != keyspace.TypeString:
-			x.W.Error(errWrongType)
-			return
-		case found:
+		if found {
 			x.W.Bulk(e.Value()) // written before the value is replaced
-		default:
+		} else {
 			x.W.Null()
 		}
 	}
-	if (o.flags&optNX != 0 && found) || (o.flags&optXX != 0 && !found) {
+	var old []byte
+	if found {
+		old = e.Value()
+	}
+	if (o.flags&optNX != 0 && found) || (o.flags&optXX != 0 && !found) ||
+		(o.flags&optIf != 0 && !ifHolds(o.flags, o.match, found, old)) {
 		if !get {
 			x.W.Null()
 		}
@@ -199,7 +287,11 @@ func setCommand(x *Ctx) {
 	if o.flags&optKeepTTL != 0 && found {
 		expireAt = e.ExpireAt()
 	}
+	was := e.Type()
 	x.putString(&e, key, value, expireAt)
+	if found {
+		x.overwrote(key, was, keyspace.TypeString)
+	}
 	x.notify(notifyString, "set", key)
 	if o.flags&optExpire != 0 {
 		x.notify(notifyGeneric, "expire", key)
@@ -211,7 +303,7 @@ func setCommand(x *Ctx) {
 		return
 	}
 	// As Redis 7.0: with an expire time, SET key value PXAT <ms> and no other
-	// option; without, as sent less any GET.
+	// option; without, as sent less any GET (an IF condition stays, as in 8.4).
 	if o.flags&optExpire != 0 {
 		x.propagateAs(argSET, key, value, argPXAT, intArg(expireAt))
 	} else if get {
@@ -222,6 +314,19 @@ func setCommand(x *Ctx) {
 			}
 		}
 		x.propagateAs(argv...)
+	}
+}
+
+// digestCommand is DIGEST (Redis 8.4): the hash digest of a string value.
+func digestCommand(x *Ctx) {
+	e, found, ok := x.getString(x.Args[1])
+	switch {
+	case !ok:
+	case !found:
+		x.W.Null()
+	default:
+		var buf [digestLen]byte
+		x.W.Bulk(appendDigest(buf[:0], e.Value()))
 	}
 }
 
@@ -261,6 +366,9 @@ func getsetCommand(x *Ctx) {
 		x.W.Null()
 	}
 	x.putString(&e, x.Args[1], x.Args[2], 0)
+	if found {
+		x.overwrote(x.Args[1], keyspace.TypeString, keyspace.TypeString)
+	}
 	x.notify(notifyString, "set", x.Args[1])
 	x.propagateAs(argSET, x.Args[1], x.Args[2])
 }
@@ -376,6 +484,74 @@ func (x *Ctx) setPairs() {
 	for i := 1; i < len(x.Args); i += 2 {
 		x.setString(x.Args[i], x.Args[i+1], 0)
 		x.notify(notifyString, "set", x.Args[i])
+	}
+}
+
+// msetexCommand is MSETEX (Redis 8.4): MSET of numkeys pairs with SET's NX
+// or XX (all keys missing, or all present) and one expiry for all
+// (https://redis.io/docs/latest/commands/msetex/); 1 when it set them.
+func msetexCommand(x *Ctx) {
+	numkeys, ok := strnum.ParseInt(x.Args[1])
+	switch {
+	case !ok || numkeys < 1 || numkeys > math.MaxInt32:
+		x.W.Error("ERR invalid numkeys value")
+		return
+	case numkeys > int64(len(x.Args)-2)/2:
+		x.W.Error("ERR wrong number of key-value pairs")
+		return
+	}
+	optsAt := 2 + 2*int(numkeys)
+	o, ok := x.parseStringOptions(optsAt, true)
+	if !ok {
+		return
+	}
+	if o.flags&(optGet|optIf) != 0 {
+		x.W.Error(errSyntax)
+		return
+	}
+	var expireAt int64
+	if o.flags&optExpire != 0 {
+		if expireAt, ok = x.expireTime(o.expire, o.unitMs, o.absolute); !ok {
+			return
+		}
+	}
+	if o.flags&(optNX|optXX) != 0 {
+		for i := 2; i < optsAt; i += 2 {
+			if _, found := x.lookupWrite(x.Args[i]); found != (o.flags&optXX != 0) {
+				x.W.Int(0)
+				return
+			}
+		}
+	}
+	for i := 2; i < optsAt; i += 2 {
+		key := x.Args[i]
+		e, found := x.lookupWrite(key)
+		keep := expireAt
+		if o.flags&optKeepTTL != 0 && found {
+			keep = e.ExpireAt()
+		}
+		was := e.Type()
+		x.putString(&e, key, x.Args[i+1], keep)
+		if found {
+			x.overwrote(key, was, keyspace.TypeString)
+		}
+		if o.flags&optExpire != 0 { // Redis's order: expire, then set
+			x.notify(notifyGeneric, "expire", key)
+		}
+		x.notify(notifyString, "set", key)
+	}
+	x.W.Int(1)
+	if o.flags&(optEX|optPX) != 0 && x.propagating() {
+		// As Redis: the last EX or PX and its time become PXAT and the
+		// absolute time, so a replay sets the same one.
+		argv := append([][]byte{}, x.Args...)
+		for i := len(argv) - 2; i >= optsAt; i-- {
+			if cArgIs(argv[i], "ex") || cArgIs(argv[i], "px") {
+				argv[i], argv[i+1] = argPXAT, intArg(expireAt)
+				break
+			}
+		}
+		x.propagateAs(argv...)
 	}
 }
 

@@ -425,20 +425,41 @@ func zmscoreCommand(x *Ctx) {
 	}
 }
 
+// zrankCommand is ZRANK and ZREVRANK, with Redis 7.2's WITHSCORE (the rank
+// and the score as a pair, a null array when there is none).
 func zrankCommand(x *Ctx, rev bool) {
+	if len(x.Args) > 4 {
+		x.W.Error(errArity(x.cmd.Name))
+		return
+	}
+	withScore := len(x.Args) == 4
+	if withScore && !cArgIs(x.Args[3], "withscore") {
+		x.W.Error(errSyntax)
+		return
+	}
 	z, found, ok := readAs[values.ZSetView](x, x.Args[1])
 	if !ok {
 		return
 	}
 	r, exists := z.Rank(x.Args[2])
-	if !found || !exists {
+	switch {
+	case (!found || !exists) && withScore:
+		x.W.NullArray()
+	case !found || !exists:
 		x.W.Null()
-		return
+	default:
+		if rev {
+			r = z.Len() - 1 - r
+		}
+		if !withScore {
+			x.W.Int(int64(r))
+			return
+		}
+		score, _ := z.Score(x.Args[2])
+		x.W.Array(2)
+		x.W.Int(int64(r))
+		x.W.Double(score)
 	}
-	if rev {
-		r = z.Len() - 1 - r
-	}
-	x.W.Int(int64(r))
 }
 
 func zcountCommand(x *Ctx, kind rangeKind) {
@@ -574,7 +595,8 @@ func zrangeCommand(x *Ctx, kind rangeKind, dir direction, store bool) {
 // for GEORADIUS's STORE.
 func (x *Ctx) storeZSet(key []byte, o *values.ZSetObject, event string) int {
 	e, found := x.lookupWrite(key)
-	if x.stored(values.StoreZSet(x.env(), &e, found, key, o), event) {
+	was := e.Type()
+	if x.stored(values.StoreZSet(x.env(), &e, found, key, o), event, found, was) {
 		x.dirty++
 	}
 	return o.Len()

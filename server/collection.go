@@ -33,13 +33,17 @@ func (x *Ctx) committed(c values.Commit, event string) {
 }
 
 // stored emits the keyspace events of a collection stored over key (a STORE
-// command's result): event for a store, "del" for a deletion. It reports
-// whether the data set changed.
-func (x *Ctx) stored(c values.Commit, event string) bool {
+// command's result), which held a value of type was when found: event for a
+// store (after "overwritten" for a found key), "del" for a deletion. It
+// reports whether the data set changed.
+func (x *Ctx) stored(c values.Commit, event string, found bool, was keyspace.Type) bool {
 	switch c.Outcome {
 	case values.Deleted:
 		x.notify(notifyGeneric, "del", c.Key)
 	case values.Stored:
+		if found {
+			x.overwrote(c.Key, was, c.Type)
+		}
 		x.notify(typeEvents[c.Type], event, c.Key)
 	}
 	return c.Outcome != values.Unchanged

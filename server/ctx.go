@@ -8,8 +8,9 @@ func (c *Client) setDB(i int) { c.db.Store(int32(i)) }
 // Client returns the handler's client, for connection-level commands.
 func (x *Ctx) Client() *Client { return x.c }
 
-// touchesKeys reports whether a read should update access clocks.
-func (x *Ctx) touch() bool { return !x.c.noTouch.Load() }
+// touch reports whether a read updates access clocks: not under CLIENT
+// NO-TOUCH, nor under an LRM policy, whose clocks only writes set.
+func (x *Ctx) touch() bool { return !x.c.noTouch.Load() && !x.s.evict.lrm.Load() }
 
 // lookupRead finds key for reading, counting a keyspace hit or miss (and
 // notifying a miss).

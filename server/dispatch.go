@@ -188,6 +188,7 @@ func (c *Client) call(cmd *Command, args [][]byte, from caller) {
 	}
 
 	x.locks.Reset()
+	keys := x.keyBuf[:0] // the command's keys, when it names them
 	switch {
 	case cmd == cmdExec:
 		c.multi.lockSet(x, c)
@@ -202,6 +203,7 @@ func (c *Client) call(cmd *Command, args [][]byte, from caller) {
 		for _, k := range x.keyBuf {
 			x.locks.Add(k)
 		}
+		keys = x.keyBuf
 	}
 	db := s.ks.Lock(int(c.db.Load()), &x.locks)
 	x.DB = db
@@ -233,6 +235,9 @@ func (c *Client) call(cmd *Command, args [][]byte, from caller) {
 	}
 	c.mono = monoNow()
 	s.recordCall(c, cmd, args, c.mono-start, x.Now, reply)
+	if s.hotkeys.active.Load() {
+		s.hotkeyRecord(keys, args, c.mono-start, len(reply), x.Now)
+	}
 	if x.dirty > 0 && s.blocking.unlogged.Load() > 0 {
 		s.logServed(x.Now)
 	}

@@ -53,6 +53,10 @@ type evictState struct {
 	onEvict    func(db int, key []byte)
 	by         *Client // whose command the evictions run before, under mu
 	background atomic.Bool
+
+	// lrm is Redis 8.6's least-recently-modified eviction: the keys' access
+	// clocks are the LRU clock of their last write, reads leave them alone.
+	lrm atomic.Bool
 }
 
 // watchMaxMemory keeps the eviction settings in step with the configuration.
@@ -68,8 +72,10 @@ func (s *Server) watchMaxMemory() {
 			p, scope = scope, p
 		}
 		e.volatile.Store(p == "volatile")
+		e.lrm.Store(scope == "lrm")
 		e.policy.Store(uint32(map[string]keyspace.EvictPolicy{
 			"lru": keyspace.EvictLRU, "lfu": keyspace.EvictLFU, "random": keyspace.EvictRandom, "ttl": keyspace.EvictTTL,
+			"lrm": keyspace.EvictLRU, // by the write-only clocks
 		}[scope]))
 	}
 	sync()

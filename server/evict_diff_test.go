@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -178,4 +179,54 @@ func TestEvictedEvents(t *testing.T) {
 	tracker.NoReply(100 * time.Millisecond)
 	p.Do("CONFIG", "SET", "maxmemory", "0")
 	p.Do("KEYS", "*")
+}
+
+// TestEvictLRM: Redis 8.6's volatile-lrm and allkeys-lrm, as
+// https://redis.io/docs/latest/develop/reference/eviction/#lrm-eviction
+// describes them: like LRU, but only writes refresh a key's clock, so the
+// least recently modified keys go first whatever was read since.
+func TestEvictLRM(t *testing.T) {
+	skipOnRedisTarget(t)
+	p := difftest.StartIsolated(t)
+	k := p.Keyhive()
+	docCase(t, p, "+OK\r\n", "CONFIG", "SET", "maxmemory-policy", "allkeys-lrm")
+	docCase(t, p, "*2\r\n$16\r\nmaxmemory-policy\r\n$11\r\nallkeys-lrm\r\n", "CONFIG", "GET", "maxmemory-policy")
+	docCase(t, p, "+OK\r\n", "CONFIG", "SET", "maxmemory-policy", "VOLATILE-LRM")
+	docCase(t, p, "-ERR CONFIG SET failed (possibly related to argument 'maxmemory-policy') - argument(s) must be one of the following: volatile-lru, volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction\r\n",
+		"CONFIG", "SET", "maxmemory-policy", "lrm")
+	docCase(t, p, "+OK\r\n", "CONFIG", "SET", "maxmemory-policy", "allkeys-lrm")
+	k.Do("MSET", "read", "1", "written", "2", "idle", "3")
+	k.Do("RPUSH", "list", "a")
+	time.Sleep(2100 * time.Millisecond)
+	k.Do("GET", "read")
+	k.Do("EXISTS", "idle")
+	k.Do("SET", "written", "x")
+	k.Do("RPUSH", "list", "b")
+	// A read leaves the clock (OBJECT IDLETIME) alone; a write resets it.
+	for key, want := range map[string]int64{"read": 2, "idle": 2, "written": 0, "list": 0} {
+		if got := k.Do("OBJECT", "IDLETIME", key).Int; got < want || got > want+1 {
+			t.Errorf("OBJECT IDLETIME %s under allkeys-lrm: %d, want %d", key, got, want)
+		}
+	}
+	// Evicting everything: the two keys modified 2 s ago go before the two just modified.
+	k.Do("CONFIG", "SET", "notify-keyspace-events", "Ee")
+	sub := p.NewConn().Keyhive()
+	sub.Do("SUBSCRIBE", "__keyevent@0__:evicted")
+	k.Do("CONFIG", "SET", "maxmemory-samples", "10")
+	k.Do("CONFIG", "SET", "maxmemory", "1")
+	k.Do("SET", "more", "1")
+	var order []string
+	for range 4 {
+		order = append(order, sub.Read().Elems[2].Str)
+	}
+	slices.Sort(order[:2])
+	slices.Sort(order[2:])
+	if want := []string{"idle", "read", "list", "written"}; !slices.Equal(order, want) {
+		t.Errorf("allkeys-lrm evicted %q, want the unmodified first: %q", order, want)
+	}
+	k.Do("CONFIG", "SET", "maxmemory", "0")
+	// Under LRM a small integer is not shared (each key has its own clock).
+	k.Do("CONFIG", "SET", "maxmemory", "1gb")
+	k.Do("SET", "n", "7")
+	docCase(t, p, ":1\r\n", "OBJECT", "REFCOUNT", "n")
 }

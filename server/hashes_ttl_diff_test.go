@@ -19,12 +19,6 @@ import (
 // farMs is an absolute time far ahead, so replies do not depend on the clock.
 var farMs = strconv.FormatInt(time.Now().Add(1000*time.Hour).UnixMilli(), 10)
 
-// proto74 switches both connections to RESP proto (HELLO's version field
-// differs: Keyhive reports 7.0.15).
-func proto74(p *difftest.Pair, proto int) {
-	p.DoDifferent("server version", "HELLO", proto)
-}
-
 // readAll compares a whole-hash read: in order for a listpack, as a
 // multiset for a hash table.
 func readAll(p *difftest.Pair, enc string, args ...any) {
@@ -54,7 +48,7 @@ func TestHashFieldExpireCommands(t *testing.T) {
 				} else {
 					p = hashTTLPair(t)
 				}
-				proto74(p, proto)
+				p.Proto(proto)
 				p.Do("HSET", "h", "a", "1", "b", "2", "c", "3", "d", "4")
 				p.Do("OBJECT", "ENCODING", "h")
 				// Errors, in Redis's order.
@@ -143,7 +137,7 @@ func TestHashFieldLazyExpiry(t *testing.T) {
 				} else {
 					p = hashTTLPair(t)
 				}
-				proto74(p, proto)
+				p.Proto(proto)
 				fill := func() {
 					p.Do("DEL", "h")
 					p.Do("HSET", "h", "a", "1", "b", "22", "c", "333", "d", "4444")
@@ -248,7 +242,7 @@ func TestHashFieldExpiryEvents(t *testing.T) {
 			p := difftest.StartIsolated74(t, "--notify-keyspace-events", "KEA")
 			p.Do("DEBUG", "SET-ACTIVE-EXPIRE", "0")
 			sub := p.NewConn()
-			proto74(sub, proto)
+			sub.Proto(proto)
 			sub.Do("PSUBSCRIBE", "__key*__:*")
 			w := &eventWatch{t, p, sub}
 			w.do("HSET", "h", "a", "1", "b", "2", "c", "3")
@@ -475,7 +469,7 @@ func TestHGETDEL(t *testing.T) {
 	time.Sleep(10 * time.Millisecond)
 	want(t, c, "*2\r\n$-1\r\n$1\r\n2\r\n", "HGETDEL", "h", "FIELDS", "2", "a", "b")
 	want(t, c, ":0\r\n", "EXISTS", "h")
-	proto74(p, 3)
+	p.Proto(3)
 	want(t, c, ":1\r\n", "HSET", "h", "a", "1")
 	want(t, c, "*2\r\n$1\r\n1\r\n_\r\n", "HGETDEL", "h", "FIELDS", "2", "a", "a")
 }
@@ -613,7 +607,7 @@ func TestHashFieldPropagation(t *testing.T) {
 func TestHashScanNoValues(t *testing.T) {
 	for _, proto := range []int{2, 3} {
 		p := hashTTLPair(t)
-		proto74(p, proto)
+		p.Proto(proto)
 		p.Do("HSET", "h", "foo", "1", "bar", "2", "food", "3")
 		p.Do("HSCAN", "h", "0", "NOVALUES")
 		p.Do("HSCAN", "h", "0", "novalues", "MATCH", "foo*")
@@ -745,7 +739,7 @@ func TestHashFieldTTLAOFInterop(t *testing.T) {
 func TestHashFieldTTLRandom(t *testing.T) {
 	for _, proto := range []int{2, 3} {
 		p := hashTTLPair(t)
-		proto74(p, proto)
+		p.Proto(proto)
 		p.Do("HSET", "h", "a", "1", "b", "2", "c", "3", "d", "4", "e", "5")
 		p.Do("HPEXPIREAT", "h", farMs, "FIELDS", "2", "d", "b")
 		sameShape := func(redis, keyhive difftest.Reply) error {

@@ -47,6 +47,13 @@ func infoCommand(x *Ctx) {
 		b.WriteString("# " + sec.header + "\r\n")
 		x.s.writeInfoSection(&b, sec.name)
 	}
+	if want["hotkeys"] { // Redis 8.6's, only when named: "all" stays 7.0's
+		if !first {
+			b.WriteString("\r\n")
+		}
+		b.WriteString("# Hotkeys\r\n")
+		x.s.writeHotkeysInfo(&b)
+	}
 	x.W.Verbatim("txt", b.String())
 }
 
@@ -58,12 +65,10 @@ func (s *Server) writeInfoSection(b *strings.Builder, name string) {
 	now := time.Now()
 	switch name {
 	case "server":
-		host, _ := os.Hostname()
 		var uts string
 		if data, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 			uts = "Linux " + strings.TrimSpace(string(data)) + " " + runtime.GOARCH
 		}
-		_ = host
 		field(b, "redis_version", version.Redis)
 		field(b, "redis_git_sha1", "00000000")
 		field(b, "redis_git_dirty", 0)

@@ -382,3 +382,92 @@ func TestListPropagation(t *testing.T) {
 		}
 	}
 }
+
+// TestLMoveM: LMOVEM (Redis 8.10), as https://redis.io/docs/latest/commands/lmovem/
+// documents it (its examples first): the moved elements in destination
+// order; EXACTLY moves all or nothing (nil); OBO pushes one by one, BULK as
+// one batch in source order.
+func TestLMoveM(t *testing.T) {
+	skipOnRedisTarget(t)
+	p := difftest.Start(t)
+	for _, proto := range []int{2, 3} {
+		p.Proto(proto)
+		nullArray := "*-1\r\n"
+		if proto == 3 {
+			nullArray = "_\r\n"
+		}
+		docCase(t, p, ":4\r\n", "RPUSH", "mylist", "1", "2", "3", "4")
+		docCase(t, p, "*2\r\n$1\r\n2\r\n$1\r\n1\r\n", "LMOVEM", "mylist", "myotherlist", "LEFT", "LEFT", "COUNT", "2", "OBO")
+		docCase(t, p, "*2\r\n$1\r\n3\r\n$1\r\n4\r\n", "LRANGE", "mylist", "0", "-1")
+		docCase(t, p, "*2\r\n$1\r\n2\r\n$1\r\n1\r\n", "LRANGE", "myotherlist", "0", "-1")
+		docCase(t, p, nullArray, "LMOVEM", "mylist", "myotherlist", "LEFT", "LEFT", "EXACTLY", "5", "BULK")
+		docCase(t, p, ":3\r\n", "RPUSH", "somelist", "a", "b", "c")
+		docCase(t, p, "*2\r\n$1\r\nb\r\n$1\r\na\r\n", "LMOVEM", "somelist", "somelist", "LEFT", "LEFT", "EXACTLY", "2", "OBO")
+		docCase(t, p, "*3\r\n$1\r\nb\r\n$1\r\na\r\n$1\r\nc\r\n", "LRANGE", "somelist", "0", "-1")
+		// BULK on one key changes nothing; RIGHT to LEFT rotates.
+		docCase(t, p, "*2\r\n$1\r\nb\r\n$1\r\na\r\n", "LMOVEM", "somelist", "somelist", "LEFT", "LEFT", "COUNT", "2", "BULK")
+		docCase(t, p, "*3\r\n$1\r\nb\r\n$1\r\na\r\n$1\r\nc\r\n", "LRANGE", "somelist", "0", "-1")
+		docCase(t, p, "*2\r\n$1\r\na\r\n$1\r\nc\r\n", "LMOVEM", "somelist", "somelist", "RIGHT", "LEFT", "COUNT", "2", "BULK")
+		docCase(t, p, "*3\r\n$1\r\na\r\n$1\r\nc\r\n$1\r\nb\r\n", "LRANGE", "somelist", "0", "-1")
+		// From the tail: OBO onto the tail keeps pop order, BULK source order.
+		p.Keyhive().Do("DEL", "s", "d")
+		p.Keyhive().Do("RPUSH", "s", "1", "2", "3", "4", "5")
+		p.Keyhive().Do("RPUSH", "d", "x")
+		docCase(t, p, "*2\r\n$1\r\n5\r\n$1\r\n4\r\n", "LMOVEM", "s", "d", "RIGHT", "RIGHT", "COUNT", "2", "OBO")
+		docCase(t, p, "*2\r\n$1\r\n2\r\n$1\r\n3\r\n", "LMOVEM", "s", "d", "RIGHT", "LEFT", "EXACTLY", "2", "BULK")
+		docCase(t, p, "*5\r\n$1\r\n2\r\n$1\r\n3\r\n$1\r\nx\r\n$1\r\n5\r\n$1\r\n4\r\n", "LRANGE", "d", "0", "-1")
+		// COUNT beyond the length moves all and deletes the source.
+		docCase(t, p, "*1\r\n$1\r\n1\r\n", "LMOVEM", "s", "d", "LEFT", "RIGHT", "COUNT", "10", "BULK")
+		docCase(t, p, ":0\r\n", "EXISTS", "s")
+		// Without the block: one element, as an array; a missing source: empty array.
+		docCase(t, p, "*1\r\n$1\r\n2\r\n", "LMOVEM", "d", "d2", "LEFT", "RIGHT")
+		docCase(t, p, "*0\r\n", "LMOVEM", "nokey", "d", "LEFT", "RIGHT")
+		docCase(t, p, "*0\r\n", "LMOVEM", "nokey", "d", "LEFT", "RIGHT", "COUNT", "3", "OBO")
+		docCase(t, p, nullArray, "LMOVEM", "nokey", "d", "LEFT", "RIGHT", "EXACTLY", "1", "OBO")
+		p.Keyhive().Do("SET", "str", "v")
+		docCase(t, p, "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n", "LMOVEM", "str", "d", "LEFT", "RIGHT")
+		docCase(t, p, "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n", "LMOVEM", "d", "str", "LEFT", "RIGHT")
+		for _, bad := range [][]any{
+			{"LMOVEM", "d", "e", "UP", "LEFT"}, {"LMOVEM", "d", "e", "LEFT", "LEFT", "COUNT", "2"},
+			{"LMOVEM", "d", "e", "LEFT", "LEFT", "COUNT", "2", "ALL"}, {"LMOVEM", "d", "e", "LEFT", "LEFT", "MANY", "2", "OBO"},
+			{"LMOVEM", "d", "e", "LEFT", "LEFT", "COUNT", "2", "OBO", "x"},
+		} {
+			docCase(t, p, "-ERR syntax error\r\n", bad...)
+		}
+		docCase(t, p, "-ERR count should be greater than 0\r\n", "LMOVEM", "d", "e", "LEFT", "LEFT", "COUNT", "0", "OBO")
+		docCase(t, p, "-ERR count should be greater than 0\r\n", "LMOVEM", "d", "e", "LEFT", "LEFT", "EXACTLY", "x", "BULK")
+		p.Keyhive().Do("FLUSHALL")
+	}
+	docCase(t, p, "*2\r\n$1\r\na\r\n$1\r\nb\r\n", "COMMAND", "GETKEYS", "LMOVEM", "a", "b", "LEFT", "RIGHT", "COUNT", "1", "OBO")
+}
+
+// TestBLMoveM: BLMOVEM (Redis 8.10), as https://redis.io/docs/latest/commands/blmovem/
+// documents it: served at once when the source holds enough, else blocked
+// while it is empty (COUNT) or shorter than n (EXACTLY); inside MULTI or a
+// script it does not block and answers nil.
+func TestBLMoveM(t *testing.T) {
+	skipOnRedisTarget(t)
+	p := difftest.Start(t)
+	k := p.Keyhive()
+	k.Do("RPUSH", "src", "a", "b", "c")
+	docCase(t, p, "*2\r\n$1\r\na\r\n$1\r\nb\r\n", "BLMOVEM", "src", "dst", "LEFT", "RIGHT", "0", "EXACTLY", "2", "BULK")
+	docCase(t, p, "*1\r\n$1\r\nc\r\n", "BLMOVEM", "src", "dst", "LEFT", "RIGHT", "0", "COUNT", "5", "BULK")
+	docCase(t, p, "*-1\r\n", "BLMOVEM", "src", "dst", "LEFT", "RIGHT", "0.05")
+	// EXACTLY 3 waits until the source holds 3.
+	k.Send("BLMOVEM", "src", "dst", "RIGHT", "LEFT", "0", "EXACTLY", "3", "OBO")
+	q := p.NewConn().Keyhive()
+	q.Do("RPUSH", "src", "1", "2")
+	q.Do("RPUSH", "src", "3")
+	if got := string(k.Read().Raw); got != "*3\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n" {
+		t.Errorf("BLMOVEM EXACTLY 3 served %q", got)
+	}
+	docCase(t, p, "*6\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n", "LRANGE", "dst", "0", "-1")
+	k.Do("MULTI")
+	k.Do("BLMOVEM", "src", "dst", "LEFT", "LEFT", "0")
+	k.Do("BLMOVEM", "dst", "src", "LEFT", "LEFT", "0", "EXACTLY", "7", "OBO")
+	k.Do("LMOVEM", "dst", "src", "LEFT", "LEFT", "EXACTLY", "6", "OBO")
+	docCase(t, p, "*3\r\n*-1\r\n*-1\r\n*6\r\n$1\r\nc\r\n$1\r\nb\r\n$1\r\na\r\n$1\r\n3\r\n$1\r\n2\r\n$1\r\n1\r\n", "EXEC")
+	docCase(t, p, "$-1\r\n", "EVAL", "return redis.call('BLMOVEM', KEYS[1], KEYS[2], 'LEFT', 'LEFT', 0)", "2", "nokey", "dst") // nil: Lua false
+	docCase(t, p, "*1\r\n$1\r\nc\r\n", "EVAL", "return redis.call('BLMOVEM', KEYS[1], KEYS[2], 'LEFT', 'LEFT', 0)", "2", "src", "dst")
+	docCase(t, p, "-ERR timeout is negative\r\n", "BLMOVEM", "src", "dst", "LEFT", "LEFT", "-1")
+}

@@ -330,3 +330,63 @@ func TestNotifyServedWaiters(t *testing.T) {
 	w.do("EXEC")
 	b.Read()
 }
+
+// TestNotifyOverwrittenTypeChanged: Redis 8.2's "overwritten" (class o) and
+// "type_changed" (class c) events, as
+// https://redis.io/docs/latest/develop/pubsub/keyspace-notifications/ and
+// redis/redis#14141 define them: a command that replaces a key's value whole
+// (SET and its kin, MSET, BITOP, the STORE commands, RENAME, COPY) emits
+// "overwritten" for a key that existed, then "type_changed" when the type
+// differs; neither is part of A.
+func TestNotifyOverwrittenTypeChanged(t *testing.T) {
+	skipOnRedisTarget(t)
+	p := difftest.StartIsolated(t)
+	k := p.Keyhive()
+	docCase(t, p, "+OK\r\n", "CONFIG", "SET", "notify-keyspace-events", "KEA")
+	sub := p.NewConn().Keyhive()
+	sub.Do("PSUBSCRIBE", "__keyevent@*__:*")
+	expect := func(want []string, args ...any) {
+		t.Helper()
+		k.Do(args...)
+		sub.Send("PING")
+		if got := events(sub); strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("events after %v:\ngot  %q\nwant %q", args, got, want)
+		}
+	}
+	expect([]string{"__keyevent@0__:set s"}, "SET", "s", "1") // A leaves o and c out
+	expect([]string{"__keyevent@0__:set s"}, "SET", "s", "2")
+	docCase(t, p, "+OK\r\n", "CONFIG", "SET", "notify-keyspace-events", "KEAoc")
+	// As 'n', o and c are listed only when the classes are not all of A.
+	docCase(t, p, "*2\r\n$22\r\nnotify-keyspace-events\r\n$3\r\nAKE\r\n", "CONFIG", "GET", "notify-keyspace-events")
+	docCase(t, p, "+OK\r\n", "CONFIG", "SET", "notify-keyspace-events", "Eoc$")
+	docCase(t, p, "*2\r\n$22\r\nnotify-keyspace-events\r\n$4\r\n$ocE\r\n", "CONFIG", "GET", "notify-keyspace-events")
+	docCase(t, p, "+OK\r\n", "CONFIG", "SET", "notify-keyspace-events", "KEAoc")
+	expect([]string{"__keyevent@0__:overwritten s", "__keyevent@0__:set s"}, "SET", "s", "3")
+	expect([]string{"__keyevent@0__:set n"}, "SET", "n", "1") // a new key is not overwritten
+	expect([]string{"__keyevent@0__:lpush l"}, "LPUSH", "l", "a")
+	expect([]string{"__keyevent@0__:overwritten l", "__keyevent@0__:type_changed l", "__keyevent@0__:set l"}, "SET", "l", "x")
+	expect([]string{"__keyevent@0__:overwritten s", "__keyevent@0__:set s", "__keyevent@0__:expire s"}, "SETEX", "s", "100", "v")
+	expect([]string{"__keyevent@0__:overwritten s", "__keyevent@0__:set s"}, "GETSET", "s", "w")
+	expect([]string{"__keyevent@0__:overwritten s", "__keyevent@0__:set s", "__keyevent@0__:set m"}, "MSET", "s", "1", "m", "2")
+	expect([]string{"__keyevent@0__:overwritten s", "__keyevent@0__:set s"}, "MSETEX", "1", "s", "x", "XX")
+	// MSETEX notifies each key's expire before its set, as Redis 8.4 does.
+	expect([]string{"__keyevent@0__:overwritten s", "__keyevent@0__:expire s", "__keyevent@0__:set s"}, "MSETEX", "1", "s", "y", "EX", "100")
+	expect([]string{"__keyevent@0__:append s"}, "APPEND", "s", "y") // an edit in place is no overwrite
+	expect([]string{"__keyevent@0__:incrby n"}, "INCR", "n")
+	// STORE commands: over a string, the type changes too.
+	expect([]string{"__keyevent@0__:sadd a"}, "SADD", "a", "1", "2")
+	expect([]string{"__keyevent@0__:overwritten s", "__keyevent@0__:type_changed s", "__keyevent@0__:sunionstore s"}, "SUNIONSTORE", "s", "a")
+	expect([]string{"__keyevent@0__:overwritten s", "__keyevent@0__:sinterstore s"}, "SINTERSTORE", "s", "a")
+	expect([]string{"__keyevent@0__:overwritten s", "__keyevent@0__:type_changed s", "__keyevent@0__:zunionstore s"}, "ZUNIONSTORE", "s", "1", "a")
+	expect([]string{"__keyevent@0__:overwritten s", "__keyevent@0__:type_changed s", "__keyevent@0__:set s"}, "BITOP", "OR", "s", "n")
+	expect([]string{"__keyevent@0__:del s"}, "SDIFFSTORE", "s", "nokey") // an empty result deletes
+	// RENAME and COPY: after their own events.
+	expect([]string{"__keyevent@0__:rename_from a", "__keyevent@0__:rename_to l", "__keyevent@0__:overwritten l", "__keyevent@0__:type_changed l"}, "RENAME", "a", "l")
+	expect([]string{"__keyevent@0__:copy_to n", "__keyevent@0__:overwritten n", "__keyevent@0__:type_changed n"}, "COPY", "l", "n", "REPLACE")
+	expect([]string{"__keyevent@0__:copy_to fresh"}, "COPY", "l", "fresh")
+	dump := k.Do("DUMP", "fresh").Str
+	expect([]string{"__keyevent@0__:restore fresh", "__keyevent@0__:overwritten fresh"}, "RESTORE", "fresh", "0", dump, "REPLACE")
+	expect([]string{"__keyevent@0__:restore n", "__keyevent@0__:overwritten n"}, "RESTORE", "n", "0", dump, "REPLACE")
+	expect([]string{"__keyevent@0__:set s"}, "SET", "s", "str")
+	expect([]string{"__keyevent@0__:restore s", "__keyevent@0__:overwritten s", "__keyevent@0__:type_changed s"}, "RESTORE", "s", "0", dump, "REPLACE")
+}

@@ -69,6 +69,7 @@ type Server struct {
 	debug               debugState // what DEBUG switches (cmd_debug.go)
 	peakMemory          atomic.Int64
 	evict               evictState
+	hotkeys             hotkeys // HOTKEYS' tracking session (hotkeys.go)
 	memRelease          memRelease
 	startupMemory       int64        // used memory when Start began (INFO used_memory_startup)
 	mappedBufs          atomic.Int64 // bytes of client buffers mapped outside the Go heap (client.go)

@@ -540,3 +540,56 @@ func TestSMoveWatch(t *testing.T) {
 		p.Do("EXEC")
 	}
 }
+
+// TestSetCardCommands: SUNIONCARD and SDIFFCARD (Redis 8.10), as
+// https://redis.io/docs/latest/commands/sunioncard/ and
+// https://redis.io/docs/latest/commands/sdiffcard/ document them (their
+// examples first), with SINTERCARD's argument errors.
+func TestSetCardCommands(t *testing.T) {
+	skipOnRedisTarget(t)
+	p := difftest.Start(t)
+	p.Keyhive().Do("SADD", "key1", "a", "b", "c")
+	p.Keyhive().Do("SADD", "key2", "c", "d", "e")
+	p.Keyhive().Do("SADD", "ints", "1", "2", "3", "4")
+	big := []any{"SADD", "big"}
+	for i := range 1000 {
+		big = append(big, fmt.Sprint("m", i))
+	}
+	p.Keyhive().Do(big...)
+	p.Keyhive().Do("SET", "str", "x")
+	for _, proto := range []int{2, 3} {
+		p.Proto(proto)
+		docCase(t, p, ":5\r\n", "SUNIONCARD", "2", "key1", "key2")
+		docCase(t, p, ":3\r\n", "SUNIONCARD", "2", "key1", "key2", "LIMIT", "3")
+		docCase(t, p, ":2\r\n", "SDIFFCARD", "2", "key1", "key2")
+		docCase(t, p, ":1\r\n", "SDIFFCARD", "2", "key1", "key2", "LIMIT", "1")
+		// Missing keys are empty sets; LIMIT 0 is no limit.
+		docCase(t, p, ":3\r\n", "SUNIONCARD", "3", "key1", "nokey", "key1", "LIMIT", "0")
+		docCase(t, p, ":0\r\n", "SUNIONCARD", "1", "nokey")
+		docCase(t, p, ":0\r\n", "SDIFFCARD", "2", "nokey", "key1")
+		docCase(t, p, ":3\r\n", "SDIFFCARD", "2", "key1", "nokey")
+		docCase(t, p, ":3\r\n", "SDIFFCARD", "1", "key1")
+		docCase(t, p, ":0\r\n", "SDIFFCARD", "2", "key1", "key1")
+		docCase(t, p, ":1009\r\n", "SUNIONCARD", "4", "big", "ints", "key1", "key2")
+		docCase(t, p, ":1000\r\n", "SDIFFCARD", "3", "big", "ints", "key1")
+		// APPROX: a HyperLogLog estimate, exact for small sets, within LIMIT.
+		docCase(t, p, ":5\r\n", "SUNIONCARD", "2", "key1", "key2", "APPROX")
+		docCase(t, p, ":4\r\n", "SUNIONCARD", "2", "key1", "key2", "LIMIT", "4", "APPROX")
+		if n := p.Keyhive().Do("SUNIONCARD", "3", "big", "ints", "big", "APPROX").Int; n < 990 || n > 1020 {
+			t.Errorf("SUNIONCARD APPROX of 1004 members: %d", n)
+		}
+		docCase(t, p, "-ERR syntax error\r\n", "SDIFFCARD", "2", "key1", "key2", "APPROX")
+		docCase(t, p, "-ERR syntax error\r\n", "SUNIONCARD", "1", "key1", "LIMIT")
+		docCase(t, p, "-ERR syntax error\r\n", "SUNIONCARD", "1", "key1", "key2")
+		docCase(t, p, "-ERR LIMIT can't be negative\r\n", "SUNIONCARD", "1", "key1", "LIMIT", "-1")
+		docCase(t, p, "-ERR numkeys should be greater than 0\r\n", "SDIFFCARD", "0", "key1")
+		docCase(t, p, "-ERR Number of keys can't be greater than number of args\r\n", "SUNIONCARD", "3", "key1", "key2")
+		docCase(t, p, "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n", "SUNIONCARD", "2", "key1", "str")
+		docCase(t, p, "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n", "SDIFFCARD", "2", "str", "key1")
+	}
+	docCase(t, p, "*2\r\n$4\r\nkey1\r\n$4\r\nkey2\r\n", "COMMAND", "GETKEYS", "SUNIONCARD", "2", "key1", "key2", "LIMIT", "1")
+	p.Keyhive().Do("MULTI")
+	p.Keyhive().Do("SDIFFCARD", "2", "key1", "key2")
+	docCase(t, p, "*1\r\n:2\r\n", "EXEC")
+	docCase(t, p, ":5\r\n", "EVAL", "return redis.call('SUNIONCARD', 2, KEYS[1], KEYS[2])", "2", "key1", "key2")
+}

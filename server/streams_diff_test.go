@@ -536,3 +536,41 @@ func TestStreamRandom(t *testing.T) {
 	}
 	p.Do("XINFO", "STREAM", "s", "FULL")
 }
+
+// TestXReadLastEntry: Redis 7.4's XREAD ID "+", the stream's last entry,
+// against redis-server 7.4.1, in RESP2 and RESP3.
+func TestXReadLastEntry(t *testing.T) {
+	p := difftest.Start74(t)
+	p.Do("XADD", "s", "1-1", "f", "v")
+	p.Do("XADD", "s", "2-0", "f", "w", "g", "x")
+	p.Do("XADD", "t", "5-5", "a", "b")
+	p.Do("XGROUP", "CREATE", "empty", "g", "$", "MKSTREAM")
+	p.Do("SET", "str", "x")
+	for _, proto := range []int{2, 3} {
+		p.Proto(proto)
+		p.Do("XREAD", "STREAMS", "s", "+")
+		p.Do("XREAD", "COUNT", "5", "STREAMS", "s", "t", "+", "+")
+		p.Do("XREAD", "STREAMS", "s", "nokey", "+", "+")
+		p.Do("XREAD", "STREAMS", "nokey", "+")
+		p.Do("XREAD", "STREAMS", "empty", "+")
+		p.Do("XREAD", "STREAMS", "str", "+")
+		p.Do("XREAD", "BLOCK", "10", "STREAMS", "nokey", "+")
+		p.Do("XREADGROUP", "GROUP", "g", "c", "STREAMS", "empty", "+")
+		p.Do("MULTI")
+		p.Do("XREAD", "STREAMS", "t", "+")
+		p.Do("EXEC")
+		p.Do("EVAL", "return redis.call('XREAD', 'STREAMS', KEYS[1], '+')", "1", "s")
+	}
+	p.Do("XADD", "z", "0-1", "f", "v")
+	p.Do("XREAD", "STREAMS", "z", "+")
+	p.Do("XDEL", "s", "2-0")
+	p.Do("XREAD", "STREAMS", "s", "+")
+	p.Do("XDEL", "z", "0-1")
+	p.Do("XREAD", "STREAMS", "z", "+")
+	// Blocked on "+": served by the next entry.
+	p.Do("XADD", "b", "7-0", "f", "v")
+	p.Send("XREAD", "BLOCK", "0", "STREAMS", "b", "+")
+	q := p.NewConn()
+	q.Do("XADD", "b", "8-0", "f", "v2")
+	p.Read()
+}

@@ -946,3 +946,204 @@ func TestIncrConcurrent(t *testing.T) {
 		t.Fatalf("GET counter = %s, want %d", r, clients*perClient)
 	}
 }
+
+// TestSetIfConditions: SET's IFEQ, IFNE, IFDEQ and IFDNE (Redis 8.4), as
+// https://redis.io/docs/latest/commands/set/ documents them, with the
+// digest rules of redis/redis#14502 (16 hex digits, any case).
+func TestSetIfConditions(t *testing.T) {
+	skipOnRedisTarget(t)
+	p := difftest.Start(t)
+	const helloDigest = "b6acb9d84a38ff74" // DIGEST of "Hello world", from the DIGEST page
+	for _, proto := range []int{2, 3} {
+		p.Proto(proto)
+		null := "$-1\r\n"
+		if proto == 3 {
+			null = "_\r\n"
+		}
+		p.Keyhive().Do("SET", "k", "Hello world")
+		docCase(t, p, null, "SET", "k", "v", "IFEQ", "other")
+		docCase(t, p, "+OK\r\n", "SET", "k", "Hello world!", "IFEQ", "Hello world")
+		docCase(t, p, "$12\r\nHello world!\r\n", "GET", "k")
+		docCase(t, p, null, "SET", "k", "x", "IFNE", "Hello world!")
+		docCase(t, p, "+OK\r\n", "SET", "k", "Hello world", "IFNE", "zzz")
+		docCase(t, p, "+OK\r\n", "SET", "k", "Hello world", "IFDEQ", helloDigest)
+		docCase(t, p, "+OK\r\n", "SET", "k", "y", "IFDEQ", "B6ACB9D84A38FF74") // case does not matter
+		docCase(t, p, null, "SET", "k", "z", "IFDEQ", helloDigest)
+		docCase(t, p, "+OK\r\n", "SET", "k", "test", "IFDNE", helloDigest)
+		docCase(t, p, null, "SET", "k", "z", "IFDNE", "9ec9f7918d7dfc40") // "test"'s digest
+		docCase(t, p, "+OK\r\n", "SET", "k", "Hello world", "IFDEQ", "9EC9F7918D7DFC40")
+		// A missing key: IFEQ and IFDEQ do not create it, IFNE and IFDNE do.
+		docCase(t, p, null, "SET", "m1", "v", "IFEQ", "v")
+		docCase(t, p, null, "SET", "m1", "v", "IFDEQ", helloDigest)
+		docCase(t, p, ":0\r\n", "EXISTS", "m1")
+		docCase(t, p, "+OK\r\n", "SET", "m1", "v", "IFNE", "v")
+		docCase(t, p, "+OK\r\n", "SET", "m2", "v", "IFDNE", helloDigest)
+		// GET returns the old value whether or not the key was set.
+		docCase(t, p, "$11\r\nHello world\r\n", "SET", "k", "new", "IFEQ", "nope", "GET")
+		docCase(t, p, "$11\r\nHello world\r\n", "SET", "k", "new", "GET", "IFEQ", "Hello world")
+		docCase(t, p, null, "SET", "m3", "v", "IFNE", "x", "GET")
+		docCase(t, p, "$1\r\nv\r\n", "GET", "m3")
+		// With an expiry, set only when the condition holds.
+		docCase(t, p, "+OK\r\n", "SET", "k", "e", "IFEQ", "new", "PX", "100000")
+		docCase(t, p, ":1\r\n", "EXPIRE", "k", "100000", "GT")
+		docCase(t, p, "+OK\r\n", "SET", "k", "f", "IFEQ", "e", "KEEPTTL")
+		docCase(t, p, ":100000\r\n", "TTL", "k")
+		// A non-string key: WRONGTYPE; conditions exclude NX, XX and each other.
+		p.Keyhive().Do("RPUSH", "list", "a")
+		docCase(t, p, "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n", "SET", "list", "v", "IFNE", "x")
+		for _, bad := range [][]any{
+			{"SET", "k", "v", "IFEQ"}, {"SET", "k", "v", "NX", "IFEQ", "a"}, {"SET", "k", "v", "IFEQ", "a", "XX"},
+			{"SET", "k", "v", "IFEQ", "a", "IFNE", "b"}, {"GETEX", "k", "IFEQ", "f"},
+		} {
+			docCase(t, p, "-ERR syntax error\r\n", bad...)
+		}
+		// The digest's length is checked against a key that exists only.
+		docCase(t, p, "-ERR must be exactly 16 hexadecimal characters\r\n", "SET", "k", "v", "IFDEQ", "6c38adf31777")
+		docCase(t, p, "-ERR must be exactly 16 hexadecimal characters\r\n", "SET", "k", "v", "IFDNE", "00000000000000000")
+		docCase(t, p, null, "SET", "m4", "v", "IFDEQ", "short")
+		docCase(t, p, "+OK\r\n", "SET", "m4", "v", "IFDNE", "short")
+		p.Keyhive().Do("DEL", "k", "m1", "m2", "m3", "m4", "list")
+	}
+}
+
+// TestDigestAndDelex: DIGEST and DELEX (Redis 8.4), as
+// https://redis.io/docs/latest/commands/digest/ and
+// https://redis.io/docs/latest/commands/delex/ document them, with
+// redis/redis#14502's digest rules (16 digits, leading zeros, any case) and
+// the error texts of Redis 8.4's delexCommand.
+func TestDigestAndDelex(t *testing.T) {
+	skipOnRedisTarget(t)
+	p := difftest.Start(t)
+	// A value whose digest starts with zeros, from redis/redis#14496.
+	const zeroLed = "v8lf0c11xh8ymlqztfd3eeq16kfn4sspw7fqmnuuq3k3t75em5wdizgcdw7uc26nnf961u2jkfzkjytls2kwlj7626sd"
+	for _, proto := range []int{2, 3} {
+		p.Proto(proto)
+		null := "$-1\r\n"
+		if proto == 3 {
+			null = "_\r\n"
+		}
+		p.Keyhive().Do("SET", "key1", "Hello world")
+		docCase(t, p, "$16\r\nb6acb9d84a38ff74\r\n", "DIGEST", "key1")
+		p.Keyhive().Do("SET", "z", zeroLed)
+		docCase(t, p, "$16\r\n00006c38adf31777\r\n", "DIGEST", "z")
+		p.Keyhive().Do("SET", "n", "12345") // an integer-encoded string hashes its digits
+		p.Keyhive().Do("SET", "n2", "12345x")
+		p.Keyhive().Do("SETRANGE", "n2", "5", "")
+		if a, b := p.Keyhive().Do("DIGEST", "n"), p.Keyhive().Do("DIGEST", "n2"); string(a.Raw) == string(b.Raw) {
+			t.Errorf("DIGEST of 12345 and 12345x are equal")
+		}
+		docCase(t, p, null, "DIGEST", "nokey")
+		p.Keyhive().Do("SADD", "set", "a")
+		docCase(t, p, "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n", "DIGEST", "set")
+		docCase(t, p, "-ERR wrong number of arguments for 'digest' command\r\n", "DIGEST")
+
+		// DELEX: 1 when deleted, 0 when missing or the condition fails.
+		docCase(t, p, ":0\r\n", "DELEX", "key1", "IFEQ", "other")
+		docCase(t, p, ":0\r\n", "DELEX", "key1", "IFNE", "Hello world")
+		docCase(t, p, ":0\r\n", "DELEX", "key1", "IFDEQ", "0000000000000000")
+		docCase(t, p, ":0\r\n", "DELEX", "key1", "IFDNE", "B6ACB9D84A38FF74")
+		docCase(t, p, ":1\r\n", "DELEX", "key1", "IFEQ", "Hello world")
+		docCase(t, p, ":0\r\n", "DELEX", "key1", "IFNE", "x") // missing: nothing to delete
+		docCase(t, p, ":1\r\n", "DELEX", "z", "IFDEQ", "00006C38ADF31777")
+		p.Keyhive().Do("SET", "key1", "Hello world")
+		docCase(t, p, ":1\r\n", "DELEX", "key1", "IFDNE", "0000000000000000")
+		p.Keyhive().Do("SET", "key1", "Hello world")
+		docCase(t, p, ":1\r\n", "DELEX", "key1", "IFNE", "bye")
+		// No condition: any type goes, as DEL.
+		docCase(t, p, ":1\r\n", "DELEX", "set")
+		docCase(t, p, ":0\r\n", "DELEX", "set")
+		p.Keyhive().Do("SADD", "set", "a")
+		// Redis 8.4's checks, in its order: the key, its type, the condition.
+		docCase(t, p, "-ERR Key should be of string type if conditions are specified\r\n", "DELEX", "set", "IFEQ", "a")
+		docCase(t, p, ":0\r\n", "DELEX", "nokey", "IFEQ", "a")
+		docCase(t, p, ":0\r\n", "DELEX", "nokey", "IFXX", "a")
+		docCase(t, p, ":0\r\n", "DELEX", "nokey", "IFDEQ", "abc")
+		docCase(t, p, "-ERR must be exactly 16 hexadecimal characters\r\n", "DELEX", "n", "IFDEQ", "abc")
+		docCase(t, p, "-ERR Invalid condition. Use IFEQ, IFNE, IFDEQ, or IFDNE\r\n", "DELEX", "n", "IFXX", "a")
+		docCase(t, p, "-ERR wrong number of arguments for 'delex' command\r\n", "DELEX", "n", "IFEQ")
+		docCase(t, p, "-ERR wrong number of arguments for 'delex' command\r\n", "DELEX", "n", "IFEQ", "a", "b")
+		docCase(t, p, "-ERR wrong number of arguments for 'delex' command\r\n", "DELEX")
+		p.Keyhive().Do("FLUSHALL")
+	}
+}
+
+// TestCompareAndSetDispatch: the 8.4 commands take the one dispatch path:
+// inside MULTI, from a script, and under ACL key permissions (a condition
+// reads the key, so a write-only key pattern refuses it).
+func TestCompareAndSetDispatch(t *testing.T) {
+	skipOnRedisTarget(t)
+	p := difftest.StartIsolated(t)
+	p.Keyhive().Do("SET", "k", "Hello world")
+	docCase(t, p, "+OK\r\n", "MULTI")
+	docCase(t, p, "+QUEUED\r\n", "DIGEST", "k")
+	docCase(t, p, "+QUEUED\r\n", "SET", "k", "v2", "IFDEQ", "b6acb9d84a38ff74")
+	docCase(t, p, "+QUEUED\r\n", "DELEX", "k", "IFEQ", "v2")
+	docCase(t, p, "*3\r\n$16\r\nb6acb9d84a38ff74\r\n+OK\r\n:1\r\n", "EXEC")
+	p.Keyhive().Do("SET", "k", "Hello world")
+	docCase(t, p, ":1\r\n", "EVAL", "if redis.call('DIGEST', KEYS[1]) == ARGV[1] then return redis.call('DELEX', KEYS[1], 'IFEQ', 'Hello world') end return 0", "1", "k", "b6acb9d84a38ff74")
+	docCase(t, p, "+OK\r\n", "ACL", "SETUSER", "w", "on", "nopass", "%W~w*", "%R~r*", "+@all")
+	docCase(t, p, "+OK\r\n", "AUTH", "w", "x")
+	docCase(t, p, "+OK\r\n", "SET", "w1", "v")
+	docCase(t, p, "-NOPERM No permissions to access a key\r\n", "SET", "w1", "v", "IFEQ", "v")
+	docCase(t, p, "-NOPERM No permissions to access a key\r\n", "DELEX", "w1", "IFNE", "x")
+	docCase(t, p, "-NOPERM No permissions to access a key\r\n", "DIGEST", "w1")
+	docCase(t, p, ":1\r\n", "DELEX", "w1")
+	docCase(t, p, "$-1\r\n", "DIGEST", "r1")
+	docCase(t, p, "-NOPERM No permissions to access a key\r\n", "DELEX", "r1")
+	// MSETEX's second key is checked too (redis/redis#14659).
+	docCase(t, p, "-NOPERM No permissions to access a key\r\n", "MSETEX", "2", "w1", "v", "r1", "v")
+	docCase(t, p, ":1\r\n", "MSETEX", "2", "w1", "v", "w2", "v", "EX", "10")
+}
+
+// TestMSetEx: MSETEX (Redis 8.4), as https://redis.io/docs/latest/commands/msetex/
+// documents it: 1 when every key was set, 0 when NX or XX refused them all;
+// one expiry for every key, KEEPTTL keeping each key's own.
+func TestMSetEx(t *testing.T) {
+	skipOnRedisTarget(t)
+	p := difftest.Start(t)
+	for _, proto := range []int{2, 3} {
+		p.Proto(proto)
+		null := "$-1\r\n"
+		if proto == 3 {
+			null = "_\r\n"
+		}
+		docCase(t, p, ":1\r\n", "MSETEX", "2", "a", "1", "b", "2")
+		docCase(t, p, "*3\r\n$1\r\n1\r\n$1\r\n2\r\n"+null, "MGET", "a", "b", "c")
+		docCase(t, p, ":-1\r\n", "TTL", "a")
+		docCase(t, p, ":0\r\n", "MSETEX", "2", "a", "x", "c", "3", "NX")
+		docCase(t, p, ":-2\r\n", "TTL", "c")
+		docCase(t, p, ":1\r\n", "MSETEX", "2", "c", "3", "d", "4", "NX", "EX", "100")
+		docCase(t, p, ":100\r\n", "TTL", "d")
+		docCase(t, p, ":0\r\n", "MSETEX", "2", "a", "x", "e", "5", "XX")
+		docCase(t, p, ":1\r\n", "MSETEX", "3", "a", "x", "b", "y", "c", "z", "XX", "KEEPTTL")
+		docCase(t, p, ":100\r\n", "TTL", "c")
+		docCase(t, p, ":-1\r\n", "TTL", "a")
+		docCase(t, p, ":1\r\n", "MSETEX", "1", "c", "w") // no expiry option: the TTL goes, as MSET
+		docCase(t, p, ":-1\r\n", "TTL", "c")
+		docCase(t, p, ":1\r\n", "MSETEX", "2", "a", "1", "b", "2", "PX", "5000000")
+		docCase(t, p, ":5000\r\n", "TTL", "b")
+		docCase(t, p, ":1\r\n", "MSETEX", "1", "a", "1", "EXAT", "99999999999")
+		docCase(t, p, ":99999999999\r\n", "EXPIRETIME", "a")
+		docCase(t, p, ":1\r\n", "MSETEX", "1", "a", "1", "PXAT", "99999999999000")
+		docCase(t, p, ":99999999999\r\n", "EXPIRETIME", "a")
+		p.Keyhive().Do("LPUSH", "list", "x")
+		docCase(t, p, ":1\r\n", "MSETEX", "1", "list", "s") // overwrites any type, as MSET
+		docCase(t, p, "$1\r\ns\r\n", "GET", "list")
+		for _, bad := range [][]any{
+			{"MSETEX", "1", "a", "1", "NX", "XX"}, {"MSETEX", "1", "a", "1", "EX", "1", "PX", "1"},
+			{"MSETEX", "1", "a", "1", "GET"}, {"MSETEX", "1", "a", "1", "IFEQ", "1"}, {"MSETEX", "1", "a", "1", "b"},
+			{"MSETEX", "1", "a", "1", "EX"},
+		} {
+			docCase(t, p, "-ERR syntax error\r\n", bad...)
+		}
+		// Redis 8.4's msetexCommand texts.
+		docCase(t, p, "-ERR invalid numkeys value\r\n", "MSETEX", "x", "a", "1")
+		docCase(t, p, "-ERR invalid numkeys value\r\n", "MSETEX", "0", "a", "1")
+		docCase(t, p, "-ERR wrong number of key-value pairs\r\n", "MSETEX", "2", "a", "1", "b")
+		docCase(t, p, "-ERR invalid expire time in 'msetex' command\r\n", "MSETEX", "1", "a", "1", "EX", "0")
+		docCase(t, p, "-ERR wrong number of arguments for 'msetex' command\r\n", "MSETEX", "1", "a")
+		// Every key is found for locks and ACL: key value pairs, step 2 (redis/redis#14659).
+		docCase(t, p, "*3\r\n$1\r\na\r\n$1\r\nc\r\n$1\r\ne\r\n", "COMMAND", "GETKEYS", "MSETEX", "3", "a", "b", "c", "d", "e", "f", "NX")
+		p.Keyhive().Do("FLUSHALL")
+	}
+}

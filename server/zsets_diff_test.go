@@ -148,7 +148,7 @@ func TestZSetWrongTypeAndArity(t *testing.T) {
 		{"ZPOPMIN", "str"}, {"ZPOPMAX", "str", "2"}, {"ZPOPMIN", "str", "0"}, {"ZPOPMIN", "str", "-1"},
 		{"ZSCAN", "str", "0"}, {"ZSCAN", "str", "x"},
 		{"ZADD", "z"}, {"ZADD", "z", "1"}, {"ZINCRBY", "z", "1"}, {"ZREM", "z"}, {"ZCARD"}, {"ZSCORE", "z"}, {"ZMSCORE", "z"},
-		{"ZRANK", "z"}, {"ZREVRANK", "z", "a", "b"}, {"ZCOUNT", "z", "0"}, {"ZLEXCOUNT", "z", "-"}, {"ZRANGE", "z", "0"},
+		{"ZRANK", "z"}, {"ZREVRANK", "z", "a", "b", "c"}, {"ZCOUNT", "z", "0"}, {"ZLEXCOUNT", "z", "-"}, {"ZRANGE", "z", "0"},
 		{"ZRANGEBYSCORE", "z", "0"}, {"ZREVRANGE", "z", "0"}, {"ZRANGEBYLEX", "z", "-"}, {"ZREMRANGEBYSCORE", "z", "0"},
 		{"ZREMRANGEBYRANK", "z", "0", "1", "2"}, {"ZREMRANGEBYLEX", "z"}, {"ZPOPMIN"}, {"ZPOPMAX", "z", "1", "2"},
 		{"ZPOPMIN", "z", "1", "2"}, {"ZSCAN", "z"},
@@ -377,7 +377,7 @@ func sameScan(r, k difftest.Reply) error {
 
 func TestZSetCommandInfo(t *testing.T) {
 	p := difftest.Start(t)
-	for _, c := range []string{"zadd", "zincrby", "zrem", "zcard", "zscore", "zmscore", "zrank", "zrevrank", "zcount",
+	for _, c := range []string{"zadd", "zincrby", "zrem", "zcard", "zscore", "zmscore", "zcount", // zrank, zrevrank: TestNewerCommandInterfaces
 		"zlexcount", "zrange", "zrangebyscore", "zrevrangebyscore", "zrevrange", "zrangebylex", "zrevrangebylex",
 		"zremrangebyscore", "zremrangebyrank", "zremrangebylex", "zpopmin", "zpopmax", "zscan",
 		"zrangestore", "zunion", "zinter", "zdiff", "zintercard", "zunionstore", "zinterstore", "zdiffstore", "zrandmember", "zmpop"} {
@@ -640,4 +640,34 @@ func TestZSetHotPathAllocs(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestZRankWithScore: Redis 7.2's WITHSCORE for ZRANK and ZREVRANK, against
+// redis-server 7.4.1, in RESP2 and RESP3, from MULTI and a script too.
+func TestZRankWithScore(t *testing.T) {
+	p := difftest.Start74(t)
+	p.Do("ZADD", "z", "1.5", "a", "2", "b", "-inf", "c", "3.25", "d")
+	p.Do("SET", "s", "x")
+	for _, proto := range []int{2, 3} {
+		p.Proto(proto)
+		for _, cmd := range []string{"ZRANK", "ZREVRANK"} {
+			p.Do(cmd, "z", "a", "WITHSCORE")
+			p.Do(cmd, "z", "c", "withscore")
+			p.Do(cmd, "z", "d", "WITHSCORE")
+			p.Do(cmd, "z", "nosuch", "WITHSCORE")
+			p.Do(cmd, "nokey", "a", "WITHSCORE")
+			p.Do(cmd, "nokey", "a")
+			p.Do(cmd, "z", "a", "WITHSCORES")
+			p.Do(cmd, "z", "a", "WITHSCORE", "x")
+			p.Do(cmd, "s", "a", "WITHSCORE")
+			p.Do(cmd, "nokey", "a", "bad")
+		}
+		p.Do("MULTI")
+		p.Do("ZRANK", "z", "b", "WITHSCORE")
+		p.Do("ZREVRANK", "z", "zz", "WITHSCORE")
+		p.Do("EXEC")
+		p.Do("EVAL", "return redis.call('ZRANK', KEYS[1], 'b', 'WITHSCORE')", "1", "z")
+		p.Do("EVAL", "return redis.call('ZRANK', KEYS[1], 'q', 'WITHSCORE')", "1", "z")
+	}
+	p.Do("COMMAND", "INFO", "zrank", "zrevrank")
 }
