@@ -1,0 +1,81 @@
+package scripting_test
+
+import "testing"
+
+// Lua as Redis 7.0 runs it, where gopher-lua differs from PUC Lua 5.1 or
+// Redis's sandbox: the globals' error metatable, collectgarbage, string.char
+// and string.dump, and the load-time redis table of functions.
+func TestLuaQuirks(t *testing.T) {
+	h := newHarness(t)
+	for _, proto := range []int{2, 3} {
+		h.setProto(proto)
+		h.evalAll(
+			// getmetatable(_G) is a read-only table holding the __index
+			// that raises for unknown globals.
+			"return type(getmetatable(_G))",
+			"local t={} for k,v in pairs(getmetatable(_G)) do t[#t+1]=k..'='..type(v) end table.sort(t) return t",
+			"return getmetatable(_G) == getmetatable(_G)",
+			"return getmetatable(getmetatable(_G)) == nil",
+			"return rawget(getmetatable(_G), '__index') ~= nil",
+			"return type(getmetatable(_G).__newindex)",
+			"getmetatable(_G).__index = nil",
+			"getmetatable(_G).x = 1",
+			"rawset(getmetatable(_G), 'x', 1)",
+			"setmetatable(getmetatable(_G), {})",
+			"table.insert(getmetatable(_G), 1)",
+			"return getmetatable(_G).__index('nosuch')",
+			"return getmetatable(_G).__index(_G, 'nosuch')",
+			"return getmetatable(_G).__index(_G, 12)",
+			"return getmetatable(_G).__index(_G, {})",
+			"return getmetatable(redis) == nil",
+			"return getmetatable(string) == nil",
+			// collectgarbage answers as Lua 5.1's.
+			"return type(collectgarbage('count'))",
+			"return collectgarbage('count') > 0",
+			"return #{collectgarbage('count')}",
+			"return collectgarbage()",
+			"return collectgarbage('collect')",
+			"return collectgarbage('stop')",
+			"return collectgarbage('restart')",
+			"return collectgarbage('step', 100)",
+			"return {collectgarbage('setpause', 150), collectgarbage('setpause', 200)}",
+			"return {collectgarbage('setstepmul', 300), collectgarbage('setstepmul', 200)}",
+			"return collectgarbage('bogus')",
+			"return collectgarbage(1)",
+			"return collectgarbage({})",
+			"return collectgarbage('step', 'x')",
+			// string.char checks each code.
+			"return string.char(256)",
+			"return string.char(-1)",
+			"return string.char(1, 256)",
+			"return string.char(255, 0, 65)",
+			"return string.char('66', 67.9)",
+			"return string.char('x')",
+			"return string.char()",
+			// A huge string.rep fails as Lua does when out of memory.
+			"return string.rep('x', 2^31)",
+			"return string.rep('x', 2^32 + 3)",
+			// string.dump: the header is Lua's; loading it fails, since
+			// Redis loads no binary chunk.
+			"return string.dump(function() end):sub(1, 41)",
+			"local f = function(a)\n return a\nend\nreturn string.dump(f):sub(1, 41)",
+			"return type(string.dump(function() return 1 end))",
+			"return {loadstring(string.dump(function() return 1 end))}",
+			"return string.dump(string.len)",
+			"return string.dump(1)",
+		)
+	}
+}
+
+// While FUNCTION LOAD runs the library's code, redis has only
+// register_function, log and the constants: anything else is a
+// nonexistent global, as in Redis.
+func TestFunctionLoadTimeRedis(t *testing.T) {
+	h := newHarness(t)
+	h.load("#!lua name=a\nredis.call('ping')", false)
+	h.load("#!lua name=a\nreturn redis.pcall", false)
+	h.load("#!lua name=a\nredis.setresp(3)", false)
+	h.load("#!lua name=a\nredis.x = 1", false)
+	h.load("#!lua name=a\nredis.register_function('1-a', function() end)", false)
+	h.load("#!lua name=a\nredis.register_function('', function() end)", false)
+}
