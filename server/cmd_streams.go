@@ -1629,3 +1629,165 @@ func xinfoStream(x *Ctx) {
 		}
 	}
 }
+
+// Redis 8.2's XDELEX and XACKDEL: deletions with a policy for the consumer
+// groups' references to the entries (their PELs, and for ACKED also the
+// entries a group has not been delivered yet).
+func init() {
+	bind("xdelex", func(x *Ctx) { xdelexCommand(x, false) })
+	bind("xackdel", func(x *Ctx) { xdelexCommand(x, true) })
+}
+
+// refPolicy is the KEEPREF | DELREF | ACKED argument.
+type refPolicy int
+
+const (
+	keepRef  refPolicy = iota // delete; PEL entries stay (XDEL's way)
+	delRef                    // delete and drop every group's PEL entry
+	ackedRef                  // delete only what no group still needs
+)
+
+// Per-ID replies of XDELEX and XACKDEL.
+const (
+	delexNoID       = -1 // no such entry (or, for XACKDEL, not pending in the group)
+	delexDeleted    = 1
+	delexReferenced = 2 // ACKED: kept, a group still needs it
+)
+
+// parseRefPolicyAndIDs reads [KEEPREF|DELREF|ACKED] IDS numids id... in any
+// order, replying Redis's errors.
+func (x *Ctx) parseRefPolicyAndIDs(args [][]byte) (policy refPolicy, ids []stream.ID, ok bool) {
+	policySet, idsSet := false, false
+	var idArgs [][]byte
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		p, isPolicy := keepRef, true
+		switch {
+		case cArgIs(a, "keepref"):
+		case cArgIs(a, "delref"):
+			p = delRef
+		case cArgIs(a, "acked"):
+			p = ackedRef
+		default:
+			isPolicy = false
+		}
+		switch {
+		case isPolicy && !policySet:
+			policy, policySet = p, true
+		case cArgIs(a, "ids") && !idsSet && i+1 < len(args):
+			n, isInt := strnum.ParseInt(args[i+1])
+			if !isInt || n < 1 {
+				x.W.Error("ERR Number of IDs must be a positive integer")
+				return 0, nil, false
+			}
+			if n > int64(len(args)-i-2) {
+				x.W.Error("ERR The `numids` parameter must match the number of arguments")
+				return 0, nil, false
+			}
+			idArgs, idsSet = args[i+2:i+2+int(n)], true
+			i += 1 + int(n)
+		default:
+			x.W.Error(errSyntax)
+			return 0, nil, false
+		}
+	}
+	if !idsSet {
+		x.W.Error(errSyntax)
+		return 0, nil, false
+	}
+	ids, ok = x.streamIDs(idArgs)
+	return policy, ids, ok
+}
+
+// xdelexCommand is XDELEX, and XACKDEL when ack: each ID is first
+// acknowledged in the group, and only one that was pending there goes on
+// to be deleted.
+func xdelexCommand(x *Ctx, ack bool) {
+	key := x.Args[1]
+	rest := x.Args[2:]
+	if ack {
+		rest = x.Args[3:]
+	}
+	policy, ids, ok := x.parseRefPolicyAndIDs(rest)
+	if !ok {
+		return
+	}
+	_, s, ok := x.writeStream(key)
+	if !ok {
+		return
+	}
+	var g *stream.Group
+	if s != nil && ack {
+		g = s.Group(x.Args[2])
+	}
+	x.W.Array(len(ids))
+	if s == nil || ack && g == nil {
+		for range ids {
+			x.W.Int(delexNoID)
+		}
+		return
+	}
+	deleted, changed, first := 0, 0, false
+	for _, id := range ids {
+		if ack {
+			if !g.Ack(id) {
+				x.W.Int(delexNoID)
+				continue
+			}
+			changed++
+		}
+		switch policy {
+		case ackedRef:
+			if entryReferenced(s, id) {
+				x.W.Int(delexReferenced)
+				continue
+			}
+		case delRef:
+			for _, other := range s.Groups() {
+				if other.Ack(id) && !ack {
+					changed++
+				}
+			}
+		}
+		if !s.Delete(id) {
+			// XACKDEL reports an acknowledged entry that was already gone
+			// as deleted, as Redis's own tests have it.
+			if ack {
+				x.W.Int(delexDeleted)
+			} else {
+				x.W.Int(delexNoID)
+			}
+			continue
+		}
+		first = first || id == s.FirstID
+		if s.MaxDeletedID.Less(id) {
+			s.MaxDeletedID = id
+		}
+		deleted++
+		x.W.Int(delexDeleted)
+	}
+	if deleted > 0 {
+		if s.Length == 0 {
+			s.FirstID = stream.ID{}
+		} else if first {
+			s.RefreshFirstID()
+		}
+		x.DB.Modified(key)
+		x.notify(notifyStream, "xdel", key)
+	}
+	x.dirty += deleted + changed
+}
+
+// entryReferenced reports whether a consumer group still needs entry id:
+// it has not been delivered to every group yet, or it is pending in one.
+func entryReferenced(s *stream.Stream, id stream.ID) bool {
+	for _, g := range s.Groups() {
+		if g.LastID.Less(id) {
+			return true
+		}
+		if _, pending := g.FindPending(id); pending {
+			return true
+		}
+	}
+	return false
+}
