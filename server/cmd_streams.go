@@ -125,6 +125,8 @@ type trimArgs struct {
 	idGiven     bool
 	seqGiven    bool
 	idAt        int // XADD: the ID's argument index
+	refs        refPolicy
+	refsGiven   bool
 }
 
 // parseTrimArgs parses the options from args[2] on, as Redis's
@@ -182,6 +184,9 @@ func (x *Ctx) parseTrimArgs(xadd bool) (a trimArgs, ok bool) {
 			continue
 		case xadd && cArgIs(opt, "nomkstream"):
 			a.noMkStream = true
+			continue
+		case !a.refsGiven && (cArgIs(opt, "keepref") || cArgIs(opt, "delref") || cArgIs(opt, "acked")):
+			a.refs, a.refsGiven = parseRefPolicy(opt), true // Redis 8.2
 			continue
 		case xadd:
 			id, seqGiven, ok := stream.ParseID(opt, 0, true, true)
@@ -302,7 +307,7 @@ func xaddCommand(x *Ctx) {
 	x.notify(notifyStream, "xadd", key)
 	x.dirty++
 	if a.strategy {
-		if s.Trim(a.trim) > 0 {
+		if trimWithRefs(s, &a) > 0 {
 			x.notify(notifyStream, "xtrim", key)
 		}
 	}
@@ -432,7 +437,7 @@ func xtrimCommand(x *Ctx) {
 		x.W.Int(0)
 		return
 	}
-	deleted := s.Trim(a.trim)
+	deleted := trimWithRefs(s, &a)
 	if deleted > 0 {
 		x.notify(notifyStream, "xtrim", key)
 		x.DB.Modified(key)
@@ -1654,6 +1659,17 @@ const (
 	delexReferenced = 2 // ACKED: kept, a group still needs it
 )
 
+// parseRefPolicy reads KEEPREF, DELREF or ACKED (any case).
+func parseRefPolicy(arg []byte) refPolicy {
+	switch {
+	case cArgIs(arg, "delref"):
+		return delRef
+	case cArgIs(arg, "acked"):
+		return ackedRef
+	}
+	return keepRef
+}
+
 // parseRefPolicyAndIDs reads [KEEPREF|DELREF|ACKED] IDS numids id... in any
 // order, replying Redis's errors.
 func (x *Ctx) parseRefPolicyAndIDs(args [][]byte) (policy refPolicy, ids []stream.ID, ok bool) {
@@ -1661,19 +1677,10 @@ func (x *Ctx) parseRefPolicyAndIDs(args [][]byte) (policy refPolicy, ids []strea
 	var idArgs [][]byte
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		p, isPolicy := keepRef, true
-		switch {
-		case cArgIs(a, "keepref"):
-		case cArgIs(a, "delref"):
-			p = delRef
-		case cArgIs(a, "acked"):
-			p = ackedRef
-		default:
-			isPolicy = false
-		}
+		isPolicy := cArgIs(a, "keepref") || cArgIs(a, "delref") || cArgIs(a, "acked")
 		switch {
 		case isPolicy && !policySet:
-			policy, policySet = p, true
+			policy, policySet = parseRefPolicy(a), true
 		case cArgIs(a, "ids") && !idsSet && i+1 < len(args):
 			n, isInt := strnum.ParseInt(args[i+1])
 			if !isInt || n < 1 {
@@ -1790,4 +1797,112 @@ func entryReferenced(s *stream.Stream, id stream.ID) bool {
 		}
 	}
 	return false
+}
+
+// trimWithRefs is XADD's and XTRIM's trim under their reference policy
+// (https://redis.io/docs/latest/commands/xtrim/): KEEPREF trims as ever;
+// DELREF also drops the trimmed entries from every group's PEL; ACKED
+// trims only entries no group still needs. Without groups the policy
+// changes nothing.
+func trimWithRefs(s *stream.Stream, a *trimArgs) int64 {
+	if a.refs == keepRef || len(s.Groups()) == 0 || s.Length == 0 {
+		return s.Trim(a.trim)
+	}
+	if a.refs == delRef {
+		oldFirst, _ := s.Edge(false)
+		oldLast, _ := s.Edge(true)
+		removed := s.Trim(a.trim)
+		if removed > 0 {
+			end := oldLast // emptied: every entry it had went
+			if first, ok := s.Edge(false); ok {
+				end, _ = first.Prev()
+			}
+			dropPending(s, oldFirst, end)
+		}
+		return removed
+	}
+	// ACKED: trim up to the first entry a group needs, as Redis does with
+	// whole nodes (and all an approximate trim does); an exact trim then
+	// goes on deleting the entries nobody needs until it reaches its
+	// threshold.
+	t := a.trim
+	bound, bounded := ackedBound(s)
+	if !t.ByMinID {
+		t.ByMinID, t.MinID = true, stream.MaxID
+		skip := int64(s.Length) - t.MaxLen
+		if skip <= 0 {
+			return 0
+		}
+		s.Range(stream.ID{}, stream.MaxID, false, func(id stream.ID, _ [][]byte) bool {
+			skip--
+			if skip == 0 {
+				t.MinID, _ = id.Next()
+			}
+			return skip > 0
+		})
+	}
+	target := t.MinID
+	if bounded && bound.Less(t.MinID) {
+		t.MinID = bound
+	}
+	removed := s.Trim(t)
+	if a.trim.Approx || !t.MinID.Less(target) {
+		return removed
+	}
+	var unneeded []stream.ID
+	s.Range(t.MinID, stream.MaxID, false, func(id stream.ID, _ [][]byte) bool {
+		if !id.Less(target) {
+			return false
+		}
+		if !entryReferenced(s, id) {
+			unneeded = append(unneeded, id)
+		}
+		return true
+	})
+	for _, id := range unneeded {
+		if s.Delete(id) {
+			removed++
+		}
+	}
+	if len(unneeded) > 0 {
+		if s.Length == 0 {
+			s.FirstID = stream.ID{}
+		} else {
+			s.RefreshFirstID()
+		}
+	}
+	return removed
+}
+
+// ackedBound is the first ID some group still needs: its first pending
+// entry, or the first it has not been delivered.
+func ackedBound(s *stream.Stream) (bound stream.ID, ok bool) {
+	bound = stream.MaxID
+	for _, g := range s.Groups() {
+		if pel := g.Pending(); len(pel) > 0 && pel[0].ID.Less(bound) {
+			bound = pel[0].ID
+		}
+		if next, more := g.LastID.Next(); more && next.Less(bound) {
+			bound = next
+		}
+	}
+	return bound, bound != stream.MaxID
+}
+
+// dropPending removes the entries from start to end from every group's PEL.
+func dropPending(s *stream.Stream, start, end stream.ID) {
+	for _, g := range s.Groups() {
+		var ids []stream.ID
+		for _, p := range g.Pending() {
+			if end.Less(p.ID) {
+				break
+			}
+			if !p.ID.Less(start) {
+				ids = append(ids, p.ID)
+			}
+		}
+		for _, id := range ids {
+			g.Ack(id)
+		}
+	}
 }

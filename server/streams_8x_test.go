@@ -149,3 +149,70 @@ func TestXackdel(t *testing.T) {
 		kh(t, k, "-ERR wrong number of arguments for 'xackdel' command\r\n", "XACKDEL", "s", "g")
 	}
 }
+
+// https://redis.io/docs/latest/commands/xtrim/ and .../xadd/: KEEPREF,
+// DELREF and ACKED for the entries a trim removes.
+func TestTrimRefPolicies(t *testing.T) {
+	p := difftest.Start(t)
+	k := p.Keyhive()
+	// setup: 1-0..5-0; g1 has read everything and acknowledged 1-0 and 3-0;
+	// g2 has been delivered up to 2-0 (none pending).
+	setup := func() {
+		k.Do("DEL", "s")
+		for _, id := range []string{"1-0", "2-0", "3-0", "4-0", "5-0"} {
+			k.Do("XADD", "s", id, "f", "v")
+		}
+		k.Do("XGROUP", "CREATE", "s", "g1", "0")
+		k.Do("XGROUP", "CREATE", "s", "g2", "2-0")
+		k.Do("XREADGROUP", "GROUP", "g1", "c", "STREAMS", "s", ">")
+		k.Do("XACK", "s", "g1", "1-0", "3-0")
+	}
+	ids := func(want ...string) string {
+		b := "*" + itoa(len(want)) + "\r\n"
+		for _, id := range want {
+			b += "*2\r\n$3\r\n" + id + "\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n"
+		}
+		return b
+	}
+	for _, proto := range []int{2, 3} {
+		p.Proto(proto)
+		// Without groups a policy changes nothing.
+		k.Do("DEL", "s")
+		k.Do("XADD", "s", "1-0", "f", "v")
+		k.Do("XADD", "s", "2-0", "f", "v")
+		kh(t, k, ":1\r\n", "XTRIM", "s", "MAXLEN", "1", "ACKED")
+
+		// KEEPREF (the default): trimmed entries stay pending.
+		setup()
+		kh(t, k, ":3\r\n", "XTRIM", "s", "MAXLEN", "2", "KEEPREF")
+		kh(t, k, "*4\r\n:3\r\n$3\r\n2-0\r\n$3\r\n5-0\r\n*1\r\n*2\r\n$1\r\nc\r\n$1\r\n3\r\n", "XPENDING", "s", "g1")
+
+		// DELREF: the trimmed entries leave every PEL.
+		setup()
+		kh(t, k, ":3\r\n", "XTRIM", "s", "MINID", "4-0", "DELREF")
+		kh(t, k, "*4\r\n:2\r\n$3\r\n4-0\r\n$3\r\n5-0\r\n*1\r\n*2\r\n$1\r\nc\r\n$1\r\n2\r\n", "XPENDING", "s", "g1")
+
+		// ACKED: 1-0 is done for both groups; 2-0 is pending in g1; 3-0 is
+		// acknowledged by g1 but not yet delivered to g2.
+		setup()
+		kh(t, k, ":1\r\n", "XTRIM", "s", "MAXLEN", "0", "ACKED")
+		kh(t, k, ids("2-0", "3-0", "4-0", "5-0"), "XRANGE", "s", "-", "+")
+		k.Do("XREADGROUP", "GROUP", "g2", "c2", "STREAMS", "s", ">")
+		k.Do("XACK", "s", "g2", "3-0", "4-0", "5-0")
+		// Now 3-0 is needed by nobody: an exact trim deletes it past 2-0.
+		kh(t, k, ":1\r\n", "XTRIM", "s", "MINID", "5-0", "ACKED")
+		kh(t, k, ids("2-0", "4-0", "5-0"), "XRANGE", "s", "-", "+")
+		// An approximate trim stops at the first entry still needed.
+		kh(t, k, ":0\r\n", "XTRIM", "s", "MAXLEN", "~", "0", "ACKED")
+
+		// XADD takes the policy too, anywhere before the ID.
+		setup()
+		k.Do("XREADGROUP", "GROUP", "g2", "c2", "STREAMS", "s", ">")
+		kh(t, k, "$3\r\n6-0\r\n", "XADD", "s", "DELREF", "MAXLEN", "3", "6-0", "f", "v")
+		kh(t, k, "*4\r\n:2\r\n$3\r\n4-0\r\n$3\r\n5-0\r\n*1\r\n*2\r\n$1\r\nc\r\n$1\r\n2\r\n", "XPENDING", "s", "g1")
+		kh(t, k, "$3\r\n7-0\r\n", "XADD", "s", "MAXLEN", "1", "ACKED", "7-0", "f", "v")
+		kh(t, k, ":4\r\n", "XLEN", "s")
+
+		kh(t, k, "-ERR syntax error\r\n", "XTRIM", "s", "MAXLEN", "1", "ACKED", "DELREF")
+	}
+}
