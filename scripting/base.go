@@ -145,6 +145,23 @@ func (s *luaState) installBase(g *lua.LTable) {
 	})
 	g.RawSetString("error", L.NewFunction(s.luaError))
 	set("collectgarbage", s.collectGarbage)
+	set("select", func(L *lua.LState) int {
+		top := int64(L.GetTop())
+		if n, ok := L.Get(1).(lua.LString); ok && n == "#" {
+			L.Push(lua.LNumber(top - 1))
+			return 1
+		}
+		n := checkInt(L, 1, "select")
+		if n < 0 {
+			n += top
+		} else if n > top {
+			n = top
+		}
+		if n < 1 {
+			argError(L, 1, "select", "index out of range")
+		}
+		return int(top - n)
+	})
 	set("assert", func(L *lua.LState) int {
 		if L.GetTop() == 0 {
 			argError(L, 1, "assert", "value expected")
@@ -486,7 +503,7 @@ func (s *luaState) installTable(tbl *lua.LTable) {
 		for k := i; k <= j; k++ {
 			v, ok := toStringArg(t.RawGetInt(int(k)))
 			if !ok {
-				L.RaiseError("invalid value (at index %d) in table for 'concat'", k)
+				L.RaiseError("invalid value (%s) at index %d in table for 'concat'", t.RawGetInt(int(k)).Type().String(), k)
 			}
 			if len(b)+len(v)+len(sep) > maxStringLen {
 				L.RaiseError(errNoMemory)
@@ -562,6 +579,17 @@ func (s *luaState) installMath(m *lua.LTable) {
 		}
 		return 1
 	}))
+	// math.max and math.min check their numbers (at least one) with Lua's
+	// texts.
+	for _, name := range []string{"max", "min"} {
+		orig := m.RawGetString(name).(*lua.LFunction).GFunction
+		m.RawSetString(name, L.NewFunction(func(L *lua.LState) int {
+			for i := 1; i <= max(L.GetTop(), 1); i++ {
+				checkNumber(L, i, name)
+			}
+			return orig(L)
+		}))
+	}
 	m.RawSetString("randomseed", L.NewFunction(func(L *lua.LState) int {
 		r.seed(int32(checkInt(L, 1, "randomseed")))
 		return 0

@@ -63,6 +63,27 @@ func TestLuaQuirks(t *testing.T) {
 			"return {loadstring(string.dump(function() return 1 end))}",
 			"return string.dump(string.len)",
 			"return string.dump(1)",
+			// Argument checks that come before the work, with Lua's texts.
+			"return string.format('%')",
+			"return string.format('%10')",
+			"return string.format('%', 1)",
+			"return string.format('%5c|%-3c|%c', 256, 65, 66)",
+			"return string.format('%c', 256)",
+			"return string.format('%d %d', 1)",
+			"return table.concat({1, {}, 3})",
+			"return table.concat({1, 2, 3}, ',', 2, 5)",
+			"return table.concat({1, true})",
+			"return select(0, 1)",
+			"return select(-3, 1, 2)",
+			"return {select(-2, 1, 2, 3)}",
+			"return {select(9, 1, 2, 3)}",
+			"return select('#', 1, nil, 3)",
+			"return select('x', 1)",
+			"return select()",
+			"return math.max()",
+			"return math.min()",
+			"return math.max(1, 'x')",
+			"return math.min('3', 7, 2)",
 		)
 	}
 }
