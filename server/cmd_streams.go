@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"cmp"
 	"math"
 	"slices"
 	"time"
@@ -561,10 +562,11 @@ type streamRead struct {
 	newOnly         []bool       // XREADGROUP ">"
 	seen            []streamAdds // a waiter's: the streams' additions it has seen
 	now             []bool       // served at once
+	claim           int64        // XREADGROUP CLAIM min-idle-time (Redis 8.4); -1: none
 }
 
 func xreadCommand(x *Ctx, group bool) {
-	var r streamRead
+	r := streamRead{claim: -1}
 	timeout, streamsAt := int64(-1), 0
 	args := x.Args
 	for i := 1; i < len(args) && streamsAt == 0; i++ {
@@ -606,6 +608,11 @@ func xreadCommand(x *Ctx, group bool) {
 			}
 			r.group, r.consumer = args[i+1], args[i+2]
 			i += 2
+		case group && cArgIs(opt, "claim") && more > 0:
+			i++
+			if !r.parseClaim(x, args[i]) {
+				return
+			}
 		case cArgIs(opt, "noack"):
 			if !group {
 				x.W.Error("ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead.")
@@ -683,7 +690,7 @@ func xreadCommand(x *Ctx, group bool) {
 				r.ids[i] = after
 			}
 			top, ok := s.Edge(true)
-			serve[i] = ok && after.Less(top)
+			serve[i] = ok && after.Less(top) || group && r.claimable(s.Group(r.group), x.Now) > 0
 		}
 		if serve[i] {
 			served++
@@ -719,7 +726,7 @@ func xreadCommand(x *Ctx, group bool) {
 	w := &streamRead{
 		group: bytes.Clone(r.group), consumer: bytes.Clone(r.consumer), noack: r.noack,
 		count: r.count, keys: cloneArgs(r.keys), ids: slices.Clone(r.ids), newOnly: slices.Clone(r.newOnly),
-		seen: make([]streamAdds, n),
+		seen: make([]streamAdds, n), claim: r.claim,
 	}
 	for i, key := range w.keys {
 		if e, found := x.DB.Lookup(key, x.Now, false); found && e.Type() == keyspace.TypeStream {
@@ -835,9 +842,16 @@ func (r *streamRead) serve(x *Ctx, s *stream.Stream, i int) {
 		x.replyHistory(s, g, c, start, r.count)
 		return
 	}
+	claimed := r.claimIdle(x, s, g, c, key)
 	n := 0
-	s.Range(start, stream.MaxID, false, func(stream.ID, [][]byte) bool { n++; return int64(n) != r.count })
-	x.W.Array(n)
+	if r.count == 0 || int64(len(claimed)) < r.count {
+		s.Range(start, stream.MaxID, false, func(stream.ID, [][]byte) bool { n++; return int64(n+len(claimed)) != r.count })
+	}
+	x.W.Array(len(claimed) + n)
+	r.writeClaimed(x, s, claimed)
+	if n == 0 {
+		return
+	}
 	written, advanced := 0, false
 	s.Range(start, stream.MaxID, false, func(id stream.ID, fields [][]byte) bool {
 		if g.LastID.Less(id) {
@@ -1904,5 +1918,101 @@ func dropPending(s *stream.Stream, start, end stream.ID) {
 		for _, id := range ids {
 			g.Ack(id)
 		}
+	}
+}
+
+// XREADGROUP CLAIM min-idle-time (https://redis.io/docs/latest/commands/xreadgroup/):
+// with ">", the group's entries pending for at least min-idle-time are
+// claimed for the reading consumer first, longest idle first, each
+// replied with its idle time and delivery count after its fields; then new
+// entries, within COUNT. A blocked read is served when entries arrive (an
+// entry becoming idle while it waits does not wake it).
+
+// claimedEntry is an entry claimed by XREADGROUP CLAIM, with what its reply
+// tells.
+type claimedEntry struct {
+	id        stream.ID
+	idle      int64
+	delivered uint64
+}
+
+func (r *streamRead) parseClaim(x *Ctx, arg []byte) bool {
+	ms, ok := strnum.ParseInt(arg)
+	if !ok {
+		x.W.Error("ERR Invalid min-idle-time argument for XREADGROUP")
+		return false
+	}
+	r.claim = max(ms, 0) // a negative idle time claims everything, as XCLAIM's
+	return true
+}
+
+// claimable counts g's entries pending for at least the CLAIM idle time.
+func (r *streamRead) claimable(g *stream.Group, now int64) int {
+	if r.claim < 0 || g == nil {
+		return 0
+	}
+	n := 0
+	for _, p := range g.Pending() {
+		if now-p.DeliveryTime >= r.claim {
+			n++
+		}
+	}
+	return n
+}
+
+// claimIdle claims for c, within COUNT, the entries of g idle for at least
+// the CLAIM time, longest idle first (then by ID). Entries deleted from the
+// stream leave the PEL, as XAUTOCLAIM's do. Claims propagate as XCLAIM.
+func (r *streamRead) claimIdle(x *Ctx, s *stream.Stream, g *stream.Group, c *stream.Consumer, key []byte) []claimedEntry {
+	if r.claimable(g, x.Now) == 0 {
+		return nil
+	}
+	var idle []stream.Pending
+	for _, p := range g.Pending() {
+		if x.Now-p.DeliveryTime >= r.claim {
+			idle = append(idle, p)
+		}
+	}
+	slices.SortStableFunc(idle, func(a, b stream.Pending) int {
+		if a.DeliveryTime != b.DeliveryTime {
+			return cmp.Compare(a.DeliveryTime, b.DeliveryTime)
+		}
+		return a.ID.Compare(b.ID)
+	})
+	var claimed []claimedEntry
+	for _, p := range idle {
+		if r.count > 0 && int64(len(claimed)) >= r.count {
+			break
+		}
+		i, _ := g.FindPending(p.ID)
+		if !s.Has(p.ID) {
+			g.RemovePending(i)
+			x.dirty++
+			continue
+		}
+		claimed = append(claimed, claimedEntry{id: p.ID, idle: x.Now - p.DeliveryTime, delivered: p.DeliveryCount})
+		g.Assign(i, c)
+		pe := &g.Pending()[i]
+		pe.DeliveryTime, pe.DeliveryCount = x.Now, pe.DeliveryCount+1
+		x.propagateClaim(key, r.group, g, pe)
+		x.dirty++
+	}
+	return claimed
+}
+
+// writeClaimed writes the claimed entries: ID, fields, idle ms, deliveries.
+func (r *streamRead) writeClaimed(x *Ctx, s *stream.Stream, claimed []claimedEntry) {
+	for _, e := range claimed {
+		x.W.Array(4)
+		s.Range(e.id, e.id, false, func(id stream.ID, fields [][]byte) bool {
+			writeStreamID(x.W, id)
+			x.W.Array(len(fields))
+			for _, f := range fields {
+				x.W.Bulk(f)
+			}
+			return false
+		})
+		x.W.Int(e.idle)
+		x.W.Int(int64(e.delivered))
 	}
 }

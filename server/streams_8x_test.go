@@ -7,6 +7,7 @@ package server_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/keyhive/keyhive/internal/difftest"
 )
@@ -215,4 +216,67 @@ func TestTrimRefPolicies(t *testing.T) {
 
 		kh(t, k, "-ERR syntax error\r\n", "XTRIM", "s", "MAXLEN", "1", "ACKED", "DELREF")
 	}
+}
+
+// https://redis.io/docs/latest/commands/xreadgroup/ (The CLAIM option):
+// entries idle for min-idle-time are claimed first, longest idle first,
+// each with its idle time and delivery count; then new entries.
+func TestXreadgroupClaim(t *testing.T) {
+	p := difftest.Start(t)
+	k := p.Keyhive()
+	for _, proto := range []int{2, 3} {
+		p.Proto(proto)
+		k.Do("DEL", "s")
+		k.Do("XADD", "s", "1-0", "f", "v1")
+		k.Do("XADD", "s", "2-0", "f", "v2")
+		k.Do("XGROUP", "CREATE", "s", "g", "0")
+		k.Do("XREADGROUP", "GROUP", "g", "c1", "COUNT", "1", "STREAMS", "s", ">") // 1-0 to c1
+		time.Sleep(20 * time.Millisecond)
+		k.Do("XREADGROUP", "GROUP", "g", "c1", "COUNT", "1", "STREAMS", "s", ">") // 2-0 to c1
+		time.Sleep(120 * time.Millisecond)
+		k.Do("XADD", "s", "3-0", "f", "v3")
+		// Nothing idle for an hour: only the new entry.
+		r := k.Do("XREADGROUP", "GROUP", "g", "c2", "CLAIM", "3600000", "COUNT", "1", "STREAMS", "s", ">")
+		entries := streamEntries(r, proto)
+		if len(entries) != 1 || entries[0].Elems[0].Str != "3-0" || len(entries[0].Elems) != 2 {
+			t.Fatalf("new entry only: %s", r)
+		}
+		// 1-0 and 2-0 are idle: claimed for c3, longest idle first, with
+		// their idle times and delivery counts.
+		k.Do("XADD", "s", "4-0", "f", "v4")
+		r = k.Do("XREADGROUP", "GROUP", "g", "c3", "CLAIM", "100", "STREAMS", "s", ">")
+		entries = streamEntries(r, proto)
+		if len(entries) != 3 {
+			t.Fatalf("two claimed and one new: %s", r)
+		}
+		for i, want := range []string{"1-0", "2-0"} {
+			e := entries[i].Elems
+			if len(e) != 4 || e[0].Str != want || e[1].Elems[1].Str != "v"+want[:1] || e[2].Int < 100 || e[3].Int != 1 {
+				t.Errorf("claimed entry %d: %s", i, entries[i])
+			}
+		}
+		if e := entries[2].Elems; len(e) != 2 || e[0].Str != "4-0" {
+			t.Errorf("new entry: %s", entries[2])
+		}
+		// The claims moved the entries to c3 and counted a delivery.
+		kh(t, k, "*2\r\n*4\r\n$3\r\n1-0\r\n$2\r\nc3\r\n:0\r\n:2\r\n*4\r\n$3\r\n2-0\r\n$2\r\nc3\r\n:0\r\n:2\r\n",
+			"XPENDING", "s", "g", "IDLE", "0", "-", "2-0", "10", "c3")
+		// COUNT bounds claimed and new entries together; an ID other than
+		// ">" ignores CLAIM.
+		time.Sleep(120 * time.Millisecond)
+		r = k.Do("XREADGROUP", "GROUP", "g", "c4", "CLAIM", "100", "COUNT", "1", "STREAMS", "s", "0")
+		if history := streamEntries(r, proto); len(history) != 0 {
+			t.Errorf("history of c4 (none): %s", r)
+		}
+		kh(t, k, "-ERR Invalid min-idle-time argument for XREADGROUP\r\n", "XREADGROUP", "GROUP", "g", "c", "CLAIM", "x", "STREAMS", "s", ">")
+		kh(t, k, "-ERR syntax error\r\n", "XREAD", "CLAIM", "10", "STREAMS", "s", "0")
+	}
+}
+
+// streamEntries is the entries of the one stream an XREADGROUP replied.
+func streamEntries(r difftest.Reply, proto int) []difftest.Reply {
+	if proto == 3 {
+		return r.Elems[1].Elems // a map: key, entries
+	}
+	return r.Elems[0].Elems[1].Elems
 }
