@@ -84,6 +84,18 @@ func TestLuaQuirks(t *testing.T) {
 			"return math.min()",
 			"return math.max(1, 'x')",
 			"return math.min('3', 7, 2)",
+			// tonumber reads hex floats as strtod does.
+			"return tostring(tonumber('0x1p4'))",
+			"return tostring(tonumber('0x1.8p1'))",
+			"return tostring(tonumber('0x.8'))",
+			"return tostring(tonumber('0x1P-2'))",
+			"return tostring(tonumber('0x1p'))",
+			"return tostring(tonumber('0x1.'))",
+			"return tostring(tonumber('0x.'))",
+			"return tostring(tonumber('-0xAp+1'))",
+			"return tostring(tonumber('0x1p99999'))",
+			"return tostring(tonumber('0x1.8p1x'))",
+			"return tostring('0x1p4' + 0)",
 		)
 	}
 }
