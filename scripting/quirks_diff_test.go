@@ -37,7 +37,7 @@ func TestLuaQuirks(t *testing.T) {
 			"return collectgarbage('collect')",
 			"return collectgarbage('stop')",
 			"return collectgarbage('restart')",
-			"return collectgarbage('step', 100)",
+			"return type(collectgarbage('step', 100))",
 			"return {collectgarbage('setpause', 150), collectgarbage('setpause', 200)}",
 			"return {collectgarbage('setstepmul', 300), collectgarbage('setstepmul', 200)}",
 			"return collectgarbage('bogus')",
