@@ -127,3 +127,20 @@ func init() {
 			Summary: "Removes a stream's oldest entries."},
 	)
 }
+
+// Redis 8.2's deletions with a policy for the consumer groups' references
+// (https://redis.io/docs/latest/commands/xdelex/, .../xackdel/).
+func init() {
+	add("stream",
+		&Spec{Name: "xdelex", Arity: -5, Flags: "write fast", ACL: "@write @stream @fast",
+			Keys:  []string{"RW delete; index 1; range 0 1 0"},
+			Args:  "key:key#0 [condition:<KEEPREF|DELREF|ACKED>] IDS=ids:{numids:integer id:string...}",
+			Since: "8.2.0", Complexity: "O(1) per ID given.",
+			Summary: "Deletes entries from a stream, with a policy for the consumer groups' references to them."},
+		&Spec{Name: "xackdel", Arity: -6, Flags: "write fast", ACL: "@write @stream @fast",
+			Keys:  []string{"RW update delete; index 1; range 0 1 0"},
+			Args:  "key:key#0 group:string [condition:<KEEPREF|DELREF|ACKED>] IDS=ids:{numids:integer id:string...}",
+			Since: "8.2.0", Complexity: "O(1) per ID given.",
+			Summary: "Acknowledges entries of a consumer group and deletes them from the stream, with a policy for other groups' references."},
+	)
+}

@@ -455,6 +455,7 @@ func (db *DB) Flush() {
 	db.keys.Store(0)
 	db.expires.Store(0)
 	db.subkeys.Store(0)
+	db.avgTTL.Store(0)
 }
 
 // withShard runs fn on shard i under its lock, compacting it afterwards.

@@ -1,6 +1,7 @@
 package scripting
 
 import (
+	"encoding/binary"
 	"strconv"
 	"strings"
 
@@ -54,7 +55,12 @@ func (s *luaState) installBase(g *lua.LTable) {
 	set("getmetatable", func(L *lua.LState) int {
 		v := L.Get(1)
 		if t, ok := v.(*lua.LTable); ok {
-			if _, isProxy := s.realOf[t]; isProxy {
+			if real, isProxy := s.realOf[t]; isProxy {
+				// The globals' error metatable, read-only as in Redis.
+				if mt, ok := L.GetMetatable(real).(*lua.LTable); ok {
+					L.Push(s.protectedMeta(mt))
+					return 1
+				}
 				L.Push(lua.LNil)
 				return 1
 			}
@@ -138,6 +144,24 @@ func (s *luaState) installBase(g *lua.LTable) {
 		return L.GetTop()
 	})
 	g.RawSetString("error", L.NewFunction(s.luaError))
+	set("collectgarbage", s.collectGarbage)
+	set("select", func(L *lua.LState) int {
+		top := int64(L.GetTop())
+		if n, ok := L.Get(1).(lua.LString); ok && n == "#" {
+			L.Push(lua.LNumber(top - 1))
+			return 1
+		}
+		n := checkInt(L, 1, "select")
+		if n < 0 {
+			n += top
+		} else if n > top {
+			n = top
+		}
+		if n < 1 {
+			argError(L, 1, "select", "index out of range")
+		}
+		return int(top - n)
+	})
 	set("assert", func(L *lua.LState) int {
 		if L.GetTop() == 0 {
 			argError(L, 1, "assert", "value expected")
@@ -418,12 +442,28 @@ func (s *luaState) installString(str *lua.LTable) {
 		return 1
 	}))
 	str.RawSetString("format", L.NewFunction(luaFormat))
+	str.RawSetString("char", L.NewFunction(func(L *lua.LState) int {
+		b := make([]byte, L.GetTop())
+		for i := range b {
+			c := checkInt(L, i+1, "char")
+			if c < 0 || c > 255 {
+				argError(L, i+1, "char", "invalid value")
+			}
+			b[i] = byte(c)
+		}
+		L.Push(lua.LString(b))
+		return 1
+	}))
 	str.RawSetString("dump", L.NewFunction(func(L *lua.LState) int {
-		if _, ok := L.Get(1).(*lua.LFunction); !ok {
+		fn, ok := L.Get(1).(*lua.LFunction)
+		if !ok {
 			typeError(L, 1, "dump", "function")
 		}
-		L.RaiseError("unable to dump given function") // no bytecode format to share with Lua 5.1
-		return 0
+		if fn.IsG {
+			L.RaiseError("unable to dump given function")
+		}
+		L.Push(lua.LString(dumpHeader(fn.Proto)))
+		return 1
 	}))
 }
 
@@ -463,7 +503,7 @@ func (s *luaState) installTable(tbl *lua.LTable) {
 		for k := i; k <= j; k++ {
 			v, ok := toStringArg(t.RawGetInt(int(k)))
 			if !ok {
-				L.RaiseError("invalid value (at index %d) in table for 'concat'", k)
+				L.RaiseError("invalid value (%s) at index %d in table for 'concat'", t.RawGetInt(int(k)).Type().String(), k)
 			}
 			if len(b)+len(v)+len(sep) > maxStringLen {
 				L.RaiseError(errNoMemory)
@@ -539,6 +579,17 @@ func (s *luaState) installMath(m *lua.LTable) {
 		}
 		return 1
 	}))
+	// math.max and math.min check their numbers (at least one) with Lua's
+	// texts.
+	for _, name := range []string{"max", "min"} {
+		orig := m.RawGetString(name).(*lua.LFunction).GFunction
+		m.RawSetString(name, L.NewFunction(func(L *lua.LState) int {
+			for i := 1; i <= max(L.GetTop(), 1); i++ {
+				checkNumber(L, i, name)
+			}
+			return orig(L)
+		}))
+	}
 	m.RawSetString("randomseed", L.NewFunction(func(L *lua.LState) int {
 		r.seed(int32(checkInt(L, 1, "randomseed")))
 		return 0
@@ -561,4 +612,61 @@ func (r *rand48) seed(s int32) { r.x = uint64(uint32(s))<<16 | 0x330E }
 func (r *rand48) next() int64 {
 	r.x = (0x5DEECE66D*r.x + 0xB) & (1<<48 - 1)
 	return int64(r.x >> 17)
+}
+
+// collectGarbage is Lua 5.1's collectgarbage over gopher-lua, whose memory
+// is Go's: "count" reports the state's estimated size in KB (as
+// used_memory_vm_eval or _functions, which Redis reads the same way), the
+// collector settings are remembered and returned as Lua returns them, and
+// the other options answer as Lua's would after doing nothing.
+func (s *luaState) collectGarbage(L *lua.LState) int {
+	opt := optString(L, 1, "collectgarbage", "collect")
+	arg := optInt(L, 2, "collectgarbage", 0)
+	switch opt {
+	case "collect", "stop", "restart":
+		L.Push(lua.LNumber(0))
+	case "count":
+		m := s.engine.MemoryStats()
+		bytes := m.EvalVM
+		if s.loadGlobals != nil {
+			bytes = m.FunctionVM
+		}
+		L.Push(lua.LNumber(float64(bytes) / 1024))
+	case "step":
+		L.Push(lua.LBool(arg != 0)) // a step as large as asked ends a cycle
+	case "setpause":
+		L.Push(lua.LNumber(s.gcPause))
+		s.gcPause = arg
+	case "setstepmul":
+		L.Push(lua.LNumber(s.gcStepMul))
+		s.gcStepMul = arg
+	default:
+		argError(L, 1, "collectgarbage", "invalid option '"+opt+"'")
+	}
+	return 1
+}
+
+// luaSignature is the header of a Lua 5.1 binary chunk on x86-64: ESC "Lua",
+// version 5.1, official format, little endian, 4-byte int, 8-byte size_t,
+// 4-byte instructions, 8-byte non-integral numbers.
+const luaSignature = "\x1bLuaQ\x00\x01\x04\x08\x04\x08\x00"
+
+// dumpHeader is string.dump's result: what Lua 5.1 dumps before a
+// function's bytecode (the chunk header, its source name and lines), byte
+// for byte, and no bytecode, as gopher-lua's is not Lua's. Redis refuses to
+// load binary chunks, so a script can only look at it: loadstring gives nil.
+func dumpHeader(p *lua.FunctionProto) []byte {
+	source := p.SourceName
+	if source == evalChunk || source == libraryChunk {
+		source = "@" + source
+	}
+	b := append([]byte(luaSignature), 0, 0, 0, 0, 0, 0, 0, 0)
+	binary.LittleEndian.PutUint64(b[len(luaSignature):], uint64(len(source)+1))
+	b = append(append(b, source...), 0)
+	last := p.LastLineDefined
+	if p.LineDefined == 0 { // a main chunk: Lua gives no last line
+		last = 0
+	}
+	b = binary.LittleEndian.AppendUint32(b, uint32(p.LineDefined))
+	return binary.LittleEndian.AppendUint32(b, uint32(last))
 }

@@ -544,21 +544,49 @@ func strtod(s string) (float64, int) {
 	case is("nan"):
 		return sign(math.NaN()), i + 3
 	case is("0x"):
+		// A hex float: digits, an optional fraction, an optional binary
+		// exponent (p).
 		j := i + 2
 		var v float64
-		digits := 0
-		for ; j < len(s); j++ {
+		digits, scale := 0, 0
+		for point := false; j < len(s); j++ {
+			if s[j] == '.' && !point {
+				point = true
+				continue
+			}
 			d, ok := hexDigit(s[j])
 			if !ok {
 				break
 			}
 			v = v*16 + float64(d)
 			digits++
+			if point {
+				scale -= 4
+			}
 		}
 		if digits == 0 {
 			return 0, i + 1 // "0" then an x that is not part of the number
 		}
-		return sign(v), j
+		if j < len(s) && (s[j] == 'p' || s[j] == 'P') {
+			k, expNeg := j+1, false
+			if k < len(s) && (s[k] == '+' || s[k] == '-') {
+				expNeg = s[k] == '-'
+				k++
+			}
+			exp, expDigits := 0, 0
+			for ; k < len(s) && s[k] >= '0' && s[k] <= '9'; k++ {
+				exp = min(exp*10+int(s[k]-'0'), 1<<20)
+				expDigits++
+			}
+			if expDigits > 0 {
+				if expNeg {
+					exp = -exp
+				}
+				scale += exp
+				j = k
+			}
+		}
+		return sign(math.Ldexp(v, scale)), j
 	}
 	j := i
 	digits := 0

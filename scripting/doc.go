@@ -36,7 +36,13 @@
 //     order (pairs, map replies, cjson objects, cmsgpack maps) differs from
 //     Lua's hash order, as it does between Redis builds.
 //   - Lua 5.1's goto does not exist, but gopher-lua accepts goto and labels.
-//   - string.dump always fails: there is no Lua 5.1 bytecode to produce.
+//   - string.dump gives only the start of Lua 5.1's dump (header, source
+//     name, lines): there is no Lua 5.1 bytecode to produce. Redis loads no
+//     binary chunk, so scripts can only look at it. A loaded chunk's source
+//     name is its chunk id ([string "..."]) where Lua keeps the string.
+//   - collectgarbage("count") is the state's estimated size (as in INFO's
+//     used_memory_vm_eval), not Lua's allocator count; the other options
+//     do nothing and answer as Lua 5.1 does.
 //   - SCRIPT KILL stops a script at a checkpoint compiled in at the top of
 //     every loop body and function (see checkpoint), so the killed script's
 //     error names that line where Lua names the instruction it was at.

@@ -25,9 +25,12 @@ func luaFormat(L *lua.LState) int {
 			out = append(out, '%')
 			continue
 		}
+		arg++
+		if arg > L.GetTop() { // before the conversion is read, as in Lua
+			argError(L, arg, "format", "no value")
+		}
 		spec, next := scanSpec(L, format, i)
 		i = next
-		arg++
 		out = appendFormatted(L, out, spec, arg)
 		if len(out) > maxStringLen {
 			L.RaiseError(errNoMemory)
@@ -74,19 +77,21 @@ func scanSpec(L *lua.LState, f string, i int) (formatSpec, int) {
 		spec.precision = digits()
 	}
 	if i >= len(f) {
-		L.RaiseError("invalid option '%%' to 'format'")
+		L.RaiseError("invalid option '%s' to 'format'", "%")
 	}
 	spec.verb = f[i]
 	return spec, i
 }
 
 func appendFormatted(L *lua.LState, out []byte, spec formatSpec, arg int) []byte {
-	if arg > L.GetTop() && spec.verb != '%' {
-		argError(L, arg, "format", "no value")
-	}
 	switch spec.verb {
 	case 'c':
-		return pad(out, string([]byte{byte(checkInt(L, arg, "format"))}), spec, false)
+		// C's sprintf result is read as a C string: it ends at a NUL.
+		padded := pad(nil, string([]byte{byte(checkInt(L, arg, "format"))}), spec, false)
+		if nul := strings.IndexByte(string(padded), 0); nul >= 0 {
+			padded = padded[:nul]
+		}
+		return append(out, padded...)
 	case 'd', 'i':
 		n := checkInt(L, arg, "format")
 		digits := strconv.FormatInt(n, 10)

@@ -258,6 +258,7 @@ func (s *luaState) newLoadGlobals(nonexistent *lua.LTable) *lua.LTable {
 	redis.RawSetString("register_function", L.NewFunction(s.registerFunction))
 	redis.RawSetString("log", L.NewFunction(s.redisLog))
 	setVersionAndLevels(redis)
+	L.SetMetatable(redis, nonexistent) // redis.call at load time: a nonexistent global, as Redis says
 	g := L.NewTable()
 	g.RawSetString("redis", s.protect(redis))
 	g.RawSetString(concatHelper, s.realGlobals.RawGetString(concatHelper))
@@ -277,8 +278,8 @@ func (s *luaState) registerFunction(L *lua.LState) int {
 	if errMsg != "" {
 		raise(L, errMsg)
 	}
-	if !validName(f.Name) {
-		raise(L, "Function names can only contain letters, numbers, or underscores(_) and must be at least one character long")
+	if !validName(f.Name) { // Redis's text says library for functions too
+		raise(L, "Library names can only contain letters, numbers, or underscores(_) and must be at least one character long")
 	}
 	if _, dup := lib.Functions[f.Name]; dup {
 		raise(L, "Function already exists in the library")
@@ -463,6 +464,8 @@ func (e *Engine) Libraries() []*Library {
 
 // Counts returns the numbers of libraries and functions (FUNCTION STATS).
 func (e *Engine) Counts() (libraries, functions int) {
+	e.cacheMu.RLock() // FUNCTION STATS runs without the server's lock
+	defer e.cacheMu.RUnlock()
 	return len(e.libs.byName), len(e.libs.functions)
 }
 

@@ -47,8 +47,14 @@ type luaState struct {
 	realGlobals *lua.LTable
 	loadGlobals *lua.LTable // FUNCTION LOAD's restricted globals; nil for EVAL
 	stringMeta  *lua.LTable // proxy of the string metatable, for getmetatable("")
-	lastError   raisedError
-	callSite    string // "chunk:line" of a recent function call, see tick
+	// metaProxies are read-only proxies of the metatables of protected
+	// tables (the globals' error metatable), for getmetatable.
+	metaProxies map[*lua.LTable]*lua.LTable
+	// gcPause and gcStepMul are collectgarbage's settings, which Lua
+	// returns when they change (gopher-lua has no collector of its own).
+	gcPause, gcStepMul int64
+	lastError          raisedError
+	callSite           string // "chunk:line" of a recent function call, see tick
 	// keepError is the message handler of every protected call: it returns
 	// the error unchanged, and its presence spares gopher-lua building a
 	// traceback for each error (it still does when the call stack is full,
@@ -89,7 +95,7 @@ func newLuaState(e *Engine, forFunctions bool) *luaState {
 		// whole stack once per frame to build it (seconds at maxCallDepth).
 		IncludeGoStackTrace: false,
 	})
-	s := &luaState{L: L, engine: e, realOf: map[*lua.LTable]*lua.LTable{}}
+	s := &luaState{L: L, engine: e, realOf: map[*lua.LTable]*lua.LTable{}, metaProxies: map[*lua.LTable]*lua.LTable{}, gcPause: 200, gcStepMul: 200}
 	s.keepError = L.NewFunction(func(L *lua.LState) int { return 1 })
 	self := L.NewUserData()
 	self.Value = s
@@ -163,6 +169,16 @@ func (s *luaState) protect(real *lua.LTable) *lua.LTable {
 	return proxy
 }
 
+// protectedMeta returns the read-only proxy of metatable mt, one per table.
+func (s *luaState) protectedMeta(mt *lua.LTable) *lua.LTable {
+	proxy, ok := s.metaProxies[mt]
+	if !ok {
+		proxy = s.protect(mt)
+		s.metaProxies[mt] = proxy
+	}
+	return proxy
+}
+
 // real returns the table behind a proxy, or t itself.
 func (s *luaState) real(t *lua.LTable) (*lua.LTable, bool) {
 	if r, ok := s.realOf[t]; ok {
@@ -205,7 +221,14 @@ func raisePlain(L *lua.LState, msg string) {
 }
 
 func nonexistentGlobal(L *lua.LState) int {
-	name, _ := toStringArg(L.Get(2))
+	// A script can call it through getmetatable(_G).__index.
+	if L.GetTop() != 2 {
+		L.RaiseError("Wrong number of arguments to luaProtectedTableError")
+	}
+	name, ok := toStringArg(L.Get(2))
+	if !ok {
+		L.RaiseError("Second argument to luaProtectedTableError must be a string or number")
+	}
 	L.RaiseError("Script attempted to access nonexistent global variable '%s'", name)
 	return 0
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -42,12 +43,13 @@ func init() {
 	bindSub("function", "help", functionHelp)
 }
 
-// scriptArgs splits KEYS and ARGV, replying Redis's errors for a bad numkeys.
-func (x *Ctx) scriptArgs() (keys, argv [][]byte, ok bool) {
+// scriptArgs splits KEYS and ARGV, replying Redis's errors for a bad
+// numkeys (notInt when it is no integer: EVAL's and FCALL's differ).
+func (x *Ctx) scriptArgs(notInt string) (keys, argv [][]byte, ok bool) {
 	n, ok := strnum.ParseInt(x.Args[2])
 	switch {
 	case !ok:
-		x.W.Error(errNotInt)
+		x.W.Error(notInt)
 	case n > int64(len(x.Args)-3):
 		x.W.Error("ERR Number of keys can't be greater than number of args")
 	case n < 0:
@@ -82,7 +84,7 @@ const errROWithWriteFlag = "ERR Can not execute a script with write flag using *
 
 func evalCommand(x *Ctx, bySHA, readOnly bool) {
 	x.showSelf()
-	keys, argv, ok := x.scriptArgs()
+	keys, argv, ok := x.scriptArgs(errNotInt)
 	if !ok {
 		return
 	}
@@ -114,13 +116,14 @@ func evalCommand(x *Ctx, bySHA, readOnly bool) {
 
 func fcallCommand(x *Ctx, readOnly bool) {
 	x.showSelf()
-	keys, argv, ok := x.scriptArgs()
-	if !ok {
-		return
-	}
+	// Redis looks the function up before it reads numkeys.
 	f, ok := x.s.scripts.Function(string(x.Args[1]))
 	if !ok {
 		x.W.Error("ERR Function not found")
+		return
+	}
+	keys, argv, ok := x.scriptArgs("ERR Bad number of keys provided")
+	if !ok {
 		return
 	}
 	if readOnly && f.Flags&scripting.FlagNoWrites == 0 {
@@ -148,7 +151,9 @@ func (x *Ctx) runScript(readOnly, checkOOM bool, script *scripting.Script, fn *s
 	s.scriptStart.Store(monoNow())
 	s.scriptIsFunction.Store(fn != nil)
 	if fn != nil {
+		s.runningFunction.set(fn.Name, x.Args)
 		s.scripts.Call(fn, keys, argv, h, x.W)
+		s.runningFunction.set("", nil)
 	} else {
 		s.scripts.Run(script, keys, argv, h, x.W)
 	}
@@ -268,6 +273,22 @@ type scriptState struct {
 	scriptClient     *Client
 	scriptStart      atomic.Int64 // monotonic ns when the running script began; 0: none
 	scriptIsFunction atomic.Bool
+	runningFunction  runningFunction
+}
+
+// runningFunction is the function being run, for FUNCTION STATS from other
+// clients. Its arguments are the FCALL's, in its client's read buffer,
+// which stays put until the call ends and clears them.
+type runningFunction struct {
+	mu   sync.Mutex
+	name string
+	args [][]byte
+}
+
+func (r *runningFunction) set(name string, args [][]byte) {
+	r.mu.Lock()
+	r.name, r.args = name, args
+	r.mu.Unlock()
 }
 
 func scriptLoad(x *Ctx) {
@@ -414,11 +435,36 @@ func functionRestore(x *Ctx) {
 	x.W.OK()
 }
 
+// functionStats runs without a lock (allow_busy). Redis serves it during
+// a script only once the script is busy (before, the client waits for the
+// end and sees none), and then refuses it during an EVAL.
 func functionStats(x *Ctx) {
-	libs, fns := x.s.scripts.Counts()
+	s := x.s
+	busy, function := s.scriptBusy()
+	if busy && !function {
+		x.W.Error(errBusy(false))
+		return
+	}
+	libs, fns := s.scripts.Counts()
 	x.W.Map(2)
 	x.W.BulkString("running_script")
-	x.W.Null() // it runs under the exclusive lock: never seen from here
+	r := &s.runningFunction
+	r.mu.Lock()
+	if busy && r.args != nil {
+		x.W.Map(3)
+		x.W.BulkString("name")
+		x.W.BulkString(r.name)
+		x.W.BulkString("command")
+		x.W.Array(len(r.args))
+		for _, a := range r.args {
+			x.W.Bulk(a)
+		}
+		x.W.BulkString("duration_ms")
+		x.W.Int((monoNow() - s.scriptStart.Load()) / int64(time.Millisecond))
+	} else {
+		x.W.Null()
+	}
+	r.mu.Unlock()
 	x.W.BulkString("engines")
 	x.W.Map(1)
 	x.W.BulkString("LUA")

@@ -93,8 +93,10 @@ func sortCommand(x *Ctx, readonly bool) {
 			return
 		}
 	}
-	// A set has no order of its own: stored results are sorted.
-	if dontsort && typ == keyspace.TypeSet && storeKey != nil {
+	// A set has no order of its own: stored results, and a script's, are
+	// sorted, so that replicas and the AOF (which replay the script's
+	// effects) see the same order.
+	if dontsort && typ == keyspace.TypeSet && (storeKey != nil || x.c == x.s.scriptClient) {
 		dontsort, alpha, sortBy = false, true, nil
 	}
 	// Redis turns a compact sorted set into its large form for good here.

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"cmp"
 	"math"
 	"slices"
 	"time"
@@ -125,6 +126,8 @@ type trimArgs struct {
 	idGiven     bool
 	seqGiven    bool
 	idAt        int // XADD: the ID's argument index
+	refs        refPolicy
+	refsGiven   bool
 }
 
 // parseTrimArgs parses the options from args[2] on, as Redis's
@@ -182,6 +185,9 @@ func (x *Ctx) parseTrimArgs(xadd bool) (a trimArgs, ok bool) {
 			continue
 		case xadd && cArgIs(opt, "nomkstream"):
 			a.noMkStream = true
+			continue
+		case !a.refsGiven && (cArgIs(opt, "keepref") || cArgIs(opt, "delref") || cArgIs(opt, "acked")):
+			a.refs, a.refsGiven = parseRefPolicy(opt), true // Redis 8.2
 			continue
 		case xadd:
 			id, seqGiven, ok := stream.ParseID(opt, 0, true, true)
@@ -302,7 +308,7 @@ func xaddCommand(x *Ctx) {
 	x.notify(notifyStream, "xadd", key)
 	x.dirty++
 	if a.strategy {
-		if s.Trim(a.trim) > 0 {
+		if trimWithRefs(s, &a) > 0 {
 			x.notify(notifyStream, "xtrim", key)
 		}
 	}
@@ -432,7 +438,7 @@ func xtrimCommand(x *Ctx) {
 		x.W.Int(0)
 		return
 	}
-	deleted := s.Trim(a.trim)
+	deleted := trimWithRefs(s, &a)
 	if deleted > 0 {
 		x.notify(notifyStream, "xtrim", key)
 		x.DB.Modified(key)
@@ -556,10 +562,11 @@ type streamRead struct {
 	newOnly         []bool       // XREADGROUP ">"
 	seen            []streamAdds // a waiter's: the streams' additions it has seen
 	now             []bool       // served at once
+	claim           int64        // XREADGROUP CLAIM min-idle-time (Redis 8.4); -1: none
 }
 
 func xreadCommand(x *Ctx, group bool) {
-	var r streamRead
+	r := streamRead{claim: -1}
 	timeout, streamsAt := int64(-1), 0
 	args := x.Args
 	for i := 1; i < len(args) && streamsAt == 0; i++ {
@@ -601,6 +608,11 @@ func xreadCommand(x *Ctx, group bool) {
 			}
 			r.group, r.consumer = args[i+1], args[i+2]
 			i += 2
+		case group && cArgIs(opt, "claim") && more > 0:
+			i++
+			if !r.parseClaim(x, args[i]) {
+				return
+			}
 		case cArgIs(opt, "noack"):
 			if !group {
 				x.W.Error("ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead.")
@@ -689,7 +701,7 @@ func xreadCommand(x *Ctx, group bool) {
 				r.ids[i] = after
 			}
 			top, ok := s.Edge(true)
-			serve[i] = ok && after.Less(top)
+			serve[i] = ok && after.Less(top) || group && r.claimable(s.Group(r.group), x.Now) > 0
 		}
 		if serve[i] {
 			served++
@@ -725,7 +737,7 @@ func xreadCommand(x *Ctx, group bool) {
 	w := &streamRead{
 		group: bytes.Clone(r.group), consumer: bytes.Clone(r.consumer), noack: r.noack,
 		count: r.count, keys: cloneArgs(r.keys), ids: slices.Clone(r.ids), newOnly: slices.Clone(r.newOnly),
-		seen: make([]streamAdds, n),
+		seen: make([]streamAdds, n), claim: r.claim,
 	}
 	for i, key := range w.keys {
 		if e, found := x.DB.Lookup(key, x.Now, false); found && e.Type() == keyspace.TypeStream {
@@ -841,9 +853,16 @@ func (r *streamRead) serve(x *Ctx, s *stream.Stream, i int) {
 		x.replyHistory(s, g, c, start, r.count)
 		return
 	}
+	claimed := r.claimIdle(x, s, g, c, key)
 	n := 0
-	s.Range(start, stream.MaxID, false, func(stream.ID, [][]byte) bool { n++; return int64(n) != r.count })
-	x.W.Array(n)
+	if r.count == 0 || int64(len(claimed)) < r.count {
+		s.Range(start, stream.MaxID, false, func(stream.ID, [][]byte) bool { n++; return int64(n+len(claimed)) != r.count })
+	}
+	x.W.Array(len(claimed) + n)
+	r.writeClaimed(x, s, claimed)
+	if n == 0 {
+		return
+	}
 	written, advanced := 0, false
 	s.Range(start, stream.MaxID, false, func(id stream.ID, fields [][]byte) bool {
 		if g.LastID.Less(id) {
@@ -1638,5 +1657,373 @@ func xinfoStream(x *Ctx) {
 				x.W.Int(int64(pel[j].DeliveryCount))
 			}
 		}
+	}
+}
+
+// Redis 8.2's XDELEX and XACKDEL: deletions with a policy for the consumer
+// groups' references to the entries (their PELs, and for ACKED also the
+// entries a group has not been delivered yet).
+func init() {
+	bind("xdelex", func(x *Ctx) { xdelexCommand(x, false) })
+	bind("xackdel", func(x *Ctx) { xdelexCommand(x, true) })
+}
+
+// refPolicy is the KEEPREF | DELREF | ACKED argument.
+type refPolicy int
+
+const (
+	keepRef  refPolicy = iota // delete; PEL entries stay (XDEL's way)
+	delRef                    // delete and drop every group's PEL entry
+	ackedRef                  // delete only what no group still needs
+)
+
+// Per-ID replies of XDELEX and XACKDEL.
+const (
+	delexNoID       = -1 // no such entry (or, for XACKDEL, not pending in the group)
+	delexDeleted    = 1
+	delexReferenced = 2 // ACKED: kept, a group still needs it
+)
+
+// parseRefPolicy reads KEEPREF, DELREF or ACKED (any case).
+func parseRefPolicy(arg []byte) refPolicy {
+	switch {
+	case cArgIs(arg, "delref"):
+		return delRef
+	case cArgIs(arg, "acked"):
+		return ackedRef
+	}
+	return keepRef
+}
+
+// parseRefPolicyAndIDs reads [KEEPREF|DELREF|ACKED] IDS numids id... in any
+// order, replying Redis's errors.
+func (x *Ctx) parseRefPolicyAndIDs(args [][]byte) (policy refPolicy, ids []stream.ID, ok bool) {
+	policySet, idsSet := false, false
+	var idArgs [][]byte
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		isPolicy := cArgIs(a, "keepref") || cArgIs(a, "delref") || cArgIs(a, "acked")
+		switch {
+		case isPolicy && !policySet:
+			policy, policySet = parseRefPolicy(a), true
+		case cArgIs(a, "ids") && !idsSet && i+1 < len(args):
+			n, isInt := strnum.ParseInt(args[i+1])
+			if !isInt || n < 1 {
+				x.W.Error("ERR Number of IDs must be a positive integer")
+				return 0, nil, false
+			}
+			if n > int64(len(args)-i-2) {
+				x.W.Error("ERR The `numids` parameter must match the number of arguments")
+				return 0, nil, false
+			}
+			idArgs, idsSet = args[i+2:i+2+int(n)], true
+			i += 1 + int(n)
+		default:
+			x.W.Error(errSyntax)
+			return 0, nil, false
+		}
+	}
+	if !idsSet {
+		x.W.Error(errSyntax)
+		return 0, nil, false
+	}
+	ids, ok = x.streamIDs(idArgs)
+	return policy, ids, ok
+}
+
+// xdelexCommand is XDELEX, and XACKDEL when ack: each ID is first
+// acknowledged in the group, and only one that was pending there goes on
+// to be deleted.
+func xdelexCommand(x *Ctx, ack bool) {
+	key := x.Args[1]
+	rest := x.Args[2:]
+	if ack {
+		rest = x.Args[3:]
+	}
+	policy, ids, ok := x.parseRefPolicyAndIDs(rest)
+	if !ok {
+		return
+	}
+	_, s, ok := x.writeStream(key)
+	if !ok {
+		return
+	}
+	var g *stream.Group
+	if s != nil && ack {
+		g = s.Group(x.Args[2])
+	}
+	x.W.Array(len(ids))
+	if s == nil || ack && g == nil {
+		for range ids {
+			x.W.Int(delexNoID)
+		}
+		return
+	}
+	deleted, changed, first := 0, 0, false
+	for _, id := range ids {
+		if ack {
+			if !g.Ack(id) {
+				x.W.Int(delexNoID)
+				continue
+			}
+			changed++
+		}
+		switch policy {
+		case ackedRef:
+			if entryReferenced(s, id) {
+				x.W.Int(delexReferenced)
+				continue
+			}
+		case delRef:
+			for _, other := range s.Groups() {
+				if other.Ack(id) && !ack {
+					changed++
+				}
+			}
+		}
+		if !s.Delete(id) {
+			// XACKDEL reports an acknowledged entry that was already gone
+			// as deleted, as Redis's own tests have it.
+			if ack {
+				x.W.Int(delexDeleted)
+			} else {
+				x.W.Int(delexNoID)
+			}
+			continue
+		}
+		first = first || id == s.FirstID
+		if s.MaxDeletedID.Less(id) {
+			s.MaxDeletedID = id
+		}
+		deleted++
+		x.W.Int(delexDeleted)
+	}
+	if deleted > 0 {
+		if s.Length == 0 {
+			s.FirstID = stream.ID{}
+		} else if first {
+			s.RefreshFirstID()
+		}
+		x.DB.Modified(key)
+		x.notify(notifyStream, "xdel", key)
+	}
+	x.dirty += deleted + changed
+}
+
+// entryReferenced reports whether a consumer group still needs entry id:
+// it has not been delivered to every group yet, or it is pending in one.
+func entryReferenced(s *stream.Stream, id stream.ID) bool {
+	for _, g := range s.Groups() {
+		if g.LastID.Less(id) {
+			return true
+		}
+		if _, pending := g.FindPending(id); pending {
+			return true
+		}
+	}
+	return false
+}
+
+// trimWithRefs is XADD's and XTRIM's trim under their reference policy
+// (https://redis.io/docs/latest/commands/xtrim/): KEEPREF trims as ever;
+// DELREF also drops the trimmed entries from every group's PEL; ACKED
+// trims only entries no group still needs. Without groups the policy
+// changes nothing.
+func trimWithRefs(s *stream.Stream, a *trimArgs) int64 {
+	if a.refs == keepRef || len(s.Groups()) == 0 || s.Length == 0 {
+		return s.Trim(a.trim)
+	}
+	if a.refs == delRef {
+		oldFirst, _ := s.Edge(false)
+		oldLast, _ := s.Edge(true)
+		removed := s.Trim(a.trim)
+		if removed > 0 {
+			end := oldLast // emptied: every entry it had went
+			if first, ok := s.Edge(false); ok {
+				end, _ = first.Prev()
+			}
+			dropPending(s, oldFirst, end)
+		}
+		return removed
+	}
+	// ACKED: trim up to the first entry a group needs, as Redis does with
+	// whole nodes (and all an approximate trim does); an exact trim then
+	// goes on deleting the entries nobody needs until it reaches its
+	// threshold.
+	t := a.trim
+	bound, bounded := ackedBound(s)
+	if !t.ByMinID {
+		t.ByMinID, t.MinID = true, stream.MaxID
+		skip := int64(s.Length) - t.MaxLen
+		if skip <= 0 {
+			return 0
+		}
+		s.Range(stream.ID{}, stream.MaxID, false, func(id stream.ID, _ [][]byte) bool {
+			skip--
+			if skip == 0 {
+				t.MinID, _ = id.Next()
+			}
+			return skip > 0
+		})
+	}
+	target := t.MinID
+	if bounded && bound.Less(t.MinID) {
+		t.MinID = bound
+	}
+	removed := s.Trim(t)
+	if a.trim.Approx || !t.MinID.Less(target) {
+		return removed
+	}
+	var unneeded []stream.ID
+	s.Range(t.MinID, stream.MaxID, false, func(id stream.ID, _ [][]byte) bool {
+		if !id.Less(target) {
+			return false
+		}
+		if !entryReferenced(s, id) {
+			unneeded = append(unneeded, id)
+		}
+		return true
+	})
+	for _, id := range unneeded {
+		if s.Delete(id) {
+			removed++
+		}
+	}
+	if len(unneeded) > 0 {
+		if s.Length == 0 {
+			s.FirstID = stream.ID{}
+		} else {
+			s.RefreshFirstID()
+		}
+	}
+	return removed
+}
+
+// ackedBound is the first ID some group still needs: its first pending
+// entry, or the first it has not been delivered.
+func ackedBound(s *stream.Stream) (bound stream.ID, ok bool) {
+	bound = stream.MaxID
+	for _, g := range s.Groups() {
+		if pel := g.Pending(); len(pel) > 0 && pel[0].ID.Less(bound) {
+			bound = pel[0].ID
+		}
+		if next, more := g.LastID.Next(); more && next.Less(bound) {
+			bound = next
+		}
+	}
+	return bound, bound != stream.MaxID
+}
+
+// dropPending removes the entries from start to end from every group's PEL.
+func dropPending(s *stream.Stream, start, end stream.ID) {
+	for _, g := range s.Groups() {
+		var ids []stream.ID
+		for _, p := range g.Pending() {
+			if end.Less(p.ID) {
+				break
+			}
+			if !p.ID.Less(start) {
+				ids = append(ids, p.ID)
+			}
+		}
+		for _, id := range ids {
+			g.Ack(id)
+		}
+	}
+}
+
+// XREADGROUP CLAIM min-idle-time (https://redis.io/docs/latest/commands/xreadgroup/):
+// with ">", the group's entries pending for at least min-idle-time are
+// claimed for the reading consumer first, longest idle first, each
+// replied with its idle time and delivery count after its fields; then new
+// entries, within COUNT. A blocked read is served when entries arrive (an
+// entry becoming idle while it waits does not wake it).
+
+// claimedEntry is an entry claimed by XREADGROUP CLAIM, with what its reply
+// tells.
+type claimedEntry struct {
+	id        stream.ID
+	idle      int64
+	delivered uint64
+}
+
+func (r *streamRead) parseClaim(x *Ctx, arg []byte) bool {
+	ms, ok := strnum.ParseInt(arg)
+	if !ok {
+		x.W.Error("ERR Invalid min-idle-time argument for XREADGROUP")
+		return false
+	}
+	r.claim = max(ms, 0) // a negative idle time claims everything, as XCLAIM's
+	return true
+}
+
+// claimable counts g's entries pending for at least the CLAIM idle time.
+func (r *streamRead) claimable(g *stream.Group, now int64) int {
+	if r.claim < 0 || g == nil {
+		return 0
+	}
+	n := 0
+	for _, p := range g.Pending() {
+		if now-p.DeliveryTime >= r.claim {
+			n++
+		}
+	}
+	return n
+}
+
+// claimIdle claims for c, within COUNT, the entries of g idle for at least
+// the CLAIM time, longest idle first (then by ID). Entries deleted from the
+// stream leave the PEL, as XAUTOCLAIM's do. Claims propagate as XCLAIM.
+func (r *streamRead) claimIdle(x *Ctx, s *stream.Stream, g *stream.Group, c *stream.Consumer, key []byte) []claimedEntry {
+	if r.claimable(g, x.Now) == 0 {
+		return nil
+	}
+	var idle []stream.Pending
+	for _, p := range g.Pending() {
+		if x.Now-p.DeliveryTime >= r.claim {
+			idle = append(idle, p)
+		}
+	}
+	slices.SortStableFunc(idle, func(a, b stream.Pending) int {
+		if a.DeliveryTime != b.DeliveryTime {
+			return cmp.Compare(a.DeliveryTime, b.DeliveryTime)
+		}
+		return a.ID.Compare(b.ID)
+	})
+	var claimed []claimedEntry
+	for _, p := range idle {
+		if r.count > 0 && int64(len(claimed)) >= r.count {
+			break
+		}
+		i, _ := g.FindPending(p.ID)
+		if !s.Has(p.ID) {
+			g.RemovePending(i)
+			x.dirty++
+			continue
+		}
+		claimed = append(claimed, claimedEntry{id: p.ID, idle: x.Now - p.DeliveryTime, delivered: p.DeliveryCount})
+		g.Assign(i, c)
+		pe := &g.Pending()[i]
+		pe.DeliveryTime, pe.DeliveryCount = x.Now, pe.DeliveryCount+1
+		x.propagateClaim(key, r.group, g, pe)
+		x.dirty++
+	}
+	return claimed
+}
+
+// writeClaimed writes the claimed entries: ID, fields, idle ms, deliveries.
+func (r *streamRead) writeClaimed(x *Ctx, s *stream.Stream, claimed []claimedEntry) {
+	for _, e := range claimed {
+		x.W.Array(4)
+		s.Range(e.id, e.id, false, func(id stream.ID, fields [][]byte) bool {
+			writeStreamID(x.W, id)
+			x.W.Array(len(fields))
+			for _, f := range fields {
+				x.W.Bulk(f)
+			}
+			return false
+		})
+		x.W.Int(e.idle)
+		x.W.Int(int64(e.delivered))
 	}
 }

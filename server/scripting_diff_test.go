@@ -292,3 +292,80 @@ func TestFunctionNames(t *testing.T) {
 		p.DoUnordered("FUNCTION", "LIST", "LIBRARYNAME", "sq")
 	}
 }
+
+// TestScriptNumkeysErrors: EVAL reads numkeys first; FCALL looks the
+// function up first, and words a numkeys that is no integer its own way.
+func TestScriptNumkeysErrors(t *testing.T) {
+	p := difftest.StartIsolated(t)
+	p.Do("FUNCTION", "LOAD", "#!lua name=nk\nredis.register_function('f', function(k, a) return #k end)")
+	for _, proto := range []int{2, 3} {
+		p.Proto(proto)
+		for _, cmd := range []string{"EVAL", "EVAL_RO", "EVALSHA", "FCALL", "FCALL_RO"} {
+			target := "return 1"
+			switch cmd {
+			case "EVALSHA":
+				target = "e0e1f9fabfc9d4800c877a703b823ac0578ff8db"
+			case "FCALL", "FCALL_RO":
+				target = "f"
+			}
+			for _, n := range []string{"-1", "2", "abc", "1.5", "", "99999999999999999999", "0x1"} {
+				p.Do(cmd, target, n, "k1")
+			}
+			p.Do(cmd, target, "1", "k1")
+		}
+		for _, n := range []string{"0", "-1", "5", "x"} {
+			p.Do("FCALL", "nosuch", n)
+			p.Do("FCALL_RO", "nosuch", n)
+		}
+		p.Do("EVAL", "return redis.call()", 0)
+		p.Do("EVAL", "return redis.pcall()", 0)
+		p.Do("EVAL", "return redis.call({})", 0)
+		p.Do("EVAL", "return redis.call('get', {})", 0)
+		p.Do("EVAL", "return redis.call('get', nil)", 0)
+		p.Do("EVAL", "return redis.call('nosuch')", 0)
+		p.Do("EVAL", "return redis.call('get')", 0)
+		p.Do("EVAL", "return redis.pcall('get', 'a', 'b')", 0)
+	}
+}
+
+// TestFunctionStatsWhileBusy: once a function is busy, FUNCTION STATS from
+// another client shows it (name, the FCALL's arguments, its duration);
+// during a busy EVAL it is refused with BUSY. EXEC meanwhile aborts the
+// transaction with the BUSY text and leaves MULTI.
+func TestFunctionStatsWhileBusy(t *testing.T) {
+	p := difftest.StartIsolated(t, "--busy-reply-threshold", "100")
+	p.Do("FUNCTION", "LOAD", "#!lua name=slow\nredis.register_function('slowf', function(keys, args) while true do end end)\nredis.register_function('other', function() return 1 end)")
+	a, b, m := p.NewConn(), p.NewConn(), p.NewConn()
+	for _, proto := range []int{2, 3} {
+		b.Proto(proto)
+		m.Proto(proto)
+		b.Do("FUNCTION", "STATS")
+
+		m.Do("MULTI")
+		m.Do("SET", "x", "1")
+		m.Do("INCR", "y")
+		a.Send("FCALL", "slowf", 2, "k1", "k2", "arg")
+		time.Sleep(300 * time.Millisecond)
+		b.DoApprox(1000, "FUNCTION", "STATS")
+		m.Do("EXEC")
+		m.Do("EXEC") // MULTI was left
+		m.Do("GET", "x")
+		b.Do("FUNCTION", "KILL")
+		a.Read()
+		b.Do("FUNCTION", "STATS")
+		m.Do("GET", "x")
+
+		m.Do("MULTI")
+		m.Do("GET", "x")
+		a.Send("EVAL", "while true do end", 0)
+		time.Sleep(300 * time.Millisecond)
+		b.Do("FUNCTION", "STATS")
+		m.Do("EXEC")
+		m.Do("MULTI")
+		m.Do("SET", "x", "1") // refused while queued: EXEC says previous errors
+		b.Do("SCRIPT", "KILL")
+		a.Read()
+		m.Do("EXEC")
+		m.Do("EXISTS", "x")
+	}
+}

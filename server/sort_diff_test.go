@@ -203,6 +203,32 @@ func TestSortStore(t *testing.T) {
 	p.DoCompare(keyspaceSince70, "INFO", "keyspace")
 }
 
+// Inside a script, a set sorted BY a pattern without '*' (or nosort) is
+// sorted ALPHA as when stored; lists and sorted sets keep their order.
+func TestSortNoSortInScript(t *testing.T) {
+	p := difftest.Start(t)
+	p.Do("SADD", "s", "c", "a", "b", "d", "e", "10", "9")
+	p.Do("SADD", "si", "5", "3", "-2", "100", "7")
+	p.Do("RPUSH", "l", "3", "1", "2")
+	p.Do("ZADD", "z", "3", "a", "1", "b", "2", "c")
+	for _, proto := range []int{2, 3} {
+		p.Proto(proto)
+		for _, key := range []string{"s", "si", "l", "z"} {
+			for _, tail := range [][]any{
+				{"BY", "nosort"}, {"BY", "constant"}, {"BY", "constant", "DESC"}, {"BY", "x", "ALPHA"},
+				{"BY", "nosort", "LIMIT", "1", "3"}, {"BY", "x", "GET", "#"}, {"BY", "x", "GET", "nokey_*"},
+			} {
+				args := append([]any{"EVAL", "return redis.call('sort', KEYS[1], unpack(ARGV))", "1", key}, tail...)
+				p.Do(args...)
+				args[1] = "return redis.call('sort_ro', KEYS[1], unpack(ARGV))"
+				p.Do(args...)
+			}
+		}
+		p.Do("EVAL", "return redis.call('sort', KEYS[1], 'BY', 'nosort', 'STORE', KEYS[2])", "2", "s", "dst")
+		p.Do("LRANGE", "dst", "0", "-1")
+	}
+}
+
 func TestSortErrors(t *testing.T) {
 	p := difftest.Start(t)
 	p.Do("RPUSH", "l", "1", "2")
