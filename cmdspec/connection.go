@@ -54,7 +54,7 @@ func init() {
 					Args:  "attr:<LIB-NAME=libname:string|LIB-VER=libver:string>",
 					Since: "7.2.0", Complexity: "O(1)",
 					Summary: "Records the client library's name or version for CLIENT LIST."},
-				{Name: "setname", Arity: 3, Flags: "noscript loading stale", ACL: "@slow @connection",
+				{Name: "setname", Arity: 3, Flags: "noscript loading stale", ACL: "@slow @connection", Tips: "request_policy:all_nodes response_policy:all_succeeded",
 					Args:  "connection-name:string",
 					Since: "2.6.9", Complexity: "O(1)",
 					Summary: "Names the connection."},

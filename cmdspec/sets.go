@@ -39,7 +39,7 @@ func init() {
 			Since:   "7.0.0", Complexity: "O(N*M), N = the smallest set's size, M = the number of sets.",
 			Summary: "Counts the members all the given sets share."},
 		&Spec{Name: "sinterstore", Arity: -3, Flags: "write denyoom", ACL: "@write @set @slow",
-			Keys:  []string{"RW update; index 1; range 0 1 0", "RO access; index 2; range -1 1 0"},
+			Keys:  []string{"OW update; index 1; range 0 1 0", "RO access; index 2; range -1 1 0"},
 			Args:  "destination:key#0 key:key#1...",
 			Since: "1.0.0", Complexity: "O(N*M), N = the smallest set's size, M = the number of sets.",
 			Summary: "Stores the members all the given sets share."},

@@ -88,7 +88,7 @@ func init() {
 			Args:  "numkeys:integer data:{key:key#0 value:string}... [condition:<NX|XX>] [expiration:<EX=seconds:integer|PX=milliseconds:integer|EXAT=unix-time-seconds:unix-time|PXAT=unix-time-milliseconds:unix-time|KEEPTTL>]",
 			Since: "8.4.0", Complexity: "O(N), N = the keys given.",
 			Summary: "Sets several string keys, optionally only if none or all exist, with one expiry."},
-		&Spec{Name: "msetnx", Arity: -3, Flags: "write denyoom", ACL: "@write @string @slow", Tips: "request_policy:multi_shard response_policy:agg_min",
+		&Spec{Name: "msetnx", Arity: -3, Flags: "write denyoom", ACL: "@write @string @slow",
 			Keys:  []string{"OW insert; index 1; range -1 2 0"},
 			Args:  "key_value:{key:key#0 value:string}...",
 			Since: "1.0.1", Complexity: "O(N), N = the keys given.",

@@ -392,8 +392,11 @@ func (c *Client) waitBlocked() bool {
 	return alive
 }
 
+// errTimeoutRange is the reply to a timeout whose deadline long long can't hold.
+const errTimeoutRange = "ERR timeout is out of range"
+
 // parseTimeout parses a blocking command's timeout in seconds, with Redis
-// 7.0's checks and error texts, and returns the deadline (zero for none).
+// 7.4's checks and error texts, and returns the deadline (zero for none).
 func (x *Ctx) parseTimeout(arg []byte) (time.Time, bool) {
 	sec, ok := strnum.ParseLongDouble(arg)
 	if !ok {
@@ -401,12 +404,15 @@ func (x *Ctx) parseTimeout(arg []byte) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	// In long double, as Redis: -0.001 s is -0.99999... ms, which rounds up
-	// to 0 (no timeout) instead of being negative.
-	// A value beyond long long converts to LLONG_MIN there, so it is
-	// "negative".
+	// to 0 (no timeout) instead of being negative. Beyond long long (7.2+)
+	// a positive value is out of range and a negative one negative.
 	f := new(big.Float).SetPrec(sec.Prec()).Mul(sec, big.NewFloat(1000))
+	if f.Sign() > 0 && (f.IsInf() || f.Cmp(big.NewFloat(math.MaxInt64)) > 0) {
+		x.W.Error(errTimeoutRange)
+		return time.Time{}, false
+	}
 	ms, acc := int64(math.MinInt64), big.Exact
-	if !f.IsInf() && f.Cmp(big.NewFloat(math.MaxInt64)) <= 0 {
+	if !f.IsInf() && f.Cmp(big.NewFloat(math.MinInt64)) >= 0 {
 		ms, acc = f.Int64()
 	}
 	if acc == big.Below && ms != math.MinInt64 {
@@ -420,6 +426,10 @@ func (x *Ctx) parseTimeout(arg []byte) (time.Time, bool) {
 		return time.Time{}, true
 	}
 	now := time.Now()
+	if ms > math.MaxInt64-now.UnixMilli() {
+		x.W.Error(errTimeoutRange)
+		return time.Time{}, false
+	}
 	if ms >= math.MaxInt64/int64(time.Millisecond) {
 		return time.Time{}, true // beyond what a timer can wait: centuries
 	}

@@ -49,7 +49,7 @@ func TestBlockingImmediate(t *testing.T) {
 }
 
 func TestBlockingArgumentErrors(t *testing.T) {
-	p := difftest.Start(t)
+	p := difftest.Start74(t)
 	for _, timeout := range []any{"x", "-1", "-0.0011", "inf", "-inf", "nan", "1e400", "9223372036854775807", "1e16", " 1", ""} {
 		p.Do("BLPOP", "k", timeout)
 		p.Do("BZPOPMIN", "k", timeout)
@@ -346,4 +346,30 @@ func TestBlockedClientsInfo(t *testing.T) {
 	a.Read()
 	p.Do("ZADD", "z", 1, "m")
 	b.Read()
+}
+
+// TestBlockingInScripts: since Redis 7.2 scripts may call the blocking
+// commands (no noscript flag); they answer at once, as inside MULTI.
+func TestBlockingInScripts(t *testing.T) {
+	p := difftest.Start74(t)
+	for _, proto := range []int{2, 3} {
+		p.Proto(proto)
+		p.Do("EVAL", "return redis.call('blpop', 'nolist', 0)", 0)
+		p.Do("EVAL", "return redis.call('brpop', 'nolist', 1)", 0)
+		p.Do("EVAL", "return redis.call('bzpopmin', 'nozset', 0)", 0)
+		p.Do("EVAL", "return redis.call('bzpopmax', 'nozset', 0)", 0)
+		p.Do("EVAL", "return redis.call('blmove', 'nolist', 'd', 'LEFT', 'LEFT', 0)", 0)
+		p.Do("EVAL", "return redis.call('brpoplpush', 'nolist', 'd', 0)", 0)
+		p.Do("EVAL", "return redis.call('blmpop', 0, 1, 'nolist', 'LEFT')", 0)
+		p.Do("RPUSH", "l", "a", "b", "c")
+		p.Do("ZADD", "z", 1, "m", 2, "n")
+		p.Do("EVAL", "return redis.call('blpop', 'l', 0)", 0)
+		p.Do("EVAL", "return redis.call('brpop', 'l', 0)", 0)
+		p.Do("EVAL", "return redis.call('blmove', 'l', 'd', 'LEFT', 'RIGHT', 0)", 0)
+		p.Do("EVAL", "return redis.call('bzpopmin', 'z', 0)", 0)
+		p.Do("EVAL", "return redis.call('bzpopmax', 'z', 0)", 0)
+		p.Do("LRANGE", "d", 0, -1)
+		p.Do("EVAL_RO", "return redis.call('blpop', 'l', 0)", 0)
+		p.Do("DEL", "d")
+	}
 }

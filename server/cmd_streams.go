@@ -587,6 +587,10 @@ func xreadCommand(x *Ctx, group bool) {
 				x.W.Error("ERR timeout is negative")
 				return
 			}
+			if ms > math.MaxInt64-x.Now {
+				x.W.Error(errTimeoutRange)
+				return
+			}
 			timeout = ms
 		case cArgIs(opt, "count") && more > 0:
 			i++

@@ -103,7 +103,7 @@ func subcommandNames(r difftest.Reply) []string {
 // the same COMMAND INFO entry: name, arity, flags, key range, ACL
 // categories, tips, key specs and subcommands, in RESP2 and RESP3.
 func TestCommandInfoSpec(t *testing.T) {
-	p := difftest.Start(t)
+	p := difftest.Start74(t)
 	for _, proto := range []int{2, 3} {
 		p.Proto(proto)
 		redis := commandEntries(p.Redis().Do("COMMAND", "INFO"))
@@ -254,7 +254,7 @@ func TestCommandDocsSpec(t *testing.T) {
 // GETKEYSANDFLAGS find, for typical and odd arguments, and for every
 // command with keys called with filler arguments.
 func TestCommandGetKeysAndFlags(t *testing.T) {
-	p := difftest.Start(t)
+	p := difftest.Start74(t)
 	cases := [][]any{
 		{"lmove", "l1", "l2", "left", "left"}, {"blmove", "a", "b", "left", "right", "0"},
 		{"set", "k", "v"}, {"set", "k", "v", "GET"}, {"set", "k", "v", "get", "EX", "1"}, {"set", "k", "v", "EX", "get"},

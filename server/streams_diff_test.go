@@ -381,7 +381,7 @@ func TestStreamRead(t *testing.T) {
 	p.Do("XREAD", "BLOCK", -1, "STREAMS", "a", "$")
 	p.Do("XREAD", "BLOCK", "x", "STREAMS", "a", "$")
 	p.Do("XREAD", "BLOCK", "1.5", "STREAMS", "a", "$")
-	p.Do("XREAD", "BLOCK", "9223372036854775807", "STREAMS", "a", "0")
+	p.DoDifferent("7.2+ refuses a timeout past long long's range; 7.0.15 reads (TestStreamReadTimeoutRange compares with 7.4.1)", "XREAD", "BLOCK", "9223372036854775807", "STREAMS", "a", "0")
 	p.Do("XREAD", "STREAMS", "a")
 	p.Do("XREAD", "STREAMS", "a", "b", "0")
 	p.Do("XREAD", "STREAMS")
@@ -573,4 +573,14 @@ func TestXReadLastEntry(t *testing.T) {
 	q := p.NewConn()
 	q.Do("XADD", "b", "8-0", "f", "v2")
 	p.Read()
+}
+
+// TestStreamReadTimeoutRange: a BLOCK timeout whose deadline long long
+// can't hold is refused before anything is read, as Redis 7.2+.
+func TestStreamReadTimeoutRange(t *testing.T) {
+	p := difftest.Start74(t)
+	p.Do("XADD", "a", "1-0", "f", "1")
+	p.Do("XREAD", "BLOCK", "9223372036854775807", "STREAMS", "a", "0")
+	p.Do("XREAD", "BLOCK", "9223372036854775", "STREAMS", "a", "0")
+	p.Do("XREADGROUP", "GROUP", "g", "c", "BLOCK", "9223372036854775807", "STREAMS", "a", ">")
 }
