@@ -31,6 +31,7 @@ func init() {
 	bindSub("script", "flush", scriptFlush)
 	bindSub("script", "kill", scriptKill)
 	bindSub("script", "help", scriptHelp)
+	bindSub("script", "debug", scriptDebug)
 	bindSub("function", "load", functionLoad)
 	bindSub("function", "delete", functionDelete)
 	bindSub("function", "flush", functionFlush)
@@ -429,6 +430,25 @@ func functionStats(x *Ctx) {
 	x.W.Int(int64(libs))
 	x.W.BulkString("functions_count")
 	x.W.Int(int64(fns))
+}
+
+// scriptDebug is SCRIPT DEBUG. Keyhive has no Lua debugger, so NO (the
+// debugger off, as it always is) succeeds and YES and SYNC are refused
+// rather than accepted and then ignored by the next EVAL. Like Redis it
+// refuses to start with replies still pending (a pipeline, EXEC).
+func scriptDebug(x *Ctx) {
+	if len(x.W.B) > 0 {
+		x.W.Error("ERR SCRIPT DEBUG must be called outside a pipeline")
+		return
+	}
+	switch strings.ToLower(string(x.Args[2])) {
+	case "no":
+		x.W.OK()
+	case "yes", "sync":
+		x.W.Error("ERR SCRIPT DEBUG YES and SYNC are not supported: Keyhive has no Lua debugger")
+	default:
+		x.W.Error("ERR Use SCRIPT DEBUG YES/SYNC/NO")
+	}
 }
 
 func scriptHelp(x *Ctx) {

@@ -292,3 +292,29 @@ func TestFunctionNames(t *testing.T) {
 		p.DoUnordered("FUNCTION", "LIST", "LIBRARYNAME", "sq")
 	}
 }
+
+// TestScriptDebug: SCRIPT DEBUG NO succeeds; Keyhive has no Lua debugger,
+// so YES and SYNC are refused where Redis accepts them and debugs the next
+// EVAL. Bad modes and a pipeline or transaction get Redis's errors.
+func TestScriptDebug(t *testing.T) {
+	p := difftest.Start(t)
+	for _, proto := range []int{2, 3} {
+		p.Proto(proto)
+		p.Do("SCRIPT", "DEBUG", "NO")
+		p.Do("SCRIPT", "DEBUG", "no")
+		p.Do("SCRIPT", "DEBUG", "maybe")
+		p.Do("SCRIPT", "DEBUG")
+		p.Do("SCRIPT", "DEBUG", "NO", "extra")
+		p.DoDifferent("Keyhive has no Lua debugger: YES is refused", "SCRIPT", "DEBUG", "YES")
+		p.DoDifferent("Keyhive has no Lua debugger: SYNC is refused", "SCRIPT", "DEBUG", "SYNC")
+		p.Do("SCRIPT", "DEBUG", "NO")
+		p.SendRaw([]byte("PING\r\nSCRIPT DEBUG NO\r\n"))
+		p.Read()
+		p.Read()
+		p.Do("MULTI")
+		p.Do("SCRIPT", "DEBUG", "NO")
+		p.Do("EXEC")
+		p.Do("EVAL", "return redis.call('script', 'debug', 'no')", 0)
+		p.Do("EVAL", "return 1", 0)
+	}
+}
