@@ -14,6 +14,9 @@ const (
 // returns the number of keys removed.
 func (ks *Keyspace) ActiveExpire(now int64, stop func() bool) int {
 	removed := 0
+	if ks.Still.Load() {
+		return 0
+	}
 	for i := range ks.dbs {
 		for !stop() {
 			// Judge a whole sample, gathered over as many steps as it takes.

@@ -113,6 +113,9 @@ type Keyspace struct {
 	lfu   atomic.Pointer[lfuParams] // nil: LRU access clocks
 
 	ExpiredKeys atomic.Int64 // keys removed because their TTL passed
+	// Still keeps the data set as it is (CLIENT PAUSE): expired keys are
+	// reported missing but not removed.
+	Still atomic.Bool
 
 	allOwner  any             // the Owner holding the exclusive lock
 	exclusive bool            // the exclusive lock is held

@@ -310,13 +310,38 @@ func (c *Client) waitBlocked() bool {
 	w := c.blocked
 	c.blocked = nil
 	b := &c.s.blocking
-	alive := c.flush()
 	var expired <-chan time.Time
 	if !w.deadline.IsZero() {
 		t := time.NewTimer(time.Until(w.deadline))
 		defer t.Stop()
 		expired = t.C
 	}
+	alive := c.flush()
+	if alive {
+		alive = c.park(w.done, expired, func() { b.unblock(w, w.timedOut) }, func() { b.unblock(w, nil) })
+	} else {
+		b.unblock(w, nil)
+		<-w.done // a server that claimed it first is serving it
+	}
+	// Its reply counts as interaction, set before the client stops waiting so
+	// that the idle check cannot close it with the reply (and a popped
+	// element) still unsent, which Redis's cron can.
+	c.lastSeen.Store(c.s.clock.UnixMilli())
+	c.waiting.Store(nil)
+	c.out.B = append(c.out.B, w.reply.B...)
+	if w.ctx.dirty > 0 { // served by a pop (w.done was closed after it)
+		c.wrote = true
+	}
+	return alive
+}
+
+// park waits until wake is closed, reading the socket meanwhile, as Redis
+// reads from a blocked client: what it pipelines is kept, and a disconnect
+// (or the server closing) calls gone, which must see that wake gets
+// closed. expired (nil: never) calls timedOut. It reports whether the
+// connection is still good.
+func (c *Client) park(wake <-chan struct{}, expired <-chan time.Time, timedOut, gone func()) bool {
+	alive := true
 	reads := make(chan readResult, 1)
 	reading := false
 	read := func() {
@@ -328,17 +353,13 @@ func (c *Client) waitBlocked() bool {
 			}()
 		}
 	}
-	if alive {
-		read()
-	} else {
-		b.unblock(w, nil)
-	}
+	read()
 	for waiting := true; waiting; {
 		select {
-		case <-w.done:
+		case <-wake:
 			waiting = false
 		case <-expired:
-			b.unblock(w, w.timedOut)
+			timedOut()
 		case r := <-reads:
 			reading = false
 			c.w += r.n
@@ -348,13 +369,15 @@ func (c *Client) waitBlocked() bool {
 			}
 			if r.err != nil {
 				alive = false
-				b.unblock(w, nil)
+				gone()
 			} else {
 				read()
 			}
 		case <-c.s.done:
-			alive = false
-			b.unblock(w, nil)
+			if alive {
+				alive = false
+				gone()
+			}
 		}
 	}
 	if reading {
@@ -367,15 +390,6 @@ func (c *Client) waitBlocked() bool {
 		if r.err != nil && !errors.Is(r.err, os.ErrDeadlineExceeded) {
 			alive = false
 		}
-	}
-	// Its reply counts as interaction, set before the client stops waiting so
-	// that the idle check cannot close it with the reply (and a popped
-	// element) still unsent, which Redis's cron can.
-	c.lastSeen.Store(c.s.clock.UnixMilli())
-	c.waiting.Store(nil)
-	c.out.B = append(c.out.B, w.reply.B...)
-	if w.ctx.dirty > 0 { // served by a pop (w.done was closed after it)
-		c.wrote = true
 	}
 	return alive
 }

@@ -35,6 +35,8 @@ func init() {
 	bindSub("client", "no-evict", func(x *Ctx) { clientOnOff(x, &x.c.noEvict) })
 	bindSub("client", "no-touch", func(x *Ctx) { clientOnOff(x, &x.c.noTouch) })
 	bindSub("client", "unblock", clientUnblock)
+	bindSub("client", "pause", clientPause)
+	bindSub("client", "unpause", func(x *Ctx) { x.s.unpauseClients(); x.W.OK() })
 	bindSub("client", "help", clientHelp)
 }
 
@@ -330,7 +332,7 @@ func (c *Client) infoLine() string {
 	if queued >= 0 {
 		flags += "x"
 	}
-	if c.waiting.Load() != nil {
+	if c.waiting.Load() != nil || c.paused.Load() {
 		flags += "b"
 	}
 	if o := c.tracking.opts.Load(); o != nil {
@@ -602,6 +604,10 @@ func clientHelp(x *Ctx) {
 		"    Return information about client connections. Options:",
 		"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
 		"      Return clients of specified type.",
+		"UNPAUSE",
+		"    Stop the current client pause, resuming traffic.",
+		"PAUSE <timeout> [WRITE|ALL]",
+		"    Suspend all, or just write, clients for <timeout> milliseconds.",
 		"REPLY (ON|OFF|SKIP)",
 		"    Control the replies sent to the current connection.",
 		"SETNAME <name>",

@@ -427,7 +427,7 @@ func (s *Server) writeInfoSection(b *strings.Builder, name string) {
 		field(b, "maxclients", s.cfg.MaxClients())
 		field(b, "client_recent_max_input_buffer", 0)
 		field(b, "client_recent_max_output_buffer", 0)
-		field(b, "blocked_clients", s.blocking.waiting.Load())
+		field(b, "blocked_clients", s.blocking.waiting.Load()+s.pause.waiting()) // paused clients count, as Redis
 		field(b, "tracking_clients", s.tracking.clients.Load())
 		field(b, "clients_in_timeout_table", 0)
 	case "memory":

@@ -140,6 +140,9 @@ func (c *Client) outOfMemory(cmd *Command, args [][]byte, mono, now int64) bool 
 // goes on, as Redis's eviction timer proc does. by is the client whose
 // command is about to run.
 func (s *Server) performEvictions(by *Client, mono, now int64) evictResult {
+	if s.paused() {
+		return evictOK // the data set stays still, as Redis keeps it
+	}
 	if s.memoryOver(mono, time.Millisecond) <= 0 {
 		return evictOK
 	}

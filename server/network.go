@@ -42,7 +42,7 @@ func (s *Server) closeIdleClients(nowMs int64) {
 	for _, c := range s.clients {
 		switch {
 		case c.ps.nsub.Load()+c.ps.npsub.Load()+c.ps.nssub.Load() > 0:
-		case c.waiting.Load() != nil:
+		case c.waiting.Load() != nil, c.paused.Load():
 		case nowMs-c.lastSeen.Load() > timeout*1000:
 			c.disconnect() // its goroutine's read fails and it cleans up
 		}

@@ -49,6 +49,7 @@ type Server struct {
 	// trafficBase the totals at the last RESETSTAT (both under mu).
 	closedTraffic, trafficBase trafficTotals
 	stream                     changes.Stream // every change to the data set, to the AOF and OnPropagate
+	pause                      pauseState     // CLIENT PAUSE (pause.go)
 	blocking                   blocking
 	watches                    watches
 	tracking                   tracking
