@@ -63,7 +63,10 @@ type Client struct {
 	obeys bool
 	// wrote: a command changed the data set since the replies last left
 	// (under appendfsync always they are not sent unless the AOF took it).
-	wrote   bool
+	wrote bool
+	// woff is where its changes ended in the AOF's stream when its replies
+	// last left (wait.go).
+	woff    int64
 	monitor atomic.Bool // in MONITOR mode (monitor.go)
 	// confirming: the command's reply is Pub/Sub (un)subscribe
 	// confirmations, which CLIENT REPLY OFF and SKIP do not drop (Redis's
@@ -398,7 +401,10 @@ func (c *Client) flush() bool {
 		c.resetOut()
 		return false
 	}
-	c.wrote = false
+	if c.wrote {
+		c.woff = c.s.aof.Fed()
+		c.wrote = false
+	}
 	ok := c.flushReplies()
 	if len(c.ps.wake) > 0 {
 		c.writeWoken()

@@ -51,6 +51,7 @@ type Server struct {
 	stream                     changes.Stream // every change to the data set, to the AOF and OnPropagate
 	pause                      pauseState     // CLIENT PAUSE (pause.go)
 	blocking                   blocking
+	aofWaiters                 aofWaiters // WAITAOF (wait.go)
 	watches                    watches
 	tracking                   tracking
 	pubsub                     pubsubRegistry
