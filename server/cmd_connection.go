@@ -532,10 +532,14 @@ func clientKill(x *Ctx) {
 				x.W.Error(errSyntax)
 				return
 			}
-		case "maxage":
+		case "maxage": // Redis 7.4
 			n, ok := strnum.ParseInt(v)
 			if !ok {
-				x.W.Error(errNotInt)
+				x.W.Error("ERR maxage is not an integer or out of range")
+				return
+			}
+			if n <= 0 {
+				x.W.Error("ERR maxage should be greater than 0")
 				return
 			}
 			maxAge = n
@@ -553,7 +557,7 @@ func clientKill(x *Ctx) {
 			laddr != nil && c.localAddr() != string(laddr),
 			user != nil && c.user.Load() != user,
 			skipMe && c == x.c,
-			maxAge != 0 && int64(time.Since(c.created).Seconds()) < maxAge:
+			maxAge != 0 && x.Now/1000-c.created.Unix() < maxAge: // whole seconds, as Redis
 			continue
 		}
 		c.kill(x.c)

@@ -143,3 +143,29 @@ func TestWaitAOFFsync(t *testing.T) {
 		a.Read()
 	}
 }
+
+// TestClientKillMaxAge: CLIENT KILL MAXAGE (Redis 7.4) closes the
+// connections at least that many seconds old, with 7.4's errors.
+func TestClientKillMaxAge(t *testing.T) {
+	p := difftest.StartIsolated74(t)
+	for _, proto := range []int{2, 3} {
+		proto74(p, proto)
+		p.Do("CLIENT", "KILL", "MAXAGE", 100000)
+		p.Do("CLIENT", "KILL", "MAXAGE", 0)
+		p.Do("CLIENT", "KILL", "MAXAGE", -1)
+		p.Do("CLIENT", "KILL", "MAXAGE", "x")
+		p.Do("CLIENT", "KILL", "MAXAGE")
+		p.Do("CLIENT", "KILL", "MAXAGE", 100000, "SKIPME", "no")
+	}
+	old := p.NewConn()
+	time.Sleep(2100 * time.Millisecond)
+	young := p.NewConn()
+	young.Do("PING")
+	p.Do("CLIENT", "KILL", "MAXAGE", 2)
+	young.Do("PING")
+	for _, c := range []*difftest.Client{old.Redis(), old.Keyhive()} {
+		if err := c.Conn().WaitClosed(); err != nil {
+			t.Errorf("%s: the old connection was not closed: %v", c.Name(), err)
+		}
+	}
+}
