@@ -262,6 +262,19 @@ func (ks *Keyspace) Lock(index int, set *LockSet) *DB {
 	return db
 }
 
+// Reown reports the changes made from now on under set (taken by Lock in
+// db) as owner's, until Unlock or the next Reown: a client served under
+// another's locks (a blocked pop) makes changes of its own.
+func (ks *Keyspace) Reown(db *DB, set *LockSet, owner any) {
+	if set.all {
+		ks.allOwner = owner
+		return
+	}
+	for _, s := range set.shards {
+		db.shards[s].owner = owner
+	}
+}
+
 // Unlock releases what Lock took. Chunks that became mostly garbage during the
 // command are compacted first, now that no entry bytes are held.
 func (ks *Keyspace) Unlock(db *DB, set *LockSet) {

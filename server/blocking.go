@@ -267,7 +267,11 @@ func (s *Server) serveKey(db *keyspace.DB, key []byte, now int64, locks *keyspac
 			if w == nil {
 				break
 			}
+			// Its changes are its own, as Redis serves it as the current
+			// client: its invalidations come after its reply.
+			s.ks.Reown(db, locks, w.c)
 			w.run(db, key, now)
+			s.ks.Reown(db, locks, locks.Owner)
 			if w.dst != nil {
 				ready = append(ready, w.dst)
 			}
@@ -329,6 +333,9 @@ func (c *Client) waitBlocked() bool {
 	c.lastSeen.Store(c.s.clock.UnixMilli())
 	c.waiting.Store(nil)
 	c.out.B = append(c.out.B, w.reply.B...)
+	if c.s.tracking.queued.Load() {
+		c.s.flushBroadcasts(c) // its own invalidations, after the reply
+	}
 	if w.ctx.dirty > 0 { // served by a pop (w.done was closed after it)
 		c.wrote = true
 	}

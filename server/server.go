@@ -113,6 +113,7 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 	s.watchAccessPolicy()
 	s.watchMaxMemory()
 	s.watchAppendOnly()
+	s.watchTrackingLimit()
 	s.watchNotify()
 	s.scripts = scripting.NewEngine()
 	s.scripts.Logger = func(level int, msg string) { s.log.Print(msg) }
