@@ -34,6 +34,7 @@ type Server struct {
 
 	mu        sync.Mutex
 	listeners []net.Listener
+	plainTCP  []net.Listener // the TCP listeners without TLS: CONFIG SET port moves them
 	clients   map[uint64]*Client
 	slowlog   slowLog
 	closed    bool
@@ -114,6 +115,7 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 	s.watchMaxMemory()
 	s.watchAppendOnly()
 	s.watchTrackingLimit()
+	s.watchPort()
 	s.watchNotify()
 	s.scripts = scripting.NewEngine()
 	s.scripts.Logger = func(level int, msg string) { s.log.Print(msg) }
@@ -179,6 +181,28 @@ func (s *Server) Start() error {
 // listenTCP listens on port (0: a free one, the same for every address) at
 // each bind address, with TLS when tc is set.
 func (s *Server) listenTCP(port int, tc *tls.Config) error {
+	ls, err := s.openTCP(port)
+	if err != nil {
+		s.Close()
+		return err
+	}
+	for _, l := range ls {
+		if tc != nil {
+			l = tls.NewListener(l, tc)
+		} else {
+			s.mu.Lock()
+			s.plainTCP = append(s.plainTCP, l)
+			s.mu.Unlock()
+		}
+		s.serve(l)
+	}
+	return nil
+}
+
+// openTCP opens a listener on port (0: a free one, the same for every
+// address) at each bind address; on an error it closes those it opened.
+func (s *Server) openTCP(port int) ([]net.Listener, error) {
+	var ls []net.Listener
 	for _, addr := range s.cfg.Bind() {
 		optional := len(addr) > 0 && addr[0] == '-'
 		if optional {
@@ -192,18 +216,17 @@ func (s *Server) listenTCP(port int, tc *tls.Config) error {
 			if optional {
 				continue
 			}
-			s.Close()
-			return fmt.Errorf("could not create server TCP listening socket %s: %w", net.JoinHostPort(addr, strconv.Itoa(port)), err)
+			for _, l := range ls {
+				l.Close()
+			}
+			return nil, fmt.Errorf("could not create server TCP listening socket %s: %w", net.JoinHostPort(addr, strconv.Itoa(port)), err)
 		}
 		if port == 0 {
 			port = l.Addr().(*net.TCPAddr).Port
 		}
-		if tc != nil {
-			l = tls.NewListener(l, tc)
-		}
-		s.serve(l)
+		ls = append(ls, l)
 	}
-	return nil
+	return ls, nil
 }
 
 func (s *Server) serve(l net.Listener) {
@@ -216,7 +239,7 @@ func (s *Server) serve(l net.Listener) {
 		for {
 			conn, err := l.Accept()
 			if err != nil {
-				if s.isClosed() {
+				if s.isClosed() || errors.Is(err, net.ErrClosed) { // or moved (CONFIG SET port)
 					return
 				}
 				var ne net.Error
