@@ -307,8 +307,11 @@ func (ks *Keyspace) SwapDB(a, b int) {
 	ks.dbs[b].Store(da)
 }
 
-// MemoryBytes returns the bytes the entry arenas hold outside the Go heap,
-// large entries' mappings included (see chunkMem). The index tables and
-// objects are on the Go heap, which the server counts as a whole. It is kept as a counter,
-// cheap enough to read before every command.
-func (ks *Keyspace) MemoryBytes() int64 { return ks.acct.mem.Load() }
+// MemoryBytes returns the bytes the live entries take in the arenas outside
+// the Go heap, large entries' mappings included (see chunkMem): a deleted
+// entry stops counting at once, as freed memory does in Redis's used_memory,
+// though its bytes are reused or given back only later (holes, compaction).
+// The index tables and objects are on the Go heap, which the server counts
+// as a whole. It is kept as counters, cheap enough to read before every
+// command.
+func (ks *Keyspace) MemoryBytes() int64 { return ks.acct.mem.Load() - ks.acct.dead.Load() }

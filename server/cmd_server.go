@@ -491,8 +491,7 @@ func (s *Server) listenPort() int {
 }
 
 // writeMemoryInfo reports memory with Redis's field names. used_memory is
-// what eviction compares with maxmemory (evict.go): the off-heap key arenas
-// and everything the Go runtime holds, client buffers included. The
+// what eviction compares with maxmemory (usedMemory, evict.go). The
 // keyhive_gc_* fields expose the collector's cost, which the memory benchmark
 // reads.
 func (s *Server) writeMemoryInfo(b *strings.Builder) {

@@ -69,6 +69,7 @@ type Server struct {
 	evict               evictState
 	memRelease          memRelease
 	startupMemory       int64        // used memory when Start began (INFO used_memory_startup)
+	startupRuntime      int64        // the Go runtime's memory then, which used memory leaves out (evict.go)
 	mappedBufs          atomic.Int64 // bytes of client buffers mapped outside the Go heap (client.go)
 	wallClock           bool         // clock is the real one: commands reuse their start time
 }
@@ -128,6 +129,8 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 // Start opens the configured listeners (TCP on bind:port, the unix socket) and
 // serves them in the background. Port 0 picks a free port; see Addr.
 func (s *Server) Start() error {
+	s.readRuntimeMem(monoNow())
+	s.startupRuntime = s.evict.runtimeMem.Load()
 	s.startupMemory = s.usedMemory(monoNow(), 0)
 	// As Redis 7.0: with appendonly the AOF is the data set, else the RDB.
 	load := s.saver.Load
