@@ -170,8 +170,8 @@ func TestClientPauseClientList(t *testing.T) {
 	waitBlockedCount(t, p, "1")
 	// Redis 7.0 crashes on CLIENT UNBLOCK of a paused client (it has no
 	// timeout reply for it); Keyhive says it is not blocked on a command.
-	if r := p.Keyhive().Do("CLIENT", "UNBLOCK", id); r.Int != 0 {
-		t.Errorf("CLIENT UNBLOCK of a paused client: %v", r)
+	if k := p.Keyhive(); k.Name() == "keyhive" && k.Do("CLIENT", "UNBLOCK", id).Int != 0 {
+		t.Error("CLIENT UNBLOCK of a paused client unblocked it")
 	}
 	for _, c := range []*difftest.Client{p.Redis(), p.Keyhive()} {
 		for _, line := range strings.Split(strings.TrimSpace(c.Do("CLIENT", "LIST").Str), "\n") {
