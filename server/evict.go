@@ -159,9 +159,6 @@ func (c *Client) outOfMemory(cmd *Command, args [][]byte, mono, now int64) bool 
 // goes on, as Redis's eviction timer proc does. by is the client whose
 // command is about to run.
 func (s *Server) performEvictions(by *Client, mono, now int64) evictResult {
-	if s.paused() {
-		return evictOK // the data set stays still, as Redis keeps it
-	}
 	if s.memoryOver(mono, time.Millisecond) <= 0 {
 		return evictOK
 	}
@@ -186,7 +183,7 @@ func (s *Server) performEvictions(by *Client, mono, now int64) evictResult {
 func (s *Server) evictSome(mono, now int64) evictResult {
 	e := &s.evict
 	toFree := s.memoryOver(mono, time.Millisecond) // another goroutine may have evicted meanwhile
-	if toFree <= 0 {
+	if toFree <= 0 || s.paused() { // a CLIENT PAUSE keeps the data set still, as Redis does
 		return evictOK
 	}
 	policy := keyspace.EvictPolicy(e.policy.Load())

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -211,4 +212,28 @@ func TestClientPauseExpiry(t *testing.T) {
 	p.Do("GET", "foo{t}")
 	p.Do("GET", "bar{t}")
 	p.Do("DBSIZE")
+}
+
+// TestClientPauseNoEviction: nothing is evicted during a pause, even under
+// a lowered maxmemory; the first command after it evicts.
+func TestClientPauseNoEviction(t *testing.T) {
+	p := difftest.StartIsolated(t, "--maxmemory-policy", "allkeys-lru")
+	for i := range 2000 {
+		p.Do("SET", "key:"+strconv.Itoa(i), strings.Repeat("v", 1000))
+	}
+	p.Do("CLIENT", "PAUSE", "100000", "WRITE")
+	for _, c := range []*difftest.Client{p.Redis(), p.Keyhive()} {
+		used, _ := strconv.ParseInt(infoField(c.Do("INFO", "memory").Str, "used_memory"), 10, 64)
+		c.Do("CONFIG", "SET", "maxmemory", used-1<<20)
+	}
+	time.Sleep(200 * time.Millisecond)
+	p.Do("DBSIZE")
+	p.Do("GET", "key:1")
+	p.Do("CLIENT", "UNPAUSE")
+	p.Do("PING")
+	for _, c := range []*difftest.Client{p.Redis(), p.Keyhive()} {
+		if n := c.Do("DBSIZE").Int; n >= 2000 {
+			t.Errorf("%s: nothing evicted after the pause", c.Name())
+		}
+	}
 }
