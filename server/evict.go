@@ -183,7 +183,8 @@ func (s *Server) performEvictions(by *Client, mono, now int64) evictResult {
 func (s *Server) evictSome(mono, now int64) evictResult {
 	e := &s.evict
 	toFree := s.memoryOver(mono, time.Millisecond) // another goroutine may have evicted meanwhile
-	if toFree <= 0 || s.paused() {                 // a CLIENT PAUSE keeps the data set still, as Redis does
+	// A CLIENT PAUSE keeps the data set still, as Redis does.
+	if toFree <= 0 || s.paused() {
 		return evictOK
 	}
 	policy := keyspace.EvictPolicy(e.policy.Load())
