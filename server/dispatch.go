@@ -163,8 +163,7 @@ func (c *Client) admit(cmd *Command, args [][]byte) bool {
 		return false
 	}
 	if s.pause.kind.Load() != pauseOff && s.pauses(c, cmd, args) {
-		c.lastCmd.Store(cmd)
-		s.postpone(c) // execute waits for the pause to end, then dispatches it again
+		c.lastCmd.Store(cmd) // run waits for the pause to end, then dispatches it again
 		return false
 	}
 	return true

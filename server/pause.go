@@ -47,7 +47,8 @@ type postponed struct {
 	resume chan struct{}
 }
 
-// pauses reports whether the running pause postpones cmd (with args).
+// pauses reports whether the pause postpones cmd (with args), and if so
+// queues c (admit's gate).
 func (s *Server) pauses(c *Client, cmd *Command, args [][]byte) bool {
 	switch s.pause.kind.Load() {
 	case pauseOff:
@@ -57,7 +58,7 @@ func (s *Server) pauses(c *Client, cmd *Command, args [][]byte) bool {
 			return false
 		}
 	}
-	return s.pauseRunning(time.Now().UnixMilli())
+	return s.postpone(c)
 }
 
 // mayReplicate reports whether a command may change the data set or
@@ -103,7 +104,7 @@ func (s *Server) pauseRunning(nowMs int64) bool {
 	return p.kind.Load() != pauseOff
 }
 
-// Paused reports whether a pause keeps the data set still (no expiry, no
+// paused reports whether a pause keeps the data set still (no expiry, no
 // eviction).
 func (s *Server) paused() bool {
 	return s.pause.kind.Load() != pauseOff && s.pauseRunning(time.Now().UnixMilli())
@@ -160,15 +161,23 @@ func (s *Server) endPauseLocked() {
 	}
 }
 
-// postpone queues c, whose command the pause covers.
-func (s *Server) postpone(c *Client) {
-	w := &postponed{resume: make(chan struct{})}
+// postpone queues c, whose command the pause covers, unless the pause
+// ended meanwhile (checked under mu, so that an unpause cannot miss it).
+func (s *Server) postpone(c *Client) bool {
 	p := &s.pause
 	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.kind.Load() != pauseOff && time.Now().UnixMilli() > p.endMs {
+		s.endPauseLocked()
+	}
+	if p.kind.Load() == pauseOff {
+		return false
+	}
+	w := &postponed{resume: make(chan struct{})}
 	p.queue = append(p.queue, w)
-	p.mu.Unlock()
 	c.postponed = w
 	c.paused.Store(true)
+	return true
 }
 
 // ranAfterPause hands the turn to the next client the last unpause
