@@ -64,8 +64,16 @@ func (rc ruleChecker) sameCommands(redis, keyhive string) bool {
 			filtered = append(filtered, rule)
 		}
 	}
+	// And Keyhive's without allowing the commands Redis 7.0 lacks (WAITAOF,
+	// 7.2), which its description may name.
+	var newer []any
+	for _, rule := range strings.Fields(keyhive) {
+		if name, ok := strings.CutPrefix(rule, "+"); !ok || strings.HasPrefix(name, "@") || !rc.p.Redis().Do("COMMAND", "INFO", strings.Split(name, "|")[0]).Elems[0].Null {
+			newer = append(newer, rule)
+		}
+	}
 	kh.Do(append([]any{"ACL", "SETUSER", "probe-redis", "reset"}, filtered...)...)
-	kh.Do(append([]any{"ACL", "SETUSER", "probe-keyhive", "reset"}, anys(strings.Fields(keyhive))...)...)
+	kh.Do(append([]any{"ACL", "SETUSER", "probe-keyhive", "reset"}, newer...)...)
 	a := kh.Do("ACL", "GETUSER", "probe-redis").Elems[5].Str
 	b := kh.Do("ACL", "GETUSER", "probe-keyhive").Elems[5].Str
 	kh.Do("ACL", "DELUSER", "probe-redis", "probe-keyhive")
