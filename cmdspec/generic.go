@@ -153,5 +153,13 @@ func init() {
 			Args:  "key:key#0...",
 			Since: "4.0.0", Complexity: "O(1) per key; freeing a value takes work proportional to its size later.",
 			Summary: "Deletes keys, freeing big values' memory in the background."},
+		&Spec{Name: "wait", Arity: 3, Flags: "blocking nokeyspace", ACL: "@slow @blocking @connection", Tips: "request_policy:all_shards response_policy:agg_min",
+			Args:  "numreplicas:integer timeout:integer",
+			Since: "3.0.0", Complexity: "O(1)",
+			Summary: "Waits until the connection's writes reached some replicas, or a timeout (no replicas yet: it replies 0)."},
+		&Spec{Name: "waitaof", Arity: 4, Flags: "blocking nokeyspace", ACL: "@slow @blocking @connection", Tips: "request_policy:all_shards response_policy:agg_min",
+			Args:  "numlocal:integer numreplicas:integer timeout:integer",
+			Since: "7.2.0", Complexity: "O(1)",
+			Summary: "Waits until the connection's writes are fsynced to the local AOF and to some replicas' AOFs, or a timeout."},
 	)
 }

@@ -79,6 +79,10 @@ func init() {
 			Since: "2.6.0", Complexity: "Per subcommand.",
 			Summary: "Groups the subcommands about the Lua script cache.",
 			Subcommands: []*Spec{
+				{Name: "debug", Arity: 3, Flags: "noscript", ACL: "@slow @scripting",
+					Args:  "mode:<YES|SYNC|NO>",
+					Since: "3.2.0", Complexity: "O(1)",
+					Summary: "Turns the Lua debugger on for the connection's next scripts (Keyhive has none: only NO is accepted)."},
 				{Name: "exists", Arity: -3, Flags: "noscript allkeys", ACL: "@slow @scripting", Tips: "request_policy:all_shards response_policy:agg_logical_and",
 					Args:  "sha1:string...",
 					Since: "2.6.0", Complexity: "O(N), N = the digests given.",

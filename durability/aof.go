@@ -38,6 +38,9 @@ type AOF struct {
 	// under always): a client replies once done reaches fed as it was after
 	// its command.
 	fed, done atomic.Int64
+	// synced is the part of fed known to be on disk (fsynced): what
+	// WAITAOF waits for.
+	synced atomic.Int64
 
 	mu  sync.Mutex // buf, db: fed under the changed keys' locks
 	buf []byte
@@ -400,6 +403,8 @@ func (a *AOF) Write() error {
 	a.done.Store(end)
 	if a.h.Config.AppendFsync() != "always" {
 		a.unsynced.Store(true)
+	} else {
+		a.syncedTo(end)
 	}
 	if cap(buf) <= 1<<20 {
 		a.mu.Lock()
@@ -409,6 +414,30 @@ func (a *AOF) Write() error {
 		a.mu.Unlock()
 	}
 	return nil
+}
+
+// Fed is the length of every change fed to the AOF so far: a client's
+// writes are covered by an fsync once Synced reaches what Fed was after them.
+func (a *AOF) Fed() int64 { return a.fed.Load() }
+
+// Synced is the length of the changes fed to the AOF that are on disk.
+func (a *AOF) Synced() int64 { return a.synced.Load() }
+
+// syncedTo records that the changes fed up to n are on disk, and tells the
+// server (WAITAOF's clients wait for it).
+func (a *AOF) syncedTo(n int64) {
+	for {
+		old := a.synced.Load()
+		if n <= old {
+			return
+		}
+		if a.synced.CompareAndSwap(old, n) {
+			break
+		}
+	}
+	if a.h.Synced != nil {
+		a.h.Synced()
+	}
 }
 
 // WriteFailed reports whether the last write to the AOF failed: write
@@ -437,21 +466,35 @@ func (a *AOF) Cron() {
 		return
 	}
 	a.Write()
-	if a.h.Config.AppendFsync() == "everysec" && a.unsynced.Load() && !a.syncing.Load() {
+	policy := a.h.Config.AppendFsync()
+	if policy != "no" && a.unsynced.Load() && !a.syncing.Load() {
+		// Under always too: what was written under everysec before a
+		// CONFIG SET is synced now, as Redis does.
 		a.writeMu.Lock()
-		due := time.Since(a.lastSync) >= time.Second
-		f := a.file
+		due := policy == "always" || time.Since(a.lastSync) >= time.Second
+		f, upTo := a.file, a.done.Load()
 		a.writeMu.Unlock()
 		if due && a.syncing.CompareAndSwap(false, true) {
 			a.unsynced.Store(false)
 			go func() {
-				f.Sync()
+				err := f.Sync()
 				a.writeMu.Lock()
 				a.lastSync = time.Now()
 				a.writeMu.Unlock()
 				a.syncing.Store(false)
+				if err == nil {
+					a.syncedTo(upTo)
+				}
 			}()
 		}
+	} else if policy != "no" {
+		// Everything written is synced already (none since, or under
+		// always): as Redis, say so for WAITAOF.
+		a.writeMu.Lock()
+		if !a.unsynced.Load() && !a.syncing.Load() {
+			a.syncedTo(a.done.Load())
+		}
+		a.writeMu.Unlock()
 	}
 	if a.rewriting.Load() {
 		return

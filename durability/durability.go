@@ -62,6 +62,8 @@ type Host struct {
 	// in a session of its own that starts in database 0 (a SELECT switches
 	// it). The caller holds the exclusive lock or runs alone (start-up).
 	Replay func() (apply func(argv [][]byte) error)
+	// Synced is told that more of the AOF is on disk (AOF.Synced grew).
+	Synced func()
 	// UsedMemory is the server's used memory (an RDB file's used-mem).
 	UsedMemory func() int64
 	// DroppedGarbage is told that size bytes of heap just became garbage,

@@ -107,7 +107,14 @@ const (
 // accounting is what the keyspace's arenas share: their resident bytes (see
 // chunkMem).
 type accounting struct {
-	mem atomic.Int64
+	mem  atomic.Int64
+	dead atomic.Int64 // of mem, the bytes of dead entries (holes) not given back yet
+}
+
+// addDead changes the arena's garbage by n bytes, and the keyspace's.
+func (a *arena) addDead(n int) {
+	a.dead += n
+	a.acct.dead.Add(int64(n))
 }
 
 func newArena(index int, marks *garbageMarks, acct *accounting) arena {
@@ -265,7 +272,7 @@ func (a *arena) fill(size, slack int) (uint64, []byte, bool) {
 		a.holes[best] = ref + uint64(size) | uint64(hole-size)<<refBits
 	}
 	c.live += size
-	a.dead -= size
+	a.addDead(-size)
 	a.holeBytes -= size
 	return ref, c.data[off : off+size : off+size], true
 }
@@ -381,7 +388,7 @@ func (a *arena) kill(ref uint64, size int) {
 		a.setGarbage(true)
 		return
 	}
-	a.dead += size
+	a.addDead(size)
 	if len(a.holes) < maxHoles {
 		if a.holes == nil {
 			a.holes = make([]uint64, 0, maxHoles)
@@ -431,7 +438,7 @@ func (a *arena) release(id int) {
 	c := &a.chunks[id]
 	a.acct.mem.Add(-chunkMem(c))
 	if !c.large {
-		a.dead -= c.used - c.live
+		a.addDead(-(c.used - c.live))
 	}
 	munmap(c.data)
 	if id == a.scanChunk {
@@ -453,6 +460,7 @@ func (a *arena) releaseAll() {
 		}
 	}
 	a.setGarbage(false)
+	a.acct.dead.Add(-int64(a.dead))
 	*a = newArena(int(a.index), a.marks, a.acct)
 }
 
@@ -552,7 +560,7 @@ func mremap(b []byte, size int) []byte { return osmem.Remap(b, size) }
 // back to the OS: they read as zeros and are backed again when appended into.
 func (a *arena) truncate(c *chunk, used int) {
 	a.acct.mem.Add(int64(used - c.used))
-	a.dead -= c.used - c.live
+	a.addDead(-(c.used - c.live))
 	if start, end := pageCeil(used), pageCeil(c.used); start < end {
 		if err := syscall.Madvise(c.data[start:end], syscall.MADV_DONTNEED); err != nil {
 			panic("keyspace: madvise: " + err.Error())

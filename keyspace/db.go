@@ -98,6 +98,11 @@ func (db *DB) LookupIn(set *LockSet, key []byte, now int64, touch bool) (Entry, 
 		db.ks.snap.keep(&e)
 	}
 	if e.h.expire != 0 && e.h.expire <= now {
+		if db.ks.Still.Load() {
+			// Kept: a write admitted before the data set was stilled
+			// overwrites it where it is.
+			return e, false
+		}
 		db.expire(&e)
 		return Entry{sh: sh, slot: -1, hash: h}, false
 	}
@@ -114,6 +119,9 @@ func entryAt(sh *shard, i int) Entry {
 }
 
 func (db *DB) expire(e *Entry) {
+	if db.ks.Still.Load() {
+		return
+	}
 	if db.ks.hooks.Expired != nil {
 		db.ks.hooks.Expired(db.id, e.h.key)
 	}

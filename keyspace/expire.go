@@ -12,8 +12,12 @@ const (
 // expired or stop reports that the time budget is spent. stop runs between
 // samples with no lock held, so it may also pause to let commands run. It
 // returns the number of keys sampled and removed. Each database's average
-// TTL estimate is updated from the live keys sampled.
+// TTL estimate is updated from the live keys sampled. Nothing expires while
+// the keyspace is Still (CLIENT PAUSE).
 func (ks *Keyspace) ActiveExpire(now int64, stop func() bool) (sampledAll, removed int) {
+	if ks.Still.Load() {
+		return 0, 0
+	}
 	for i := range ks.dbs {
 		for !stop() {
 			// Judge a whole sample, gathered over as many steps as it takes.

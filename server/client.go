@@ -63,7 +63,10 @@ type Client struct {
 	obeys bool
 	// wrote: a command changed the data set since the replies last left
 	// (under appendfsync always they are not sent unless the AOF took it).
-	wrote   bool
+	wrote bool
+	// woff is where its changes ended in the AOF's stream when its replies
+	// last left (wait.go).
+	woff    int64
 	monitor atomic.Bool // in MONITOR mode (monitor.go)
 	// confirming: the command's reply is Pub/Sub (un)subscribe
 	// confirmations, which CLIENT REPLY OFF and SKIP do not drop (Redis's
@@ -111,6 +114,10 @@ type Client struct {
 	// (CLIENT UNBLOCK, CLIENT LIST) until the client wakes.
 	blocked *waiter
 	waiting atomic.Pointer[waiter]
+	// postponed is set by admit when a CLIENT PAUSE holds the command
+	// back, for execute to wait on (pause.go); paused is true meanwhile.
+	postponed *postponed
+	paused    atomic.Bool
 
 	tracking    clientTracking
 	multi       *transaction // in MULTI
@@ -242,16 +249,32 @@ func (c *Client) startBatch() {
 func (c *Client) run() bool {
 	for {
 		keep := c.process()
-		if !keep || c.blocked == nil {
+		if !keep || c.blocked == nil && c.postponed == nil {
 			return keep
 		}
-		if !c.waitBlocked() {
+		if !c.resume() {
 			return false
 		}
-		if c.ps.queued {
-			c.queueReplies()
-		}
 	}
+}
+
+// resume waits for what stopped the commands: a command a CLIENT PAUSE
+// postponed, then runs it; a blocked command's wake-up. It reports whether
+// the connection is still good.
+func (c *Client) resume() bool {
+	if c.postponed != nil && !c.resumePaused() {
+		return false
+	}
+	if c.blocked == nil {
+		return true
+	}
+	if !c.waitBlocked() {
+		return false
+	}
+	if c.ps.queued {
+		c.queueReplies()
+	}
+	return true
 }
 
 // process runs the complete commands in the read buffer until one blocks
@@ -280,7 +303,7 @@ func (c *Client) process() bool {
 		if len(c.parser.Args) > 0 {
 			c.execute(c.parser.Args)
 		}
-		if c.blocked != nil {
+		if c.blocked != nil || c.postponed != nil {
 			break
 		}
 		if c.ps.queued {
@@ -294,7 +317,7 @@ func (c *Client) process() bool {
 		}
 	}
 	c.qbuf.Store(int64(c.w - c.r))
-	if c.inMapped && c.r == c.w && c.blocked == nil {
+	if c.inMapped && c.r == c.w && c.blocked == nil && c.postponed == nil {
 		// A big argument ran: its buffer goes before the reply does, so
 		// that whatever the client does next sees the memory given back.
 		c.freeIn()
@@ -385,7 +408,10 @@ func (c *Client) flush() bool {
 		c.resetOut()
 		return false
 	}
-	c.wrote = false
+	if c.wrote {
+		c.woff = c.s.aof.Fed()
+		c.wrote = false
+	}
 	ok := c.flushReplies()
 	if len(c.ps.wake) > 0 {
 		c.writeWoken()
@@ -482,6 +508,9 @@ func (c *Client) execute(args [][]byte) {
 	c.lastSeen.Store(c.ctx.Now)
 	mark := len(c.out.B)
 	c.dispatch(args, fromClient)
+	if c.postponed != nil {
+		return // run waits for the pause to end, then runs it again (resumePaused)
+	}
 	c.applyReplyMode(mark)
 }
 

@@ -36,6 +36,8 @@ func init() {
 	bindSub("client", "no-evict", func(x *Ctx) { clientOnOff(x, &x.c.noEvict) })
 	bindSub("client", "no-touch", func(x *Ctx) { clientOnOff(x, &x.c.noTouch) })
 	bindSub("client", "unblock", clientUnblock)
+	bindSub("client", "pause", clientPause)
+	bindSub("client", "unpause", func(x *Ctx) { x.s.unpauseClients(); x.W.OK() })
 	bindSub("client", "help", clientHelp)
 }
 
@@ -331,7 +333,7 @@ func (c *Client) infoLine(running *Client) string {
 	if queued >= 0 {
 		flags += "x"
 	}
-	if c.waiting.Load() != nil {
+	if c.waiting.Load() != nil || c.paused.Load() {
 		flags += "b"
 	}
 	if o := c.tracking.opts.Load(); o != nil {
@@ -581,10 +583,14 @@ func clientKill(x *Ctx) {
 				x.W.Error(errSyntax)
 				return
 			}
-		case "maxage":
+		case "maxage": // Redis 7.4
 			n, ok := strnum.ParseInt(v)
 			if !ok {
-				x.W.Error(errNotInt)
+				x.W.Error("ERR maxage is not an integer or out of range")
+				return
+			}
+			if n <= 0 {
+				x.W.Error("ERR maxage should be greater than 0")
 				return
 			}
 			maxAge = n
@@ -602,7 +608,7 @@ func clientKill(x *Ctx) {
 			laddr != nil && c.localAddr() != string(laddr),
 			user != nil && c.user.Load() != user,
 			skipMe && c == x.c,
-			maxAge != 0 && int64(time.Since(c.created).Seconds()) < maxAge:
+			maxAge != 0 && x.Now/1000-c.created.Unix() < maxAge: // whole seconds, as Redis
 			continue
 		}
 		c.kill(x.c)
@@ -625,6 +631,10 @@ func (c *Client) kill(by *Client) {
 
 func clientHelp(x *Ctx) {
 	writeHelp(x, "CLIENT", []string{
+		"CACHING (YES|NO)",
+		"    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+		"GETREDIR",
+		"    Return the client ID we are redirecting to when tracking is enabled.",
 		"GETNAME",
 		"    Return the name of the current connection.",
 		"ID",
@@ -653,6 +663,10 @@ func clientHelp(x *Ctx) {
 		"    Return information about client connections. Options:",
 		"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
 		"      Return clients of specified type.",
+		"UNPAUSE",
+		"    Stop the current client pause, resuming traffic.",
+		"PAUSE <timeout> [WRITE|ALL]",
+		"    Suspend all, or just write, clients for <timeout> milliseconds.",
 		"REPLY (ON|OFF|SKIP)",
 		"    Control the replies sent to the current connection.",
 		"SETNAME <name>",
@@ -661,6 +675,13 @@ func clientHelp(x *Ctx) {
 		"    Set client meta attr. Options are:",
 		"    * LIB-NAME: the client lib name.",
 		"    * LIB-VER: the client lib version.",
+		"UNBLOCK <clientid> [TIMEOUT|ERROR]",
+		"    Unblock the specified blocked client.",
+		"TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+		"         [OPTIN] [OPTOUT] [NOLOOP]",
+		"    Control server assisted client side caching.",
+		"TRACKINGINFO",
+		"    Report tracking status for the current connection.",
 		"NO-EVICT (ON|OFF)",
 		"    Protect current client connection from eviction.",
 		"NO-TOUCH (ON|OFF)",
@@ -676,5 +697,5 @@ func writeHelp(x *Ctx, name string, lines []string) {
 		x.W.Simple(l)
 	}
 	x.W.Simple("HELP")
-	x.W.Simple("    Prints this help.")
+	x.W.Simple("    Print this help.")
 }

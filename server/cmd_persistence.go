@@ -53,6 +53,7 @@ func (s *Server) persistenceHost() *durability.Host {
 			c := s.loadingClient()
 			return func(args [][]byte) error { return s.applyLoaded(c, args) }
 		},
+		Synced:     s.serveAOFWaiters,
 		UsedMemory: func() int64 { return s.usedMemory(monoNow(), 0) },
 		Latency:    s.diskLatency,
 		DroppedGarbage: func(size int64) {

@@ -32,6 +32,7 @@ func init() {
 	bindSub("script", "flush", scriptFlush)
 	bindSub("script", "kill", scriptKill)
 	bindSub("script", "help", scriptHelp)
+	bindSub("script", "debug", scriptDebug)
 	bindSub("function", "load", functionLoad)
 	bindSub("function", "delete", functionDelete)
 	bindSub("function", "flush", functionFlush)
@@ -475,6 +476,25 @@ func functionStats(x *Ctx) {
 	x.W.Int(int64(fns))
 }
 
+// scriptDebug is SCRIPT DEBUG. Keyhive has no Lua debugger, so NO (the
+// debugger off, as it always is) succeeds and YES and SYNC are refused
+// rather than accepted and then ignored by the next EVAL. Like Redis it
+// refuses to start with replies still pending (a pipeline, EXEC).
+func scriptDebug(x *Ctx) {
+	if len(x.W.B) > 0 {
+		x.W.Error("ERR SCRIPT DEBUG must be called outside a pipeline")
+		return
+	}
+	switch strings.ToLower(string(x.Args[2])) {
+	case "no":
+		x.W.OK()
+	case "yes", "sync":
+		x.W.Error("ERR SCRIPT DEBUG YES and SYNC are not supported: Keyhive has no Lua debugger")
+	default:
+		x.W.Error("ERR Use SCRIPT DEBUG YES/SYNC/NO")
+	}
+}
+
 func scriptHelp(x *Ctx) {
 	writeHelp(x, "SCRIPT", []string{
 		"DEBUG (YES|SYNC|NO)",
@@ -504,7 +524,6 @@ func functionHelp(x *Ctx) {
 		"    Return general information on all the libraries:",
 		"    * Library name",
 		"    * The engine used to run the Library",
-		"    * Library description",
 		"    * Functions list",
 		"    * Library code (if WITHCODE is given)",
 		"    It also possible to get only function that matches a pattern using LIBRARYNAME argument.",
@@ -521,8 +540,8 @@ func functionHelp(x *Ctx) {
 		"    Delete all the libraries.",
 		"    When called without the optional mode argument, the behavior is determined by the",
 		"    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
-		"    * ASYNC: Asynchronously delete the libraries.",
-		"    * SYNC: Synchronously delete the libraries.",
+		"    * ASYNC: Asynchronously flush the libraries.",
+		"    * SYNC: Synchronously flush the libraries.",
 		"DUMP",
 		"    Return a serialized payload representing the current libraries, can be restored using FUNCTION RESTORE command",
 		"RESTORE <PAYLOAD> [FLUSH|APPEND|REPLACE]",
@@ -531,6 +550,7 @@ func functionHelp(x *Ctx) {
 		"    * FLUSH: delete all existing libraries.",
 		"    * APPEND: appends the restored libraries to the existing libraries. On collision, abort.",
 		"    * REPLACE: appends the restored libraries to the existing libraries, On collision, replace the old",
-		"      libraries with the new libraries (Notice that on collision, the old libraries will be deleted).",
+		"      libraries with the new libraries (notice that even on this option there is a chance of failure",
+		"      in case of functions name collision with another library).",
 	})
 }

@@ -498,11 +498,7 @@ func TestClientNoEvictHelpUnknown(t *testing.T) {
 	p.Do("client", "nosuch", "a", "b")
 	p.Do("CLIENT", strings.Repeat("x", 200))
 	p.Do("CLIENT", "HELP", "extra")
-	r, k := p.DoDifferent("Keyhive lists the CLIENT subcommands it implements", "CLIENT", "HELP")
-	if k.Kind != difftest.KindArray || len(k.Elems) < 4 || !k.Elems[0].Equal(r.Elems[0]) ||
-		!k.Elems[len(k.Elems)-1].Equal(r.Elems[len(r.Elems)-1]) || !k.Elems[len(k.Elems)-2].Equal(r.Elems[len(r.Elems)-2]) {
-		t.Errorf("CLIENT HELP layout differs:\n\tredis:   %q\n\tkeyhive: %q", r.Raw, k.Raw)
-	}
+	// CLIENT HELP itself: TestHelpTexts (Redis 7.4's text).
 }
 
 func TestClientRedis72Features(t *testing.T) {

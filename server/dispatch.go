@@ -162,6 +162,10 @@ func (c *Client) admit(cmd *Command, args [][]byte) bool {
 		c.reject(cmd, "ERR Replica can't interact with the keyspace")
 		return false
 	}
+	if s.pause.kind.Load() != pauseOff && s.pauses(c, cmd, args) {
+		c.lastCmd.Store(cmd) // run waits for the pause to end, then dispatches it again
+		return false
+	}
 	return true
 }
 

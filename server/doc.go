@@ -37,6 +37,8 @@
 // What the families share
 //   - acl.go, acl_log.go: users, permissions and their checks, ACL LOG.
 //   - blocking.go: blocked clients and serving them after a write.
+//   - pause.go: CLIENT PAUSE, the clients it postpones (admit's gate) and
+//     their release in order; wait.go: WAIT and WAITAOF.
 //   - tracking.go: client-side caching; notify.go: keyspace notifications.
 //   - pubsub.go: the Pub/Sub registry and delivery; monitor.go: MONITOR.
 //   - slowlog.go, stats.go, rusage.go: the slow log, INFO's counters;

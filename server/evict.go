@@ -16,16 +16,16 @@ import (
 // maxmemory-policy are removed; when none can be, denyoom commands are
 // refused.
 //
-// used memory = the keyspace's off-heap entry arenas, large values included
-// (a counter kept as entries are written) + client read buffers mapped for
-// big arguments + what the Go runtime holds from the OS (heap, including the
-// index tables, the other client buffers, stacks, runtime metadata), read
-// from runtime/metrics at most once a millisecond.
-// maxmemory bounds it with Redis's startup footprint (1 MB) in place of
-// Keyhive's (used_memory_startup: the Go runtime and the empty shards of
-// every database, about 9 MB), so that the same maxmemory holds as many keys
-// as in Redis; RSS may exceed maxmemory by the difference (README, Memory
-// limits and eviction).
+// used memory (usedMemory, INFO's used_memory) = the keyspace's off-heap
+// entry arenas, large values included (a counter kept as entries are
+// written) + client read buffers mapped for big arguments + what the Go
+// runtime holds from the OS (heap, including the index tables, the other
+// client buffers, stacks, runtime metadata) beyond what it held at start,
+// read from runtime/metrics at most once a millisecond + Redis's startup
+// footprint (1 MB) in place of Keyhive's (the Go runtime and the empty
+// shards of every database, about 9 MB), so that the same maxmemory holds
+// as many keys as in Redis; RSS may exceed maxmemory by the difference
+// (README, Memory limits and eviction).
 
 const errOOM = "OOM command not allowed when used memory > 'maxmemory'."
 
@@ -81,6 +81,21 @@ func (s *Server) watchMaxMemory() {
 	sync()
 	s.cfg.OnChange("maxmemory", sync)
 	s.cfg.OnChange("maxmemory-policy", sync)
+	// A lower maxmemory evicts at once, as Redis starts its eviction
+	// timer in the config apply: CONFIG SET holds the shared lock, so a
+	// goroutine of its own does it.
+	s.cfg.OnChange("maxmemory", s.startEvicting)
+}
+
+// startEvicting evicts in the background while used memory is over
+// maxmemory.
+func (s *Server) startEvicting() {
+	e := &s.evict
+	if e.limit.Load() == 0 || s.memoryOver(monoNow(), 0) <= 0 || !e.background.CompareAndSwap(false, true) {
+		return
+	}
+	s.wg.Add(1)
+	go s.evictInBackground()
 }
 
 // readRuntimeMem refreshes the Go runtime's share of used memory.
@@ -95,23 +110,27 @@ func (s *Server) readRuntimeMem(mono int64) {
 	e.readMu.Unlock()
 }
 
-// usedMemory is INFO's used_memory, from a runtime reading at most maxAge old.
+// usedMemory is used_memory, the one figure INFO, MEMORY STATS, an RDB's
+// used-mem and eviction use, from a runtime reading at most maxAge old: the
+// off-heap key arenas and the client read buffers mapped for big arguments
+// (both fall as soon as data is deleted), plus what the Go runtime holds
+// beyond its footprint at start, plus Redis's startup footprint in place of
+// Keyhive's, so that the same maxmemory holds as many keys as in Redis.
 func (s *Server) usedMemory(mono int64, maxAge time.Duration) int64 {
 	if mono-s.evict.runtimeMemAt.Load() >= int64(maxAge) {
 		s.readRuntimeMem(mono)
 	}
-	return s.ks.MemoryBytes() + s.evict.runtimeMem.Load() + s.mappedBufs.Load()
+	growth := s.evict.runtimeMem.Load() - s.startupRuntime
+	return s.ks.MemoryBytes() + s.mappedBufs.Load() + max(growth, 0) + redisStartupMemory
 }
 
-// redisStartupMemory stands for Keyhive's startup footprint in what
-// maxmemory counts: Redis 7.0's used_memory_startup, about 1 MB.
+// redisStartupMemory stands for Keyhive's startup footprint in used memory:
+// Redis 7.0's used_memory_startup, about 1 MB.
 const redisStartupMemory = 1 << 20
 
-// memoryOver reports how far used memory is above maxmemory, counting
-// Redis's startup footprint in place of Keyhive's.
+// memoryOver reports how far used memory is above maxmemory.
 func (s *Server) memoryOver(mono int64, maxAge time.Duration) int64 {
-	runtimeGrowth := s.usedMemory(mono, maxAge) - s.ks.MemoryBytes() - s.startupMemory
-	return s.ks.MemoryBytes() + max(runtimeGrowth, 0) + redisStartupMemory - s.evict.limit.Load()
+	return s.usedMemory(mono, maxAge) - s.evict.limit.Load()
 }
 
 // outOfMemory runs evictions before cmd (execute calls it when maxmemory is
@@ -172,7 +191,8 @@ func (s *Server) performEvictions(by *Client, mono, now int64) evictResult {
 func (s *Server) evictSome(mono, now int64) evictResult {
 	e := &s.evict
 	toFree := s.memoryOver(mono, time.Millisecond) // another goroutine may have evicted meanwhile
-	if toFree <= 0 {
+	// A CLIENT PAUSE keeps the data set still, as Redis does.
+	if toFree <= 0 || s.paused() {
 		return evictOK
 	}
 	policy := keyspace.EvictPolicy(e.policy.Load())

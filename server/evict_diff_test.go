@@ -45,7 +45,6 @@ func TestOOMReplies(t *testing.T) {
 // Keyhive's own and only checked for plausibility.
 func TestMemoryCommand(t *testing.T) {
 	p := difftest.StartIsolated(t)
-	p.Do("MEMORY", "HELP")
 	p.Do("MEMORY", "help", "x")
 	p.Do("MEMORY", "nosuch")
 	p.Do("MEMORY")
@@ -229,4 +228,45 @@ func TestEvictLRM(t *testing.T) {
 	k.Do("CONFIG", "SET", "maxmemory", "1gb")
 	k.Do("SET", "n", "7")
 	docCase(t, p, ":1\r\n", "OBJECT", "REFCOUNT", "n")
+}
+
+// TestMaxMemoryLowered: used_memory is the figure eviction compares with
+// maxmemory. Lowering maxmemory below it with CONFIG SET evicts at once (no
+// further command needed, as Redis starts evicting in the config apply):
+// used_memory is within the limit right after and keys are gone; deleting
+// data makes used_memory fall. Each server's own used_memory sets its limit.
+func TestMaxMemoryLowered(t *testing.T) {
+	p := difftest.StartIsolated(t, "--maxmemory-policy", "allkeys-lru", "--maxmemory-eviction-tenacity", "100")
+	for i := range 4000 {
+		p.Do("SET", "key:"+strconv.Itoa(i), strings.Repeat("v", 1000))
+	}
+	for _, c := range []*difftest.Client{p.Redis(), p.Keyhive()} {
+		used, _ := strconv.ParseInt(infoField(c.Do("INFO", "memory").Str, "used_memory"), 10, 64)
+		limit := used - 1<<20 // about a thousand keys fewer
+		if r := c.Do("CONFIG", "SET", "maxmemory", limit); r.Str != "OK" {
+			t.Fatalf("%s: CONFIG SET maxmemory: %v", c.Name(), r)
+		}
+		// Eviction runs without any other command: look from outside.
+		deadline := time.Now().Add(2 * time.Second)
+		for infoField(c.Do("INFO", "stats").Str, "evicted_keys") == "0" {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: nothing evicted after CONFIG SET maxmemory", c.Name())
+			}
+			time.Sleep(time.Millisecond)
+		}
+		info := c.Do("INFO", "memory").Str
+		after, _ := strconv.ParseInt(infoField(info, "used_memory"), 10, 64)
+		if after > limit {
+			t.Errorf("%s: used_memory %d above maxmemory %d", c.Name(), after, limit)
+		}
+		if n := c.Do("DBSIZE").Int; n >= 4000 || n < 2000 {
+			t.Errorf("%s: %d keys left of 4000 1 KB keys, 1 MB below the limit", c.Name(), n)
+		}
+		c.Do("CONFIG", "SET", "maxmemory", 0)
+		c.Do("FLUSHALL")
+		emptied, _ := strconv.ParseInt(infoField(c.Do("INFO", "memory").Str, "used_memory"), 10, 64)
+		if emptied >= after-2<<20 {
+			t.Errorf("%s: used_memory %d after FLUSHALL, %d before", c.Name(), emptied, after)
+		}
+	}
 }

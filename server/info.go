@@ -112,7 +112,7 @@ func (s *Server) writeInfoSection(b *strings.Builder, name string) {
 		field(b, "maxclients", s.cfg.MaxClients())
 		field(b, "client_recent_max_input_buffer", maxIn)
 		field(b, "client_recent_max_output_buffer", maxOut)
-		field(b, "blocked_clients", s.blocking.waiting.Load())
+		field(b, "blocked_clients", s.blocking.waiting.Load()+s.pause.waiting()) // paused clients count, as Redis
 		field(b, "tracking_clients", s.tracking.clients.Load())
 		field(b, "clients_in_timeout_table", 0)
 	case "memory":
@@ -249,8 +249,7 @@ func (s *Server) listenPort() int {
 }
 
 // writeMemoryInfo reports memory with Redis's field names. used_memory is
-// what eviction compares with maxmemory (evict.go): the off-heap key arenas
-// and everything the Go runtime holds, client buffers included. The
+// what eviction compares with maxmemory (usedMemory, evict.go). The
 // keyhive_gc_* fields expose the collector's cost, which the memory benchmark
 // reads.
 func (s *Server) writeMemoryInfo(b *strings.Builder) {

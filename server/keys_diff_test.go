@@ -846,8 +846,6 @@ func TestExpireActive(t *testing.T) {
 
 func TestObjectCommand(t *testing.T) {
 	p := difftest.Start(t)
-	p.Do("OBJECT", "HELP")
-	p.Do("object", "help")
 	p.Do("OBJECT", "HELP", "extra")
 	p.Do("OBJECT")
 	p.Do("OBJECT", "FOO")
@@ -863,7 +861,6 @@ func TestObjectCommand(t *testing.T) {
 	p.DoApprox(1, "OBJECT", "IDLETIME", "k")
 	p.Do("OBJECT", "FREQ", "k")
 	p.Proto(3)
-	p.Do("OBJECT", "HELP")
 	p.Do("OBJECT", "ENCODING", "missing")
 	p.Do("OBJECT", "ENCODING", "k")
 }

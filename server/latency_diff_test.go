@@ -179,7 +179,6 @@ func TestLatencyHelpAndErrors(t *testing.T) {
 	p := difftest.Start(t)
 	for _, proto := range []int{2, 3} {
 		p.Proto(proto)
-		p.Do("LATENCY", "HELP")
 		p.Do("LATENCY")
 		p.Do("LATENCY", "NOSUCH")
 		p.Do("LATENCY", "LATEST", "x")

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/keyhive/keyhive/config"
@@ -42,11 +43,40 @@ func (s *Server) closeIdleClients(nowMs int64) {
 	for _, c := range s.clients {
 		switch {
 		case c.ps.nsub.Load()+c.ps.npsub.Load()+c.ps.nssub.Load() > 0:
-		case c.waiting.Load() != nil:
+		case c.waiting.Load() != nil, c.paused.Load():
 		case nowMs-c.lastSeen.Load() > timeout*1000:
 			c.disconnect() // its goroutine's read fails and it cleans up
 		}
 	}
+}
+
+// watchPort makes CONFIG SET port move the plain TCP listeners: the new
+// port is opened first, so a port in use fails the CONFIG SET with Redis's
+// error and the old listeners go on; then the old ones close (connected
+// clients stay). Port 0 leaves no plain TCP listener, as in Redis.
+func (s *Server) watchPort() {
+	s.cfg.OnApply("port", func() error {
+		var ls []net.Listener
+		if port := s.cfg.Port(); port != 0 {
+			var err error
+			if ls, err = s.openTCP(port); err != nil {
+				s.log.Printf("Failed to listen on port %d: %v", port, err)
+				return errors.New("Unable to listen on this port. Check server logs.")
+			}
+		}
+		s.mu.Lock()
+		old := s.plainTCP
+		s.plainTCP = ls
+		s.listeners = slices.DeleteFunc(s.listeners, func(l net.Listener) bool { return slices.Contains(old, l) })
+		s.mu.Unlock()
+		for _, l := range old {
+			l.Close()
+		}
+		for _, l := range ls {
+			s.serve(l)
+		}
+		return nil
+	})
 }
 
 // tlsConfig builds the TLS listener's settings from the tls-* directives:

@@ -165,3 +165,50 @@ func TestTLSOptionalClientsAndProtocols(t *testing.T) {
 		t.Error("a TLS 1.2 client was accepted under tls-protocols TLSv1.3")
 	}
 }
+
+// TestConfigSetPort: CONFIG SET port to a port in use fails with Redis's
+// error and keeps the old listener; to a free port it moves the listener
+// (the old port refuses connections, connected clients stay).
+func TestConfigSetPort(t *testing.T) {
+	p := difftest.StartIsolated(t)
+	sides := []*difftest.Client{p.Redis(), p.Keyhive()}
+	var replies [2]difftest.Reply
+	for i, c := range sides {
+		busy := sides[1-i].Addr() // the other server's port
+		_, port, _ := net.SplitHostPort(busy)
+		replies[i] = c.Do("CONFIG", "SET", "port", port)
+	}
+	if string(replies[0].Raw) != string(replies[1].Raw) {
+		t.Errorf("CONFIG SET port (in use): redis %q, keyhive %q", replies[0].Raw, replies[1].Raw)
+	}
+	for _, c := range sides {
+		conn, err := difftest.Dial(c.Addr())
+		if err != nil {
+			t.Fatalf("%s: the old port stopped listening: %v", c.Name(), err)
+		}
+		if r, err := conn.Do("PING"); err != nil || r.Str != "PONG" {
+			t.Errorf("%s: PING on the old port: %v %v", c.Name(), r, err)
+		}
+		conn.Close()
+	}
+	p.Do("PING")
+	for _, c := range sides {
+		port := freePort(t)
+		if r := c.Do("CONFIG", "SET", "port", port); r.Str != "OK" {
+			t.Fatalf("%s: CONFIG SET port %s: %v", c.Name(), port, r)
+		}
+		conn, err := difftest.Dial(net.JoinHostPort("127.0.0.1", port))
+		if err != nil {
+			t.Fatalf("%s: the new port does not listen: %v", c.Name(), err)
+		}
+		if r, err := conn.Do("CONFIG", "GET", "port"); err != nil || len(r.Elems) != 2 || r.Elems[1].Str != port {
+			t.Errorf("%s: CONFIG GET port on the new port: %v %v", c.Name(), r, err)
+		}
+		conn.Close()
+		if conn, err := net.DialTimeout("tcp", c.Addr(), time.Second); err == nil {
+			conn.Close()
+			t.Errorf("%s: the old port still listens", c.Name())
+		}
+	}
+	p.Do("PING") // connected clients stay
+}

@@ -374,7 +374,6 @@ func TestPubSubCommandInfo(t *testing.T) {
 	p.DoCompare(commandInfoCompare, "COMMAND", "INFO", "pubsub")
 	p.Do("COMMAND", "GETKEYS", "SPUBLISH", "ch", "msg")
 	p.Do("COMMAND", "GETKEYS", "PUBLISH", "ch", "msg")
-	p.Do("PUBSUB", "HELP")
 	p.Do("PUBSUB", "help", "x")
 	p.Do("PUBSUB")
 	p.Do("PUBSUB", "nosuch")

@@ -49,7 +49,7 @@ func putRawOp(op *rawOp) {
 // readable again without first reading EAGAIN, as a read per RawConn.Read
 // would: Go's poller is edge-triggered and readiness is reset only when a
 // RawConn.Read begins, so data arriving after that read wakes the wait. A
-// blocking command leaves the call: waitBlocked reads in another goroutine
+// blocking or postponed command leaves the call: waitBlocked reads in another goroutine
 // (to see a disconnect), which would wait for this call's read lock.
 func (c *Client) serveRaw() {
 	for {
@@ -57,7 +57,7 @@ func (c *Client) serveRaw() {
 		if err := c.raw.Read(c.serveRead); err != nil || c.ended {
 			return
 		}
-		keep := c.waitBlocked() && c.run()
+		keep := c.resume() && c.run()
 		if !c.flush() || !keep || !c.prepareRead() {
 			return
 		}
@@ -83,7 +83,7 @@ func (c *Client) serveFD(fd uintptr) bool {
 		c.w += int(n)
 		c.traffic.read(int64(n))
 		keep := c.process()
-		if keep && c.blocked != nil {
+		if keep && (c.blocked != nil || c.postponed != nil) {
 			return true
 		}
 		if !c.flush() || !keep || !c.prepareRead() {

@@ -42,7 +42,7 @@ func TestEvalCommands(t *testing.T) {
 	}
 	p.Do("EVAL", "return redis.call('nosuch')", 0)
 	p.Do("EVAL", "return redis.call('get')", 0)
-	p.Do("EVAL", "return redis.call('blpop', 'x', 0)", 0)
+	// BLPOP in a script: TestBlockingInScripts (7.2+ runs it without blocking).
 	p.Do("EVAL", "return redis.call('multi')", 0)
 	p.Do("EVAL", "return redis.call('eval', 'return 1', 0)", 0)
 	p.Do("EVAL", "return redis.pcall('incr', KEYS[1])", 1, "h")
@@ -107,7 +107,6 @@ func TestScriptCache(t *testing.T) {
 	p.Do("EVALSHA", sha, 0)
 	p.Do("SCRIPT", "LOAD", "not lua at all (")
 	p.Do("SCRIPT", "KILL")
-	p.Do("SCRIPT", "HELP")
 	p.Do("SCRIPT", "NOSUCH")
 	p.Do("SCRIPT", "FLUSH")
 }
@@ -367,5 +366,31 @@ func TestFunctionStatsWhileBusy(t *testing.T) {
 		a.Read()
 		m.Do("EXEC")
 		m.Do("EXISTS", "x")
+	}
+}
+
+// TestScriptDebug: SCRIPT DEBUG NO succeeds; Keyhive has no Lua debugger,
+// so YES and SYNC are refused where Redis accepts them and debugs the next
+// EVAL. Bad modes and a pipeline or transaction get Redis's errors.
+func TestScriptDebug(t *testing.T) {
+	p := difftest.Start(t)
+	for _, proto := range []int{2, 3} {
+		p.Proto(proto)
+		p.Do("SCRIPT", "DEBUG", "NO")
+		p.Do("SCRIPT", "DEBUG", "no")
+		p.Do("SCRIPT", "DEBUG", "maybe")
+		p.Do("SCRIPT", "DEBUG")
+		p.Do("SCRIPT", "DEBUG", "NO", "extra")
+		p.DoDifferent("Keyhive has no Lua debugger: YES is refused", "SCRIPT", "DEBUG", "YES")
+		p.DoDifferent("Keyhive has no Lua debugger: SYNC is refused", "SCRIPT", "DEBUG", "SYNC")
+		p.Do("SCRIPT", "DEBUG", "NO")
+		p.SendRaw([]byte("PING\r\nSCRIPT DEBUG NO\r\n"))
+		p.Read()
+		p.Read()
+		p.Do("MULTI")
+		p.Do("SCRIPT", "DEBUG", "NO")
+		p.Do("EXEC")
+		p.Do("EVAL", "return redis.call('script', 'debug', 'no')", 0)
+		p.Do("EVAL", "return 1", 0)
 	}
 }

@@ -33,6 +33,7 @@ type Server struct {
 
 	mu        sync.Mutex
 	listeners []net.Listener
+	plainTCP  []net.Listener // the TCP listeners without TLS: CONFIG SET port moves them
 	clients   map[uint64]*Client
 	slowlog   slowLog
 	closed    bool
@@ -48,7 +49,9 @@ type Server struct {
 	// trafficBase the totals at the last RESETSTAT (both under mu).
 	closedTraffic, trafficBase trafficTotals
 	stream                     changes.Stream // every change to the data set, to the AOF and OnPropagate
+	pause                      pauseState     // CLIENT PAUSE (pause.go)
 	blocking                   blocking
+	aofWaiters                 aofWaiters // WAITAOF (wait.go)
 	watches                    watches
 	tracking                   tracking
 	pubsub                     pubsubRegistry
@@ -72,6 +75,7 @@ type Server struct {
 	hotkeys             hotkeys // HOTKEYS' tracking session (hotkeys.go)
 	memRelease          memRelease
 	startupMemory       int64        // used memory when Start began (INFO used_memory_startup)
+	startupRuntime      int64        // the Go runtime's memory then, which used memory leaves out (evict.go)
 	mappedBufs          atomic.Int64 // bytes of client buffers mapped outside the Go heap (client.go)
 	wallClock           bool         // clock is the real one: commands reuse their start time
 }
@@ -118,6 +122,8 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 	s.watchAccessPolicy()
 	s.watchMaxMemory()
 	s.watchAppendOnly()
+	s.watchTrackingLimit()
+	s.watchPort()
 	s.watchNotify()
 	s.scripts = scripting.NewEngine()
 	s.scripts.Logger = func(level int, msg string) { s.log.Print(msg) }
@@ -131,6 +137,8 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 // Start opens the configured listeners (TCP on bind:port, the unix socket) and
 // serves them in the background. Port 0 picks a free port; see Addr.
 func (s *Server) Start() error {
+	s.readRuntimeMem(monoNow())
+	s.startupRuntime = s.evict.runtimeMem.Load()
 	s.startupMemory = s.usedMemory(monoNow(), 0)
 	// As Redis 7.0: with appendonly the AOF is the data set, else the RDB.
 	load := s.saver.Load
@@ -184,6 +192,28 @@ func (s *Server) Start() error {
 // listenTCP listens on port (0: a free one, the same for every address) at
 // each bind address, with TLS when tc is set.
 func (s *Server) listenTCP(port int, tc *tls.Config) error {
+	ls, err := s.openTCP(port)
+	if err != nil {
+		s.Close()
+		return err
+	}
+	for _, l := range ls {
+		if tc != nil {
+			l = tls.NewListener(l, tc)
+		} else {
+			s.mu.Lock()
+			s.plainTCP = append(s.plainTCP, l)
+			s.mu.Unlock()
+		}
+		s.serve(l)
+	}
+	return nil
+}
+
+// openTCP opens a listener on port (0: a free one, the same for every
+// address) at each bind address; on an error it closes those it opened.
+func (s *Server) openTCP(port int) ([]net.Listener, error) {
+	var ls []net.Listener
 	for _, addr := range s.cfg.Bind() {
 		optional := len(addr) > 0 && addr[0] == '-'
 		if optional {
@@ -197,18 +227,17 @@ func (s *Server) listenTCP(port int, tc *tls.Config) error {
 			if optional {
 				continue
 			}
-			s.Close()
-			return fmt.Errorf("could not create server TCP listening socket %s: %w", net.JoinHostPort(addr, strconv.Itoa(port)), err)
+			for _, l := range ls {
+				l.Close()
+			}
+			return nil, fmt.Errorf("could not create server TCP listening socket %s: %w", net.JoinHostPort(addr, strconv.Itoa(port)), err)
 		}
 		if port == 0 {
 			port = l.Addr().(*net.TCPAddr).Port
 		}
-		if tc != nil {
-			l = tls.NewListener(l, tc)
-		}
-		s.serve(l)
+		ls = append(ls, l)
 	}
-	return nil
+	return ls, nil
 }
 
 func (s *Server) serve(l net.Listener) {
@@ -221,7 +250,7 @@ func (s *Server) serve(l net.Listener) {
 		for {
 			conn, err := l.Accept()
 			if err != nil {
-				if s.isClosed() {
+				if s.isClosed() || errors.Is(err, net.ErrClosed) { // or moved (CONFIG SET port)
 					return
 				}
 				var ne net.Error

@@ -80,14 +80,34 @@ func (s *Server) remember(c *Client, o *trackingOpts, keys [][]byte) {
 			t.items++
 		}
 	}
+	s.limitTracked()
+}
+
+// limitTracked forgets remembered keys, telling their readers, until at
+// most tracking-table-max-keys are left. Needs tracking.mu.
+func (s *Server) limitTracked() {
+	t := &s.tracking
 	if max := s.cfg.TrackingTableMaxKeys(); max > 0 {
 		for key := range t.keys {
 			if int64(len(t.keys)) <= max {
 				break
 			}
-			s.invalidateKey([]byte(key), nil)
+			s.invalidateReaders([]byte(key), nil)
 		}
 	}
+}
+
+// watchTrackingLimit makes a CONFIG SET that lowers tracking-table-max-keys
+// evict at once, as Redis does before its next command.
+func (s *Server) watchTrackingLimit() {
+	s.cfg.OnApply("tracking-table-max-keys", func() error {
+		if s.tracking.clients.Load() > 0 {
+			s.tracking.mu.Lock()
+			s.limitTracked()
+			s.tracking.mu.Unlock()
+		}
+		return nil
+	})
 }
 
 // trackAfter does a command's tracking work while its keys are still locked:
@@ -139,6 +159,13 @@ func (s *Server) keyModified(db int, key []byte, owner any) {
 // invalidateKey tells the clients that read key, and queues it for the BCAST
 // clients whose prefix it has. Needs tracking.mu.
 func (s *Server) invalidateKey(key []byte, by *Client) {
+	s.invalidateReaders(key, by)
+	s.queueBroadcasts(key, by)
+}
+
+// invalidateReaders tells the clients that read key, and forgets them.
+// Needs tracking.mu.
+func (s *Server) invalidateReaders(key []byte, by *Client) {
 	t := &s.tracking
 	if set, ok := t.keys[string(key)]; ok {
 		delete(t.keys, string(key))
@@ -154,6 +181,12 @@ func (s *Server) invalidateKey(key []byte, by *Client) {
 			}
 		}
 	}
+}
+
+// queueBroadcasts queues key for the BCAST clients whose prefix it has.
+// Needs tracking.mu.
+func (s *Server) queueBroadcasts(key []byte, by *Client) {
+	t := &s.tracking
 	for prefix, cs := range t.prefixes {
 		if !bytes.HasPrefix(key, []byte(prefix)) {
 			continue
@@ -236,8 +269,8 @@ func (s *Server) invalidateAll(by *Client) {
 	for _, c := range clients {
 		o := c.tracking.opts.Load()
 		switch {
-		case o == nil || o.noloop && c == by:
-		case c == by:
+		case o == nil:
+		case c == by: // NOLOOP too, as Redis 7.0
 			t.postpone(c, nil)
 		default:
 			s.sendInvalidation(c, o, nil, true, by)

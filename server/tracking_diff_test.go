@@ -208,3 +208,88 @@ func TestResetEndsTracking(t *testing.T) {
 		p.Do("CLIENT", "GETREDIR")
 	}
 }
+
+// TestTrackingTableLimit: lowering tracking-table-max-keys with CONFIG SET
+// forgets remembered keys at once, telling their readers (Redis picks them
+// at random: only the number of messages is compared).
+func TestTrackingTableLimit(t *testing.T) {
+	p := difftest.StartIsolated(t)
+	a := p.NewConn()
+	a.Proto(3)
+	a.Do("CLIENT", "TRACKING", "on")
+	a.Do("MGET", "k1", "k2", "k3", "k4")
+	p.Do("CONFIG", "SET", "tracking-table-max-keys", 1)
+	for _, c := range []*difftest.Client{a.Redis(), a.Keyhive()} {
+		forgot := map[string]bool{}
+		for range 3 {
+			r := c.Read()
+			if r.Kind != difftest.KindPush || len(r.Elems) != 2 || r.Elems[0].Str != "invalidate" || len(r.Elems[1].Elems) != 1 {
+				t.Fatalf("%s: not an invalidation of one key: %q", c.Name(), r.Raw)
+			}
+			forgot[r.Elems[1].Elems[0].Str] = true
+		}
+		if len(forgot) != 3 {
+			t.Errorf("%s: invalidated %v", c.Name(), forgot)
+		}
+	}
+	a.Do("PING")
+	p.Do("MSET", "k1", 1, "k2", 2, "k3", 3, "k4", 4)
+	for _, c := range []*difftest.Client{a.Redis(), a.Keyhive()} {
+		if r := c.Read(); r.Kind != difftest.KindPush || len(r.Elems) != 2 || len(r.Elems[1].Elems) != 1 {
+			t.Errorf("%s: the key still remembered: %q", c.Name(), r.Raw)
+		}
+	}
+	p.Do("CONFIG", "SET", "tracking-table-max-keys", 0)
+}
+
+// TestTrackingFlushNoloop: a flush tells every tracking client, the
+// flushing one too, even with NOLOOP (after its reply), and empties the
+// table: a key read before it is not invalidated again.
+func TestTrackingFlushNoloop(t *testing.T) {
+	p := difftest.Start(t)
+	other := p.NewConn()
+	p.Proto(3)
+	other.Proto(3)
+	p.Do("CLIENT", "TRACKING", "on", "NOLOOP")
+	other.Do("CLIENT", "TRACKING", "on", "BCAST")
+	p.Do("GET", "k")
+	p.Do("FLUSHDB")
+	p.Read()
+	other.Read()
+	p.Do("SELECT", 1)
+	p.Do("FLUSHALL")
+	p.Read()
+	other.Read()
+	other.Do("SET", "k", 1)
+	p.NoReply(stillBlocked)
+}
+
+// TestTrackingBlockedPop: a blocked client served a pop or move gets its
+// reply before the invalidation of the keys its own command changed; a key
+// another client's push changed is invalidated before.
+func TestTrackingBlockedPop(t *testing.T) {
+	p := difftest.Start(t)
+	other := p.NewConn()
+	p.Proto(3)
+	p.Do("CLIENT", "TRACKING", "on")
+	p.Do("GET", "dst")
+	p.Send("BLMOVE", "src", "dst", "LEFT", "RIGHT", 0)
+	p.NoReply(stillBlocked)
+	other.Do("RPUSH", "src", "x")
+	p.Read() // "x"
+	p.Read() // invalidate [dst]
+	p.Do("GET", "q")
+	p.Do("LRANGE", "dst", 0, -1)
+	p.Send("BLPOP", "q", 0)
+	p.NoReply(stillBlocked)
+	other.Do("RPUSH", "q", "y")
+	p.Read() // invalidate [q], by the push
+	p.Read()
+	p.Do("CLIENT", "TRACKING", "on", "NOLOOP")
+	p.Do("GET", "dst")
+	p.Send("BLMOVE", "src", "dst", "LEFT", "RIGHT", 0)
+	p.NoReply(stillBlocked)
+	other.Do("RPUSH", "src", "z")
+	p.Read()
+	p.NoReply(stillBlocked) // NOLOOP: its own move says nothing
+}

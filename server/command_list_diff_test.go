@@ -1,0 +1,75 @@
+package server_test
+
+import (
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/keyhive/keyhive/cmdspec"
+	"github.com/keyhive/keyhive/internal/difftest"
+)
+
+// notYet are the commands of redis-server 7.0.15 and 7.4.1 that Keyhive
+// does not have yet: replication's (issue 25) and cluster's (issue 26).
+var notYet = map[string]bool{
+	"sync": true, "psync": true, "replconf": true, "replicaof": true, "slaveof": true, "failover": true,
+	"cluster": true, "asking": true, "readonly": true, "readwrite": true, "migrate": true, "restore-asking": true,
+}
+
+func commandList(c *difftest.Client) []string {
+	var names []string
+	for _, e := range c.Do("COMMAND", "LIST").Elems {
+		names = append(names, e.Str)
+	}
+	return names
+}
+
+// TestCommandListCoverage: Keyhive has every command and subcommand that
+// redis-server 7.0.15 and 7.4.1 have, except those of notYet.
+func TestCommandListCoverage(t *testing.T) {
+	for _, oracle := range []func(testing.TB, ...string) *difftest.Pair{difftest.Start, difftest.Start74} {
+		p := oracle(t)
+		keyhive := commandList(p.Keyhive())
+		var missing []string
+		for _, name := range commandList(p.Redis()) {
+			base, _, _ := strings.Cut(name, "|")
+			if !slices.Contains(keyhive, name) && !notYet[base] {
+				missing = append(missing, name)
+			}
+		}
+		if len(missing) > 0 {
+			slices.Sort(missing)
+			t.Errorf("Keyhive lacks %s", strings.Join(missing, " "))
+		}
+	}
+}
+
+// TestRedis8CommandsListed: every command Keyhive has that redis-server
+// 7.4.1 lacks is a Redis 8.x command by its spec, and the README's
+// compatibility table has its row with the version ("| HGETEX | 8.0 |").
+func TestRedis8CommandsListed(t *testing.T) {
+	p := difftest.Start74(t)
+	redis := commandList(p.Redis())
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range commandList(p.Keyhive()) {
+		if slices.Contains(redis, name) {
+			continue
+		}
+		spec := cmdspec.Lookup(name)
+		if spec == nil || !strings.HasPrefix(spec.Since, "8.") {
+			t.Errorf("%s: not in redis-server 7.4.1 and not a Redis 8.x command by its spec", name)
+			continue
+		}
+		if strings.Contains(name, "|") {
+			continue
+		}
+		version := strings.TrimSuffix(spec.Since, ".0")
+		if !strings.Contains(string(readme), "| "+strings.ToUpper(name)+" | "+version+" |") {
+			t.Errorf("README's compatibility table lacks the row | %s | %s |", strings.ToUpper(name), version)
+		}
+	}
+}

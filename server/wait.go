@@ -1,0 +1,175 @@
+package server
+
+import (
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/keyhive/keyhive/internal/strnum"
+	"github.com/keyhive/keyhive/resp"
+)
+
+// WAIT and WAITAOF: a client waits until the changes it made are on enough
+// replicas (WAIT) or fsynced to the AOF and on enough replicas (WAITAOF).
+// Both block as the blocking commands do (blocking.go), on no key, so a
+// timeout, CLIENT UNBLOCK and a disconnect end the wait the same way; WAITAOF
+// is woken when the AOF's fsync advances. There is no replication yet:
+// replicasAcked is the one place that counts replicas, and it counts none.
+
+func init() {
+	bind("wait", waitCommand)
+	bind("waitaof", waitAOFCommand)
+}
+
+// replicasAcked is the number of replicas that acknowledged every change c
+// made, in their data (WAIT) or their AOF (WAITAOF). None until replication
+// exists.
+func (s *Server) replicasAcked(c *Client, aof bool) int64 { return 0 }
+
+// writeOffset is where the changes c made end in the AOF's stream: the
+// AOF's length after them (changes made since c's replies last left are
+// all fed by now).
+func (c *Client) writeOffset() int64 {
+	if c.wrote {
+		return c.s.aof.Fed()
+	}
+	return c.woff
+}
+
+// timeoutMs parses a timeout in milliseconds as Redis's
+// getTimeoutFromObjectOrReply does, replying its errors.
+func (x *Ctx) timeoutMs(arg []byte) (int64, bool) {
+	ms, ok := strnum.ParseInt(arg)
+	switch {
+	case !ok:
+		x.W.Error("ERR timeout is not an integer or out of range")
+	case ms < 0:
+		x.W.Error("ERR timeout is negative")
+	default:
+		return ms, true
+	}
+	return 0, false
+}
+
+func deadlineAfter(ms int64) time.Time {
+	if ms == 0 || ms >= int64(time.Duration(1<<62)/time.Millisecond) {
+		return time.Time{} // none, or centuries
+	}
+	return time.Now().Add(time.Duration(ms) * time.Millisecond)
+}
+
+// waitCommand is WAIT numreplicas timeout: at once when enough replicas
+// acknowledged (0 asks for none) or inside MULTI, else blocked until they
+// do or the timeout passes, replying how many did.
+func waitCommand(x *Ctx) {
+	n, ok := strnum.ParseInt(x.Args[1])
+	if !ok {
+		x.W.Error(errNotInt)
+		return
+	}
+	ms, ok := x.timeoutMs(x.Args[2])
+	if !ok {
+		return
+	}
+	s, c := x.s, x.c
+	if acked := s.replicasAcked(c, false); acked >= n || x.cannotBlock {
+		x.W.Int(acked)
+		return
+	}
+	x.block(blockSpec{deadline: deadlineAfter(ms), timedOut: func(w *resp.Writer) { w.Int(s.replicasAcked(c, false)) }})
+}
+
+// waitAOFCommand is WAITAOF numlocal numreplicas timeout (Redis 7.2): waits
+// until the client's changes are fsynced to the local AOF (numlocal 1)
+// and to numreplicas replicas' AOFs, replying [local, replicas].
+func waitAOFCommand(x *Ctx) {
+	local, ok := strnum.ParseInt(x.Args[1])
+	switch {
+	case !ok:
+		x.W.Error(errNotInt)
+		return
+	case local < 0 || local > 1:
+		x.W.Error("ERR value is out of range, value must between 0 and 1")
+		return
+	}
+	replicas, ok := strnum.ParseInt(x.Args[2])
+	switch {
+	case !ok, replicas < 0: // one text for both, as Redis
+		x.W.Error("ERR value is out of range, must be positive")
+		return
+	}
+	ms, ok := x.timeoutMs(x.Args[3])
+	if !ok {
+		return
+	}
+	s, c := x.s, x.c
+	if local > 0 && !s.cfg.AppendOnly() {
+		x.W.Error("ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.")
+		return
+	}
+	target := c.writeOffset()
+	reply := func(w *resp.Writer) {
+		w.Array(2)
+		w.Int(int64(boolInt(s.aofSynced(target))))
+		w.Int(s.replicasAcked(c, true))
+	}
+	if s.aofSynced(target) || local == 0 {
+		if s.replicasAcked(c, true) >= replicas {
+			reply(x.W)
+			return
+		}
+	}
+	if x.cannotBlock {
+		reply(x.W)
+		return
+	}
+	x.block(blockSpec{deadline: deadlineAfter(ms), timedOut: reply})
+	if replicas == 0 { // else only the timeout ends it, until replication
+		s.aofWaiters.add(x.c.blocked, target, reply)
+		if s.aofSynced(target) { // the fsync came in between
+			s.serveAOFWaiters()
+		}
+	}
+}
+
+// aofSynced reports whether the AOF is on and fsynced up to offset.
+func (s *Server) aofSynced(offset int64) bool {
+	return s.aof.On() && s.aof.Synced() >= offset
+}
+
+// aofWaiters are the WAITAOF clients waiting for the AOF's fsync.
+type aofWaiters struct {
+	mu      sync.Mutex
+	waiting []aofWaiter
+}
+
+type aofWaiter struct {
+	w      *waiter
+	offset int64
+	reply  func(w *resp.Writer)
+}
+
+func (a *aofWaiters) add(w *waiter, offset int64, reply func(*resp.Writer)) {
+	a.mu.Lock()
+	a.waiting = append(a.waiting, aofWaiter{w, offset, reply})
+	a.mu.Unlock()
+}
+
+// serveAOFWaiters wakes the WAITAOF clients whose changes the AOF's fsync
+// now covers (the AOF calls it as the fsync advances), and forgets those
+// that stopped waiting otherwise.
+func (s *Server) serveAOFWaiters() {
+	a := &s.aofWaiters
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.waiting = slices.DeleteFunc(a.waiting, func(q aofWaiter) bool {
+		if s.aofSynced(q.offset) {
+			s.blocking.unblock(q.w, q.reply)
+			return true
+		}
+		s.blocking.mu.Lock()
+		gone := q.w.claimed
+		s.blocking.mu.Unlock()
+		return gone
+	})
+}
