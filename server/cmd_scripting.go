@@ -158,6 +158,7 @@ func (x *Ctx) runScript(readOnly, checkOOM bool, script *scripting.Script, fn *s
 	} else {
 		s.scripts.Run(script, keys, argv, h, x.W)
 	}
+	x.scriptErrorCounted = s.scripts.ErrorCounted()
 	s.scriptStart.Store(0)
 	x.dirty += h.dirty
 	h.dirty = 0

@@ -317,6 +317,10 @@ type Ctx struct {
 	DB    *keyspace.DB
 	Now   int64 // the command's time in Unix ms: one clock read per command
 	dirty int   // changes made, for propagation and INFO
+	// scriptErrorCounted: the script the command ran replied an error that
+	// one of its commands got and INFO counted already (read under the
+	// script's lock, as the engine's answer is for its last run).
+	scriptErrorCounted bool
 	// cannotBlock makes blocking commands reply as on timeout (inside MULTI
 	// and scripts).
 	cannotBlock bool

@@ -176,7 +176,7 @@ func (c *Client) admit(cmd *Command, args [][]byte) bool {
 func (c *Client) call(cmd *Command, args [][]byte, from caller) {
 	s := c.s
 	x := &c.ctx
-	x.cmd, x.Args, x.dirty = cmd, args, 0
+	x.cmd, x.Args, x.dirty, x.scriptErrorCounted = cmd, args, 0, false
 	start := c.mono
 	if from != fromClient {
 		start = monoNow()
@@ -292,7 +292,7 @@ func (s *Server) recordCall(c *Client, cmd *Command, args [][]byte, elapsed, now
 	st.usec.Add(elapsed / int64(time.Microsecond))
 	if len(reply) > 0 && reply[0] == '-' {
 		st.failed.Add(1)
-		if runsScript[cmd] && s.scripts.ErrorCounted() {
+		if runsScript[cmd] && c.ctx.scriptErrorCounted {
 			s.stats.errors.uncount(errorText(reply))
 		}
 	}
