@@ -113,7 +113,7 @@ func parseValue(s *spec, args []string, cur any) (any, error) {
 		}
 		v = n
 	case kMem:
-		u, ok := parseMemory(args[0])
+		u, ok := ParseMemory(args[0])
 		if !ok {
 			return nil, errors.New("argument must be a memory value")
 		}
@@ -125,7 +125,7 @@ func parseValue(s *spec, args []string, cur any) (any, error) {
 		}
 		v = int64(u)
 	case kMemU:
-		u, ok := parseMemory(args[0])
+		u, ok := ParseMemory(args[0])
 		if !ok {
 			return nil, errors.New("argument must be a memory value")
 		}
@@ -143,7 +143,7 @@ func parseValue(s *spec, args []string, cur any) (any, error) {
 			v = -p // negative means a percentage of maxmemory
 			break
 		}
-		u, ok := parseMemory(a)
+		u, ok := ParseMemory(a)
 		if !ok {
 			return nil, errors.New("argument must be a memory or percent value")
 		}

@@ -28,9 +28,9 @@ func TestParseMemory(t *testing.T) {
 		{"18446744073709551615k", 18446744073709550616, true}, // and the unit wraps
 	}
 	for _, c := range cases {
-		got, ok := parseMemory(c.in)
+		got, ok := ParseMemory(c.in)
 		if ok != c.ok || (ok && got != c.want) {
-			t.Errorf("parseMemory(%q) = %d, %v; want %d, %v", c.in, got, ok, c.want, c.ok)
+			t.Errorf("ParseMemory(%q) = %d, %v; want %d, %v", c.in, got, ok, c.want, c.ok)
 		}
 	}
 	for _, c := range []struct {

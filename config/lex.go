@@ -168,11 +168,12 @@ func parseInt(s string) (int64, bool) {
 	return v, err == nil
 }
 
-// parseMemory follows Redis's memtoull: an optional run of digits and an
-// optional unit (b, k, kb, m, mb, g, gb; any case; k=1000, kb=1024). An empty
-// digit run means 0, a too-large number saturates and the unit multiplication
-// wraps, exactly as the C code behaves.
-func parseMemory(s string) (uint64, bool) {
+// ParseMemory follows Redis's memtoull, which the config and DEBUG POPULATE
+// share: an optional run of digits and an optional unit (b, k, kb, m, mb, g,
+// gb; any case; k=1000, kb=1024). An empty digit run means 0, a run of 128
+// digits or more is an error, a too-large number saturates and the unit
+// multiplication wraps, exactly as the C code behaves.
+func ParseMemory(s string) (uint64, bool) {
 	i := 0
 	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
 		i++
@@ -194,6 +195,9 @@ func parseMemory(s string) (uint64, bool) {
 	case "gb":
 		mul = 1024 * 1024 * 1024
 	default:
+		return 0, false
+	}
+	if i >= 128 {
 		return 0, false
 	}
 	var v uint64

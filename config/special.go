@@ -142,8 +142,8 @@ var spObuf = &special{
 			default:
 				return nil, errors.New("Invalid client class specified in buffer limit configuration.")
 			}
-			hard, ok1 := parseMemory(args[i+1])
-			soft, ok2 := parseMemory(args[i+2])
+			hard, ok1 := ParseMemory(args[i+1])
+			soft, ok2 := ParseMemory(args[i+2])
 			secs := strtoll(args[i+3])
 			if !ok1 || !ok2 || secs < 0 {
 				return nil, errors.New("Error in hard, soft or soft_seconds setting in buffer limit configuration.")

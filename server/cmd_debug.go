@@ -2,13 +2,13 @@ package server
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
+	"github.com/keyhive/keyhive/config"
 	"github.com/keyhive/keyhive/glob"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
@@ -88,7 +88,7 @@ func debugCommand(x *Ctx) {
 	case cArgIs(sub, "quicklist-packed-threshold") && n == 3:
 		// Keyhive's list nodes have no plain form, so the threshold Redis
 		// would set is only checked.
-		if size, ok := memToULL(cBytes(x.Args[2])); !ok || size > 1<<32-1<<20 {
+		if size, ok := config.ParseMemory(string(cBytes(x.Args[2]))); !ok || size > 1<<32-1<<20 {
 			x.W.Error("ERR argument must be a memory value bigger than 1 and smaller than 4gb")
 			return
 		}
@@ -418,47 +418,6 @@ func cAtoi(b []byte) int32 {
 	}
 	n, _ := strconv.ParseInt(s[:end], 10, 64) // saturated out of range, as strtol
 	return int32(n)
-}
-
-// memToULL is Redis's memtoull: digits and an optional unit (b, k, kb, m,
-// mb, g, gb, any case); a sign or another suffix is an error, a number too
-// large saturates and the unit's multiplication wraps.
-func memToULL(b []byte) (uint64, bool) {
-	s := string(b)
-	i := 0
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i++
-	}
-	var mul uint64
-	switch strings.ToLower(s[i:]) {
-	case "", "b":
-		mul = 1
-	case "k":
-		mul = 1000
-	case "kb":
-		mul = 1024
-	case "m":
-		mul = 1000 * 1000
-	case "mb":
-		mul = 1024 * 1024
-	case "g":
-		mul = 1000 * 1000 * 1000
-	case "gb":
-		mul = 1024 * 1024 * 1024
-	default:
-		return 0, false
-	}
-	if i >= 128 {
-		return 0, false
-	}
-	var v uint64
-	if i > 0 {
-		var err error
-		if v, err = strconv.ParseUint(s[:i], 10, 64); err != nil {
-			v = math.MaxUint64
-		}
-	}
-	return v * mul, true
 }
 
 // cFloatPrefix reads the longest prefix of b that is a decimal number, after

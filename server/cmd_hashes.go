@@ -768,7 +768,7 @@ func hgetdelCommand(x *Ctx) {
 		return
 	}
 	var h values.HashEdit
-	found, _ := x.readFieldsForWrite(&h, fields)
+	found, ok := x.readFieldsForWrite(&h, fields)
 	if !ok {
 		return
 	}

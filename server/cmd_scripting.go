@@ -68,17 +68,22 @@ func (x *Ctx) scriptArgs(notInt string) (keys, argv [][]byte, ok bool) {
 // A script without a shebang runs, its commands checked as it goes
 // (scriptHost.Call).
 func (s *Server) scriptDeniesOOM(cmd *Command, args [][]byte) bool {
-	var flags scripting.Flags
-	declared := false
+	flags, declared := s.declaredFlags(cmd, args)
+	return declared && flags&(scripting.FlagAllowOOM|scripting.FlagNoWrites) == 0
+}
+
+// declaredFlags are the flags the script or function an EVAL or FCALL runs
+// declares, and whether it declares any (a shebang; a function always does).
+func (s *Server) declaredFlags(cmd *Command, args [][]byte) (scripting.Flags, bool) {
 	switch cmd.Name {
 	case "eval", "eval_ro":
-		flags, declared = s.scripts.DeclaredScriptFlags(args[1], false)
+		return s.scripts.DeclaredScriptFlags(args[1], false)
 	case "evalsha", "evalsha_ro":
-		flags, declared = s.scripts.DeclaredScriptFlags(args[1], true)
+		return s.scripts.DeclaredScriptFlags(args[1], true)
 	case "fcall", "fcall_ro":
-		flags, declared = s.scripts.DeclaredFunctionFlags(args[1])
+		return s.scripts.DeclaredFunctionFlags(args[1])
 	}
-	return declared && flags&(scripting.FlagAllowOOM|scripting.FlagNoWrites) == 0
+	return 0, false
 }
 
 const errROWithWriteFlag = "ERR Can not execute a script with write flag using *_ro command."

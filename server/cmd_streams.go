@@ -403,25 +403,40 @@ func xdelCommand(x *Ctx) {
 	}
 	deleted, first := 0, false
 	for _, id := range ids {
-		if s.Delete(id) {
-			first = first || id == s.FirstID
-			if s.MaxDeletedID.Less(id) {
-				s.MaxDeletedID = id
-			}
+		if deleteEntry(s, id, &first) {
 			deleted++
 		}
 	}
 	if deleted > 0 {
-		if s.Length == 0 {
-			s.FirstID = stream.ID{}
-		} else if first {
-			s.RefreshFirstID()
-		}
-		x.DB.Modified(key)
-		x.notify(notifyStream, "xdel", key)
+		x.entriesDeleted(key, s, first)
 		x.dirty += deleted
 	}
 	x.W.Int(int64(deleted))
+}
+
+// deleteEntry deletes entry id from s, keeping its largest deleted ID; first
+// is set when it was the first entry. It reports whether the entry was there.
+func deleteEntry(s *stream.Stream, id stream.ID, first *bool) bool {
+	if !s.Delete(id) {
+		return false
+	}
+	*first = *first || id == s.FirstID
+	if s.MaxDeletedID.Less(id) {
+		s.MaxDeletedID = id
+	}
+	return true
+}
+
+// entriesDeleted finishes deleting entries from the stream at key: its first
+// ID when the first entry went, WATCH, and the xdel event.
+func (x *Ctx) entriesDeleted(key []byte, s *stream.Stream, first bool) {
+	if s.Length == 0 {
+		s.FirstID = stream.ID{}
+	} else if first {
+		s.RefreshFirstID()
+	}
+	x.DB.Modified(key)
+	x.notify(notifyStream, "xdel", key)
 }
 
 func xtrimCommand(x *Ctx) {
@@ -1785,7 +1800,7 @@ func xdelexCommand(x *Ctx, ack bool) {
 				}
 			}
 		}
-		if !s.Delete(id) {
+		if !deleteEntry(s, id, &first) {
 			// XACKDEL reports an acknowledged entry that was already gone
 			// as deleted, as Redis's own tests have it.
 			if ack {
@@ -1795,21 +1810,11 @@ func xdelexCommand(x *Ctx, ack bool) {
 			}
 			continue
 		}
-		first = first || id == s.FirstID
-		if s.MaxDeletedID.Less(id) {
-			s.MaxDeletedID = id
-		}
 		deleted++
 		x.W.Int(delexDeleted)
 	}
 	if deleted > 0 {
-		if s.Length == 0 {
-			s.FirstID = stream.ID{}
-		} else if first {
-			s.RefreshFirstID()
-		}
-		x.DB.Modified(key)
-		x.notify(notifyStream, "xdel", key)
+		x.entriesDeleted(key, s, first)
 	}
 	x.dirty += deleted + changed
 }

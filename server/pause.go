@@ -65,16 +65,7 @@ func (s *Server) pauses(c *Client, cmd *Command, args [][]byte) bool {
 // propagate, as Redis derives it for the pause: a script command's from the
 // flags its script declares (a script without any may write).
 func mayReplicate(s *Server, cmd *Command, args [][]byte) bool {
-	var flags scripting.Flags
-	declared := false
-	switch cmd.Name {
-	case "eval", "eval_ro":
-		flags, declared = s.scripts.DeclaredScriptFlags(args[1], false)
-	case "evalsha", "evalsha_ro":
-		flags, declared = s.scripts.DeclaredScriptFlags(args[1], true)
-	case "fcall", "fcall_ro":
-		flags, declared = s.scripts.DeclaredFunctionFlags(args[1])
-	}
+	flags, declared := s.declaredFlags(cmd, args)
 	if declared {
 		return flags&scripting.FlagNoWrites == 0
 	}
