@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/keyhive/keyhive/internal/difftest"
-	"github.com/keyhive/keyhive/persistence"
 )
 
 // Hash field expiration (Redis 7.4), compared with redis-server 7.4.1.
@@ -401,19 +400,7 @@ func TestHashFieldTTLRDBInterop(t *testing.T) {
 	}
 
 	// redis-server -> Keyhive: its file and payloads.
-	if r := p.Redis().Do("SAVE"); r.Str != "OK" {
-		t.Fatalf("redis SAVE: %v", r)
-	}
-	copyDump(t, p.Redis(), p.Keyhive())
-	p.Keyhive().Do("FLUSHALL")
-	if r := p.Keyhive().Do("DEBUG", "RELOAD", "NOSAVE"); r.Str != "OK" {
-		if persistence.Version < persistence.VersionFieldTTL {
-			// Accepting RDB 11 and 12 files is the loader's change on
-			// the RDB 11/12 branch; this part runs once both are merged.
-			t.Skipf("the loader does not take RDB %d files yet: %v", persistence.VersionFieldTTL, r)
-		}
-		t.Fatalf("keyhive DEBUG RELOAD NOSAVE: %v", r)
-	}
+	reloadFrom(t, p.Redis(), p.Keyhive())
 	compareFieldTTLs(p, true)
 	for _, key := range []string{"ttl:small", "ttl:big", "plain"} {
 		fromRedis := p.Redis().Do("DUMP", key)

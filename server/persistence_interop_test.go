@@ -220,6 +220,20 @@ func dirOf(t *testing.T, c *difftest.Client) string {
 }
 
 // copyDump copies from's dump.rdb over to's.
+// reloadFrom replaces to's data set with from's by file: from saves, its
+// dump.rdb is copied over to's, and to loads it (DEBUG RELOAD NOSAVE).
+func reloadFrom(t *testing.T, from, to *difftest.Client) {
+	t.Helper()
+	if r := from.Do("SAVE"); r.Str != "OK" {
+		t.Fatalf("%s SAVE: %v", from.Name(), r)
+	}
+	copyDump(t, from, to)
+	to.Do("FLUSHALL")
+	if r := to.Do("DEBUG", "RELOAD", "NOSAVE"); r.Str != "OK" {
+		t.Fatalf("%s DEBUG RELOAD NOSAVE of %s's file: %v", to.Name(), from.Name(), r)
+	}
+}
+
 func copyDump(t *testing.T, from, to *difftest.Client) {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(dirOf(t, from), "dump.rdb"))
@@ -241,27 +255,13 @@ func TestRDBInterop(t *testing.T) {
 			compareAll(t, p)
 
 			// redis-server -> Keyhive
-			if r := p.Redis().Do("SAVE"); r.Str != "OK" {
-				t.Fatalf("redis SAVE: %v", r)
-			}
-			copyDump(t, p.Redis(), p.Keyhive())
-			p.Keyhive().Do("FLUSHALL")
-			if r := p.Keyhive().Do("DEBUG", "RELOAD", "NOSAVE"); r.Str != "OK" {
-				t.Fatalf("keyhive DEBUG RELOAD NOSAVE: %v", r)
-			}
+			reloadFrom(t, p.Redis(), p.Keyhive())
 			compareAll(t, p)
 
 			// Keyhive -> redis-server
 			p.Keyhive().Do("SET", "written-by", "keyhive")
 			p.Redis().Do("SET", "written-by", "keyhive")
-			if r := p.Keyhive().Do("SAVE"); r.Str != "OK" {
-				t.Fatalf("keyhive SAVE: %v", r)
-			}
-			copyDump(t, p.Keyhive(), p.Redis())
-			p.Redis().Do("FLUSHALL")
-			if r := p.Redis().Do("DEBUG", "RELOAD", "NOSAVE"); r.Str != "OK" {
-				t.Fatalf("redis DEBUG RELOAD NOSAVE of Keyhive's file: %v", r)
-			}
+			reloadFrom(t, p.Keyhive(), p.Redis())
 			compareAll(t, p)
 		})
 	}

@@ -152,25 +152,11 @@ func TestRDB74Interop(t *testing.T) {
 			populate74(p)
 			compare74(t, p)
 
-			if r := p.Redis().Do("SAVE"); r.Str != "OK" {
-				t.Fatalf("redis SAVE: %v", r)
-			}
-			copyDump(t, p.Redis(), p.Keyhive())
-			p.Keyhive().Do("FLUSHALL")
-			if r := p.Keyhive().Do("DEBUG", "RELOAD", "NOSAVE"); r.Str != "OK" {
-				t.Fatalf("keyhive DEBUG RELOAD NOSAVE of a 7.4 file: %v", r)
-			}
+			reloadFrom(t, p.Redis(), p.Keyhive())
 			compare74(t, p)
 
 			p.Do("SET", "written-by", "keyhive")
-			if r := p.Keyhive().Do("SAVE"); r.Str != "OK" {
-				t.Fatalf("keyhive SAVE: %v", r)
-			}
-			copyDump(t, p.Keyhive(), p.Redis())
-			p.Redis().Do("FLUSHALL")
-			if r := p.Redis().Do("DEBUG", "RELOAD", "NOSAVE"); r.Str != "OK" {
-				t.Fatalf("redis 7.4 DEBUG RELOAD NOSAVE of Keyhive's file: %v", r)
-			}
+			reloadFrom(t, p.Keyhive(), p.Redis())
 			compare74(t, p)
 		})
 	}
@@ -182,14 +168,7 @@ func TestRDB74DigestOn70(t *testing.T) {
 	p := difftest.StartIsolated(t)
 	populate74(p)
 	p.Do("DEBUG", "DIGEST")
-	if r := p.Keyhive().Do("SAVE"); r.Str != "OK" {
-		t.Fatalf("keyhive SAVE: %v", r)
-	}
-	copyDump(t, p.Keyhive(), p.Redis())
-	p.Redis().Do("FLUSHALL")
-	if r := p.Redis().Do("DEBUG", "RELOAD", "NOSAVE"); r.Str != "OK" {
-		t.Fatalf("redis DEBUG RELOAD NOSAVE of Keyhive's file: %v", r)
-	}
+	reloadFrom(t, p.Keyhive(), p.Redis())
 	compare74(t, p)
 }
 
