@@ -332,7 +332,9 @@ func (x *Ctx) lookupByPattern(pattern, m []byte) ([]byte, bool) {
 		if e.Type() != keyspace.TypeHash {
 			return nil, false
 		}
-		return values.ViewHash(&e).Get(field)
+		h := values.ViewHash(&e)
+		h.Now = x.Now // a field past its TTL is not there (Redis 7.4)
+		return h.Get(field)
 	}
 	if e.Type() != keyspace.TypeString {
 		return nil, false

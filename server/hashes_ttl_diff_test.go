@@ -797,3 +797,18 @@ func testHashFieldTTLWatch(t *testing.T, enc string) {
 	p.Do("PING")
 	p.Do("EXEC")
 }
+
+// TestHashFieldTTLSortBy: SORT BY and GET with key->field patterns do not
+// see a field past its TTL, as Redis 7.4.
+func TestHashFieldTTLSortBy(t *testing.T) {
+	p := difftest.Start74(t)
+	p.Do("RPUSH", "l", "a", "b", "c")
+	p.Do("HSET", "w_a", "f", "3", "g", "x")
+	p.Do("HSET", "w_b", "f", "1", "g", "y")
+	p.Do("HSET", "w_c", "f", "2", "g", "z")
+	p.Do("HPEXPIRE", "w_b", 1, "FIELDS", 2, "f", "g")
+	time.Sleep(20 * time.Millisecond)
+	p.Do("SORT", "l", "BY", "w_*->f")
+	p.Do("SORT", "l", "BY", "w_*->f", "GET", "w_*->g")
+	p.Do("SORT", "l", "BY", "nosort", "GET", "#", "GET", "w_*->f")
+}
