@@ -256,7 +256,10 @@ func TestMaxMemoryLowered(t *testing.T) {
 		}
 		info := c.Do("INFO", "memory").Str
 		after, _ := strconv.ParseInt(infoField(info, "used_memory"), 10, 64)
-		if after > limit {
+		// used_memory counts the asking client's own buffers, which grow
+		// after eviction ran (redis-server was seen 24 bytes over).
+		const measuring = 16 << 10
+		if after > limit+measuring {
 			t.Errorf("%s: used_memory %d above maxmemory %d", c.Name(), after, limit)
 		}
 		if n := c.Do("DBSIZE").Int; n >= 4000 || n < 2000 {
