@@ -29,28 +29,34 @@ func redisPayloads(tb testing.TB) [][]byte {
 	return out
 }
 
+// loadFile loads the RDB file at name: its aux fields, function libraries,
+// and records by "db:key".
+func loadFile(t *testing.T, name string) (aux map[string]string, functions []string, keys map[string]Record) {
+	t.Helper()
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aux, keys = map[string]string{}, map[string]Record{}
+	err = Load(data, true, Handler{
+		Aux:      func(k, v []byte) { aux[string(k)] = string(v) },
+		Function: func(code []byte) error { functions = append(functions, string(code)); return nil },
+		Key: func(r *Record) error {
+			keys[strconv.Itoa(r.DB)+":"+string(r.Key)] = *r
+			return nil
+		},
+	})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return aux, functions, keys
+}
+
 var redisFiles = []string{"testdata/redis-7.0.rdb", "testdata/redis-7.0-uncompressed.rdb"}
 
 func TestLoadRedisFile(t *testing.T) {
 	for _, name := range redisFiles {
-		data, err := os.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		keys := map[string]Record{}
-		var functions []string
-		aux := map[string]string{}
-		err = Load(data, true, Handler{
-			Aux:      func(k, v []byte) { aux[string(k)] = string(v) },
-			Function: func(code []byte) error { functions = append(functions, string(code)); return nil },
-			Key: func(r *Record) error {
-				keys[strconv.Itoa(r.DB)+":"+string(r.Key)] = *r
-				return nil
-			},
-		})
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
+		aux, functions, keys := loadFile(t, name)
 		if aux["redis-ver"] != "7.0.15" || len(functions) != 1 || len(keys) != 13 {
 			t.Fatalf("%s: aux %v, %d functions, %d keys", name, aux, len(functions), len(keys))
 		}
@@ -82,24 +88,7 @@ var redis74Files = []string{"testdata/redis-7.4.rdb", "testdata/redis-7.4-uncomp
 
 func TestLoadRedis74Files(t *testing.T) {
 	for _, name := range redis74Files {
-		data, err := os.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		keys := map[string]Record{}
-		var functions []string
-		aux := map[string]string{}
-		err = Load(data, true, Handler{
-			Aux:      func(k, v []byte) { aux[string(k)] = string(v) },
-			Function: func(code []byte) error { functions = append(functions, string(code)); return nil },
-			Key: func(r *Record) error {
-				keys[strconv.Itoa(r.DB)+":"+string(r.Key)] = *r
-				return nil
-			},
-		})
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
+		aux, functions, keys := loadFile(t, name)
 		check := func(key string, typ byte, n int) {
 			t.Helper()
 			r, ok := keys[key]

@@ -31,22 +31,27 @@ func readAll(p *difftest.Pair, enc string, args ...any) {
 	}
 }
 
+// hashTTLPair is a pair on redis-server 7.4.1 with active expiry off.
 func hashTTLPair(t *testing.T, directives ...string) *difftest.Pair {
 	p := difftest.StartIsolated74(t, directives...)
 	p.Do("DEBUG", "SET-ACTIVE-EXPIRE", "0") // lazy expiry only, unless a test turns it on
 	return p
 }
 
+// encodingDirectives makes new hashes start in encoding enc: "listpack"
+// (the default) or "hashtable".
+func encodingDirectives(enc string) []string {
+	if enc == "hashtable" {
+		return []string{"--hash-max-listpack-entries", "0"}
+	}
+	return nil
+}
+
 func TestHashFieldExpireCommands(t *testing.T) {
 	for _, enc := range []string{"listpack", "hashtable"} {
 		for _, proto := range []int{2, 3} {
 			t.Run(fmt.Sprintf("%s/RESP%d", enc, proto), func(t *testing.T) {
-				var p *difftest.Pair
-				if enc == "hashtable" {
-					p = hashTTLPair(t, "--hash-max-listpack-entries", "0")
-				} else {
-					p = hashTTLPair(t)
-				}
+				p := hashTTLPair(t, encodingDirectives(enc)...)
 				p.Proto(proto)
 				p.Do("HSET", "h", "a", "1", "b", "2", "c", "3", "d", "4")
 				p.Do("OBJECT", "ENCODING", "h")
@@ -130,12 +135,7 @@ func TestHashFieldLazyExpiry(t *testing.T) {
 	for _, enc := range []string{"listpack", "hashtable"} {
 		for _, proto := range []int{2, 3} {
 			t.Run(fmt.Sprintf("%s/RESP%d", enc, proto), func(t *testing.T) {
-				var p *difftest.Pair
-				if enc == "hashtable" {
-					p = hashTTLPair(t, "--hash-max-listpack-entries", "0")
-				} else {
-					p = hashTTLPair(t)
-				}
+				p := hashTTLPair(t, encodingDirectives(enc)...)
 				p.Proto(proto)
 				fill := func() {
 					p.Do("DEL", "h")
@@ -205,12 +205,7 @@ func TestHashFieldLazyExpiry(t *testing.T) {
 func TestHashFieldActiveExpiry(t *testing.T) {
 	for _, enc := range []string{"listpack", "hashtable"} {
 		t.Run(enc, func(t *testing.T) {
-			var p *difftest.Pair
-			if enc == "hashtable" {
-				p = difftest.StartIsolated74(t, "--hash-max-listpack-entries", "0")
-			} else {
-				p = difftest.StartIsolated74(t)
-			}
+			p := difftest.StartIsolated74(t, encodingDirectives(enc)...)
 			p.Do("HSET", "h", "a", "1", "b", "2", "c", "3")
 			p.Do("HSET", "gone", "a", "1", "b", "2")
 			p.Do("HPEXPIRE", "h", "1", "FIELDS", "2", "a", "b")
@@ -275,12 +270,7 @@ func TestHashFieldExpiryEvents(t *testing.T) {
 func TestHashFieldTTLKeyCommands(t *testing.T) {
 	for _, enc := range []string{"listpack", "hashtable"} {
 		t.Run(enc, func(t *testing.T) {
-			var p *difftest.Pair
-			if enc == "hashtable" {
-				p = hashTTLPair(t, "--hash-max-listpack-entries", "0")
-			} else {
-				p = hashTTLPair(t)
-			}
+			p := hashTTLPair(t, encodingDirectives(enc)...)
 			p.Do("HSET", "h", "a", "1", "b", "2")
 			p.Do("HPEXPIREAT", "h", farMs, "FIELDS", "1", "a")
 			p.Do("RENAME", "h", "h2")
@@ -764,12 +754,7 @@ func TestHashFieldTTLWatch(t *testing.T) {
 }
 
 func testHashFieldTTLWatch(t *testing.T, enc string) {
-	var p *difftest.Pair
-	if enc == "hashtable" {
-		p = hashTTLPair(t, "--hash-max-listpack-entries", "0")
-	} else {
-		p = hashTTLPair(t)
-	}
+	p := hashTTLPair(t, encodingDirectives(enc)...)
 	other := p.NewConn()
 	p.Do("HSET", "h", "a", "1", "b", "2")
 	for i, cmd := range [][]any{

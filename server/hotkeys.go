@@ -116,6 +116,13 @@ func (h *hotkeys) expired(t *hotkeySession, nowMs int64) bool {
 	return false
 }
 
+// tracking reports whether a session is running at nowMs (one whose
+// DURATION passed is ended first).
+func (h *hotkeys) tracking(nowMs int64) bool {
+	t := h.session
+	return t != nil && t.active && !h.expired(t, nowMs)
+}
+
 // stop ends an active session, which keeps its data.
 func (h *hotkeys) stop(t *hotkeySession, nowMs int64) {
 	t.active = false
@@ -144,7 +151,7 @@ func hotkeysStartCommand(x *Ctx) {
 	h := &x.s.hotkeys
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if t := h.session; t != nil && t.active && !h.expired(t, x.Now) {
+	if h.tracking(x.Now) {
 		x.W.Error("ERR hotkey tracking session already in progress")
 		return
 	}
@@ -237,12 +244,11 @@ func hotkeysStopCommand(x *Ctx) {
 	h := &x.s.hotkeys
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	t := h.session
-	if t == nil || !t.active || h.expired(t, x.Now) {
+	if !h.tracking(x.Now) {
 		x.W.Null()
 		return
 	}
-	h.stop(t, x.Now)
+	h.stop(h.session, x.Now)
 	x.W.OK()
 }
 
@@ -251,7 +257,7 @@ func hotkeysResetCommand(x *Ctx) {
 	h := &x.s.hotkeys
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if t := h.session; t != nil && t.active && !h.expired(t, x.Now) {
+	if h.tracking(x.Now) {
 		x.W.Error("ERR hotkey tracking session in progress, stop tracking first")
 		return
 	}
