@@ -12,9 +12,10 @@ import (
 
 // saverThread gives a background save (BGSAVE, an AOF rewrite) a thread of
 // its own while it runs, as Redis's forked child has a process, so that
-// commands keep theirs: when commands run on io-threads threads (GOMAXPROCS
-// as cmd/keyhive sets it), one more until release. A program that chose
-// another GOMAXPROCS keeps it, and its save runs as any goroutine.
+// commands keep theirs: when the server runs on io-threads event loops and
+// one thread for the rest (GOMAXPROCS as cmd/keyhive sets it), one more
+// until release. A program that chose another GOMAXPROCS keeps it, and its
+// save runs as any goroutine.
 //
 // The thread runs at the OS's idle priority (SCHED_IDLE) where the process
 // may raise it again: on a busy machine the save then takes CPU time that
@@ -25,7 +26,7 @@ import (
 // quarter second) gets normal priority, so that it finishes and lets go
 // of locks.
 func saverThread(cfg *config.Config) (release func()) {
-	n := max(cfg.IOThreads(), 1)
+	n := max(cfg.IOThreads(), 1) + 1
 	if runtime.GOMAXPROCS(0) != n {
 		return func() {}
 	}

@@ -5,7 +5,6 @@ import (
 	"net"
 	"runtime"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/keyhive/keyhive/cmdspec"
@@ -47,14 +46,17 @@ type Client struct {
 	r, w int
 	// inMapped: in is a mapping (mappedReadBuf), counted in s.mappedBufs.
 	inMapped bool
-	// serveRead is serveFD as a method value made once, and ended tells
-	// serveRaw that serveFD left its RawConn.Read because the connection
-	// ends (not to block).
-	serveRead func(fd uintptr) bool
-	ended     bool
-	parser    resp.Parser
-	out       resp.Writer
-	ctx       Ctx
+	// lc is the connection when an event loop serves it (eventloop.go),
+	// nil for a TLS client, which its own goroutine serves.
+	lc *loopConn
+	// onLoop: the loop runs its commands now (no write may wait);
+	// pendingWrite: it is in the loop's list of replies to write;
+	// outBlocked: the socket did not take all of out, which the goroutine
+	// holding the client writes before anything else.
+	onLoop, pendingWrite, outBlocked bool
+	parser                           resp.Parser
+	out                              resp.Writer
+	ctx                              Ctx
 
 	authenticated bool
 	// obeys: its commands ran already elsewhere (the AOF's loader, later a
@@ -96,10 +98,6 @@ type Client struct {
 	// monotonic clock, which also times each command: one clock read per
 	// command instead of three.
 	batchWall, batchMono, mono int64
-
-	// raw is the socket for raw system calls (rawio.go); nil for connections
-	// that are not plain sockets, which use conn.
-	raw syscall.RawConn
 
 	// The last command name looked up, as sent: pipelines repeat one command,
 	// and comparing bytes is cheaper than the table lookup.
@@ -149,9 +147,8 @@ func monoNow() int64 { return int64(time.Since(monoEpoch)) }
 // newClient sets up the state of a client on conn.
 func (s *Server) newClient(conn net.Conn) *Client {
 	c := &Client{s: s, id: s.nextClientID.Add(1), conn: conn, created: time.Now()}
-	if sc, ok := conn.(syscall.Conn); ok {
-		c.raw, _ = sc.SyscallConn()
-		c.serveRead = c.serveFD
+	if lc, ok := conn.(*loopConn); ok {
+		c.lc, lc.client = lc, c
 	}
 	c.out.Proto = 2
 	c.out.Errors = &s.stats.errors
@@ -166,13 +163,16 @@ func (s *Server) newClient(conn net.Conn) *Client {
 
 func (s *Server) accept(conn net.Conn) {
 	s.stats.connectionsReceived.Add(1)
-	c := s.newClient(conn)
 	if tcp, ok := conn.(*net.TCPConn); ok {
 		tcp.SetNoDelay(true)
 		if ka := s.cfg.TCPKeepAlive(); ka > 0 {
 			tcp.SetKeepAlivePeriod(time.Duration(ka) * time.Second)
 		}
 	}
+	if lc := s.loopConnOf(conn); lc != nil {
+		conn = lc
+	}
+	c := s.newClient(conn)
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -195,20 +195,22 @@ func (s *Server) accept(conn net.Conn) {
 	}
 	s.clients[c.id] = c
 	s.noteClients()
-	s.wg.Add(1)
+	s.wg.Add(1) // done when the client's connection is closed
 	s.mu.Unlock()
+	if c.lc != nil {
+		c.in = make([]byte, initialReadBuf)
+		c.lc.loop.post(taskAdd, c.lc)
+		return
+	}
 	go c.serve()
 }
 
+// serve is the goroutine serving a client that no loop serves (TLS).
 func (c *Client) serve() {
 	defer c.s.wg.Done()
 	defer c.close()
 	defer c.freeIn() // the blocked read's goroutine, if any, has returned
 	c.in = make([]byte, initialReadBuf)
-	if c.raw != nil {
-		c.serveRaw()
-		return
-	}
 	for {
 		n, err := c.read(c.in[c.w:])
 		if n > 0 {
@@ -312,8 +314,13 @@ func (c *Client) process() bool {
 		if c.closeAfterReply {
 			return false
 		}
-		if len(c.out.B) > flushAt && !c.flush() {
-			return false
+		if len(c.out.B) > flushAt {
+			if !c.flushMidBatch() {
+				return false
+			}
+			if c.outBlocked {
+				break // the goroutine holding the client writes the rest, then runs the rest
+			}
 		}
 	}
 	c.qbuf.Store(int64(c.w - c.r))
@@ -391,16 +398,39 @@ func (c *Client) freeIn() {
 }
 
 // flush writes the pending replies in one write, then the messages this
-// client published to subscribers.
+// client published to subscribers, from a goroutine that may wait for the
+// socket.
 func (c *Client) flush() bool {
 	// The clients whose requests arrived with this one's run first, so that
 	// all their replies leave together, as Redis writes them after a round
 	// of its event loop: a client woken by the first reply then finds the
-	// others ready instead of sleeping and being woken for each. Those
-	// wake-ups were a tenth of the server's CPU under pipelined EVALSHA.
+	// others ready instead of sleeping and being woken for each.
 	if len(c.out.B) > 0 {
 		runtime.Gosched()
 	}
+	return c.sendReplies(true)
+}
+
+// flushMidBatch writes the replies of a long batch before it goes on; on
+// the loop what the socket does not take at once is left for the
+// goroutine that will hold the client (outBlocked).
+func (c *Client) flushMidBatch() bool {
+	if c.onLoop {
+		return c.sendReplies(false)
+	}
+	return c.flush()
+}
+
+// hasOutput reports whether the loop has replies or messages to write for
+// the client at the end of its wake-up.
+func (c *Client) hasOutput() bool {
+	return len(c.out.B) > 0 || c.wrote || c.ps.queued || len(c.ps.wake) > 0
+}
+
+// sendReplies writes the replies (waiting for the socket when wait is set)
+// and the messages this client published. It reports whether the
+// connection is still good.
+func (c *Client) sendReplies(wait bool) bool {
 	// An acknowledged write is in the AOF before its reply leaves. Under
 	// appendfsync always a write that failed is not acknowledged: the
 	// client is disconnected with its replies unsent (Redis exits).
@@ -412,14 +442,14 @@ func (c *Client) flush() bool {
 		c.woff = c.s.aof.Fed()
 		c.wrote = false
 	}
-	ok := c.flushReplies()
+	ok := c.flushReplies(wait)
 	if len(c.ps.wake) > 0 {
 		c.writeWoken()
 	}
 	return ok
 }
 
-func (c *Client) flushReplies() bool {
+func (c *Client) flushReplies(wait bool) bool {
 	if c.ps.queued {
 		return c.flushQueued()
 	}
@@ -429,25 +459,30 @@ func (c *Client) flushReplies() bool {
 	if c.repliesOverLimit() {
 		return false
 	}
+	if !wait && c.lc != nil {
+		n, err := c.lc.writeSome(c.out.B, false)
+		c.traffic.wrote(int64(n))
+		if err != nil {
+			return false
+		}
+		if n < len(c.out.B) {
+			c.out.B = c.out.B[:copy(c.out.B, c.out.B[n:])]
+			c.outBlocked = true
+			return true
+		}
+		c.resetOut()
+		return true
+	}
 	n, err := c.write(c.out.B)
 	c.traffic.wrote(int64(n))
 	c.resetOut()
 	return err == nil
 }
 
-func (c *Client) read(buf []byte) (int, error) {
-	if c.raw != nil {
-		return c.rawRead(buf)
-	}
-	return c.conn.Read(buf)
-}
-
-func (c *Client) write(buf []byte) (int, error) {
-	if c.raw != nil {
-		return c.rawWrite(buf)
-	}
-	return c.conn.Write(buf)
-}
+// read and write wait for the socket: a loop's connection waits for its
+// loop's report, so only goroutines other than the loop call them.
+func (c *Client) read(buf []byte) (int, error)  { return c.conn.Read(buf) }
+func (c *Client) write(buf []byte) (int, error) { return c.conn.Write(buf) }
 
 // resetOut empties the reply buffer once written, dropping a huge one.
 func (c *Client) resetOut() {

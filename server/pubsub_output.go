@@ -3,7 +3,6 @@ package server
 import (
 	"runtime"
 	"sync"
-	"syscall"
 
 	"github.com/keyhive/keyhive/config"
 )
@@ -157,10 +156,10 @@ func (c *Client) drain(segs [][]byte, i, off int) {
 
 // tryWrite writes as much of buf as the socket takes now.
 func (c *Client) tryWrite(buf []byte) (int, error) {
-	if c.raw == nil {
+	if c.lc == nil {
 		return 0, nil // no non-blocking write: drain waits instead
 	}
-	return c.rawWriteSome(buf, false)
+	return c.lc.writeSome(buf, false)
 }
 
 // written ends the write of segs and returns the next segments to write, or
@@ -202,15 +201,16 @@ func (c *Client) written(segs [][]byte, err error) [][]byte {
 }
 
 // disconnect ends c's connection from any goroutine, its own included: a
-// raw socket is shut down, which wakes c's goroutine to close it. A Close
-// waits for every RawConn.Read on the socket to return, and c's goroutine
-// serves its commands inside one (serveRaw): called from there, Close would
-// wait forever, and from a goroutine holding a lock that c's command waits
-// for (s.mu in Server.Close, say), the two would wait for each other.
+// loop's socket is shut down, which its loop or holder sees as the end and
+// closes it (the descriptor is closed by its loop only, so no goroutine
+// writes to a number reused meanwhile); a TLS connection is closed, which
+// ends its goroutine's read.
 func (c *Client) disconnect() {
-	if c.raw == nil || c.raw.Control(func(fd uintptr) { syscall.Shutdown(int(fd), syscall.SHUT_RDWR) }) != nil {
-		c.conn.Close()
+	if c.lc != nil {
+		c.lc.shutdown()
+		return
 	}
+	c.conn.Close()
 }
 
 // closeQueued ends a queued client's output as it disconnects: what is
@@ -228,7 +228,11 @@ func (c *Client) closeQueued() (later bool) {
 	q.drop()
 	q.mu.Unlock()
 	for _, seg := range segs {
-		if _, err := c.write(seg); err != nil {
+		write := c.write
+		if c.onLoop { // the loop does not wait: what the socket takes now
+			write = func(b []byte) (int, error) { return c.lc.writeSome(b, false) }
+		}
+		if _, err := write(seg); err != nil {
 			break
 		}
 	}

@@ -34,6 +34,8 @@ type Server struct {
 	mu        sync.Mutex
 	listeners []net.Listener
 	plainTCP  []net.Listener // the TCP listeners without TLS: CONFIG SET port moves them
+	loops     []*eventLoop   // serve the plain TCP and unix-socket clients (eventloop.go)
+	loopTurn  atomic.Uint64
 	clients   map[uint64]*Client
 	slowlog   slowLog
 	closed    bool
@@ -149,6 +151,15 @@ func (s *Server) Start() error {
 		return err
 	}
 	s.saver.RemoveTempFiles()
+	for range max(s.cfg.IOThreads(), 1) {
+		l, err := newEventLoop(s)
+		if err != nil {
+			s.Close()
+			return fmt.Errorf("creating an event loop: %w", err)
+		}
+		s.loops = append(s.loops, l)
+		l.start()
+	}
 	// Port 0 picks a free port, unless a unix socket or TLS port is
 	// configured: then, as in Redis, it means no plain TCP listener.
 	if port := s.cfg.Port(); port != 0 || (s.cfg.UnixSocket() == "" && s.cfg.TLSPort() == 0) {
@@ -313,6 +324,9 @@ func (s *Server) Close() error {
 		c.disconnect()
 	}
 	s.mu.Unlock()
+	for _, l := range s.loops {
+		l.post(taskStop, nil)
+	}
 	s.wg.Wait()
 	s.saver.Wait()
 	s.aof.Stop() // everything acknowledged is written and synced
@@ -342,6 +356,9 @@ func (s *Server) cron() {
 		}
 		if s.debug.cronPaused.Load() {
 			continue
+		}
+		for _, l := range s.loops {
+			l.takeOver()
 		}
 		s.saver.Cron()
 		s.aof.Cron()

@@ -33,11 +33,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	// Commands execute on io-threads cores (default 1, like Redis's main
-	// thread): on a shared machine the clients keep the other cores, and idle
-	// cores would only spin looking for work. GOMAXPROCS overrides.
+	// Commands execute on io-threads event loops (default 1, like Redis's
+	// main thread), each a goroutine that keeps its thread busy, and one
+	// more thread runs everything else (timers, the AOF, blocked clients):
+	// on a shared machine the clients keep the other cores, and idle cores
+	// would only spin looking for work. GOMAXPROCS overrides.
 	if os.Getenv("GOMAXPROCS") == "" {
-		runtime.GOMAXPROCS(max(cfg.IOThreads(), 1))
+		runtime.GOMAXPROCS(server.Threads(cfg))
 	}
 	// The Go heap holds only large collections (pointer-free slabs) and
 	// buffers, and commands do not allocate, so collections are cheap: a heap

@@ -1,0 +1,693 @@
+package server
+
+import (
+	"errors"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/keyhive/keyhive/config"
+)
+
+// Plain TCP and unix-socket clients are served by event loops, as Redis
+// serves them. A loop is one goroutine waiting in an epoll set of its own
+// (the sockets are not in Go's poller): at each wake-up it reads every ready
+// socket in the order the kernel reports them (the order their data
+// arrived) and runs the commands read, then writes all the replies. So a
+// SUBSCRIBE that arrived before a PUBLISH on another connection runs first,
+// and clients blocked by BLPOP are queued in the order they asked, as on
+// Redis. With a goroutine per connection the Go scheduler chose the order
+// (its network poller hands back ready goroutines last first), and a reply
+// cost two goroutine switches.
+//
+// What would make the loop wait is done by a goroutine that holds the
+// client meanwhile (the loop hands it its events): a blocked command, a
+// command postponed by CLIENT PAUSE, a reply the socket does not take at
+// once. The goroutine gives the client back when it is idle again. A
+// script still running past busy-reply-threshold on the loop gets the loop
+// taken over by a new goroutine, which serves the other clients (BUSY,
+// SCRIPT KILL), and the old one finishes the script's client as its holder.
+//
+// io-threads sets the number of loops (default 1, Redis's main thread);
+// clients are spread over them, and order holds among the clients of one
+// loop.
+
+// eventLoop is one loop and its clients.
+type eventLoop struct {
+	s      *Server
+	epfd   int
+	wakefd int // an eventfd other goroutines write to wake the loop
+
+	// Touched only by the goroutine running the loop.
+	conns        []*loopConn // by fd
+	nconns       int
+	events       []syscall.EpollEvent
+	next, nready int       // the events of this wake-up: the next to handle
+	pending      []*Client // replies to write at the end of the wake-up
+	stopped      bool
+
+	// busySince is when the loop began serving the client it serves now
+	// (monotonic ns), 0 between clients. The cron's takeover and the loop's
+	// end of serving both swap it to 0: whichever does first decides whether
+	// the goroutine serving is still the loop.
+	busySince atomic.Int64
+	current   atomic.Pointer[loopConn]
+
+	mu       sync.Mutex
+	exited   bool // the loop has returned: posts are handled by the poster
+	posted   []loopTask
+	spare    []loopTask
+	npost    atomic.Int32
+	sleeping atomic.Bool
+}
+
+type taskKind uint8
+
+const (
+	taskAdd    taskKind = iota // serve a new connection
+	taskResume                 // a goroutine gives its client back
+	taskClose                  // close a connection
+	taskStop                   // the server closes
+)
+
+type loopTask struct {
+	kind taskKind
+	lc   *loopConn
+}
+
+// connState is a connection's state as its loop sees it.
+type connState uint8
+
+const (
+	connLoop  connState = iota // the loop serves it
+	connHeld                   // a goroutine does: the loop hands it the events
+	connEnded                  // closing: events are ignored
+)
+
+// loopConn is a client socket served by a loop: a non-blocking descriptor
+// outside Go's poller. It is the client's net.Conn; reads and writes from
+// goroutines other than the loop wait for the loop to report the socket
+// ready.
+type loopConn struct {
+	fd            int
+	loop          *eventLoop
+	client        *Client
+	local, remote net.Addr
+	state         connState // the loop's only
+	registered    bool      // the loop's only: added as a client
+
+	readable, writable chan struct{} // a token per readiness report
+	gone               chan struct{} // closed with the descriptor
+	readExpired        atomic.Bool   // SetReadDeadline in the past: waiting reads return
+
+	// mu guards the descriptor against reuse: a goroutine's system call
+	// holds it shared, the close exclusively.
+	mu     sync.RWMutex
+	closed bool
+}
+
+const (
+	epollIn      = syscall.EPOLLIN | syscall.EPOLLRDHUP | syscall.EPOLLHUP | syscall.EPOLLERR
+	epollOut     = syscall.EPOLLOUT | syscall.EPOLLHUP | syscall.EPOLLERR
+	epollEdge    = 1 << 31 // EPOLLET, which package syscall declares negative
+	loopMaxReady = 256
+)
+
+func newEventLoop(s *Server) (*eventLoop, error) {
+	epfd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	wakefd, _, errno := syscall.RawSyscall(syscall.SYS_EVENTFD2, 0, syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
+	if errno != 0 {
+		syscall.Close(epfd)
+		return nil, errno
+	}
+	l := &eventLoop{s: s, epfd: epfd, wakefd: int(wakefd), events: make([]syscall.EpollEvent, loopMaxReady)}
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(wakefd)}
+	if err := syscall.EpollCtl(epfd, syscall.EPOLL_CTL_ADD, int(wakefd), &ev); err != nil {
+		syscall.Close(epfd)
+		syscall.Close(int(wakefd))
+		return nil, err
+	}
+	return l, nil
+}
+
+// start runs the loop in a goroutine of its own, counted in the server's
+// wait group until the loop stops.
+func (l *eventLoop) start() {
+	l.s.wg.Add(1)
+	go l.run()
+}
+
+// post hands a task to the loop from any goroutine.
+func (l *eventLoop) post(kind taskKind, lc *loopConn) {
+	l.mu.Lock()
+	if l.exited {
+		// The server closed: what is left is a connection to close (one
+		// accepted as it closed, or a rejected one).
+		l.mu.Unlock()
+		if kind != taskStop {
+			lc.closeOffLoop(kind == taskAdd)
+		}
+		return
+	}
+	l.posted = append(l.posted, loopTask{kind, lc})
+	l.npost.Add(1)
+	l.mu.Unlock()
+	if l.sleeping.Load() {
+		one := uint64(1)
+		syscall.Write(l.wakefd, (*[8]byte)(unsafe.Pointer(&one))[:])
+	}
+}
+
+// run is the loop: wait, serve the ready sockets in order, run the posted
+// tasks, write the replies. It returns when the server has closed and every
+// client is gone, or when a takeover made another goroutine the loop.
+func (l *eventLoop) run() {
+	for {
+		for l.next < l.nready {
+			ev := l.events[l.next]
+			l.next++
+			if !l.handle(ev) {
+				return // taken over
+			}
+		}
+		l.runPosted()
+		l.writePending()
+		if l.stopped && l.nconns == 0 {
+			l.close()
+			l.s.wg.Done()
+			return
+		}
+		l.wait()
+	}
+}
+
+// wait waits for ready sockets, or returns at once when tasks are posted.
+func (l *eventLoop) wait() {
+	timeout := 0
+	if l.npost.Load() == 0 {
+		l.sleeping.Store(true)
+		if l.npost.Load() == 0 {
+			timeout = -1
+		}
+	}
+	var n int
+	var err error
+	if timeout == 0 {
+		n, err = epollWaitNow(l.epfd, l.events)
+	} else {
+		// A system call the scheduler sees, so that while the loop sleeps
+		// its P runs the server's other goroutines.
+		n, err = syscall.EpollWait(l.epfd, l.events, timeout)
+	}
+	l.sleeping.Store(false)
+	if err != nil {
+		n = 0 // EINTR
+	}
+	l.next, l.nready = 0, n
+}
+
+func epollWaitNow(epfd int, events []syscall.EpollEvent) (int, error) {
+	n, _, errno := syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), 0, 0, 0)
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(n), nil
+}
+
+// handle dispatches one readiness report. It returns false when the loop
+// was taken over while it served the client: this goroutine then holds that
+// client and is the loop no longer.
+func (l *eventLoop) handle(ev syscall.EpollEvent) bool {
+	fd := int(ev.Fd)
+	if fd == l.wakefd {
+		var buf [8]byte
+		syscall.Read(l.wakefd, buf[:])
+		return true
+	}
+	if fd >= len(l.conns) || l.conns[fd] == nil {
+		return true
+	}
+	lc := l.conns[fd]
+	if ev.Events&epollOut != 0 {
+		lc.signal(lc.writable)
+	}
+	if ev.Events&epollIn == 0 {
+		return true
+	}
+	switch lc.state {
+	case connHeld:
+		lc.signal(lc.readable)
+		return true
+	case connEnded:
+		return true
+	}
+	return l.serve(lc)
+}
+
+// serve reads lc's socket and runs its commands on the loop. It returns
+// false when the loop was taken over meanwhile (see handle).
+func (l *eventLoop) serve(lc *loopConn) bool {
+	c := lc.client
+	l.current.Store(lc)
+	start := monoNow()
+	l.busySince.Store(start)
+	res := c.serveOnLoop()
+	if !l.busySince.CompareAndSwap(start, 0) {
+		// Taken over, lc marked held: finish it as its holder.
+		l.s.wg.Add(1)
+		go c.serveHeld(res)
+		return false
+	}
+	l.after(lc, res)
+	return true
+}
+
+// after applies what serving lc came to.
+func (l *eventLoop) after(lc *loopConn, res loopResult) {
+	c := lc.client
+	switch res {
+	case loopServed:
+		if !c.pendingWrite && c.hasOutput() {
+			c.pendingWrite = true
+			l.pending = append(l.pending, c)
+		}
+	case loopWait:
+		l.hold(lc, res)
+	case loopEnd:
+		l.end(lc, false)
+	case loopQuit:
+		l.end(lc, true)
+	}
+}
+
+// hold hands lc to a goroutine until it is idle again.
+func (l *eventLoop) hold(lc *loopConn, res loopResult) {
+	lc.state = connHeld
+	l.s.wg.Add(1)
+	go lc.client.serveHeld(res)
+}
+
+// end closes a client the loop served: after QUIT (quit) its replies go
+// first, as far as the socket takes them at once.
+func (l *eventLoop) end(lc *loopConn, quit bool) {
+	c := lc.client
+	lc.state = connEnded
+	if quit {
+		c.release()
+		c.sendReplies(false)
+	}
+	c.freeIn()
+	c.close() // posts the close of the descriptor
+}
+
+// writePending writes the replies of the clients served in this wake-up.
+func (l *eventLoop) writePending() {
+	for i, c := range l.pending {
+		l.pending[i] = nil
+		c.pendingWrite = false
+		if c.lc.state != connLoop {
+			continue
+		}
+		switch {
+		case !c.sendReplies(false):
+			l.end(c.lc, false)
+		case c.outBlocked:
+			l.hold(c.lc, loopWait)
+		}
+	}
+	l.pending = l.pending[:0]
+}
+
+// runPosted runs the tasks other goroutines posted.
+func (l *eventLoop) runPosted() {
+	if l.npost.Load() == 0 {
+		return
+	}
+	l.mu.Lock()
+	tasks := l.posted
+	l.posted = l.spare[:0]
+	l.npost.Store(0)
+	l.mu.Unlock()
+	for _, t := range tasks {
+		switch t.kind {
+		case taskAdd:
+			l.add(t.lc)
+		case taskResume:
+			// Registering the socket again reports it if data came while
+			// it was held: the next wait serves it.
+			t.lc.state = connLoop
+			ev := syscall.EpollEvent{Events: epollIn | epollOut | epollEdge, Fd: int32(t.lc.fd)}
+			syscall.EpollCtl(l.epfd, syscall.EPOLL_CTL_MOD, t.lc.fd, &ev)
+		case taskClose:
+			l.closeConn(t.lc)
+		case taskStop:
+			l.stopped = true
+		}
+	}
+	clear(tasks)
+	l.spare = tasks[:0]
+}
+
+// add registers a new connection and serves what it sent already.
+func (l *eventLoop) add(lc *loopConn) {
+	if l.stopped {
+		lc.client.disconnect()
+	}
+	ev := syscall.EpollEvent{Events: epollIn | epollOut | epollEdge, Fd: int32(lc.fd)}
+	if err := syscall.EpollCtl(l.epfd, syscall.EPOLL_CTL_ADD, lc.fd, &ev); err != nil {
+		l.s.log.Printf("epoll_ctl: %v", err)
+		lc.state = connEnded
+		lc.client.close() // posts the close, which ends the client
+		lc.registered = true
+		return
+	}
+	for lc.fd >= len(l.conns) {
+		l.conns = append(l.conns, nil)
+	}
+	l.conns[lc.fd] = lc
+	l.nconns++
+	lc.registered = true
+	// Edge-triggered: data that arrived before the registration is
+	// reported now, so the loop's next wait serves it.
+}
+
+// closeConn closes a connection's descriptor; the client is done.
+func (l *eventLoop) closeConn(lc *loopConn) {
+	if lc.closed { // read by its only writer
+		return
+	}
+	if lc.fd < len(l.conns) && l.conns[lc.fd] == lc {
+		syscall.EpollCtl(l.epfd, syscall.EPOLL_CTL_DEL, lc.fd, nil)
+		l.conns[lc.fd] = nil
+		l.nconns--
+	}
+	lc.state = connEnded
+	lc.closeOffLoop(lc.registered)
+}
+
+// closeOffLoop closes the descriptor; client: it was a client's, whose end
+// the server's wait group counts.
+func (lc *loopConn) closeOffLoop(client bool) {
+	lc.mu.Lock()
+	if lc.closed {
+		lc.mu.Unlock()
+		return
+	}
+	lc.closed = true
+	syscall.Close(lc.fd)
+	close(lc.gone)
+	lc.mu.Unlock()
+	if client {
+		lc.loop.s.wg.Done() // added at accept
+	}
+}
+
+func (l *eventLoop) close() {
+	l.mu.Lock()
+	l.exited = true
+	tasks := l.posted
+	l.posted = nil
+	l.mu.Unlock()
+	for _, t := range tasks {
+		if t.kind != taskStop {
+			t.lc.closeOffLoop(t.kind == taskAdd)
+		}
+	}
+	syscall.Close(l.epfd)
+	syscall.Close(l.wakefd)
+}
+
+// takeOver makes a new goroutine the loop while the current one runs a
+// script past busy-reply-threshold: the client it serves is held by the
+// old goroutine from now on.
+// The cron calls it; the loop goroutine's writes before it began serving
+// are seen here through busySince.
+func (l *eventLoop) takeOver() {
+	since := l.busySince.Load()
+	if since == 0 || l.s.scriptStart.Load() == 0 {
+		return
+	}
+	limit := l.s.cfg.BusyReplyThreshold()
+	if limit <= 0 || monoNow()-since <= limit*int64(time.Millisecond) || !l.busySince.CompareAndSwap(since, 0) {
+		return
+	}
+	lc := l.current.Load()
+	go func() {
+		// The old goroutine touches no loop state once its swap fails.
+		lc.state = connHeld
+		l.run()
+	}()
+}
+
+// signal leaves a readiness token for a waiting goroutine.
+func (lc *loopConn) signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+func newLoopConn(fd int, local, remote net.Addr, l *eventLoop) *loopConn {
+	return &loopConn{fd: fd, loop: l, local: local, remote: remote,
+		readable: make(chan struct{}, 1), writable: make(chan struct{}, 1), gone: make(chan struct{})}
+}
+
+// readNow reads what the socket holds without waiting (EAGAIN: nothing).
+func (lc *loopConn) readNow(buf []byte) (int, syscall.Errno) {
+	lc.mu.RLock()
+	defer lc.mu.RUnlock()
+	if lc.closed {
+		return 0, syscall.EBADF
+	}
+	for {
+		n, _, errno := syscall.RawSyscall(syscall.SYS_READ, uintptr(lc.fd), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
+		if errno != syscall.EINTR {
+			return int(n), errno
+		}
+	}
+}
+
+// writeNow writes what the socket takes of buf without waiting.
+func (lc *loopConn) writeNow(buf []byte) (int, syscall.Errno) {
+	lc.mu.RLock()
+	defer lc.mu.RUnlock()
+	if lc.closed {
+		return 0, syscall.EBADF
+	}
+	written := 0
+	for written < len(buf) {
+		rest := buf[written:]
+		n, _, errno := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(lc.fd), uintptr(unsafe.Pointer(&rest[0])), uintptr(len(rest)))
+		switch errno {
+		case 0:
+			written += int(n)
+		case syscall.EINTR:
+		default:
+			return written, errno
+		}
+	}
+	return written, 0
+}
+
+// Read waits for data; only goroutines other than the loop call it.
+func (lc *loopConn) Read(buf []byte) (int, error) {
+	if len(buf) == 0 {
+		return 0, nil
+	}
+	for {
+		n, errno := lc.readNow(buf)
+		switch {
+		case errno == syscall.EAGAIN:
+		case errno != 0:
+			return 0, errno
+		case n == 0:
+			return 0, io.EOF
+		default:
+			return n, nil
+		}
+		if lc.readExpired.Load() {
+			return 0, os.ErrDeadlineExceeded
+		}
+		select {
+		case <-lc.readable:
+		case <-lc.gone:
+			return 0, net.ErrClosed
+		}
+	}
+}
+
+// Write writes all of buf, waiting while the socket is full; only
+// goroutines other than the loop call it.
+func (lc *loopConn) Write(buf []byte) (int, error) { return lc.writeSome(buf, true) }
+
+// writeSome writes buf; without wait it returns what the socket took at once.
+func (lc *loopConn) writeSome(buf []byte, wait bool) (int, error) {
+	written := 0
+	for {
+		n, errno := lc.writeNow(buf[written:])
+		written += n
+		switch {
+		case errno == 0:
+			return written, nil
+		case errno != syscall.EAGAIN:
+			return written, errno
+		case !wait:
+			return written, nil
+		}
+		select {
+		case <-lc.writable:
+		case <-lc.gone:
+			return written, net.ErrClosed
+		}
+	}
+}
+
+// shutdown ends the connection from any goroutine: its holder or loop sees
+// the end and closes it.
+func (lc *loopConn) shutdown() {
+	lc.mu.RLock()
+	if !lc.closed {
+		syscall.Shutdown(lc.fd, syscall.SHUT_RDWR)
+	}
+	lc.mu.RUnlock()
+}
+
+// Close has the loop close the descriptor.
+func (lc *loopConn) Close() error {
+	lc.loop.post(taskClose, lc)
+	return nil
+}
+
+func (lc *loopConn) LocalAddr() net.Addr  { return lc.local }
+func (lc *loopConn) RemoteAddr() net.Addr { return lc.remote }
+
+// SetReadDeadline supports what park needs: a time in the past ends a
+// waiting Read, zero clears that.
+func (lc *loopConn) SetReadDeadline(t time.Time) error {
+	expired := !t.IsZero() && !t.After(time.Now())
+	lc.readExpired.Store(expired)
+	if expired {
+		lc.signal(lc.readable)
+	}
+	return nil
+}
+
+func (lc *loopConn) SetDeadline(t time.Time) error { return lc.SetReadDeadline(t) }
+func (lc *loopConn) SetWriteDeadline(time.Time) error {
+	return errors.ErrUnsupported
+}
+
+// loopConnOf takes conn, just accepted, out of Go's poller for a loop: its
+// descriptor is duplicated and the original closed (which deregisters it).
+// nil when conn is not a plain socket (TLS).
+func (s *Server) loopConnOf(conn net.Conn) *loopConn {
+	if len(s.loops) == 0 {
+		return nil
+	}
+	var rc syscall.RawConn
+	switch c := conn.(type) {
+	case *net.TCPConn:
+		rc, _ = c.SyscallConn()
+	case *net.UnixConn:
+		rc, _ = c.SyscallConn()
+	}
+	if rc == nil {
+		return nil
+	}
+	nfd := -1
+	rc.Control(func(fd uintptr) {
+		if r, _, errno := syscall.RawSyscall(syscall.SYS_FCNTL, fd, syscall.F_DUPFD_CLOEXEC, 0); errno == 0 {
+			nfd = int(r)
+		}
+	})
+	if nfd < 0 {
+		return nil
+	}
+	lc := newLoopConn(nfd, conn.LocalAddr(), conn.RemoteAddr(), s.nextLoop())
+	conn.Close()
+	return lc
+}
+
+// nextLoop picks the loop for a new client, in turn.
+func (s *Server) nextLoop() *eventLoop {
+	n := s.loopTurn.Add(1)
+	return s.loops[int(n)%len(s.loops)]
+}
+
+// Threads is the GOMAXPROCS a server process wants: one per event loop
+// (io-threads) and one for the server's other goroutines, so that a loop
+// never waits for them.
+func Threads(cfg *config.Config) int { return max(cfg.IOThreads(), 1) + 1 }
+
+// loopResult is what serving a client on its loop came to.
+type loopResult uint8
+
+const (
+	loopServed loopResult = iota // idle: its replies are written at the end of the wake-up
+	loopWait                     // it waits (blocked, postponed, a full socket): a goroutine holds it
+	loopQuit                     // it ends after its replies (QUIT, a protocol error)
+	loopEnd                      // the connection ended
+)
+
+// serveOnLoop reads what the client's socket holds and runs the complete
+// commands, on its loop.
+func (c *Client) serveOnLoop() loopResult {
+	c.onLoop = true
+	for {
+		buf := c.in[c.w:]
+		n, errno := c.lc.readNow(buf)
+		switch {
+		case errno == syscall.EAGAIN:
+			return loopServed
+		case errno != 0 || n == 0:
+			return loopEnd
+		}
+		c.w += n
+		c.traffic.read(int64(n))
+		if !c.process() {
+			return loopQuit
+		}
+		if c.blocked != nil || c.postponed != nil || c.outBlocked {
+			return loopWait
+		}
+		if !c.prepareRead() {
+			return loopEnd
+		}
+		if n < len(buf) {
+			return loopServed // the socket is empty: its next data is reported
+		}
+	}
+}
+
+// serveHeld is the goroutine holding a client its loop handed over (res):
+// it writes what the socket did not take, waits for what the client waits
+// for, runs the commands read meanwhile, and gives the client back.
+func (c *Client) serveHeld(res loopResult) {
+	defer c.s.wg.Done()
+	c.onLoop, c.outBlocked = false, false
+	alive, keep := res != loopEnd, res != loopQuit
+	if alive && keep {
+		alive = c.flush() && c.resume()
+		keep = alive && c.run()
+	}
+	if alive && !keep {
+		c.release() // QUIT: subscriptions go before the reply, as in serve
+	}
+	if alive {
+		alive = c.flush() && keep && c.prepareRead()
+	}
+	if !alive {
+		c.freeIn()
+		c.close()
+		return
+	}
+	c.lc.loop.post(taskResume, c.lc)
+}
