@@ -3,72 +3,131 @@ package server_test
 import (
 	"bytes"
 	"fmt"
-	"net"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/keyhive/keyhive/internal/difftest"
 )
 
-// lostPublishes writes SUBSCRIBE on one open connection and at once PUBLISH
-// on another, rounds times, and counts the publishes that found nobody
+// Commands written at once on several open connections run in the order
+// they arrived, on Redis as on Keyhive: a SUBSCRIBE before a PUBLISH on
+// another connection, BLPOPs queued in the order they were sent. Client
+// libraries' own test suites rely on it.
+
+// dialAll opens n connections to addr, closed when the test ends.
+func dialAll(t *testing.T, addr string, n int) []*difftest.Conn {
+	t.Helper()
+	conns := make([]*difftest.Conn, n)
+	for i := range conns {
+		c, err := difftest.Dial(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		conns[i] = c
+	}
+	return conns
+}
+
+func sendRaw(t *testing.T, c *difftest.Conn, args ...string) {
+	t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	}
+	if err := c.SendRaw([]byte(b.String())); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func read(t *testing.T, c *difftest.Conn) difftest.Reply {
+	t.Helper()
+	r, err := c.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// lostPublishes writes SUBSCRIBE on one connection and at once PUBLISH on
+// another, rounds times, and counts the publishes that found nobody
 // subscribed: the server ran them out of the order they arrived in.
 func lostPublishes(t *testing.T, addr string, payload, rounds int) int {
 	t.Helper()
-	sub, err := difftest.Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sub.Close()
-	pub, err := difftest.Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pub.Close()
+	conns := dialAll(t, addr, 2)
+	sub, pub := conns[0], conns[1]
 	body := strings.Repeat("x", payload)
 	lost := 0
 	for i := range rounds {
 		ch := fmt.Sprintf("order:%d", i)
-		subCmd := fmt.Sprintf("*2\r\n$9\r\nSUBSCRIBE\r\n$%d\r\n%s\r\n", len(ch), ch)
-		pubCmd := fmt.Sprintf("*3\r\n$7\r\nPUBLISH\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n", len(ch), ch, len(body), body)
-		if err := sub.SendRaw([]byte(subCmd)); err != nil {
-			t.Fatal(err)
-		}
-		if err := pub.SendRaw([]byte(pubCmd)); err != nil {
-			t.Fatal(err)
-		}
-		r, err := pub.Read()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if bytes.Equal(r.Raw, []byte(":0\r\n")) {
+		sendRaw(t, sub, "SUBSCRIBE", ch)
+		sendRaw(t, pub, "PUBLISH", ch, body)
+		delivered := !bytes.Equal(read(t, pub).Raw, []byte(":0\r\n"))
+		if !delivered {
 			lost++
 		}
-		if _, err := sub.Read(); err != nil { // the confirmation
-			t.Fatal(err)
+		read(t, sub) // the confirmation
+		if delivered {
+			read(t, sub) // the message
 		}
-		if !bytes.Equal(r.Raw, []byte(":0\r\n")) {
-			if _, err := sub.Read(); err != nil { // the message
-				t.Fatal(err)
-			}
-		}
-		if _, err := sub.Do("UNSUBSCRIBE", ch); err != nil {
-			t.Fatal(err)
-		}
+		sendRaw(t, sub, "UNSUBSCRIBE", ch)
+		read(t, sub)
 	}
 	return lost
 }
 
-func TestArrivalOrderProbe(t *testing.T) {
-	p := difftest.StartIsolated(t)
+func TestArrivalOrderPublish(t *testing.T) {
+	p := difftest.Start(t)
 	for _, size := range []int{5, 128 << 10} {
-		for range 3 {
-			r := lostPublishes(t, p.Redis().Addr(), size, 300)
-			k := lostPublishes(t, p.Keyhive().Addr(), size, 300)
-			t.Logf("payload %d: lost publishes redis %d keyhive %d of 300", size, r, k)
+		r := lostPublishes(t, p.Redis().Addr(), size, 300)
+		k := lostPublishes(t, p.Keyhive().Addr(), size, 300)
+		t.Logf("payload %d bytes: publishes that found no subscriber: redis %d, keyhive %d of 300", size, r, k)
+		if k > r {
+			t.Errorf("payload %d bytes: keyhive lost %d publishes, redis %d: commands ran out of arrival order", size, k, r)
 		}
 	}
-	_ = net.Dial
-	_ = time.Now
+}
+
+// misorderedPops has five clients send BLPOP at once, in turn, and then a
+// sixth push five elements: the first client blocked must get the first
+// element, as Redis serves blocked clients in the order they blocked. It
+// counts the rounds where some client got another's element.
+func misorderedPops(t *testing.T, addr string, rounds int) int {
+	t.Helper()
+	const n = 5
+	conns := dialAll(t, addr, n+1)
+	pusher := conns[n]
+	bad := 0
+	for i := range rounds {
+		key := fmt.Sprintf("order:q:%d", i)
+		for _, c := range conns[:n] {
+			sendRaw(t, c, "BLPOP", key, "1")
+		}
+		sendRaw(t, pusher, "RPUSH", key, "0", "1", "2", "3", "4")
+		read(t, pusher)
+		wrong := false
+		for j, c := range conns[:n] {
+			want := fmt.Sprintf("*2\r\n$%d\r\n%s\r\n$1\r\n%d\r\n", len(key), key, j)
+			if got := read(t, c); string(got.Raw) != want {
+				wrong = true
+			}
+		}
+		if wrong {
+			bad++
+			sendRaw(t, pusher, "DEL", key)
+			read(t, pusher)
+		}
+	}
+	return bad
+}
+
+func TestArrivalOrderBlockedPops(t *testing.T) {
+	p := difftest.Start(t)
+	r := misorderedPops(t, p.Redis().Addr(), 100)
+	k := misorderedPops(t, p.Keyhive().Addr(), 100)
+	t.Logf("rounds where a blocked client got another's element: redis %d, keyhive %d of 100", r, k)
+	if k > r {
+		t.Errorf("keyhive served blocked clients out of order in %d rounds, redis in %d", k, r)
+	}
 }

@@ -36,6 +36,10 @@ type waiter struct {
 	timedOut func(w *resp.Writer)     // the reply on timeout
 	deadline time.Time                // zero: no timeout
 	done     chan struct{}            // closed once the reply is written
+	// lc: the client waits on its event loop, which ended() tells;
+	// timer ends the wait at the deadline there.
+	lc    *loopConn
+	timer *time.Timer
 	claimed  bool                     // under blocking.mu: off the queues
 	// The slow log records a command that blocked when its wait ends, as
 	// Redis 7.0 does: served by a key, with its arguments, right after the
@@ -118,6 +122,9 @@ func (x *Ctx) block(b blockSpec) {
 	w.reply.Proto = x.W.Proto
 	w.reply.Errors = &x.s.stats.errors
 	w.ctx = Ctx{s: x.s, c: x.c, cmd: x.cmd, Args: args, W: &w.reply}
+	if x.c.onLoop {
+		w.lc = x.c.lc
+	}
 	x.s.blocking.add(w)
 	x.c.blocked = w
 	x.c.waiting.Store(w)
@@ -194,8 +201,16 @@ func (b *blocking) unblock(w *waiter, reply func(w *resp.Writer)) bool {
 	if reply != nil {
 		reply(&w.reply)
 	}
-	close(w.done)
+	w.ended()
 	return true
+}
+
+// ended tells the waiting client that its reply is ready.
+func (w *waiter) ended() {
+	close(w.done)
+	if w.lc != nil {
+		w.lc.loop.post(taskWake, w.lc)
+	}
 }
 
 // keys lists every key somebody waits on.
@@ -301,7 +316,7 @@ func (w *waiter) run(db *keyspace.DB, key []byte, now int64) {
 	b.served = append(b.served, w)
 	b.mu.Unlock()
 	b.unlogged.Add(1)
-	close(w.done)
+	w.ended()
 }
 
 type readResult struct {
@@ -334,6 +349,13 @@ func (c *Client) waitBlocked() bool {
 	// Its reply counts as interaction, set before the client stops waiting so
 	// that the idle check cannot close it with the reply (and a popped
 	// element) still unsent, which Redis's cron can.
+	c.woken(w)
+	return alive
+}
+
+// woken takes the reply of a command whose wait ended, after its
+// replies before it.
+func (c *Client) woken(w *waiter) {
 	c.lastSeen.Store(c.s.clock.UnixMilli())
 	c.waiting.Store(nil)
 	c.out.B = append(c.out.B, w.reply.B...)
@@ -351,7 +373,6 @@ func (c *Client) waitBlocked() bool {
 	if w.ctx.dirty > 0 { // served by a pop (w.done was closed after it)
 		c.wrote = true
 	}
-	return alive
 }
 
 // park waits until wake is closed, reading the socket meanwhile, as Redis

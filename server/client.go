@@ -112,6 +112,8 @@ type Client struct {
 	// (CLIENT UNBLOCK, CLIENT LIST) until the client wakes.
 	blocked *waiter
 	waiting atomic.Pointer[waiter]
+	// waitingFor is the waiter of a client blocked on its loop.
+	waitingFor *waiter
 	// postponed is set by admit when a CLIENT PAUSE holds the command
 	// back, for execute to wait on (pause.go); paused is true meanwhile.
 	postponed *postponed

@@ -58,10 +58,13 @@ type eventLoop struct {
 	busySince atomic.Int64
 	current   atomic.Pointer[loopConn]
 
+	// tasks are the posted tasks taken, taskNext the next to run.
+	tasks    []loopTask
+	taskNext int
+
 	mu       sync.Mutex
 	exited   bool // the loop has returned: posts are handled by the poster
 	posted   []loopTask
-	spare    []loopTask
 	npost    atomic.Int32
 	sleeping atomic.Bool
 }
@@ -72,6 +75,7 @@ const (
 	taskAdd    taskKind = iota // serve a new connection
 	taskResume                 // a goroutine gives its client back
 	taskClose                  // close a connection
+	taskWake                   // a blocked client's wait ended
 	taskStop                   // the server closes
 )
 
@@ -85,7 +89,8 @@ type connState uint8
 
 const (
 	connLoop  connState = iota // the loop serves it
-	connHeld                   // a goroutine does: the loop hands it the events
+	connBlocked                // its command waits for a key: the loop keeps reading it
+	connHeld                   // a goroutine serves it: the loop hands it the events
 	connEnded                  // closing: events are ignored
 )
 
@@ -100,6 +105,7 @@ type loopConn struct {
 	local, remote net.Addr
 	state         connState // the loop's only
 	registered    bool      // the loop's only: added as a client
+	leftBlocked   bool      // the loop's only: it left while blocked
 
 	readable, writable chan struct{} // a token per readiness report
 	gone               chan struct{} // closed with the descriptor
@@ -178,7 +184,9 @@ func (l *eventLoop) run() {
 				return // taken over
 			}
 		}
-		l.runPosted()
+		if !l.runPosted() {
+			return // taken over
+		}
 		l.writePending()
 		if l.stopped && l.nconns == 0 {
 			l.close()
@@ -246,6 +254,9 @@ func (l *eventLoop) handle(ev syscall.EpollEvent) bool {
 	case connHeld:
 		lc.signal(lc.readable)
 		return true
+	case connBlocked:
+		l.readBlocked(lc)
+		return true
 	case connEnded:
 		return true
 	}
@@ -279,6 +290,8 @@ func (l *eventLoop) after(lc *loopConn, res loopResult) {
 			c.pendingWrite = true
 			l.pending = append(l.pending, c)
 		}
+	case loopBlocked:
+		l.block(lc)
 	case loopWait:
 		l.hold(lc, res)
 	case loopEnd:
@@ -286,6 +299,74 @@ func (l *eventLoop) after(lc *loopConn, res loopResult) {
 	case loopQuit:
 		l.end(lc, true)
 	}
+}
+
+// block keeps lc on the loop while its command waits: the replies before
+// it are written, its socket still read (a client that leaves stops
+// waiting, what it pipelines is kept), and the end of the wait is posted
+// back (taskWake), so that clients woken together go on in the order they
+// blocked.
+func (l *eventLoop) block(lc *loopConn) {
+	c := lc.client
+	w := c.blocked
+	c.blocked = nil
+	lc.state = connBlocked
+	if !w.deadline.IsZero() {
+		b := &l.s.blocking
+		w.timer = time.AfterFunc(time.Until(w.deadline), func() { b.unblock(w, w.timedOut) })
+	}
+	if !c.pendingWrite && c.hasOutput() {
+		c.pendingWrite = true
+		l.pending = append(l.pending, c)
+	}
+	c.waitingFor = w
+}
+
+// readBlocked reads what a blocked client sends, until the buffer is full.
+func (l *eventLoop) readBlocked(lc *loopConn) {
+	c := lc.client
+	for c.w < len(c.in) {
+		buf := c.in[c.w:]
+		n, errno := lc.readNow(buf)
+		switch {
+		case errno == syscall.EAGAIN:
+			return
+		case errno != 0 || n == 0:
+			// Gone: it stops waiting (or a writer claimed it meanwhile);
+			// either way the wake-up posted ends it.
+			lc.leftBlocked = true
+			l.s.blocking.unblock(c.waitingFor, nil)
+			return
+		}
+		c.w += n
+		c.traffic.read(int64(n))
+		c.lastSeen.Store(l.s.clock.UnixMilli()) // Redis counts any read as interaction
+		if n < len(buf) {
+			return
+		}
+	}
+}
+
+// wake goes on with a blocked client whose wait ended: its reply, then
+// the commands it sent meanwhile. It returns false when the loop was taken
+// over meanwhile (see handle).
+func (l *eventLoop) wake(lc *loopConn) bool {
+	c := lc.client
+	w := c.waitingFor
+	if lc.state != connBlocked || w == nil {
+		return true
+	}
+	c.waitingFor = nil
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+	c.woken(w)
+	lc.state = connLoop
+	if lc.leftBlocked {
+		l.end(lc, false)
+		return true
+	}
+	return l.serve(lc)
 }
 
 // hold hands lc to a goroutine until it is idle again.
@@ -326,17 +407,23 @@ func (l *eventLoop) writePending() {
 	l.pending = l.pending[:0]
 }
 
-// runPosted runs the tasks other goroutines posted.
-func (l *eventLoop) runPosted() {
-	if l.npost.Load() == 0 {
-		return
+// runPosted runs the tasks other goroutines posted. It returns false when
+// the loop was taken over while it served a woken client (see handle).
+func (l *eventLoop) runPosted() bool {
+	if l.taskNext == len(l.tasks) {
+		if l.npost.Load() == 0 {
+			return true
+		}
+		l.mu.Lock()
+		clear(l.tasks)
+		l.tasks, l.posted = l.posted, l.tasks[:0]
+		l.npost.Store(0)
+		l.mu.Unlock()
+		l.taskNext = 0
 	}
-	l.mu.Lock()
-	tasks := l.posted
-	l.posted = l.spare[:0]
-	l.npost.Store(0)
-	l.mu.Unlock()
-	for _, t := range tasks {
+	for l.taskNext < len(l.tasks) {
+		t := l.tasks[l.taskNext]
+		l.taskNext++
 		switch t.kind {
 		case taskAdd:
 			l.add(t.lc)
@@ -348,12 +435,15 @@ func (l *eventLoop) runPosted() {
 			syscall.EpollCtl(l.epfd, syscall.EPOLL_CTL_MOD, t.lc.fd, &ev)
 		case taskClose:
 			l.closeConn(t.lc)
+		case taskWake:
+			if !l.wake(t.lc) {
+				return false
+			}
 		case taskStop:
 			l.stopped = true
 		}
 	}
-	clear(tasks)
-	l.spare = tasks[:0]
+	return true
 }
 
 // add registers a new connection and serves what it sent already.
@@ -413,7 +503,7 @@ func (lc *loopConn) closeOffLoop(client bool) {
 func (l *eventLoop) close() {
 	l.mu.Lock()
 	l.exited = true
-	tasks := l.posted
+	tasks := append(l.tasks[l.taskNext:], l.posted...)
 	l.posted = nil
 	l.mu.Unlock()
 	for _, t := range tasks {
@@ -428,7 +518,7 @@ func (l *eventLoop) close() {
 // takeOver makes a new goroutine the loop while the current one runs a
 // script past busy-reply-threshold: the client it serves is held by the
 // old goroutine from now on.
-// The cron calls it; the loop goroutine's writes before it began serving
+// watchLoops calls it; the loop goroutine's writes before it began serving
 // are seen here through busySince.
 func (l *eventLoop) takeOver() {
 	since := l.busySince.Load()
@@ -445,6 +535,24 @@ func (l *eventLoop) takeOver() {
 		lc.state = connHeld
 		l.run()
 	}()
+}
+
+// watchLoops takes over the loops stuck in a script, hz times a second. It
+// is not the cron's work: the cron waits for keyspace locks the script holds.
+func (s *Server) watchLoops() {
+	defer s.wg.Done()
+	tick := time.NewTicker(time.Second / time.Duration(max(s.cfg.Hz(), 1)))
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-tick.C:
+		}
+		for _, l := range s.loops {
+			l.takeOver()
+		}
+	}
 }
 
 // signal leaves a readiness token for a waiting goroutine.
@@ -632,7 +740,8 @@ type loopResult uint8
 
 const (
 	loopServed loopResult = iota // idle: its replies are written at the end of the wake-up
-	loopWait                     // it waits (blocked, postponed, a full socket): a goroutine holds it
+	loopBlocked                  // its command waits for a key, on the loop
+	loopWait                     // it waits (postponed, a full socket): a goroutine holds it
 	loopQuit                     // it ends after its replies (QUIT, a protocol error)
 	loopEnd                      // the connection ended
 )
@@ -641,6 +750,11 @@ const (
 // commands, on its loop.
 func (c *Client) serveOnLoop() loopResult {
 	c.onLoop = true
+	if c.r < c.w { // read while it was blocked
+		if res, stop := c.runOnLoop(); stop {
+			return res
+		}
+	}
 	for {
 		buf := c.in[c.w:]
 		n, errno := c.lc.readNow(buf)
@@ -652,19 +766,29 @@ func (c *Client) serveOnLoop() loopResult {
 		}
 		c.w += n
 		c.traffic.read(int64(n))
-		if !c.process() {
-			return loopQuit
-		}
-		if c.blocked != nil || c.postponed != nil || c.outBlocked {
-			return loopWait
-		}
-		if !c.prepareRead() {
-			return loopEnd
+		if res, stop := c.runOnLoop(); stop {
+			return res
 		}
 		if n < len(buf) {
 			return loopServed // the socket is empty: its next data is reported
 		}
 	}
+}
+
+// runOnLoop runs the complete commands in the read buffer; stop says the
+// client cannot go on reading (res says why).
+func (c *Client) runOnLoop() (res loopResult, stop bool) {
+	switch {
+	case !c.process():
+		return loopQuit, true
+	case c.blocked != nil:
+		return loopBlocked, true
+	case c.postponed != nil || c.outBlocked:
+		return loopWait, true
+	case !c.prepareRead():
+		return loopEnd, true
+	}
+	return loopServed, false
 }
 
 // serveHeld is the goroutine holding a client its loop handed over (res):

@@ -195,8 +195,9 @@ func (s *Server) Start() error {
 	if n == 0 {
 		return errors.New("no listening socket could be opened")
 	}
-	s.wg.Add(1)
+	s.wg.Add(2)
 	go s.cron()
+	go s.watchLoops()
 	return nil
 }
 
@@ -356,9 +357,6 @@ func (s *Server) cron() {
 		}
 		if s.debug.cronPaused.Load() {
 			continue
-		}
-		for _, l := range s.loops {
-			l.takeOver()
 		}
 		s.saver.Cron()
 		s.aof.Cron()

@@ -10,7 +10,8 @@
 // mix on each server at half of redis-server's median maximum throughput
 // (open loop: requests are due on a fixed schedule; a request sent late
 // because an earlier one was slow counts its latency from its due time),
-// which is where the p99 is compared. Every run is preceded by an unmeasured
+// which is where the p99 and p99.9 are compared (-rate-rounds alternating
+// rounds, medians). Every run is preceded by an unmeasured
 // warm-up of the same mix.
 package main
 
@@ -42,6 +43,7 @@ var (
 	flagWarmup    = flag.Duration("warmup", time.Second, "unmeasured run before each measured one (connections, caches, the server's first allocations)")
 	flagRounds    = flag.Int("rounds", 3, "alternating redis/keyhive rounds at maximum throughput")
 	flagRateShare = flag.Float64("rate", 0.5, "share of redis-server's maximum throughput for the rate-limited runs")
+	flagRateRound = flag.Int("rate-rounds", 3, "alternating redis/keyhive rounds at the limited rate (latency: medians over them)")
 	flagKeyhive   = flag.String("keyhive", "", "keyhive binary (default: go build ./cmd/keyhive into a temp dir)")
 	flagOut       = flag.String("out", "", "also write the ratio table to this markdown file")
 	flagStalls    = flag.Duration("stalls", 3*time.Second, "how long to measure the machine's stalls before the runs (see stalls.go)")
@@ -83,7 +85,7 @@ type row struct {
 	name                 string
 	redisMax, keyhiveMax []result
 	target               float64
-	redisAt, keyhiveAt   result
+	redisAt, keyhiveAt   []result
 }
 
 func run() error {
@@ -138,16 +140,18 @@ func run() error {
 			}
 		}
 		r.target = medianRate(r.redisMax) * *flagRateShare
-		for _, s := range servers {
-			res, err := measure(s, w, r.target)
-			if err != nil {
-				return err
-			}
-			logf("%s at %.0f ops/s %s: %.0f ops/s p50 %v p99 %v p99.9 %v errors %d", w.Name, r.target, s.name, res.rate(), res.p50, res.p99, res.p999, res.errs)
-			if s.name == "redis" {
-				r.redisAt = res
-			} else {
-				r.keyhiveAt = res
+		for round := range *flagRateRound {
+			for _, s := range servers {
+				res, err := measure(s, w, r.target)
+				if err != nil {
+					return err
+				}
+				logf("%s round %d at %.0f ops/s %s: %.0f ops/s p50 %v p99 %v p99.9 %v errors %d", w.Name, round+1, r.target, s.name, res.rate(), res.p50, res.p99, res.p999, res.errs)
+				if s.name == "redis" {
+					r.redisAt = append(r.redisAt, res)
+				} else {
+					r.keyhiveAt = append(r.keyhiveAt, res)
+				}
 			}
 		}
 		rows = append(rows, r)
@@ -328,13 +332,16 @@ func ms(d time.Duration) string { return fmt.Sprintf("%.3f", float64(d)/float64(
 // the rate-limited load.
 func render(rows []row) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "| workload | redis ops/s | keyhive ops/s | throughput ratio (keyhive/redis) | per-round range | server CPU us/request redis / keyhive | CPU ratio (redis/keyhive) | per-round range | redis p50/p99/p99.9 ms | keyhive p50/p99/p99.9 ms | load (50%% of redis max) | redis p99 ms | keyhive p99 ms | errors |\n")
-	fmt.Fprintf(&b, "|---|---:|---:|---:|---|---:|---:|---|---|---|---:|---:|---:|---:|\n")
+	fmt.Fprintf(&b, "| workload | redis ops/s | keyhive ops/s | throughput ratio (keyhive/redis) | per-round range | server CPU us/request redis / keyhive | CPU ratio (redis/keyhive) | per-round range | redis p50/p99/p99.9 ms | keyhive p50/p99/p99.9 ms | load (%.0f%% of redis max) | redis p99 / p99.9 ms | keyhive p99 / p99.9 ms | p99 ratio (keyhive/redis) | p99.9 ratio | errors |\n", 100**flagRateShare)
+	fmt.Fprintf(&b, "|---|---:|---:|---:|---|---:|---:|---|---|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range rows {
 		rr, kr := medianRate(r.redisMax), medianRate(r.keyhiveMax)
 		ratios := make([]float64, len(r.redisMax))
 		var cpuRatios, redisCPU, keyhiveCPU []float64
-		errs := r.redisAt.errs + r.keyhiveAt.errs
+		errs := 0
+		for i := range r.redisAt {
+			errs += r.redisAt[i].errs + r.keyhiveAt[i].errs
+		}
 		for i := range r.redisMax {
 			ratios[i] = r.keyhiveMax[i].rate() / r.redisMax[i].rate()
 			redisCPU = append(redisCPU, r.redisMax[i].cpuPerOp())
@@ -351,11 +358,15 @@ func render(rows []row) string {
 				ms(medianOf(rs, func(r result) time.Duration { return r.p999 }))
 		}
 		mid := len(ratios) / 2
-		fmt.Fprintf(&b, "| %s | %.0f | %.0f | **%.2f** | %.2f-%.2f | %.1f / %.1f | **%.2f** | %.2f-%.2f | %s | %s | %.0f ops/s | %s | %s | %d |\n",
+		p99 := func(r result) time.Duration { return r.p99 }
+		p999 := func(r result) time.Duration { return r.p999 }
+		rp99, rp999 := medianOf(r.redisAt, p99), medianOf(r.redisAt, p999)
+		kp99, kp999 := medianOf(r.keyhiveAt, p99), medianOf(r.keyhiveAt, p999)
+		fmt.Fprintf(&b, "| %s | %.0f | %.0f | **%.2f** | %.2f-%.2f | %.1f / %.1f | **%.2f** | %.2f-%.2f | %s | %s | %.0f ops/s | %s / %s | %s / %s | **%.2f** | **%.2f** | %d |\n",
 			r.name, rr, kr, ratios[mid], ratios[0], ratios[len(ratios)-1],
 			redisCPU[mid], keyhiveCPU[mid], cpuRatios[mid], cpuRatios[0], cpuRatios[len(cpuRatios)-1],
 			pct(r.redisMax), pct(r.keyhiveMax),
-			r.target, ms(r.redisAt.p99), ms(r.keyhiveAt.p99), errs)
+			r.target, ms(rp99), ms(rp999), ms(kp99), ms(kp999), float64(kp99)/float64(rp99), float64(kp999)/float64(rp999), errs)
 	}
 	return b.String()
 }
@@ -368,8 +379,8 @@ func writeReport(path, table string, floor stalls) error {
 	b.WriteString("run against redis-server and Keyhive alternately in one run by `cmd/keyhive-bench`.\n")
 	b.WriteString("The machine is shared and noisy: read the ratios, not the absolute numbers.\n\n")
 	fmt.Fprintf(&b, "Command: `go run ./cmd/keyhive-bench %s`  \n", strings.Join(os.Args[1:], " "))
-	fmt.Fprintf(&b, "Run: %s, %d CPUs, %s, %d clients, %v per run, %d rounds.\n\n",
-		time.Now().UTC().Format("2006-01-02 15:04 MST"), runtime.NumCPU(), runtime.Version(), *flagClients, *flagDuration, *flagRounds)
+	fmt.Fprintf(&b, "Run: %s, %d CPUs, %s, %d clients, %v per run, %d rounds at maximum throughput, %d at the limited rate.\n\n",
+		time.Now().UTC().Format("2006-01-02 15:04 MST"), runtime.NumCPU(), runtime.Version(), *flagClients, *flagDuration, *flagRounds, *flagRateRound)
 	fmt.Fprintf(&b, "Machine stalls before the run (%v, a thread pinned to each CPU reading the clock,\n", *flagStalls)
 	fmt.Fprintf(&b, "nothing else running): %.1f gaps > %v per second and CPU, %.2f%% of the time, the\n",
 		floor.perSecond, stallGap, 100*floor.share)
@@ -387,8 +398,9 @@ is the server process's user + system time (/proc/PID/stat) over the run
 divided by the requests served, the median over the rounds; its ratio
 redis/keyhive (> 1: Keyhive cheaper) is the figure least disturbed by the other
 processes on the machine. Latencies at maximum throughput are medians over the rounds.
-The last columns are the p99 of each server at 50% of redis-server's maximum
-throughput (open loop: each request is due on a fixed schedule; when a client
+The last columns are the p99 and p99.9 of each server at 50% of
+redis-server's maximum throughput, the medians over -rate-rounds alternating
+rounds, and their ratios (< 1: Keyhive's tail shorter) (open loop: each request is due on a fixed schedule; when a client
 is behind it because an earlier request was slow, the latency counts from the
 due time, so queueing behind a slow request is included; a client on schedule
 counts from the end of its sleep, since Go's timers wake up to 1 ms late and
