@@ -38,9 +38,9 @@ type waiter struct {
 	done     chan struct{}            // closed once the reply is written
 	// lc: the client waits on its event loop, which ended() tells;
 	// timer ends the wait at the deadline there.
-	lc    *loopConn
-	timer *time.Timer
-	claimed  bool                     // under blocking.mu: off the queues
+	lc      *loopConn
+	timer   *time.Timer
+	claimed bool // under blocking.mu: off the queues
 	// The slow log records a command that blocked when its wait ends, as
 	// Redis 7.0 does: served by a key, with its arguments, right after the
 	// command that served it (logServed); ended by CLIENT UNBLOCK, with

@@ -88,10 +88,10 @@ type loopTask struct {
 type connState uint8
 
 const (
-	connLoop  connState = iota // the loop serves it
-	connBlocked                // its command waits for a key: the loop keeps reading it
-	connHeld                   // a goroutine serves it: the loop hands it the events
-	connEnded                  // closing: events are ignored
+	connLoop    connState = iota // the loop serves it
+	connBlocked                  // its command waits for a key: the loop keeps reading it
+	connHeld                     // a goroutine serves it: the loop hands it the events
+	connEnded                    // closing: events are ignored
 )
 
 // loopConn is a client socket served by a loop: a non-blocking descriptor
@@ -739,11 +739,11 @@ func Threads(cfg *config.Config) int { return max(cfg.IOThreads(), 1) + 1 }
 type loopResult uint8
 
 const (
-	loopServed loopResult = iota // idle: its replies are written at the end of the wake-up
-	loopBlocked                  // its command waits for a key, on the loop
-	loopWait                     // it waits (postponed, a full socket): a goroutine holds it
-	loopQuit                     // it ends after its replies (QUIT, a protocol error)
-	loopEnd                      // the connection ended
+	loopServed  loopResult = iota // idle: its replies are written at the end of the wake-up
+	loopBlocked                   // its command waits for a key, on the loop
+	loopWait                      // it waits (postponed, a full socket): a goroutine holds it
+	loopQuit                      // it ends after its replies (QUIT, a protocol error)
+	loopEnd                       // the connection ended
 )
 
 // serveOnLoop reads what the client's socket holds and runs the complete
