@@ -110,6 +110,9 @@ type loopConn struct {
 	readable, writable chan struct{} // a token per readiness report
 	gone               chan struct{} // closed with the descriptor
 	readExpired        atomic.Bool   // SetReadDeadline in the past: waiting reads return
+	// wantWrite: a writer waits for room, so the loop passes on the
+	// writable reports (which come with every readable one otherwise).
+	wantWrite atomic.Bool
 
 	// mu guards the descriptor against reuse: a goroutine's system call
 	// holds it shared, the close exclusively.
@@ -244,7 +247,7 @@ func (l *eventLoop) handle(ev syscall.EpollEvent) bool {
 		return true
 	}
 	lc := l.conns[fd]
-	if ev.Events&epollOut != 0 {
+	if ev.Events&epollOut != 0 && lc.wantWrite.Load() {
 		lc.signal(lc.writable)
 	}
 	if ev.Events&epollIn == 0 {
@@ -644,11 +647,19 @@ func (lc *loopConn) writeSome(buf []byte, wait bool) (int, error) {
 		written += n
 		switch {
 		case errno == 0:
+			if wait {
+				lc.wantWrite.Store(false)
+			}
 			return written, nil
 		case errno != syscall.EAGAIN:
 			return written, errno
 		case !wait:
 			return written, nil
+		case !lc.wantWrite.Load():
+			// Try once more with the flag up: a report that came before
+			// it was not passed on.
+			lc.wantWrite.Store(true)
+			continue
 		}
 		select {
 		case <-lc.writable:

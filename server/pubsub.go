@@ -380,10 +380,19 @@ func (s *Server) deliverAs(t *Client, msg []byte, by *Client, push bool) {
 	by.ps.wake = append(by.ps.wake, t)
 }
 
-// writeWoken hands the subscribers this client's publishes left output for
-// to the queue writer.
+// writeWoken writes the queues of the subscribers this client's publishes
+// left output for. Its loop writes them itself, at the end of its round
+// (when every publish of the round has run, so a subscriber gets one write),
+// without waiting for a socket; a client its own goroutine serves hands
+// them to the queue writer.
 func (c *Client) writeWoken() {
-	c.s.pubsub.writer.schedule(c.s, c.ps.wake)
+	if c.onLoop {
+		for _, t := range c.ps.wake {
+			t.writeQueue()
+		}
+	} else {
+		c.s.pubsub.writer.schedule(c.s, c.ps.wake)
+	}
 	clear(c.ps.wake)
 	c.ps.wake = c.ps.wake[:0]
 }
