@@ -70,8 +70,8 @@ func (s *Server) writeInfoSection(b *strings.Builder, name string) {
 			uts = "Linux " + strings.TrimSpace(string(data)) + " " + runtime.GOARCH
 		}
 		field(b, "redis_version", version.Redis)
-		field(b, "redis_git_sha1", "00000000")
-		field(b, "redis_git_dirty", 0)
+		field(b, "redis_git_sha1", version.GitSHA1())
+		field(b, "redis_git_dirty", boolInt(version.GitDirty()))
 		field(b, "redis_build_id", "keyhive")
 		field(b, "redis_mode", "standalone")
 		field(b, "os", uts)
@@ -83,6 +83,8 @@ func (s *Server) writeInfoSection(b *strings.Builder, name string) {
 		// as a version) and keyhive_go_version names the Go release.
 		field(b, "gcc_version", "0.0.0")
 		field(b, "keyhive_go_version", runtime.Version())
+		field(b, "keyhive_version", version.Keyhive)
+		field(b, "keyhive_git_sha1", version.GitSHA1())
 		field(b, "process_id", os.Getpid())
 		field(b, "process_supervised", "no")
 		field(b, "run_id", s.runID)

@@ -39,6 +39,7 @@ type Server struct {
 	closed    bool
 	wg        sync.WaitGroup
 	done      chan struct{}
+	stopped   chan struct{} // closed when Close has finished
 
 	nextClientID atomic.Uint64
 	started      time.Time
@@ -105,6 +106,7 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 		log:     log.New(os.Stderr, "", log.LstdFlags),
 		clients: map[uint64]*Client{},
 		done:    make(chan struct{}),
+		stopped: make(chan struct{}),
 		started: time.Now(),
 		runID:   newRunID(),
 	}
@@ -300,7 +302,10 @@ func (s *Server) isClosed() bool {
 func (s *Server) Close() error {
 	s.mu.Lock()
 	if s.closed {
+		// Another Close (SHUTDOWN's) is under way: return when it is done,
+		// so the process exits only after the AOF is written.
 		s.mu.Unlock()
+		<-s.stopped
 		return nil
 	}
 	s.closed = true
@@ -319,6 +324,7 @@ func (s *Server) Close() error {
 	if path := s.cfg.UnixSocket(); path != "" {
 		os.Remove(path)
 	}
+	close(s.stopped)
 	return nil
 }
 
