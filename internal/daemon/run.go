@@ -87,7 +87,7 @@ func run(cfg *config.Config, lg *logging.Logger) int {
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
 	signal.Ignore(syscall.SIGHUP) // as Redis: a closed terminal does not stop it
-	port := "0" // listening on a unix socket only, as Redis shows it
+	port := "0"                   // listening on a unix socket only, as Redis shows it
 	if _, p, err := net.SplitHostPort(srv.Addr()); err == nil {
 		port = p
 	}
