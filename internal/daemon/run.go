@@ -77,6 +77,10 @@ func run(cfg *config.Config, lg *logging.Logger) int {
 		return 1
 	}
 
+	// Caught from here on, a signal during loading shuts down once loaded.
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
+	signal.Ignore(syscall.SIGHUP) // as Redis: a closed terminal does not stop it
 	srv, err := server.New(cfg, server.WithLogger(lg.Std(logging.Notice)))
 	if err != nil {
 		return fail(err)
@@ -84,10 +88,8 @@ func run(cfg *config.Config, lg *logging.Logger) int {
 	if err := srv.Start(); err != nil {
 		return fail(err)
 	}
-	signals := make(chan os.Signal, 1)
-	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
-	signal.Ignore(syscall.SIGHUP) // as Redis: a closed terminal does not stop it
-	port := "0"                   // listening on a unix socket only, as Redis shows it
+	// Listening on a unix socket only shows port 0, as in Redis.
+	port := "0"
 	if _, p, err := net.SplitHostPort(srv.Addr()); err == nil {
 		port = p
 	}
