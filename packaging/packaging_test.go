@@ -11,6 +11,7 @@ import (
 	"debug/elf"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -327,8 +328,9 @@ func TestSystemdUnit(t *testing.T) {
 	if err != nil || !strings.Contains(string(buf[:n]), "READY=1\n") {
 		t.Fatalf("notify socket: %q %v\n%s", buf[:n], err, logBuf)
 	}
-	if r := send(t, port, "PING"); r != "+PONG" {
-		t.Errorf("PING after READY=1: %q", r)
+	conf, _ := filepath.Abs("keyhive.conf")
+	if i := info(t, port); !strings.Contains(i, "\r\nprocess_supervised:systemd\r\n") || !strings.Contains(i, "\r\nconfig_file:"+conf+"\r\n") {
+		t.Errorf("INFO server after READY=1:\n%s", i)
 	}
 	cmd.Process.Signal(syscall.SIGTERM)
 	if err := cmd.Wait(); err != nil {
@@ -367,4 +369,27 @@ func send(t *testing.T, port, command string) string {
 	fmt.Fprintf(c, "%s\r\n", command)
 	line, _ := bufio.NewReader(c).ReadString('\n')
 	return strings.TrimSpace(line)
+}
+
+// info returns INFO server's text.
+func info(t *testing.T, port string) string {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", "127.0.0.1:"+port, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	fmt.Fprintf(c, "INFO server\r\n")
+	r := bufio.NewReader(c)
+	head, _ := r.ReadString('\n')
+	n, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(head, "$")))
+	if err != nil {
+		t.Fatalf("INFO: %q", head)
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(r, body); err != nil {
+		t.Fatal(err)
+	}
+	return string(body)
 }

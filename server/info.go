@@ -86,7 +86,7 @@ func (s *Server) writeInfoSection(b *strings.Builder, name string) {
 		field(b, "keyhive_version", version.Keyhive)
 		field(b, "keyhive_git_sha1", version.GitSHA1())
 		field(b, "process_id", os.Getpid())
-		field(b, "process_supervised", "no")
+		field(b, "process_supervised", s.supervised)
 		field(b, "run_id", s.runID)
 		field(b, "tcp_port", s.listenPort())
 		field(b, "server_time_usec", now.UnixMicro())
@@ -97,7 +97,7 @@ func (s *Server) writeInfoSection(b *strings.Builder, name string) {
 		field(b, "lru_clock", keyspace.LRUClock(s.clock.UnixMilli()))
 		exe, _ := os.Executable()
 		field(b, "executable", exe)
-		field(b, "config_file", "")
+		field(b, "config_file", s.cfg.ConfigFile())
 		field(b, "io_threads_active", 0)
 	case "clients":
 		// The largest pending input and queued output now (Redis keeps

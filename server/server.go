@@ -79,6 +79,7 @@ type Server struct {
 	startupRuntime      int64        // the Go runtime's memory then, which used memory leaves out (evict.go)
 	mappedBufs          atomic.Int64 // bytes of client buffers mapped outside the Go heap (client.go)
 	wallClock           bool         // clock is the real one: commands reuse their start time
+	supervised          string       // INFO's process_supervised (WithSupervised)
 }
 
 // stats are the counters INFO reports.
@@ -98,6 +99,10 @@ func WithClock(c clock.Clock) Option { return func(s *Server) { s.clock = c } }
 // WithLogger sends the server's log lines to l.
 func WithLogger(l *log.Logger) Option { return func(s *Server) { s.log = l } }
 
+// WithSupervised names the supervisor the process told it was ready
+// ("upstart" or "systemd"; INFO's process_supervised, "no" without it).
+func WithSupervised(mode string) Option { return func(s *Server) { s.supervised = mode } }
+
 // New creates a server from cfg. It does not listen until Start.
 func New(cfg *config.Config, opts ...Option) (*Server, error) {
 	s := &Server{
@@ -110,6 +115,7 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 		started: time.Now(),
 		runID:   newRunID(),
 	}
+	s.supervised = "no"
 	s.cmdStats = make([]commandStats, commandCount)
 	for _, o := range opts {
 		o(s)

@@ -142,8 +142,8 @@ func TestDaemonizePidFile(t *testing.T) {
 	if port == nil {
 		t.Fatalf("log has no port line:\n%s", data)
 	}
-	if r := send(t, port[1], "INFO server"); !strings.HasPrefix(r, "$") {
-		t.Fatalf("INFO: %q", r)
+	if i := info(t, port[1]); !strings.Contains(i, "\r\nprocess_id:"+strconv.Itoa(pid)+"\r\n") || !strings.Contains(i, "\r\nprocess_supervised:no\r\n") {
+		t.Errorf("INFO server of the daemon %d:\n%s", pid, i)
 	}
 	if !strings.Contains(string(data), fmt.Sprintf("pid=%d, just started", pid)) {
 		t.Errorf("log does not come from the daemon %d:\n%s", pid, data)
@@ -309,8 +309,8 @@ func TestSupervisedSystemd(t *testing.T) {
 			// Ready means serving, and supervised kept the process in the
 			// foreground: the pid systemd started is the server.
 			port := waitLog(t, logFile, portLine)
-			if r := send(t, port, "PING"); r != "+PONG" {
-				t.Fatalf("PING: %q", r)
+			if i := info(t, port); !strings.Contains(i, "\r\nprocess_supervised:systemd\r\n") {
+				t.Errorf("INFO server:\n%s", i)
 			}
 			cmd.Process.Signal(syscall.SIGTERM)
 			if msg := read(); msg != "STOPPING=1\n" {
@@ -375,4 +375,27 @@ func TestPing(t *testing.T) {
 			t.Errorf("Ping of a closed server passed")
 		}
 	}
+}
+
+// info returns INFO server's text.
+func info(t *testing.T, port string) string {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", "127.0.0.1:"+port, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	fmt.Fprintf(c, "INFO server\r\n")
+	r := bufio.NewReader(c)
+	head, _ := r.ReadString('\n')
+	n, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(head, "$")))
+	if err != nil {
+		t.Fatalf("INFO: %q", head)
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(r, body); err != nil {
+		t.Fatal(err)
+	}
+	return string(body)
 }

@@ -81,7 +81,7 @@ func run(cfg *config.Config, lg *logging.Logger) int {
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
 	signal.Ignore(syscall.SIGHUP) // as Redis: a closed terminal does not stop it
-	srv, err := server.New(cfg, server.WithLogger(lg.Std(logging.Notice)))
+	srv, err := server.New(cfg, server.WithLogger(lg.Std(logging.Notice)), server.WithSupervised(sup.mode))
 	if err != nil {
 		return fail(err)
 	}
