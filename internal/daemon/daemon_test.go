@@ -117,7 +117,10 @@ func reap(t *testing.T, pid int) int {
 func TestDaemonizePidFile(t *testing.T) {
 	dir := t.TempDir()
 	pidFile, logFile := filepath.Join(dir, "keyhive.pid"), filepath.Join(dir, "keyhive.log")
-	cmd := keyhive(t, dir, "--daemonize", "yes", "--pidfile", pidFile, "--logfile", logFile)
+	// supervised systemd without a notify socket: no supervisor, so it
+	// daemonizes, and the warning is logged once (by the daemon).
+	cmd := keyhive(t, dir, "--daemonize", "yes", "--pidfile", pidFile, "--logfile", logFile, "--supervised", "systemd")
+	cmd.Env = append(cmd.Env, "NOTIFY_SOCKET=")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("keyhive --daemonize yes: %v\n%s", err, out)
 	}
@@ -147,6 +150,9 @@ func TestDaemonizePidFile(t *testing.T) {
 	}
 	if !strings.Contains(string(data), fmt.Sprintf("pid=%d, just started", pid)) {
 		t.Errorf("log does not come from the daemon %d:\n%s", pid, data)
+	}
+	if n := strings.Count(string(data), "NOTIFY_SOCKET environment variable is not set"); n != 1 {
+		t.Errorf("the supervision warning is logged %d times:\n%s", n, data)
 	}
 	send(t, port[1], "SHUTDOWN")
 	if code := reap(t, pid); code != 0 {

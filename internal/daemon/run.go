@@ -43,7 +43,7 @@ func run(cfg *config.Config, lg *logging.Logger) int {
 			lg.SetLevel(level)
 		}
 	})
-	sup := supervise(cfg.Supervised(), lg)
+	sup := supervise(cfg.Supervised())
 	background := cfg.Daemonize() && sup.mode == "no"
 	var parent *reporter
 	if background {
@@ -57,6 +57,7 @@ func run(cfg *config.Config, lg *logging.Logger) int {
 	lg.Logf(logging.Notice, "Keyhive version=%s, redis_version=%s, commit=%s, modified=%d, pid=%d, just started",
 		version.Keyhive, version.Redis, version.GitSHA1(), boolInt(version.GitDirty()), os.Getpid())
 	lg.Logf(logging.Notice, "Configuration loaded")
+	sup.start(lg)
 	pidFile := cfg.PidFile()
 	if pidFile == "" && background {
 		pidFile = defaultPidFile

@@ -13,40 +13,60 @@ type supervisor struct {
 	mode   string // "no", "upstart" or "systemd"
 	socket string // systemd's notify socket
 	lg     *logging.Logger
+	notes  []note // what resolving the directive found, to log
+}
+
+type note struct {
+	level logging.Level
+	text  string
 }
 
 // supervise resolves the supervised directive as Redis does: a supervisor
 // asked for but not found is a warning, and the process runs unsupervised.
-func supervise(mode string, lg *logging.Logger) *supervisor {
-	s := &supervisor{mode: "no", lg: lg}
+// It logs nothing yet: a daemonizing process resolves it before detaching,
+// and only the daemon logs what was found (start).
+func supervise(mode string) *supervisor {
+	s := &supervisor{mode: "no"}
 	if mode == "auto" {
 		switch {
 		case os.Getenv("UPSTART_JOB") != "":
-			lg.Logf(logging.Verbose, "Upstart supervision detected.")
+			s.note(logging.Verbose, "Upstart supervision detected.")
 			mode = "upstart"
 		case os.Getenv("NOTIFY_SOCKET") != "":
-			lg.Logf(logging.Verbose, "Systemd supervision detected.")
+			s.note(logging.Verbose, "Systemd supervision detected.")
 			mode = "systemd"
 		}
 	}
 	switch mode {
 	case "upstart":
 		if os.Getenv("UPSTART_JOB") == "" {
-			lg.Logf(logging.Warning, "upstart supervision requested, but UPSTART_JOB not found!")
+			s.note(logging.Warning, "upstart supervision requested, but UPSTART_JOB not found!")
 			break
 		}
-		lg.Logf(logging.Notice, "supervised by upstart, will stop to signal readiness.")
+		s.note(logging.Notice, "supervised by upstart, will stop to signal readiness.")
 		s.mode = mode
 	case "systemd":
 		s.socket = os.Getenv("NOTIFY_SOCKET")
 		if s.socket == "" {
-			lg.Logf(logging.Warning, "systemd supervision requested or auto-detected, but NOTIFY_SOCKET environment variable is not set!")
+			s.note(logging.Warning, "systemd supervision requested or auto-detected, but NOTIFY_SOCKET environment variable is not set!")
 			break
 		}
-		lg.Logf(logging.Notice, "Supervised by systemd. Please make sure you set appropriate values for TimeoutStartSec and TimeoutStopSec in your service unit.")
+		s.note(logging.Notice, "Supervised by systemd. Please make sure you set appropriate values for TimeoutStartSec and TimeoutStopSec in your service unit.")
 		s.mode = mode
 	}
 	return s
+}
+
+func (s *supervisor) note(level logging.Level, text string) {
+	s.notes = append(s.notes, note{level, text})
+}
+
+// start logs what supervise found; later messages go to lg too.
+func (s *supervisor) start(lg *logging.Logger) {
+	s.lg = lg
+	for _, n := range s.notes {
+		lg.Logf(n.level, "%s", n.text)
+	}
 }
 
 // ready tells the supervisor the server accepts connections.
