@@ -134,12 +134,22 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 	s.watchPort()
 	s.watchNotify()
 	s.scripts = scripting.NewEngine()
-	s.scripts.Logger = func(level int, msg string) { s.log.Print(msg) }
+	s.scripts.Logger = s.scriptLog
 	// The client scripts' commands run as; not a connection, not listed.
 	s.scriptClient = &Client{s: s}
 	s.scriptClient.ctx = Ctx{s: s, c: s.scriptClient}
 	s.scriptHost.out.Errors = &s.stats.errors
 	return s, nil
+}
+
+// scriptLog writes a redis.log line at its level when the logger's sink
+// knows levels (package internal/logging's, Redis's numbering), else as is.
+func (s *Server) scriptLog(level int, msg string) {
+	if l, ok := s.log.Writer().(interface{ LogLevel(level int, msg string) }); ok {
+		l.LogLevel(level, msg)
+		return
+	}
+	s.log.Print(msg)
 }
 
 // Start opens the configured listeners (TCP on bind:port, the unix socket) and

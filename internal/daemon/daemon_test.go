@@ -217,6 +217,8 @@ func TestLogFileLevels(t *testing.T) {
 	// /proc's socket list instead of the log.
 	port := listeningPort(t, cmd.Process.Pid)
 	send(t, port, "DEBUG LOG dropped-at-warning")
+	// Lua's redis.log lines keep their level.
+	send(t, port, `EVAL "redis.log(redis.LOG_WARNING, 'script-warning') redis.log(redis.LOG_NOTICE, 'script-dropped')" 0`)
 	send(t, port, "CONFIG SET loglevel notice")
 	send(t, port, "DEBUG LOG kept-at-notice")
 	send(t, port, "CONFIG SET loglevel nothing")
@@ -236,7 +238,7 @@ func TestLogFileLevels(t *testing.T) {
 			t.Errorf("line not in Redis's format: %q", l)
 		}
 	}
-	for _, want := range []string{"# systemd supervision requested or auto-detected, but NOTIFY_SOCKET environment variable is not set!", "* DEBUG LOG: kept-at-notice"} {
+	for _, want := range []string{"# systemd supervision requested or auto-detected, but NOTIFY_SOCKET environment variable is not set!", "* DEBUG LOG: kept-at-notice", "# script-warning"} {
 		if !strings.Contains(log, want) {
 			t.Errorf("log lacks %q:\n%s", want, log)
 		}

@@ -9,7 +9,8 @@
 // may move it away without telling the server.
 //
 // The server library logs through a *log.Logger (server.WithLogger); Std
-// gives one whose lines enter this log at a fixed level.
+// gives one whose lines enter this log at a fixed level, except Lua's
+// redis.log lines, which the server passes with their own level.
 package logging
 
 import (
@@ -173,6 +174,12 @@ func (w stdWriter) Write(p []byte) (int, error) {
 		w.l.write(w.level, string(bytes.TrimSuffix(p, []byte("\n"))))
 	}
 	return len(p), nil
+}
+
+// LogLevel writes msg at level (Debug ... Warning, Redis's numbering) instead
+// of the writer's own: the server sends Lua's redis.log lines here.
+func (w stdWriter) LogLevel(level int, msg string) {
+	w.l.Logf(Level(min(max(level, int(Debug)), int(Warning))), "%s", msg)
 }
 
 // Close disconnects from syslog.
