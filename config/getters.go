@@ -200,7 +200,7 @@ func (c *Config) ClusterNodeTimeout() int64 { return c.i64(ixClusterNodeTimeout)
 // microseconds: tests slow a save down with it, as Redis's do.
 func (c *Config) RDBKeySaveDelay() int64 { return c.i64(ixRDBKeySaveDelay) }
 
-// LogLevel is "debug", "verbose", "notice" or "warning".
+// LogLevel is "debug", "verbose", "notice", "warning" or "nothing".
 func (c *Config) LogLevel() string { return c.enum(ixLogLevel) }
 
 // EnableDebugCommand is "no", "yes" or "local".
@@ -338,3 +338,21 @@ func (c *Config) LatencyTrackingInfoPercentiles() []float64 {
 	return c.vals[ixLatencyPercentiles].Load().([]float64)
 }
 func (c *Config) TrackingTableMaxKeys() int64 { return c.i64(ixTrackingTableMaxKeys) }
+
+// Process management (package internal/daemon).
+
+var (
+	ixSupervised     = mustIdx("supervised")
+	ixSyslogEnabled  = mustIdx("syslog-enabled")
+	ixSyslogIdent    = mustIdx("syslog-ident")
+	ixSyslogFacility = mustIdx("syslog-facility")
+)
+
+// Supervised is "no", "upstart", "systemd" or "auto".
+func (c *Config) Supervised() string { return c.enum(ixSupervised) }
+
+func (c *Config) SyslogEnabled() bool { return c.boolean(ixSyslogEnabled) }
+func (c *Config) SyslogIdent() string { return c.str(ixSyslogIdent) }
+
+// SyslogFacility is "user" or "local0" ... "local7".
+func (c *Config) SyslogFacility() string { return c.enum(ixSyslogFacility) }

@@ -230,7 +230,6 @@ func TestSetMatchesRedis(t *testing.T) {
 		{"databases", "3"},
 		{"daemonize", "yes"},
 		{"loglevel", "WARNING"},
-		{"loglevel", "nothing"},
 		{"appendfsync", "sometimes"},
 		{"activerehashing", "NO"},
 		{"activerehashing", "maybe"},

@@ -94,7 +94,7 @@ var (
 	evPolicy   = append(ev("volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
 		"allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"),
 		enumVal{"volatile-lrm", 8, true}, enumVal{"allkeys-lrm", 9, true}) // Redis 8.6
-	evLoglevel   = ev("debug", "verbose", "notice", "warning")
+	evLoglevel   = append(ev("debug", "verbose", "notice", "warning"), enumVal{"nothing", 4, true}) // Redis 7.2
 	evFsync      = ev("everysec", "always", "no")
 	evSupervised = ev("upstart", "systemd", "auto", "no")
 	evFacility   = ev("user", "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7")

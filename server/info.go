@@ -70,8 +70,8 @@ func (s *Server) writeInfoSection(b *strings.Builder, name string) {
 			uts = "Linux " + strings.TrimSpace(string(data)) + " " + runtime.GOARCH
 		}
 		field(b, "redis_version", version.Redis)
-		field(b, "redis_git_sha1", "00000000")
-		field(b, "redis_git_dirty", 0)
+		field(b, "redis_git_sha1", version.GitSHA1())
+		field(b, "redis_git_dirty", boolInt(version.GitDirty()))
 		field(b, "redis_build_id", "keyhive")
 		field(b, "redis_mode", "standalone")
 		field(b, "os", uts)
@@ -83,8 +83,10 @@ func (s *Server) writeInfoSection(b *strings.Builder, name string) {
 		// as a version) and keyhive_go_version names the Go release.
 		field(b, "gcc_version", "0.0.0")
 		field(b, "keyhive_go_version", runtime.Version())
+		field(b, "keyhive_version", version.Keyhive)
+		field(b, "keyhive_git_sha1", version.GitSHA1())
 		field(b, "process_id", os.Getpid())
-		field(b, "process_supervised", "no")
+		field(b, "process_supervised", s.supervised)
 		field(b, "run_id", s.runID)
 		field(b, "tcp_port", s.listenPort())
 		field(b, "server_time_usec", now.UnixMicro())
@@ -95,7 +97,7 @@ func (s *Server) writeInfoSection(b *strings.Builder, name string) {
 		field(b, "lru_clock", keyspace.LRUClock(s.clock.UnixMilli()))
 		exe, _ := os.Executable()
 		field(b, "executable", exe)
-		field(b, "config_file", "")
+		field(b, "config_file", s.cfg.ConfigFile())
 		field(b, "io_threads_active", 0)
 	case "clients":
 		// The largest pending input and queued output now (Redis keeps

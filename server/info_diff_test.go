@@ -28,10 +28,10 @@ func infoFieldOrder(r difftest.Reply) []string {
 }
 
 // keyhiveOnlyFields are INFO fields Redis does not have: the Go release
-// Keyhive was built with, and the collector's cost, which its memory
-// benchmark reads.
+// Keyhive was built with, its own version and commit, and the collector's
+// cost, which its memory benchmark reads.
 var keyhiveOnlyFields = []string{
-	"keyhive_go_version", "keyhive_gc_cycles", "keyhive_gc_pause_total_us",
+	"keyhive_go_version", "keyhive_version", "keyhive_git_sha1", "keyhive_gc_cycles", "keyhive_gc_pause_total_us",
 	"keyhive_gc_cpu_percent", "keyhive_gc_cpu_seconds", "keyhive_process_cpu_seconds",
 }
 

@@ -41,6 +41,7 @@ type Server struct {
 	closed    bool
 	wg        sync.WaitGroup
 	done      chan struct{}
+	stopped   chan struct{} // closed when Close has finished
 
 	nextClientID atomic.Uint64
 	started      time.Time
@@ -80,6 +81,7 @@ type Server struct {
 	startupRuntime      int64        // the Go runtime's memory then, which used memory leaves out (evict.go)
 	mappedBufs          atomic.Int64 // bytes of client buffers mapped outside the Go heap (client.go)
 	wallClock           bool         // clock is the real one: commands reuse their start time
+	supervised          string       // INFO's process_supervised (WithSupervised)
 }
 
 // stats are the counters INFO reports.
@@ -99,6 +101,10 @@ func WithClock(c clock.Clock) Option { return func(s *Server) { s.clock = c } }
 // WithLogger sends the server's log lines to l.
 func WithLogger(l *log.Logger) Option { return func(s *Server) { s.log = l } }
 
+// WithSupervised names the supervisor the process told it was ready
+// ("upstart" or "systemd"; INFO's process_supervised, "no" without it).
+func WithSupervised(mode string) Option { return func(s *Server) { s.supervised = mode } }
+
 // New creates a server from cfg. It does not listen until Start.
 func New(cfg *config.Config, opts ...Option) (*Server, error) {
 	s := &Server{
@@ -107,9 +113,11 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 		log:     log.New(os.Stderr, "", log.LstdFlags),
 		clients: map[uint64]*Client{},
 		done:    make(chan struct{}),
+		stopped: make(chan struct{}),
 		started: time.Now(),
 		runID:   newRunID(),
 	}
+	s.supervised = "no"
 	s.cmdStats = make([]commandStats, commandCount)
 	for _, o := range opts {
 		o(s)
@@ -128,12 +136,22 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 	s.watchPort()
 	s.watchNotify()
 	s.scripts = scripting.NewEngine()
-	s.scripts.Logger = func(level int, msg string) { s.log.Print(msg) }
+	s.scripts.Logger = s.scriptLog
 	// The client scripts' commands run as; not a connection, not listed.
 	s.scriptClient = &Client{s: s}
 	s.scriptClient.ctx = Ctx{s: s, c: s.scriptClient}
 	s.scriptHost.out.Errors = &s.stats.errors
 	return s, nil
+}
+
+// scriptLog writes a redis.log line at its level when the logger's sink
+// knows levels (package internal/logging's, Redis's numbering), else as is.
+func (s *Server) scriptLog(level int, msg string) {
+	if l, ok := s.log.Writer().(interface{ LogLevel(level int, msg string) }); ok {
+		l.LogLevel(level, msg)
+		return
+	}
+	s.log.Print(msg)
 }
 
 // Start opens the configured listeners (TCP on bind:port, the unix socket) and
@@ -312,7 +330,10 @@ func (s *Server) isClosed() bool {
 func (s *Server) Close() error {
 	s.mu.Lock()
 	if s.closed {
+		// Another Close (SHUTDOWN's) is under way: return when it is done,
+		// so the process exits only after the AOF is written.
 		s.mu.Unlock()
+		<-s.stopped
 		return nil
 	}
 	s.closed = true
@@ -334,6 +355,7 @@ func (s *Server) Close() error {
 	if path := s.cfg.UnixSocket(); path != "" {
 		os.Remove(path)
 	}
+	close(s.stopped)
 	return nil
 }
 

@@ -1,30 +1,44 @@
 // Command keyhive runs a Keyhive server. It takes redis-server's command line:
 //
 //	keyhive [config-file] [--directive value ...]
+//	keyhive --version
+//	keyhive --ping [host:port | /unix/socket]   (exit 0 when the server answers)
 package main
 
 import (
 	"fmt"
 	"os"
-	"os/signal"
 	"runtime"
 	"runtime/debug"
-	"syscall"
+	"time"
 
 	"github.com/keyhive/keyhive/config"
+	"github.com/keyhive/keyhive/internal/daemon"
 	"github.com/keyhive/keyhive/internal/version"
-	"github.com/keyhive/keyhive/server"
 )
 
 func main() {
-	if len(os.Args) == 2 {
+	if len(os.Args) >= 2 {
 		switch os.Args[1] {
 		case "-v", "--version":
-			fmt.Printf("Keyhive server (reports redis_version %s) go=%s\n", version.Redis, runtime.Version())
+			fmt.Println(version.Line())
 			return
 		case "-h", "--help":
-			fmt.Println("Usage: keyhive [/path/to/redis.conf] [--directive value ...]")
+			fmt.Println("Usage: keyhive [/path/to/keyhive.conf] [--directive value ...]")
+			fmt.Println("       keyhive -v or --version")
+			fmt.Println("       keyhive --ping [host:port | /path/to/socket]")
 			fmt.Println("Example: keyhive --port 6380 --save \"\"")
+			return
+		case "--ping":
+			addr := "127.0.0.1:6379"
+			if len(os.Args) > 2 {
+				addr = os.Args[2]
+			}
+			if err := daemon.Ping(addr, 2*time.Second); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+			fmt.Println("PONG")
 			return
 		}
 	}
@@ -48,25 +62,5 @@ func main() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(25)
 	}
-	srv, err := server.New(cfg)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	if err := srv.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	fmt.Fprintf(os.Stderr, "Keyhive %s ready to accept connections on %s\n", version.Redis, srv.Addr())
-	signals := make(chan os.Signal, 1)
-	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
-	select {
-	case sig := <-signals:
-		fmt.Fprintf(os.Stderr, "Received %v, shutting down\n", sig)
-		if err := srv.Shutdown(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-	case <-srv.Done():
-	}
+	os.Exit(daemon.Run(cfg))
 }

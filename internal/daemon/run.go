@@ -1,0 +1,133 @@
+package daemon
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+
+	"github.com/keyhive/keyhive/config"
+	"github.com/keyhive/keyhive/internal/logging"
+	"github.com/keyhive/keyhive/internal/version"
+	"github.com/keyhive/keyhive/server"
+)
+
+// defaultPidFile is where a daemon without a pidfile directive writes its
+// pid, Redis's path.
+const defaultPidFile = "/var/run/redis.pid"
+
+// Run runs a server from cfg until it is shut down and returns the process's
+// exit code.
+func Run(cfg *config.Config) int {
+	level, err := logging.ParseLevel(cfg.LogLevel())
+	if err == nil {
+		var lg *logging.Logger
+		lg, err = logging.New(logging.Options{
+			File: cfg.LogFile(), Level: level, Syslog: cfg.SyslogEnabled(),
+			SyslogIdent: cfg.SyslogIdent(), SyslogFacility: cfg.SyslogFacility(),
+		})
+		if err == nil {
+			defer lg.Close()
+			return run(cfg, lg)
+		}
+	}
+	fmt.Fprintln(os.Stderr, err)
+	return 1
+}
+
+func run(cfg *config.Config, lg *logging.Logger) int {
+	cfg.OnChange("loglevel", func() {
+		if level, err := logging.ParseLevel(cfg.LogLevel()); err == nil {
+			lg.SetLevel(level)
+		}
+	})
+	sup := supervise(cfg.Supervised())
+	background := cfg.Daemonize() && sup.mode == "no"
+	var parent *reporter
+	if background {
+		var err error
+		if parent, err = detach(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	lg.Logf(logging.Notice, "oO0OoO0OoO0Oo Keyhive is starting oO0OoO0OoO0Oo")
+	lg.Logf(logging.Notice, "Keyhive version=%s, redis_version=%s, commit=%s, modified=%d, pid=%d, just started",
+		version.Keyhive, version.Redis, version.GitSHA1(), boolInt(version.GitDirty()), os.Getpid())
+	lg.Logf(logging.Notice, "Configuration loaded")
+	sup.start(lg)
+	pidFile := cfg.PidFile()
+	if pidFile == "" && background {
+		pidFile = defaultPidFile
+	}
+	if pidFile != "" {
+		// As Redis: a pid file that cannot be written is a warning.
+		if err := os.WriteFile(pidFile, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
+			lg.Logf(logging.Warning, "Failed to write PID file: %v", err)
+		}
+	}
+	// fail logs why the server cannot run and tells a waiting parent.
+	fail := func(err error) int {
+		lg.Logf(logging.Warning, "%v", err)
+		if pidFile != "" {
+			os.Remove(pidFile)
+		}
+		parent.report(err)
+		return 1
+	}
+
+	// Caught from here on, a signal during loading shuts down once loaded.
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
+	signal.Ignore(syscall.SIGHUP) // as Redis: a closed terminal does not stop it
+	srv, err := server.New(cfg, server.WithLogger(lg.Std(logging.Notice)), server.WithSupervised(sup.mode))
+	if err != nil {
+		return fail(err)
+	}
+	if err := srv.Start(); err != nil {
+		return fail(err)
+	}
+	// Listening on a unix socket only shows port 0, as in Redis.
+	port := "0"
+	if _, p, err := net.SplitHostPort(srv.Addr()); err == nil {
+		port = p
+	}
+	lg.Logf(logging.Notice, "Running mode=standalone, port=%s.", port)
+	lg.Logf(logging.Notice, "Server initialized")
+	lg.Logf(logging.Notice, "Ready to accept connections tcp")
+	parent.report(nil)
+	sup.ready()
+
+	code := 0
+	select {
+	case sig := <-signals:
+		name := "SIGTERM"
+		if sig == syscall.SIGINT {
+			name = "SIGINT"
+		}
+		lg.Logf(logging.Warning, "Received %s scheduling shutdown...", name)
+		sup.stopping()
+		if err := srv.Shutdown(); err != nil {
+			lg.Logf(logging.Warning, "Error trying to save the DB: %v", err)
+			code = 1
+		}
+	case <-srv.Done():
+		sup.stopping()
+		srv.Close() // waits for SHUTDOWN's close to finish
+	}
+	if pidFile != "" {
+		lg.Logf(logging.Notice, "Removing the pid file.")
+		os.Remove(pidFile)
+	}
+	lg.Logf(logging.Warning, "Keyhive is now ready to exit, bye bye...")
+	return code
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

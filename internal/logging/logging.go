@@ -1,0 +1,190 @@
+// Package logging is the server process's log, in Redis's format and with
+// Redis's directives: logfile (empty: standard output), loglevel, and
+// syslog-enabled / syslog-ident / syslog-facility. A line reads
+//
+//	12345:M 26 Nov 2026 19:11:08.123 * Ready to accept connections tcp
+//
+// (pid, role, time to the millisecond, level mark, message), as redis-server
+// writes it. The file is opened for each line, as Redis does, so a log rotator
+// may move it away without telling the server.
+//
+// The server library logs through a *log.Logger (server.WithLogger); Std
+// gives one whose lines enter this log at a fixed level, except Lua's
+// redis.log lines, which the server passes with their own level.
+package logging
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"log"
+	"log/syslog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Level is a line's importance, Redis's loglevel.
+type Level int32
+
+// Redis's levels, lowest first; Nothing (Redis 7.2) logs nothing.
+const (
+	Debug Level = iota
+	Verbose
+	Notice
+	Warning
+	Nothing
+)
+
+var levelNames = [...]string{"debug", "verbose", "notice", "warning", "nothing"}
+
+// marks are Redis's level characters in a log line.
+const marks = ".-*#"
+
+// ParseLevel reads a loglevel value.
+func ParseLevel(s string) (Level, error) {
+	for i, n := range levelNames {
+		if n == s {
+			return Level(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown loglevel %q", s)
+}
+
+// Options are the directives the log follows.
+type Options struct {
+	File           string    // "" logs to Stdout
+	Stdout         io.Writer // where File "" logs (os.Stdout when nil)
+	Level          Level
+	Syslog         bool
+	SyslogIdent    string
+	SyslogFacility string // user, local0 ... local7
+}
+
+// Logger is one process's log; safe for concurrent use.
+type Logger struct {
+	file   string
+	stdout io.Writer
+	level  atomic.Int32
+	syslog *syslog.Writer
+	pid    int
+
+	mu  sync.Mutex // one line at a time
+	buf []byte
+}
+
+var facilities = map[string]syslog.Priority{
+	"user": syslog.LOG_USER, "local0": syslog.LOG_LOCAL0, "local1": syslog.LOG_LOCAL1,
+	"local2": syslog.LOG_LOCAL2, "local3": syslog.LOG_LOCAL3, "local4": syslog.LOG_LOCAL4,
+	"local5": syslog.LOG_LOCAL5, "local6": syslog.LOG_LOCAL6, "local7": syslog.LOG_LOCAL7,
+}
+
+// dialSyslog connects to the local syslog daemon (tests replace it).
+var dialSyslog = func(p syslog.Priority, ident string) (*syslog.Writer, error) {
+	return syslog.New(p, ident)
+}
+
+// New opens the log. As redis-server, it fails when the log file cannot be
+// opened for appending; a syslog daemon that cannot be reached is not an
+// error (Redis's openlog never fails): its lines are lost and the log says so.
+func New(o Options) (*Logger, error) {
+	l := &Logger{file: o.File, stdout: o.Stdout, pid: os.Getpid()}
+	if l.stdout == nil {
+		l.stdout = os.Stdout
+	}
+	l.level.Store(int32(o.Level))
+	if o.File != "" {
+		f, err := os.OpenFile(o.File, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("Can't open the log file: %w", err)
+		}
+		f.Close()
+	}
+	if o.Syslog {
+		fac, ok := facilities[o.SyslogFacility]
+		if !ok {
+			return nil, fmt.Errorf("invalid syslog-facility %q", o.SyslogFacility)
+		}
+		w, err := dialSyslog(fac|syslog.LOG_NOTICE, o.SyslogIdent)
+		if err != nil {
+			l.Logf(Warning, "syslog-enabled is yes but syslog is unavailable: %v", err)
+		} else {
+			l.syslog = w
+		}
+	}
+	return l, nil
+}
+
+// SetLevel changes the level below which lines are dropped (CONFIG SET loglevel).
+func (l *Logger) SetLevel(level Level) { l.level.Store(int32(level)) }
+
+// Logf writes one line at level, unless the level is below the log's.
+func (l *Logger) Logf(level Level, format string, args ...any) {
+	if level < Level(l.level.Load()) || level >= Nothing {
+		return
+	}
+	l.write(level, fmt.Sprintf(format, args...))
+}
+
+func (l *Logger) write(level Level, msg string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := fmt.Appendf(l.buf[:0], "%d:M ", l.pid)
+	b = time.Now().AppendFormat(b, "02 Jan 2006 15:04:05.000")
+	b = append(b, ' ', marks[level], ' ')
+	b = append(b, msg...)
+	b = append(b, '\n')
+	l.buf = b
+	if l.file == "" {
+		l.stdout.Write(b)
+	} else if f, err := os.OpenFile(l.file, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644); err == nil {
+		f.Write(b)
+		f.Close()
+	}
+	if l.syslog != nil {
+		// Syslog stamps its own time and ident: the message alone, at
+		// Redis's mapping of levels to priorities.
+		switch level {
+		case Debug:
+			l.syslog.Debug(msg)
+		case Verbose:
+			l.syslog.Info(msg)
+		case Notice:
+			l.syslog.Notice(msg)
+		default:
+			l.syslog.Warning(msg)
+		}
+	}
+}
+
+// Std returns a *log.Logger whose lines enter this log at level.
+func (l *Logger) Std(level Level) *log.Logger {
+	return log.New(stdWriter{l, level}, "", 0)
+}
+
+type stdWriter struct {
+	l     *Logger
+	level Level
+}
+
+// Write takes one line from log.Logger (which adds the final newline).
+func (w stdWriter) Write(p []byte) (int, error) {
+	if w.level >= Level(w.l.level.Load()) {
+		w.l.write(w.level, string(bytes.TrimSuffix(p, []byte("\n"))))
+	}
+	return len(p), nil
+}
+
+// LogLevel writes msg at level (Debug ... Warning, Redis's numbering) instead
+// of the writer's own: the server sends Lua's redis.log lines here.
+func (w stdWriter) LogLevel(level int, msg string) {
+	w.l.Logf(Level(min(max(level, int(Debug)), int(Warning))), "%s", msg)
+}
+
+// Close disconnects from syslog.
+func (l *Logger) Close() {
+	if l.syslog != nil {
+		l.syslog.Close()
+	}
+}

@@ -1,0 +1,37 @@
+package version
+
+import (
+	"regexp"
+	"runtime/debug"
+	"testing"
+)
+
+func TestFromBuildInfo(t *testing.T) {
+	for _, c := range []struct {
+		info  *debug.BuildInfo
+		sha   string
+		dirty bool
+	}{
+		{nil, "00000000", false},
+		{&debug.BuildInfo{}, "00000000", false},
+		{&debug.BuildInfo{Settings: []debug.BuildSetting{
+			{Key: "vcs", Value: "git"},
+			{Key: "vcs.revision", Value: "fd06dbc2a1b2c3d4e5f60718293a4b5c6d7e8f90"},
+			{Key: "vcs.modified", Value: "true"},
+		}}, "fd06dbc2", true},
+		{&debug.BuildInfo{Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "abc"}}}, "00000000", false},
+	} {
+		if sha, dirty := fromBuildInfo(c.info); sha != c.sha || dirty != c.dirty {
+			t.Errorf("fromBuildInfo(%v) = %s %v, want %s %v", c.info, sha, dirty, c.sha, c.dirty)
+		}
+	}
+}
+
+// TestLine: keyhive --version has redis-server -v's shape.
+func TestLine(t *testing.T) {
+	re := regexp.MustCompile(`^Keyhive server v=` + regexp.QuoteMeta(Keyhive) +
+		` sha=[0-9a-f]{8}:[01] redis=` + regexp.QuoteMeta(Redis) + ` go=go\S+ bits=(32|64)$`)
+	if l := Line(); !re.MatchString(l) {
+		t.Errorf("Line() = %q, want %s", l, re)
+	}
+}
