@@ -260,31 +260,44 @@ func (s *Server) do(args ...any) (r difftest.Reply, ok bool) {
 }
 
 // roundTrip sends args and reads the reply, connecting first if needed;
-// s.mu is held.
+// s.mu is held. A connection the server closed (a FastForward past the
+// timeout directive makes it idle) is replaced once.
 func (s *Server) roundTrip(args []any) (difftest.Reply, error) {
-	if s.conn == nil {
-		c, err := difftest.Dial(s.Addr())
-		if err != nil {
+	reused := s.conn != nil
+	if !reused {
+		if err := s.connect(); err != nil {
 			return difftest.Reply{}, err
 		}
-		if s.auth != "" {
-			if err := expectOK(c, "AUTH", s.auth); err != nil {
-				c.Close()
-				return difftest.Reply{}, err
-			}
-		}
-		if err := expectOK(c, "CLIENT", "SETNAME", "keyhivetest"); err != nil {
-			c.Close()
-			return difftest.Reply{}, err
-		}
-		s.conn = c
 	}
 	r, err := s.conn.Do(args...)
-	if err != nil { // the reply stream is lost: reconnect next time
+	if err != nil { // the reply stream is lost
 		s.conn.Close()
 		s.conn = nil
+		if reused {
+			return s.roundTrip(args)
+		}
 	}
 	return r, err
+}
+
+// connect opens the checks' connection; s.mu is held.
+func (s *Server) connect() error {
+	c, err := difftest.Dial(s.Addr())
+	if err != nil {
+		return err
+	}
+	if s.auth != "" {
+		err = expectOK(c, "AUTH", s.auth)
+	}
+	if err == nil {
+		err = expectOK(c, "CLIENT", "SETNAME", "keyhivetest")
+	}
+	if err != nil {
+		c.Close()
+		return err
+	}
+	s.conn = c
+	return nil
 }
 
 // expectOK runs a command that must reply +OK.

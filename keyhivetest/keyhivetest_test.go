@@ -156,6 +156,16 @@ func TestRunWith(t *testing.T) {
 	srv.CheckGet(t, "k", "v")
 }
 
+// TestIdleTimeout moves the clock past the timeout directive: the server
+// closes the idle checks' connection, and the next check opens a new one.
+func TestIdleTimeout(t *testing.T) {
+	srv := keyhivetest.RunWith(t, "timeout", "1")
+	srv.Set("k", "v")
+	srv.FastForward(3 * time.Second)
+	time.Sleep(300 * time.Millisecond) // the cron's next ticks close it
+	srv.CheckGet(t, "k", "v")
+}
+
 func TestStartRefusesBadDirectives(t *testing.T) {
 	for _, d := range [][]string{{"maxmemory"}, {"no-such-directive", "1"}, {"maxmemory", "lots"}} {
 		if srv, err := keyhivetest.Start(d...); err == nil {
