@@ -14,15 +14,16 @@
 // The server is the same library cmd/keyhive runs, in-process on a free
 // loopback port, with every command and Redis's behaviour: there is no
 // emulation to fall out of step with. RunWith and Start take config
-// directives as name, value pairs (RunWith(t, "maxmemory", "1mb",
+// directives as name, value pairs (RunWith(t, "maxmemory", "64mb",
 // "maxmemory-policy", "allkeys-lru")); snapshots are off and the data
 // directory is a temporary one.
 //
-// Time is a manual clock: it starts at the wall-clock time of Run and moves
-// only by FastForward. Keys past their TTL then expire as on Redis when that
-// much time passes: at once for any command that reaches them (lazy expiry)
-// and, for the rest, within a tick of the server's active expiry cycle (100
-// ms at the default hz 10), so counts such as DBSIZE can lag that long.
+// Time is a manual clock: it starts at the wall-clock time of Run (or
+// Start) and moves only by FastForward. Keys past their TTL then expire as
+// on Redis when that much time passes: at once for any command that
+// reaches them (lazy expiry) and, for the rest, within a tick of the
+// server's active expiry cycle (100 ms at the default hz 10), so counts
+// such as DBSIZE can lag that long.
 //
 // The direct checks (Get, Exists, TTL, Keys, CheckGet, ...) run real
 // commands through the server, on database 0, over a connection of their
@@ -67,7 +68,7 @@ func Run(tb testing.TB) *Server {
 }
 
 // RunWith is Run with config directives as name, value pairs, as CONFIG SET
-// takes them: RunWith(t, "maxmemory", "1mb").
+// takes them: RunWith(t, "maxmemory", "64mb").
 func RunWith(tb testing.TB, directives ...string) *Server {
 	tb.Helper()
 	s, err := Start(directives...)
