@@ -37,6 +37,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -95,7 +96,7 @@ func Start(directives ...string) (*Server, error) {
 	args := []string{"--port", "0", "--bind", "127.0.0.1", "--save", "", "--dir", dir}
 	for i := 0; i < len(directives); i += 2 {
 		args = append(args, "--"+directives[i], directives[i+1])
-		if directives[i] == "requirepass" {
+		if strings.EqualFold(directives[i], "requirepass") {
 			s.auth = directives[i+1]
 		}
 	}
