@@ -15,6 +15,7 @@ import (
 	"github.com/keyhive/keyhive/config"
 	"github.com/keyhive/keyhive/internal/daemon"
 	"github.com/keyhive/keyhive/internal/version"
+	"github.com/keyhive/keyhive/server"
 )
 
 func main() {
