@@ -78,6 +78,9 @@ type Server struct {
 	startupRuntime      int64        // the Go runtime's memory then, which used memory leaves out (evict.go)
 	mappedBufs          atomic.Int64 // bytes of client buffers mapped outside the Go heap (client.go)
 	wallClock           bool         // clock is the real one: commands reuse their start time
+
+	// metrics is the Prometheus endpoint (metrics.go).
+	metrics metricsEndpoint
 }
 
 // stats are the counters INFO reports.
@@ -183,6 +186,10 @@ func (s *Server) Start() error {
 	s.mu.Unlock()
 	if n == 0 {
 		return errors.New("no listening socket could be opened")
+	}
+	if err := s.startMetrics(); err != nil {
+		s.Close()
+		return err
 	}
 	s.wg.Add(1)
 	go s.cron()
@@ -313,6 +320,7 @@ func (s *Server) Close() error {
 		c.disconnect()
 	}
 	s.mu.Unlock()
+	s.stopMetrics()
 	s.wg.Wait()
 	s.saver.Wait()
 	s.aof.Stop() // everything acknowledged is written and synced
