@@ -125,10 +125,11 @@ type Keyspace struct {
 	marked    []*garbageMarks // the shard arrays its holder left garbage in
 	snap      *Snapshot       // a background save in progress (set under the exclusive lock)
 	snapping  sync.Mutex      // held from BeginSnapshot to End
+	acct      accounting
+
 	// The running snapshot's keys at its instant (0: none runs), and those
 	// its saver has written so far: its progress, for metrics.
 	snapKeys, snapSaved atomic.Int64
-	acct      accounting
 }
 
 // New creates a keyspace with n databases.
