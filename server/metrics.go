@@ -352,15 +352,23 @@ func (s *Server) writeKeyspaceMetrics(p *promtext.Writer) {
 	}
 }
 
+// commandsInOrder lists the commands and subcommands in INFO
+// commandstats' order, sorted once: the table does not change.
+var commandsInOrder = sync.OnceValue(func() []*Command {
+	var list []*Command
+	forEachCommand(func(c *Command) { list = append(list, c) })
+	return list
+})
+
 // writeCommandMetrics writes INFO commandstats and latencystats per
 // command ("config|get" for a subcommand, as INFO names it).
 func (s *Server) writeCommandMetrics(p *promtext.Writer) {
 	var cmds []*Command
-	forEachCommand(func(c *Command) {
+	for _, c := range commandsInOrder() {
 		if st := &s.cmdStats[c.id]; st.calls.Load() > 0 || st.rejected.Load() > 0 {
 			cmds = append(cmds, c)
 		}
-	})
+	}
 	family := func(name, help string, value func(st *commandStats) float64) {
 		p.Family(name, promtext.Counter, help)
 		for _, c := range cmds {
