@@ -428,6 +428,51 @@ func TestMetricsEndpoint(t *testing.T) {
 	}
 }
 
+// TestMetricsSnapshotProgress follows a slowed-down BGSAVE through
+// keyhive_snapshot_keys and keyhive_snapshot_keys_saved.
+func TestMetricsSnapshotProgress(t *testing.T) {
+	srv := startKeyhiveMetrics(t)
+	c, err := difftest.Dial(srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for i := range 200 {
+		c.Do("SET", "k"+strconv.Itoa(i), "v")
+	}
+	c.Do("CONFIG", "SET", "rdb-key-save-delay", "2000") // 2 ms a key: the save takes 0.4 s
+	if r, _ := c.Do("BGSAVE"); r.Str != "Background saving started" {
+		t.Fatalf("BGSAVE: %q", r.Str)
+	}
+	value := func(text, name string) float64 {
+		for _, line := range strings.Split(text, "\n") {
+			if v, ok := strings.CutPrefix(line, name+" "); ok {
+				f, _ := strconv.ParseFloat(v, 64)
+				return f
+			}
+		}
+		t.Fatalf("no %s", name)
+		return 0
+	}
+	u := "http://" + srv.MetricsAddr() + "/metrics"
+	var sawProgress bool
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		text := httpGet(t, u)
+		total, saved := value(text, "keyhive_snapshot_keys"), value(text, "keyhive_snapshot_keys_saved")
+		if total == 0 {
+			if !sawProgress {
+				t.Fatal("the save ended before a scrape saw it")
+			}
+			return
+		}
+		if total != 200 || saved > total {
+			t.Fatalf("snapshot keys %v, saved %v", total, saved)
+		}
+		sawProgress = sawProgress || saved > 0 && saved < total
+	}
+	t.Fatal("the save did not end")
+}
+
 // BenchmarkMetricsScrape measures a scrape's CPU time with many keys
 // (KEYHIVE_METRICS_BENCH_KEYS, default 10M, filled with DEBUG POPULATE),
 // as cpu-us/scrape: "handler" is the handler's own thread CPU, "http" the
