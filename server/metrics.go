@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"runtime"
 	"runtime/metrics"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -274,16 +275,16 @@ var instanceInfoLabels = []string{"role", "redis_version", "redis_build_id", "re
 
 // writeMetrics writes every family of a scrape.
 func (s *Server) writeMetrics(p *promtext.Writer) {
-	p.One("redis_up", promtext.Gauge, "Information about the Redis instance", 1)
-	p.One("redis_start_time_seconds", promtext.Gauge, "Start time of the Redis instance since unix epoch in seconds.", float64(s.started.Unix()))
+	p.One("redis_up", promtext.Gauge, "1 while the server answers (the exporter's up)", 1)
+	p.One("redis_start_time_seconds", promtext.Gauge, "When the server started, in Unix seconds", float64(s.started.Unix()))
 	s.writeInfoMetrics(p)
 	s.writeKeyspaceMetrics(p)
 	s.writeCommandMetrics(p)
 	s.writeErrorMetrics(p)
 	s.writeLogMetrics(p)
-	p.One("redis_config_maxclients", promtext.Gauge, "config_maxclients metric", float64(s.cfg.MaxClients()))
-	p.One("redis_config_maxmemory", promtext.Gauge, "config_maxmemory metric", float64(s.cfg.MaxMemory()))
-	p.One("redis_config_io_threads", promtext.Gauge, "config_io_threads metric", float64(s.cfg.IOThreads()))
+	p.One("redis_config_maxclients", promtext.Gauge, "The maxclients directive", float64(s.cfg.MaxClients()))
+	p.One("redis_config_maxmemory", promtext.Gauge, "The maxmemory directive, in bytes", float64(s.cfg.MaxMemory()))
+	p.One("redis_config_io_threads", promtext.Gauge, "The io-threads directive", float64(s.cfg.IOThreads()))
 	s.writeKeyhiveMetrics(p)
 }
 
@@ -300,10 +301,8 @@ func (s *Server) writeInfoMetrics(p *promtext.Writer) {
 		if !ok {
 			continue
 		}
-		for _, l := range instanceInfoLabels {
-			if l == name {
-				info[name] = value
-			}
+		if slices.Contains(instanceInfoLabels, name) {
+			info[name] = value
 		}
 		m, ok := infoMetrics[name]
 		if !ok {
@@ -328,7 +327,7 @@ func (s *Server) writeInfoMetrics(p *promtext.Writer) {
 	for _, l := range instanceInfoLabels {
 		labels = append(labels, l, info[l])
 	}
-	p.Family("redis_instance_info", promtext.Gauge, "Information about the Redis instance")
+	p.Family("redis_instance_info", promtext.Gauge, "The server's identity (INFO fields) in labels; the value is 1")
 	p.Sample("redis_instance_info", 1, labels...)
 }
 
@@ -336,15 +335,15 @@ func (s *Server) writeInfoMetrics(p *promtext.Writer) {
 // as the exporter does, and the average TTL of the non-empty ones.
 func (s *Server) writeKeyspaceMetrics(p *promtext.Writer) {
 	dbName := func(i int) string { return "db" + strconv.Itoa(i) }
-	p.Family("redis_db_keys", promtext.Gauge, "Total number of keys by DB")
+	p.Family("redis_db_keys", promtext.Gauge, "Keys in the database (INFO keyspace keys)")
 	for i := range s.ks.Len() {
 		p.Sample("redis_db_keys", float64(s.ks.DB(i).Len()), "db", dbName(i))
 	}
-	p.Family("redis_db_keys_expiring", promtext.Gauge, "Total number of expiring keys by DB")
+	p.Family("redis_db_keys_expiring", promtext.Gauge, "Keys with a TTL in the database (INFO keyspace expires)")
 	for i := range s.ks.Len() {
 		p.Sample("redis_db_keys_expiring", float64(s.ks.DB(i).Volatile()), "db", dbName(i))
 	}
-	p.Family("redis_db_avg_ttl_seconds", promtext.Gauge, "Avg TTL in seconds")
+	p.Family("redis_db_avg_ttl_seconds", promtext.Gauge, "Estimated mean TTL of the database's keys with one, in seconds")
 	for i := range s.ks.Len() {
 		if db := s.ks.DB(i); db.Len() > 0 {
 			p.Sample("redis_db_avg_ttl_seconds", float64(db.AvgTTL())/1000, "db", dbName(i))
@@ -375,13 +374,13 @@ func (s *Server) writeCommandMetrics(p *promtext.Writer) {
 			p.Sample(name, value(&s.cmdStats[c.id]), "cmd", c.Name)
 		}
 	}
-	family("redis_commands_total", "Total number of calls per command",
+	family("redis_commands_total", "Calls of the command (INFO commandstats calls)",
 		func(st *commandStats) float64 { return float64(st.calls.Load()) })
-	family("redis_commands_duration_seconds_total", "Total amount of time in seconds spent per command",
+	family("redis_commands_duration_seconds_total", "Time the command ran, in seconds (INFO commandstats usec)",
 		func(st *commandStats) float64 { return float64(st.usec.Load()) / 1e6 })
-	family("redis_commands_rejected_calls_total", "Total number of errors prior command execution per command",
+	family("redis_commands_rejected_calls_total", "Calls refused before the command ran (INFO commandstats rejected_calls)",
 		func(st *commandStats) float64 { return float64(st.rejected.Load()) })
-	family("redis_commands_failed_calls_total", "Total number of errors within command execution per command",
+	family("redis_commands_failed_calls_total", "Calls whose command replied an error (INFO commandstats failed_calls)",
 		func(st *commandStats) float64 { return float64(st.failed.Load()) })
 	if !s.cfg.LatencyTracking() {
 		return
@@ -390,7 +389,7 @@ func (s *Server) writeCommandMetrics(p *promtext.Writer) {
 	// (named as INFO names them, "99.9"), commandstats' usec and calls as
 	// its sum and count.
 	const name = "redis_latency_percentiles_usec"
-	p.Family(name, promtext.Summary, "A summary of latency percentile distribution per command")
+	p.Family(name, promtext.Summary, "The command's latency percentiles in microseconds (INFO latencystats), with commandstats' usec and calls as sum and count")
 	percentiles := s.cfg.LatencyTrackingInfoPercentiles()
 	var counts [histBuckets]int64
 	for _, c := range cmds {
@@ -411,7 +410,7 @@ func (s *Server) writeCommandMetrics(p *promtext.Writer) {
 // writeErrorMetrics writes INFO errorstats: error replies by their code.
 func (s *Server) writeErrorMetrics(p *promtext.Writer) {
 	e := &s.stats.errors
-	p.Family("redis_errors_total", promtext.Counter, "Total number of errors per error type")
+	p.Family("redis_errors_total", promtext.Counter, "Error replies by their code (INFO errorstats)")
 	e.mu.Lock()
 	for code, n := range e.byCode {
 		p.Sample("redis_errors_total", float64(*n), "err", infoSafe(code))
@@ -430,20 +429,20 @@ func (s *Server) writeLogMetrics(p *promtext.Writer) {
 		lastID, lastMicros = l.entries[n-1].id, l.entries[n-1].micros
 	}
 	l.mu.Unlock()
-	p.One("redis_slowlog_length", promtext.Gauge, "Total slowlog", float64(n))
-	p.One("redis_slowlog_last_id", promtext.Gauge, "Last id of slowlog", float64(lastID))
+	p.One("redis_slowlog_length", promtext.Gauge, "Entries in the slow log", float64(n))
+	p.One("redis_slowlog_last_id", promtext.Gauge, "ID of the newest slow log entry", float64(lastID))
 	p.One("redis_last_slow_execution_duration_seconds", promtext.Gauge,
-		"The amount of time needed for last slow execution, in seconds", float64(lastMicros)/1e6)
+		"How long the newest slow log entry ran, in seconds", float64(lastMicros)/1e6)
 
 	m := &s.latency
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	p.Family("redis_latency_spike_last", promtext.Gauge, "When the latency spike last occurred")
+	p.Family("redis_latency_spike_last", promtext.Gauge, "Unix time of the event's latest spike (LATENCY LATEST)")
 	for event, ts := range m.events {
 		last := ts.samples[(ts.next+latencyHistoryLen-1)%latencyHistoryLen]
 		p.Sample("redis_latency_spike_last", float64(last.unix), "event_name", event)
 	}
-	p.Family("redis_latency_spike_duration_seconds", promtext.Gauge, "Length of the last latency spike in seconds")
+	p.Family("redis_latency_spike_duration_seconds", promtext.Gauge, "How long the event's latest spike took, in seconds")
 	for event, ts := range m.events {
 		last := ts.samples[(ts.next+latencyHistoryLen-1)%latencyHistoryLen]
 		p.Sample("redis_latency_spike_duration_seconds", float64(last.ms)/1000, "event_name", event)
