@@ -6,11 +6,17 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-if ! command -v redis-server >/dev/null; then
+# Debian packages the tests run (each binary is named as its package), when
+# missing: redis-server, and Prometheus and redis_exporter for the metrics tests.
+missing=""
+for pkg in redis-server prometheus prometheus-redis-exporter; do
+  command -v "$pkg" >/dev/null || missing="$missing $pkg"
+done
+if [ -n "$missing" ]; then
   sudo=""
   [ "$(id -u)" = 0 ] || sudo="sudo"
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq redis-server >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing >/dev/null
 fi
 
 # The 7.4.1 oracle is built from ../shared/oracles (about two minutes, once).

@@ -28,6 +28,9 @@
 //   - rename-command and user lines are recorded (RenamedCommands, Users)
 //     but not validated; the server applies them. CONFIG REWRITE keeps user
 //     lines as they are instead of regenerating them from the ACL state.
+//   - metrics-port and metrics-bind are Keyhive's own: the Prometheus
+//     endpoint (off while the port is 0; the bind list reads as bind's).
+//     CONFIG SET refuses them; the endpoint starts and stops with the server.
 //   - set-max-listpack-entries / set-max-listpack-value (Redis 7.2) are
 //     accepted. Of Redis's hidden debugging directives only
 //     rdb-key-save-delay and key-load-delay exist.

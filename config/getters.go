@@ -63,6 +63,8 @@ var (
 	ixNotifyKeyspaceEvents    = mustIdx("notify-keyspace-events")
 	ixPidFile                 = mustIdx("pidfile")
 	ixPort                    = mustIdx("port")
+	ixMetricsPort             = mustIdx("metrics-port")
+	ixMetricsBind             = mustIdx("metrics-bind")
 	ixProtectedMode           = mustIdx("protected-mode")
 	ixProtoMaxBulkLen         = mustIdx("proto-max-bulk-len")
 	ixRDBChecksum             = mustIdx("rdbchecksum")
@@ -147,6 +149,11 @@ func capInt64(v uint64) int64 {
 // Network.
 
 func (c *Config) Port() int { return int(c.i64(ixPort)) }
+
+// MetricsPort is the Prometheus endpoint's port, 0 when it is off;
+// MetricsBind its addresses, as Bind's (shared: do not modify).
+func (c *Config) MetricsPort() int      { return int(c.i64(ixMetricsPort)) }
+func (c *Config) MetricsBind() []string { return c.vals[ixMetricsBind].Load().([]string) }
 
 // Bind returns the bind addresses (a "-" prefix marks an optional one). The
 // slice is shared: do not modify it.

@@ -196,6 +196,10 @@ var specs = []spec{
 	{name: "maxmemory-eviction-tenacity", kind: kInt, def: "10", min: 0, max: 100},
 	{name: "maxmemory-policy", kind: kEnum, def: "noeviction", enum: evPolicy},
 	{name: "maxmemory-samples", kind: kInt, def: "5", min: 1, max: intMax},
+	// Keyhive's Prometheus endpoint (server/metrics.go): off while the port is 0;
+	// the bind list reads as bind's ("-" marks an optional address, "*" all).
+	{name: "metrics-bind", kind: kSpecial, def: "127.0.0.1 -::1", flags: fMulti | fImmutable, sp: spBind},
+	{name: "metrics-port", kind: kInt, def: "0", min: 0, max: 65535, flags: fImmutable},
 	{name: "min-replicas-max-lag", alias: "min-slaves-max-lag", kind: kInt, def: "10", min: 0, max: intMax},
 	{name: "min-replicas-to-write", alias: "min-slaves-to-write", kind: kInt, def: "0", min: 0, max: intMax},
 	{name: "no-appendfsync-on-rewrite", kind: kBool, def: "no"},

@@ -126,6 +126,10 @@ type Keyspace struct {
 	snap      *Snapshot       // a background save in progress (set under the exclusive lock)
 	snapping  sync.Mutex      // held from BeginSnapshot to End
 	acct      accounting
+
+	// The running snapshot's keys at its instant (0: none runs), and those
+	// its saver has written so far: its progress, for metrics.
+	snapKeys, snapSaved atomic.Int64
 }
 
 // New creates a keyspace with n databases.
@@ -318,3 +322,15 @@ func (ks *Keyspace) SwapDB(a, b int) {
 // as a whole. It is kept as counters, cheap enough to read before every
 // command.
 func (ks *Keyspace) MemoryBytes() int64 { return ks.acct.mem.Load() - ks.acct.dead.Load() }
+
+// ArenaBytes returns the bytes the entry arenas hold and, of those, the
+// garbage: dead entries not reused or given back yet.
+func (ks *Keyspace) ArenaBytes() (held, garbage int64) {
+	return ks.acct.mem.Load(), ks.acct.dead.Load()
+}
+
+// SnapshotProgress returns the keys the running snapshot saves (0 when
+// none runs) and how many of them the saver has written so far.
+func (ks *Keyspace) SnapshotProgress() (saved, total int64) {
+	return ks.snapSaved.Load(), ks.snapKeys.Load()
+}

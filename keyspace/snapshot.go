@@ -59,6 +59,12 @@ func (ks *Keyspace) BeginSnapshot(encode func(b []byte, e *Entry) []byte, atStar
 	if atStart != nil {
 		atStart()
 	}
+	var keys int64
+	for _, n := range s.Keys {
+		keys += n
+	}
+	ks.snapSaved.Store(0)
+	ks.snapKeys.Store(keys)
 	ks.snap = s
 	return s
 }
@@ -111,6 +117,7 @@ func (s *Snapshot) inPieces(sh *shard, piece func(pos uint64) uint64) {
 		pos = piece(pos)
 		sh.mu.Unlock()
 		s.ks.all.RUnlock()
+		s.ks.snapSaved.Add(int64(s.saved))
 		if s.saved > 0 && s.KeyDelay > 0 {
 			time.Sleep(time.Duration(s.saved) * s.KeyDelay)
 		}
@@ -202,6 +209,7 @@ func (s *Snapshot) End() {
 		}
 	}
 	ks.snap = nil
+	ks.snapKeys.Store(0)
 	ks.all.Unlock()
 	ks.snapping.Unlock()
 }

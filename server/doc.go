@@ -44,6 +44,8 @@
 //   - slowlog.go, stats.go, rusage.go: the slow log, INFO's counters;
 //     info.go: INFO's sections; latency.go: the latency monitor and the
 //     per-command latency histograms (LATENCY, INFO latencystats).
+//   - metrics.go: the Prometheus endpoint (metrics-port), redis_exporter's
+//     metric names over INFO's counters, and keyhive_ series.
 //   - hotkeys.go: HOTKEYS, a tracking session charging each command's CPU
 //     time and bytes to its keys, kept in top-K sketches.
 //   - evict.go, memrelease.go: maxmemory and eviction; giving memory back.

@@ -82,6 +82,9 @@ type Server struct {
 	mappedBufs          atomic.Int64 // bytes of client buffers mapped outside the Go heap (client.go)
 	wallClock           bool         // clock is the real one: commands reuse their start time
 	supervised          string       // INFO's process_supervised (WithSupervised)
+
+	// metrics is the Prometheus endpoint (metrics.go).
+	metrics metricsEndpoint
 }
 
 // stats are the counters INFO reports.
@@ -212,6 +215,10 @@ func (s *Server) Start() error {
 	s.mu.Unlock()
 	if n == 0 {
 		return errors.New("no listening socket could be opened")
+	}
+	if err := s.startMetrics(); err != nil {
+		s.Close()
+		return err
 	}
 	s.wg.Add(2)
 	go s.cron()
@@ -349,6 +356,7 @@ func (s *Server) Close() error {
 	for _, l := range s.loops {
 		l.post(taskStop, nil)
 	}
+	s.stopMetrics()
 	s.wg.Wait()
 	s.saver.Wait()
 	s.aof.Stop() // everything acknowledged is written and synced
