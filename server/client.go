@@ -5,6 +5,7 @@ import (
 	"net"
 	"runtime"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/keyhive/keyhive/cmdspec"
@@ -461,10 +462,10 @@ func (c *Client) flushReplies(wait bool) bool {
 	if c.repliesOverLimit() {
 		return false
 	}
-	if !wait && c.lc != nil {
-		n, err := c.lc.writeSome(c.out.B, false)
+	if !wait && c.lc != nil { // on the loop
+		n, errno := c.lc.writeNow(c.out.B)
 		c.traffic.wrote(int64(n))
-		if err != nil {
+		if errno != 0 && errno != syscall.EAGAIN {
 			return false
 		}
 		if n < len(c.out.B) {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -51,12 +52,15 @@ type eventLoop struct {
 	pending      []*Client // replies to write at the end of the wake-up
 	stopped      bool
 
-	// busySince is when the loop began serving the client it serves now
-	// (monotonic ns), 0 between clients. The cron's takeover and the loop's
-	// end of serving both swap it to 0: whichever does first decides whether
-	// the goroutine serving is still the loop.
-	busySince atomic.Int64
-	current   atomic.Pointer[loopConn]
+	// serving numbers the client the loop serves now (0 between clients;
+	// seq counts them). The takeover and the loop's end of serving both
+	// swap it to 0: whichever does first decides whether the goroutine
+	// serving is still the loop.
+	serving atomic.Uint64
+	seq     uint64
+	current atomic.Pointer[loopConn]
+	// watched is what watchLoops saw serving at its last tick.
+	watched uint64
 
 	// tasks are the posted tasks taken, taskNext the next to run.
 	tasks    []loopTask
@@ -211,8 +215,11 @@ func (l *eventLoop) wait() {
 	}
 	var n int
 	var err error
-	if timeout == 0 {
-		n, err = epollWaitNow(l.epfd, l.events)
+	if timeout == 0 || runtime.GOMAXPROCS(0) > len(l.s.loops) {
+		// The loop keeps its P while it sleeps: another P runs the other
+		// goroutines, and the scheduler neither hands the P on (sysmon
+		// waking every 20 us to take it) nor takes it back at each wake-up.
+		n, err = epollWaitRaw(l.epfd, l.events, timeout)
 	} else {
 		// A system call the scheduler sees, so that while the loop sleeps
 		// its P runs the server's other goroutines.
@@ -225,8 +232,8 @@ func (l *eventLoop) wait() {
 	l.next, l.nready = 0, n
 }
 
-func epollWaitNow(epfd int, events []syscall.EpollEvent) (int, error) {
-	n, _, errno := syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), 0, 0, 0)
+func epollWaitRaw(epfd int, events []syscall.EpollEvent, timeout int) (int, error) {
+	n, _, errno := syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(timeout), 0, 0)
 	if errno != 0 {
 		return 0, errno
 	}
@@ -271,10 +278,11 @@ func (l *eventLoop) handle(ev syscall.EpollEvent) bool {
 func (l *eventLoop) serve(lc *loopConn) bool {
 	c := lc.client
 	l.current.Store(lc)
-	start := monoNow()
-	l.busySince.Store(start)
+	l.seq++
+	seq := l.seq
+	l.serving.Store(seq)
 	res := c.serveOnLoop()
-	if !l.busySince.CompareAndSwap(start, 0) {
+	if !l.serving.CompareAndSwap(seq, 0) {
 		// Taken over, lc marked held: finish it as its holder.
 		l.s.wg.Add(1)
 		go c.serveHeld(res)
@@ -521,15 +529,18 @@ func (l *eventLoop) close() {
 // takeOver makes a new goroutine the loop while the current one runs a
 // script past busy-reply-threshold: the client it serves is held by the
 // old goroutine from now on.
-// watchLoops calls it; the loop goroutine's writes before it began serving
-// are seen here through busySince.
+// watchLoops calls it at each tick: a loop serving the same client as at
+// the last tick while a script has run past the threshold is stuck in it,
+// or behind it. The loop goroutine's writes before it began serving are
+// seen here through serving.
 func (l *eventLoop) takeOver() {
-	since := l.busySince.Load()
-	if since == 0 || l.s.scriptStart.Load() == 0 {
+	seq := l.serving.Load()
+	stuck := seq != 0 && seq == l.watched
+	l.watched = seq
+	if !stuck {
 		return
 	}
-	limit := l.s.cfg.BusyReplyThreshold()
-	if limit <= 0 || monoNow()-since <= limit*int64(time.Millisecond) || !l.busySince.CompareAndSwap(since, 0) {
+	if busy, _ := l.s.scriptBusy(); !busy || !l.serving.CompareAndSwap(seq, 0) {
 		return
 	}
 	lc := l.current.Load()
@@ -540,17 +551,27 @@ func (l *eventLoop) takeOver() {
 	}()
 }
 
-// watchLoops takes over the loops stuck in a script, hz times a second. It
-// is not the cron's work: the cron waits for keyspace locks the script holds.
+// watchLoops takes over the loops stuck in a script, ticking at a quarter
+// of busy-reply-threshold (at most 100 ms). It is not the cron's work: the
+// cron waits for keyspace locks the script holds.
 func (s *Server) watchLoops() {
 	defer s.wg.Done()
-	tick := time.NewTicker(time.Second / time.Duration(max(s.cfg.Hz(), 1)))
+	period := func() time.Duration {
+		limit := time.Duration(s.cfg.BusyReplyThreshold()) * time.Millisecond / 4
+		return min(max(limit, time.Millisecond), 100*time.Millisecond)
+	}
+	p := period()
+	tick := time.NewTicker(p)
 	defer tick.Stop()
 	for {
 		select {
 		case <-s.done:
 			return
 		case <-tick.C:
+		}
+		if q := period(); q != p { // CONFIG SET busy-reply-threshold
+			p = q
+			tick.Reset(p)
 		}
 		for _, l := range s.loops {
 			l.takeOver()
@@ -572,12 +593,8 @@ func newLoopConn(fd int, local, remote net.Addr, l *eventLoop) *loopConn {
 }
 
 // readNow reads what the socket holds without waiting (EAGAIN: nothing).
+// Goroutines other than the loop hold mu meanwhile (readShared).
 func (lc *loopConn) readNow(buf []byte) (int, syscall.Errno) {
-	lc.mu.RLock()
-	defer lc.mu.RUnlock()
-	if lc.closed {
-		return 0, syscall.EBADF
-	}
 	for {
 		n, _, errno := syscall.RawSyscall(syscall.SYS_READ, uintptr(lc.fd), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
 		if errno != syscall.EINTR {
@@ -586,13 +603,31 @@ func (lc *loopConn) readNow(buf []byte) (int, syscall.Errno) {
 	}
 }
 
-// writeNow writes what the socket takes of buf without waiting.
-func (lc *loopConn) writeNow(buf []byte) (int, syscall.Errno) {
+// readShared is readNow from a goroutine other than the loop, which may
+// close the descriptor meanwhile.
+func (lc *loopConn) readShared(buf []byte) (int, syscall.Errno) {
 	lc.mu.RLock()
 	defer lc.mu.RUnlock()
 	if lc.closed {
 		return 0, syscall.EBADF
 	}
+	return lc.readNow(buf)
+}
+
+// writeShared writes what the socket takes of buf without waiting, from
+// any goroutine.
+func (lc *loopConn) writeShared(buf []byte) (int, syscall.Errno) {
+	lc.mu.RLock()
+	defer lc.mu.RUnlock()
+	if lc.closed {
+		return 0, syscall.EBADF
+	}
+	return lc.writeNow(buf)
+}
+
+// writeNow writes what the socket takes of buf without waiting; as
+// readNow, on the loop.
+func (lc *loopConn) writeNow(buf []byte) (int, syscall.Errno) {
 	written := 0
 	for written < len(buf) {
 		rest := buf[written:]
@@ -614,7 +649,7 @@ func (lc *loopConn) Read(buf []byte) (int, error) {
 		return 0, nil
 	}
 	for {
-		n, errno := lc.readNow(buf)
+		n, errno := lc.readShared(buf)
 		switch {
 		case errno == syscall.EAGAIN:
 		case errno != 0:
@@ -643,7 +678,7 @@ func (lc *loopConn) Write(buf []byte) (int, error) { return lc.writeSome(buf, tr
 func (lc *loopConn) writeSome(buf []byte, wait bool) (int, error) {
 	written := 0
 	for {
-		n, errno := lc.writeNow(buf[written:])
+		n, errno := lc.writeShared(buf[written:])
 		written += n
 		switch {
 		case errno == 0:

@@ -44,13 +44,13 @@ func main() {
 }
 
 func run(out string, requests int, mix time.Duration) error {
-	// As cmd/keyhive sets them.
-	runtime.GOMAXPROCS(1)
-	debug.SetGCPercent(25)
 	cfg, err := config.FromArgs([]string{"--port", "0", "--save", ""}) // a free port
 	if err != nil {
 		return err
 	}
+	// As cmd/keyhive sets them.
+	runtime.GOMAXPROCS(server.Threads(cfg))
+	debug.SetGCPercent(25)
 	srv, err := server.New(cfg)
 	if err != nil {
 		return err
