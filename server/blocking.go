@@ -16,13 +16,14 @@ import (
 )
 
 // Blocking commands (BLPOP, BZPOPMIN, BLMOVE, ...) run as in Redis. A client
-// whose keys are all empty becomes a waiter queued on each key, and its
-// goroutine parks. A command that changes a key somebody waits on serves the
-// waiters before it releases the key's lock, oldest first, so no other client
-// can take the element in between: the first client blocked is the first
-// served, as in Redis. A waiter's reply goes into a buffer of its own, which
-// its goroutine appends to its output when it wakes: while it waits, its
-// connection state stays its own.
+// whose keys are all empty becomes a waiter queued on each key and waits on
+// its event loop (a TLS client's goroutine parks). A command that changes a
+// key somebody waits on serves the waiters before it releases the key's
+// lock, oldest first, so no other client can take the element in between:
+// the first client blocked is the first served, as in Redis. A waiter's
+// reply goes into a buffer of its own, which the client appends to its
+// output when its loop (or goroutine) learns the wait ended: while it
+// waits, its connection state stays its own.
 
 type waiter struct {
 	c        *Client

@@ -7,10 +7,14 @@
 //
 // Connections
 //   - server.go: the Server, New/Start/Close, the cron.
-//   - network.go, rawio.go: listeners (TCP, Unix, TLS), protected mode,
-//     raw socket reads and writes.
-//   - client.go: one connection's I/O loop: read, parse, execute each
-//     command, write the replies.
+//   - eventloop.go: the event loops that serve plain TCP and unix-socket
+//     clients in arrival order (epoll), and the goroutines that hold a
+//     client while it waits for what a loop must not.
+//   - network.go: listeners' policy (protected mode, idle timeouts, TLS
+//     settings).
+//   - client.go: a client's state and its commands' path: read buffer,
+//     parse, execute each command, write the replies (a TLS client's
+//     goroutine).
 //   - pubsub_output.go: the output queue of a client that receives messages
 //     from other goroutines (subscribers, MONITOR, tracking).
 //

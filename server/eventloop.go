@@ -51,6 +51,9 @@ type eventLoop struct {
 	next, nready int       // the events of this wake-up: the next to handle
 	pending      []*Client // replies to write at the end of the wake-up
 	stopped      bool
+	// spareP: GOMAXPROCS leaves a P beside the loops (as cmd/keyhive sets
+	// it; read when the loops start), so the loop may sleep keeping its own.
+	spareP bool
 
 	// serving numbers the client the loop serves now (0 between clients;
 	// seq counts them). The takeover and the loop's end of serving both
@@ -154,6 +157,7 @@ func newEventLoop(s *Server) (*eventLoop, error) {
 // start runs the loop in a goroutine of its own, counted in the server's
 // wait group until the loop stops.
 func (l *eventLoop) start() {
+	l.spareP = runtime.GOMAXPROCS(0) > len(l.s.loops)
 	l.s.wg.Add(1)
 	go l.run()
 }
@@ -215,7 +219,7 @@ func (l *eventLoop) wait() {
 	}
 	var n int
 	var err error
-	if timeout == 0 || runtime.GOMAXPROCS(0) > len(l.s.loops) {
+	if timeout == 0 || l.spareP {
 		// The loop keeps its P while it sleeps: another P runs the other
 		// goroutines, and the scheduler neither hands the P on (sysmon
 		// waking every 20 us to take it) nor takes it back at each wake-up.

@@ -179,6 +179,8 @@ func (s *Server) Start() error {
 			return fmt.Errorf("creating an event loop: %w", err)
 		}
 		s.loops = append(s.loops, l)
+	}
+	for _, l := range s.loops {
 		l.start()
 	}
 	// Port 0 picks a free port, unless a unix socket or TLS port is
