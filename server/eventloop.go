@@ -51,9 +51,6 @@ type eventLoop struct {
 	next, nready int       // the events of this wake-up: the next to handle
 	pending      []*Client // replies to write at the end of the wake-up
 	stopped      bool
-	// spareP: GOMAXPROCS leaves a P beside the loops (as cmd/keyhive sets
-	// it; read when the loops start), so the loop may sleep keeping its own.
-	spareP bool
 
 	// serving numbers the client the loop serves now (0 between clients;
 	// seq counts them). The takeover and the loop's end of serving both
@@ -157,7 +154,6 @@ func newEventLoop(s *Server) (*eventLoop, error) {
 // start runs the loop in a goroutine of its own, counted in the server's
 // wait group until the loop stops.
 func (l *eventLoop) start() {
-	l.spareP = runtime.GOMAXPROCS(0) > len(l.s.loops)
 	l.s.wg.Add(1)
 	go l.run()
 }
@@ -219,14 +215,25 @@ func (l *eventLoop) wait() {
 	}
 	var n int
 	var err error
-	if timeout == 0 || l.spareP {
-		// The loop keeps its P while it sleeps: another P runs the other
-		// goroutines, and the scheduler neither hands the P on (sysmon
-		// waking every 20 us to take it) nor takes it back at each wake-up.
+	switch {
+	case timeout == 0:
+		n, err = epollWaitRaw(l.epfd, l.events, 0)
+	case rawSleepers.Add(1) < int32(runtime.GOMAXPROCS(0)):
+		// The loop keeps its P while it sleeps, since another P is left
+		// for the other goroutines: the scheduler neither hands the P on
+		// (sysmon waking every 20 us to take it) nor takes it back at each
+		// wake-up. A signal (the runtime wanting the P: a preemption, a
+		// collection) ends the wait, and the loop yields.
 		n, err = epollWaitRaw(l.epfd, l.events, timeout)
-	} else {
-		// A system call the scheduler sees, so that while the loop sleeps
-		// its P runs the server's other goroutines.
+		rawSleepers.Add(-1)
+		if err != nil {
+			runtime.Gosched()
+		}
+	default:
+		// Every other P is held by a sleeping loop (several servers in
+		// one process): a system call the scheduler sees, so that while
+		// the loop sleeps its P runs the other goroutines.
+		rawSleepers.Add(-1)
 		n, err = syscall.EpollWait(l.epfd, l.events, timeout)
 	}
 	l.sleeping.Store(false)
@@ -235,6 +242,10 @@ func (l *eventLoop) wait() {
 	}
 	l.next, l.nready = 0, n
 }
+
+// rawSleepers counts the loops of the process (of every server in it)
+// sleeping in a raw epoll_wait, each holding a P: at least one P stays free.
+var rawSleepers atomic.Int32
 
 func epollWaitRaw(epfd int, events []syscall.EpollEvent, timeout int) (int, error) {
 	n, _, errno := syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(timeout), 0, 0)
