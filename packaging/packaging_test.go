@@ -6,12 +6,10 @@
 package packaging
 
 import (
-	"bufio"
 	"debug/buildinfo"
 	"debug/elf"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -24,6 +22,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/keyhive/keyhive/internal/difftest"
 )
 
 // binDir holds the binary build.sh builds, once per test run; readable by
@@ -254,7 +254,7 @@ func TestImageRunsAsItsUser(t *testing.T) {
 	if m := regexp.MustCompile(`(?m)^Uid:\s+(\d+)`).FindSubmatch(status); m == nil || string(m[1]) != strconv.Itoa(uid) || uid == 0 {
 		t.Errorf("server runs as uid %s, want %d (not root)", m[1], uid)
 	}
-	if r := send(t, port, "SET packaged yes"); r != "+OK" {
+	if r := difftest.InlineLine("127.0.0.1:"+port, "SET packaged yes"); r != "+OK" {
 		t.Fatalf("SET: %q", r)
 	}
 	cmd.Process.Signal(syscall.SIGTERM)
@@ -359,39 +359,12 @@ func freePort(t *testing.T) string {
 	return port
 }
 
-// send runs one inline command and returns the reply's first line.
-func send(t *testing.T, port, command string) string {
-	t.Helper()
-	c, err := net.DialTimeout("tcp", "127.0.0.1:"+port, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(5 * time.Second))
-	fmt.Fprintf(c, "%s\r\n", command)
-	line, _ := bufio.NewReader(c).ReadString('\n')
-	return strings.TrimSpace(line)
-}
-
 // info returns INFO server's text.
 func info(t *testing.T, port string) string {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", "127.0.0.1:"+port, 5*time.Second)
+	r, err := difftest.Inline("127.0.0.1:"+port, "INFO server")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(5 * time.Second))
-	fmt.Fprintf(c, "INFO server\r\n")
-	r := bufio.NewReader(c)
-	head, _ := r.ReadString('\n')
-	n, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(head, "$")))
-	if err != nil {
-		t.Fatalf("INFO: %q", head)
-	}
-	body := make([]byte, n)
-	if _, err := io.ReadFull(r, body); err != nil {
-		t.Fatal(err)
-	}
-	return string(body)
+	return r.Str
 }

@@ -35,24 +35,9 @@ func (s *Server) startMetrics() error {
 	if port == 0 {
 		return nil
 	}
-	var lns []net.Listener
-	for _, addr := range s.cfg.MetricsBind() {
-		optional := strings.HasPrefix(addr, "-")
-		addr = strings.TrimPrefix(addr, "-")
-		if addr == "*" {
-			addr = "0.0.0.0"
-		}
-		l, err := net.Listen("tcp", net.JoinHostPort(addr, strconv.Itoa(port)))
-		if err != nil {
-			if optional {
-				continue
-			}
-			for _, l := range lns {
-				l.Close()
-			}
-			return fmt.Errorf("could not open the metrics listener %s: %w", net.JoinHostPort(addr, strconv.Itoa(port)), err)
-		}
-		lns = append(lns, l)
+	lns, failed, err := listenAll(s.cfg.MetricsBind(), port)
+	if err != nil {
+		return fmt.Errorf("could not open the metrics listener %s: %w", failed, err)
 	}
 	if len(lns) == 0 {
 		return errors.New("no metrics listening socket could be opened")

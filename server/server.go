@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -252,16 +253,26 @@ func (s *Server) listenTCP(port int, tc *tls.Config) error {
 // openTCP opens a listener on port (0: a free one, the same for every
 // address) at each bind address; on an error it closes those it opened.
 func (s *Server) openTCP(port int) ([]net.Listener, error) {
-	var ls []net.Listener
-	for _, addr := range s.cfg.Bind() {
-		optional := len(addr) > 0 && addr[0] == '-'
-		if optional {
-			addr = addr[1:]
-		}
+	ls, failed, err := listenAll(s.cfg.Bind(), port)
+	if err != nil {
+		return nil, fmt.Errorf("could not create server TCP listening socket %s: %w", failed, err)
+	}
+	return ls, nil
+}
+
+// listenAll listens on port at each address of a bind list, as Redis reads
+// one: a "-" before an address that may be missing, "*" for every IPv4
+// interface; port 0 picks a free port, the same for every address. On an
+// error it closes those it opened and says which address failed.
+func listenAll(binds []string, port int) (ls []net.Listener, failed string, err error) {
+	for _, addr := range binds {
+		optional := strings.HasPrefix(addr, "-")
+		addr = strings.TrimPrefix(addr, "-")
 		if addr == "*" {
 			addr = "0.0.0.0"
 		}
-		l, err := net.Listen("tcp", net.JoinHostPort(addr, strconv.Itoa(port)))
+		hostPort := net.JoinHostPort(addr, strconv.Itoa(port))
+		l, err := net.Listen("tcp", hostPort)
 		if err != nil {
 			if optional {
 				continue
@@ -269,14 +280,14 @@ func (s *Server) openTCP(port int) ([]net.Listener, error) {
 			for _, l := range ls {
 				l.Close()
 			}
-			return nil, fmt.Errorf("could not create server TCP listening socket %s: %w", net.JoinHostPort(addr, strconv.Itoa(port)), err)
+			return nil, hostPort, err
 		}
 		if port == 0 {
 			port = l.Addr().(*net.TCPAddr).Port
 		}
 		ls = append(ls, l)
 	}
-	return ls, nil
+	return ls, "", nil
 }
 
 func (s *Server) serve(l net.Listener) {

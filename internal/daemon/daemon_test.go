@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"log"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/keyhive/keyhive/config"
+	"github.com/keyhive/keyhive/internal/difftest"
 	"github.com/keyhive/keyhive/server"
 )
 
@@ -72,20 +72,6 @@ func waitLog(t *testing.T, path string, re *regexp.Regexp) string {
 	data, _ := os.ReadFile(path)
 	t.Fatalf("no line matching %s in %s:\n%s", re, path, data)
 	return ""
-}
-
-// send runs one inline command and returns the reply's first line.
-func send(t *testing.T, port, command string) string {
-	t.Helper()
-	c, err := net.DialTimeout("tcp", "127.0.0.1:"+port, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(5 * time.Second))
-	fmt.Fprintf(c, "%s\r\n", command)
-	line, _ := bufio.NewReader(c).ReadString('\n')
-	return strings.TrimSpace(line)
 }
 
 // reap waits for the process pid (a child or an inherited daemon) to exit
@@ -154,7 +140,7 @@ func TestDaemonizePidFile(t *testing.T) {
 	if n := strings.Count(string(data), "NOTIFY_SOCKET environment variable is not set"); n != 1 {
 		t.Errorf("the supervision warning is logged %d times:\n%s", n, data)
 	}
-	send(t, port[1], "SHUTDOWN")
+	difftest.InlineLine("127.0.0.1:"+port[1], "SHUTDOWN")
 	if code := reap(t, pid); code != 0 {
 		t.Errorf("daemon exited %d", code)
 	}
@@ -216,13 +202,13 @@ func TestLogFileLevels(t *testing.T) {
 	// At warning, the port line (notice) is not logged: find the port in
 	// /proc's socket list instead of the log.
 	port := listeningPort(t, cmd.Process.Pid)
-	send(t, port, "DEBUG LOG dropped-at-warning")
+	difftest.InlineLine("127.0.0.1:"+port, "DEBUG LOG dropped-at-warning")
 	// Lua's redis.log lines keep their level.
-	send(t, port, `EVAL "redis.log(redis.LOG_WARNING, 'script-warning') redis.log(redis.LOG_NOTICE, 'script-dropped')" 0`)
-	send(t, port, "CONFIG SET loglevel notice")
-	send(t, port, "DEBUG LOG kept-at-notice")
-	send(t, port, "CONFIG SET loglevel nothing")
-	send(t, port, "DEBUG LOG dropped-at-nothing")
+	difftest.InlineLine("127.0.0.1:"+port, `EVAL "redis.log(redis.LOG_WARNING, 'script-warning') redis.log(redis.LOG_NOTICE, 'script-dropped')" 0`)
+	difftest.InlineLine("127.0.0.1:"+port, "CONFIG SET loglevel notice")
+	difftest.InlineLine("127.0.0.1:"+port, "DEBUG LOG kept-at-notice")
+	difftest.InlineLine("127.0.0.1:"+port, "CONFIG SET loglevel nothing")
+	difftest.InlineLine("127.0.0.1:"+port, "DEBUG LOG dropped-at-nothing")
 	cmd.Process.Signal(syscall.SIGTERM)
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("exit after SIGTERM: %v", err)
@@ -349,10 +335,10 @@ func TestSupervisedUpstart(t *testing.T) {
 	}
 	port := waitLog(t, logFile, portLine)
 	syscall.Kill(pid, syscall.SIGCONT)
-	if r := send(t, port, "PING"); r != "+PONG" {
+	if r := difftest.InlineLine("127.0.0.1:"+port, "PING"); r != "+PONG" {
 		t.Fatalf("PING: %q", r)
 	}
-	send(t, port, "SHUTDOWN")
+	difftest.InlineLine("127.0.0.1:"+port, "SHUTDOWN")
 	if code := reap(t, pid); code != 0 {
 		t.Errorf("exit %d", code)
 	}
@@ -388,22 +374,9 @@ func TestPing(t *testing.T) {
 // info returns INFO server's text.
 func info(t *testing.T, port string) string {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", "127.0.0.1:"+port, 5*time.Second)
+	r, err := difftest.Inline("127.0.0.1:"+port, "INFO server")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(5 * time.Second))
-	fmt.Fprintf(c, "INFO server\r\n")
-	r := bufio.NewReader(c)
-	head, _ := r.ReadString('\n')
-	n, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(head, "$")))
-	if err != nil {
-		t.Fatalf("INFO: %q", head)
-	}
-	body := make([]byte, n)
-	if _, err := io.ReadFull(r, body); err != nil {
-		t.Fatal(err)
-	}
-	return string(body)
+	return r.Str
 }

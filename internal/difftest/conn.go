@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -127,4 +128,27 @@ func (c *Conn) WaitClosed() error {
 // isClosed reports whether err means the peer closed the connection.
 func isClosed(err error) bool {
 	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
+// Inline opens a connection to addr, sends command as an inline command
+// (quoting as redis-cli's input), reads one reply and closes: for tests of a
+// server process that need one answer.
+func Inline(addr, command string) (Reply, error) {
+	c, err := Dial(addr)
+	if err != nil {
+		return Reply{}, err
+	}
+	defer c.Close()
+	if err := c.SendRaw([]byte(command + "\r\n")); err != nil {
+		return Reply{}, err
+	}
+	return c.Read()
+}
+
+// InlineLine is Inline's reply's first line, without its CRLF ("" when the
+// server closed the connection first, as SHUTDOWN does).
+func InlineLine(addr, command string) string {
+	r, _ := Inline(addr, command)
+	line, _, _ := strings.Cut(string(r.Raw), "\r\n")
+	return line
 }
