@@ -31,8 +31,11 @@ func measureStalls(d time.Duration) stalls {
 	)
 	for cpu := range cpus {
 		threads.Go(func() {
+			// Never unlocked: the thread, pinned to one CPU below, ends with
+			// the goroutine. Handed back to the scheduler it ran other
+			// goroutines pinned, and the servers, started from such threads,
+			// inherited the pin: each ran on one CPU, a different one.
 			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
 			var mask [16]uint64 // a cpu_set_t of 1024 CPUs
 			mask[cpu/64] = 1 << (cpu % 64)
 			syscall.RawSyscall(syscall.SYS_SCHED_SETAFFINITY, 0, unsafe.Sizeof(mask), uintptr(unsafe.Pointer(&mask)))
