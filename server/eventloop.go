@@ -312,10 +312,7 @@ func (l *eventLoop) after(lc *loopConn, res loopResult) {
 	c := lc.client
 	switch res {
 	case loopServed:
-		if !c.pendingWrite && c.hasOutput() {
-			c.pendingWrite = true
-			l.pending = append(l.pending, c)
-		}
+		l.queueWrite(c)
 	case loopBlocked:
 		l.block(lc)
 	case loopWait:
@@ -341,10 +338,7 @@ func (l *eventLoop) block(lc *loopConn) {
 		b := &l.s.blocking
 		w.timer = time.AfterFunc(time.Until(w.deadline), func() { b.unblock(w, w.timedOut) })
 	}
-	if !c.pendingWrite && c.hasOutput() {
-		c.pendingWrite = true
-		l.pending = append(l.pending, c)
-	}
+	l.queueWrite(c)
 	c.waitingFor = w
 }
 
@@ -393,6 +387,14 @@ func (l *eventLoop) wake(lc *loopConn) bool {
 		return true
 	}
 	return l.serve(lc)
+}
+
+// queueWrite has c's replies written at the end of the wake-up, once.
+func (l *eventLoop) queueWrite(c *Client) {
+	if !c.pendingWrite && c.hasOutput() {
+		c.pendingWrite = true
+		l.pending = append(l.pending, c)
+	}
 }
 
 // hold hands lc to a goroutine until it is idle again.
@@ -457,8 +459,7 @@ func (l *eventLoop) runPosted() bool {
 			// Registering the socket again reports it if data came while
 			// it was held: the next wait serves it.
 			t.lc.state = connLoop
-			ev := syscall.EpollEvent{Events: epollIn | epollOut | epollEdge, Fd: int32(t.lc.fd)}
-			syscall.EpollCtl(l.epfd, syscall.EPOLL_CTL_MOD, t.lc.fd, &ev)
+			l.register(t.lc, syscall.EPOLL_CTL_MOD)
 		case taskClose:
 			l.closeConn(t.lc)
 		case taskWake:
@@ -477,8 +478,7 @@ func (l *eventLoop) add(lc *loopConn) {
 	if l.stopped {
 		lc.client.disconnect()
 	}
-	ev := syscall.EpollEvent{Events: epollIn | epollOut | epollEdge, Fd: int32(lc.fd)}
-	if err := syscall.EpollCtl(l.epfd, syscall.EPOLL_CTL_ADD, lc.fd, &ev); err != nil {
+	if err := l.register(lc, syscall.EPOLL_CTL_ADD); err != nil {
 		l.s.log.Printf("epoll_ctl: %v", err)
 		lc.state = connEnded
 		lc.client.close() // posts the close, which ends the client
@@ -493,6 +493,14 @@ func (l *eventLoop) add(lc *loopConn) {
 	lc.registered = true
 	// Edge-triggered: data that arrived before the registration is
 	// reported now, so the loop's next wait serves it.
+}
+
+// register adds lc's socket to the epoll set (op EPOLL_CTL_ADD), or
+// registers it again (EPOLL_CTL_MOD), which reports it if it is ready:
+// readable and writable, edge-triggered.
+func (l *eventLoop) register(lc *loopConn, op int) error {
+	ev := syscall.EpollEvent{Events: epollIn | epollOut | epollEdge, Fd: int32(lc.fd)}
+	return syscall.EpollCtl(l.epfd, op, lc.fd, &ev)
 }
 
 // closeConn closes a connection's descriptor; the client is done.
