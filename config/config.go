@@ -22,6 +22,7 @@ type Config struct {
 	file     string // absolute path of the config file, "" without one
 	renames  [][2]string
 	users    [][]string
+	spaces   [][]string
 	onChange [][]func()
 	onApply  [][]func() error
 }
@@ -327,6 +328,7 @@ type loader struct {
 	stack   []string // files being read, to refuse include loops
 	renames [][2]string
 	users   [][]string
+	spaces  [][]string
 }
 
 func newLoader(c *Config) *loader {
@@ -392,6 +394,12 @@ func (l *loader) directive(name string, args []string) error {
 			return errBadDirective
 		}
 		l.users = append(l.users, append([]string{}, args...))
+		return nil
+	case "namespace":
+		if len(args) < 3 {
+			return errBadDirective
+		}
+		l.spaces = append(l.spaces, append([]string{}, args...))
 		return nil
 	case "loadmodule":
 		return errors.New("loadmodule is not supported: this server cannot load Redis modules")
@@ -488,6 +496,7 @@ func (l *loader) commit(c *Config) {
 	}
 	c.renames = l.renames
 	c.users = l.users
+	c.spaces = l.spaces
 }
 
 // Parse returns the defaults overridden by configuration text in redis.conf
@@ -598,6 +607,11 @@ func (c *Config) RenamedCommands() [][2]string { return c.renames }
 
 // Users lists the arguments of each "user" directive (ACL rules), in order.
 func (c *Config) Users() [][]string { return c.users }
+
+// Namespaces lists the arguments of each "namespace" directive (Keyhive's
+// key schema: NAMESPACE DEFINE's arguments), in order. The package only
+// records them; the server parses and applies them.
+func (c *Config) Namespaces() [][]string { return c.spaces }
 
 // Get implements CONFIG GET with one pattern: a flat list of name/value
 // pairs for every directive or alias whose name matches the glob pattern

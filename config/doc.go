@@ -28,6 +28,9 @@
 //   - rename-command and user lines are recorded (RenamedCommands, Users)
 //     but not validated; the server applies them. CONFIG REWRITE keeps user
 //     lines as they are instead of regenerating them from the ACL state.
+//   - namespace lines (Keyhive's key schema, NAMESPACE DEFINE's arguments)
+//     are recorded likewise (Namespaces); CONFIG REWRITE keeps them as they
+//     are (declarations made at run time are kept with the data instead).
 //   - metrics-port and metrics-bind are Keyhive's own: the Prometheus
 //     endpoint (off while the port is 0; the bind list reads as bind's).
 //     CONFIG SET refuses them; the endpoint starts and stops with the server.

@@ -1,6 +1,7 @@
 package durability
 
 import (
+	"github.com/keyhive/keyhive/namespace"
 	"bufio"
 	"os"
 	"strconv"
@@ -15,7 +16,10 @@ import (
 // a key's record is kept before a writer changes it), written as an RDB
 // file (aof-use-rdb-preamble) or as the commands that rebuild it.
 
-var functionArg, loadArg = []byte("FUNCTION"), []byte("LOAD")
+var (
+	functionArg, loadArg    = []byte("FUNCTION"), []byte("LOAD")
+	namespaceArg, defineArg = []byte("NAMESPACE"), []byte("DEFINE")
+)
 
 // beginSnapshot starts a snapshot of the data set for an AOF base;
 // atStart runs at the snapshot instant, under the exclusive lock. write
@@ -28,8 +32,10 @@ func (a *AOF) beginSnapshot(asRDB bool, atStart func()) (write func(path string)
 		encode = values.RebuildEncoder(now)
 	}
 	var functions []byte
+	var schema []namespace.Def
 	began := time.Now()
 	snap := h.Keyspace.BeginSnapshot(encode, func() {
+		schema = schemaDefs(h.Keyspace)
 		if asRDB {
 			functions = h.Functions(nil)
 		} else {
@@ -44,22 +50,29 @@ func (a *AOF) beginSnapshot(asRDB bool, atStart func()) (write func(path string)
 	write = func(path string) error {
 		defer saverThread(h.Config)()
 		if asRDB {
-			return a.saver.writeRDB(path, true, functions, snap.Keys, snap.Expires, snap.Shard)
+			return a.saver.writeRDB(path, true, functions, schema, snap.Keys, snap.Expires, snap.Shard)
 		}
-		return writeCommandsBase(path, functions, snap)
+		return writeCommandsBase(path, functions, schema, snap)
 	}
 	return write, snap.End
 }
 
 // writeCommandsBase writes a base of commands: the functions, then each
 // database's keys after a SELECT.
-func writeCommandsBase(path string, functions []byte, snap *keyspace.Snapshot) error {
+func writeCommandsBase(path string, functions []byte, schema []namespace.Def, snap *keyspace.Snapshot) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
 	w := bufio.NewWriterSize(f, 1<<20)
 	w.Write(functions)
+	for i := range schema {
+		argv := [][]byte{namespaceArg, defineArg}
+		for _, a := range schema[i].Args() {
+			argv = append(argv, []byte(a))
+		}
+		w.Write(resp.AppendCommand(nil, argv))
+	}
 	var records []byte
 	for db := range snap.Keys {
 		if snap.Keys[db] == 0 {

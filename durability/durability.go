@@ -21,6 +21,7 @@
 package durability
 
 import (
+	"github.com/keyhive/keyhive/namespace"
 	"log"
 	"os"
 	"path/filepath"
@@ -58,6 +59,8 @@ type Host struct {
 	// it replaces one of the same name, else that is an error. code points
 	// into the file: the callee copies what it keeps.
 	LoadFunction func(code []byte, merge bool) error
+	// LoadSchema applies the namespace declarations an RDB file holds.
+	LoadSchema func(defs []namespace.Def)
 	// Replay starts loading one AOF file: apply runs one of its commands,
 	// in a session of its own that starts in database 0 (a SELECT switches
 	// it). The caller holds the exclusive lock or runs alone (start-up).

@@ -1,6 +1,7 @@
 package durability
 
 import (
+	"github.com/keyhive/keyhive/namespace"
 	"bufio"
 	"encoding/binary"
 	"errors"
@@ -93,7 +94,7 @@ func (sv *Saver) path() string {
 // non-empty database's records shard by shard, EOF and the checksum. It
 // writes a temporary file, syncs it and renames it over the target, so a
 // crash never leaves a partial dump.rdb.
-func (sv *Saver) writeRDB(path string, aofBase bool, functions []byte, keys, expires []int64, shard func(b []byte, db, shard int) []byte) (err error) {
+func (sv *Saver) writeRDB(path string, aofBase bool, functions []byte, schema []namespace.Def, keys, expires []int64, shard func(b []byte, db, shard int) []byte) (err error) {
 	tmp := filepath.Join(filepath.Dir(path), fmt.Sprintf("temp-%d-%d.rdb", os.Getpid(), sv.tempSeq.Add(1)))
 	f, err := os.Create(tmp)
 	if err != nil {
@@ -121,12 +122,16 @@ func (sv *Saver) writeRDB(path string, aofBase bool, functions []byte, keys, exp
 			version = persistence.VersionFieldTTL // Redis 7.4's hash types
 		}
 	}
-	write(enc.AppendHeaderVersion(nil, version,
+	aux := []string{
 		"redis-ver", sv.h.Version,
 		"redis-bits", "64",
 		"ctime", strconv.FormatInt(time.Now().Unix(), 10),
 		"used-mem", strconv.FormatInt(sv.h.UsedMemory(), 10),
-		"aof-base", strconv.Itoa(boolInt(aofBase))))
+		"aof-base", strconv.Itoa(boolInt(aofBase))}
+	if len(schema) > 0 {
+		aux = append(aux, namespace.AuxField, string(namespace.Marshal(schema)))
+	}
+	write(enc.AppendHeaderVersion(nil, version, aux...))
 	write(functions)
 	var records []byte
 	for db := range keys {
@@ -180,7 +185,7 @@ func (sv *Saver) Save(now int64) error {
 	functions := sv.h.Functions(nil)
 	encode := values.RecordEncoder(sv.h.Config, now)
 	dirty := sv.h.Dirty.Load()
-	err := sv.writeRDB(sv.path(), false, functions, keys, expires, func(b []byte, db, shard int) []byte {
+	err := sv.writeRDB(sv.path(), false, functions, schemaDefs(ks), keys, expires, func(b []byte, db, shard int) []byte {
 		ks.DB(db).EachEntry(shard, func(e *keyspace.Entry) { b = encode(b, e) })
 		return b
 	})
@@ -213,10 +218,12 @@ func (sv *Saver) BGSave() bool {
 	sv.bgsaveStart.Store(start.UnixMilli())
 	sv.lastTry.Store(start.UnixMilli())
 	var functions []byte
+	var schema []namespace.Def
 	var dirty int64
 	encode := values.RecordEncoder(sv.h.Config, sv.h.Clock.UnixMilli())
 	snap := sv.h.Keyspace.BeginSnapshot(encode, func() {
 		functions = sv.h.Functions(nil)
+		schema = schemaDefs(sv.h.Keyspace)
 		dirty = sv.h.Dirty.Load()
 	})
 	sv.h.snapshotTaken(start)
@@ -226,7 +233,7 @@ func (sv *Saver) BGSave() bool {
 	go func() {
 		defer sv.bgDone.Done()
 		release := saverThread(sv.h.Config)
-		err := sv.writeRDB(sv.path(), false, functions, snap.Keys, snap.Expires, snap.Shard)
+		err := sv.writeRDB(sv.path(), false, functions, schema, snap.Keys, snap.Expires, snap.Shard)
 		release()
 		snap.End()
 		sv.peakExtra.Store(snap.PeakExtra())
@@ -301,6 +308,16 @@ func (sv *Saver) loadFile(path string, missingOK, merge bool) error {
 	h := sv.h
 	loaded, expired, err := values.LoadRDB(data, h.Config, h.Keyspace, h.Clock.UnixMilli(), merge, func(code []byte) error {
 		return h.LoadFunction(code, merge)
+	}, func(name, value []byte) error {
+		if string(name) != namespace.AuxField {
+			return nil
+		}
+		defs, err := namespace.Unmarshal(value)
+		if err != nil {
+			return fmt.Errorf("namespace declarations: %w", err)
+		}
+		h.LoadSchema(defs)
+		return nil
 	})
 	sv.loadedKeys.Store(loaded)
 	sv.loadExpired.Store(expired)
@@ -308,5 +325,14 @@ func (sv *Saver) loadFile(path string, missingOK, merge bool) error {
 		return fmt.Errorf("bad RDB file %s: %w", path, err)
 	}
 	sv.h.Log.Printf("DB loaded from disk: %.3f seconds", time.Since(start).Seconds())
+	return nil
+}
+
+// schemaDefs returns the namespace declarations ks holds, which files
+// save with the data.
+func schemaDefs(ks *keyspace.Keyspace) []namespace.Def {
+	if t := ks.Schema(); t != nil {
+		return t.Defs()
+	}
 	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"hash/maphash"
 	"math/rand/v2"
 	"sync/atomic"
+
+	"github.com/keyhive/keyhive/namespace"
 )
 
 // DB is one numbered database. Its methods expect the caller to hold the locks of
@@ -165,6 +167,9 @@ func (db *DB) PutSized(e *Entry, key []byte, t Type, enc Encoding, size int, exp
 	if e.slot < 0 {
 		return zeroValue(db.insert(e, key, byte(t)<<4|byte(enc), size, expireAt, now, false))
 	}
+	if s := db.ks.schema.Load(); s != nil {
+		defer db.accountRewrite(s, e, e.h.expire, EntryBytes(e))
+	}
 	access := db.beginRewrite(e, expireAt, now, false, nil)
 	return zeroValue(db.move(e, byte(t)<<4|byte(enc), access, size, expireAt, false))
 }
@@ -206,7 +211,17 @@ func (db *DB) insert(e *Entry, key []byte, meta byte, vlen int, expireAt int64, 
 	h := e.hash
 	*e = entryAt(sh, i)
 	e.hash = h
+	if t := db.ks.schema.Load(); t != nil {
+		t.Changed(db.id, key, 1, boolInt(expireAt != 0), EntryBytes(e), expireAt)
+	}
 	return e.h.value
+}
+
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // Object is a collection too large for the compact inline encodings, kept as a
@@ -277,6 +292,9 @@ func (db *DB) Replace(e *Entry, enc Encoding, value []byte, expireAt int64, now 
 // released unless the new value is the same handle.
 func (db *DB) rewrite(e *Entry, t Type, enc Encoding, value []byte, expireAt int64, now int64, object bool) {
 	sh := e.sh
+	if s := db.ks.schema.Load(); s != nil {
+		defer db.accountRewrite(s, e, e.h.expire, EntryBytes(e))
+	}
 	access := db.beginRewrite(e, expireAt, now, object, value)
 	if len(value) == len(e.h.value) && (expireAt != 0) == (e.h.expire != 0) {
 		// Same layout (not merely the same size: encode writes the expire time
@@ -297,6 +315,19 @@ func (db *DB) rewrite(e *Entry, t Type, enc Encoding, value []byte, expireAt int
 		return
 	}
 	copy(db.move(e, byte(t)<<4|byte(enc), access, len(value), expireAt, object), value)
+}
+
+// accountRewrite tells the schema what a rewrite of e changed: its expire
+// time (was oldExpire) and its size (was oldBytes).
+func (db *DB) accountRewrite(s *namespace.Table, e *Entry, oldExpire, oldBytes int64) {
+	expire := int64(-1)
+	if e.h.expire != oldExpire {
+		expire = e.h.expire
+	}
+	dBytes := EntryBytes(e) - oldBytes
+	if expire >= 0 || dBytes != 0 {
+		s.Changed(db.id, e.h.key, 0, boolInt(e.h.expire != 0)-boolInt(oldExpire != 0), dBytes, expire)
+	}
 }
 
 // beginRewrite is what every rewrite of a found entry does first: it reports
@@ -339,6 +370,9 @@ func (db *DB) move(e *Entry, meta byte, access uint32, vlen int, expireAt int64,
 // string neither copy it nor hold it twice.
 func (db *DB) Resize(e *Entry, enc Encoding, size int, now int64) []byte {
 	sh := e.sh
+	if s := db.ks.schema.Load(); s != nil {
+		defer db.accountRewrite(s, e, e.h.expire, EntryBytes(e))
+	}
 	expire := e.h.expire
 	access := db.beginRewrite(e, expire, now, false, nil)
 	meta := byte(e.Type())<<4 | byte(enc)
@@ -382,6 +416,9 @@ func (db *DB) ModifiedEntry(e *Entry) {
 }
 
 func (db *DB) modified(sh *shard, key []byte) {
+	if t := db.ks.schema.Load(); t != nil {
+		t.Wrote(db.id, key)
+	}
 	if h := db.ks.hooks.Modified; h != nil {
 		h(db.id, key, db.ownerOf(sh))
 	}
@@ -443,6 +480,9 @@ func (db *DB) DeleteEntry(e *Entry) {
 	if sh.sub != nil {
 		db.dropSub(sh, e.h.key)
 	}
+	if t := db.ks.schema.Load(); t != nil {
+		t.Changed(db.id, e.h.key, -1, -boolInt(e.h.expire != 0), -EntryBytes(e), 0)
+	}
 	sh.arena.kill(e.ref, e.h.size)
 	sh.remove(e.slot)
 	db.keys.Add(-1)
@@ -459,6 +499,9 @@ func (db *DB) Flush() {
 		for i := range db.shards {
 			db.shards[i].reset()
 		}
+	}
+	if t := db.ks.schema.Load(); t != nil {
+		t.FlushDB(db.id)
 	}
 	db.keys.Store(0)
 	db.expires.Store(0)

@@ -3,6 +3,8 @@ package keyspace
 import (
 	"bytes"
 	"math/rand/v2"
+
+	"github.com/keyhive/keyhive/namespace"
 )
 
 // Eviction as Redis approximates it: sample a few keys of each database,
@@ -42,6 +44,9 @@ type Evictor struct {
 	nextDB  int
 	picked  []uint64 // a shard's sampled entry refs
 	touched byte     // keeps the loads that pull sampled entries into cache
+	// protect is the schema whose protected namespaces this eviction
+	// skips (nil: none is protected).
+	protect *namespace.Table
 }
 
 // EvictOne removes one key chosen by policy among all databases (among keys
@@ -51,6 +56,10 @@ type Evictor struct {
 func (ks *Keyspace) EvictOne(ev *Evictor, policy EvictPolicy, volatile bool, samples int, now int64, decayTime int, onEvict func(db int, key []byte)) (int64, bool) {
 	ks.all.RLock()
 	defer ks.all.RUnlock()
+	ev.protect = ks.schema.Load()
+	if ev.protect != nil && !ev.protect.AnyProtected() {
+		ev.protect = nil
+	}
 	if policy == EvictRandom {
 		for i := range ks.dbs {
 			db := ks.DB((ev.nextDB + i) % len(ks.dbs))
@@ -58,7 +67,7 @@ func (ks *Keyspace) EvictOne(ev *Evictor, policy EvictPolicy, volatile bool, sam
 				continue
 			}
 			ev.nextDB = db.id + 1
-			if freed, ok := db.evictRandom(volatile, onEvict); ok {
+			if freed, ok := db.evictRandom(volatile, ev.protect, onEvict); ok {
 				return freed, true
 			}
 		}
@@ -182,6 +191,9 @@ func (db *DB) sample(ev *Evictor, policy EvictPolicy, volatile bool, n int, now 
 			if volatile && e[1]&flagExpire == 0 {
 				continue
 			}
+			if ev.protect != nil && ev.protect.Protects(entryKey(e)) {
+				continue
+			}
 			got++
 			if sc := score(e, policy, now, decayTime); !ev.rejects(sc) {
 				ev.insert(sc, db.id, entryKey(e))
@@ -210,12 +222,12 @@ func (sh *shard) candidates(volatile bool) func(yield func(int) bool) {
 }
 
 // evictRandom removes a random key (with a TTL when volatile).
-func (db *DB) evictRandom(volatile bool, onEvict func(db int, key []byte)) (int64, bool) {
+func (db *DB) evictRandom(volatile bool, protect *namespace.Table, onEvict func(db int, key []byte)) (int64, bool) {
 	start := rand.IntN(Shards)
 	for i := 0; i < Shards; i++ {
 		sh := db.lockShard((start + i) % Shards)
 		for k := range sh.candidates(volatile) {
-			if e := entryAt(sh, k); !volatile || e.h.expire != 0 {
+			if e := entryAt(sh, k); (!volatile || e.h.expire != 0) && (protect == nil || !protect.Protects(e.h.key)) {
 				freed := db.evict(&e, onEvict)
 				db.unlockShard(sh)
 				return freed, true

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/keyhive/keyhive/namespace"
 )
 
 // Shards per database. Shard = slot % Shards, so a shard holds exactly the keys
@@ -126,6 +128,10 @@ type Keyspace struct {
 	snap      *Snapshot       // a background save in progress (set under the exclusive lock)
 	snapping  sync.Mutex      // held from BeginSnapshot to End
 	acct      accounting
+
+	// schema is the declared namespaces, told of every key created, deleted,
+	// resized or written (nil: none declared, nothing is attributed).
+	schema atomic.Pointer[namespace.Table]
 
 	// The running snapshot's keys at its instant (0: none runs), and those
 	// its saver has written so far: its progress, for metrics.
@@ -308,6 +314,9 @@ func (ks *Keyspace) Unlock(db *DB, set *LockSet) {
 
 // SwapDB exchanges the contents of two databases. Needs LockAll.
 func (ks *Keyspace) SwapDB(a, b int) {
+	if t := ks.schema.Load(); t != nil {
+		t.SwapDB(a, b)
+	}
 	da, db := ks.DB(a), ks.DB(b)
 	da.id, db.id = b, a
 	ks.dbs[a].Store(db)

@@ -19,7 +19,7 @@ type Record struct {
 // Handler receives what a file holds, in order. A non-nil error stops the
 // load and is reported at the record's offset.
 type Handler struct {
-	Aux      func(name, value []byte)
+	Aux      func(name, value []byte) error
 	Function func(code []byte) error
 	SelectDB func(db int) error
 	Key      func(r *Record) error
@@ -78,7 +78,7 @@ func Load(data []byte, verifyChecksum bool, h Handler) (err error) {
 		case OpAux:
 			name, value := d.str(), d.str()
 			if h.Aux != nil {
-				h.Aux(name, value)
+				handled(start, h.Aux(name, value))
 			}
 		case OpModuleAux:
 			d.fail("module data is not supported")

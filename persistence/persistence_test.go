@@ -39,7 +39,7 @@ func loadFile(t *testing.T, name string) (aux map[string]string, functions []str
 	}
 	aux, keys = map[string]string{}, map[string]Record{}
 	err = Load(data, true, Handler{
-		Aux:      func(k, v []byte) { aux[string(k)] = string(v) },
+		Aux:      func(k, v []byte) error { aux[string(k)] = string(v); return nil },
 		Function: func(code []byte) error { functions = append(functions, string(code)); return nil },
 		Key: func(r *Record) error {
 			keys[strconv.Itoa(r.DB)+":"+string(r.Key)] = *r

@@ -331,6 +331,7 @@ type Ctx struct {
 	also     [][][]byte // what the command propagates instead of itself (alsoPropagate)
 	locks    keyspace.LockSet
 	keyBuf   [][]byte
+	nsRefs   []cmdspec.KeyRef // a write's keys, for the namespace policies
 	collect  collector
 	geoFound []geoPoint // a geo search's results, reused across commands
 	// scratch holds two buffers for building values (e.g. a listpack being

@@ -186,6 +186,13 @@ func (c *Client) call(cmd *Command, args [][]byte, from caller) {
 		// The caller holds the locks (EXEC, a script, the loader), or the
 		// command needs none (SCRIPT KILL while a script holds them all).
 		x.DB = s.ks.DB(int(c.db.Load())) // a SELECT before switched
+		if t := s.ks.Schema(); t != nil && from != fromLoader && cmd.Flags&FlagWrite != 0 {
+			if msg := x.schemaRefusal(t, cmd, args); msg != "" {
+				x.W.Error(msg)
+				s.cmdStats[cmd.id].rejected.Add(1)
+				return
+			}
+		}
 		cmd.Run(x)
 		c.ran(cmd, args, from, start, mark)
 		return
@@ -211,12 +218,24 @@ func (c *Client) call(cmd *Command, args [][]byte, from caller) {
 	}
 	db := s.ks.Lock(int(c.db.Load()), &x.locks)
 	x.DB = db
+	schema := s.ks.Schema()
+	if schema != nil && cmd.Flags&FlagWrite != 0 {
+		if msg := x.schemaRefusal(schema, cmd, args); msg != "" {
+			x.W.Error(msg)
+			s.cmdStats[cmd.id].rejected.Add(1)
+			s.ks.Unlock(db, &x.locks)
+			return
+		}
+	}
 	cmd.Run(x)
 	serveLater := false
 	if x.dirty > 0 {
 		c.wrote = true
 		s.stats.dirty.Add(int64(x.dirty))
 		x.publish(args)
+		if schema != nil && schema.TTLRules() {
+			x.applyTTLRules(schema, cmd, args)
+		}
 		if s.blocking.waiting.Load() > 0 {
 			serveLater = s.serveBlocked(x)
 		}
@@ -234,6 +253,9 @@ func (c *Client) call(cmd *Command, args [][]byte, from caller) {
 		c.queueReplies()
 	}
 	s.ks.Unlock(db, &x.locks)
+	if schema != nil && x.dirty > 0 && schema.AnyOver() {
+		s.enforceQuotas(schema, c)
+	}
 	if serveLater {
 		s.serveBlockedExclusive(x.Now)
 	}
@@ -271,6 +293,9 @@ func (c *Client) ran(cmd *Command, args [][]byte, from caller, start int64, mark
 	}
 	if x.dirty > 0 && from != fromClient {
 		x.publish(args)
+		if t := s.ks.Schema(); t != nil && t.TTLRules() {
+			x.applyTTLRules(t, cmd, args)
+		}
 	}
 	if s.monitors.count.Load() > 0 {
 		s.feedMonitors(c, by, cmd, args)

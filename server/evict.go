@@ -52,6 +52,7 @@ type evictState struct {
 	ev         keyspace.Evictor
 	onEvict    func(db int, key []byte)
 	by         *Client // whose command the evictions run before, under mu
+	victim     []byte  // a namespace quota's victim, under mu
 	background atomic.Bool
 
 	// lrm is Redis 8.6's least-recently-modified eviction: the keys' access
@@ -211,7 +212,10 @@ func (s *Server) evictSome(mono, now int64) evictResult {
 		if monitored {
 			began = monoNow()
 		}
-		f, ok := s.ks.EvictOne(&e.ev, policy, e.volatile.Load(), samples, now, decay, e.onEvict)
+		f, ok := s.evictOverQuota()
+		if !ok {
+			f, ok = s.ks.EvictOne(&e.ev, policy, e.volatile.Load(), samples, now, decay, e.onEvict)
+		}
 		if !ok {
 			return evictFail
 		}
@@ -268,6 +272,9 @@ func (s *Server) evictInBackground() {
 // then the deletion's propagation as Redis does it: DEL, or UNLINK under
 // lazyfree-lazy-eviction.
 func (s *Server) keyEvicted(db int, key []byte) {
+	if t := s.ks.Schema(); t != nil {
+		t.Count(db, key, evictedCounter)
+	}
 	s.notifyIn(s.evict.by, notifyEvicted, "evicted", key, db)
 	if !s.stream.Active() {
 		return

@@ -47,6 +47,14 @@ func infoCommand(x *Ctx) {
 		b.WriteString("# " + sec.header + "\r\n")
 		x.s.writeInfoSection(&b, sec.name)
 	}
+	if want["namespaces"] { // Keyhive's own, only when named: "all" stays Redis's
+		if !first {
+			b.WriteString("\r\n")
+		}
+		first = false
+		b.WriteString("# Namespaces\r\n")
+		x.s.writeNamespacesInfo(&b)
+	}
 	if want["hotkeys"] { // Redis 8.6's, only when named: "all" stays 7.0's
 		if !first {
 			b.WriteString("\r\n")

@@ -104,6 +104,9 @@ func (s *Server) keyCreated(db int, key []byte, owner any) {
 // keyExpired is the keyspace's Expired hook: the "expired" event, then the
 // deletion's propagation, in Redis's order.
 func (s *Server) keyExpired(db int, key []byte) {
+	if t := s.ks.Schema(); t != nil {
+		t.Count(db, key, expirationCounter)
+	}
 	s.notifyIn(nil, notifyExpired, "expired", key, db)
 	s.propagateExpired(db, key)
 }

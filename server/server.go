@@ -132,6 +132,9 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 	if err := s.initACL(); err != nil {
 		return nil, err
 	}
+	if err := s.initSchema(); err != nil {
+		return nil, err
+	}
 	s.aof, s.saver = durability.New(s.persistenceHost())
 	s.watchAccessPolicy()
 	s.watchMaxMemory()

@@ -1,0 +1,490 @@
+package namespace
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"github.com/keyhive/keyhive/glob"
+	"github.com/keyhive/keyhive/internal/zset"
+)
+
+// Counters are one namespace's figures in one database.
+type Counters struct {
+	// Kept by the keyspace as keys change.
+	Keys, Volatile, Bytes atomic.Int64
+	// Kept by the server.
+	Hits, Misses, Writes, Evictions, Expirations, Refused atomic.Int64
+}
+
+// Totals is a snapshot of Counters summed over databases.
+type Totals struct {
+	Keys, Volatile, Bytes                                 int64
+	Hits, Misses, Writes, Evictions, Expirations, Refused int64
+}
+
+func (t *Totals) add(c *Counters) {
+	t.Keys += c.Keys.Load()
+	t.Volatile += c.Volatile.Load()
+	t.Bytes += c.Bytes.Load()
+	t.Hits += c.Hits.Load()
+	t.Misses += c.Misses.Load()
+	t.Writes += c.Writes.Load()
+	t.Evictions += c.Evictions.Load()
+	t.Expirations += c.Expirations.Load()
+	t.Refused += c.Refused.Load()
+}
+
+// row is one database's counters and eviction indexes, one per namespace.
+type row struct {
+	counts []Counters
+	index  []*evictIndex // nil where the namespace keeps none
+}
+
+// evictIndex orders one database's keys of a namespace by its eviction
+// score, the lowest evicted first.
+type evictIndex struct {
+	mu   sync.Mutex
+	keys zset.Tree
+}
+
+// Scores: lru is an order of access; the hit-counting orders have hits in
+// the high bits and an order of creation (or access) in the low 33, so the
+// float64 stays exact.
+const (
+	seqBits = 33
+	maxHits = 1<<(53-seqBits) - 1
+	noTTL   = float64(1 << 62) // keys without an expire time go last under ttl
+)
+
+// Table is a compiled set of declarations with its counters. Index 0 is
+// the default namespace. Its methods are safe for concurrent use; the
+// keyspace calls Changed and Wrote under the key's shard lock.
+type Table struct {
+	defs     []Def
+	patterns [][]byte // defs' patterns as bytes, for glob.Match
+	nodes    []node
+	edges    []edge
+	rows     []atomic.Pointer[row]
+	seq      []atomic.Int64 // per namespace: creation (or access) order for scores
+	indexed  bool           // some namespace keeps an eviction index
+	byHits   bool           // some index's score changes on reads
+	ttlRules bool           // some namespace sets TTLs on writes
+	over     atomic.Int64   // namespaces over a quota, so the server evicts
+	overBits []atomic.Bool
+}
+
+type node struct {
+	first, n int32   // edges[first:first+n]
+	defs     []int32 // namespaces whose literal prefix ends here, most specific first
+}
+
+type edge struct {
+	b     byte
+	child int32
+}
+
+// NewTable compiles defs (names must be distinct) for dbs databases.
+func NewTable(defs []Def, dbs int) *Table {
+	t := &Table{defs: append([]Def{{Name: DefaultName}}, defs...)}
+	t.patterns = make([][]byte, len(t.defs))
+	for i := range t.defs {
+		t.patterns[i] = []byte(t.defs[i].Pattern)
+		t.ttlRules = t.ttlRules || t.defs[i].DefaultTTL > 0 || t.defs[i].MaxTTL > 0
+		if t.defs[i].Indexed() {
+			t.indexed = true
+			if o := t.defs[i].Evict; o == OrderLRU || o == OrderLFU || o == OrderHitsThenOldest {
+				t.byHits = true
+			}
+		}
+	}
+	t.build()
+	t.seq = make([]atomic.Int64, len(t.defs))
+	t.overBits = make([]atomic.Bool, len(t.defs))
+	t.rows = make([]atomic.Pointer[row], dbs)
+	for i := range t.rows {
+		t.rows[i].Store(t.newRow())
+	}
+	return t
+}
+
+func (t *Table) newRow() *row {
+	r := &row{counts: make([]Counters, len(t.defs)), index: make([]*evictIndex, len(t.defs))}
+	for i := range t.defs {
+		if t.defs[i].Indexed() {
+			r.index[i] = &evictIndex{}
+		}
+	}
+	return r
+}
+
+// build makes the trie of literal prefixes. A node's candidates are tried
+// patterns first (longer first), then the plain prefix.
+func (t *Table) build() {
+	type tnode struct {
+		kids map[byte]int
+		defs []int32
+	}
+	tn := []tnode{{kids: map[byte]int{}}}
+	for i := 1; i < len(t.defs); i++ {
+		at := 0
+		for _, b := range []byte(t.defs[i].Prefix) {
+			next, ok := tn[at].kids[b]
+			if !ok {
+				next = len(tn)
+				tn[at].kids[b] = next
+				tn = append(tn, tnode{kids: map[byte]int{}})
+			}
+			at = next
+		}
+		tn[at].defs = append(tn[at].defs, int32(i))
+	}
+	t.nodes = make([]node, len(tn))
+	for i, n := range tn {
+		sort.Slice(n.defs, func(a, b int) bool {
+			da, db := &t.defs[n.defs[a]], &t.defs[n.defs[b]]
+			if (da.Pattern != "") != (db.Pattern != "") {
+				return da.Pattern != ""
+			}
+			return len(da.Pattern) > len(db.Pattern)
+		})
+		bs := make([]int, 0, len(n.kids))
+		for b := range n.kids {
+			bs = append(bs, int(b))
+		}
+		sort.Ints(bs)
+		t.nodes[i] = node{first: int32(len(t.edges)), n: int32(len(bs)), defs: n.defs}
+		for _, b := range bs {
+			t.edges = append(t.edges, edge{byte(b), int32(n.kids[byte(b)])})
+		}
+	}
+}
+
+// Match returns the index of key's namespace (0: the default one).
+func (t *Table) Match(key []byte) int {
+	best := 0
+	n := &t.nodes[0]
+	for i := 0; ; i++ {
+		for _, d := range n.defs {
+			if p := t.patterns[d]; len(p) == 0 || glob.Match(p, key, false) {
+				best = int(d)
+				break
+			}
+		}
+		if i == len(key) || n.n == 0 {
+			return best
+		}
+		next := int32(-1)
+		for _, e := range t.edges[n.first : n.first+n.n] {
+			if e.b == key[i] {
+				next = e.child
+				break
+			}
+		}
+		if next < 0 {
+			return best
+		}
+		n = &t.nodes[next]
+	}
+}
+
+// TTLRules reports whether some namespace sets TTLs on writes (DEFAULT-TTL,
+// MAX-TTL).
+func (t *Table) TTLRules() bool { return t.ttlRules }
+
+// Len returns the number of namespaces, the default one included.
+func (t *Table) Len() int { return len(t.defs) }
+
+// Def returns namespace i's declaration.
+func (t *Table) Def(i int) *Def { return &t.defs[i] }
+
+// Defs returns the declarations (not the default namespace).
+func (t *Table) Defs() []Def { return slices.Clone(t.defs[1:]) }
+
+// Find returns the index of the namespace named name, or -1.
+func (t *Table) Find(name string) int {
+	for i := range t.defs {
+		if t.defs[i].Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// Counters returns namespace ns's counters in database db.
+func (t *Table) Counters(db, ns int) *Counters { return &t.rows[db].Load().counts[ns] }
+
+// Totals sums namespace ns's counters over the databases.
+func (t *Table) Totals(ns int) Totals {
+	var s Totals
+	for i := range t.rows {
+		s.add(&t.rows[i].Load().counts[ns])
+	}
+	return s
+}
+
+// Changed records a change to key in db: keys and volatile are +1, 0 or -1,
+// bytes the change of its size in the keyspace. expireAt is the key's
+// expire time after the change (0: none), or -1 when it did not change.
+func (t *Table) Changed(db int, key []byte, keys, volatile, bytes, expireAt int64) {
+	ns := t.Match(key)
+	r := t.rows[db].Load()
+	c := &r.counts[ns]
+	if keys != 0 {
+		c.Keys.Add(keys)
+	}
+	if volatile != 0 {
+		c.Volatile.Add(volatile)
+	}
+	if bytes != 0 {
+		c.Bytes.Add(bytes)
+	}
+	if ix := r.index[ns]; ix != nil {
+		t.reindex(ix, ns, key, keys, expireAt)
+	}
+	if d := &t.defs[ns]; d.HasQuota() {
+		t.checkQuota(ns, d)
+	}
+}
+
+// Wrote counts a write to key in db, which is also an access.
+func (t *Table) Wrote(db int, key []byte) {
+	ns := t.Match(key)
+	r := t.rows[db].Load()
+	r.counts[ns].Writes.Add(1)
+	if ix := r.index[ns]; ix != nil && t.defs[ns].Evict == OrderLRU {
+		ix.mu.Lock()
+		if _, ok := ix.keys.Score(key); ok {
+			ix.keys.SetScore(key, float64(t.nextSeq(ns)))
+		}
+		ix.mu.Unlock()
+	}
+}
+
+// Hit counts a lookup of key in db that found it (touch: one that counts
+// as an access for the eviction order), Miss one that did not.
+func (t *Table) Hit(db int, key []byte, touch bool) {
+	ns := t.Match(key)
+	r := t.rows[db].Load()
+	r.counts[ns].Hits.Add(1)
+	if ix := r.index[ns]; ix != nil && touch && t.byHits {
+		t.touch(ix, ns, key)
+	}
+}
+
+// Miss counts a lookup of key in db that did not find it.
+func (t *Table) Miss(db int, key []byte) {
+	t.rows[db].Load().counts[t.Match(key)].Misses.Add(1)
+}
+
+// Count adds n to a server-kept counter of key's namespace in db, chosen by
+// field (Evictions, Expirations, Refused).
+func (t *Table) Count(db int, key []byte, field func(*Counters) *atomic.Int64) {
+	field(&t.rows[db].Load().counts[t.Match(key)]).Add(1)
+}
+
+func (t *Table) touch(ix *evictIndex, ns int, key []byte) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	old, ok := ix.keys.Score(key)
+	if !ok {
+		return
+	}
+	switch t.defs[ns].Evict {
+	case OrderLRU:
+		ix.keys.SetScore(key, float64(t.nextSeq(ns)))
+	case OrderLFU:
+		hits := min(int64(old)>>seqBits+1, maxHits)
+		ix.keys.SetScore(key, float64(hits<<seqBits|t.nextSeq(ns)))
+	case OrderHitsThenOldest:
+		if hits := int64(old) >> seqBits; hits < maxHits {
+			ix.keys.SetScore(key, old+float64(int64(1)<<seqBits))
+		}
+	}
+}
+
+func (t *Table) nextSeq(ns int) int64 { return t.seq[ns].Add(1) & (1<<seqBits - 1) }
+
+func (t *Table) reindex(ix *evictIndex, ns int, key []byte, keys, expireAt int64) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	switch {
+	case keys < 0:
+		ix.keys.Remove(key)
+	case keys > 0:
+		var score float64
+		switch t.defs[ns].Evict {
+		case OrderLRU, OrderLFU, OrderHitsThenOldest:
+			score = float64(t.nextSeq(ns))
+		case OrderTTL:
+			score = ttlScore(expireAt)
+		case OrderRandom:
+			score = float64(rand.Int64N(1 << 52))
+		}
+		ix.keys.Add(key, score)
+	case expireAt >= 0 && t.defs[ns].Evict == OrderTTL:
+		if _, ok := ix.keys.Score(key); ok {
+			ix.keys.SetScore(key, ttlScore(expireAt))
+		}
+	}
+}
+
+func ttlScore(expireAt int64) float64 {
+	if expireAt <= 0 {
+		return noTTL
+	}
+	return float64(expireAt)
+}
+
+// checkQuota notes whether namespace ns is over a quota, for the server's
+// eviction (Over) to find.
+func (t *Table) checkQuota(ns int, d *Def) {
+	tot := t.Totals(ns)
+	over := (d.MaxKeys > 0 && tot.Keys > d.MaxKeys) || (d.MaxMemory > 0 && tot.Bytes > d.MaxMemory)
+	if t.overBits[ns].Load() != over && t.overBits[ns].CompareAndSwap(!over, over) {
+		if over {
+			t.over.Add(1)
+		} else {
+			t.over.Add(-1)
+		}
+	}
+}
+
+// AnyOver reports whether some namespace is over its quota: the one check
+// the server makes after a write.
+func (t *Table) AnyOver() bool { return t.over.Load() > 0 }
+
+// Over returns a namespace over its quota that evicts, or -1.
+func (t *Table) Over() int {
+	for i := range t.overBits {
+		if t.overBits[i].Load() && t.defs[i].Evict != OrderNone {
+			t.checkQuota(i, &t.defs[i]) // a FLUSHDB may have ended it
+			if t.overBits[i].Load() {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// WouldExceed reports whether one more key in namespace ns passes its key
+// quota.
+func (t *Table) WouldExceed(ns int) bool {
+	d := &t.defs[ns]
+	return d.MaxKeys > 0 && t.Totals(ns).Keys >= d.MaxKeys
+}
+
+// OverMemory reports whether namespace ns holds more bytes than its quota.
+func (t *Table) OverMemory(ns int) bool {
+	d := &t.defs[ns]
+	return d.MaxMemory > 0 && t.Totals(ns).Bytes >= d.MaxMemory
+}
+
+// Victim appends to buf the key namespace ns evicts next and returns it with
+// its database, or ok=false when the namespace has no key left to evict.
+func (t *Table) Victim(ns int, buf []byte) (db int, key []byte, ok bool) {
+	best, bestDB := math.Inf(1), -1
+	for i := range t.rows {
+		ix := t.rows[i].Load().index[ns]
+		if ix == nil {
+			continue
+		}
+		ix.mu.Lock()
+		if ix.keys.Len() > 0 {
+			k, score := ix.keys.At(0)
+			if score < best || bestDB < 0 {
+				best, bestDB, buf = score, i, append(buf[:0], k...)
+			}
+		}
+		ix.mu.Unlock()
+	}
+	return bestDB, buf, bestDB >= 0
+}
+
+// Drop removes key from namespace ns's index in db without counting it
+// gone: a victim the keyspace no longer holds.
+func (t *Table) Drop(db int, key []byte) {
+	if ix := t.rows[db].Load().index[t.Match(key)]; ix != nil {
+		ix.mu.Lock()
+		ix.keys.Remove(key)
+		ix.mu.Unlock()
+	}
+}
+
+// FlushDB forgets database db's keys (FLUSHDB, FLUSHALL), keeping its
+// server-kept counters.
+func (t *Table) FlushDB(db int) {
+	old := t.rows[db].Load()
+	r := t.newRow()
+	for i := range r.counts {
+		o, n := &old.counts[i], &r.counts[i]
+		n.Hits.Store(o.Hits.Load())
+		n.Misses.Store(o.Misses.Load())
+		n.Writes.Store(o.Writes.Load())
+		n.Evictions.Store(o.Evictions.Load())
+		n.Expirations.Store(o.Expirations.Load())
+		n.Refused.Store(o.Refused.Load())
+	}
+	t.rows[db].Store(r)
+	for i := range t.defs {
+		if t.defs[i].HasQuota() {
+			t.checkQuota(i, &t.defs[i])
+		}
+	}
+}
+
+// SwapDB exchanges two databases' keys, as SWAPDB does.
+func (t *Table) SwapDB(a, b int) {
+	ra, rb := t.rows[a].Load(), t.rows[b].Load()
+	t.rows[a].Store(rb)
+	t.rows[b].Store(ra)
+}
+
+// KeepCounters carries the server-kept counters of old's namespaces over
+// to the same-named ones of t, which replaces old.
+func (t *Table) KeepCounters(old *Table) {
+	for i := range t.defs {
+		j := old.Find(t.defs[i].Name)
+		if j < 0 {
+			continue
+		}
+		for db := range min(len(t.rows), len(old.rows)) {
+			o, n := old.Counters(db, j), t.Counters(db, i)
+			n.Hits.Store(o.Hits.Load())
+			n.Misses.Store(o.Misses.Load())
+			n.Writes.Store(o.Writes.Load())
+			n.Evictions.Store(o.Evictions.Load())
+			n.Expirations.Store(o.Expirations.Load())
+			n.Refused.Store(o.Refused.Load())
+		}
+	}
+}
+
+// ResetCounters zeroes namespace ns's server-kept counters (NAMESPACE RESET).
+func (t *Table) ResetCounters(ns int) {
+	for db := range t.rows {
+		c := t.Counters(db, ns)
+		c.Hits.Store(0)
+		c.Misses.Store(0)
+		c.Writes.Store(0)
+		c.Evictions.Store(0)
+		c.Expirations.Store(0)
+		c.Refused.Store(0)
+	}
+}
+
+// Protects reports whether maxmemory eviction must skip key.
+func (t *Table) Protects(key []byte) bool { return t.defs[t.Match(key)].Protected }
+
+// AnyProtected reports whether some namespace is protected.
+func (t *Table) AnyProtected() bool {
+	for i := range t.defs {
+		if t.defs[i].Protected {
+			return true
+		}
+	}
+	return false
+}

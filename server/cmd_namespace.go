@@ -1,0 +1,221 @@
+package server
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/keyhive/keyhive/namespace"
+)
+
+// NAMESPACE, Keyhive's own command family: the key schema (namespace.go
+// enforces its policies, package namespace keeps its counters).
+
+func init() {
+	bindSub("namespace", "define", namespaceDefine)
+	bindSub("namespace", "drop", namespaceDrop)
+	bindSub("namespace", "list", namespaceList)
+	bindSub("namespace", "info", namespaceInfo)
+	bindSub("namespace", "stats", namespaceStats)
+	bindSub("namespace", "reset", namespaceReset)
+	bindSub("namespace", "help", func(x *Ctx) {
+		writeHelp(x, "NAMESPACE", []string{
+			"DEFINE <name> PREFIX <prefix>|PATTERN <pattern> [MAX-KEYS <n>] [MAX-MEMORY <bytes>]",
+			"    [REJECT|EVICT lru|lfu|ttl|random|lowest-hits-then-oldest] [PROTECTED]",
+			"    [REQUIRE-TTL] [DEFAULT-TTL <seconds>] [MAX-TTL <seconds>] [TYPES <type>[,<type>...]]",
+			"    Declare a namespace (or replace the one of that name).",
+			"DROP <name>", "    Remove a namespace declaration; its keys stay.",
+			"LIST", "    List the declarations as DEFINE arguments.",
+			"INFO <name>", "    Return a namespace's declaration and statistics.",
+			"STATS", "    Return every namespace's statistics, the default one included.",
+			"RESET [<name>]", "    Zero the hit, miss, write, eviction, expiration and refusal counters.",
+		})
+	})
+}
+
+// maxNamespaces bounds the declarations: each costs a row of counters per
+// database and a trie walk is per key byte, not per declaration, but a
+// schema is meant to be read by people.
+const maxNamespaces = 1024
+
+func stringArgs(args [][]byte) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = string(a)
+	}
+	return out
+}
+
+func namespaceDefine(x *Ctx) {
+	d, err := namespace.Parse(stringArgs(x.Args[2:]))
+	if err != nil {
+		x.W.Error(err.Error())
+		return
+	}
+	defs, err := withDef(x.s.schemaDefs(), d)
+	if err != nil {
+		x.W.Error(err.Error())
+		return
+	}
+	x.s.setSchema(defs)
+	x.dirty++
+	x.W.OK()
+}
+
+// withDef returns defs with d added, or replacing the declaration of its
+// name.
+func withDef(defs []namespace.Def, d namespace.Def) ([]namespace.Def, error) {
+	out := make([]namespace.Def, 0, len(defs)+1)
+	for _, o := range defs {
+		if o.Name == d.Name {
+			continue
+		}
+		if o.Prefix == d.Prefix && o.Pattern == d.Pattern {
+			what := "prefix '" + d.Prefix + "'"
+			if d.Pattern != "" {
+				what = "pattern '" + d.Pattern + "'"
+			}
+			return nil, fmt.Errorf("ERR namespace '%s' already declares %s", o.Name, what)
+		}
+		out = append(out, o)
+	}
+	if len(out) >= maxNamespaces {
+		return nil, fmt.Errorf("ERR too many namespaces (at most %d)", maxNamespaces)
+	}
+	return append(out, d), nil
+}
+
+func namespaceDrop(x *Ctx) {
+	name := string(x.Args[2])
+	defs := x.s.schemaDefs()
+	out := make([]namespace.Def, 0, len(defs))
+	for _, d := range defs {
+		if d.Name != name {
+			out = append(out, d)
+		}
+	}
+	if len(out) == len(defs) {
+		x.W.Error(errNoNamespace(name))
+		return
+	}
+	x.s.setSchema(out)
+	x.dirty++
+	x.W.OK()
+}
+
+func errNoNamespace(name string) string { return "ERR no such namespace '" + name + "'" }
+
+func namespaceList(x *Ctx) {
+	defs := x.s.schemaDefs()
+	x.W.Array(len(defs))
+	for i := range defs {
+		args := defs[i].Args()
+		x.W.Array(len(args))
+		for _, a := range args {
+			x.W.BulkString(a)
+		}
+	}
+}
+
+// statFields are a namespace's statistics in the order they are shown.
+var statFields = []string{"keys", "volatile", "bytes", "hits", "misses", "writes", "evictions", "expirations", "refused"}
+
+func statValues(t namespace.Totals) []int64 {
+	return []int64{t.Keys, t.Volatile, t.Bytes, t.Hits, t.Misses, t.Writes, t.Evictions, t.Expirations, t.Refused}
+}
+
+func writeStats(x *Ctx, t namespace.Totals) {
+	x.W.Map(len(statFields))
+	for i, v := range statValues(t) {
+		x.W.BulkString(statFields[i])
+		x.W.Int(v)
+	}
+}
+
+func namespaceInfo(x *Ctx) {
+	t := x.s.ks.Schema()
+	name := string(x.Args[2])
+	ns := -1
+	if t != nil {
+		ns = t.Find(name)
+	}
+	if ns < 0 {
+		x.W.Error(errNoNamespace(name))
+		return
+	}
+	d := t.Def(ns)
+	x.W.Map(3 + len(statFields))
+	x.W.BulkString("name")
+	x.W.BulkString(d.Name)
+	if d.Pattern != "" {
+		x.W.BulkString("pattern")
+		x.W.BulkString(d.Pattern)
+	} else {
+		x.W.BulkString("prefix")
+		x.W.BulkString(d.Prefix)
+	}
+	x.W.BulkString("policy")
+	x.W.BulkString(strings.Join(d.Args()[3:], " "))
+	for i, v := range statValues(t.Totals(ns)) {
+		x.W.BulkString(statFields[i])
+		x.W.Int(v)
+	}
+}
+
+func namespaceStats(x *Ctx) {
+	t := x.s.ks.Schema()
+	if t == nil {
+		x.W.Map(0)
+		return
+	}
+	x.W.Map(t.Len())
+	for i := 1; i <= t.Len(); i++ {
+		ns := i % t.Len() // the declared ones, then the default one
+		x.W.BulkString(t.Def(ns).Name)
+		writeStats(x, t.Totals(ns))
+	}
+}
+
+func namespaceReset(x *Ctx) {
+	t := x.s.ks.Schema()
+	if len(x.Args) > 3 {
+		x.W.Error(errArity("namespace|reset"))
+		return
+	}
+	if len(x.Args) == 3 {
+		name := string(x.Args[2])
+		ns := -1
+		if t != nil {
+			ns = t.Find(name)
+		}
+		if ns < 0 {
+			x.W.Error(errNoNamespace(name))
+			return
+		}
+		t.ResetCounters(ns)
+	} else if t != nil {
+		for ns := range t.Len() {
+			t.ResetCounters(ns)
+		}
+	}
+	x.W.OK()
+}
+
+// writeNamespacesInfo is INFO namespaces: a line per namespace, as INFO
+// keyspace's, the default one last.
+func (s *Server) writeNamespacesInfo(b *strings.Builder) {
+	t := s.ks.Schema()
+	if t == nil {
+		return
+	}
+	for i := 1; i <= t.Len(); i++ {
+		ns := i % t.Len()
+		fmt.Fprintf(b, "ns_%s:", t.Def(ns).Name)
+		for j, v := range statValues(t.Totals(ns)) {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(b, "%s=%d", statFields[j], v)
+		}
+		b.WriteString("\r\n")
+	}
+}
