@@ -1,8 +1,8 @@
 package durability
 
 import (
-	"github.com/keyhive/keyhive/namespace"
 	"bufio"
+	"github.com/keyhive/keyhive/namespace"
 	"os"
 	"strconv"
 	"time"

@@ -1,11 +1,11 @@
 package durability
 
 import (
-	"github.com/keyhive/keyhive/namespace"
 	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/keyhive/keyhive/namespace"
 	"os"
 	"path/filepath"
 	"strconv"

@@ -256,7 +256,6 @@ func (s *Server) schemaDefs() []namespace.Def {
 	return nil
 }
 
-
 // initSchema applies the config file's namespace directives.
 func (s *Server) initSchema() error {
 	var defs []namespace.Def
