@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -27,7 +28,18 @@ func TestMain(m *testing.M) {
 		addr *string
 		fn   func(...string) (string, func(), error)
 	}{{&servers.redis, difftest.StartRedis}, {&servers.keyhive, difftest.StartKeyhive}} {
-		addr, stop, err := start.fn()
+		var args []string
+		if start.addr == &servers.keyhive {
+			// Keyhive knows the seeds' key schemas: the scenarios must
+			// behave exactly as on redis-server with them declared.
+			schema, err := filepath.Abs("schema.conf")
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+			args = []string{"--include", schema}
+		}
+		addr, stop, err := start.fn(args...)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
@@ -126,6 +138,7 @@ func checkWorkload(t *testing.T, w workloads.Workload) {
 	if len(red.dump) == 0 {
 		t.Error("the scenario left an empty data set")
 	}
+	checkSchemaCovers(t, kh.dump)
 	for i := range max(len(red.dump), len(kh.dump)) {
 		var r, k string
 		if i < len(red.dump) {
@@ -143,4 +156,22 @@ func checkWorkload(t *testing.T, w workloads.Workload) {
 		n += len(tr)
 	}
 	t.Logf("%d replies and %d keys identical", n, len(red.dump))
+}
+
+// checkSchemaCovers checks that schema.conf declares a namespace for every
+// key a scenario left (dump lines start with the key), from Keyhive's own
+// attribution: the default namespace holds none of them.
+func checkSchemaCovers(t *testing.T, dump []string) {
+	t.Helper()
+	admin := redis.NewClient(&redis.Options{Addr: servers.keyhive})
+	defer admin.Close()
+	info, err := admin.Info(context.Background(), "namespaces").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\r\n") {
+		if strings.HasPrefix(line, "ns_default:keys=") && !strings.HasPrefix(line, "ns_default:keys=0,") {
+			t.Errorf("keys outside every declared namespace: %s\n%s", line, strings.Join(dump, "\n"))
+		}
+	}
 }
