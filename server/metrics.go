@@ -477,4 +477,41 @@ func (s *Server) writeKeyhiveMetrics(p *promtext.Writer) {
 	saved, total := s.ks.SnapshotProgress()
 	p.One("keyhive_snapshot_keys", promtext.Gauge, "Keys the running snapshot saves (0 when none runs)", float64(total))
 	p.One("keyhive_snapshot_keys_saved", promtext.Gauge, "Keys the running snapshot's saver has written so far", float64(saved))
+	s.writeNamespaceMetrics(p)
+}
+
+// namespaceMetrics are NAMESPACE STATS' fields as series labelled by
+// namespace, in statFields' order.
+var namespaceMetrics = []struct {
+	name, help string
+	kind       string
+}{
+	{"keyhive_namespace_keys", "Keys in the namespace (NAMESPACE STATS keys)", promtext.Gauge},
+	{"keyhive_namespace_keys_expiring", "Keys with a TTL in the namespace (NAMESPACE STATS volatile)", promtext.Gauge},
+	{"keyhive_namespace_bytes", "Bytes the namespace's keys hold in the keyspace (NAMESPACE STATS bytes)", promtext.Gauge},
+	{"keyhive_namespace_hits_total", "Lookups that found a key of the namespace (NAMESPACE STATS hits)", promtext.Counter},
+	{"keyhive_namespace_misses_total", "Lookups of a missing key of the namespace (NAMESPACE STATS misses)", promtext.Counter},
+	{"keyhive_namespace_writes_total", "Changes to keys of the namespace (NAMESPACE STATS writes)", promtext.Counter},
+	{"keyhive_namespace_evictions_total", "Keys of the namespace evicted, by maxmemory or its quota (NAMESPACE STATS evictions)", promtext.Counter},
+	{"keyhive_namespace_expirations_total", "Keys of the namespace removed as their TTL passed (NAMESPACE STATS expirations)", promtext.Counter},
+	{"keyhive_namespace_refused_total", "Writes the namespace's policies refused (NAMESPACE STATS refused)", promtext.Counter},
+}
+
+// writeNamespaceMetrics writes each namespace's statistics (none when no
+// namespace is declared).
+func (s *Server) writeNamespaceMetrics(p *promtext.Writer) {
+	t := s.ks.Schema()
+	if t == nil {
+		return
+	}
+	totals := make([][]int64, t.Len())
+	for ns := range totals {
+		totals[ns] = statValues(t.Totals(ns))
+	}
+	for i, m := range namespaceMetrics {
+		p.Family(m.name, m.kind, m.help)
+		for ns := range totals {
+			p.Sample(m.name, float64(totals[ns][i]), "namespace", t.Def(ns).Name)
+		}
+	}
 }

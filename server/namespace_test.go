@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -141,7 +142,9 @@ func evicted(t *testing.T, rdb *redis.Client) int64 {
 // 404 cache's size is a counter, not a SCAN.
 func TestNamespaceSeed001Protected(t *testing.T) {
 	ctx := context.Background()
-	rdb := nsClient(t, "--maxmemory", "16mb", "--maxmemory-policy", "allkeys-lru")
+	srv := startKeyhive(t, "--maxmemory", "16mb", "--maxmemory-policy", "allkeys-lru")
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), Protocol: 2})
+	defer rdb.Close()
 	nsDo(t, rdb, "NAMESPACE", "DEFINE", "meta", "PREFIX", "ql:v1:meta:", "PROTECTED")
 	nsDo(t, rdb, "NAMESPACE", "DEFINE", "notfound", "PREFIX", "ql:v1:404:")
 	nsDo(t, rdb, "NAMESPACE", "DEFINE", "link", "PREFIX", "ql:v1:link:")
@@ -168,6 +171,12 @@ func TestNamespaceSeed001Protected(t *testing.T) {
 	}
 	if st["link"]["evictions"]+st["notfound"]["evictions"] < 5000 {
 		t.Fatalf("evictions not attributed: %v", st)
+	}
+	// The same figure on the metrics endpoint, as a label.
+	rec := httptest.NewRecorder()
+	srv.MetricsHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	if want := fmt.Sprintf("keyhive_namespace_keys{namespace=\"notfound\"} %d\n", scanned); !strings.Contains(rec.Body.String(), want) {
+		t.Fatalf("metrics lack %q", want)
 	}
 }
 
