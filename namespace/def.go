@@ -109,6 +109,12 @@ type Def struct {
 // HasQuota reports whether the namespace has a key or memory quota.
 func (d *Def) HasQuota() bool { return d.MaxKeys > 0 || d.MaxMemory > 0 }
 
+// Guards reports whether the namespace checks writes before they run
+// (allowed types, REQUIRE-TTL without a TTL to give, REJECT quotas).
+func (d *Def) Guards() bool {
+	return d.Types != 0 || (d.RequireTTL && d.DefaultTTL == 0 && d.MaxTTL == 0) || (d.HasQuota() && d.Evict == OrderNone)
+}
+
 // Indexed reports whether the namespace keeps an eviction index.
 func (d *Def) Indexed() bool { return d.HasQuota() && d.Evict != OrderNone }
 

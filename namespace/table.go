@@ -73,6 +73,7 @@ type Table struct {
 	indexed  bool           // some namespace keeps an eviction index
 	byHits   bool           // some index's score changes on reads
 	ttlRules bool           // some namespace sets TTLs on writes
+	guarded  bool           // some namespace checks writes before they run
 	over     atomic.Int64   // namespaces over a quota, so the server evicts
 	overBits []atomic.Bool
 }
@@ -94,6 +95,7 @@ func NewTable(defs []Def, dbs int) *Table {
 	for i := range t.defs {
 		t.patterns[i] = []byte(t.defs[i].Pattern)
 		t.ttlRules = t.ttlRules || t.defs[i].DefaultTTL > 0 || t.defs[i].MaxTTL > 0
+		t.guarded = t.guarded || t.defs[i].Guards()
 		if t.defs[i].Indexed() {
 			t.indexed = true
 			if o := t.defs[i].Evict; o == OrderLRU || o == OrderLFU || o == OrderHitsThenOldest {
@@ -194,6 +196,9 @@ func (t *Table) Match(key []byte) int {
 // TTLRules reports whether some namespace sets TTLs on writes (DEFAULT-TTL,
 // MAX-TTL).
 func (t *Table) TTLRules() bool { return t.ttlRules }
+
+// Guarded reports whether some namespace checks writes before they run.
+func (t *Table) Guarded() bool { return t.guarded }
 
 // Len returns the number of namespaces, the default one included.
 func (t *Table) Len() int { return len(t.defs) }

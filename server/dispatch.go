@@ -186,7 +186,7 @@ func (c *Client) call(cmd *Command, args [][]byte, from caller) {
 		// The caller holds the locks (EXEC, a script, the loader), or the
 		// command needs none (SCRIPT KILL while a script holds them all).
 		x.DB = s.ks.DB(int(c.db.Load())) // a SELECT before switched
-		if t := s.ks.Schema(); t != nil && from != fromLoader && cmd.Flags&FlagWrite != 0 {
+		if t := s.ks.Schema(); t != nil && t.Guarded() && from != fromLoader && cmd.Flags&FlagWrite != 0 {
 			if msg := x.schemaRefusal(t, cmd, args); msg != "" {
 				x.W.Error(msg)
 				s.cmdStats[cmd.id].rejected.Add(1)
@@ -219,7 +219,7 @@ func (c *Client) call(cmd *Command, args [][]byte, from caller) {
 	db := s.ks.Lock(int(c.db.Load()), &x.locks)
 	x.DB = db
 	schema := s.ks.Schema()
-	if schema != nil && cmd.Flags&FlagWrite != 0 {
+	if schema != nil && schema.Guarded() && cmd.Flags&FlagWrite != 0 {
 		if msg := x.schemaRefusal(schema, cmd, args); msg != "" {
 			x.W.Error(msg)
 			s.cmdStats[cmd.id].rejected.Add(1)

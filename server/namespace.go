@@ -32,10 +32,10 @@ func (x *Ctx) schemaRefusal(t *namespace.Table, cmd *Command, args [][]byte) str
 	for _, k := range x.nsRefs {
 		key := args[k.Pos]
 		ns := t.Match(key)
-		if ns == 0 {
+		d := t.Def(ns)
+		if !d.Guards() {
 			continue
 		}
-		d := t.Def(ns)
 		msg := ""
 		switch {
 		case d.Types != 0 && !typeAllowed(cmd, d.Types):
