@@ -92,6 +92,13 @@ func TestNewerCommandInterfaces(t *testing.T) {
 
 // sinceAfter70 reports whether Keyhive's command (or "parent|sub") is newer
 // than Redis 7.0, so a 7.0.15 oracle lacks it.
+// keyhiveOnly reports whether a command is Keyhive's own (NAMESPACE): no
+// Redis has it, and the README's compatibility section lists it.
+func keyhiveOnly(name string) bool {
+	s := cmdspec.Lookup(name)
+	return s != nil && s.Group == "keyhive"
+}
+
 func sinceAfter70(name string) bool {
 	s := cmdspec.Lookup(name)
 	if s == nil {
