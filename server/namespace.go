@@ -45,7 +45,7 @@ func (x *Ctx) schemaRefusal(t *namespace.Table, cmd *Command, args [][]byte) str
 		default:
 			e, found := x.DB.LookupIn(&x.locks, key, x.Now, false)
 			switch {
-			case d.RequireTTL && d.DefaultTTL == 0 && d.MaxTTL == 0 && !setsTTL(cmd, args) && !(found && e.ExpireAt() != 0 && !clearsTTL(cmd, args, k.Flags)):
+			case d.RequireTTL && d.DefaultTTL == 0 && d.MaxTTL == 0 && !setsTTL(cmd, args) && !(found && e.ExpireAt() != 0 && !clearsTTL(cmd, args, k.Flags)) && !x.carriesTTL(cmd, args, k.Pos):
 				msg = fmt.Sprintf("ERR namespace '%s' requires a TTL: write its keys with EX, PX, EXAT or PXAT (or SETEX), or give the key one first", d.Name)
 			case d.Evict == namespace.OrderNone && !found && t.WouldExceed(ns):
 				msg = fmt.Sprintf("NSQUOTA namespace '%s' is at its MAX-KEYS quota of %d keys", d.Name, d.MaxKeys)
@@ -115,6 +115,21 @@ func setsTTL(cmd *Command, args [][]byte) bool {
 		}
 	case "restore":
 		return len(args) > 2 && string(args[2]) != "0"
+	}
+	return false
+}
+
+// carriesTTL reports whether the key at pos is the destination of a
+// command that gives it its source's TTL (RENAME, RENAMENX, COPY), and the
+// source has one.
+func (x *Ctx) carriesTTL(cmd *Command, args [][]byte, pos int) bool {
+	switch cmd.spec.FullName {
+	case "rename", "renamenx", "copy":
+		if pos != 2 {
+			return false
+		}
+		e, found := x.DB.LookupIn(&x.locks, args[1], x.Now, false)
+		return found && e.ExpireAt() != 0
 	}
 	return false
 }

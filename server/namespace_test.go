@@ -225,7 +225,23 @@ func TestNamespaceSeed003RequireTTL(t *testing.T) {
 	if ttl := rdb.TTL(ctx, "ratelimit:ipx:day:pk").Val(); ttl < 23*time.Hour {
 		t.Fatalf("the script's own TTL was overridden: %v", ttl)
 	}
-	if st := nsStats(t, rdb); st["cache"]["refused"] != 4 {
+	rdb.Set(ctx, "tmp", "v", time.Minute)
+	if err := rdb.Rename(ctx, "tmp", "cache:moved").Err(); err != nil {
+		t.Fatalf("RENAME of a key with a TTL: %v", err)
+	}
+	rdb.Set(ctx, "tmp", "v", 0)
+	if err := rdb.Rename(ctx, "tmp", "cache:moved2").Err(); err == nil {
+		t.Fatal("RENAME of a key without TTL was accepted")
+	}
+	nsDo(t, rdb, "NAMESPACE", "DEFINE", "short", "PREFIX", "short:", "MAX-TTL", 10)
+	rdb.Set(ctx, "short:a", "v", time.Hour)
+	rdb.Set(ctx, "short:b", "v", 0)
+	for _, k := range []string{"short:a", "short:b"} {
+		if ttl := rdb.TTL(ctx, k).Val(); ttl <= 0 || ttl > 10*time.Second {
+			t.Fatalf("MAX-TTL left %s with %v", k, ttl)
+		}
+	}
+	if st := nsStats(t, rdb); st["cache"]["refused"] != 5 {
 		t.Fatalf("refusals %v", st["cache"])
 	}
 }
