@@ -126,3 +126,25 @@ func FuzzUnmarshal(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkMatch matches keys against bench/keyhive-namespaces.sh's 20
+// declarations: a key in one, and one in none.
+func BenchmarkMatch(b *testing.B) {
+	var defs []Def
+	for i, p := range []string{"key:", "counter:", "dns:", "dnsmeta:", "{dnsmeta}:", "sess:", "ql:v1:link:", "ql:v1:404:",
+		"ql:v1:meta:", "queue:", "cache:project:", "cache:apikey:", "ratelimit:ipx:", "usage:", "ucg:entity:",
+		"search:word:", "cache:page:", "session:", "lock:"} {
+		d, _ := Parse([]string{"ns" + string(rune('a'+i)), "PREFIX", p})
+		defs = append(defs, d)
+	}
+	d, _ := Parse([]string{"waiting", "PATTERN", "queue:*:waiting:*"})
+	tab := NewTable(append(defs, d), 1)
+	for _, key := range []string{"key:000000123456", "ql:v1:link:abc123", "other:000000123456", "queue:ev1:waiting:42"} {
+		k := []byte(key)
+		b.Run(key, func(b *testing.B) {
+			for b.Loop() {
+				tab.Match(k)
+			}
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package namespace
 
 import (
+	"bytes"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -78,7 +79,12 @@ type Table struct {
 	overBits []atomic.Bool
 }
 
+// node is a trie node: the bytes that lead to it after its edge's byte
+// (label: chains of single-child nodes are collapsed, so a match compares
+// whole runs of bytes), the namespaces whose literal prefix ends here, and
+// its edges.
 type node struct {
+	label    []byte
 	first, n int32   // edges[first:first+n]
 	defs     []int32 // namespaces whose literal prefix ends here, most specific first
 }
@@ -144,44 +150,61 @@ func (t *Table) build() {
 		}
 		tn[at].defs = append(tn[at].defs, int32(i))
 	}
-	t.nodes = make([]node, len(tn))
-	for i, n := range tn {
-		sort.Slice(n.defs, func(a, b int) bool {
-			da, db := &t.defs[n.defs[a]], &t.defs[n.defs[b]]
+	// flatten appends the node reached at tn[at], collapsing its chain of
+	// single-child nodes without namespaces into the label, and returns
+	// its index.
+	var flatten func(at int, label []byte) int32
+	flatten = func(at int, label []byte) int32 {
+		for at != 0 && len(tn[at].kids) == 1 && len(tn[at].defs) == 0 {
+			for b, next := range tn[at].kids {
+				label = append(label, b)
+				at = next
+			}
+		}
+		defs := tn[at].defs
+		sort.Slice(defs, func(a, b int) bool {
+			da, db := &t.defs[defs[a]], &t.defs[defs[b]]
 			if (da.Pattern != "") != (db.Pattern != "") {
 				return da.Pattern != ""
 			}
 			return len(da.Pattern) > len(db.Pattern)
 		})
-		bs := make([]int, 0, len(n.kids))
-		for b := range n.kids {
+		id := int32(len(t.nodes))
+		t.nodes = append(t.nodes, node{label: label, defs: defs})
+		bs := make([]int, 0, len(tn[at].kids))
+		for b := range tn[at].kids {
 			bs = append(bs, int(b))
 		}
 		sort.Ints(bs)
-		t.nodes[i] = node{first: int32(len(t.edges)), n: int32(len(bs)), defs: n.defs}
-		for _, b := range bs {
-			t.edges = append(t.edges, edge{byte(b), int32(n.kids[byte(b)])})
+		edges := make([]edge, len(bs))
+		for j, b := range bs {
+			edges[j] = edge{byte(b), flatten(tn[at].kids[byte(b)], nil)}
 		}
+		t.nodes[id].first, t.nodes[id].n = int32(len(t.edges)), int32(len(edges))
+		t.edges = append(t.edges, edges...)
+		return id
 	}
+	flatten(0, nil)
 }
 
 // Match returns the index of key's namespace (0: the default one).
 func (t *Table) Match(key []byte) int {
 	best := 0
 	n := &t.nodes[0]
-	for i := 0; ; i++ {
+	i := 0
+	for {
 		for _, d := range n.defs {
 			if p := t.patterns[d]; len(p) == 0 || glob.Match(p, key, false) {
 				best = int(d)
 				break
 			}
 		}
-		if i == len(key) || n.n == 0 {
+		if i >= len(key) || n.n == 0 {
 			return best
 		}
-		next := int32(-1)
+		c, next := key[i], int32(-1)
 		for _, e := range t.edges[n.first : n.first+n.n] {
-			if e.b == key[i] {
+			if e.b == c {
 				next = e.child
 				break
 			}
@@ -190,6 +213,11 @@ func (t *Table) Match(key []byte) int {
 			return best
 		}
 		n = &t.nodes[next]
+		i++
+		if !bytes.HasPrefix(key[i:], n.label) {
+			return best
+		}
+		i += len(n.label)
 	}
 }
 

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/keyhive/keyhive/resp"
@@ -10,7 +11,24 @@ import (
 // reply bytes (locks, handler, propagation check, statistics), without the
 // network, for profiling: go test ./server -run - -bench Execute -cpuprofile.
 func BenchmarkExecute(b *testing.B) {
-	c := pipeClient(b, newTestServer(b))
+	benchmarkExecute(b, pipeClient(b, newTestServer(b)))
+}
+
+// BenchmarkExecuteNamespaces is BenchmarkExecute with 20 namespaces
+// declared (bench/keyhive-namespaces.sh's), two covering its keys: what
+// the key schema costs a command.
+func BenchmarkExecuteNamespaces(b *testing.B) {
+	var directives []string
+	for i, p := range []string{"ql:v1:link:", "counter", "dns:", "dnsmeta:", "{dnsmeta}:", "sess:", "ql:v1:404:",
+		"ql:v1:meta:", "queue:", "cache:project:", "cache:apikey:", "ratelimit:ipx:", "usage:", "ucg:entity:",
+		"search:word:", "cache:page:", "session:", "lock:", "csrf:"} {
+		directives = append(directives, "--namespace", fmt.Sprintf("ns%d", i), "PREFIX", p)
+	}
+	directives = append(directives, "--namespace", "waiting", "PATTERN", "queue:*:waiting:*")
+	benchmarkExecute(b, pipeClient(b, newTestServer(b, directives...)))
+}
+
+func benchmarkExecute(b *testing.B, c *Client) {
 	for _, line := range []string{
 		"SET ql:v1:link:abc 0123456789abcdef",
 		"GET ql:v1:link:abc",
