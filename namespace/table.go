@@ -453,13 +453,7 @@ func (t *Table) FlushDB(db int) {
 	old := t.rows[db].Load()
 	r := t.newRow()
 	for i := range r.counts {
-		o, n := &old.counts[i], &r.counts[i]
-		n.Hits.Store(o.Hits.Load())
-		n.Misses.Store(o.Misses.Load())
-		n.Writes.Store(o.Writes.Load())
-		n.Evictions.Store(o.Evictions.Load())
-		n.Expirations.Store(o.Expirations.Load())
-		n.Refused.Store(o.Refused.Load())
+		r.counts[i].copyActivity(&old.counts[i])
 	}
 	t.rows[db].Store(r)
 	for i := range t.defs {
@@ -485,28 +479,28 @@ func (t *Table) KeepCounters(old *Table) {
 			continue
 		}
 		for db := range min(len(t.rows), len(old.rows)) {
-			o, n := old.Counters(db, j), t.Counters(db, i)
-			n.Hits.Store(o.Hits.Load())
-			n.Misses.Store(o.Misses.Load())
-			n.Writes.Store(o.Writes.Load())
-			n.Evictions.Store(o.Evictions.Load())
-			n.Expirations.Store(o.Expirations.Load())
-			n.Refused.Store(o.Refused.Load())
+			t.Counters(db, i).copyActivity(old.Counters(db, j))
 		}
 	}
 }
 
 // ResetCounters zeroes namespace ns's server-kept counters (NAMESPACE RESET).
 func (t *Table) ResetCounters(ns int) {
+	var zero Counters
 	for db := range t.rows {
-		c := t.Counters(db, ns)
-		c.Hits.Store(0)
-		c.Misses.Store(0)
-		c.Writes.Store(0)
-		c.Evictions.Store(0)
-		c.Expirations.Store(0)
-		c.Refused.Store(0)
+		t.Counters(db, ns).copyActivity(&zero)
 	}
+}
+
+// copyActivity sets c's server-kept counters (what happened to the keys,
+// not what they are now) to o's.
+func (c *Counters) copyActivity(o *Counters) {
+	c.Hits.Store(o.Hits.Load())
+	c.Misses.Store(o.Misses.Load())
+	c.Writes.Store(o.Writes.Load())
+	c.Evictions.Store(o.Evictions.Load())
+	c.Expirations.Store(o.Expirations.Load())
+	c.Refused.Store(o.Refused.Load())
 }
 
 // Protects reports whether maxmemory eviction must skip key.

@@ -131,7 +131,9 @@ func writeStats(x *Ctx, t namespace.Totals) {
 	}
 }
 
-func namespaceInfo(x *Ctx) {
+// namedNamespace finds the namespace x.Args[2] names, replying an error
+// when there is none.
+func namedNamespace(x *Ctx) (*namespace.Table, int, bool) {
 	t := x.s.ks.Schema()
 	name := string(x.Args[2])
 	ns := -1
@@ -140,6 +142,13 @@ func namespaceInfo(x *Ctx) {
 	}
 	if ns < 0 {
 		x.W.Error(errNoNamespace(name))
+	}
+	return t, ns, ns >= 0
+}
+
+func namespaceInfo(x *Ctx) {
+	t, ns, ok := namedNamespace(x)
+	if !ok {
 		return
 	}
 	d := t.Def(ns)
@@ -182,13 +191,8 @@ func namespaceReset(x *Ctx) {
 		return
 	}
 	if len(x.Args) == 3 {
-		name := string(x.Args[2])
-		ns := -1
-		if t != nil {
-			ns = t.Find(name)
-		}
-		if ns < 0 {
-			x.W.Error(errNoNamespace(name))
+		t, ns, ok := namedNamespace(x)
+		if !ok {
 			return
 		}
 		t.ResetCounters(ns)

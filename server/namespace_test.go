@@ -388,3 +388,57 @@ func waitAOFRewrite(t *testing.T, rdb *redis.Client) {
 	}
 	t.Fatal("AOF rewrite did not finish")
 }
+
+// TestNamespaceCommands: the family's replies and errors.
+func TestNamespaceCommands(t *testing.T) {
+	ctx := context.Background()
+	rdb := nsClient(t)
+	nsDo(t, rdb, "NAMESPACE", "DEFINE", "a", "PREFIX", "a:")
+	if err := rdb.Do(ctx, "NAMESPACE", "DEFINE", "b", "PREFIX", "a:").Err(); err == nil || err.Error() != "ERR namespace 'a' already declares prefix 'a:'" {
+		t.Fatalf("duplicate prefix: %v", err)
+	}
+	if err := rdb.Do(ctx, "NAMESPACE", "DROP", "nosuch").Err(); err == nil || err.Error() != "ERR no such namespace 'nosuch'" {
+		t.Fatalf("DROP nosuch: %v", err)
+	}
+	if err := rdb.Do(ctx, "NAMESPACE", "INFO", "nosuch").Err(); err == nil {
+		t.Fatal("INFO nosuch accepted")
+	}
+	rdb.Set(ctx, "a:1", "v", 0)
+	rdb.Get(ctx, "a:1")
+	rdb.Get(ctx, "a:2")
+	info := nsDo(t, rdb, "NAMESPACE", "INFO", "a").([]any)
+	if fmt.Sprint(info[:6]) != "[name a prefix a: policy ]" {
+		t.Fatalf("INFO %v", info)
+	}
+	nsDo(t, rdb, "NAMESPACE", "RESET", "a")
+	if st := nsStats(t, rdb)["a"]; st["hits"] != 0 || st["misses"] != 0 || st["keys"] != 1 {
+		t.Fatalf("after RESET a: %v", st)
+	}
+	// Redefining keeps the counters; dropping hands the keys to default.
+	rdb.Get(ctx, "a:1")
+	nsDo(t, rdb, "NAMESPACE", "DEFINE", "a", "PREFIX", "a:", "MAX-KEYS", 5)
+	if st := nsStats(t, rdb)["a"]; st["hits"] != 1 || st["keys"] != 1 {
+		t.Fatalf("after redefining a: %v", st)
+	}
+	nsDo(t, rdb, "NAMESPACE", "DROP", "a")
+	if st := nsStats(t, rdb); len(st) != 0 {
+		t.Fatalf("STATS with no namespace: %v", st)
+	}
+	nsDo(t, rdb, "NAMESPACE", "DEFINE", "b", "PATTERN", "x:*:y")
+	if st := nsStats(t, rdb); st["default"]["keys"] != 1 || st["b"]["keys"] != 0 {
+		t.Fatalf("after DROP: %v", st)
+	}
+	if err := rdb.Do(ctx, "NAMESPACE", "DEFINE", "c", "PREFIX", "c:", "EVICT", "lru").Err(); err == nil || err.Error() != "ERR EVICT needs MAX-KEYS or MAX-MEMORY" {
+		t.Fatalf("EVICT without a quota: %v", err)
+	}
+	if err := rdb.Do(ctx, "NAMESPACE", "DEFINE", "c", "PREFIX", "c:", "MAX-KEYS", 1).Err(); err != nil {
+		t.Fatal(err)
+	}
+	rdb.Set(ctx, "c:1", "v", 0)
+	if err := rdb.Set(ctx, "c:2", "v", 0).Err(); err == nil || !strings.HasPrefix(err.Error(), "NSQUOTA namespace 'c' is at its MAX-KEYS quota of 1 keys") {
+		t.Fatalf("over a REJECT quota: %v", err)
+	}
+	if err := rdb.Set(ctx, "c:1", "w", 0).Err(); err != nil {
+		t.Fatalf("overwriting at the quota: %v", err)
+	}
+}
