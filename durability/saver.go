@@ -106,6 +106,23 @@ func (sv *Saver) writeRDB(path string, aofBase bool, functions []byte, keys, exp
 		}
 	}()
 	w := bufio.NewWriterSize(f, 1<<20)
+	sv.encodeRDB(w, functions, keys, expires, shard, "aof-base", strconv.Itoa(boolInt(aofBase)))
+	if err = w.Flush(); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// encodeRDB writes an RDB file to w: header and AUX fields (aux: more
+// name, value pairs), the functions, each non-empty database's records
+// shard by shard, EOF and the checksum. A write error sticks in w.
+func (sv *Saver) encodeRDB(w *bufio.Writer, functions []byte, keys, expires []int64, shard func(b []byte, db, shard int) []byte, aux ...string) {
 	checksum := sv.h.Config.RDBChecksum()
 	var crc uint64
 	write := func(p []byte) {
@@ -121,12 +138,12 @@ func (sv *Saver) writeRDB(path string, aofBase bool, functions []byte, keys, exp
 			version = persistence.VersionFieldTTL // Redis 7.4's hash types
 		}
 	}
-	write(enc.AppendHeaderVersion(nil, version,
+	fields := append([]string{
 		"redis-ver", sv.h.Version,
 		"redis-bits", "64",
 		"ctime", strconv.FormatInt(time.Now().Unix(), 10),
-		"used-mem", strconv.FormatInt(sv.h.UsedMemory(), 10),
-		"aof-base", strconv.Itoa(boolInt(aofBase))))
+		"used-mem", strconv.FormatInt(sv.h.UsedMemory(), 10)}, aux...)
+	write(enc.AppendHeaderVersion(nil, version, fields...))
 	write(functions)
 	var records []byte
 	for db := range keys {
@@ -146,16 +163,6 @@ func (sv *Saver) writeRDB(path string, aofBase bool, functions []byte, keys, exp
 	sv.h.DroppedGarbage(int64(size))
 	write([]byte{persistence.OpEOF})
 	w.Write(binary.LittleEndian.AppendUint64(nil, crc))
-	if err = w.Flush(); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }
 
 func boolInt(b bool) int {
@@ -270,13 +277,23 @@ func (sv *Saver) Cron() {
 
 // Load loads dbfilename at start-up. A missing file is an empty data
 // set; a corrupt or truncated one is an error naming the file and offset.
-func (sv *Saver) Load() error { return sv.loadFile(sv.path(), true, false) }
+func (sv *Saver) Load() error { return sv.loadFile(sv.path(), true, false, nil) }
 
 // Reload is DEBUG RELOAD's load; with merge, a key in the file replaces
 // the key present.
-func (sv *Saver) Reload(merge bool) error { return sv.loadFile(sv.path(), false, merge) }
+func (sv *Saver) Reload(merge bool) error { return sv.loadFile(sv.path(), false, merge, nil) }
 
-func (sv *Saver) loadFile(path string, missingOK, merge bool) error {
+// LoadFromMaster loads the RDB file a replica received from its master,
+// into an empty data set, and makes it the dump file; aux receives its
+// AUX fields.
+func (sv *Saver) LoadFromMaster(path string, aux func(name, value []byte)) error {
+	if err := sv.loadFile(path, false, false, aux); err != nil {
+		return err
+	}
+	return os.Rename(path, sv.path())
+}
+
+func (sv *Saver) loadFile(path string, missingOK, merge bool, aux func(name, value []byte)) error {
 	f, err := os.Open(path)
 	if missingOK && errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -301,7 +318,7 @@ func (sv *Saver) loadFile(path string, missingOK, merge bool) error {
 	h := sv.h
 	loaded, expired, err := values.LoadRDB(data, h.Config, h.Keyspace, h.Clock.UnixMilli(), merge, func(code []byte) error {
 		return h.LoadFunction(code, merge)
-	})
+	}, aux)
 	sv.loadedKeys.Store(loaded)
 	sv.loadExpired.Store(expired)
 	if err != nil {

@@ -144,9 +144,10 @@ func AppendRebuild(b []byte, e *keyspace.Entry) []byte {
 // LoadRDB loads an RDB file's contents into ks at now. Keys whose time has
 // passed are skipped, as a master does; a key already present is an error
 // unless merge. function loads a function library the file holds (its code
-// points into data: the callee copies what it keeps). It reports the keys
-// loaded and those skipped as expired.
-func LoadRDB(data []byte, cfg FileConfig, ks *keyspace.Keyspace, now int64, merge bool, function func(code []byte) error) (loaded, expired int64, err error) {
+// points into data: the callee copies what it keeps); aux, when not nil,
+// receives the AUX fields (a replica reads its master's repl-stream-db).
+// It reports the keys loaded and those skipped as expired.
+func LoadRDB(data []byte, cfg FileConfig, ks *keyspace.Keyspace, now int64, merge bool, function func(code []byte) error, aux func(name, value []byte)) (loaded, expired int64, err error) {
 	env := &Env{Limits: cfg, DB: ks.DB(0), Now: now, Scratch: &Scratch{}}
 	mode := AccessModeOf(cfg.MaxMemoryPolicy())
 	err = persistence.Load(data, cfg.RDBChecksum(), persistence.Handler{
@@ -158,6 +159,7 @@ func LoadRDB(data []byte, cfg FileConfig, ks *keyspace.Keyspace, now int64, merg
 			return nil
 		},
 		Function: function,
+		Aux:      aux,
 		Key: func(r *persistence.Record) error {
 			if r.ExpireAt != -1 && r.ExpireAt < env.Now {
 				expired++
