@@ -1,6 +1,9 @@
 package replication
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // blockSize is the size of the backlog's blocks: large enough that a block
 // is taken once per many commands, small enough that a trimmed block gives
@@ -14,10 +17,10 @@ const blockSize = 64 << 10
 // tail, so appending allocates only while the backlog grows.
 type Backlog struct {
 	mu      sync.Mutex
-	blocks  [][]byte // each of capacity blockSize, all full but the last
-	start   int64    // the offset of blocks[0][0]
-	end     int64    // the offset after the last byte
-	size    int64    // bytes to keep (repl-backlog-size)
+	blocks  [][]byte     // each of capacity blockSize, all full but the last
+	start   int64        // the offset of blocks[0][0]
+	end     atomic.Int64 // the offset after the last byte; written under mu
+	size    int64        // bytes to keep (repl-backlog-size)
 	spare   [][]byte
 	readers []*Reader
 }
@@ -25,7 +28,9 @@ type Backlog struct {
 // NewBacklog returns an empty backlog keeping size bytes, whose next byte
 // has offset start.
 func NewBacklog(size, start int64) *Backlog {
-	return &Backlog{size: max(size, 1), start: start, end: start}
+	b := &Backlog{size: max(size, 1), start: start}
+	b.end.Store(start)
+	return b
 }
 
 // Offsets returns the offset of the first byte held and the offset after
@@ -33,15 +38,11 @@ func NewBacklog(size, start int64) *Backlog {
 func (b *Backlog) Offsets() (start, end int64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.start, b.end
+	return b.start, b.end.Load()
 }
 
 // End is the offset after the last byte appended.
-func (b *Backlog) End() int64 {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.end
-}
+func (b *Backlog) End() int64 { return b.end.Load() }
 
 // SetSize changes the bytes kept (CONFIG SET repl-backlog-size); a smaller
 // size takes effect as the stream advances.
@@ -56,7 +57,7 @@ func (b *Backlog) SetSize(size int64) {
 func (b *Backlog) Holds(offset int64) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return offset >= b.start && offset <= b.end
+	return offset >= b.start && offset <= b.end.Load()
 }
 
 // Append adds p to the stream and signals the readers.
@@ -65,7 +66,7 @@ func (b *Backlog) Append(p []byte) {
 		return
 	}
 	b.mu.Lock()
-	b.end += int64(len(p))
+	b.end.Add(int64(len(p)))
 	for len(p) > 0 {
 		n := len(b.blocks)
 		if n == 0 || len(b.blocks[n-1]) == blockSize {
@@ -101,7 +102,7 @@ func (b *Backlog) newBlock() []byte {
 func (b *Backlog) trim() {
 	for len(b.blocks) > 1 {
 		next := b.start + int64(len(b.blocks[0]))
-		if b.end-next < b.size {
+		if b.end.Load()-next < b.size {
 			return
 		}
 		for _, r := range b.readers {
@@ -124,7 +125,8 @@ func (b *Backlog) Reset(start int64) {
 		b.spare = append(b.spare, blk)
 	}
 	b.blocks = b.blocks[:0]
-	b.start, b.end = start, start
+	b.start = start
+	b.end.Store(start)
 	b.mu.Unlock()
 }
 
@@ -142,7 +144,7 @@ type Reader struct {
 func (b *Backlog) NewReader(pos int64) *Reader {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if pos < b.start || pos > b.end {
+	if pos < b.start || pos > b.end.Load() {
 		return nil
 	}
 	r := &Reader{b: b, pos: pos, Ready: make(chan struct{}, 1)}
@@ -157,7 +159,7 @@ func (r *Reader) Read(dst []byte) int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	n := 0
-	for n < len(dst) && r.pos < b.end {
+	for end := b.end.Load(); n < len(dst) && r.pos < end; {
 		at := r.pos - b.start
 		blk := b.blocks[at/blockSize][at%blockSize:]
 		k := copy(dst[n:], blk)
@@ -171,7 +173,7 @@ func (r *Reader) Read(dst []byte) int {
 func (r *Reader) Lag() int64 {
 	r.b.mu.Lock()
 	defer r.b.mu.Unlock()
-	return r.b.end - r.pos
+	return r.b.end.Load() - r.pos
 }
 
 // Close stops the reader: the backlog no longer keeps bytes for it.
