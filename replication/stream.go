@@ -149,8 +149,7 @@ func copyToMark(r io.Reader, w io.Writer, mark []byte) (int64, error) {
 	}
 }
 
-// CommandReader reads the commands of the stream that follows, each with
-// the number of bytes it took (a replica's offset advances by them).
+// CommandReader reads the commands of the stream that follows.
 type CommandReader struct {
 	r      io.Reader
 	buf    []byte
@@ -167,28 +166,26 @@ func NewCommandReader(r io.Reader, maxBulk int64) *CommandReader {
 	return cr
 }
 
-// Next returns the next command and its length in the stream. The
-// arguments are valid until the next call. An empty command (a bare
-// newline) has no arguments.
-func (cr *CommandReader) Next() (args [][]byte, n int, err error) {
+// Next returns the next command and its bytes in the stream (a replica's
+// offset advances by them, and it forwards them to its own replicas). Both
+// are valid until the next call. An empty command (a bare newline) has no
+// arguments.
+func (cr *CommandReader) Next() (args [][]byte, raw []byte, err error) {
 	for {
 		n, err := cr.parser.Parse(cr.buf[cr.start:cr.filled])
 		if err != nil {
-			return nil, 0, err
+			return nil, nil, err
 		}
 		if n > 0 {
+			raw = cr.buf[cr.start : cr.start+n]
 			cr.start += n
-			return cr.parser.Args, n, nil
+			return cr.parser.Args, raw, nil
 		}
 		if err := cr.fill(); err != nil {
-			return nil, 0, err
+			return nil, nil, err
 		}
 	}
 }
-
-// Buffered reports whether a whole command or part of one has been read
-// and not returned: the caller acknowledges its offset only between reads.
-func (cr *CommandReader) Buffered() bool { return cr.filled > cr.start }
 
 // fill reads more, first making room: what was returned is dropped, and
 // the buffer grows to what the command in progress needs.

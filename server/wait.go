@@ -13,8 +13,8 @@ import (
 // replicas (WAIT) or fsynced to the AOF and on enough replicas (WAITAOF).
 // Both block as the blocking commands do (blocking.go), on no key, so a
 // timeout, CLIENT UNBLOCK and a disconnect end the wait the same way; WAITAOF
-// is woken when the AOF's fsync advances. There is no replication yet:
-// replicasAcked is the one place that counts replicas, and it counts none.
+// is woken when the AOF's fsync advances; WAIT when a replica's ACK
+// reaches the client's writes (a GETACK in the stream asks for it at once).
 
 func init() {
 	bind("wait", waitCommand)
@@ -22,9 +22,38 @@ func init() {
 }
 
 // replicasAcked is the number of replicas that acknowledged every change c
-// made, in their data (WAIT) or their AOF (WAITAOF). None until replication
-// exists.
-func (s *Server) replicasAcked(c *Client, aof bool) int64 { return 0 }
+// made, in their data (WAIT) or their AOF (WAITAOF: none yet, replicas
+// acknowledge no AOF offset).
+func (s *Server) replicasAcked(c *Client, aof bool) int64 {
+	if aof {
+		return 0
+	}
+	return s.replicasAt(c.replWriteOffset())
+}
+
+// replicasAt is the number of online replicas that acknowledged the
+// stream up to offset.
+func (s *Server) replicasAt(offset int64) int64 {
+	r := &s.repl
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var n int64
+	for _, rc := range r.replicas {
+		if rc.state.Load() == replicaOnline && rc.ackOff.Load() >= offset {
+			n++
+		}
+	}
+	return n
+}
+
+// replWriteOffset is where the changes c made end in the replication
+// stream.
+func (c *Client) replWriteOffset() int64 {
+	if c.wrote {
+		return c.s.replOffset()
+	}
+	return c.roff
+}
 
 // writeOffset is where the changes c made end in the AOF's stream: the
 // AOF's length after them (changes made since c's replies last left are
@@ -71,12 +100,58 @@ func waitCommand(x *Ctx) {
 	if !ok {
 		return
 	}
-	s, c := x.s, x.c
-	if acked := s.replicasAcked(c, false); acked >= n || x.cannotBlock {
+	s := x.s
+	if s.repl.isReplica.Load() {
+		x.W.Error("ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.")
+		return
+	}
+	target := x.c.replWriteOffset()
+	if acked := s.replicasAt(target); acked >= n || x.cannotBlock {
 		x.W.Int(acked)
 		return
 	}
-	x.block(blockSpec{deadline: deadlineAfter(ms), timedOut: func(w *resp.Writer) { w.Int(s.replicasAcked(c, false)) }})
+	reply := func(w *resp.Writer) { w.Int(s.replicasAt(target)) }
+	x.block(blockSpec{deadline: deadlineAfter(ms), timedOut: reply})
+	s.replWaiters.add(x.c.blocked, target, n, reply)
+	s.repl.feed.add(argREPLCONF, argGETACK, argStar)
+}
+
+// replWaiters are the WAIT clients waiting for replicas' ACKs.
+type replWaiters struct {
+	mu      sync.Mutex
+	waiting []replWaiter
+}
+
+type replWaiter struct {
+	w        *waiter
+	offset   int64
+	replicas int64
+	reply    func(w *resp.Writer)
+}
+
+func (a *replWaiters) add(w *waiter, offset, replicas int64, reply func(*resp.Writer)) {
+	a.mu.Lock()
+	a.waiting = append(a.waiting, replWaiter{w, offset, replicas, reply})
+	a.mu.Unlock()
+}
+
+// serveReplWaiters wakes the WAIT clients whose writes enough replicas
+// have now acknowledged (a replica's ACK calls it), and forgets those
+// that stopped waiting otherwise.
+func (s *Server) serveReplWaiters() {
+	a := &s.replWaiters
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.waiting = slices.DeleteFunc(a.waiting, func(q replWaiter) bool {
+		if s.replicasAt(q.offset) >= q.replicas {
+			s.blocking.unblock(q.w, q.reply)
+			return true
+		}
+		s.blocking.mu.Lock()
+		gone := q.w.claimed
+		s.blocking.mu.Unlock()
+		return gone
+	})
 }
 
 // waitAOFCommand is WAITAOF numlocal numreplicas timeout (Redis 7.2): waits
