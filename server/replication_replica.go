@@ -230,7 +230,7 @@ func (s *Server) syncWithMaster(l *masterLink) error {
 		s.log.Printf("MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization.")
 		if reply.ID != "" && reply.ID != ids.ID {
 			s.repl.mu.Lock()
-			s.repl.ids = replication.IDs{ID: reply.ID, ID2: ids.ID, Second: off}
+			s.repl.ids = replication.IDs{ID: reply.ID, ID2: ids.ID, Second: off + 1}
 			replicas := append([]*replicaConn(nil), s.repl.replicas...)
 			s.repl.mu.Unlock()
 			for _, rc := range replicas { // they learn the new ID as they come back
