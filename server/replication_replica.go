@@ -120,6 +120,7 @@ func (s *Server) replicaOf(host string, port int) {
 		r.link.cancel()
 	}
 	r.isReplica.Store(true)
+	s.ks.SetReplica(true, nil)
 	s.ensureBacklog()
 	ctx, cancel := context.WithCancel(context.Background())
 	l := &masterLink{host: host, port: port, ctx: ctx, cancel: cancel}
@@ -144,6 +145,7 @@ func (s *Server) becomeMaster() {
 	}
 	r.ids = r.ids.Promote(s.replOffset())
 	r.isReplica.Store(false)
+	s.ks.SetReplica(false, nil)
 	r.mu.Unlock()
 	r.feed.owe() // its own commands start with a SELECT
 }
@@ -240,8 +242,10 @@ func (s *Server) syncWithMaster(l *masterLink) error {
 	}
 	mc := s.newMasterClient(conn, l.db)
 	l.client.Store(mc)
+	s.ks.SetReplica(true, mc)
 	l.state.Store(linkConnected)
 	defer func() {
+		s.ks.SetReplica(s.repl.isReplica.Load(), nil)
 		l.client.Store(nil)
 		l.db = int(mc.db.Load())
 		s.removeClient(mc)
