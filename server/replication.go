@@ -46,6 +46,8 @@ type replState struct {
 	// master's and forwards its bytes, and around a snapshot's instant.
 	applying sync.Mutex
 
+	failover failoverState // guarded by mu
+
 	isReplica atomic.Bool // REPLICAOF host port
 	link      *masterLink // guarded by mu: the link to the master while a replica
 
@@ -200,6 +202,7 @@ func (s *Server) replicationCron() {
 		}
 	}
 	r.goodReplicas.Store(int32(good))
+	s.updateFailover()
 	if len(replicas) > 0 && !r.isReplica.Load() && now.Unix()-r.lastPing >= int64(s.cfg.ReplPingReplicaPeriod()) {
 		r.lastPing = now.Unix()
 		r.feed.add(argPING)

@@ -65,7 +65,7 @@ func (s *Server) writeReplicationInfo(b *strings.Builder) {
 		field(b, "slave"+strconv.Itoa(i), fmt.Sprintf("ip=%s,port=%d,state=%s,offset=%d,lag=%d",
 			rc.addr(), rc.port.Load(), replicaStateNames[rc.state.Load()], rc.ackOff.Load(), lag))
 	}
-	field(b, "master_failover_state", "no-failover")
+	field(b, "master_failover_state", failoverStateNames[s.failoverState()])
 	field(b, "master_replid", ids.ID)
 	field(b, "master_replid2", ids.ID2)
 	field(b, "master_repl_offset", off)

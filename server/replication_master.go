@@ -97,6 +97,16 @@ func psyncCommand(x *Ctx) {
 	if c.servesReplica() {
 		return // asked twice: ignored, as Redis does
 	}
+	if len(x.Args) > 3 && cArgIs(x.Args[3], "failover") {
+		if refusal := s.takeOverFromMaster(x); refusal != "" {
+			x.W.Error(refusal)
+			return
+		}
+	}
+	if s.failoverState() != failoverNone {
+		x.W.Error("NOMASTERLINK Can't SYNC while failing over")
+		return
+	}
 	if s.repl.isReplica.Load() && !s.masterLinkUp() {
 		x.W.Error("NOMASTERLINK Can't SYNC while not connected with my master")
 		return
@@ -180,6 +190,7 @@ func replconfCommand(x *Ctx) {
 				if off, ok := strnum.ParseInt(val); ok {
 					c.replica.acknowledged(off)
 					s.serveReplWaiters()
+					s.updateFailover()
 				}
 			}
 			return // never a reply

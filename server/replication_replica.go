@@ -62,6 +62,10 @@ type masterLink struct {
 // replicaofCommand is REPLICAOF host port and REPLICAOF NO ONE.
 func replicaofCommand(x *Ctx) {
 	s := x.s
+	if s.failoverState() != failoverNone {
+		x.W.Error("ERR REPLICAOF not allowed while failing over.")
+		return
+	}
 	if cArgIs(x.Args[1], "no") && cArgIs(x.Args[2], "one") {
 		if s.repl.isReplica.Load() {
 			s.becomeMaster()
@@ -74,6 +78,7 @@ func replicaofCommand(x *Ctx) {
 		x.W.Error("ERR Command is not valid when client is a replica.")
 		return
 	}
+
 	port, ok := strnum.ParseInt(x.Args[2])
 	if !ok || port < 0 || port > 65535 {
 		x.W.Error("ERR Invalid master port")
@@ -220,6 +225,13 @@ func (s *Server) syncWithMaster(l *masterLink) error {
 		return err
 	}
 	reply, err := replication.ParseSyncReply(line)
+	if s.failingOver() {
+		if err != nil || reply.Full {
+			s.abortFailover("Failover target rejected psync request")
+			return errors.New("failover target rejected psync request")
+		}
+		s.endFailover()
+	}
 	if err != nil {
 		return err
 	}
@@ -324,6 +336,9 @@ func (s *Server) handshake(conn net.Conn, br *bufio.Reader) (replication.IDs, in
 		id, want = "?", "-1"
 	}
 	argv := [][]byte{[]byte("PSYNC"), []byte(id), []byte(want)}
+	if s.failingOver() {
+		argv = append(argv, []byte("FAILOVER"))
+	}
 	_, err = conn.Write(resp.AppendCommand(nil, argv))
 	return ids, off, err
 }
