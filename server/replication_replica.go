@@ -316,7 +316,7 @@ func (s *Server) handshake(conn net.Conn, br *bufio.Reader) (replication.IDs, in
 	}
 	port := s.cfg.ReplicaAnnouncePort()
 	if port == 0 {
-		port = s.listeningPort()
+		port = s.listenPort()
 	}
 	if _, err = ask("REPLCONF", "listening-port", strconv.Itoa(port)); err != nil {
 		return replication.IDs{}, 0, err
@@ -532,13 +532,3 @@ func (mc *masterConn) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// listeningPort is the TCP port clients connect to (port 0 in the
-// configuration picks a free one).
-func (s *Server) listeningPort() int {
-	_, port, err := net.SplitHostPort(s.Addr())
-	if err != nil {
-		return s.cfg.Port()
-	}
-	p, _ := strconv.Atoi(port)
-	return p
-}
