@@ -531,4 +531,3 @@ func (mc *masterConn) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
-
