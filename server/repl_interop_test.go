@@ -48,6 +48,12 @@ func startReplNode(t *testing.T, redis bool, directives ...string) *replNode {
 func (n *replNode) do(t *testing.T, args ...any) difftest.Reply {
 	t.Helper()
 	r, err := n.conn.Do(args...)
+	if err != nil { // killed (Sentinel's CLIENT KILL TYPE normal): once more
+		n.conn.Close()
+		if n.conn, err = difftest.Dial(n.addr); err == nil {
+			r, err = n.conn.Do(args...)
+		}
+	}
 	if err != nil {
 		t.Fatalf("%s %v: %v", n.name, args, err)
 	}
