@@ -61,6 +61,11 @@ func (s *Server) initReplication() {
 	s.repl.feed.s = s
 	s.repl.feed.db = -1
 	s.repl.lonelySince = time.Now().Unix()
+	s.cfg.OnChange("repl-backlog-size", func() {
+		if b := s.repl.backlog.Load(); b != nil {
+			b.SetSize(s.cfg.ReplBacklogSize())
+		}
+	})
 }
 
 // replIDs returns the replication IDs.
