@@ -43,4 +43,3 @@ func TestReplLinkOptions(t *testing.T) {
 		t.Fatalf("repl_backlog_size %s", got)
 	}
 }
-
