@@ -34,6 +34,7 @@ func TestReplSyncFootprint(t *testing.T) {
 		} else {
 			master = startReplNode(t, true, "--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0")
 		}
+		master.conn.Timeout = 5 * time.Minute
 		master.ok(t, "DEBUG", "POPULATE", keys, "key", 16)
 		pid := master.info(t, "server", "process_id")
 		os.WriteFile("/proc/"+pid+"/clear_refs", []byte("5"), 0) // resets VmHWM
