@@ -119,7 +119,8 @@ func sentinelCount(t *testing.T, sentinel, what string) int {
 // Keyhive master with two Keyhive replicas. The master is killed (SIGKILL)
 // under a write load from go-redis's failover client: Sentinel promotes a
 // replica, the client goes on, every write WAIT 1 confirmed is on the new
-// master, and the old master, restarted, rejoins as a replica.
+// master, and the old master, restarted, rejoins as a replica. Then a
+// manual SENTINEL FAILOVER moves the role again.
 func TestReplSentinelFailover(t *testing.T) {
 	if testing.Short() {
 		t.Skip("processes and Sentinel timeouts")
@@ -244,4 +245,31 @@ func TestReplSentinelFailover(t *testing.T) {
 		return back.info(t, "replication", "role") == "slave" && back.info(t, "replication", "master_link_status") == "up"
 	})
 	sameAs(t, promoted, back)
+
+	// SENTINEL FAILOVER: a manual failover to one of the two replicas.
+	c, err := difftest.Dial(sentinels[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if r, err := c.Do("SENTINEL", "FAILOVER", "mymaster"); err != nil || r.IsError() {
+		t.Fatalf("SENTINEL FAILOVER: %v %v", r, err)
+	}
+	nodes := []*replNode{replicas[0], replicas[1], back}
+	var next *replNode
+	waitUntil(t, "the manual failover", func() bool {
+		for _, n := range nodes {
+			if n != promoted && n.info(t, "replication", "role") == "master" {
+				next = n
+				return promoted.info(t, "replication", "role") == "slave"
+			}
+		}
+		return false
+	})
+	next.ok(t, "SET", "after-manual", "1")
+	for _, n := range nodes {
+		if n != next {
+			sameAs(t, next, n)
+		}
+	}
 }
