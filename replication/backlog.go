@@ -52,14 +52,6 @@ func (b *Backlog) SetSize(size int64) {
 	b.mu.Unlock()
 }
 
-// Holds reports whether the stream from offset on can be read from the
-// backlog: a partial resynchronization from offset is possible.
-func (b *Backlog) Holds(offset int64) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return offset >= b.start && offset <= b.end.Load()
-}
-
 // Append adds p to the stream and signals the readers.
 func (b *Backlog) Append(p []byte) {
 	if len(p) == 0 {
@@ -139,8 +131,8 @@ type Reader struct {
 	Ready chan struct{}
 }
 
-// NewReader returns a reader of the stream from offset pos, which the
-// backlog must hold (Holds), or nil.
+// NewReader returns a reader of the stream from offset pos, or nil when
+// the backlog does not hold it (no partial resynchronization from there).
 func (b *Backlog) NewReader(pos int64) *Reader {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -49,8 +49,8 @@ type masterLink struct {
 	client atomic.Pointer[Client] // the master's client while connected
 	lastIO atomic.Int64           // Unix ms the master last sent anything
 	// downSince is the Unix time the link went down (0: it never was up).
-	downSince          atomic.Int64
-	syncSize, syncRead atomic.Int64 // the RDB being received: its size (-1: diskless) and bytes read
+	downSince atomic.Int64
+	syncRead  atomic.Int64 // bytes of the RDB being received
 	// db is the master's client's database, kept across a dropped link:
 	// a continued stream goes on in it.
 	db int
