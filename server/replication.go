@@ -193,6 +193,10 @@ func (s *Server) replicationCron() {
 	maxLag := int64(s.cfg.MinReplicasMaxLag())
 	timeout := int64(s.cfg.ReplTimeout()) * 1000
 	for _, rc := range replicas {
+		if s.replicaOverLimit(rc) {
+			rc.c.disconnect()
+			continue
+		}
 		if rc.state.Load() != replicaOnline {
 			continue
 		}

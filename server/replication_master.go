@@ -49,12 +49,12 @@ type replicaConn struct {
 	// Set by PSYNC: a full resynchronization (legacy: SYNC, no
 	// +FULLRESYNC line), or reader is where the stream continues.
 	full, legacy bool
-	reader       *replication.Reader
-	attached     bool // PSYNC or SYNC ran: it is in the server's list
+	reader       atomic.Pointer[replication.Reader] // the cron reads it (output limit)
+	attached     bool                               // PSYNC or SYNC ran: it is in the server's list
 	state        atomic.Int32
 	ackOff       atomic.Int64 // the last offset it acknowledged
 	ackTime      atomic.Int64 // Unix ms of its last acknowledgement
-	softSince    int64        // Unix s it passed its soft output limit (0: under it)
+	softSince    atomic.Int64 // Unix s it passed its soft output limit (0: under it)
 	acked        chan struct{}
 	ackOnce      sync.Once
 }
@@ -127,14 +127,14 @@ func psyncCommand(x *Ctx) {
 	r.mu.Lock()
 	b := s.ensureBacklog()
 	if !rc.legacy && r.ids.CanContinue(id, want) {
-		rc.reader = b.NewReader(want - 1) // want is the next byte's offset, counted from 1
+		rc.reader.Store(b.NewReader(want - 1)) // want is the next byte's offset, counted from 1
 	}
 	ids := r.ids
 	rc.attached = true
 	c.listedReplica.Store(true)
 	r.replicas = append(r.replicas, rc)
 	r.mu.Unlock()
-	if rc.reader != nil {
+	if rc.reader.Load() != nil {
 		r.partialOK.Add(1)
 		rc.state.Store(replicaOnline)
 		rc.ackTime.Store(time.Now().UnixMilli())
@@ -285,8 +285,8 @@ func (s *Server) removeReplica(rc *replicaConn) {
 		r.lonelySince = time.Now().Unix()
 	}
 	r.mu.Unlock()
-	if rc.reader != nil {
-		rc.reader.Close()
+	if rd := rc.reader.Load(); rd != nil {
+		rd.Close()
 	}
 	s.log.Printf("Connection with replica %s lost.", rc.name())
 }
@@ -302,7 +302,7 @@ func (s *Server) sendSnapshot(c *Client, rc *replicaConn, gone <-chan struct{}) 
 	atStart := func() []string {
 		b := s.repl.backlog.Load()
 		off := b.End()
-		rc.reader = b.NewReader(off)
+		rc.reader.Store(b.NewReader(off))
 		s.repl.feed.owe()
 		id := s.replIDs().ID
 		if !rc.legacy {
@@ -468,8 +468,9 @@ var errOutputLimit = fmt.Errorf("output buffer limit reached")
 // limit.
 func (s *Server) streamTo(c *Client, rc *replicaConn, gone <-chan struct{}) {
 	buf := make([]byte, 64<<10)
+	reader := rc.reader.Load()
 	for {
-		n := rc.reader.Read(buf)
+		n := reader.Read(buf)
 		if n > 0 {
 			if _, err := c.write(buf[:n]); err != nil {
 				return
@@ -482,7 +483,7 @@ func (s *Server) streamTo(c *Client, rc *replicaConn, gone <-chan struct{}) {
 			continue
 		}
 		select {
-		case <-rc.reader.Ready:
+		case <-reader.Ready:
 		case <-gone:
 			return
 		case <-s.done:
@@ -493,23 +494,25 @@ func (s *Server) streamTo(c *Client, rc *replicaConn, gone <-chan struct{}) {
 
 // replicaOverLimit reports whether the stream a replica has not been sent
 // passes client-output-buffer-limit replica (hard, or soft for its
-// seconds), logging as Redis does.
+// seconds), logging as Redis does. Its writer checks after each write, the
+// cron while the writer waits for a replica that does not read.
 func (s *Server) replicaOverLimit(rc *replicaConn) bool {
-	if rc.reader == nil {
+	reader := rc.reader.Load()
+	if reader == nil {
 		return false
 	}
 	lim := s.cfg.ClientOutputBufferLimit(config.ClassReplica)
-	lag := uint64(rc.reader.Lag())
+	lag := uint64(reader.Lag())
 	over := lim.Hard > 0 && lag > lim.Hard
 	if lim.Soft > 0 && lag > lim.Soft {
 		now := time.Now().Unix()
-		if rc.softSince == 0 {
-			rc.softSince = now
-		} else if now-rc.softSince > lim.SoftSeconds {
+		if since := rc.softSince.Load(); since == 0 {
+			rc.softSince.Store(now)
+		} else if now-since > lim.SoftSeconds {
 			over = true
 		}
 	} else {
-		rc.softSince = 0
+		rc.softSince.Store(0)
 	}
 	if over {
 		s.log.Printf("Client %s scheduled to be closed ASAP for overcoming of output buffer limits.", rc.name())
