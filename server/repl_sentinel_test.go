@@ -2,11 +2,8 @@ package server_test
 
 import (
 	"context"
-	"fmt"
 	"net"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"sync"
@@ -59,29 +56,15 @@ func restartOnPort(t *testing.T, bin, port string) *replNode {
 	return &replNode{name: "old master", addr: addr, conn: conn, stop: func() {}}
 }
 
-// startSentinel starts Debian's redis-sentinel monitoring the master at
-// masterPort as "mymaster", with a quorum of 2 and short timeouts.
+// startSentinel starts a redis-sentinel monitoring the master at
+// 127.0.0.1:masterPort.
 func startSentinel(t *testing.T, masterPort string) string {
 	t.Helper()
-	path, err := exec.LookPath("redis-sentinel")
+	addr, stop, err := difftest.StartSentinel(net.JoinHostPort("127.0.0.1", masterPort))
 	if err != nil {
-		t.Skip("redis-sentinel not installed")
+		t.Skip(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	dir := t.TempDir()
-	conf := filepath.Join(dir, "sentinel.conf")
-	text := fmt.Sprintf("port %d\nbind 127.0.0.1\ndir %s\nsentinel monitor mymaster 127.0.0.1 %s 2\n"+
-		"sentinel down-after-milliseconds mymaster 1000\nsentinel failover-timeout mymaster 5000\n", port, dir, masterPort)
-	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	startDetached(t, addr, dir, path, conf)
+	t.Cleanup(stop)
 	return addr
 }
 
