@@ -317,6 +317,14 @@ func (c *Config) ReplicaOf() (host string, port int, ok bool) {
 	hp := c.vals[ixReplicaOf].Load().(hostPort)
 	return hp.host, int(hp.port), hp.host != ""
 }
+
+// SetReplicaOf records the master REPLICAOF chose (host "": none), so that
+// CONFIG GET and CONFIG REWRITE show the current one, as Redis's do; the
+// directive itself cannot be set at run time.
+func (c *Config) SetReplicaOf(host string, port int) {
+	c.vals[ixReplicaOf].Store(hostPort{host, int64(port)})
+}
+
 func (c *Config) MasterAuth() string          { return c.str(ixMasterAuth) }
 func (c *Config) MasterUser() string          { return c.str(ixMasterUser) }
 func (c *Config) ReplicaReadOnly() bool       { return c.boolean(ixReplicaReadOnly) }

@@ -32,6 +32,8 @@ func TestReplErrorTexts(t *testing.T) {
 		{"CONFIG", "SET", "min-replicas-to-write", 0},
 		{"SET", "k", "v"},
 		{"REPLICAOF", "127.0.0.1", downPort},
+		{"CONFIG", "GET", "replicaof"},
+		{"CONFIG", "GET", "slaveof"},
 		{"SET", "k", "v2"},
 		{"MULTI"}, {"SET", "k", "v3"}, {"EXEC"},
 		{"GET", "k"},
@@ -47,6 +49,7 @@ func TestReplErrorTexts(t *testing.T) {
 		{"GET", "k"},
 		{"REPLICAOF", "NO", "ONE"},
 		{"GET", "k"},
+		{"CONFIG", "GET", "replicaof"},
 	}
 	for _, args := range steps {
 		r, k := redis.do(t, args...), keyhive.do(t, args...)

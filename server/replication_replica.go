@@ -126,6 +126,7 @@ func (s *Server) replicaOf(host string, port int) {
 	}
 	r.isReplica.Store(true)
 	s.ks.SetReplica(true, nil)
+	s.cfg.SetReplicaOf(host, port)
 	s.ensureBacklog()
 	ctx, cancel := context.WithCancel(context.Background())
 	l := &masterLink{host: host, port: port, ctx: ctx, cancel: cancel}
@@ -151,6 +152,7 @@ func (s *Server) becomeMaster() {
 	r.ids = r.ids.Promote(s.replOffset())
 	r.isReplica.Store(false)
 	s.ks.SetReplica(false, nil)
+	s.cfg.SetReplicaOf("", 0)
 	r.mu.Unlock()
 	r.feed.owe() // its own commands start with a SELECT
 }
