@@ -209,8 +209,29 @@ func sameData(t *testing.T, master, replica *replNode) {
 	})
 	m, r := master.ok(t, "DEBUG", "DIGEST").Str, replica.ok(t, "DEBUG", "DIGEST").Str
 	if m != r || m == strings.Repeat("0", 40) {
-		t.Fatalf("digest: %s master %s, %s replica %s", master.name, m, replica.name, r)
+		t.Fatalf("digest: %s master %s, %s replica %s; keys that differ: %v", master.name, m, replica.name, r, differentKeys(t, master, replica))
 	}
+}
+
+// differentKeys lists the keys of databases 0 and 3 whose DEBUG
+// DIGEST-VALUE differs between a and b, for a failure's message.
+func differentKeys(t *testing.T, a, b *replNode) []string {
+	var diff []string
+	for _, db := range []int{0, 3} {
+		a.ok(t, "SELECT", db)
+		b.ok(t, "SELECT", db)
+		for _, k := range a.ok(t, "KEYS", "*").Elems {
+			if va, vb := a.ok(t, "DEBUG", "DIGEST-VALUE", k.Str), b.ok(t, "DEBUG", "DIGEST-VALUE", k.Str); string(va.Raw) != string(vb.Raw) {
+				diff = append(diff, fmt.Sprintf("%d:%s", db, k.Str))
+			}
+		}
+		if len(diff) > 10 {
+			break
+		}
+	}
+	a.ok(t, "SELECT", 0)
+	b.ok(t, "SELECT", 0)
+	return diff
 }
 
 // dropAndResume kills the replica's link to its master, writes meanwhile,
@@ -265,4 +286,38 @@ func TestReplKeyhiveToKeyhive(t *testing.T) {
 	master := startReplNode(t, false, "--repl-diskless-sync-delay", "0")
 	replica := startReplNode(t, false)
 	replicationScenario(t, master, replica)
+}
+
+// TestReplRedis74ToKeyhive: a redis-server 7.4.1 master, whose RDB is
+// version 12 once a hash has field TTLs, and a Keyhive replica.
+func TestReplRedis74ToKeyhive(t *testing.T) {
+	path, err := difftest.Oracle74()
+	if err != nil {
+		t.Skip(err)
+	}
+	addr, stop, err := difftest.StartProcess(path, "--repl-diskless-sync-delay", "0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := difftest.Dial(addr)
+	if err != nil {
+		stop()
+		t.Fatal(err)
+	}
+	master := &replNode{name: "redis 7.4", addr: addr, conn: conn, stop: stop}
+	t.Cleanup(func() { conn.Close(); stop() })
+	replica := startReplNode(t, false)
+	fillAllTypes(t, master)
+	master.ok(t, "HSET", "fieldttl", "a", 1, "b", 2, "c", 3)
+	master.ok(t, "HEXPIRE", "fieldttl", 100000, "FIELDS", 2, "a", "b")
+	replicate(t, master, replica)
+	if ttl := replica.ok(t, "HTTL", "fieldttl", "FIELDS", 2, "a", "c"); len(ttl.Elems) != 2 || ttl.Elems[0].Int <= 0 || ttl.Elems[1].Int != -1 {
+		t.Fatalf("field TTLs on the replica: %v", ttl)
+	}
+	// 7.4's DEBUG DIGEST covers field TTLs, Keyhive's (7.0's) does not.
+	master.ok(t, "DEL", "fieldttl")
+	sameData(t, master, replica)
+	writeLoad(t, master, 1, 1000)
+	sameData(t, master, replica)
+	dropAndResume(t, master, replica)
 }
