@@ -47,7 +47,7 @@ func restartOnPort(t *testing.T, bin, port string) *replNode {
 	t.Helper()
 	dir := t.TempDir()
 	addr := net.JoinHostPort("127.0.0.1", port)
-	startDetached(t, addr, dir, bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--dir", dir, "--enable-debug-command", "yes")
+	startDetached(t, addr, dir, bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--dir", dir, "--enable-debug-command", "yes", "--repl-diskless-sync-delay", "0")
 	conn, err := difftest.Dial(addr)
 	if err != nil {
 		t.Fatal(err)
