@@ -44,7 +44,7 @@ func (a *AOF) beginSnapshot(asRDB bool, atStart func()) (write func(path string)
 	write = func(path string) error {
 		defer saverThread(h.Config)()
 		if asRDB {
-			return a.saver.writeRDB(path, true, functions, snap.Keys, snap.Expires, snap.Shard)
+			return a.saver.writeRDB(path, true, nil, functions, snap.Keys, snap.Expires, snap.Shard)
 		}
 		return writeCommandsBase(path, functions, snap)
 	}

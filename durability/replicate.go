@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"errors"
 	"io"
-	"sync"
 	"time"
 
 	"github.com/keyhive/keyhive/values"
@@ -20,11 +19,8 @@ var ErrStopped = errors.New("replica gone before its snapshot began")
 // for the file (repl-id, repl-offset, repl-stream-db). One snapshot runs at
 // a time: it waits for a background save or AOF rewrite to end (or stop to
 // close), and meanwhile BGSAVE answers that one is in progress, as Redis's
-// does while its replication save runs. instant is held around the
-// snapshot's instant (taken before the keyspace's locks): a replica holds
-// it while it applies a command of its master's stream and forwards its
-// bytes, so its own replicas' snapshot never falls between the two.
-func (sv *Saver) Replicate(w io.Writer, atStart func() []string, stop <-chan struct{}, instant sync.Locker) error {
+// does while its replication save runs.
+func (sv *Saver) Replicate(w io.Writer, atStart func() []string, stop <-chan struct{}) error {
 	for !sv.claimSnapshot() {
 		select {
 		case <-stop:
@@ -38,12 +34,12 @@ func (sv *Saver) Replicate(w io.Writer, atStart func() []string, stop <-chan str
 	var functions []byte
 	var aux []string
 	encode := values.RecordEncoder(sv.h.Config, sv.h.Clock.UnixMilli())
-	instant.Lock()
+	sv.h.Instant.Lock() // see Host.Instant
 	snap := sv.h.Keyspace.BeginSnapshot(encode, func() {
 		functions = sv.h.Functions(nil)
 		aux = atStart()
 	})
-	instant.Unlock()
+	sv.h.Instant.Unlock()
 	sv.h.snapshotTaken(start)
 	defer snap.End()
 	release := saverThread(sv.h.Config)

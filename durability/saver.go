@@ -93,7 +93,7 @@ func (sv *Saver) path() string {
 // non-empty database's records shard by shard, EOF and the checksum. It
 // writes a temporary file, syncs it and renames it over the target, so a
 // crash never leaves a partial dump.rdb.
-func (sv *Saver) writeRDB(path string, aofBase bool, functions []byte, keys, expires []int64, shard func(b []byte, db, shard int) []byte) (err error) {
+func (sv *Saver) writeRDB(path string, aofBase bool, aux []string, functions []byte, keys, expires []int64, shard func(b []byte, db, shard int) []byte) (err error) {
 	tmp := filepath.Join(filepath.Dir(path), fmt.Sprintf("temp-%d-%d.rdb", os.Getpid(), sv.tempSeq.Add(1)))
 	f, err := os.Create(tmp)
 	if err != nil {
@@ -106,7 +106,7 @@ func (sv *Saver) writeRDB(path string, aofBase bool, functions []byte, keys, exp
 		}
 	}()
 	w := bufio.NewWriterSize(f, 1<<20)
-	sv.encodeRDB(w, functions, keys, expires, shard, "aof-base", strconv.Itoa(boolInt(aofBase)))
+	sv.encodeRDB(w, functions, keys, expires, shard, append(aux, "aof-base", strconv.Itoa(boolInt(aofBase)))...)
 	if err = w.Flush(); err != nil {
 		return err
 	}
@@ -187,7 +187,14 @@ func (sv *Saver) Save(now int64) error {
 	functions := sv.h.Functions(nil)
 	encode := values.RecordEncoder(sv.h.Config, now)
 	dirty := sv.h.Dirty.Load()
-	err := sv.writeRDB(sv.path(), false, functions, keys, expires, func(b []byte, db, shard int) []byte {
+	var aux []string
+	// The caller holds the exclusive lock: a replica applying a command
+	// waits for it holding Instant, and then the history is left out.
+	if sv.h.Instant.TryLock() {
+		aux = sv.h.ReplicationAux()
+		sv.h.Instant.Unlock()
+	}
+	err := sv.writeRDB(sv.path(), false, aux, functions, keys, expires, func(b []byte, db, shard int) []byte {
 		ks.DB(db).EachEntry(shard, func(e *keyspace.Entry) { b = encode(b, e) })
 		return b
 	})
@@ -221,11 +228,15 @@ func (sv *Saver) BGSave() bool {
 	sv.lastTry.Store(start.UnixMilli())
 	var functions []byte
 	var dirty int64
+	var aux []string
 	encode := values.RecordEncoder(sv.h.Config, sv.h.Clock.UnixMilli())
+	sv.h.Instant.Lock()
 	snap := sv.h.Keyspace.BeginSnapshot(encode, func() {
 		functions = sv.h.Functions(nil)
 		dirty = sv.h.Dirty.Load()
+		aux = sv.h.ReplicationAux()
 	})
+	sv.h.Instant.Unlock()
 	sv.h.snapshotTaken(start)
 	snap.KeyDelay = time.Duration(sv.h.Config.RDBKeySaveDelay()) * time.Microsecond
 	sv.h.Log.Printf("Background saving started")
@@ -233,7 +244,7 @@ func (sv *Saver) BGSave() bool {
 	go func() {
 		defer sv.bgDone.Done()
 		release := saverThread(sv.h.Config)
-		err := sv.writeRDB(sv.path(), false, functions, snap.Keys, snap.Expires, snap.Shard)
+		err := sv.writeRDB(sv.path(), false, aux, functions, snap.Keys, snap.Expires, snap.Shard)
 		release()
 		snap.End()
 		sv.peakExtra.Store(snap.PeakExtra())
@@ -275,9 +286,10 @@ func (sv *Saver) Cron() {
 	}
 }
 
-// Load loads dbfilename at start-up. A missing file is an empty data
-// set; a corrupt or truncated one is an error naming the file and offset.
-func (sv *Saver) Load() error { return sv.loadFile(sv.path(), true, false, nil) }
+// Load loads dbfilename at start-up, handing its AUX fields to LoadedAux.
+// A missing file is an empty data set; a corrupt or truncated one is an
+// error naming the file and offset.
+func (sv *Saver) Load() error { return sv.loadFile(sv.path(), true, false, sv.h.LoadedAux) }
 
 // Reload is DEBUG RELOAD's load; with merge, a key in the file replaces
 // the key present.

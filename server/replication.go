@@ -47,6 +47,8 @@ type replState struct {
 	applying sync.Mutex
 
 	failover failoverState // guarded by mu
+	// restored is the history the RDB file loaded at start-up recorded.
+	restored restoredHistory
 
 	isReplica atomic.Bool // REPLICAOF host port
 	link      *masterLink // guarded by mu: the link to the master while a replica
@@ -245,4 +247,63 @@ func (s *Server) changeReplID() {
 	s.repl.mu.Lock()
 	s.repl.ids = replication.FreshIDs()
 	s.repl.mu.Unlock()
+}
+
+// replicationAux is what a saved RDB file records of the replication
+// history, so that the server, restarted, continues it (its replicas, or
+// itself as a replica, resynchronize partially): nothing without a
+// backlog.
+func (s *Server) replicationAux() []string {
+	b := s.repl.backlog.Load()
+	if b == nil {
+		return nil
+	}
+	return []string{"repl-stream-db", strconv.Itoa(s.streamDB()), "repl-id", s.replIDs().ID,
+		"repl-offset", strconv.FormatInt(b.End(), 10)}
+}
+
+// restoredHistory is the replication history the RDB file loaded at
+// start-up recorded.
+type restoredHistory struct {
+	id        string
+	offset    int64
+	hasOffset bool
+	db        int
+}
+
+// loadedReplicationAux collects the history from the AUX fields of the
+// RDB file loaded at start-up.
+func (s *Server) loadedReplicationAux(name, value []byte) {
+	h := &s.repl.restored
+	switch string(name) {
+	case "repl-id":
+		if len(value) == replication.IDLen {
+			h.id = string(value)
+		}
+	case "repl-offset":
+		if off, err := strconv.ParseInt(string(value), 10, 64); err == nil && off >= 0 {
+			h.offset, h.hasOffset = off, true
+		}
+	case "repl-stream-db":
+		if db, err := strconv.Atoi(string(value)); err == nil && db >= 0 && db < s.ks.Len() {
+			h.db = db
+		}
+	}
+}
+
+// restoreHistory continues the history the loaded file recorded, before
+// any replica or master is reached: its ID, its offset, an empty backlog
+// from there.
+func (s *Server) restoreHistory() {
+	h := s.repl.restored
+	if h.id == "" || !h.hasOffset {
+		return
+	}
+	r := &s.repl
+	r.mu.Lock()
+	r.ids = replication.IDs{ID: h.id, ID2: replication.NoID, Second: -1}
+	r.offset.Store(h.offset)
+	s.ensureBacklog()
+	r.mu.Unlock()
+	s.log.Printf("Continuing replication history %s from offset %d", h.id, h.offset)
 }

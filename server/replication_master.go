@@ -327,7 +327,7 @@ func (s *Server) sendSnapshot(c *Client, rc *replicaConn, gone <-chan struct{}) 
 		s.log.Printf("Starting BGSAVE for SYNC with target: replicas sockets")
 		w := &disklessWriter{c: c, rc: rc, s: s}
 		w.header = func() []byte { return fmt.Appendf(fullresync, "$EOF:%s\r\n", w.mark()) }
-		err := s.saver.Replicate(w, atStart, stop, &s.repl.applying)
+		err := s.saver.Replicate(w, atStart, stop)
 		if err == nil {
 			_, err = w.Write(nil) // an empty data set still sends its header
 		}
@@ -373,7 +373,7 @@ func (s *Server) sendSnapshotFile(c *Client, rc *replicaConn, atStart func() []s
 			aux := atStart()
 			close(began)
 			return aux
-		}, stop, &s.repl.applying)
+		}, stop)
 	}()
 	select {
 	case <-began:

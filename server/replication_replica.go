@@ -129,7 +129,7 @@ func (s *Server) replicaOf(host string, port int) {
 	s.cfg.SetReplicaOf(host, port)
 	s.ensureBacklog()
 	ctx, cancel := context.WithCancel(context.Background())
-	l := &masterLink{host: host, port: port, ctx: ctx, cancel: cancel}
+	l := &masterLink{host: host, port: port, ctx: ctx, cancel: cancel, db: r.restored.db}
 	r.link = l
 	replicas := append([]*replicaConn(nil), r.replicas...)
 	r.mu.Unlock()

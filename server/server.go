@@ -175,6 +175,7 @@ func (s *Server) Start() error {
 	if err := load(); err != nil {
 		return err
 	}
+	s.restoreHistory()
 	s.saver.RemoveTempFiles()
 	for range max(s.cfg.IOThreads(), 1) {
 		l, err := newEventLoop(s)
