@@ -130,6 +130,7 @@ var (
 	argGETACK   = []byte("GETACK")
 	argStar     = []byte("*")
 	argACK      = []byte("ACK")
+	argFACK     = []byte("FACK")
 )
 
 // Receive is the change stream's subscriber.

@@ -53,6 +53,7 @@ type replicaConn struct {
 	attached     bool                               // PSYNC or SYNC ran: it is in the server's list
 	state        atomic.Int32
 	ackOff       atomic.Int64 // the last offset it acknowledged
+	aofAckOff    atomic.Int64 // the last offset it said its AOF fsynced (FACK)
 	ackTime      atomic.Int64 // Unix ms of its last acknowledgement
 	softSince    atomic.Int64 // Unix s it passed its soft output limit (0: under it)
 	acked        chan struct{}
@@ -64,6 +65,7 @@ type replicaConn struct {
 func (c *Client) replicaConn() *replicaConn {
 	if c.replica == nil {
 		c.replica = &replicaConn{c: c, acked: make(chan struct{})}
+		c.replica.aofAckOff.Store(-1)
 	}
 	return c.replica
 }
@@ -188,8 +190,15 @@ func replconfCommand(x *Ctx) {
 		case cArgIs(opt, "ack"):
 			if c.servesReplica() {
 				if off, ok := strnum.ParseInt(val); ok {
-					c.replica.acknowledged(off)
+					fack := int64(-1) // the offset its AOF has fsynced (Redis 7.2's FACK)
+					if i+3 < len(args) && cArgIs(args[i+2], "fack") {
+						if f, ok := strnum.ParseInt(args[i+3]); ok {
+							fack = f
+						}
+					}
+					c.replica.acknowledged(off, fack)
 					s.serveReplWaiters()
+					s.serveAOFWaiters()
 					s.updateFailover()
 				}
 			}
@@ -208,10 +217,14 @@ func replconfCommand(x *Ctx) {
 	x.W.OK()
 }
 
-// acknowledged records a replica's REPLCONF ACK.
-func (rc *replicaConn) acknowledged(off int64) {
+// acknowledged records a replica's REPLCONF ACK: the offset it applied,
+// and the one its AOF has fsynced (-1: not said).
+func (rc *replicaConn) acknowledged(off, fack int64) {
 	if off > rc.ackOff.Load() {
 		rc.ackOff.Store(off)
+	}
+	if fack > rc.aofAckOff.Load() {
+		rc.aofAckOff.Store(fack)
 	}
 	rc.ackTime.Store(time.Now().UnixMilli())
 	rc.ackOnce.Do(func() { close(rc.acked) })

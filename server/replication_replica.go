@@ -51,6 +51,7 @@ type masterLink struct {
 	// downSince is the Unix time the link went down (0: it never was up).
 	downSince atomic.Int64
 	syncRead  atomic.Int64 // bytes of the RDB being received
+	fsynced   atomic.Int64 // the offset the AOF had fsynced at the last ACK
 	// db is the master's client's database, kept across a dropped link:
 	// a continued stream goes on in it.
 	db int
@@ -494,14 +495,24 @@ func (s *Server) newMasterClient(conn net.Conn, db int) *Client {
 	return c
 }
 
-// sendAck sends REPLCONF ACK with the replica's offset to its master.
+// sendAck sends REPLCONF ACK with the replica's offset to its master, and
+// with the AOF on, FACK and the offset its AOF has fsynced (WAITAOF).
 func (s *Server) sendAck() {
 	l := s.currentLink()
 	if l == nil {
 		return
 	}
-	var num [20]byte
-	ack := resp.AppendCommand(nil, [][]byte{argREPLCONF, argACK, strconv.AppendInt(num[:0], s.replOffset(), 10)})
+	off := s.replOffset() // read before the AOF: what it fsynced then covers off
+	argv := [][]byte{argREPLCONF, argACK, strconv.AppendInt(nil, off, 10)}
+	if s.aof.On() {
+		// The master's commands have no replies to wait for the AOF: it
+		// is written (and under appendfsync always fsynced) here.
+		if s.aof.Write() == nil && s.aof.Synced() >= s.aof.Fed() {
+			l.fsynced.Store(off)
+		}
+		argv = append(argv, argFACK, strconv.AppendInt(nil, l.fsynced.Load(), 10))
+	}
+	ack := resp.AppendCommand(nil, argv)
 	l.connMu.Lock()
 	if l.conn != nil {
 		l.conn.Write(ack)
