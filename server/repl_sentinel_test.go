@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"net"
+	"os"
 	"os/exec"
 	"runtime"
 	"strconv"
@@ -16,8 +17,8 @@ import (
 )
 
 // startDetached starts a server process (a process group of its own,
-// killed with the test binary) and waits until addr answers.
-func startDetached(t *testing.T, addr string, dir string, path string, args ...string) {
+// killed with the test binary) and waits until addr answers; kill ends it.
+func startDetached(t *testing.T, addr string, dir string, path string, args ...string) (kill func()) {
 	t.Helper()
 	cmd := exec.Command(path, args...)
 	cmd.Dir = dir
@@ -31,7 +32,8 @@ func startDetached(t *testing.T, addr string, dir string, path string, args ...s
 	if err := <-started; err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+	kill = func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	t.Cleanup(kill)
 	waitUntil(t, addr+" up", func() bool {
 		c, err := difftest.Dial(addr)
 		if err != nil {
@@ -40,6 +42,7 @@ func startDetached(t *testing.T, addr string, dir string, path string, args ...s
 		c.Close()
 		return true
 	})
+	return kill
 }
 
 // restartOnPort starts a Keyhive process on port again.
@@ -47,13 +50,13 @@ func restartOnPort(t *testing.T, bin, port string) *replNode {
 	t.Helper()
 	dir := t.TempDir()
 	addr := net.JoinHostPort("127.0.0.1", port)
-	startDetached(t, addr, dir, bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--dir", dir, "--enable-debug-command", "yes", "--repl-diskless-sync-delay", "0")
+	kill := startDetached(t, addr, dir, bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--dir", dir, "--enable-debug-command", "yes", "--repl-diskless-sync-delay", "0")
 	conn, err := difftest.Dial(addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	return &replNode{name: "old master", addr: addr, conn: conn, stop: func() {}}
+	return &replNode{name: "old master", addr: addr, conn: conn, stop: kill}
 }
 
 // startSentinel starts a redis-sentinel monitoring the master at
@@ -102,21 +105,27 @@ func sentinelCount(t *testing.T, sentinel, what string) int {
 // Keyhive master with two Keyhive replicas. The master is killed (SIGKILL)
 // under a write load from go-redis's failover client: Sentinel promotes a
 // replica, the client goes on, every write WAIT 1 confirmed is on the new
-// master, and the old master, restarted, rejoins as a replica. Then a
-// manual SENTINEL FAILOVER moves the role again.
+// master, and the old master, restarted, rejoins as a replica; as many
+// times as KEYHIVE_SENTINEL_TRIALS says (1 by default). Then a manual
+// SENTINEL FAILOVER moves the role again.
 func TestReplSentinelFailover(t *testing.T) {
 	if testing.Short() {
 		t.Skip("processes and Sentinel timeouts")
+	}
+	trials := 1
+	if n, err := strconv.Atoi(os.Getenv("KEYHIVE_SENTINEL_TRIALS")); err == nil && n > 0 {
+		trials = n
 	}
 	bin, err := difftest.BuildKeyhive(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	master := processNode(t, bin, "master")
+	master := processNode(t, bin, "node0")
 	mhost, mport := master.hostPort()
-	replicas := []*replNode{
-		processNode(t, bin, "replica1", "--replicaof", mhost, mport),
-		processNode(t, bin, "replica2", "--replicaof", mhost, mport),
+	nodes := []*replNode{
+		master,
+		processNode(t, bin, "node1", "--replicaof", mhost, mport),
+		processNode(t, bin, "node2", "--replicaof", mhost, mport),
 	}
 	var sentinels []string
 	for range 3 {
@@ -130,13 +139,68 @@ func TestReplSentinelFailover(t *testing.T) {
 		}
 		return true
 	})
-
-	ctx := context.Background()
 	rdb := redis.NewFailoverClient(&redis.FailoverOptions{
 		MasterName: "mymaster", SentinelAddrs: sentinels,
 		MaxRetries: -1, DialTimeout: 500 * time.Millisecond, ReadTimeout: time.Second, WriteTimeout: time.Second,
 	})
 	defer rdb.Close()
+	current := 0 // the master's index in nodes
+	for trial := range trials {
+		killed := current
+		current = killMasterUnderLoad(t, rdb, nodes, current, trial)
+		// The old master comes back on its port: Sentinel makes it a replica.
+		_, port := nodes[killed].hostPort()
+		nodes[killed] = restartOnPort(t, bin, port)
+		old := nodes[killed]
+		waitUntil(t, "the old master rejoins as a replica", func() bool {
+			return old.info(t, "replication", "role") == "slave" && old.info(t, "replication", "master_link_status") == "up"
+		})
+		sameAs(t, nodes[current], old)
+	}
+
+	// SENTINEL FAILOVER: a manual failover to one of the two replicas.
+	c, err := difftest.Dial(sentinels[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if r, err := c.Do("SENTINEL", "FAILOVER", "mymaster"); err != nil || r.IsError() {
+		t.Fatalf("SENTINEL FAILOVER: %v %v", r, err)
+	}
+	promoted := nodes[current]
+	var next *replNode
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		for _, n := range nodes {
+			if n != promoted && n.info(t, "replication", "role") == "master" {
+				next = n
+			}
+		}
+		if next != nil && promoted.info(t, "replication", "role") == "slave" {
+			break
+		}
+		if time.Now().After(deadline) {
+			for _, n := range nodes {
+				t.Logf("%s: %s", n.addr, n.ok(t, "INFO", "replication").Str)
+			}
+			r, _ := c.Do("SENTINEL", "MASTER", "mymaster")
+			t.Fatalf("no manual failover; Sentinel's view: %v", r)
+		}
+	}
+	next.ok(t, "SET", "after-manual", "1")
+	for _, n := range nodes {
+		if n != next {
+			sameAs(t, next, n)
+		}
+	}
+}
+
+// killMasterUnderLoad writes through rdb, kills nodes[master] (SIGKILL)
+// once 200 writes are confirmed by WAIT 1, and checks that Sentinel
+// promotes a replica holding every confirmed write while the writes go
+// on. It returns the new master's index.
+func killMasterUnderLoad(t *testing.T, rdb *redis.Client, nodes []*replNode, master, trial int) int {
+	t.Helper()
+	ctx := context.Background()
 	var mu sync.Mutex
 	var confirmed []int
 	var failures, after int
@@ -144,6 +208,7 @@ func TestReplSentinelFailover(t *testing.T) {
 	killed := make(chan struct{})
 	stop := make(chan struct{})
 	done := make(chan struct{})
+	prefix := "t" + strconv.Itoa(trial) + ":"
 	go func() {
 		defer close(done)
 		dead := false
@@ -155,8 +220,7 @@ func TestReplSentinelFailover(t *testing.T) {
 				dead = true
 			default:
 			}
-			key := "k" + strconv.Itoa(i)
-			if err := rdb.Set(ctx, key, i, 0).Err(); err != nil {
+			if err := rdb.Set(ctx, prefix+strconv.Itoa(i), i, 0).Err(); err != nil {
 				mu.Lock()
 				failures++
 				lastErr = err
@@ -175,6 +239,14 @@ func TestReplSentinelFailover(t *testing.T) {
 			mu.Unlock()
 		}
 	}()
+	defer func() {
+		select {
+		case <-stop:
+		default:
+			close(stop)
+		}
+		<-done
+	}()
 	waitUntil(t, "confirmed writes", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
@@ -183,14 +255,15 @@ func TestReplSentinelFailover(t *testing.T) {
 	mu.Lock()
 	beforeKill := append([]int(nil), confirmed...)
 	mu.Unlock()
-	master.stop() // SIGKILL
+	nodes[master].stop() // SIGKILL
+	nodes[master].conn.Close()
 	close(killed)
 
-	var promoted *replNode
+	promoted := -1
 	waitUntil(t, "Sentinel promotes a replica", func() bool {
-		for _, r := range replicas {
-			if r.info(t, "replication", "role") == "master" {
-				promoted = r
+		for i, n := range nodes {
+			if i != master && n.info(t, "replication", "role") == "master" {
+				promoted = i
 				return true
 			}
 		}
@@ -201,58 +274,15 @@ func TestReplSentinelFailover(t *testing.T) {
 		defer mu.Unlock()
 		return after >= 50
 	})
-	killedAt := time.Now()
-	deadline := time.Now().Add(30 * time.Second)
-	for promoted.infoInt(t, "replication", "connected_slaves") != 1 {
-		if time.Now().After(deadline) {
-			for _, r := range replicas {
-				t.Logf("%s: %s", r.name, r.ok(t, "INFO", "replication").Str)
-			}
-			t.Fatal("the other replica does not follow the new master")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Logf("the other replica followed %v after the writes resumed", time.Since(killedAt))
 	close(stop)
 	<-done
 	for _, i := range beforeKill {
-		if r := promoted.ok(t, "GET", "k"+strconv.Itoa(i)); r.Str != strconv.Itoa(i) {
-			t.Fatalf("write k%d confirmed by WAIT 1 before the kill is lost: %v", i, r)
+		key := prefix + strconv.Itoa(i)
+		if r := nodes[promoted].ok(t, "GET", key); r.Str != strconv.Itoa(i) {
+			t.Fatalf("trial %d: write %s confirmed by WAIT 1 before the kill is lost: %v", trial, key, r)
 		}
 	}
-	t.Logf("%d writes confirmed before the kill, %d failed calls during the failover (the last: %v), %d writes after", len(beforeKill), failures, lastErr, after)
-
-	// The old master comes back on its port: Sentinel makes it a replica.
-	back := restartOnPort(t, bin, mport)
-	waitUntil(t, "the old master rejoins as a replica", func() bool {
-		return back.info(t, "replication", "role") == "slave" && back.info(t, "replication", "master_link_status") == "up"
-	})
-	sameAs(t, promoted, back)
-
-	// SENTINEL FAILOVER: a manual failover to one of the two replicas.
-	c, err := difftest.Dial(sentinels[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if r, err := c.Do("SENTINEL", "FAILOVER", "mymaster"); err != nil || r.IsError() {
-		t.Fatalf("SENTINEL FAILOVER: %v %v", r, err)
-	}
-	nodes := []*replNode{replicas[0], replicas[1], back}
-	var next *replNode
-	waitUntil(t, "the manual failover", func() bool {
-		for _, n := range nodes {
-			if n != promoted && n.info(t, "replication", "role") == "master" {
-				next = n
-				return promoted.info(t, "replication", "role") == "slave"
-			}
-		}
-		return false
-	})
-	next.ok(t, "SET", "after-manual", "1")
-	for _, n := range nodes {
-		if n != next {
-			sameAs(t, next, n)
-		}
-	}
+	t.Logf("trial %d: %d writes confirmed before the kill, all on the new master; %d failed calls during the failover (the last: %v), %d writes after",
+		trial, len(beforeKill), failures, lastErr, after)
+	return promoted
 }
