@@ -29,3 +29,27 @@ func TestReplReplicaExpiry(t *testing.T) {
 		t.Fatalf("replica DBSIZE %d after the master's DEL", n)
 	}
 }
+
+// TestReplReplicaFieldExpiry: a hash field whose TTL passed reads as
+// missing on a replica but stays until the master's HDEL.
+func TestReplReplicaFieldExpiry(t *testing.T) {
+	master := startReplNode(t, false, "--repl-diskless-sync-delay", "0")
+	replica := startReplNode(t, false)
+	master.ok(t, "DEBUG", "SET-ACTIVE-EXPIRE", 0)
+	replicate(t, master, replica)
+	master.ok(t, "HSET", "h", "a", 1, "b", 2)
+	master.ok(t, "HPEXPIRE", "h", 100, "FIELDS", 1, "a")
+	sameData(t, master, replica)
+	time.Sleep(300 * time.Millisecond)
+	if r := replica.do(t, "HGET", "h", "a"); !r.Null {
+		t.Fatalf("replica HGET of an expired field: %v", r)
+	}
+	if n := replica.ok(t, "HLEN", "h").Int; n != 2 {
+		t.Fatalf("replica HLEN %d: it removed the expired field itself", n)
+	}
+	master.do(t, "HGET", "h", "a") // expires it: HDEL to the replica
+	sameData(t, master, replica)
+	if n := replica.ok(t, "HLEN", "h").Int; n != 1 {
+		t.Fatalf("replica HLEN %d after the master's HDEL", n)
+	}
+}
