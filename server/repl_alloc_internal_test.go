@@ -33,3 +33,29 @@ func TestReplFeedAllocatesNothing(t *testing.T) {
 		t.Fatal("the SETs did not reach the backlog")
 	}
 }
+
+// BenchmarkReplFeed is a SET's cost through the command path without a
+// replica and with a backlog to feed.
+func BenchmarkReplFeed(b *testing.B) {
+	for _, withBacklog := range []bool{false, true} {
+		name := "no-replica"
+		if withBacklog {
+			name = "backlog"
+		}
+		b.Run(name, func(b *testing.B) {
+			s := newTestServer(b)
+			c := pipeClient(b, s)
+			if withBacklog {
+				s.repl.mu.Lock()
+				s.ensureBacklog()
+				s.repl.mu.Unlock()
+			}
+			args := [][]byte{[]byte("SET"), []byte("key"), []byte("value")}
+			b.ReportAllocs()
+			for b.Loop() {
+				c.execute(args)
+				c.out.B = c.out.B[:0]
+			}
+		})
+	}
+}
