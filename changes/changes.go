@@ -1,8 +1,8 @@
 // Package changes is the change stream: the one point every change to the
 // data set passes through, as the command that replays it (a write as Redis
 // propagates it, relative expire times made absolute; an expiry or an
-// eviction as DEL or UNLINK). The AOF, OnPropagate's consumers and, later,
-// replicas subscribe to it.
+// eviction as DEL or UNLINK). The AOF, OnPropagate's consumers and the
+// replication feed (replicas) subscribe to it.
 //
 // Ordering. Subscribers receive the commands in one total order, each
 // command once, each subscriber in the order it subscribed. A writer

@@ -105,6 +105,17 @@ var (
 	ixZsetMaxListpackValue    = mustIdx("zset-max-listpack-value")
 	ixClusterNodeTimeout      = mustIdx("cluster-node-timeout")
 	ixReplBacklogSize         = mustIdx("repl-backlog-size")
+	ixReplBacklogTTL          = mustIdx("repl-backlog-ttl")
+	ixReplDisklessSync        = mustIdx("repl-diskless-sync")
+	ixReplDisklessSyncDelay   = mustIdx("repl-diskless-sync-delay")
+	ixReplPingReplicaPeriod   = mustIdx("repl-ping-replica-period")
+	ixReplTimeout             = mustIdx("repl-timeout")
+	ixMinReplicasToWrite      = mustIdx("min-replicas-to-write")
+	ixMinReplicasMaxLag       = mustIdx("min-replicas-max-lag")
+	ixReplicaPriority         = mustIdx("replica-priority")
+	ixReplicaAnnounceIP       = mustIdx("replica-announce-ip")
+	ixReplicaAnnouncePort     = mustIdx("replica-announce-port")
+	ixReplicaAnnounced        = mustIdx("replica-announced")
 )
 
 func (c *Config) i64(i int) int64    { return c.vals[i].Load().(int64) }
@@ -306,11 +317,38 @@ func (c *Config) ReplicaOf() (host string, port int, ok bool) {
 	hp := c.vals[ixReplicaOf].Load().(hostPort)
 	return hp.host, int(hp.port), hp.host != ""
 }
+
+// SetReplicaOf records the master REPLICAOF chose (host "": none), so that
+// CONFIG GET and CONFIG REWRITE show the current one, as Redis's do; the
+// directive itself cannot be set at run time.
+func (c *Config) SetReplicaOf(host string, port int) {
+	c.vals[ixReplicaOf].Store(hostPort{host, int64(port)})
+}
+
 func (c *Config) MasterAuth() string          { return c.str(ixMasterAuth) }
 func (c *Config) MasterUser() string          { return c.str(ixMasterUser) }
 func (c *Config) ReplicaReadOnly() bool       { return c.boolean(ixReplicaReadOnly) }
 func (c *Config) ReplicaServeStaleData() bool { return c.boolean(ixReplicaServeStaleData) }
 func (c *Config) ReplBacklogSize() int64      { return c.i64(ixReplBacklogSize) }
+
+// ReplBacklogTTL is how long, in seconds, a master without replicas keeps
+// its backlog (0: for ever).
+func (c *Config) ReplBacklogTTL() int64      { return c.i64(ixReplBacklogTTL) }
+func (c *Config) ReplDisklessSync() bool     { return c.boolean(ixReplDisklessSync) }
+func (c *Config) ReplDisklessSyncDelay() int { return int(c.i64(ixReplDisklessSyncDelay)) }
+
+// ReplPingReplicaPeriod and ReplTimeout are in seconds.
+func (c *Config) ReplPingReplicaPeriod() int { return int(c.i64(ixReplPingReplicaPeriod)) }
+func (c *Config) ReplTimeout() int           { return int(c.i64(ixReplTimeout)) }
+
+// MinReplicasToWrite replicas with a lag of at most MinReplicasMaxLag
+// seconds are needed for writes (0: none).
+func (c *Config) MinReplicasToWrite() int   { return int(c.i64(ixMinReplicasToWrite)) }
+func (c *Config) MinReplicasMaxLag() int    { return int(c.i64(ixMinReplicasMaxLag)) }
+func (c *Config) ReplicaPriority() int      { return int(c.i64(ixReplicaPriority)) }
+func (c *Config) ReplicaAnnounceIP() string { return c.str(ixReplicaAnnounceIP) }
+func (c *Config) ReplicaAnnouncePort() int  { return int(c.i64(ixReplicaAnnouncePort)) }
+func (c *Config) ReplicaAnnounced() bool    { return c.boolean(ixReplicaAnnounced) }
 
 // Encodings.
 

@@ -190,7 +190,7 @@ func (a *AOF) load(m *persistence.Manifest) error {
 		if f.Type == persistence.AOFBase {
 			a.baseSize.Store(st.Size())
 			if strings.HasSuffix(f.Name, ".rdb") || isRDBFile(path) {
-				if err := a.saver.loadFile(path, false, false); err != nil {
+				if err := a.saver.loadFile(path, false, false, nil); err != nil {
 					return err
 				}
 				continue

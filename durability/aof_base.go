@@ -50,7 +50,7 @@ func (a *AOF) beginSnapshot(asRDB bool, atStart func()) (write func(path string)
 	write = func(path string) error {
 		defer saverThread(h.Config)()
 		if asRDB {
-			return a.saver.writeRDB(path, true, functions, schema, snap.Keys, snap.Expires, snap.Shard)
+			return a.saver.writeRDB(path, true, schemaAux(schema), functions, snap.Keys, snap.Expires, snap.Shard)
 		}
 		return writeCommandsBase(path, functions, schema, snap)
 	}

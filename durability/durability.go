@@ -27,6 +27,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -77,6 +78,19 @@ type Host struct {
 	// "fork" is a background save's snapshot instant, the pause commands
 	// see where Redis forks.
 	Latency func(event string, took time.Duration)
+
+	// ReplicationAux returns the AUX fields that let the data set, loaded
+	// again, continue its replication history (repl-id, repl-offset,
+	// repl-stream-db); none without one. It runs at a save's instant.
+	// New gives a Host without it none, and its own Instant.
+	ReplicationAux func() []string
+	// Instant is held around a background snapshot's instant: a replica
+	// holds it while it applies a command of its master's stream and
+	// forwards its bytes, so that the snapshot never falls between the
+	// two (the history's offset and the data agree).
+	Instant *sync.Mutex
+	// LoadedAux receives the AUX fields of the RDB file loaded at start-up.
+	LoadedAux func(name, value []byte)
 }
 
 // snapshotTaken reports the snapshot instant that began at start.
@@ -89,6 +103,12 @@ func (h *Host) snapshotTaken(start time.Time) {
 // New returns the AOF and the snapshot saver of h's data set. They share
 // h, and run one snapshot at a time.
 func New(h *Host) (*AOF, *Saver) {
+	if h.ReplicationAux == nil {
+		h.ReplicationAux = func() []string { return nil }
+	}
+	if h.Instant == nil {
+		h.Instant = new(sync.Mutex)
+	}
 	a := &AOF{h: h}
 	sv := &Saver{h: h, aof: a}
 	a.saver = sv

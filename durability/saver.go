@@ -94,7 +94,7 @@ func (sv *Saver) path() string {
 // non-empty database's records shard by shard, EOF and the checksum. It
 // writes a temporary file, syncs it and renames it over the target, so a
 // crash never leaves a partial dump.rdb.
-func (sv *Saver) writeRDB(path string, aofBase bool, functions []byte, schema []namespace.Def, keys, expires []int64, shard func(b []byte, db, shard int) []byte) (err error) {
+func (sv *Saver) writeRDB(path string, aofBase bool, aux []string, functions []byte, keys, expires []int64, shard func(b []byte, db, shard int) []byte) (err error) {
 	tmp := filepath.Join(filepath.Dir(path), fmt.Sprintf("temp-%d-%d.rdb", os.Getpid(), sv.tempSeq.Add(1)))
 	f, err := os.Create(tmp)
 	if err != nil {
@@ -107,6 +107,23 @@ func (sv *Saver) writeRDB(path string, aofBase bool, functions []byte, schema []
 		}
 	}()
 	w := bufio.NewWriterSize(f, 1<<20)
+	sv.encodeRDB(w, functions, keys, expires, shard, append(aux, "aof-base", strconv.Itoa(boolInt(aofBase)))...)
+	if err = w.Flush(); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// encodeRDB writes an RDB file to w: header and AUX fields (aux: more
+// name, value pairs), the functions, each non-empty database's records
+// shard by shard, EOF and the checksum. A write error sticks in w.
+func (sv *Saver) encodeRDB(w *bufio.Writer, functions []byte, keys, expires []int64, shard func(b []byte, db, shard int) []byte, aux ...string) {
 	checksum := sv.h.Config.RDBChecksum()
 	var crc uint64
 	write := func(p []byte) {
@@ -122,16 +139,12 @@ func (sv *Saver) writeRDB(path string, aofBase bool, functions []byte, schema []
 			version = persistence.VersionFieldTTL // Redis 7.4's hash types
 		}
 	}
-	aux := []string{
+	fields := append([]string{
 		"redis-ver", sv.h.Version,
 		"redis-bits", "64",
 		"ctime", strconv.FormatInt(time.Now().Unix(), 10),
-		"used-mem", strconv.FormatInt(sv.h.UsedMemory(), 10),
-		"aof-base", strconv.Itoa(boolInt(aofBase))}
-	if len(schema) > 0 {
-		aux = append(aux, namespace.AuxField, string(namespace.Marshal(schema)))
-	}
-	write(enc.AppendHeaderVersion(nil, version, aux...))
+		"used-mem", strconv.FormatInt(sv.h.UsedMemory(), 10)}, aux...)
+	write(enc.AppendHeaderVersion(nil, version, fields...))
 	write(functions)
 	var records []byte
 	for db := range keys {
@@ -151,16 +164,6 @@ func (sv *Saver) writeRDB(path string, aofBase bool, functions []byte, schema []
 	sv.h.DroppedGarbage(int64(size))
 	write([]byte{persistence.OpEOF})
 	w.Write(binary.LittleEndian.AppendUint64(nil, crc))
-	if err = w.Flush(); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }
 
 func boolInt(b bool) int {
@@ -185,7 +188,15 @@ func (sv *Saver) Save(now int64) error {
 	functions := sv.h.Functions(nil)
 	encode := values.RecordEncoder(sv.h.Config, now)
 	dirty := sv.h.Dirty.Load()
-	err := sv.writeRDB(sv.path(), false, functions, schemaDefs(ks), keys, expires, func(b []byte, db, shard int) []byte {
+	var aux []string
+	// The caller holds the exclusive lock: a replica applying a command
+	// waits for it holding Instant, and then the history is left out.
+	if sv.h.Instant.TryLock() {
+		aux = sv.h.ReplicationAux()
+		sv.h.Instant.Unlock()
+	}
+	aux = append(aux, schemaAux(schemaDefs(ks))...)
+	err := sv.writeRDB(sv.path(), false, aux, functions, keys, expires, func(b []byte, db, shard int) []byte {
 		ks.DB(db).EachEntry(shard, func(e *keyspace.Entry) { b = encode(b, e) })
 		return b
 	})
@@ -220,12 +231,16 @@ func (sv *Saver) BGSave() bool {
 	var functions []byte
 	var schema []namespace.Def
 	var dirty int64
+	var aux []string
 	encode := values.RecordEncoder(sv.h.Config, sv.h.Clock.UnixMilli())
+	sv.h.Instant.Lock()
 	snap := sv.h.Keyspace.BeginSnapshot(encode, func() {
 		functions = sv.h.Functions(nil)
 		schema = schemaDefs(sv.h.Keyspace)
 		dirty = sv.h.Dirty.Load()
+		aux = sv.h.ReplicationAux()
 	})
+	sv.h.Instant.Unlock()
 	sv.h.snapshotTaken(start)
 	snap.KeyDelay = time.Duration(sv.h.Config.RDBKeySaveDelay()) * time.Microsecond
 	sv.h.Log.Printf("Background saving started")
@@ -233,7 +248,7 @@ func (sv *Saver) BGSave() bool {
 	go func() {
 		defer sv.bgDone.Done()
 		release := saverThread(sv.h.Config)
-		err := sv.writeRDB(sv.path(), false, functions, schema, snap.Keys, snap.Expires, snap.Shard)
+		err := sv.writeRDB(sv.path(), false, append(aux, schemaAux(schema)...), functions, snap.Keys, snap.Expires, snap.Shard)
 		release()
 		snap.End()
 		sv.peakExtra.Store(snap.PeakExtra())
@@ -275,15 +290,26 @@ func (sv *Saver) Cron() {
 	}
 }
 
-// Load loads dbfilename at start-up. A missing file is an empty data
-// set; a corrupt or truncated one is an error naming the file and offset.
-func (sv *Saver) Load() error { return sv.loadFile(sv.path(), true, false) }
+// Load loads dbfilename at start-up, handing its AUX fields to LoadedAux.
+// A missing file is an empty data set; a corrupt or truncated one is an
+// error naming the file and offset.
+func (sv *Saver) Load() error { return sv.loadFile(sv.path(), true, false, sv.h.LoadedAux) }
 
 // Reload is DEBUG RELOAD's load; with merge, a key in the file replaces
 // the key present.
-func (sv *Saver) Reload(merge bool) error { return sv.loadFile(sv.path(), false, merge) }
+func (sv *Saver) Reload(merge bool) error { return sv.loadFile(sv.path(), false, merge, nil) }
 
-func (sv *Saver) loadFile(path string, missingOK, merge bool) error {
+// LoadFromMaster loads the RDB file a replica received from its master,
+// into an empty data set, and makes it the dump file; aux receives its
+// AUX fields.
+func (sv *Saver) LoadFromMaster(path string, aux func(name, value []byte)) error {
+	if err := sv.loadFile(path, false, false, aux); err != nil {
+		return err
+	}
+	return os.Rename(path, sv.path())
+}
+
+func (sv *Saver) loadFile(path string, missingOK, merge bool, aux func(name, value []byte)) error {
 	f, err := os.Open(path)
 	if missingOK && errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -309,14 +335,15 @@ func (sv *Saver) loadFile(path string, missingOK, merge bool) error {
 	loaded, expired, err := values.LoadRDB(data, h.Config, h.Keyspace, h.Clock.UnixMilli(), merge, func(code []byte) error {
 		return h.LoadFunction(code, merge)
 	}, func(name, value []byte) error {
-		if string(name) != namespace.AuxField {
-			return nil
+		if string(name) == namespace.AuxField {
+			defs, err := namespace.Unmarshal(value)
+			if err != nil {
+				return fmt.Errorf("namespace declarations: %w", err)
+			}
+			h.LoadSchema(defs)
+		} else if aux != nil {
+			aux(name, value)
 		}
-		defs, err := namespace.Unmarshal(value)
-		if err != nil {
-			return fmt.Errorf("namespace declarations: %w", err)
-		}
-		h.LoadSchema(defs)
 		return nil
 	})
 	sv.loadedKeys.Store(loaded)
@@ -335,4 +362,13 @@ func schemaDefs(ks *keyspace.Keyspace) []namespace.Def {
 		return t.Defs()
 	}
 	return nil
+}
+
+// schemaAux is the AUX field that carries namespace declarations (none
+// without any, so the file is what redis-server writes).
+func schemaAux(defs []namespace.Def) []string {
+	if len(defs) == 0 {
+		return nil
+	}
+	return []string{namespace.AuxField, string(namespace.Marshal(defs))}
 }

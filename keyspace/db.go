@@ -100,13 +100,18 @@ func (db *DB) LookupIn(set *LockSet, key []byte, now int64, touch bool) (Entry, 
 		db.ks.snap.keep(&e)
 	}
 	if e.h.expire != 0 && e.h.expire <= now {
-		if db.ks.Still.Load() {
+		switch {
+		case db.ks.replica.Load() && db.ks.ownedByMaster(sh):
+			// Still there on the master, which sends its DEL when it
+			// expires it.
+		case db.ks.Still.Load() || db.ks.replica.Load():
 			// Kept: a write admitted before the data set was stilled
-			// overwrites it where it is.
+			// (or a writable replica's) overwrites it where it is.
 			return e, false
+		default:
+			db.expire(&e)
+			return Entry{sh: sh, slot: -1, hash: h}, false
 		}
-		db.expire(&e)
-		return Entry{sh: sh, slot: -1, hash: h}, false
 	}
 	if touch {
 		a := sh.arena.entry(e.ref)
@@ -121,7 +126,7 @@ func entryAt(sh *shard, i int) Entry {
 }
 
 func (db *DB) expire(e *Entry) {
-	if db.ks.Still.Load() {
+	if db.ks.Still.Load() || db.ks.replica.Load() {
 		return
 	}
 	if db.ks.hooks.Expired != nil {

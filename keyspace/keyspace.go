@@ -121,6 +121,10 @@ type Keyspace struct {
 	// Still keeps the data set as it is (CLIENT PAUSE): expired keys are
 	// reported missing but not removed.
 	Still atomic.Bool
+	// replica: expiry is a replica's (SetReplica); master owns the locks
+	// of its master's commands.
+	replica atomic.Bool
+	master  atomic.Pointer[any]
 
 	allOwner  any             // the Owner holding the exclusive lock
 	exclusive bool            // the exclusive lock is held
@@ -342,4 +346,25 @@ func (ks *Keyspace) ArenaBytes() (held, garbage int64) {
 // none runs) and how many of them the saver has written so far.
 func (ks *Keyspace) SnapshotProgress() (saved, total int64) {
 	return ks.snapSaved.Load(), ks.snapKeys.Load()
+}
+
+// SetReplica makes expiry a replica's, as in Redis: expired keys are not
+// removed (only the master's DELs remove them) and are reported missing,
+// except to the commands run under locks owned by master (the master's
+// client, nil while there is none), which find them as the master still
+// has them.
+func (ks *Keyspace) SetReplica(on bool, master any) {
+	ks.master.Store(&master)
+	ks.replica.Store(on)
+}
+
+// ownedByMaster reports whether the lock held on sh (or the exclusive
+// lock) is the master's client's.
+func (ks *Keyspace) ownedByMaster(sh *shard) bool {
+	owner := sh.owner
+	if ks.exclusive {
+		owner = ks.allOwner
+	}
+	m := ks.master.Load()
+	return owner != nil && m != nil && owner == *m
 }

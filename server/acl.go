@@ -855,6 +855,9 @@ const errACLChanged = "NOPERM ACLs rules changed between the moment the transact
 // permissions may have changed since it was queued), replying Redis's error.
 func (x *Ctx) execDenied(cmd *Command, args [][]byte) bool {
 	c := x.c
+	if c.obeys {
+		return false // a master's transaction
+	}
 	p := c.user.Load().perms.Load()
 	if p.unrestricted {
 		return false

@@ -60,17 +60,26 @@ type Client struct {
 	ctx                              Ctx
 
 	authenticated bool
-	// obeys: its commands ran already elsewhere (the AOF's loader, later a
+	// obeys: its commands ran already elsewhere (the AOF's loader, a
 	// master's stream), Redis's mustObeyClient: they are replayed as
 	// written, without the checks that protect a user from a mistake.
 	obeys bool
+	// masterClient: it runs the master's stream on a replica
+	// (replication_replica.go).
+	masterClient bool
+	// replica is set on a master by REPLCONF, SYNC or PSYNC: the
+	// connection of a replica (replication_master.go).
+	replica *replicaConn
+	// listedReplica: replica is attached, for other goroutines (CLIENT
+	// LIST's flag S, CLIENT KILL TYPE replica).
+	listedReplica atomic.Bool
 	// wrote: a command changed the data set since the replies last left
 	// (under appendfsync always they are not sent unless the AOF took it).
 	wrote bool
-	// woff is where its changes ended in the AOF's stream when its replies
-	// last left (wait.go).
-	woff    int64
-	monitor atomic.Bool // in MONITOR mode (monitor.go)
+	// woff and roff are where its changes ended in the AOF's stream and
+	// the replication stream when its replies last left (wait.go).
+	woff, roff int64
+	monitor    atomic.Bool // in MONITOR mode (monitor.go)
 	// confirming: the command's reply is Pub/Sub (un)subscribe
 	// confirmations, which CLIENT REPLY OFF and SKIP do not drop (Redis's
 	// CLIENT_PUSHING).
@@ -229,6 +238,10 @@ func (c *Client) serve() {
 			if !c.flush() || !keep {
 				return
 			}
+			if c.servesReplica() {
+				c.serveReplica()
+				return
+			}
 		}
 		if err != nil {
 			return
@@ -308,7 +321,8 @@ func (c *Client) process() bool {
 		if len(c.parser.Args) > 0 {
 			c.execute(c.parser.Args)
 		}
-		if c.blocked != nil || c.postponed != nil {
+		if c.blocked != nil || c.postponed != nil || c.servesReplica() {
+			// SYNC or PSYNC: what follows is for the replica's goroutines
 			break
 		}
 		if c.ps.queued {
@@ -443,6 +457,7 @@ func (c *Client) sendReplies(wait bool) bool {
 	}
 	if c.wrote {
 		c.woff = c.s.aof.Fed()
+		c.roff = c.s.replOffset()
 		c.wrote = false
 	}
 	ok := c.flushReplies(wait)

@@ -323,6 +323,12 @@ func (c *Client) infoLine(running *Client) string {
 		cmd = lc.Name
 	}
 	flags := ""
+	if c.listedReplica.Load() {
+		flags += "S"
+	}
+	if c.masterClient {
+		flags += "M"
+	}
 	if c.monitor.Load() {
 		flags += "O"
 	}

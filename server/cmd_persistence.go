@@ -54,9 +54,12 @@ func (s *Server) persistenceHost() *durability.Host {
 			c := s.loadingClient()
 			return func(args [][]byte) error { return s.applyLoaded(c, args) }
 		},
-		Synced:     s.serveAOFWaiters,
-		UsedMemory: func() int64 { return s.usedMemory(monoNow(), 0) },
-		Latency:    s.diskLatency,
+		Synced:         s.serveAOFWaiters,
+		ReplicationAux: s.replicationAux,
+		Instant:        &s.repl.applying,
+		LoadedAux:      s.loadedReplicationAux,
+		UsedMemory:     func() int64 { return s.usedMemory(monoNow(), 0) },
+		Latency:        s.diskLatency,
 		DroppedGarbage: func(size int64) {
 			if size >= bigReply {
 				s.returnHeap()

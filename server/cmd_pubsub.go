@@ -196,12 +196,16 @@ func (c *Client) pubsubType() bool {
 // isType reports whether c is of the client type t (CLIENT LIST / KILL TYPE).
 func (c *Client) isType(t []byte) bool {
 	switch {
+	case cArgIs(t, "master"):
+		return c.masterClient
+	case cArgIs(t, "replica"), cArgIs(t, "slave"):
+		return c.listedReplica.Load()
 	case cArgIs(t, "normal"):
-		return !c.pubsubType()
+		return !c.pubsubType() && !c.masterClient && !c.listedReplica.Load()
 	case cArgIs(t, "pubsub"):
 		return c.pubsubType()
 	}
-	return false // no masters or replicas yet
+	return false
 }
 
 func (s *Server) writePubSubInfo(b *strings.Builder) {

@@ -43,15 +43,6 @@ func init() {
 	bindSub("command", "help", commandHelp)
 }
 
-// roleCommand is ROLE: a master, its replication offset and its replicas
-// (none until replication exists).
-func roleCommand(x *Ctx) {
-	x.W.Array(3)
-	x.W.BulkString("master")
-	x.W.Int(0)
-	x.W.Array(0)
-}
-
 // MODULE: Keyhive is not a host for Redis modules (C shared libraries), so
 // it lists none and cannot load one, with Redis's replies for a module that
 // fails to load or is not there.

@@ -11,9 +11,8 @@ import (
 )
 
 // notYet are the commands of redis-server 7.0.15 and 7.4.1 that Keyhive
-// does not have yet: replication's (issue 25) and cluster's (issue 26).
+// does not have yet: cluster's (issue 26).
 var notYet = map[string]bool{
-	"sync": true, "psync": true, "replconf": true, "replicaof": true, "slaveof": true, "failover": true,
 	"cluster": true, "asking": true, "readonly": true, "readwrite": true, "migrate": true, "restore-asking": true,
 }
 

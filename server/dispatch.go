@@ -7,13 +7,14 @@ import (
 
 // The one dispatch path. Every command, whoever sends it, runs through
 // dispatch: a connection's command, a command EXEC runs from its queue, a
-// script's redis.call, a command read back from the AOF (and, later, a
-// master's stream). dispatch resolves the command (subcommand included) and
-// its arity once, applies the checks the caller's kind requires, and call
-// runs the handler and does what follows every command: propagation, the
-// clients blocked on what it wrote, tracking, MONITOR, command statistics
-// and the slow log. Anything that must happen for every command (a replica
-// feed, a cluster redirect, a namespace quota) is added here, once.
+// script's redis.call, a command read back from the AOF, a command of a
+// master's stream on a replica. dispatch resolves the command (subcommand
+// included) and its arity once, applies the checks the caller's kind
+// requires, and call runs the handler and does what follows every
+// command: propagation, the clients blocked on what it wrote, tracking,
+// MONITOR, command statistics and the slow log. Anything that must happen
+// for every command (a cluster redirect, a namespace quota) is added here,
+// once.
 
 // caller is who runs a command through dispatch: it decides which checks
 // apply, which error texts a refusal uses, and what holds the locks.
@@ -35,6 +36,11 @@ const (
 	// exclusive lock or alone at start-up: no checks, no statistics, no
 	// propagation.
 	fromLoader
+	// fromMaster: a command of the master's replication stream, run by
+	// a replica as its master's client (Client.obeys): as a client's,
+	// under its keys' locks, queued inside MULTI, propagated (to the
+	// AOF) and counted, but without a client's checks.
+	fromMaster
 )
 
 // resolution is what resolve found wrong with a command's name or arity.
@@ -78,8 +84,8 @@ func (c *Client) dispatch(args [][]byte, from caller) bool {
 		return false
 	}
 	switch from {
-	case fromClient:
-		if !c.admit(cmd, args) {
+	case fromClient, fromMaster:
+		if from == fromClient && !c.admit(cmd, args) {
 			return false
 		}
 		if c.multi != nil && !runsInMulti(cmd) {
@@ -158,6 +164,12 @@ func (c *Client) admit(cmd *Command, args [][]byte) bool {
 		c.reject(cmd, errOOM)
 		return false
 	}
+	if s.repl.isReplica.Load() || s.cfg.MinReplicasToWrite() > 0 {
+		if msg := s.replicationRefusal(cmd); msg != "" {
+			c.reject(cmd, msg)
+			return false
+		}
+	}
 	if c.monitor.Load() && cmd.Flags&(FlagReadonly|FlagWrite|FlagMayReplicate) != 0 {
 		c.reject(cmd, "ERR Replica can't interact with the keyspace")
 		return false
@@ -182,7 +194,7 @@ func (c *Client) call(cmd *Command, args [][]byte, from caller) {
 		start = monoNow()
 	}
 	mark := len(x.W.B)
-	if from != fromClient || cmd.Flags&FlagNoKeyspace != 0 {
+	if from != fromClient && from != fromMaster || cmd.Flags&FlagNoKeyspace != 0 {
 		// The caller holds the locks (EXEC, a script, the loader), or the
 		// command needs none (SCRIPT KILL while a script holds them all).
 		x.DB = s.ks.DB(int(c.db.Load())) // a SELECT before switched
@@ -219,6 +231,9 @@ func (c *Client) call(cmd *Command, args [][]byte, from caller) {
 	db := s.ks.Lock(int(c.db.Load()), &x.locks)
 	x.DB = db
 	schema := s.ks.Schema()
+	if from == fromMaster {
+		schema = nil // the master enforced its schema: its stream carries the effects
+	}
 	if schema != nil && schema.Guarded() && cmd.Flags&FlagWrite != 0 {
 		if msg := x.schemaRefusal(schema, cmd, args); msg != "" {
 			x.W.Error(msg)

@@ -850,6 +850,8 @@ func (c *Client) runOnLoop() (res loopResult, stop bool) {
 	switch {
 	case !c.process():
 		return loopQuit, true
+	case c.servesReplica():
+		return loopWait, true // its goroutine serves it from now on (serveHeld)
 	case c.blocked != nil:
 		return loopBlocked, true
 	case c.postponed != nil || c.outBlocked:
@@ -870,6 +872,10 @@ func (c *Client) serveHeld(res loopResult) {
 	if alive && keep {
 		alive = c.flush() && c.resume()
 		keep = alive && c.run()
+	}
+	if alive && keep && c.servesReplica() {
+		c.serveReplica() // until the replica's connection ends
+		return
 	}
 	if alive && !keep {
 		c.release() // QUIT: subscriptions go before the reply, as in serve

@@ -132,18 +132,7 @@ func (s *Server) writeInfoSection(b *strings.Builder, name string) {
 	case "stats":
 		s.writeStatsInfo(b)
 	case "replication":
-		// No replication yet: a master without replicas or backlog.
-		field(b, "role", "master")
-		field(b, "connected_slaves", 0)
-		field(b, "master_failover_state", "no-failover")
-		field(b, "master_replid", s.runID)
-		field(b, "master_replid2", strings.Repeat("0", 40))
-		field(b, "master_repl_offset", 0)
-		field(b, "second_repl_offset", -1)
-		field(b, "repl_backlog_active", 0)
-		field(b, "repl_backlog_size", s.cfg.ReplBacklogSize())
-		field(b, "repl_backlog_first_byte_offset", 0)
-		field(b, "repl_backlog_histlen", 0)
+		s.writeReplicationInfo(b)
 	case "cpu":
 		var ru syscallRusage
 		selfRusage(&ru)
@@ -197,16 +186,16 @@ func (s *Server) writeStatsInfo(b *strings.Builder) {
 	field(b, "instantaneous_ops_per_sec", ops)
 	field(b, "total_net_input_bytes", t.netIn)
 	field(b, "total_net_output_bytes", t.netOut)
-	field(b, "total_net_repl_input_bytes", 0)
-	field(b, "total_net_repl_output_bytes", 0)
+	field(b, "total_net_repl_input_bytes", s.repl.netIn.Load())
+	field(b, "total_net_repl_output_bytes", s.repl.netOut.Load())
 	field(b, "instantaneous_input_kbps", fmt.Sprintf("%.2f", inKbps))
 	field(b, "instantaneous_output_kbps", fmt.Sprintf("%.2f", outKbps))
 	field(b, "instantaneous_input_repl_kbps", "0.00")
 	field(b, "instantaneous_output_repl_kbps", "0.00")
 	field(b, "rejected_connections", st.rejectedConnections.Load())
-	field(b, "sync_full", 0)
-	field(b, "sync_partial_ok", 0)
-	field(b, "sync_partial_err", 0)
+	field(b, "sync_full", s.repl.fullSyncs.Load())
+	field(b, "sync_partial_ok", s.repl.partialOK.Load())
+	field(b, "sync_partial_err", s.repl.partialErr.Load())
 	field(b, "expired_keys", s.ks.ExpiredKeys.Load())
 	e := &s.expiry
 	e.mu.Lock()

@@ -52,10 +52,12 @@ type Server struct {
 	// closedTraffic holds the counters of disconnected clients and
 	// trafficBase the totals at the last RESETSTAT (both under mu).
 	closedTraffic, trafficBase trafficTotals
-	stream                     changes.Stream // every change to the data set, to the AOF and OnPropagate
+	stream                     changes.Stream // every change to the data set, to the AOF, replicas and OnPropagate
+	repl                       replState      // replication (replication*.go)
 	pause                      pauseState     // CLIENT PAUSE (pause.go)
 	blocking                   blocking
-	aofWaiters                 aofWaiters // WAITAOF (wait.go)
+	aofWaiters                 aofWaiters  // WAITAOF (wait.go)
+	replWaiters                replWaiters // WAIT (wait.go)
 	watches                    watches
 	tracking                   tracking
 	pubsub                     pubsubRegistry
@@ -148,6 +150,7 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 	s.scriptClient = &Client{s: s}
 	s.scriptClient.ctx = Ctx{s: s, c: s.scriptClient}
 	s.scriptHost.out.Errors = &s.stats.errors
+	s.initReplication()
 	return s, nil
 }
 
@@ -175,6 +178,7 @@ func (s *Server) Start() error {
 	if err := load(); err != nil {
 		return err
 	}
+	s.restoreHistory()
 	s.saver.RemoveTempFiles()
 	for range max(s.cfg.IOThreads(), 1) {
 		l, err := newEventLoop(s)
@@ -229,6 +233,9 @@ func (s *Server) Start() error {
 	s.wg.Add(2)
 	go s.cron()
 	go s.watchLoops()
+	if host, port, ok := s.cfg.ReplicaOf(); ok {
+		s.replicaOf(host, port)
+	}
 	return nil
 }
 
@@ -411,9 +418,10 @@ func (s *Server) cron() {
 			lastSecond = now / 1000
 			s.closeIdleClients(now)
 			s.releaseMemoryCron()
+			s.replicationCron()
 		}
-		if !s.activeExpireEnabled.Load() {
-			continue
+		if !s.activeExpireEnabled.Load() || s.repl.isReplica.Load() {
+			continue // a replica's keys expire by its master's DELs
 		}
 		slice := time.Now() // when the cycle last paused
 		began := slice

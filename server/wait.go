@@ -10,21 +10,46 @@ import (
 )
 
 // WAIT and WAITAOF: a client waits until the changes it made are on enough
-// replicas (WAIT) or fsynced to the AOF and on enough replicas (WAITAOF).
-// Both block as the blocking commands do (blocking.go), on no key, so a
-// timeout, CLIENT UNBLOCK and a disconnect end the wait the same way; WAITAOF
-// is woken when the AOF's fsync advances. There is no replication yet:
-// replicasAcked is the one place that counts replicas, and it counts none.
+// replicas (WAIT) or fsynced to the AOF and to enough replicas' AOFs
+// (WAITAOF). Both block as the blocking commands do (blocking.go), on no
+// key, so a timeout, CLIENT UNBLOCK and a disconnect end the wait the same
+// way; they are woken when a replica's ACK reaches the client's writes (a
+// GETACK in the stream asks for one at once), WAITAOF also when the AOF's
+// fsync advances.
 
 func init() {
 	bind("wait", waitCommand)
 	bind("waitaof", waitAOFCommand)
 }
 
-// replicasAcked is the number of replicas that acknowledged every change c
-// made, in their data (WAIT) or their AOF (WAITAOF). None until replication
-// exists.
-func (s *Server) replicasAcked(c *Client, aof bool) int64 { return 0 }
+// replicasAt is the number of online replicas that acknowledged the
+// stream up to offset: applied (WAIT), or fsynced to their AOF (aof,
+// WAITAOF: REPLCONF ACK's FACK).
+func (s *Server) replicasAt(offset int64, aof bool) int64 {
+	r := &s.repl
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var n int64
+	for _, rc := range r.replicas {
+		acked := rc.ackOff.Load()
+		if aof {
+			acked = rc.aofAckOff.Load()
+		}
+		if rc.state.Load() == replicaOnline && acked >= offset {
+			n++
+		}
+	}
+	return n
+}
+
+// replWriteOffset is where the changes c made end in the replication
+// stream.
+func (c *Client) replWriteOffset() int64 {
+	if c.wrote {
+		return c.s.replOffset()
+	}
+	return c.roff
+}
 
 // writeOffset is where the changes c made end in the AOF's stream: the
 // AOF's length after them (changes made since c's replies last left are
@@ -71,12 +96,58 @@ func waitCommand(x *Ctx) {
 	if !ok {
 		return
 	}
-	s, c := x.s, x.c
-	if acked := s.replicasAcked(c, false); acked >= n || x.cannotBlock {
+	s := x.s
+	if s.repl.isReplica.Load() {
+		x.W.Error("ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.")
+		return
+	}
+	target := x.c.replWriteOffset()
+	if acked := s.replicasAt(target, false); acked >= n || x.cannotBlock {
 		x.W.Int(acked)
 		return
 	}
-	x.block(blockSpec{deadline: deadlineAfter(ms), timedOut: func(w *resp.Writer) { w.Int(s.replicasAcked(c, false)) }})
+	reply := func(w *resp.Writer) { w.Int(s.replicasAt(target, false)) }
+	x.block(blockSpec{deadline: deadlineAfter(ms), timedOut: reply})
+	s.replWaiters.add(x.c.blocked, target, n, reply)
+	s.repl.feed.add(argREPLCONF, argGETACK, argStar)
+}
+
+// replWaiters are the WAIT clients waiting for replicas' ACKs.
+type replWaiters struct {
+	mu      sync.Mutex
+	waiting []replWaiter
+}
+
+type replWaiter struct {
+	w        *waiter
+	offset   int64
+	replicas int64
+	reply    func(w *resp.Writer)
+}
+
+func (a *replWaiters) add(w *waiter, offset, replicas int64, reply func(*resp.Writer)) {
+	a.mu.Lock()
+	a.waiting = append(a.waiting, replWaiter{w, offset, replicas, reply})
+	a.mu.Unlock()
+}
+
+// serveReplWaiters wakes the WAIT clients whose writes enough replicas
+// have now acknowledged (a replica's ACK calls it), and forgets those
+// that stopped waiting otherwise.
+func (s *Server) serveReplWaiters() {
+	a := &s.replWaiters
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.waiting = slices.DeleteFunc(a.waiting, func(q replWaiter) bool {
+		if s.replicasAt(q.offset, false) >= q.replicas {
+			s.blocking.unblock(q.w, q.reply)
+			return true
+		}
+		s.blocking.mu.Lock()
+		gone := q.w.claimed
+		s.blocking.mu.Unlock()
+		return gone
+	})
 }
 
 // waitAOFCommand is WAITAOF numlocal numreplicas timeout (Redis 7.2): waits
@@ -107,28 +178,26 @@ func waitAOFCommand(x *Ctx) {
 		x.W.Error("ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.")
 		return
 	}
-	target := c.writeOffset()
+	target, rtarget := c.writeOffset(), c.replWriteOffset()
 	reply := func(w *resp.Writer) {
 		w.Array(2)
 		w.Int(int64(boolInt(s.aofSynced(target))))
-		w.Int(s.replicasAcked(c, true))
+		w.Int(s.replicasAt(rtarget, true))
 	}
-	if s.aofSynced(target) || local == 0 {
-		if s.replicasAcked(c, true) >= replicas {
-			reply(x.W)
-			return
-		}
+	ready := func() bool {
+		return (local == 0 || s.aofSynced(target)) && s.replicasAt(rtarget, true) >= replicas
 	}
-	if x.cannotBlock {
+	if ready() || x.cannotBlock {
 		reply(x.W)
 		return
 	}
 	x.block(blockSpec{deadline: deadlineAfter(ms), timedOut: reply})
-	if replicas == 0 { // else only the timeout ends it, until replication
-		s.aofWaiters.add(x.c.blocked, target, reply)
-		if s.aofSynced(target) { // the fsync came in between
-			s.serveAOFWaiters()
-		}
+	s.aofWaiters.add(x.c.blocked, ready, reply)
+	if replicas > 0 {
+		s.repl.feed.add(argREPLCONF, argGETACK, argStar)
+	}
+	if ready() { // the fsync or an ACK came in between
+		s.serveAOFWaiters()
 	}
 }
 
@@ -144,26 +213,27 @@ type aofWaiters struct {
 }
 
 type aofWaiter struct {
-	w      *waiter
-	offset int64
-	reply  func(w *resp.Writer)
+	w     *waiter
+	ready func() bool // the fsync and the replicas' FACKs cover its changes
+	reply func(w *resp.Writer)
 }
 
-func (a *aofWaiters) add(w *waiter, offset int64, reply func(*resp.Writer)) {
+func (a *aofWaiters) add(w *waiter, ready func() bool, reply func(*resp.Writer)) {
 	a.mu.Lock()
-	a.waiting = append(a.waiting, aofWaiter{w, offset, reply})
+	a.waiting = append(a.waiting, aofWaiter{w, ready, reply})
 	a.mu.Unlock()
 }
 
 // serveAOFWaiters wakes the WAITAOF clients whose changes the AOF's fsync
-// now covers (the AOF calls it as the fsync advances), and forgets those
-// that stopped waiting otherwise.
+// and the replicas' FACKs now cover (the AOF calls it as the fsync
+// advances, a replica's ACK too), and forgets those that stopped waiting
+// otherwise.
 func (s *Server) serveAOFWaiters() {
 	a := &s.aofWaiters
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.waiting = slices.DeleteFunc(a.waiting, func(q aofWaiter) bool {
-		if s.aofSynced(q.offset) {
+		if q.ready() {
 			s.blocking.unblock(q.w, q.reply)
 			return true
 		}

@@ -1,0 +1,45 @@
+package server_test
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestReplLinkOptions: a replica authenticates with masteruser and
+// masterauth, announces replica-announce-ip/port, shows its master's
+// connection with flag M and the master its replica's with flag S; ROLE on
+// both sides; a resized backlog reports its new size.
+func TestReplLinkOptions(t *testing.T) {
+	master := startReplNode(t, false, "--repl-diskless-sync-delay", "0")
+	master.ok(t, "ACL", "SETUSER", "repl", "on", ">secret", "+psync", "+replconf", "+ping")
+	master.ok(t, "CONFIG", "SET", "requirepass", "pw")
+	master.ok(t, "AUTH", "pw")
+	replica := startReplNode(t, false, "--masteruser", "repl", "--masterauth", "secret",
+		"--replica-announce-ip", "10.1.2.3", "--replica-announce-port", "7777")
+	master.ok(t, "SET", "k", "v")
+	replicate(t, master, replica)
+	sameData(t, master, replica)
+	if got := master.info(t, "replication", "slave0"); !strings.HasPrefix(got, "ip=10.1.2.3,port=7777,state=online,") {
+		t.Fatalf("slave0:%s", got)
+	}
+	if list := master.ok(t, "CLIENT", "LIST", "TYPE", "replica").Str; !strings.Contains(list, " flags=S ") {
+		t.Fatalf("master's CLIENT LIST TYPE replica: %q", list)
+	}
+	if list := replica.ok(t, "CLIENT", "LIST", "TYPE", "master").Str; !strings.Contains(list, " flags=M ") {
+		t.Fatalf("replica's CLIENT LIST TYPE master: %q", list)
+	}
+	role := master.ok(t, "ROLE")
+	if len(role.Elems) != 3 || role.Elems[0].Str != "master" || len(role.Elems[2].Elems) != 1 || role.Elems[2].Elems[0].Elems[1].Str != "7777" {
+		t.Fatalf("master's ROLE: %v", role)
+	}
+	host, port := master.hostPort()
+	role = replica.ok(t, "ROLE")
+	if len(role.Elems) != 5 || role.Elems[0].Str != "slave" || role.Elems[1].Str != host || strconv.FormatInt(role.Elems[2].Int, 10) != port || role.Elems[3].Str != "connected" {
+		t.Fatalf("replica's ROLE: %v", role)
+	}
+	master.ok(t, "CONFIG", "SET", "repl-backlog-size", "2mb")
+	if got := master.info(t, "replication", "repl_backlog_size"); got != "2097152" {
+		t.Fatalf("repl_backlog_size %s", got)
+	}
+}
