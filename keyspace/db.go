@@ -173,7 +173,7 @@ func (db *DB) PutSized(e *Entry, key []byte, t Type, enc Encoding, size int, exp
 		return zeroValue(db.insert(e, key, byte(t)<<4|byte(enc), size, expireAt, now, false))
 	}
 	if s := db.ks.schema.Load(); s != nil {
-		defer db.accountRewrite(s, e, e.h.expire, EntryBytes(e))
+		defer db.accountRewrite(s, e, e.h.expire, schemaBytes(&e.h))
 	}
 	access := db.beginRewrite(e, expireAt, now, false, nil)
 	return zeroValue(db.move(e, byte(t)<<4|byte(enc), access, size, expireAt, false))
@@ -217,7 +217,7 @@ func (db *DB) insert(e *Entry, key []byte, meta byte, vlen int, expireAt int64, 
 	*e = entryAt(sh, i)
 	e.hash = h
 	if t := db.ks.schema.Load(); t != nil {
-		t.Changed(db.id, key, 1, boolInt(expireAt != 0), EntryBytes(e), expireAt)
+		t.Changed(db.id, key, 1, boolInt(expireAt != 0), schemaBytes(&e.h), expireAt)
 	}
 	return e.h.value
 }
@@ -298,7 +298,7 @@ func (db *DB) Replace(e *Entry, enc Encoding, value []byte, expireAt int64, now 
 func (db *DB) rewrite(e *Entry, t Type, enc Encoding, value []byte, expireAt int64, now int64, object bool) {
 	sh := e.sh
 	if s := db.ks.schema.Load(); s != nil {
-		defer db.accountRewrite(s, e, e.h.expire, EntryBytes(e))
+		defer db.accountRewrite(s, e, e.h.expire, schemaBytes(&e.h))
 	}
 	access := db.beginRewrite(e, expireAt, now, object, value)
 	if len(value) == len(e.h.value) && (expireAt != 0) == (e.h.expire != 0) {
@@ -329,7 +329,7 @@ func (db *DB) accountRewrite(s *namespace.Table, e *Entry, oldExpire, oldBytes i
 	if e.h.expire != oldExpire {
 		expire = e.h.expire
 	}
-	dBytes := EntryBytes(e) - oldBytes
+	dBytes := schemaBytes(&e.h) - oldBytes
 	if expire >= 0 || dBytes != 0 {
 		s.Changed(db.id, e.h.key, 0, boolInt(e.h.expire != 0)-boolInt(oldExpire != 0), dBytes, expire)
 	}
@@ -376,7 +376,7 @@ func (db *DB) move(e *Entry, meta byte, access uint32, vlen int, expireAt int64,
 func (db *DB) Resize(e *Entry, enc Encoding, size int, now int64) []byte {
 	sh := e.sh
 	if s := db.ks.schema.Load(); s != nil {
-		defer db.accountRewrite(s, e, e.h.expire, EntryBytes(e))
+		defer db.accountRewrite(s, e, e.h.expire, schemaBytes(&e.h))
 	}
 	expire := e.h.expire
 	access := db.beginRewrite(e, expire, now, false, nil)
@@ -486,7 +486,7 @@ func (db *DB) DeleteEntry(e *Entry) {
 		db.dropSub(sh, e.h.key)
 	}
 	if t := db.ks.schema.Load(); t != nil {
-		t.Changed(db.id, e.h.key, -1, -boolInt(e.h.expire != 0), -EntryBytes(e), 0)
+		t.Changed(db.id, e.h.key, -1, -boolInt(e.h.expire != 0), -schemaBytes(&e.h), 0)
 	}
 	sh.arena.kill(e.ref, e.h.size)
 	sh.remove(e.slot)
