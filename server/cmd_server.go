@@ -465,7 +465,7 @@ func writeDocArgs(w *resp.Writer, args []cmdspec.Arg) {
 			w.BulkString("key_spec_index")
 			w.Int(int64(a.KeySpecIndex))
 		}
-		if a.Token != "" {
+		if a.Token != "" || a.Type == "pure-token" { // MIGRATE's "" is a token
 			w.BulkString("token")
 			w.BulkString(a.Token)
 		}

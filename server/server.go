@@ -16,6 +16,7 @@ import (
 
 	"github.com/keyhive/keyhive/changes"
 	"github.com/keyhive/keyhive/clock"
+	"github.com/keyhive/keyhive/cluster"
 	"github.com/keyhive/keyhive/config"
 	"github.com/keyhive/keyhive/durability"
 	"github.com/keyhive/keyhive/keyspace"
@@ -86,6 +87,10 @@ type Server struct {
 
 	// metrics is the Prometheus endpoint (metrics.go).
 	metrics metricsEndpoint
+
+	// cluster is the cluster node under cluster-enabled yes, else nil
+	// (cluster.go).
+	cluster *cluster.State
 }
 
 // stats are the counters INFO reports.
@@ -218,6 +223,12 @@ func (s *Server) Start() error {
 	s.mu.Unlock()
 	if n == 0 {
 		return errors.New("no listening socket could be opened")
+	}
+	if s.cfg.ClusterEnabled() {
+		if err := s.startCluster(); err != nil {
+			s.Close()
+			return err
+		}
 	}
 	if err := s.startMetrics(); err != nil {
 		s.Close()
@@ -370,6 +381,9 @@ func (s *Server) Close() error {
 		l.post(taskStop, nil)
 	}
 	s.stopMetrics()
+	if s.cluster != nil {
+		s.cluster.Close()
+	}
 	s.wg.Wait()
 	s.saver.Wait()
 	s.aof.Stop() // everything acknowledged is written and synced

@@ -1,0 +1,88 @@
+package server
+
+import (
+	"fmt"
+	"net"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/keyhive/keyhive/cluster"
+	"github.com/keyhive/keyhive/keyspace"
+)
+
+// The server's side of a cluster node (cluster-enabled yes): it opens the
+// node (package cluster: the node table and the bus) when it starts, and
+// is the node's host, deleting the keys of slots another master took and
+// delivering the messages published elsewhere in the cluster. The other
+// concerns are in cluster_redirect.go (the dispatch path's check),
+// cmd_cluster.go (the commands) and cluster_migrate.go (MIGRATE).
+
+// startCluster opens the node and its bus, after the client listeners
+// (its announced port is theirs).
+func (s *Server) startCluster() error {
+	port := s.cfg.Port()
+	if port == 0 {
+		if _, p, err := net.SplitHostPort(s.Addr()); err == nil {
+			port, _ = strconv.Atoi(p)
+		}
+	}
+	busPort := s.cfg.ClusterPort()
+	if busPort == 0 {
+		busPort = port + 10000
+	}
+	if busPort > 65535 {
+		return fmt.Errorf("cluster bus port %d out of range: set cluster-port", busPort)
+	}
+	file := s.cfg.ClusterConfigFile()
+	if !filepath.IsAbs(file) {
+		file = filepath.Join(s.cfg.Dir(), file)
+	}
+	cfg := s.cfg
+	node, err := cluster.Open(cluster.Options{
+		ConfigFile:          file,
+		Port:                port,
+		BusPort:             busPort,
+		NodeTimeout:         time.Duration(cfg.ClusterNodeTimeout()) * time.Millisecond,
+		AnnounceIP:          cfg.ClusterAnnounceIP(),
+		AnnounceHostname:    cfg.ClusterAnnounceHostname(),
+		AnnouncePort:        cfg.ClusterAnnouncePort(),
+		AnnounceBusPort:     cfg.ClusterAnnounceBusPort(),
+		RequireFullCoverage: cfg.ClusterRequireFullCoverage,
+		BindAddresses:       cfg.Bind(),
+		Logger:              s.log,
+	}, clusterHost{s})
+	if err != nil {
+		return err
+	}
+	if err := node.Start(); err != nil {
+		return fmt.Errorf("opening the cluster bus port %d: %w", busPort, err)
+	}
+	s.cluster = node
+	return nil
+}
+
+// clusterHost is the server as the cluster node's host.
+type clusterHost struct{ s *Server }
+
+// DeleteKeysInSlot drops a lost slot's keys under the exclusive lock,
+// propagating each as a DEL.
+func (h clusterHost) DeleteKeysInSlot(slot int) {
+	s := h.s
+	var set keyspace.LockSet
+	set.All()
+	db := s.ks.Lock(0, &set)
+	var keys [][]byte
+	db.KeysInSlot(slot, int(db.Len()), func(k []byte) { keys = append(keys, append([]byte(nil), k...)) })
+	for _, k := range keys {
+		if db.Delete(k) {
+			s.propagateExpired(0, k) // a DEL (or UNLINK), as for an expired key
+		}
+	}
+	s.ks.Unlock(db, &set)
+}
+
+// Deliver publishes a message another node received.
+func (h clusterHost) Deliver(channel, message []byte, sharded bool) {
+	h.s.publish(nil, channel, message, sharded)
+}
