@@ -266,7 +266,7 @@ func appendHeader(b []byte, h *Header, count, extensions, bodyLen int) []byte {
 	copy(w[40:80], h.Sender)
 	copy(w[80:2128], h.Slots[:])
 	copy(w[2128:2168], h.MasterOf)
-	copy(w[2168:2213], h.IP) // the last byte stays the terminating NUL
+	copy(w[2168:2214], h.IP)
 	be.PutUint16(w[2214:], uint16(extensions))
 	be.PutUint16(w[2246:], h.PPort)
 	be.PutUint16(w[2248:], h.CPort)
@@ -297,7 +297,7 @@ func (m *Message) Encode(b []byte) []byte {
 			copy(e[:40], g.Name)
 			be.PutUint32(e[40:], g.PingSent)
 			be.PutUint32(e[44:], g.PongReceived)
-			copy(e[48:93], g.IP)
+			copy(e[48:94], g.IP)
 			be.PutUint16(e[94:], g.Port)
 			be.PutUint16(e[96:], g.CPort)
 			be.PutUint16(e[98:], g.Flags)
