@@ -243,7 +243,7 @@ func init() {
 			Args:     "key:key#0 ttl:integer serialized-value:string [REPLACE] [ABSTTL] [IDLETIME=seconds:integer] [FREQ=frequency:integer]",
 			DocFlags: "syscmd",
 			Since:    "3.0.0", Complexity: "O(1) to create the key, plus the size of the value to rebuild.",
-			Summary:  "RESTORE as MIGRATE sends it: runs on a slot being imported without ASKING."},
+			Summary: "RESTORE as MIGRATE sends it: runs on a slot being imported without ASKING."},
 		&Spec{Name: "role", Arity: 1, Flags: "noscript loading stale fast", ACL: "@admin @fast @dangerous",
 			Since: "2.8.12", Complexity: "O(1)",
 			Summary: "Tells whether this server is a master or a replica, and its replication state."},
