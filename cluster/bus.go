@@ -176,8 +176,9 @@ func (s *State) Start() error {
 		s.wg.Add(1)
 		go s.accept(ln)
 	}
-	s.wg.Add(1)
+	s.wg.Add(2)
 	go s.cron()
+	go s.saveLoop()
 	return nil
 }
 

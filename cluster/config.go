@@ -7,15 +7,32 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // The cluster config file is Redis's nodes.conf: one CLUSTER NODES line per
 // node, then "vars currentEpoch N lastVoteEpoch M" (Keyhive adds its shard
 // id to that line). It is replaced whole (temporary file, fsync, rename,
-// directory fsync), so a crash leaves the old file or the new one.
+// directory fsync), so a crash leaves the old file or the new one. The
+// changes of the bus and of commands are written by the saver goroutine,
+// the latest state only, so nothing waits for the disk holding the lock.
 
-// saveConfig writes the config file.
-func (s *State) saveConfig() error {
+// configSaver hands snapshots of the config to the goroutine that writes
+// them.
+type configSaver struct {
+	pending chan configSnapshot // the latest unwritten snapshot, at most one
+	mu      sync.Mutex          // one writer at a time
+	written uint64              // the sequence number last written
+	seq     uint64              // the last snapshot's (under the state's lock)
+}
+
+type configSnapshot struct {
+	seq  uint64
+	data []byte
+}
+
+// configBytes is the config file's content.
+func (s *State) configBytes() []byte {
 	var b []byte
 	for _, n := range s.sortedNodes() {
 		if n.Flags&FlagHandshake != 0 {
@@ -24,13 +41,84 @@ func (s *State) saveConfig() error {
 		b = s.describe(b, n)
 		b = append(b, '\n')
 	}
-	b = fmt.Appendf(b, "vars currentEpoch %d lastVoteEpoch %d myShardId %s\n", s.currentEpoch, s.lastVote, s.myself.ShardID)
-	path := s.opt.ConfigFile
+	return fmt.Appendf(b, "vars currentEpoch %d lastVoteEpoch %d myShardId %s\n", s.currentEpoch, s.lastVote, s.myself.ShardID)
+}
+
+// queueSave hands the current config to the saver, replacing a snapshot it
+// has not written yet.
+func (s *State) queueSave() {
+	s.saver.seq++
+	snap := configSnapshot{s.saver.seq, s.configBytes()}
+	for {
+		select {
+		case s.saver.pending <- snap:
+			return
+		default:
+		}
+		select {
+		case <-s.saver.pending:
+		default:
+		}
+	}
+}
+
+// saveLoop writes the snapshots queueSave hands over until the bus stops.
+func (s *State) saveLoop() {
+	defer s.wg.Done()
+	for {
+		select {
+		case <-s.done:
+			return
+		case snap := <-s.saver.pending:
+			s.writeSnapshot(snap)
+		}
+	}
+}
+
+// flushSave writes a snapshot still pending (at Close).
+func (s *State) flushSave() {
+	select {
+	case snap := <-s.saver.pending:
+		s.writeSnapshot(snap)
+	default:
+	}
+}
+
+func (s *State) writeSnapshot(snap configSnapshot) {
+	s.saver.mu.Lock()
+	defer s.saver.mu.Unlock()
+	if snap.seq <= s.saver.written {
+		return
+	}
+	if err := writeFileAtomic(s.opt.ConfigFile, snap.data); err != nil {
+		s.logf("Could not save the cluster config: %v", err)
+		return
+	}
+	s.saver.written = snap.seq
+}
+
+// saveConfigNow writes the config file before returning (at start and for
+// CLUSTER SAVECONFIG), under the state's lock.
+func (s *State) saveConfigNow() error {
+	s.saver.seq++
+	snap := configSnapshot{s.saver.seq, s.configBytes()}
+	s.saver.mu.Lock()
+	defer s.saver.mu.Unlock()
+	if err := writeFileAtomic(s.opt.ConfigFile, snap.data); err != nil {
+		return err
+	}
+	s.saver.written = snap.seq
+	return nil
+}
+
+// writeFileAtomic replaces path with data: a synced temporary file renamed
+// over it, then the directory synced.
+func writeFileAtomic(path string, data []byte) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "temp-"+filepath.Base(path)+"-*")
 	if err != nil {
 		return err
 	}
-	_, err = tmp.Write(b)
+	_, err = tmp.Write(data)
 	if err == nil {
 		err = tmp.Sync()
 	}
@@ -44,11 +132,12 @@ func (s *State) saveConfig() error {
 		os.Remove(tmp.Name())
 		return err
 	}
-	if d, err := os.Open(filepath.Dir(path)); err == nil {
-		d.Sync()
-		d.Close()
+	d, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return err
 	}
-	return nil
+	defer d.Close()
+	return d.Sync()
 }
 
 // loadConfig reads the config file; false when there is none.

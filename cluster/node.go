@@ -52,6 +52,7 @@ type Node struct {
 	link         *link // outbound
 	inbound      *link
 	connecting   bool
+	route        uint16          // the node's index in the last Routes
 	failReports  map[*Node]int64 // reporting master -> when
 }
 

@@ -57,6 +57,7 @@ type State struct {
 	pfailNodes   int
 
 	dirtyRoutes, dirtyConfig bool
+	saver                    configSaver
 	later                    []func() // calls into the host, made once the lock is released
 	routes                   atomic.Pointer[Routes]
 	listeners                []net.Listener
@@ -78,6 +79,7 @@ func Open(opt Options, host Host) (*State, error) {
 		opt.Logger = log.Default()
 	}
 	s := &State{opt: opt, host: host, nodes: map[string]*Node{}, forgotten: map[string]int64{}, done: make(chan struct{})}
+	s.saver.pending = make(chan configSnapshot, 1)
 	loaded, err := s.loadConfig()
 	if err != nil {
 		return nil, err
@@ -87,7 +89,7 @@ func Open(opt Options, host Host) (*State, error) {
 		s.myself.ShardID = randomName()
 		s.addNode(s.myself)
 		s.logf("No cluster configuration found, I'm %s", s.myself.Name)
-		if err := s.saveConfig(); err != nil {
+		if err := s.saveConfigNow(); err != nil {
 			return nil, err
 		}
 	}
@@ -192,9 +194,7 @@ func (s *State) unlock() {
 	if s.dirtyConfig {
 		s.dirtyConfig = false
 		s.updateState()
-		if err := s.saveConfig(); err != nil {
-			s.logf("Could not save the cluster config: %v", err)
-		}
+		s.queueSave()
 	}
 	if s.dirtyRoutes {
 		s.dirtyRoutes = false
@@ -285,18 +285,15 @@ func (s *State) Routes() *Routes { return s.routes.Load() }
 
 func (s *State) rebuildRoutes() {
 	r := &Routes{OK: s.ok, addrs: []string{""}}
-	index := map[*Node]uint16{}
+	for _, n := range s.nodes {
+		n.route = uint16(len(r.addrs))
+		r.addrs = append(r.addrs, net.JoinHostPort(s.endpoint(n), strconv.Itoa(n.Port)))
+	}
 	of := func(n *Node) uint16 {
 		if n == nil {
 			return 0
 		}
-		if i, ok := index[n]; ok {
-			return i
-		}
-		i := uint16(len(r.addrs))
-		index[n] = i
-		r.addrs = append(r.addrs, net.JoinHostPort(s.endpoint(n), strconv.Itoa(n.Port)))
-		return i
+		return n.route
 	}
 	r.myself = of(s.myself)
 	for i := range SlotCount {
@@ -531,7 +528,7 @@ func (s *State) Reset(hard bool) {
 func (s *State) SaveConfig() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.saveConfig()
+	return s.saveConfigNow()
 }
 
 // SetConfigEpoch sets myself's config epoch, only while it knows no other node.
@@ -777,6 +774,7 @@ func (s *State) Close() {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
+	s.flushSave()
 }
 
 // randomNode picks a random element of nodes (nil for none).
