@@ -1,0 +1,293 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/keyhive/keyhive/internal/difftest"
+	"github.com/redis/go-redis/v9"
+)
+
+// Cluster tests: real Keyhive processes (and redis-server 7.0.15 ones) on
+// loopback ports, operated by redis-cli --cluster and go-redis's cluster
+// client, and the cluster commands' replies compared with redis-server's.
+
+// clusterNodeTimeout keeps failure detection, and so the tests, short.
+const clusterNodeTimeout = "1000"
+
+func freeLoopbackPort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// clusterDirectives are a node's: a bus port of its own (port+10000 may
+// pass 65535 for the kernel's free ports).
+func clusterDirectives(t *testing.T) []string {
+	return []string{"--cluster-enabled", "yes", "--cluster-node-timeout", clusterNodeTimeout,
+		"--cluster-port", strconv.Itoa(freeLoopbackPort(t))}
+}
+
+// startClusterNode starts a node process: bin is a built keyhive, or ""
+// for redis-server. It returns its address.
+func startClusterNode(t *testing.T, bin string) string {
+	t.Helper()
+	var addr string
+	var stop func()
+	var err error
+	if bin == "" {
+		addr, stop, err = difftest.StartRedis(clusterDirectives(t)...)
+	} else {
+		addr, stop, err = difftest.StartProcess(bin, clusterDirectives(t)...)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return addr
+}
+
+func buildKeyhiveBinary(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("redis-cli"); err != nil {
+		t.Skip("redis-cli not found")
+	}
+	bin, err := difftest.BuildKeyhive(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// redisCli runs redis-cli with args, failing the test on an error exit.
+func redisCli(t *testing.T, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "redis-cli", args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("redis-cli %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+func nodeID(t *testing.T, addr string) string {
+	t.Helper()
+	r, err := difftest.Inline(addr, "CLUSTER MYID")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Str
+}
+
+// inlineText is a command's bulk or status reply ("" on an error).
+func inlineText(addr, command string) string {
+	r, err := difftest.Inline(addr, command)
+	if err != nil {
+		return ""
+	}
+	return r.Str
+}
+
+// waitClusterAgrees waits until every node knows the others and says the
+// cluster is ok, and redis-cli --cluster check passes.
+func waitClusterAgrees(t *testing.T, addrs ...string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ok := true
+		for _, a := range addrs {
+			info := inlineText(a, "CLUSTER INFO")
+			if !strings.Contains(info, "cluster_state:ok") || !strings.Contains(info, "cluster_known_nodes:"+strconv.Itoa(len(addrs))+"\r\n") {
+				ok = false
+			}
+		}
+		if ok {
+			out, err := exec.Command("redis-cli", "--cluster", "check", addrs[0]).CombinedOutput()
+			if err == nil && strings.Contains(string(out), "[OK] All nodes agree") && !strings.Contains(string(out), "[WARNING]") {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("cluster check:\n%s", out)
+			}
+		} else if time.Now().After(deadline) {
+			var b strings.Builder
+			for _, a := range addrs {
+				fmt.Fprintf(&b, "--- %s\n%s\n%s\n", a, inlineText(a, "CLUSTER INFO"), inlineText(a, "CLUSTER NODES"))
+			}
+			t.Fatalf("the cluster is not ok on every node:\n%s", b.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// writeLoad writes keys through go-redis's cluster client until stopped:
+// what it acknowledged, and any error it got (redirects are followed
+// inside the client and are no error).
+type writeLoad struct {
+	client  *redis.ClusterClient
+	stop    chan struct{}
+	done    sync.WaitGroup
+	mu      sync.Mutex
+	acked   map[string]int
+	errs    []error
+	written atomic.Int64
+}
+
+func startWriteLoad(addrs []string, writers int) *writeLoad {
+	w := &writeLoad{
+		client: redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRedirects: 16}),
+		stop:   make(chan struct{}), acked: map[string]int{},
+	}
+	for g := range writers {
+		w.done.Add(1)
+		go func() {
+			defer w.done.Done()
+			ctx := context.Background()
+			for i := 0; ; i++ {
+				select {
+				case <-w.stop:
+					return
+				default:
+				}
+				key := fmt.Sprintf("load:%d:%d", g, i%2000)
+				err := w.client.Set(ctx, key, i, 0).Err()
+				w.mu.Lock()
+				if err != nil {
+					w.errs = append(w.errs, fmt.Errorf("SET %s: %w", key, err))
+				} else {
+					w.acked[key] = i
+				}
+				w.mu.Unlock()
+				w.written.Add(1)
+			}
+		}()
+	}
+	return w
+}
+
+// finish stops the load and checks that no write failed and every
+// acknowledged value is there.
+func (w *writeLoad) finish(t *testing.T) {
+	t.Helper()
+	close(w.stop)
+	w.done.Wait()
+	defer w.client.Close()
+	for _, err := range w.errs {
+		t.Error(err)
+	}
+	ctx := context.Background()
+	for key, want := range w.acked {
+		got, err := w.client.Get(ctx, key).Int()
+		if err != nil || got != want {
+			t.Fatalf("GET %s = %d, %v; the last acknowledged SET wrote %d", key, got, err, want)
+		}
+	}
+	t.Logf("%d writes, %d keys checked", w.written.Load(), len(w.acked))
+}
+
+// TestClusterRedisCliLifecycle: redis-cli --cluster create of three
+// Keyhive masters, check, add-node, reshard to the new node under a write
+// load, rebalance that empties it again, del-node: no write lost, no error
+// beyond the redirects the client follows.
+func TestClusterRedisCliLifecycle(t *testing.T) {
+	bin := buildKeyhiveBinary(t)
+	a, b, c := startClusterNode(t, bin), startClusterNode(t, bin), startClusterNode(t, bin)
+	redisCli(t, "--cluster", "create", a, b, c, "--cluster-replicas", "0", "--cluster-yes")
+	waitClusterAgrees(t, a, b, c)
+
+	load := startWriteLoad([]string{a, b, c}, 4)
+	d := startClusterNode(t, bin)
+	redisCli(t, "--cluster", "add-node", d, a)
+	waitClusterAgrees(t, a, b, c, d)
+
+	start := time.Now()
+	redisCli(t, "--cluster", "reshard", a, "--cluster-from", nodeID(t, a), "--cluster-to", nodeID(t, d),
+		"--cluster-slots", "300", "--cluster-yes")
+	t.Logf("reshard of 300 slots under load: %v", time.Since(start))
+	waitClusterAgrees(t, a, b, c, d)
+	if r, err := difftest.Inline(d, "DBSIZE"); err != nil || r.Int == 0 {
+		t.Errorf("the new node holds no keys after the reshard: %v %v", r, err)
+	}
+
+	redisCli(t, "--cluster", "rebalance", a, "--cluster-weight", nodeID(t, d)+"=0")
+	waitClusterAgrees(t, a, b, c, d)
+	if r, err := difftest.Inline(d, "DBSIZE"); err != nil || r.Int != 0 {
+		t.Errorf("the emptied node still holds keys: %v %v", r, err)
+	}
+	redisCli(t, "--cluster", "del-node", a, nodeID(t, d))
+	waitClusterAgrees(t, a, b, c)
+	load.finish(t)
+	if known := inlineText(a, "CLUSTER INFO"); !strings.Contains(known, "cluster_known_nodes:3") {
+		t.Errorf("after del-node:\n%s", known)
+	}
+}
+
+// TestClusterMixedWithRedis: one cluster of two Keyhive nodes and a
+// redis-server 7.0.15 node, created by redis-cli; slots with keys are
+// resharded from the Redis node to a Keyhive node and back (the bus and
+// MIGRATE interoperate both ways), and PUBLISH crosses the bus both ways.
+func TestClusterMixedWithRedis(t *testing.T) {
+	bin := buildKeyhiveBinary(t)
+	k1, k2, r := startClusterNode(t, bin), startClusterNode(t, bin), startClusterNode(t, "")
+	redisCli(t, "--cluster", "create", r, k1, k2, "--cluster-replicas", "0", "--cluster-yes")
+	waitClusterAgrees(t, r, k1, k2)
+
+	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{k1, k2, r}})
+	defer client.Close()
+	ctx := context.Background()
+	const keys = 2000
+	for i := range keys {
+		if err := client.Set(ctx, "mixed:"+strconv.Itoa(i), i, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	load := startWriteLoad([]string{k1, k2, r}, 2)
+	rID, k1ID := nodeID(t, r), nodeID(t, k1)
+	redisCli(t, "--cluster", "reshard", r, "--cluster-from", rID, "--cluster-to", k1ID, "--cluster-slots", "200", "--cluster-yes")
+	waitClusterAgrees(t, r, k1, k2)
+	redisCli(t, "--cluster", "reshard", r, "--cluster-from", k1ID, "--cluster-to", rID, "--cluster-slots", "400", "--cluster-yes")
+	waitClusterAgrees(t, r, k1, k2)
+	load.finish(t)
+	for i := range keys {
+		if got, err := client.Get(ctx, "mixed:"+strconv.Itoa(i)).Int(); err != nil || got != i {
+			t.Fatalf("mixed:%d = %d, %v", i, got, err)
+		}
+	}
+
+	// PUBLISH on one kind of node reaches a subscriber on the other.
+	for _, pair := range [][2]string{{k1, r}, {r, k2}} {
+		sub := redis.NewClient(&redis.Options{Addr: pair[1]})
+		ps := sub.Subscribe(ctx, "mixed-news")
+		if _, err := ps.Receive(ctx); err != nil {
+			t.Fatal(err)
+		}
+		pub := redis.NewClient(&redis.Options{Addr: pair[0]})
+		if err := pub.Publish(ctx, "mixed-news", "from "+pair[0]).Err(); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case m := <-ps.Channel():
+			if m.Payload != "from "+pair[0] {
+				t.Errorf("received %q", m.Payload)
+			}
+		case <-time.After(5 * time.Second):
+			t.Errorf("a message published on %s did not reach %s", pair[0], pair[1])
+		}
+		ps.Close()
+		sub.Close()
+		pub.Close()
+	}
+}
