@@ -45,7 +45,7 @@ func init() {
 			Keys:    []string{"RW access delete; index 3; range 0 1 0", "RW access delete incomplete; keyword KEYS -2; range -1 1 0"},
 			KeyFunc: migrateKeys,
 			Redact:  redactMigrate,
-			Args:    `host:string port:integer key_or_empty_string:<key:key#0|""=empty_string> destination-db:integer timeout:integer [COPY] [REPLACE] [authentication:<AUTH=password:string|AUTH2=username_password:{username:string password:string}>] [KEYS=key:key#1]...`,
+			Args:    `host:string port:integer key_or_empty_string:<key:key#0|""=empty_string> destination-db:integer timeout:integer [COPY] [REPLACE] [authentication:<[AUTH=password:string]|[AUTH2=username_password:{username:string password:string}]>] [KEYS=key:key#1]...`,
 			Since:   "2.6.0", Complexity: "O(N), N = the bytes of the values moved, plus RESTORE's cost on the target.",
 			Summary: "Moves keys to another server: DUMP here, RESTORE there, then DEL here."},
 		&Spec{Name: "move", Arity: 3, Flags: "write fast allkeys", ACL: "@keyspace @write @fast",
