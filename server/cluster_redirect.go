@@ -74,7 +74,12 @@ func (c *Client) routed(cmd *Command, args [][]byte) bool {
 	if len(keys) == 0 {
 		return true
 	}
+	r := c.s.cluster.Routes()
 	slot := keyspace.Slot(keys[0])
+	mine, assigned, addr := r.Owner(slot)
+	if !assigned { // as Redis, before looking at the other keys
+		return c.redirect(cmd, errSlotNotServed)
+	}
 	multiple := false
 	for _, k := range keys[1:] {
 		if bytes.Equal(k, keys[0]) {
@@ -84,11 +89,6 @@ func (c *Client) routed(cmd *Command, args [][]byte) bool {
 			return c.redirect(cmd, errCrossSlot)
 		}
 		multiple = true
-	}
-	r := c.s.cluster.Routes()
-	mine, assigned, addr := r.Owner(slot)
-	if !assigned {
-		return c.redirect(cmd, errSlotNotServed)
 	}
 	var migrateTo string
 	migrating, importing := false, false

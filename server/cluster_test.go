@@ -291,3 +291,120 @@ func TestClusterMixedWithRedis(t *testing.T) {
 		pub.Close()
 	}
 }
+
+// TestClusterCommandsDiff: a one-node cluster of each (redis-server
+// 7.0.15 and an in-process Keyhive, slots 0-8000, full coverage not
+// required) gives the same replies to the cluster commands, the
+// redirects that need no other node, and the commands cluster mode
+// restricts.
+func TestClusterCommandsDiff(t *testing.T) {
+	redisAddr, stopRedis, err := difftest.StartRedis(append(clusterDirectives(t), "--cluster-require-full-coverage", "no")...)
+	if err != nil {
+		t.Skip(err)
+	}
+	defer stopRedis()
+	keyhiveAddr, stopKeyhive, err := difftest.StartKeyhive(append(clusterDirectives(t), "--cluster-require-full-coverage", "no")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stopKeyhive()
+	dial := func(addr string) *difftest.Conn {
+		c, err := difftest.Dial(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	r, k := dial(redisAddr), dial(keyhiveAddr)
+	defer r.Close()
+	defer k.Close()
+	compare := func(cmp func(redis, keyhive difftest.Reply) error, args ...any) {
+		t.Helper()
+		rr, err1 := r.Do(args...)
+		kr, err2 := k.Do(args...)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("%v: %v %v", args, err1, err2)
+		}
+		if err := cmp(rr, kr); err != nil {
+			t.Errorf("%v: %v\nredis   %q\nkeyhive %q", args, err, rr.Raw, kr.Raw)
+		}
+	}
+	same := func(args ...any) { t.Helper(); compare(difftest.Exact, args...) }
+	unknown := strings.Repeat("0", 40)
+	// Before any slot is assigned: the cluster is down.
+	same("SET", "foo", "bar")
+	same("CLUSTER", "ADDSLOTSRANGE", 0, 8000)
+	same("CLUSTER", "ADDSLOTS", 8001, 8001)
+	same("CLUSTER", "ADDSLOTS", 100)
+	same("CLUSTER", "ADDSLOTS", 16384)
+	same("CLUSTER", "ADDSLOTS", "x")
+	same("CLUSTER", "ADDSLOTSRANGE", 9000, 8999)
+	same("CLUSTER", "ADDSLOTSRANGE", 9000)
+	same("CLUSTER", "DELSLOTS", 9000)
+	same("CLUSTER", "DELSLOTSRANGE", 8001, 8001)
+	same("CLUSTER", "ADDSLOTS", 8001)
+	for range 50 { // the state turns ok on the next cron
+		if strings.Contains(inlineText(keyhiveAddr, "CLUSTER INFO"), "cluster_state:ok") &&
+			strings.Contains(inlineText(redisAddr, "CLUSTER INFO"), "cluster_state:ok") {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for _, args := range [][]any{
+		{"SET", "foo", "bar"}, // slot 12182: not served
+		{"MSET", "foo", "1", "{b}:x", "2"},
+		{"SET", "a", "1"}, // slot 15495
+		{"SET", "{b}:x", "1"},
+		{"SET", "{b}:y", "2"},
+		{"MSET", "{b}:x", "1", "{c}:y", "2"},
+		{"MGET", "{b}:x", "{b}:y", "{b}:x"},
+		{"CLUSTER", "KEYSLOT", "{b}:x"},
+		{"CLUSTER", "KEYSLOT", "foo{}{bar}"},
+		{"CLUSTER", "COUNTKEYSINSLOT", 3300},
+		{"CLUSTER", "COUNTKEYSINSLOT", 16384},
+		{"CLUSTER", "COUNTKEYSINSLOT", "x"},
+		{"CLUSTER", "GETKEYSINSLOT", 3300, -1},
+		{"CLUSTER", "GETKEYSINSLOT", 100, 10},
+		{"SELECT", 0}, {"SELECT", 1}, {"SELECT", "x"},
+		{"MOVE", "{b}:x", 1},
+		{"SWAPDB", 0, 1},
+		{"COPY", "{b}:x", "{b}:z", "DB", 1},
+		{"COPY", "{b}:x", "{b}:z"},
+		{"CLUSTER", "SETSLOT", 100, "MIGRATING", unknown},
+		{"CLUSTER", "SETSLOT", 100, "IMPORTING", unknown},
+		{"CLUSTER", "SETSLOT", 100, "NODE", unknown},
+		{"CLUSTER", "SETSLOT", 100, "BOGUS"},
+		{"CLUSTER", "SETSLOT", 9000, "MIGRATING", unknown},
+		{"CLUSTER", "SETSLOT", 100, "STABLE"},
+		{"CLUSTER", "FORGET", unknown},
+		{"CLUSTER", "COUNT-FAILURE-REPORTS", unknown},
+		{"CLUSTER", "MEET", "not-an-ip", 7000},
+		{"CLUSTER", "MEET", "127.0.0.1", "x"},
+		{"CLUSTER", "MEET", "127.0.0.1", 7000, "y"},
+		{"CLUSTER", "SET-CONFIG-EPOCH", -1},
+		{"CLUSTER", "SET-CONFIG-EPOCH", 5},
+		{"CLUSTER", "SET-CONFIG-EPOCH", 6},
+		{"CLUSTER", "BUMPEPOCH"},
+		{"CLUSTER", "BUMPEPOCH"},
+		{"CLUSTER", "RESET", "BOGUS"},
+		{"CLUSTER", "RESET"},
+		{"CLUSTER", "FLUSHSLOTS"},
+		{"ASKING"}, {"READONLY"}, {"READWRITE"},
+		{"MULTI"}, {"SET", "{b}:x", "1"}, {"SET", "{c}:x", "1"}, {"EXEC"},
+		{"MULTI"}, {"SET", "{b}:x", "1"}, {"SET", "foo", "1"}, {"EXEC"},
+		{"MULTI"}, {"SET", "{b}:x", "3"}, {"GET", "{b}:x"}, {"EXEC"},
+		{"EVAL", "return redis.call('get', KEYS[1])", 1, "{b}:x"},
+		{"EVAL", "return 1", 2, "{b}:x", "foo"},
+		{"MIGRATE", "127.0.0.1", 1, "nokey-{b}", 0, 100},
+		{"MIGRATE", "127.0.0.1", 1, "{b}:x", 0, 100, "KEYS", "{b}:y"},
+		{"MIGRATE", "127.0.0.1", 1, "", 0, 100, "BOGUS"},
+		{"MIGRATE", "127.0.0.1", 1, "", 0, 100, "KEYS", "{b}:x", "foo"},
+		{"SPUBLISH", "{b}ch", "hi"},
+		{"SPUBLISH", "foo", "hi"},
+		{"CLUSTER", "MYID", "extra"},
+		{"CLUSTER", "BOGUS"},
+	} {
+		same(args...)
+	}
+	compare(difftest.Unordered, "CLUSTER", "GETKEYSINSLOT", 3300, 10) // in no particular order
+}
