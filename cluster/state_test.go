@@ -1,0 +1,125 @@
+package cluster
+
+import (
+	"io"
+	"log"
+	"net"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+type nopHost struct{}
+
+func (nopHost) DeleteKeysInSlot(int)         {}
+func (nopHost) Deliver([]byte, []byte, bool) {}
+func quietLogger() *log.Logger               { return log.New(io.Discard, "", 0) }
+func testOptions(t *testing.T, dir string) Options {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	return Options{ConfigFile: filepath.Join(dir, "nodes.conf"), Port: port - 1, BusPort: port,
+		NodeTimeout: 500 * time.Millisecond, BindAddresses: []string{"127.0.0.1"}, Logger: quietLogger()}
+}
+
+// withoutTimes drops CLUSTER NODES's ping and pong times, which a reload
+// does not keep.
+func withoutTimes(nodes string) string {
+	var out []string
+	for _, line := range strings.Split(strings.TrimSpace(nodes), "\n") {
+		f := strings.Fields(line)
+		f[4], f[5] = "-", "-"
+		out = append(out, strings.Join(f, " "))
+	}
+	return strings.Join(out, "\n")
+}
+
+// TestClusterConfigReload: a node's name, slots, epochs and open slots
+// survive a restart through nodes.conf.
+func TestClusterConfigReload(t *testing.T) {
+	dir := t.TempDir()
+	opt := testOptions(t, dir)
+	s, err := Open(opt, nopHost{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddSlots([][2]int{{0, 99}, {200, 200}}, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetConfigEpoch(7); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetSlot(50, "migrating", s.MyName(), 0); err != nil {
+		t.Fatal(err)
+	}
+	before, name, shard := s.Nodes(), s.MyName(), s.MyShardID()
+	s.Close()
+
+	again, err := Open(opt, nopHost{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if again.MyName() != name || again.MyShardID() != shard {
+		t.Errorf("reloaded as %s (shard %s), was %s (shard %s)", again.MyName(), again.MyShardID(), name, shard)
+	}
+	if got, want := withoutTimes(again.Nodes()), withoutTimes(before); got != want {
+		t.Errorf("reloaded:\n%s\nwas:\n%s", got, want)
+	}
+	if mine, _, _ := again.Routes().Owner(200); !mine {
+		t.Error("slot 200 is not mine after the reload")
+	}
+	if !strings.Contains(again.Info(), "cluster_current_epoch:7\r\n") {
+		t.Errorf("current epoch lost:\n%s", again.Info())
+	}
+}
+
+// TestClusterEpochCollision: three masters that meet with the same config
+// epoch end with three different ones, and all know each other.
+func TestClusterEpochCollision(t *testing.T) {
+	var nodes []*State
+	for range 3 {
+		s, err := Open(testOptions(t, t.TempDir()), nopHost{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		nodes = append(nodes, s)
+	}
+	for _, s := range nodes[1:] {
+		if err := nodes[0].Meet("127.0.0.1", s.opt.Port, s.opt.BusPort); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		epochs := map[uint64]bool{}
+		known := true
+		for _, s := range nodes {
+			s.mu.Lock()
+			epochs[s.myself.ConfigEpoch] = true
+			known = known && len(s.nodes) == 3
+			for _, n := range s.nodes {
+				known = known && n.Flags&FlagHandshake == 0
+			}
+			s.mu.Unlock()
+		}
+		if len(epochs) == 3 && known {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("epochs %v, every node known: %v\n%s", epochs, known, nodes[0].Nodes())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
