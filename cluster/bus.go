@@ -27,6 +27,7 @@ const sendQueue = 1024
 
 func (s *State) newLink(conn net.Conn, n *Node, inbound bool) *link {
 	l := &link{conn: conn, node: n, inbound: inbound, created: s.now(), queue: make(chan []byte, sendQueue), closed: make(chan struct{})}
+	s.links[l] = struct{}{}
 	s.wg.Add(2)
 	go s.writeLoop(l)
 	go s.readLoop(l)
@@ -45,6 +46,7 @@ func (s *State) freeLink(l *link) {
 	}
 	close(l.closed)
 	l.conn.Close()
+	delete(s.links, l)
 	if n := l.node; n != nil {
 		if n.link == l {
 			n.link = nil

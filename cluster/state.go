@@ -61,6 +61,7 @@ type State struct {
 	later                    []func() // calls into the host, made once the lock is released
 	routes                   atomic.Pointer[Routes]
 	listeners                []net.Listener
+	links                    map[*link]struct{} // every open link, inbound ones not yet tied to a node included
 	done                     chan struct{}
 	wg                       sync.WaitGroup
 	iteration                int
@@ -78,7 +79,7 @@ func Open(opt Options, host Host) (*State, error) {
 	if opt.Logger == nil {
 		opt.Logger = log.Default()
 	}
-	s := &State{opt: opt, host: host, nodes: map[string]*Node{}, forgotten: map[string]int64{}, done: make(chan struct{})}
+	s := &State{opt: opt, host: host, nodes: map[string]*Node{}, forgotten: map[string]int64{}, links: map[*link]struct{}{}, done: make(chan struct{})}
 	s.saver.pending = make(chan configSnapshot, 1)
 	loaded, err := s.loadConfig()
 	if err != nil {
@@ -768,9 +769,8 @@ func (s *State) Close() {
 	for _, l := range s.listeners {
 		l.Close()
 	}
-	for _, n := range s.nodes {
-		s.freeLink(n.link)
-		s.freeLink(n.inbound)
+	for l := range s.links {
+		s.freeLink(l)
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
