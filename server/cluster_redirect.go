@@ -48,13 +48,39 @@ func (c *Client) routed(cmd *Command, args [][]byte) bool {
 	if cmd != cmdAsking && c.multi == nil {
 		c.clusterConn.asking = false // ASKING covers one command, or one transaction
 	}
+	if msg := c.route(cmd, args, asking, false); msg != "" {
+		return c.redirect(cmd, msg)
+	}
+	return true
+}
+
+// scriptRouted is the check of a script's redis.call: its keys must be
+// served here, with Redis's texts for scripts.
+func (h *scriptHost) scriptRouted(cmd *Command, args [][]byte) bool {
+	// The script client's key buffer is free; the script holds every lock.
+	switch msg := h.x.s.scriptClient.route(cmd, args, h.x.c.clusterConn.asking, true); {
+	case msg == "":
+		return true
+	case msg == errClusterDownRO:
+		return h.reject(cmd, "ERR Script attempted to execute a write command while the cluster is down and readonly")
+	case msg == errClusterDown:
+		return h.reject(cmd, "ERR Script attempted to execute a command while the cluster is down")
+	default:
+		return h.reject(cmd, "ERR Script attempted to access a non local key in a cluster node")
+	}
+}
+
+// route returns "" when this node serves cmd, else the redirect's text:
+// the keys hash to one slot, served here (or imported, after ASKING).
+// locked says the caller holds the keys' locks already.
+func (c *Client) route(cmd *Command, args [][]byte, asking, locked bool) string {
 	shardChannels := cmd == cmdSpublish || cmd == cmdSsubscribe || cmd == cmdSunsubscribe
 	var keys [][]byte
 	write := cmd.Flags&FlagWrite != 0
 	switch {
 	case cmd == cmdExec:
 		if c.multi == nil {
-			return true
+			return ""
 		}
 		keys = c.multi.keys
 		for _, q := range c.multi.cmds {
@@ -69,16 +95,16 @@ func (c *Client) routed(cmd *Command, args [][]byte) bool {
 		c.ctx.keyBuf, _ = cmd.keyArgs(args, c.ctx.keyBuf[:0])
 		keys = c.ctx.keyBuf
 	default:
-		return true
+		return ""
 	}
 	if len(keys) == 0 {
-		return true
+		return ""
 	}
 	r := c.s.cluster.Routes()
 	slot := keyspace.Slot(keys[0])
 	mine, assigned, addr := r.Owner(slot)
 	if !assigned { // as Redis, before looking at the other keys
-		return c.redirect(cmd, errSlotNotServed)
+		return errSlotNotServed
 	}
 	multiple := false
 	for _, k := range keys[1:] {
@@ -86,7 +112,7 @@ func (c *Client) routed(cmd *Command, args [][]byte) bool {
 			continue
 		}
 		if keyspace.Slot(k) != slot {
-			return c.redirect(cmd, errCrossSlot)
+			return errCrossSlot
 		}
 		multiple = true
 	}
@@ -103,43 +129,43 @@ func (c *Client) routed(cmd *Command, args [][]byte) bool {
 		switch {
 		case shardChannels:
 			if !cfg.ClusterAllowPubsubshardWhenDown() {
-				return c.redirect(cmd, errClusterDown)
+				return errClusterDown
 			}
 		case !cfg.ClusterAllowReadsWhenDown():
-			return c.redirect(cmd, errClusterDown)
+			return errClusterDown
 		case write:
-			return c.redirect(cmd, errClusterDownRO)
+			return errClusterDownRO
 		}
 	}
 	if !migrating && !importing {
 		if mine {
-			return true
+			return ""
 		}
-		return c.redirect(cmd, redirectText("MOVED ", slot, addr))
+		return redirectText("MOVED ", slot, addr)
 	}
 	if cmd == cmdMigrate {
-		return true
+		return ""
 	}
 	missing, existing := 0, 0
 	if !shardChannels {
-		missing, existing = c.countPresent(keys)
+		missing, existing = c.countPresent(keys, locked)
 	}
 	if migrating && missing > 0 {
 		if existing > 0 {
-			return c.redirect(cmd, errTryAgain)
+			return errTryAgain
 		}
-		return c.redirect(cmd, redirectText("ASK ", slot, migrateTo))
+		return redirectText("ASK ", slot, migrateTo)
 	}
 	if importing && (asking || cmd.Flags&FlagAsking != 0) {
 		if multiple && missing > 0 {
-			return c.redirect(cmd, errTryAgain)
+			return errTryAgain
 		}
-		return true
+		return ""
 	}
 	if mine {
-		return true
+		return ""
 	}
-	return c.redirect(cmd, redirectText("MOVED ", slot, addr))
+	return redirectText("MOVED ", slot, addr)
 }
 
 func redirectText(kind string, slot int, addr string) string {
@@ -147,14 +173,26 @@ func redirectText(kind string, slot int, addr string) string {
 }
 
 // countPresent counts the keys that exist and those that do not (an
-// expired key is missing), under their shards' locks.
-func (c *Client) countPresent(keys [][]byte) (missing, existing int) {
+// expired key is missing), under their shards' locks unless the caller
+// holds them.
+func (c *Client) countPresent(keys [][]byte, locked bool) (missing, existing int) {
+	now := c.s.clock.UnixMilli()
+	if locked {
+		db := c.s.ks.DB(0)
+		for _, k := range keys {
+			if _, found := db.Lookup(k, now, false); found {
+				existing++
+			} else {
+				missing++
+			}
+		}
+		return missing, existing
+	}
 	var set keyspace.LockSet
 	for _, k := range keys {
 		set.Add(k)
 	}
 	db := c.s.ks.Lock(0, &set)
-	now := c.commandTime()
 	for _, k := range keys {
 		if _, found := db.LookupIn(&set, k, now, false); found {
 			existing++

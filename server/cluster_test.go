@@ -395,6 +395,8 @@ func TestClusterCommandsDiff(t *testing.T) {
 		{"MULTI"}, {"SET", "{b}:x", "3"}, {"GET", "{b}:x"}, {"EXEC"},
 		{"EVAL", "return redis.call('get', KEYS[1])", 1, "{b}:x"},
 		{"EVAL", "return 1", 2, "{b}:x", "foo"},
+		{"EVAL", "return redis.call('get', 'foo')", 0},
+		{"EVAL", "return redis.call('get', '{b}:x')", 0},
 		{"MIGRATE", "127.0.0.1", 1, "nokey-{b}", 0, 100},
 		{"MIGRATE", "127.0.0.1", 1, "{b}:x", 0, 100, "KEYS", "{b}:y"},
 		{"MIGRATE", "127.0.0.1", 1, "", 0, 100, "BOGUS"},

@@ -236,6 +236,9 @@ func (h *scriptHost) admit(cmd *Command, args [][]byte) bool {
 	case cmd.Flags&FlagDenyOOM != 0 && h.overMaxMemory && !h.writeCalled && s.evict.limit.Load() != 0:
 		return h.reject(cmd, errOOM)
 	}
+	if s.cluster != nil && !h.scriptRouted(cmd, args) {
+		return false
+	}
 	if cmd.Flags&FlagWrite != 0 {
 		h.writeCalled = true
 	}
