@@ -99,11 +99,7 @@ func (s *State) readLoop(l *link) {
 		if err != nil {
 			break
 		}
-		if cap(buf) < n {
-			buf = make([]byte, n)
-		}
-		buf = buf[:n]
-		if _, err := io.ReadFull(r, buf); err != nil {
+		if buf, err = readFrame(r, buf[:0], n); err != nil {
 			break
 		}
 		m, err := Parse(buf)
@@ -126,6 +122,22 @@ func (s *State) readLoop(l *link) {
 	s.lock()
 	s.freeLink(l)
 	s.unlock()
+}
+
+// readFrame reads a message of n bytes into buf, growing it as the bytes
+// arrive: a peer announcing a huge length gets no more memory than it sends.
+func readFrame(r io.Reader, buf []byte, n int) ([]byte, error) {
+	for len(buf) < n {
+		chunk := min(n-len(buf), max(len(buf), 64<<10))
+		if cap(buf)-len(buf) < chunk {
+			buf = append(make([]byte, 0, len(buf)+chunk), buf...)
+		}
+		if _, err := io.ReadFull(r, buf[len(buf):len(buf)+chunk]); err != nil {
+			return buf, err
+		}
+		buf = buf[:len(buf)+chunk]
+	}
+	return buf, nil
 }
 
 func isClosed(l *link) bool {

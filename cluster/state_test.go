@@ -5,6 +5,7 @@ import (
 	"log"
 	"net"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -121,5 +122,57 @@ func TestClusterEpochCollision(t *testing.T) {
 			t.Fatalf("epochs %v, every node known: %v\n%s", epochs, known, nodes[0].Nodes())
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestClusterBusBadInput: a peer sending what is no bus message, or a
+// message cut short, has its link dropped; the node keeps serving.
+func TestClusterBusBadInput(t *testing.T) {
+	s, err := Open(testOptions(t, t.TempDir()), nopHost{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(s.opt.BusPort))
+	ping := (&Message{Header: Header{Type: TypePing, Sender: randomName()}}).Encode(nil)
+	huge := append([]byte("RCmb\x3f\xff\xff\xff"), ping[8:]...) // announces a gigabyte, sends 2 KB
+	for _, input := range [][]byte{
+		[]byte("GET foo\r\n"),
+		[]byte("RCmb\x00\x00\x00\x01"),
+		huge,
+		append(ping[:100:100], make([]byte, 10)...),
+	} {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn.Write(input)
+		if len(input) < 100 {
+			// No message: the node drops the link at once.
+			conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+			if _, err := io.ReadAll(conn); err != nil {
+				t.Errorf("%q: the link was not dropped: %v", input[:8], err)
+			}
+		} else {
+			// A message announced but not all sent: the node waits for the
+			// rest, holding no more than what arrived, until the peer goes.
+			time.Sleep(100 * time.Millisecond)
+		}
+		conn.Close()
+	}
+	// A well-formed PING from an unknown node is answered.
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.Write(ping)
+	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	head := make([]byte, 8)
+	if _, err := io.ReadFull(conn, head); err != nil || string(head[:4]) != "RCmb" {
+		t.Fatalf("no PONG: %v", err)
 	}
 }
