@@ -44,6 +44,14 @@ func clusterDirectives(t *testing.T) []string {
 // for redis-server. It returns its address.
 func startClusterNode(t *testing.T, bin string) string {
 	t.Helper()
+	addr, _ := startClusterNodeStop(t, bin)
+	return addr
+}
+
+// startClusterNodeStop is startClusterNode returning the function that
+// kills the node too.
+func startClusterNodeStop(t *testing.T, bin string) (string, func()) {
+	t.Helper()
 	var addr string
 	var stop func()
 	var err error
@@ -56,7 +64,7 @@ func startClusterNode(t *testing.T, bin string) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(stop)
-	return addr
+	return addr, stop
 }
 
 func buildKeyhiveBinary(t *testing.T) string {
@@ -409,4 +417,51 @@ func TestClusterCommandsDiff(t *testing.T) {
 		same(args...)
 	}
 	compare(difftest.Unordered, "CLUSTER", "GETKEYSINSLOT", 3300, 10) // in no particular order
+}
+
+// TestClusterFailureDetection: a Keyhive master killed is flagged fail by
+// the others (pfail, then fail once the masters agree) within a few node
+// timeouts; its slots then answer CLUSTERDOWN, and the cluster is ok again
+// once the node is forgotten and its slots given to a survivor.
+func TestClusterFailureDetection(t *testing.T) {
+	bin := buildKeyhiveBinary(t)
+	a, b := startClusterNode(t, bin), startClusterNode(t, bin)
+	c, stopC := startClusterNodeStop(t, bin)
+	redisCli(t, "--cluster", "create", a, b, c, "--cluster-replicas", "0", "--cluster-yes")
+	waitClusterAgrees(t, a, b, c)
+	cID := nodeID(t, c)
+	stopC()
+	killed := time.Now()
+	for _, addr := range []string{a, b} {
+		for {
+			nodes := inlineText(addr, "CLUSTER NODES")
+			if strings.Contains(nodes, cID) && strings.Contains(strings.SplitN(nodes[strings.Index(nodes, cID):], "\n", 2)[0], "master,fail ") {
+				break
+			}
+			if time.Since(killed) > 15*time.Second {
+				t.Fatalf("%s does not flag the killed node fail:\n%s", addr, nodes)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	t.Logf("the killed node flagged fail by both masters after %v (cluster-node-timeout %sms)", time.Since(killed), clusterNodeTimeout)
+	for !strings.Contains(inlineText(a, "CLUSTER INFO"), "cluster_state:fail") {
+		if time.Since(killed) > 15*time.Second {
+			t.Fatal("the cluster is still ok without the slots of the killed node")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if r, _ := difftest.Inline(a, "GET foo"); r.Str != "CLUSTERDOWN The cluster is down" {
+		t.Errorf("GET with a slot lost: %q", r.Raw)
+	}
+	for _, addr := range []string{a, b} {
+		if r, _ := difftest.Inline(addr, "CLUSTER FORGET "+cID); r.Str != "OK" {
+			t.Fatalf("CLUSTER FORGET on %s: %q", addr, r.Raw)
+		}
+	}
+	// Forgotten, its slots are nobody's: a survivor takes them.
+	if r, _ := difftest.Inline(a, "CLUSTER ADDSLOTSRANGE 10923 16383"); r.Str != "OK" {
+		t.Fatalf("ADDSLOTSRANGE: %q", r.Raw)
+	}
+	waitClusterAgrees(t, a, b)
 }
