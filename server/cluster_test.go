@@ -82,9 +82,18 @@ func buildKeyhiveBinary(t *testing.T) string {
 // redisCli runs redis-cli with args, failing the test on an error exit.
 func redisCli(t *testing.T, args ...string) string {
 	t.Helper()
+	return redisCliInput(t, "", args...)
+}
+
+// redisCliInput is redisCli answering its questions with input (fix asks
+// even under --cluster-yes).
+func redisCliInput(t *testing.T, input string, args ...string) string {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "redis-cli", args...).CombinedOutput()
+	cmd := exec.CommandContext(ctx, "redis-cli", args...)
+	cmd.Stdin = strings.NewReader(input)
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("redis-cli %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
@@ -146,6 +155,7 @@ func waitClusterAgrees(t *testing.T, addrs ...string) {
 // inside the client and are no error).
 type writeLoad struct {
 	client  *redis.ClusterClient
+	addrs   []string
 	stop    chan struct{}
 	done    sync.WaitGroup
 	mu      sync.Mutex
@@ -156,8 +166,8 @@ type writeLoad struct {
 
 func startWriteLoad(addrs []string, writers int) *writeLoad {
 	w := &writeLoad{
-		client: redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRedirects: 16}),
-		stop:   make(chan struct{}), acked: map[string]int{},
+		client: redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRedirects: 16}), addrs: addrs,
+		stop: make(chan struct{}), acked: map[string]int{},
 	}
 	for g := range writers {
 		w.done.Add(1)
@@ -196,9 +206,13 @@ func (w *writeLoad) finish(t *testing.T) {
 	for _, err := range w.errs {
 		t.Error(err)
 	}
+	// A fresh client: the load's may still map a slot to a node since
+	// removed from the cluster.
+	check := redis.NewClusterClient(&redis.ClusterOptions{Addrs: w.addrs})
+	defer check.Close()
 	ctx := context.Background()
 	for key, want := range w.acked {
-		got, err := w.client.Get(ctx, key).Int()
+		got, err := check.Get(ctx, key).Int()
 		if err != nil || got != want {
 			t.Fatalf("GET %s = %d, %v; the last acknowledged SET wrote %d", key, got, err, want)
 		}
@@ -209,7 +223,8 @@ func (w *writeLoad) finish(t *testing.T) {
 // TestClusterRedisCliLifecycle: redis-cli --cluster create of three
 // Keyhive masters, check, add-node, reshard to the new node under a write
 // load, rebalance that empties it again, del-node: no write lost, no error
-// beyond the redirects the client follows.
+// beyond the redirects the client follows; then fix of a slot nobody
+// serves.
 func TestClusterRedisCliLifecycle(t *testing.T) {
 	bin := buildKeyhiveBinary(t)
 	a, b, c := startClusterNode(t, bin), startClusterNode(t, bin), startClusterNode(t, bin)
@@ -241,6 +256,14 @@ func TestClusterRedisCliLifecycle(t *testing.T) {
 	if known := inlineText(a, "CLUSTER INFO"); !strings.Contains(known, "cluster_known_nodes:3") {
 		t.Errorf("after del-node:\n%s", known)
 	}
+
+	// fix: a slot nobody serves is given to a node (DELSLOTS, ADDSLOTS and
+	// BUMPEPOCH in a transaction).
+	for _, addr := range []string{a, b, c} {
+		difftest.Inline(addr, "CLUSTER DELSLOTS 0")
+	}
+	redisCliInput(t, "yes", "--cluster", "fix", a, "--cluster-yes")
+	waitClusterAgrees(t, a, b, c)
 }
 
 // TestClusterMixedWithRedis: one cluster of two Keyhive nodes and a
