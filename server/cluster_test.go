@@ -50,15 +50,16 @@ func startClusterNode(t *testing.T, bin string) string {
 
 // startClusterNodeStop is startClusterNode returning the function that
 // kills the node too.
-func startClusterNodeStop(t *testing.T, bin string) (string, func()) {
+func startClusterNodeStop(t *testing.T, bin string, extra ...string) (string, func()) {
 	t.Helper()
+	directives := append(clusterDirectives(t), extra...)
 	var addr string
 	var stop func()
 	var err error
 	if bin == "" {
-		addr, stop, err = difftest.StartRedis(clusterDirectives(t)...)
+		addr, stop, err = difftest.StartRedis(directives...)
 	} else {
-		addr, stop, err = difftest.StartProcess(bin, clusterDirectives(t)...)
+		addr, stop, err = difftest.StartProcess(bin, directives...)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -269,10 +270,15 @@ func TestClusterRedisCliLifecycle(t *testing.T) {
 // TestClusterMixedWithRedis: one cluster of two Keyhive nodes and a
 // redis-server 7.0.15 node, created by redis-cli; slots with keys are
 // resharded from the Redis node to a Keyhive node and back (the bus and
-// MIGRATE interoperate both ways), and PUBLISH crosses the bus both ways.
+// MIGRATE interoperate both ways), PUBLISH crosses the bus both ways, the
+// announced hostname reaches Redis, and when a Keyhive master dies, the
+// Redis node and the Keyhive node agree through their failure reports that
+// it failed.
 func TestClusterMixedWithRedis(t *testing.T) {
 	bin := buildKeyhiveBinary(t)
-	k1, k2, r := startClusterNode(t, bin), startClusterNode(t, bin), startClusterNode(t, "")
+	k1, _ := startClusterNodeStop(t, bin, "--cluster-announce-hostname", "keyhive-one")
+	k2, stopK2 := startClusterNodeStop(t, bin)
+	r := startClusterNode(t, "")
 	redisCli(t, "--cluster", "create", r, k1, k2, "--cluster-replicas", "0", "--cluster-yes")
 	waitClusterAgrees(t, r, k1, k2)
 
@@ -321,6 +327,31 @@ func TestClusterMixedWithRedis(t *testing.T) {
 		sub.Close()
 		pub.Close()
 	}
+
+	// The hostname Keyhive announces on the bus reaches the Redis node.
+	if nodes := inlineText(r, "CLUSTER NODES"); !strings.Contains(nodes, ",keyhive-one ") {
+		t.Errorf("the Redis node does not show k1's hostname:\n%s", nodes)
+	}
+	// A killed Keyhive master: the Redis node and the other Keyhive node
+	// report it to each other in their gossip, and both flag it fail (the
+	// two of three masters needed).
+	k2ID := nodeID(t, k2)
+	stopK2()
+	killed := time.Now()
+	for _, addr := range []string{r, k1} {
+		for {
+			nodes := inlineText(addr, "CLUSTER NODES")
+			i := strings.Index(nodes, k2ID)
+			if i >= 0 && strings.Contains(strings.SplitN(nodes[i:], "\n", 2)[0], "master,fail ") {
+				break
+			}
+			if time.Since(killed) > 15*time.Second {
+				t.Fatalf("%s does not flag the killed node fail:\n%s", addr, nodes)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	t.Logf("the killed Keyhive node flagged fail by the Redis and the Keyhive node after %v", time.Since(killed))
 }
 
 // TestClusterCommandsDiff: a one-node cluster of each (redis-server
