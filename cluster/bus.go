@@ -712,13 +712,9 @@ func (s *State) cronOnce() {
 			s.sendPing(oldest.link, TypePing)
 		}
 	}
-	s.pfailNodes = 0
 	for _, n := range s.nodes {
 		if n == s.myself || n.Flags&(FlagNoAddr|FlagHandshake) != 0 {
 			continue
-		}
-		if n.timedOut() {
-			s.pfailNodes++
 		}
 		l := n.link
 		pingDelay := now - n.pingSent

@@ -23,7 +23,6 @@ const (
 	TypeAuthAck      = 6
 	TypeUpdate       = 7
 	TypeMFStart      = 8
-	TypeModule       = 9
 	TypePublishShard = 10
 	typeCount        = 11
 )
@@ -39,12 +38,9 @@ const (
 	maxMessage = 1 << 30 // a PUBLISH's channel and message, at most proto-max-bulk-len each in practice
 )
 
-// Message flags (the first byte of the header's mflags).
-const (
-	msgFlagPaused   = 1 << 0
-	msgFlagForceAck = 1 << 1
-	msgFlagExtData  = 1 << 2
-)
+// msgFlagExtData, in the first byte of the header's message flags, says
+// ping extensions follow the gossip.
+const msgFlagExtData = 1 << 2
 
 // Ping extension types.
 const (

@@ -54,7 +54,6 @@ type State struct {
 	forgotten    map[string]int64
 	statsSent    [typeCount]int64
 	statsRecv    [typeCount]int64
-	pfailNodes   int
 
 	dirtyRoutes, dirtyConfig bool
 	saver                    configSaver
@@ -568,13 +567,6 @@ func (s *State) CountFailureReports(name string) (int, error) {
 	}
 	s.cleanFailureReports(n)
 	return len(n.failReports), nil
-}
-
-// KnowsOthers reports whether the table holds nodes other than myself.
-func (s *State) KnowsOthers() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.nodes) > 1
 }
 
 // Info is CLUSTER INFO's text.

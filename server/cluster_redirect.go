@@ -19,11 +19,13 @@ type clusterConn struct {
 	readonly bool // READONLY: reads may be served by a replica of the slot's master
 }
 
-// The shard channel commands route by their channel's slot.
-var cmdAsking, cmdMigrate, cmdSpublish, cmdSsubscribe, cmdSunsubscribe *Command
+// The commands routing treats apart: ASKING and MULTI keep the ASKING
+// state, MIGRATE runs on a slot being moved, the shard channel commands
+// route by their channel's slot.
+var cmdAsking, cmdMulti, cmdMigrate, cmdSpublish, cmdSsubscribe, cmdSunsubscribe *Command
 
 func init() {
-	cmdAsking, cmdMigrate = table["asking"], table["migrate"]
+	cmdAsking, cmdMulti, cmdMigrate = table["asking"], table["multi"], table["migrate"]
 	cmdSpublish, cmdSsubscribe, cmdSunsubscribe = table["spublish"], table["ssubscribe"], table["sunsubscribe"]
 }
 
@@ -45,7 +47,7 @@ const (
 // the redirect (an EXEC so refused discards its transaction).
 func (c *Client) routed(cmd *Command, args [][]byte) bool {
 	asking := c.clusterConn.asking
-	if cmd != cmdAsking && c.multi == nil {
+	if cmd != cmdAsking && cmd != cmdMulti && c.multi == nil {
 		c.clusterConn.asking = false // ASKING covers one command, or one transaction
 	}
 	if msg := c.route(cmd, args, asking, false); msg != "" {

@@ -519,3 +519,100 @@ func TestClusterFailureDetection(t *testing.T) {
 	}
 	waitClusterAgrees(t, a, b)
 }
+
+// TestClusterSlotMigrationRedirects: while a slot moves from node A to
+// node B, A answers -ASK for its keys already gone and -TRYAGAIN for a
+// request split between the two, B serves the slot only after ASKING (for
+// one command, or a whole transaction) or to RESTORE-ASKING, and -MOVED
+// otherwise. The same expectations run on a pair of redis-server nodes and
+// a pair of Keyhive nodes.
+func TestClusterSlotMigrationRedirects(t *testing.T) {
+	for _, kind := range []string{"redis", "keyhive"} {
+		t.Run(kind, func(t *testing.T) {
+			start := func() string {
+				var addr string
+				var stop func()
+				var err error
+				directives := append(clusterDirectives(t), "--cluster-require-full-coverage", "no")
+				if kind == "redis" {
+					addr, stop, err = difftest.StartRedis(directives...)
+				} else {
+					addr, stop, err = difftest.StartKeyhive(directives...)
+				}
+				if err != nil {
+					t.Skip(err)
+				}
+				t.Cleanup(stop)
+				return addr
+			}
+			a, b := start(), start()
+			dial := func(addr string) *difftest.Conn {
+				c, err := difftest.Dial(addr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { c.Close() })
+				return c
+			}
+			ca, cb := dial(a), dial(b)
+			expect := func(c *difftest.Conn, want string, args ...any) {
+				t.Helper()
+				r, err := c.Do(args...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := strings.TrimSuffix(string(r.Raw), "\r\n"); got != want {
+					t.Errorf("%v: %q, want %q", args, got, want)
+				}
+			}
+			busPort := func(c *difftest.Conn) string {
+				r, _ := c.Do("CONFIG", "GET", "cluster-port")
+				return r.Elems[1].Str
+			}
+			_, bPort, _ := net.SplitHostPort(b)
+			expect(ca, "+OK", "CLUSTER", "ADDSLOTSRANGE", 0, 16383)
+			expect(ca, "+OK", "CLUSTER", "MEET", "127.0.0.1", bPort, busPort(cb))
+			deadline := time.Now().Add(10 * time.Second)
+			for !strings.Contains(inlineText(b, "CLUSTER INFO"), "cluster_state:ok") {
+				if time.Now().After(deadline) {
+					t.Fatalf("B never joins:\n%s", inlineText(b, "CLUSTER NODES"))
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			aID, bID := nodeID(t, a), nodeID(t, b)
+			const slot = 3300 // {b}
+			expect(ca, "+OK", "MSET", "{b}1", "one", "{b}2", "two")
+			expect(cb, "-MOVED 3300 "+a, "GET", "{b}1")
+			expect(cb, "+OK", "CLUSTER", "SETSLOT", slot, "IMPORTING", aID)
+			expect(ca, "+OK", "CLUSTER", "SETSLOT", slot, "MIGRATING", bID)
+			expect(ca, "$3\r\none", "GET", "{b}1")
+			expect(ca, "-ASK 3300 "+b, "GET", "{b}missing")
+			expect(ca, "-TRYAGAIN Multiple keys request during rehashing of slot", "MGET", "{b}1", "{b}missing")
+			expect(ca, "+OK", "MIGRATE", "127.0.0.1", bPort, "", 0, 5000, "KEYS", "{b}1")
+			expect(ca, "-ASK 3300 "+b, "GET", "{b}1")
+			expect(ca, "$3\r\ntwo", "GET", "{b}2")
+			expect(cb, "-MOVED 3300 "+a, "GET", "{b}1")
+			expect(cb, "+OK", "ASKING")
+			expect(cb, "$3\r\none", "GET", "{b}1")
+			expect(cb, "-MOVED 3300 "+a, "GET", "{b}1") // ASKING covered one command
+			expect(cb, "+OK", "ASKING")
+			expect(cb, "-TRYAGAIN Multiple keys request during rehashing of slot", "MGET", "{b}1", "{b}2")
+			expect(cb, "+OK", "ASKING")
+			expect(cb, "+OK", "MULTI")
+			expect(cb, "+QUEUED", "SET", "{b}3", "three")
+			expect(cb, "+QUEUED", "GET", "{b}3")
+			expect(cb, "*2\r\n+OK\r\n$5\r\nthree", "EXEC")
+			dump, err := ca.Do("DUMP", "{b}2")
+			if err != nil {
+				t.Fatal(err)
+			}
+			expect(cb, "+OK", "RESTORE-ASKING", "{b}2", 0, dump.Str) // no ASKING needed
+			expect(ca, ":1", "DEL", "{b}2")
+			expect(cb, "+OK", "CLUSTER", "SETSLOT", slot, "NODE", bID)
+			expect(ca, "+OK", "CLUSTER", "SETSLOT", slot, "NODE", bID)
+			expect(ca, "-MOVED 3300 "+b, "GET", "{b}1")
+			expect(cb, "$5\r\nthree", "GET", "{b}3")
+			expect(cb, ":3", "CLUSTER", "COUNTKEYSINSLOT", slot)
+		})
+	}
+}
