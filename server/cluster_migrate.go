@@ -35,29 +35,30 @@ type migrateConn struct {
 	lastUsed time.Time
 }
 
-// migrateConns caches the connections by "host:port".
-var migrateConns = struct {
-	sync.Mutex
-	m map[string]*migrateConn
-}{m: map[string]*migrateConn{}}
+// migrateConns caches a server's connections to MIGRATE targets by
+// "host:port".
+type migrateConns struct {
+	mu sync.Mutex
+	m  map[string]*migrateConn
+}
 
-// takeMigrateConn returns the target's cached connection, or a new one;
-// idle ones are closed on the way. The caller owns it until it gives it
-// back (an error closes it instead).
-func takeMigrateConn(addr string, timeout time.Duration) (*migrateConn, error) {
-	migrateConns.Lock()
+// take returns the target's cached connection, or a new one; idle ones are
+// closed on the way. The caller owns it until it gives it back (an error
+// closes it instead).
+func (mc *migrateConns) take(addr string, timeout time.Duration) (*migrateConn, error) {
+	mc.mu.Lock()
 	now := time.Now()
-	for a, mc := range migrateConns.m {
-		if now.Sub(mc.lastUsed) > migrateIdle {
-			mc.conn.Close()
-			delete(migrateConns.m, a)
+	for a, c := range mc.m {
+		if now.Sub(c.lastUsed) > migrateIdle {
+			c.conn.Close()
+			delete(mc.m, a)
 		}
 	}
-	mc := migrateConns.m[addr]
-	delete(migrateConns.m, addr)
-	migrateConns.Unlock()
-	if mc != nil {
-		return mc, nil
+	c := mc.m[addr]
+	delete(mc.m, addr)
+	mc.mu.Unlock()
+	if c != nil {
+		return c, nil
 	}
 	conn, err := net.DialTimeout("tcp", addr, timeout)
 	if err != nil {
@@ -66,14 +67,27 @@ func takeMigrateConn(addr string, timeout time.Duration) (*migrateConn, error) {
 	return &migrateConn{conn: conn, r: bufio.NewReader(conn), db: -1}, nil
 }
 
-func giveBackMigrateConn(addr string, mc *migrateConn) {
-	mc.lastUsed = time.Now()
-	migrateConns.Lock()
-	if old := migrateConns.m[addr]; old != nil {
+func (mc *migrateConns) giveBack(addr string, c *migrateConn) {
+	c.lastUsed = time.Now()
+	mc.mu.Lock()
+	defer mc.mu.Unlock()
+	if mc.m == nil {
+		mc.m = map[string]*migrateConn{}
+	}
+	if old := mc.m[addr]; old != nil {
 		old.conn.Close()
 	}
-	migrateConns.m[addr] = mc
-	migrateConns.Unlock()
+	mc.m[addr] = c
+}
+
+// closeAll closes the cached connections (the server is closing).
+func (mc *migrateConns) closeAll() {
+	mc.mu.Lock()
+	defer mc.mu.Unlock()
+	for a, c := range mc.m {
+		c.conn.Close()
+		delete(mc.m, a)
+	}
 }
 
 // migrateCommand is MIGRATE host port key|"" db timeout [COPY] [REPLACE]
@@ -144,7 +158,7 @@ func migrateCommand(x *Ctx) {
 		return
 	}
 	addr := net.JoinHostPort(string(x.Args[1]), string(x.Args[2]))
-	mc, err := takeMigrateConn(addr, timeout)
+	mc, err := x.s.migrateConns.take(addr, timeout)
 	if err != nil {
 		x.W.Error("IOERR error or timeout connecting to the client")
 		return
@@ -204,7 +218,7 @@ func migrateCommand(x *Ctx) {
 			mc.db = db // the SELECT's reply is the last before the RESTOREs'
 		}
 	}
-	giveBackMigrateConn(addr, mc)
+	x.s.migrateConns.giveBack(addr, mc)
 	if !copyKeys && len(moved) > 0 {
 		for _, k := range moved {
 			if _, ok := x.lookupWrite(k); ok && x.DB.Delete(k) {

@@ -89,8 +89,9 @@ type Server struct {
 	metrics metricsEndpoint
 
 	// cluster is the cluster node under cluster-enabled yes, else nil
-	// (cluster.go).
-	cluster *cluster.State
+	// (cluster.go); migrateConns are MIGRATE's connections to its targets.
+	cluster      *cluster.State
+	migrateConns migrateConns
 }
 
 // stats are the counters INFO reports.
@@ -384,6 +385,7 @@ func (s *Server) Close() error {
 	if s.cluster != nil {
 		s.cluster.Close()
 	}
+	s.migrateConns.closeAll()
 	s.wg.Wait()
 	s.saver.Wait()
 	s.aof.Stop() // everything acknowledged is written and synced
