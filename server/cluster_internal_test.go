@@ -44,3 +44,37 @@ func TestClusterRoutingAllocs(t *testing.T) {
 		t.Errorf("MGET across slots: %q", got)
 	}
 }
+
+// BenchmarkClusterRouting: a command's path with cluster mode off and on
+// (the routing check's cost): go test ./server -run - -bench ClusterRouting.
+func BenchmarkClusterRouting(b *testing.B) {
+	for _, mode := range []string{"off", "on"} {
+		b.Run(mode, func(b *testing.B) {
+			s := newTestServer(b)
+			if mode == "on" {
+				l, err := net.Listen("tcp", "127.0.0.1:0")
+				if err != nil {
+					b.Fatal(err)
+				}
+				busPort := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+				l.Close()
+				s = newTestServer(b, "--cluster-enabled", "yes", "--cluster-port", busPort, "--bind", "127.0.0.1")
+				if err := s.Start(); err != nil {
+					b.Fatal(err)
+				}
+				defer s.Close()
+				s.cluster.AddSlots([][2]int{{0, 16383}}, false)
+			}
+			c := pipeClient(b, s)
+			for _, line := range []string{"GET {a}k", "MGET {a}1 {a}2 {a}3"} {
+				args, _ := resp.SplitArgs([]byte(line), nil)
+				b.Run(string(args[0]), func(b *testing.B) {
+					for b.Loop() {
+						c.execute(args)
+						c.out.B = c.out.B[:0]
+					}
+				})
+			}
+		})
+	}
+}
