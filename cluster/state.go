@@ -104,6 +104,22 @@ func Open(opt Options, host Host) (*State, error) {
 	return s, nil
 }
 
+// Reconfigure takes the node timeout and the announced address from opt
+// (what CONFIG SET may change); the other nodes learn the new address from
+// the next messages.
+func (s *State) Reconfigure(opt Options) {
+	s.lock()
+	defer s.unlock()
+	s.opt.NodeTimeout = opt.NodeTimeout
+	s.opt.AnnounceIP, s.opt.AnnounceHostname = opt.AnnounceIP, opt.AnnounceHostname
+	s.opt.AnnouncePort, s.opt.AnnounceBusPort = opt.AnnouncePort, opt.AnnounceBusPort
+	s.myself.Port, s.myself.CPort, s.myself.Hostname = s.announcedPort(), s.announcedBusPort(), opt.AnnounceHostname
+	if opt.AnnounceIP != "" {
+		s.myself.IP = opt.AnnounceIP
+	}
+	s.changed()
+}
+
 func (s *State) logf(format string, args ...any) { s.opt.Logger.Printf(format, args...) }
 
 func (s *State) now() int64 { return s.opt.Now() }

@@ -38,20 +38,16 @@ func (s *Server) startCluster() error {
 	if !filepath.IsAbs(file) {
 		file = filepath.Join(s.cfg.Dir(), file)
 	}
-	cfg := s.cfg
-	node, err := cluster.Open(cluster.Options{
+	opt := cluster.Options{
 		ConfigFile:          file,
 		Port:                port,
 		BusPort:             busPort,
-		NodeTimeout:         time.Duration(cfg.ClusterNodeTimeout()) * time.Millisecond,
-		AnnounceIP:          cfg.ClusterAnnounceIP(),
-		AnnounceHostname:    cfg.ClusterAnnounceHostname(),
-		AnnouncePort:        cfg.ClusterAnnouncePort(),
-		AnnounceBusPort:     cfg.ClusterAnnounceBusPort(),
-		RequireFullCoverage: cfg.ClusterRequireFullCoverage,
-		BindAddresses:       cfg.Bind(),
+		RequireFullCoverage: s.cfg.ClusterRequireFullCoverage,
+		BindAddresses:       s.cfg.Bind(),
 		Logger:              s.log,
-	}, clusterHost{s})
+	}
+	s.clusterSettings(&opt)
+	node, err := cluster.Open(opt, clusterHost{s})
 	if err != nil {
 		return err
 	}
@@ -59,7 +55,26 @@ func (s *Server) startCluster() error {
 		return fmt.Errorf("opening the cluster bus port %d: %w", busPort, err)
 	}
 	s.cluster = node
+	// CONFIG SET of these takes effect at once, as in Redis.
+	for _, name := range []string{"cluster-node-timeout", "cluster-announce-ip", "cluster-announce-hostname",
+		"cluster-announce-port", "cluster-announce-bus-port"} {
+		s.cfg.OnChange(name, func() {
+			var opt cluster.Options
+			s.clusterSettings(&opt)
+			node.Reconfigure(opt)
+		})
+	}
 	return nil
+}
+
+// clusterSettings fills the node's options that CONFIG SET may change.
+func (s *Server) clusterSettings(opt *cluster.Options) {
+	cfg := s.cfg
+	opt.NodeTimeout = time.Duration(cfg.ClusterNodeTimeout()) * time.Millisecond
+	opt.AnnounceIP = cfg.ClusterAnnounceIP()
+	opt.AnnounceHostname = cfg.ClusterAnnounceHostname()
+	opt.AnnouncePort = cfg.ClusterAnnouncePort()
+	opt.AnnounceBusPort = cfg.ClusterAnnounceBusPort()
 }
 
 // clusterHost is the server as the cluster node's host.

@@ -328,9 +328,19 @@ func TestClusterMixedWithRedis(t *testing.T) {
 		pub.Close()
 	}
 
-	// The hostname Keyhive announces on the bus reaches the Redis node.
+	// The hostname Keyhive announces on the bus reaches the Redis node, and
+	// so does a new one set with CONFIG SET.
 	if nodes := inlineText(r, "CLUSTER NODES"); !strings.Contains(nodes, ",keyhive-one ") {
 		t.Errorf("the Redis node does not show k1's hostname:\n%s", nodes)
+	}
+	if r, _ := difftest.Inline(k1, "CONFIG SET cluster-announce-hostname keyhive-uno"); r.Str != "OK" {
+		t.Fatalf("CONFIG SET: %q", r.Raw)
+	}
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(inlineText(r, "CLUSTER NODES"), ",keyhive-uno "); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the Redis node does not show k1's new hostname:\n%s", inlineText(r, "CLUSTER NODES"))
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	// A killed Keyhive master: the Redis node and the other Keyhive node
 	// report it to each other in their gossip, and both flag it fail (the
