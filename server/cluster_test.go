@@ -151,9 +151,10 @@ func waitClusterAgrees(t *testing.T, addrs ...string) {
 	}
 }
 
-// writeLoad writes keys through go-redis's cluster client until stopped:
-// what it acknowledged, and any error it got (redirects are followed
-// inside the client and are no error).
+// writeLoad writes keys through go-redis's cluster client until stopped
+// (SETs, and pipelines of a hash-tagged MSET and MGET): what it
+// acknowledged, and any error it got (redirects are followed inside the
+// client and are no error).
 type writeLoad struct {
 	client  *redis.ClusterClient
 	addrs   []string
@@ -181,13 +182,31 @@ func startWriteLoad(addrs []string, writers int) *writeLoad {
 					return
 				default:
 				}
-				key := fmt.Sprintf("load:%d:%d", g, i%2000)
-				err := w.client.Set(ctx, key, i, 0).Err()
+				// Mostly single-key SETs; every fourth round, a multi-key
+				// MSET of one hash tag (so on one slot: no CROSSSLOT), and
+				// a read of it in a pipeline.
+				var keys []string
+				var err error
+				if i%4 == 3 {
+					tag := fmt.Sprintf("{load:%d:%d}", g, i%500)
+					keys = []string{tag + "a", tag + "b"}
+					pipe := w.client.Pipeline()
+					pipe.MSet(ctx, keys[0], i, keys[1], i)
+					get := pipe.MGet(ctx, keys...)
+					if _, err = pipe.Exec(ctx); err == nil && fmt.Sprint(get.Val()) != fmt.Sprintf("[%d %d]", i, i) {
+						err = fmt.Errorf("MGET after MSET read %v", get.Val())
+					}
+				} else {
+					keys = []string{fmt.Sprintf("load:%d:%d", g, i%2000)}
+					err = w.client.Set(ctx, keys[0], i, 0).Err()
+				}
 				w.mu.Lock()
 				if err != nil {
-					w.errs = append(w.errs, fmt.Errorf("SET %s: %w", key, err))
+					w.errs = append(w.errs, fmt.Errorf("write of %v: %w", keys, err))
 				} else {
-					w.acked[key] = i
+					for _, k := range keys {
+						w.acked[k] = i
+					}
 				}
 				w.mu.Unlock()
 				w.written.Add(1)
