@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/keyhive/keyhive/keyspace"
+	"github.com/keyhive/keyhive/scripting"
 )
 
 // The dispatch path's cluster check (admit calls routed when the server is
@@ -50,39 +51,77 @@ func (c *Client) routed(cmd *Command, args [][]byte) bool {
 	if cmd != cmdAsking && cmd != cmdMulti && c.multi == nil {
 		c.clusterConn.asking = false // ASKING covers one command, or one transaction
 	}
-	if msg := c.route(cmd, args, asking, false); msg != "" {
+	if msg, _ := c.route(cmd, args, asking, false); msg != "" {
 		return c.redirect(cmd, msg)
 	}
 	return true
 }
 
 // scriptRouted is the check of a script's redis.call: its keys must be
-// served here, with Redis's texts for scripts.
+// served here, and on the script's one slot, with Redis's texts for
+// scripts.
 func (h *scriptHost) scriptRouted(cmd *Command, args [][]byte) bool {
 	// The script client's key buffer is free; the script holds every lock.
-	switch msg := h.x.s.scriptClient.route(cmd, args, h.x.c.clusterConn.asking, true); {
-	case msg == "":
-		return true
+	msg, slot := h.x.s.scriptClient.route(cmd, args, h.x.c.clusterConn.asking, true)
+	switch {
 	case msg == errClusterDownRO:
 		return h.reject(cmd, "ERR Script attempted to execute a write command while the cluster is down and readonly")
 	case msg == errClusterDown:
 		return h.reject(cmd, "ERR Script attempted to execute a command while the cluster is down")
-	default:
+	case msg != "":
 		return h.reject(cmd, "ERR Script attempted to access a non local key in a cluster node")
+	case slot < 0 || h.crossSlotKeyOK:
+		return true
+	case h.slot < 0:
+		h.slot = slot
+	case h.slot != slot:
+		return h.reject(cmd, "ERR Script attempted to access keys that do not hash to the same slot")
 	}
+	return true
+}
+
+// startCluster sets a script's slot from its declared keys (their check
+// refused the EVAL if they span slots), and whether it may use several:
+// scripts without a shebang may, as in Redis.
+func (h *scriptHost) startCluster(keys [][]byte, script *scripting.Script, fn *scripting.Function) {
+	h.slot = -1
+	if len(keys) > 0 {
+		h.slot = keyspace.Slot(keys[0])
+	}
+	var flags scripting.Flags
+	switch {
+	case script != nil && !script.Shebang:
+		flags = scripting.FlagAllowCrossSlotKeys // compatibility mode, as in Redis
+	case script != nil:
+		flags = script.Flags
+	default:
+		flags = fn.Flags
+	}
+	h.crossSlotKeyOK = flags&scripting.FlagAllowCrossSlotKeys != 0
+}
+
+// refusedNoCluster refuses a script or function flagged no-cluster on a
+// cluster node.
+func (x *Ctx) refusedNoCluster(flags scripting.Flags) bool {
+	if x.s.cluster != nil && flags&scripting.FlagNoCluster != 0 {
+		x.W.Error("ERR Can not run script on cluster, 'no-cluster' flag is set.")
+		return true
+	}
+	return false
 }
 
 // route returns "" when this node serves cmd, else the redirect's text:
 // the keys hash to one slot, served here (or imported, after ASKING).
-// locked says the caller holds the keys' locks already.
-func (c *Client) route(cmd *Command, args [][]byte, asking, locked bool) string {
+// locked says the caller holds the keys' locks already. slot is the keys'
+// slot, -1 when the command names none.
+func (c *Client) route(cmd *Command, args [][]byte, asking, locked bool) (redirect string, slot int) {
 	shardChannels := cmd == cmdSpublish || cmd == cmdSsubscribe || cmd == cmdSunsubscribe
 	var keys [][]byte
 	write := cmd.Flags&FlagWrite != 0
 	switch {
 	case cmd == cmdExec:
 		if c.multi == nil {
-			return ""
+			return "", -1
 		}
 		keys = c.multi.keys
 		for _, q := range c.multi.cmds {
@@ -97,16 +136,16 @@ func (c *Client) route(cmd *Command, args [][]byte, asking, locked bool) string 
 		c.ctx.keyBuf, _ = cmd.keyArgs(args, c.ctx.keyBuf[:0])
 		keys = c.ctx.keyBuf
 	default:
-		return ""
+		return "", -1
 	}
 	if len(keys) == 0 {
-		return ""
+		return "", -1
 	}
 	r := c.s.cluster.Routes()
-	slot := keyspace.Slot(keys[0])
+	slot = keyspace.Slot(keys[0])
 	mine, assigned, addr := r.Owner(slot)
 	if !assigned { // as Redis, before looking at the other keys
-		return errSlotNotServed
+		return errSlotNotServed, slot
 	}
 	multiple := false
 	for _, k := range keys[1:] {
@@ -114,7 +153,7 @@ func (c *Client) route(cmd *Command, args [][]byte, asking, locked bool) string 
 			continue
 		}
 		if keyspace.Slot(k) != slot {
-			return errCrossSlot
+			return errCrossSlot, slot
 		}
 		multiple = true
 	}
@@ -131,22 +170,22 @@ func (c *Client) route(cmd *Command, args [][]byte, asking, locked bool) string 
 		switch {
 		case shardChannels:
 			if !cfg.ClusterAllowPubsubshardWhenDown() {
-				return errClusterDown
+				return errClusterDown, slot
 			}
 		case !cfg.ClusterAllowReadsWhenDown():
-			return errClusterDown
+			return errClusterDown, slot
 		case write:
-			return errClusterDownRO
+			return errClusterDownRO, slot
 		}
 	}
 	if !migrating && !importing {
 		if mine {
-			return ""
+			return "", slot
 		}
-		return redirectText("MOVED ", slot, addr)
+		return redirectText("MOVED ", slot, addr), slot
 	}
 	if cmd == cmdMigrate {
-		return ""
+		return "", slot
 	}
 	missing, existing := 0, 0
 	if !shardChannels {
@@ -154,20 +193,20 @@ func (c *Client) route(cmd *Command, args [][]byte, asking, locked bool) string 
 	}
 	if migrating && missing > 0 {
 		if existing > 0 {
-			return errTryAgain
+			return errTryAgain, slot
 		}
-		return redirectText("ASK ", slot, migrateTo)
+		return redirectText("ASK ", slot, migrateTo), slot
 	}
 	if importing && (asking || cmd.Flags&FlagAsking != 0) {
 		if multiple && missing > 0 {
-			return errTryAgain
+			return errTryAgain, slot
 		}
-		return ""
+		return "", slot
 	}
 	if mine {
-		return ""
+		return "", slot
 	}
-	return redirectText("MOVED ", slot, addr)
+	return redirectText("MOVED ", slot, addr), slot
 }
 
 func redirectText(kind string, slot int, addr string) string {
