@@ -295,12 +295,9 @@ func (s *State) broadcast(m *Message) {
 	}
 }
 
-// Publish sends a PUBLISH (or, sharded, a PUBLISHSHARD to the slot's
-// shard: with no replicas yet, nobody else) over the bus.
-func (s *State) Publish(channel, message []byte, sharded bool) {
-	if sharded {
-		return
-	}
+// Publish sends a PUBLISH to every node. (An SPUBLISH stays on the node
+// serving its slot until replicas, its shard's other nodes, exist.)
+func (s *State) Publish(channel, message []byte) {
 	s.lock()
 	defer s.unlock()
 	m := &Message{Header: s.header(TypePublish), Channel: channel, Payload: message}
