@@ -1,5 +1,7 @@
 package cmdspec
 
+// The subcommands that walk a slot's keys take the exclusive lock
+// (allkeys): inside EXEC, another command may hold their shard's lock.
 func init() {
 	const admin = "admin stale no_async_loading"
 	const adminACL = "@admin @slow @dangerous"
@@ -26,7 +28,7 @@ func init() {
 					Args:  "node-id:string",
 					Since: "3.0.0", Complexity: "O(N), N = the reports.",
 					Summary: "Counts the live reports that a node is failing."},
-				{Name: "countkeysinslot", Arity: 3, Flags: "stale", ACL: "@slow",
+				{Name: "countkeysinslot", Arity: 3, Flags: "stale allkeys", ACL: "@slow",
 					Args:  "slot:integer",
 					Since: "3.0.0", Complexity: "O(N), N = the keys of the slot's shard.",
 					Summary: "Counts the keys of a hash slot."},
@@ -45,7 +47,7 @@ func init() {
 					Args:  "node-id:string",
 					Since: "3.0.0", Complexity: "O(1)",
 					Summary: "Removes a node from this node's table, and keeps it out for a minute."},
-				{Name: "getkeysinslot", Arity: 4, Flags: "stale", ACL: "@slow", Tips: "nondeterministic_output",
+				{Name: "getkeysinslot", Arity: 4, Flags: "stale allkeys", ACL: "@slow", Tips: "nondeterministic_output",
 					Args:  "slot:integer count:integer",
 					Since: "3.0.0", Complexity: "O(N), N = the keys of the slot's shard.",
 					Summary: "Lists up to count keys of a hash slot."},
@@ -86,7 +88,7 @@ func init() {
 					Args:  "config-epoch:integer",
 					Since: "3.0.0", Complexity: "O(1)",
 					Summary: "Sets a fresh node's config epoch."},
-				{Name: "setslot", Arity: -4, Flags: admin, ACL: adminACL,
+				{Name: "setslot", Arity: -4, Flags: admin + " allkeys", ACL: adminACL,
 					Args:  "slot:integer subcommand:<IMPORTING=node-id:string|MIGRATING=node-id:string|NODE=node-id:string|STABLE>",
 					Since: "3.0.0", Complexity: "O(1)",
 					Summary: "Marks a slot importing, migrating or stable, or gives it to a node."},

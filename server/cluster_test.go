@@ -500,6 +500,7 @@ func TestClusterCommandsDiff(t *testing.T) {
 		{"MULTI"}, {"SET", "{b}:x", "1"}, {"SET", "{c}:x", "1"}, {"EXEC"},
 		{"MULTI"}, {"SET", "{b}:x", "1"}, {"SET", "foo", "1"}, {"EXEC"},
 		{"MULTI"}, {"SET", "{b}:x", "3"}, {"GET", "{b}:x"}, {"EXEC"},
+		{"MULTI"}, {"SET", "{b}:x", "4"}, {"CLUSTER", "COUNTKEYSINSLOT", 3300}, {"CLUSTER", "GETKEYSINSLOT", 3300, 0}, {"EXEC"},
 		{"EVAL", "return redis.call('get', KEYS[1])", 1, "{b}:x"},
 		{"EVAL", "return 1", 2, "{b}:x", "foo"},
 		{"EVAL", "return redis.call('get', 'foo')", 0},
