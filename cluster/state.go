@@ -104,6 +104,15 @@ func Open(opt Options, host Host) (*State, error) {
 	return s, nil
 }
 
+// SetPort sets the client port, when it was picked after Open.
+func (s *State) SetPort(port int) {
+	s.lock()
+	defer s.unlock()
+	s.opt.Port = port
+	s.myself.Port = s.announcedPort()
+	s.changed()
+}
+
 // Reconfigure takes the node timeout and the announced address from opt
 // (what CONFIG SET may change); the other nodes learn the new address from
 // the next messages.

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"path/filepath"
@@ -18,17 +19,13 @@ import (
 // concerns are in cluster_redirect.go (the dispatch path's check),
 // cmd_cluster.go (the commands) and cluster_migrate.go (MIGRATE).
 
-// startCluster opens the node and its bus, after the client listeners
-// (its announced port is theirs).
+// startCluster opens the node and its bus, before the client listeners.
 func (s *Server) startCluster() error {
-	port := s.cfg.Port()
-	if port == 0 {
-		if _, p, err := net.SplitHostPort(s.Addr()); err == nil {
-			port, _ = strconv.Atoi(p)
-		}
-	}
-	busPort := s.cfg.ClusterPort()
+	port, busPort := s.cfg.Port(), s.cfg.ClusterPort()
 	if busPort == 0 {
+		if port == 0 {
+			return errors.New("cluster mode on a free port (port 0) needs cluster-port")
+		}
 		busPort = port + 10000
 	}
 	if busPort > 65535 {
@@ -65,6 +62,14 @@ func (s *Server) startCluster() error {
 		})
 	}
 	return nil
+}
+
+// announceClusterPort tells the node the client port picked for port 0.
+func (s *Server) announceClusterPort() {
+	if _, p, err := net.SplitHostPort(s.Addr()); err == nil {
+		port, _ := strconv.Atoi(p)
+		s.cluster.SetPort(port)
+	}
 }
 
 // clusterSettings fills the node's options that CONFIG SET may change.

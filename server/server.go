@@ -190,6 +190,14 @@ func (s *Server) Start() error {
 	for _, l := range s.loops {
 		l.start()
 	}
+	// The cluster bus listens first: a node that cannot join its cluster
+	// never takes a client.
+	if s.cfg.ClusterEnabled() {
+		if err := s.startCluster(); err != nil {
+			s.Close()
+			return err
+		}
+	}
 	// Port 0 picks a free port, unless a unix socket or TLS port is
 	// configured: then, as in Redis, it means no plain TCP listener.
 	if port := s.cfg.Port(); port != 0 || (s.cfg.UnixSocket() == "" && s.cfg.TLSPort() == 0) {
@@ -225,11 +233,8 @@ func (s *Server) Start() error {
 	if n == 0 {
 		return errors.New("no listening socket could be opened")
 	}
-	if s.cfg.ClusterEnabled() {
-		if err := s.startCluster(); err != nil {
-			s.Close()
-			return err
-		}
+	if s.cluster != nil && s.cfg.Port() == 0 {
+		s.announceClusterPort() // the free port just picked
 	}
 	if err := s.startMetrics(); err != nil {
 		s.Close()
