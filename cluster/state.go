@@ -89,15 +89,16 @@ func Open(opt Options, host Host) (*State, error) {
 		s.myself.ShardID = randomName()
 		s.addNode(s.myself)
 		s.logf("No cluster configuration found, I'm %s", s.myself.Name)
-		if err := s.saveConfigNow(); err != nil {
-			return nil, err
-		}
 	}
+	// The configured address wins over the file's.
 	s.myself.Port = s.announcedPort()
 	s.myself.CPort = s.announcedBusPort()
 	s.myself.Hostname = opt.AnnounceHostname
 	if opt.AnnounceIP != "" {
 		s.myself.IP = opt.AnnounceIP
+	}
+	if err := s.saveConfigNow(); err != nil {
+		return nil, err
 	}
 	s.updateState()
 	s.rebuildRoutes()

@@ -1,9 +1,11 @@
 package cluster
 
 import (
+	"fmt"
 	"io"
 	"log"
 	"net"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -62,6 +64,9 @@ func TestClusterConfigReload(t *testing.T) {
 	}
 	before, name, shard := s.Nodes(), s.MyName(), s.MyShardID()
 	s.Close()
+	if data, err := os.ReadFile(opt.ConfigFile); err != nil || !strings.Contains(string(data), fmt.Sprintf(":%d@%d myself,master", opt.Port, opt.BusPort)) {
+		t.Errorf("nodes.conf lacks myself's address:\n%s", data)
+	}
 
 	again, err := Open(opt, nopHost{})
 	if err != nil {
