@@ -50,6 +50,9 @@ func TestClusterConfigReload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if data, err := os.ReadFile(opt.ConfigFile); err != nil || !strings.Contains(string(data), fmt.Sprintf(":%d@%d myself,master", opt.Port, opt.BusPort)) {
+		t.Errorf("nodes.conf lacks myself's address:\n%s", data)
+	}
 	if err := s.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -64,9 +67,6 @@ func TestClusterConfigReload(t *testing.T) {
 	}
 	before, name, shard := s.Nodes(), s.MyName(), s.MyShardID()
 	s.Close()
-	if data, err := os.ReadFile(opt.ConfigFile); err != nil || !strings.Contains(string(data), fmt.Sprintf(":%d@%d myself,master", opt.Port, opt.BusPort)) {
-		t.Errorf("nodes.conf lacks myself's address:\n%s", data)
-	}
 
 	again, err := Open(opt, nopHost{})
 	if err != nil {
