@@ -250,7 +250,7 @@ func formatArg(b *strings.Builder, a *Arg) {
 	if a.Type == "pure-token" && strings.ToLower(a.Token) == a.Name && a.Token != "" && isPlain(a.Token) {
 		b.WriteString(a.Token)
 	} else {
-		if a.Token != "" {
+		if a.Token != "" || a.Type == "pure-token" { // MIGRATE's "" is a token
 			formatWord(b, a.Token)
 			b.WriteByte('=')
 		}

@@ -184,3 +184,47 @@ func redactHello(args [][]byte) (lo, hi int) {
 func sortROKeys(args [][]byte, dst []KeyRef) []KeyRef {
 	return append(dst, KeyRef{1, RO | Access})
 }
+
+// migrateKeys: MIGRATE's key is at 3, or, with an empty key there, the
+// arguments after KEYS (the AUTH and AUTH2 arguments skipped on the way).
+func migrateKeys(args [][]byte, dst []KeyRef) []KeyRef {
+	first, num := 3, 1
+	if len(args) > 6 {
+	search:
+		for i := 6; i < len(args); i++ {
+			switch {
+			case equalFold(args[i], "keys"):
+				if len(args[3]) > 0 {
+					num = 0 // a syntax error MIGRATE reports
+				} else {
+					first, num = i+1, len(args)-i-1
+				}
+				break search
+			case equalFold(args[i], "auth"):
+				i++
+			case equalFold(args[i], "auth2"):
+				i += 2
+			}
+		}
+	}
+	for i := range num {
+		dst = append(dst, KeyRef{first + i, RW | Access | Delete})
+	}
+	return dst
+}
+
+// redactMigrate hides the password after MIGRATE's AUTH, or the user name
+// and password after AUTH2.
+func redactMigrate(args [][]byte) (lo, hi int) {
+	for i := 6; i < len(args); i++ {
+		switch {
+		case equalFold(args[i], "keys"):
+			return 0, 0
+		case equalFold(args[i], "auth"):
+			return i + 1, min(i+2, len(args))
+		case equalFold(args[i], "auth2"):
+			return i + 1, min(i+3, len(args))
+		}
+	}
+	return 0, 0
+}

@@ -104,6 +104,15 @@ var (
 	ixZsetMaxListpackEntries  = mustIdx("zset-max-listpack-entries")
 	ixZsetMaxListpackValue    = mustIdx("zset-max-listpack-value")
 	ixClusterNodeTimeout      = mustIdx("cluster-node-timeout")
+	ixClusterConfigFile       = mustIdx("cluster-config-file")
+	ixClusterPort             = mustIdx("cluster-port")
+	ixClusterAnnounceIP       = mustIdx("cluster-announce-ip")
+	ixClusterAnnounceHostname = mustIdx("cluster-announce-hostname")
+	ixClusterAnnouncePort     = mustIdx("cluster-announce-port")
+	ixClusterAnnounceBusPort  = mustIdx("cluster-announce-bus-port")
+	ixClusterFullCoverage     = mustIdx("cluster-require-full-coverage")
+	ixClusterReadsWhenDown    = mustIdx("cluster-allow-reads-when-down")
+	ixClusterPubsubWhenDown   = mustIdx("cluster-allow-pubsubshard-when-down")
 	ixReplBacklogSize         = mustIdx("repl-backlog-size")
 	ixReplBacklogTTL          = mustIdx("repl-backlog-ttl")
 	ixReplDisklessSync        = mustIdx("repl-diskless-sync")
@@ -213,6 +222,21 @@ func (c *Config) LogFile() string           { return c.str(ixLogFile) }
 func (c *Config) IOThreads() int            { return int(c.i64(ixIOThreads)) }
 func (c *Config) ClusterEnabled() bool      { return c.boolean(ixClusterEnabled) }
 func (c *Config) ClusterNodeTimeout() int64 { return c.i64(ixClusterNodeTimeout) }
+
+// ClusterConfigFile is the node's nodes.conf, relative to dir.
+func (c *Config) ClusterConfigFile() string       { return c.str(ixClusterConfigFile) }
+func (c *Config) ClusterPort() int                { return int(c.i64(ixClusterPort)) }
+func (c *Config) ClusterAnnounceIP() string       { return c.str(ixClusterAnnounceIP) }
+func (c *Config) ClusterAnnounceHostname() string { return c.str(ixClusterAnnounceHostname) }
+func (c *Config) ClusterAnnouncePort() int        { return int(c.i64(ixClusterAnnouncePort)) }
+func (c *Config) ClusterAnnounceBusPort() int     { return int(c.i64(ixClusterAnnounceBusPort)) }
+func (c *Config) ClusterRequireFullCoverage() bool {
+	return c.boolean(ixClusterFullCoverage)
+}
+func (c *Config) ClusterAllowReadsWhenDown() bool { return c.boolean(ixClusterReadsWhenDown) }
+func (c *Config) ClusterAllowPubsubshardWhenDown() bool {
+	return c.boolean(ixClusterPubsubWhenDown)
+}
 
 // RDBKeySaveDelay is the pause per key a save or rewrite makes, in
 // microseconds: tests slow a save down with it, as Redis's do.

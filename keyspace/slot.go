@@ -60,3 +60,45 @@ func Slot(key []byte) int {
 	}
 	return int(crc16(key)) & (SlotCount - 1)
 }
+
+// A slot's keys all live in one shard (shard = slot % Shards), so the
+// per-slot operations of a cluster node walk that shard only: 1/1024 of
+// the database.
+
+// CountInSlot returns the number of keys of slot, expired ones not yet
+// removed included (as Redis counts them).
+func (db *DB) CountInSlot(slot int) int {
+	n := 0
+	db.eachInSlot(slot, func(key []byte) bool { n++; return true })
+	return n
+}
+
+// KeysInSlot calls fn with up to limit keys of slot; the key bytes are
+// valid only during the call.
+func (db *DB) KeysInSlot(slot, limit int, fn func(key []byte)) {
+	n := 0
+	db.eachInSlot(slot, func(key []byte) bool {
+		if n >= limit {
+			return false
+		}
+		n++
+		fn(key)
+		return true
+	})
+}
+
+// eachInSlot calls fn with the keys of slot under its shard's lock until
+// fn returns false.
+func (db *DB) eachInSlot(slot int, fn func(key []byte) bool) {
+	db.withShard(slot%Shards, func(sh *shard) {
+		for j := 0; j < len(sh.slots); j++ {
+			if sh.slots[j] == 0 {
+				continue
+			}
+			key := entryAt(sh, j).h.key
+			if Slot(key) == slot && !fn(key) {
+				return
+			}
+		}
+	})
+}

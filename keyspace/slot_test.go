@@ -37,3 +37,25 @@ func TestCRC16SlicingMatchesBytewise(t *testing.T) {
 		b = append(b, byte(i*37+11))
 	}
 }
+
+func TestKeysInSlot(t *testing.T) {
+	ks := New(1, Hooks{})
+	db := ks.DB(0)
+	withAll(ks, func() {
+		for _, k := range []string{"{a}1", "{a}2", "{a}3", "b", "{b}x"} {
+			db.Set([]byte(k), TypeString, EncRaw, []byte("v"), 0, 1)
+		}
+	})
+	slot := Slot([]byte("a"))
+	if n := db.CountInSlot(slot); n != 3 {
+		t.Fatalf("CountInSlot = %d, want 3", n)
+	}
+	var got []string
+	db.KeysInSlot(slot, 2, func(k []byte) { got = append(got, string(k)) })
+	if len(got) != 2 {
+		t.Fatalf("KeysInSlot limit 2 gave %q", got)
+	}
+	if n := db.CountInSlot(Slot([]byte("zzz-none"))); n != 0 {
+		t.Fatalf("empty slot counted %d", n)
+	}
+}

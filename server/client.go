@@ -131,6 +131,7 @@ type Client struct {
 
 	tracking    clientTracking
 	multi       *transaction // in MULTI
+	clusterConn clusterConn  // ASKING and READONLY (cluster_redirect.go)
 	queued      atomic.Int32 // commands queued in MULTI, for CLIENT LIST; -1 outside
 	watched     []blockKey   // WATCHed keys
 	watchBroken atomic.Bool  // a watched key changed: EXEC fails

@@ -217,6 +217,10 @@ func selectCommand(x *Ctx) {
 		x.W.Error("ERR value is out of range, value must between -2147483648 and 2147483647")
 		return
 	}
+	if x.s.cluster != nil && v != 0 {
+		x.W.Error(errSelectCluster)
+		return
+	}
 	if v < 0 || v >= int64(x.s.ks.Len()) {
 		x.W.Error(errDBIndex)
 		return

@@ -204,6 +204,10 @@ func copyCommand(x *Ctx) {
 			return
 		}
 	}
+	if x.s.cluster != nil && (target != x.DB || x.DB != x.s.ks.DB(0)) {
+		x.W.Error(errCopyDBCluster)
+		return
+	}
 	if target == x.DB && string(src) == string(dst) {
 		x.W.Error(errSameObject)
 		return
@@ -256,6 +260,10 @@ func (x *Ctx) dbIndex(arg []byte) (int, bool) {
 const errIntRange = "ERR value is out of range, value must between -2147483648 and 2147483647"
 
 func moveCommand(x *Ctx) {
+	if x.s.cluster != nil {
+		x.W.Error(errMoveCluster)
+		return
+	}
 	n, ok := x.dbIndex(x.Args[2])
 	if !ok {
 		return
@@ -559,6 +567,10 @@ func flushallCommand(x *Ctx) {
 }
 
 func swapdbCommand(x *Ctx) {
+	if x.s.cluster != nil {
+		x.W.Error(errSwapdbCluster)
+		return
+	}
 	a, ok1 := strnum.ParseInt(x.Args[1])
 	if !ok1 || a < math.MinInt32 || a > math.MaxInt32 {
 		x.W.Error("ERR invalid first DB index")

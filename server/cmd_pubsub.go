@@ -104,6 +104,9 @@ func confirm(x *Ctx, kind string, name []byte, count int) {
 
 func publishCommand(x *Ctx) {
 	x.W.Int(int64(x.s.publish(x.c, x.Args[1], x.Args[2], false)))
+	if x.s.cluster != nil {
+		x.s.cluster.Publish(x.Args[1], x.Args[2]) // to the other nodes' subscribers
+	}
 }
 
 func spublishCommand(x *Ctx) {

@@ -109,6 +109,9 @@ func evalCommand(x *Ctx, bySHA, readOnly bool) {
 		}
 		s, _ = e.Script(sha)
 	}
+	if s.Shebang && x.refusedNoCluster(s.Flags) {
+		return
+	}
 	// Scripts without a shebang run in compatibility mode: their writes are
 	// checked command by command.
 	if s.Shebang && readOnly && s.Flags&scripting.FlagNoWrites == 0 {
@@ -132,6 +135,9 @@ func fcallCommand(x *Ctx, readOnly bool) {
 	if !ok {
 		return
 	}
+	if x.refusedNoCluster(f.Flags) {
+		return
+	}
 	if readOnly && f.Flags&scripting.FlagNoWrites == 0 {
 		x.W.Error(errROWithWriteFlag)
 		return
@@ -146,6 +152,9 @@ func (x *Ctx) runScript(readOnly, checkOOM bool, script *scripting.Script, fn *s
 	s := x.s
 	h := &s.scriptHost
 	h.x, h.readOnly, h.writeCalled = x, readOnly, false
+	if s.cluster != nil {
+		h.startCluster(keys, script, fn)
+	}
 	// Redis checks OOM against the state when the command began (memory
 	// the script itself uses cannot fail it).
 	h.overMaxMemory = checkOOM && x.c.overMaxMemory
@@ -194,7 +203,11 @@ type scriptHost struct {
 	overMaxMemory bool
 	writeCalled   bool
 	wrote         atomic.Bool // read by SCRIPT KILL from another client
-	dirty         int
+	// In cluster mode, the slot the script's keys are on so far (-1: none
+	// yet), unless it may use several (allow-cross-slot-keys).
+	slot           int
+	crossSlotKeyOK bool
+	dirty          int
 }
 
 // Call runs one command for the script, with Redis's checks and error texts
@@ -235,6 +248,9 @@ func (h *scriptHost) admit(cmd *Command, args [][]byte) bool {
 		return h.reject(cmd, s.aof.WriteError())
 	case cmd.Flags&FlagDenyOOM != 0 && h.overMaxMemory && !h.writeCalled && s.evict.limit.Load() != 0:
 		return h.reject(cmd, errOOM)
+	}
+	if s.cluster != nil && !h.scriptRouted(cmd, args) {
+		return false
 	}
 	if cmd.Flags&FlagWrite != 0 {
 		h.writeCalled = true

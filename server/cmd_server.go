@@ -442,7 +442,8 @@ func writeDocArgs(w *resp.Writer, args []cmdspec.Arg) {
 		a := &args[i]
 		flags := a.Flags()
 		n := 2
-		for _, present := range []bool{a.KeySpecIndex >= 0, a.Token != "", a.DeprecatedSince != "", len(flags) > 0, a.Type == "oneof" || a.Type == "block"} {
+		hasToken := a.Token != "" || a.Type == "pure-token" // MIGRATE's "" is a token
+		for _, present := range []bool{a.KeySpecIndex >= 0, hasToken, a.DeprecatedSince != "", len(flags) > 0, a.Type == "oneof" || a.Type == "block"} {
 			if present {
 				n++
 			}
@@ -456,7 +457,7 @@ func writeDocArgs(w *resp.Writer, args []cmdspec.Arg) {
 			w.BulkString("key_spec_index")
 			w.Int(int64(a.KeySpecIndex))
 		}
-		if a.Token != "" {
+		if hasToken {
 			w.BulkString("token")
 			w.BulkString(a.Token)
 		}

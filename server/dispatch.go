@@ -150,6 +150,9 @@ func (c *Client) admit(cmd *Command, args [][]byte) bool {
 	if p := c.user.Load().perms.Load(); !p.unrestricted && !c.aclAllowed(p, cmd, args) {
 		return false
 	}
+	if s.cluster != nil && !c.routed(cmd, args) {
+		return false
+	}
 	if cmd.Flags&FlagAllowBusy == 0 {
 		if busy, function := s.scriptBusy(); busy {
 			c.reject(cmd, errBusy(function))

@@ -35,7 +35,7 @@
 // cmd_zsets.go, cmd_streams.go, cmd_hll.go, cmd_geo.go, cmd_sort.go,
 // cmd_transactions.go, cmd_scripting.go, cmd_pubsub.go, cmd_connection.go,
 // cmd_acl.go, cmd_server.go, cmd_debug.go, cmd_memory.go,
-// cmd_persistence.go. A family file binds its handlers to the names cmdspec
+// cmd_persistence.go, cmd_cluster.go. A family file binds its handlers to the names cmdspec
 // declares, and holds them.
 //
 // What the families share
@@ -54,4 +54,8 @@
 //     time and bytes to its keys, kept in top-K sketches.
 //   - evict.go, memrelease.go: maxmemory and eviction; giving memory back.
 //   - scan.go: SCAN-style cursors over collections.
+//   - cluster.go: a cluster node (package cluster) in the server, and the
+//     server as its host; cluster_redirect.go: the dispatch path's slot
+//     check (MOVED, ASK, TRYAGAIN, CROSSSLOT, CLUSTERDOWN), also for
+//     scripts' calls; cluster_migrate.go: MIGRATE and RESTORE-ASKING.
 package server

@@ -150,7 +150,7 @@ func (s *Server) writeInfoSection(b *strings.Builder, name string) {
 	case "latencystats":
 		s.writeLatencyStats(b)
 	case "cluster":
-		field(b, "cluster_enabled", 0)
+		field(b, "cluster_enabled", boolInt(s.cluster != nil))
 	case "keyspace":
 		for i := range s.ks.Len() {
 			db := s.ks.DB(i)

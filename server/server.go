@@ -16,6 +16,7 @@ import (
 
 	"github.com/keyhive/keyhive/changes"
 	"github.com/keyhive/keyhive/clock"
+	"github.com/keyhive/keyhive/cluster"
 	"github.com/keyhive/keyhive/config"
 	"github.com/keyhive/keyhive/durability"
 	"github.com/keyhive/keyhive/keyspace"
@@ -88,6 +89,11 @@ type Server struct {
 
 	// metrics is the Prometheus endpoint (metrics.go).
 	metrics metricsEndpoint
+
+	// cluster is the cluster node under cluster-enabled yes, else nil
+	// (cluster.go); migrateConns are MIGRATE's connections to its targets.
+	cluster      *cluster.State
+	migrateConns migrateConns
 }
 
 // stats are the counters INFO reports.
@@ -191,6 +197,14 @@ func (s *Server) Start() error {
 	for _, l := range s.loops {
 		l.start()
 	}
+	// The cluster bus listens first: a node that cannot join its cluster
+	// never takes a client.
+	if s.cfg.ClusterEnabled() {
+		if err := s.startCluster(); err != nil {
+			s.Close()
+			return err
+		}
+	}
 	// Port 0 picks a free port, unless a unix socket or TLS port is
 	// configured: then, as in Redis, it means no plain TCP listener.
 	if port := s.cfg.Port(); port != 0 || (s.cfg.UnixSocket() == "" && s.cfg.TLSPort() == 0) {
@@ -225,6 +239,9 @@ func (s *Server) Start() error {
 	s.mu.Unlock()
 	if n == 0 {
 		return errors.New("no listening socket could be opened")
+	}
+	if s.cluster != nil && s.cfg.Port() == 0 {
+		s.announceClusterPort() // the free port just picked
 	}
 	if err := s.startMetrics(); err != nil {
 		s.Close()
@@ -380,6 +397,10 @@ func (s *Server) Close() error {
 		l.post(taskStop, nil)
 	}
 	s.stopMetrics()
+	if s.cluster != nil {
+		s.cluster.Close()
+	}
+	s.migrateConns.closeAll()
 	s.wg.Wait()
 	s.saver.Wait()
 	s.aof.Stop() // everything acknowledged is written and synced

@@ -1,0 +1,183 @@
+package cluster
+
+import (
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+type nopHost struct{}
+
+func (nopHost) DeleteKeysInSlot(int)         {}
+func (nopHost) Deliver([]byte, []byte, bool) {}
+func quietLogger() *log.Logger               { return log.New(io.Discard, "", 0) }
+func testOptions(t *testing.T, dir string) Options {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	return Options{ConfigFile: filepath.Join(dir, "nodes.conf"), Port: port - 1, BusPort: port,
+		NodeTimeout: 500 * time.Millisecond, BindAddresses: []string{"127.0.0.1"}, Logger: quietLogger()}
+}
+
+// withoutTimes drops CLUSTER NODES's ping and pong times, which a reload
+// does not keep.
+func withoutTimes(nodes string) string {
+	var out []string
+	for _, line := range strings.Split(strings.TrimSpace(nodes), "\n") {
+		f := strings.Fields(line)
+		f[4], f[5] = "-", "-"
+		out = append(out, strings.Join(f, " "))
+	}
+	return strings.Join(out, "\n")
+}
+
+// TestClusterConfigReload: a node's name, slots, epochs and open slots
+// survive a restart through nodes.conf.
+func TestClusterConfigReload(t *testing.T) {
+	dir := t.TempDir()
+	opt := testOptions(t, dir)
+	s, err := Open(opt, nopHost{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data, err := os.ReadFile(opt.ConfigFile); err != nil || !strings.Contains(string(data), fmt.Sprintf(":%d@%d myself,master", opt.Port, opt.BusPort)) {
+		t.Errorf("nodes.conf lacks myself's address:\n%s", data)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddSlots([][2]int{{0, 99}, {200, 200}}, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetConfigEpoch(7); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetSlot(50, "migrating", s.MyName(), 0); err != nil {
+		t.Fatal(err)
+	}
+	before, name, shard := s.Nodes(), s.MyName(), s.MyShardID()
+	s.Close()
+
+	again, err := Open(opt, nopHost{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if again.MyName() != name || again.MyShardID() != shard {
+		t.Errorf("reloaded as %s (shard %s), was %s (shard %s)", again.MyName(), again.MyShardID(), name, shard)
+	}
+	if got, want := withoutTimes(again.Nodes()), withoutTimes(before); got != want {
+		t.Errorf("reloaded:\n%s\nwas:\n%s", got, want)
+	}
+	if mine, _, _ := again.Routes().Owner(200); !mine {
+		t.Error("slot 200 is not mine after the reload")
+	}
+	if !strings.Contains(again.Info(), "cluster_current_epoch:7\r\n") {
+		t.Errorf("current epoch lost:\n%s", again.Info())
+	}
+}
+
+// TestClusterEpochCollision: three masters that meet with the same config
+// epoch end with three different ones, and all know each other.
+func TestClusterEpochCollision(t *testing.T) {
+	var nodes []*State
+	for range 3 {
+		s, err := Open(testOptions(t, t.TempDir()), nopHost{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		nodes = append(nodes, s)
+	}
+	for _, s := range nodes[1:] {
+		if err := nodes[0].Meet("127.0.0.1", s.opt.Port, s.opt.BusPort); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		epochs := map[uint64]bool{}
+		known := true
+		for _, s := range nodes {
+			s.mu.Lock()
+			epochs[s.myself.ConfigEpoch] = true
+			known = known && len(s.nodes) == 3
+			for _, n := range s.nodes {
+				known = known && n.Flags&FlagHandshake == 0
+			}
+			s.mu.Unlock()
+		}
+		if len(epochs) == 3 && known {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("epochs %v, every node known: %v\n%s", epochs, known, nodes[0].Nodes())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestClusterBusBadInput: a peer sending what is no bus message, or a
+// message cut short, has its link dropped; the node keeps serving.
+func TestClusterBusBadInput(t *testing.T) {
+	s, err := Open(testOptions(t, t.TempDir()), nopHost{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(s.opt.BusPort))
+	ping := (&Message{Header: Header{Type: TypePing, Sender: randomName()}}).Encode(nil)
+	huge := append([]byte("RCmb\x3f\xff\xff\xff"), ping[8:]...) // announces a gigabyte, sends 2 KB
+	for _, input := range [][]byte{
+		[]byte("GET foo\r\n"),
+		[]byte("RCmb\x00\x00\x00\x01"),
+		huge,
+		append(ping[:100:100], make([]byte, 10)...),
+	} {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn.Write(input)
+		if len(input) < 100 {
+			// No message: the node drops the link at once.
+			conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+			if _, err := io.ReadAll(conn); err != nil {
+				t.Errorf("%q: the link was not dropped: %v", input[:8], err)
+			}
+		} else {
+			// A message announced but not all sent: the node waits for the
+			// rest, holding no more than what arrived, until the peer goes.
+			time.Sleep(100 * time.Millisecond)
+		}
+		conn.Close()
+	}
+	// A well-formed PING from an unknown node is answered.
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.Write(ping)
+	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	head := make([]byte, 8)
+	if _, err := io.ReadFull(conn, head); err != nil || string(head[:4]) != "RCmb" {
+		t.Fatalf("no PONG: %v", err)
+	}
+}

@@ -1,0 +1,108 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/keyhive/keyhive/cluster"
+	"github.com/keyhive/keyhive/keyspace"
+)
+
+// The server's side of a cluster node (cluster-enabled yes): it opens the
+// node (package cluster: the node table and the bus) when it starts, and
+// is the node's host, deleting the keys of slots another master took and
+// delivering the messages published elsewhere in the cluster. The other
+// concerns are in cluster_redirect.go (the dispatch path's check),
+// cmd_cluster.go (the commands) and cluster_migrate.go (MIGRATE).
+
+// startCluster opens the node and its bus, before the client listeners.
+func (s *Server) startCluster() error {
+	port, busPort := s.cfg.Port(), s.cfg.ClusterPort()
+	if busPort == 0 {
+		if port == 0 {
+			return errors.New("cluster mode on a free port (port 0) needs cluster-port")
+		}
+		busPort = port + 10000
+	}
+	if busPort > 65535 {
+		return fmt.Errorf("cluster bus port %d out of range: set cluster-port", busPort)
+	}
+	file := s.cfg.ClusterConfigFile()
+	if !filepath.IsAbs(file) {
+		file = filepath.Join(s.cfg.Dir(), file)
+	}
+	opt := cluster.Options{
+		ConfigFile:          file,
+		Port:                port,
+		BusPort:             busPort,
+		RequireFullCoverage: s.cfg.ClusterRequireFullCoverage,
+		BindAddresses:       s.cfg.Bind(),
+		Logger:              s.log,
+	}
+	s.clusterSettings(&opt)
+	node, err := cluster.Open(opt, clusterHost{s})
+	if err != nil {
+		return err
+	}
+	if err := node.Start(); err != nil {
+		return fmt.Errorf("opening the cluster bus port %d: %w", busPort, err)
+	}
+	s.cluster = node
+	// CONFIG SET of these takes effect at once, as in Redis.
+	for _, name := range []string{"cluster-node-timeout", "cluster-announce-ip", "cluster-announce-hostname",
+		"cluster-announce-port", "cluster-announce-bus-port"} {
+		s.cfg.OnChange(name, func() {
+			var opt cluster.Options
+			s.clusterSettings(&opt)
+			node.Reconfigure(opt)
+		})
+	}
+	return nil
+}
+
+// announceClusterPort tells the node the client port picked for port 0.
+func (s *Server) announceClusterPort() {
+	if _, p, err := net.SplitHostPort(s.Addr()); err == nil {
+		port, _ := strconv.Atoi(p)
+		s.cluster.SetPort(port)
+	}
+}
+
+// clusterSettings fills the node's options that CONFIG SET may change.
+func (s *Server) clusterSettings(opt *cluster.Options) {
+	cfg := s.cfg
+	opt.NodeTimeout = time.Duration(cfg.ClusterNodeTimeout()) * time.Millisecond
+	opt.AnnounceIP = cfg.ClusterAnnounceIP()
+	opt.AnnounceHostname = cfg.ClusterAnnounceHostname()
+	opt.AnnouncePort = cfg.ClusterAnnouncePort()
+	opt.AnnounceBusPort = cfg.ClusterAnnounceBusPort()
+}
+
+// clusterHost is the server as the cluster node's host.
+type clusterHost struct{ s *Server }
+
+// DeleteKeysInSlot drops a lost slot's keys under the exclusive lock,
+// propagating each as a DEL.
+func (h clusterHost) DeleteKeysInSlot(slot int) {
+	s := h.s
+	var set keyspace.LockSet
+	set.All()
+	db := s.ks.Lock(0, &set)
+	var keys [][]byte
+	db.KeysInSlot(slot, int(db.Len()), func(k []byte) { keys = append(keys, append([]byte(nil), k...)) })
+	for _, k := range keys {
+		if db.Delete(k) {
+			s.propagateExpired(0, k) // a DEL (or UNLINK), as for an expired key
+		}
+	}
+	s.ks.Unlock(db, &set)
+}
+
+// Deliver publishes a message another node received.
+func (h clusterHost) Deliver(channel, message []byte, sharded bool) {
+	h.s.publish(nil, channel, message, sharded)
+}

@@ -1,0 +1,80 @@
+package server
+
+import (
+	"net"
+	"strconv"
+	"testing"
+
+	"github.com/keyhive/keyhive/resp"
+)
+
+// TestClusterRoutingAllocs: with cluster mode on, a command served here
+// (one key, several keys of one slot, a transaction) allocates nothing
+// more than with it off: the routing check allocates nothing.
+func TestClusterRoutingAllocs(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	busPort := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	l.Close()
+	s := newTestServer(t, "--cluster-enabled", "yes", "--cluster-port", busPort, "--bind", "127.0.0.1")
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.cluster.AddSlots([][2]int{{0, 16383}}, false); err != nil {
+		t.Fatal(err)
+	}
+	c := pipeClient(t, s)
+	for _, line := range []string{"SET k v", "GET k", "MSET {a}1 x {a}2 y", "MGET {a}1 {a}2", "INCR {a}n"} {
+		args, _ := resp.SplitArgs([]byte(line), nil)
+		c.execute(args) // warm up
+		if c.out.B[0] == '-' {
+			t.Fatalf("%s: %q", line, c.out.B)
+		}
+		c.out.B = c.out.B[:0]
+		if n := testing.AllocsPerRun(100, func() { c.execute(args); c.out.B = c.out.B[:0] }); n > 0 {
+			t.Errorf("%s: %.1f allocations per command", line, n)
+		}
+	}
+	args, _ := resp.SplitArgs([]byte("MGET {a}1 {b}2"), nil)
+	c.execute(args)
+	if got := string(c.out.B); got != "-"+errCrossSlot+"\r\n" {
+		t.Errorf("MGET across slots: %q", got)
+	}
+}
+
+// BenchmarkClusterRouting: a command's path with cluster mode off and on
+// (the routing check's cost): go test ./server -run - -bench ClusterRouting.
+func BenchmarkClusterRouting(b *testing.B) {
+	for _, mode := range []string{"off", "on"} {
+		b.Run(mode, func(b *testing.B) {
+			s := newTestServer(b)
+			if mode == "on" {
+				l, err := net.Listen("tcp", "127.0.0.1:0")
+				if err != nil {
+					b.Fatal(err)
+				}
+				busPort := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+				l.Close()
+				s = newTestServer(b, "--cluster-enabled", "yes", "--cluster-port", busPort, "--bind", "127.0.0.1")
+				if err := s.Start(); err != nil {
+					b.Fatal(err)
+				}
+				defer s.Close()
+				s.cluster.AddSlots([][2]int{{0, 16383}}, false)
+			}
+			c := pipeClient(b, s)
+			for _, line := range []string{"GET {a}k", "MGET {a}1 {a}2 {a}3"} {
+				args, _ := resp.SplitArgs([]byte(line), nil)
+				b.Run(string(args[0]), func(b *testing.B) {
+					for b.Loop() {
+						c.execute(args)
+						c.out.B = c.out.B[:0]
+					}
+				})
+			}
+		})
+	}
+}
