@@ -151,11 +151,11 @@ func waitClusterAgrees(t *testing.T, addrs ...string) {
 	}
 }
 
-// writeLoad writes keys through go-redis's cluster client until stopped
+// clusterWriteLoad writes keys through go-redis's cluster client until stopped
 // (SETs, and pipelines of a hash-tagged MSET and MGET): what it
 // acknowledged, and any error it got (redirects are followed inside the
 // client and are no error).
-type writeLoad struct {
+type clusterWriteLoad struct {
 	client  *redis.ClusterClient
 	addrs   []string
 	stop    chan struct{}
@@ -166,8 +166,8 @@ type writeLoad struct {
 	written atomic.Int64
 }
 
-func startWriteLoad(addrs []string, writers int) *writeLoad {
-	w := &writeLoad{
+func startWriteLoad(addrs []string, writers int) *clusterWriteLoad {
+	w := &clusterWriteLoad{
 		client: redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRedirects: 16}), addrs: addrs,
 		stop: make(chan struct{}), acked: map[string]int{},
 	}
@@ -218,14 +218,14 @@ func startWriteLoad(addrs []string, writers int) *writeLoad {
 
 // finish stops the load and checks that no write failed and every
 // acknowledged value is there.
-func (w *writeLoad) finish(t *testing.T) {
+func (w *clusterWriteLoad) finish(t *testing.T) {
 	t.Helper()
 	w.stopWrites(t)
 	w.check(t)
 }
 
 // stopWrites stops the load and checks that no write failed.
-func (w *writeLoad) stopWrites(t *testing.T) {
+func (w *clusterWriteLoad) stopWrites(t *testing.T) {
 	t.Helper()
 	close(w.stop)
 	w.done.Wait()
@@ -236,7 +236,7 @@ func (w *writeLoad) stopWrites(t *testing.T) {
 }
 
 // check reads every acknowledged value back.
-func (w *writeLoad) check(t *testing.T) {
+func (w *clusterWriteLoad) check(t *testing.T) {
 	t.Helper()
 	// A fresh client: the load's may still map a slot to a node since
 	// removed from the cluster.

@@ -463,16 +463,9 @@ func (s *Server) applyFromMaster(mc *Client, args [][]byte) {
 	mc.dispatch(args, fromMaster)
 	if len(mc.out.B) > 0 && mc.out.B[0] == '-' {
 		s.log.Printf("== CRITICAL == This replica is sending an error to its master: '%s' after processing the command '%s'",
-			trimCRLF(mc.out.B), args[0])
+			trimCRLF(string(mc.out.B)), args[0])
 	}
 	mc.out.B = mc.out.B[:0]
-}
-
-func trimCRLF(b []byte) []byte {
-	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
-		b = b[:len(b)-1]
-	}
-	return b
 }
 
 // newMasterClient is the client a replica runs its master's commands as:
