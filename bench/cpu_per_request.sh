@@ -13,13 +13,23 @@ TESTS=${TESTS:-"get set"}
 PIPELINES=${PIPELINES:-"1 16"}
 ROUNDS=${ROUNDS:-3}
 # N: requests per run (default 300000 unpipelined, 2000000 pipelined)
+# KEYHIVE_BIN: a keyhive binary (or wrapper that execs one) instead of a build
+# of ./cmd/keyhive; REDIS_BIN: the server in redis-server's place. Keyhive
+# against itself with 20 namespaces (bench/keyhive-namespaces.sh):
+#   go build -o /tmp/kh ./cmd/keyhive
+#   REDIS_BIN=/tmp/kh KEYHIVE_PLAIN=/tmp/kh KEYHIVE_BIN=bench/keyhive-namespaces.sh \
+#     TESTS="set get" PIPELINES=16 ROUNDS=5 bench/cpu_per_request.sh
 tmp=$(mktemp -d)
 trap 'kill $rpid $kpid 2>/dev/null || true; rm -rf "$tmp"' EXIT
 
-(cd "$root" && go build -o "$tmp/keyhive" ./cmd/keyhive)
+keyhive=${KEYHIVE_BIN:-}
+if [ -z "$keyhive" ]; then
+  (cd "$root" && go build -o "$tmp/keyhive" ./cmd/keyhive)
+  keyhive=$tmp/keyhive
+fi
 rport=$((20000 + RANDOM % 5000)); kport=$((rport + 1))
-redis-server --port "$rport" --save '' --appendonly no >/dev/null & rpid=$!
-"$tmp/keyhive" --port "$kport" --save '' >/dev/null 2>&1 & kpid=$!
+"${REDIS_BIN:-redis-server}" --port "$rport" --save '' --appendonly no >/dev/null & rpid=$!
+"$keyhive" --port "$kport" --save '' >/dev/null 2>&1 & kpid=$!
 # shellcheck source=bench/evalsha.sh
 source "$root/bench/evalsha.sh"
 # shellcheck source=bench/streams.sh
