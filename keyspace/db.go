@@ -173,7 +173,7 @@ func (db *DB) PutSized(e *Entry, key []byte, t Type, enc Encoding, size int, exp
 		return zeroValue(db.insert(e, key, byte(t)<<4|byte(enc), size, expireAt, now, false))
 	}
 	if s := db.ks.schema.Load(); s != nil {
-		defer db.accountRewrite(s, e, e.h.expire, schemaBytes(&e.h))
+		defer db.accountRewrite(s, e, e.h.expire, len(e.h.value))
 	}
 	access := db.beginRewrite(e, expireAt, now, false, nil)
 	return zeroValue(db.move(e, byte(t)<<4|byte(enc), access, size, expireAt, false))
@@ -298,7 +298,7 @@ func (db *DB) Replace(e *Entry, enc Encoding, value []byte, expireAt int64, now 
 func (db *DB) rewrite(e *Entry, t Type, enc Encoding, value []byte, expireAt int64, now int64, object bool) {
 	sh := e.sh
 	if s := db.ks.schema.Load(); s != nil {
-		defer db.accountRewrite(s, e, e.h.expire, schemaBytes(&e.h))
+		defer db.accountRewrite(s, e, e.h.expire, len(e.h.value))
 	}
 	access := db.beginRewrite(e, expireAt, now, object, value)
 	if len(value) == len(e.h.value) && (expireAt != 0) == (e.h.expire != 0) {
@@ -323,16 +323,19 @@ func (db *DB) rewrite(e *Entry, t Type, enc Encoding, value []byte, expireAt int
 }
 
 // accountRewrite tells the schema what a rewrite of e changed: its expire
-// time (was oldExpire) and its size (was oldBytes).
-func (db *DB) accountRewrite(s *namespace.Table, e *Entry, oldExpire, oldBytes int64) {
+// time (was oldExpire) and its size (its value was oldLen bytes). A
+// rewrite that changed neither, the common overwrite, costs a comparison.
+func (db *DB) accountRewrite(s *namespace.Table, e *Entry, oldExpire int64, oldLen int) {
+	if e.h.expire == oldExpire && len(e.h.value) == oldLen {
+		return
+	}
 	expire := int64(-1)
 	if e.h.expire != oldExpire {
 		expire = e.h.expire
 	}
-	dBytes := schemaBytes(&e.h) - oldBytes
-	if expire >= 0 || dBytes != 0 {
-		s.Changed(db.id, e.h.key, 0, boolInt(e.h.expire != 0)-boolInt(oldExpire != 0), dBytes, expire)
-	}
+	klen := len(e.h.key)
+	dBytes := int64(allocSize(klen, len(e.h.value), e.h.expire != 0) - allocSize(klen, oldLen, oldExpire != 0))
+	s.Changed(db.id, e.h.key, 0, boolInt(e.h.expire != 0)-boolInt(oldExpire != 0), dBytes, expire)
 }
 
 // beginRewrite is what every rewrite of a found entry does first: it reports
@@ -376,7 +379,7 @@ func (db *DB) move(e *Entry, meta byte, access uint32, vlen int, expireAt int64,
 func (db *DB) Resize(e *Entry, enc Encoding, size int, now int64) []byte {
 	sh := e.sh
 	if s := db.ks.schema.Load(); s != nil {
-		defer db.accountRewrite(s, e, e.h.expire, schemaBytes(&e.h))
+		defer db.accountRewrite(s, e, e.h.expire, len(e.h.value))
 	}
 	expire := e.h.expire
 	access := db.beginRewrite(e, expire, now, false, nil)
