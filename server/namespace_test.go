@@ -375,6 +375,15 @@ func TestNamespaceStatsProperty(t *testing.T) {
 	if st["zzz"] == nil || len(nsDo(t, rdb, "NAMESPACE", "LIST").([]any)) != 5 {
 		t.Fatalf("declarations not kept with the data: %v", nsDo(t, rdb, "NAMESPACE", "LIST"))
 	}
+	// A restart: a new server on the same directory loads the AOF.
+	rdb.Close()
+	srv.Close()
+	srv = startKeyhive(t, "--dir", dir, "--appendonly", "yes", "--enable-debug-command", "yes")
+	rdb = redis.NewClient(&redis.Options{Addr: srv.Addr(), Protocol: 2})
+	defer rdb.Close()
+	if st := check("after a restart"); st["zzz"] == nil {
+		t.Fatal("declarations lost by the restart")
+	}
 }
 
 func waitAOFRewrite(t *testing.T, rdb *redis.Client) {
