@@ -35,7 +35,8 @@
 // cmd_zsets.go, cmd_streams.go, cmd_hll.go, cmd_geo.go, cmd_sort.go,
 // cmd_transactions.go, cmd_scripting.go, cmd_pubsub.go, cmd_connection.go,
 // cmd_acl.go, cmd_server.go, cmd_debug.go, cmd_memory.go,
-// cmd_persistence.go, cmd_cluster.go. A family file binds its handlers to the names cmdspec
+// cmd_persistence.go, cmd_cluster.go, cmd_namespace.go (Keyhive's own
+// NAMESPACE). A family file binds its handlers to the names cmdspec
 // declares, and holds them.
 //
 // What the families share
@@ -58,4 +59,13 @@
 //     server as its host; cluster_redirect.go: the dispatch path's slot
 //     check (MOVED, ASK, TRYAGAIN, CROSSSLOT, CLUSTERDOWN), also for
 //     scripts' calls; cluster_migrate.go: MIGRATE and RESTORE-ASKING.
+//   - replication.go: the replication state and the feed of the change
+//     stream into the backlog (package replication);
+//     replication_master.go: SYNC, PSYNC, REPLCONF and the replicas'
+//     links; replication_replica.go: REPLICAOF and the link to a master,
+//     whose stream runs through dispatch; replication_failover.go:
+//     FAILOVER; replication_info.go: INFO replication and ROLE.
+//   - namespace.go: the key schema's policies in the dispatch path (checks
+//     before a write, TTL rules after it, quota evictions after its
+//     unlock); the counters are package namespace's.
 package server
