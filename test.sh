@@ -7,9 +7,10 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 # Debian packages the tests run (each binary is named as its package), when
-# missing: redis-server, and Prometheus and redis_exporter for the metrics tests.
+# missing: redis-server, redis-sentinel for the failover tests, and Prometheus
+# and redis_exporter for the metrics tests.
 missing=""
-for pkg in redis-server prometheus prometheus-redis-exporter; do
+for pkg in redis-server redis-sentinel prometheus prometheus-redis-exporter; do
   command -v "$pkg" >/dev/null || missing="$missing $pkg"
 done
 if [ -n "$missing" ]; then
