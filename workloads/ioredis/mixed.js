@@ -7,7 +7,7 @@
 const { Cluster } = require('ioredis');
 
 const [host, port] = process.argv[2].split(':');
-const cluster = new Cluster([{ host, port: Number(port) }], { enableOfflineQueue: true });
+const cluster = new Cluster([{ host, port: Number(port) }]);
 
 function print(what, reply) {
   console.log(`${what}: ${JSON.stringify(reply)}`);
