@@ -22,35 +22,9 @@ var DNS = Workload{
 	Name:     "dns",
 	Seed:     "000",
 	Scenario: dnsScenario,
-	Prepare: func(ctx context.Context, rdb *redis.Client) error {
-		c := newDNSCache(rdb, dnsMetaCluster, 0)
-		rng := rand.New(rand.NewPCG(0, 0))
-		now := time.Now().Unix()
-		for i := range dnsBenchNames {
-			if err := c.set(ctx, dnsKey(dnsName(i), 1), dnsMessage(rng, i), 30+int64(rng.IntN(3600)), now); err != nil {
-				return err
-			}
-		}
-		return nil
-	},
+	Prepare:  func(ctx context.Context, rdb *redis.Client) error { return dnsPrepare(ctx, rdb) },
 	Op: func(ctx context.Context, rdb *redis.Client, rng *rand.Rand) error {
-		c := newDNSCache(rdb, dnsMetaCluster, 0)
-		key := dnsKey(dnsName(rng.IntN(dnsBenchNames)), 1)
-		now := time.Now().Unix()
-		if rng.IntN(100) < 5 {
-			return c.set(ctx, key, dnsMessage(rng, rng.IntN(1000)), 30+int64(rng.IntN(3600)), now)
-		}
-		e, err := c.get(ctx, key, now)
-		if err != nil || e == nil {
-			return err
-		}
-		// The hit batcher flushes every 16 hits per client; one in 16
-		// requests pays for the flush of the batch.
-		if rng.IntN(16) == 0 {
-			hits := map[string]int64{key: 16}
-			return c.flushHits(ctx, hits, nil)
-		}
-		return nil
+		return dnsRequest(ctx, rdb, rng)
 	},
 	Background: func(ctx context.Context, rdb *redis.Client) {
 		c := newDNSCache(rdb, dnsMetaCluster, dnsBenchNames)
@@ -62,6 +36,41 @@ var DNS = Workload{
 }
 
 const dnsBenchNames = 10000
+
+// dnsPrepare caches the benchmark's names under the cluster prefix.
+func dnsPrepare(ctx context.Context, rdb redis.Cmdable) error {
+	c := newDNSCache(rdb, dnsMetaCluster, 0)
+	rng := rand.New(rand.NewPCG(0, 0))
+	now := time.Now().Unix()
+	for i := range dnsBenchNames {
+		if err := c.set(ctx, dnsKey(dnsName(i), 1), dnsMessage(rng, i), 30+int64(rng.IntN(3600)), now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dnsRequest is one resolver request of the benchmark mix: 95% reads, 5%
+// writes, and the flush of a batch of hits every 16 requests.
+func dnsRequest(ctx context.Context, rdb redis.Cmdable, rng *rand.Rand) error {
+	c := newDNSCache(rdb, dnsMetaCluster, 0)
+	key := dnsKey(dnsName(rng.IntN(dnsBenchNames)), 1)
+	now := time.Now().Unix()
+	if rng.IntN(100) < 5 {
+		return c.set(ctx, key, dnsMessage(rng, rng.IntN(1000)), 30+int64(rng.IntN(3600)), now)
+	}
+	e, err := c.get(ctx, key, now)
+	if err != nil || e == nil {
+		return err
+	}
+	// The hit batcher flushes every 16 hits per client; one in 16
+	// requests pays for the flush of the batch.
+	if rng.IntN(16) == 0 {
+		hits := map[string]int64{key: 16}
+		return c.flushHits(ctx, hits, nil)
+	}
+	return nil
+}
 
 const (
 	dnsMetaStandalone = "dnsmeta:"

@@ -15,22 +15,14 @@ import (
 )
 
 // startCluster starts three master processes of bin (a built keyhive, or ""
-// for redis-server) and makes them one cluster with redis-cli --cluster
-// create; it returns their addresses.
+// for redis-server) as one cluster; it returns their addresses.
 func startCluster(t *testing.T, bin string) []string {
 	t.Helper()
-	var addrs []string
-	for range 3 {
-		addr, stop, err := difftest.StartClusterNode(bin)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(stop)
-		addrs = append(addrs, addr)
-	}
-	if err := difftest.CreateCluster(addrs...); err != nil {
+	addrs, stop, err := difftest.StartCluster(bin, 3)
+	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(stop)
 	return addrs
 }
 

@@ -93,3 +93,29 @@ func inlineText(addr, command string) string {
 	}
 	return r.Str
 }
+
+// StartCluster starts masters node processes of bin (a built keyhive, or ""
+// for redis-server) and makes them one cluster (CreateCluster); stop kills
+// them all.
+func StartCluster(bin string, masters int) (addrs []string, stop func(), err error) {
+	var stops []func()
+	stop = func() {
+		for _, s := range stops {
+			s()
+		}
+	}
+	for range masters {
+		addr, stopNode, err := StartClusterNode(bin)
+		if err != nil {
+			stop()
+			return nil, nil, err
+		}
+		addrs = append(addrs, addr)
+		stops = append(stops, stopNode)
+	}
+	if err := CreateCluster(addrs...); err != nil {
+		stop()
+		return nil, nil, err
+	}
+	return addrs, stop, nil
+}
