@@ -34,6 +34,12 @@ unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go')
 if [ -n "$unformatted" ]; then
   echo "gofmt needed:"; echo "$unformatted"; exit 1
 fi
+# ioredis for workloads' TestIORedisCluster, pinned by its package-lock.json
+# (the test skips without Node.js).
+if command -v node >/dev/null; then
+  (cd workloads/ioredis && npm ci --no-audit --no-fund --silent)
+fi
+
 go vet ./...
 # Fuzz targets run their seed corpora as ordinary tests here.
 go test -race -count=1 -timeout 15m ./...

@@ -20,24 +20,14 @@ import (
 // loopback ports, operated by redis-cli --cluster and go-redis's cluster
 // client, and the cluster commands' replies compared with redis-server's.
 
-// clusterNodeTimeout keeps failure detection, and so the tests, short.
-const clusterNodeTimeout = "1000"
-
-func freeLoopbackPort(t *testing.T) int {
+// clusterDirectives are a node's (difftest.ClusterDirectives).
+func clusterDirectives(t *testing.T) []string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	directives, err := difftest.ClusterDirectives()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// clusterDirectives are a node's: a bus port of its own (port+10000 may
-// pass 65535 for the kernel's free ports).
-func clusterDirectives(t *testing.T) []string {
-	return []string{"--cluster-enabled", "yes", "--cluster-node-timeout", clusterNodeTimeout,
-		"--cluster-port", strconv.Itoa(freeLoopbackPort(t))}
+	return directives
 }
 
 // startClusterNode starts a node process: bin is a built keyhive, or ""
@@ -52,15 +42,7 @@ func startClusterNode(t *testing.T, bin string) string {
 // kills the node too.
 func startClusterNodeStop(t *testing.T, bin string, extra ...string) (string, func()) {
 	t.Helper()
-	directives := append(clusterDirectives(t), extra...)
-	var addr string
-	var stop func()
-	var err error
-	if bin == "" {
-		addr, stop, err = difftest.StartRedis(directives...)
-	} else {
-		addr, stop, err = difftest.StartProcess(bin, directives...)
-	}
+	addr, stop, err := difftest.StartClusterNode(bin, extra...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,31 +105,8 @@ func inlineText(addr, command string) string {
 // cluster is ok, and redis-cli --cluster check passes.
 func waitClusterAgrees(t *testing.T, addrs ...string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		ok := true
-		for _, a := range addrs {
-			info := inlineText(a, "CLUSTER INFO")
-			if !strings.Contains(info, "cluster_state:ok") || !strings.Contains(info, "cluster_known_nodes:"+strconv.Itoa(len(addrs))+"\r\n") {
-				ok = false
-			}
-		}
-		if ok {
-			out, err := exec.Command("redis-cli", "--cluster", "check", addrs[0]).CombinedOutput()
-			if err == nil && strings.Contains(string(out), "[OK] All nodes agree") && !strings.Contains(string(out), "[WARNING]") {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("cluster check:\n%s", out)
-			}
-		} else if time.Now().After(deadline) {
-			var b strings.Builder
-			for _, a := range addrs {
-				fmt.Fprintf(&b, "--- %s\n%s\n%s\n", a, inlineText(a, "CLUSTER INFO"), inlineText(a, "CLUSTER NODES"))
-			}
-			t.Fatalf("the cluster is not ok on every node:\n%s", b.String())
-		}
-		time.Sleep(100 * time.Millisecond)
+	if err := difftest.WaitClusterAgrees(addrs...); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -551,7 +510,7 @@ func TestClusterFailureDetection(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
-	t.Logf("the killed node flagged fail by both masters after %v (cluster-node-timeout %sms)", time.Since(killed), clusterNodeTimeout)
+	t.Logf("the killed node flagged fail by both masters after %v (cluster-node-timeout %sms)", time.Since(killed), difftest.ClusterNodeTimeout)
 	for !strings.Contains(inlineText(a, "CLUSTER INFO"), "cluster_state:fail") {
 		if time.Since(killed) > 15*time.Second {
 			t.Fatal("the cluster is still ok without the slots of the killed node")

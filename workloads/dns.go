@@ -22,35 +22,9 @@ var DNS = Workload{
 	Name:     "dns",
 	Seed:     "000",
 	Scenario: dnsScenario,
-	Prepare: func(ctx context.Context, rdb *redis.Client) error {
-		c := newDNSCache(rdb, dnsMetaCluster, 0)
-		rng := rand.New(rand.NewPCG(0, 0))
-		now := time.Now().Unix()
-		for i := range dnsBenchNames {
-			if err := c.set(ctx, dnsKey(dnsName(i), 1), dnsMessage(rng, i), 30+int64(rng.IntN(3600)), now); err != nil {
-				return err
-			}
-		}
-		return nil
-	},
+	Prepare:  func(ctx context.Context, rdb *redis.Client) error { return dnsPrepare(ctx, rdb) },
 	Op: func(ctx context.Context, rdb *redis.Client, rng *rand.Rand) error {
-		c := newDNSCache(rdb, dnsMetaCluster, 0)
-		key := dnsKey(dnsName(rng.IntN(dnsBenchNames)), 1)
-		now := time.Now().Unix()
-		if rng.IntN(100) < 5 {
-			return c.set(ctx, key, dnsMessage(rng, rng.IntN(1000)), 30+int64(rng.IntN(3600)), now)
-		}
-		e, err := c.get(ctx, key, now)
-		if err != nil || e == nil {
-			return err
-		}
-		// The hit batcher flushes every 16 hits per client; one in 16
-		// requests pays for the flush of the batch.
-		if rng.IntN(16) == 0 {
-			hits := map[string]int64{key: 16}
-			return c.flushHits(ctx, hits, nil)
-		}
-		return nil
+		return dnsRequest(ctx, rdb, rng)
 	},
 	Background: func(ctx context.Context, rdb *redis.Client) {
 		c := newDNSCache(rdb, dnsMetaCluster, dnsBenchNames)
@@ -62,6 +36,41 @@ var DNS = Workload{
 }
 
 const dnsBenchNames = 10000
+
+// dnsPrepare caches the benchmark's names under the cluster prefix.
+func dnsPrepare(ctx context.Context, rdb redis.Cmdable) error {
+	c := newDNSCache(rdb, dnsMetaCluster, 0)
+	rng := rand.New(rand.NewPCG(0, 0))
+	now := time.Now().Unix()
+	for i := range dnsBenchNames {
+		if err := c.set(ctx, dnsKey(dnsName(i), 1), dnsMessage(rng, i), 30+int64(rng.IntN(3600)), now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dnsRequest is one resolver request of the benchmark mix: 95% reads, 5%
+// writes, and the flush of a batch of hits every 16 requests.
+func dnsRequest(ctx context.Context, rdb redis.Cmdable, rng *rand.Rand) error {
+	c := newDNSCache(rdb, dnsMetaCluster, 0)
+	key := dnsKey(dnsName(rng.IntN(dnsBenchNames)), 1)
+	now := time.Now().Unix()
+	if rng.IntN(100) < 5 {
+		return c.set(ctx, key, dnsMessage(rng, rng.IntN(1000)), 30+int64(rng.IntN(3600)), now)
+	}
+	e, err := c.get(ctx, key, now)
+	if err != nil || e == nil {
+		return err
+	}
+	// The hit batcher flushes every 16 hits per client; one in 16
+	// requests pays for the flush of the batch.
+	if rng.IntN(16) == 0 {
+		hits := map[string]int64{key: 16}
+		return c.flushHits(ctx, hits, nil)
+	}
+	return nil
+}
 
 const (
 	dnsMetaStandalone = "dnsmeta:"
@@ -76,12 +85,12 @@ const (
 
 // dnsCache is the resolver's Redis layer (internal/cache/redis.go).
 type dnsCache struct {
-	rdb     *redis.Client
-	meta    string // metadata prefix
-	maxKeys int    // 0: no cap
+	rdb     redis.Cmdable // a *redis.Client, or a *redis.ClusterClient in cluster mode
+	meta    string        // metadata prefix
+	maxKeys int           // 0: no cap
 }
 
-func newDNSCache(rdb *redis.Client, meta string, maxKeys int) *dnsCache {
+func newDNSCache(rdb redis.Cmdable, meta string, maxKeys int) *dnsCache {
 	return &dnsCache{rdb: rdb, meta: meta, maxKeys: maxKeys}
 }
 
@@ -323,25 +332,59 @@ func (c *dnsCache) clear(ctx context.Context, env *Env) error {
 		if err != nil {
 			return err
 		}
-		for batch := range slices.Chunk(keys, 50) {
-			if err := c.rdb.Del(ctx, batch...).Err(); err != nil {
-				return err
-			}
+		if err := deleteKeys(ctx, c.rdb, keys); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// dnsScenario runs the resolver under both key prefixes: legacy string
-// entries migrated on read, reads and writes over a logical clock with
-// batched hit counters, entries whose Redis TTL really passes, sweeps with
-// reconciliation and the cap, a count by SCAN and a clear of the cluster-mode
-// cache.
+// deleteKeys deletes keys with DELs of 50 keys; a cluster client sends one
+// DEL per key instead, in one pipeline, since keys of different slots may
+// not share a DEL (CROSSSLOT).
+func deleteKeys(ctx context.Context, rdb redis.Cmdable, keys []string) error {
+	if _, ok := rdb.(*redis.ClusterClient); ok {
+		_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, key := range keys {
+				p.Del(ctx, key)
+			}
+			return nil
+		})
+		return err
+	}
+	for batch := range slices.Chunk(keys, 50) {
+		if err := rdb.Del(ctx, batch...).Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dnsScenario runs the resolver under both key prefixes on one server.
 func dnsScenario(ctx context.Context, env *Env) error {
-	rdb := env.Client("resolver")
+	return runDNSScenario(ctx, env, env.Client("resolver"), dnsMetaStandalone, dnsMetaCluster)
+}
+
+// DNSClusterScenario is seed 000's scenario in cluster mode: the resolver
+// on go-redis's cluster client (env on a node of a Redis Cluster) with the
+// cluster prefix "{dnsmeta}:" only, so every metadata key is on one slot
+// and the cache entries spread over the cluster.
+func DNSClusterScenario(ctx context.Context, env *Env) error {
+	return runDNSScenario(ctx, env, env.ClusterClient("resolver"), dnsMetaCluster)
+}
+
+// runDNSScenario runs the resolver through rdb with a cache per metadata
+// prefix: legacy string entries migrated on read, reads and writes over a
+// logical clock with batched hit counters, entries whose Redis TTL really
+// passes, sweeps with reconciliation and the cap, a count by SCAN and a
+// clear of the last prefix's cache.
+func runDNSScenario(ctx context.Context, env *Env, rdb redis.Cmdable, metas ...string) error {
 	rng := rand.New(rand.NewPCG(0, 0))
 	now := int64(1704067200)
-	caches := []*dnsCache{newDNSCache(rdb, dnsMetaStandalone, 25), newDNSCache(rdb, dnsMetaCluster, 25)}
+	var caches []*dnsCache
+	for _, meta := range metas {
+		caches = append(caches, newDNSCache(rdb, meta, 25))
+	}
 	// Each prefix caches its own names.
 	name := func(c *dnsCache, i int) string {
 		if c.meta == dnsMetaCluster {
@@ -365,7 +408,7 @@ func dnsScenario(ctx context.Context, env *Env) error {
 	time.Sleep(2100 * time.Millisecond)
 
 	for step := range 400 {
-		c := caches[step%2]
+		c := caches[step%len(caches)]
 		hits, sweepHits := map[string]int64{}, map[string]int64{}
 		for range 5 {
 			key := name(c, rng.IntN(45))
@@ -413,5 +456,5 @@ func dnsScenario(ctx context.Context, env *Env) error {
 	if _, err := scanAll(ctx, env, rdb, "dns:*", 10); err != nil {
 		return err
 	}
-	return caches[1].clear(ctx, env)
+	return caches[len(caches)-1].clear(ctx, env)
 }

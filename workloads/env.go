@@ -3,6 +3,7 @@ package workloads
 import (
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strings"
@@ -21,7 +22,7 @@ type Env struct {
 	mu          sync.Mutex
 	transcripts map[string][]Record
 	order       []string
-	clients     []*redis.Client
+	clients     []io.Closer
 }
 
 // Record is one command and its reply as the application saw it.
@@ -42,6 +43,18 @@ func NewEnv(addr string) *Env {
 func (e *Env) Client(name string, opts ...func(*redis.Options)) *redis.Client {
 	rdb := e.Unrecorded(opts...)
 	rdb.AddHook(recorder{env: e, name: name})
+	return rdb
+}
+
+// ClusterClient returns a new go-redis cluster client, on the Redis Cluster
+// that the Env's server is a node of, whose commands are recorded under
+// name as Client's are.
+func (e *Env) ClusterClient(name string) *redis.ClusterClient {
+	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{e.Addr}, DisableIdentity: true})
+	rdb.AddHook(recorder{env: e, name: name})
+	e.mu.Lock()
+	e.clients = append(e.clients, rdb)
+	e.mu.Unlock()
 	return rdb
 }
 
@@ -267,18 +280,33 @@ func Dump(ctx context.Context, rdb *redis.Client) ([]string, error) {
 }
 
 // scanAll iterates SCAN MATCH pattern COUNT count to the end, as the
-// applications' admin paths do, and notes the sorted keys it found.
-func scanAll(ctx context.Context, env *Env, rdb *redis.Client, pattern string, count int64) ([]string, error) {
+// applications' admin paths do, on every master of a cluster client, and
+// notes the sorted keys it found.
+func scanAll(ctx context.Context, env *Env, rdb redis.Cmdable, pattern string, count int64) ([]string, error) {
 	var keys []string
-	var cursor uint64
-	for {
-		batch, next, err := rdb.Scan(ctx, cursor, pattern, count).Result()
+	if cluster, ok := rdb.(*redis.ClusterClient); ok {
+		var mu sync.Mutex
+		err := cluster.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+			nodeKeys, err := scanAll(ctx, nil, node, pattern, count)
+			mu.Lock()
+			keys = append(keys, nodeKeys...)
+			mu.Unlock()
+			return err
+		})
 		if err != nil {
 			return nil, err
 		}
-		keys = append(keys, batch...)
-		if cursor = next; cursor == 0 {
-			break
+	} else {
+		var cursor uint64
+		for {
+			batch, next, err := rdb.Scan(ctx, cursor, pattern, count).Result()
+			if err != nil {
+				return nil, err
+			}
+			keys = append(keys, batch...)
+			if cursor = next; cursor == 0 {
+				break
+			}
 		}
 	}
 	keys = sorted(keys)
@@ -287,4 +315,19 @@ func scanAll(ctx context.Context, env *Env, rdb *redis.Client, pattern string, c
 		env.Note("scans", "scan %s: %v", pattern, keys)
 	}
 	return keys, nil
+}
+
+// DumpCluster is Dump of a whole cluster: every master's lines, sorted.
+func DumpCluster(ctx context.Context, rdb *redis.ClusterClient) ([]string, error) {
+	var lines []string
+	var mu sync.Mutex
+	err := rdb.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+		nodeLines, err := Dump(ctx, node)
+		mu.Lock()
+		lines = append(lines, nodeLines...)
+		mu.Unlock()
+		return err
+	})
+	slices.Sort(lines)
+	return lines, err
 }
