@@ -233,6 +233,7 @@ func (s *State) header(typ uint16) Header {
 		Type: typ, Port: uint16(s.announcedPort()), CPort: uint16(s.announcedBusPort()),
 		CurrentEpoch: s.currentEpoch, ConfigEpoch: master.ConfigEpoch,
 		Sender: me.Name, Slots: master.Slots, Flags: me.Flags, IP: s.opt.AnnounceIP,
+		Offset: uint64(s.host.ReplicationOffset()),
 	}
 	if me.Master != nil {
 		h.MasterOf = me.Master.Name
@@ -518,6 +519,11 @@ func (s *State) updateSlotsWith(sender *Node, epoch uint64, slots *Slots) {
 	if sender == s.myself {
 		return
 	}
+	myMaster := s.myself
+	if s.myself.isReplica() {
+		myMaster = s.myself.Master
+	}
+	tookMine := false
 	for slot := range SlotCount {
 		if !slots.Has(slot) {
 			continue
@@ -530,9 +536,18 @@ func (s *State) updateSlotsWith(sender *Node, epoch uint64, slots *Slots) {
 			if owner == s.myself {
 				s.later = append(s.later, func() { s.host.DeleteKeysInSlot(slot) })
 			}
+			if owner != nil && owner == myMaster {
+				tookMine = true
+			}
 			s.delSlot(slot)
 			s.addSlot(sender, slot)
 		}
+	}
+	// The shard's master lost its last slot to sender (a replica of it
+	// won an election): follow the new master.
+	if tookMine && myMaster.NumSlots == 0 && sender.isMaster() {
+		s.logf("Configuration change detected. Reconfiguring myself as a replica of %.40s", sender.Name)
+		s.setMaster(sender)
 	}
 }
 

@@ -34,6 +34,12 @@ type Host interface {
 	DeleteKeysInSlot(slot int)
 	// Deliver publishes a message received from the bus to local clients.
 	Deliver(channel, message []byte, sharded bool)
+	// Replicate makes the host a replica of the master at ip:port, or a
+	// master again when ip is "" (keeping its history's ID as replid2).
+	Replicate(ip string, port int)
+	// ReplicationOffset is the host's replication offset, sent in every
+	// message: the replicas of a failed master rank themselves by it.
+	ReplicationOffset() int64
 }
 
 // State is the node table and the bus of one node. Its methods lock it; the
@@ -303,6 +309,7 @@ type Routes struct {
 	migrating [SlotCount]uint16
 	importing [SlotCount]uint16
 	myself    uint16
+	myMaster  uint16   // when myself is a replica
 	addrs     []string // "host:port", [0] unused
 }
 
@@ -322,6 +329,9 @@ func (s *State) rebuildRoutes() {
 		return n.route
 	}
 	r.myself = of(s.myself)
+	if s.myself.isReplica() {
+		r.myMaster = of(s.myself.Master)
+	}
 	for i := range SlotCount {
 		r.owner[i] = of(s.slots[i])
 		r.migrating[i] = of(s.migrating[i])
@@ -353,6 +363,12 @@ func (r *Routes) Migrating(slot int) (string, bool) {
 
 // Importing reports whether the slot is being imported here.
 func (r *Routes) Importing(slot int) bool { return r.importing[slot] != 0 }
+
+// MastersSlot reports whether myself is a replica and its master serves
+// slot: a READONLY client reads it here.
+func (r *Routes) MastersSlot(slot int) bool {
+	return r.myMaster != 0 && r.owner[slot] == r.myMaster
+}
 
 // MyName is this node's name.
 func (s *State) MyName() string {

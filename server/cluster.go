@@ -106,3 +106,25 @@ func (h clusterHost) DeleteKeysInSlot(slot int) {
 func (h clusterHost) Deliver(channel, message []byte, sharded bool) {
 	h.s.publish(nil, channel, message, sharded)
 }
+
+// Replicate follows the node's master (CLUSTER REPLICATE, a failover
+// elsewhere), or promotes this server when ip is "" (it won an election):
+// REPLICAOF's and REPLICAOF NO ONE's paths.
+func (h clusterHost) Replicate(ip string, port int) {
+	s := h.s
+	if ip == "" {
+		if s.repl.isReplica.Load() {
+			s.becomeMaster()
+			s.log.Printf("Setting myself as a master: the cluster made me one")
+		}
+		return
+	}
+	if l := s.currentLink(); l != nil && l.host == ip && l.port == port {
+		return
+	}
+	s.replicaOf(ip, port)
+	s.log.Printf("Connecting to MASTER %s:%d (cluster replica)", ip, port)
+}
+
+// ReplicationOffset is the offset the node's messages carry.
+func (h clusterHost) ReplicationOffset() int64 { return h.s.replOffset() }

@@ -25,7 +25,8 @@ func init() {
 		"forget": forgetCommand, "getkeysinslot": getkeysinslotCommand,
 		"help": clusterHelp, "info": clusterInfoCommand, "keyslot": keyslotCommand,
 		"links": linksCommand, "meet": meetCommand, "myid": myidCommand,
-		"myshardid": myshardidCommand, "nodes": nodesCommand, "reset": clusterResetCommand,
+		"myshardid": myshardidCommand, "nodes": nodesCommand, "replicas": replicasCommand,
+		"replicate": replicateCommand, "reset": clusterResetCommand, "slaves": replicasCommand,
 		"saveconfig": saveconfigCommand, "set-config-epoch": setConfigEpochCommand,
 		"setslot": setslotCommand, "shards": shardsCommand, "slots": slotsCommand,
 	} {
@@ -105,11 +106,14 @@ func clusterHelp(x *Ctx, _ *cluster.State) {
 		"MYID", "    This node's name.",
 		"MYSHARDID", "    This node's shard id.",
 		"NODES", "    Every known node, in nodes.conf's format.",
+		"REPLICAS <node-id>", "    The replicas of a master, in CLUSTER NODES's format.",
+		"REPLICATE <node-id>", "    Become a replica of a master.",
 		"RESET [HARD|SOFT]", "    Forget the other nodes and the slots; HARD also takes a new name.",
 		"SAVECONFIG", "    Write the cluster config file now.",
 		"SET-CONFIG-EPOCH <epoch>", "    Set a fresh node's config epoch.",
 		"SETSLOT <slot> (IMPORTING <node-id>|MIGRATING <node-id>|STABLE|NODE <node-id>)", "    Change a slot's state for a resharding.",
 		"SHARDS", "    Each shard's slot ranges and nodes.",
+		"SLAVES <node-id>", "    The replicas of a master (an alias of REPLICAS).",
 		"SLOTS", "    Slot ranges and the nodes serving them.",
 	})
 }
@@ -443,5 +447,21 @@ func slotsCommand(x *Ctx, node *cluster.State) {
 				x.W.Map(0)
 			}
 		}
+	}
+}
+
+func replicateCommand(x *Ctx, node *cluster.State) {
+	replyClusterError(x, node.Replicate(string(x.Args[2]), x.s.ks.DB(0).Len() != 0))
+}
+
+func replicasCommand(x *Ctx, node *cluster.State) {
+	lines, err := node.Replicas(string(x.Args[2]))
+	if err != nil {
+		replyClusterError(x, err)
+		return
+	}
+	x.W.Array(len(lines))
+	for _, l := range lines {
+		x.W.BulkString(l)
 	}
 }
