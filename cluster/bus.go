@@ -333,6 +333,7 @@ func (s *State) process(l *link, m *Message) {
 			sender.ConfigEpoch = m.ConfigEpoch
 			s.changed()
 		}
+		sender.replOffset = m.Offset
 	}
 
 	switch m.Type {
@@ -473,6 +474,16 @@ func (s *State) process(l *link, m *Message) {
 			channel, payload := string(m.Channel), string(m.Payload) // m's bytes are the read buffer's
 			s.later = append(s.later, func() { s.host.Deliver([]byte(channel), []byte(payload), m.Type == TypePublishShard) })
 		}
+	case TypeAuthRequest:
+		if sender != nil {
+			s.voteIfNeeded(sender, m)
+		}
+	case TypeAuthAck:
+		// A vote counts from a master serving slots, for this election.
+		if sender != nil && sender.isMaster() && sender.NumSlots > 0 && m.CurrentEpoch >= s.election.epoch {
+			s.election.votes++
+			s.handleReplicaFailover()
+		}
 	case TypeUpdate:
 		if sender == nil {
 			return
@@ -523,7 +534,7 @@ func (s *State) updateSlotsWith(sender *Node, epoch uint64, slots *Slots) {
 	if s.myself.isReplica() {
 		myMaster = s.myself.Master
 	}
-	tookMine := false
+	tookMine := 0
 	for slot := range SlotCount {
 		if !slots.Has(slot) {
 			continue
@@ -537,15 +548,18 @@ func (s *State) updateSlotsWith(sender *Node, epoch uint64, slots *Slots) {
 				s.later = append(s.later, func() { s.host.DeleteKeysInSlot(slot) })
 			}
 			if owner != nil && owner == myMaster {
-				tookMine = true
+				tookMine++
 			}
 			s.delSlot(slot)
 			s.addSlot(sender, slot)
 		}
 	}
-	// The shard's master lost its last slot to sender (a replica of it
-	// won an election): follow the new master.
-	if tookMine && myMaster.NumSlots == 0 && sender.isMaster() {
+	// The shard's master lost its last slot to sender: a replica follows
+	// the new master; a master only when sender took exactly its slots (a
+	// replica of it won an election while it was away), not when a
+	// resharding emptied it.
+	if tookMine > 0 && myMaster.NumSlots == 0 && sender.isMaster() &&
+		(s.myself.isReplica() || sender.NumSlots == tookMine) {
 		s.logf("Configuration change detected. Reconfiguring myself as a replica of %.40s", sender.Name)
 		s.setMaster(sender)
 	}
@@ -748,6 +762,7 @@ func (s *State) cronOnce() {
 		}
 	}
 	s.updateState()
+	s.handleReplicaFailover()
 }
 
 // connect opens the outbound link to n, then greets it with a MEET (when

@@ -25,6 +25,7 @@ type Options struct {
 	BindAddresses                 []string
 	Logger                        *log.Logger
 	Now                           func() int64 // ms; the wall clock by default
+	Failover                      FailoverOptions
 }
 
 // Host is what the node needs from the server it runs in.
@@ -40,6 +41,9 @@ type Host interface {
 	// ReplicationOffset is the host's replication offset, sent in every
 	// message: the replicas of a failed master rank themselves by it.
 	ReplicationOffset() int64
+	// ReplicationDataAge is how old a replica's data may be, in ms: 0
+	// while its link to the master is up, else since the link went down.
+	ReplicationDataAge() int64
 }
 
 // State is the node table and the bus of one node. Its methods lock it; the
@@ -55,6 +59,7 @@ type State struct {
 	importing    [SlotCount]*Node
 	currentEpoch uint64
 	lastVote     uint64
+	election     election
 	ok           bool
 	size         int // masters serving slots
 	forgotten    map[string]int64

@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"path/filepath"
 	"strconv"
@@ -14,8 +15,10 @@ import (
 
 // The server's side of a cluster node (cluster-enabled yes): it opens the
 // node (package cluster: the node table and the bus) when it starts, and
-// is the node's host, deleting the keys of slots another master took and
-// delivering the messages published elsewhere in the cluster. The other
+// is the node's host, deleting the keys of slots another master took,
+// delivering the messages published elsewhere in the cluster, and
+// replicating from the master the node follows (or becoming a master when
+// it wins an election) through REPLICAOF's paths. The other
 // concerns are in cluster_redirect.go (the dispatch path's check),
 // cmd_cluster.go (the commands) and cluster_migrate.go (MIGRATE).
 
@@ -40,8 +43,13 @@ func (s *Server) startCluster() error {
 		Port:                port,
 		BusPort:             busPort,
 		RequireFullCoverage: s.cfg.ClusterRequireFullCoverage,
-		BindAddresses:       s.cfg.Bind(),
-		Logger:              s.log,
+		Failover: cluster.FailoverOptions{
+			NoFailover:     s.cfg.ClusterReplicaNoFailover,
+			ValidityFactor: s.cfg.ClusterReplicaValidityFactor,
+			PingPeriod:     func() int64 { return int64(s.cfg.ReplPingReplicaPeriod()) * 1000 },
+		},
+		BindAddresses: s.cfg.Bind(),
+		Logger:        s.log,
 	}
 	s.clusterSettings(&opt)
 	node, err := cluster.Open(opt, clusterHost{s})
@@ -128,3 +136,17 @@ func (h clusterHost) Replicate(ip string, port int) {
 
 // ReplicationOffset is the offset the node's messages carry.
 func (h clusterHost) ReplicationOffset() int64 { return h.s.replOffset() }
+
+// ReplicationDataAge is 0 while the link to the master is up, else the ms
+// since it went down (a long time when it never was up).
+func (h clusterHost) ReplicationDataAge() int64 {
+	l := h.s.currentLink()
+	if l == nil || l.state.Load() == linkConnected {
+		return 0
+	}
+	down := l.downSince.Load()
+	if down == 0 {
+		return math.MaxInt64 / 2
+	}
+	return time.Now().UnixMilli() - down*1000
+}

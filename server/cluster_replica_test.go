@@ -2,7 +2,12 @@ package server_test
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -10,14 +15,18 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// startReplicatedCluster starts six Keyhive nodes and has redis-cli create
+// startReplicatedCluster starts six Keyhive nodes (with the extra
+// directives) and has redis-cli create
 // a cluster of three masters with a replica each. It returns the nodes'
-// addresses and each master's replica, by address.
-func startReplicatedCluster(t *testing.T, bin string) (addrs []string, replicaOf map[string]string) {
+// addresses, each master's replica, by address, and the functions that
+// kill the nodes.
+func startReplicatedCluster(t *testing.T, bin string, extra ...string) (addrs []string, replicaOf map[string]string, kill map[string]func()) {
 	t.Helper()
+	kill = map[string]func(){}
 	for range 6 {
-		addr, _ := startClusterNodeStop(t, bin, "--repl-diskless-sync-delay", "0")
+		addr, stop := startClusterNodeStop(t, bin, append([]string{"--repl-diskless-sync-delay", "0"}, extra...)...)
 		addrs = append(addrs, addr)
+		kill[addr] = stop
 	}
 	out := redisCli(t, append(append([]string{"--cluster", "create"}, addrs...), "--cluster-replicas", "1", "--cluster-yes")...)
 	waitClusterAgrees(t, addrs...)
@@ -45,7 +54,7 @@ func startReplicatedCluster(t *testing.T, bin string) (addrs []string, replicaOf
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
-	return addrs, replicaOf
+	return addrs, replicaOf, kill
 }
 
 // TestClusterReplicas: redis-cli --cluster create of six Keyhive nodes with
@@ -55,7 +64,7 @@ func startReplicatedCluster(t *testing.T, bin string) (addrs []string, replicaOf
 // their master's slots unless READONLY, and then serve the reads.
 func TestClusterReplicas(t *testing.T) {
 	bin := buildKeyhiveBinary(t)
-	addrs, replicaOf := startReplicatedCluster(t, bin)
+	addrs, replicaOf, _ := startReplicatedCluster(t, bin)
 	for master, replica := range replicaOf {
 		r, err := difftest.Inline(master, "CLUSTER REPLICAS "+nodeID(t, master))
 		if err != nil || len(r.Elems) != 1 || !strings.HasPrefix(r.Elems[0].Str, nodeID(t, replica)+" ") {
@@ -101,4 +110,143 @@ func TestClusterReplicas(t *testing.T) {
 		c.Close()
 	}
 	t.Logf("%d keys read from the replicas", len(load.acked))
+}
+
+// TestClusterReplicaFailover: a master killed (SIGKILL) under a go-redis
+// cluster client's write load is replaced by its replica, elected by the
+// other masters; every write WAIT 1 confirmed before the kill is on the
+// new master, which keeps the old history's ID as replid2, and the client
+// writes to the slots again. KEYHIVE_CLUSTER_FAILOVER_TRIALS runs it more
+// than once.
+func TestClusterReplicaFailover(t *testing.T) {
+	trials := 1
+	if n, err := strconv.Atoi(os.Getenv("KEYHIVE_CLUSTER_FAILOVER_TRIALS")); err == nil && n > 0 {
+		trials = n
+	}
+	bin := buildKeyhiveBinary(t)
+	for i := range trials {
+		t.Run(fmt.Sprint("trial", i), func(t *testing.T) { clusterFailoverTrial(t, bin) })
+	}
+}
+
+// failoverNodeTimeout is the failover test's cluster-node-timeout: the
+// failure detection takes one to one and a half, the election's delay
+// half a second to a second; twice it leaves room on a busy machine.
+const failoverNodeTimeout = 3000
+
+func clusterFailoverTrial(t *testing.T, bin string) {
+	addrs, replicaOf, kill := startReplicatedCluster(t, bin, "--cluster-node-timeout", strconv.Itoa(failoverNodeTimeout))
+	var victim, heir string
+	for m, r := range replicaOf {
+		victim, heir = m, r
+		break
+	}
+	// A hash tag served by the victim.
+	var tag string
+	for i := 0; tag == ""; i++ {
+		candidate := fmt.Sprintf("{f%d}", i)
+		if r, err := difftest.Inline(victim, "EXISTS "+candidate); err == nil && !strings.HasPrefix(r.Str, "MOVED") {
+			tag = candidate
+		}
+	}
+	ctx := context.Background()
+	// The cluster client's load, whose errors while the slots have no
+	// master are expected.
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRedirects: 16})
+	defer cc.Close()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var ok, failed atomic.Int64
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if cc.Set(ctx, fmt.Sprintf("load:%d:%d", g, i%1000), i, 0).Err() == nil {
+					ok.Add(1)
+				} else {
+					failed.Add(1)
+				}
+			}
+		}()
+	}
+	defer func() {
+		close(stop)
+		wg.Wait()
+		t.Logf("cluster client: %d writes acknowledged, %d failed", ok.Load(), failed.Load())
+	}()
+	// Writes to the victim that its replica confirmed (WAIT 1).
+	direct := redis.NewClient(&redis.Options{Addr: victim, MaxRetries: -1})
+	var confirmed []int
+	for i := 0; i < 200; i++ {
+		if err := direct.Set(ctx, tag+strconv.Itoa(i), i, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := direct.Do(ctx, "WAIT", 1, 1000).Int(); err == nil && n == 1 {
+			confirmed = append(confirmed, i)
+		}
+	}
+	direct.Close()
+	if len(confirmed) == 0 {
+		t.Fatal("no write confirmed by WAIT 1")
+	}
+	kill[victim]()
+	killed := time.Now()
+	timeout := failoverNodeTimeout
+	for !strings.Contains(inlineText(heir, "INFO replication"), "role:master") || !strings.Contains(firstLine(inlineText(heir, "CLUSTER NODES")), "myself,master") {
+		if time.Since(killed) > 10*time.Duration(timeout)*time.Millisecond {
+			t.Fatalf("the replica is not promoted:\n%s", inlineText(heir, "CLUSTER NODES"))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	took := time.Since(killed)
+	t.Logf("replica promoted %v after the kill (cluster-node-timeout %dms)", took, timeout)
+	if took > 2*time.Duration(timeout)*time.Millisecond {
+		t.Errorf("promotion took %v, over twice cluster-node-timeout", took)
+	}
+	heirClient := redis.NewClient(&redis.Options{Addr: heir})
+	defer heirClient.Close()
+	for _, i := range confirmed {
+		if got, err := heirClient.Get(ctx, tag+strconv.Itoa(i)).Int(); err != nil || got != i {
+			t.Fatalf("GET %s%d on the new master = %d, %v", tag, i, got, err)
+		}
+	}
+	info := inlineText(heir, "INFO replication")
+	if !strings.Contains(info, "role:master") || strings.Contains(info, "master_replid2:0000000000000000000000000000000000000000") {
+		t.Errorf("the new master's replication:\n%s", info)
+	}
+	// A new cluster client (the load's reloads its slot map every ten
+	// seconds) finds the slots on the new master.
+	fresh := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
+	defer fresh.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := fresh.Set(ctx, tag+"after", 1, 0).Err()
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			var b strings.Builder
+			for _, a := range addrs {
+				if a != victim {
+					fmt.Fprintf(&b, "--- %s\n%s\n", a, inlineText(a, "CLUSTER NODES"))
+				}
+			}
+			t.Fatalf("a cluster client cannot write to the failed master's slots: %v\n%s", err, b.String())
+		}
+		fresh.ReloadState(ctx)
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("%d writes confirmed by WAIT 1, all on the new master", len(confirmed))
+}
+
+// firstLine is s's first line.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }
