@@ -297,7 +297,7 @@ func (s *State) broadcast(m *Message) {
 }
 
 // Publish sends a PUBLISH to every node. (An SPUBLISH stays on the node
-// serving its slot until replicas, its shard's other nodes, exist.)
+// serving its slot: it is not sent to the shard's replicas yet.)
 func (s *State) Publish(channel, message []byte) {
 	s.lock()
 	defer s.unlock()

@@ -755,15 +755,24 @@ func (s *State) Shards(all bool) []Shard {
 			continue
 		}
 		sh := Shard{Ranges: n.Slots.Ranges()}
-		sh.Nodes = append(sh.Nodes, ShardNode{Name: n.Name, IP: s.endpoint(n), Hostname: n.Hostname, Port: n.Port, Master: true, Failed: n.failed()})
-		for _, r := range s.nodes {
+		sh.Nodes = append(sh.Nodes, ShardNode{Name: n.Name, IP: s.endpoint(n), Hostname: n.Hostname, Port: n.Port, Master: true, Failed: n.failed(), Offset: s.offsetOf(n)})
+		for _, r := range s.sortedNodes() {
 			if r.Master == n && r.isReplica() {
-				sh.Nodes = append(sh.Nodes, ShardNode{Name: r.Name, IP: s.endpoint(r), Hostname: r.Hostname, Port: r.Port, Failed: r.failed()})
+				sh.Nodes = append(sh.Nodes, ShardNode{Name: r.Name, IP: s.endpoint(r), Hostname: r.Hostname, Port: r.Port, Failed: r.failed(), Offset: s.offsetOf(r)})
 			}
 		}
 		out = append(out, sh)
 	}
 	return out
+}
+
+// offsetOf is n's replication offset: the host's for myself, else the
+// one its last message carried.
+func (s *State) offsetOf(n *Node) int64 {
+	if n == s.myself {
+		return s.host.ReplicationOffset()
+	}
+	return int64(n.replOffset)
 }
 
 // Link is a bus link as CLUSTER LINKS describes it.

@@ -109,6 +109,27 @@ func TestClusterReplicas(t *testing.T) {
 		}
 		c.Close()
 	}
+	// CLUSTER SHARDS lists each master with its replica and the offset its
+	// messages carry.
+	admin := redis.NewClient(&redis.Options{Addr: addrs[0]})
+	defer admin.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		shards, err := admin.ClusterShards(ctx).Result()
+		good := err == nil && len(shards) == 3
+		for _, sh := range shards {
+			if len(sh.Nodes) != 2 || sh.Nodes[0].Role != "master" || sh.Nodes[1].Role != "replica" || sh.Nodes[1].ReplicationOffset == 0 {
+				good = false
+			}
+		}
+		if good {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("CLUSTER SHARDS: %+v %v", shards, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	t.Logf("%d keys read from the replicas", len(load.acked))
 }
 
