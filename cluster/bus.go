@@ -241,6 +241,9 @@ func (s *State) header(typ uint16) Header {
 	if !s.ok {
 		h.State = 1
 	}
+	if me.isMaster() && s.manual.end != 0 {
+		h.MFlags[0] |= mflagPaused
+	}
 	return h
 }
 
@@ -459,6 +462,11 @@ func (s *State) process(l *link, m *Message) {
 		if m.ShardID != "" {
 			sender.ShardID = m.ShardID
 		}
+		// My paused master's offset, which a manual failover waits for.
+		if s.manual.end != 0 && s.manual.masterOffset < 0 && sender == s.myself.Master && m.MFlags[0]&mflagPaused != 0 {
+			s.manual.masterOffset = int64(m.Offset)
+			s.logf("Received replication offset for paused master manual failover: %d", m.Offset)
+		}
 	case TypeFail:
 		if sender == nil {
 			return
@@ -473,6 +481,10 @@ func (s *State) process(l *link, m *Message) {
 		if sender != nil {
 			channel, payload := string(m.Channel), string(m.Payload) // m's bytes are the read buffer's
 			s.later = append(s.later, func() { s.host.Deliver([]byte(channel), []byte(payload), m.Type == TypePublishShard) })
+		}
+	case TypeMFStart:
+		if sender != nil {
+			s.mfStart(sender)
 		}
 	case TypeAuthRequest:
 		if sender != nil {
@@ -762,6 +774,7 @@ func (s *State) cronOnce() {
 		}
 	}
 	s.updateState()
+	s.manualFailoverCron()
 	s.handleReplicaFailover()
 }
 

@@ -32,7 +32,7 @@
 //	     8     2  protocol version (1)
 //	    10     2  client port
 //	    12     2  type (PING 0, PONG 1, MEET 2, FAIL 3, PUBLISH 4, FAILOVER_AUTH_REQUEST 5,
-//	              FAILOVER_AUTH_ACK 6, UPDATE 7, PUBLISHSHARD 10)
+//	              FAILOVER_AUTH_ACK 6, UPDATE 7, MFSTART 8, PUBLISHSHARD 10)
 //	    14     2  count (gossip entries)
 //	    16     8  currentEpoch
 //	    24     8  configEpoch (of the sender, or of its master)
@@ -74,5 +74,8 @@
 // run Redis's election (failover.go): FAILOVER_AUTH_REQUEST (type 5, no
 // body) after a delay ranked by replication offset, FAILOVER_AUTH_ACK
 // (type 6) from each master that votes; the winner takes the slots with
-// the election's epoch and broadcasts a PONG.
+// the election's epoch and broadcasts a PONG. CLUSTER FAILOVER starts one
+// by hand: MFSTART (type 8, no body) asks the master to pause its writers
+// and send its offset, flagged paused (message flag 1); the replica's
+// request then carries force ack (flag 2).
 package cluster

@@ -51,15 +51,16 @@ func (s *State) rank() int {
 func (s *State) handleReplicaFailover() {
 	me := s.myself
 	master := me.Master
-	if !me.isReplica() || master == nil || !master.failed() || master.NumSlots == 0 {
+	manual := s.manual.end != 0 && s.manual.canStart
+	if !me.isReplica() || master == nil || (!master.failed() && !manual) || master.NumSlots == 0 {
 		return
 	}
-	if f := s.opt.Failover.NoFailover; f != nil && f() {
+	if f := s.opt.Failover.NoFailover; f != nil && f() && !manual {
 		return
 	}
 	now := s.now()
 	timeout := s.opt.NodeTimeout.Milliseconds()
-	if f := s.opt.Failover.ValidityFactor; f != nil && f() > 0 && s.opt.Failover.PingPeriod != nil {
+	if f := s.opt.Failover.ValidityFactor; f != nil && f() > 0 && s.opt.Failover.PingPeriod != nil && !manual {
 		age := s.host.ReplicationDataAge()
 		if age > timeout {
 			age -= timeout
@@ -75,10 +76,15 @@ func (s *State) handleReplicaFailover() {
 		e.rank = s.rank()
 		e.start = now + 500 + rand.Int64N(500) + int64(e.rank)*1000
 		e.votes, e.sent = 0, false
-		s.logf("Start of election delayed for %d milliseconds (rank #%d, offset %d).", e.start-now, e.rank, s.host.ReplicationOffset())
-		return
+		if manual { // no delay: the master is there, and chose this replica
+			e.start, e.rank = now, 0
+			age = 0
+		} else {
+			s.logf("Start of election delayed for %d milliseconds (rank #%d, offset %d).", e.start-now, e.rank, s.host.ReplicationOffset())
+			return
+		}
 	}
-	if !e.sent {
+	if !e.sent && !manual {
 		if r := s.rank(); r > e.rank {
 			e.start += int64(r-e.rank) * 1000
 			e.rank = r
@@ -92,6 +98,9 @@ func (s *State) handleReplicaFailover() {
 		e.epoch, e.sent = s.currentEpoch, true
 		s.logf("Starting a failover election for epoch %d.", e.epoch)
 		h := s.header(TypeAuthRequest)
+		if manual {
+			h.MFlags[0] |= mflagForceAck
+		}
 		s.broadcast(&Message{Header: h})
 		s.dirtyConfig = true
 		return
@@ -105,6 +114,7 @@ func (s *State) handleReplicaFailover() {
 		s.logf("configEpoch set to %d after successful failover", e.epoch)
 	}
 	s.replaceMaster()
+	s.resetManualFailover()
 }
 
 // replaceMaster makes myself a master serving its master's slots.
@@ -134,7 +144,7 @@ func (s *State) voteIfNeeded(node *Node, m *Message) {
 		return
 	}
 	master := node.Master
-	if !node.isReplica() || master == nil || !master.failed() {
+	if !node.isReplica() || master == nil || (!master.failed() && m.MFlags[0]&mflagForceAck == 0) {
 		return
 	}
 	now := s.now()
@@ -151,4 +161,102 @@ func (s *State) voteIfNeeded(node *Node, m *Message) {
 	s.dirtyConfig = true
 	s.logf("Failover auth granted to %.40s for epoch %d", node.Name, s.currentEpoch)
 	s.send(node.link, &Message{Header: s.header(TypeAuthAck)})
+}
+
+// Manual failover (CLUSTER FAILOVER): the replica sends MFSTART to its
+// master, which pauses its writers and sends its replication offset in a
+// PING flagged paused; once the replica's offset reaches it, the replica
+// runs the election at once, and masters vote (force ack) though its
+// master did not fail. FORCE skips the master's part, TAKEOVER the
+// election: the replica takes a new epoch and the slots by itself.
+
+// mfTimeout is how long a manual failover may take.
+const mfTimeout = 5000
+
+// Message flags, in the first byte of the header's.
+const (
+	mflagPaused   = 1
+	mflagForceAck = 2
+)
+
+// manualFailover is the one in progress: end is 0 when none.
+type manualFailover struct {
+	end          int64
+	replica      *Node // on the master: the replica taking over
+	masterOffset int64 // on the replica: the paused master's offset, -1 unknown
+	canStart     bool
+}
+
+// Failover starts a manual failover on a replica: mode is "", "force" or
+// "takeover".
+func (s *State) Failover(mode string) error {
+	s.lock()
+	defer s.unlock()
+	me := s.myself
+	if me.isMaster() {
+		return errorf("You should send CLUSTER FAILOVER to a replica")
+	}
+	master := me.Master
+	if master == nil {
+		return errorf("I'm a replica but my master is unknown to me")
+	}
+	if mode == "" && (master.failed() || master.link == nil) {
+		return errorf("Master is down or failed, please use CLUSTER FAILOVER FORCE")
+	}
+	s.resetManualFailover()
+	s.manual.end = s.now() + mfTimeout
+	switch mode {
+	case "takeover":
+		s.logf("Taking over the master (user request).")
+		s.bumpEpoch()
+		s.replaceMaster()
+		s.resetManualFailover()
+	case "force":
+		s.logf("Forced failover user request accepted.")
+		s.manual.canStart = true
+	default:
+		s.logf("Manual failover user request accepted.")
+		s.send(master.link, &Message{Header: s.header(TypeMFStart)})
+	}
+	return nil
+}
+
+// resetManualFailover ends the manual failover, unpausing a master's writers.
+func (s *State) resetManualFailover() {
+	if s.manual.end != 0 && s.manual.replica != nil {
+		s.later = append(s.later, func() { s.host.PauseWrites(0) })
+	}
+	s.manual = manualFailover{masterOffset: -1}
+}
+
+// mfStart is a master's answer to MFSTART from its replica.
+func (s *State) mfStart(sender *Node) {
+	if sender.Master != s.myself || !s.myself.isMaster() {
+		return
+	}
+	s.resetManualFailover()
+	s.logf("Manual failover requested by replica %.40s.", sender.Name)
+	s.manual.end = s.now() + mfTimeout
+	s.manual.replica = sender
+	end := s.now() + 2*mfTimeout
+	s.later = append(s.later, func() { s.host.PauseWrites(end) })
+	s.sendPing(sender.link, TypePing) // flagged paused, with the offset the replica waits for
+}
+
+// manualFailoverCron times a manual failover out, and lets a replica start
+// its election once it caught up with its paused master.
+func (s *State) manualFailoverCron() {
+	m := &s.manual
+	if m.end == 0 {
+		return
+	}
+	if s.now() > m.end {
+		s.logf("Manual failover timed out.")
+		s.resetManualFailover()
+		return
+	}
+	if m.replica == nil && !m.canStart && m.masterOffset >= 0 && m.masterOffset == s.host.ReplicationOffset() {
+		m.canStart = true
+		s.logf("All master replication stream processed, manual failover can start.")
+	}
 }

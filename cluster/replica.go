@@ -41,6 +41,7 @@ func (s *State) setMaster(n *Node) {
 	}
 	me.Master = n
 	me.ShardID = n.ShardID
+	s.resetManualFailover()
 	s.changed()
 	s.broadcastPong() // the others learn the new role at once
 	s.startReplication()

@@ -44,6 +44,9 @@ type Host interface {
 	// ReplicationDataAge is how old a replica's data may be, in ms: 0
 	// while its link to the master is up, else since the link went down.
 	ReplicationDataAge() int64
+	// PauseWrites pauses the host's writers until untilMs (a manual
+	// failover), or ends the pause when untilMs is 0.
+	PauseWrites(untilMs int64)
 }
 
 // State is the node table and the bus of one node. Its methods lock it; the
@@ -60,6 +63,7 @@ type State struct {
 	currentEpoch uint64
 	lastVote     uint64
 	election     election
+	manual       manualFailover
 	ok           bool
 	size         int // masters serving slots
 	forgotten    map[string]int64
@@ -90,6 +94,7 @@ func Open(opt Options, host Host) (*State, error) {
 		opt.Logger = log.Default()
 	}
 	s := &State{opt: opt, host: host, nodes: map[string]*Node{}, forgotten: map[string]int64{}, links: map[*link]struct{}{}, done: make(chan struct{})}
+	s.manual.masterOffset = -1
 	s.saver.pending = make(chan configSnapshot, 1)
 	loaded, err := s.loadConfig()
 	if err != nil {

@@ -150,3 +150,13 @@ func (h clusterHost) ReplicationDataAge() int64 {
 	}
 	return time.Now().UnixMilli() - down*1000
 }
+
+// PauseWrites pauses the writers for a manual failover (as CLIENT PAUSE
+// WRITE), or ends the pause.
+func (h clusterHost) PauseWrites(untilMs int64) {
+	if untilMs == 0 {
+		h.s.unpauseClients()
+		return
+	}
+	h.s.pauseClients(pauseWrite, untilMs)
+}

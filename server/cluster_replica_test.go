@@ -271,3 +271,72 @@ func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
 }
+
+// TestClusterManualFailover: CLUSTER FAILOVER on a replica swaps it with
+// its master (paused, caught up, elected), with every write the master
+// acknowledged before it there; TAKEOVER then FORCE swap them back and
+// forth; the errors are Redis's.
+func TestClusterManualFailover(t *testing.T) {
+	bin := buildKeyhiveBinary(t)
+	_, replicaOf, _ := startReplicatedCluster(t, bin)
+	var master, replica string
+	for m, r := range replicaOf {
+		master, replica = m, r
+		break
+	}
+	for _, c := range []struct{ addr, command, want string }{
+		{master, "CLUSTER FAILOVER", "ERR You should send CLUSTER FAILOVER to a replica"},
+		{replica, "CLUSTER FAILOVER SOON", "ERR syntax error"},
+		{replica, "CLUSTER FAILOVER FORCE NOW", "ERR syntax error"},
+	} {
+		if r, _ := difftest.Inline(c.addr, c.command); r.Str != c.want {
+			t.Errorf("%s: %q, want %q", c.command, r.Raw, c.want)
+		}
+	}
+	ctx := context.Background()
+	var tag string
+	for i := 0; tag == ""; i++ {
+		candidate := fmt.Sprintf("{m%d}", i)
+		if r, err := difftest.Inline(master, "EXISTS "+candidate); err == nil && !strings.HasPrefix(r.Str, "MOVED") {
+			tag = candidate
+		}
+	}
+	direct := redis.NewClient(&redis.Options{Addr: master})
+	for i := range 100 {
+		if err := direct.Set(ctx, tag+strconv.Itoa(i), i, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	direct.Close()
+	swap := func(to, from, mode string) {
+		t.Helper()
+		if r, _ := difftest.Inline(to, strings.TrimSpace("CLUSTER FAILOVER "+mode)); r.Str != "OK" {
+			t.Fatalf("CLUSTER FAILOVER %s: %q", mode, r.Raw)
+		}
+		start := time.Now()
+		toID := nodeID(t, to)
+		for !strings.Contains(inlineText(to, "INFO replication"), "role:master") ||
+			!strings.HasPrefix(strings.Fields(firstLine(inlineText(from, "CLUSTER NODES")))[2]+" "+strings.Fields(firstLine(inlineText(from, "CLUSTER NODES")))[3], "myself,slave "+toID) ||
+			!strings.Contains(inlineText(from, "INFO replication"), "master_link_status:up") {
+			if time.Since(start) > 10*time.Second {
+				t.Fatalf("CLUSTER FAILOVER %s: no swap\n%s\n%s", mode, inlineText(to, "CLUSTER NODES"), inlineText(from, "CLUSTER NODES"))
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Logf("CLUSTER FAILOVER %s: swapped in %v", mode, time.Since(start))
+		c := redis.NewClient(&redis.Options{Addr: to})
+		defer c.Close()
+		for i := range 100 {
+			if got, err := c.Get(ctx, tag+strconv.Itoa(i)).Int(); err != nil || got != i {
+				t.Fatalf("after CLUSTER FAILOVER %s: GET %s%d = %d, %v", mode, tag, i, got, err)
+			}
+		}
+	}
+	swap(replica, master, "")
+	swap(master, replica, "TAKEOVER")
+	// A master votes for one replica of a master per twice the node
+	// timeout: the next election waits for that.
+	timeout, _ := strconv.Atoi(clusterNodeTimeout)
+	time.Sleep(2 * time.Duration(timeout) * time.Millisecond)
+	swap(replica, master, "FORCE")
+}

@@ -21,7 +21,7 @@ func init() {
 		"addslots": addslotsCommand, "addslotsrange": addslotsrangeCommand,
 		"bumpepoch": bumpepochCommand, "count-failure-reports": countFailureReportsCommand,
 		"countkeysinslot": countkeysinslotCommand, "delslots": addslotsCommand,
-		"delslotsrange": addslotsrangeCommand, "flushslots": flushslotsCommand,
+		"delslotsrange": addslotsrangeCommand, "failover": clusterFailoverCommand, "flushslots": flushslotsCommand,
 		"forget": forgetCommand, "getkeysinslot": getkeysinslotCommand,
 		"help": clusterHelp, "info": clusterInfoCommand, "keyslot": keyslotCommand,
 		"links": linksCommand, "meet": meetCommand, "myid": myidCommand,
@@ -96,6 +96,7 @@ func clusterHelp(x *Ctx, _ *cluster.State) {
 		"COUNTKEYSINSLOT <slot>", "    Count the keys of a slot.",
 		"DELSLOTS <slot> [<slot> ...]", "    Unassign slots.",
 		"DELSLOTSRANGE <start slot> <end slot> [<start slot> <end slot> ...]", "    Unassign ranges of slots.",
+		"FAILOVER [FORCE|TAKEOVER]", "    Promote this replica: with its master's agreement, without it (FORCE), or without an election (TAKEOVER).",
 		"FLUSHSLOTS", "    Unassign every slot of this node.",
 		"FORGET <node-id>", "    Remove a node from this node's table for a minute.",
 		"GETKEYSINSLOT <slot> <count>", "    List up to <count> keys of a slot.",
@@ -464,4 +465,21 @@ func replicasCommand(x *Ctx, node *cluster.State) {
 	for _, l := range lines {
 		x.W.BulkString(l)
 	}
+}
+
+func clusterFailoverCommand(x *Ctx, node *cluster.State) {
+	mode := ""
+	switch {
+	case len(x.Args) > 3:
+		x.W.Error(errSyntax)
+		return
+	case len(x.Args) == 3 && cArgIs(x.Args[2], "force"):
+		mode = "force"
+	case len(x.Args) == 3 && cArgIs(x.Args[2], "takeover"):
+		mode = "takeover"
+	case len(x.Args) == 3:
+		x.W.Error(errSyntax)
+		return
+	}
+	replyClusterError(x, node.Failover(mode))
 }
