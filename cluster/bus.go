@@ -233,12 +233,16 @@ func (s *State) header(typ uint16) Header {
 		Type: typ, Port: uint16(s.announcedPort()), CPort: uint16(s.announcedBusPort()),
 		CurrentEpoch: s.currentEpoch, ConfigEpoch: master.ConfigEpoch,
 		Sender: me.Name, Slots: master.Slots, Flags: me.Flags, IP: s.opt.AnnounceIP,
+		Offset: uint64(s.host.ReplicationOffset()),
 	}
 	if me.Master != nil {
 		h.MasterOf = me.Master.Name
 	}
 	if !s.ok {
 		h.State = 1
+	}
+	if me.isMaster() && s.manual.end != 0 {
+		h.MFlags[0] |= mflagPaused
 	}
 	return h
 }
@@ -296,7 +300,7 @@ func (s *State) broadcast(m *Message) {
 }
 
 // Publish sends a PUBLISH to every node. (An SPUBLISH stays on the node
-// serving its slot until replicas, its shard's other nodes, exist.)
+// serving its slot: it is not sent to the shard's replicas yet.)
 func (s *State) Publish(channel, message []byte) {
 	s.lock()
 	defer s.unlock()
@@ -332,6 +336,7 @@ func (s *State) process(l *link, m *Message) {
 			sender.ConfigEpoch = m.ConfigEpoch
 			s.changed()
 		}
+		sender.replOffset = m.Offset
 	}
 
 	switch m.Type {
@@ -457,6 +462,11 @@ func (s *State) process(l *link, m *Message) {
 		if m.ShardID != "" {
 			sender.ShardID = m.ShardID
 		}
+		// My paused master's offset, which a manual failover waits for.
+		if s.manual.end != 0 && s.manual.masterOffset < 0 && sender == s.myself.Master && m.MFlags[0]&mflagPaused != 0 {
+			s.manual.masterOffset = int64(m.Offset)
+			s.logf("Received replication offset for paused master manual failover: %d", m.Offset)
+		}
 	case TypeFail:
 		if sender == nil {
 			return
@@ -471,6 +481,20 @@ func (s *State) process(l *link, m *Message) {
 		if sender != nil {
 			channel, payload := string(m.Channel), string(m.Payload) // m's bytes are the read buffer's
 			s.later = append(s.later, func() { s.host.Deliver([]byte(channel), []byte(payload), m.Type == TypePublishShard) })
+		}
+	case TypeMFStart:
+		if sender != nil {
+			s.mfStart(sender)
+		}
+	case TypeAuthRequest:
+		if sender != nil {
+			s.voteIfNeeded(sender, m)
+		}
+	case TypeAuthAck:
+		// A vote counts from a master serving slots, for this election.
+		if sender != nil && sender.isMaster() && sender.NumSlots > 0 && m.CurrentEpoch >= s.election.epoch {
+			s.election.votes++
+			s.handleReplicaFailover()
 		}
 	case TypeUpdate:
 		if sender == nil {
@@ -518,6 +542,11 @@ func (s *State) updateSlotsWith(sender *Node, epoch uint64, slots *Slots) {
 	if sender == s.myself {
 		return
 	}
+	myMaster := s.myself
+	if s.myself.isReplica() {
+		myMaster = s.myself.Master
+	}
+	tookMine := 0
 	for slot := range SlotCount {
 		if !slots.Has(slot) {
 			continue
@@ -530,9 +559,21 @@ func (s *State) updateSlotsWith(sender *Node, epoch uint64, slots *Slots) {
 			if owner == s.myself {
 				s.later = append(s.later, func() { s.host.DeleteKeysInSlot(slot) })
 			}
+			if owner != nil && owner == myMaster {
+				tookMine++
+			}
 			s.delSlot(slot)
 			s.addSlot(sender, slot)
 		}
+	}
+	// The shard's master lost its last slot to sender: a replica follows
+	// the new master; a master only when sender took exactly its slots (a
+	// replica of it won an election while it was away), not when a
+	// resharding emptied it.
+	if tookMine > 0 && myMaster.NumSlots == 0 && sender.isMaster() &&
+		(s.myself.isReplica() || sender.NumSlots == tookMine) {
+		s.logf("Configuration change detected. Reconfiguring myself as a replica of %.40s", sender.Name)
+		s.setMaster(sender)
 	}
 }
 
@@ -733,6 +774,8 @@ func (s *State) cronOnce() {
 		}
 	}
 	s.updateState()
+	s.manualFailoverCron()
+	s.handleReplicaFailover()
 }
 
 // connect opens the outbound link to n, then greets it with a MEET (when

@@ -31,7 +31,8 @@
 //	     4     4  total length of the message
 //	     8     2  protocol version (1)
 //	    10     2  client port
-//	    12     2  type (PING 0, PONG 1, MEET 2, FAIL 3, PUBLISH 4, UPDATE 7, PUBLISHSHARD 10)
+//	    12     2  type (PING 0, PONG 1, MEET 2, FAIL 3, PUBLISH 4, FAILOVER_AUTH_REQUEST 5,
+//	              FAILOVER_AUTH_ACK 6, UPDATE 7, MFSTART 8, PUBLISHSHARD 10)
 //	    14     2  count (gossip entries)
 //	    16     8  currentEpoch
 //	    24     8  configEpoch (of the sender, or of its master)
@@ -64,4 +65,17 @@
 // from a majority of the masters serving slots saying a node is pfail or
 // fail flags it fail and broadcasts FAIL; a master flagged fail that comes
 // back is cleared after a while, a replica or a slotless master at once.
+//
+// # Replicas and failover
+//
+// CLUSTER REPLICATE makes myself a replica (replica.go): its messages carry
+// its master's name, slots and config epoch, and the host replicates from
+// the master (Host.Replicate). When a master is flagged fail, its replicas
+// run Redis's election (failover.go): FAILOVER_AUTH_REQUEST (type 5, no
+// body) after a delay ranked by replication offset, FAILOVER_AUTH_ACK
+// (type 6) from each master that votes; the winner takes the slots with
+// the election's epoch and broadcasts a PONG. CLUSTER FAILOVER starts one
+// by hand: MFSTART (type 8, no body) asks the master to pause its writers
+// and send its offset, flagged paused (message flag 1); the replica's
+// request then carries force ack (flag 2).
 package cluster

@@ -54,6 +54,8 @@ type Node struct {
 	connecting   bool
 	route        uint16          // the node's index in the last Routes
 	failReports  map[*Node]int64 // reporting master -> when
+	replOffset   uint64          // the replication offset of its last message
+	votedTime    int64           // ms: when this node voted for a replica of it (a master)
 }
 
 func (n *Node) isMaster() bool  { return n.Flags&FlagMaster != 0 }

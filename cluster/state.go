@@ -25,6 +25,7 @@ type Options struct {
 	BindAddresses                 []string
 	Logger                        *log.Logger
 	Now                           func() int64 // ms; the wall clock by default
+	Failover                      FailoverOptions
 }
 
 // Host is what the node needs from the server it runs in.
@@ -34,6 +35,18 @@ type Host interface {
 	DeleteKeysInSlot(slot int)
 	// Deliver publishes a message received from the bus to local clients.
 	Deliver(channel, message []byte, sharded bool)
+	// Replicate makes the host a replica of the master at ip:port, or a
+	// master again when ip is "" (keeping its history's ID as replid2).
+	Replicate(ip string, port int)
+	// ReplicationOffset is the host's replication offset, sent in every
+	// message: the replicas of a failed master rank themselves by it.
+	ReplicationOffset() int64
+	// ReplicationDataAge is how old a replica's data may be, in ms: 0
+	// while its link to the master is up, else since the link went down.
+	ReplicationDataAge() int64
+	// PauseWrites pauses the host's writers until untilMs (a manual
+	// failover), or ends the pause when untilMs is 0.
+	PauseWrites(untilMs int64)
 }
 
 // State is the node table and the bus of one node. Its methods lock it; the
@@ -49,6 +62,8 @@ type State struct {
 	importing    [SlotCount]*Node
 	currentEpoch uint64
 	lastVote     uint64
+	election     election
+	manual       manualFailover
 	ok           bool
 	size         int // masters serving slots
 	forgotten    map[string]int64
@@ -79,6 +94,7 @@ func Open(opt Options, host Host) (*State, error) {
 		opt.Logger = log.Default()
 	}
 	s := &State{opt: opt, host: host, nodes: map[string]*Node{}, forgotten: map[string]int64{}, links: map[*link]struct{}{}, done: make(chan struct{})}
+	s.manual.masterOffset = -1
 	s.saver.pending = make(chan configSnapshot, 1)
 	loaded, err := s.loadConfig()
 	if err != nil {
@@ -303,6 +319,7 @@ type Routes struct {
 	migrating [SlotCount]uint16
 	importing [SlotCount]uint16
 	myself    uint16
+	myMaster  uint16   // when myself is a replica
 	addrs     []string // "host:port", [0] unused
 }
 
@@ -322,6 +339,9 @@ func (s *State) rebuildRoutes() {
 		return n.route
 	}
 	r.myself = of(s.myself)
+	if s.myself.isReplica() {
+		r.myMaster = of(s.myself.Master)
+	}
 	for i := range SlotCount {
 		r.owner[i] = of(s.slots[i])
 		r.migrating[i] = of(s.migrating[i])
@@ -353,6 +373,12 @@ func (r *Routes) Migrating(slot int) (string, bool) {
 
 // Importing reports whether the slot is being imported here.
 func (r *Routes) Importing(slot int) bool { return r.importing[slot] != 0 }
+
+// MastersSlot reports whether myself is a replica and its master serves
+// slot: a READONLY client reads it here.
+func (r *Routes) MastersSlot(slot int) bool {
+	return r.myMaster != 0 && r.owner[slot] == r.myMaster
+}
 
 // MyName is this node's name.
 func (s *State) MyName() string {
@@ -734,15 +760,24 @@ func (s *State) Shards(all bool) []Shard {
 			continue
 		}
 		sh := Shard{Ranges: n.Slots.Ranges()}
-		sh.Nodes = append(sh.Nodes, ShardNode{Name: n.Name, IP: s.endpoint(n), Hostname: n.Hostname, Port: n.Port, Master: true, Failed: n.failed()})
-		for _, r := range s.nodes {
+		sh.Nodes = append(sh.Nodes, ShardNode{Name: n.Name, IP: s.endpoint(n), Hostname: n.Hostname, Port: n.Port, Master: true, Failed: n.failed(), Offset: s.offsetOf(n)})
+		for _, r := range s.sortedNodes() {
 			if r.Master == n && r.isReplica() {
-				sh.Nodes = append(sh.Nodes, ShardNode{Name: r.Name, IP: s.endpoint(r), Hostname: r.Hostname, Port: r.Port, Failed: r.failed()})
+				sh.Nodes = append(sh.Nodes, ShardNode{Name: r.Name, IP: s.endpoint(r), Hostname: r.Hostname, Port: r.Port, Failed: r.failed(), Offset: s.offsetOf(r)})
 			}
 		}
 		out = append(out, sh)
 	}
 	return out
+}
+
+// offsetOf is n's replication offset: the host's for myself, else the
+// one its last message carried.
+func (s *State) offsetOf(n *Node) int64 {
+	if n == s.myself {
+		return s.host.ReplicationOffset()
+	}
+	return int64(n.replOffset)
 }
 
 // Link is a bus link as CLUSTER LINKS describes it.

@@ -17,6 +17,10 @@ type nopHost struct{}
 
 func (nopHost) DeleteKeysInSlot(int)         {}
 func (nopHost) Deliver([]byte, []byte, bool) {}
+func (nopHost) Replicate(string, int)        {}
+func (nopHost) ReplicationOffset() int64     { return 0 }
+func (nopHost) ReplicationDataAge() int64    { return 0 }
+func (nopHost) PauseWrites(int64)            {}
 func quietLogger() *log.Logger               { return log.New(io.Discard, "", 0) }
 func testOptions(t *testing.T, dir string) Options {
 	l, err := net.Listen("tcp", "127.0.0.1:0")

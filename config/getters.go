@@ -111,6 +111,8 @@ var (
 	ixClusterAnnouncePort     = mustIdx("cluster-announce-port")
 	ixClusterAnnounceBusPort  = mustIdx("cluster-announce-bus-port")
 	ixClusterFullCoverage     = mustIdx("cluster-require-full-coverage")
+	ixClusterNoFailover       = mustIdx("cluster-replica-no-failover")
+	ixClusterValidity         = mustIdx("cluster-replica-validity-factor")
 	ixClusterReadsWhenDown    = mustIdx("cluster-allow-reads-when-down")
 	ixClusterPubsubWhenDown   = mustIdx("cluster-allow-pubsubshard-when-down")
 	ixReplBacklogSize         = mustIdx("repl-backlog-size")
@@ -234,6 +236,10 @@ func (c *Config) ClusterRequireFullCoverage() bool {
 	return c.boolean(ixClusterFullCoverage)
 }
 func (c *Config) ClusterAllowReadsWhenDown() bool { return c.boolean(ixClusterReadsWhenDown) }
+func (c *Config) ClusterReplicaNoFailover() bool  { return c.boolean(ixClusterNoFailover) }
+func (c *Config) ClusterReplicaValidityFactor() int {
+	return int(c.i64(ixClusterValidity))
+}
 func (c *Config) ClusterAllowPubsubshardWhenDown() bool {
 	return c.boolean(ixClusterPubsubWhenDown)
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"path/filepath"
 	"strconv"
@@ -14,8 +15,10 @@ import (
 
 // The server's side of a cluster node (cluster-enabled yes): it opens the
 // node (package cluster: the node table and the bus) when it starts, and
-// is the node's host, deleting the keys of slots another master took and
-// delivering the messages published elsewhere in the cluster. The other
+// is the node's host, deleting the keys of slots another master took,
+// delivering the messages published elsewhere in the cluster, and
+// replicating from the master the node follows (or becoming a master when
+// it wins an election) through REPLICAOF's paths. The other
 // concerns are in cluster_redirect.go (the dispatch path's check),
 // cmd_cluster.go (the commands) and cluster_migrate.go (MIGRATE).
 
@@ -40,8 +43,13 @@ func (s *Server) startCluster() error {
 		Port:                port,
 		BusPort:             busPort,
 		RequireFullCoverage: s.cfg.ClusterRequireFullCoverage,
-		BindAddresses:       s.cfg.Bind(),
-		Logger:              s.log,
+		Failover: cluster.FailoverOptions{
+			NoFailover:     s.cfg.ClusterReplicaNoFailover,
+			ValidityFactor: s.cfg.ClusterReplicaValidityFactor,
+			PingPeriod:     func() int64 { return int64(s.cfg.ReplPingReplicaPeriod()) * 1000 },
+		},
+		BindAddresses: s.cfg.Bind(),
+		Logger:        s.log,
 	}
 	s.clusterSettings(&opt)
 	node, err := cluster.Open(opt, clusterHost{s})
@@ -105,4 +113,50 @@ func (h clusterHost) DeleteKeysInSlot(slot int) {
 // Deliver publishes a message another node received.
 func (h clusterHost) Deliver(channel, message []byte, sharded bool) {
 	h.s.publish(nil, channel, message, sharded)
+}
+
+// Replicate follows the node's master (CLUSTER REPLICATE, a failover
+// elsewhere), or promotes this server when ip is "" (it won an election):
+// REPLICAOF's and REPLICAOF NO ONE's paths.
+func (h clusterHost) Replicate(ip string, port int) {
+	s := h.s
+	if ip == "" {
+		if s.repl.isReplica.Load() {
+			s.becomeMaster()
+			s.log.Printf("Setting myself as a master: the cluster made me one")
+		}
+		return
+	}
+	if l := s.currentLink(); l != nil && l.host == ip && l.port == port {
+		return
+	}
+	s.replicaOf(ip, port)
+	s.log.Printf("Connecting to MASTER %s:%d (cluster replica)", ip, port)
+}
+
+// ReplicationOffset is the offset the node's messages carry.
+func (h clusterHost) ReplicationOffset() int64 { return h.s.replOffset() }
+
+// ReplicationDataAge is 0 while the link to the master is up, else the ms
+// since it went down (a long time when it never was up).
+func (h clusterHost) ReplicationDataAge() int64 {
+	l := h.s.currentLink()
+	if l == nil || l.state.Load() == linkConnected {
+		return 0
+	}
+	down := l.downSince.Load()
+	if down == 0 {
+		return math.MaxInt64 / 2
+	}
+	return time.Now().UnixMilli() - down*1000
+}
+
+// PauseWrites pauses the writers for a manual failover (as CLIENT PAUSE
+// WRITE), or ends the pause.
+func (h clusterHost) PauseWrites(untilMs int64) {
+	if untilMs == 0 {
+		h.s.unpauseClients()
+		return
+	}
+	h.s.pauseClients(pauseWrite, untilMs)
 }

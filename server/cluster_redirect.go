@@ -178,8 +178,10 @@ func (c *Client) route(cmd *Command, args [][]byte, asking, locked bool) (redire
 			return errClusterDownRO, slot
 		}
 	}
+	// A replica serves its master's slots to a READONLY client's reads.
+	replicaRead := (c.clusterConn.readonly || shardChannels) && !write && r.MastersSlot(slot)
 	if !migrating && !importing {
-		if mine {
+		if mine || replicaRead {
 			return "", slot
 		}
 		return redirectText("MOVED ", slot, addr), slot
@@ -203,7 +205,7 @@ func (c *Client) route(cmd *Command, args [][]byte, asking, locked bool) (redire
 		}
 		return "", slot
 	}
-	if mine {
+	if mine || replicaRead {
 		return "", slot
 	}
 	return redirectText("MOVED ", slot, addr), slot

@@ -21,11 +21,12 @@ func init() {
 		"addslots": addslotsCommand, "addslotsrange": addslotsrangeCommand,
 		"bumpepoch": bumpepochCommand, "count-failure-reports": countFailureReportsCommand,
 		"countkeysinslot": countkeysinslotCommand, "delslots": addslotsCommand,
-		"delslotsrange": addslotsrangeCommand, "flushslots": flushslotsCommand,
+		"delslotsrange": addslotsrangeCommand, "failover": clusterFailoverCommand, "flushslots": flushslotsCommand,
 		"forget": forgetCommand, "getkeysinslot": getkeysinslotCommand,
 		"help": clusterHelp, "info": clusterInfoCommand, "keyslot": keyslotCommand,
 		"links": linksCommand, "meet": meetCommand, "myid": myidCommand,
-		"myshardid": myshardidCommand, "nodes": nodesCommand, "reset": clusterResetCommand,
+		"myshardid": myshardidCommand, "nodes": nodesCommand, "replicas": replicasCommand,
+		"replicate": replicateCommand, "reset": clusterResetCommand, "slaves": replicasCommand,
 		"saveconfig": saveconfigCommand, "set-config-epoch": setConfigEpochCommand,
 		"setslot": setslotCommand, "shards": shardsCommand, "slots": slotsCommand,
 	} {
@@ -95,6 +96,7 @@ func clusterHelp(x *Ctx, _ *cluster.State) {
 		"COUNTKEYSINSLOT <slot>", "    Count the keys of a slot.",
 		"DELSLOTS <slot> [<slot> ...]", "    Unassign slots.",
 		"DELSLOTSRANGE <start slot> <end slot> [<start slot> <end slot> ...]", "    Unassign ranges of slots.",
+		"FAILOVER [FORCE|TAKEOVER]", "    Promote this replica: with its master's agreement, without it (FORCE), or without an election (TAKEOVER).",
 		"FLUSHSLOTS", "    Unassign every slot of this node.",
 		"FORGET <node-id>", "    Remove a node from this node's table for a minute.",
 		"GETKEYSINSLOT <slot> <count>", "    List up to <count> keys of a slot.",
@@ -105,11 +107,14 @@ func clusterHelp(x *Ctx, _ *cluster.State) {
 		"MYID", "    This node's name.",
 		"MYSHARDID", "    This node's shard id.",
 		"NODES", "    Every known node, in nodes.conf's format.",
+		"REPLICAS <node-id>", "    The replicas of a master, in CLUSTER NODES's format.",
+		"REPLICATE <node-id>", "    Become a replica of a master.",
 		"RESET [HARD|SOFT]", "    Forget the other nodes and the slots; HARD also takes a new name.",
 		"SAVECONFIG", "    Write the cluster config file now.",
 		"SET-CONFIG-EPOCH <epoch>", "    Set a fresh node's config epoch.",
 		"SETSLOT <slot> (IMPORTING <node-id>|MIGRATING <node-id>|STABLE|NODE <node-id>)", "    Change a slot's state for a resharding.",
 		"SHARDS", "    Each shard's slot ranges and nodes.",
+		"SLAVES <node-id>", "    The replicas of a master (an alias of REPLICAS).",
 		"SLOTS", "    Slot ranges and the nodes serving them.",
 	})
 }
@@ -444,4 +449,37 @@ func slotsCommand(x *Ctx, node *cluster.State) {
 			}
 		}
 	}
+}
+
+func replicateCommand(x *Ctx, node *cluster.State) {
+	replyClusterError(x, node.Replicate(string(x.Args[2]), x.s.ks.DB(0).Len() != 0))
+}
+
+func replicasCommand(x *Ctx, node *cluster.State) {
+	lines, err := node.Replicas(string(x.Args[2]))
+	if err != nil {
+		replyClusterError(x, err)
+		return
+	}
+	x.W.Array(len(lines))
+	for _, l := range lines {
+		x.W.BulkString(l)
+	}
+}
+
+func clusterFailoverCommand(x *Ctx, node *cluster.State) {
+	mode := ""
+	switch {
+	case len(x.Args) > 3:
+		x.W.Error(errSyntax)
+		return
+	case len(x.Args) == 3 && cArgIs(x.Args[2], "force"):
+		mode = "force"
+	case len(x.Args) == 3 && cArgIs(x.Args[2], "takeover"):
+		mode = "takeover"
+	case len(x.Args) == 3:
+		x.W.Error(errSyntax)
+		return
+	}
+	replyClusterError(x, node.Failover(mode))
 }

@@ -56,7 +56,8 @@
 //   - evict.go, memrelease.go: maxmemory and eviction; giving memory back.
 //   - scan.go: SCAN-style cursors over collections.
 //   - cluster.go: a cluster node (package cluster) in the server, and the
-//     server as its host; cluster_redirect.go: the dispatch path's slot
+//     server as its host (a cluster replica replicates, and a failover
+//     winner is promoted, through replication's paths); cluster_redirect.go: the dispatch path's slot
 //     check (MOVED, ASK, TRYAGAIN, CROSSSLOT, CLUSTERDOWN), also for
 //     scripts' calls; cluster_migrate.go: MIGRATE and RESTORE-ASKING.
 //   - replication.go: the replication state and the feed of the change

@@ -63,6 +63,10 @@ type masterLink struct {
 // replicaofCommand is REPLICAOF host port and REPLICAOF NO ONE.
 func replicaofCommand(x *Ctx) {
 	s := x.s
+	if s.cluster != nil {
+		x.W.Error("ERR REPLICAOF not allowed in cluster mode.")
+		return
+	}
 	if s.failoverState() != failoverNone {
 		x.W.Error("ERR REPLICAOF not allowed while failing over.")
 		return

@@ -250,7 +250,9 @@ func (s *Server) Start() error {
 	s.wg.Add(2)
 	go s.cron()
 	go s.watchLoops()
-	if host, port, ok := s.cfg.ReplicaOf(); ok {
+	if s.cluster != nil {
+		s.cluster.ResumeReplication() // a replica follows the master its nodes.conf names
+	} else if host, port, ok := s.cfg.ReplicaOf(); ok {
 		s.replicaOf(host, port)
 	}
 	return nil
