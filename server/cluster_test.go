@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -221,36 +222,7 @@ func TestClusterRedisCliLifecycle(t *testing.T) {
 	a, b, c := startClusterNode(t, bin), startClusterNode(t, bin), startClusterNode(t, bin)
 	redisCli(t, "--cluster", "create", a, b, c, "--cluster-replicas", "0", "--cluster-yes")
 	waitClusterAgrees(t, a, b, c)
-
-	load := startWriteLoad([]string{a, b, c}, 4)
-	d := startClusterNode(t, bin)
-	redisCli(t, "--cluster", "add-node", d, a)
-	waitClusterAgrees(t, a, b, c, d)
-
-	start := time.Now()
-	redisCli(t, "--cluster", "reshard", a, "--cluster-from", nodeID(t, a), "--cluster-to", nodeID(t, d),
-		"--cluster-slots", "300", "--cluster-yes")
-	t.Logf("reshard of 300 slots under load: %v", time.Since(start))
-	waitClusterAgrees(t, a, b, c, d)
-	if r, err := difftest.Inline(d, "DBSIZE"); err != nil || r.Int == 0 {
-		t.Errorf("the new node holds no keys after the reshard: %v %v", r, err)
-	}
-
-	redisCli(t, "--cluster", "rebalance", a, "--cluster-weight", nodeID(t, d)+"=0")
-	waitClusterAgrees(t, a, b, c, d)
-	if r, err := difftest.Inline(d, "DBSIZE"); err != nil || r.Int != 0 {
-		t.Errorf("the emptied node still holds keys: %v %v", r, err)
-	}
-	// The load stops before del-node: the removed node forgets the cluster,
-	// and a client whose slot map still names it would get its
-	// CLUSTERDOWN, with redis-server nodes as with Keyhive's.
-	load.stopWrites(t)
-	redisCli(t, "--cluster", "del-node", a, nodeID(t, d))
-	waitClusterAgrees(t, a, b, c)
-	load.check(t)
-	if known := inlineText(a, "CLUSTER INFO"); !strings.Contains(known, "cluster_known_nodes:3") {
-		t.Errorf("after del-node:\n%s", known)
-	}
+	cliLifecycle(t, bin, a, []string{a, b, c})
 
 	// fix: a slot nobody serves is given to a node (DELSLOTS, ADDSLOTS and
 	// BUMPEPOCH in a transaction).
@@ -259,6 +231,64 @@ func TestClusterRedisCliLifecycle(t *testing.T) {
 	}
 	redisCliInput(t, "yes", "--cluster", "fix", a, "--cluster-yes")
 	waitClusterAgrees(t, a, b, c)
+}
+
+// TestClusterRedisCliLifecycleReplicas is the lifecycle on three masters
+// with a replica each: the replicas follow their masters' slots through
+// the reshard and the rebalance.
+func TestClusterRedisCliLifecycleReplicas(t *testing.T) {
+	bin := buildKeyhiveBinary(t)
+	addrs, replicaOf, _ := startReplicatedCluster(t, bin, "--enable-debug-command", "yes")
+	var master string
+	for m := range replicaOf {
+		master = m
+		break
+	}
+	cliLifecycle(t, bin, master, addrs)
+	// Every replica holds what its master holds.
+	for m, r := range replicaOf {
+		difftest.Inline(m, "WAIT 1 5000")
+		if mk, rk := inlineText(m, "DEBUG DIGEST"), inlineText(r, "DEBUG DIGEST"); mk == "" || mk != rk {
+			t.Errorf("replica %s of %s: digest %s, master's %s", r, m, rk, mk)
+		}
+	}
+}
+
+// cliLifecycle runs redis-cli --cluster add-node, reshard (from master)
+// under a go-redis write load, rebalance and del-node on the cluster of
+// nodes: no acknowledged write is lost and no error reaches the client.
+func cliLifecycle(t *testing.T, bin, master string, nodes []string) {
+	t.Helper()
+	load := startWriteLoad(nodes, 4)
+	d := startClusterNode(t, bin)
+	redisCli(t, "--cluster", "add-node", d, master)
+	all := append(slices.Clone(nodes), d)
+	waitClusterAgrees(t, all...)
+
+	start := time.Now()
+	redisCli(t, "--cluster", "reshard", master, "--cluster-from", nodeID(t, master), "--cluster-to", nodeID(t, d),
+		"--cluster-slots", "300", "--cluster-yes")
+	t.Logf("reshard of 300 slots under load: %v", time.Since(start))
+	waitClusterAgrees(t, all...)
+	if r, err := difftest.Inline(d, "DBSIZE"); err != nil || r.Int == 0 {
+		t.Errorf("the new node holds no keys after the reshard: %v %v", r, err)
+	}
+
+	redisCli(t, "--cluster", "rebalance", master, "--cluster-weight", nodeID(t, d)+"=0")
+	waitClusterAgrees(t, all...)
+	if r, err := difftest.Inline(d, "DBSIZE"); err != nil || r.Int != 0 {
+		t.Errorf("the emptied node still holds keys: %v %v", r, err)
+	}
+	// The load stops before del-node: the removed node forgets the cluster,
+	// and a client whose slot map still names it would get its
+	// CLUSTERDOWN, with redis-server nodes as with Keyhive's.
+	load.stopWrites(t)
+	redisCli(t, "--cluster", "del-node", master, nodeID(t, d))
+	waitClusterAgrees(t, nodes...)
+	load.check(t)
+	if known := inlineText(master, "CLUSTER INFO"); !strings.Contains(known, "cluster_known_nodes:"+strconv.Itoa(len(nodes))+"\r\n") {
+		t.Errorf("after del-node:\n%s", known)
+	}
 }
 
 // TestClusterMixedWithRedis: one cluster of two Keyhive nodes and a
