@@ -30,15 +30,25 @@ func ClusterDirectives() ([]string, error) {
 // StartClusterNode starts a cluster node process with ClusterDirectives and
 // extra: bin is a built keyhive (BuildKeyhive), or "" for redis-server.
 func StartClusterNode(bin string, extra ...string) (addr string, stop func(), err error) {
-	directives, err := ClusterDirectives()
-	if err != nil {
-		return "", nil, err
+	// The bus port is free when chosen but may be taken (an outgoing
+	// connection's ephemeral port) before the node binds it: the node then
+	// exits at start, and another port is tried.
+	for range 5 {
+		var directives []string
+		if directives, err = ClusterDirectives(); err != nil {
+			return "", nil, err
+		}
+		directives = append(directives, extra...)
+		if bin == "" {
+			addr, stop, err = StartRedis(directives...)
+		} else {
+			addr, stop, err = StartProcess(bin, directives...)
+		}
+		if err == nil || !strings.Contains(err.Error(), "address already in use") {
+			return addr, stop, err
+		}
 	}
-	directives = append(directives, extra...)
-	if bin == "" {
-		return StartRedis(directives...)
-	}
-	return StartProcess(bin, directives...)
+	return "", nil, err
 }
 
 // CreateCluster makes the nodes at addrs one cluster of masters with
