@@ -44,7 +44,7 @@ func StartClusterNode(bin string, extra ...string) (addr string, stop func(), er
 		} else {
 			addr, stop, err = StartProcess(bin, directives...)
 		}
-		if err == nil || !strings.Contains(err.Error(), "address already in use") {
+		if err == nil || !strings.Contains(strings.ToLower(err.Error()), "address already in use") {
 			return addr, stop, err
 		}
 	}
