@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"syscall"
 	"time"
@@ -44,8 +45,21 @@ func StartSentinel(masterAddr string) (addr string, stop func(), err error) {
 	}
 	cmd := exec.Command(path, conf)
 	cmd.Dir = dir
-	exited, err := startChild(cmd)
-	if err != nil {
+	// As tryStartRedis: a process group of its own, killed with the test.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	started := make(chan error, 1)
+	exited := make(chan struct{})
+	go func() {
+		runtime.LockOSThread() // Pdeathsig follows the thread that forked it
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		cmd.Wait()
+		close(exited)
+	}()
+	if err := <-started; err != nil {
 		os.RemoveAll(dir)
 		return "", nil, err
 	}
