@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/keyhive/keyhive/glob"
+	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/internal/version"
 )
 
@@ -114,7 +115,7 @@ func parseValue(s *spec, args []string, cur any) (any, error) {
 		}
 		v = n
 	case kMem:
-		u, ok := ParseMemory(args[0])
+		u, ok := strnum.ParseMemory(args[0])
 		if !ok {
 			return nil, errors.New("argument must be a memory value")
 		}
@@ -126,7 +127,7 @@ func parseValue(s *spec, args []string, cur any) (any, error) {
 		}
 		v = int64(u)
 	case kMemU:
-		u, ok := ParseMemory(args[0])
+		u, ok := strnum.ParseMemory(args[0])
 		if !ok {
 			return nil, errors.New("argument must be a memory value")
 		}
@@ -144,7 +145,7 @@ func parseValue(s *spec, args []string, cur any) (any, error) {
 			v = -p // negative means a percentage of maxmemory
 			break
 		}
-		u, ok := ParseMemory(a)
+		u, ok := strnum.ParseMemory(a)
 		if !ok {
 			return nil, errors.New("argument must be a memory or percent value")
 		}

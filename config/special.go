@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/keyhive/keyhive/internal/strnum"
 )
 
 // ---- bind ----
@@ -142,8 +144,8 @@ var spObuf = &special{
 			default:
 				return nil, errors.New("Invalid client class specified in buffer limit configuration.")
 			}
-			hard, ok1 := ParseMemory(args[i+1])
-			soft, ok2 := ParseMemory(args[i+2])
+			hard, ok1 := strnum.ParseMemory(args[i+1])
+			soft, ok2 := strnum.ParseMemory(args[i+2])
 			secs := strtoll(args[i+3])
 			if !ok1 || !ok2 || secs < 0 {
 				return nil, errors.New("Error in hard, soft or soft_seconds setting in buffer limit configuration.")

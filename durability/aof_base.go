@@ -35,7 +35,7 @@ func (a *AOF) beginSnapshot(asRDB bool, atStart func()) (write func(path string)
 	var schema []namespace.Def
 	began := time.Now()
 	snap := h.Keyspace.BeginSnapshot(encode, func() {
-		schema = schemaDefs(h.Keyspace)
+		schema = h.SchemaDefs()
 		if asRDB {
 			functions = h.Functions(nil)
 		} else {

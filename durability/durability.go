@@ -60,7 +60,9 @@ type Host struct {
 	// it replaces one of the same name, else that is an error. code points
 	// into the file: the callee copies what it keeps.
 	LoadFunction func(code []byte, merge bool) error
-	// LoadSchema applies the namespace declarations an RDB file holds.
+	// SchemaDefs returns the namespace declarations in force, which files
+	// save with the data; LoadSchema applies those an RDB file holds.
+	SchemaDefs func() []namespace.Def
 	LoadSchema func(defs []namespace.Def)
 	// Replay starts loading one AOF file: apply runs one of its commands,
 	// in a session of its own that starts in database 0 (a SELECT switches

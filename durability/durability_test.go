@@ -15,6 +15,7 @@ import (
 	"github.com/keyhive/keyhive/clock"
 	"github.com/keyhive/keyhive/config"
 	"github.com/keyhive/keyhive/keyspace"
+	"github.com/keyhive/keyhive/namespace"
 )
 
 // testHost is a Host without a server: string keys only, each loaded AOF
@@ -45,6 +46,7 @@ func newTestHost(t *testing.T, dir string, directives ...string) *testHost {
 		Functions:    func(b []byte) []byte { return b },
 		FunctionCode: func() [][]byte { return nil },
 		LoadFunction: func([]byte, bool) error { return nil },
+		SchemaDefs:   func() []namespace.Def { return nil },
 		Replay: func() func(argv [][]byte) error {
 			db := 0
 			return func(argv [][]byte) error {

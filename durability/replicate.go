@@ -37,7 +37,7 @@ func (sv *Saver) Replicate(w io.Writer, atStart func() []string, stop <-chan str
 	sv.h.Instant.Lock() // see Host.Instant
 	snap := sv.h.Keyspace.BeginSnapshot(encode, func() {
 		functions = sv.h.Functions(nil)
-		aux = append(atStart(), schemaAux(schemaDefs(sv.h.Keyspace))...)
+		aux = append(atStart(), schemaAux(sv.h.SchemaDefs())...)
 	})
 	sv.h.Instant.Unlock()
 	sv.h.snapshotTaken(start)

@@ -195,7 +195,7 @@ func (sv *Saver) Save(now int64) error {
 		aux = sv.h.ReplicationAux()
 		sv.h.Instant.Unlock()
 	}
-	aux = append(aux, schemaAux(schemaDefs(ks))...)
+	aux = append(aux, schemaAux(sv.h.SchemaDefs())...)
 	err := sv.writeRDB(sv.path(), false, aux, functions, keys, expires, func(b []byte, db, shard int) []byte {
 		ks.DB(db).EachEntry(shard, func(e *keyspace.Entry) { b = encode(b, e) })
 		return b
@@ -236,7 +236,7 @@ func (sv *Saver) BGSave() bool {
 	sv.h.Instant.Lock()
 	snap := sv.h.Keyspace.BeginSnapshot(encode, func() {
 		functions = sv.h.Functions(nil)
-		schema = schemaDefs(sv.h.Keyspace)
+		schema = sv.h.SchemaDefs()
 		dirty = sv.h.Dirty.Load()
 		aux = sv.h.ReplicationAux()
 	})
@@ -335,8 +335,8 @@ func (sv *Saver) loadFile(path string, missingOK, merge bool, aux func(name, val
 	loaded, expired, err := values.LoadRDB(data, h.Config, h.Keyspace, h.Clock.UnixMilli(), merge, func(code []byte) error {
 		return h.LoadFunction(code, merge)
 	}, func(name, value []byte) error {
-		if string(name) == namespace.AuxField {
-			defs, err := namespace.Unmarshal(value)
+		if string(name) == schemaAuxField {
+			defs, err := unmarshalSchema(value)
 			if err != nil {
 				return fmt.Errorf("namespace declarations: %w", err)
 			}
@@ -353,22 +353,4 @@ func (sv *Saver) loadFile(path string, missingOK, merge bool, aux func(name, val
 	}
 	sv.h.Log.Printf("DB loaded from disk: %.3f seconds", time.Since(start).Seconds())
 	return nil
-}
-
-// schemaDefs returns the namespace declarations ks holds, which files
-// save with the data.
-func schemaDefs(ks *keyspace.Keyspace) []namespace.Def {
-	if t := ks.Schema(); t != nil {
-		return t.Defs()
-	}
-	return nil
-}
-
-// schemaAux is the AUX field that carries namespace declarations (none
-// without any, so the file is what redis-server writes).
-func schemaAux(defs []namespace.Def) []string {
-	if len(defs) == 0 {
-		return nil
-	}
-	return []string{namespace.AuxField, string(namespace.Marshal(defs))}
 }

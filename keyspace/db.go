@@ -6,8 +6,6 @@ import (
 	"hash/maphash"
 	"math/rand/v2"
 	"sync/atomic"
-
-	"github.com/keyhive/keyhive/namespace"
 )
 
 // DB is one numbered database. Its methods expect the caller to hold the locks of
@@ -172,7 +170,7 @@ func (db *DB) PutSized(e *Entry, key []byte, t Type, enc Encoding, size int, exp
 	if e.slot < 0 {
 		return zeroValue(db.insert(e, key, byte(t)<<4|byte(enc), size, expireAt, now, false))
 	}
-	if s := db.ks.schema.Load(); s != nil {
+	if s := db.ks.reportTo(); s != nil {
 		defer db.accountRewrite(s, e, e.h.expire, len(e.h.value))
 	}
 	access := db.beginRewrite(e, expireAt, now, false, nil)
@@ -216,7 +214,7 @@ func (db *DB) insert(e *Entry, key []byte, meta byte, vlen int, expireAt int64, 
 	h := e.hash
 	*e = entryAt(sh, i)
 	e.hash = h
-	if t := db.ks.schema.Load(); t != nil {
+	if t := db.ks.reportTo(); t != nil {
 		t.Changed(db.id, key, 1, boolInt(expireAt != 0), schemaBytes(&e.h), expireAt)
 	}
 	return e.h.value
@@ -297,7 +295,7 @@ func (db *DB) Replace(e *Entry, enc Encoding, value []byte, expireAt int64, now 
 // released unless the new value is the same handle.
 func (db *DB) rewrite(e *Entry, t Type, enc Encoding, value []byte, expireAt int64, now int64, object bool) {
 	sh := e.sh
-	if s := db.ks.schema.Load(); s != nil {
+	if s := db.ks.reportTo(); s != nil {
 		defer db.accountRewrite(s, e, e.h.expire, len(e.h.value))
 	}
 	access := db.beginRewrite(e, expireAt, now, object, value)
@@ -325,7 +323,7 @@ func (db *DB) rewrite(e *Entry, t Type, enc Encoding, value []byte, expireAt int
 // accountRewrite tells the schema what a rewrite of e changed: its expire
 // time (was oldExpire) and its size (its value was oldLen bytes). A
 // rewrite that changed neither, the common overwrite, costs a comparison.
-func (db *DB) accountRewrite(s *namespace.Table, e *Entry, oldExpire int64, oldLen int) {
+func (db *DB) accountRewrite(s Schema, e *Entry, oldExpire int64, oldLen int) {
 	if e.h.expire == oldExpire && len(e.h.value) == oldLen {
 		return
 	}
@@ -378,7 +376,7 @@ func (db *DB) move(e *Entry, meta byte, access uint32, vlen int, expireAt int64,
 // string neither copy it nor hold it twice.
 func (db *DB) Resize(e *Entry, enc Encoding, size int, now int64) []byte {
 	sh := e.sh
-	if s := db.ks.schema.Load(); s != nil {
+	if s := db.ks.reportTo(); s != nil {
 		defer db.accountRewrite(s, e, e.h.expire, len(e.h.value))
 	}
 	expire := e.h.expire
@@ -424,7 +422,7 @@ func (db *DB) ModifiedEntry(e *Entry) {
 }
 
 func (db *DB) modified(sh *shard, key []byte) {
-	if t := db.ks.schema.Load(); t != nil {
+	if t := db.ks.reportTo(); t != nil {
 		t.Wrote(db.id, key)
 	}
 	if h := db.ks.hooks.Modified; h != nil {
@@ -433,7 +431,7 @@ func (db *DB) modified(sh *shard, key []byte) {
 }
 
 // ownerOf returns the Owner of the locks under which sh is being changed.
-func (db *DB) ownerOf(sh *shard) any {
+func (db *DB) ownerOf(sh *shard) Owner {
 	if o := db.ks.allOwner; o != nil {
 		return o
 	}
@@ -488,7 +486,7 @@ func (db *DB) DeleteEntry(e *Entry) {
 	if sh.sub != nil {
 		db.dropSub(sh, e.h.key)
 	}
-	if t := db.ks.schema.Load(); t != nil {
+	if t := db.ks.reportTo(); t != nil {
 		t.Changed(db.id, e.h.key, -1, -boolInt(e.h.expire != 0), -schemaBytes(&e.h), 0)
 	}
 	sh.arena.kill(e.ref, e.h.size)
@@ -508,7 +506,7 @@ func (db *DB) Flush() {
 			db.shards[i].reset()
 		}
 	}
-	if t := db.ks.schema.Load(); t != nil {
+	if t := db.ks.reportTo(); t != nil {
 		t.FlushDB(db.id)
 	}
 	db.keys.Store(0)

@@ -3,8 +3,6 @@ package keyspace
 import (
 	"bytes"
 	"math/rand/v2"
-
-	"github.com/keyhive/keyhive/namespace"
 )
 
 // Eviction as Redis approximates it: sample a few keys of each database,
@@ -46,7 +44,7 @@ type Evictor struct {
 	touched byte     // keeps the loads that pull sampled entries into cache
 	// protect is the schema whose protected namespaces this eviction
 	// skips (nil: none is protected).
-	protect *namespace.Table
+	protect Schema
 }
 
 // EvictOne removes one key chosen by policy among all databases (among keys
@@ -56,7 +54,7 @@ type Evictor struct {
 func (ks *Keyspace) EvictOne(ev *Evictor, policy EvictPolicy, volatile bool, samples int, now int64, decayTime int, onEvict func(db int, key []byte)) (int64, bool) {
 	ks.all.RLock()
 	defer ks.all.RUnlock()
-	ev.protect = ks.schema.Load()
+	ev.protect = ks.reportTo()
 	if ev.protect != nil && !ev.protect.AnyProtected() {
 		ev.protect = nil
 	}
@@ -222,7 +220,7 @@ func (sh *shard) candidates(volatile bool) func(yield func(int) bool) {
 }
 
 // evictRandom removes a random key (with a TTL when volatile).
-func (db *DB) evictRandom(volatile bool, protect *namespace.Table, onEvict func(db int, key []byte)) (int64, bool) {
+func (db *DB) evictRandom(volatile bool, protect Schema, onEvict func(db int, key []byte)) (int64, bool) {
 	start := rand.IntN(Shards)
 	for i := 0; i < Shards; i++ {
 		sh := db.lockShard((start + i) % Shards)

@@ -7,8 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
-
-	"github.com/keyhive/keyhive/namespace"
 )
 
 // Shards per database. Shard = slot % Shards, so a shard holds exactly the keys
@@ -98,10 +96,10 @@ type Hooks struct {
 	Expired func(db int, key []byte)
 	// Modified gets the Owner of the LockSet under which the change was
 	// made (nil for the keyspace's own expiry cycle).
-	Modified func(db int, key []byte, owner any)
+	Modified func(db int, key []byte, owner Owner)
 	// Created gets every key added to a database that did not hold it
 	// (Redis's "new" keyspace event), with the same owner as Modified.
-	Created func(db int, key []byte, owner any)
+	Created func(db int, key []byte, owner Owner)
 }
 
 // Keyspace holds all databases.
@@ -124,18 +122,18 @@ type Keyspace struct {
 	// replica: expiry is a replica's (SetReplica); master owns the locks
 	// of its master's commands.
 	replica atomic.Bool
-	master  atomic.Pointer[any]
+	master  atomic.Pointer[Owner]
 
-	allOwner  any             // the Owner holding the exclusive lock
+	allOwner  Owner           // the Owner holding the exclusive lock
 	exclusive bool            // the exclusive lock is held
 	marked    []*garbageMarks // the shard arrays its holder left garbage in
 	snap      *Snapshot       // a background save in progress (set under the exclusive lock)
 	snapping  sync.Mutex      // held from BeginSnapshot to End
 	acct      accounting
 
-	// schema is the declared namespaces, told of every key created, deleted,
-	// resized or written (nil: none declared, nothing is attributed).
-	schema atomic.Pointer[namespace.Table]
+	// schema is told of every key created, deleted, resized or written
+	// (nil: none is set, nothing is attributed).
+	schema atomic.Pointer[schemaRef]
 
 	// The running snapshot's keys at its instant (0: none runs), and those
 	// its saver has written so far: its progress, for metrics.
@@ -184,10 +182,15 @@ type LockSet struct {
 	// keys are the added keys' addresses and lengths with their shards, so a
 	// lookup of one of them does not hash it again: see ShardOf.
 	keys []keyShard
-	// Owner identifies who holds the locks (the server's client), for the
-	// Modified hook. Reset keeps it.
-	Owner any
+	// Owner identifies who holds the locks, for the hooks. Reset keeps it.
+	Owner Owner
 }
+
+// Owner is who holds a LockSet's locks (the server's client). The keyspace
+// only compares Owners and hands them to the hooks as the author of each
+// change; the method marks the types meant to be one, so that no other
+// value is taken for an owner by mistake.
+type Owner interface{ LockOwner() }
 
 type keyShard struct {
 	addr  uintptr
@@ -282,7 +285,7 @@ func (ks *Keyspace) Lock(index int, set *LockSet) *DB {
 // Reown reports the changes made from now on under set (taken by Lock in
 // db) as owner's, until Unlock or the next Reown: a client served under
 // another's locks (a blocked pop) makes changes of its own.
-func (ks *Keyspace) Reown(db *DB, set *LockSet, owner any) {
+func (ks *Keyspace) Reown(db *DB, set *LockSet, owner Owner) {
 	if set.all {
 		ks.allOwner = owner
 		return
@@ -318,7 +321,7 @@ func (ks *Keyspace) Unlock(db *DB, set *LockSet) {
 
 // SwapDB exchanges the contents of two databases. Needs LockAll.
 func (ks *Keyspace) SwapDB(a, b int) {
-	if t := ks.schema.Load(); t != nil {
+	if t := ks.reportTo(); t != nil {
 		t.SwapDB(a, b)
 	}
 	da, db := ks.DB(a), ks.DB(b)
@@ -353,7 +356,7 @@ func (ks *Keyspace) SnapshotProgress() (saved, total int64) {
 // except to the commands run under locks owned by master (the master's
 // client, nil while there is none), which find them as the master still
 // has them.
-func (ks *Keyspace) SetReplica(on bool, master any) {
+func (ks *Keyspace) SetReplica(on bool, master Owner) {
 	ks.master.Store(&master)
 	ks.replica.Store(on)
 }

@@ -1,31 +1,64 @@
 package keyspace
 
-import "github.com/keyhive/keyhive/namespace"
+// Schema is what the keyspace reports each key's changes to: the declared
+// namespaces, which count keys, volatile keys, bytes and writes per
+// namespace and protect some from eviction (package namespace implements
+// it; the server wires the two). Its methods run with the key's shard
+// locked, on the hot path of every write: they must not allocate nor call
+// back into the keyspace.
+type Schema interface {
+	// Changed reports a change to key in db: keys and volatile are +1, 0
+	// or -1, bytes the change of its size (schemaBytes). expireAt is the
+	// key's expire time after the change (0: none), or -1 when it did not
+	// change.
+	Changed(db int, key []byte, keys, volatile, bytes, expireAt int64)
+	// Wrote reports a write to key in db.
+	Wrote(db int, key []byte)
+	// FlushDB reports that database db lost all its keys.
+	FlushDB(db int)
+	// SwapDB reports that databases a and b exchanged their keys.
+	SwapDB(a, b int)
+	// AnyProtected reports whether some keys must not be evicted, and
+	// Protects whether key is one of them.
+	AnyProtected() bool
+	Protects(key []byte) bool
+}
 
-// SetSchema makes t the declared namespaces (nil: none), filling its
-// counters from the keys present: a definition costs one pass over the
-// keys, after which they are kept as keys change. Needs the exclusive lock
-// (or no other user of the keyspace, at start).
-func (ks *Keyspace) SetSchema(t *namespace.Table) {
-	if t != nil {
-		for i := range ks.dbs {
-			db := ks.DB(i)
-			for s := range db.shards {
-				sh := &db.shards[s]
-				for _, v := range sh.slots {
-					if v != 0 {
-						h := decode(sh.arena.entry(v & refMask))
-						t.Changed(i, h.key, 1, boolInt(h.expire != 0), schemaBytes(&h), h.expire)
-					}
+// schemaRef holds the Schema in an atomic pointer: no schema costs one
+// atomic load and a nil test.
+type schemaRef struct{ Schema }
+
+// SetSchema makes s the schema the keyspace reports to (nil: none), first
+// telling it of every key present: a definition costs one pass over the
+// keys, after which they are reported as they change. Needs the exclusive
+// lock (or no other user of the keyspace, at start).
+func (ks *Keyspace) SetSchema(s Schema) {
+	if s == nil {
+		ks.schema.Store(nil)
+		return
+	}
+	for i := range ks.dbs {
+		db := ks.DB(i)
+		for j := range db.shards {
+			sh := &db.shards[j]
+			for _, v := range sh.slots {
+				if v != 0 {
+					h := decode(sh.arena.entry(v & refMask))
+					s.Changed(i, h.key, 1, boolInt(h.expire != 0), schemaBytes(&h), h.expire)
 				}
 			}
 		}
 	}
-	ks.schema.Store(t)
+	ks.schema.Store(&schemaRef{s})
 }
 
-// Schema returns the declared namespaces, nil when there are none.
-func (ks *Keyspace) Schema() *namespace.Table { return ks.schema.Load() }
+// reportTo returns the schema changes are reported to, nil when none is set.
+func (ks *Keyspace) reportTo() Schema {
+	if r := ks.schema.Load(); r != nil {
+		return r.Schema
+	}
+	return nil
+}
 
 // EvictFrom removes key from db if it is still there, as EvictOne removes
 // the key it chooses (onEvict runs under the key's lock), and returns the

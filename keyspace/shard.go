@@ -26,7 +26,7 @@ const (
 // shard holds the keys of SlotCount/Shards cluster slots of one database.
 type shard struct {
 	mu       sync.Mutex
-	owner    any // the LockSet owner holding mu, for the Modified hook
+	owner    Owner // the LockSet owner holding mu, for the Modified hook
 	slots    []uint64
 	tableLog uint8 // len(slots) == 1<<tableLog when slots != nil
 	count    int

@@ -17,9 +17,10 @@
 //     0. Matching walks the key's bytes once down the trie and allocates
 //     nothing.
 //   - Counters are per database and namespace, so FLUSHDB and SWAPDB move
-//     them as the keyspace moves keys. The keyspace reports every creation,
-//     deletion, size change and expire-time change (Changed) and every
-//     touching lookup (Accessed); the server reports hits, misses,
+//     them as the keyspace moves keys. A Table is the keyspace's Schema
+//     (the server sets it): the keyspace reports every creation, deletion,
+//     size change and expire-time change (Changed) and every write
+//     (Wrote); the server reports hits, misses,
 //     evictions, expirations and refusals. Nothing is ever counted by
 //     scanning: a new Table is filled once from the keys present when it
 //     replaces the old one.
@@ -30,15 +31,12 @@
 package namespace
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
-	"github.com/keyhive/keyhive/config"
-	"github.com/keyhive/keyhive/internal/quote"
-	"github.com/keyhive/keyhive/resp"
+	"github.com/keyhive/keyhive/internal/strnum"
 )
 
 // Order is how a namespace over its quota chooses the key to evict.
@@ -171,7 +169,7 @@ func Parse(args []string) (Def, error) {
 			}
 			var n int64
 			if opt == "max-memory" {
-				m, ok := config.ParseMemory(v)
+				m, ok := strnum.ParseMemory(v)
 				if !ok || m > 1<<62 {
 					return Def{}, fmt.Errorf("ERR invalid MAX-MEMORY '%s'", v)
 				}
@@ -305,49 +303,4 @@ func (d *Def) Args() []string {
 		a = append(a, "TYPES", strings.Join(TypeNames(d.Types), ","))
 	}
 	return a
-}
-
-// AuxField is the RDB aux field that carries the declarations with the
-// data. Redis ignores aux fields it does not know, so a Keyhive file stays
-// loadable by redis-server.
-const AuxField = "keyhive-namespaces"
-
-// Marshal writes declarations as lines of quoted DEFINE arguments: the RDB
-// aux field's value.
-func Marshal(defs []Def) []byte {
-	var b []byte
-	for i := range defs {
-		for j, a := range defs[i].Args() {
-			if j > 0 {
-				b = append(b, ' ')
-			}
-			b = quote.Append(b, []byte(a))
-		}
-		b = append(b, '\n')
-	}
-	return b
-}
-
-// Unmarshal reads what Marshal wrote.
-func Unmarshal(b []byte) ([]Def, error) {
-	var defs []Def
-	for _, line := range bytes.Split(b, []byte{'\n'}) {
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		args, ok := resp.SplitArgs(line, nil)
-		if !ok {
-			return nil, errors.New("unbalanced quotes in a namespace declaration")
-		}
-		s := make([]string, len(args))
-		for i, a := range args {
-			s[i] = string(a)
-		}
-		d, err := Parse(s)
-		if err != nil {
-			return nil, err
-		}
-		defs = append(defs, d)
-	}
-	return defs, nil
 }

@@ -1,7 +1,6 @@
 package namespace
 
 import (
-	"reflect"
 	"strings"
 	"testing"
 )
@@ -56,10 +55,6 @@ func TestParseRoundTrip(t *testing.T) {
 		if got := strings.Join(d.Args(), " "); got != line {
 			t.Errorf("%s\n read back as %s", line, got)
 		}
-		defs, err := Unmarshal(Marshal([]Def{d}))
-		if err != nil || len(defs) != 1 || !reflect.DeepEqual(defs[0], d) {
-			t.Errorf("%s: Marshal round trip %v %v", line, defs, err)
-		}
 	}
 }
 
@@ -101,30 +96,6 @@ func TestEvictionOrderHitsThenOldest(t *testing.T) {
 	if tab.Over() != -1 || tab.Totals(1).Keys != 3 || tab.Totals(1).Bytes != 30 {
 		t.Fatalf("after the eviction: over=%d totals=%+v", tab.Over(), tab.Totals(1))
 	}
-}
-
-// FuzzUnmarshal feeds the declarations' file form (the RDB aux field, and
-// the config file's namespace lines are the same arguments): never a panic,
-// and what it accepts reads back the same.
-func FuzzUnmarshal(f *testing.F) {
-	f.Add([]byte("dns PREFIX dns: MAX-KEYS 10000 EVICT lowest-hits-then-oldest\n"))
-	f.Add([]byte("\"a b\" PATTERN \"q:*:w:*\" TYPES zset,hash PROTECTED\nc PREFIX c: DEFAULT-TTL 60\n"))
-	f.Add([]byte("x PREFIX \"\\x00\\xff\" MAX-MEMORY 1gb REJECT\n"))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		defs, err := Unmarshal(b)
-		if err != nil {
-			return
-		}
-		again, err := Unmarshal(Marshal(defs))
-		if err != nil || !reflect.DeepEqual(again, defs) {
-			t.Fatalf("round trip of %q: %v %v", b, again, err)
-		}
-		tab := NewTable(defs, 1)
-		for i := range defs {
-			tab.Match([]byte(defs[i].Prefix))
-			tab.Match(b)
-		}
-	})
 }
 
 // BenchmarkMatch matches keys against bench/keyhive-namespaces.sh's 20

@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/keyhive/keyhive/config"
 	"github.com/keyhive/keyhive/glob"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
@@ -88,7 +87,7 @@ func debugCommand(x *Ctx) {
 	case cArgIs(sub, "quicklist-packed-threshold") && n == 3:
 		// Keyhive's list nodes have no plain form, so the threshold Redis
 		// would set is only checked.
-		if size, ok := config.ParseMemory(string(cBytes(x.Args[2]))); !ok || size > 1<<32-1<<20 {
+		if size, ok := strnum.ParseMemory(string(cBytes(x.Args[2]))); !ok || size > 1<<32-1<<20 {
 			x.W.Error("ERR argument must be a memory value bigger than 1 and smaller than 4gb")
 			return
 		}

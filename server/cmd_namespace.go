@@ -134,7 +134,7 @@ func writeStats(x *Ctx, t namespace.Totals) {
 // namedNamespace finds the namespace x.Args[2] names, replying an error
 // when there is none.
 func namedNamespace(x *Ctx) (*namespace.Table, int, bool) {
-	t := x.s.ks.Schema()
+	t := x.s.schema.Load()
 	name := string(x.Args[2])
 	ns := -1
 	if t != nil {
@@ -171,7 +171,7 @@ func namespaceInfo(x *Ctx) {
 }
 
 func namespaceStats(x *Ctx) {
-	t := x.s.ks.Schema()
+	t := x.s.schema.Load()
 	if t == nil {
 		x.W.Map(0)
 		return
@@ -185,7 +185,7 @@ func namespaceStats(x *Ctx) {
 }
 
 func namespaceReset(x *Ctx) {
-	t := x.s.ks.Schema()
+	t := x.s.schema.Load()
 	if len(x.Args) > 3 {
 		x.W.Error(errArity("namespace|reset"))
 		return
@@ -207,7 +207,7 @@ func namespaceReset(x *Ctx) {
 // writeNamespacesInfo is INFO namespaces: a line per namespace, as INFO
 // keyspace's, the default one last.
 func (s *Server) writeNamespacesInfo(b *strings.Builder) {
-	t := s.ks.Schema()
+	t := s.schema.Load()
 	if t == nil {
 		return
 	}

@@ -49,6 +49,7 @@ func (s *Server) persistenceHost() *durability.Host {
 			_, err := s.scripts.LoadLibrary(bytes.Clone(code), merge)
 			return err
 		},
+		SchemaDefs: s.schemaDefs,
 		LoadSchema: s.loadSchema,
 		Replay: func() func(args [][]byte) error {
 			c := s.loadingClient()

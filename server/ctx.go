@@ -28,7 +28,7 @@ func (x *Ctx) lookupReadTouch(key []byte, touch bool) (keyspace.Entry, bool) {
 		x.c.traffic.misses.add(1)
 		x.notify(notifyKeyMiss, "keymiss", key)
 	}
-	if t := x.s.ks.Schema(); t != nil {
+	if t := x.s.schema.Load(); t != nil {
 		if ok {
 			t.Hit(x.DB.ID(), key, touch)
 		} else {

@@ -201,7 +201,7 @@ func (c *Client) call(cmd *Command, args [][]byte, from caller) {
 		// The caller holds the locks (EXEC, a script, the loader), or the
 		// command needs none (SCRIPT KILL while a script holds them all).
 		x.DB = s.ks.DB(int(c.db.Load())) // a SELECT before switched
-		if t := s.ks.Schema(); t != nil && t.Guarded() && from != fromLoader && cmd.Flags&FlagWrite != 0 {
+		if t := s.schema.Load(); t != nil && t.Guarded() && from != fromLoader && cmd.Flags&FlagWrite != 0 {
 			if msg := x.schemaRefusal(t, cmd, args); msg != "" {
 				x.W.Error(msg)
 				s.cmdStats[cmd.id].rejected.Add(1)
@@ -233,7 +233,7 @@ func (c *Client) call(cmd *Command, args [][]byte, from caller) {
 	}
 	db := s.ks.Lock(int(c.db.Load()), &x.locks)
 	x.DB = db
-	schema := s.ks.Schema()
+	schema := s.schema.Load()
 	if from == fromMaster {
 		schema = nil // the master enforced its schema: its stream carries the effects
 	}
@@ -311,7 +311,7 @@ func (c *Client) ran(cmd *Command, args [][]byte, from caller, start int64, mark
 	}
 	if x.dirty > 0 && from != fromClient {
 		x.publish(args)
-		if t := s.ks.Schema(); t != nil && t.TTLRules() {
+		if t := s.schema.Load(); t != nil && t.TTLRules() {
 			x.applyTTLRules(t, cmd, args)
 		}
 	}

@@ -272,7 +272,7 @@ func (s *Server) evictInBackground() {
 // then the deletion's propagation as Redis does it: DEL, or UNLINK under
 // lazyfree-lazy-eviction.
 func (s *Server) keyEvicted(db int, key []byte) {
-	if t := s.ks.Schema(); t != nil {
+	if t := s.schema.Load(); t != nil {
 		t.Count(db, key, evictedCounter)
 	}
 	s.notifyIn(s.evict.by, notifyEvicted, "evicted", key, db)

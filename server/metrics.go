@@ -500,7 +500,7 @@ var namespaceMetrics = []struct {
 // writeNamespaceMetrics writes each namespace's statistics (none when no
 // namespace is declared).
 func (s *Server) writeNamespaceMetrics(p *promtext.Writer) {
-	t := s.ks.Schema()
+	t := s.schema.Load()
 	if t == nil {
 		return
 	}

@@ -229,7 +229,7 @@ func (s *Server) enforceQuotas(t *namespace.Table, by *Client) {
 // evictOverQuota is maxmemory eviction's first choice: a key of a
 // namespace over its quota. It reports false when no namespace is over.
 func (s *Server) evictOverQuota() (int64, bool) {
-	t := s.ks.Schema()
+	t := s.schema.Load()
 	if t == nil || !t.AnyOver() {
 		return 0, false
 	}
@@ -256,16 +256,19 @@ func (s *Server) setSchema(defs []namespace.Def) {
 	var t *namespace.Table
 	if len(defs) > 0 {
 		t = namespace.NewTable(defs, s.ks.Len())
-		if old := s.ks.Schema(); old != nil {
+		if old := s.schema.Load(); old != nil {
 			t.KeepCounters(old)
 		}
+		s.ks.SetSchema(t)
+	} else {
+		s.ks.SetSchema(nil) // not a nil *Table, which is a non-nil Schema
 	}
-	s.ks.SetSchema(t)
+	s.schema.Store(t)
 }
 
 // schemaDefs returns the declared namespaces.
 func (s *Server) schemaDefs() []namespace.Def {
-	if t := s.ks.Schema(); t != nil {
+	if t := s.schema.Load(); t != nil {
 		return t.Defs()
 	}
 	return nil

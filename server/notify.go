@@ -96,7 +96,7 @@ func (s *Server) watchNotify() {
 }
 
 // keyCreated is the keyspace's Created hook: the "new" event.
-func (s *Server) keyCreated(db int, key []byte, owner any) {
+func (s *Server) keyCreated(db int, key []byte, owner keyspace.Owner) {
 	by, _ := owner.(*Client)
 	s.notifyIn(by, notifyNew, "new", key, db)
 }
@@ -104,7 +104,7 @@ func (s *Server) keyCreated(db int, key []byte, owner any) {
 // keyExpired is the keyspace's Expired hook: the "expired" event, then the
 // deletion's propagation, in Redis's order.
 func (s *Server) keyExpired(db int, key []byte) {
-	if t := s.ks.Schema(); t != nil {
+	if t := s.schema.Load(); t != nil {
 		t.Count(db, key, expirationCounter)
 	}
 	s.notifyIn(nil, notifyExpired, "expired", key, db)

@@ -20,6 +20,7 @@ import (
 	"github.com/keyhive/keyhive/config"
 	"github.com/keyhive/keyhive/durability"
 	"github.com/keyhive/keyhive/keyspace"
+	"github.com/keyhive/keyhive/namespace"
 	"github.com/keyhive/keyhive/scripting"
 	"github.com/keyhive/keyhive/values"
 )
@@ -30,6 +31,10 @@ type Server struct {
 	clock clock.Clock
 	ks    *keyspace.Keyspace
 	log   *log.Logger
+
+	// schema is the declared namespaces (nil: none), which the keyspace
+	// reports its keys' changes to (setSchema sets both).
+	schema atomic.Pointer[namespace.Table]
 
 	fieldScratch values.Scratch // the active cycle's, for hashes' expired fields
 

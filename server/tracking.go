@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/keyhive/keyhive/internal/strnum"
+	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/resp"
 )
 
@@ -145,7 +146,7 @@ func (s *Server) trackInner(c *Client, cmd, keysOf *Command, args [][]byte) {
 }
 
 // keyModified is the keyspace's Modified hook: WATCH and tracking.
-func (s *Server) keyModified(db int, key []byte, owner any) {
+func (s *Server) keyModified(db int, key []byte, owner keyspace.Owner) {
 	s.watches.touched(db, key)
 	if s.tracking.clients.Load() == 0 {
 		return

@@ -239,3 +239,46 @@ func ParseULL(b []byte) (uint64, bool) {
 	}
 	return v, ok
 }
+
+// ParseMemory follows Redis's memtoull, which the config, DEBUG POPULATE
+// and namespaces' MAX-MEMORY share: an optional run of digits and an optional unit (b, k, kb, m, mb, g,
+// gb; any case; k=1000, kb=1024). An empty digit run means 0, a run of 128
+// digits or more is an error, a too-large number saturates and the unit
+// multiplication wraps, exactly as the C code behaves.
+func ParseMemory(s string) (uint64, bool) {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	var mul uint64
+	switch strings.ToLower(s[i:]) {
+	case "", "b":
+		mul = 1
+	case "k":
+		mul = 1000
+	case "kb":
+		mul = 1024
+	case "m":
+		mul = 1000 * 1000
+	case "mb":
+		mul = 1024 * 1024
+	case "g":
+		mul = 1000 * 1000 * 1000
+	case "gb":
+		mul = 1024 * 1024 * 1024
+	default:
+		return 0, false
+	}
+	if i >= 128 {
+		return 0, false
+	}
+	var v uint64
+	if i > 0 {
+		var err error
+		v, err = strconv.ParseUint(s[:i], 10, 64)
+		if err != nil {
+			v = math.MaxUint64 // strtoull saturates on overflow
+		}
+	}
+	return v * mul, true
+}

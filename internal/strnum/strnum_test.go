@@ -68,3 +68,26 @@ func FuzzPlainDecimal(f *testing.F) {
 		}
 	})
 }
+
+func TestParseMemory(t *testing.T) {
+	cases := []struct {
+		in   string
+		want uint64
+		ok   bool
+	}{
+		{"0", 0, true}, {"", 0, true}, {"k", 0, true}, {"123", 123, true},
+		{"1b", 1, true}, {"1B", 1, true},
+		{"1k", 1000, true}, {"1K", 1000, true}, {"1kb", 1024, true}, {"1kB", 1024, true}, {"1Kb", 1024, true},
+		{"2m", 2000000, true}, {"2mb", 2 << 20, true}, {"3g", 3000000000, true}, {"3gb", 3 << 30, true},
+		{"1t", 0, false}, {"1.5gb", 0, false}, {"-1", 0, false}, {"+1", 0, false}, {" 1", 0, false},
+		{"1 ", 0, false}, {"0x10", 0, false}, {"1kbb", 0, false},
+		{"99999999999999999999", 1<<64 - 1, true},             // saturates like strtoull
+		{"18446744073709551615k", 18446744073709550616, true}, // and the unit wraps
+	}
+	for _, c := range cases {
+		got, ok := ParseMemory(c.in)
+		if ok != c.ok || (ok && got != c.want) {
+			t.Errorf("ParseMemory(%q) = %d, %v; want %d, %v", c.in, got, ok, c.want, c.ok)
+		}
+	}
+}
