@@ -545,10 +545,7 @@ func multiHDEL(cmd string, hdels ...string) propStep {
 // TestHashFieldPropagation: what the field expiry commands and field
 // expiry propagate, against redis-server 7.4.1's AOF.
 func TestHashFieldPropagation(t *testing.T) {
-	path, err := difftest.Oracle74()
-	if err != nil {
-		t.Fatal(err)
-	}
+	path := difftest.Need74(t)
 	ms := 10 * time.Millisecond
 	checkPropagationWith(t, []propStep{
 		w("HSET h a 1 b 2 c 3", "HSET h a 1 b 2 c 3"),

@@ -519,11 +519,7 @@ func TestRedisServerMissing(t *testing.T) {
 
 // TestOracle74 checks that Start74's oracle is redis-server 7.4.1.
 func TestOracle74(t *testing.T) {
-	oracle, err := Oracle74()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := start(t, targetRedis, oracle, nil, false)
+	p := start(t, targetRedis, Need74(t), nil, false)
 	info := p.Redis().Do("INFO", "server").Str
 	if !strings.Contains(info, "redis_version:7.4.1") {
 		t.Fatalf("Start74's oracle is not 7.4.1:\n%s", info)

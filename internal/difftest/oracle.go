@@ -33,12 +33,12 @@ func defaultOracle(tb testing.TB) string {
 
 // Oracle74Env names the environment variable holding the path of a
 // redis-server 7.4.1 binary. test.sh sets it after building the binary with
-// ../shared/oracles/build-redis.sh.
+// build-oracle.sh (beside this file).
 const Oracle74Env = "KEYHIVE_ORACLE_74"
 
 // Oracle74 returns the path of the redis-server 7.4.1 oracle: Oracle74Env if
-// set, else where build-redis.sh caches its build. The binary is built once per
-// machine (about two minutes), so tests never build it themselves.
+// set, else where build-oracle.sh caches its build. The binary is built once
+// per machine (about two minutes), so tests never build it themselves.
 func Oracle74() (string, error) {
 	path := os.Getenv(Oracle74Env)
 	if path == "" {
@@ -53,7 +53,26 @@ func Oracle74() (string, error) {
 		path = filepath.Join(cache, "keyhive-oracles", "redis-7.4.1", "src", "redis-server")
 	}
 	if _, err := os.Stat(path); err != nil {
-		return "", fmt.Errorf("redis-server 7.4.1 oracle not found at %s: run ./test.sh, or ../shared/oracles/build-redis.sh and set %s", path, Oracle74Env)
+		return "", fmt.Errorf("redis-server 7.4.1 oracle not found at %s: ./test.sh builds it when its source can be had (internal/difftest/build-oracle.sh)", path)
 	}
 	return path, nil
+}
+
+// Need74 returns the path of the redis-server 7.4.1 oracle, or skips tb
+// with one line saying why there is none (a fresh clone without the source
+// and offline). A binary Oracle74Env names but that is missing fails tb
+// instead: test.sh sets it only after a build, so the oracle's tests never
+// skip where it was built.
+func Need74(tb testing.TB) string {
+	tb.Helper()
+	path, err := Oracle74()
+	switch {
+	case err == nil:
+		return path
+	case os.Getenv(Oracle74Env) != "":
+		tb.Fatalf("%s: %v", Oracle74Env, err)
+	default:
+		tb.Skip(err)
+	}
+	return ""
 }

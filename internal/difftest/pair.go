@@ -51,7 +51,8 @@ func StartIsolated(tb testing.TB, directives ...string) *Pair {
 }
 
 // Start74 is Start with redis-server 7.4.1 as the oracle, for behaviour newer
-// than Debian's 7.0.15 (Redis 7.2 and 7.4 commands, RDB 12). See Oracle74.
+// than Debian's 7.0.15 (Redis 7.2 and 7.4 commands, RDB 12). Without that
+// oracle it skips tb (see Need74).
 func Start74(tb testing.TB, directives ...string) *Pair {
 	tb.Helper()
 	return start74(tb, directives, true)
@@ -69,11 +70,7 @@ func start74(tb testing.TB, directives []string, shared bool) *Pair {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	oracle, err := Oracle74()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return start(tb, target, oracle, directives, shared)
+	return start(tb, target, Need74(tb), directives, shared)
 }
 
 // Main runs the tests and then stops the shared servers. Using it is optional
