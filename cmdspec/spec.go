@@ -35,7 +35,7 @@
 //
 // For example SET:
 //
-//	&Spec{Name: "set", Arity: -3, Flags: "write denyoom", ACL: "@write @string @slow",
+//	&Spec{Name: "set", Arity: -3, Flags: FlagWrite | FlagDenyOOM, ACL: "@write @string @slow",
 //		Keys:    []string{"RW access update variable_flags; index 1; range 0 1 0"},
 //		KeyFunc: setKeys,
 //		Args:    "key:key#0 value:string [condition:<NX|XX>] [GET] [expiration:<EX=seconds:integer|...|KEEPTTL>]",
@@ -50,6 +50,7 @@
 package cmdspec
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -60,18 +61,8 @@ type Spec struct {
 	Name  string // lower case; a subcommand's own name, without its parent
 	Arity int    // exact when positive, minimum when negative (name included)
 	// Flags are Redis's command flags (movablekeys is derived from the key
-	// specs) and Keyhive's own, which COMMAND INFO does not show:
-	// allkeys (the command takes the exclusive lock), nokeyspace (it takes
-	// no lock at all), not_queued (it runs at once inside MULTI),
-	// ends_multi (it ends a transaction, so lack of memory does not refuse
-	// it), subscribed_ok (a RESP2 subscriber may run it) and
-	// disk_error_denied (refused like writes when the AOF cannot be written),
-	// selects_db (it switches the client's database), channel_publish,
-	// channel_subscribe and channel_pattern (its arguments are channels,
-	// or patterns, it publishes or subscribes to, as ACL checks them) and
-	// may_replicate (Redis's flag, which COMMAND INFO hides: it may
-	// propagate although it is no write, so read-only scripts refuse it).
-	Flags string
+	// specs) and Keyhive's own (see the constants).
+	Flags Flags
 	ACL   string   // every ACL category COMMAND INFO lists, in its order
 	Tips  string   // COMMAND INFO's tips, space separated
 	Keys  []string // key specs, in the key spec grammar
@@ -109,16 +100,6 @@ func (s *Spec) KeySpecs() []KeySpec { return s.keySpecs }
 // Arguments are the parsed arguments.
 func (s *Spec) Arguments() []Arg { return s.args }
 
-// HasFlag reports whether the space separated Flags include f.
-func (s *Spec) HasFlag(f string) bool {
-	for _, w := range strings.Fields(s.Flags) {
-		if w == f {
-			return true
-		}
-	}
-	return false
-}
-
 // MovableKeys reports Redis's movablekeys flag: the keys are not one plain
 // range that COMMAND INFO's first/last/step fields can describe.
 func (s *Spec) MovableKeys() bool { return s.movable }
@@ -152,6 +133,9 @@ func prepare(s *Spec, parent *Spec, group string) {
 		s.Group = group
 	}
 	fail := func(err error) { panic(fmt.Sprintf("cmdspec: %s: %v", s.FullName, err)) }
+	if s.Flags&FlagMovableKeys != 0 {
+		fail(errors.New("movablekeys is derived from the key specs, not declared"))
+	}
 	for _, k := range s.Keys {
 		ks, err := ParseKeySpec(k)
 		if err != nil {

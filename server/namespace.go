@@ -49,7 +49,7 @@ func (x *Ctx) schemaRefusal(t *namespace.Table, cmd *Command, args [][]byte) str
 				msg = fmt.Sprintf("ERR namespace '%s' requires a TTL: write its keys with EX, PX, EXAT or PXAT (or SETEX), or give the key one first", d.Name)
 			case d.Evict == namespace.OrderNone && !found && t.WouldExceed(ns):
 				msg = fmt.Sprintf("NSQUOTA namespace '%s' is at its MAX-KEYS quota of %d keys", d.Name, d.MaxKeys)
-			case d.Evict == namespace.OrderNone && cmd.Flags&FlagDenyOOM != 0 && t.OverMemory(ns):
+			case d.Evict == namespace.OrderNone && cmd.Flags&cmdspec.FlagDenyOOM != 0 && t.OverMemory(ns):
 				msg = fmt.Sprintf("NSQUOTA namespace '%s' is at its MAX-MEMORY quota of %d bytes", d.Name, d.MaxMemory)
 			}
 		}
