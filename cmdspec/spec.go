@@ -74,6 +74,27 @@ type Spec struct {
 	Redact func(args [][]byte) (lo, hi int)
 	Args   string // arguments, in the argument grammar
 
+	// Writes is the type of value the command writes, which namespaces
+	// restricted to some types check; Untyped for the commands that work
+	// on any key (DEL, EXPIRE, RENAME) and for those that do not write.
+	Writes ValueType
+	// TTL is the command's effect on the TTL of the keys it writes, which
+	// namespaces that require a TTL check. With TTLOptions, its expiration
+	// options (EX, PX, EXAT, PXAT give a TTL, KEEPTTL keeps it, PERSIST
+	// removes it), found by the argument grammar, override TTL.
+	TTL        TTLEffect
+	TTLOptions bool
+	// Runs is the script or function the command runs, which its first
+	// argument names.
+	Runs Runs
+	// ScriptCallable lets a script call this noscript command while DEBUG
+	// SET-DISABLE-DENY-SCRIPTS is on, as Redis's test suite has scripts
+	// do; except with an argument after the command's name that
+	// ScriptCallableExcept lists, which would re-enter the script engine or
+	// swap the data under it.
+	ScriptCallable       bool
+	ScriptCallableExcept []string
+
 	Group, Since, Summary, Complexity string
 	DocFlags                          string // COMMAND DOCS doc_flags, space separated
 	DeprecatedSince, ReplacedBy       string
@@ -92,6 +113,55 @@ type Spec struct {
 	simpleFlags                         KeyFlags
 	legacyFirst, legacyLast, legacyStep int
 	movable                             bool
+	// ttlArg is the position of the ttl argument (TTLByArgument);
+	// optionsFrom that of the first option, and options the tokens they
+	// may start with (TTLOptions).
+	ttlArg, optionsFrom int
+	options             []option
+}
+
+// ValueType is a type of value, as Spec.Writes names it.
+type ValueType uint8
+
+// The value types of Redis's data commands.
+const (
+	Untyped ValueType = iota
+	TypeString
+	TypeList
+	TypeSet
+	TypeZSet
+	TypeHash
+	TypeStream
+)
+
+// Runs says what a command runs on its caller's behalf.
+type Runs uint8
+
+const (
+	RunsNothing     Runs = iota
+	RunsScript           // its first argument is a script's source (EVAL)
+	RunsScriptBySHA      // its first argument is a script's SHA1 (EVALSHA)
+	RunsFunction         // its first argument is a function's name (FCALL)
+)
+
+// ScriptMayCall reports whether a script may call the command with args
+// while DEBUG SET-DISABLE-DENY-SCRIPTS is on (see ScriptCallable).
+func (s *Spec) ScriptMayCall(args [][]byte) bool {
+	if !s.ScriptCallable {
+		return false
+	}
+	next := 1
+	if s.Parent != nil {
+		next = 2
+	}
+	if next < len(args) {
+		for _, w := range s.ScriptCallableExcept {
+			if equalFold(args[next], w) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // KeySpecs are the parsed key specs.
@@ -149,6 +219,9 @@ func prepare(s *Spec, parent *Spec, group string) {
 	}
 	s.args = args
 	s.deriveKeys()
+	if err := s.prepareTTL(); err != nil {
+		fail(err)
+	}
 	for _, sub := range s.Subcommands {
 		prepare(sub, s, s.Group)
 	}

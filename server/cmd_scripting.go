@@ -76,12 +76,12 @@ func (s *Server) scriptDeniesOOM(cmd *Command, args [][]byte) bool {
 // declaredFlags are the flags the script or function an EVAL or FCALL runs
 // declares, and whether it declares any (a shebang; a function always does).
 func (s *Server) declaredFlags(cmd *Command, args [][]byte) (scripting.Flags, bool) {
-	switch cmd.Name {
-	case "eval", "eval_ro":
+	switch cmd.spec.Runs {
+	case cmdspec.RunsScript:
 		return s.scripts.DeclaredScriptFlags(args[1], false)
-	case "evalsha", "evalsha_ro":
+	case cmdspec.RunsScriptBySHA:
 		return s.scripts.DeclaredScriptFlags(args[1], true)
-	case "fcall", "fcall_ro":
+	case cmdspec.RunsFunction:
 		return s.scripts.DeclaredFunctionFlags(args[1])
 	}
 	return 0, false
@@ -239,7 +239,7 @@ func (h *scriptHost) admit(cmd *Command, args [][]byte) bool {
 	s := h.x.s
 	var denied string
 	switch {
-	case cmd.Flags&cmdspec.FlagNoScript != 0 && !(s.debug.scriptsCallDenied.Load() && scriptMayCallDenied(cmd, args)):
+	case cmd.Flags&cmdspec.FlagNoScript != 0 && !(s.debug.scriptsCallDenied.Load() && cmd.spec.ScriptMayCall(args)):
 		return h.reject(cmd, "ERR This Redis command is not allowed from script")
 	case h.scriptDenied(cmd, args, &denied):
 		return h.reject(cmd, denied)

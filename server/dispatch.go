@@ -337,7 +337,7 @@ func (s *Server) recordCall(c *Client, cmd *Command, args [][]byte, elapsed, now
 	st.usec.Add(elapsed / int64(time.Microsecond))
 	if len(reply) > 0 && reply[0] == '-' {
 		st.failed.Add(1)
-		if runsScript[cmd] && c.ctx.scriptErrorCounted {
+		if cmd.spec.Runs != cmdspec.RunsNothing && c.ctx.scriptErrorCounted {
 			s.stats.errors.uncount(errorText(reply))
 		}
 	}
