@@ -120,6 +120,21 @@ type Spec struct {
 	options             []option
 }
 
+// KeySpecs are the parsed key specs.
+func (s *Spec) KeySpecs() []KeySpec { return s.keySpecs }
+
+// Arguments are the parsed arguments.
+func (s *Spec) Arguments() []Arg { return s.args }
+
+// MovableKeys reports Redis's movablekeys flag: the keys are not one plain
+// range that COMMAND INFO's first/last/step fields can describe.
+func (s *Spec) MovableKeys() bool { return s.movable }
+
+// LegacyRange is COMMAND INFO's first key, last key and step.
+func (s *Spec) LegacyRange() (first, last, step int) {
+	return s.legacyFirst, s.legacyLast, s.legacyStep
+}
+
 // ValueType is a type of value, as Spec.Writes names it.
 type ValueType uint8
 
@@ -162,21 +177,6 @@ func (s *Spec) ScriptMayCall(args [][]byte) bool {
 		}
 	}
 	return true
-}
-
-// KeySpecs are the parsed key specs.
-func (s *Spec) KeySpecs() []KeySpec { return s.keySpecs }
-
-// Arguments are the parsed arguments.
-func (s *Spec) Arguments() []Arg { return s.args }
-
-// MovableKeys reports Redis's movablekeys flag: the keys are not one plain
-// range that COMMAND INFO's first/last/step fields can describe.
-func (s *Spec) MovableKeys() bool { return s.movable }
-
-// LegacyRange is COMMAND INFO's first key, last key and step.
-func (s *Spec) LegacyRange() (first, last, step int) {
-	return s.legacyFirst, s.legacyLast, s.legacyStep
 }
 
 var commands = map[string]*Spec{}
