@@ -114,10 +114,12 @@ type Spec struct {
 	legacyFirst, legacyLast, legacyStep int
 	movable                             bool
 	// ttlArg is the position of the ttl argument (TTLByArgument);
-	// optionsFrom that of the first option, and options the tokens they
-	// may start with (TTLOptions).
-	ttlArg, optionsFrom int
-	options             []option
+	// optionsFrom that of the first option, after countArg's count of
+	// repeatWidth words when repeatWidth is set, and options the tokens
+	// they may start with (TTLOptions).
+	ttlArg, optionsFrom   int
+	countArg, repeatWidth int
+	options               []option
 }
 
 // KeySpecs are the parsed key specs.

@@ -172,6 +172,10 @@ func TestTTLEffectOn(t *testing.T) {
 		{"set k ex ex 10", TTLGiven, 0},
 		{"set k v nx get pxat 1", TTLGiven, 0},
 		{"set k v keepttl", TTLKept, 0},
+		{"msetex 2 a 1 b EX", TTLRemoved, 0},
+		{"msetex 1 a EX EX 10", TTLGiven, 0},
+		{"msetex 1 a 1 nx keepttl", TTLKept, 0},
+		{"msetex x a 1 ex 10", TTLRemoved, 0},
 		{"getex k", TTLKept, 0},
 		{"getex k persist", TTLRemoved, 0},
 		{"getex k px 10", TTLGiven, 0},
@@ -186,8 +190,10 @@ func TestTTLEffectOn(t *testing.T) {
 	} {
 		args := argv(c.line)
 		s := Lookup(string(args[0]))
-		refs := s.GetKeys(args, nil)
-		k := refs[len(refs)-1]
+		k := KeyRef{2, OW | Update} // where an invalid numkeys finds none
+		if refs := s.GetKeys(args, nil); len(refs) > 0 {
+			k = refs[len(refs)-1]
+		}
 		if got, from := s.TTLEffectOn(args, k); got != c.want || from != c.from {
 			t.Errorf("%s: got %d from %d, want %d from %d", c.line, got, from, c.want, c.from)
 		}

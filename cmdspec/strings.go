@@ -83,7 +83,7 @@ func init() {
 			Args:  "key_value:{key:key#0 value:string}...",
 			Since: "1.0.1", Complexity: "O(N), N = the keys given.",
 			Summary: "Sets several keys."},
-		&Spec{Name: "msetex", Arity: -4, Flags: FlagWrite | FlagDenyOOM, Writes: TypeString, ACL: "@write @string @slow", Tips: "request_policy:multi_shard response_policy:all_succeeded",
+		&Spec{Name: "msetex", Arity: -4, Flags: FlagWrite | FlagDenyOOM, Writes: TypeString, ACL: "@write @string @slow", Tips: "request_policy:multi_shard response_policy:all_succeeded", TTLOptions: true,
 			Keys:  []string{"OW update; index 1; keynum 0 1 2"},
 			Args:  "numkeys:integer data:{key:key#0 value:string}... [condition:<NX|XX>] [expiration:<EX=seconds:integer|PX=milliseconds:integer|EXAT=unix-time-seconds:unix-time|PXAT=unix-time-milliseconds:unix-time|KEEPTTL>]",
 			Since: "8.4.0", Complexity: "O(N), N = the keys given.",

@@ -50,12 +50,21 @@ func (s *Spec) prepareTTL() error {
 	if !s.TTLOptions && s.TTL != TTLByArgument {
 		return nil
 	}
-	// Positional arguments come first: each is one word.
+	// Positional arguments come first: each is one word, except that the
+	// last may repeat a block of words as many times as the integer
+	// before it says (MSETEX's numkeys and key-value pairs).
 	pos := 1
 	i := 0
 	for ; i < len(s.args) && !s.args[i].Optional; i++ {
 		a := &s.args[i]
-		if a.Multiple || a.Token != "" || a.Type == "block" || a.Type == "oneof" {
+		if s.repeatWidth > 0 {
+			return errors.New("a positional argument after the repeated one")
+		}
+		switch {
+		case a.Multiple && a.Type == "block" && i > 0 && s.args[i-1].Type == "integer" && oneWordEach(a.Args):
+			s.countArg, s.repeatWidth = pos-1, len(a.Args)
+			continue
+		case a.Multiple || a.Token != "" || a.Type == "block" || a.Type == "oneof":
 			return errors.New("arguments before the options are not one word each")
 		}
 		if a.Name == "ttl" {
@@ -80,7 +89,7 @@ func (s *Spec) prepareTTL() error {
 		}
 		for _, c := range choices {
 			if c.Token == "" || c.Type == "block" || c.Type == "oneof" {
-				return errors.New("an option that is not a token, or a token with a value: " + c.Name)
+				return errors.New("option " + c.Name + " is not a token with at most one value")
 			}
 			o := option{token: c.Token, takesArg: c.Type != "pure-token"}
 			for _, e := range ttlOptionEffects {
@@ -126,7 +135,18 @@ func (s *Spec) TTLEffectOn(args [][]byte, k KeyRef) (effect TTLEffect, from int)
 // walking them as the grammar says: a token's value is skipped, so a
 // value that reads as an option (SET k EX, SET k v IFEQ EX) is not one.
 func (s *Spec) ttlOption(args [][]byte) (TTLEffect, bool) {
-	for i := s.optionsFrom; i < len(args); i++ {
+	from := s.optionsFrom
+	if s.repeatWidth > 0 {
+		if s.countArg >= len(args) {
+			return TTLKept, false
+		}
+		n, ok := parseCount(args[s.countArg])
+		if !ok {
+			return TTLKept, false
+		}
+		from += n * s.repeatWidth
+	}
+	for i := from; i < len(args); i++ {
 		for _, o := range s.options {
 			if !equalFold(args[i], o.token) {
 				continue
@@ -141,4 +161,13 @@ func (s *Spec) ttlOption(args [][]byte) (TTLEffect, bool) {
 		}
 	}
 	return TTLKept, false
+}
+
+func oneWordEach(args []Arg) bool {
+	for _, a := range args {
+		if a.Optional || a.Multiple || a.Token != "" || a.Type == "block" || a.Type == "oneof" {
+			return false
+		}
+	}
+	return true
 }

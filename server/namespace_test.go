@@ -249,7 +249,8 @@ func TestNamespaceSeed003RequireTTL(t *testing.T) {
 // TestNamespaceRequireTTLReadsOptions: a command's expiration options are
 // found where its argument grammar puts them, so SET's value is never
 // taken for one (SET k EX sets the value "EX", with no TTL), nor a
-// condition's value (IFEQ EX). RESTORE's ttl argument and the TTL a
+// condition's value (IFEQ EX), nor MSETEX's (where its options begin
+// depends on numkeys). RESTORE's ttl argument and the TTL a
 // destination takes from its source count too.
 func TestNamespaceRequireTTLReadsOptions(t *testing.T) {
 	ctx := context.Background()
@@ -271,6 +272,8 @@ func TestNamespaceRequireTTLReadsOptions(t *testing.T) {
 		{[]any{"set", "cache:k", "v", "get", "pxat", "99999999999999"}, true},
 		{[]any{"SET", "cache:k", "v", "KEEPTTL"}, true},
 		{[]any{"SET", "cache:k", "v", "NX", "KEEPTTL"}, true},
+		{[]any{"MSETEX", "2", "cache:m", "v", "cache:n", "EX"}, false},
+		{[]any{"MSETEX", "1", "cache:m", "EX", "EX", "10"}, true},
 		{[]any{"GETEX", "cache:k"}, true},
 		{[]any{"GETEX", "cache:k", "PERSIST"}, false},
 		{[]any{"GETEX", "cache:new", "EX", "10"}, true},
