@@ -1,8 +1,10 @@
 // Package cmdspec is Keyhive's one description of its commands: for every
 // command and subcommand its arity, flags, ACL categories, tips, key specs,
-// arguments and documentation. The server builds its command table from it
-// and derives everything else (COMMAND INFO and DOCS, key extraction for
-// locks, MULTI, ACL checks and COMMAND GETKEYS) from it.
+// arguments, documentation, and the facts the server asks of it instead of
+// switching on its name (the value type it writes, its effect on TTLs, the
+// script it runs). The server builds its command table from it and derives
+// everything else (COMMAND INFO and DOCS, key extraction for locks, MULTI,
+// ACL checks and COMMAND GETKEYS) from it.
 //
 // A command is one Spec value written in the group's file (strings.go,
 // lists.go, ...). Its key specs and arguments are written in two small
