@@ -1,8 +1,10 @@
 // Package cmdspec is Keyhive's one description of its commands: for every
 // command and subcommand its arity, flags, ACL categories, tips, key specs,
-// arguments and documentation. The server builds its command table from it
-// and derives everything else (COMMAND INFO and DOCS, key extraction for
-// locks, MULTI, ACL checks and COMMAND GETKEYS) from it.
+// arguments, documentation, and the facts the server asks of it instead of
+// switching on its name (the value type it writes, its effect on TTLs, the
+// script it runs). The server builds its command table from it and derives
+// everything else (COMMAND INFO and DOCS, key extraction for locks, MULTI,
+// ACL checks and COMMAND GETKEYS) from it.
 //
 // A command is one Spec value written in the group's file (strings.go,
 // lists.go, ...). Its key specs and arguments are written in two small
@@ -35,7 +37,7 @@
 //
 // For example SET:
 //
-//	&Spec{Name: "set", Arity: -3, Flags: "write denyoom", ACL: "@write @string @slow",
+//	&Spec{Name: "set", Arity: -3, Flags: FlagWrite | FlagDenyOOM, ACL: "@write @string @slow",
 //		Keys:    []string{"RW access update variable_flags; index 1; range 0 1 0"},
 //		KeyFunc: setKeys,
 //		Args:    "key:key#0 value:string [condition:<NX|XX>] [GET] [expiration:<EX=seconds:integer|...|KEEPTTL>]",
@@ -50,6 +52,7 @@
 package cmdspec
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -60,18 +63,8 @@ type Spec struct {
 	Name  string // lower case; a subcommand's own name, without its parent
 	Arity int    // exact when positive, minimum when negative (name included)
 	// Flags are Redis's command flags (movablekeys is derived from the key
-	// specs) and Keyhive's own, which COMMAND INFO does not show:
-	// allkeys (the command takes the exclusive lock), nokeyspace (it takes
-	// no lock at all), not_queued (it runs at once inside MULTI),
-	// ends_multi (it ends a transaction, so lack of memory does not refuse
-	// it), subscribed_ok (a RESP2 subscriber may run it) and
-	// disk_error_denied (refused like writes when the AOF cannot be written),
-	// selects_db (it switches the client's database), channel_publish,
-	// channel_subscribe and channel_pattern (its arguments are channels,
-	// or patterns, it publishes or subscribes to, as ACL checks them) and
-	// may_replicate (Redis's flag, which COMMAND INFO hides: it may
-	// propagate although it is no write, so read-only scripts refuse it).
-	Flags string
+	// specs) and Keyhive's own (see the constants).
+	Flags Flags
 	ACL   string   // every ACL category COMMAND INFO lists, in its order
 	Tips  string   // COMMAND INFO's tips, space separated
 	Keys  []string // key specs, in the key spec grammar
@@ -82,6 +75,27 @@ type Spec struct {
 	// (credentials).
 	Redact func(args [][]byte) (lo, hi int)
 	Args   string // arguments, in the argument grammar
+
+	// Writes is the type of value the command writes, which namespaces
+	// restricted to some types check; Untyped for the commands that work
+	// on any key (DEL, EXPIRE, RENAME) and for those that do not write.
+	Writes ValueType
+	// TTL is the command's effect on the TTL of the keys it writes, which
+	// namespaces that require a TTL check. With TTLOptions, its expiration
+	// options (EX, PX, EXAT, PXAT give a TTL, KEEPTTL keeps it, PERSIST
+	// removes it), found by the argument grammar, override TTL.
+	TTL        TTLEffect
+	TTLOptions bool
+	// Runs is the script or function the command runs, which its first
+	// argument names.
+	Runs Runs
+	// ScriptCallable lets a script call this noscript command while DEBUG
+	// SET-DISABLE-DENY-SCRIPTS is on, as Redis's test suite has scripts
+	// do; except with an argument after the command's name that
+	// ScriptCallableExcept lists, which would re-enter the script engine or
+	// swap the data under it.
+	ScriptCallable       bool
+	ScriptCallableExcept []string
 
 	Group, Since, Summary, Complexity string
 	DocFlags                          string // COMMAND DOCS doc_flags, space separated
@@ -101,6 +115,13 @@ type Spec struct {
 	simpleFlags                         KeyFlags
 	legacyFirst, legacyLast, legacyStep int
 	movable                             bool
+	// ttlArg is the position of the ttl argument (TTLByArgument);
+	// optionsFrom that of the first option, after countArg's count of
+	// repeatWidth words when repeatWidth is set, and options the tokens
+	// they may start with (TTLOptions).
+	ttlArg, optionsFrom   int
+	countArg, repeatWidth int
+	options               []option
 }
 
 // KeySpecs are the parsed key specs.
@@ -109,16 +130,6 @@ func (s *Spec) KeySpecs() []KeySpec { return s.keySpecs }
 // Arguments are the parsed arguments.
 func (s *Spec) Arguments() []Arg { return s.args }
 
-// HasFlag reports whether the space separated Flags include f.
-func (s *Spec) HasFlag(f string) bool {
-	for _, w := range strings.Fields(s.Flags) {
-		if w == f {
-			return true
-		}
-	}
-	return false
-}
-
 // MovableKeys reports Redis's movablekeys flag: the keys are not one plain
 // range that COMMAND INFO's first/last/step fields can describe.
 func (s *Spec) MovableKeys() bool { return s.movable }
@@ -126,6 +137,50 @@ func (s *Spec) MovableKeys() bool { return s.movable }
 // LegacyRange is COMMAND INFO's first key, last key and step.
 func (s *Spec) LegacyRange() (first, last, step int) {
 	return s.legacyFirst, s.legacyLast, s.legacyStep
+}
+
+// ValueType is a type of value, as Spec.Writes names it.
+type ValueType uint8
+
+// The value types of Redis's data commands.
+const (
+	Untyped ValueType = iota
+	TypeString
+	TypeList
+	TypeSet
+	TypeZSet
+	TypeHash
+	TypeStream
+)
+
+// Runs says what a command runs on its caller's behalf.
+type Runs uint8
+
+const (
+	RunsNothing     Runs = iota
+	RunsScript           // its first argument is a script's source (EVAL)
+	RunsScriptBySHA      // its first argument is a script's SHA1 (EVALSHA)
+	RunsFunction         // its first argument is a function's name (FCALL)
+)
+
+// ScriptMayCall reports whether a script may call the command with args
+// while DEBUG SET-DISABLE-DENY-SCRIPTS is on (see ScriptCallable).
+func (s *Spec) ScriptMayCall(args [][]byte) bool {
+	if !s.ScriptCallable {
+		return false
+	}
+	next := 1
+	if s.Parent != nil {
+		next = 2
+	}
+	if next < len(args) {
+		for _, w := range s.ScriptCallableExcept {
+			if equalFold(args[next], w) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 var commands = map[string]*Spec{}
@@ -152,6 +207,9 @@ func prepare(s *Spec, parent *Spec, group string) {
 		s.Group = group
 	}
 	fail := func(err error) { panic(fmt.Sprintf("cmdspec: %s: %v", s.FullName, err)) }
+	if s.Flags&FlagMovableKeys != 0 {
+		fail(errors.New("movablekeys is derived from the key specs, not declared"))
+	}
 	for _, k := range s.Keys {
 		ks, err := ParseKeySpec(k)
 		if err != nil {
@@ -165,6 +223,9 @@ func prepare(s *Spec, parent *Spec, group string) {
 	}
 	s.args = args
 	s.deriveKeys()
+	if err := s.prepareTTL(); err != nil {
+		fail(err)
+	}
 	for _, sub := range s.Subcommands {
 		prepare(sub, s, s.Group)
 	}

@@ -145,3 +145,93 @@ func TestLegacyRange(t *testing.T) {
 		}
 	}
 }
+
+// TestFlagNames: COMMAND INFO shows Redis's flags in its order and none of
+// the hidden ones, which come after them.
+func TestFlagNames(t *testing.T) {
+	if FlagMayReplicate != 1<<len(shownFlagNames) {
+		t.Fatalf("%d names for the shown flags", len(shownFlagNames))
+	}
+	f := FlagAllowBusy | FlagFast | FlagWrite | FlagMovableKeys | FlagMayReplicate | FlagAllKeys | FlagChannelPattern
+	if got := strings.Join(f.Names(), " "); got != "write fast movablekeys allow_busy" {
+		t.Errorf("got %q", got)
+	}
+}
+
+// TestTTLEffectOn: the expiration options are found by the grammar, not
+// by scanning every argument.
+func TestTTLEffectOn(t *testing.T) {
+	for _, c := range []struct {
+		line string
+		want TTLEffect
+		from int
+	}{
+		{"set k EX", TTLRemoved, 0},
+		{"set k v", TTLRemoved, 0},
+		{"set k v ifeq ex", TTLRemoved, 0},
+		{"set k ex ex 10", TTLGiven, 0},
+		{"set k v nx get pxat 1", TTLGiven, 0},
+		{"set k v keepttl", TTLKept, 0},
+		{"msetex 2 a 1 b EX", TTLRemoved, 0},
+		{"msetex 1 a EX EX 10", TTLGiven, 0},
+		{"msetex 1 a 1 nx keepttl", TTLKept, 0},
+		{"msetex x a 1 ex 10", TTLRemoved, 0},
+		{"getex k", TTLKept, 0},
+		{"getex k persist", TTLRemoved, 0},
+		{"getex k px 10", TTLGiven, 0},
+		{"setex k 10 v", TTLGiven, 0},
+		{"persist k", TTLRemoved, 0},
+		{"mset a 1 b 2", TTLRemoved, 0},
+		{"append k v", TTLKept, 0},
+		{"restore k 0 x", TTLRemoved, 0},
+		{"restore k 10 x", TTLGiven, 0},
+		{"rename a b", TTLOfSource, 1},
+		{"copy a b replace", TTLOfSource, 1},
+	} {
+		args := argv(c.line)
+		s := Lookup(string(args[0]))
+		k := KeyRef{2, OW | Update} // where an invalid numkeys finds none
+		if refs := s.GetKeys(args, nil); len(refs) > 0 {
+			k = refs[len(refs)-1]
+		}
+		if got, from := s.TTLEffectOn(args, k); got != c.want || from != c.from {
+			t.Errorf("%s: got %d from %d, want %d from %d", c.line, got, from, c.want, c.from)
+		}
+	}
+}
+
+// TestWritesDeclared: every write command of a data type's group declares
+// the type it writes, and no other command declares one.
+func TestWritesDeclared(t *testing.T) {
+	groups := map[string]ValueType{
+		"string": TypeString, "bitmap": TypeString, "hyperloglog": TypeString, "list": TypeList,
+		"set": TypeSet, "sorted-set": TypeZSet, "geo": TypeZSet, "hash": TypeHash, "stream": TypeStream,
+	}
+	forEachSpec(func(s *Spec) {
+		want := Untyped
+		if s.Flags&FlagWrite != 0 {
+			want = groups[s.Group]
+		}
+		if s.Writes != want {
+			t.Errorf("%s (%s) writes %d, want %d", s.FullName, s.Group, s.Writes, want)
+		}
+	})
+}
+
+func TestScriptMayCall(t *testing.T) {
+	for _, c := range []struct {
+		name, line string
+		want       bool
+	}{
+		{"debug", "debug sleep 0", true},
+		{"debug", "debug RELOAD", false},
+		{"debug", "debug loadaof", false},
+		{"client|list", "client list", true},
+		{"client|kill", "client kill id 1", false},
+		{"flushall", "flushall", false},
+	} {
+		if got := Lookup(c.name).ScriptMayCall(argv(c.line)); got != c.want {
+			t.Errorf("%s: %v", c.line, got)
+		}
+	}
+}

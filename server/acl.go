@@ -133,13 +133,13 @@ func aclPrepare() {
 					info.categories |= 1 << i
 				}
 			}
-			if c.Flags&FlagChannelPublish != 0 {
+			if c.Flags&cmdspec.FlagChannelPublish != 0 {
 				info.channels |= channelPublish
 			}
-			if c.Flags&FlagChannelSubscribe != 0 {
+			if c.Flags&cmdspec.FlagChannelSubscribe != 0 {
 				info.channels |= channelSubscribe
 			}
-			if c.Flags&FlagChannelPattern != 0 {
+			if c.Flags&cmdspec.FlagChannelPattern != 0 {
 				info.channels |= channelPattern
 			}
 		}
@@ -735,7 +735,7 @@ func checkCommand(p *userPerms, cmd *Command, args [][]byte, keys []cmdspec.KeyR
 }
 
 func (s *aclSelector) check(cmd *Command, args [][]byte, keys []cmdspec.KeyRef) (int, int, []byte) {
-	if cmd.Flags&FlagNoAuth == 0 && !s.bit(cmd.id) && !s.firstArgAllowed(cmd, args) {
+	if cmd.Flags&cmdspec.FlagNoAuth == 0 && !s.bit(cmd.id) && !s.firstArgAllowed(cmd, args) {
 		return aclDeniedCmd, 0, nil
 	}
 	info := &aclInfo[cmd.id]

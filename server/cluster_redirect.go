@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strconv"
 
+	"github.com/keyhive/keyhive/cmdspec"
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/scripting"
 )
@@ -117,7 +118,7 @@ func (x *Ctx) refusedNoCluster(flags scripting.Flags) bool {
 func (c *Client) route(cmd *Command, args [][]byte, asking, locked bool) (redirect string, slot int) {
 	shardChannels := cmd == cmdSpublish || cmd == cmdSsubscribe || cmd == cmdSunsubscribe
 	var keys [][]byte
-	write := cmd.Flags&FlagWrite != 0
+	write := cmd.Flags&cmdspec.FlagWrite != 0
 	switch {
 	case cmd == cmdExec:
 		if c.multi == nil {
@@ -125,7 +126,7 @@ func (c *Client) route(cmd *Command, args [][]byte, asking, locked bool) (redire
 		}
 		keys = c.multi.keys
 		for _, q := range c.multi.cmds {
-			write = write || q.cmd.Flags&FlagWrite != 0
+			write = write || q.cmd.Flags&cmdspec.FlagWrite != 0
 		}
 	case shardChannels:
 		keys = args[1:]
@@ -199,7 +200,7 @@ func (c *Client) route(cmd *Command, args [][]byte, asking, locked bool) (redire
 		}
 		return redirectText("ASK ", slot, migrateTo), slot
 	}
-	if importing && (asking || cmd.Flags&FlagAsking != 0) {
+	if importing && (asking || cmd.Flags&cmdspec.FlagAsking != 0) {
 		if multiple && missing > 0 {
 			return errTryAgain, slot
 		}

@@ -29,7 +29,7 @@ type debugState struct {
 	// cronPaused is PAUSE-CRON: the cron skips its ticks.
 	cronPaused atomic.Bool
 	// scriptsCallDenied is SET-DISABLE-DENY-SCRIPTS: scripts may call
-	// some commands flagged noscript (see scriptMayCallDenied).
+	// some commands flagged noscript (cmdspec.Spec.ScriptCallable).
 	scriptsCallDenied atomic.Bool
 }
 
@@ -110,22 +110,6 @@ func debugCommand(x *Ctx) {
 	default:
 		x.W.Error(debugSyntaxError(sub))
 	}
-}
-
-// scriptMayCallDenied reports whether SET-DISABLE-DENY-SCRIPTS lets a
-// script call cmd, flagged noscript: DEBUG, but not RELOAD or LOADAOF, and
-// CLIENT LIST, INFO, GETNAME and ID, the uses Redis's test suite has. The
-// others stay refused: called from a script they would re-enter the
-// script engine, flush the functions it runs, or change the transaction
-// or connection the script runs under (Redis crashes on some).
-func scriptMayCallDenied(cmd *Command, args [][]byte) bool {
-	switch cmd.Name {
-	case "debug":
-		return len(args) < 2 || !cArgIs(args[1], "reload") && !cArgIs(args[1], "loadaof")
-	case "client|list", "client|info", "client|getname", "client|id":
-		return true
-	}
-	return false
 }
 
 func debugSyntaxError(sub []byte) string {

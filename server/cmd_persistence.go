@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/keyhive/keyhive/cmdspec"
 	"github.com/keyhive/keyhive/durability"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/internal/version"
@@ -305,7 +306,7 @@ func debugLoadAOF(x *Ctx) {
 // deniedByDiskError reports whether cmd is refused while the AOF cannot be
 // written: write commands (queued in MULTI too) and PING, as in Redis.
 func deniedByDiskError(cmd *Command) bool {
-	return cmd.Flags&(FlagWrite|FlagDiskErrorDenied) != 0
+	return cmd.Flags&(cmdspec.FlagWrite|cmdspec.FlagDiskErrorDenied) != 0
 }
 
 // watchAppendOnly makes CONFIG SET appendonly start or stop the AOF.

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/keyhive/keyhive/cmdspec"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/resp"
 	"github.com/keyhive/keyhive/scripting"
@@ -75,12 +76,12 @@ func (s *Server) scriptDeniesOOM(cmd *Command, args [][]byte) bool {
 // declaredFlags are the flags the script or function an EVAL or FCALL runs
 // declares, and whether it declares any (a shebang; a function always does).
 func (s *Server) declaredFlags(cmd *Command, args [][]byte) (scripting.Flags, bool) {
-	switch cmd.Name {
-	case "eval", "eval_ro":
+	switch cmd.spec.Runs {
+	case cmdspec.RunsScript:
 		return s.scripts.DeclaredScriptFlags(args[1], false)
-	case "evalsha", "evalsha_ro":
+	case cmdspec.RunsScriptBySHA:
 		return s.scripts.DeclaredScriptFlags(args[1], true)
-	case "fcall", "fcall_ro":
+	case cmdspec.RunsFunction:
 		return s.scripts.DeclaredFunctionFlags(args[1])
 	}
 	return 0, false
@@ -238,21 +239,21 @@ func (h *scriptHost) admit(cmd *Command, args [][]byte) bool {
 	s := h.x.s
 	var denied string
 	switch {
-	case cmd.Flags&FlagNoScript != 0 && !(s.debug.scriptsCallDenied.Load() && scriptMayCallDenied(cmd, args)):
+	case cmd.Flags&cmdspec.FlagNoScript != 0 && !(s.debug.scriptsCallDenied.Load() && cmd.spec.ScriptMayCall(args)):
 		return h.reject(cmd, "ERR This Redis command is not allowed from script")
 	case h.scriptDenied(cmd, args, &denied):
 		return h.reject(cmd, denied)
-	case cmd.Flags&(FlagWrite|FlagMayReplicate) != 0 && h.readOnly:
+	case cmd.Flags&(cmdspec.FlagWrite|cmdspec.FlagMayReplicate) != 0 && h.readOnly:
 		return h.reject(cmd, "ERR Write commands are not allowed from read-only scripts.")
-	case cmd.Flags&FlagWrite != 0 && s.aof.WriteFailed():
+	case cmd.Flags&cmdspec.FlagWrite != 0 && s.aof.WriteFailed():
 		return h.reject(cmd, s.aof.WriteError())
-	case cmd.Flags&FlagDenyOOM != 0 && h.overMaxMemory && !h.writeCalled && s.evict.limit.Load() != 0:
+	case cmd.Flags&cmdspec.FlagDenyOOM != 0 && h.overMaxMemory && !h.writeCalled && s.evict.limit.Load() != 0:
 		return h.reject(cmd, errOOM)
 	}
 	if s.cluster != nil && !h.scriptRouted(cmd, args) {
 		return false
 	}
-	if cmd.Flags&FlagWrite != 0 {
+	if cmd.Flags&cmdspec.FlagWrite != 0 {
 		h.writeCalled = true
 	}
 	return true

@@ -255,17 +255,10 @@ func writeCommandInfo(x *Ctx, c *Command) {
 	w.Array(10)
 	w.BulkString(c.Name)
 	w.Int(int64(c.Arity))
-	n := 0
-	for _, fn := range flagNames {
-		if c.Flags&fn.f != 0 {
-			n++
-		}
-	}
-	w.Set(n)
-	for _, fn := range flagNames {
-		if c.Flags&fn.f != 0 {
-			w.Simple(fn.name)
-		}
+	flags := c.Flags.Names()
+	w.Set(len(flags))
+	for _, f := range flags {
+		w.Simple(f)
 	}
 	first, last, step := c.spec.LegacyRange()
 	w.Int(int64(first))
@@ -525,7 +518,7 @@ func commandGetKeys(x *Ctx, withFlags bool) {
 		return
 	}
 	keys := c.keyRefs(args, nil)
-	if len(keys) == 0 && c.Flags&FlagNoMandatoryKeys == 0 {
+	if len(keys) == 0 && c.Flags&cmdspec.FlagNoMandatoryKeys == 0 {
 		x.W.Error("ERR Invalid arguments specified for command")
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/keyhive/keyhive/cmdspec"
 	"github.com/keyhive/keyhive/keyspace"
 )
 
@@ -39,7 +40,7 @@ type queued struct {
 
 // runsInMulti reports whether cmd runs at once inside MULTI instead of being
 // queued, as Redis's processCommand decides.
-func runsInMulti(cmd *Command) bool { return cmd.Flags&FlagNotQueued != 0 }
+func runsInMulti(cmd *Command) bool { return cmd.Flags&cmdspec.FlagNotQueued != 0 }
 
 // setMulti enters (t) or leaves (nil) MULTI.
 func (c *Client) setMulti(t *transaction) {
@@ -55,7 +56,7 @@ func (c *Client) queue(cmd *Command, args [][]byte) {
 	t := c.multi
 	q := queued{cmd: cmd, args: cloneArgs(args)}
 	t.cmds = append(t.cmds, q)
-	if cmd.Flags&(FlagAllKeys|FlagSelectsDB) != 0 {
+	if cmd.Flags&(cmdspec.FlagAllKeys|cmdspec.FlagSelectsDB) != 0 {
 		t.lockAll = true
 	}
 	var all bool

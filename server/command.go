@@ -12,117 +12,12 @@ import (
 	"github.com/keyhive/keyhive/values"
 )
 
-// Flags describe a command as COMMAND INFO reports it and as dispatch needs it.
-type Flags uint64
-
-// Command flags, named as Redis names them.
-const (
-	FlagWrite Flags = 1 << iota
-	FlagReadonly
-	FlagDenyOOM
-	FlagAdmin
-	FlagPubSub
-	FlagNoScript
-	FlagBlocking
-	FlagLoading
-	FlagStale
-	FlagSkipMonitor
-	FlagSkipSlowlog
-	FlagFast
-	FlagNoAuth
-	// FlagMayReplicate is hidden by COMMAND INFO, as Redis hides it: the
-	// command may propagate although it is not a write (PUBLISH, PFCOUNT's
-	// cache, scripts), so read-only scripts refuse it.
-	FlagMayReplicate
-	FlagNoMandatoryKeys
-	FlagProtected // hidden by COMMAND INFO, as in Redis: no spec sets it
-	FlagNoMulti
-	FlagMovableKeys // derived from the key specs, as Redis does
-	FlagAllowBusy
-	// FlagAllKeys is not a Redis flag: the command works on the whole keyspace or
-	// on several databases and takes the exclusive lock.
-	FlagAllKeys
-	// FlagNoKeyspace is not a Redis flag: the command takes no lock. It
-	// is derived for commands allowed while a script runs (allow_busy) that
-	// name no keys, since a script holds the exclusive lock (SCRIPT KILL,
-	// HELLO), and declared for BGSAVE and BGREWRITEAOF, whose snapshot
-	// takes the exclusive lock itself, for a moment.
-	FlagNoKeyspace
-	// FlagNotQueued is not a Redis flag: inside MULTI the command runs at
-	// once instead of being queued (EXEC, DISCARD, MULTI, WATCH, QUIT, RESET).
-	FlagNotQueued
-	// FlagEndsMulti is not a Redis flag: the command ends a transaction
-	// (EXEC, DISCARD, QUIT, RESET), so it is not refused for lack of
-	// memory inside MULTI.
-	FlagEndsMulti
-	// FlagSubscribedOK is not a Redis flag: a RESP2 client in subscribed
-	// mode may run it.
-	FlagSubscribedOK
-	// FlagDiskErrorDenied is not a Redis flag: refused, beside the write
-	// commands, while the AOF cannot be written (PING, as in Redis).
-	FlagDiskErrorDenied
-	// FlagSelectsDB is not a Redis flag: the command switches the client's
-	// database (SELECT), so a transaction holding it locks every database.
-	FlagSelectsDB
-	// FlagChannelPublish, FlagChannelSubscribe and FlagChannelPattern are
-	// not Redis flags: the command's arguments after its name are channels
-	// it publishes to or subscribes to (patterns), which ACL checks.
-	FlagChannelPublish
-	FlagChannelSubscribe
-	FlagChannelPattern
-	FlagAsking
-	FlagNoAsyncLoading
-)
-
-// flagNames are the flags COMMAND INFO shows, in Redis's order.
-var flagNames = []struct {
-	f    Flags
-	name string
-}{
-	{FlagWrite, "write"}, {FlagReadonly, "readonly"}, {FlagDenyOOM, "denyoom"},
-	{FlagAdmin, "admin"}, {FlagPubSub, "pubsub"}, {FlagNoScript, "noscript"},
-	{FlagBlocking, "blocking"}, {FlagLoading, "loading"}, {FlagStale, "stale"},
-	{FlagSkipMonitor, "skip_monitor"}, {FlagSkipSlowlog, "skip_slowlog"}, {FlagAsking, "asking"},
-	{FlagFast, "fast"}, {FlagNoAuth, "no_auth"}, {FlagNoMandatoryKeys, "no_mandatory_keys"},
-	{FlagNoAsyncLoading, "no_async_loading"}, {FlagNoMulti, "no_multi"},
-	{FlagMovableKeys, "movablekeys"}, {FlagAllowBusy, "allow_busy"},
-}
-
-// internalFlagNames are Keyhive's own flags as the spec writes them.
-var internalFlagNames = map[string]Flags{
-	"allkeys": FlagAllKeys, "nokeyspace": FlagNoKeyspace, "not_queued": FlagNotQueued,
-	"ends_multi": FlagEndsMulti, "subscribed_ok": FlagSubscribedOK, "disk_error_denied": FlagDiskErrorDenied,
-	"selects_db": FlagSelectsDB, "channel_publish": FlagChannelPublish, "channel_subscribe": FlagChannelSubscribe,
-	"channel_pattern": FlagChannelPattern, "may_replicate": FlagMayReplicate,
-}
-
-func parseFlags(s string) Flags {
-	var f Flags
-	for _, word := range strings.Fields(s) {
-		if g, ok := internalFlagNames[word]; ok {
-			f |= g
-			continue
-		}
-		found := false
-		for _, fn := range flagNames {
-			if fn.name == word {
-				f |= fn.f
-				found = true
-			}
-		}
-		if !found {
-			panic("server: unknown command flag " + word)
-		}
-	}
-	return f
-}
-
 // Command is one entry of the command table: the spec it comes from (what
 // COMMAND reports, the key specs), what dispatch checks, and the handler.
 type Command struct {
 	Name  string // lower case; "parent|sub" for subcommands
 	Arity int    // exact when positive, minimum when negative (name included)
-	Flags Flags
+	Flags cmdspec.Flags
 	Run   func(x *Ctx)
 	Sub   map[string]*Command
 
@@ -166,15 +61,15 @@ func buildTable() map[string]*Command {
 
 func newCommand(s *cmdspec.Spec) *Command {
 	c := &Command{
-		Name: s.FullName, Arity: s.Arity, Flags: parseFlags(s.Flags), spec: s,
+		Name: s.FullName, Arity: s.Arity, Flags: s.Flags, spec: s,
 		categories: strings.Fields(s.ACL), id: commandCount,
 	}
 	commandCount++
 	if s.MovableKeys() {
-		c.Flags |= FlagMovableKeys
+		c.Flags |= cmdspec.FlagMovableKeys
 	}
-	if c.Flags&FlagAllowBusy != 0 && !s.HasKeys() {
-		c.Flags |= FlagNoKeyspace
+	if c.Flags&cmdspec.FlagAllowBusy != 0 && !s.HasKeys() {
+		c.Flags |= cmdspec.FlagNoKeyspace
 	}
 	return c
 }

@@ -3,6 +3,8 @@ package server
 import (
 	"strings"
 	"time"
+
+	"github.com/keyhive/keyhive/cmdspec"
 )
 
 // The one dispatch path. Every command, whoever sends it, runs through
@@ -89,7 +91,7 @@ func (c *Client) dispatch(args [][]byte, from caller) bool {
 			return false
 		}
 		if c.multi != nil && !runsInMulti(cmd) {
-			if cmd.Flags&FlagNoMulti != 0 {
+			if cmd.Flags&cmdspec.FlagNoMulti != 0 {
 				c.reject(cmd, "ERR Command not allowed inside a transaction")
 				return false
 			}
@@ -143,7 +145,7 @@ func (c *Client) admit(cmd *Command, args [][]byte) bool {
 		c.reject(cmd, errSubscribedMode(cmd))
 		return false
 	}
-	if c.authRequired() && cmd.Flags&FlagNoAuth == 0 {
+	if c.authRequired() && cmd.Flags&cmdspec.FlagNoAuth == 0 {
 		c.reject(cmd, errNoAuth)
 		return false
 	}
@@ -153,7 +155,7 @@ func (c *Client) admit(cmd *Command, args [][]byte) bool {
 	if s.cluster != nil && !c.routed(cmd, args) {
 		return false
 	}
-	if cmd.Flags&FlagAllowBusy == 0 {
+	if cmd.Flags&cmdspec.FlagAllowBusy == 0 {
 		if busy, function := s.scriptBusy(); busy {
 			c.reject(cmd, errBusy(function))
 			return false
@@ -173,7 +175,7 @@ func (c *Client) admit(cmd *Command, args [][]byte) bool {
 			return false
 		}
 	}
-	if c.monitor.Load() && cmd.Flags&(FlagReadonly|FlagWrite|FlagMayReplicate) != 0 {
+	if c.monitor.Load() && cmd.Flags&(cmdspec.FlagReadonly|cmdspec.FlagWrite|cmdspec.FlagMayReplicate) != 0 {
 		c.reject(cmd, "ERR Replica can't interact with the keyspace")
 		return false
 	}
@@ -197,11 +199,11 @@ func (c *Client) call(cmd *Command, args [][]byte, from caller) {
 		start = monoNow()
 	}
 	mark := len(x.W.B)
-	if from != fromClient && from != fromMaster || cmd.Flags&FlagNoKeyspace != 0 {
+	if from != fromClient && from != fromMaster || cmd.Flags&cmdspec.FlagNoKeyspace != 0 {
 		// The caller holds the locks (EXEC, a script, the loader), or the
 		// command needs none (SCRIPT KILL while a script holds them all).
 		x.DB = s.ks.DB(int(c.db.Load())) // a SELECT before switched
-		if t := s.schema.Load(); t != nil && t.Guarded() && from != fromLoader && cmd.Flags&FlagWrite != 0 {
+		if t := s.schema.Load(); t != nil && t.Guarded() && from != fromLoader && cmd.Flags&cmdspec.FlagWrite != 0 {
 			if msg := x.schemaRefusal(t, cmd, args); msg != "" {
 				x.W.Error(msg)
 				s.cmdStats[cmd.id].rejected.Add(1)
@@ -218,7 +220,7 @@ func (c *Client) call(cmd *Command, args [][]byte, from caller) {
 	switch {
 	case cmd == cmdExec:
 		c.multi.lockSet(x, c)
-	case cmd.Flags&FlagAllKeys != 0:
+	case cmd.Flags&cmdspec.FlagAllKeys != 0:
 		x.locks.All()
 	default:
 		var all bool
@@ -237,7 +239,7 @@ func (c *Client) call(cmd *Command, args [][]byte, from caller) {
 	if from == fromMaster {
 		schema = nil // the master enforced its schema: its stream carries the effects
 	}
-	if schema != nil && schema.Guarded() && cmd.Flags&FlagWrite != 0 {
+	if schema != nil && schema.Guarded() && cmd.Flags&cmdspec.FlagWrite != 0 {
 		if msg := x.schemaRefusal(schema, cmd, args); msg != "" {
 			x.W.Error(msg)
 			s.cmdStats[cmd.id].rejected.Add(1)
@@ -335,7 +337,7 @@ func (s *Server) recordCall(c *Client, cmd *Command, args [][]byte, elapsed, now
 	st.usec.Add(elapsed / int64(time.Microsecond))
 	if len(reply) > 0 && reply[0] == '-' {
 		st.failed.Add(1)
-		if runsScript[cmd] && c.ctx.scriptErrorCounted {
+		if cmd.spec.Runs != cmdspec.RunsNothing && c.ctx.scriptErrorCounted {
 			s.stats.errors.uncount(errorText(reply))
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/keyhive/keyhive/cmdspec"
 	"github.com/keyhive/keyhive/keyspace"
 )
 
@@ -144,7 +145,7 @@ func (c *Client) outOfMemory(cmd *Command, args [][]byte, mono, now int64) bool 
 	if !c.overMaxMemory {
 		return false
 	}
-	if cmd.Flags&FlagDenyOOM != 0 || c.s.scriptDeniesOOM(cmd, args) {
+	if cmd.Flags&cmdspec.FlagDenyOOM != 0 || c.s.scriptDeniesOOM(cmd, args) {
 		return true
 	}
 	if c.multi == nil {
@@ -152,13 +153,13 @@ func (c *Client) outOfMemory(cmd *Command, args [][]byte, mono, now int64) bool 
 	}
 	if cmd == cmdExec {
 		for _, q := range c.multi.cmds {
-			if q.cmd.Flags&FlagDenyOOM != 0 || c.s.scriptDeniesOOM(q.cmd, q.args) {
+			if q.cmd.Flags&cmdspec.FlagDenyOOM != 0 || c.s.scriptDeniesOOM(q.cmd, q.args) {
 				return true
 			}
 		}
 		return false
 	}
-	return cmd.Flags&FlagEndsMulti == 0
+	return cmd.Flags&cmdspec.FlagEndsMulti == 0
 }
 
 // performEvictions evicts keys until used memory is within maxmemory, for at

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/keyhive/keyhive/cmdspec"
 )
 
 // Latency: the latency monitor (LATENCY LATEST, HISTORY, GRAPH, DOCTOR,
@@ -93,7 +95,7 @@ func (s *Server) commandRan(cmd *Command, elapsed int64, blocked bool) {
 	}
 	if s.cfg.LatencyMonitorThreshold() > 0 {
 		event := eventCommand
-		if cmd.Flags&FlagFast != 0 {
+		if cmd.Flags&cmdspec.FlagFast != 0 {
 			event = eventFastCommand
 		}
 		s.noteLatency(event, elapsed/int64(time.Millisecond))

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/keyhive/keyhive/cmdspec"
 	"github.com/keyhive/keyhive/internal/quote"
 )
 
@@ -68,7 +69,7 @@ func (s *Server) stopMonitor(c *Client) {
 // whose command it is (the EVAL's for a script's commands), whose flush
 // writes the monitors' output.
 func (s *Server) feedMonitors(c, by *Client, cmd *Command, args [][]byte) {
-	if cmd.Flags&(FlagSkipMonitor|FlagAdmin) != 0 {
+	if cmd.Flags&(cmdspec.FlagSkipMonitor|cmdspec.FlagAdmin) != 0 {
 		return
 	}
 	s.showToMonitors(c, by, cmd, args)

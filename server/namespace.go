@@ -38,18 +38,18 @@ func (x *Ctx) schemaRefusal(t *namespace.Table, cmd *Command, args [][]byte) str
 		}
 		msg := ""
 		switch {
-		case d.Types != 0 && !typeAllowed(cmd, d.Types):
+		case d.Types != 0 && cmd.spec.Writes != cmdspec.Untyped && d.Types&namespaceType[cmd.spec.Writes] == 0:
 			msg = fmt.Sprintf("WRONGTYPE namespace '%s' holds only %s values", d.Name, joinNames(namespace.TypeNames(d.Types)))
 		case k.Flags&(cmdspec.Insert|cmdspec.Update|cmdspec.OW) == 0:
 			continue // it only reads or deletes
 		default:
 			e, found := x.DB.LookupIn(&x.locks, key, x.Now, false)
 			switch {
-			case d.RequireTTL && d.DefaultTTL == 0 && d.MaxTTL == 0 && !setsTTL(cmd, args) && !(found && e.ExpireAt() != 0 && !clearsTTL(cmd, args, k.Flags)) && !x.carriesTTL(cmd, args, k.Pos):
+			case d.RequireTTL && d.DefaultTTL == 0 && d.MaxTTL == 0 && !x.leavesTTL(cmd, args, k, found && e.ExpireAt() != 0):
 				msg = fmt.Sprintf("ERR namespace '%s' requires a TTL: write its keys with EX, PX, EXAT or PXAT (or SETEX), or give the key one first", d.Name)
 			case d.Evict == namespace.OrderNone && !found && t.WouldExceed(ns):
 				msg = fmt.Sprintf("NSQUOTA namespace '%s' is at its MAX-KEYS quota of %d keys", d.Name, d.MaxKeys)
-			case d.Evict == namespace.OrderNone && cmd.Flags&FlagDenyOOM != 0 && t.OverMemory(ns):
+			case d.Evict == namespace.OrderNone && cmd.Flags&cmdspec.FlagDenyOOM != 0 && t.OverMemory(ns):
 				msg = fmt.Sprintf("NSQUOTA namespace '%s' is at its MAX-MEMORY quota of %d bytes", d.Name, d.MaxMemory)
 			}
 		}
@@ -76,86 +76,28 @@ func joinNames(names []string) string {
 	return b.String()
 }
 
-// typeAllowed reports whether cmd writes values of a type in allowed: by
-// its group (geo commands write sorted sets, bitmap and HyperLogLog
-// commands strings); generic commands (DEL, EXPIRE, RENAME) carry no type.
-func typeAllowed(cmd *Command, allowed uint8) bool {
-	var bit uint8
-	switch cmd.spec.Group {
-	case "string", "bitmap", "hyperloglog":
-		bit = namespace.TypeString
-	case "list":
-		bit = namespace.TypeList
-	case "set":
-		bit = namespace.TypeSet
-	case "sorted_set", "geo":
-		bit = namespace.TypeZSet
-	case "hash":
-		bit = namespace.TypeHash
-	case "stream":
-		bit = namespace.TypeStream
-	default:
-		return true
-	}
-	return allowed&bit != 0
+// namespaceType is the namespace type bit of each value type a command
+// writes.
+var namespaceType = [...]uint8{
+	cmdspec.TypeString: namespace.TypeString, cmdspec.TypeList: namespace.TypeList,
+	cmdspec.TypeSet: namespace.TypeSet, cmdspec.TypeZSet: namespace.TypeZSet,
+	cmdspec.TypeHash: namespace.TypeHash, cmdspec.TypeStream: namespace.TypeStream,
 }
 
-// setsTTL reports whether the command gives its key a TTL.
-func setsTTL(cmd *Command, args [][]byte) bool {
-	switch cmd.spec.FullName {
-	case "setex", "psetex", "expire", "pexpire", "expireat", "pexpireat":
+// leavesTTL reports whether the write cmd leaves the key k with a TTL;
+// hadTTL is whether it has one now.
+func (x *Ctx) leavesTTL(cmd *Command, args [][]byte, k cmdspec.KeyRef, hadTTL bool) bool {
+	effect, from := cmd.spec.TTLEffectOn(args, k)
+	switch effect {
+	case cmdspec.TTLGiven:
 		return true
-	case "set", "getex":
-		for _, a := range args[2:] {
-			switch {
-			case bytes.EqualFold(a, []byte("ex")), bytes.EqualFold(a, []byte("px")),
-				bytes.EqualFold(a, []byte("exat")), bytes.EqualFold(a, []byte("pxat")):
-				return true
-			}
-		}
-	case "restore":
-		return len(args) > 2 && string(args[2]) != "0"
-	}
-	return false
-}
-
-// carriesTTL reports whether the key at pos is the destination of a
-// command that gives it its source's TTL (RENAME, RENAMENX, COPY), and the
-// source has one.
-func (x *Ctx) carriesTTL(cmd *Command, args [][]byte, pos int) bool {
-	switch cmd.spec.FullName {
-	case "rename", "renamenx", "copy":
-		if pos != 2 {
-			return false
-		}
-		e, found := x.DB.LookupIn(&x.locks, args[1], x.Now, false)
+	case cmdspec.TTLKept:
+		return hadTTL
+	case cmdspec.TTLOfSource:
+		e, found := x.DB.LookupIn(&x.locks, args[from], x.Now, false)
 		return found && e.ExpireAt() != 0
 	}
 	return false
-}
-
-// clearsTTL reports whether the command leaves a key it writes (with key
-// spec flags) without the TTL it had.
-func clearsTTL(cmd *Command, args [][]byte, flags cmdspec.KeyFlags) bool {
-	switch cmd.spec.FullName {
-	case "persist", "getset", "mset", "msetnx", "setnx":
-		return true
-	case "getex":
-		for _, a := range args[2:] {
-			if bytes.EqualFold(a, []byte("persist")) {
-				return true
-			}
-		}
-		return false
-	case "set":
-		for _, a := range args[3:] {
-			if bytes.EqualFold(a, []byte("keepttl")) {
-				return false
-			}
-		}
-		return true
-	}
-	return flags&cmdspec.OW != 0
 }
 
 // applyTTLRules gives the keys cmd wrote in namespaces with DEFAULT-TTL or

@@ -246,6 +246,96 @@ func TestNamespaceSeed003RequireTTL(t *testing.T) {
 	}
 }
 
+// TestNamespaceRequireTTLReadsOptions: a command's expiration options are
+// found where its argument grammar puts them, so SET's value is never
+// taken for one (SET k EX sets the value "EX", with no TTL), nor a
+// condition's value (IFEQ EX), nor MSETEX's (where its options begin
+// depends on numkeys). RESTORE's ttl argument and the TTL a
+// destination takes from its source count too.
+func TestNamespaceRequireTTLReadsOptions(t *testing.T) {
+	ctx := context.Background()
+	rdb := nsClient(t)
+	nsDo(t, rdb, "NAMESPACE", "DEFINE", "cache", "PREFIX", "cache:", "REQUIRE-TTL")
+	rdb.Set(ctx, "src:ttl", "v", time.Minute)
+	rdb.Set(ctx, "src:none", "v", 0)
+	dump := rdb.Dump(ctx, "src:none").Val()
+	refused := 0
+	for _, c := range []struct {
+		args []any
+		ok   bool
+	}{
+		{[]any{"SET", "cache:k", "EX"}, false},
+		{[]any{"SET", "cache:k", "PX"}, false},
+		{[]any{"SET", "cache:k", "v", "IFEQ", "EX"}, false},
+		{[]any{"SET", "cache:k", "v"}, false},
+		{[]any{"SET", "cache:k", "EX", "EX", "10"}, true},
+		{[]any{"set", "cache:k", "v", "get", "pxat", "99999999999999"}, true},
+		{[]any{"SET", "cache:k", "v", "KEEPTTL"}, true},
+		{[]any{"SET", "cache:k", "v", "NX", "KEEPTTL"}, true},
+		{[]any{"MSETEX", "2", "cache:m", "v", "cache:n", "EX"}, false},
+		{[]any{"MSETEX", "1", "cache:m", "EX", "EX", "10"}, true},
+		{[]any{"GETEX", "cache:k"}, true},
+		{[]any{"GETEX", "cache:k", "PERSIST"}, false},
+		{[]any{"GETEX", "cache:new", "EX", "10"}, true},
+		{[]any{"RESTORE", "cache:r", "0", dump}, false},
+		{[]any{"RESTORE", "cache:r", "10000", dump}, true},
+		{[]any{"COPY", "src:none", "cache:c"}, false},
+		{[]any{"COPY", "src:ttl", "cache:c"}, true},
+	} {
+		err := rdb.Do(ctx, c.args...).Err()
+		if err == redis.Nil {
+			err = nil
+		}
+		switch {
+		case c.ok && err != nil:
+			t.Errorf("%v refused: %v", c.args, err)
+		case !c.ok && (err == nil || !strings.HasPrefix(err.Error(), "ERR namespace 'cache' requires a TTL")):
+			t.Errorf("%v: %v, want the TTL refusal", c.args, err)
+		case !c.ok:
+			refused++
+		}
+	}
+	if ttl := rdb.PTTL(ctx, "cache:k").Val(); ttl <= 0 {
+		t.Fatalf("cache:k is left with TTL %v", ttl)
+	}
+	if st := nsStats(t, rdb); st["cache"]["refused"] != int64(refused) {
+		t.Fatalf("refusals %v, want %d", st["cache"], refused)
+	}
+}
+
+// TestNamespaceTypesByCommand: a namespace's TYPES refuses the writes of
+// the other types' commands, sorted sets and geo included, and lets the
+// generic ones through.
+func TestNamespaceTypesByCommand(t *testing.T) {
+	ctx := context.Background()
+	rdb := nsClient(t)
+	nsDo(t, rdb, "NAMESPACE", "DEFINE", "words", "PREFIX", "words:", "TYPES", "set")
+	for _, c := range []struct {
+		args []any
+		ok   bool
+	}{
+		{[]any{"SADD", "words:a", "x"}, true},
+		{[]any{"ZADD", "words:z", "1", "x"}, false},
+		{[]any{"GEOADD", "words:g", "13.36", "38.11", "x"}, false},
+		{[]any{"SET", "words:s", "v"}, false},
+		{[]any{"SETBIT", "words:b", "1", "1"}, false},
+		{[]any{"PFADD", "words:h", "x"}, false},
+		{[]any{"RPUSH", "words:l", "x"}, false},
+		{[]any{"HSET", "words:h", "f", "v"}, false},
+		{[]any{"XADD", "words:x", "*", "f", "v"}, false},
+		{[]any{"RENAME", "words:a", "words:b"}, true},
+		{[]any{"DEL", "words:b"}, true},
+	} {
+		err := rdb.Do(ctx, c.args...).Err()
+		switch {
+		case c.ok && err != nil:
+			t.Errorf("%v refused: %v", c.args, err)
+		case !c.ok && (err == nil || err.Error() != "WRONGTYPE namespace 'words' holds only set values"):
+			t.Errorf("%v: %v, want the TYPES refusal", c.args, err)
+		}
+	}
+}
+
 // Seed 004: structure keys without TTL are protected; page caches with a
 // TTL are evictable. A maxmemory squeeze takes only the caches.
 func TestNamespaceSeed004Squeeze(t *testing.T) {

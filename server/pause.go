@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/keyhive/keyhive/cmdspec"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/scripting"
 )
@@ -69,7 +70,7 @@ func mayReplicate(s *Server, cmd *Command, args [][]byte) bool {
 	if declared {
 		return flags&scripting.FlagNoWrites == 0
 	}
-	return cmd.Flags&(FlagWrite|FlagMayReplicate) != 0
+	return cmd.Flags&(cmdspec.FlagWrite|cmdspec.FlagMayReplicate) != 0
 }
 
 // mayReplicate reports whether a queued command may write, which makes the

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/keyhive/keyhive/cmdspec"
 	"github.com/keyhive/keyhive/config"
 	"github.com/keyhive/keyhive/glob"
 	"github.com/keyhive/keyhive/resp"
@@ -77,7 +78,7 @@ func (p *pubsubClient) updateCounts() {
 }
 
 // allowedSubscribed reports whether a RESP2 client in Pub/Sub mode may run cmd.
-func allowedSubscribed(cmd *Command) bool { return cmd.Flags&FlagSubscribedOK != 0 }
+func allowedSubscribed(cmd *Command) bool { return cmd.Flags&cmdspec.FlagSubscribedOK != 0 }
 
 func errSubscribedMode(cmd *Command) string {
 	return "ERR Can't execute '" + cmd.Name + "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context"

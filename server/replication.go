@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/keyhive/keyhive/cmdspec"
 	"github.com/keyhive/keyhive/replication"
 	"github.com/keyhive/keyhive/resp"
 )
@@ -227,7 +228,7 @@ func (s *Server) replicationCron() {
 // needs fresh data while the link is down and replica-serve-stale-data is
 // off. Empty when it may.
 func (s *Server) replicationRefusal(cmd *Command) string {
-	write := cmd.Flags&FlagWrite != 0
+	write := cmd.Flags&cmdspec.FlagWrite != 0
 	if !s.repl.isReplica.Load() {
 		if write && s.cfg.MinReplicasMaxLag() > 0 && int(s.repl.goodReplicas.Load()) < s.cfg.MinReplicasToWrite() {
 			return "NOREPLICAS Not enough good replicas to write."
@@ -237,7 +238,7 @@ func (s *Server) replicationRefusal(cmd *Command) string {
 	if write && s.cfg.ReplicaReadOnly() {
 		return "READONLY You can't write against a read only replica."
 	}
-	if cmd.Flags&FlagStale == 0 && !s.cfg.ReplicaServeStaleData() && !s.masterLinkUp() {
+	if cmd.Flags&cmdspec.FlagStale == 0 && !s.cfg.ReplicaServeStaleData() && !s.masterLinkUp() {
 		return "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
 	}
 	return ""

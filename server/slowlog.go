@@ -3,6 +3,8 @@ package server
 import (
 	"strconv"
 	"sync"
+
+	"github.com/keyhive/keyhive/cmdspec"
 )
 
 // slowLog is SLOWLOG's list: the commands that ran for at least
@@ -94,7 +96,7 @@ func slowlogGet(x *Ctx) {
 // the slow log when it took long enough.
 func (s *Server) logIfSlow(c *Client, cmd *Command, args [][]byte, elapsed, nowMs int64) {
 	micros, threshold := elapsed/1000, s.cfg.SlowlogLogSlowerThan()
-	if threshold < 0 || micros < threshold || cmd.Flags&FlagSkipSlowlog != 0 {
+	if threshold < 0 || micros < threshold || cmd.Flags&cmdspec.FlagSkipSlowlog != 0 {
 		return
 	}
 	e := slowEntry{unix: nowMs / 1000, micros: micros, addr: "?:0", name: loadString(c.name.Load())}

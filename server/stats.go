@@ -169,17 +169,6 @@ func infoSafe(s string) string {
 	}, s)
 }
 
-// runsScript marks the commands whose reply is a script's (EVAL, FCALL and
-// their variants): their error may relay one the script's command already
-// counted (scripting.Engine.ErrorCounted).
-var runsScript = func() map[*Command]bool {
-	m := map[*Command]bool{}
-	for _, name := range []string{"eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro"} {
-		m[table[name]] = true
-	}
-	return m
-}()
-
 // errorText is the message of the error reply at the start of reply,
 // without its '-' and line end.
 func errorText(reply []byte) string {

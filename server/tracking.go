@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/keyhive/keyhive/cmdspec"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/resp"
@@ -119,7 +120,7 @@ func (s *Server) trackAfter(c *Client, cmd *Command) {
 	// Keys are collected (keyBuf) for commands not under the exclusive lock;
 	// the scripts' own keys are not remembered, only what their commands
 	// read (trackInner).
-	if o != nil && cmd.Flags&(FlagReadonly|FlagAllKeys) == FlagReadonly && len(c.ctx.keyBuf) > 0 {
+	if o != nil && cmd.Flags&(cmdspec.FlagReadonly|cmdspec.FlagAllKeys) == cmdspec.FlagReadonly && len(c.ctx.keyBuf) > 0 {
 		s.remember(c, o, c.ctx.keyBuf)
 	}
 	if s.tracking.queued.Load() {
@@ -136,7 +137,7 @@ func (s *Server) trackAfter(c *Client, cmd *Command) {
 // when the command is a read, the keys of keysOf's arguments args are
 // remembered for c (the command's own, or in a script the script's).
 func (s *Server) trackInner(c *Client, cmd, keysOf *Command, args [][]byte) {
-	if s.tracking.clients.Load() == 0 || cmd.Flags&FlagReadonly == 0 {
+	if s.tracking.clients.Load() == 0 || cmd.Flags&cmdspec.FlagReadonly == 0 {
 		return
 	}
 	if o := c.tracking.opts.Load(); o != nil {
