@@ -21,7 +21,7 @@ func BenchmarkExecuteACL(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := s.setUser("app", strings.Fields("on nopass ~sessions:* ~cache:* %R~config:* +@all -@dangerous"), false); err != nil {
+	if err := s.acl.Set("app", strings.Fields("on nopass ~sessions:* ~cache:* %R~config:* +@all -@dangerous")); err != nil {
 		b.Fatal(err)
 	}
 	local, remote := net.Pipe()

@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/keyhive/keyhive/acl"
 	"github.com/keyhive/keyhive/cmdspec"
 	"github.com/keyhive/keyhive/internal/osmem"
 	"github.com/keyhive/keyhive/resp"
@@ -84,9 +85,9 @@ type Client struct {
 	// confirmations, which CLIENT REPLY OFF and SKIP do not drop (Redis's
 	// CLIENT_PUSHING).
 	confirming      bool
-	overMaxMemory   bool                    // at the last outOfMemory check: Redis's pre_command_oom_state, which scripts obey
-	user            atomic.Pointer[aclUser] // the user it runs commands as (acl.go)
-	aclKeys         []cmdspec.KeyRef        // key arguments for the ACL check
+	overMaxMemory   bool                     // at the last outOfMemory check: Redis's pre_command_oom_state, which scripts obey
+	user            atomic.Pointer[acl.User] // the user it runs commands as (acl.go)
+	aclKeys         []cmdspec.KeyRef         // key arguments for the ACL check
 	reply           replyMode
 	closeAfterReply bool
 	created         time.Time

@@ -1,18 +1,12 @@
 package server
 
 import (
-	"crypto/rand"
-	"encoding/hex"
-	"os"
-	"sort"
-	"strconv"
-	"strings"
-
+	"github.com/keyhive/keyhive/acl"
 	"github.com/keyhive/keyhive/internal/strnum"
 )
 
-// The ACL command: users (acl.go), their description in Redis's rule
-// syntax, ACL LOG, and the ACL file.
+// The ACL command's handlers; the users, their rules and the ACL LOG are
+// package acl's.
 
 func init() {
 	bindSub("acl", "cat", aclCat)
@@ -20,14 +14,14 @@ func init() {
 	bindSub("acl", "dryrun", aclDryRun)
 	bindSub("acl", "genpass", aclGenPass)
 	bindSub("acl", "getuser", aclGetUser)
-	bindSub("acl", "list", aclList)
+	bindSub("acl", "list", func(x *Ctx) { writeStrings(x, x.s.acl.List()) })
 	bindSub("acl", "load", aclLoad)
-	bindSub("acl", "log", aclLogCommand)
+	bindSub("acl", "log", aclLog)
 	bindSub("acl", "save", aclSave)
 	bindSub("acl", "setuser", aclSetUser)
-	bindSub("acl", "users", aclUsers)
+	bindSub("acl", "users", func(x *Ctx) { writeStrings(x, x.s.acl.Names()) })
 	bindSub("acl", "whoami", func(x *Ctx) { x.W.BulkString(x.c.userName()) })
-	bindSub("acl", "help", aclHelp)
+	bindSub("acl", "help", func(x *Ctx) { writeHelp(x, "ACL", acl.Help) })
 }
 
 func errACLSubSyntax(x *Ctx) {
@@ -35,193 +29,39 @@ func errACLSubSyntax(x *Ctx) {
 }
 
 func aclSetUser(x *Ctx) {
-	name := x.Args[2]
-	if strings.ContainsAny(string(name), " \x00") {
-		x.W.Error("ERR Usernames can't contain spaces or null characters")
-		return
-	}
+	name := string(x.Args[2])
 	rules := make([]string, len(x.Args)-3)
 	for i, a := range x.Args[3:] {
 		rules[i] = string(a)
 	}
-	if err := x.s.setUser(string(name), rules, false); err != nil {
+	if err := x.s.acl.Set(name, rules); err != nil {
 		x.W.Error("ERR " + err.Error())
 		return
 	}
-	x.s.killUnpermittedSubscribers(x.s.user(string(name)), x.c)
+	x.s.killUnpermittedSubscribers(x.s.user(name), x.c)
 	x.W.OK()
 }
 
 func aclDelUser(x *Ctx) {
-	s := x.s
-	gone := map[*aclUser]bool{}
-	s.acl.mu.Lock()
-	for _, a := range x.Args[2:] {
-		name := string(a)
-		if name == "default" {
-			s.acl.mu.Unlock()
-			x.W.Error("ERR The 'default' user cannot be removed")
-			return
-		}
+	names := make([]string, len(x.Args)-2)
+	for i, a := range x.Args[2:] {
+		names[i] = string(a)
 	}
-	for _, a := range x.Args[2:] {
-		if u := s.acl.users[string(a)]; u != nil {
-			gone[u] = true
-			delete(s.acl.users, string(a))
-		}
+	gone, err := x.s.acl.Delete(names)
+	if err != nil {
+		x.W.Error("ERR " + err.Error())
+		return
 	}
-	s.acl.mu.Unlock()
-	s.killUserClients(gone, x.c)
+	x.s.killUserClients(gone, x.c)
 	x.W.Int(int64(len(gone)))
 }
 
 func aclGetUser(x *Ctx) {
-	u := x.s.user(string(x.Args[2]))
-	if u == nil {
+	if u := x.s.user(string(x.Args[2])); u != nil {
+		u.Perms().WriteUser(x.W)
+	} else {
 		x.W.Null()
-		return
 	}
-	p := u.perms.Load()
-	w := x.W
-	w.Map(6)
-	w.BulkString("flags")
-	flags := p.flags()
-	w.Set(len(flags))
-	for _, f := range flags {
-		w.BulkString(f)
-	}
-	w.BulkString("passwords")
-	w.Array(len(p.passwords))
-	for _, h := range p.passwords {
-		w.BulkString(h)
-	}
-	writeSelectorFields(x, p.root)
-	w.BulkString("selectors")
-	w.Array(len(p.selectors))
-	for _, s := range p.selectors {
-		w.Map(3)
-		writeSelectorFields(x, s)
-	}
-}
-
-func writeSelectorFields(x *Ctx, s *aclSelector) {
-	w := x.W
-	w.BulkString("commands")
-	w.BulkString(s.describeCommands())
-	w.BulkString("keys")
-	w.BulkString(strings.Join(s.describeKeys(), " "))
-	w.BulkString("channels")
-	if s.allChannels {
-		w.BulkString("&*")
-	} else {
-		w.BulkString(strings.Join(s.describeChannels(), " "))
-	}
-}
-
-func (p *userPerms) flags() []string {
-	f := []string{"off"}
-	if p.enabled {
-		f[0] = "on"
-	}
-	if p.nopass {
-		f = append(f, "nopass")
-	}
-	if p.sanitize != "" {
-		f = append(f, p.sanitize)
-	}
-	return f
-}
-
-// describe is the user's rules as ACL LIST and ACL SAVE write them.
-func (p *userPerms) describe() string {
-	parts := p.flags()
-	for _, h := range p.passwords {
-		parts = append(parts, "#"+h)
-	}
-	parts = append(parts, p.root.describe())
-	for _, s := range p.selectors {
-		parts = append(parts, "("+s.describe()+")")
-	}
-	return strings.Join(parts, " ")
-}
-
-func (s *aclSelector) describe() string {
-	parts := s.describeKeys()
-	if s.allChannels {
-		parts = append(parts, "&*")
-	} else {
-		parts = append(append(parts, "resetchannels"), s.describeChannels()...)
-	}
-	return strings.Join(append(parts, s.describeCommands()), " ")
-}
-
-func (s *aclSelector) describeKeys() []string {
-	if s.allKeys {
-		return []string{"~*"}
-	}
-	var parts []string
-	for _, k := range s.keys {
-		switch k.perm {
-		case permRead:
-			parts = append(parts, "%R~"+k.pattern)
-		case permWrite:
-			parts = append(parts, "%W~"+k.pattern)
-		default:
-			parts = append(parts, "~"+k.pattern)
-		}
-	}
-	return parts
-}
-
-func (s *aclSelector) describeChannels() []string {
-	parts := make([]string, len(s.channels))
-	for i, c := range s.channels {
-		parts[i] = "&" + c
-	}
-	return parts
-}
-
-// describeCommands is +@all or -@all (the last reset) and then the command
-// rules in the order given, as Redis 7.2+ describes them.
-func (s *aclSelector) describeCommands() string {
-	first := "-@all"
-	if s.future {
-		first = "+@all"
-	}
-	return strings.Join(append([]string{first}, s.rules...), " ")
-}
-
-// userNames returns the users' names in order.
-func (s *Server) userNames() []string {
-	s.acl.mu.Lock()
-	defer s.acl.mu.Unlock()
-	names := make([]string, 0, len(s.acl.users))
-	for n := range s.acl.users {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
-
-func aclUsers(x *Ctx) {
-	names := x.s.userNames()
-	writeStrings(x, names)
-}
-
-// aclLines are the users in ACL LIST's format.
-func (s *Server) aclLines() []string {
-	var lines []string
-	for _, n := range s.userNames() {
-		if u := s.user(n); u != nil {
-			lines = append(lines, "user "+n+" "+u.perms.Load().describe())
-		}
-	}
-	return lines
-}
-
-func aclList(x *Ctx) {
-	lines := x.s.aclLines()
-	writeStrings(x, lines)
 }
 
 func aclCat(x *Ctx) {
@@ -230,22 +70,13 @@ func aclCat(x *Ctx) {
 		return
 	}
 	if len(x.Args) == 2 {
-		x.W.Array(len(aclCategories))
-		for _, c := range aclCategories {
-			x.W.BulkString(c[1:])
-		}
+		writeStrings(x, acl.Categories[:])
 		return
 	}
-	cat := categoryIndex(string(x.Args[2]))
-	if cat < 0 {
+	names, ok := aclCatalog().InCategory(string(x.Args[2]))
+	if !ok {
 		x.W.Error("ERR Unknown category '" + cString(x.Args[2]) + "'")
 		return
-	}
-	var names []string
-	for _, c := range aclCommands {
-		if aclInfo[c.id].categories&(1<<cat) != 0 {
-			names = append(names, c.Name)
-		}
 	}
 	writeStrings(x, names)
 }
@@ -268,10 +99,7 @@ func aclGenPass(x *Ctx) {
 		}
 		bits = n
 	}
-	chars := (bits + 3) / 4
-	buf := make([]byte, (chars+1)/2)
-	rand.Read(buf)
-	x.W.BulkString(hex.EncodeToString(buf)[:chars])
+	x.W.BulkString(acl.GenPass(bits))
 }
 
 func aclDryRun(x *Ctx) {
@@ -290,17 +118,33 @@ func aclDryRun(x *Ctx) {
 		x.W.Error(errArity(cmd.Name))
 		return
 	}
-	v, obj := checkCommand(u.perms.Load(), cmd, args, cmd.keyRefs(args, nil))
-	switch v {
-	case aclOK:
-		x.W.OK()
-	case aclDeniedCmd:
-		x.W.BulkString("User " + u.name + " has no permissions to run the '" + cmd.Name + "' command")
-	case aclDeniedKey:
-		x.W.BulkString("User " + u.name + " has no permissions to access the '" + string(obj) + "' key")
-	default:
-		x.W.BulkString("User " + u.name + " has no permissions to access the '" + string(obj) + "' channel")
+	if v, obj := u.Perms().Check(cmd.id, args, cmd.keyRefs(args, nil)); v != acl.OK {
+		x.W.BulkString(acl.DryRunText(v, u.Name, cmd.Name, obj))
+		return
 	}
+	x.W.OK()
+}
+
+func aclLog(x *Ctx) {
+	if len(x.Args) > 3 {
+		errACLSubSyntax(x)
+		return
+	}
+	count := int64(10)
+	if len(x.Args) == 3 {
+		if cArgIs(x.Args[2], "reset") {
+			x.s.acl.Log.Reset()
+			x.W.OK()
+			return
+		}
+		n, ok := strnum.ParseInt(x.Args[2])
+		if !ok {
+			x.W.Error(errNotInt)
+			return
+		}
+		count = max(n, 0)
+	}
+	x.s.acl.Log.Write(x.W, count, x.s.clock.UnixMilli())
 }
 
 const errNoACLFile = "ERR This Redis instance is not configured to use an ACL file. You may want to specify users via the ACL SETUSER command and then issue a CONFIG REWRITE (assuming you have a Redis configuration file set) in order to store users in the Redis configuration."
@@ -311,18 +155,7 @@ func aclSave(x *Ctx) {
 		x.W.Error(errNoACLFile)
 		return
 	}
-	var b strings.Builder
-	for _, l := range x.s.aclLines() {
-		b.WriteString(l)
-		b.WriteByte('\n')
-	}
-	tmp := f + ".tmp-" + strconv.Itoa(os.Getpid())
-	err := os.WriteFile(tmp, []byte(b.String()), 0o644)
-	if err == nil {
-		err = os.Rename(tmp, f)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := x.s.acl.Save(f); err != nil {
 		x.s.log.Printf("Opening temp ACL file for ACL SAVE: %v", err)
 		x.W.Error("ERR There was an error trying to save the ACLs. Please check the server logs for more information")
 		return
@@ -330,149 +163,26 @@ func aclSave(x *Ctx) {
 	x.W.OK()
 }
 
+// aclLoad replaces the users with the ACL file's: the clients of users it
+// drops are disconnected, and those subscribed where their user may no
+// longer listen.
 func aclLoad(x *Ctx) {
-	f := x.s.cfg.ACLFile()
+	s := x.s
+	f := s.cfg.ACLFile()
 	if f == "" {
 		x.W.Error(errNoACLFile)
 		return
 	}
-	if err := x.s.loadACLFile(f); err != "" {
-		x.W.Error("ERR " + err)
+	dropped, err := s.acl.Load(f)
+	if err != nil {
+		x.W.Error("ERR " + err.Error())
 		return
 	}
-	x.W.OK()
-}
-
-// loadACLFile replaces the users with those of an ACL file, or reports the
-// file's errors (Redis's texts) and changes nothing. A user the file keeps
-// keeps its clients, with the new permissions; the clients of users it drops
-// are disconnected.
-func (s *Server) loadACLFile(path string) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return "Error loading ACLs, opening file '" + path + "': " + errnoText(err)
-	}
-	users, errs := parseACLFile(path, string(data), s.aclPubsubDefault())
-	if errs != "" {
-		return errs + "WARNING: ACL errors detected, no change to the previously active ACL rules was performed"
-	}
-	if users["default"] == nil {
-		users["default"] = defaultUserPerms()
-	}
-	s.acl.mu.Lock()
-	dropped := map[*aclUser]bool{}
-	for name, u := range s.acl.users {
-		if users[name] == nil {
-			dropped[u] = true
-			delete(s.acl.users, name)
-		}
-	}
-	for name, p := range users {
-		u := s.acl.users[name]
-		if u == nil {
-			u = &aclUser{name: name}
-			s.acl.users[name] = u
-		}
-		u.perms.Store(p)
-	}
-	s.acl.mu.Unlock()
 	s.killUserClients(dropped, nil)
-	for _, n := range s.userNames() {
+	for _, n := range s.acl.Names() {
 		if u := s.user(n); u != nil {
 			s.killUnpermittedSubscribers(u, nil)
 		}
 	}
-	return ""
-}
-
-// parseACLFile reads ACL file lines ("user <name> <rules>...", split on
-// single spaces as Redis does); errs lists the errors of every bad line.
-func parseACLFile(path, data string, allChannels bool) (users map[string]*userPerms, errs string) {
-	users = map[string]*userPerms{}
-	for i, line := range strings.Split(data, "\n") {
-		n := i + 1
-		line = strings.Trim(line, " \t\r\n")
-		if line == "" {
-			continue
-		}
-		args := strings.Split(line, " ")
-		if args[0] != "user" || len(args) < 2 {
-			errs += path + ":" + strconv.Itoa(n) + " should start with user keyword followed by the username. "
-			continue
-		}
-		name := args[1]
-		if users[name] != nil {
-			errs += "WARNING: Duplicate user '" + name + "' found on line " + strconv.Itoa(n) + ". "
-			continue
-		}
-		p := newUserPerms(allChannels)
-		users[name] = p
-		merged, open := mergeSelectorArgs(args[2:])
-		if open >= 0 {
-			errs += path + ":" + strconv.Itoa(n) + ": Unmatched parenthesis in selector definition."
-			continue
-		}
-		if errs != "" {
-			continue
-		}
-		// Unknown commands are all reported (naming them tells nothing
-		// secret); of the other errors only the first, as in Redis.
-		syntaxError := false
-		for _, r := range merged {
-			r = strings.Trim(r, "\t\r\n")
-			err := p.apply(r, allChannels)
-			switch {
-			case err == errACLUnknown:
-				errs += path + ":" + strconv.Itoa(n) + ": Error in applying operation '" + r + "': " + err.Error() + ". "
-			case err != nil && !syntaxError:
-				errs += path + ":" + strconv.Itoa(n) + ": " + err.Error() + ". "
-				syntaxError = true
-			}
-		}
-		p.seal()
-	}
-	return users, errs
-}
-
-// errnoText is an OS error as C's strerror words it.
-func errnoText(err error) string {
-	if pe, ok := err.(*os.PathError); ok {
-		err = pe.Err
-	}
-	s := err.Error()
-	if s != "" {
-		s = strings.ToUpper(s[:1]) + s[1:]
-	}
-	return s
-}
-
-func aclHelp(x *Ctx) {
-	writeHelp(x, "ACL", []string{
-		"CAT [<category>]",
-		"    List all commands that belong to <category>, or all command categories",
-		"    when no category is specified.",
-		"DELUSER <username> [<username> ...]",
-		"    Delete a list of users.",
-		"DRYRUN <username> <command> [<arg> ...]",
-		"    Returns whether the user can execute the given command without executing the command.",
-		"GETUSER <username>",
-		"    Get the user's details.",
-		"GENPASS [<bits>]",
-		"    Generate a secure 256-bit user password. The optional `bits` argument can",
-		"    be used to specify a different size.",
-		"LIST",
-		"    Show users details in config file format.",
-		"LOAD",
-		"    Reload users from the ACL file.",
-		"LOG [<count> | RESET]",
-		"    Show the ACL log entries.",
-		"SAVE",
-		"    Save the current config to the ACL file.",
-		"SETUSER <username> <attribute> [<attribute> ...]",
-		"    Create or modify a user with the specified attributes.",
-		"USERS",
-		"    List all the registered usernames.",
-		"WHOAMI",
-		"    Return the current connection username.",
-	})
+	x.W.OK()
 }

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/keyhive/keyhive/acl"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/internal/version"
 	"github.com/keyhive/keyhive/resp"
@@ -134,7 +135,7 @@ func authCommand(x *Ctx) {
 	user, pass := []byte("default"), x.Args[1]
 	if len(x.Args) == 3 {
 		user, pass = x.Args[1], x.Args[2]
-	} else if x.s.acl.defaultUser.perms.Load().nopass {
+	} else if x.s.acl.Default().Perms().NoPass() {
 		x.W.Error("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")
 		return
 	}
@@ -551,7 +552,7 @@ func clientKill(x *Ctx) {
 	var id uint64
 	var addr, laddr []byte
 	var typ []byte
-	var user *aclUser
+	var user *acl.User
 	skipMe := true
 	var maxAge int64
 	for i := 0; i < len(args); i += 2 {

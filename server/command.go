@@ -92,14 +92,6 @@ func bindSub(parent, name string, run func(x *Ctx)) {
 	c.Run = run
 }
 
-// aclCategories is Redis's ACL category table; ACL CAT lists categories in
-// this order.
-var aclCategories = []string{
-	"@keyspace", "@read", "@write", "@set", "@sortedset", "@list", "@hash", "@string",
-	"@bitmap", "@hyperloglog", "@geo", "@stream", "@pubsub", "@admin", "@fast", "@slow",
-	"@blocking", "@dangerous", "@connection", "@transaction", "@scripting",
-}
-
 // AllCategories returns the command's ACL categories as COMMAND INFO lists
 // them.
 func (c *Command) AllCategories() []string { return c.categories }

@@ -149,7 +149,7 @@ func (c *Client) admit(cmd *Command, args [][]byte) bool {
 		c.reject(cmd, errNoAuth)
 		return false
 	}
-	if p := c.user.Load().perms.Load(); !p.unrestricted && !c.aclAllowed(p, cmd, args) {
+	if p := c.user.Load().Perms(); !p.Unrestricted() && !c.aclAllowed(p, cmd, args) {
 		return false
 	}
 	if s.cluster != nil && !c.routed(cmd, args) {

@@ -40,7 +40,8 @@
 // declares, and holds them.
 //
 // What the families share
-//   - acl.go, acl_log.go: users, permissions and their checks, ACL LOG.
+//   - acl.go: which user a client acts as and admit's permission check;
+//     the users, rules and ACL LOG are package acl's.
 //   - blocking.go: blocked clients and serving them after a write.
 //   - pause.go: CLIENT PAUSE, the clients it postpones (admit's gate) and
 //     their release in order; wait.go: WAIT and WAITAOF.

@@ -23,7 +23,7 @@ const errProtectedMode = "-DENIED Redis is running in protected mode because pro
 // default user has no password and the client is not on the loopback
 // interface (a unix socket or an in-process connection is local).
 func (s *Server) refusedByProtectedMode(conn net.Conn) bool {
-	if !s.cfg.ProtectedMode() || !s.acl.defaultUser.perms.Load().nopass {
+	if !s.cfg.ProtectedMode() || !s.acl.Default().Perms().NoPass() {
 		return false
 	}
 	a, ok := conn.RemoteAddr().(*net.TCPAddr)

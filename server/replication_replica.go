@@ -480,7 +480,7 @@ func (s *Server) newMasterClient(conn net.Conn, db int) *Client {
 	c.out.Proto = 2
 	c.out.Errors = &s.stats.errors
 	c.proto.Store(2)
-	c.setUser(s.acl.defaultUser)
+	c.setUser(s.acl.Default())
 	c.ctx = Ctx{s: s, c: c, W: &c.out, cannotBlock: true}
 	c.ctx.locks.Owner = c
 	c.queued.Store(-1)

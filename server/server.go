@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/keyhive/keyhive/acl"
 	"github.com/keyhive/keyhive/changes"
 	"github.com/keyhive/keyhive/clock"
 	"github.com/keyhive/keyhive/cluster"
@@ -74,7 +75,7 @@ type Server struct {
 	overMaxmemory              overLimitTime
 	forks                      forkStats
 	scriptState
-	acl   aclState
+	acl   *acl.Users
 	aof   *durability.AOF
 	saver *durability.Saver
 	// notify-keyspace-events, as one word every write can read cheaply
