@@ -54,10 +54,11 @@ func (s *Server) persistenceHost() *durability.Host {
 			c := s.loadingClient()
 			return func(args [][]byte) error { return s.applyLoaded(c, args) }
 		},
-		Synced:         s.serveAOFWaiters,
-		ReplicationAux: s.replicationAux,
-		Instant:        &s.repl.applying,
-		LoadedAux:      s.loadedReplicationAux,
+		Synced: s.serveAOFWaiters,
+		// The replication Manager is made after the AOF it is given.
+		ReplicationAux: func() []string { return s.repl.Aux() },
+		Instant:        &s.snapshotInstant,
+		LoadedAux:      func(name, value []byte) { s.repl.LoadedAux(name, value) },
 		UsedMemory:     func() int64 { return s.usedMemory(monoNow(), 0) },
 		Latency:        s.diskLatency,
 		DroppedGarbage: func(size int64) {
