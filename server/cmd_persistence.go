@@ -54,9 +54,8 @@ func (s *Server) persistenceHost() *durability.Host {
 			c := s.loadingClient()
 			return func(args [][]byte) error { return s.applyLoaded(c, args) }
 		},
-		Synced: s.serveAOFWaiters,
-		// The replication Manager is made after the AOF it is given.
-		ReplicationAux: func() []string { return s.repl.Aux() },
+		Synced:         s.serveAOFWaiters,
+		ReplicationAux: func() []string { return s.repl.Aux() }, // s.repl is made after the AOF
 		Instant:        &s.snapshotInstant,
 		LoadedAux:      func(name, value []byte) { s.repl.LoadedAux(name, value) },
 		UsedMemory:     func() int64 { return s.usedMemory(monoNow(), 0) },

@@ -54,30 +54,31 @@ type Server struct {
 	// closedTraffic holds the counters of disconnected clients and
 	// trafficBase the totals at the last RESETSTAT (both under mu).
 	closedTraffic, trafficBase trafficTotals
-	stream                     changes.Stream       // every change to the data set, to the AOF, replicas and OnPropagate
-	repl                       *replication.Manager // replication (package replication; glue in replication*.go)
-	// snapshotInstant is held by a replica around applying a command of
-	// its master's and forwarding its bytes, and by a snapshot's instant.
-	snapshotInstant sync.Mutex
-	pause           pauseState // CLIENT PAUSE (pause.go)
-	blocking        blocking
-	aofWaiters      aofWaiters  // WAITAOF (wait.go)
-	replWaiters     replWaiters // WAIT (wait.go)
-	watches         watches
-	tracking        tracking
-	pubsub          pubsubRegistry
-	monitors        monitors
-	latency         latencyMonitor
-	expiry          expiryStats
-	rates           instantaneous
-	overMaxmemory   overLimitTime
-	forks           forkStats
+	stream                     changes.Stream // every change to the data set, to the AOF, replicas and OnPropagate
+	pause                      pauseState     // CLIENT PAUSE (pause.go)
+	blocking                   blocking
+	aofWaiters                 aofWaiters  // WAITAOF (wait.go)
+	replWaiters                replWaiters // WAIT (wait.go)
+	watches                    watches
+	tracking                   tracking
+	pubsub                     pubsubRegistry
+	monitors                   monitors
+	latency                    latencyMonitor
+	expiry                     expiryStats
+	rates                      instantaneous
+	overMaxmemory              overLimitTime
+	forks                      forkStats
 	scriptState
 	acl   aclState
 	aof   *durability.AOF
 	saver *durability.Saver
 	// barrier is what replies pass before they leave (the AOF's).
 	barrier func() (fed int64, durable bool)
+	// repl is replication (package replication; glue in replication*.go).
+	repl *replication.Manager
+	// snapshotInstant is held by a replica around applying a command of
+	// its master's and forwarding its bytes, and by a snapshot's instant.
+	snapshotInstant sync.Mutex
 	// notify-keyspace-events, as one word every write can read cheaply
 	notifyFlags atomic.Uint32
 	// activeExpireEnabled is DEBUG SET-ACTIVE-EXPIRE.
