@@ -104,7 +104,8 @@ func (m *Manager) BacklogBytes() int64 {
 }
 
 // EnsureBacklog creates the backlog and subscribes the feed to the change
-// stream, when there is none, and returns it.
+// stream, when there is none, and returns it: what a replica's PSYNC does
+// first, for a test that measures the feed without a replica.
 func (m *Manager) EnsureBacklog() *Backlog {
 	m.mu.Lock()
 	defer m.mu.Unlock()
