@@ -416,6 +416,18 @@ func (a *AOF) Write() error {
 	return nil
 }
 
+// Barrier is what replies pass before they leave: what the AOF was fed is
+// written first (group commit), so that an acknowledged write is in the
+// file. It returns the length of the changes fed so far, and whether they
+// are as durable as appendfsync asks: not when the write failed under
+// appendfsync always, and a reply acknowledging a write must not leave.
+func (a *AOF) Barrier() (fed int64, durable bool) {
+	if a.On() && a.Write() != nil && a.h.Config.AppendFsync() == "always" {
+		return a.Fed(), false
+	}
+	return a.Fed(), true
+}
+
 // Fed is the length of every change fed to the AOF so far: a client's
 // writes are covered by an fsync once Synced reaches what Fed was after them.
 func (a *AOF) Fed() int64 { return a.fed.Load() }

@@ -1,7 +1,23 @@
-// Package replication holds the parts of Redis's replication protocol that
-// need no server: the backlog, the replication IDs and offsets, and the
-// replica's reader of what a master sends. The server (server/replication*.go)
-// wires them to connections, the change stream and the keyspace.
+// Package replication runs both sides of Redis's replication for a server:
+// the backlog and the feed that writes the change stream into it, serving
+// replicas (SYNC, PSYNC, REPLCONF, snapshot transfers), the replica's link
+// to its master and its apply loop, FAILOVER, the acknowledgements WAIT
+// and WAITAOF count, and what INFO replication and ROLE report. Its pure
+// parts (Backlog, IDs, the stream reader) need nothing else.
+//
+// The server is its Host, as it is cluster.Host's. A Manager is built from
+// Options (the config, the log, the change stream, the AOF, the lock a
+// snapshot's instant takes, the server's done channel and goroutine count)
+// and a Host that does what only the server can: take and load snapshots
+// of the data set, make the client that runs the master's stream (through
+// the server's one dispatch path: replication never runs a command
+// itself), switch expiry between a master's and a replica's, pause
+// writers, say its port, and wake WAIT's clients when a replica
+// acknowledges. The server keeps the glue: the Host, the command bindings
+// (each hands its arguments and reply writer to a Manager method), and a
+// replica's connection (Conn), which leaves the server's event loop for
+// Serve after SYNC or PSYNC. Each client holds a Peer: its part in
+// replication, and where its writes ended when its replies last left.
 //
 // The stream. A master's replication stream is the change stream (package
 // changes) written as RESP commands: a SELECT when the database changes, each

@@ -11,6 +11,7 @@ import (
 	"github.com/keyhive/keyhive/acl"
 	"github.com/keyhive/keyhive/cmdspec"
 	"github.com/keyhive/keyhive/internal/osmem"
+	"github.com/keyhive/keyhive/replication"
 	"github.com/keyhive/keyhive/resp"
 )
 
@@ -65,22 +66,13 @@ type Client struct {
 	// master's stream), Redis's mustObeyClient: they are replayed as
 	// written, without the checks that protect a user from a mistake.
 	obeys bool
-	// masterClient: it runs the master's stream on a replica
-	// (replication_replica.go).
-	masterClient bool
-	// replica is set on a master by REPLCONF, SYNC or PSYNC: the
-	// connection of a replica (replication_master.go).
-	replica *replicaConn
-	// listedReplica: replica is attached, for other goroutines (CLIENT
-	// LIST's flag S, CLIENT KILL TYPE replica).
-	listedReplica atomic.Bool
+	// peer is the connection's part in replication: a replica's, the
+	// master's stream on a replica, or where its writes ended (WAIT).
+	peer replication.Peer
 	// wrote: a command changed the data set since the replies last left
 	// (under appendfsync always they are not sent unless the AOF took it).
-	wrote bool
-	// woff and roff are where its changes ended in the AOF's stream and
-	// the replication stream when its replies last left (wait.go).
-	woff, roff int64
-	monitor    atomic.Bool // in MONITOR mode (monitor.go)
+	wrote   bool
+	monitor atomic.Bool // in MONITOR mode (monitor.go)
 	// confirming: the command's reply is Pub/Sub (un)subscribe
 	// confirmations, which CLIENT REPLY OFF and SKIP do not drop (Redis's
 	// CLIENT_PUSHING).
@@ -244,7 +236,7 @@ func (c *Client) serve() {
 			if !c.flush() || !keep {
 				return
 			}
-			if c.servesReplica() {
+			if c.peer.Serving() {
 				c.serveReplica()
 				return
 			}
@@ -327,7 +319,7 @@ func (c *Client) process() bool {
 		if len(c.parser.Args) > 0 {
 			c.execute(c.parser.Args)
 		}
-		if c.blocked != nil || c.postponed != nil || c.servesReplica() {
+		if c.blocked != nil || c.postponed != nil || c.peer.Serving() {
 			// SYNC or PSYNC: what follows is for the replica's goroutines
 			break
 		}
@@ -457,13 +449,13 @@ func (c *Client) sendReplies(wait bool) bool {
 	// An acknowledged write is in the AOF before its reply leaves. Under
 	// appendfsync always a write that failed is not acknowledged: the
 	// client is disconnected with its replies unsent (Redis exits).
-	if c.s.aof.On() && c.s.aof.Write() != nil && c.wrote && c.s.cfg.AppendFsync() == "always" {
-		c.resetOut()
-		return false
-	}
+	fed, durable := c.s.barrier()
 	if c.wrote {
-		c.woff = c.s.aof.Fed()
-		c.roff = c.s.replOffset()
+		if !durable {
+			c.resetOut()
+			return false
+		}
+		c.peer.Replied(fed, c.s.repl.Offset())
 		c.wrote = false
 	}
 	ok := c.flushReplies(wait)

@@ -119,32 +119,25 @@ func (h clusterHost) Deliver(channel, message []byte, sharded bool) {
 // elsewhere), or promotes this server when ip is "" (it won an election):
 // REPLICAOF's and REPLICAOF NO ONE's paths.
 func (h clusterHost) Replicate(ip string, port int) {
-	s := h.s
 	if ip == "" {
-		if s.repl.isReplica.Load() {
-			s.becomeMaster()
-			s.log.Printf("Setting myself as a master: the cluster made me one")
+		if h.s.repl.BecomeMaster() {
+			h.s.log.Printf("Setting myself as a master: the cluster made me one")
 		}
 		return
 	}
-	if l := s.currentLink(); l != nil && l.host == ip && l.port == port {
-		return
-	}
-	s.replicaOf(ip, port)
-	s.log.Printf("Connecting to MASTER %s:%d (cluster replica)", ip, port)
+	h.s.repl.Follow(ip, port)
 }
 
 // ReplicationOffset is the offset the node's messages carry.
-func (h clusterHost) ReplicationOffset() int64 { return h.s.replOffset() }
+func (h clusterHost) ReplicationOffset() int64 { return h.s.repl.Offset() }
 
 // ReplicationDataAge is 0 while the link to the master is up, else the ms
 // since it went down (a long time when it never was up).
 func (h clusterHost) ReplicationDataAge() int64 {
-	l := h.s.currentLink()
-	if l == nil || l.state.Load() == linkConnected {
+	isDown, down := h.s.repl.LinkDown()
+	if !isDown {
 		return 0
 	}
-	down := l.downSince.Load()
 	if down == 0 {
 		return math.MaxInt64 / 2
 	}

@@ -328,10 +328,10 @@ func (c *Client) infoLine(running *Client) string {
 		cmd = lc.Name
 	}
 	flags := ""
-	if c.listedReplica.Load() {
+	if c.peer.IsReplica() {
 		flags += "S"
 	}
-	if c.masterClient {
+	if c.peer.IsMaster() {
 		flags += "M"
 	}
 	if c.monitor.Load() {

@@ -93,7 +93,7 @@ func debugCommand(x *Ctx) {
 		}
 		x.W.OK()
 	case cArgIs(sub, "change-repl-id") && n == 2:
-		x.s.changeReplID()
+		x.s.repl.ChangeID()
 		x.s.log.Printf("Changing replication IDs after receiving DEBUG change-repl-id")
 		x.W.OK()
 	case cArgIs(sub, "stringmatch-test") && n == 2:

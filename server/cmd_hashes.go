@@ -388,7 +388,7 @@ func (x *Ctx) propagateFieldExpired(key, field []byte) {
 // Redis's lazy field expiry; when that empties the hash, the key is deleted
 // and h begins anew on the missing key.
 func (x *Ctx) expireFieldIn(h *values.HashEdit, key, field []byte) {
-	if x.s.repl.isReplica.Load() {
+	if x.s.isReplica() {
 		return // only the master's HDELs remove fields: its commands find them
 	}
 	if _, at, ok := h.Lookup(field); !ok || !h.Expired(at) {
@@ -408,7 +408,7 @@ func (x *Ctx) expireFieldIn(h *values.HashEdit, key, field []byte) {
 // expireFields deletes those of fields that are expired from the hash at
 // key, with one hexpired event (HMGET's order: after its reply).
 func (x *Ctx) expireFields(key []byte, fields [][]byte) {
-	if x.s.repl.isReplica.Load() {
+	if x.s.isReplica() {
 		return // read as missing, removed by the master's HDEL
 	}
 	var h values.HashEdit
@@ -443,7 +443,7 @@ func (x *Ctx) liveField(h values.HashView, key, field []byte) bool {
 // x.Args[1], as HRANDFIELD does first, and reports whether that deleted the
 // key; otherwise h is read again.
 func (x *Ctx) expireAllFields(h *values.HashView) bool {
-	if !h.HasTTLs() || h.MinExpire() == 0 || h.MinExpire() >= x.Now || x.s.repl.isReplica.Load() {
+	if !h.HasTTLs() || h.MinExpire() == 0 || h.MinExpire() >= x.Now || x.s.isReplica() {
 		return false
 	}
 	key := x.Args[1]

@@ -94,7 +94,7 @@ func memoryStats(x *Ctx) {
 	ints("peak.allocated", m.peak)
 	ints("total.allocated", m.used)
 	ints("startup.allocated", s.startupMemory)
-	ints("replication.backlog", x.s.backlogBytes())
+	ints("replication.backlog", x.s.repl.BacklogBytes())
 	ints("clients.slaves", 0)
 	ints("clients.normal", m.clients)
 	ints("cluster.links", 0)

@@ -57,9 +57,9 @@ func (s *Server) persistenceHost() *durability.Host {
 			return func(args [][]byte) error { return s.applyLoaded(c, args) }
 		},
 		Synced:         s.serveAOFWaiters,
-		ReplicationAux: s.replicationAux,
-		Instant:        &s.repl.applying,
-		LoadedAux:      s.loadedReplicationAux,
+		ReplicationAux: func() []string { return s.repl.Aux() }, // s.repl is made after the AOF
+		Instant:        &s.snapshotInstant,
+		LoadedAux:      func(name, value []byte) { s.repl.LoadedAux(name, value) },
 		UsedMemory:     func() int64 { return s.usedMemory(monoNow(), 0) },
 		Latency:        s.diskLatency,
 		DroppedGarbage: func(size int64) {

@@ -200,11 +200,11 @@ func (c *Client) pubsubType() bool {
 func (c *Client) isType(t []byte) bool {
 	switch {
 	case cArgIs(t, "master"):
-		return c.masterClient
+		return c.peer.IsMaster()
 	case cArgIs(t, "replica"), cArgIs(t, "slave"):
-		return c.listedReplica.Load()
+		return c.peer.IsReplica()
 	case cArgIs(t, "normal"):
-		return !c.pubsubType() && !c.masterClient && !c.listedReplica.Load()
+		return !c.pubsubType() && !c.peer.IsMaster() && !c.peer.IsReplica()
 	case cArgIs(t, "pubsub"):
 		return c.pubsubType()
 	}

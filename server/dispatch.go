@@ -169,7 +169,7 @@ func (c *Client) admit(cmd *Command, args [][]byte) bool {
 		c.reject(cmd, errOOM)
 		return false
 	}
-	if s.repl.isReplica.Load() || s.cfg.MinReplicasToWrite() > 0 {
+	if s.isReplica() || s.cfg.MinReplicasToWrite() > 0 {
 		if msg := s.replicationRefusal(cmd); msg != "" {
 			c.reject(cmd, msg)
 			return false

@@ -61,12 +61,11 @@
 //     winner is promoted, through replication's paths); cluster_redirect.go: the dispatch path's slot
 //     check (MOVED, ASK, TRYAGAIN, CROSSSLOT, CLUSTERDOWN), also for
 //     scripts' calls; cluster_migrate.go: MIGRATE and RESTORE-ASKING.
-//   - replication.go: the replication state and the feed of the change
-//     stream into the backlog (package replication);
-//     replication_master.go: SYNC, PSYNC, REPLCONF and the replicas'
-//     links; replication_replica.go: REPLICAOF and the link to a master,
-//     whose stream runs through dispatch; replication_failover.go:
-//     FAILOVER; replication_info.go: INFO replication and ROLE.
+//   - replication.go: the server as replication's host (package
+//     replication runs both sides), its commands' bindings and a
+//     replica's connection; replication_replica.go: the client a replica
+//     runs its master's stream as, through dispatch; wait.go: WAIT and
+//     WAITAOF's blocking (replication counts the acknowledgements).
 //   - namespace.go: the key schema's policies in the dispatch path (checks
 //     before a write, TTL rules after it, quota evictions after its
 //     unlock); the counters are package namespace's.

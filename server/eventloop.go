@@ -850,7 +850,7 @@ func (c *Client) runOnLoop() (res loopResult, stop bool) {
 	switch {
 	case !c.process():
 		return loopQuit, true
-	case c.servesReplica():
+	case c.peer.Serving():
 		return loopWait, true // its goroutine serves it from now on (serveHeld)
 	case c.blocked != nil:
 		return loopBlocked, true
@@ -873,7 +873,7 @@ func (c *Client) serveHeld(res loopResult) {
 		alive = c.flush() && c.resume()
 		keep = alive && c.run()
 	}
-	if alive && keep && c.servesReplica() {
+	if alive && keep && c.peer.Serving() {
 		c.serveReplica() // until the replica's connection ends
 		return
 	}

@@ -132,7 +132,7 @@ func (s *Server) writeInfoSection(b *strings.Builder, name string) {
 	case "stats":
 		s.writeStatsInfo(b)
 	case "replication":
-		s.writeReplicationInfo(b)
+		s.repl.WriteInfo(b)
 	case "cpu":
 		var ru syscallRusage
 		selfRusage(&ru)
@@ -186,16 +186,17 @@ func (s *Server) writeStatsInfo(b *strings.Builder) {
 	field(b, "instantaneous_ops_per_sec", ops)
 	field(b, "total_net_input_bytes", t.netIn)
 	field(b, "total_net_output_bytes", t.netOut)
-	field(b, "total_net_repl_input_bytes", s.repl.netIn.Load())
-	field(b, "total_net_repl_output_bytes", s.repl.netOut.Load())
+	repl := s.repl.Stats()
+	field(b, "total_net_repl_input_bytes", repl.NetIn)
+	field(b, "total_net_repl_output_bytes", repl.NetOut)
 	field(b, "instantaneous_input_kbps", fmt.Sprintf("%.2f", inKbps))
 	field(b, "instantaneous_output_kbps", fmt.Sprintf("%.2f", outKbps))
 	field(b, "instantaneous_input_repl_kbps", "0.00")
 	field(b, "instantaneous_output_repl_kbps", "0.00")
 	field(b, "rejected_connections", st.rejectedConnections.Load())
-	field(b, "sync_full", s.repl.fullSyncs.Load())
-	field(b, "sync_partial_ok", s.repl.partialOK.Load())
-	field(b, "sync_partial_err", s.repl.partialErr.Load())
+	field(b, "sync_full", repl.FullSyncs)
+	field(b, "sync_partial_ok", repl.PartialOK)
+	field(b, "sync_partial_err", repl.PartialErr)
 	field(b, "expired_keys", s.ks.ExpiredKeys.Load())
 	e := &s.expiry
 	e.mu.Lock()

@@ -19,9 +19,7 @@ func TestReplFeedAllocatesNothing(t *testing.T) {
 	if n := testing.AllocsPerRun(500, run); n > 0 {
 		t.Fatalf("without replicas: %v allocations per SET", n)
 	}
-	s.repl.mu.Lock()
-	b := s.ensureBacklog()
-	s.repl.mu.Unlock()
+	b := s.repl.EnsureBacklog()
 	for range 50000 { // the backlog's blocks exist: from now on they are reused
 		run()
 	}
@@ -46,9 +44,7 @@ func BenchmarkReplFeed(b *testing.B) {
 			s := newTestServer(b)
 			c := pipeClient(b, s)
 			if withBacklog {
-				s.repl.mu.Lock()
-				s.ensureBacklog()
-				s.repl.mu.Unlock()
+				s.repl.EnsureBacklog()
 			}
 			args := [][]byte{[]byte("SET"), []byte("key"), []byte("value")}
 			b.ReportAllocs()

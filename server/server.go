@@ -22,6 +22,7 @@ import (
 	"github.com/keyhive/keyhive/durability"
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/namespace"
+	"github.com/keyhive/keyhive/replication"
 	"github.com/keyhive/keyhive/scripting"
 	"github.com/keyhive/keyhive/values"
 )
@@ -60,7 +61,6 @@ type Server struct {
 	// trafficBase the totals at the last RESETSTAT (both under mu).
 	closedTraffic, trafficBase trafficTotals
 	stream                     changes.Stream // every change to the data set, to the AOF, replicas and OnPropagate
-	repl                       replState      // replication (replication*.go)
 	pause                      pauseState     // CLIENT PAUSE (pause.go)
 	blocking                   blocking
 	aofWaiters                 aofWaiters  // WAITAOF (wait.go)
@@ -78,6 +78,13 @@ type Server struct {
 	acl   *acl.Users
 	aof   *durability.AOF
 	saver *durability.Saver
+	// barrier is what replies pass before they leave (the AOF's).
+	barrier func() (fed int64, durable bool)
+	// repl is replication (package replication; glue in replication*.go).
+	repl *replication.Manager
+	// snapshotInstant is held by a replica around applying a command of
+	// its master's and forwarding its bytes, and by a snapshot's instant.
+	snapshotInstant sync.Mutex
 	// notify-keyspace-events, as one word every write can read cheaply
 	notifyFlags atomic.Uint32
 	// activeExpireEnabled is DEBUG SET-ACTIVE-EXPIRE.
@@ -150,6 +157,7 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 		return nil, err
 	}
 	s.aof, s.saver = durability.New(s.persistenceHost())
+	s.barrier = s.aof.Barrier
 	s.watchAccessPolicy()
 	s.watchMaxMemory()
 	s.watchAppendOnly()
@@ -190,7 +198,7 @@ func (s *Server) Start() error {
 	if err := load(); err != nil {
 		return err
 	}
-	s.restoreHistory()
+	s.repl.RestoreHistory()
 	s.saver.RemoveTempFiles()
 	for range max(s.cfg.IOThreads(), 1) {
 		l, err := newEventLoop(s)
@@ -259,7 +267,7 @@ func (s *Server) Start() error {
 	if s.cluster != nil {
 		s.cluster.ResumeReplication() // a replica follows the master its nodes.conf names
 	} else if host, port, ok := s.cfg.ReplicaOf(); ok {
-		s.replicaOf(host, port)
+		s.repl.Follow(host, port)
 	}
 	return nil
 }
@@ -447,9 +455,9 @@ func (s *Server) cron() {
 			lastSecond = now / 1000
 			s.closeIdleClients(now)
 			s.releaseMemoryCron()
-			s.replicationCron()
+			s.repl.Cron()
 		}
-		if !s.activeExpireEnabled.Load() || s.repl.isReplica.Load() {
+		if !s.activeExpireEnabled.Load() || s.isReplica() {
 			continue // a replica's keys expire by its master's DELs
 		}
 		slice := time.Now() // when the cycle last paused

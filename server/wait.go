@@ -9,7 +9,8 @@ import (
 	"github.com/keyhive/keyhive/resp"
 )
 
-// WAIT and WAITAOF: a client waits until the changes it made are on enough
+// WAIT and WAITAOF (package replication counts the replicas'
+// acknowledgements): a client waits until the changes it made are on enough
 // replicas (WAIT) or fsynced to the AOF and to enough replicas' AOFs
 // (WAITAOF). Both block as the blocking commands do (blocking.go), on no
 // key, so a timeout, CLIENT UNBLOCK and a disconnect end the wait the same
@@ -22,33 +23,14 @@ func init() {
 	bind("waitaof", waitAOFCommand)
 }
 
-// replicasAt is the number of online replicas that acknowledged the
-// stream up to offset: applied (WAIT), or fsynced to their AOF (aof,
-// WAITAOF: REPLCONF ACK's FACK).
-func (s *Server) replicasAt(offset int64, aof bool) int64 {
-	r := &s.repl
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var n int64
-	for _, rc := range r.replicas {
-		acked := rc.ackOff.Load()
-		if aof {
-			acked = rc.aofAckOff.Load()
-		}
-		if rc.state.Load() == replicaOnline && acked >= offset {
-			n++
-		}
-	}
-	return n
-}
-
 // replWriteOffset is where the changes c made end in the replication
 // stream.
 func (c *Client) replWriteOffset() int64 {
 	if c.wrote {
-		return c.s.replOffset()
+		return c.s.repl.Offset()
 	}
-	return c.roff
+	_, replEnd := c.peer.Ends()
+	return replEnd
 }
 
 // writeOffset is where the changes c made end in the AOF's stream: the
@@ -58,7 +40,8 @@ func (c *Client) writeOffset() int64 {
 	if c.wrote {
 		return c.s.aof.Fed()
 	}
-	return c.woff
+	aofEnd, _ := c.peer.Ends()
+	return aofEnd
 }
 
 // timeoutMs parses a timeout in milliseconds as Redis's
@@ -97,19 +80,19 @@ func waitCommand(x *Ctx) {
 		return
 	}
 	s := x.s
-	if s.repl.isReplica.Load() {
+	if s.isReplica() {
 		x.W.Error("ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.")
 		return
 	}
 	target := x.c.replWriteOffset()
-	if acked := s.replicasAt(target, false); acked >= n || x.cannotBlock {
+	if acked := s.repl.ReplicasAt(target, false); acked >= n || x.cannotBlock {
 		x.W.Int(acked)
 		return
 	}
-	reply := func(w *resp.Writer) { w.Int(s.replicasAt(target, false)) }
+	reply := func(w *resp.Writer) { w.Int(s.repl.ReplicasAt(target, false)) }
 	x.block(blockSpec{deadline: deadlineAfter(ms), timedOut: reply})
 	s.replWaiters.add(x.c.blocked, target, n, reply)
-	s.repl.feed.add(argREPLCONF, argGETACK, argStar)
+	s.repl.AskAcks()
 }
 
 // replWaiters are the WAIT clients waiting for replicas' ACKs.
@@ -139,7 +122,7 @@ func (s *Server) serveReplWaiters() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.waiting = slices.DeleteFunc(a.waiting, func(q replWaiter) bool {
-		if s.replicasAt(q.offset, false) >= q.replicas {
+		if s.repl.ReplicasAt(q.offset, false) >= q.replicas {
 			s.blocking.unblock(q.w, q.reply)
 			return true
 		}
@@ -182,10 +165,10 @@ func waitAOFCommand(x *Ctx) {
 	reply := func(w *resp.Writer) {
 		w.Array(2)
 		w.Int(int64(boolInt(s.aofSynced(target))))
-		w.Int(s.replicasAt(rtarget, true))
+		w.Int(s.repl.ReplicasAt(rtarget, true))
 	}
 	ready := func() bool {
-		return (local == 0 || s.aofSynced(target)) && s.replicasAt(rtarget, true) >= replicas
+		return (local == 0 || s.aofSynced(target)) && s.repl.ReplicasAt(rtarget, true) >= replicas
 	}
 	if ready() || x.cannotBlock {
 		reply(x.W)
@@ -194,7 +177,7 @@ func waitAOFCommand(x *Ctx) {
 	x.block(blockSpec{deadline: deadlineAfter(ms), timedOut: reply})
 	s.aofWaiters.add(x.c.blocked, ready, reply)
 	if replicas > 0 {
-		s.repl.feed.add(argREPLCONF, argGETACK, argStar)
+		s.repl.AskAcks()
 	}
 	if ready() { // the fsync or an ACK came in between
 		s.serveAOFWaiters()
