@@ -4,29 +4,30 @@ package cmdspec
 // Keyhive's own, which it does not.
 type Flags uint64
 
-// Redis's command flags, in the order COMMAND INFO lists them.
+// Redis's command flags, in the order COMMAND INFO lists them, with the
+// meaning Redis gives them.
 const (
-	FlagWrite Flags = 1 << iota
-	FlagReadonly
-	FlagDenyOOM
-	FlagAdmin
-	FlagPubSub
-	FlagNoScript
-	FlagBlocking
-	FlagLoading
-	FlagStale
-	FlagSkipMonitor
-	FlagSkipSlowlog
-	FlagAsking
-	FlagFast
-	FlagNoAuth
-	FlagNoMandatoryKeys
-	FlagNoAsyncLoading
-	FlagNoMulti
+	FlagWrite           Flags = 1 << iota // may change the data set
+	FlagReadonly                          // reads keys and changes none
+	FlagDenyOOM                           // refused over maxmemory: it may grow the data set
+	FlagAdmin                             // administration; hidden from MONITOR
+	FlagPubSub                            // Pub/Sub
+	FlagNoScript                          // scripts may not call it
+	FlagBlocking                          // may block its client
+	FlagLoading                           // allowed while the data set loads
+	FlagStale                             // allowed on a replica whose data is stale
+	FlagSkipMonitor                       // not fed to MONITOR
+	FlagSkipSlowlog                       // not recorded in the slow log
+	FlagAsking                            // served on a slot being imported as if ASKING was sent
+	FlagFast                              // O(1) or O(log N): the latency monitor's fast-command event
+	FlagNoAuth                            // allowed before AUTH
+	FlagNoMandatoryKeys                   // may take no keys although it can take some
+	FlagNoAsyncLoading                    // refused while a replica loads its data set in the background
+	FlagNoMulti                           // refused inside MULTI
 	// FlagMovableKeys is derived from the key specs, as Redis does: no
 	// spec declares it.
 	FlagMovableKeys
-	FlagAllowBusy
+	FlagAllowBusy // allowed while a script or function runs too long
 
 	// FlagMayReplicate is Redis's, but COMMAND INFO hides it, as Redis
 	// does: the command may propagate although it is not a write
