@@ -40,9 +40,9 @@ func (p *Perms) Unrestricted() bool { return p.unrestricted }
 // NoPass reports whether any password is accepted.
 func (p *Perms) NoPass() bool { return p.nopass }
 
-// Usable reports whether a client may act as the user without a password:
-// it is on and needs none.
-func (p *Perms) Usable() bool { return p.enabled && p.nopass }
+// AdmitsAnyone reports whether a client may act as the user without
+// authenticating: it is on and needs no password.
+func (p *Perms) AdmitsAnyone() bool { return p.enabled && p.nopass }
 
 // Accepts reports whether pass authenticates as the user. The comparison
 // runs over every password hash, so its time does not tell which one came

@@ -81,7 +81,7 @@ func (c *Client) setUser(u *acl.User) { c.user.Store(u) }
 func (c *Client) resetAuth() {
 	def := c.s.acl.Default()
 	c.setUser(def)
-	c.authenticated = def.Perms().Usable()
+	c.authenticated = def.Perms().AdmitsAnyone()
 }
 
 // authRequired reports whether the client must authenticate before running
@@ -89,7 +89,7 @@ func (c *Client) resetAuth() {
 // not authenticated. Making the default user nopass lets unauthenticated
 // clients in, as in Redis.
 func (c *Client) authRequired() bool {
-	return !c.authenticated && !c.s.acl.Default().Perms().Usable()
+	return !c.authenticated && !c.s.acl.Default().Perms().AdmitsAnyone()
 }
 
 // aclAllowed checks a command about to run or be queued; a denied one is
