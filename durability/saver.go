@@ -173,12 +173,11 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// Save is SAVE: the caller holds the exclusive lock, so shards are
-// serialized as they are.
+// Save writes the data set in the foreground: the caller holds the
+// exclusive lock, so shards are serialized as they are. A background save
+// may be running (DEBUG RELOAD saves beside one, as Redis's does): each
+// writes its own temp file. SAVE refuses itself while one runs.
 func (sv *Saver) Save(now int64) error {
-	if sv.bgsaving.Load() {
-		return errors.New("ERR Background save already in progress")
-	}
 	ks := sv.h.Keyspace
 	n := ks.Len()
 	keys, expires := make([]int64, n), make([]int64, n)

@@ -73,11 +73,11 @@ func (s *Server) persistenceHost() *durability.Host {
 var argABSTTL = []byte("ABSTTL")
 
 func saveCommand(x *Ctx) {
+	if x.s.saver.InProgress() {
+		x.W.Error("ERR Background save already in progress")
+		return
+	}
 	if err := x.s.saver.Save(x.Now); err != nil {
-		if x.s.saver.InProgress() {
-			x.W.Error(err.Error())
-			return
-		}
 		x.W.Error("ERR")
 		return
 	}
