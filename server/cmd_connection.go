@@ -700,12 +700,4 @@ func clientHelp(x *Ctx) {
 }
 
 // writeHelp writes a HELP reply in Redis's layout.
-func writeHelp(x *Ctx, name string, lines []string) {
-	x.W.Array(len(lines) + 3) // the title, the lines, HELP and its text
-	x.W.Simple(name + " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:")
-	for _, l := range lines {
-		x.W.Simple(l)
-	}
-	x.W.Simple("HELP")
-	x.W.Simple("    Print this help.")
-}
+func writeHelp(x *Ctx, name string, lines []string) { x.WriteHelp(name, lines) }

@@ -4,7 +4,6 @@ import (
 	"strconv"
 
 	"github.com/keyhive/keyhive/config"
-	"github.com/keyhive/keyhive/keyspace"
 )
 
 // Keyspace notifications (notify-keyspace-events): a change to a key is
@@ -32,27 +31,6 @@ const (
 	notifyOverwritten = config.EventOverwritten
 	notifyTypeChanged = config.EventTypeChanged
 )
-
-// overwrote emits Redis 8.2's events for key, whose value of type was a
-// command replaced whole with one of type now (SET and its kin, MSET, BITOP,
-// the STORE commands, RENAME, COPY, RESTORE): "overwritten", then
-// "type_changed" when the types differ (redis/redis#14141).
-func (x *Ctx) overwrote(key []byte, was, now keyspace.Type) {
-	x.overwroteIn(x.DB.ID(), key, was, now)
-}
-
-// overwroteIn is overwrote for a key of database db (COPY ... DB).
-func (x *Ctx) overwroteIn(db int, key []byte, was, now keyspace.Type) {
-	x.s.notifyIn(x.c, notifyOverwritten, "overwritten", key, db)
-	if was != now {
-		x.s.notifyIn(x.c, notifyTypeChanged, "type_changed", key, db)
-	}
-}
-
-// notify publishes event of class for key in the command's database.
-func (x *Ctx) notify(class config.KeyspaceEvents, event string, key []byte) {
-	x.s.notifyIn(x.c, class, event, key, x.DB.ID())
-}
 
 // notifyIn publishes event of class for key in database db. by is the client
 // whose command made the change (nil: the server's own, e.g. the expiry
@@ -109,12 +87,4 @@ func (s *Server) keyExpired(db int, key []byte) {
 	}
 	s.notifyIn(nil, notifyExpired, "expired", key, db)
 	s.propagateExpired(db, key)
-}
-
-// eventIf returns event when a command changed something, else no event.
-func eventIf(changed bool, event string) string {
-	if changed {
-		return event
-	}
-	return ""
 }

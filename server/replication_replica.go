@@ -481,8 +481,9 @@ func (s *Server) newMasterClient(conn net.Conn, db int) *Client {
 	c.out.Errors = &s.stats.errors
 	c.proto.Store(2)
 	c.setUser(s.acl.defaultUser)
-	c.ctx = Ctx{s: s, c: c, W: &c.out, cannotBlock: true}
-	c.ctx.locks.Owner = c
+	c.ctx = newCtx(s, c, &c.out)
+	c.ctx.cannotBlock = true
+	c.ctx.Locks.Owner = c
 	c.queued.Store(-1)
 	c.db.Store(int32(db))
 	c.lastSeen.Store(s.clock.UnixMilli())

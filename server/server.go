@@ -154,7 +154,7 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 	s.scripts.Logger = s.scriptLog
 	// The client scripts' commands run as; not a connection, not listed.
 	s.scriptClient = &Client{s: s}
-	s.scriptClient.ctx = Ctx{s: s, c: s.scriptClient}
+	s.scriptClient.ctx = newCtx(s, s.scriptClient, nil)
 	s.scriptHost.out.Errors = &s.stats.errors
 	s.initReplication()
 	return s, nil

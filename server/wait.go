@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/keyhive/keyhive/command"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/resp"
 )
@@ -107,7 +108,7 @@ func waitCommand(x *Ctx) {
 		return
 	}
 	reply := func(w *resp.Writer) { w.Int(s.replicasAt(target, false)) }
-	x.block(blockSpec{deadline: deadlineAfter(ms), timedOut: reply})
+	x.Block(command.BlockRequest{Deadline: deadlineAfter(ms), TimedOut: reply})
 	s.replWaiters.add(x.c.blocked, target, n, reply)
 	s.repl.feed.add(argREPLCONF, argGETACK, argStar)
 }
@@ -191,7 +192,7 @@ func waitAOFCommand(x *Ctx) {
 		reply(x.W)
 		return
 	}
-	x.block(blockSpec{deadline: deadlineAfter(ms), timedOut: reply})
+	x.Block(command.BlockRequest{Deadline: deadlineAfter(ms), TimedOut: reply})
 	s.aofWaiters.add(x.c.blocked, ready, reply)
 	if replicas > 0 {
 		s.repl.feed.add(argREPLCONF, argGETACK, argStar)
