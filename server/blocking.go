@@ -32,9 +32,9 @@ type waiter struct {
 	ctx      Ctx // serves the command, replying into reply
 	reply    resp.Writer
 	serve    func(x *command.Ctx, key []byte) // pops from key, holding typ, and replies
-	timedOut func(w *resp.Writer)     // the reply on timeout
-	deadline time.Time                // zero: no timeout
-	done     chan struct{}            // closed once the reply is written
+	timedOut func(w *resp.Writer)             // the reply on timeout
+	deadline time.Time                        // zero: no timeout
+	done     chan struct{}                    // closed once the reply is written
 	// lc: the client waits on its event loop, which ended() tells;
 	// timer ends the wait at the deadline there.
 	lc      *loopConn
