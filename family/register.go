@@ -17,6 +17,7 @@ func Register(bind binder) {
 	registerSets(bind)
 	registerZSets(bind)
 	registerStreams(bind)
+	registerStreamGroups(bind)
 	registerStreamDeletes(bind)
 	registerHLL(bind)
 	registerGeo(bind)

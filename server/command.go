@@ -357,17 +357,11 @@ func (x *Ctx) setCommand(cmd *Command) { x.cmd, x.Name = cmd, cmd.Name }
 // Error texts clients match on, as Redis writes them (package command's,
 // under the names the server's handlers use).
 const (
-	errSyntax      = command.ErrSyntax
-	errNotInt      = command.ErrNotInt
-	errNotFloat    = command.ErrNotFloat
-	errWrongType   = command.ErrWrongType
-	errNoSuchKey   = command.ErrNoSuchKey
-	errOverflow    = command.ErrOverflow
-	errDBIndex     = command.ErrDBIndex
-	errInvalidDB   = command.ErrInvalidDB
-	errNoAuth      = "NOAUTH Authentication required."
-	errSameObject  = command.ErrSameObject
-	errStringLimit = command.ErrStringLimit
+	errSyntax    = command.ErrSyntax
+	errNotInt    = command.ErrNotInt
+	errNoSuchKey = command.ErrNoSuchKey
+	errDBIndex   = command.ErrDBIndex
+	errNoAuth    = "NOAUTH Authentication required."
 )
 
 func errArity(name string) string { return command.ErrArity(name) }

@@ -10,26 +10,18 @@ import (
 // published as the event name on __keyspace@<db>__:<key> (class K) and as the
 // key on __keyevent@<db>__:<event> (class E), when the change's class (g, $,
 // l, s, h, z, x, e, t, n, m, and Redis 8.2's o and c) is enabled. Handlers
-// call notify right after the change, in the order Redis emits its events;
-// the keyspace's hooks report new keys ("new") and expiries ("expired")
+// raise events through package command (Ctx.Notify, by their client's
+// Notify) right after the change, in the order Redis emits them; the
+// keyspace's hooks report new keys ("new") and expiries ("expired")
 // themselves.
 
-// Event classes, as handlers name them.
+// Event classes, as the server's own events name them.
 const (
 	notifyGeneric = config.EventGeneric
-	notifyString  = config.EventString
-	notifyList    = config.EventList
-	notifySet     = config.EventSet
 	notifyHash    = config.EventHash
-	notifyZset    = config.EventZset
 	notifyExpired = config.EventExpired
 	notifyEvicted = config.EventEvicted
-	notifyStream  = config.EventStream
 	notifyNew     = config.EventNew
-	notifyKeyMiss = config.EventKeyMiss
-	// Redis 8.2 (https://redis.io/docs/latest/develop/pubsub/keyspace-notifications/).
-	notifyOverwritten = config.EventOverwritten
-	notifyTypeChanged = config.EventTypeChanged
 )
 
 // notifyIn publishes event of class for key in database db. by is the client

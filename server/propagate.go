@@ -22,11 +22,7 @@ func (s *Server) OnPropagate(fn func(db int, argv [][]byte)) {
 var (
 	argDEL       = []byte("DEL")
 	argUNLINK    = []byte("UNLINK")
-	argSET       = []byte("SET")
-	argPXAT      = []byte("PXAT")
-	argKEEPTTL   = []byte("KEEPTTL")
 	argPEXPIREAT = []byte("PEXPIREAT")
-	argPERSIST   = []byte("PERSIST")
 )
 
 // propagateDel makes the command propagate as the deletion of key: UNLINK when
