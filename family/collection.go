@@ -9,6 +9,9 @@ import (
 	"github.com/keyhive/keyhive/resp"
 )
 
+// What the collection families share: ranks, the MPOP and blocking pop
+// forms, and random members.
+
 // rankRange resolves Redis's inclusive, possibly negative indexes of a list
 // or sorted set of n elements (LRANGE, LTRIM, ZRANGE, ZREMRANGEBYRANK) to the
 // half-open range [start, end), empty when start == end.

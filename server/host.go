@@ -56,6 +56,8 @@ func (c *Client) Notify(class config.KeyspaceEvents, event string, key []byte, d
 // expired, at once as an expired key's DEL is; inside EXEC or a script it
 // joins their block, ahead of the command, as in Redis.
 func (c *Client) PropagateExpiredField(x *command.Ctx, key, field []byte) {
+	// TODO(call): the server's nesting depth says whether the HDEL joins a
+	// block, instead of inExec.
 	sx := c.ctxOf(x)
 	if !sx.inExec {
 		c.s.publishFieldExpired(x.DB.ID(), key, field)

@@ -64,7 +64,7 @@ func (x *Ctx) publish(args [][]byte) {
 	}
 }
 
-// publishAlso propagates what alsoPropagate collected as one block, through
+// publishAlso propagates what AlsoPropagate collected as one block, through
 // the collection EXEC and scripts use (empty outside them), or into that
 // collection inside EXEC or a script.
 func (x *Ctx) publishAlso() {
