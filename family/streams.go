@@ -98,15 +98,6 @@ func intervalEnd(x *command.Ctx, arg []byte) (stream.ID, bool) {
 	return streamID(x, arg, math.MaxUint64, false)
 }
 
-// intArgOrReply parses an integer argument, replying command.ErrNotInt.
-func intArgOrReply(x *command.Ctx, arg []byte) (int64, bool) {
-	v, ok := strnum.ParseInt(arg)
-	if !ok {
-		x.W.Error(command.ErrNotInt)
-	}
-	return v, ok
-}
-
 // trimArgs are XADD's and XTRIM's options.
 type trimArgs struct {
 	trim        stream.Trim
@@ -143,7 +134,7 @@ func parseTrimArgs(x *command.Ctx, xadd bool) (a trimArgs, ok bool) {
 				i++
 			}
 			if command.ArgIs(opt, "maxlen") {
-				n, ok := intArgOrReply(x, args[i+1])
+				n, ok := x.IntArgOrReply(args[i+1])
 				if !ok {
 					return a, false
 				}
@@ -163,7 +154,7 @@ func parseTrimArgs(x *command.Ctx, xadd bool) (a trimArgs, ok bool) {
 			a.strategy, a.thresholdAt = true, i
 			continue
 		case command.ArgIs(opt, "limit") && more > 0:
-			n, ok := intArgOrReply(x, args[i+1])
+			n, ok := x.IntArgOrReply(args[i+1])
 			if !ok {
 				return a, false
 			}
@@ -344,7 +335,7 @@ func xrangeCommand(x *command.Ctx, rev bool) {
 			return
 		}
 		j++
-		if count, ok = intArgOrReply(x, x.Args[j]); !ok {
+		if count, ok = x.IntArgOrReply(x.Args[j]); !ok {
 			return
 		}
 		count = max(count, 0)
@@ -469,7 +460,7 @@ func xsetidCommand(x *command.Ctx) {
 		more := i+1 < len(x.Args)
 		switch {
 		case command.ArgIs(x.Args[i], "entriesadded") && more:
-			if entriesAdded, ok = intArgOrReply(x, x.Args[i+1]); !ok {
+			if entriesAdded, ok = x.IntArgOrReply(x.Args[i+1]); !ok {
 				return
 			}
 			if entriesAdded < 0 {
@@ -563,7 +554,7 @@ func xreadCommand(x *command.Ctx, group bool) {
 			timeout = ms
 		case command.ArgIs(opt, "count") && more > 0:
 			i++
-			n, ok := intArgOrReply(x, args[i])
+			n, ok := x.IntArgOrReply(args[i])
 			if !ok {
 				return
 			}
@@ -987,7 +978,7 @@ func xinfoStream(x *command.Ctx) {
 				return
 			}
 			var ok bool
-			if count, ok = intArgOrReply(x, args[5]); !ok {
+			if count, ok = x.IntArgOrReply(args[5]); !ok {
 				return
 			}
 			if count < 0 {

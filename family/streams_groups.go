@@ -89,7 +89,7 @@ func xgroupHelp(x *command.Ctx) {
 
 // parseEntriesRead parses ENTRIESREAD's value.
 func parseEntriesRead(x *command.Ctx, arg []byte) (int64, bool) {
-	n, ok := intArgOrReply(x, arg)
+	n, ok := x.IntArgOrReply(arg)
 	if ok && n < 0 && n != stream.InvalidEntriesRead {
 		x.W.Error(errEntriesRead)
 		return 0, false
@@ -292,7 +292,7 @@ func xpendingCommand(x *command.Ctx) {
 		at := 3
 		ok := true
 		if command.ArgIs(args[3], "idle") {
-			if minIdle, ok = intArgOrReply(x, args[4]); !ok {
+			if minIdle, ok = x.IntArgOrReply(args[4]); !ok {
 				return
 			}
 			if len(args) < 8 {
@@ -301,7 +301,7 @@ func xpendingCommand(x *command.Ctx) {
 			}
 			at += 2
 		}
-		if count, ok = intArgOrReply(x, args[at+2]); !ok {
+		if count, ok = x.IntArgOrReply(args[at+2]); !ok {
 			return
 		}
 		count = max(count, 0)

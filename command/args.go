@@ -3,6 +3,8 @@ package command
 import (
 	"bytes"
 	"strconv"
+
+	"github.com/keyhive/keyhive/internal/strnum"
 )
 
 // Error texts clients match on, as Redis writes them.
@@ -61,6 +63,16 @@ func ArgIs(arg []byte, s string) bool {
 		}
 	}
 	return true
+}
+
+// IntArgOrReply parses an integer argument, replying ErrNotInt when it is
+// not one.
+func (x *Ctx) IntArgOrReply(arg []byte) (int64, bool) {
+	v, ok := strnum.ParseInt(arg)
+	if !ok {
+		x.W.Error(ErrNotInt)
+	}
+	return v, ok
 }
 
 // IntArg formats v as a command argument. It allocates: call it only when
