@@ -16,7 +16,6 @@ const (
 	ErrNoSuchKey   = "ERR no such key"
 	ErrOverflow    = "ERR increment or decrement would overflow"
 	ErrDBIndex     = "ERR DB index is out of range"
-	ErrInvalidDB   = "ERR invalid DB index"
 	ErrSameObject  = "ERR source and destination objects are the same"
 	ErrStringLimit = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
 )
