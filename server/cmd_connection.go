@@ -207,6 +207,9 @@ func helloCommand(x *Ctx) {
 	w.Array(0)
 }
 
+// setDB switches the client's database.
+func (c *Client) setDB(i int) { c.db.Store(int32(i)) }
+
 func selectCommand(x *Ctx) {
 	v, ok := strnum.ParseInt(x.Args[1])
 	if !ok {

@@ -28,7 +28,6 @@
 //   - dispatch.go: the one dispatch path every command takes (clients, EXEC,
 //     scripts, the AOF loader): resolve, checks, MULTI queueing, locks, the
 //     handler, propagation, statistics, the slow log, MONITOR.
-//   - ctx.go: a handler's client, for connection-level commands.
 //   - propagate.go: how what a handler left (package command's verbs)
 //     reaches the change stream (package changes); loading.go: the AOF
 //     loader's client.
