@@ -3,14 +3,12 @@ package server
 import (
 	"bytes"
 	"errors"
-	"math"
-	"math/big"
 	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/keyhive/keyhive/internal/strnum"
+	"github.com/keyhive/keyhive/command"
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/resp"
 )
@@ -33,10 +31,10 @@ type waiter struct {
 	typ      keyspace.Type
 	ctx      Ctx // serves the command, replying into reply
 	reply    resp.Writer
-	serve    func(x *Ctx, key []byte) // pops from key, holding typ, and replies
-	timedOut func(w *resp.Writer)     // the reply on timeout
-	deadline time.Time                // zero: no timeout
-	done     chan struct{}            // closed once the reply is written
+	serve    func(x *command.Ctx, key []byte) // pops from key, holding typ, and replies
+	timedOut func(w *resp.Writer)             // the reply on timeout
+	deadline time.Time                        // zero: no timeout
+	done     chan struct{}                    // closed once the reply is written
 	// lc: the client waits on its event loop, which ended() tells;
 	// timer ends the wait at the deadline there.
 	lc      *loopConn
@@ -49,7 +47,7 @@ type waiter struct {
 	ran       atomic.Int64 // ns the command ran before it blocked
 	serveTime int64        // ns serving it took
 
-	ready func(e *keyspace.Entry, found bool) bool // blockSpec's
+	ready func(e *keyspace.Entry, found bool) bool // the BlockRequest's
 }
 
 type blockKey struct {
@@ -67,76 +65,35 @@ type blocking struct {
 	unlogged atomic.Int64
 }
 
-// blockSpec is what a blocking command waits for and how it is served.
-type blockSpec struct {
-	keys     [][]byte
-	dst      []byte // BLMOVE's destination
-	typ      keyspace.Type
-	deadline time.Time
-	// serve pops from key, which holds an element of typ, and replies. For a
-	// waiter it runs in the goroutine of the command that filled the key,
-	// with the key locked.
-	serve    func(x *Ctx, key []byte)
-	timedOut func(w *resp.Writer)
-	denied   func(w *resp.Writer) // the reply inside MULTI or a script; nil: timedOut
-	// ready, when not nil, says whether key (e, found=false when missing)
-	// can serve the waiter, instead of "it exists with type typ": a stream
-	// reader waits for entries past an ID, and XREADGROUP is also served
-	// (an error) when its key or group goes.
-	ready func(e *keyspace.Entry, found bool) bool
-}
-
-// popOrBlock serves the first of the keys that exists, replying WRONGTYPE if
-// one before it has another type, or else blocks on them all.
-func (x *Ctx) popOrBlock(b blockSpec) {
-	for _, key := range b.keys {
-		e, found := x.lookupWrite(key)
-		if x.wrongType(&e, found, b.typ) {
-			return
-		}
-		if found {
-			b.serve(x, key)
-			return
-		}
-	}
-	x.block(b)
-}
-
-// block makes the running command wait for one of its keys to receive an
-// element. Inside MULTI or a script it replies at once instead, as Redis does.
-func (x *Ctx) block(b blockSpec) {
-	if x.cannotBlock {
-		if b.denied != nil {
-			b.denied(x.W)
+// Block makes x, the running command of c, wait for one of its keys to be
+// ready. Inside MULTI or a script it replies at once instead, as Redis does.
+func (c *Client) Block(x *command.Ctx, b command.BlockRequest) {
+	sx := c.ctxOf(x)
+	if sx.cannotBlock {
+		if b.Denied != nil {
+			b.Denied(x.W)
 		} else {
-			b.timedOut(x.W)
+			b.TimedOut(x.W)
 		}
 		return
 	}
-	w := &waiter{c: x.c, db: x.DB.ID(), dst: bytes.Clone(b.dst), typ: b.typ, ready: b.ready, serve: b.serve, timedOut: b.timedOut, deadline: b.deadline, done: make(chan struct{})}
-	for _, k := range b.keys {
+	w := &waiter{c: c, db: x.DB.ID(), dst: bytes.Clone(b.Dst), typ: b.Type, ready: b.Ready, serve: b.Serve, timedOut: b.TimedOut, deadline: b.Deadline, done: make(chan struct{})}
+	for _, k := range b.Keys {
 		if !containsKey(w.keys, k) {
 			w.keys = append(w.keys, bytes.Clone(k))
 		}
 	}
-	args := cloneArgs(x.Args)
 	w.reply.Proto = x.W.Proto
-	w.reply.Errors = &x.s.stats.errors
-	w.ctx = Ctx{s: x.s, c: x.c, cmd: x.cmd, Args: args, W: &w.reply}
-	if x.c.onLoop {
-		w.lc = x.c.lc
+	w.reply.Errors = &c.s.stats.errors
+	w.ctx = newCtx(c.s, c, &w.reply)
+	w.ctx.setCommand(sx.cmd)
+	w.ctx.Args = command.CloneArgs(x.Args)
+	if c.onLoop {
+		w.lc = c.lc
 	}
-	x.s.blocking.add(w)
-	x.c.blocked = w
-	x.c.waiting.Store(w)
-}
-
-func cloneArgs(args [][]byte) [][]byte {
-	c := make([][]byte, len(args))
-	for i, a := range args {
-		c[i] = bytes.Clone(a)
-	}
-	return c
+	c.s.blocking.add(w)
+	c.blocked = w
+	c.waiting.Store(w)
 }
 
 func containsKey(keys [][]byte, k []byte) bool {
@@ -229,12 +186,12 @@ func (b *blocking) keys() []blockKey {
 // with its locks still held. It reports whether some must be served later under
 // every lock (serveBlockedExclusive).
 func (s *Server) serveBlocked(x *Ctx) (later bool) {
-	if x.locks.Whole() {
-		s.serveAll(x.Now, &x.locks)
+	if x.Locks.Whole() {
+		s.serveAll(x.Now, &x.Locks)
 		return false
 	}
 	for _, key := range x.keyBuf {
-		if s.serveKey(x.DB, key, x.Now, &x.locks) {
+		if s.serveKey(x.DB, key, x.Now, &x.Locks) {
 			later = true
 		}
 	}
@@ -303,12 +260,12 @@ func (s *Server) serveKey(db *keyspace.DB, key []byte, now int64, locks *keyspac
 // run serves w from key and wakes it.
 func (w *waiter) run(db *keyspace.DB, key []byte, now int64) {
 	x := &w.ctx
-	x.DB, x.Now, x.dirty = db, now, 0
+	x.DB, x.Now, x.Dirty = db, now, 0
 	args := x.Args
 	start := monoNow()
-	w.serve(x, key)
-	if x.dirty > 0 {
-		x.s.stats.dirty.Add(int64(x.dirty))
+	w.serve(&x.Ctx, key)
+	if x.Dirty > 0 {
+		x.s.stats.dirty.Add(int64(x.Dirty))
 		x.publish(args)
 	}
 	w.serveTime = monoNow() - start
@@ -371,7 +328,7 @@ func (c *Client) woken(w *waiter) {
 	if c.s.tracking.queued.Load() {
 		c.s.flushBroadcasts(c) // its own invalidations, after the reply
 	}
-	if w.ctx.dirty > 0 { // served by a pop (w.done was closed after it)
+	if w.ctx.Dirty > 0 { // served by a pop (w.done was closed after it)
 		c.wrote = true
 	}
 }
@@ -433,48 +390,4 @@ func (c *Client) park(wake <-chan struct{}, expired <-chan time.Time, timedOut, 
 		}
 	}
 	return alive
-}
-
-// errTimeoutRange is the reply to a timeout whose deadline long long can't hold.
-const errTimeoutRange = "ERR timeout is out of range"
-
-// parseTimeout parses a blocking command's timeout in seconds, with Redis
-// 7.4's checks and error texts, and returns the deadline (zero for none).
-func (x *Ctx) parseTimeout(arg []byte) (time.Time, bool) {
-	sec, ok := strnum.ParseLongDouble(arg)
-	if !ok {
-		x.W.Error("ERR timeout is not a float or out of range")
-		return time.Time{}, false
-	}
-	// In long double, as Redis: -0.001 s is -0.99999... ms, which rounds up
-	// to 0 (no timeout) instead of being negative. Beyond long long (7.2+)
-	// a positive value is out of range and a negative one negative.
-	f := new(big.Float).SetPrec(sec.Prec()).Mul(sec, big.NewFloat(1000))
-	if f.Sign() > 0 && (f.IsInf() || f.Cmp(big.NewFloat(math.MaxInt64)) > 0) {
-		x.W.Error(errTimeoutRange)
-		return time.Time{}, false
-	}
-	ms, acc := int64(math.MinInt64), big.Exact
-	if !f.IsInf() && f.Cmp(big.NewFloat(math.MinInt64)) >= 0 {
-		ms, acc = f.Int64()
-	}
-	if acc == big.Below && ms != math.MinInt64 {
-		ms++ // truncated towards zero below a positive value: round up
-	}
-	switch {
-	case ms < 0:
-		x.W.Error("ERR timeout is negative")
-		return time.Time{}, false
-	case ms == 0:
-		return time.Time{}, true
-	}
-	now := time.Now()
-	if ms > math.MaxInt64-now.UnixMilli() {
-		x.W.Error(errTimeoutRange)
-		return time.Time{}, false
-	}
-	if ms >= math.MaxInt64/int64(time.Millisecond) {
-		return time.Time{}, true // beyond what a timer can wait: centuries
-	}
-	return now.Add(time.Duration(ms) * time.Millisecond), true
 }

@@ -165,8 +165,8 @@ func (s *Server) newClient(conn net.Conn) *Client {
 	c.proto.Store(2)
 	c.lastSeen.Store(s.clock.UnixMilli())
 	c.resetAuth()
-	c.ctx = Ctx{s: s, c: c, W: &c.out}
-	c.ctx.locks.Owner = c // for NOLOOP: the client behind a change
+	c.ctx = newCtx(s, c, &c.out)
+	c.ctx.Locks.Owner = c // for NOLOOP: the client behind a change
 	c.queued.Store(-1)
 	return c
 }

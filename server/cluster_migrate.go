@@ -140,7 +140,7 @@ func migrateCommand(x *Ctx) {
 	}
 	var present []found
 	for _, k := range keys {
-		e, ok := x.lookupRead(k)
+		e, ok := x.LookupRead(k)
 		if !ok {
 			continue
 		}
@@ -221,14 +221,14 @@ func migrateCommand(x *Ctx) {
 	x.s.migrateConns.giveBack(addr, mc)
 	if !copyKeys && len(moved) > 0 {
 		for _, k := range moved {
-			if _, ok := x.lookupWrite(k); ok && x.DB.Delete(k) {
-				x.notify(notifyGeneric, "del", k)
-				x.dirty++
+			if _, ok := x.LookupWrite(k); ok && x.DB.Delete(k) {
+				x.Notify(notifyGeneric, "del", k)
+				x.Dirty++
 			}
 		}
-		x.propagateAs(append([][]byte{argDEL}, moved...)...)
+		x.PropagateAs(append([][]byte{argDEL}, moved...)...)
 	} else {
-		x.propagateNone()
+		x.PropagateNone()
 	}
 	if targetErr != "" {
 		x.W.Error("ERR Target instance replied with error: " + targetErr)

@@ -39,9 +39,6 @@ const (
 	errClusterDownRO  = "CLUSTERDOWN The cluster is down and only accepts read commands"
 	errSlotNotServed  = "CLUSTERDOWN Hash slot not served"
 	errSelectCluster  = "ERR SELECT is not allowed in cluster mode"
-	errMoveCluster    = "ERR MOVE is not allowed in cluster mode"
-	errSwapdbCluster  = "ERR SWAPDB is not allowed in cluster mode"
-	errCopyDBCluster  = "ERR Copying to another database is not allowed in cluster mode"
 	errClusterDisable = "ERR This instance has cluster support disabled"
 )
 

@@ -208,6 +208,9 @@ func helloCommand(x *Ctx) {
 	w.Array(0)
 }
 
+// setDB switches the client's database.
+func (c *Client) setDB(i int) { c.db.Store(int32(i)) }
+
 func selectCommand(x *Ctx) {
 	v, ok := strnum.ParseInt(x.Args[1])
 	if !ok {
@@ -701,12 +704,4 @@ func clientHelp(x *Ctx) {
 }
 
 // writeHelp writes a HELP reply in Redis's layout.
-func writeHelp(x *Ctx, name string, lines []string) {
-	x.W.Array(len(lines) + 3) // the title, the lines, HELP and its text
-	x.W.Simple(name + " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:")
-	for _, l := range lines {
-		x.W.Simple(l)
-	}
-	x.W.Simple("HELP")
-	x.W.Simple("    Print this help.")
-}
+func writeHelp(x *Ctx, name string, lines []string) { x.WriteHelp(name, lines) }

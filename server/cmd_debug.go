@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/keyhive/keyhive/family"
 	"github.com/keyhive/keyhive/glob"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
@@ -432,8 +433,8 @@ func debugObject(x *Ctx) {
 		return
 	}
 	refcount := int64(1)
-	if isSharedInteger(&e, x.s.sharedIntegerPolicy()) {
-		refcount = sharedIntegerRefcount
+	if family.IsSharedInteger(&e, x.s.SharedIntegerPolicy()) {
+		refcount = family.SharedIntegerRefcount
 	}
 	x.W.Simple(fmt.Sprintf("Value at:0x%x refcount:%d encoding:%s serializedlength:%d lru:%d lru_seconds_idle:%d",
 		keyspace.Slot(e.Key()), refcount, e.Encoding().Name(), rdbStringLen(e.Value()), e.Access(), values.IdleSeconds(e.Access(), x.Now)))

@@ -57,7 +57,7 @@ func namespaceDefine(x *Ctx) {
 		return
 	}
 	x.s.setSchema(defs)
-	x.dirty++
+	x.Dirty++
 	x.W.OK()
 }
 
@@ -98,7 +98,7 @@ func namespaceDrop(x *Ctx) {
 		return
 	}
 	x.s.setSchema(out)
-	x.dirty++
+	x.Dirty++
 	x.W.OK()
 }
 

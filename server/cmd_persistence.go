@@ -128,17 +128,17 @@ func bgrewriteaofCommand(x *Ctx) {
 }
 
 func dumpCommand(x *Ctx) {
-	e, found := x.lookupRead(x.Args[1])
+	e, found := x.LookupRead(x.Args[1])
 	if !found {
 		x.W.Null()
 		return
 	}
 	enc := values.NewEncoder(x.s.cfg.RDBCompression())
-	b := values.AppendValue(enc, x.nextScratch(), &e, nil, x.s.cfg)
+	b := values.AppendValue(enc, x.NextScratch(), &e, nil, x.s.cfg)
 	values.ReleaseEncoder(enc)
 	b = persistence.AppendDumpFooter(b)
 	x.W.Bulk(b)
-	x.keepScratch(b)
+	x.KeepScratch(b)
 }
 
 // restoreCommand is RESTORE key ttl payload [REPLACE] [ABSTTL] [IDLETIME
@@ -183,7 +183,7 @@ func restoreCommand(x *Ctx) {
 			return
 		}
 	}
-	e, found := x.lookupWrite(key)
+	e, found := x.LookupWrite(key)
 	if found && !replace {
 		x.W.Error("BUSYKEY Target key name already exists.")
 		return
@@ -222,23 +222,23 @@ func restoreCommand(x *Ctx) {
 	if ttl != 0 && ttl <= x.Now {
 		if found {
 			x.propagateDel(key, x.s.cfg.LazyFreeLazyServerDel())
-			x.notify(notifyGeneric, "del", key)
-			x.dirty++
+			x.Notify(notifyGeneric, "del", key)
+			x.Dirty++
 		}
 		x.W.OK()
 		return
 	}
-	values.Restore(x.env(), e, key, &v, ttl, values.AccessModeOf(x.s.cfg.MaxMemoryPolicy()), int(freq), idle) // no duplicates: it cannot fail
-	if ttl != 0 && !absTTL && x.propagating() {
+	values.Restore(x.Env(), e, key, &v, ttl, values.AccessModeOf(x.s.cfg.MaxMemoryPolicy()), int(freq), idle) // no duplicates: it cannot fail
+	if ttl != 0 && !absTTL && x.Propagating() {
 		argv := append([][]byte{x.Args[0], key, intArg(ttl)}, x.Args[3:]...)
-		x.propagateAs(append(argv, argABSTTL)...)
+		x.PropagateAs(append(argv, argABSTTL)...)
 	}
-	x.notify(notifyGeneric, "restore", key)
+	x.Notify(notifyGeneric, "restore", key)
 	if found { // REPLACE over a key: Redis 8.2's events, after "restore"
 		restored, _ := x.DB.Lookup(key, x.Now, false)
-		x.overwrote(key, was, restored.Type())
+		x.Overwrote(key, was, restored.Type())
 	}
-	x.dirty++
+	x.Dirty++
 	x.W.OK()
 }
 

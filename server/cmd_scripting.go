@@ -175,7 +175,7 @@ func (x *Ctx) runScript(readOnly, checkOOM bool, script *scripting.Script, fn *s
 	}
 	x.scriptErrorCounted = s.scripts.ErrorCounted()
 	s.scriptStart.Store(0)
-	x.dirty += h.dirty
+	x.Dirty += h.dirty
 	h.dirty = 0
 	switch {
 	case s.isClosed() && s.scripts.WasKilled():
@@ -190,7 +190,7 @@ func (x *Ctx) runScript(readOnly, checkOOM bool, script *scripting.Script, fn *s
 	default:
 		sx.flushExecPropagation()
 	}
-	x.propagateNone()
+	x.PropagateNone()
 }
 
 // scriptHost runs a script's redis.call commands. The server has one: scripts
@@ -218,7 +218,7 @@ func (h *scriptHost) Call(args [][]byte, resp3 bool, dst []byte) []byte {
 		return append(append(dst, "-ERR Please specify at least one argument for this redis lib call"...), "\r\n"...)
 	}
 	sc := h.x.s.scriptClient
-	if sc.ctx.propagating() {
+	if sc.ctx.Propagating() {
 		// Kept until the script ends; the engine reuses args.
 		args = cloneArgs(args)
 	}
@@ -332,7 +332,7 @@ func scriptExists(x *Ctx) {
 }
 
 func scriptFlush(x *Ctx) {
-	if flushMode(x, 2, "ERR SCRIPT FLUSH only support SYNC|ASYNC option") {
+	if x.FlushMode(2, "ERR SCRIPT FLUSH only support SYNC|ASYNC option") {
 		m := x.s.scripts.MemoryStats()
 		x.s.scripts.FlushScripts()
 		x.s.freed(m.ScriptBytes + m.EvalVM)
@@ -385,7 +385,7 @@ func functionLoad(x *Ctx) {
 		x.W.Error(err.Error())
 		return
 	}
-	x.dirty++
+	x.Dirty++
 	x.W.BulkString(name)
 }
 
@@ -394,16 +394,16 @@ func functionDelete(x *Ctx) {
 		x.W.Error(err.Error())
 		return
 	}
-	x.dirty++
+	x.Dirty++
 	x.W.OK()
 }
 
 func functionFlush(x *Ctx) {
-	if flushMode(x, 2, "ERR FUNCTION FLUSH only supports SYNC|ASYNC option") {
+	if x.FlushMode(2, "ERR FUNCTION FLUSH only supports SYNC|ASYNC option") {
 		m := x.s.scripts.MemoryStats()
 		x.s.scripts.FlushFunctions()
 		x.s.freed(m.FunctionBytes + m.FunctionVM)
-		x.dirty++
+		x.Dirty++
 		x.W.OK()
 	}
 }
@@ -455,7 +455,7 @@ func functionRestore(x *Ctx) {
 		x.W.Error(err.Error())
 		return
 	}
-	x.dirty++
+	x.Dirty++
 	x.W.OK()
 }
 

@@ -110,13 +110,14 @@ func execCommand(x *Ctx) {
 	dirty := 0
 	for _, q := range t.cmds {
 		if c.dispatch(q.args, fromExec) {
-			dirty += x.dirty
+			dirty += x.Dirty
 		}
 	}
 	x.cannotBlock, x.inExec = false, false
-	x.cmd, x.dirty = cmdExec, dirty
+	x.setCommand(cmdExec)
+	x.Dirty = dirty
 	x.flushExecPropagation()
-	x.propagateNone()
+	x.PropagateNone()
 }
 
 // lockSet fills the locks EXEC needs: the queued commands' keys and the
@@ -128,15 +129,15 @@ func (t *transaction) lockSet(x *Ctx, c *Client) {
 		all = all || bk.db != db
 	}
 	if all {
-		x.locks.All()
+		x.Locks.All()
 		return
 	}
 	x.keyBuf = append(x.keyBuf[:0], t.keys...)
 	for _, k := range t.keys {
-		x.locks.Add(k)
+		x.Locks.Add(k)
 	}
 	for _, bk := range c.watched {
-		x.locks.AddShardOf([]byte(bk.key))
+		x.Locks.AddShardOf([]byte(bk.key))
 	}
 }
 

@@ -1,15 +1,14 @@
 package server
 
 import (
-	"bytes"
 	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/keyhive/keyhive/cmdspec"
-	"github.com/keyhive/keyhive/keyspace"
+	"github.com/keyhive/keyhive/command"
+	"github.com/keyhive/keyhive/family"
 	"github.com/keyhive/keyhive/resp"
-	"github.com/keyhive/keyhive/values"
 )
 
 // Command is one entry of the command table: the spec it comes from (what
@@ -31,8 +30,9 @@ type Command struct {
 }
 
 // table is the one command table: dispatch, COMMAND and INFO commandstats all
-// read it. It is built from cmdspec; family files bind the handlers from
-// their init functions.
+// read it. It is built from cmdspec; package family binds the data
+// commands' handlers as it is built, the server's own files from their init
+// functions.
 var table = buildTable()
 
 // commandCount is the number of commands and subcommands.
@@ -56,6 +56,7 @@ func buildTable() map[string]*Command {
 		}
 		t[s.Name] = c
 	}
+	family.Register(func(name string, run func(x *command.Ctx)) { bindFamily(t, name, run) })
 	return t
 }
 
@@ -81,6 +82,19 @@ func bind(name string, run func(x *Ctx)) {
 		panic("server: no command to bind, or bound twice: " + name)
 	}
 	c.Run = run
+}
+
+// bindFamily gives a command of package family its handler in table t
+// ("parent|sub" names a subcommand).
+func bindFamily(t map[string]*Command, name string, run func(x *command.Ctx)) {
+	c := t[name]
+	if parent, sub, isSub := strings.Cut(name, "|"); isSub {
+		c = t[parent].Sub[sub]
+	}
+	if c == nil || c.Run != nil {
+		panic("server: no command to bind, or bound twice: " + name)
+	}
+	c.Run = func(x *Ctx) { run(&x.Ctx) }
 }
 
 // bindSub gives a subcommand (CONFIG GET, ...) its handler.
@@ -193,17 +207,14 @@ func lookupCommand(m map[string]*Command, name []byte) *Command {
 	return m[string(lower)]
 }
 
-// Ctx is what a command handler works with. Handlers reply through W exactly
-// once (an aggregate counts as one reply).
+// Ctx is a handler's command.Ctx with what the dispatcher keeps beside it:
+// the server, the client, the command, and how commands nest (MULTI,
+// scripts), which handlers of package command never see.
 type Ctx struct {
-	s     *Server
-	c     *Client
-	cmd   *Command
-	Args  [][]byte
-	W     *resp.Writer
-	DB    *keyspace.DB
-	Now   int64 // the command's time in Unix ms: one clock read per command
-	dirty int   // changes made, for propagation and INFO
+	command.Ctx
+	s   *Server
+	c   *Client
+	cmd *Command
 	// scriptErrorCounted: the script the command ran replied an error that
 	// one of its commands got and INFO counted already (read under the
 	// script's lock, as the engine's answer is for its last run).
@@ -215,73 +226,32 @@ type Ctx struct {
 	// and EXEC.
 	inExec   bool
 	execProp []propagated
-	also     [][][]byte // what the command propagates instead of itself (alsoPropagate)
-	locks    keyspace.LockSet
 	keyBuf   [][]byte
 	nsRefs   []cmdspec.KeyRef // a write's keys, for the namespace policies
-	collect  collector
-	geoFound []geoPoint // a geo search's results, reused across commands
-	// scratch holds two buffers for building values (e.g. a listpack being
-	// rebuilt): a rebuild reads one and writes the other, and the keyspace
-	// copies the result, so they are reused across commands.
-	scratch values.Scratch
-	values  values.Env // what env hands the values package, refreshed per call
 }
 
-// nextScratch returns the scratch buffer not handed out last, emptied.
-func (x *Ctx) nextScratch() []byte { return x.scratch.Next() }
-
-// keepScratch keeps b, built in the last scratch buffer, as that buffer, so a
-// capacity it grew to is reused; a huge one is let go.
-func (x *Ctx) keepScratch(b []byte) { x.scratch.Keep(b) }
-
-// collector gathers byte strings whose count is known only at the end (KEYS,
-// SCAN): they are copied into one reused buffer, since the keyspace lends them
-// only during a callback.
-type collector struct {
-	buf   []byte
-	spans []int
+// newCtx is the context of c's commands, replying into w.
+func newCtx(s *Server, c *Client, w *resp.Writer) Ctx {
+	x := Ctx{s: s, c: c}
+	x.Attach(s, c)
+	x.W = w
+	return x
 }
 
-func (c *collector) reset() {
-	if cap(c.buf) > 1<<20 {
-		c.buf, c.spans = nil, nil // do not keep a huge KEYS reply's memory per client
-	}
-	c.buf, c.spans = c.buf[:0], c.spans[:0]
-}
+// setCommand makes cmd the command x runs.
+func (x *Ctx) setCommand(cmd *Command) { x.cmd, x.Name = cmd, cmd.Name }
 
-func (c *collector) add(b []byte) {
-	c.buf = append(c.buf, b...)
-	c.spans = append(c.spans, len(c.buf))
-}
-
-func (c *collector) writeArray(w *resp.Writer) {
-	w.Array(len(c.spans))
-	start := 0
-	for _, end := range c.spans {
-		w.Bulk(c.buf[start:end])
-		start = end
-	}
-}
-
-// Error texts clients match on, as Redis writes them.
+// Error texts clients match on, as Redis writes them (package command's,
+// under the names the server's handlers use).
 const (
-	errSyntax      = "ERR syntax error"
-	errNotInt      = "ERR value is not an integer or out of range"
-	errNotFloat    = "ERR value is not a valid float"
-	errWrongType   = "WRONGTYPE Operation against a key holding the wrong kind of value"
-	errNoSuchKey   = "ERR no such key"
-	errOverflow    = "ERR increment or decrement would overflow"
-	errDBIndex     = "ERR DB index is out of range"
-	errInvalidDB   = "ERR invalid DB index"
-	errNoAuth      = "NOAUTH Authentication required."
-	errSameObject  = "ERR source and destination objects are the same"
-	errStringLimit = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
+	errSyntax    = command.ErrSyntax
+	errNotInt    = command.ErrNotInt
+	errNoSuchKey = command.ErrNoSuchKey
+	errDBIndex   = command.ErrDBIndex
+	errNoAuth    = "NOAUTH Authentication required."
 )
 
-func errArity(name string) string {
-	return "ERR wrong number of arguments for '" + name + "' command"
-}
+func errArity(name string) string { return command.ErrArity(name) }
 
 func errUnknownCommand(args [][]byte) string {
 	var b strings.Builder
@@ -306,41 +276,10 @@ func errUnknownSubcommand(parent string, sub []byte) string {
 	return "ERR unknown subcommand '" + string(truncate(sub, 128)) + "'. Try " + strings.ToUpper(parent) + " HELP."
 }
 
-// cBytes is b up to its first NUL byte: what Redis sees of an argument when it
-// compares it with strcasecmp or prints it with %s.
-func cBytes(b []byte) []byte {
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		return b[:i]
-	}
-	return b
-}
-
-// truncate is b as C's "%.<n>s" prints it: up to a NUL byte, at most n bytes.
-func truncate(b []byte, n int) []byte {
-	b = cBytes(b)
-	if len(b) > n {
-		return b[:n]
-	}
-	return b
-}
-
-// cArgIs reports whether arg names the option s (lower case), compared as
-// Redis's strcasecmp does.
-func cArgIs(arg []byte, s string) bool {
-	arg = cBytes(arg)
-	if len(arg) != len(s) {
-		return false
-	}
-	for i, c := range arg {
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != s[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// cString is cBytes as a string.
-func cString(b []byte) string { return string(cBytes(b)) }
+// cBytes, truncate, cArgIs, cString and cloneArgs are package command's, under the
+// names the server's handlers use.
+func cBytes(b []byte) []byte           { return command.CBytes(b) }
+func truncate(b []byte, n int) []byte  { return command.Truncate(b, n) }
+func cArgIs(arg []byte, s string) bool { return command.ArgIs(arg, s) }
+func cString(b []byte) string          { return command.CString(b) }
+func cloneArgs(args [][]byte) [][]byte { return command.CloneArgs(args) }

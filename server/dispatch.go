@@ -169,7 +169,7 @@ func (c *Client) admit(cmd *Command, args [][]byte) bool {
 		c.reject(cmd, errOOM)
 		return false
 	}
-	if s.isReplica() || s.cfg.MinReplicasToWrite() > 0 {
+	if s.IsReplica() || s.cfg.MinReplicasToWrite() > 0 {
 		if msg := s.replicationRefusal(cmd); msg != "" {
 			c.reject(cmd, msg)
 			return false
@@ -193,7 +193,8 @@ func (c *Client) admit(cmd *Command, args [][]byte) bool {
 func (c *Client) call(cmd *Command, args [][]byte, from caller) {
 	s := c.s
 	x := &c.ctx
-	x.cmd, x.Args, x.dirty, x.scriptErrorCounted = cmd, args, 0, false
+	x.setCommand(cmd)
+	x.Args, x.Dirty, x.scriptErrorCounted = args, 0, false
 	start := c.mono
 	if from != fromClient {
 		start = monoNow()
@@ -215,25 +216,25 @@ func (c *Client) call(cmd *Command, args [][]byte, from caller) {
 		return
 	}
 
-	x.locks.Reset()
+	x.Locks.Reset()
 	keys := x.keyBuf[:0] // the command's keys, when it names them
 	switch {
 	case cmd == cmdExec:
 		c.multi.lockSet(x, c)
 	case cmd.Flags&cmdspec.FlagAllKeys != 0:
-		x.locks.All()
+		x.Locks.All()
 	default:
 		var all bool
 		if x.keyBuf, all = cmd.keyArgs(args, x.keyBuf[:0]); all {
-			x.locks.All()
+			x.Locks.All()
 			break
 		}
 		for _, k := range x.keyBuf {
-			x.locks.Add(k)
+			x.Locks.Add(k)
 		}
 		keys = x.keyBuf
 	}
-	db := s.ks.Lock(int(c.db.Load()), &x.locks)
+	db := s.ks.Lock(int(c.db.Load()), &x.Locks)
 	x.DB = db
 	schema := s.schema.Load()
 	if from == fromMaster {
@@ -243,15 +244,15 @@ func (c *Client) call(cmd *Command, args [][]byte, from caller) {
 		if msg := x.schemaRefusal(schema, cmd, args); msg != "" {
 			x.W.Error(msg)
 			s.cmdStats[cmd.id].rejected.Add(1)
-			s.ks.Unlock(db, &x.locks)
+			s.ks.Unlock(db, &x.Locks)
 			return
 		}
 	}
 	cmd.Run(x)
 	serveLater := false
-	if x.dirty > 0 {
+	if x.Dirty > 0 {
 		c.wrote = true
-		s.stats.dirty.Add(int64(x.dirty))
+		s.stats.dirty.Add(int64(x.Dirty))
 		x.publish(args)
 		if schema != nil && schema.TTLRules() {
 			x.applyTTLRules(schema, cmd, args)
@@ -272,8 +273,8 @@ func (c *Client) call(cmd *Command, args [][]byte, from caller) {
 		// this command read cannot overtake its reply.
 		c.queueReplies()
 	}
-	s.ks.Unlock(db, &x.locks)
-	if schema != nil && x.dirty > 0 && schema.AnyOver() {
+	s.ks.Unlock(db, &x.Locks)
+	if schema != nil && x.Dirty > 0 && schema.AnyOver() {
 		s.enforceQuotas(schema, c)
 	}
 	if serveLater {
@@ -284,7 +285,7 @@ func (c *Client) call(cmd *Command, args [][]byte, from caller) {
 	if s.hotkeys.active.Load() {
 		s.hotkeyRecord(keys, args, c.mono-start, len(reply), x.Now)
 	}
-	if x.dirty > 0 && s.blocking.unlogged.Load() > 0 {
+	if x.Dirty > 0 && s.blocking.unlogged.Load() > 0 {
 		s.logServed(x.Now)
 	}
 }
@@ -303,15 +304,15 @@ func (c *Client) ran(cmd *Command, args [][]byte, from caller, start int64, mark
 		h := &s.scriptHost
 		by = h.x.c
 		s.trackInner(by, cmd, h.x.cmd, h.x.Args) // Redis 7.0 remembers the script's declared keys
-		if x.dirty > 0 {
-			h.dirty += x.dirty
+		if x.Dirty > 0 {
+			h.dirty += x.Dirty
 			h.wrote.Store(true)
 		}
 	} else if from == fromExec {
 		s.trackInner(c, cmd, cmd, args)
 		c.confirming = false // CLIENT REPLY applies to the EXEC as a whole
 	}
-	if x.dirty > 0 && from != fromClient {
+	if x.Dirty > 0 && from != fromClient {
 		x.publish(args)
 		if t := s.schema.Load(); t != nil && t.TTLRules() {
 			x.applyTTLRules(t, cmd, args)

@@ -13,11 +13,16 @@ import (
 // dispatch.go's call, so that every way of running a command (a client,
 // EXEC, a script, the AOF loader) gets the same checks, propagation,
 // statistics and MONITOR feed. A handler is a Command's Run, called with
-// the one *Ctx argument.
+// the one *Ctx argument. The data commands' handlers (package family) and
+// their toolkit (package command) are checked too.
 func TestOneDispatchPath(t *testing.T) {
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
+	var files []string
+	for _, pattern := range []string{"*.go", "../family/*.go", "../command/*.go"} {
+		matched, err := filepath.Glob(pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, matched...)
 	}
 	fset := token.NewFileSet()
 	calls := 0

@@ -19,33 +19,37 @@
 //     from other goroutines (subscribers, MONITOR, tracking).
 //
 // The command core
-//   - command.go: the command table, built from package cmdspec's entries
-//     and the handlers the family files bind; flags and error texts.
+//   - command.go: the command table, built from package cmdspec's entries,
+//     the data commands package family binds and the handlers the server's
+//     own files bind; flags; Ctx, the server's side of a handler's
+//     command.Ctx (its client, its command, how commands nest).
+//   - host.go: the server as its handlers' command.Host and a client as
+//     their command.Conn: what package family's handlers may reach.
 //   - dispatch.go: the one dispatch path every command takes (clients, EXEC,
 //     scripts, the AOF loader): resolve, checks, MULTI queueing, locks, the
 //     handler, propagation, statistics, the slow log, MONITOR.
-//   - ctx.go: Ctx, what a handler works with, and its key lookups;
-//     collection.go: a handler's typed reads and edits of collections
-//     (package values) with their keyspace notifications.
-//   - propagate.go: how a handler says what it propagates to the change
-//     stream (package changes); loading.go: the AOF loader's client.
+//   - propagate.go: how what a handler left (package command's verbs)
+//     reaches the change stream (package changes); loading.go: the AOF
+//     loader's client.
 //
-// Command families, one file each: cmd_strings.go, cmd_bitmaps.go,
-// cmd_lcs.go, cmd_keys.go, cmd_hashes.go, cmd_lists.go, cmd_sets.go,
-// cmd_zsets.go, cmd_streams.go, cmd_hll.go, cmd_geo.go, cmd_sort.go,
-// cmd_transactions.go, cmd_scripting.go, cmd_pubsub.go, cmd_connection.go,
-// cmd_acl.go, cmd_server.go, cmd_debug.go, cmd_memory.go,
-// cmd_persistence.go, cmd_cluster.go, cmd_namespace.go (Keyhive's own
-// NAMESPACE). A family file binds its handlers to the names cmdspec
-// declares, and holds them.
+// The data commands (strings, hashes, lists, sets, sorted sets, streams,
+// HyperLogLog, geo, SORT, LCS, the generic keyspace commands) are package
+// family's, written against package command's toolkit. The server's own
+// command families, one file each: cmd_transactions.go, cmd_scripting.go,
+// cmd_pubsub.go, cmd_connection.go, cmd_acl.go, cmd_server.go,
+// cmd_debug.go, cmd_memory.go, cmd_persistence.go, cmd_cluster.go,
+// cmd_namespace.go (Keyhive's own NAMESPACE). A family file binds its
+// handlers to the names cmdspec declares, and holds them.
 //
 // What the families share
 //   - acl.go: which user a client acts as and admit's permission check;
 //     the users, rules and ACL LOG are package acl's.
-//   - blocking.go: blocked clients and serving them after a write.
+//   - blocking.go: blocked clients (a handler's block request) and serving
+//     them after a write.
 //   - pause.go: CLIENT PAUSE, the clients it postpones (admit's gate) and
 //     their release in order; wait.go: WAIT and WAITAOF.
-//   - tracking.go: client-side caching; notify.go: keyspace notifications.
+//   - tracking.go: client-side caching; notify.go: keyspace notifications;
+//     field_expiry.go: the active expiry of hash fields.
 //   - pubsub.go: the Pub/Sub registry and delivery; monitor.go: MONITOR.
 //   - slowlog.go, stats.go, rusage.go: the slow log, INFO's counters;
 //     info.go: INFO's sections; latency.go: the latency monitor and the
@@ -54,8 +58,8 @@
 //     metric names over INFO's counters, and keyhive_ series.
 //   - hotkeys.go: HOTKEYS, a tracking session charging each command's CPU
 //     time and bytes to its keys, kept in top-K sketches.
-//   - evict.go, memrelease.go: maxmemory and eviction; giving memory back.
-//   - scan.go: SCAN-style cursors over collections.
+//   - evict.go, memrelease.go: maxmemory and eviction, the access clocks'
+//     policy; giving memory back.
 //   - cluster.go: a cluster node (package cluster) in the server, and the
 //     server as its host (a cluster replica replicates, and a failover
 //     winner is promoted, through replication's paths); cluster_redirect.go: the dispatch path's slot

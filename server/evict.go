@@ -286,3 +286,25 @@ func (s *Server) keyEvicted(db int, key []byte) {
 	}
 	s.stream.Publish(db, [][]byte{verb, key})
 }
+
+// watchAccessPolicy keeps the keyspace's access clocks (LRU or LFU) in step
+// with maxmemory-policy, lfu-log-factor and lfu-decay-time. The server calls it
+// once, after creating the keyspace.
+func (s *Server) watchAccessPolicy() {
+	sync := func() {
+		s.ks.SetLFU(strings.Contains(s.cfg.MaxMemoryPolicy(), "lfu"), s.cfg.LFULogFactor(), s.cfg.LFUDecayTime())
+	}
+	sync()
+	for _, name := range []string{"maxmemory-policy", "lfu-log-factor", "lfu-decay-time"} {
+		s.cfg.OnChange(name, sync)
+	}
+}
+
+// SharedIntegerPolicy is the maxmemory policy as far as shared integers go:
+// Redis shares them unless maxmemory is set with an LRU or LFU policy.
+func (s *Server) SharedIntegerPolicy() string {
+	if s.cfg.MaxMemory() == 0 {
+		return ""
+	}
+	return s.cfg.MaxMemoryPolicy()
+}

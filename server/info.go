@@ -382,3 +382,11 @@ func processRSS() int64 {
 	pages, _ := strconv.ParseInt(fields[1], 10, 64)
 	return pages * int64(os.Getpagesize())
 }
+
+// boolInt is b as INFO's 0 or 1.
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

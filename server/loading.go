@@ -8,7 +8,8 @@ import "fmt"
 func (s *Server) loadingClient() *Client {
 	c := &Client{s: s, authenticated: true, obeys: true}
 	c.out.Errors = loaderErrors{&s.stats.errors}
-	c.ctx = Ctx{s: s, c: c, W: &c.out, DB: s.ks.DB(0)}
+	c.ctx = newCtx(s, c, &c.out)
+	c.ctx.DB = s.ks.DB(0)
 	return c
 }
 

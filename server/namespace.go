@@ -43,7 +43,7 @@ func (x *Ctx) schemaRefusal(t *namespace.Table, cmd *Command, args [][]byte) str
 		case k.Flags&(cmdspec.Insert|cmdspec.Update|cmdspec.OW) == 0:
 			continue // it only reads or deletes
 		default:
-			e, found := x.DB.LookupIn(&x.locks, key, x.Now, false)
+			e, found := x.DB.LookupIn(&x.Locks, key, x.Now, false)
 			switch {
 			case d.RequireTTL && d.DefaultTTL == 0 && d.MaxTTL == 0 && !x.leavesTTL(cmd, args, k, found && e.ExpireAt() != 0):
 				msg = fmt.Sprintf("ERR namespace '%s' requires a TTL: write its keys with EX, PX, EXAT or PXAT (or SETEX), or give the key one first", d.Name)
@@ -94,7 +94,7 @@ func (x *Ctx) leavesTTL(cmd *Command, args [][]byte, k cmdspec.KeyRef, hadTTL bo
 	case cmdspec.TTLKept:
 		return hadTTL
 	case cmdspec.TTLOfSource:
-		e, found := x.DB.LookupIn(&x.locks, args[from], x.Now, false)
+		e, found := x.DB.LookupIn(&x.Locks, args[from], x.Now, false)
 		return found && e.ExpireAt() != 0
 	}
 	return false
@@ -111,7 +111,7 @@ func (x *Ctx) applyTTLRules(t *namespace.Table, cmd *Command, args [][]byte) {
 		if d.DefaultTTL == 0 && d.MaxTTL == 0 {
 			continue
 		}
-		e, found := x.DB.LookupIn(&x.locks, key, x.Now, false)
+		e, found := x.DB.LookupIn(&x.Locks, key, x.Now, false)
 		if !found {
 			continue
 		}
@@ -125,7 +125,7 @@ func (x *Ctx) applyTTLRules(t *namespace.Table, cmd *Command, args [][]byte) {
 			continue
 		}
 		x.DB.SetExpire(&e, at, x.Now)
-		x.notify(notifyGeneric, "expire", key)
+		x.Notify(notifyGeneric, "expire", key)
 		x.propagateAfter(argPEXPIREAT, key, strconv.AppendInt(nil, at, 10))
 	}
 }
@@ -134,7 +134,7 @@ func (x *Ctx) applyTTLRules(t *namespace.Table, cmd *Command, args [][]byte) {
 // published its own changes: into the block of an EXEC or a script, or
 // on its own.
 func (x *Ctx) propagateAfter(argv ...[]byte) {
-	if !x.propagating() {
+	if !x.Propagating() {
 		return
 	}
 	if x.inExec {

@@ -11,48 +11,19 @@ import (
 // published as the event name on __keyspace@<db>__:<key> (class K) and as the
 // key on __keyevent@<db>__:<event> (class E), when the change's class (g, $,
 // l, s, h, z, x, e, t, n, m, and Redis 8.2's o and c) is enabled. Handlers
-// call notify right after the change, in the order Redis emits its events;
-// the keyspace's hooks report new keys ("new") and expiries ("expired")
+// raise events through package command (Ctx.Notify, by their client's
+// Notify) right after the change, in the order Redis emits them; the
+// keyspace's hooks report new keys ("new") and expiries ("expired")
 // themselves.
 
-// Event classes, as handlers name them.
+// Event classes, as the server's own events name them.
 const (
 	notifyGeneric = config.EventGeneric
-	notifyString  = config.EventString
-	notifyList    = config.EventList
-	notifySet     = config.EventSet
 	notifyHash    = config.EventHash
-	notifyZset    = config.EventZset
 	notifyExpired = config.EventExpired
 	notifyEvicted = config.EventEvicted
-	notifyStream  = config.EventStream
 	notifyNew     = config.EventNew
-	notifyKeyMiss = config.EventKeyMiss
-	// Redis 8.2 (https://redis.io/docs/latest/develop/pubsub/keyspace-notifications/).
-	notifyOverwritten = config.EventOverwritten
-	notifyTypeChanged = config.EventTypeChanged
 )
-
-// overwrote emits Redis 8.2's events for key, whose value of type was a
-// command replaced whole with one of type now (SET and its kin, MSET, BITOP,
-// the STORE commands, RENAME, COPY, RESTORE): "overwritten", then
-// "type_changed" when the types differ (redis/redis#14141).
-func (x *Ctx) overwrote(key []byte, was, now keyspace.Type) {
-	x.overwroteIn(x.DB.ID(), key, was, now)
-}
-
-// overwroteIn is overwrote for a key of database db (COPY ... DB).
-func (x *Ctx) overwroteIn(db int, key []byte, was, now keyspace.Type) {
-	x.s.notifyIn(x.c, notifyOverwritten, "overwritten", key, db)
-	if was != now {
-		x.s.notifyIn(x.c, notifyTypeChanged, "type_changed", key, db)
-	}
-}
-
-// notify publishes event of class for key in the command's database.
-func (x *Ctx) notify(class config.KeyspaceEvents, event string, key []byte) {
-	x.s.notifyIn(x.c, class, event, key, x.DB.ID())
-}
 
 // notifyIn publishes event of class for key in database db. by is the client
 // whose command made the change (nil: the server's own, e.g. the expiry
@@ -109,12 +80,4 @@ func (s *Server) keyExpired(db int, key []byte) {
 	}
 	s.notifyIn(nil, notifyExpired, "expired", key, db)
 	s.propagateExpired(db, key)
-}
-
-// eventIf returns event when a command changed something, else no event.
-func eventIf(changed bool, event string) string {
-	if changed {
-		return event
-	}
-	return ""
 }

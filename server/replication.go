@@ -37,9 +37,6 @@ func (s *Server) initReplication() {
 	}, replHost{s})
 }
 
-// isReplica reports whether the server replicates a master.
-func (s *Server) isReplica() bool { return s.repl.IsReplica() }
-
 // replicationRefusal is why replication refuses a client's command now
 // (min-replicas-to-write, a read-only replica, a stale one), or "".
 func (s *Server) replicationRefusal(cmd *Command) string {

@@ -25,7 +25,7 @@ func (m masterClient) DB() int { return int(m.c.db.Load()) }
 // what it touches.
 func (m masterClient) Close() {
 	s := m.c.s
-	s.ks.SetReplica(s.isReplica(), nil)
+	s.ks.SetReplica(s.IsReplica(), nil)
 	s.removeClient(m.c)
 }
 
@@ -52,8 +52,9 @@ func (s *Server) newMasterClient(conn net.Conn, db int) *Client {
 	c.out.Errors = &s.stats.errors
 	c.proto.Store(2)
 	c.setUser(s.acl.Default())
-	c.ctx = Ctx{s: s, c: c, W: &c.out, cannotBlock: true}
-	c.ctx.locks.Owner = c
+	c.ctx = newCtx(s, c, &c.out)
+	c.ctx.cannotBlock = true
+	c.ctx.Locks.Owner = c
 	c.queued.Store(-1)
 	c.db.Store(int32(db))
 	c.lastSeen.Store(s.clock.UnixMilli())

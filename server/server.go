@@ -168,7 +168,7 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 	s.scripts.Logger = s.scriptLog
 	// The client scripts' commands run as; not a connection, not listed.
 	s.scriptClient = &Client{s: s}
-	s.scriptClient.ctx = Ctx{s: s, c: s.scriptClient}
+	s.scriptClient.ctx = newCtx(s, s.scriptClient, nil)
 	s.scriptHost.out.Errors = &s.stats.errors
 	s.initReplication()
 	return s, nil
@@ -457,7 +457,7 @@ func (s *Server) cron() {
 			s.releaseMemoryCron()
 			s.repl.Cron()
 		}
-		if !s.activeExpireEnabled.Load() || s.isReplica() {
+		if !s.activeExpireEnabled.Load() || s.IsReplica() {
 			continue // a replica's keys expire by its master's DELs
 		}
 		slice := time.Now() // when the cycle last paused

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/keyhive/keyhive/command"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/resp"
 )
@@ -80,7 +81,7 @@ func waitCommand(x *Ctx) {
 		return
 	}
 	s := x.s
-	if s.isReplica() {
+	if s.IsReplica() {
 		x.W.Error("ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.")
 		return
 	}
@@ -90,7 +91,7 @@ func waitCommand(x *Ctx) {
 		return
 	}
 	reply := func(w *resp.Writer) { w.Int(s.repl.ReplicasAt(target, false)) }
-	x.block(blockSpec{deadline: deadlineAfter(ms), timedOut: reply})
+	x.Block(command.BlockRequest{Deadline: deadlineAfter(ms), TimedOut: reply})
 	s.replWaiters.add(x.c.blocked, target, n, reply)
 	s.repl.AskAcks()
 }
@@ -174,7 +175,7 @@ func waitAOFCommand(x *Ctx) {
 		reply(x.W)
 		return
 	}
-	x.block(blockSpec{deadline: deadlineAfter(ms), timedOut: reply})
+	x.Block(command.BlockRequest{Deadline: deadlineAfter(ms), TimedOut: reply})
 	s.aofWaiters.add(x.c.blocked, ready, reply)
 	if replicas > 0 {
 		s.repl.AskAcks()

@@ -1,4 +1,4 @@
-package server
+package family
 
 import (
 	"encoding/binary"
@@ -6,6 +6,8 @@ import (
 	"math/bits"
 	"strings"
 
+	"github.com/keyhive/keyhive/command"
+	"github.com/keyhive/keyhive/config"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
 )
@@ -13,14 +15,14 @@ import (
 // The bitmap family works on string values seen as arrays of bits, bit 0
 // being the most significant bit of the first byte.
 
-func init() {
+func registerBitmaps(bind binder) {
 	bind("setbit", setbitCommand)
 	bind("getbit", getbitCommand)
 	bind("bitcount", bitcountCommand)
 	bind("bitpos", bitposCommand)
 	bind("bitop", bitopCommand)
-	bind("bitfield", func(x *Ctx) { bitfieldCommand(x, false) })
-	bind("bitfield_ro", func(x *Ctx) { bitfieldCommand(x, true) })
+	bind("bitfield", func(x *command.Ctx) { bitfieldCommand(x, false) })
+	bind("bitfield_ro", func(x *command.Ctx) { bitfieldCommand(x, true) })
 }
 
 const (
@@ -32,7 +34,7 @@ const (
 // bitOffset parses a bit offset argument. With hashBits > 0 the "#N" form is
 // accepted and means N*hashBits (multiplied with wrap-around, as Redis does).
 // Offsets whose byte lies at or past proto-max-bulk-len are refused.
-func (x *Ctx) bitOffset(arg []byte, hashBits int) (uint64, bool) {
+func bitOffset(x *command.Ctx, arg []byte, hashBits int) (uint64, bool) {
 	hash := hashBits > 0 && len(arg) > 0 && arg[0] == '#'
 	if hash {
 		arg = arg[1:]
@@ -41,7 +43,7 @@ func (x *Ctx) bitOffset(arg []byte, hashBits int) (uint64, bool) {
 	if ok && hash {
 		v *= int64(hashBits)
 	}
-	if !ok || v < 0 || v>>3 >= x.s.cfg.ProtoMaxBulkLen() {
+	if !ok || v < 0 || v>>3 >= x.Config().ProtoMaxBulkLen() {
 		x.W.Error(errBitOffset)
 		return 0, false
 	}
@@ -60,10 +62,10 @@ type bitString struct {
 // zeros, as Redis does before it runs the command's operations (so a
 // BITFIELD whose writes all fail still creates the key). It replies
 // WRONGTYPE when the key is not a string.
-func (x *Ctx) bitStringForWrite(key []byte, need uint64) (*bitString, bool) {
-	e, found := x.lookupWrite(key)
+func bitStringForWrite(x *command.Ctx, key []byte, need uint64) (*bitString, bool) {
+	e, found := x.LookupWrite(key)
 	if found && e.Type() != keyspace.TypeString {
-		x.W.Error(errWrongType)
+		x.W.Error(command.ErrWrongType)
 		return nil, false
 	}
 	bs := &bitString{e: e}
@@ -82,14 +84,14 @@ func (x *Ctx) bitStringForWrite(key []byte, need uint64) (*bitString, bool) {
 
 // commitBitString ends the change of the stored value (raw encoding, TTL
 // kept).
-func (x *Ctx) commitBitString(key []byte, bs *bitString) {
+func commitBitString(x *command.Ctx, key []byte, bs *bitString) {
 	// Redis unshares the value even when nothing changes, which makes it
 	// raw; the same length rewrites the entry in place.
 	x.DB.Replace(&bs.e, keyspace.EncRaw, bs.buf, bs.e.ExpireAt(), x.Now)
 }
 
-func setbitCommand(x *Ctx) {
-	offset, ok := x.bitOffset(x.Args[2], 0)
+func setbitCommand(x *command.Ctx) {
+	offset, ok := bitOffset(x, x.Args[2], 0)
 	if !ok {
 		return
 	}
@@ -99,7 +101,7 @@ func setbitCommand(x *Ctx) {
 		return
 	}
 	key := x.Args[1]
-	bs, ok := x.bitStringForWrite(key, offset>>3+1)
+	bs, ok := bitStringForWrite(x, key, offset>>3+1)
 	if !ok {
 		return
 	}
@@ -110,10 +112,10 @@ func setbitCommand(x *Ctx) {
 	} else {
 		bs.buf[i] &^= mask
 	}
-	x.commitBitString(key, bs)
+	commitBitString(x, key, bs)
 	if bs.grown || old != (on == 1) {
-		x.notify(notifyString, "setbit", key)
-		x.dirty++
+		x.Notify(config.EventString, "setbit", key)
+		x.Dirty++
 	}
 	if old {
 		x.W.Int(1)
@@ -122,12 +124,12 @@ func setbitCommand(x *Ctx) {
 	}
 }
 
-func getbitCommand(x *Ctx) {
-	offset, ok := x.bitOffset(x.Args[2], 0)
+func getbitCommand(x *command.Ctx) {
+	offset, ok := bitOffset(x, x.Args[2], 0)
 	if !ok {
 		return
 	}
-	e, found, ok := x.getString(x.Args[1])
+	e, found, ok := getString(x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -156,9 +158,9 @@ func bitRange(start, end, n int64, isBit bool) (first, last int64, empty bool) {
 // parseBitUnit parses BITCOUNT's and BITPOS's BYTE|BIT argument.
 func parseBitUnit(arg []byte) (isBit, ok bool) {
 	switch {
-	case cArgIs(arg, "bit"):
+	case command.ArgIs(arg, "bit"):
 		return true, true
-	case cArgIs(arg, "byte"):
+	case command.ArgIs(arg, "byte"):
 		return false, true
 	}
 	return false, false
@@ -194,8 +196,8 @@ func countBits(v []byte, first, last int64) int64 {
 	return int64(n)
 }
 
-func bitcountCommand(x *Ctx) {
-	e, found, ok := x.getString(x.Args[1])
+func bitcountCommand(x *command.Ctx) {
+	e, found, ok := getString(x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -213,12 +215,12 @@ func bitcountCommand(x *Ctx) {
 	case 4, 5:
 		start, ok1 := strnum.ParseInt(x.Args[2])
 		if !ok1 {
-			x.W.Error(errNotInt)
+			x.W.Error(command.ErrNotInt)
 			return
 		}
 		end, ok2 := strnum.ParseInt(x.Args[3])
 		if !ok2 {
-			x.W.Error(errNotInt)
+			x.W.Error(command.ErrNotInt)
 			return
 		}
 		if start < 0 && end < 0 && start > end {
@@ -228,13 +230,13 @@ func bitcountCommand(x *Ctx) {
 		isBit := false
 		if len(x.Args) == 5 {
 			if isBit, ok = parseBitUnit(x.Args[4]); !ok {
-				x.W.Error(errSyntax)
+				x.W.Error(command.ErrSyntax)
 				return
 			}
 		}
 		first, last, empty = bitRange(start, end, n, isBit)
 	default:
-		x.W.Error(errSyntax)
+		x.W.Error(command.ErrSyntax)
 		return
 	}
 	if empty {
@@ -267,17 +269,17 @@ func findBit(v []byte, bit int64, first, last int64) int64 {
 	return -1
 }
 
-func bitposCommand(x *Ctx) {
+func bitposCommand(x *command.Ctx) {
 	bit, ok := strnum.ParseInt(x.Args[2])
 	if !ok {
-		x.W.Error(errNotInt)
+		x.W.Error(command.ErrNotInt)
 		return
 	}
 	if bit != 0 && bit != 1 {
 		x.W.Error("ERR The bit argument must be 1 or 0.")
 		return
 	}
-	e, found, ok := x.getString(x.Args[1])
+	e, found, ok := getString(x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -297,13 +299,13 @@ func bitposCommand(x *Ctx) {
 	case 4, 5, 6:
 		start, ok1 := strnum.ParseInt(x.Args[3])
 		if !ok1 {
-			x.W.Error(errNotInt)
+			x.W.Error(command.ErrNotInt)
 			return
 		}
 		isBit := false
 		if len(x.Args) == 6 {
 			if isBit, ok = parseBitUnit(x.Args[5]); !ok {
-				x.W.Error(errSyntax)
+				x.W.Error(command.ErrSyntax)
 				return
 			}
 		}
@@ -311,14 +313,14 @@ func bitposCommand(x *Ctx) {
 		if len(x.Args) >= 5 {
 			var ok2 bool
 			if end, ok2 = strnum.ParseInt(x.Args[4]); !ok2 {
-				x.W.Error(errNotInt)
+				x.W.Error(command.ErrNotInt)
 				return
 			}
 			endGiven = true
 		}
 		first, last, empty = bitRange(start, end, n, isBit)
 	default:
-		x.W.Error(errSyntax)
+		x.W.Error(command.ErrSyntax)
 		return
 	}
 	if empty {
@@ -333,7 +335,7 @@ func bitposCommand(x *Ctx) {
 	x.W.Int(pos)
 }
 
-func bitopCommand(x *Ctx) {
+func bitopCommand(x *command.Ctx) {
 	const (
 		opAnd = iota
 		opOr
@@ -346,24 +348,24 @@ func bitopCommand(x *Ctx) {
 	)
 	var op int
 	switch name := x.Args[1]; {
-	case cArgIs(name, "and"):
+	case command.ArgIs(name, "and"):
 		op = opAnd
-	case cArgIs(name, "or"):
+	case command.ArgIs(name, "or"):
 		op = opOr
-	case cArgIs(name, "xor"):
+	case command.ArgIs(name, "xor"):
 		op = opXor
-	case cArgIs(name, "not"):
+	case command.ArgIs(name, "not"):
 		op = opNot
-	case cArgIs(name, "diff"):
+	case command.ArgIs(name, "diff"):
 		op = opDiff
-	case cArgIs(name, "diff1"):
+	case command.ArgIs(name, "diff1"):
 		op = opDiff1
-	case cArgIs(name, "andor"):
+	case command.ArgIs(name, "andor"):
 		op = opAndOr
-	case cArgIs(name, "one"):
+	case command.ArgIs(name, "one"):
 		op = opOne
 	default:
-		x.W.Error(errSyntax)
+		x.W.Error(command.ErrSyntax)
 		return
 	}
 	if op == opNot && len(x.Args) != 4 {
@@ -371,19 +373,19 @@ func bitopCommand(x *Ctx) {
 		return
 	}
 	if (op == opDiff || op == opDiff1 || op == opAndOr) && len(x.Args) < 5 {
-		x.W.Error("ERR BITOP " + strings.ToUpper(cString(x.Args[1])) + " must be called with at least two source keys.")
+		x.W.Error("ERR BITOP " + strings.ToUpper(command.CString(x.Args[1])) + " must be called with at least two source keys.")
 		return
 	}
 	srcKeys := x.Args[3:]
 	srcs := make([][]byte, len(srcKeys))
 	maxLen := 0
 	for i, key := range srcKeys {
-		e, found := x.lookupRead(key)
+		e, found := x.LookupRead(key)
 		if !found {
 			continue // a missing key is an empty string
 		}
 		if e.Type() != keyspace.TypeString {
-			x.W.Error(errWrongType)
+			x.W.Error(command.ErrWrongType)
 			return
 		}
 		srcs[i] = e.Value()
@@ -392,15 +394,15 @@ func bitopCommand(x *Ctx) {
 	dest := x.Args[2]
 	if maxLen == 0 {
 		if x.DB.Delete(dest) {
-			x.notify(notifyGeneric, "del", dest)
-			x.dirty++
+			x.Notify(config.EventGeneric, "del", dest)
+			x.Dirty++
 		}
 		x.W.Int(0)
 		return
 	}
 	// The result is computed into the destination's new value: PutSized
 	// leaves the old one (which may be a source) readable until the unlock.
-	dst, replaced := x.lookupWrite(dest) // expired first, as Redis's setKey does
+	dst, replaced := x.LookupWrite(dest) // expired first, as Redis's setKey does
 	was := dst.Type()
 	res := x.DB.PutSized(&dst, dest, keyspace.TypeString, keyspace.EncRaw, maxLen, 0, x.Now)
 	copy(res, srcs[0])
@@ -468,10 +470,10 @@ func bitopCommand(x *Ctx) {
 		}
 	}
 	if replaced {
-		x.overwrote(dest, was, keyspace.TypeString)
+		x.Overwrote(dest, was, keyspace.TypeString)
 	}
-	x.notify(notifyString, "set", dest)
-	x.dirty++
+	x.Notify(config.EventString, "set", dest)
+	x.Dirty++
 	x.W.Int(int64(maxLen))
 }
 
@@ -493,7 +495,7 @@ type bitfieldOp struct {
 
 // parseBitfieldType parses i1..i64 and u1..u63.
 func parseBitfieldType(arg []byte) (signed bool, width uint, ok bool) {
-	arg = cBytes(arg)
+	arg = command.CBytes(arg)
 	if len(arg) == 0 || (arg[0] != 'i' && arg[0] != 'u') {
 		return false, 0, false
 	}
@@ -592,7 +594,7 @@ func signedOverflow(value, incr int64, width uint, mode int) (bool, int64) {
 	return false, 0
 }
 
-func bitfieldCommand(x *Ctx, readonlyCmd bool) {
+func bitfieldCommand(x *command.Ctx, readonlyCmd bool) {
 	var ops []bitfieldOp
 	overflow := overflowWrap
 	write := false
@@ -602,20 +604,20 @@ func bitfieldCommand(x *Ctx, readonlyCmd bool) {
 		rem := len(args) - j - 1
 		var op byte
 		switch sub := args[j]; {
-		case cArgIs(sub, "get") && rem >= 2:
+		case command.ArgIs(sub, "get") && rem >= 2:
 			op = 'g'
-		case cArgIs(sub, "set") && rem >= 3:
+		case command.ArgIs(sub, "set") && rem >= 3:
 			op = 's'
-		case cArgIs(sub, "incrby") && rem >= 3:
+		case command.ArgIs(sub, "incrby") && rem >= 3:
 			op = 'i'
-		case cArgIs(sub, "overflow") && rem >= 1:
+		case command.ArgIs(sub, "overflow") && rem >= 1:
 			j++
 			switch mode := args[j]; {
-			case cArgIs(mode, "wrap"):
+			case command.ArgIs(mode, "wrap"):
 				overflow = overflowWrap
-			case cArgIs(mode, "sat"):
+			case command.ArgIs(mode, "sat"):
 				overflow = overflowSat
-			case cArgIs(mode, "fail"):
+			case command.ArgIs(mode, "fail"):
 				overflow = overflowFail
 			default:
 				x.W.Error("ERR Invalid OVERFLOW type specified")
@@ -623,7 +625,7 @@ func bitfieldCommand(x *Ctx, readonlyCmd bool) {
 			}
 			continue
 		default:
-			x.W.Error(errSyntax)
+			x.W.Error(command.ErrSyntax)
 			return
 		}
 		signed, width, ok := parseBitfieldType(args[j+1])
@@ -631,7 +633,7 @@ func bitfieldCommand(x *Ctx, readonlyCmd bool) {
 			x.W.Error(errBitfieldType)
 			return
 		}
-		offset, ok := x.bitOffset(args[j+2], int(width))
+		offset, ok := bitOffset(x, args[j+2], int(width))
 		if !ok {
 			return
 		}
@@ -640,7 +642,7 @@ func bitfieldCommand(x *Ctx, readonlyCmd bool) {
 			write = true
 			highest = max(highest, offset+uint64(width)-1)
 			if value, ok = strnum.ParseInt(args[j+3]); !ok {
-				x.W.Error(errNotInt)
+				x.W.Error(command.ErrNotInt)
 				return
 			}
 			j++
@@ -651,7 +653,7 @@ func bitfieldCommand(x *Ctx, readonlyCmd bool) {
 
 	key := x.Args[1]
 	if !write {
-		e, found, ok := x.getString(key)
+		e, found, ok := getString(x, key)
 		if !ok {
 			return
 		}
@@ -669,7 +671,7 @@ func bitfieldCommand(x *Ctx, readonlyCmd bool) {
 		x.W.Error("ERR BITFIELD_RO only supports the GET subcommand")
 		return
 	}
-	bs, ok := x.bitStringForWrite(key, highest>>3+1)
+	bs, ok := bitStringForWrite(x, key, highest>>3+1)
 	if !ok {
 		return
 	}
@@ -733,17 +735,17 @@ func bitfieldCommand(x *Ctx, readonlyCmd bool) {
 			changes++
 		}
 	}
-	x.commitBitString(key, bs)
+	commitBitString(x, key, bs)
 	if changes > 0 {
-		x.notify(notifyString, "setbit", key)
+		x.Notify(config.EventString, "setbit", key)
 	}
-	x.dirty += changes
+	x.Dirty += changes
 	if changes == 0 && bs.grown {
-		x.dirty++ // the key was created or extended: replicas need it too
+		x.Dirty++ // the key was created or extended: replicas need it too
 	}
 }
 
-func bitfieldGet(x *Ctx, v []byte, o bitfieldOp) {
+func bitfieldGet(x *command.Ctx, v []byte, o bitfieldOp) {
 	u := getBits(v, o.offset, o.bits)
 	if o.signed {
 		x.W.Int(signExtend(u, o.bits))

@@ -1,58 +1,60 @@
-package server
+package family
 
 import (
 	"math"
 	"strings"
 
+	"github.com/keyhive/keyhive/command"
+	"github.com/keyhive/keyhive/config"
 	"github.com/keyhive/keyhive/glob"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/values"
 )
 
-func init() {
+func registerKeys(bind binder) {
 	bind("del", delCommand)
 	bind("delex", delexCommand)
 	bind("unlink", delCommand)
 	bind("exists", existsCommand)
 	bind("touch", touchCommand)
 	bind("type", typeCommand)
-	bind("rename", func(x *Ctx) { renameCommand(x, false) })
-	bind("renamenx", func(x *Ctx) { renameCommand(x, true) })
+	bind("rename", func(x *command.Ctx) { renameCommand(x, false) })
+	bind("renamenx", func(x *command.Ctx) { renameCommand(x, true) })
 	bind("copy", copyCommand)
 	bind("move", moveCommand)
 	bind("keys", keysCommand)
 	bind("scan", scanCommand)
 	bind("randomkey", randomkeyCommand)
-	bind("expire", func(x *Ctx) { expireCommand(x, 1000, false) })
-	bind("pexpire", func(x *Ctx) { expireCommand(x, 1, false) })
-	bind("expireat", func(x *Ctx) { expireCommand(x, 1000, true) })
-	bind("pexpireat", func(x *Ctx) { expireCommand(x, 1, true) })
-	bind("ttl", func(x *Ctx) { ttlCommand(x, false, false) })
-	bind("pttl", func(x *Ctx) { ttlCommand(x, true, false) })
-	bind("expiretime", func(x *Ctx) { ttlCommand(x, false, true) })
-	bind("pexpiretime", func(x *Ctx) { ttlCommand(x, true, true) })
+	bind("expire", func(x *command.Ctx) { expireCommand(x, 1000, false) })
+	bind("pexpire", func(x *command.Ctx) { expireCommand(x, 1, false) })
+	bind("expireat", func(x *command.Ctx) { expireCommand(x, 1000, true) })
+	bind("pexpireat", func(x *command.Ctx) { expireCommand(x, 1, true) })
+	bind("ttl", func(x *command.Ctx) { ttlCommand(x, false, false) })
+	bind("pttl", func(x *command.Ctx) { ttlCommand(x, true, false) })
+	bind("expiretime", func(x *command.Ctx) { ttlCommand(x, false, true) })
+	bind("pexpiretime", func(x *command.Ctx) { ttlCommand(x, true, true) })
 	bind("persist", persistCommand)
-	bind("dbsize", func(x *Ctx) { x.W.Int(x.DB.Len()) })
+	bind("dbsize", func(x *command.Ctx) { x.W.Int(x.DB.Len()) })
 	bind("flushdb", flushdbCommand)
 	bind("flushall", flushallCommand)
 	bind("swapdb", swapdbCommand)
-	bindSub("object", "encoding", func(x *Ctx) { objectCommand(x, "encoding") })
-	bindSub("object", "idletime", func(x *Ctx) { objectCommand(x, "idletime") })
-	bindSub("object", "freq", func(x *Ctx) { objectCommand(x, "freq") })
-	bindSub("object", "refcount", func(x *Ctx) { objectCommand(x, "refcount") })
-	bindSub("object", "help", objectHelp)
+	bind("object|encoding", func(x *command.Ctx) { objectCommand(x, "encoding") })
+	bind("object|idletime", func(x *command.Ctx) { objectCommand(x, "idletime") })
+	bind("object|freq", func(x *command.Ctx) { objectCommand(x, "freq") })
+	bind("object|refcount", func(x *command.Ctx) { objectCommand(x, "refcount") })
+	bind("object|help", objectHelp)
 }
 
-func delCommand(x *Ctx) {
+func delCommand(x *command.Ctx) {
 	n := 0
 	for _, key := range x.Args[1:] {
-		if _, found := x.lookupWrite(key); found && x.DB.Delete(key) {
-			x.notify(notifyGeneric, "del", key)
+		if _, found := x.LookupWrite(key); found && x.DB.Delete(key) {
+			x.Notify(config.EventGeneric, "del", key)
 			n++
 		}
 	}
-	x.dirty += n
+	x.Dirty += n
 	x.W.Int(int64(n))
 }
 
@@ -61,17 +63,17 @@ func delCommand(x *Ctx) {
 // meets it (https://redis.io/docs/latest/commands/delex/), with Redis's
 // checks in its order: the key, its type, then the condition. A deletion
 // propagates as DEL.
-func delexCommand(x *Ctx) {
+func delexCommand(x *command.Ctx) {
 	if len(x.Args) == 2 {
 		delCommand(x)
 		return
 	}
 	if len(x.Args) != 4 {
-		x.W.Error(errArity(x.cmd.Name))
+		x.W.Error(command.ErrArity(x.Name))
 		return
 	}
 	key, match := x.Args[1], x.Args[3]
-	e, found := x.lookupRead(key)
+	e, found := x.LookupRead(key)
 	switch {
 	case !found:
 		x.W.Int(0)
@@ -82,19 +84,19 @@ func delexCommand(x *Ctx) {
 	}
 	var cond int
 	switch c := x.Args[2]; {
-	case cArgIs(c, "ifeq"):
+	case command.ArgIs(c, "ifeq"):
 		cond = optIfEq
-	case cArgIs(c, "ifne"):
+	case command.ArgIs(c, "ifne"):
 		cond = optIfNe
-	case cArgIs(c, "ifdeq"):
+	case command.ArgIs(c, "ifdeq"):
 		cond = optIfDeq
-	case cArgIs(c, "ifdne"):
+	case command.ArgIs(c, "ifdne"):
 		cond = optIfDne
 	default:
 		x.W.Error("ERR Invalid condition. Use IFEQ, IFNE, IFDEQ, or IFDNE")
 		return
 	}
-	if x.badDigest(cond, match) {
+	if badDigest(x, cond, match) {
 		return
 	}
 	if !ifHolds(cond, match, true, e.Value()) {
@@ -102,29 +104,29 @@ func delexCommand(x *Ctx) {
 		return
 	}
 	x.DB.DeleteEntry(&e)
-	x.notify(notifyGeneric, "del", key)
-	x.dirty++
+	x.Notify(config.EventGeneric, "del", key)
+	x.Dirty++
 	x.W.Int(1)
-	x.propagateAs(argDEL, key)
+	x.PropagateAs(argDEL, key)
 }
 
 // existsCommand counts existing keys without touching them, as Redis does.
-func existsCommand(x *Ctx) { countKeys(x, false) }
+func existsCommand(x *command.Ctx) { countKeys(x, false) }
 
-func touchCommand(x *Ctx) { countKeys(x, x.touch()) }
+func touchCommand(x *command.Ctx) { countKeys(x, x.Touch()) }
 
-func countKeys(x *Ctx, touch bool) {
+func countKeys(x *command.Ctx, touch bool) {
 	n := 0
 	for _, key := range x.Args[1:] {
-		if _, found := x.lookupReadTouch(key, touch); found {
+		if _, found := x.LookupReadTouch(key, touch); found {
 			n++
 		}
 	}
 	x.W.Int(int64(n))
 }
 
-func typeCommand(x *Ctx) {
-	if e, found := x.lookupReadTouch(x.Args[1], false); found {
+func typeCommand(x *command.Ctx) {
+	if e, found := x.LookupReadTouch(x.Args[1], false); found {
 		x.W.Simple(e.Type().Name())
 		return
 	}
@@ -134,17 +136,17 @@ func typeCommand(x *Ctx) {
 // moveEntry stores e under key in db, with its type, encoding, TTL and access
 // clock: RENAME and MOVE keep the object itself in Redis. The caller deletes
 // the source.
-func (x *Ctx) moveEntry(db *keyspace.DB, key []byte, e *keyspace.Entry) {
+func moveEntry(x *command.Ctx, db *keyspace.DB, key []byte, e *keyspace.Entry) {
 	access := e.Access()
 	moved := db.SetFrom(key, e, false, x.Now)
 	db.SetAccess(&moved, access)
 }
 
-func renameCommand(x *Ctx, nx bool) {
+func renameCommand(x *command.Ctx, nx bool) {
 	src, dst := x.Args[1], x.Args[2]
-	e, found := x.lookupWrite(src)
+	e, found := x.LookupWrite(src)
 	if !found {
-		x.W.Error(errNoSuchKey)
+		x.W.Error(command.ErrNoSuchKey)
 		return
 	}
 	if string(src) == string(dst) {
@@ -155,7 +157,7 @@ func renameCommand(x *Ctx, nx bool) {
 		}
 		return
 	}
-	de, exists := x.lookupWrite(dst)
+	de, exists := x.LookupWrite(dst)
 	was := de.Type()
 	if exists {
 		if nx {
@@ -169,14 +171,14 @@ func renameCommand(x *Ctx, nx bool) {
 	// touching it twice) so its view is current, then copy before deleting it.
 	e, _ = x.DB.Lookup(src, x.Now, false)
 	typ := e.Type()
-	x.moveEntry(x.DB, dst, &e)
+	moveEntry(x, x.DB, dst, &e)
 	x.DB.Delete(src)
-	x.notify(notifyGeneric, "rename_from", src)
-	x.notify(notifyGeneric, "rename_to", dst)
+	x.Notify(config.EventGeneric, "rename_from", src)
+	x.Notify(config.EventGeneric, "rename_to", dst)
 	if exists {
-		x.overwrote(dst, was, typ)
+		x.Overwrote(dst, was, typ)
 	}
-	x.dirty++
+	x.Dirty++
 	if nx {
 		x.W.Int(1)
 	} else {
@@ -184,7 +186,7 @@ func renameCommand(x *Ctx, nx bool) {
 	}
 }
 
-func copyCommand(x *Ctx) {
+func copyCommand(x *command.Ctx) {
 	src, dst := x.Args[1], x.Args[2]
 	target := x.DB
 	replace := false
@@ -193,31 +195,31 @@ func copyCommand(x *Ctx) {
 		case opt == "replace":
 			replace = true
 		case opt == "db" && i+1 < len(x.Args):
-			n, ok := x.dbIndex(x.Args[i+1])
+			n, ok := dbIndex(x, x.Args[i+1])
 			if !ok {
 				return
 			}
-			target = x.s.ks.DB(n)
+			target = x.Host().Keyspace().DB(n)
 			i++
 		default:
-			x.W.Error(errSyntax)
+			x.W.Error(command.ErrSyntax)
 			return
 		}
 	}
-	if x.s.cluster != nil && (target != x.DB || x.DB != x.s.ks.DB(0)) {
+	if x.Host().ClusterEnabled() && (target != x.DB || x.DB != x.Host().Keyspace().DB(0)) {
 		x.W.Error(errCopyDBCluster)
 		return
 	}
 	if target == x.DB && string(src) == string(dst) {
-		x.W.Error(errSameObject)
+		x.W.Error(command.ErrSameObject)
 		return
 	}
-	e, found := x.lookupWrite(src)
+	e, found := x.LookupWrite(src)
 	if !found {
 		x.W.Int(0)
 		return
 	}
-	de, exists := target.Lookup(dst, x.Now, x.touch())
+	de, exists := target.Lookup(dst, x.Now, x.Touch())
 	was := de.Type()
 	if exists {
 		if !replace {
@@ -231,25 +233,25 @@ func copyCommand(x *Ctx) {
 	// The copy is a new object: it gets a fresh access clock.
 	typ := e.Type()
 	target.SetFrom(dst, &e, true, x.Now)
-	x.s.notifyIn(x.c, notifyGeneric, "copy_to", dst, target.ID())
+	x.NotifyIn(target.ID(), config.EventGeneric, "copy_to", dst)
 	if exists {
-		x.overwroteIn(target.ID(), dst, was, typ)
+		x.OverwroteIn(target.ID(), dst, was, typ)
 	}
-	x.dirty++
+	x.Dirty++
 	x.W.Int(1)
 }
 
 // dbIndex parses a database number argument as Redis does (an int, then a
 // database that exists), replying with its errors.
-func (x *Ctx) dbIndex(arg []byte) (int, bool) {
+func dbIndex(x *command.Ctx, arg []byte) (int, bool) {
 	n, ok := strnum.ParseInt(arg)
 	switch {
 	case !ok:
-		x.W.Error(errNotInt)
+		x.W.Error(command.ErrNotInt)
 	case n < math.MinInt32 || n > math.MaxInt32:
 		x.W.Error(errIntRange)
-	case n < 0 || n >= int64(x.s.ks.Len()):
-		x.W.Error(errDBIndex)
+	case n < 0 || n >= int64(x.Host().Keyspace().Len()):
+		x.W.Error(command.ErrDBIndex)
 	default:
 		return int(n), true
 	}
@@ -259,74 +261,74 @@ func (x *Ctx) dbIndex(arg []byte) (int, bool) {
 // errIntRange is Redis's error for an integer argument outside a C int.
 const errIntRange = "ERR value is out of range, value must between -2147483648 and 2147483647"
 
-func moveCommand(x *Ctx) {
-	if x.s.cluster != nil {
+func moveCommand(x *command.Ctx) {
+	if x.Host().ClusterEnabled() {
 		x.W.Error(errMoveCluster)
 		return
 	}
-	n, ok := x.dbIndex(x.Args[2])
+	n, ok := dbIndex(x, x.Args[2])
 	if !ok {
 		return
 	}
-	target := x.s.ks.DB(n)
+	target := x.Host().Keyspace().DB(n)
 	if target == x.DB {
-		x.W.Error(errSameObject)
+		x.W.Error(command.ErrSameObject)
 		return
 	}
 	key := x.Args[1]
-	e, found := x.lookupWrite(key)
+	e, found := x.LookupWrite(key)
 	if !found {
 		x.W.Int(0)
 		return
 	}
-	if _, exists := target.Lookup(key, x.Now, x.touch()); exists {
+	if _, exists := target.Lookup(key, x.Now, x.Touch()); exists {
 		x.W.Int(0)
 		return
 	}
-	x.moveEntry(target, key, &e)
+	moveEntry(x, target, key, &e)
 	x.DB.Delete(key)
-	x.notify(notifyGeneric, "move_from", key)
-	x.s.notifyIn(x.c, notifyGeneric, "move_to", key, target.ID())
-	x.dirty++
+	x.Notify(config.EventGeneric, "move_from", key)
+	x.NotifyIn(target.ID(), config.EventGeneric, "move_to", key)
+	x.Dirty++
 	x.W.Int(1)
 }
 
-func keysCommand(x *Ctx) {
+func keysCommand(x *command.Ctx) {
 	pattern := x.Args[1]
 	all := len(pattern) == 1 && pattern[0] == '*'
-	x.collect.reset()
+	x.Collect.Reset()
 	x.DB.Keys(x.Now, func(key []byte) {
 		if all || glob.Match(pattern, key, false) {
-			x.collect.add(key)
+			x.Collect.Add(key)
 		}
 	})
-	x.collect.writeArray(x.W)
+	x.Collect.WriteArray(x.W)
 }
 
-func scanCommand(x *Ctx) {
+func scanCommand(x *command.Ctx) {
 	cursor, ok := strnum.ParseCursor(x.Args[1])
 	if !ok {
 		x.W.Error("ERR invalid cursor")
 		return
 	}
-	opts, ok := x.parseScanOptions(x.Args[2:], true)
+	opts, ok := x.ParseScanOptions(x.Args[2:], true)
 	if !ok {
 		return
 	}
 	var match func(key []byte) bool
-	if opts.pattern != nil {
-		match = opts.matches
+	if opts.Pattern != nil {
+		match = opts.Matches
 	}
-	x.collect.reset()
-	next := x.DB.Scan(cursor, opts.limit(), x.Now, match, func(key []byte, t keyspace.Type) {
-		if !opts.hasType || cArgIs(opts.typeName, t.Name()) {
-			x.collect.add(key)
+	x.Collect.Reset()
+	next := x.DB.Scan(cursor, opts.Limit(), x.Now, match, func(key []byte, t keyspace.Type) {
+		if !opts.HasType || command.ArgIs(opts.TypeName, t.Name()) {
+			x.Collect.Add(key)
 		}
 	})
-	x.writeScanReply(next)
+	x.WriteScanReply(next)
 }
 
-func randomkeyCommand(x *Ctx) {
+func randomkeyCommand(x *command.Ctx) {
 	if key, ok := x.DB.RandomKey(x.Now); ok {
 		x.W.Bulk(key)
 		return
@@ -334,21 +336,21 @@ func randomkeyCommand(x *Ctx) {
 	x.W.Null()
 }
 
-func expireCommand(x *Ctx, unitMs int64, absolute bool) {
+func expireCommand(x *command.Ctx, unitMs int64, absolute bool) {
 	// As Redis: the options are checked before the time.
 	var nx, xx, gt, lt bool
 	for _, a := range x.Args[3:] {
 		switch {
-		case cArgIs(a, "nx"):
+		case command.ArgIs(a, "nx"):
 			nx = true
-		case cArgIs(a, "xx"):
+		case command.ArgIs(a, "xx"):
 			xx = true
-		case cArgIs(a, "gt"):
+		case command.ArgIs(a, "gt"):
 			gt = true
-		case cArgIs(a, "lt"):
+		case command.ArgIs(a, "lt"):
 			lt = true
 		default:
-			x.W.Error("ERR Unsupported option " + cString(a))
+			x.W.Error("ERR Unsupported option " + command.CString(a))
 			return
 		}
 	}
@@ -362,23 +364,23 @@ func expireCommand(x *Ctx, unitMs int64, absolute bool) {
 	}
 	v, ok := strnum.ParseInt(x.Args[2])
 	if !ok {
-		x.W.Error(errNotInt)
+		x.W.Error(command.ErrNotInt)
 		return
 	}
 	// Overflow checks as Redis: the unit conversion, then adding the base time.
 	if v > math.MaxInt64/unitMs || v < math.MinInt64/unitMs {
-		x.W.Error(errExpireTime(x.cmd.Name))
+		x.W.Error(errExpireTime(x.Name))
 		return
 	}
 	when := v * unitMs
 	if !absolute {
 		var ok bool
 		if when, ok = addInt(x.Now, when); !ok {
-			x.W.Error(errExpireTime(x.cmd.Name))
+			x.W.Error(errExpireTime(x.Name))
 			return
 		}
 	}
-	e, found := x.lookupWrite(x.Args[1])
+	e, found := x.LookupWrite(x.Args[1])
 	if !found {
 		x.W.Int(0)
 		return
@@ -393,28 +395,28 @@ func expireCommand(x *Ctx, unitMs int64, absolute bool) {
 	}
 	if when <= x.Now {
 		x.DB.DeleteEntry(&e)
-		x.notify(notifyGeneric, "del", x.Args[1])
+		x.Notify(config.EventGeneric, "del", x.Args[1])
 	} else {
 		x.DB.SetExpire(&e, when, x.Now)
-		x.notify(notifyGeneric, "expire", x.Args[1])
+		x.Notify(config.EventGeneric, "expire", x.Args[1])
 	}
-	x.dirty++
+	x.Dirty++
 	x.W.Int(1)
 	switch {
-	case !x.propagating():
+	case !x.Propagating():
 	case when <= x.Now:
-		x.propagateDel(x.Args[1], x.s.cfg.LazyFreeLazyExpire())
+		propagateDel(x, x.Args[1], x.Config().LazyFreeLazyExpire())
 	case unitMs != 1 || !absolute:
 		// PEXPIREAT with the absolute time; the options are kept as sent.
 		// PEXPIREAT itself propagates as sent.
 		argv := make([][]byte, 0, len(x.Args))
-		argv = append(argv, argPEXPIREAT, x.Args[1], intArg(when))
-		x.propagateAs(append(argv, x.Args[3:]...)...)
+		argv = append(argv, argPEXPIREAT, x.Args[1], command.IntArg(when))
+		x.PropagateAs(append(argv, x.Args[3:]...)...)
 	}
 }
 
-func ttlCommand(x *Ctx, ms, absolute bool) {
-	e, found := x.lookupReadTouch(x.Args[1], false)
+func ttlCommand(x *command.Ctx, ms, absolute bool) {
+	e, found := x.LookupReadTouch(x.Args[1], false)
 	switch {
 	case !found:
 		x.W.Int(-2)
@@ -438,35 +440,35 @@ func ttlCommand(x *Ctx, ms, absolute bool) {
 // rather than overflowing.
 func roundSeconds(ms int64) int64 { return int64((uint64(ms) + 500) / 1000) }
 
-func persistCommand(x *Ctx) {
-	e, found := x.lookupWrite(x.Args[1])
+func persistCommand(x *command.Ctx) {
+	e, found := x.LookupWrite(x.Args[1])
 	if !found || e.ExpireAt() == 0 {
 		x.W.Int(0)
 		return
 	}
 	x.DB.SetExpire(&e, 0, x.Now)
-	x.notify(notifyGeneric, "persist", x.Args[1])
-	x.dirty++
+	x.Notify(config.EventGeneric, "persist", x.Args[1])
+	x.Dirty++
 	x.W.Int(1)
 }
 
-// sharedIntegerRefcount is what OBJECT REFCOUNT reports for the small integers
+// SharedIntegerRefcount is what OBJECT REFCOUNT reports for the small integers
 // Redis shares between keys (0..9999) when no LRU/LFU maxmemory policy is set.
-const sharedIntegerRefcount = math.MaxInt32
+const SharedIntegerRefcount = math.MaxInt32
 
-func objectCommand(x *Ctx, sub string) {
+func objectCommand(x *command.Ctx, sub string) {
 	e, found := x.DB.Lookup(x.Args[2], x.Now, false)
 	if !found {
 		x.W.Null()
 		return
 	}
-	lfu := strings.Contains(x.s.cfg.MaxMemoryPolicy(), "lfu")
+	lfu := strings.Contains(x.Config().MaxMemoryPolicy(), "lfu")
 	switch sub {
 	case "encoding":
 		x.W.BulkString(e.Encoding().Name())
 	case "refcount":
-		if isSharedInteger(&e, x.s.sharedIntegerPolicy()) {
-			x.W.Int(sharedIntegerRefcount)
+		if IsSharedInteger(&e, x.Host().SharedIntegerPolicy()) {
+			x.W.Int(SharedIntegerRefcount)
 		} else {
 			x.W.Int(1)
 		}
@@ -481,35 +483,13 @@ func objectCommand(x *Ctx, sub string) {
 			x.W.Error("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
 			return
 		}
-		x.W.Int(keyspace.LFUCounter(e.Access(), x.Now, x.s.cfg.LFUDecayTime()))
+		x.W.Int(keyspace.LFUCounter(e.Access(), x.Now, x.Config().LFUDecayTime()))
 	}
 }
 
-// watchAccessPolicy keeps the keyspace's access clocks (LRU or LFU) in step
-// with maxmemory-policy, lfu-log-factor and lfu-decay-time. The server calls it
-// once, after creating the keyspace.
-func (s *Server) watchAccessPolicy() {
-	sync := func() {
-		s.ks.SetLFU(strings.Contains(s.cfg.MaxMemoryPolicy(), "lfu"), s.cfg.LFULogFactor(), s.cfg.LFUDecayTime())
-	}
-	sync()
-	for _, name := range []string{"maxmemory-policy", "lfu-log-factor", "lfu-decay-time"} {
-		s.cfg.OnChange(name, sync)
-	}
-}
-
-// sharedIntegerPolicy is the maxmemory policy as far as shared integers go:
-// Redis shares them unless maxmemory is set with an LRU or LFU policy.
-func (s *Server) sharedIntegerPolicy() string {
-	if s.cfg.MaxMemory() == 0 {
-		return ""
-	}
-	return s.cfg.MaxMemoryPolicy()
-}
-
-// isSharedInteger reports whether Redis would store e's value as one of its
+// IsSharedInteger reports whether Redis would store e's value as one of its
 // shared integers under policy (see sharedIntegerPolicy).
-func isSharedInteger(e *keyspace.Entry, policy string) bool {
+func IsSharedInteger(e *keyspace.Entry, policy string) bool {
 	if e.Encoding() != keyspace.EncInt || strings.Contains(policy, "lru") || strings.Contains(policy, "lfu") || strings.Contains(policy, "lrm") {
 		return false
 	}
@@ -517,8 +497,8 @@ func isSharedInteger(e *keyspace.Entry, policy string) bool {
 	return v >= 0 && v < 10000
 }
 
-func objectHelp(x *Ctx) {
-	writeHelp(x, "OBJECT", []string{
+func objectHelp(x *command.Ctx) {
+	x.WriteHelp("OBJECT", []string{
 		"ENCODING <key>", "    Return the kind of internal representation used in order to store the value",
 		"    associated with a <key>.",
 		"FREQ <key>", "    Return the access frequency index of the <key>. The returned integer is",
@@ -530,44 +510,34 @@ func objectHelp(x *Ctx) {
 	})
 }
 
-// flushMode checks the optional ASYNC|SYNC at args[at] of FLUSHDB, FLUSHALL,
-// SCRIPT FLUSH and FUNCTION FLUSH, replying errText when it is wrong.
-func flushMode(x *Ctx, at int, errText string) bool {
-	if len(x.Args) > at+1 || (len(x.Args) == at+1 && !cArgIs(x.Args[at], "async") && !cArgIs(x.Args[at], "sync")) {
-		x.W.Error(errText)
-		return false
-	}
-	return true
-}
-
-func flushdbCommand(x *Ctx) {
-	if !flushMode(x, 1, errSyntax) {
+func flushdbCommand(x *command.Ctx) {
+	if !x.FlushMode(1, command.ErrSyntax) {
 		return
 	}
-	x.dirty += int(x.DB.Len()) + 1
-	x.s.watches.touchedExisting(x.DB.ID(), x.Now, x.DB)
-	x.s.invalidateAll(x.c)
+	x.Dirty += int(x.DB.Len()) + 1
+	x.Host().TouchWatched(x.DB.ID(), x.Now, x.DB)
+	x.Conn().InvalidateAll()
 	x.DB.Flush()
 	x.W.OK()
 }
 
-func flushallCommand(x *Ctx) {
-	if !flushMode(x, 1, errSyntax) {
+func flushallCommand(x *command.Ctx) {
+	if !x.FlushMode(1, command.ErrSyntax) {
 		return
 	}
-	x.s.invalidateAll(x.c)
-	for i := range x.s.ks.Len() {
-		db := x.s.ks.DB(i)
-		x.dirty += int(db.Len())
-		x.s.watches.touchedExisting(i, x.Now, db)
+	x.Conn().InvalidateAll()
+	for i := range x.Host().Keyspace().Len() {
+		db := x.Host().Keyspace().DB(i)
+		x.Dirty += int(db.Len())
+		x.Host().TouchWatched(i, x.Now, db)
 		db.Flush()
 	}
-	x.dirty++
+	x.Dirty++
 	x.W.OK()
 }
 
-func swapdbCommand(x *Ctx) {
-	if x.s.cluster != nil {
+func swapdbCommand(x *command.Ctx) {
+	if x.Host().ClusterEnabled() {
 		x.W.Error(errSwapdbCluster)
 		return
 	}
@@ -581,19 +551,27 @@ func swapdbCommand(x *Ctx) {
 		x.W.Error("ERR invalid second DB index")
 		return
 	}
-	n := int64(x.s.ks.Len())
+	n := int64(x.Host().Keyspace().Len())
 	if a < 0 || b < 0 || a >= n || b >= n {
-		x.W.Error(errDBIndex)
+		x.W.Error(command.ErrDBIndex)
 		return
 	}
 	id := x.DB.ID()
-	da, db := x.s.ks.DB(int(a)), x.s.ks.DB(int(b))
-	x.s.watches.touchedExisting(int(a), x.Now, da, db)
-	x.s.watches.touchedExisting(int(b), x.Now, da, db)
-	x.s.ks.SwapDB(int(a), int(b))
+	da, db := x.Host().Keyspace().DB(int(a)), x.Host().Keyspace().DB(int(b))
+	x.Host().TouchWatched(int(a), x.Now, da, db)
+	x.Host().TouchWatched(int(b), x.Now, da, db)
+	x.Host().Keyspace().SwapDB(int(a), int(b))
 	// The client stays on its database number, which now holds the other
 	// database's keys; SWAPDB propagates under that number, as in Redis.
-	x.DB = x.s.ks.DB(id)
-	x.dirty++
+	x.DB = x.Host().Keyspace().DB(id)
+	x.Dirty++
 	x.W.OK()
 }
+
+// Errors of the commands that work across databases, which a cluster has
+// only one of.
+const (
+	errMoveCluster   = "ERR MOVE is not allowed in cluster mode"
+	errSwapdbCluster = "ERR SWAPDB is not allowed in cluster mode"
+	errCopyDBCluster = "ERR Copying to another database is not allowed in cluster mode"
+)

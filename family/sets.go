@@ -1,15 +1,17 @@
-package server
+package family
 
 import (
 	"math"
 
+	"github.com/keyhive/keyhive/command"
+	"github.com/keyhive/keyhive/config"
 	"github.com/keyhive/keyhive/internal/hll"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/values"
 )
 
-func init() {
+func registerSets(bind binder) {
 	bind("sadd", saddCommand)
 	bind("srem", sremCommand)
 	bind("sismember", sismemberCommand)
@@ -19,15 +21,15 @@ func init() {
 	bind("spop", spopCommand)
 	bind("srandmember", srandmemberCommand)
 	bind("smove", smoveCommand)
-	bind("sinter", func(x *Ctx) { sinterCommand(x, x.Args[1:], nil) })
+	bind("sinter", func(x *command.Ctx) { sinterCommand(x, x.Args[1:], nil) })
 	bind("sintercard", sintercardCommand)
-	bind("sunioncard", func(x *Ctx) { setCardCommand(x, false) })
-	bind("sdiffcard", func(x *Ctx) { setCardCommand(x, true) })
-	bind("sinterstore", func(x *Ctx) { sinterCommand(x, x.Args[2:], x.Args[1]) })
-	bind("sunion", func(x *Ctx) { sunionDiffCommand(x, x.Args[1:], nil, false) })
-	bind("sunionstore", func(x *Ctx) { sunionDiffCommand(x, x.Args[2:], x.Args[1], false) })
-	bind("sdiff", func(x *Ctx) { sunionDiffCommand(x, x.Args[1:], nil, true) })
-	bind("sdiffstore", func(x *Ctx) { sunionDiffCommand(x, x.Args[2:], x.Args[1], true) })
+	bind("sunioncard", func(x *command.Ctx) { setCardCommand(x, false) })
+	bind("sdiffcard", func(x *command.Ctx) { setCardCommand(x, true) })
+	bind("sinterstore", func(x *command.Ctx) { sinterCommand(x, x.Args[2:], x.Args[1]) })
+	bind("sunion", func(x *command.Ctx) { sunionDiffCommand(x, x.Args[1:], nil, false) })
+	bind("sunionstore", func(x *command.Ctx) { sunionDiffCommand(x, x.Args[2:], x.Args[1], false) })
+	bind("sdiff", func(x *command.Ctx) { sunionDiffCommand(x, x.Args[1:], nil, true) })
+	bind("sdiffstore", func(x *command.Ctx) { sunionDiffCommand(x, x.Args[2:], x.Args[1], true) })
 	bind("sscan", sscanCommand)
 }
 
@@ -37,17 +39,17 @@ var argSREM = []byte("SREM")
 // expire time, or deletes key when the set is empty; it replies with the
 // set's size as the STORE commands do. The event is the command's name
 // (sinterstore, sunionstore, sdiffstore).
-func (x *Ctx) storeSet(s *values.SetEdit, key []byte) {
-	e, found := x.lookupWrite(key)
+func storeSet(x *command.Ctx, s *values.SetEdit, key []byte) {
+	e, found := x.LookupWrite(key)
 	was := e.Type()
-	if x.stored(s.StoreAt(&e, found, key), x.cmd.Name, found, was) {
-		x.dirty++
+	if x.Stored(s.StoreAt(&e, found, key), x.Name, found, was) {
+		x.Dirty++
 	}
 	x.W.Int(int64(s.Len()))
 }
 
 // replySet writes a set reply (a RESP3 set) of every member.
-func (x *Ctx) replySet(s values.SetView) {
+func replySet(x *command.Ctx, s values.SetView) {
 	x.W.Set(s.Len())
 	s.Each(x.W.Bulk)
 }
@@ -55,16 +57,16 @@ func (x *Ctx) replySet(s values.SetView) {
 // replyWhole replies with a copy of the whole set, built as SUNION builds its
 // result (as Redis does for an SPOP count beyond the size): a hashtable
 // holding few integers comes back as an ascending intset.
-func (x *Ctx) replyWhole(s values.SetView) {
+func replyWhole(x *command.Ctx, s values.SetView) {
 	var res values.SetEdit
-	res.BeginNew(x.env())
+	res.BeginNew(x.Env())
 	s.Each(func(m []byte) { res.Add(m) })
-	x.replySet(res.SetView)
+	replySet(x, res.SetView)
 }
 
-func saddCommand(x *Ctx) {
+func saddCommand(x *command.Ctx) {
 	var s values.SetEdit
-	if !editAs(x, x.Args[1], &s) {
+	if !command.EditAs(x, x.Args[1], &s) {
 		return
 	}
 	added := 0
@@ -73,14 +75,14 @@ func saddCommand(x *Ctx) {
 			added++
 		}
 	}
-	x.committed(s.Commit(), eventIf(added > 0, "sadd"))
-	x.dirty += added
+	x.Committed(s.Commit(), command.EventIf(added > 0, "sadd"))
+	x.Dirty += added
 	x.W.Int(int64(added))
 }
 
-func sremCommand(x *Ctx) {
+func sremCommand(x *command.Ctx) {
 	var s values.SetEdit
-	if !editAs(x, x.Args[1], &s) {
+	if !command.EditAs(x, x.Args[1], &s) {
 		return
 	}
 	if !s.Found() {
@@ -96,13 +98,13 @@ func sremCommand(x *Ctx) {
 			}
 		}
 	}
-	x.committed(s.Commit(), eventIf(removed > 0, "srem"))
-	x.dirty += removed
+	x.Committed(s.Commit(), command.EventIf(removed > 0, "srem"))
+	x.Dirty += removed
 	x.W.Int(int64(removed))
 }
 
-func sismemberCommand(x *Ctx) {
-	s, found, ok := readAs[values.SetView](x, x.Args[1])
+func sismemberCommand(x *command.Ctx) {
+	s, found, ok := command.ReadAs[values.SetView](x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -113,8 +115,8 @@ func sismemberCommand(x *Ctx) {
 	}
 }
 
-func smismemberCommand(x *Ctx) {
-	s, found, ok := readAs[values.SetView](x, x.Args[1])
+func smismemberCommand(x *command.Ctx) {
+	s, found, ok := command.ReadAs[values.SetView](x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -129,19 +131,19 @@ func smismemberCommand(x *Ctx) {
 }
 
 // smembersCommand is SINTER of one key, without SINTER's allocations.
-func smembersCommand(x *Ctx) {
-	s, found, ok := readAs[values.SetView](x, x.Args[1])
+func smembersCommand(x *command.Ctx) {
+	s, found, ok := command.ReadAs[values.SetView](x, x.Args[1])
 	switch {
 	case !ok:
 	case !found:
 		x.W.Set(0)
 	default:
-		x.replySet(s)
+		replySet(x, s)
 	}
 }
 
-func scardCommand(x *Ctx) {
-	s, found, ok := readAs[values.SetView](x, x.Args[1])
+func scardCommand(x *command.Ctx) {
+	s, found, ok := command.ReadAs[values.SetView](x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -152,9 +154,9 @@ func scardCommand(x *Ctx) {
 	x.W.Int(int64(s.Len()))
 }
 
-func spopCommand(x *Ctx) {
+func spopCommand(x *command.Ctx) {
 	if len(x.Args) > 3 {
-		x.W.Error(errSyntax)
+		x.W.Error(command.ErrSyntax)
 		return
 	}
 	if len(x.Args) == 3 {
@@ -163,7 +165,7 @@ func spopCommand(x *Ctx) {
 	}
 	key := x.Args[1]
 	var s values.SetEdit
-	if !editAs(x, key, &s) {
+	if !command.EditAs(x, key, &s) {
 		return
 	}
 	if !s.Found() {
@@ -173,23 +175,23 @@ func spopCommand(x *Ctx) {
 	var buf [20]byte
 	m := s.Member(s.RandomPos(), &buf)
 	x.W.Bulk(m)
-	if x.propagating() {
+	if x.Propagating() {
 		m = append([]byte(nil), m...)
-		x.propagateAs(argSREM, key, m)
+		x.PropagateAs(argSREM, key, m)
 	}
 	s.Remove(m)
-	x.committed(s.Commit(), "spop")
-	x.dirty++
+	x.Committed(s.Commit(), "spop")
+	x.Dirty++
 }
 
-func spopWithCount(x *Ctx) {
-	l, ok := x.popCount(x.Args[2])
+func spopWithCount(x *command.Ctx) {
+	l, ok := popCount(x, x.Args[2])
 	if !ok {
 		return
 	}
 	key := x.Args[1]
 	var s values.SetEdit
-	if !editAs(x, key, &s) {
+	if !command.EditAs(x, key, &s) {
 		return
 	}
 	if !s.Found() || l == 0 {
@@ -199,16 +201,16 @@ func spopWithCount(x *Ctx) {
 	size := s.Len()
 	if l >= int64(size) {
 		// The whole set, and the key goes.
-		x.replyWhole(s.SetView)
+		replyWhole(x, s.SetView)
 		x.DB.DeleteEntry(s.Entry())
-		x.notify(notifySet, "spop", key)
-		x.notify(notifyGeneric, "del", key)
-		x.dirty++
-		x.propagateDel(key, x.s.cfg.LazyFreeLazyServerDel())
+		x.Notify(config.EventSet, "spop", key)
+		x.Notify(config.EventGeneric, "del", key)
+		x.Dirty++
+		propagateDel(x, key, x.Config().LazyFreeLazyServerDel())
 		return
 	}
 	// Collect the popped members first: removing changes the set's memory.
-	x.collect.reset()
+	x.Collect.Reset()
 	remaining := int64(size) - l
 	rebuilt := remaining*spopMoveStrategyMul <= l
 	if rebuilt {
@@ -216,26 +218,24 @@ func spopWithCount(x *Ctx) {
 		// are drawn into a new set, which replaces the key's (so an intset
 		// again when they are all integers), and the others are popped.
 		var keep values.SetEdit
-		keep.BeginNew(x.env())
+		keep.BeginNew(x.Env())
 		s.RandomDistinct(int(remaining), func(m []byte) { keep.Add(m) })
 		s.Each(func(m []byte) {
 			if !keep.Has(m) {
-				x.collect.add(m)
+				x.Collect.Add(m)
 			}
 		})
 		s.ReplaceWith(keep.SetView)
 	} else {
-		s.RandomDistinct(int(l), x.collect.add)
+		s.RandomDistinct(int(l), x.Collect.Add)
 	}
 	x.W.Set(int(l))
 	var argv [][]byte
-	if x.propagating() {
+	if x.Propagating() {
 		argv = append(make([][]byte, 0, 2+l), argSREM, key)
 	}
-	start := 0
-	for _, end := range x.collect.spans {
-		m := x.collect.buf[start:end:end] // valid until the next command
-		start = end
+	for i := range x.Collect.Len() {
+		m := x.Collect.At(i) // valid until the next command
 		x.W.Bulk(m)
 		if argv != nil {
 			argv = append(argv, m)
@@ -244,10 +244,10 @@ func spopWithCount(x *Ctx) {
 			s.Remove(m)
 		}
 	}
-	x.committed(s.Commit(), "spop")
-	x.dirty += int(l)
+	x.Committed(s.Commit(), "spop")
+	x.Dirty += int(l)
 	if argv != nil {
-		x.propagateAs(argv...)
+		x.PropagateAs(argv...)
 	}
 }
 
@@ -255,16 +255,16 @@ func spopWithCount(x *Ctx) {
 // at least this many times the members that stay rebuilds the set from them.
 const spopMoveStrategyMul = 5
 
-func srandmemberCommand(x *Ctx) {
+func srandmemberCommand(x *command.Ctx) {
 	if len(x.Args) > 3 {
-		x.W.Error(errSyntax)
+		x.W.Error(command.ErrSyntax)
 		return
 	}
 	if len(x.Args) == 3 {
 		srandmemberWithCount(x)
 		return
 	}
-	s, found, ok := readAs[values.SetView](x, x.Args[1])
+	s, found, ok := command.ReadAs[values.SetView](x, x.Args[1])
 	switch {
 	case !ok:
 	case !found:
@@ -275,16 +275,16 @@ func srandmemberCommand(x *Ctx) {
 	}
 }
 
-func srandmemberWithCount(x *Ctx) {
-	l, _, ok := x.parseRandomCount("")
+func srandmemberWithCount(x *command.Ctx) {
+	l, _, ok := parseRandomCount(x, "")
 	if !ok {
 		return
 	}
-	s, _, ok := readAs[values.SetView](x, x.Args[1])
+	s, _, ok := command.ReadAs[values.SetView](x, x.Args[1])
 	if !ok {
 		return
 	}
-	x.writeRandom(l, s.Len(), false, randomDraws{
+	writeRandom(x, l, s.Len(), false, randomDraws{
 		repeats: func(n int) {
 			var buf [20]byte // a member is written before the next is formatted
 			for range n {
@@ -296,18 +296,18 @@ func srandmemberWithCount(x *Ctx) {
 	})
 }
 
-func smoveCommand(x *Ctx) {
+func smoveCommand(x *command.Ctx) {
 	srcKey, dstKey, m := x.Args[1], x.Args[2], x.Args[3]
 	var src values.SetEdit
-	if !editAs(x, srcKey, &src) {
+	if !command.EditAs(x, srcKey, &src) {
 		return
 	}
 	if !src.Found() {
 		x.W.Int(0)
 		return
 	}
-	if e, found := x.lookupWrite(dstKey); found && e.Type() != keyspace.TypeSet {
-		x.W.Error(errWrongType)
+	if e, found := x.LookupWrite(dstKey); found && e.Type() != keyspace.TypeSet {
+		x.W.Error(command.ErrWrongType)
 		return
 	}
 	if string(srcKey) == string(dstKey) {
@@ -322,24 +322,24 @@ func smoveCommand(x *Ctx) {
 		x.W.Int(0)
 		return
 	}
-	x.committed(src.Commit(), "srem")
+	x.Committed(src.Commit(), "srem")
 	var dst values.SetEdit
-	editAs(x, dstKey, &dst)
+	command.EditAs(x, dstKey, &dst)
 	if dst.Add(m) {
 		// A member dst already has leaves it untouched, WATCH included.
-		x.committed(dst.Commit(), "sadd")
-		x.dirty++
+		x.Committed(dst.Commit(), "sadd")
+		x.Dirty++
 	}
-	x.dirty++
+	x.Dirty++
 	x.W.Int(1)
 }
 
 // readSets looks keys up as sets, replying WRONGTYPE (ok=false) if any is of
 // another type; a missing key is an empty set (found false).
-func (x *Ctx) readSets(keys [][]byte) (sets []values.SetView, found []bool, ok bool) {
+func readSets(x *command.Ctx, keys [][]byte) (sets []values.SetView, found []bool, ok bool) {
 	sets, found = make([]values.SetView, len(keys)), make([]bool, len(keys))
 	for i, k := range keys {
-		if sets[i], found[i], ok = readAs[values.SetView](x, k); !ok {
+		if sets[i], found[i], ok = command.ReadAs[values.SetView](x, k); !ok {
 			return nil, nil, false
 		}
 	}
@@ -347,27 +347,25 @@ func (x *Ctx) readSets(keys [][]byte) (sets []values.SetView, found []bool, ok b
 }
 
 // sinterCommand is SINTER, and SINTERSTORE when dst is set.
-func sinterCommand(x *Ctx, keys [][]byte, dst []byte) {
-	sets, found, ok := x.readSets(keys)
+func sinterCommand(x *command.Ctx, keys [][]byte, dst []byte) {
+	sets, found, ok := readSets(x, keys)
 	if !ok {
 		return
 	}
 	if dst != nil {
 		var res values.SetEdit
-		res.BeginNew(x.env())
+		res.BeginNew(x.Env())
 		intersect(sets, found, 0, func(m []byte) { res.Add(m) })
-		x.storeSet(&res, dst)
+		storeSet(x, &res, dst)
 		return
 	}
 	// The members are replied in the smallest set's order, as Redis does; the
 	// count is known only at the end, so they are collected first.
-	x.collect.reset()
-	intersect(sets, found, 0, x.collect.add)
-	x.W.Set(len(x.collect.spans))
-	start := 0
-	for _, end := range x.collect.spans {
-		x.W.Bulk(x.collect.buf[start:end])
-		start = end
+	x.Collect.Reset()
+	intersect(sets, found, 0, x.Collect.Add)
+	x.W.Set(x.Collect.Len())
+	for i := range x.Collect.Len() {
+		x.W.Bulk(x.Collect.At(i))
 	}
 }
 
@@ -404,12 +402,12 @@ func intersect(sets []values.SetView, found []bool, limit int, fn func(m []byte)
 	return n
 }
 
-func sintercardCommand(x *Ctx) {
-	keys, limit, _, ok := x.parseCardArgs(false)
+func sintercardCommand(x *command.Ctx) {
+	keys, limit, _, ok := parseCardArgs(x, false)
 	if !ok {
 		return
 	}
-	sets, found, ok := x.readSets(keys)
+	sets, found, ok := readSets(x, keys)
 	if !ok {
 		return
 	}
@@ -419,7 +417,7 @@ func sintercardCommand(x *Ctx) {
 // parseCardArgs parses SINTERCARD's, SUNIONCARD's and SDIFFCARD's arguments:
 // numkeys, the keys, then LIMIT and, when approxOK (SUNIONCARD), APPROX, in
 // any order; limit 0 is none.
-func (x *Ctx) parseCardArgs(approxOK bool) (keys [][]byte, limit int, approx, ok bool) {
+func parseCardArgs(x *command.Ctx, approxOK bool) (keys [][]byte, limit int, approx, ok bool) {
 	numkeys, ok := strnum.ParseInt(x.Args[1])
 	if !ok || numkeys < 1 {
 		x.W.Error("ERR numkeys should be greater than 0")
@@ -432,9 +430,9 @@ func (x *Ctx) parseCardArgs(approxOK bool) (keys [][]byte, limit int, approx, ok
 	keys = x.Args[2 : 2+numkeys]
 	for i := 2 + int(numkeys); i < len(x.Args); i++ {
 		switch {
-		case approxOK && cArgIs(x.Args[i], "approx"):
+		case approxOK && command.ArgIs(x.Args[i], "approx"):
 			approx = true
-		case i+1 < len(x.Args) && cArgIs(x.Args[i], "limit"):
+		case i+1 < len(x.Args) && command.ArgIs(x.Args[i], "limit"):
 			i++
 			n, ok := strnum.ParseInt(x.Args[i])
 			if !ok || n < 0 {
@@ -443,7 +441,7 @@ func (x *Ctx) parseCardArgs(approxOK bool) (keys [][]byte, limit int, approx, ok
 			}
 			limit = int(min(n, math.MaxInt32))
 		default:
-			x.W.Error(errSyntax)
+			x.W.Error(command.ErrSyntax)
 			return nil, 0, false, false
 		}
 	}
@@ -455,12 +453,12 @@ func (x *Ctx) parseCardArgs(approxOK bool) (keys [][]byte, limit int, approx, ok
 // estimates it with a HyperLogLog instead of keeping the members seen
 // (https://redis.io/docs/latest/commands/sunioncard/,
 // https://redis.io/docs/latest/commands/sdiffcard/).
-func setCardCommand(x *Ctx, diff bool) {
-	keys, limit, approx, ok := x.parseCardArgs(!diff)
+func setCardCommand(x *command.Ctx, diff bool) {
+	keys, limit, approx, ok := parseCardArgs(x, !diff)
 	if !ok {
 		return
 	}
-	sets, found, ok := x.readSets(keys)
+	sets, found, ok := readSets(x, keys)
 	if !ok {
 		return
 	}
@@ -484,7 +482,7 @@ func setCardCommand(x *Ctx, diff bool) {
 		})
 	case approx:
 		sketch := hll.AppendEmpty(nil)
-		maxBytes := x.s.cfg.HLLSparseMaxBytes()
+		maxBytes := x.Config().HLLSparseMaxBytes()
 		for i, s := range sets {
 			if found[i] {
 				s.Each(func(m []byte) { sketch, _, _ = hll.Add(sketch, m, maxBytes) })
@@ -497,7 +495,7 @@ func setCardCommand(x *Ctx, diff bool) {
 		}
 	default:
 		var seen values.SetEdit
-		seen.BeginNew(x.env())
+		seen.BeginNew(x.Env())
 		for i, s := range sets {
 			if !found[i] {
 				continue
@@ -515,13 +513,13 @@ func setCardCommand(x *Ctx, diff bool) {
 // sunionDiffCommand is SUNION and SDIFF (diff), with dst their STORE forms.
 // The result is built as a set, as Redis does, so an intset result is
 // replied in ascending order.
-func sunionDiffCommand(x *Ctx, keys [][]byte, dst []byte, diff bool) {
-	sets, found, ok := x.readSets(keys)
+func sunionDiffCommand(x *command.Ctx, keys [][]byte, dst []byte, diff bool) {
+	sets, found, ok := readSets(x, keys)
 	if !ok {
 		return
 	}
 	var res values.SetEdit
-	res.BeginNew(x.env())
+	res.BeginNew(x.Env())
 	switch {
 	case !diff:
 		for i, s := range sets {
@@ -540,27 +538,27 @@ func sunionDiffCommand(x *Ctx, keys [][]byte, dst []byte, diff bool) {
 		})
 	}
 	if dst != nil {
-		x.storeSet(&res, dst)
+		storeSet(x, &res, dst)
 		return
 	}
-	x.replySet(res.SetView)
+	replySet(x, res.SetView)
 }
 
-func sscanCommand(x *Ctx) {
-	s, cursor, opts, ok := beginScan[values.SetView](x)
+func sscanCommand(x *command.Ctx) {
+	s, cursor, opts, ok := command.BeginScan[values.SetView](x)
 	if !ok {
 		return
 	}
 	add := func(m []byte) {
-		if opts.matches(m) {
-			x.collect.add(m)
+		if opts.Matches(m) {
+			x.Collect.Add(m)
 		}
 	}
 	var next uint64
 	if s.Obj != nil {
-		next = s.Obj.Scan(cursor, opts.limit(), func(m, _ []byte) { add(m) })
+		next = s.Obj.Scan(cursor, opts.Limit(), func(m, _ []byte) { add(m) })
 	} else {
 		s.Each(add) // an intset is returned whole, as Redis does
 	}
-	x.writeScanReply(next)
+	x.WriteScanReply(next)
 }

@@ -1,6 +1,8 @@
-package server
+package family
 
 import (
+	"github.com/keyhive/keyhive/command"
+	"github.com/keyhive/keyhive/config"
 	"github.com/keyhive/keyhive/internal/hll"
 	"github.com/keyhive/keyhive/keyspace"
 )
@@ -8,7 +10,7 @@ import (
 // The HyperLogLog family. An HLL is an ordinary string value in Redis's
 // format (internal/hll), so GET/SET and replication carry it unchanged.
 
-func init() {
+func registerHLL(bind binder) {
 	bind("pfadd", pfaddCommand)
 	bind("pfcount", pfcountCommand)
 	bind("pfmerge", pfmergeCommand)
@@ -23,8 +25,8 @@ const (
 
 // isHLL replies WRONGTYPE (the generic text for another type, Redis's HLL
 // text for a string that is not an HLL) unless the found entry holds an HLL.
-func (x *Ctx) isHLL(e *keyspace.Entry) bool {
-	if x.wrongType(e, true, keyspace.TypeString) {
+func isHLL(x *command.Ctx, e *keyspace.Entry) bool {
+	if x.WrongType(e, true, keyspace.TypeString) {
 		return false
 	}
 	if !hll.Valid(e.Value()) {
@@ -36,14 +38,14 @@ func (x *Ctx) isHLL(e *keyspace.Entry) bool {
 
 // unshareHLL makes an HLL's string raw, as Redis's dbUnshareStringValue does
 // before an HLL command may change it in place.
-func (x *Ctx) unshareHLL(e *keyspace.Entry) {
+func unshareHLL(x *command.Ctx, e *keyspace.Entry) {
 	if e.Encoding() != keyspace.EncRaw {
 		x.DB.Replace(e, keyspace.EncRaw, e.Value(), e.ExpireAt(), x.Now)
 	}
 }
 
 // storeHLL writes v as key's value (raw, TTL kept), e being its lookup.
-func (x *Ctx) storeHLL(e *keyspace.Entry, found bool, key, v []byte) {
+func storeHLL(x *command.Ctx, e *keyspace.Entry, found bool, key, v []byte) {
 	if found {
 		x.DB.Replace(e, keyspace.EncRaw, v, e.ExpireAt(), x.Now)
 	} else {
@@ -51,24 +53,24 @@ func (x *Ctx) storeHLL(e *keyspace.Entry, found bool, key, v []byte) {
 	}
 }
 
-func pfaddCommand(x *Ctx) {
+func pfaddCommand(x *command.Ctx) {
 	key := x.Args[1]
-	e, found := x.lookupWrite(key)
+	e, found := x.LookupWrite(key)
 	updated, inPlace := 0, false
 	var v []byte
 	switch {
 	case !found:
-		v = hll.AppendEmpty(x.nextScratch())
+		v = hll.AppendEmpty(x.NextScratch())
 		updated++
-	case !x.isHLL(&e):
+	case !isHLL(x, &e):
 		return
 	case hll.IsSparse(e.Value()):
-		v = append(x.nextScratch(), e.Value()...)
+		v = append(x.NextScratch(), e.Value()...)
 	default:
 		v = e.Value() // dense: registers change in place, the length never does
 		inPlace = true
 	}
-	maxBytes := x.s.cfg.HLLSparseMaxBytes()
+	maxBytes := x.Config().HLLSparseMaxBytes()
 	corrupted := false
 	for _, elem := range x.Args[2:] {
 		var changed, ok bool
@@ -91,33 +93,33 @@ func pfaddCommand(x *Ctx) {
 			x.DB.ModifiedEntry(&e) // the registers changed in the entry itself
 		}
 	case updated > 0 || corrupted || (found && e.Encoding() != keyspace.EncRaw):
-		x.storeHLL(&e, found, key, v)
+		storeHLL(x, &e, found, key, v)
 	}
 	if !inPlace {
-		x.keepScratch(v)
+		x.KeepScratch(v)
 	}
 	if corrupted {
 		x.W.Error(errHLLCorrupted)
 		return
 	}
 	if updated > 0 {
-		x.notify(notifyString, "pfadd", key)
-		x.dirty += updated
+		x.Notify(config.EventString, "pfadd", key)
+		x.Dirty += updated
 		x.W.Int(1)
 		return
 	}
 	x.W.Int(0)
 }
 
-func pfcountCommand(x *Ctx) {
+func pfcountCommand(x *command.Ctx) {
 	if len(x.Args) > 2 {
 		var union hll.Max // the register-wise maximum; the keys are not changed
 		for _, key := range x.Args[1:] {
-			e, found := x.lookupRead(key)
+			e, found := x.LookupRead(key)
 			if !found {
 				continue
 			}
-			if !x.isHLL(&e) {
+			if !isHLL(x, &e) {
 				return
 			}
 			if !union.Merge(e.Value()) {
@@ -128,15 +130,15 @@ func pfcountCommand(x *Ctx) {
 		x.W.Int(int64(union.Count()))
 		return
 	}
-	e, found := x.lookupRead(x.Args[1])
+	e, found := x.LookupRead(x.Args[1])
 	if !found {
 		x.W.Int(0)
 		return
 	}
-	if !x.isHLL(&e) {
+	if !isHLL(x, &e) {
 		return
 	}
-	x.unshareHLL(&e)
+	unshareHLL(x, &e)
 	v := e.Value()
 	if card, ok := hll.Cached(v); ok {
 		x.W.Int(int64(card))
@@ -151,19 +153,19 @@ func pfcountCommand(x *Ctx) {
 	// PFCOUNT so replicas hold the same bytes.
 	hll.SetCached(v, card) // in the entry itself: unshareHLL made it raw
 	x.DB.ModifiedEntry(&e)
-	x.dirty++
+	x.Dirty++
 	x.W.Int(int64(card))
 }
 
-func pfmergeCommand(x *Ctx) {
+func pfmergeCommand(x *command.Ctx) {
 	var union hll.Max
 	toDense := false
 	for _, key := range x.Args[1:] { // the destination is a source too
-		e, found := x.lookupRead(key)
+		e, found := x.LookupRead(key)
 		if !found {
 			continue
 		}
-		if !x.isHLL(&e) {
+		if !isHLL(x, &e) {
 			return
 		}
 		toDense = toDense || !hll.IsSparse(e.Value())
@@ -173,12 +175,12 @@ func pfmergeCommand(x *Ctx) {
 		}
 	}
 	key := x.Args[1]
-	e, found := x.lookupWrite(key)
+	e, found := x.LookupWrite(key)
 	var v []byte
 	if found {
-		v = append(x.nextScratch(), e.Value()...)
+		v = append(x.NextScratch(), e.Value()...)
 	} else {
-		v = hll.AppendEmpty(x.nextScratch())
+		v = hll.AppendEmpty(x.NextScratch())
 	}
 	if toDense {
 		var ok bool
@@ -187,70 +189,70 @@ func pfmergeCommand(x *Ctx) {
 			return
 		}
 	}
-	maxBytes := x.s.cfg.HLLSparseMaxBytes()
+	maxBytes := x.Config().HLLSparseMaxBytes()
 	for i, r := range union {
 		if r != 0 {
 			v, _, _ = hll.Set(v, i, r, maxBytes)
 		}
 	}
 	hll.Invalidate(v)
-	x.storeHLL(&e, found, key, v)
-	x.keepScratch(v)
+	storeHLL(x, &e, found, key, v)
+	x.KeepScratch(v)
 	// A merge is a mass add: Redis emits the pfadd event.
-	x.notify(notifyString, "pfadd", key)
-	x.dirty++
+	x.Notify(config.EventString, "pfadd", key)
+	x.Dirty++
 	x.W.OK()
 }
 
-func pfdebugCommand(x *Ctx) {
+func pfdebugCommand(x *command.Ctx) {
 	sub, key := x.Args[1], x.Args[2]
-	e, found := x.lookupWrite(key)
+	e, found := x.LookupWrite(key)
 	if !found {
 		x.W.Error("ERR The specified key does not exist")
 		return
 	}
-	if !x.isHLL(&e) {
+	if !isHLL(x, &e) {
 		return
 	}
-	x.unshareHLL(&e)
+	unshareHLL(x, &e)
 	v := e.Value()
 	switch {
-	case cArgIs(sub, "getreg"):
-		if v = x.hllToDense(&e); v == nil {
+	case command.ArgIs(sub, "getreg"):
+		if v = hllToDense(x, &e); v == nil {
 			return
 		}
 		x.W.Array(hll.Registers)
 		for i := 0; i < hll.Registers; i++ {
 			x.W.Int(int64(hll.Register(v, i)))
 		}
-	case cArgIs(sub, "decode"):
+	case command.ArgIs(sub, "decode"):
 		if !hll.IsSparse(v) {
 			x.W.Error("ERR HLL encoding is not sparse")
 			return
 		}
-		x.W.Bulk(hll.AppendDecoded(x.nextScratch(), v))
-	case cArgIs(sub, "encoding"):
+		x.W.Bulk(hll.AppendDecoded(x.NextScratch(), v))
+	case command.ArgIs(sub, "encoding"):
 		if hll.IsSparse(v) {
 			x.W.Simple("sparse")
 		} else {
 			x.W.Simple("dense")
 		}
-	case cArgIs(sub, "todense"):
+	case command.ArgIs(sub, "todense"):
 		if !hll.IsSparse(v) {
 			x.W.Int(0)
 			return
 		}
-		if x.hllToDense(&e) != nil {
+		if hllToDense(x, &e) != nil {
 			x.W.Int(1)
 		}
 	default:
-		x.W.Error("ERR Unknown PFDEBUG subcommand '" + cString(sub) + "'")
+		x.W.Error("ERR Unknown PFDEBUG subcommand '" + command.CString(sub) + "'")
 	}
 }
 
 // hllToDense converts the HLL at e to dense in the keyspace (a change that
 // propagates) and returns it, or replies INVALIDOBJ and returns nil.
-func (x *Ctx) hllToDense(e *keyspace.Entry) []byte {
+func hllToDense(x *command.Ctx, e *keyspace.Entry) []byte {
 	v := e.Value()
 	if !hll.IsSparse(v) {
 		return v
@@ -261,11 +263,11 @@ func (x *Ctx) hllToDense(e *keyspace.Entry) []byte {
 		return nil
 	}
 	x.DB.Replace(e, keyspace.EncRaw, d, e.ExpireAt(), x.Now)
-	x.dirty++
+	x.Dirty++
 	return e.Value()
 }
 
-func pfselftestCommand(x *Ctx) {
+func pfselftestCommand(x *command.Ctx) {
 	if err := hll.SelfTest(); err != nil {
 		x.W.Error(err.Error())
 		return

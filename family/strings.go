@@ -1,4 +1,4 @@
-package server
+package family
 
 import (
 	"bytes"
@@ -7,17 +7,19 @@ import (
 
 	"github.com/zeebo/xxh3"
 
+	"github.com/keyhive/keyhive/command"
+	"github.com/keyhive/keyhive/config"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/values"
 )
 
-func init() {
+func registerStrings(bind binder) {
 	bind("get", getCommand)
 	bind("set", setCommand)
 	bind("setnx", setnxCommand)
-	bind("setex", func(x *Ctx) { setexCommand(x, 1000) })
-	bind("psetex", func(x *Ctx) { setexCommand(x, 1) })
+	bind("setex", func(x *command.Ctx) { setexCommand(x, 1000) })
+	bind("psetex", func(x *command.Ctx) { setexCommand(x, 1) })
 	bind("getset", getsetCommand)
 	bind("getdel", getdelCommand)
 	bind("getex", getexCommand)
@@ -27,8 +29,8 @@ func init() {
 	bind("msetex", msetexCommand)
 	bind("append", appendCommand)
 	bind("strlen", strlenCommand)
-	bind("incr", func(x *Ctx) { incrBy(x, 1) })
-	bind("decr", func(x *Ctx) { incrBy(x, -1) })
+	bind("incr", func(x *command.Ctx) { incrBy(x, 1) })
+	bind("decr", func(x *command.Ctx) { incrBy(x, -1) })
 	bind("incrby", incrbyCommand)
 	bind("decrby", decrbyCommand)
 	bind("incrbyfloat", incrbyfloatCommand)
@@ -40,30 +42,30 @@ func init() {
 
 // getString looks key up for reading as a string. It replies WRONGTYPE and
 // reports ok=false for another type; found=false means no key.
-func (x *Ctx) getString(key []byte) (e keyspace.Entry, found, ok bool) {
-	return x.readTyped(key, keyspace.TypeString)
+func getString(x *command.Ctx, key []byte) (e keyspace.Entry, found, ok bool) {
+	return x.ReadTyped(key, keyspace.TypeString)
 }
 
 // setString stores a string value from a client argument over whatever key
 // held (dropping any TTL), as Redis's setKey: an overwrite is notified.
-func (x *Ctx) setString(key, value []byte, expireAt int64) {
-	e, found := x.lookupWrite(key)
+func setString(x *command.Ctx, key, value []byte, expireAt int64) {
+	e, found := x.LookupWrite(key)
 	was := e.Type()
-	x.putString(&e, key, value, expireAt)
+	putString(x, &e, key, value, expireAt)
 	if found {
-		x.overwrote(key, was, keyspace.TypeString)
+		x.Overwrote(key, was, keyspace.TypeString)
 	}
 }
 
 // putString is setString where a lookup of key already left e (found or a
 // vacancy), so the key is not hashed and probed again.
-func (x *Ctx) putString(e *keyspace.Entry, key, value []byte, expireAt int64) {
+func putString(x *command.Ctx, e *keyspace.Entry, key, value []byte, expireAt int64) {
 	x.DB.Put(e, key, keyspace.TypeString, values.StringEncoding(value), value, expireAt, x.Now)
-	x.dirty++
+	x.Dirty++
 }
 
-func getCommand(x *Ctx) {
-	e, found, ok := x.getString(x.Args[1])
+func getCommand(x *command.Ctx) {
+	e, found, ok := getString(x, x.Args[1])
 	switch {
 	case !ok:
 	case !found:
@@ -106,7 +108,7 @@ type stringOptions struct {
 // conflicts with another one given. Options are compared as C strings, so
 // "NX\x00junk" is NX. It replies with a syntax error and returns false on a bad
 // option.
-func (x *Ctx) parseStringOptions(from int, set bool) (stringOptions, bool) {
+func parseStringOptions(x *command.Ctx, from int, set bool) (stringOptions, bool) {
 	var o stringOptions
 	for i := from; i < len(x.Args); i++ {
 		opt := x.Args[i]
@@ -114,31 +116,31 @@ func (x *Ctx) parseStringOptions(from int, set bool) (stringOptions, bool) {
 		var flag int
 		var allowed bool
 		switch {
-		case cArgIs(opt, "nx"):
+		case command.ArgIs(opt, "nx"):
 			flag, allowed = optNX, set && o.flags&(optXX|optIf) == 0
-		case cArgIs(opt, "xx"):
+		case command.ArgIs(opt, "xx"):
 			flag, allowed = optXX, set && o.flags&(optNX|optIf) == 0
-		case cArgIs(opt, "ifeq"):
+		case command.ArgIs(opt, "ifeq"):
 			flag = optIfEq
-		case cArgIs(opt, "ifne"):
+		case command.ArgIs(opt, "ifne"):
 			flag = optIfNe
-		case cArgIs(opt, "ifdeq"):
+		case command.ArgIs(opt, "ifdeq"):
 			flag = optIfDeq
-		case cArgIs(opt, "ifdne"):
+		case command.ArgIs(opt, "ifdne"):
 			flag = optIfDne
-		case cArgIs(opt, "get"):
+		case command.ArgIs(opt, "get"):
 			flag, allowed = optGet, set
-		case cArgIs(opt, "keepttl"):
+		case command.ArgIs(opt, "keepttl"):
 			flag, allowed = optKeepTTL, set && o.flags&(optPersist|optExpire) == 0
-		case cArgIs(opt, "persist"):
+		case command.ArgIs(opt, "persist"):
 			flag, allowed = optPersist, !set && o.flags&(optKeepTTL|optExpire) == 0
-		case cArgIs(opt, "ex"):
+		case command.ArgIs(opt, "ex"):
 			flag = optEX
-		case cArgIs(opt, "px"):
+		case command.ArgIs(opt, "px"):
 			flag = optPX
-		case cArgIs(opt, "exat"):
+		case command.ArgIs(opt, "exat"):
 			flag = optEXAT
-		case cArgIs(opt, "pxat"):
+		case command.ArgIs(opt, "pxat"):
 			flag = optPXAT
 		}
 		if flag&optExpire != 0 {
@@ -150,7 +152,7 @@ func (x *Ctx) parseStringOptions(from int, set bool) (stringOptions, bool) {
 			allowed = set && hasNext && o.flags&(optNX|optXX|optIf&^flag) == 0
 		}
 		if !allowed {
-			x.W.Error(errSyntax)
+			x.W.Error(command.ErrSyntax)
 			return o, false
 		}
 		o.flags |= flag
@@ -179,7 +181,7 @@ const digestLen = 16
 const errDigestLen = "ERR must be exactly 16 hexadecimal characters"
 
 // badDigest reports (replying) an IFDEQ or IFDNE digest of the wrong length.
-func (x *Ctx) badDigest(flags int, match []byte) bool {
+func badDigest(x *command.Ctx, flags int, match []byte) bool {
 	if flags&(optIfDeq|optIfDne) != 0 && len(match) != digestLen {
 		x.W.Error(errDigestLen)
 		return true
@@ -219,20 +221,20 @@ func ifHolds(flags int, match []byte, found bool, v []byte) bool {
 
 // expireTime turns an expire argument into an absolute Unix ms time, replying
 // with Redis's errors when it is not a positive integer or would overflow.
-func (x *Ctx) expireTime(arg []byte, unitMs int64, absolute bool) (int64, bool) {
+func expireTime(x *command.Ctx, arg []byte, unitMs int64, absolute bool) (int64, bool) {
 	v, ok := strnum.ParseInt(arg)
 	if !ok {
-		x.W.Error(errNotInt)
+		x.W.Error(command.ErrNotInt)
 		return 0, false
 	}
 	if v <= 0 || v > math.MaxInt64/unitMs {
-		x.W.Error(errExpireTime(x.cmd.Name))
+		x.W.Error(errExpireTime(x.Name))
 		return 0, false
 	}
 	ms := v * unitMs
 	if !absolute {
 		if ms > math.MaxInt64-x.Now {
-			x.W.Error(errExpireTime(x.cmd.Name))
+			x.W.Error(errExpireTime(x.Name))
 			return 0, false
 		}
 		ms += x.Now
@@ -244,26 +246,26 @@ func errExpireTime(cmd string) string {
 	return "ERR invalid expire time in '" + cmd + "' command"
 }
 
-func setCommand(x *Ctx) {
-	o, ok := x.parseStringOptions(3, true)
+func setCommand(x *command.Ctx) {
+	o, ok := parseStringOptions(x, 3, true)
 	if !ok {
 		return
 	}
 	var expireAt int64
 	if o.flags&optExpire != 0 {
-		if expireAt, ok = x.expireTime(o.expire, o.unitMs, o.absolute); !ok {
+		if expireAt, ok = expireTime(x, o.expire, o.unitMs, o.absolute); !ok {
 			return
 		}
 	}
 	get := o.flags&optGet != 0
 	key, value := x.Args[1], x.Args[2]
-	e, found := x.lookupWrite(key)
+	e, found := x.LookupWrite(key)
 	if (get || o.flags&optIf != 0) && found && e.Type() != keyspace.TypeString {
-		x.W.Error(errWrongType)
+		x.W.Error(command.ErrWrongType)
 		return
 	}
 	// Redis checks the digest after GET's reply, answering twice; once here.
-	if found && x.badDigest(o.flags, o.match) {
+	if found && badDigest(x, o.flags, o.match) {
 		return
 	}
 	if get {
@@ -288,38 +290,38 @@ func setCommand(x *Ctx) {
 		expireAt = e.ExpireAt()
 	}
 	was := e.Type()
-	x.putString(&e, key, value, expireAt)
+	putString(x, &e, key, value, expireAt)
 	if found {
-		x.overwrote(key, was, keyspace.TypeString)
+		x.Overwrote(key, was, keyspace.TypeString)
 	}
-	x.notify(notifyString, "set", key)
+	x.Notify(config.EventString, "set", key)
 	if o.flags&optExpire != 0 {
-		x.notify(notifyGeneric, "expire", key)
+		x.Notify(config.EventGeneric, "expire", key)
 	}
 	if !get {
 		x.W.OK()
 	}
-	if !x.propagating() {
+	if !x.Propagating() {
 		return
 	}
 	// As Redis 7.0: with an expire time, SET key value PXAT <ms> and no other
 	// option; without, as sent less any GET (an IF condition stays, as in 8.4).
 	if o.flags&optExpire != 0 {
-		x.propagateAs(argSET, key, value, argPXAT, intArg(expireAt))
+		x.PropagateAs(argSET, key, value, argPXAT, command.IntArg(expireAt))
 	} else if get {
 		argv := make([][]byte, 0, len(x.Args)-1)
 		for i, a := range x.Args {
-			if i < 3 || !cArgIs(a, "get") {
+			if i < 3 || !command.ArgIs(a, "get") {
 				argv = append(argv, a)
 			}
 		}
-		x.propagateAs(argv...)
+		x.PropagateAs(argv...)
 	}
 }
 
 // digestCommand is DIGEST (Redis 8.4): the hash digest of a string value.
-func digestCommand(x *Ctx) {
-	e, found, ok := x.getString(x.Args[1])
+func digestCommand(x *command.Ctx) {
+	e, found, ok := getString(x, x.Args[1])
 	switch {
 	case !ok:
 	case !found:
@@ -330,33 +332,33 @@ func digestCommand(x *Ctx) {
 	}
 }
 
-func setnxCommand(x *Ctx) {
-	e, found := x.lookupWrite(x.Args[1])
+func setnxCommand(x *command.Ctx) {
+	e, found := x.LookupWrite(x.Args[1])
 	if found {
 		x.W.Int(0)
 		return
 	}
-	x.putString(&e, x.Args[1], x.Args[2], 0)
-	x.notify(notifyString, "set", x.Args[1])
+	putString(x, &e, x.Args[1], x.Args[2], 0)
+	x.Notify(config.EventString, "set", x.Args[1])
 	x.W.Int(1)
 }
 
-func setexCommand(x *Ctx, unitMs int64) {
-	expireAt, ok := x.expireTime(x.Args[2], unitMs, false)
+func setexCommand(x *command.Ctx, unitMs int64) {
+	expireAt, ok := expireTime(x, x.Args[2], unitMs, false)
 	if !ok {
 		return
 	}
-	x.setString(x.Args[1], x.Args[3], expireAt)
-	x.notify(notifyString, "set", x.Args[1])
-	x.notify(notifyGeneric, "expire", x.Args[1])
+	setString(x, x.Args[1], x.Args[3], expireAt)
+	x.Notify(config.EventString, "set", x.Args[1])
+	x.Notify(config.EventGeneric, "expire", x.Args[1])
 	x.W.OK()
-	if x.propagating() {
-		x.propagateAs(argSET, x.Args[1], x.Args[3], argPXAT, intArg(expireAt))
+	if x.Propagating() {
+		x.PropagateAs(argSET, x.Args[1], x.Args[3], argPXAT, command.IntArg(expireAt))
 	}
 }
 
-func getsetCommand(x *Ctx) {
-	e, found, ok := x.getString(x.Args[1])
+func getsetCommand(x *command.Ctx) {
+	e, found, ok := getString(x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -365,16 +367,16 @@ func getsetCommand(x *Ctx) {
 	} else {
 		x.W.Null()
 	}
-	x.putString(&e, x.Args[1], x.Args[2], 0)
+	putString(x, &e, x.Args[1], x.Args[2], 0)
 	if found {
-		x.overwrote(x.Args[1], keyspace.TypeString, keyspace.TypeString)
+		x.Overwrote(x.Args[1], keyspace.TypeString, keyspace.TypeString)
 	}
-	x.notify(notifyString, "set", x.Args[1])
-	x.propagateAs(argSET, x.Args[1], x.Args[2])
+	x.Notify(config.EventString, "set", x.Args[1])
+	x.PropagateAs(argSET, x.Args[1], x.Args[2])
 }
 
-func getdelCommand(x *Ctx) {
-	e, found, ok := x.getString(x.Args[1])
+func getdelCommand(x *command.Ctx) {
+	e, found, ok := getString(x, x.Args[1])
 	switch {
 	case !ok:
 	case !found:
@@ -382,21 +384,21 @@ func getdelCommand(x *Ctx) {
 	default:
 		x.W.Bulk(e.Value())
 		x.DB.DeleteEntry(&e)
-		x.notify(notifyGeneric, "del", x.Args[1])
-		x.dirty++
-		if x.propagating() {
-			x.propagateDel(x.Args[1], x.s.cfg.LazyFreeLazyUserDel())
+		x.Notify(config.EventGeneric, "del", x.Args[1])
+		x.Dirty++
+		if x.Propagating() {
+			propagateDel(x, x.Args[1], x.Config().LazyFreeLazyUserDel())
 		}
 	}
 }
 
-func getexCommand(x *Ctx) {
-	o, ok := x.parseStringOptions(2, false)
+func getexCommand(x *command.Ctx) {
+	o, ok := parseStringOptions(x, 2, false)
 	if !ok {
 		return
 	}
 	// As Redis: the key is looked up before the expire time is validated.
-	e, found, ok := x.getString(x.Args[1])
+	e, found, ok := getString(x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -406,7 +408,7 @@ func getexCommand(x *Ctx) {
 	}
 	var expireAt int64
 	if o.flags&optExpire != 0 {
-		if expireAt, ok = x.expireTime(o.expire, o.unitMs, o.absolute); !ok {
+		if expireAt, ok = expireTime(x, o.expire, o.unitMs, o.absolute); !ok {
 			return
 		}
 	}
@@ -415,30 +417,30 @@ func getexCommand(x *Ctx) {
 	switch {
 	case o.flags&optExpire != 0 && expireAt <= x.Now:
 		x.DB.DeleteEntry(&e) // a time in the past deletes, as Redis does
-		x.notify(notifyGeneric, "del", key)
-		x.dirty++
-		if x.propagating() {
-			x.propagateDel(key, x.s.cfg.LazyFreeLazyExpire())
+		x.Notify(config.EventGeneric, "del", key)
+		x.Dirty++
+		if x.Propagating() {
+			propagateDel(x, key, x.Config().LazyFreeLazyExpire())
 		}
 	case o.flags&optExpire != 0:
 		x.DB.SetExpire(&e, expireAt, x.Now)
-		x.notify(notifyGeneric, "expire", key)
-		x.dirty++
-		if x.propagating() {
-			x.propagateAs(argPEXPIREAT, key, intArg(expireAt))
+		x.Notify(config.EventGeneric, "expire", key)
+		x.Dirty++
+		if x.Propagating() {
+			x.PropagateAs(argPEXPIREAT, key, command.IntArg(expireAt))
 		}
 	case o.flags&optPersist != 0 && e.ExpireAt() != 0:
 		x.DB.SetExpire(&e, 0, x.Now)
-		x.notify(notifyGeneric, "persist", key)
-		x.dirty++
-		x.propagateAs(argPERSIST, key)
+		x.Notify(config.EventGeneric, "persist", key)
+		x.Dirty++
+		x.PropagateAs(argPERSIST, key)
 	}
 }
 
-func mgetCommand(x *Ctx) {
+func mgetCommand(x *command.Ctx) {
 	x.W.Array(len(x.Args) - 1)
 	for _, key := range x.Args[1:] {
-		e, found := x.lookupRead(key)
+		e, found := x.LookupRead(key)
 		if found && e.Type() == keyspace.TypeString {
 			x.W.Bulk(e.Value())
 		} else {
@@ -447,50 +449,50 @@ func mgetCommand(x *Ctx) {
 	}
 }
 
-func msetCommand(x *Ctx) {
-	if !x.checkPairs() {
+func msetCommand(x *command.Ctx) {
+	if !checkPairs(x) {
 		return
 	}
-	x.setPairs()
+	setPairs(x)
 	x.W.OK()
 }
 
-func msetnxCommand(x *Ctx) {
-	if !x.checkPairs() {
+func msetnxCommand(x *command.Ctx) {
+	if !checkPairs(x) {
 		return
 	}
 	for i := 1; i < len(x.Args); i += 2 {
-		if _, found := x.lookupWrite(x.Args[i]); found {
+		if _, found := x.LookupWrite(x.Args[i]); found {
 			x.W.Int(0)
 			return
 		}
 	}
-	x.setPairs()
+	setPairs(x)
 	x.W.Int(1)
 }
 
 // checkPairs checks that MSET's or MSETNX's arguments are key-value pairs,
 // replying the arity error when not.
-func (x *Ctx) checkPairs() bool {
+func checkPairs(x *command.Ctx) bool {
 	if len(x.Args)%2 == 0 {
-		x.W.Error(errArity(x.cmd.Name))
+		x.W.Error(command.ErrArity(x.Name))
 		return false
 	}
 	return true
 }
 
 // setPairs sets each key of MSET's or MSETNX's pairs to its value.
-func (x *Ctx) setPairs() {
+func setPairs(x *command.Ctx) {
 	for i := 1; i < len(x.Args); i += 2 {
-		x.setString(x.Args[i], x.Args[i+1], 0)
-		x.notify(notifyString, "set", x.Args[i])
+		setString(x, x.Args[i], x.Args[i+1], 0)
+		x.Notify(config.EventString, "set", x.Args[i])
 	}
 }
 
 // msetexCommand is MSETEX (Redis 8.4): MSET of numkeys pairs with SET's NX
 // or XX (all keys missing, or all present) and one expiry for all
 // (https://redis.io/docs/latest/commands/msetex/); 1 when it set them.
-func msetexCommand(x *Ctx) {
+func msetexCommand(x *command.Ctx) {
 	numkeys, ok := strnum.ParseInt(x.Args[1])
 	switch {
 	case !ok || numkeys < 1 || numkeys > math.MaxInt32:
@@ -501,23 +503,23 @@ func msetexCommand(x *Ctx) {
 		return
 	}
 	optsAt := 2 + 2*int(numkeys)
-	o, ok := x.parseStringOptions(optsAt, true)
+	o, ok := parseStringOptions(x, optsAt, true)
 	if !ok {
 		return
 	}
 	if o.flags&(optGet|optIf) != 0 {
-		x.W.Error(errSyntax)
+		x.W.Error(command.ErrSyntax)
 		return
 	}
 	var expireAt int64
 	if o.flags&optExpire != 0 {
-		if expireAt, ok = x.expireTime(o.expire, o.unitMs, o.absolute); !ok {
+		if expireAt, ok = expireTime(x, o.expire, o.unitMs, o.absolute); !ok {
 			return
 		}
 	}
 	if o.flags&(optNX|optXX) != 0 {
 		for i := 2; i < optsAt; i += 2 {
-			if _, found := x.lookupWrite(x.Args[i]); found != (o.flags&optXX != 0) {
+			if _, found := x.LookupWrite(x.Args[i]); found != (o.flags&optXX != 0) {
 				x.W.Int(0)
 				return
 			}
@@ -525,72 +527,72 @@ func msetexCommand(x *Ctx) {
 	}
 	for i := 2; i < optsAt; i += 2 {
 		key := x.Args[i]
-		e, found := x.lookupWrite(key)
+		e, found := x.LookupWrite(key)
 		keep := expireAt
 		if o.flags&optKeepTTL != 0 && found {
 			keep = e.ExpireAt()
 		}
 		was := e.Type()
-		x.putString(&e, key, x.Args[i+1], keep)
+		putString(x, &e, key, x.Args[i+1], keep)
 		if found {
-			x.overwrote(key, was, keyspace.TypeString)
+			x.Overwrote(key, was, keyspace.TypeString)
 		}
 		if o.flags&optExpire != 0 { // Redis's order: expire, then set
-			x.notify(notifyGeneric, "expire", key)
+			x.Notify(config.EventGeneric, "expire", key)
 		}
-		x.notify(notifyString, "set", key)
+		x.Notify(config.EventString, "set", key)
 	}
 	x.W.Int(1)
-	if o.flags&(optEX|optPX) != 0 && x.propagating() {
+	if o.flags&(optEX|optPX) != 0 && x.Propagating() {
 		// As Redis: the last EX or PX and its time become PXAT and the
 		// absolute time, so a replay sets the same one.
 		argv := append([][]byte{}, x.Args...)
 		for i := len(argv) - 2; i >= optsAt; i-- {
-			if cArgIs(argv[i], "ex") || cArgIs(argv[i], "px") {
-				argv[i], argv[i+1] = argPXAT, intArg(expireAt)
+			if command.ArgIs(argv[i], "ex") || command.ArgIs(argv[i], "px") {
+				argv[i], argv[i+1] = argPXAT, command.IntArg(expireAt)
 				break
 			}
 		}
-		x.propagateAs(argv...)
+		x.PropagateAs(argv...)
 	}
 }
 
 // checkStringLength replies with Redis's error when a string of size+add bytes
 // would exceed proto-max-bulk-len (or overflow int64).
-func (x *Ctx) checkStringLength(size, add int64) bool {
-	if size > math.MaxInt64-add || size+add > x.s.cfg.ProtoMaxBulkLen() {
-		x.W.Error(errStringLimit)
+func checkStringLength(x *command.Ctx, size, add int64) bool {
+	if size > math.MaxInt64-add || size+add > x.Config().ProtoMaxBulkLen() {
+		x.W.Error(command.ErrStringLimit)
 		return false
 	}
 	return true
 }
 
-func appendCommand(x *Ctx) {
+func appendCommand(x *command.Ctx) {
 	key, arg := x.Args[1], x.Args[2]
-	e, found := x.lookupWrite(key)
+	e, found := x.LookupWrite(key)
 	if !found {
-		x.putString(&e, key, arg, 0)
-		x.notify(notifyString, "append", key)
+		putString(x, &e, key, arg, 0)
+		x.Notify(config.EventString, "append", key)
 		x.W.Int(int64(len(arg)))
 		return
 	}
 	if e.Type() != keyspace.TypeString {
-		x.W.Error(errWrongType)
+		x.W.Error(command.ErrWrongType)
 		return
 	}
 	n := len(e.Value())
-	if !x.checkStringLength(int64(n), int64(len(arg))) {
+	if !checkStringLength(x, int64(n), int64(len(arg))) {
 		return
 	}
 	// Grown where it is stored: no copy of a big value on the Go heap.
 	copy(x.DB.Resize(&e, keyspace.EncRaw, n+len(arg), x.Now)[n:], arg)
-	x.notify(notifyString, "append", key)
-	x.dirty++
+	x.Notify(config.EventString, "append", key)
+	x.Dirty++
 	x.W.Int(int64(n + len(arg)))
 }
 
-func strlenCommand(x *Ctx) {
-	e, found, ok := x.getString(x.Args[1])
+func strlenCommand(x *command.Ctx) {
+	e, found, ok := getString(x, x.Args[1])
 	switch {
 	case !ok:
 	case !found:
@@ -600,19 +602,19 @@ func strlenCommand(x *Ctx) {
 	}
 }
 
-func incrbyCommand(x *Ctx) {
+func incrbyCommand(x *command.Ctx) {
 	if by, ok := strnum.ParseInt(x.Args[2]); ok {
 		incrBy(x, by)
 		return
 	}
-	x.W.Error(errNotInt)
+	x.W.Error(command.ErrNotInt)
 }
 
-func decrbyCommand(x *Ctx) {
+func decrbyCommand(x *command.Ctx) {
 	by, ok := strnum.ParseInt(x.Args[2])
 	switch {
 	case !ok:
-		x.W.Error(errNotInt)
+		x.W.Error(command.ErrNotInt)
 	case by == math.MinInt64:
 		x.W.Error("ERR decrement would overflow")
 	default:
@@ -628,24 +630,24 @@ func addInt(a, b int64) (int64, bool) {
 	return a + b, true
 }
 
-func incrBy(x *Ctx, by int64) {
+func incrBy(x *command.Ctx, by int64) {
 	key := x.Args[1]
-	e, found := x.lookupWrite(key)
+	e, found := x.LookupWrite(key)
 	var cur int64
 	if found {
 		if e.Type() != keyspace.TypeString {
-			x.W.Error(errWrongType)
+			x.W.Error(command.ErrWrongType)
 			return
 		}
 		var ok bool
 		if cur, ok = strnum.ParseInt(e.Value()); !ok {
-			x.W.Error(errNotInt)
+			x.W.Error(command.ErrNotInt)
 			return
 		}
 	}
 	cur, ok := addInt(cur, by)
 	if !ok {
-		x.W.Error(errOverflow)
+		x.W.Error(command.ErrOverflow)
 		return
 	}
 	var buf [20]byte
@@ -655,18 +657,18 @@ func incrBy(x *Ctx, by int64) {
 	} else {
 		x.DB.Put(&e, key, keyspace.TypeString, keyspace.EncInt, value, 0, x.Now)
 	}
-	x.notify(notifyString, "incrby", key)
-	x.dirty++
+	x.Notify(config.EventString, "incrby", key)
+	x.Dirty++
 	x.W.Int(cur)
 }
 
-func incrbyfloatCommand(x *Ctx) {
+func incrbyfloatCommand(x *command.Ctx) {
 	key := x.Args[1]
-	e, found := x.lookupWrite(key)
+	e, found := x.LookupWrite(key)
 	cur := []byte("0")
 	if found {
 		if e.Type() != keyspace.TypeString {
-			x.W.Error(errWrongType)
+			x.W.Error(command.ErrWrongType)
 			return
 		}
 		cur = e.Value()
@@ -674,7 +676,7 @@ func incrbyfloatCommand(x *Ctx) {
 	a, ok1 := strnum.ParseLongDouble(cur)
 	b, ok2 := strnum.ParseLongDouble(x.Args[2])
 	if !ok1 || !ok2 {
-		x.W.Error(errNotFloat)
+		x.W.Error(command.ErrNotFloat)
 		return
 	}
 	sum, ok := strnum.AddLongDouble(a, b)
@@ -691,21 +693,21 @@ func incrbyfloatCommand(x *Ctx) {
 	} else {
 		x.DB.Put(&e, key, keyspace.TypeString, enc, sum, 0, x.Now)
 	}
-	x.notify(notifyString, "incrbyfloat", key)
-	x.dirty++
+	x.Notify(config.EventString, "incrbyfloat", key)
+	x.Dirty++
 	x.W.Bulk(sum)
 	// The result, not the increment: float arithmetic may differ on replay.
-	x.propagateAs(argSET, key, sum, argKEEPTTL)
+	x.PropagateAs(argSET, key, sum, argKEEPTTL)
 }
 
-func getrangeCommand(x *Ctx) {
+func getrangeCommand(x *command.Ctx) {
 	start, ok1 := strnum.ParseInt(x.Args[2])
 	end, ok2 := strnum.ParseInt(x.Args[3])
 	if !ok1 || !ok2 {
-		x.W.Error(errNotInt)
+		x.W.Error(command.ErrNotInt)
 		return
 	}
-	e, found, ok := x.getString(x.Args[1])
+	e, found, ok := getString(x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -745,10 +747,10 @@ func stringRange(start, end, n int64) (first, last int64, empty bool) {
 	return start, end, false
 }
 
-func setrangeCommand(x *Ctx) {
+func setrangeCommand(x *command.Ctx) {
 	offset, ok := strnum.ParseInt(x.Args[2])
 	if !ok {
-		x.W.Error(errNotInt)
+		x.W.Error(command.ErrNotInt)
 		return
 	}
 	if offset < 0 {
@@ -756,9 +758,9 @@ func setrangeCommand(x *Ctx) {
 		return
 	}
 	key, arg := x.Args[1], x.Args[3]
-	e, found := x.lookupWrite(key)
+	e, found := x.LookupWrite(key)
 	if found && e.Type() != keyspace.TypeString {
-		x.W.Error(errWrongType)
+		x.W.Error(command.ErrWrongType)
 		return
 	}
 	var old []byte
@@ -769,7 +771,7 @@ func setrangeCommand(x *Ctx) {
 		x.W.Int(int64(len(old)))
 		return
 	}
-	if !x.checkStringLength(offset, int64(len(arg))) {
+	if !checkStringLength(x, offset, int64(len(arg))) {
 		return
 	}
 	size := max(int64(len(old)), offset+int64(len(arg)))
@@ -788,7 +790,7 @@ func setrangeCommand(x *Ctx) {
 		}
 		copy(value[offset:], arg)
 	}
-	x.notify(notifyString, "setrange", key)
-	x.dirty++
+	x.Notify(config.EventString, "setrange", key)
+	x.Dirty++
 	x.W.Int(size)
 }

@@ -1,12 +1,13 @@
-package server
+package family
 
 import (
 	"bytes"
-	"cmp"
 	"math"
 	"slices"
 	"time"
 
+	"github.com/keyhive/keyhive/command"
+	"github.com/keyhive/keyhive/config"
 	"github.com/keyhive/keyhive/internal/stream"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
@@ -14,30 +15,20 @@ import (
 	"github.com/keyhive/keyhive/values"
 )
 
-func init() {
+func registerStreams(bind binder) {
 	bind("xadd", xaddCommand)
 	bind("xlen", xlenCommand)
-	bind("xrange", func(x *Ctx) { xrangeCommand(x, false) })
-	bind("xrevrange", func(x *Ctx) { xrangeCommand(x, true) })
+	bind("xrange", func(x *command.Ctx) { xrangeCommand(x, false) })
+	bind("xrevrange", func(x *command.Ctx) { xrangeCommand(x, true) })
 	bind("xdel", xdelCommand)
 	bind("xtrim", xtrimCommand)
 	bind("xsetid", xsetidCommand)
-	bind("xack", xackCommand)
-	bind("xpending", xpendingCommand)
-	bind("xclaim", xclaimCommand)
-	bind("xautoclaim", xautoclaimCommand)
-	bind("xread", func(x *Ctx) { xreadCommand(x, false) })
-	bind("xreadgroup", func(x *Ctx) { xreadCommand(x, true) })
-	bindSub("xgroup", "create", xgroupCommand)
-	bindSub("xgroup", "setid", xgroupCommand)
-	bindSub("xgroup", "destroy", xgroupCommand)
-	bindSub("xgroup", "createconsumer", xgroupCommand)
-	bindSub("xgroup", "delconsumer", xgroupCommand)
-	bindSub("xgroup", "help", xgroupHelp)
-	bindSub("xinfo", "stream", xinfoStream)
-	bindSub("xinfo", "groups", xinfoGroups)
-	bindSub("xinfo", "consumers", xinfoConsumers)
-	bindSub("xinfo", "help", xinfoHelp)
+	bind("xread", func(x *command.Ctx) { xreadCommand(x, false) })
+	bind("xreadgroup", func(x *command.Ctx) { xreadCommand(x, true) })
+	bind("xinfo|stream", xinfoStream)
+	bind("xinfo|groups", xinfoGroups)
+	bind("xinfo|consumers", xinfoConsumers)
+	bind("xinfo|help", xinfoHelp)
 }
 
 // Error texts of the stream commands, as Redis writes them.
@@ -68,7 +59,7 @@ func writeStreamEntry(w *resp.Writer, id stream.ID, fields [][]byte) {
 func idArg(id stream.ID) []byte { return id.Append(nil) }
 
 // streamID parses a stream ID argument, replying the error when invalid.
-func (x *Ctx) streamID(arg []byte, missingSeq uint64, strict bool) (stream.ID, bool) {
+func streamID(x *command.Ctx, arg []byte, missingSeq uint64, strict bool) (stream.ID, bool) {
 	id, _, ok := stream.ParseID(arg, missingSeq, strict, false)
 	if !ok {
 		x.W.Error(errInvalidStreamID)
@@ -77,9 +68,9 @@ func (x *Ctx) streamID(arg []byte, missingSeq uint64, strict bool) (stream.ID, b
 }
 
 // intervalStart parses a range start: an ID, or "(" and an ID, exclusive.
-func (x *Ctx) intervalStart(arg []byte) (stream.ID, bool) {
+func intervalStart(x *command.Ctx, arg []byte) (stream.ID, bool) {
 	if len(arg) > 1 && arg[0] == '(' {
-		id, ok := x.streamID(arg[1:], 0, true)
+		id, ok := streamID(x, arg[1:], 0, true)
 		if !ok {
 			return id, false
 		}
@@ -88,14 +79,14 @@ func (x *Ctx) intervalStart(arg []byte) (stream.ID, bool) {
 		}
 		return id, ok
 	}
-	return x.streamID(arg, 0, false)
+	return streamID(x, arg, 0, false)
 }
 
 // intervalEnd parses a range end: an ID (a missing sequence is the
 // largest), or "(" and an ID, exclusive.
-func (x *Ctx) intervalEnd(arg []byte) (stream.ID, bool) {
+func intervalEnd(x *command.Ctx, arg []byte) (stream.ID, bool) {
 	if len(arg) > 1 && arg[0] == '(' {
-		id, ok := x.streamID(arg[1:], math.MaxUint64, true)
+		id, ok := streamID(x, arg[1:], math.MaxUint64, true)
 		if !ok {
 			return id, false
 		}
@@ -104,16 +95,7 @@ func (x *Ctx) intervalEnd(arg []byte) (stream.ID, bool) {
 		}
 		return id, ok
 	}
-	return x.streamID(arg, math.MaxUint64, false)
-}
-
-// intArgOrReply parses an integer argument, replying errNotInt.
-func (x *Ctx) intArgOrReply(arg []byte) (int64, bool) {
-	v, ok := strnum.ParseInt(arg)
-	if !ok {
-		x.W.Error(errNotInt)
-	}
-	return v, ok
+	return streamID(x, arg, math.MaxUint64, false)
 }
 
 // trimArgs are XADD's and XTRIM's options.
@@ -132,7 +114,7 @@ type trimArgs struct {
 
 // parseTrimArgs parses the options from args[2] on, as Redis's
 // streamParseAddOrTrimArgsOrReply; for XADD it stops at the ID.
-func (x *Ctx) parseTrimArgs(xadd bool) (a trimArgs, ok bool) {
+func parseTrimArgs(x *command.Ctx, xadd bool) (a trimArgs, ok bool) {
 	args := x.Args
 	limitGiven := false
 	i := 2
@@ -140,19 +122,19 @@ func (x *Ctx) parseTrimArgs(xadd bool) (a trimArgs, ok bool) {
 		more := len(args) - 1 - i
 		opt := args[i]
 		switch {
-		case xadd && string(cBytes(opt)) == "*":
-		case (cArgIs(opt, "maxlen") || cArgIs(opt, "minid")) && more > 0:
+		case xadd && string(command.CBytes(opt)) == "*":
+		case (command.ArgIs(opt, "maxlen") || command.ArgIs(opt, "minid")) && more > 0:
 			if a.strategy {
 				x.W.Error("ERR syntax error, MAXLEN and MINID options at the same time are not compatible")
 				return a, false
 			}
 			a.trim.Approx = false
-			if next := string(cBytes(args[i+1])); more >= 2 && (next == "~" || next == "=") {
+			if next := string(command.CBytes(args[i+1])); more >= 2 && (next == "~" || next == "=") {
 				a.trim.Approx = next == "~"
 				i++
 			}
-			if cArgIs(opt, "maxlen") {
-				n, ok := x.intArgOrReply(args[i+1])
+			if command.ArgIs(opt, "maxlen") {
+				n, ok := x.IntArgOrReply(args[i+1])
 				if !ok {
 					return a, false
 				}
@@ -162,7 +144,7 @@ func (x *Ctx) parseTrimArgs(xadd bool) (a trimArgs, ok bool) {
 				}
 				a.trim.MaxLen, a.trim.ByMinID = n, false
 			} else {
-				id, ok := x.streamID(args[i+1], 0, true)
+				id, ok := streamID(x, args[i+1], 0, true)
 				if !ok {
 					return a, false
 				}
@@ -171,8 +153,8 @@ func (x *Ctx) parseTrimArgs(xadd bool) (a trimArgs, ok bool) {
 			i++
 			a.strategy, a.thresholdAt = true, i
 			continue
-		case cArgIs(opt, "limit") && more > 0:
-			n, ok := x.intArgOrReply(args[i+1])
+		case command.ArgIs(opt, "limit") && more > 0:
+			n, ok := x.IntArgOrReply(args[i+1])
 			if !ok {
 				return a, false
 			}
@@ -183,10 +165,10 @@ func (x *Ctx) parseTrimArgs(xadd bool) (a trimArgs, ok bool) {
 			a.trim.Limit, limitGiven = n, true
 			i++
 			continue
-		case xadd && cArgIs(opt, "nomkstream"):
+		case xadd && command.ArgIs(opt, "nomkstream"):
 			a.noMkStream = true
 			continue
-		case !a.refsGiven && (cArgIs(opt, "keepref") || cArgIs(opt, "delref") || cArgIs(opt, "acked")):
+		case !a.refsGiven && (command.ArgIs(opt, "keepref") || command.ArgIs(opt, "delref") || command.ArgIs(opt, "acked")):
 			a.refs, a.refsGiven = parseRefPolicy(opt), true // Redis 8.2
 			continue
 		case xadd:
@@ -197,7 +179,7 @@ func (x *Ctx) parseTrimArgs(xadd bool) (a trimArgs, ok bool) {
 			}
 			a.id, a.idGiven, a.seqGiven = id, true, seqGiven
 		default:
-			x.W.Error(errSyntax)
+			x.W.Error(command.ErrSyntax)
 			return a, false
 		}
 		break
@@ -210,7 +192,7 @@ func (x *Ctx) parseTrimArgs(xadd bool) (a trimArgs, ok bool) {
 	case !xadd && !a.strategy:
 		x.W.Error("ERR syntax error, XTRIM must be called with a trimming strategy")
 		return a, false
-	case x.c.obeys:
+	case x.Conn().Obeys():
 		// An approximate trim propagates as the exact one it did, with its
 		// LIMIT left in place (as Redis writes it): replayed, the trim is
 		// exact and unlimited.
@@ -219,7 +201,7 @@ func (x *Ctx) parseTrimArgs(xadd bool) (a trimArgs, ok bool) {
 		x.W.Error("ERR syntax error, LIMIT cannot be used without the special ~ option")
 		return a, false
 	case !limitGiven && a.trim.Approx:
-		a.trim.Limit = 100 * x.s.cfg.StreamNodeMaxEntries()
+		a.trim.Limit = 100 * x.Config().StreamNodeMaxEntries()
 		if a.trim.Limit <= 0 || a.trim.Limit > 1<<30 {
 			a.trim.Limit = 10000
 		}
@@ -231,13 +213,13 @@ func (x *Ctx) parseTrimArgs(xadd bool) (a trimArgs, ok bool) {
 
 // rewriteTrim makes an approximate trim propagate as the exact one it did:
 // "=" for "~" and the length (MAXLEN) or first ID (MINID) it left.
-func (x *Ctx) rewriteTrim(argv [][]byte, a *trimArgs, s *stream.Stream) {
+func rewriteTrim(x *command.Ctx, argv [][]byte, a *trimArgs, s *stream.Stream) {
 	if !a.trim.Approx {
 		return
 	}
 	argv[a.thresholdAt-1] = []byte("=")
 	if !a.trim.ByMinID {
-		argv[a.thresholdAt] = intArg(int64(s.Length))
+		argv[a.thresholdAt] = command.IntArg(int64(s.Length))
 		return
 	}
 	first := stream.MaxID
@@ -247,14 +229,14 @@ func (x *Ctx) rewriteTrim(argv [][]byte, a *trimArgs, s *stream.Stream) {
 	argv[a.thresholdAt] = idArg(first)
 }
 
-func xaddCommand(x *Ctx) {
-	a, ok := x.parseTrimArgs(true)
+func xaddCommand(x *command.Ctx) {
+	a, ok := parseTrimArgs(x, true)
 	if !ok {
 		return
 	}
 	fields := len(x.Args) - a.idAt - 1
 	if fields < 2 || fields%2 == 1 {
-		x.W.Error(errArity("xadd"))
+		x.W.Error(command.ErrArity("xadd"))
 		return
 	}
 	if a.idGiven && a.seqGiven && a.id.IsZero() {
@@ -262,7 +244,7 @@ func xaddCommand(x *Ctx) {
 		return
 	}
 	key := x.Args[1]
-	e, s, ok := x.writeStream(key)
+	e, s, ok := x.WriteStream(key)
 	if !ok {
 		return
 	}
@@ -299,31 +281,31 @@ func xaddCommand(x *Ctx) {
 		return
 	}
 	if s == nil {
-		s = values.CreateStream(x.env(), &e, key)
+		s = values.CreateStream(x.Env(), &e, key)
 	} else {
 		x.DB.Modified(key)
 	}
-	s.Add(id, x.Args[a.idAt+1:], x.s.cfg.StreamNodeMaxBytes(), x.s.cfg.StreamNodeMaxEntries())
+	s.Add(id, x.Args[a.idAt+1:], x.Config().StreamNodeMaxBytes(), x.Config().StreamNodeMaxEntries())
 	writeStreamID(x.W, id)
-	x.notify(notifyStream, "xadd", key)
-	x.dirty++
+	x.Notify(config.EventStream, "xadd", key)
+	x.Dirty++
 	if a.strategy {
 		if trimWithRefs(s, &a) > 0 {
-			x.notify(notifyStream, "xtrim", key)
+			x.Notify(config.EventStream, "xtrim", key)
 		}
 	}
-	if x.propagating() && (a.trim.Approx || !a.idGiven || !a.seqGiven) {
+	if x.Propagating() && (a.trim.Approx || !a.idGiven || !a.seqGiven) {
 		argv := append([][]byte(nil), x.Args...)
-		x.rewriteTrim(argv, &a, s)
+		rewriteTrim(x, argv, &a, s)
 		if !a.idGiven || !a.seqGiven {
 			argv[a.idAt] = idArg(id)
 		}
-		x.propagateAs(argv...)
+		x.PropagateAs(argv...)
 	}
 }
 
-func xlenCommand(x *Ctx) {
-	s, ok := x.readStream(x.Args[1])
+func xlenCommand(x *command.Ctx) {
+	s, ok := x.ReadStream(x.Args[1])
 	switch {
 	case !ok:
 	case s == nil:
@@ -333,32 +315,32 @@ func xlenCommand(x *Ctx) {
 	}
 }
 
-func xrangeCommand(x *Ctx, rev bool) {
+func xrangeCommand(x *command.Ctx, rev bool) {
 	startArg, endArg := x.Args[2], x.Args[3]
 	if rev {
 		startArg, endArg = endArg, startArg
 	}
-	start, ok := x.intervalStart(startArg)
+	start, ok := intervalStart(x, startArg)
 	if !ok {
 		return
 	}
-	end, ok := x.intervalEnd(endArg)
+	end, ok := intervalEnd(x, endArg)
 	if !ok {
 		return
 	}
 	count := int64(-1)
 	for j := 4; j < len(x.Args); j++ {
-		if !cArgIs(x.Args[j], "count") || j+1 >= len(x.Args) {
-			x.W.Error(errSyntax)
+		if !command.ArgIs(x.Args[j], "count") || j+1 >= len(x.Args) {
+			x.W.Error(command.ErrSyntax)
 			return
 		}
 		j++
-		if count, ok = x.intArgOrReply(x.Args[j]); !ok {
+		if count, ok = x.IntArgOrReply(x.Args[j]); !ok {
 			return
 		}
 		count = max(count, 0)
 	}
-	s, ok := x.readStream(x.Args[1])
+	s, ok := x.ReadStream(x.Args[1])
 	switch {
 	case !ok:
 		return
@@ -369,12 +351,12 @@ func xrangeCommand(x *Ctx, rev bool) {
 		x.W.NullArray()
 		return
 	}
-	x.replyRange(s, start, end, rev, count)
+	replyRange(x, s, start, end, rev, count)
 }
 
 // replyRange replies the entries from start to end, at most count (-1: no
 // limit).
-func (x *Ctx) replyRange(s *stream.Stream, start, end stream.ID, rev bool, count int64) int {
+func replyRange(x *command.Ctx, s *stream.Stream, start, end stream.ID, rev bool, count int64) int {
 	n := 0
 	s.Range(start, end, rev, func(stream.ID, [][]byte) bool { n++; return int64(n) != count })
 	x.W.Array(n)
@@ -387,9 +369,9 @@ func (x *Ctx) replyRange(s *stream.Stream, start, end stream.ID, rev bool, count
 	return n
 }
 
-func xdelCommand(x *Ctx) {
+func xdelCommand(x *command.Ctx) {
 	key := x.Args[1]
-	_, s, ok := x.writeStream(key)
+	_, s, ok := x.WriteStream(key)
 	if !ok {
 		return
 	}
@@ -397,7 +379,7 @@ func xdelCommand(x *Ctx) {
 		x.W.Int(0)
 		return
 	}
-	ids, ok := x.streamIDs(x.Args[2:])
+	ids, ok := streamIDs(x, x.Args[2:])
 	if !ok {
 		return
 	}
@@ -408,8 +390,8 @@ func xdelCommand(x *Ctx) {
 		}
 	}
 	if deleted > 0 {
-		x.entriesDeleted(key, s, first)
-		x.dirty += deleted
+		entriesDeleted(x, key, s, first)
+		x.Dirty += deleted
 	}
 	x.W.Int(int64(deleted))
 }
@@ -429,23 +411,23 @@ func deleteEntry(s *stream.Stream, id stream.ID, first *bool) bool {
 
 // entriesDeleted finishes deleting entries from the stream at key: its first
 // ID when the first entry went, WATCH, and the xdel event.
-func (x *Ctx) entriesDeleted(key []byte, s *stream.Stream, first bool) {
+func entriesDeleted(x *command.Ctx, key []byte, s *stream.Stream, first bool) {
 	if s.Length == 0 {
 		s.FirstID = stream.ID{}
 	} else if first {
 		s.RefreshFirstID()
 	}
 	x.DB.Modified(key)
-	x.notify(notifyStream, "xdel", key)
+	x.Notify(config.EventStream, "xdel", key)
 }
 
-func xtrimCommand(x *Ctx) {
-	a, ok := x.parseTrimArgs(false)
+func xtrimCommand(x *command.Ctx) {
+	a, ok := parseTrimArgs(x, false)
 	if !ok {
 		return
 	}
 	key := x.Args[1]
-	_, s, ok := x.writeStream(key)
+	_, s, ok := x.WriteStream(key)
 	if !ok {
 		return
 	}
@@ -455,20 +437,20 @@ func xtrimCommand(x *Ctx) {
 	}
 	deleted := trimWithRefs(s, &a)
 	if deleted > 0 {
-		x.notify(notifyStream, "xtrim", key)
+		x.Notify(config.EventStream, "xtrim", key)
 		x.DB.Modified(key)
-		x.dirty += int(deleted)
-		if x.propagating() && a.trim.Approx {
+		x.Dirty += int(deleted)
+		if x.Propagating() && a.trim.Approx {
 			argv := append([][]byte(nil), x.Args...)
-			x.rewriteTrim(argv, &a, s)
-			x.propagateAs(argv...)
+			rewriteTrim(x, argv, &a, s)
+			x.PropagateAs(argv...)
 		}
 	}
 	x.W.Int(deleted)
 }
 
-func xsetidCommand(x *Ctx) {
-	id, ok := x.streamID(x.Args[2], 0, true)
+func xsetidCommand(x *command.Ctx) {
+	id, ok := streamID(x, x.Args[2], 0, true)
 	if !ok {
 		return
 	}
@@ -477,16 +459,16 @@ func xsetidCommand(x *Ctx) {
 	for i := 3; i < len(x.Args); i += 2 {
 		more := i+1 < len(x.Args)
 		switch {
-		case cArgIs(x.Args[i], "entriesadded") && more:
-			if entriesAdded, ok = x.intArgOrReply(x.Args[i+1]); !ok {
+		case command.ArgIs(x.Args[i], "entriesadded") && more:
+			if entriesAdded, ok = x.IntArgOrReply(x.Args[i+1]); !ok {
 				return
 			}
 			if entriesAdded < 0 {
 				x.W.Error("ERR entries_added must be positive")
 				return
 			}
-		case cArgIs(x.Args[i], "maxdeletedid") && more:
-			if maxDeleted, ok = x.streamID(x.Args[i+1], 0, true); !ok {
+		case command.ArgIs(x.Args[i], "maxdeletedid") && more:
+			if maxDeleted, ok = streamID(x, x.Args[i+1], 0, true); !ok {
 				return
 			}
 			if id.Less(maxDeleted) {
@@ -494,17 +476,17 @@ func xsetidCommand(x *Ctx) {
 				return
 			}
 		default:
-			x.W.Error(errSyntax)
+			x.W.Error(command.ErrSyntax)
 			return
 		}
 	}
 	key := x.Args[1]
-	_, s, ok := x.writeStream(key)
+	_, s, ok := x.WriteStream(key)
 	switch {
 	case !ok:
 		return
 	case s == nil:
-		x.W.Error(errNoSuchKey)
+		x.W.Error(command.ErrNoSuchKey)
 		return
 	}
 	if s.Length > 0 {
@@ -525,46 +507,9 @@ func xsetidCommand(x *Ctx) {
 		s.MaxDeletedID = maxDeleted
 	}
 	x.DB.Modified(key)
-	x.notify(notifyStream, "xsetid", key)
-	x.dirty++
+	x.Notify(config.EventStream, "xsetid", key)
+	x.Dirty++
 	x.W.OK()
-}
-
-// Arguments of the commands stream reads propagate.
-var (
-	argXCLAIM         = []byte("XCLAIM")
-	argXGROUP         = []byte("XGROUP")
-	argSETID          = []byte("SETID")
-	argENTRIESREAD    = []byte("ENTRIESREAD")
-	argCREATECONSUMER = []byte("CREATECONSUMER")
-	argTIME           = []byte("TIME")
-	argRETRYCOUNT     = []byte("RETRYCOUNT")
-	argFORCE          = []byte("FORCE")
-	argJUSTID         = []byte("JUSTID")
-	argLASTID         = []byte("LASTID")
-	argZero           = []byte("0")
-)
-
-// propagateClaim propagates p's state as Redis does for every change to a
-// pending entry: XCLAIM key group consumer 0 id TIME t RETRYCOUNT n FORCE
-// JUSTID LASTID last.
-func (x *Ctx) propagateClaim(key, group []byte, g *stream.Group, p *stream.Pending) {
-	if !x.propagating() {
-		return
-	}
-	// Copies: a stream read's arguments must not leak into x (escape
-	// analysis would move a read's ID buffers to the heap).
-	x.alsoPropagate(argXCLAIM, bytes.Clone(key), bytes.Clone(group), bytes.Clone(g.Owner(p).Name), argZero, idArg(p.ID),
-		argTIME, intArg(p.DeliveryTime), argRETRYCOUNT, intArg(int64(p.DeliveryCount)),
-		argFORCE, argJUSTID, argLASTID, idArg(g.LastID))
-}
-
-// propagateGroupID propagates a group's last ID and entries-read as XGROUP
-// SETID.
-func (x *Ctx) propagateGroupID(key, group []byte, g *stream.Group) {
-	if x.propagating() {
-		x.alsoPropagate(argXGROUP, argSETID, bytes.Clone(key), bytes.Clone(group), idArg(g.LastID), argENTRIESREAD, intArg(g.EntriesRead))
-	}
 }
 
 // streamRead is a parsed XREAD or XREADGROUP.
@@ -580,16 +525,16 @@ type streamRead struct {
 	claim           int64        // XREADGROUP CLAIM min-idle-time (Redis 8.4); -1: none
 }
 
-func xreadCommand(x *Ctx, group bool) {
+func xreadCommand(x *command.Ctx, group bool) {
 	r := streamRead{claim: -1}
 	timeout, streamsAt := int64(-1), 0
 	args := x.Args
 	for i := 1; i < len(args) && streamsAt == 0; i++ {
 		more := len(args) - i - 1
 		switch opt := args[i]; {
-		case cArgIs(opt, "block") && more > 0:
-			if x.c == x.s.scriptClient {
-				x.W.Error("ERR " + cString(args[0]) + " command is not allowed with BLOCK option from scripts")
+		case command.ArgIs(opt, "block") && more > 0:
+			if x.Conn().ByScript() {
+				x.W.Error("ERR " + command.CString(args[0]) + " command is not allowed with BLOCK option from scripts")
 				return
 			}
 			i++
@@ -603,48 +548,48 @@ func xreadCommand(x *Ctx, group bool) {
 				return
 			}
 			if ms > math.MaxInt64-x.Now {
-				x.W.Error(errTimeoutRange)
+				x.W.Error(command.ErrTimeoutRange)
 				return
 			}
 			timeout = ms
-		case cArgIs(opt, "count") && more > 0:
+		case command.ArgIs(opt, "count") && more > 0:
 			i++
-			n, ok := x.intArgOrReply(args[i])
+			n, ok := x.IntArgOrReply(args[i])
 			if !ok {
 				return
 			}
 			r.count = max(n, 0)
-		case cArgIs(opt, "streams") && more > 0:
+		case command.ArgIs(opt, "streams") && more > 0:
 			streamsAt = i + 1
 			if (len(args)-streamsAt)%2 != 0 {
 				x.W.Error("ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.")
 				return
 			}
-		case cArgIs(opt, "group") && more >= 2:
+		case command.ArgIs(opt, "group") && more >= 2:
 			if !group {
 				x.W.Error("ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.")
 				return
 			}
 			r.group, r.consumer = args[i+1], args[i+2]
 			i += 2
-		case group && cArgIs(opt, "claim") && more > 0:
+		case group && command.ArgIs(opt, "claim") && more > 0:
 			i++
 			if !r.parseClaim(x, args[i]) {
 				return
 			}
-		case cArgIs(opt, "noack"):
+		case command.ArgIs(opt, "noack"):
 			if !group {
 				x.W.Error("ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead.")
 				return
 			}
 			r.noack = true
 		default:
-			x.W.Error(errSyntax)
+			x.W.Error(command.ErrSyntax)
 			return
 		}
 	}
 	if streamsAt == 0 {
-		x.W.Error(errSyntax)
+		x.W.Error(command.ErrSyntax)
 		return
 	}
 	if group && r.group == nil {
@@ -661,15 +606,15 @@ func xreadCommand(x *Ctx, group bool) {
 		r.ids, r.newOnly, r.now = make([]stream.ID, n), make([]bool, n), make([]bool, n)
 	}
 	for i, key := range r.keys {
-		s, ok := x.readStream(key)
+		s, ok := x.ReadStream(key)
 		if !ok {
 			return
 		}
 		if group && (s == nil || s.Group(r.group) == nil) {
-			x.W.Error("NOGROUP No such key '" + cString(key) + "' or consumer group '" + cString(r.group) + "' in XREADGROUP with GROUP option")
+			x.W.Error("NOGROUP No such key '" + command.CString(key) + "' or consumer group '" + command.CString(r.group) + "' in XREADGROUP with GROUP option")
 			return
 		}
-		switch idArg := cBytes(args[streamsAt+n+i]); {
+		switch idArg := command.CBytes(args[streamsAt+n+i]); {
 		case string(idArg) == "$":
 			if group {
 				x.W.Error("ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set.")
@@ -696,7 +641,7 @@ func xreadCommand(x *Ctx, group bool) {
 			}
 			r.newOnly[i] = true
 		default:
-			id, ok := x.streamID(args[streamsAt+n+i], 0, true)
+			id, ok := streamID(x, args[streamsAt+n+i], 0, true)
 			if !ok {
 				return
 			}
@@ -706,7 +651,7 @@ func xreadCommand(x *Ctx, group bool) {
 	serve := r.now
 	served := 0
 	for i, key := range r.keys {
-		e, found := x.lookupRead(key)
+		e, found := x.LookupRead(key)
 		if !found {
 			continue
 		}
@@ -744,10 +689,6 @@ func xreadCommand(x *Ctx, group bool) {
 		x.W.NullArray()
 		return
 	}
-	if x.cannotBlock {
-		x.W.NullArray()
-		return
-	}
 	var deadline time.Time
 	if timeout > 0 && timeout < math.MaxInt64/int64(time.Millisecond) { // longer: centuries, no timer
 		deadline = time.Now().Add(time.Duration(timeout) * time.Millisecond)
@@ -755,7 +696,7 @@ func xreadCommand(x *Ctx, group bool) {
 	// The waiter keeps its own copy of the request.
 	w := &streamRead{
 		group: bytes.Clone(r.group), consumer: bytes.Clone(r.consumer), noack: r.noack,
-		count: r.count, keys: cloneArgs(r.keys), ids: slices.Clone(r.ids), newOnly: slices.Clone(r.newOnly),
+		count: r.count, keys: command.CloneArgs(r.keys), ids: slices.Clone(r.ids), newOnly: slices.Clone(r.newOnly),
 		seen: make([]streamAdds, n), claim: r.claim,
 	}
 	for i, key := range w.keys {
@@ -766,10 +707,10 @@ func xreadCommand(x *Ctx, group bool) {
 	if w.count == 0 {
 		w.count = 1000 // blocked without COUNT: a bound, as Redis's
 	}
-	x.block(blockSpec{
-		keys: w.keys, typ: keyspace.TypeStream, deadline: deadline,
-		ready: w.ready,
-		serve: func(x *Ctx, key []byte) {
+	x.Block(command.BlockRequest{
+		Keys: w.keys, Type: keyspace.TypeStream, Deadline: deadline,
+		Ready: w.ready,
+		Serve: func(x *command.Ctx, key []byte) {
 			for i, k := range w.keys {
 				if bytes.Equal(k, key) {
 					w.serveBlocked(x, i)
@@ -777,7 +718,7 @@ func xreadCommand(x *Ctx, group bool) {
 				}
 			}
 		},
-		timedOut: (*resp.Writer).NullArray,
+		TimedOut: (*resp.Writer).NullArray,
 	})
 }
 
@@ -816,7 +757,7 @@ func (r *streamRead) ready(e *keyspace.Entry, found bool) bool {
 }
 
 // serveBlocked replies to a blocked read from key i, which became ready.
-func (r *streamRead) serveBlocked(x *Ctx, i int) {
+func (r *streamRead) serveBlocked(x *command.Ctx, i int) {
 	e, found := x.DB.Lookup(r.keys[i], x.Now, false)
 	if !found || e.Type() != keyspace.TypeStream {
 		x.W.Error("UNBLOCKED the stream key no longer exists")
@@ -842,7 +783,7 @@ func (r *streamRead) serveBlocked(x *Ctx, i int) {
 // serve replies key i's part of a read: the key and its entries past
 // r.ids[i] (for XREADGROUP ">", delivering them to the consumer), or the
 // consumer's pending entries from r.ids[i] on (history).
-func (r *streamRead) serve(x *Ctx, s *stream.Stream, i int) {
+func (r *streamRead) serve(x *command.Ctx, s *stream.Stream, i int) {
 	key := r.keys[i]
 	if x.W.Proto < 3 {
 		x.W.Array(2)
@@ -854,22 +795,22 @@ func (r *streamRead) serve(x *Ctx, s *stream.Stream, i int) {
 		if limit == 0 {
 			limit = -1
 		}
-		x.replyRange(s, start, stream.MaxID, false, limit)
+		replyRange(x, s, start, stream.MaxID, false, limit)
 		return
 	}
 	g := s.Group(r.group)
 	c, created := g.CreateConsumer(r.consumer, x.Now)
-	x.propagateNone()
+	x.PropagateNone()
 	if created {
-		x.notify(notifyStream, "xgroup-createconsumer", key)
-		if r.noack && x.propagating() {
-			x.alsoPropagate(argXGROUP, argCREATECONSUMER, bytes.Clone(key), bytes.Clone(r.group), bytes.Clone(r.consumer))
+		x.Notify(config.EventStream, "xgroup-createconsumer", key)
+		if r.noack && x.Propagating() {
+			x.AlsoPropagate(argXGROUP, argCREATECONSUMER, bytes.Clone(key), bytes.Clone(r.group), bytes.Clone(r.consumer))
 		}
 	}
 	c.SeenTime = x.Now
-	x.dirty++
+	x.Dirty++
 	if !r.newOnly[i] {
-		x.replyHistory(s, g, c, start, r.count)
+		replyHistory(x, s, g, c, start, r.count)
 		return
 	}
 	claimed := r.claimIdle(x, s, g, c, key)
@@ -892,20 +833,20 @@ func (r *streamRead) serve(x *Ctx, s *stream.Stream, i int) {
 		if !r.noack {
 			g.Deliver(id, c, x.Now)
 			j, _ := g.FindPending(id)
-			x.propagateClaim(key, r.group, g, &g.Pending()[j])
+			propagateClaim(x, key, r.group, g, &g.Pending()[j])
 		}
 		written++
 		return written < n
 	})
 	if advanced && r.noack {
-		x.propagateGroupID(key, r.group, g)
+		propagateGroupID(x, key, r.group, g)
 	}
 }
 
 // replyHistory replies the consumer's pending entries from start on (at
 // most count; 0: all), counting a delivery of each that still exists; a
 // deleted one is its ID and a null.
-func (x *Ctx) replyHistory(s *stream.Stream, g *stream.Group, c *stream.Consumer, start stream.ID, count int64) {
+func replyHistory(x *command.Ctx, s *stream.Stream, g *stream.Group, c *stream.Consumer, start stream.ID, count int64) {
 	pel := g.Pending()
 	from, _ := g.FindPending(start)
 	var picked []int
@@ -917,7 +858,7 @@ func (x *Ctx) replyHistory(s *stream.Stream, g *stream.Group, c *stream.Consumer
 	x.W.Array(len(picked))
 	for _, j := range picked {
 		p := &pel[j]
-		if !x.replyEntry(s, p.ID) {
+		if !replyEntry(x, s, p.ID) {
 			x.W.Array(2)
 			writeStreamID(x.W, p.ID)
 			x.W.NullArray()
@@ -929,7 +870,7 @@ func (x *Ctx) replyHistory(s *stream.Stream, g *stream.Group, c *stream.Consumer
 }
 
 // replyEntry replies entry id if it exists.
-func (x *Ctx) replyEntry(s *stream.Stream, id stream.ID) bool {
+func replyEntry(x *command.Ctx, s *stream.Stream, id stream.ID) bool {
 	found := false
 	s.Range(id, id, false, func(id stream.ID, fields [][]byte) bool {
 		writeStreamEntry(x.W, id, fields)
@@ -939,543 +880,8 @@ func (x *Ctx) replyEntry(s *stream.Stream, id stream.ID) bool {
 	return found
 }
 
-func xgroupHelp(x *Ctx) {
-	writeHelp(x, "XGROUP", []string{
-		"CREATE <key> <groupname> <id|$> [option]",
-		"    Create a new consumer group. Options are:",
-		"    * MKSTREAM",
-		"      Create the empty stream if it does not exist.",
-		"    * ENTRIESREAD entries_read",
-		"      Set the group's entries_read counter (internal use).",
-		"CREATECONSUMER <key> <groupname> <consumer>",
-		"    Create a new consumer in the specified group.",
-		"DELCONSUMER <key> <groupname> <consumer>",
-		"    Remove the specified consumer.",
-		"DESTROY <key> <groupname>",
-		"    Remove the specified group.",
-		"SETID <key> <groupname> <id|$> [ENTRIESREAD entries_read]",
-		"    Set the current group ID and entries_read counter.",
-	})
-}
-
-// parseEntriesRead parses ENTRIESREAD's value.
-func (x *Ctx) parseEntriesRead(arg []byte) (int64, bool) {
-	n, ok := x.intArgOrReply(arg)
-	if ok && n < 0 && n != stream.InvalidEntriesRead {
-		x.W.Error(errEntriesRead)
-		return 0, false
-	}
-	return n, ok
-}
-
-// xgroupCommand runs the XGROUP subcommands but HELP, in Redis's order of
-// checks: CREATE's options, the key, the group.
-func xgroupCommand(x *Ctx) {
-	args := x.Args
-	sub := cString(args[1])
-	create := cArgIs(args[1], "create")
-	mkstream, entriesRead := false, int64(stream.InvalidEntriesRead)
-	if create {
-		for i := 5; i < len(args); {
-			switch {
-			case cArgIs(args[i], "mkstream"):
-				mkstream = true
-				i++
-			case cArgIs(args[i], "entriesread") && i+1 < len(args):
-				n, ok := x.parseEntriesRead(args[i+1])
-				if !ok {
-					return
-				}
-				entriesRead = n
-				i += 2
-			default:
-				x.W.Error("ERR unknown subcommand or wrong number of arguments for '" + sub + "'. Try XGROUP HELP.")
-				return
-			}
-		}
-	}
-	key, name := args[2], args[3]
-	e, s, ok := x.writeStream(key)
-	if !ok {
-		return
-	}
-	var g *stream.Group
-	if !mkstream {
-		if s == nil {
-			x.W.Error(errNoKeyXgroup)
-			return
-		}
-		g = s.Group(name)
-		if g == nil && !create && !cArgIs(args[1], "destroy") {
-			x.W.Error("NOGROUP No such consumer group '" + cString(name) + "' for key name '" + cString(key) + "'")
-			return
-		}
-	}
-	switch {
-	case create && len(args) <= 8:
-		var id stream.ID
-		if string(cBytes(args[4])) == "$" {
-			if s != nil {
-				id = s.LastID
-			}
-		} else if id, ok = x.streamID(args[4], 0, true); !ok {
-			return
-		}
-		if s == nil {
-			s = values.CreateStream(x.env(), &e, key)
-		}
-		if _, ok := s.CreateGroup(name, id, entriesRead); !ok {
-			x.W.Error("BUSYGROUP Consumer Group name already exists")
-			return
-		}
-		x.DB.Modified(key)
-		x.W.OK()
-		x.dirty++
-		x.notify(notifyStream, "xgroup-create", key)
-	case cArgIs(args[1], "setid") && (len(args) == 5 || len(args) == 7):
-		id := s.LastID
-		if string(cBytes(args[4])) != "$" {
-			if id, ok = x.streamID(args[4], 0, false); !ok {
-				return
-			}
-		}
-		if len(args) == 7 {
-			if !cArgIs(args[5], "entriesread") {
-				x.W.Error("ERR unknown subcommand or wrong number of arguments for '" + sub + "'. Try XGROUP HELP.")
-				return
-			}
-			if entriesRead, ok = x.parseEntriesRead(args[6]); !ok {
-				return
-			}
-		}
-		g.LastID, g.EntriesRead = id, entriesRead
-		x.DB.Modified(key)
-		x.W.OK()
-		x.dirty++
-		x.notify(notifyStream, "xgroup-setid", key)
-	case cArgIs(args[1], "destroy"):
-		if g == nil {
-			x.W.Int(0)
-			return
-		}
-		s.DestroyGroup(name)
-		x.DB.Modified(key)
-		x.W.Int(1)
-		x.dirty++
-		x.notify(notifyStream, "xgroup-destroy", key)
-	case cArgIs(args[1], "createconsumer"):
-		_, created := g.CreateConsumer(args[4], x.Now)
-		if created {
-			x.dirty++
-			x.notify(notifyStream, "xgroup-createconsumer", key)
-			x.W.Int(1)
-		} else {
-			x.W.Int(0)
-		}
-	case cArgIs(args[1], "delconsumer"):
-		pending := g.DeleteConsumer(args[4])
-		if pending < 0 {
-			x.W.Int(0)
-			return
-		}
-		x.dirty++
-		x.notify(notifyStream, "xgroup-delconsumer", key)
-		x.W.Int(int64(pending))
-	default:
-		x.W.Error("ERR unknown subcommand or wrong number of arguments for '" + sub + "'. Try XGROUP HELP.")
-	}
-}
-
-// lookupGroup finds key's group for XACK, XPENDING and the claims (which
-// Redis looks up as reads): nil when the key or group is missing; ok=false
-// after WRONGTYPE.
-func (x *Ctx) lookupGroup(key, name []byte) (s *stream.Stream, g *stream.Group, ok bool) {
-	s, ok = x.readStream(key)
-	if s != nil {
-		g = s.Group(name)
-	}
-	return s, g, ok
-}
-
-// existingGroup is lookupGroup for a group that must exist: ok=false after
-// replying WRONGTYPE or NOGROUP.
-func (x *Ctx) existingGroup(key, name []byte) (*stream.Stream, *stream.Group, bool) {
-	s, g, ok := x.lookupGroup(key, name)
-	if ok && g == nil {
-		x.W.Error(errNoGroup(key, name))
-		return nil, nil, false
-	}
-	return s, g, ok
-}
-
-// streamIDs parses entry IDs given in full (XDEL, XACK), replying with the
-// error for the first that is not one.
-func (x *Ctx) streamIDs(args [][]byte) ([]stream.ID, bool) {
-	ids := make([]stream.ID, 0, len(args))
-	for _, arg := range args {
-		id, ok := x.streamID(arg, 0, true)
-		if !ok {
-			return nil, false
-		}
-		ids = append(ids, id)
-	}
-	return ids, true
-}
-
-func errNoGroup(key, group []byte) string {
-	return "NOGROUP No such key '" + cString(key) + "' or consumer group '" + cString(group) + "'"
-}
-
-func xackCommand(x *Ctx) {
-	_, g, ok := x.lookupGroup(x.Args[1], x.Args[2])
-	if !ok {
-		return
-	}
-	if g == nil {
-		x.W.Int(0)
-		return
-	}
-	ids, ok := x.streamIDs(x.Args[3:])
-	if !ok {
-		return
-	}
-	acked := 0
-	for _, id := range ids {
-		if g.Ack(id) {
-			acked++
-		}
-	}
-	x.dirty += acked
-	x.W.Int(int64(acked))
-}
-
-func xpendingCommand(x *Ctx) {
-	args := x.Args
-	summary := len(args) == 3
-	if !summary && (len(args) < 6 || len(args) > 9) {
-		x.W.Error(errSyntax)
-		return
-	}
-	var start, end stream.ID
-	var count, minIdle int64
-	var consumer []byte
-	if !summary {
-		at := 3
-		ok := true
-		if cArgIs(args[3], "idle") {
-			if minIdle, ok = x.intArgOrReply(args[4]); !ok {
-				return
-			}
-			if len(args) < 8 {
-				x.W.Error(errSyntax)
-				return
-			}
-			at += 2
-		}
-		if count, ok = x.intArgOrReply(args[at+2]); !ok {
-			return
-		}
-		count = max(count, 0)
-		if start, ok = x.intervalStart(args[at]); !ok {
-			return
-		}
-		if end, ok = x.intervalEnd(args[at+1]); !ok {
-			return
-		}
-		if at+3 < len(args) {
-			consumer = args[at+3]
-		}
-	}
-	_, g, ok := x.existingGroup(args[1], args[2])
-	if !ok {
-		return
-	}
-	pel := g.Pending()
-	if summary {
-		x.W.Array(4)
-		x.W.Int(int64(len(pel)))
-		if len(pel) == 0 {
-			x.W.Null()
-			x.W.Null()
-			x.W.NullArray()
-			return
-		}
-		writeStreamID(x.W, pel[0].ID)
-		writeStreamID(x.W, pel[len(pel)-1].ID)
-		n := 0
-		for _, c := range g.Consumers() {
-			if c.PendingCount() > 0 {
-				n++
-			}
-		}
-		x.W.Array(n)
-		for _, c := range g.Consumers() {
-			if c.PendingCount() > 0 {
-				x.W.Array(2)
-				x.W.Bulk(c.Name)
-				x.W.BulkInt(int64(c.PendingCount()))
-			}
-		}
-		return
-	}
-	var only *stream.Consumer
-	if consumer != nil {
-		if only = g.Consumer(consumer); only == nil {
-			x.W.Array(0)
-			return
-		}
-	}
-	var picked []int
-	from, _ := g.FindPending(start)
-	for j := from; j < len(pel) && int64(len(picked)) < count && !end.Less(pel[j].ID); j++ {
-		p := &pel[j]
-		if only != nil && !only.Owns(p) || minIdle != 0 && x.Now-p.DeliveryTime < minIdle {
-			continue
-		}
-		picked = append(picked, j)
-	}
-	x.W.Array(len(picked))
-	for _, j := range picked {
-		p := &pel[j]
-		x.W.Array(4)
-		writeStreamID(x.W, p.ID)
-		x.W.Bulk(g.Owner(p).Name)
-		x.W.Int(max(x.Now-p.DeliveryTime, 0))
-		x.W.Int(int64(p.DeliveryCount))
-	}
-}
-
-// claimer returns the consumer name a claim moves entries to, looked up
-// (or created) once and seen now, as XCLAIM and XAUTOCLAIM do.
-func claimer(g *stream.Group, c **stream.Consumer, x *Ctx, name, key []byte) *stream.Consumer {
-	if *c == nil {
-		var created bool
-		*c, created = g.CreateConsumer(name, x.Now)
-		if created {
-			x.notify(notifyStream, "xgroup-createconsumer", key)
-		}
-		(*c).SeenTime = x.Now
-	}
-	return *c
-}
-
-func xclaimCommand(x *Ctx) {
-	args := x.Args
-	key, group := args[1], args[2]
-	s, g, ok := x.existingGroup(key, group)
-	if !ok {
-		return
-	}
-	minIdle, ok := strnum.ParseInt(args[4])
-	if !ok {
-		x.W.Error("ERR Invalid min-idle-time argument for XCLAIM")
-		return
-	}
-	minIdle = max(minIdle, 0)
-	j := 5
-	for ; j < len(args); j++ {
-		if _, _, ok := stream.ParseID(args[j], 0, true, false); !ok {
-			break
-		}
-	}
-	ids := args[5:j]
-	deliveryTime, retryCount := int64(-1), int64(-1)
-	force, justID := false, false
-	lastID := stream.ID{}
-	for ; j < len(args); j++ {
-		more := j+1 < len(args)
-		opt := args[j]
-		switch {
-		case cArgIs(opt, "force"):
-			force = true
-		case cArgIs(opt, "justid"):
-			justID = true
-		case cArgIs(opt, "idle") && more:
-			j++
-			idle, ok := strnum.ParseInt(args[j])
-			if !ok {
-				x.W.Error("ERR Invalid IDLE option argument for XCLAIM")
-				return
-			}
-			deliveryTime = x.Now - idle
-		case cArgIs(opt, "time") && more:
-			j++
-			if deliveryTime, ok = strnum.ParseInt(args[j]); !ok {
-				x.W.Error("ERR Invalid TIME option argument for XCLAIM")
-				return
-			}
-		case cArgIs(opt, "retrycount") && more:
-			j++
-			if retryCount, ok = strnum.ParseInt(args[j]); !ok {
-				x.W.Error("ERR Invalid RETRYCOUNT option argument for XCLAIM")
-				return
-			}
-		case cArgIs(opt, "lastid") && more:
-			j++
-			if lastID, ok = x.streamID(args[j], 0, true); !ok {
-				return
-			}
-		default:
-			x.W.Error("ERR Unrecognized XCLAIM option '" + cString(opt) + "'")
-			return
-		}
-	}
-	if deliveryTime == -1 || deliveryTime < 0 || deliveryTime > x.Now {
-		deliveryTime = x.Now
-	}
-	propagateLastID := false
-	if g.LastID.Less(lastID) {
-		g.LastID = lastID
-		propagateLastID = true
-	}
-	x.propagateNone()
-	var c *stream.Consumer
-	claimed := 0
-	var body resp.Writer
-	body.Proto = x.W.Proto
-	for _, arg := range ids {
-		id, _, _ := stream.ParseID(arg, 0, true, false)
-		at, pending := g.FindPending(id)
-		if !s.Has(id) {
-			if pending {
-				x.propagateClaim(key, group, g, &g.Pending()[at])
-				propagateLastID = false
-				x.dirty++
-				g.RemovePending(at)
-			}
-			continue
-		}
-		if force && !pending {
-			at = g.AddPending(id, claimer(g, &c, x, args[3], key), x.Now, 1)
-			pending = true
-		}
-		if !pending {
-			continue
-		}
-		p := &g.Pending()[at]
-		if minIdle > 0 && x.Now-p.DeliveryTime < minIdle {
-			continue
-		}
-		g.Assign(at, claimer(g, &c, x, args[3], key))
-		p.DeliveryTime = deliveryTime
-		if retryCount >= 0 {
-			p.DeliveryCount = uint64(retryCount)
-		} else if !justID {
-			p.DeliveryCount++
-		}
-		if justID {
-			writeStreamID(&body, id)
-		} else {
-			w := x.W
-			x.W = &body
-			x.replyEntry(s, id)
-			x.W = w
-		}
-		claimed++
-		x.propagateClaim(key, group, g, p)
-		propagateLastID = false
-		x.dirty++
-	}
-	if propagateLastID {
-		x.propagateGroupID(key, group, g)
-		x.dirty++
-	}
-	x.W.Array(claimed)
-	x.W.B = append(x.W.B, body.B...)
-}
-
-func xautoclaimCommand(x *Ctx) {
-	args := x.Args
-	key, group := args[1], args[2]
-	minIdle, ok := strnum.ParseInt(args[4])
-	if !ok {
-		x.W.Error("ERR Invalid min-idle-time argument for XAUTOCLAIM")
-		return
-	}
-	minIdle = max(minIdle, 0)
-	start, ok := x.intervalStart(args[5])
-	if !ok {
-		return
-	}
-	count, justID := int64(100), false
-	for j := 6; j < len(args); j++ {
-		switch {
-		case cArgIs(args[j], "count") && j+1 < len(args):
-			j++
-			n, ok := strnum.ParseInt(args[j])
-			if !ok || n < 1 || n > math.MaxInt64/16 {
-				x.W.Error("ERR COUNT must be > 0")
-				return
-			}
-			count = n
-		case cArgIs(args[j], "justid"):
-			justID = true
-		default:
-			x.W.Error(errSyntax)
-			return
-		}
-	}
-	s, g, ok := x.existingGroup(key, group)
-	if !ok {
-		return
-	}
-	x.propagateNone()
-	var c *stream.Consumer
-	var body resp.Writer
-	body.Proto = x.W.Proto
-	var deleted []stream.ID
-	claimed := 0
-	attempts := count * 10
-	j, _ := g.FindPending(start)
-	for ; attempts > 0 && count > 0 && j < len(g.Pending()); attempts-- {
-		p := &g.Pending()[j]
-		if !s.Has(p.ID) {
-			x.propagateClaim(key, group, g, p)
-			x.dirty++
-			deleted = append(deleted, p.ID)
-			g.RemovePending(j)
-			count--
-			continue
-		}
-		if minIdle > 0 && x.Now-p.DeliveryTime < minIdle {
-			j++
-			continue
-		}
-		g.Assign(j, claimer(g, &c, x, args[3], key))
-		p.DeliveryTime = x.Now
-		if !justID {
-			p.DeliveryCount++
-		}
-		if justID {
-			writeStreamID(&body, p.ID)
-		} else {
-			w := x.W
-			x.W = &body
-			x.replyEntry(s, p.ID)
-			x.W = w
-		}
-		claimed++
-		count--
-		x.propagateClaim(key, group, g, p)
-		x.dirty++
-		j++
-	}
-	var cursor stream.ID
-	if j < len(g.Pending()) {
-		cursor = g.Pending()[j].ID
-	}
-	x.W.Array(3)
-	writeStreamID(x.W, cursor)
-	x.W.Array(claimed)
-	x.W.B = append(x.W.B, body.B...)
-	x.W.Array(len(deleted))
-	for _, id := range deleted {
-		writeStreamID(x.W, id)
-	}
-}
-
-func xinfoHelp(x *Ctx) {
-	writeHelp(x, "XINFO", []string{
+func xinfoHelp(x *command.Ctx) {
+	x.WriteHelp("XINFO", []string{
 		"CONSUMERS <key> <groupname>",
 		"    Show consumers of <groupname>.",
 		"GROUPS <key>",
@@ -1486,26 +892,26 @@ func xinfoHelp(x *Ctx) {
 }
 
 // xinfoLookup finds XINFO's stream, replying "no such key" when missing.
-func (x *Ctx) xinfoLookup() *stream.Stream {
-	s, ok := x.readStream(x.Args[2])
+func xinfoLookup(x *command.Ctx) *stream.Stream {
+	s, ok := x.ReadStream(x.Args[2])
 	if ok && s == nil {
-		x.W.Error(errNoSuchKey)
+		x.W.Error(command.ErrNoSuchKey)
 	}
 	return s
 }
 
 func errXinfoSyntax(sub []byte) string {
-	return "ERR unknown subcommand or wrong number of arguments for '" + cString(sub) + "'. Try XINFO HELP."
+	return "ERR unknown subcommand or wrong number of arguments for '" + command.CString(sub) + "'. Try XINFO HELP."
 }
 
-func xinfoConsumers(x *Ctx) {
-	s := x.xinfoLookup()
+func xinfoConsumers(x *command.Ctx) {
+	s := xinfoLookup(x)
 	if s == nil {
 		return
 	}
 	g := s.Group(x.Args[3])
 	if g == nil {
-		x.W.Error("NOGROUP No such consumer group '" + cString(x.Args[3]) + "' for key name '" + cString(x.Args[2]) + "'")
+		x.W.Error("NOGROUP No such consumer group '" + command.CString(x.Args[3]) + "' for key name '" + command.CString(x.Args[2]) + "'")
 		return
 	}
 	x.W.Array(len(g.Consumers()))
@@ -1537,8 +943,8 @@ func writeGroupCounters(w *resp.Writer, s *stream.Stream, g *stream.Group) {
 	}
 }
 
-func xinfoGroups(x *Ctx) {
-	s := x.xinfoLookup()
+func xinfoGroups(x *command.Ctx) {
+	s := xinfoLookup(x)
 	if s == nil {
 		return
 	}
@@ -1557,22 +963,22 @@ func xinfoGroups(x *Ctx) {
 	}
 }
 
-func xinfoStream(x *Ctx) {
+func xinfoStream(x *command.Ctx) {
 	args := x.Args
 	full, count := false, int64(10)
 	if len(args) > 3 {
-		if !cArgIs(args[3], "full") {
+		if !command.ArgIs(args[3], "full") {
 			x.W.Error(errXinfoSyntax(args[1]))
 			return
 		}
 		full = true
 		if len(args) > 4 {
-			if len(args) != 6 || !cArgIs(args[4], "count") {
+			if len(args) != 6 || !command.ArgIs(args[4], "count") {
 				x.W.Error(errXinfoSyntax(args[1]))
 				return
 			}
 			var ok bool
-			if count, ok = x.intArgOrReply(args[5]); !ok {
+			if count, ok = x.IntArgOrReply(args[5]); !ok {
 				return
 			}
 			if count < 0 {
@@ -1580,7 +986,7 @@ func xinfoStream(x *Ctx) {
 			}
 		}
 	}
-	s := x.xinfoLookup()
+	s := xinfoLookup(x)
 	if s == nil {
 		return
 	}
@@ -1613,7 +1019,7 @@ func xinfoStream(x *Ctx) {
 				x.W.BulkString("first-entry")
 			}
 			if id, ok := s.Edge(last); ok {
-				x.replyEntry(s, id)
+				replyEntry(x, s, id)
 			} else {
 				x.W.Null()
 			}
@@ -1625,7 +1031,7 @@ func xinfoStream(x *Ctx) {
 		limit = -1
 	}
 	x.W.BulkString("entries")
-	x.replyRange(s, stream.ID{}, stream.MaxID, false, limit)
+	replyRange(x, s, stream.ID{}, stream.MaxID, false, limit)
 	x.W.BulkString("groups")
 	x.W.Array(len(s.Groups()))
 	for _, g := range s.Groups() {
@@ -1682,9 +1088,9 @@ func xinfoStream(x *Ctx) {
 // Redis 8.2's XDELEX and XACKDEL: deletions with a policy for the consumer
 // groups' references to the entries (their PELs, and for ACKED also the
 // entries a group has not been delivered yet).
-func init() {
-	bind("xdelex", func(x *Ctx) { xdelexCommand(x, false) })
-	bind("xackdel", func(x *Ctx) { xdelexCommand(x, true) })
+func registerStreamDeletes(bind binder) {
+	bind("xdelex", func(x *command.Ctx) { xdelexCommand(x, false) })
+	bind("xackdel", func(x *command.Ctx) { xdelexCommand(x, true) })
 }
 
 // refPolicy is the KEEPREF | DELREF | ACKED argument.
@@ -1706,9 +1112,9 @@ const (
 // parseRefPolicy reads KEEPREF, DELREF or ACKED (any case).
 func parseRefPolicy(arg []byte) refPolicy {
 	switch {
-	case cArgIs(arg, "delref"):
+	case command.ArgIs(arg, "delref"):
 		return delRef
-	case cArgIs(arg, "acked"):
+	case command.ArgIs(arg, "acked"):
 		return ackedRef
 	}
 	return keepRef
@@ -1716,16 +1122,16 @@ func parseRefPolicy(arg []byte) refPolicy {
 
 // parseRefPolicyAndIDs reads [KEEPREF|DELREF|ACKED] IDS numids id... in any
 // order, replying Redis's errors.
-func (x *Ctx) parseRefPolicyAndIDs(args [][]byte) (policy refPolicy, ids []stream.ID, ok bool) {
+func parseRefPolicyAndIDs(x *command.Ctx, args [][]byte) (policy refPolicy, ids []stream.ID, ok bool) {
 	policySet, idsSet := false, false
 	var idArgs [][]byte
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		isPolicy := cArgIs(a, "keepref") || cArgIs(a, "delref") || cArgIs(a, "acked")
+		isPolicy := command.ArgIs(a, "keepref") || command.ArgIs(a, "delref") || command.ArgIs(a, "acked")
 		switch {
 		case isPolicy && !policySet:
 			policy, policySet = parseRefPolicy(a), true
-		case cArgIs(a, "ids") && !idsSet && i+1 < len(args):
+		case command.ArgIs(a, "ids") && !idsSet && i+1 < len(args):
 			n, isInt := strnum.ParseInt(args[i+1])
 			if !isInt || n < 1 {
 				x.W.Error("ERR Number of IDs must be a positive integer")
@@ -1738,32 +1144,32 @@ func (x *Ctx) parseRefPolicyAndIDs(args [][]byte) (policy refPolicy, ids []strea
 			idArgs, idsSet = args[i+2:i+2+int(n)], true
 			i += 1 + int(n)
 		default:
-			x.W.Error(errSyntax)
+			x.W.Error(command.ErrSyntax)
 			return 0, nil, false
 		}
 	}
 	if !idsSet {
-		x.W.Error(errSyntax)
+		x.W.Error(command.ErrSyntax)
 		return 0, nil, false
 	}
-	ids, ok = x.streamIDs(idArgs)
+	ids, ok = streamIDs(x, idArgs)
 	return policy, ids, ok
 }
 
 // xdelexCommand is XDELEX, and XACKDEL when ack: each ID is first
 // acknowledged in the group, and only one that was pending there goes on
 // to be deleted.
-func xdelexCommand(x *Ctx, ack bool) {
+func xdelexCommand(x *command.Ctx, ack bool) {
 	key := x.Args[1]
 	rest := x.Args[2:]
 	if ack {
 		rest = x.Args[3:]
 	}
-	policy, ids, ok := x.parseRefPolicyAndIDs(rest)
+	policy, ids, ok := parseRefPolicyAndIDs(x, rest)
 	if !ok {
 		return
 	}
-	_, s, ok := x.writeStream(key)
+	_, s, ok := x.WriteStream(key)
 	if !ok {
 		return
 	}
@@ -1814,9 +1220,9 @@ func xdelexCommand(x *Ctx, ack bool) {
 		x.W.Int(delexDeleted)
 	}
 	if deleted > 0 {
-		x.entriesDeleted(key, s, first)
+		entriesDeleted(x, key, s, first)
 	}
-	x.dirty += deleted + changed
+	x.Dirty += deleted + changed
 }
 
 // entryReferenced reports whether a consumer group still needs entry id:
@@ -1938,101 +1344,5 @@ func dropPending(s *stream.Stream, start, end stream.ID) {
 		for _, id := range ids {
 			g.Ack(id)
 		}
-	}
-}
-
-// XREADGROUP CLAIM min-idle-time (https://redis.io/docs/latest/commands/xreadgroup/):
-// with ">", the group's entries pending for at least min-idle-time are
-// claimed for the reading consumer first, longest idle first, each
-// replied with its idle time and delivery count after its fields; then new
-// entries, within COUNT. A blocked read is served when entries arrive (an
-// entry becoming idle while it waits does not wake it).
-
-// claimedEntry is an entry claimed by XREADGROUP CLAIM, with what its reply
-// tells.
-type claimedEntry struct {
-	id        stream.ID
-	idle      int64
-	delivered uint64
-}
-
-func (r *streamRead) parseClaim(x *Ctx, arg []byte) bool {
-	ms, ok := strnum.ParseInt(arg)
-	if !ok {
-		x.W.Error("ERR Invalid min-idle-time argument for XREADGROUP")
-		return false
-	}
-	r.claim = max(ms, 0) // a negative idle time claims everything, as XCLAIM's
-	return true
-}
-
-// claimable counts g's entries pending for at least the CLAIM idle time.
-func (r *streamRead) claimable(g *stream.Group, now int64) int {
-	if r.claim < 0 || g == nil {
-		return 0
-	}
-	n := 0
-	for _, p := range g.Pending() {
-		if now-p.DeliveryTime >= r.claim {
-			n++
-		}
-	}
-	return n
-}
-
-// claimIdle claims for c, within COUNT, the entries of g idle for at least
-// the CLAIM time, longest idle first (then by ID). Entries deleted from the
-// stream leave the PEL, as XAUTOCLAIM's do. Claims propagate as XCLAIM.
-func (r *streamRead) claimIdle(x *Ctx, s *stream.Stream, g *stream.Group, c *stream.Consumer, key []byte) []claimedEntry {
-	if r.claimable(g, x.Now) == 0 {
-		return nil
-	}
-	var idle []stream.Pending
-	for _, p := range g.Pending() {
-		if x.Now-p.DeliveryTime >= r.claim {
-			idle = append(idle, p)
-		}
-	}
-	slices.SortStableFunc(idle, func(a, b stream.Pending) int {
-		if a.DeliveryTime != b.DeliveryTime {
-			return cmp.Compare(a.DeliveryTime, b.DeliveryTime)
-		}
-		return a.ID.Compare(b.ID)
-	})
-	var claimed []claimedEntry
-	for _, p := range idle {
-		if r.count > 0 && int64(len(claimed)) >= r.count {
-			break
-		}
-		i, _ := g.FindPending(p.ID)
-		if !s.Has(p.ID) {
-			g.RemovePending(i)
-			x.dirty++
-			continue
-		}
-		claimed = append(claimed, claimedEntry{id: p.ID, idle: x.Now - p.DeliveryTime, delivered: p.DeliveryCount})
-		g.Assign(i, c)
-		pe := &g.Pending()[i]
-		pe.DeliveryTime, pe.DeliveryCount = x.Now, pe.DeliveryCount+1
-		x.propagateClaim(key, r.group, g, pe)
-		x.dirty++
-	}
-	return claimed
-}
-
-// writeClaimed writes the claimed entries: ID, fields, idle ms, deliveries.
-func (r *streamRead) writeClaimed(x *Ctx, s *stream.Stream, claimed []claimedEntry) {
-	for _, e := range claimed {
-		x.W.Array(4)
-		s.Range(e.id, e.id, false, func(id stream.ID, fields [][]byte) bool {
-			writeStreamID(x.W, id)
-			x.W.Array(len(fields))
-			for _, f := range fields {
-				x.W.Bulk(f)
-			}
-			return false
-		})
-		x.W.Int(e.idle)
-		x.W.Int(int64(e.delivered))
 	}
 }

@@ -1,4 +1,4 @@
-package server
+package family
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/keyhive/keyhive/command"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/values"
@@ -13,9 +14,9 @@ import (
 
 // SORT and SORT_RO. Both take the exclusive lock: BY and GET patterns read
 // keys named by the data being sorted, which no key hook can predict.
-func init() {
-	bind("sort", func(x *Ctx) { sortCommand(x, false) })
-	bind("sort_ro", func(x *Ctx) { sortCommand(x, true) })
+func registerSort(bind binder) {
+	bind("sort", func(x *command.Ctx) { sortCommand(x, false) })
+	bind("sort_ro", func(x *command.Ctx) { sortCommand(x, true) })
 }
 
 // sortItem is one element to sort with what it sorts by: a number, or for
@@ -27,7 +28,7 @@ type sortItem struct {
 	hasCmp bool
 }
 
-func sortCommand(x *Ctx, readonly bool) {
+func sortCommand(x *command.Ctx, readonly bool) {
 	args := x.Args
 	var (
 		desc, alpha, dontsort bool
@@ -40,73 +41,73 @@ func sortCommand(x *Ctx, readonly bool) {
 		left := len(args) - j - 1
 		a := args[j]
 		switch {
-		case cArgIs(a, "asc"):
+		case command.ArgIs(a, "asc"):
 			desc = false
-		case cArgIs(a, "desc"):
+		case command.ArgIs(a, "desc"):
 			desc = true
-		case cArgIs(a, "alpha"):
+		case command.ArgIs(a, "alpha"):
 			alpha = true
-		case cArgIs(a, "limit") && left >= 2:
+		case command.ArgIs(a, "limit") && left >= 2:
 			s, ok := strnum.ParseInt(args[j+1])
 			if !ok {
-				x.W.Error(errNotInt)
+				x.W.Error(command.ErrNotInt)
 				return
 			}
 			c, ok := strnum.ParseInt(args[j+2])
 			if !ok {
-				x.W.Error(errNotInt)
+				x.W.Error(command.ErrNotInt)
 				return
 			}
 			limitStart, limitCount = s, c
 			j += 2
-		case cArgIs(a, "store") && left >= 1 && !readonly:
+		case command.ArgIs(a, "store") && left >= 1 && !readonly:
 			storeKey = args[j+1]
 			j++
-		case cArgIs(a, "by") && left >= 1:
+		case command.ArgIs(a, "by") && left >= 1:
 			sortBy = args[j+1]
-			if bytes.IndexByte(cBytes(sortBy), '*') < 0 {
+			if bytes.IndexByte(command.CBytes(sortBy), '*') < 0 {
 				dontsort = true // sticks even if a later BY has a '*'
-			} else if !x.readsAllKeys() {
+			} else if !x.Conn().ReadsAllKeys(x) {
 				x.W.Error("ERR BY option of SORT denied due to insufficient ACL permissions.")
 				return
 			}
 			j++
-		case cArgIs(a, "get") && left >= 1:
-			if !x.readsAllKeys() {
+		case command.ArgIs(a, "get") && left >= 1:
+			if !x.Conn().ReadsAllKeys(x) {
 				x.W.Error("ERR GET option of SORT denied due to insufficient ACL permissions.")
 				return
 			}
 			gets = append(gets, args[j+1])
 			j++
 		default:
-			x.W.Error(errSyntax)
+			x.W.Error(command.ErrSyntax)
 			return
 		}
 	}
 
-	e, found := x.lookupRead(args[1])
+	e, found := x.LookupRead(args[1])
 	typ := keyspace.TypeList
 	if found {
 		typ = e.Type()
 		if typ != keyspace.TypeList && typ != keyspace.TypeSet && typ != keyspace.TypeZSet {
-			x.W.Error(errWrongType)
+			x.W.Error(command.ErrWrongType)
 			return
 		}
 	}
 	// A set has no order of its own: stored results, and a script's, are
 	// sorted, so that replicas and the AOF (which replay the script's
 	// effects) see the same order.
-	if dontsort && typ == keyspace.TypeSet && (storeKey != nil || x.c == x.s.scriptClient) {
+	if dontsort && typ == keyspace.TypeSet && (storeKey != nil || x.Conn().ByScript()) {
 		dontsort, alpha, sortBy = false, true, nil
 	}
 	// Redis turns a compact sorted set into its large form for good here.
 	if found && typ == keyspace.TypeZSet && e.Object() == nil {
 		var z values.ZSetEdit
-		if editAs(x, args[1], &z) {
+		if command.EditAs(x, args[1], &z) {
 			z.Convert()
 			z.Commit()
 		}
-		e, found = x.lookupWrite(args[1])
+		e, found = x.LookupWrite(args[1])
 	}
 
 	n := 0
@@ -201,7 +202,7 @@ func sortCommand(x *Ctx, readonly bool) {
 			it := &items[i]
 			val := it.elem
 			if sortBy != nil {
-				v, ok := x.lookupByPattern(sortBy, it.elem)
+				v, ok := lookupByPattern(x, sortBy, it.elem)
 				if !ok {
 					continue
 				}
@@ -239,12 +240,12 @@ func sortCommand(x *Ctx, readonly bool) {
 				case binary:
 					c = bytes.Compare(a.cmp, b.cmp)
 				default:
-					c = bytes.Compare(cBytes(a.cmp), cBytes(b.cmp))
+					c = bytes.Compare(command.CBytes(a.cmp), command.CBytes(b.cmp))
 				}
 			case binary:
 				c = bytes.Compare(a.elem, b.elem)
 			default:
-				c = bytes.Compare(cBytes(a.elem), cBytes(b.elem))
+				c = bytes.Compare(command.CBytes(a.elem), command.CBytes(b.elem))
 			}
 			if desc {
 				return -c
@@ -269,7 +270,7 @@ func sortCommand(x *Ctx, readonly bool) {
 				x.W.Bulk(it.elem)
 			}
 			for _, g := range gets {
-				if v, ok := x.lookupByPattern(g, it.elem); ok {
+				if v, ok := lookupByPattern(x, g, it.elem); ok {
 					x.W.Bulk(v)
 				} else {
 					x.W.Null()
@@ -282,21 +283,21 @@ func sortCommand(x *Ctx, readonly bool) {
 	// STORE: build the list apart from the keyspace, then replace the
 	// destination whatever its type.
 	var l values.ListEdit
-	l.BeginNew(x.env())
+	l.BeginNew(x.Env())
 	for _, it := range out {
 		if len(gets) == 0 {
 			l.Push(false, it.elem)
 		}
 		for _, g := range gets {
-			v, _ := x.lookupByPattern(g, it.elem)
+			v, _ := lookupByPattern(x, g, it.elem)
 			l.Push(false, v) // a missing value is stored empty
 		}
 	}
 	outLen := l.Len()
-	e, found = x.lookupWrite(storeKey)
+	e, found = x.LookupWrite(storeKey)
 	was := e.Type()
-	if x.stored(l.StoreAt(&e, found, storeKey), "sortstore", found, was) {
-		x.dirty += max(outLen, 1)
+	if x.Stored(l.StoreAt(&e, found, storeKey), "sortstore", found, was) {
+		x.Dirty += max(outLen, 1)
 	}
 	x.W.Int(int64(outLen))
 }
@@ -305,8 +306,8 @@ func sortCommand(x *Ctx, readonly bool) {
 // itself for "#", else the string at the pattern's first '*' replaced by m,
 // or a hash field when "->field" follows the '*'. The pattern is read as a C
 // string up to a NUL for its special characters.
-func (x *Ctx) lookupByPattern(pattern, m []byte) ([]byte, bool) {
-	cp := cBytes(pattern)
+func lookupByPattern(x *command.Ctx, pattern, m []byte) ([]byte, bool) {
+	cp := command.CBytes(pattern)
 	if len(cp) == 1 && cp[0] == '#' {
 		return m, true
 	}
@@ -324,7 +325,7 @@ func (x *Ctx) lookupByPattern(pattern, m []byte) ([]byte, bool) {
 	key = append(key, pattern[:star]...)
 	key = append(key, m...)
 	key = append(key, pattern[star+1:keyEnd]...)
-	e, found := x.lookupRead(key)
+	e, found := x.LookupRead(key)
 	if !found {
 		return nil, false
 	}
@@ -346,7 +347,7 @@ func (x *Ctx) lookupByPattern(pattern, m []byte) ([]byte, bool) {
 // skipped, the string up to any NUL wholly a number, no overflow or
 // underflow, no NaN. An empty string is 0.
 func sortStrtod(b []byte) (float64, bool) {
-	b = cBytes(b)
+	b = command.CBytes(b)
 	if len(b) == 0 {
 		return 0, true
 	}

@@ -1,13 +1,14 @@
-package server
+package family
 
 import (
 	"math"
 
+	"github.com/keyhive/keyhive/command"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
 )
 
-func init() {
+func registerLCS(bind binder) {
 	bind("lcs", lcsCommand)
 }
 
@@ -17,9 +18,9 @@ type lcsMatch struct {
 	aStart, aEnd, bStart, bEnd int
 }
 
-func lcsCommand(x *Ctx) {
-	ea, foundA := x.lookupRead(x.Args[1])
-	eb, foundB := x.lookupRead(x.Args[2])
+func lcsCommand(x *command.Ctx) {
+	ea, foundA := x.LookupRead(x.Args[1])
+	eb, foundB := x.LookupRead(x.Args[2])
 	if (foundA && ea.Type() != keyspace.TypeString) || (foundB && eb.Type() != keyspace.TypeString) {
 		x.W.Error("ERR The specified keys must contain string values")
 		return
@@ -37,22 +38,22 @@ func lcsCommand(x *Ctx) {
 	for j := 3; j < len(x.Args); j++ {
 		opt := x.Args[j]
 		switch {
-		case cArgIs(opt, "idx"):
+		case command.ArgIs(opt, "idx"):
 			getIdx = true
-		case cArgIs(opt, "len"):
+		case command.ArgIs(opt, "len"):
 			getLen = true
-		case cArgIs(opt, "withmatchlen"):
+		case command.ArgIs(opt, "withmatchlen"):
 			withMatchLen = true
-		case cArgIs(opt, "minmatchlen") && j+1 < len(x.Args):
+		case command.ArgIs(opt, "minmatchlen") && j+1 < len(x.Args):
 			v, ok := strnum.ParseInt(x.Args[j+1])
 			if !ok {
-				x.W.Error(errNotInt)
+				x.W.Error(command.ErrNotInt)
 				return
 			}
 			minMatchLen = max(v, 0)
 			j++
 		default:
-			x.W.Error(errSyntax)
+			x.W.Error(command.ErrSyntax)
 			return
 		}
 	}
@@ -68,7 +69,7 @@ func lcsCommand(x *Ctx) {
 	// The table holds at [i*(len(b)+1)+j] the LCS length of a[:i] and b[:j].
 	// Like Redis, refuse a table larger than proto-max-bulk-len.
 	cells := uint64(len(a)+1) * uint64(len(b)+1)
-	if cells > math.MaxInt64/4 || int64(cells*4) > x.s.cfg.ProtoMaxBulkLen() {
+	if cells > math.MaxInt64/4 || int64(cells*4) > x.Config().ProtoMaxBulkLen() {
 		x.W.Error("ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len")
 		return
 	}

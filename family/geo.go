@@ -1,10 +1,12 @@
-package server
+package family
 
 import (
 	"math"
 	"slices"
 	"strconv"
 
+	"github.com/keyhive/keyhive/command"
+	"github.com/keyhive/keyhive/config"
 	"github.com/keyhive/keyhive/internal/geohash"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/values"
@@ -14,33 +16,33 @@ import (
 // geohashes (internal/geohash): GEOADD is ZADD with computed scores, and the
 // searches read score ranges of the sorted set.
 
-func init() {
+func registerGeo(bind binder) {
 	bind("geoadd", geoaddCommand)
 	bind("geodist", geodistCommand)
 	bind("geohash", geohashCommand)
 	bind("geopos", geoposCommand)
-	bind("geosearch", func(x *Ctx) { geoSearchCommand(x, geoSearch) })
-	bind("geosearchstore", func(x *Ctx) { geoSearchCommand(x, geoSearch|geoSearchStore) })
-	bind("georadius", func(x *Ctx) { geoSearchCommand(x, geoCoords) })
-	bind("georadius_ro", func(x *Ctx) { geoSearchCommand(x, geoCoords|geoNoStore) })
-	bind("georadiusbymember", func(x *Ctx) { geoSearchCommand(x, geoMember) })
-	bind("georadiusbymember_ro", func(x *Ctx) { geoSearchCommand(x, geoMember|geoNoStore) })
+	bind("geosearch", func(x *command.Ctx) { geoSearchCommand(x, geoSearch) })
+	bind("geosearchstore", func(x *command.Ctx) { geoSearchCommand(x, geoSearch|geoSearchStore) })
+	bind("georadius", func(x *command.Ctx) { geoSearchCommand(x, geoCoords) })
+	bind("georadius_ro", func(x *command.Ctx) { geoSearchCommand(x, geoCoords|geoNoStore) })
+	bind("georadiusbymember", func(x *command.Ctx) { geoSearchCommand(x, geoMember) })
+	bind("georadiusbymember_ro", func(x *command.Ctx) { geoSearchCommand(x, geoMember|geoNoStore) })
 }
 
 var argZADDLower = []byte("zadd") // GEOADD propagates as Redis builds it
 
 // geoaddCommand turns the coordinates into scores and adds them as ZADD
 // does, which Redis propagates (and notifies) in GEOADD's place.
-func geoaddCommand(x *Ctx) {
+func geoaddCommand(x *command.Ctx) {
 	lonAt, f := 2, zaddFlags{}
 options:
 	for ; lonAt < len(x.Args); lonAt++ {
 		switch a := x.Args[lonAt]; {
-		case cArgIs(a, "nx"):
+		case command.ArgIs(a, "nx"):
 			f.nx = true
-		case cArgIs(a, "xx"):
+		case command.ArgIs(a, "xx"):
 			f.xx = true
-		case cArgIs(a, "ch"):
+		case command.ArgIs(a, "ch"):
 			f.ch = true
 		default:
 			break options
@@ -48,13 +50,13 @@ options:
 	}
 	n := (len(x.Args) - lonAt) / 3
 	if (len(x.Args)-lonAt)%3 != 0 || (f.nx && f.xx) || n == 0 { // no pair: ZADD's syntax error
-		x.W.Error(errSyntax)
+		x.W.Error(command.ErrSyntax)
 		return
 	}
 	var local [16]float64
 	scores := local[:0]
 	for i := 0; i < n; i++ {
-		lon, lat, ok := x.lonLat(x.Args[lonAt+3*i:])
+		lon, lat, ok := lonLat(x, x.Args[lonAt+3*i:])
 		if !ok {
 			return
 		}
@@ -62,7 +64,7 @@ options:
 	}
 	args := x.Args
 	zaddPairs(x, f, n, func(i int) (float64, []byte) { return scores[i], args[lonAt+3*i+2] })
-	if x.dirty > 0 && x.propagating() {
+	if x.Dirty > 0 && x.Propagating() {
 		argv := make([][]byte, lonAt+2*n)
 		argv[0] = argZADDLower
 		copy(argv[1:], args[1:lonAt])
@@ -70,19 +72,19 @@ options:
 			argv[lonAt+2*i] = strconv.AppendUint(nil, uint64(score), 10)
 			argv[lonAt+2*i+1] = args[lonAt+3*i+2]
 		}
-		x.propagateAs(argv...)
+		x.PropagateAs(argv...)
 	}
 }
 
 // lonLat parses a longitude and a latitude, replying Redis's error when they
 // are not numbers or not a storable point.
-func (x *Ctx) lonLat(args [][]byte) (lon, lat float64, ok bool) {
+func lonLat(x *command.Ctx, args [][]byte) (lon, lat float64, ok bool) {
 	if lon, ok = parseScore(args[0]); !ok {
-		x.W.Error(errNotFloat)
+		x.W.Error(command.ErrNotFloat)
 		return 0, 0, false
 	}
 	if lat, ok = parseScore(args[1]); !ok {
-		x.W.Error(errNotFloat)
+		x.W.Error(command.ErrNotFloat)
 		return 0, 0, false
 	}
 	if !geohash.ValidLonLat(lon, lat) {
@@ -103,16 +105,16 @@ func cFixed6(f float64) string {
 	return strconv.FormatFloat(f, 'f', 6, 64)
 }
 
-// unit parses a distance unit, returning meters per unit.
-func (x *Ctx) unit(arg []byte) (float64, bool) {
+// parseUnit parses a distance unit, returning meters per unit.
+func parseUnit(x *command.Ctx, arg []byte) (float64, bool) {
 	switch {
-	case cArgIs(arg, "m"):
+	case command.ArgIs(arg, "m"):
 		return 1, true
-	case cArgIs(arg, "km"):
+	case command.ArgIs(arg, "km"):
 		return 1000, true
-	case cArgIs(arg, "ft"):
+	case command.ArgIs(arg, "ft"):
 		return 0.3048, true
-	case cArgIs(arg, "mi"):
+	case command.ArgIs(arg, "mi"):
 		return 1609.34, true
 	}
 	x.W.Error("ERR unsupported unit provided. please use M, KM, FT, MI")
@@ -120,24 +122,24 @@ func (x *Ctx) unit(arg []byte) (float64, bool) {
 }
 
 // distance writes a distance as Redis does: a bulk string with 4 decimals.
-func (x *Ctx) distance(d float64) {
+func distance(x *command.Ctx, d float64) {
 	var tmp [32]byte
 	x.W.Bulk(strconv.AppendFloat(tmp[:0], d, 'f', 4, 64))
 }
 
-func geodistCommand(x *Ctx) {
+func geodistCommand(x *command.Ctx) {
 	toMeters := 1.0
 	switch {
 	case len(x.Args) == 5:
 		var ok bool
-		if toMeters, ok = x.unit(x.Args[4]); !ok {
+		if toMeters, ok = parseUnit(x, x.Args[4]); !ok {
 			return
 		}
 	case len(x.Args) > 5:
-		x.W.Error(errSyntax)
+		x.W.Error(command.ErrSyntax)
 		return
 	}
-	z, found, ok := readAs[values.ZSetView](x, x.Args[1])
+	z, found, ok := command.ReadAs[values.ZSetView](x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -149,18 +151,18 @@ func geodistCommand(x *Ctx) {
 	}
 	lon1, lat1 := geohash.Decode(s1)
 	lon2, lat2 := geohash.Decode(s2)
-	x.distance(geohash.Distance(lon1, lat1, lon2, lat2) / toMeters)
+	distance(x, geohash.Distance(lon1, lat1, lon2, lat2)/toMeters)
 }
 
-func geohashCommand(x *Ctx) {
-	x.replyMemberScores(x.W.Null, func(s float64) {
+func geohashCommand(x *command.Ctx) {
+	replyMemberScores(x, x.W.Null, func(s float64) {
 		var tmp [11]byte
 		x.W.Bulk(geohash.AppendString(tmp[:0], s))
 	})
 }
 
-func geoposCommand(x *Ctx) {
-	x.replyMemberScores(x.W.NullArray, func(s float64) {
+func geoposCommand(x *command.Ctx) {
+	replyMemberScores(x, x.W.NullArray, func(s float64) {
 		lon, lat := geohash.Decode(s)
 		x.W.Array(2)
 		x.W.HumanDouble(lon)
@@ -171,8 +173,8 @@ func geoposCommand(x *Ctx) {
 // replyMemberScores replies with one element per member argument of
 // GEOHASH and GEOPOS: missing for a member not in the set, else found with
 // its score.
-func (x *Ctx) replyMemberScores(missing func(), found func(score float64)) {
-	z, exists, ok := readAs[values.ZSetView](x, x.Args[1])
+func replyMemberScores(x *command.Ctx, missing func(), found func(score float64)) {
+	z, exists, ok := command.ReadAs[values.ZSetView](x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -203,6 +205,19 @@ type geoPoint struct {
 	member                [2]int
 }
 
+// geoKept is the memory of a client's geo searches, reused across its
+// commands in x.Reuse.
+type geoKept struct{ points []geoPoint }
+
+func keptPoints(x *command.Ctx) *geoKept {
+	k, ok := x.Reuse.(*geoKept)
+	if !ok {
+		k = new(geoKept)
+		x.Reuse = k
+	}
+	return k
+}
+
 // geoQuery is a parsed search command.
 type geoQuery struct {
 	shape                          geohash.Shape
@@ -218,16 +233,16 @@ type geoQuery struct {
 
 // geoSearchCommand is GEOSEARCH, GEOSEARCHSTORE, GEORADIUS,
 // GEORADIUSBYMEMBER and their _RO forms.
-func geoSearchCommand(x *Ctx, flags int) {
+func geoSearchCommand(x *command.Ctx, flags int) {
 	src := 1
 	if flags&geoSearchStore != 0 {
 		src = 2
 	}
-	z, found, ok := readAs[values.ZSetView](x, x.Args[src])
+	z, found, ok := command.ReadAs[values.ZSetView](x, x.Args[src])
 	if !ok {
 		return
 	}
-	q, ok := x.parseGeoQuery(flags, z, found)
+	q, ok := parseGeoQuery(x, flags, z, found)
 	if !ok {
 		return
 	}
@@ -237,8 +252,8 @@ func geoSearchCommand(x *Ctx, flags int) {
 			return
 		}
 		if x.DB.Delete(q.store) {
-			x.notify(notifyGeneric, "del", q.store)
-			x.dirty++
+			x.Notify(config.EventGeneric, "del", q.store)
+			x.Dirty++
 		}
 		x.W.Int(0)
 		return
@@ -251,9 +266,10 @@ func geoSearchCommand(x *Ctx, flags int) {
 	if q.anyFirst {
 		limit = int(q.count)
 	}
-	points := geoFind(x, z, &q.shape, limit, x.geoFound[:0])
+	kept := keptPoints(x)
+	points := geoFind(x, z, &q.shape, limit, kept.points[:0])
 	if cap(points) <= 4096 { // a huge result's memory is not kept per client
-		x.geoFound = points
+		kept.points = points
 	}
 	if len(points) == 0 && q.store == nil {
 		x.W.Array(0)
@@ -280,7 +296,7 @@ func geoSearchCommand(x *Ctx, flags int) {
 	if q.count != 0 && int64(len(points)) > q.count {
 		points = points[:q.count]
 	}
-	members := x.collect.buf
+	members := x.Collect.Bytes()
 	if q.store != nil {
 		geoStore(x, &q, points, members, flags&geoSearch != 0)
 		return
@@ -298,7 +314,7 @@ func geoSearchCommand(x *Ctx, flags int) {
 		}
 		x.W.Bulk(members[p.member[0]:p.member[1]])
 		if q.withDist {
-			x.distance(p.dist / q.shape.Unit)
+			distance(x, p.dist/q.shape.Unit)
 		}
 		if q.withHash {
 			x.W.Int(int64(p.score))
@@ -313,25 +329,25 @@ func geoSearchCommand(x *Ctx, flags int) {
 
 // parseGeoQuery parses a search command's arguments after the source key
 // was looked up (z, found), checking in Redis's order so the same error wins.
-func (x *Ctx) parseGeoQuery(flags int, z values.ZSetView, found bool) (q geoQuery, ok bool) {
+func parseGeoQuery(x *command.Ctx, flags int, z values.ZSetView, found bool) (q geoQuery, ok bool) {
 	base := 0
 	switch {
 	case flags&geoCoords != 0:
 		base = 6
-		if q.shape.Lon, q.shape.Lat, ok = x.lonLat(x.Args[2:]); !ok {
+		if q.shape.Lon, q.shape.Lat, ok = lonLat(x, x.Args[2:]); !ok {
 			return q, false
 		}
-		if q.shape.Radius, q.shape.Unit, ok = x.radius(x.Args[4:]); !ok {
+		if q.shape.Radius, q.shape.Unit, ok = radius(x, x.Args[4:]); !ok {
 			return q, false
 		}
 	case flags&geoMember != 0 && !found:
 		base = 5 // the reply is known, but the options are still checked
 	case flags&geoMember != 0:
 		base = 5
-		if !x.memberLonLat(z, x.Args[2], &q.shape) {
+		if !memberLonLat(x, z, x.Args[2], &q.shape) {
 			return q, false
 		}
-		if q.shape.Radius, q.shape.Unit, ok = x.radius(x.Args[3:]); !ok {
+		if q.shape.Radius, q.shape.Unit, ok = radius(x, x.Args[3:]); !ok {
 			return q, false
 		}
 	default:
@@ -345,21 +361,21 @@ func (x *Ctx) parseGeoQuery(flags int, z values.ZSetView, found bool) (q geoQuer
 	for i := 0; i < len(rest); i++ {
 		a, left := rest[i], len(rest)-i-1
 		switch {
-		case cArgIs(a, "withdist"):
+		case command.ArgIs(a, "withdist"):
 			q.withDist = true
-		case cArgIs(a, "withhash"):
+		case command.ArgIs(a, "withhash"):
 			q.withHash = true
-		case cArgIs(a, "withcoord"):
+		case command.ArgIs(a, "withcoord"):
 			q.withCoord = true
-		case cArgIs(a, "any"):
+		case command.ArgIs(a, "any"):
 			q.anyFirst = true
-		case cArgIs(a, "asc"):
+		case command.ArgIs(a, "asc"):
 			q.sort = 1
-		case cArgIs(a, "desc"):
+		case command.ArgIs(a, "desc"):
 			q.sort = -1
-		case cArgIs(a, "count") && left >= 1:
+		case command.ArgIs(a, "count") && left >= 1:
 			if q.count, ok = strnum.ParseInt(rest[i+1]); !ok {
-				x.W.Error(errNotInt)
+				x.W.Error(command.ErrNotInt)
 				return q, false
 			}
 			if q.count <= 0 {
@@ -367,39 +383,39 @@ func (x *Ctx) parseGeoQuery(flags int, z values.ZSetView, found bool) (q geoQuer
 				return q, false
 			}
 			i++
-		case (cArgIs(a, "store") || cArgIs(a, "storedist")) && left >= 1 && flags&(geoNoStore|geoSearch) == 0:
-			q.store, q.storeDist = rest[i+1], cArgIs(a, "storedist")
+		case (command.ArgIs(a, "store") || command.ArgIs(a, "storedist")) && left >= 1 && flags&(geoNoStore|geoSearch) == 0:
+			q.store, q.storeDist = rest[i+1], command.ArgIs(a, "storedist")
 			i++
-		case cArgIs(a, "storedist") && flags&geoSearchStore != 0:
+		case command.ArgIs(a, "storedist") && flags&geoSearchStore != 0:
 			q.storeDist = true
-		case cArgIs(a, "frommember") && left >= 1 && flags&geoSearch != 0 && !q.fromLonLat:
+		case command.ArgIs(a, "frommember") && left >= 1 && flags&geoSearch != 0 && !q.fromLonLat:
 			// Without a source key the member is not looked up: the
 			// reply is empty once the options are checked.
-			if found && !x.memberLonLat(z, rest[i+1], &q.shape) {
+			if found && !memberLonLat(x, z, rest[i+1], &q.shape) {
 				return q, false
 			}
 			q.fromMember = true
 			i++
-		case cArgIs(a, "fromlonlat") && left >= 2 && flags&geoSearch != 0 && !q.fromMember:
-			if q.shape.Lon, q.shape.Lat, ok = x.lonLat(rest[i+1:]); !ok {
+		case command.ArgIs(a, "fromlonlat") && left >= 2 && flags&geoSearch != 0 && !q.fromMember:
+			if q.shape.Lon, q.shape.Lat, ok = lonLat(x, rest[i+1:]); !ok {
 				return q, false
 			}
 			q.fromLonLat = true
 			i += 2
-		case cArgIs(a, "byradius") && left >= 2 && flags&geoSearch != 0 && !q.box:
-			if q.shape.Radius, q.shape.Unit, ok = x.radius(rest[i+1:]); !ok {
+		case command.ArgIs(a, "byradius") && left >= 2 && flags&geoSearch != 0 && !q.box:
+			if q.shape.Radius, q.shape.Unit, ok = radius(x, rest[i+1:]); !ok {
 				return q, false
 			}
 			q.shape.Box, q.radius = false, true
 			i += 2
-		case cArgIs(a, "bybox") && left >= 3 && flags&geoSearch != 0 && !q.radius:
-			if !x.box(rest[i+1:], &q.shape) {
+		case command.ArgIs(a, "bybox") && left >= 3 && flags&geoSearch != 0 && !q.radius:
+			if !box(x, rest[i+1:], &q.shape) {
 				return q, false
 			}
 			q.shape.Box, q.box = true, true
 			i += 3
 		default:
-			x.W.Error(errSyntax)
+			x.W.Error(command.ErrSyntax)
 			return q, false
 		}
 	}
@@ -411,9 +427,9 @@ func (x *Ctx) parseGeoQuery(flags int, z values.ZSetView, found bool) (q geoQuer
 		}
 		x.W.Error("ERR " + what + " is not compatible with WITHDIST, WITHHASH and WITHCOORD options")
 	case flags&geoSearch != 0 && !q.fromMember && !q.fromLonLat:
-		x.W.Error("ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for " + cString(x.Args[0]))
+		x.W.Error("ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for " + command.CString(x.Args[0]))
 	case flags&geoSearch != 0 && !q.radius && !q.box:
-		x.W.Error("ERR exactly one of BYRADIUS and BYBOX can be specified for " + cString(x.Args[0]))
+		x.W.Error("ERR exactly one of BYRADIUS and BYBOX can be specified for " + command.CString(x.Args[0]))
 	case q.anyFirst && q.count == 0:
 		x.W.Error("ERR the ANY argument requires COUNT argument")
 	default:
@@ -424,9 +440,9 @@ func (x *Ctx) parseGeoQuery(flags int, z values.ZSetView, found bool) (q geoQuer
 
 // geoFind appends the points within the shape to points, in the order Redis
 // finds them (box by box, by score within a box), stopping at limit when it
-// is not 0; member names are copied into x.collect (distances are left 0).
-func geoFind(x *Ctx, z values.ZSetView, shape *geohash.Shape, limit int, points []geoPoint) []geoPoint {
-	x.collect.reset()
+// is not 0; member names are copied into x.Collect (distances are left 0).
+func geoFind(x *command.Ctx, z values.ZSetView, shape *geohash.Shape, limit int, points []geoPoint) []geoPoint {
+	x.Collect.Reset()
 	var boxes [9]geohash.Hash
 	for _, box := range shape.AppendBoxes(boxes[:0]) {
 		if limit > 0 && len(points) >= limit {
@@ -435,9 +451,8 @@ func geoFind(x *Ctx, z values.ZSetView, shape *geohash.Shape, limit int, points 
 		lo, hi := geohash.ScoreRange(box)
 		z.EachInScores(float64(lo), float64(hi), func(m []byte, score float64) bool {
 			if lon, lat, in := shape.IncludesScore(score); in {
-				start := len(x.collect.buf)
-				x.collect.buf = append(x.collect.buf, m...)
-				points = append(points, geoPoint{lon: lon, lat: lat, score: score, member: [2]int{start, len(x.collect.buf)}})
+				start, end := x.Collect.AppendBytes(m)
+				points = append(points, geoPoint{lon: lon, lat: lat, score: score, member: [2]int{start, end}})
 			}
 			return limit == 0 || len(points) < limit
 		})
@@ -448,7 +463,7 @@ func geoFind(x *Ctx, z values.ZSetView, shape *geohash.Shape, limit int, points 
 // geoStore stores the results at the query's destination as a sorted set
 // (scores the geohashes, or with STOREDIST the distances in the query's
 // unit); no result deletes it.
-func geoStore(x *Ctx, q *geoQuery, points []geoPoint, members []byte, search bool) {
+func geoStore(x *command.Ctx, q *geoQuery, points []geoPoint, members []byte, search bool) {
 	o := &values.ZSetObject{}
 	for _, p := range points {
 		score := p.score
@@ -461,15 +476,15 @@ func geoStore(x *Ctx, q *geoQuery, points []geoPoint, members []byte, search boo
 	if search {
 		event = "geosearchstore"
 	}
-	if n := x.storeZSet(q.store, o, event); n > 1 {
-		x.dirty += n - 1 // Redis counts every stored member
+	if n := storeZSet(x, q.store, o, event); n > 1 {
+		x.Dirty += n - 1 // Redis counts every stored member
 	}
 	x.W.Int(int64(len(points)))
 }
 
 // memberLonLat centres the shape on a member, replying Redis's error when the
 // member is missing.
-func (x *Ctx) memberLonLat(z values.ZSetView, member []byte, shape *geohash.Shape) bool {
+func memberLonLat(x *command.Ctx, z values.ZSetView, member []byte, shape *geohash.Shape) bool {
 	score, ok := z.Score(member)
 	if !ok {
 		x.W.Error(errGeoMember)
@@ -480,7 +495,7 @@ func (x *Ctx) memberLonLat(z values.ZSetView, member []byte, shape *geohash.Shap
 }
 
 // radius parses a radius and its unit.
-func (x *Ctx) radius(args [][]byte) (radius, unit float64, ok bool) {
+func radius(x *command.Ctx, args [][]byte) (radius, unit float64, ok bool) {
 	if radius, ok = parseScore(args[0]); !ok {
 		x.W.Error("ERR need numeric radius")
 		return 0, 0, false
@@ -489,12 +504,12 @@ func (x *Ctx) radius(args [][]byte) (radius, unit float64, ok bool) {
 		x.W.Error("ERR radius cannot be negative")
 		return 0, 0, false
 	}
-	unit, ok = x.unit(args[1])
+	unit, ok = parseUnit(x, args[1])
 	return radius, unit, ok
 }
 
 // box parses BYBOX's width, height and unit into shape.
-func (x *Ctx) box(args [][]byte, shape *geohash.Shape) bool {
+func box(x *command.Ctx, args [][]byte, shape *geohash.Shape) bool {
 	w, ok := parseScore(args[0])
 	if !ok {
 		x.W.Error("ERR need numeric width")
@@ -510,6 +525,6 @@ func (x *Ctx) box(args [][]byte, shape *geohash.Shape) bool {
 		return false
 	}
 	shape.Width, shape.Height = w, h
-	shape.Unit, ok = x.unit(args[2])
+	shape.Unit, ok = parseUnit(x, args[2])
 	return ok
 }

@@ -1,23 +1,24 @@
-package server
+package family
 
 import (
-	"bytes"
 	"strconv"
 
+	"github.com/keyhive/keyhive/command"
+	"github.com/keyhive/keyhive/config"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/values"
 )
 
-func init() {
-	bind("hset", func(x *Ctx) { hsetCommand(x, false) })
-	bind("hmset", func(x *Ctx) { hsetCommand(x, true) })
+func registerHashes(bind binder) {
+	bind("hset", func(x *command.Ctx) { hsetCommand(x, false) })
+	bind("hmset", func(x *command.Ctx) { hsetCommand(x, true) })
 	bind("hsetnx", hsetnxCommand)
 	bind("hget", hgetCommand)
 	bind("hmget", hmgetCommand)
-	bind("hgetall", func(x *Ctx) { hgetallCommand(x, true, true) })
-	bind("hkeys", func(x *Ctx) { hgetallCommand(x, true, false) })
-	bind("hvals", func(x *Ctx) { hgetallCommand(x, false, true) })
+	bind("hgetall", func(x *command.Ctx) { hgetallCommand(x, true, true) })
+	bind("hkeys", func(x *command.Ctx) { hgetallCommand(x, true, false) })
+	bind("hvals", func(x *command.Ctx) { hgetallCommand(x, false, true) })
 	bind("hdel", hdelCommand)
 	bind("hexists", hexistsCommand)
 	bind("hlen", hlenCommand)
@@ -26,14 +27,14 @@ func init() {
 	bind("hincrbyfloat", hincrbyfloatCommand)
 	bind("hrandfield", hrandfieldCommand)
 	bind("hscan", hscanCommand)
-	bind("hexpire", func(x *Ctx) { hexpireCommand(x, 1000, false) })
-	bind("hpexpire", func(x *Ctx) { hexpireCommand(x, 1, false) })
-	bind("hexpireat", func(x *Ctx) { hexpireCommand(x, 1000, true) })
-	bind("hpexpireat", func(x *Ctx) { hexpireCommand(x, 1, true) })
-	bind("httl", func(x *Ctx) { httlCommand(x, 1000, false) })
-	bind("hpttl", func(x *Ctx) { httlCommand(x, 1, false) })
-	bind("hexpiretime", func(x *Ctx) { httlCommand(x, 1000, true) })
-	bind("hpexpiretime", func(x *Ctx) { httlCommand(x, 1, true) })
+	bind("hexpire", func(x *command.Ctx) { hexpireCommand(x, 1000, false) })
+	bind("hpexpire", func(x *command.Ctx) { hexpireCommand(x, 1, false) })
+	bind("hexpireat", func(x *command.Ctx) { hexpireCommand(x, 1000, true) })
+	bind("hpexpireat", func(x *command.Ctx) { hexpireCommand(x, 1, true) })
+	bind("httl", func(x *command.Ctx) { httlCommand(x, 1000, false) })
+	bind("hpttl", func(x *command.Ctx) { httlCommand(x, 1, false) })
+	bind("hexpiretime", func(x *command.Ctx) { httlCommand(x, 1000, true) })
+	bind("hpexpiretime", func(x *command.Ctx) { httlCommand(x, 1, true) })
 	bind("hpersist", hpersistCommand)
 	bind("hgetdel", hgetdelCommand)
 	bind("hgetex", hgetexCommand)
@@ -44,13 +45,13 @@ var argHSET = []byte("HSET")
 
 // hsetCommand is HSET, and HMSET, which replies OK instead of the count of
 // new fields.
-func hsetCommand(x *Ctx, replyOK bool) {
+func hsetCommand(x *command.Ctx, replyOK bool) {
 	if len(x.Args)%2 != 0 {
-		x.W.Error(errArity(x.cmd.Name))
+		x.W.Error(command.ErrArity(x.Name))
 		return
 	}
 	var h values.HashEdit
-	if !editAs(x, x.Args[1], &h) {
+	if !command.EditAs(x, x.Args[1], &h) {
 		return
 	}
 	h.ConvertForArgs(x.Args[2:])
@@ -60,8 +61,8 @@ func hsetCommand(x *Ctx, replyOK bool) {
 			added++
 		}
 	}
-	x.committed(h.Commit(), "hset")
-	x.dirty += (len(x.Args) - 2) / 2
+	x.Committed(h.Commit(), "hset")
+	x.Dirty += (len(x.Args) - 2) / 2
 	if replyOK { // HMSET
 		x.W.OK()
 	} else {
@@ -69,24 +70,24 @@ func hsetCommand(x *Ctx, replyOK bool) {
 	}
 }
 
-func hsetnxCommand(x *Ctx) {
+func hsetnxCommand(x *command.Ctx) {
 	var h values.HashEdit
-	if !editAs(x, x.Args[1], &h) {
+	if !command.EditAs(x, x.Args[1], &h) {
 		return
 	}
-	x.expireFieldIn(&h, x.Args[1], x.Args[2])
+	expireFieldIn(x, &h, x.Args[1], x.Args[2])
 	if _, exists := h.Get(x.Args[2]); exists {
 		x.W.Int(0)
 		return
 	}
 	h.Set(x.Args[2], x.Args[3])
-	x.committed(h.Commit(), "hset")
-	x.dirty++
+	x.Committed(h.Commit(), "hset")
+	x.Dirty++
 	x.W.Int(1)
 }
 
-func hgetCommand(x *Ctx) {
-	h, found, ok := readAs[values.HashView](x, x.Args[1])
+func hgetCommand(x *command.Ctx) {
+	h, found, ok := command.ReadAs[values.HashView](x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -96,7 +97,7 @@ func hgetCommand(x *Ctx) {
 	}
 	v, at, exists := h.Lookup(x.Args[2])
 	if exists && h.Expired(at) {
-		x.expireFields(x.Args[1], x.Args[2:3])
+		expireFields(x, x.Args[1], x.Args[2:3])
 		exists = false
 	}
 	if exists {
@@ -106,8 +107,8 @@ func hgetCommand(x *Ctx) {
 	x.W.Null()
 }
 
-func hmgetCommand(x *Ctx) {
-	h, found, ok := readAs[values.HashView](x, x.Args[1])
+func hmgetCommand(x *command.Ctx) {
+	h, found, ok := command.ReadAs[values.HashView](x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -126,12 +127,12 @@ func hmgetCommand(x *Ctx) {
 		}
 	}
 	if expired { // removed after the reply, with one event, as Redis does
-		x.expireFields(x.Args[1], x.Args[2:])
+		expireFields(x, x.Args[1], x.Args[2:])
 	}
 }
 
-func hgetallCommand(x *Ctx, withFields, withValues bool) {
-	h, found, ok := readAs[values.HashView](x, x.Args[1])
+func hgetallCommand(x *command.Ctx, withFields, withValues bool) {
+	h, found, ok := command.ReadAs[values.HashView](x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -157,9 +158,9 @@ func hgetallCommand(x *Ctx, withFields, withValues bool) {
 	})
 }
 
-func hdelCommand(x *Ctx) {
+func hdelCommand(x *command.Ctx) {
 	var h values.HashEdit
-	if !editAs(x, x.Args[1], &h) {
+	if !command.EditAs(x, x.Args[1], &h) {
 		return
 	}
 	if !h.Found() {
@@ -168,25 +169,25 @@ func hdelCommand(x *Ctx) {
 	}
 	fields := x.Args[2:]
 	deleted := h.Delete(fields)
-	x.committed(h.Commit(), eventIf(deleted > 0, "hdel"))
-	x.dirty += deleted
+	x.Committed(h.Commit(), command.EventIf(deleted > 0, "hdel"))
+	x.Dirty += deleted
 	x.W.Int(int64(deleted))
 }
 
-func hexistsCommand(x *Ctx) {
-	h, found, ok := readAs[values.HashView](x, x.Args[1])
+func hexistsCommand(x *command.Ctx) {
+	h, found, ok := command.ReadAs[values.HashView](x, x.Args[1])
 	if !ok {
 		return
 	}
-	if found && x.liveField(h, x.Args[1], x.Args[2]) {
+	if found && liveField(x, h, x.Args[1], x.Args[2]) {
 		x.W.Int(1)
 	} else {
 		x.W.Int(0)
 	}
 }
 
-func hlenCommand(x *Ctx) {
-	h, found, ok := readAs[values.HashView](x, x.Args[1])
+func hlenCommand(x *command.Ctx) {
+	h, found, ok := command.ReadAs[values.HashView](x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -197,29 +198,29 @@ func hlenCommand(x *Ctx) {
 	x.W.Int(int64(h.Len()))
 }
 
-func hstrlenCommand(x *Ctx) {
-	h, found, ok := readAs[values.HashView](x, x.Args[1])
+func hstrlenCommand(x *command.Ctx) {
+	h, found, ok := command.ReadAs[values.HashView](x, x.Args[1])
 	if !ok {
 		return
 	}
 	var v []byte
-	if found && x.liveField(h, x.Args[1], x.Args[2]) {
+	if found && liveField(x, h, x.Args[1], x.Args[2]) {
 		v, _ = h.Get(x.Args[2])
 	}
 	x.W.Int(int64(len(v)))
 }
 
-func hincrbyCommand(x *Ctx) {
+func hincrbyCommand(x *command.Ctx) {
 	incr, ok := strnum.ParseInt(x.Args[3])
 	if !ok {
-		x.W.Error(errNotInt)
+		x.W.Error(command.ErrNotInt)
 		return
 	}
 	var h values.HashEdit
-	if !editAs(x, x.Args[1], &h) {
+	if !command.EditAs(x, x.Args[1], &h) {
 		return
 	}
-	x.expireFieldIn(&h, x.Args[1], x.Args[2])
+	expireFieldIn(x, &h, x.Args[1], x.Args[2])
 	var cur int64
 	if v, exists := h.Get(x.Args[2]); exists {
 		if cur, ok = strnum.ParseInt(v); !ok {
@@ -228,20 +229,20 @@ func hincrbyCommand(x *Ctx) {
 		}
 	}
 	if cur, ok = addInt(cur, incr); !ok {
-		x.W.Error(errOverflow)
+		x.W.Error(command.ErrOverflow)
 		return
 	}
 	var buf [20]byte
 	h.SetKeepTTL(x.Args[2], strconv.AppendInt(buf[:0], cur, 10))
-	x.committed(h.Commit(), "hincrby")
-	x.dirty++
+	x.Committed(h.Commit(), "hincrby")
+	x.Dirty++
 	x.W.Int(cur)
 }
 
-func hincrbyfloatCommand(x *Ctx) {
+func hincrbyfloatCommand(x *command.Ctx) {
 	incr, ok := strnum.ParseLongDouble(x.Args[3])
 	if !ok {
-		x.W.Error(errNotFloat)
+		x.W.Error(command.ErrNotFloat)
 		return
 	}
 	if incr.IsInf() {
@@ -250,10 +251,10 @@ func hincrbyfloatCommand(x *Ctx) {
 	}
 	key, field := x.Args[1], x.Args[2]
 	var h values.HashEdit
-	if !editAs(x, key, &h) {
+	if !command.EditAs(x, key, &h) {
 		return
 	}
-	x.expireFieldIn(&h, key, field)
+	expireFieldIn(x, &h, key, field)
 	cur, _ := strnum.ParseLongDouble([]byte("0"))
 	if v, exists := h.Get(field); exists {
 		if cur, ok = strnum.ParseLongDouble(v); !ok {
@@ -267,20 +268,20 @@ func hincrbyfloatCommand(x *Ctx) {
 		return
 	}
 	h.SetKeepTTL(field, sum)
-	x.committed(h.Commit(), "hincrbyfloat")
-	x.dirty++
+	x.Committed(h.Commit(), "hincrbyfloat")
+	x.Dirty++
 	x.W.Bulk(sum)
 	// The result, not the increment: float arithmetic may differ on replay.
-	x.propagateAs(argHSET, key, field, sum)
+	x.PropagateAs(argHSET, key, field, sum)
 }
 
-func hrandfieldCommand(x *Ctx) {
+func hrandfieldCommand(x *command.Ctx) {
 	if len(x.Args) >= 3 {
 		hrandfieldWithCount(x)
 		return
 	}
-	h, found, ok := readAs[values.HashView](x, x.Args[1])
-	if found && ok && x.expireAllFields(&h) {
+	h, found, ok := command.ReadAs[values.HashView](x, x.Args[1])
+	if found && ok && expireAllFields(x, &h) {
 		found = false
 	}
 	switch {
@@ -292,16 +293,16 @@ func hrandfieldCommand(x *Ctx) {
 	}
 }
 
-func hrandfieldWithCount(x *Ctx) {
-	l, withValues, ok := x.parseRandomCount("withvalues")
+func hrandfieldWithCount(x *command.Ctx) {
+	l, withValues, ok := parseRandomCount(x, "withvalues")
 	if !ok {
 		return
 	}
-	h, found, ok := readAs[values.HashView](x, x.Args[1])
+	h, found, ok := command.ReadAs[values.HashView](x, x.Args[1])
 	if !ok {
 		return
 	}
-	if found && x.expireAllFields(&h) {
+	if found && expireAllFields(x, &h) {
 		h = values.HashView{}
 	}
 	pair := func(f, v []byte) {
@@ -313,29 +314,29 @@ func hrandfieldWithCount(x *Ctx) {
 			x.W.Bulk(v)
 		}
 	}
-	x.writeRandom(l, h.Len(), withValues, randomDraws{
+	writeRandom(x, l, h.Len(), withValues, randomDraws{
 		repeats:  func(n int) { h.EachRandom(n, pair) },
 		all:      func() { h.Each(pair) },
 		distinct: func(n int) { h.RandomDistinct(n, pair) },
 	})
 }
 
-func hscanCommand(x *Ctx) {
-	h, cursor, opts, ok := beginScan[values.HashView](x)
+func hscanCommand(x *command.Ctx) {
+	h, cursor, opts, ok := command.BeginScan[values.HashView](x)
 	if !ok {
 		return
 	}
 	add := func(f, v []byte) {
-		if opts.matches(f) {
-			x.collect.add(f)
-			if !opts.noValues {
-				x.collect.add(v)
+		if opts.Matches(f) {
+			x.Collect.Add(f)
+			if !opts.NoValues {
+				x.Collect.Add(v)
 			}
 		}
 	}
 	var next uint64
 	if h.Obj != nil {
-		next = h.Obj.Scan(cursor, opts.limit(), func(f, v []byte) {
+		next = h.Obj.Scan(cursor, opts.Limit(), func(f, v []byte) {
 			if _, at, _ := h.Lookup(f); !h.HasTTLs() || !h.Expired(at) {
 				add(f, v)
 			}
@@ -343,7 +344,7 @@ func hscanCommand(x *Ctx) {
 	} else {
 		h.Each(add) // a listpack is returned whole, as Redis does
 	}
-	x.writeScanReply(next)
+	x.WriteScanReply(next)
 }
 
 // Hash field expiration (Redis 7.4). A field past its expire time is unseen
@@ -363,77 +364,63 @@ var (
 // maxFieldExpire is the latest field expire time Redis accepts (ms).
 const maxFieldExpire = (1<<48 - 1) >> 2
 
-// publishFieldExpired propagates the removal of an expired field (HDEL),
-// at once, as an expired key's DEL is.
-func (s *Server) publishFieldExpired(db int, key, field []byte) {
-	if s.stream.Active() {
-		s.stream.Publish(db, [][]byte{argHDEL, key, field})
-	}
-}
-
-// propagateFieldExpired is publishFieldExpired for a command's deletion:
-// inside EXEC or a script the HDEL joins their block, ahead of the command
-// that found the field expired, as in Redis.
-func (x *Ctx) propagateFieldExpired(key, field []byte) {
-	if !x.inExec {
-		x.s.publishFieldExpired(x.DB.ID(), key, field)
-		return
-	}
-	if x.propagating() {
-		x.execProp = append(x.execProp, propagated{DB: x.DB.ID(), Argv: [][]byte{argHDEL, bytes.Clone(key), bytes.Clone(field)}})
-	}
+// propagateFieldExpired propagates the HDEL of a field the command found
+// expired: at once, as an expired key's DEL is, or inside EXEC or a script
+// in their block, ahead of the command, as in Redis.
+func propagateFieldExpired(x *command.Ctx, key, field []byte) {
+	x.Conn().PropagateExpiredField(x, key, field)
 }
 
 // expireFieldIn deletes field from the edit h of key when it is expired, as
 // Redis's lazy field expiry; when that empties the hash, the key is deleted
 // and h begins anew on the missing key.
-func (x *Ctx) expireFieldIn(h *values.HashEdit, key, field []byte) {
-	if x.s.isReplica() {
+func expireFieldIn(x *command.Ctx, h *values.HashEdit, key, field []byte) {
+	if x.Host().IsReplica() {
 		return // only the master's HDELs remove fields: its commands find them
 	}
 	if _, at, ok := h.Lookup(field); !ok || !h.Expired(at) {
 		return
 	}
 	h.Delete([][]byte{field})
-	x.propagateFieldExpired(key, field)
+	propagateFieldExpired(x, key, field)
 	if h.Len() > 0 {
-		x.notify(notifyHash, "hexpired", key)
+		x.Notify(config.EventHash, "hexpired", key)
 		return
 	}
-	x.committed(h.Commit(), "hexpired")
-	e, found := x.lookupWrite(key)
-	h.Begin(x.env(), key, &e, found)
+	x.Committed(h.Commit(), "hexpired")
+	e, found := x.LookupWrite(key)
+	h.Begin(x.Env(), key, &e, found)
 }
 
 // expireFields deletes those of fields that are expired from the hash at
 // key, with one hexpired event (HMGET's order: after its reply).
-func (x *Ctx) expireFields(key []byte, fields [][]byte) {
-	if x.s.isReplica() {
+func expireFields(x *command.Ctx, key []byte, fields [][]byte) {
+	if x.Host().IsReplica() {
 		return // read as missing, removed by the master's HDEL
 	}
 	var h values.HashEdit
-	if !editAs(x, key, &h) || !h.Found() {
+	if !command.EditAs(x, key, &h) || !h.Found() {
 		return
 	}
 	n := 0
 	for _, f := range fields {
 		if _, at, ok := h.Lookup(f); ok && h.Expired(at) {
 			h.Delete([][]byte{f})
-			x.propagateFieldExpired(key, f)
+			propagateFieldExpired(x, key, f)
 			n++
 		}
 	}
 	if n > 0 {
-		x.committed(h.Commit(), "hexpired")
+		x.Committed(h.Commit(), "hexpired")
 	}
 }
 
 // liveField reports whether the hash h at key has field, deleting it when
 // expired.
-func (x *Ctx) liveField(h values.HashView, key, field []byte) bool {
+func liveField(x *command.Ctx, h values.HashView, key, field []byte) bool {
 	_, at, ok := h.Lookup(field)
 	if ok && h.Expired(at) {
-		x.expireFields(key, [][]byte{field})
+		expireFields(x, key, [][]byte{field})
 		return false
 	}
 	return ok
@@ -442,64 +429,37 @@ func (x *Ctx) liveField(h values.HashView, key, field []byte) bool {
 // expireAllFields removes every expired field of the hash h read at
 // x.Args[1], as HRANDFIELD does first, and reports whether that deleted the
 // key; otherwise h is read again.
-func (x *Ctx) expireAllFields(h *values.HashView) bool {
-	if !h.HasTTLs() || h.MinExpire() == 0 || h.MinExpire() >= x.Now || x.s.isReplica() {
+func expireAllFields(x *command.Ctx, h *values.HashView) bool {
+	if !h.HasTTLs() || h.MinExpire() == 0 || h.MinExpire() >= x.Now || x.Host().IsReplica() {
 		return false
 	}
 	key := x.Args[1]
 	var ed values.HashEdit
-	e, found := x.lookupWrite(key)
-	ed.Begin(x.env(), key, &e, found)
-	if ed.ExpireFields(x.Now, func(f []byte) { x.propagateFieldExpired(key, f) }) == 0 {
+	e, found := x.LookupWrite(key)
+	ed.Begin(x.Env(), key, &e, found)
+	if ed.ExpireFields(x.Now, func(f []byte) { propagateFieldExpired(x, key, f) }) == 0 {
 		return false
 	}
 	c := ed.Commit()
-	x.committed(c, "hexpired")
+	x.Committed(c, "hexpired")
 	if c.Outcome == values.Deleted {
 		return true
 	}
-	e, _ = x.lookupWrite(key)
+	e, _ = x.LookupWrite(key)
 	*h = values.ViewHash(&e)
 	h.Now = x.Now
 	return false
 }
 
-// expireHashFields is the active cycle's work on a hash whose earliest
-// field expiry passed (keyspace.ActiveSubexpire): its expired fields are
-// deleted, each propagated as HDEL, with one hexpired event (and del when
-// the hash emptied).
-func (s *Server) expireHashFields(db *keyspace.DB, e *keyspace.Entry, now int64) {
-	key := e.Key()
-	if e.Type() != keyspace.TypeHash {
-		db.SetSubexpiry(key, 0)
-		return
-	}
-	env := &values.Env{Limits: s.cfg, DB: db, Now: now, Scratch: &s.fieldScratch}
-	var h values.HashEdit
-	h.Begin(env, key, e, true)
-	n := h.ExpireFields(now, func(f []byte) { s.publishFieldExpired(db.ID(), key, f) })
-	c := h.Commit()
-	if c.Outcome != values.Deleted {
-		db.SetSubexpiry(key, h.MinExpire()) // exact after ExpireFields; 0 forgets the key
-	}
-	if n == 0 {
-		return
-	}
-	s.notifyIn(nil, notifyHash, "hexpired", key, db.ID())
-	if c.Outcome == values.Deleted {
-		s.notifyIn(nil, notifyGeneric, "del", key, db.ID())
-	}
-}
-
 // parseFieldsArg parses FIELDS numfields field ... starting at x.Args[at],
 // replying Redis's errors (badCount for a count that is not positive).
-func (x *Ctx) parseFieldsArg(at int, badCount string) ([][]byte, bool) {
-	if !cArgIs(x.Args[at], "fields") {
+func parseFieldsArg(x *command.Ctx, at int, badCount string) ([][]byte, bool) {
+	if !command.ArgIs(x.Args[at], "fields") {
 		x.W.Error("ERR Mandatory argument FIELDS is missing or not at the right position")
 		return nil, false
 	}
 	if at+1 >= len(x.Args) {
-		x.W.Error(errArity(x.cmd.Name))
+		x.W.Error(command.ErrArity(x.Name))
 		return nil, false
 	}
 	n, ok := strnum.ParseInt(x.Args[at+1])
@@ -517,10 +477,10 @@ func (x *Ctx) parseFieldsArg(at int, badCount string) ([][]byte, bool) {
 // fieldExpireTime parses a field expire time argument in unitMs (1000 for
 // seconds) relative to now unless absolute, into Unix ms, replying Redis's
 // errors for a bad one.
-func (x *Ctx) fieldExpireTime(arg []byte, unitMs int64, absolute bool) (int64, bool) {
+func fieldExpireTime(x *command.Ctx, arg []byte, unitMs int64, absolute bool) (int64, bool) {
 	at, ok := strnum.ParseInt(arg)
 	if !ok {
-		x.W.Error(errNotInt)
+		x.W.Error(command.ErrNotInt)
 		return 0, false
 	}
 	if at < 0 {
@@ -529,7 +489,7 @@ func (x *Ctx) fieldExpireTime(arg []byte, unitMs int64, absolute bool) (int64, b
 	}
 	if unitMs == 1000 {
 		if at > maxFieldExpire/1000 {
-			x.W.Error(errExpireTime(x.cmd.Name))
+			x.W.Error(errExpireTime(x.Name))
 			return 0, false
 		}
 		at *= 1000
@@ -539,7 +499,7 @@ func (x *Ctx) fieldExpireTime(arg []byte, unitMs int64, absolute bool) (int64, b
 		base = x.Now
 	}
 	if at > maxFieldExpire-base {
-		x.W.Error(errExpireTime(x.cmd.Name))
+		x.W.Error(errExpireTime(x.Name))
 		return 0, false
 	}
 	return at + base, true
@@ -557,31 +517,31 @@ const (
 // hexpireCommand is HEXPIRE, HPEXPIRE, HEXPIREAT and HPEXPIREAT: per field
 // -2 (no such field), 0 (condition not met), 1 (set) or 2 (deleted: the
 // time has passed). It propagates as HPEXPIREAT with the fields it set.
-func hexpireCommand(x *Ctx, unitMs int64, absolute bool) {
+func hexpireCommand(x *command.Ctx, unitMs int64, absolute bool) {
 	key := x.Args[1]
-	e, found := x.lookupWrite(key)
-	if x.wrongType(&e, found, keyspace.TypeHash) {
+	e, found := x.LookupWrite(key)
+	if x.WrongType(&e, found, keyspace.TypeHash) {
 		return
 	}
-	at, ok := x.fieldExpireTime(x.Args[2], unitMs, absolute)
+	at, ok := fieldExpireTime(x, x.Args[2], unitMs, absolute)
 	if !ok {
 		return
 	}
 	cond, fieldsAt := condNone, 3
 	switch opt := x.Args[3]; {
-	case cArgIs(opt, "nx"):
+	case command.ArgIs(opt, "nx"):
 		cond = condNX
-	case cArgIs(opt, "xx"):
+	case command.ArgIs(opt, "xx"):
 		cond = condXX
-	case cArgIs(opt, "gt"):
+	case command.ArgIs(opt, "gt"):
 		cond = condGT
-	case cArgIs(opt, "lt"):
+	case command.ArgIs(opt, "lt"):
 		cond = condLT
 	}
 	if cond != condNone {
 		fieldsAt++
 	}
-	fields, ok := x.parseFieldsArg(fieldsAt, "ERR Parameter `numFields` should be greater than 0")
+	fields, ok := parseFieldsArg(x, fieldsAt, "ERR Parameter `numFields` should be greater than 0")
 	if !ok {
 		return
 	}
@@ -593,7 +553,7 @@ func hexpireCommand(x *Ctx, unitMs int64, absolute bool) {
 		return
 	}
 	var h values.HashEdit
-	h.Begin(x.env(), key, &e, found)
+	h.Begin(x.Env(), key, &e, found)
 	h.PrepareTTL()
 	var set [][]byte // the fields to propagate, when propagating
 	updated, deleted := 0, 0
@@ -606,14 +566,14 @@ func hexpireCommand(x *Ctx, unitMs int64, absolute bool) {
 			prev != 0 && (cond == condNX || cond == condGT && prev >= at || cond == condLT && prev <= at):
 			x.W.Int(0)
 		case at <= x.Now:
-			x.propagateFieldExpired(key, f)
+			propagateFieldExpired(x, key, f)
 			h.Delete([][]byte{f})
 			deleted++
 			x.W.Int(2)
 		default:
 			h.SetExpire(f, at)
 			updated++
-			if x.propagating() {
+			if x.Propagating() {
 				set = append(set, f)
 			}
 			x.W.Int(1)
@@ -628,32 +588,32 @@ func hexpireCommand(x *Ctx, unitMs int64, absolute bool) {
 	case h.Obj != nil:
 		return // nothing changed: the key is not touched (WATCH)
 	}
-	x.committed(h.Commit(), event)
-	x.dirty += updated + deleted
+	x.Committed(h.Commit(), event)
+	x.Dirty += updated + deleted
 	switch {
 	case updated == 0:
-		x.propagateNone()
+		x.PropagateNone()
 	case unitMs == 1 && absolute && len(set) == len(fields):
 		// HPEXPIREAT that set every field propagates as sent.
-	case x.propagating():
+	case x.Propagating():
 		argv := make([][]byte, 0, 6+len(set))
-		argv = append(argv, argHPEXPIREAT, key, intArg(at))
+		argv = append(argv, argHPEXPIREAT, key, command.IntArg(at))
 		if cond != condNone {
 			argv = append(argv, x.Args[3])
 		}
-		argv = append(argv, argFIELDS, intArg(int64(len(set))))
-		x.propagateAs(append(argv, set...)...)
+		argv = append(argv, argFIELDS, command.IntArg(int64(len(set))))
+		x.PropagateAs(append(argv, set...)...)
 	}
 }
 
 // httlCommand is HTTL, HPTTL, HEXPIRETIME and HPEXPIRETIME: per field -2
 // (no such field, or expired), -1 (no TTL) or the time.
-func httlCommand(x *Ctx, unitMs int64, absolute bool) {
-	h, found, ok := readAs[values.HashView](x, x.Args[1])
+func httlCommand(x *command.Ctx, unitMs int64, absolute bool) {
+	h, found, ok := command.ReadAs[values.HashView](x, x.Args[1])
 	if !ok {
 		return
 	}
-	fields, ok := x.parseFieldsArg(2, "ERR Number of fields must be a positive integer")
+	fields, ok := parseFieldsArg(x, 2, "ERR Number of fields must be a positive integer")
 	if !ok {
 		return
 	}
@@ -685,20 +645,20 @@ func httlCommand(x *Ctx, unitMs int64, absolute bool) {
 
 // hpersistCommand is HPERSIST: per field -2 (no such field, or expired), -1
 // (no TTL) or 1 (TTL removed).
-func hpersistCommand(x *Ctx) {
+func hpersistCommand(x *command.Ctx) {
 	key := x.Args[1]
-	e, found := x.lookupWrite(key)
-	if x.wrongType(&e, found, keyspace.TypeHash) {
+	e, found := x.LookupWrite(key)
+	if x.WrongType(&e, found, keyspace.TypeHash) {
 		return
 	}
-	fields, ok := x.parseFieldsArg(2, "ERR Number of fields must be a positive integer")
+	fields, ok := parseFieldsArg(x, 2, "ERR Number of fields must be a positive integer")
 	if !ok {
 		return
 	}
 	x.W.Array(len(fields))
 	var h values.HashEdit
 	if found {
-		h.Begin(x.env(), key, &e, found)
+		h.Begin(x.Env(), key, &e, found)
 	}
 	changed := false
 	for _, f := range fields {
@@ -719,8 +679,8 @@ func hpersistCommand(x *Ctx) {
 		}
 	}
 	if changed {
-		x.committed(h.Commit(), "hpersist")
-		x.dirty++
+		x.Committed(h.Commit(), "hpersist")
+		x.Dirty++
 	}
 }
 
@@ -731,13 +691,13 @@ func hpersistCommand(x *Ctx) {
 // is absolute.
 func expiryOption(arg []byte) (unitMs int64, absolute, ok bool) {
 	switch {
-	case cArgIs(arg, "ex"):
+	case command.ArgIs(arg, "ex"):
 		return 1000, false, true
-	case cArgIs(arg, "px"):
+	case command.ArgIs(arg, "px"):
 		return 1, false, true
-	case cArgIs(arg, "exat"):
+	case command.ArgIs(arg, "exat"):
 		return 1000, true, true
-	case cArgIs(arg, "pxat"):
+	case command.ArgIs(arg, "pxat"):
 		return 1, true, true
 	}
 	return 0, false, false
@@ -746,17 +706,17 @@ func expiryOption(arg []byte) (unitMs int64, absolute, ok bool) {
 // readFieldsForWrite looks the hash at x.Args[1] up for HGETDEL and
 // HGETEX, deleting the requested fields that expired (one hexpired event),
 // and begins h on it (found reports whether it exists then).
-func (x *Ctx) readFieldsForWrite(h *values.HashEdit, fields [][]byte) (found, ok bool) {
+func readFieldsForWrite(x *command.Ctx, h *values.HashEdit, fields [][]byte) (found, ok bool) {
 	key := x.Args[1]
-	e, found := x.lookupWrite(key)
-	if x.wrongType(&e, found, keyspace.TypeHash) {
+	e, found := x.LookupWrite(key)
+	if x.WrongType(&e, found, keyspace.TypeHash) {
 		return false, false
 	}
 	if found {
-		x.expireFields(key, fields)
-		e, found = x.lookupWrite(key)
+		expireFields(x, key, fields)
+		e, found = x.LookupWrite(key)
 	}
-	h.Begin(x.env(), key, &e, found)
+	h.Begin(x.Env(), key, &e, found)
 	return found, true
 }
 
@@ -764,17 +724,17 @@ func (x *Ctx) readFieldsForWrite(h *values.HashEdit, fields [][]byte) (found, ok
 // (nil for missing fields), and the fields deleted; the key goes with its
 // last field. It propagates as HDEL of the fields it deleted.
 // https://redis.io/docs/latest/commands/hgetdel/
-func hgetdelCommand(x *Ctx) {
+func hgetdelCommand(x *command.Ctx) {
 	key := x.Args[1]
-	if e, found := x.lookupWrite(key); x.wrongType(&e, found, keyspace.TypeHash) {
+	if e, found := x.LookupWrite(key); x.WrongType(&e, found, keyspace.TypeHash) {
 		return
 	}
-	fields, ok := x.parseFieldsArg(2, "ERR Number of fields must be a positive integer")
+	fields, ok := parseFieldsArg(x, 2, "ERR Number of fields must be a positive integer")
 	if !ok {
 		return
 	}
 	var h values.HashEdit
-	found, ok := x.readFieldsForWrite(&h, fields)
+	found, ok := readFieldsForWrite(x, &h, fields)
 	if !ok {
 		return
 	}
@@ -790,17 +750,17 @@ func hgetdelCommand(x *Ctx) {
 		x.W.Bulk(v)
 		h.Delete([][]byte{f})
 		deleted++
-		if x.propagating() {
+		if x.Propagating() {
 			gone = append(gone, f)
 		}
 	}
 	if deleted == 0 {
 		return
 	}
-	x.committed(h.Commit(), "hdel")
-	x.dirty += deleted
-	if x.propagating() {
-		x.propagateAs(append([][]byte{argHDEL, key}, gone...)...)
+	x.Committed(h.Commit(), "hdel")
+	x.Dirty += deleted
+	if x.Propagating() {
+		x.PropagateAs(append([][]byte{argHDEL, key}, gone...)...)
 	}
 }
 
@@ -809,27 +769,27 @@ func hgetdelCommand(x *Ctx) {
 // TTL of the fields that exist. A time already past deletes them. It
 // propagates as HPEXPIREAT, HPERSIST or HDEL of the fields it changed.
 // https://redis.io/docs/latest/commands/hgetex/
-func hgetexCommand(x *Ctx) {
+func hgetexCommand(x *command.Ctx) {
 	key := x.Args[1]
-	if e, found := x.lookupWrite(key); x.wrongType(&e, found, keyspace.TypeHash) {
+	if e, found := x.LookupWrite(key); x.WrongType(&e, found, keyspace.TypeHash) {
 		return
 	}
 	fieldsAt, at, persist, setTTL := 2, int64(0), false, false
 	if unitMs, absolute, isExpiry := expiryOption(x.Args[2]); isExpiry {
 		var ok bool
-		if at, ok = x.fieldExpireTime(x.Args[3], unitMs, absolute); !ok {
+		if at, ok = fieldExpireTime(x, x.Args[3], unitMs, absolute); !ok {
 			return
 		}
 		fieldsAt, setTTL = 4, true
-	} else if cArgIs(x.Args[2], "persist") {
+	} else if command.ArgIs(x.Args[2], "persist") {
 		fieldsAt, persist = 3, true
 	}
-	fields, ok := x.parseFieldsArg(fieldsAt, "ERR Number of fields must be a positive integer")
+	fields, ok := parseFieldsArg(x, fieldsAt, "ERR Number of fields must be a positive integer")
 	if !ok {
 		return
 	}
 	var h values.HashEdit
-	found, ok := x.readFieldsForWrite(&h, fields)
+	found, ok := readFieldsForWrite(x, &h, fields)
 	if !ok {
 		return
 	}
@@ -845,7 +805,7 @@ func hgetexCommand(x *Ctx) {
 		x.W.Bulk(v)
 		switch {
 		case setTTL && at <= x.Now:
-			x.propagateFieldExpired(key, f)
+			propagateFieldExpired(x, key, f)
 			h.Delete([][]byte{f})
 			deleted = true
 		case setTTL:
@@ -856,7 +816,7 @@ func hgetexCommand(x *Ctx) {
 			continue
 		}
 		n++
-		if x.propagating() {
+		if x.Propagating() {
 			changed = append(changed, f)
 		}
 	}
@@ -870,18 +830,18 @@ func hgetexCommand(x *Ctx) {
 	case persist:
 		event = "hpersist"
 	}
-	x.committed(h.Commit(), event)
-	x.dirty += n
+	x.Committed(h.Commit(), event)
+	x.Dirty += n
 	switch {
 	case deleted:
-		x.propagateNone() // each deletion went as HDEL
-	case x.propagating():
+		x.PropagateNone() // each deletion went as HDEL
+	case x.Propagating():
 		argv := [][]byte{argHPERSIST, key}
 		if setTTL {
-			argv = [][]byte{argHPEXPIREAT, key, intArg(at)}
+			argv = [][]byte{argHPEXPIREAT, key, command.IntArg(at)}
 		}
-		argv = append(argv, argFIELDS, intArg(int64(len(changed))))
-		x.propagateAs(append(argv, changed...)...)
+		argv = append(argv, argFIELDS, command.IntArg(int64(len(changed))))
+		x.PropagateAs(append(argv, changed...)...)
 	}
 }
 
@@ -891,27 +851,27 @@ func hgetexCommand(x *Ctx) {
 // It replies 1 when the fields were set, 0 when the condition failed, and
 // propagates with the time made absolute (PXAT).
 // https://redis.io/docs/latest/commands/hsetex/
-func hsetexCommand(x *Ctx) {
+func hsetexCommand(x *command.Ctx) {
 	key := x.Args[1]
-	e, found := x.lookupWrite(key)
-	if x.wrongType(&e, found, keyspace.TypeHash) {
+	e, found := x.LookupWrite(key)
+	if x.WrongType(&e, found, keyspace.TypeHash) {
 		return
 	}
 	fnx, fxx, keepTTL, setTTL := false, false, false, false
 	var at int64
 	timeAt := -1 // the time argument's index, for propagation
 	i := 2
-	for ; i < len(x.Args) && !cArgIs(x.Args[i], "fields"); i++ {
+	for ; i < len(x.Args) && !command.ArgIs(x.Args[i], "fields"); i++ {
 		arg := x.Args[i]
 		unitMs, absolute, isExpiry := expiryOption(arg)
 		switch {
-		case cArgIs(arg, "fnx") || cArgIs(arg, "fxx"):
+		case command.ArgIs(arg, "fnx") || command.ArgIs(arg, "fxx"):
 			if fnx || fxx {
 				x.W.Error("ERR Only one of FXX or FNX arguments can be specified")
 				return
 			}
-			fnx, fxx = cArgIs(arg, "fnx"), cArgIs(arg, "fxx")
-		case isExpiry || cArgIs(arg, "keepttl"):
+			fnx, fxx = command.ArgIs(arg, "fnx"), command.ArgIs(arg, "fxx")
+		case isExpiry || command.ArgIs(arg, "keepttl"):
 			if setTTL || keepTTL {
 				x.W.Error("ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified")
 				return
@@ -921,11 +881,11 @@ func hsetexCommand(x *Ctx) {
 				continue
 			}
 			if i+1 >= len(x.Args) {
-				x.W.Error(errArity(x.cmd.Name))
+				x.W.Error(command.ErrArity(x.Name))
 				return
 			}
 			var ok bool
-			if at, ok = x.fieldExpireTime(x.Args[i+1], unitMs, absolute); !ok {
+			if at, ok = fieldExpireTime(x, x.Args[i+1], unitMs, absolute); !ok {
 				return
 			}
 			setTTL, timeAt = true, i
@@ -936,7 +896,7 @@ func hsetexCommand(x *Ctx) {
 		}
 	}
 	if i+1 >= len(x.Args) {
-		x.W.Error(errArity(x.cmd.Name))
+		x.W.Error(command.ErrArity(x.Name))
 		return
 	}
 	n, ok := strnum.ParseInt(x.Args[i+1])
@@ -946,14 +906,14 @@ func hsetexCommand(x *Ctx) {
 	}
 	pairs := x.Args[i+2:]
 	if n > int64(len(pairs)) || 2*n != int64(len(pairs)) {
-		x.W.Error(errArity(x.cmd.Name))
+		x.W.Error(command.ErrArity(x.Name))
 		return
 	}
 	var h values.HashEdit
-	h.Begin(x.env(), key, &e, found)
+	h.Begin(x.Env(), key, &e, found)
 	if fnx || fxx {
 		for j := 0; j < len(pairs); j += 2 {
-			x.expireFieldIn(&h, key, pairs[j])
+			expireFieldIn(x, &h, key, pairs[j])
 		}
 		for j := 0; j < len(pairs); j += 2 {
 			if _, exists := h.Get(pairs[j]); exists != fxx {
@@ -967,14 +927,14 @@ func hsetexCommand(x *Ctx) {
 		deleted := 0
 		for j := 0; j < len(pairs); j += 2 {
 			if _, _, exists := h.Lookup(pairs[j]); exists {
-				x.propagateFieldExpired(key, pairs[j])
+				propagateFieldExpired(x, key, pairs[j])
 				h.Delete(pairs[j : j+1])
 				deleted++
 			}
 		}
-		x.committed(h.Commit(), eventIf(deleted > 0, "hdel"))
-		x.dirty += deleted
-		x.propagateNone()
+		x.Committed(h.Commit(), command.EventIf(deleted > 0, "hdel"))
+		x.Dirty += deleted
+		x.PropagateNone()
 		x.W.Int(1)
 		return
 	}
@@ -989,15 +949,15 @@ func hsetexCommand(x *Ctx) {
 			h.SetExpire(pairs[j], at)
 		}
 	}
-	x.committed(h.Commit(), "hset")
+	x.Committed(h.Commit(), "hset")
 	if setTTL {
-		x.notify(notifyHash, "hexpire", key)
+		x.Notify(config.EventHash, "hexpire", key)
 	}
-	x.dirty += len(pairs) / 2
+	x.Dirty += len(pairs) / 2
 	x.W.Int(1)
-	if setTTL && x.propagating() && !cArgIs(x.Args[timeAt], "pxat") {
+	if setTTL && x.Propagating() && !command.ArgIs(x.Args[timeAt], "pxat") {
 		argv := append([][]byte(nil), x.Args...)
-		argv[timeAt], argv[timeAt+1] = argPXAT, intArg(at)
-		x.propagateAs(argv...)
+		argv[timeAt], argv[timeAt+1] = argPXAT, command.IntArg(at)
+		x.PropagateAs(argv...)
 	}
 }

@@ -1,22 +1,24 @@
-package server
+package family
 
 import (
 	"bytes"
 	"math"
 
+	"github.com/keyhive/keyhive/command"
+	"github.com/keyhive/keyhive/config"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/resp"
 	"github.com/keyhive/keyhive/values"
 )
 
-func init() {
-	bind("lpush", func(x *Ctx) { pushCommand(x, true, false) })
-	bind("rpush", func(x *Ctx) { pushCommand(x, false, false) })
-	bind("lpushx", func(x *Ctx) { pushCommand(x, true, true) })
-	bind("rpushx", func(x *Ctx) { pushCommand(x, false, true) })
-	bind("lpop", func(x *Ctx) { popCommand(x, true) })
-	bind("rpop", func(x *Ctx) { popCommand(x, false) })
+func registerLists(bind binder) {
+	bind("lpush", func(x *command.Ctx) { pushCommand(x, true, false) })
+	bind("rpush", func(x *command.Ctx) { pushCommand(x, false, false) })
+	bind("lpushx", func(x *command.Ctx) { pushCommand(x, true, true) })
+	bind("rpushx", func(x *command.Ctx) { pushCommand(x, false, true) })
+	bind("lpop", func(x *command.Ctx) { popCommand(x, true) })
+	bind("rpop", func(x *command.Ctx) { popCommand(x, false) })
 	bind("llen", llenCommand)
 	bind("lindex", lindexCommand)
 	bind("linsert", linsertCommand)
@@ -28,8 +30,8 @@ func init() {
 	bind("lmove", lmoveCommand)
 	bind("rpoplpush", lmoveCommand)
 	bind("lmpop", lmpopCommand)
-	bind("blpop", func(x *Ctx) { bpopCommand(x, true) })
-	bind("brpop", func(x *Ctx) { bpopCommand(x, false) })
+	bind("blpop", func(x *command.Ctx) { bpopCommand(x, true) })
+	bind("brpop", func(x *command.Ctx) { bpopCommand(x, false) })
 	bind("blmove", blmoveCommand)
 	bind("lmovem", lmovemCommand)
 	bind("blmovem", blmovemCommand)
@@ -56,9 +58,9 @@ func popEvent(head bool) string {
 	return "rpop"
 }
 
-func pushCommand(x *Ctx, head, onlyExisting bool) {
+func pushCommand(x *command.Ctx, head, onlyExisting bool) {
 	var l values.ListEdit
-	if !editAs(x, x.Args[1], &l) {
+	if !command.EditAs(x, x.Args[1], &l) {
 		return
 	}
 	if onlyExisting && !l.Found() {
@@ -69,26 +71,26 @@ func pushCommand(x *Ctx, head, onlyExisting bool) {
 		l.Push(head, e)
 	}
 	n := l.Len()
-	x.committed(l.Commit(), pushEvent(head))
-	x.dirty += len(x.Args) - 2
+	x.Committed(l.Commit(), pushEvent(head))
+	x.Dirty += len(x.Args) - 2
 	x.W.Int(int64(n))
 }
 
 // popCommand is LPOP and RPOP, with an optional count.
-func popCommand(x *Ctx, head bool) {
+func popCommand(x *command.Ctx, head bool) {
 	if len(x.Args) > 3 {
-		x.W.Error(errArity(x.cmd.Name))
+		x.W.Error(command.ErrArity(x.Name))
 		return
 	}
 	count, hasCount := int64(1), len(x.Args) == 3
 	if hasCount {
 		var ok bool
-		if count, ok = x.popCount(x.Args[2]); !ok {
+		if count, ok = popCount(x, x.Args[2]); !ok {
 			return
 		}
 	}
 	var l values.ListEdit
-	if !editAs(x, x.Args[1], &l) {
+	if !command.EditAs(x, x.Args[1], &l) {
 		return
 	}
 	switch {
@@ -107,12 +109,12 @@ func popCommand(x *Ctx, head bool) {
 	} else {
 		popReply(x, &l, head, -1)
 	}
-	x.committed(l.Commit(), popEvent(head))
+	x.Committed(l.Commit(), popEvent(head))
 }
 
 // popReply pops up to count elements from one end of a non-empty list and
 // replies with them: an array, or the one element when count is -1.
-func popReply(x *Ctx, l *values.ListEdit, head bool, count int64) int {
+func popReply(x *command.Ctx, l *values.ListEdit, head bool, count int64) int {
 	n := l.Len()
 	k := 1
 	if count >= 0 {
@@ -134,12 +136,12 @@ func popReply(x *Ctx, l *values.ListEdit, head bool, count int64) int {
 	} else {
 		l.Trim(0, n-k)
 	}
-	x.dirty += k
+	x.Dirty += k
 	return k
 }
 
-func llenCommand(x *Ctx) {
-	l, found, ok := readAs[values.ListView](x, x.Args[1])
+func llenCommand(x *command.Ctx) {
+	l, found, ok := command.ReadAs[values.ListView](x, x.Args[1])
 	switch {
 	case !ok:
 	case !found:
@@ -161,8 +163,8 @@ func listIndex(index int64, n int) (int, bool) {
 	return int(index), true
 }
 
-func lindexCommand(x *Ctx) {
-	l, found, ok := readAs[values.ListView](x, x.Args[1])
+func lindexCommand(x *command.Ctx) {
+	l, found, ok := command.ReadAs[values.ListView](x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -172,7 +174,7 @@ func lindexCommand(x *Ctx) {
 	}
 	index, ok := strnum.ParseInt(x.Args[2])
 	if !ok {
-		x.W.Error(errNotInt)
+		x.W.Error(command.ErrNotInt)
 		return
 	}
 	if i, ok := listIndex(index, l.Len()); ok {
@@ -182,18 +184,18 @@ func lindexCommand(x *Ctx) {
 	}
 }
 
-func lsetCommand(x *Ctx) {
+func lsetCommand(x *command.Ctx) {
 	var l values.ListEdit
-	if !editAs(x, x.Args[1], &l) {
+	if !command.EditAs(x, x.Args[1], &l) {
 		return
 	}
 	if !l.Found() {
-		x.W.Error(errNoSuchKey)
+		x.W.Error(command.ErrNoSuchKey)
 		return
 	}
 	index, ok := strnum.ParseInt(x.Args[2])
 	if !ok {
-		x.W.Error(errNotInt)
+		x.W.Error(command.ErrNotInt)
 		return
 	}
 	i, ok := listIndex(index, l.Len())
@@ -202,23 +204,23 @@ func lsetCommand(x *Ctx) {
 		return
 	}
 	l.Set(i, x.Args[3])
-	x.committed(l.Commit(), "lset")
-	x.dirty++
+	x.Committed(l.Commit(), "lset")
+	x.Dirty++
 	x.W.OK()
 }
 
-func linsertCommand(x *Ctx) {
+func linsertCommand(x *command.Ctx) {
 	var after bool
 	switch {
-	case cArgIs(x.Args[2], "after"):
+	case command.ArgIs(x.Args[2], "after"):
 		after = true
-	case cArgIs(x.Args[2], "before"):
+	case command.ArgIs(x.Args[2], "before"):
 	default:
-		x.W.Error(errSyntax)
+		x.W.Error(command.ErrSyntax)
 		return
 	}
 	var l values.ListEdit
-	if !editAs(x, x.Args[1], &l) {
+	if !command.EditAs(x, x.Args[1], &l) {
 		return
 	}
 	if !l.Found() {
@@ -244,28 +246,28 @@ func linsertCommand(x *Ctx) {
 	}
 	l.Insert(at, x.Args[4])
 	n := l.Len()
-	x.committed(l.Commit(), "linsert")
-	x.dirty++
+	x.Committed(l.Commit(), "linsert")
+	x.Dirty++
 	x.W.Int(int64(n))
 }
 
 // parseRange parses the start and stop arguments of LRANGE and LTRIM.
-func (x *Ctx) parseRange() (start, stop int64, ok bool) {
+func parseRange(x *command.Ctx) (start, stop int64, ok bool) {
 	start, ok1 := strnum.ParseInt(x.Args[2])
 	stop, ok2 := strnum.ParseInt(x.Args[3])
 	if !ok1 || !ok2 {
-		x.W.Error(errNotInt)
+		x.W.Error(command.ErrNotInt)
 		return 0, 0, false
 	}
 	return start, stop, true
 }
 
-func lrangeCommand(x *Ctx) {
-	start, stop, ok := x.parseRange()
+func lrangeCommand(x *command.Ctx) {
+	start, stop, ok := parseRange(x)
 	if !ok {
 		return
 	}
-	l, found, ok := readAs[values.ListView](x, x.Args[1])
+	l, found, ok := command.ReadAs[values.ListView](x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -286,13 +288,13 @@ func lrangeCommand(x *Ctx) {
 	})
 }
 
-func ltrimCommand(x *Ctx) {
-	start, stop, ok := x.parseRange()
+func ltrimCommand(x *command.Ctx) {
+	start, stop, ok := parseRange(x)
 	if !ok {
 		return
 	}
 	var l values.ListEdit
-	if !editAs(x, x.Args[1], &l) {
+	if !command.EditAs(x, x.Args[1], &l) {
 		return
 	}
 	if !l.Found() {
@@ -302,19 +304,19 @@ func ltrimCommand(x *Ctx) {
 	n := l.Len()
 	from, to := rankRange(start, stop, n)
 	l.Trim(from, to)
-	x.committed(l.Commit(), "ltrim")
-	x.dirty += n - (to - from)
+	x.Committed(l.Commit(), "ltrim")
+	x.Dirty += n - (to - from)
 	x.W.OK()
 }
 
-func lremCommand(x *Ctx) {
+func lremCommand(x *command.Ctx) {
 	count, ok := strnum.ParseInt(x.Args[2])
 	if !ok {
-		x.W.Error(errNotInt)
+		x.W.Error(command.ErrNotInt)
 		return
 	}
 	var l values.ListEdit
-	if !editAs(x, x.Args[1], &l) {
+	if !command.EditAs(x, x.Args[1], &l) {
 		return
 	}
 	if !l.Found() {
@@ -348,29 +350,29 @@ func lremCommand(x *Ctx) {
 		removed++
 		return false
 	})
-	x.committed(l.Commit(), eventIf(removed > 0, "lrem"))
-	x.dirty += int(removed)
+	x.Committed(l.Commit(), command.EventIf(removed > 0, "lrem"))
+	x.Dirty += int(removed)
 	x.W.Int(removed)
 }
 
-func lposCommand(x *Ctx) {
+func lposCommand(x *command.Ctx) {
 	rank, count, maxlen := int64(1), int64(-1), int64(0)
 	for j := 3; j < len(x.Args); j++ {
 		more := j+1 < len(x.Args)
 		switch {
-		case more && cArgIs(x.Args[j], "rank"):
+		case more && command.ArgIs(x.Args[j], "rank"):
 			j++
 			v, ok := strnum.ParseInt(x.Args[j])
 			switch {
 			case !ok:
-				x.W.Error(errNotInt)
+				x.W.Error(command.ErrNotInt)
 				return
 			case v == 0:
 				x.W.Error("ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list")
 				return
 			}
 			rank = v
-		case more && cArgIs(x.Args[j], "count"):
+		case more && command.ArgIs(x.Args[j], "count"):
 			j++
 			v, ok := strnum.ParseInt(x.Args[j])
 			if !ok || v < 0 {
@@ -378,7 +380,7 @@ func lposCommand(x *Ctx) {
 				return
 			}
 			count = v
-		case more && cArgIs(x.Args[j], "maxlen"):
+		case more && command.ArgIs(x.Args[j], "maxlen"):
 			j++
 			v, ok := strnum.ParseInt(x.Args[j])
 			if !ok || v < 0 {
@@ -387,11 +389,11 @@ func lposCommand(x *Ctx) {
 			}
 			maxlen = v
 		default:
-			x.W.Error(errSyntax)
+			x.W.Error(command.ErrSyntax)
 			return
 		}
 	}
-	l, found, ok := readAs[values.ListView](x, x.Args[1])
+	l, found, ok := command.ReadAs[values.ListView](x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -458,23 +460,23 @@ func lposCommand(x *Ctx) {
 // listEnd parses LEFT or RIGHT, reporting whether it names the head.
 func listEnd(arg []byte) (head, ok bool) {
 	switch {
-	case cArgIs(arg, "left"):
+	case command.ArgIs(arg, "left"):
 		return true, true
-	case cArgIs(arg, "right"):
+	case command.ArgIs(arg, "right"):
 		return false, true
 	}
 	return false, false
 }
 
 // lmoveCommand is LMOVE and RPOPLPUSH (RIGHT LEFT). Both propagate as sent.
-func lmoveCommand(x *Ctx) {
+func lmoveCommand(x *command.Ctx) {
 	fromHead, toHead, ok := lmoveEnds(x.Args[3:])
 	if !ok {
-		x.W.Error(errSyntax)
+		x.W.Error(command.ErrSyntax)
 		return
 	}
-	if l, ok := x.editListFound(x.Args[1]); ok {
-		x.lmove(l, x.Args[2], fromHead, toHead)
+	if l, ok := editListFound(x, x.Args[1]); ok {
+		lmove(x, l, x.Args[2], fromHead, toHead)
 	}
 }
 
@@ -491,9 +493,9 @@ func lmoveEnds(args [][]byte) (fromHead, toHead, ok bool) {
 
 // editListFound starts an edit of the list at key, replying WRONGTYPE for
 // another type and a null for none.
-func (x *Ctx) editListFound(key []byte) (l *values.ListEdit, ok bool) {
+func editListFound(x *command.Ctx, key []byte) (l *values.ListEdit, ok bool) {
 	l = &values.ListEdit{}
-	if !editAs(x, key, l) {
+	if !command.EditAs(x, key, l) {
 		return nil, false
 	}
 	if !l.Found() {
@@ -505,7 +507,7 @@ func (x *Ctx) editListFound(key []byte) (l *values.ListEdit, ok bool) {
 
 // lmove moves an element from one end of the list in l (non-empty) to one end
 // of the list at dst, replying with it.
-func (x *Ctx) lmove(l *values.ListEdit, dst []byte, fromHead, toHead bool) {
+func lmove(x *command.Ctx, l *values.ListEdit, dst []byte, fromHead, toHead bool) {
 	src := l.Key()
 	n := l.Len()
 	from := 0
@@ -517,34 +519,34 @@ func (x *Ctx) lmove(l *values.ListEdit, dst []byte, fromHead, toHead bool) {
 		e := append(buf[:0], l.Index(from)...)
 		l.Trim(boolInt(fromHead), n-boolInt(!fromHead))
 		l.Push(toHead, e)
-		x.committed(l.Commit(), pushEvent(toHead))
-		x.notify(notifyList, popEvent(fromHead), src)
-		x.dirty++
+		x.Committed(l.Commit(), pushEvent(toHead))
+		x.Notify(config.EventList, popEvent(fromHead), src)
+		x.Dirty++
 		x.W.Bulk(e)
 		return
 	}
-	if de, found := x.lookupWrite(dst); found && de.Type() != keyspace.TypeList {
-		x.W.Error(errWrongType)
+	if de, found := x.LookupWrite(dst); found && de.Type() != keyspace.TypeList {
+		x.W.Error(command.ErrWrongType)
 		return
 	}
 	// The lookups may have removed expired keys: look both up again (without
 	// touching them twice), committing src before dst is looked up.
 	e, _ := x.DB.Lookup(src, x.Now, false)
-	editAt(x, src, &e, true, l)
+	command.EditAt(x, src, &e, true, l)
 	var buf [64]byte
 	elem := append(buf[:0], l.Index(from)...)
 	l.Trim(boolInt(fromHead), n-boolInt(!fromHead))
 	// Redis notifies the push before the pop (and the source's deletion).
 	l.Commit()
 	e, found := x.DB.Lookup(dst, x.Now, false)
-	editAt(x, dst, &e, found, l)
+	command.EditAt(x, dst, &e, found, l)
 	l.Push(toHead, elem)
-	x.committed(l.Commit(), pushEvent(toHead))
-	x.notify(notifyList, popEvent(fromHead), src)
+	x.Committed(l.Commit(), pushEvent(toHead))
+	x.Notify(config.EventList, popEvent(fromHead), src)
 	if n == 1 {
-		x.notify(notifyGeneric, "del", src)
+		x.Notify(config.EventGeneric, "del", src)
 	}
-	x.dirty++
+	x.Dirty++
 	x.W.Bulk(elem)
 }
 
@@ -555,14 +557,14 @@ func boolInt(b bool) int {
 	return 0
 }
 
-func lmpopCommand(x *Ctx) { x.mpop("left", "right", mpopList) }
+func lmpopCommand(x *command.Ctx) { mpop(x, "left", "right", mpopList) }
 
 // mpopList pops up to count elements from the list at key, when there is
 // one, and replies with its key and them, propagated as the pop it did, as
 // Redis does. It reports whether it replied (also WRONGTYPE).
-func mpopList(x *Ctx, key []byte, head bool, count int64) bool {
+func mpopList(x *command.Ctx, key []byte, head bool, count int64) bool {
 	var l values.ListEdit
-	if !editAs(x, key, &l) {
+	if !command.EditAs(x, key, &l) {
 		return true
 	}
 	if !l.Found() {
@@ -571,9 +573,9 @@ func mpopList(x *Ctx, key []byte, head bool, count int64) bool {
 	x.W.Array(2)
 	x.W.Bulk(key)
 	popped := popReply(x, &l, head, count)
-	x.committed(l.Commit(), popEvent(head))
-	if x.propagating() {
-		x.propagateAs(popVerb(head), key, intArg(int64(popped)))
+	x.Committed(l.Commit(), popEvent(head))
+	if x.Propagating() {
+		x.PropagateAs(popVerb(head), key, command.IntArg(int64(popped)))
 	}
 	return true
 }
@@ -589,40 +591,40 @@ func popVerb(head bool) []byte {
 // list, else blocks (blocking.go) until one does.
 
 // bpopCommand is BLPOP and BRPOP, propagated as the LPOP or RPOP they do.
-func bpopCommand(x *Ctx, head bool) {
-	x.bpop(keyspace.TypeList, func(x *Ctx, key []byte) {
+func bpopCommand(x *command.Ctx, head bool) {
+	bpop(x, keyspace.TypeList, func(x *command.Ctx, key []byte) {
 		var l values.ListEdit
-		editAs(x, key, &l)
+		command.EditAs(x, key, &l)
 		x.W.Array(2)
 		x.W.Bulk(key)
 		popReply(x, &l, head, -1)
-		x.committed(l.Commit(), popEvent(head))
-		x.propagateAs(popVerb(head), key)
+		x.Committed(l.Commit(), popEvent(head))
+		x.PropagateAs(popVerb(head), key)
 	})
 }
 
 // blmoveCommand is BLMOVE and BRPOPLPUSH, propagated as LMOVE and RPOPLPUSH.
-func blmoveCommand(x *Ctx) {
-	deadline, ok := x.parseTimeout(x.Args[len(x.Args)-1])
+func blmoveCommand(x *command.Ctx) {
+	deadline, ok := x.ParseTimeout(x.Args[len(x.Args)-1])
 	if !ok {
 		return
 	}
 	fromHead, toHead, ok := lmoveEnds(x.Args[3 : len(x.Args)-1])
 	if !ok {
-		x.W.Error(errSyntax)
+		x.W.Error(command.ErrSyntax)
 		return
 	}
 	src, dst := x.Args[1], x.Args[2]
-	serve := func(x *Ctx, key []byte) {
-		l, _ := x.editListFound(key)
-		x.lmove(l, dst, fromHead, toHead)
+	serve := func(x *command.Ctx, key []byte) {
+		l, _ := editListFound(x, key)
+		lmove(x, l, dst, fromHead, toHead)
 		if len(x.Args) == 4 {
-			x.propagateAs(argRPOPLPUSH, src, dst)
+			x.PropagateAs(argRPOPLPUSH, src, dst)
 		} else {
-			x.propagateAs(argLMOVE, src, dst, x.Args[3], x.Args[4])
+			x.PropagateAs(argLMOVE, src, dst, x.Args[3], x.Args[4])
 		}
 	}
-	x.popOrBlock(blockSpec{keys: x.Args[1:2], dst: dst, typ: keyspace.TypeList, deadline: deadline, serve: serve, timedOut: (*resp.Writer).NullArray, denied: (*resp.Writer).Null})
+	x.PopOrBlock(command.BlockRequest{Keys: x.Args[1:2], Dst: dst, Type: keyspace.TypeList, Deadline: deadline, Serve: serve, TimedOut: (*resp.Writer).NullArray, Denied: (*resp.Writer).Null})
 }
 
 var (
@@ -631,7 +633,7 @@ var (
 )
 
 // blmpopCommand is BLMPOP timeout numkeys key [key ...] LEFT|RIGHT [COUNT n].
-func blmpopCommand(x *Ctx) { x.bmpop(keyspace.TypeList, "left", "right", mpopList) }
+func blmpopCommand(x *command.Ctx) { bmpop(x, keyspace.TypeList, "left", "right", mpopList) }
 
 // moveMany is LMOVEM's and BLMOVEM's how-many block: how many elements
 // (COUNT up to n, EXACTLY n or none), and whether the batch keeps its order
@@ -644,20 +646,20 @@ type moveMany struct {
 
 // parseMoveMany parses the optional how-many block of LMOVEM and BLMOVEM:
 // none (one element), or COUNT|EXACTLY n followed by OBO|BULK.
-func (x *Ctx) parseMoveMany(args [][]byte) (m moveMany, ok bool) {
+func parseMoveMany(x *command.Ctx, args [][]byte) (m moveMany, ok bool) {
 	if len(args) == 0 {
 		return moveMany{n: 1}, true
 	}
 	if len(args) != 3 {
-		x.W.Error(errSyntax)
+		x.W.Error(command.ErrSyntax)
 		return m, false
 	}
 	switch {
-	case cArgIs(args[0], "count"):
-	case cArgIs(args[0], "exactly"):
+	case command.ArgIs(args[0], "count"):
+	case command.ArgIs(args[0], "exactly"):
 		m.exactly = true
 	default:
-		x.W.Error(errSyntax)
+		x.W.Error(command.ErrSyntax)
 		return m, false
 	}
 	n, ok := strnum.ParseInt(args[1])
@@ -667,11 +669,11 @@ func (x *Ctx) parseMoveMany(args [][]byte) (m moveMany, ok bool) {
 	}
 	m.n = int(min(n, math.MaxInt32))
 	switch {
-	case cArgIs(args[2], "obo"):
-	case cArgIs(args[2], "bulk"):
+	case command.ArgIs(args[2], "obo"):
+	case command.ArgIs(args[2], "bulk"):
 		m.bulk = true
 	default:
-		x.W.Error(errSyntax)
+		x.W.Error(command.ErrSyntax)
 		return m, false
 	}
 	return m, true
@@ -680,25 +682,25 @@ func (x *Ctx) parseMoveMany(args [][]byte) (m moveMany, ok bool) {
 // lmovemCommand is LMOVEM (Redis 8.10): LMOVE of up to (COUNT) or exactly
 // (EXACTLY) n elements, replied as an array in their destination order
 // (https://redis.io/docs/latest/commands/lmovem/). Propagated as sent.
-func lmovemCommand(x *Ctx) {
+func lmovemCommand(x *command.Ctx) {
 	fromHead, toHead, ok := lmoveEnds(x.Args[3:5])
 	if !ok {
-		x.W.Error(errSyntax)
+		x.W.Error(command.ErrSyntax)
 		return
 	}
-	m, ok := x.parseMoveMany(x.Args[5:])
+	m, ok := parseMoveMany(x, x.Args[5:])
 	if !ok {
 		return
 	}
 	var l values.ListEdit
 	switch {
-	case !editAs(x, x.Args[1], &l):
+	case !command.EditAs(x, x.Args[1], &l):
 	case m.exactly && l.Len() < m.n: // a missing source too
 		x.W.NullArray()
 	case !l.Found():
 		x.W.Array(0)
 	default:
-		x.lmovem(&l, x.Args[2], fromHead, toHead, m)
+		lmovem(x, &l, x.Args[2], fromHead, toHead, m)
 	}
 }
 
@@ -707,15 +709,15 @@ func lmovemCommand(x *Ctx) {
 // replies with them as they lie in dst, head to tail. OBO pops them all, then
 // pushes each in the order popped (on one key, reversing them); BULK pushes
 // them as one batch in their source order.
-func (x *Ctx) lmovem(l *values.ListEdit, dst []byte, fromHead, toHead bool, m moveMany) (moved int) {
+func lmovem(x *command.Ctx, l *values.ListEdit, dst []byte, fromHead, toHead bool, m moveMany) (moved int) {
 	src := l.Key()
 	if !bytes.Equal(src, dst) {
-		if de, found := x.lookupWrite(dst); found && de.Type() != keyspace.TypeList {
-			x.W.Error(errWrongType)
+		if de, found := x.LookupWrite(dst); found && de.Type() != keyspace.TypeList {
+			x.W.Error(command.ErrWrongType)
 			return 0
 		}
 		e, _ := x.DB.Lookup(src, x.Now, false) // dst's lookup may have expired keys
-		editAt(x, src, &e, true, l)
+		command.EditAt(x, src, &e, true, l)
 	}
 	size := l.Len()
 	n := min(m.n, size)
@@ -723,10 +725,10 @@ func (x *Ctx) lmovem(l *values.ListEdit, dst []byte, fromHead, toHead bool, m mo
 	if !fromHead {
 		start = size - 1
 	}
-	x.collect.reset() // the popped elements, in the order popped
+	x.Collect.Reset() // the popped elements, in the order popped
 	l.Each(start, !fromHead, func(e []byte) bool {
-		x.collect.add(e)
-		return len(x.collect.spans) < n
+		x.Collect.Add(e)
+		return x.Collect.Len() < n
 	})
 	if fromHead {
 		l.Trim(n, size)
@@ -736,7 +738,7 @@ func (x *Ctx) lmovem(l *values.ListEdit, dst []byte, fromHead, toHead bool, m mo
 	if !bytes.Equal(src, dst) {
 		l.Commit() // Redis notifies the push before the pop
 		e, found := x.DB.Lookup(dst, x.Now, false)
-		editAt(x, dst, &e, found, l)
+		command.EditAt(x, dst, &e, found, l)
 	}
 	// block(i) is the i-th moved element as it lies in dst, head to tail.
 	reversed := toHead // OBO pushes them one by one: onto the head, reversed
@@ -747,11 +749,7 @@ func (x *Ctx) lmovem(l *values.ListEdit, dst []byte, fromHead, toHead bool, m mo
 		if reversed {
 			i = n - 1 - i
 		}
-		lo := 0
-		if i > 0 {
-			lo = x.collect.spans[i-1]
-		}
-		return x.collect.buf[lo:x.collect.spans[i]]
+		return x.Collect.At(i)
 	}
 	for i := range n {
 		if toHead {
@@ -760,12 +758,12 @@ func (x *Ctx) lmovem(l *values.ListEdit, dst []byte, fromHead, toHead bool, m mo
 			l.Push(false, block(i))
 		}
 	}
-	x.committed(l.Commit(), pushEvent(toHead))
-	x.notify(notifyList, popEvent(fromHead), src)
+	x.Committed(l.Commit(), pushEvent(toHead))
+	x.Notify(config.EventList, popEvent(fromHead), src)
 	if n == size && !bytes.Equal(src, dst) {
-		x.notify(notifyGeneric, "del", src)
+		x.Notify(config.EventGeneric, "del", src)
 	}
-	x.dirty++
+	x.Dirty++
 	x.W.Array(n)
 	for i := range n {
 		x.W.Bulk(block(i))
@@ -777,17 +775,17 @@ func (x *Ctx) lmovem(l *values.ListEdit, dst []byte, fromHead, toHead bool, m mo
 // is empty (EXACTLY: shorter than n) (https://redis.io/docs/latest/commands/blmovem/),
 // propagated as the LMOVEM it did: with a how-many block, EXACTLY the
 // elements moved, as Redis rewrites it.
-func blmovemCommand(x *Ctx) {
-	deadline, ok := x.parseTimeout(x.Args[5])
+func blmovemCommand(x *command.Ctx) {
+	deadline, ok := x.ParseTimeout(x.Args[5])
 	if !ok {
 		return
 	}
 	fromHead, toHead, ok := lmoveEnds(x.Args[3:5])
 	if !ok {
-		x.W.Error(errSyntax)
+		x.W.Error(command.ErrSyntax)
 		return
 	}
-	m, ok := x.parseMoveMany(x.Args[6:])
+	m, ok := parseMoveMany(x, x.Args[6:])
 	if !ok {
 		return
 	}
@@ -798,29 +796,29 @@ func blmovemCommand(x *Ctx) {
 	ready := func(e *keyspace.Entry, found bool) bool {
 		return found && e.Type() == keyspace.TypeList && values.ViewList(e).Len() >= need
 	}
-	serve := func(x *Ctx, key []byte) {
+	serve := func(x *command.Ctx, key []byte) {
 		var l values.ListEdit
-		editAs(x, key, &l)
-		moved := x.lmovem(&l, x.Args[2], fromHead, toHead, m)
-		if moved > 0 && x.propagating() {
+		command.EditAs(x, key, &l)
+		moved := lmovem(x, &l, x.Args[2], fromHead, toHead, m)
+		if moved > 0 && x.Propagating() {
 			argv := append([][]byte{argLMOVEM}, x.Args[1:5]...)
 			if len(x.Args) > 6 {
-				argv = append(argv, argEXACTLY, intArg(int64(moved)), x.Args[8])
+				argv = append(argv, argEXACTLY, command.IntArg(int64(moved)), x.Args[8])
 			}
-			x.propagateAs(argv...)
+			x.PropagateAs(argv...)
 		}
 	}
 	src := x.Args[1]
-	e, found := x.lookupWrite(src)
-	if x.wrongType(&e, found, keyspace.TypeList) {
+	e, found := x.LookupWrite(src)
+	if x.WrongType(&e, found, keyspace.TypeList) {
 		return
 	}
 	if ready(&e, found) {
 		serve(x, src)
 		return
 	}
-	x.block(blockSpec{keys: x.Args[1:2], dst: x.Args[2], typ: keyspace.TypeList, deadline: deadline,
-		serve: serve, ready: ready, timedOut: (*resp.Writer).NullArray})
+	x.Block(command.BlockRequest{Keys: x.Args[1:2], Dst: x.Args[2], Type: keyspace.TypeList, Deadline: deadline,
+		Serve: serve, Ready: ready, TimedOut: (*resp.Writer).NullArray})
 }
 
 var (

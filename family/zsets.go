@@ -1,4 +1,4 @@
-package server
+package family
 
 import (
 	"bytes"
@@ -6,45 +6,46 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/keyhive/keyhive/command"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/resp"
 	"github.com/keyhive/keyhive/values"
 )
 
-func init() {
-	bind("zrangestore", func(x *Ctx) { zrangeCommand(x, rangeAuto, dirAuto, true) })
-	bind("zadd", func(x *Ctx) { zaddCommand(x, false) })
-	bind("zincrby", func(x *Ctx) { zaddCommand(x, true) })
+func registerZSets(bind binder) {
+	bind("zrangestore", func(x *command.Ctx) { zrangeCommand(x, rangeAuto, dirAuto, true) })
+	bind("zadd", func(x *command.Ctx) { zaddCommand(x, false) })
+	bind("zincrby", func(x *command.Ctx) { zaddCommand(x, true) })
 	bind("zrem", zremCommand)
 	bind("zcard", zcardCommand)
 	bind("zscore", zscoreCommand)
 	bind("zmscore", zmscoreCommand)
-	bind("zrank", func(x *Ctx) { zrankCommand(x, false) })
-	bind("zrevrank", func(x *Ctx) { zrankCommand(x, true) })
-	bind("zcount", func(x *Ctx) { zcountCommand(x, rangeScore) })
-	bind("zlexcount", func(x *Ctx) { zcountCommand(x, rangeLex) })
-	bind("zrange", func(x *Ctx) { zrangeCommand(x, rangeAuto, dirAuto, false) })
-	bind("zrangebyscore", func(x *Ctx) { zrangeCommand(x, rangeScore, dirForward, false) })
-	bind("zrevrangebyscore", func(x *Ctx) { zrangeCommand(x, rangeScore, dirReverse, false) })
-	bind("zrevrange", func(x *Ctx) { zrangeCommand(x, rangeRank, dirReverse, false) })
-	bind("zrangebylex", func(x *Ctx) { zrangeCommand(x, rangeLex, dirForward, false) })
-	bind("zrevrangebylex", func(x *Ctx) { zrangeCommand(x, rangeLex, dirReverse, false) })
-	bind("zremrangebyscore", func(x *Ctx) { zremrangeCommand(x, rangeScore) })
-	bind("zremrangebyrank", func(x *Ctx) { zremrangeCommand(x, rangeRank) })
-	bind("zremrangebylex", func(x *Ctx) { zremrangeCommand(x, rangeLex) })
-	bind("zpopmin", func(x *Ctx) { zpopCommand(x, false) })
-	bind("zpopmax", func(x *Ctx) { zpopCommand(x, true) })
-	bind("zunion", func(x *Ctx) { zsetOpCommand(x, opUnion, false) })
-	bind("zinter", func(x *Ctx) { zsetOpCommand(x, opInter, false) })
-	bind("zdiff", func(x *Ctx) { zsetOpCommand(x, opDiff, false) })
-	bind("zintercard", func(x *Ctx) { zsetOpCommand(x, opInterCard, false) })
-	bind("zunionstore", func(x *Ctx) { zsetOpCommand(x, opUnion, true) })
-	bind("zinterstore", func(x *Ctx) { zsetOpCommand(x, opInter, true) })
-	bind("zdiffstore", func(x *Ctx) { zsetOpCommand(x, opDiff, true) })
+	bind("zrank", func(x *command.Ctx) { zrankCommand(x, false) })
+	bind("zrevrank", func(x *command.Ctx) { zrankCommand(x, true) })
+	bind("zcount", func(x *command.Ctx) { zcountCommand(x, rangeScore) })
+	bind("zlexcount", func(x *command.Ctx) { zcountCommand(x, rangeLex) })
+	bind("zrange", func(x *command.Ctx) { zrangeCommand(x, rangeAuto, dirAuto, false) })
+	bind("zrangebyscore", func(x *command.Ctx) { zrangeCommand(x, rangeScore, dirForward, false) })
+	bind("zrevrangebyscore", func(x *command.Ctx) { zrangeCommand(x, rangeScore, dirReverse, false) })
+	bind("zrevrange", func(x *command.Ctx) { zrangeCommand(x, rangeRank, dirReverse, false) })
+	bind("zrangebylex", func(x *command.Ctx) { zrangeCommand(x, rangeLex, dirForward, false) })
+	bind("zrevrangebylex", func(x *command.Ctx) { zrangeCommand(x, rangeLex, dirReverse, false) })
+	bind("zremrangebyscore", func(x *command.Ctx) { zremrangeCommand(x, rangeScore) })
+	bind("zremrangebyrank", func(x *command.Ctx) { zremrangeCommand(x, rangeRank) })
+	bind("zremrangebylex", func(x *command.Ctx) { zremrangeCommand(x, rangeLex) })
+	bind("zpopmin", func(x *command.Ctx) { zpopCommand(x, false) })
+	bind("zpopmax", func(x *command.Ctx) { zpopCommand(x, true) })
+	bind("zunion", func(x *command.Ctx) { zsetOpCommand(x, opUnion, false) })
+	bind("zinter", func(x *command.Ctx) { zsetOpCommand(x, opInter, false) })
+	bind("zdiff", func(x *command.Ctx) { zsetOpCommand(x, opDiff, false) })
+	bind("zintercard", func(x *command.Ctx) { zsetOpCommand(x, opInterCard, false) })
+	bind("zunionstore", func(x *command.Ctx) { zsetOpCommand(x, opUnion, true) })
+	bind("zinterstore", func(x *command.Ctx) { zsetOpCommand(x, opInter, true) })
+	bind("zdiffstore", func(x *command.Ctx) { zsetOpCommand(x, opDiff, true) })
 	bind("zmpop", zmpopCommand)
-	bind("bzpopmin", func(x *Ctx) { bzpopCommand(x, false) })
-	bind("bzpopmax", func(x *Ctx) { bzpopCommand(x, true) })
+	bind("bzpopmin", func(x *command.Ctx) { bzpopCommand(x, false) })
+	bind("bzpopmax", func(x *command.Ctx) { bzpopCommand(x, true) })
 	bind("bzmpop", bzmpopCommand)
 	bind("zrandmember", zrandmemberCommand)
 	bind("zscan", zscanCommand)
@@ -206,7 +207,7 @@ const (
 
 // parseInterval parses min and max of a score or lex range, replying the
 // error when they are invalid.
-func (x *Ctx) parseInterval(kind rangeKind, min, max []byte) (iv interval, ok bool) {
+func parseInterval(x *command.Ctx, kind rangeKind, min, max []byte) (iv interval, ok bool) {
 	if kind == rangeLex {
 		var ok1, ok2 bool
 		iv.lex = true
@@ -246,7 +247,7 @@ type zaddFlags struct{ nx, xx, gt, lt, ch, incr bool }
 
 // zaddCommand is ZADD and ZINCRBY (ZADD with INCR), as Redis's
 // zaddGenericCommand.
-func zaddCommand(x *Ctx, zincrby bool) {
+func zaddCommand(x *command.Ctx, zincrby bool) {
 	var f zaddFlags
 	i := 2
 	if zincrby {
@@ -256,17 +257,17 @@ func zaddCommand(x *Ctx, zincrby bool) {
 		for ; i < len(x.Args); i++ {
 			a := x.Args[i]
 			switch {
-			case cArgIs(a, "nx"):
+			case command.ArgIs(a, "nx"):
 				f.nx = true
-			case cArgIs(a, "xx"):
+			case command.ArgIs(a, "xx"):
 				f.xx = true
-			case cArgIs(a, "ch"):
+			case command.ArgIs(a, "ch"):
 				f.ch = true
-			case cArgIs(a, "incr"):
+			case command.ArgIs(a, "incr"):
 				f.incr = true
-			case cArgIs(a, "gt"):
+			case command.ArgIs(a, "gt"):
 				f.gt = true
-			case cArgIs(a, "lt"):
+			case command.ArgIs(a, "lt"):
 				f.lt = true
 			default:
 				break flags
@@ -276,7 +277,7 @@ func zaddCommand(x *Ctx, zincrby bool) {
 	pairs := x.Args[i:]
 	switch {
 	case len(pairs)%2 != 0 || len(pairs) == 0:
-		x.W.Error(errSyntax)
+		x.W.Error(command.ErrSyntax)
 		return
 	case f.nx && f.xx:
 		x.W.Error("ERR XX and NX options at the same time are not compatible")
@@ -290,7 +291,7 @@ func zaddCommand(x *Ctx, zincrby bool) {
 	}
 	for j := 0; j < len(pairs); j += 2 {
 		if _, ok := parseScore(pairs[j]); !ok {
-			x.W.Error(errNotFloat)
+			x.W.Error(command.ErrNotFloat)
 			return
 		}
 	}
@@ -303,9 +304,9 @@ func zaddCommand(x *Ctx, zincrby bool) {
 // zaddPairs applies n valid score-member pairs to the sorted set at
 // x.Args[1] as ZADD does with the options f, and replies. GEOADD shares it,
 // with scores it computed.
-func zaddPairs(x *Ctx, f zaddFlags, n int, pair func(j int) (score float64, member []byte)) {
+func zaddPairs(x *command.Ctx, f zaddFlags, n int, pair func(j int) (score float64, member []byte)) {
 	var z values.ZSetEdit
-	if !editAs(x, x.Args[1], &z) {
+	if !command.EditAs(x, x.Args[1], &z) {
 		return
 	}
 	added, updated, processed := 0, 0, 0
@@ -342,9 +343,9 @@ func zaddPairs(x *Ctx, f zaddFlags, n int, pair func(j int) (score float64, memb
 			}
 			processed++
 		}
-		x.committed(z.Commit(), eventIf(added+updated > 0, zaddEvent(f.incr)))
+		x.Committed(z.Commit(), command.EventIf(added+updated > 0, zaddEvent(f.incr)))
 	}
-	x.dirty += added + updated
+	x.Dirty += added + updated
 	switch {
 	case !f.incr && f.ch:
 		x.W.Int(int64(added + updated))
@@ -364,9 +365,9 @@ func zaddEvent(incr bool) string {
 	return "zadd"
 }
 
-func zremCommand(x *Ctx) {
+func zremCommand(x *command.Ctx) {
 	var z values.ZSetEdit
-	if !editAs(x, x.Args[1], &z) {
+	if !command.EditAs(x, x.Args[1], &z) {
 		return
 	}
 	if !z.Found() {
@@ -382,13 +383,13 @@ func zremCommand(x *Ctx) {
 			}
 		}
 	}
-	x.committed(z.Commit(), eventIf(deleted > 0, "zrem"))
-	x.dirty += deleted
+	x.Committed(z.Commit(), command.EventIf(deleted > 0, "zrem"))
+	x.Dirty += deleted
 	x.W.Int(int64(deleted))
 }
 
-func zcardCommand(x *Ctx) {
-	z, found, ok := readAs[values.ZSetView](x, x.Args[1])
+func zcardCommand(x *command.Ctx) {
+	z, found, ok := command.ReadAs[values.ZSetView](x, x.Args[1])
 	switch {
 	case !ok:
 	case !found:
@@ -398,8 +399,8 @@ func zcardCommand(x *Ctx) {
 	}
 }
 
-func zscoreCommand(x *Ctx) {
-	z, found, ok := readAs[values.ZSetView](x, x.Args[1])
+func zscoreCommand(x *command.Ctx) {
+	z, found, ok := command.ReadAs[values.ZSetView](x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -410,8 +411,8 @@ func zscoreCommand(x *Ctx) {
 	x.W.Null()
 }
 
-func zmscoreCommand(x *Ctx) {
-	z, found, ok := readAs[values.ZSetView](x, x.Args[1])
+func zmscoreCommand(x *command.Ctx) {
+	z, found, ok := command.ReadAs[values.ZSetView](x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -427,17 +428,17 @@ func zmscoreCommand(x *Ctx) {
 
 // zrankCommand is ZRANK and ZREVRANK, with Redis 7.2's WITHSCORE (the rank
 // and the score as a pair, a null array when there is none).
-func zrankCommand(x *Ctx, rev bool) {
+func zrankCommand(x *command.Ctx, rev bool) {
 	if len(x.Args) > 4 {
-		x.W.Error(errArity(x.cmd.Name))
+		x.W.Error(command.ErrArity(x.Name))
 		return
 	}
 	withScore := len(x.Args) == 4
-	if withScore && !cArgIs(x.Args[3], "withscore") {
-		x.W.Error(errSyntax)
+	if withScore && !command.ArgIs(x.Args[3], "withscore") {
+		x.W.Error(command.ErrSyntax)
 		return
 	}
-	z, found, ok := readAs[values.ZSetView](x, x.Args[1])
+	z, found, ok := command.ReadAs[values.ZSetView](x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -462,12 +463,12 @@ func zrankCommand(x *Ctx, rev bool) {
 	}
 }
 
-func zcountCommand(x *Ctx, kind rangeKind) {
-	iv, ok := x.parseInterval(kind, x.Args[2], x.Args[3])
+func zcountCommand(x *command.Ctx, kind rangeKind) {
+	iv, ok := parseInterval(x, kind, x.Args[2], x.Args[3])
 	if !ok {
 		return
 	}
-	z, found, ok := readAs[values.ZSetView](x, x.Args[1])
+	z, found, ok := command.ReadAs[values.ZSetView](x, x.Args[1])
 	switch {
 	case !ok:
 	case !found:
@@ -480,7 +481,7 @@ func zcountCommand(x *Ctx, kind rangeKind) {
 
 // zrangeCommand is ZRANGE, its older forms and ZRANGESTORE, as Redis's
 // zrangeGenericCommand.
-func zrangeCommand(x *Ctx, kind rangeKind, dir direction, store bool) {
+func zrangeCommand(x *command.Ctx, kind rangeKind, dir direction, store bool) {
 	base := 1 // the source key
 	if store {
 		base = 2
@@ -490,27 +491,27 @@ func zrangeCommand(x *Ctx, kind rangeKind, dir direction, store bool) {
 	for j := base + 3; j < len(x.Args); j++ {
 		a := x.Args[j]
 		switch {
-		case !store && cArgIs(a, "withscores"):
+		case !store && command.ArgIs(a, "withscores"):
 			withScores = true
-		case cArgIs(a, "limit") && len(x.Args)-j-1 >= 2:
+		case command.ArgIs(a, "limit") && len(x.Args)-j-1 >= 2:
 			var ok bool
 			if offset, ok = strnum.ParseInt(x.Args[j+1]); !ok {
-				x.W.Error(errNotInt)
+				x.W.Error(command.ErrNotInt)
 				return
 			}
 			if limit, ok = strnum.ParseInt(x.Args[j+2]); !ok {
-				x.W.Error(errNotInt)
+				x.W.Error(command.ErrNotInt)
 				return
 			}
 			j += 2
-		case dir == dirAuto && cArgIs(a, "rev"):
+		case dir == dirAuto && command.ArgIs(a, "rev"):
 			dir = dirReverse
-		case kind == rangeAuto && cArgIs(a, "bylex"):
+		case kind == rangeAuto && command.ArgIs(a, "bylex"):
 			kind = rangeLex
-		case kind == rangeAuto && cArgIs(a, "byscore"):
+		case kind == rangeAuto && command.ArgIs(a, "byscore"):
 			kind = rangeScore
 		default:
-			x.W.Error(errSyntax)
+			x.W.Error(command.ErrSyntax)
 			return
 		}
 	}
@@ -535,20 +536,20 @@ func zrangeCommand(x *Ctx, kind rangeKind, dir direction, store bool) {
 	if kind == rangeRank {
 		var ok bool
 		if first, ok = strnum.ParseInt(lo); !ok {
-			x.W.Error(errNotInt)
+			x.W.Error(command.ErrNotInt)
 			return
 		}
 		if last, ok = strnum.ParseInt(hi); !ok {
-			x.W.Error(errNotInt)
+			x.W.Error(command.ErrNotInt)
 			return
 		}
 	} else {
 		var ok bool
-		if iv, ok = x.parseInterval(kind, lo, hi); !ok {
+		if iv, ok = parseInterval(x, kind, lo, hi); !ok {
 			return
 		}
 	}
-	z, found, ok := readAs[values.ZSetView](x, x.Args[base])
+	z, found, ok := command.ReadAs[values.ZSetView](x, x.Args[base])
 	if !ok {
 		return
 	}
@@ -578,14 +579,14 @@ func zrangeCommand(x *Ctx, kind rangeKind, dir direction, store bool) {
 		}
 	}
 	if !store {
-		x.writeRange(z, start, end, rev, withScores)
+		writeRange(x, z, start, end, rev, withScores)
 		return
 	}
 	o := &values.ZSetObject{}
 	if start < end {
 		z.Each(start, end, false, o.Add)
 	}
-	x.W.Int(int64(x.storeZSet(x.Args[1], o, x.cmd.Name)))
+	x.W.Int(int64(storeZSet(x, x.Args[1], o, x.Name)))
 }
 
 // storeZSet stores o at key as a new sorted set (no expire time), compact
@@ -593,11 +594,11 @@ func zrangeCommand(x *Ctx, kind rangeKind, dir direction, store bool) {
 // returns its length. An empty o deletes key. event is the store's keyspace
 // event: the command's name (zrangestore, zunionstore, ...), georadiusstore
 // for GEORADIUS's STORE.
-func (x *Ctx) storeZSet(key []byte, o *values.ZSetObject, event string) int {
-	e, found := x.lookupWrite(key)
+func storeZSet(x *command.Ctx, key []byte, o *values.ZSetObject, event string) int {
+	e, found := x.LookupWrite(key)
 	was := e.Type()
-	if x.stored(values.StoreZSet(x.env(), &e, found, key, o), event, found, was) {
-		x.dirty++
+	if x.Stored(values.StoreZSet(x.Env(), &e, found, key, o), event, found, was) {
+		x.Dirty++
 	}
 	return o.Len()
 }
@@ -682,29 +683,29 @@ func aggregate(how byte, acc, v float64) float64 {
 
 // zsetOpCommand is ZUNION, ZINTER, ZDIFF, their STORE forms and ZINTERCARD,
 // as Redis's zunionInterDiffGenericCommand.
-func zsetOpCommand(x *Ctx, op setOp, store bool) {
+func zsetOpCommand(x *command.Ctx, op setOp, store bool) {
 	numAt := 1
 	if store {
 		numAt = 2
 	}
 	n, ok := strnum.ParseInt(x.Args[numAt])
 	if !ok {
-		x.W.Error(errNotInt)
+		x.W.Error(command.ErrNotInt)
 		return
 	}
 	if n < 1 {
-		x.W.Error("ERR at least 1 input key is needed for '" + x.cmd.Name + "' command")
+		x.W.Error("ERR at least 1 input key is needed for '" + x.Name + "' command")
 		return
 	}
 	if n > int64(len(x.Args)-numAt-1) {
-		x.W.Error(errSyntax)
+		x.W.Error(command.ErrSyntax)
 		return
 	}
 	srcs := make([]opSource, n)
 	for i := range srcs {
 		key := x.Args[numAt+1+i]
 		var e keyspace.Entry
-		e, srcs[i].found = x.lookupRead(key)
+		e, srcs[i].found = x.LookupRead(key)
 		srcs[i].weight = 1
 		if !srcs[i].found {
 			continue
@@ -715,7 +716,7 @@ func zsetOpCommand(x *Ctx, op setOp, store bool) {
 		case keyspace.TypeSet:
 			srcs[i].s, srcs[i].isSet = values.ViewSet(&e), true
 		default:
-			x.W.Error(errWrongType)
+			x.W.Error(command.ErrWrongType)
 			return
 		}
 	}
@@ -723,7 +724,7 @@ func zsetOpCommand(x *Ctx, op setOp, store bool) {
 	for j := numAt + 1 + int(n); j < len(x.Args); {
 		a, left := x.Args[j], len(x.Args)-j
 		switch {
-		case op != opDiff && op != opInterCard && left >= int(n)+1 && cArgIs(a, "weights"):
+		case op != opDiff && op != opInterCard && left >= int(n)+1 && command.ArgIs(a, "weights"):
 			j++
 			for i := range srcs {
 				w, ok := parseScore(x.Args[j])
@@ -734,23 +735,23 @@ func zsetOpCommand(x *Ctx, op setOp, store bool) {
 				srcs[i].weight = w
 				j++
 			}
-		case op != opDiff && op != opInterCard && left >= 2 && cArgIs(a, "aggregate"):
+		case op != opDiff && op != opInterCard && left >= 2 && command.ArgIs(a, "aggregate"):
 			switch b := x.Args[j+1]; {
-			case cArgIs(b, "sum"):
+			case command.ArgIs(b, "sum"):
 				how = 's'
-			case cArgIs(b, "min"):
+			case command.ArgIs(b, "min"):
 				how = 'n'
-			case cArgIs(b, "max"):
+			case command.ArgIs(b, "max"):
 				how = 'x'
 			default:
-				x.W.Error(errSyntax)
+				x.W.Error(command.ErrSyntax)
 				return
 			}
 			j += 2
-		case !store && op != opInterCard && cArgIs(a, "withscores"):
+		case !store && op != opInterCard && command.ArgIs(a, "withscores"):
 			withScores = true
 			j++
-		case op == opInterCard && left >= 2 && cArgIs(a, "limit"):
+		case op == opInterCard && left >= 2 && command.ArgIs(a, "limit"):
 			var ok bool
 			if limit, ok = strnum.ParseInt(x.Args[j+1]); !ok || limit < 0 {
 				x.W.Error("ERR LIMIT can't be negative")
@@ -758,7 +759,7 @@ func zsetOpCommand(x *Ctx, op setOp, store bool) {
 			}
 			j += 2
 		default:
-			x.W.Error(errSyntax)
+			x.W.Error(command.ErrSyntax)
 			return
 		}
 	}
@@ -821,15 +822,15 @@ func zsetOpCommand(x *Ctx, op setOp, store bool) {
 		})
 	}
 	if store {
-		x.W.Int(int64(x.storeZSet(x.Args[1], o, x.cmd.Name)))
+		x.W.Int(int64(storeZSet(x, x.Args[1], o, x.Name)))
 		return
 	}
-	x.writeRange(values.ZSetView{Obj: o}, 0, o.Len(), false, withScores)
+	writeRange(x, values.ZSetView{Obj: o}, 0, o.Len(), false, withScores)
 }
 
 // writeRange replies the elements of ranks [start, end), reversed when rev,
 // with scores as pairs (nested in RESP3) when withScores.
-func (x *Ctx) writeRange(z values.ZSetView, start, end int, rev, withScores bool) {
+func writeRange(x *command.Ctx, z values.ZSetView, start, end int, rev, withScores bool) {
 	n := end - start
 	nested := withScores && x.W.Proto >= 3
 	if withScores && !nested {
@@ -847,27 +848,27 @@ func (x *Ctx) writeRange(z values.ZSetView, start, end int, rev, withScores bool
 	})
 }
 
-func zremrangeCommand(x *Ctx, kind rangeKind) {
+func zremrangeCommand(x *command.Ctx, kind rangeKind) {
 	var iv interval
 	var first, last int64
 	if kind == rangeRank {
 		var ok bool
 		if first, ok = strnum.ParseInt(x.Args[2]); !ok {
-			x.W.Error(errNotInt)
+			x.W.Error(command.ErrNotInt)
 			return
 		}
 		if last, ok = strnum.ParseInt(x.Args[3]); !ok {
-			x.W.Error(errNotInt)
+			x.W.Error(command.ErrNotInt)
 			return
 		}
 	} else {
 		var ok bool
-		if iv, ok = x.parseInterval(kind, x.Args[2], x.Args[3]); !ok {
+		if iv, ok = parseInterval(x, kind, x.Args[2], x.Args[3]); !ok {
 			return
 		}
 	}
 	var z values.ZSetEdit
-	if !editAs(x, x.Args[1], &z) {
+	if !command.EditAs(x, x.Args[1], &z) {
 		return
 	}
 	if !z.Found() {
@@ -882,26 +883,26 @@ func zremrangeCommand(x *Ctx, kind rangeKind) {
 	}
 	if start < end {
 		z.RemoveRange(start, end)
-		x.committed(z.Commit(), x.cmd.Name) // zremrangebyrank, zremrangebyscore, zremrangebylex
-		x.dirty += end - start
+		x.Committed(z.Commit(), x.Name) // zremrangebyrank, zremrangebyscore, zremrangebylex
+		x.Dirty += end - start
 	}
 	x.W.Int(int64(end - start))
 }
 
-func zpopCommand(x *Ctx, fromMax bool) {
+func zpopCommand(x *command.Ctx, fromMax bool) {
 	if len(x.Args) > 3 {
-		x.W.Error(errSyntax)
+		x.W.Error(command.ErrSyntax)
 		return
 	}
 	count := int64(-1)
 	if len(x.Args) == 3 {
 		var ok bool
-		if count, ok = x.popCount(x.Args[2]); !ok {
+		if count, ok = popCount(x, x.Args[2]); !ok {
 			return
 		}
 	}
 	var z values.ZSetEdit
-	if !editAs(x, x.Args[1], &z) {
+	if !command.EditAs(x, x.Args[1], &z) {
 		return
 	}
 	if !z.Found() || count == 0 {
@@ -914,7 +915,7 @@ func zpopCommand(x *Ctx, fromMax bool) {
 // pop replies and removes up to count elements from the lowest or highest
 // scores, as pairs in nested arrays when nested, stores the set, and returns
 // how many it popped.
-func zpop(x *Ctx, z *values.ZSetEdit, count int64, fromMax, nested bool) int {
+func zpop(x *command.Ctx, z *values.ZSetEdit, count int64, fromMax, nested bool) int {
 	n := z.Len()
 	k := int(min(count, int64(n)))
 	if nested {
@@ -934,8 +935,8 @@ func zpop(x *Ctx, z *values.ZSetEdit, count int64, fromMax, nested bool) int {
 		x.W.Double(s)
 	})
 	z.RemoveRange(start, end)
-	x.committed(z.Commit(), zpopEvent(fromMax))
-	x.dirty += k
+	x.Committed(z.Commit(), zpopEvent(fromMax))
+	x.Dirty += k
 	return k
 }
 
@@ -945,14 +946,14 @@ var (
 )
 
 // zmpopCommand is ZMPOP, as Redis's zmpopGenericCommand (non-blocking).
-func zmpopCommand(x *Ctx) { x.mpop("min", "max", mpopZSet) }
+func zmpopCommand(x *command.Ctx) { mpop(x, "min", "max", mpopZSet) }
 
 // mpopZSet pops up to count members from the sorted set at key, when there
 // is one, and replies with its key and them, propagated as the pop it did, as
 // Redis does. It reports whether it replied (also WRONGTYPE).
-func mpopZSet(x *Ctx, key []byte, fromMin bool, count int64) bool {
+func mpopZSet(x *command.Ctx, key []byte, fromMin bool, count int64) bool {
 	var z values.ZSetEdit
-	if !editAs(x, key, &z) {
+	if !command.EditAs(x, key, &z) {
 		return true
 	}
 	if !z.Found() {
@@ -961,8 +962,8 @@ func mpopZSet(x *Ctx, key []byte, fromMin bool, count int64) bool {
 	x.W.Array(2)
 	x.W.Bulk(key)
 	k := zpop(x, &z, count, !fromMin, true)
-	if x.propagating() {
-		x.propagateAs(zpopVerb(!fromMin), key, intArg(int64(k)))
+	if x.Propagating() {
+		x.PropagateAs(zpopVerb(!fromMin), key, command.IntArg(int64(k)))
 	}
 	return true
 }
@@ -982,20 +983,20 @@ func zpopVerb(fromMax bool) []byte {
 }
 
 // bzpopCommand is BZPOPMIN and BZPOPMAX, propagated as ZPOPMIN and ZPOPMAX.
-func bzpopCommand(x *Ctx, fromMax bool) {
-	x.bpop(keyspace.TypeZSet, func(x *Ctx, key []byte) {
+func bzpopCommand(x *command.Ctx, fromMax bool) {
+	bpop(x, keyspace.TypeZSet, func(x *command.Ctx, key []byte) {
 		var z values.ZSetEdit
-		editAs(x, key, &z)
+		command.EditAs(x, key, &z)
 		x.W.Array(3)
 		x.W.Bulk(key)
 		zpopOne(x, &z, fromMax)
-		x.propagateAs(zpopVerb(fromMax), key)
+		x.PropagateAs(zpopVerb(fromMax), key)
 	})
 }
 
 // popOne pops the member with the lowest or highest score, replying with it
 // and its score (two array elements), and stores the set.
-func zpopOne(x *Ctx, z *values.ZSetEdit, fromMax bool) {
+func zpopOne(x *command.Ctx, z *values.ZSetEdit, fromMax bool) {
 	start := 0
 	if fromMax {
 		start = z.Len() - 1
@@ -1005,24 +1006,24 @@ func zpopOne(x *Ctx, z *values.ZSetEdit, fromMax bool) {
 		x.W.Double(s)
 	})
 	z.RemoveRange(start, start+1)
-	x.committed(z.Commit(), zpopEvent(fromMax))
-	x.dirty++
+	x.Committed(z.Commit(), zpopEvent(fromMax))
+	x.Dirty++
 }
 
 // bzmpopCommand is BZMPOP timeout numkeys key [key ...] MIN|MAX [COUNT n].
-func bzmpopCommand(x *Ctx) { x.bmpop(keyspace.TypeZSet, "min", "max", mpopZSet) }
+func bzmpopCommand(x *command.Ctx) { bmpop(x, keyspace.TypeZSet, "min", "max", mpopZSet) }
 
-func zscanCommand(x *Ctx) {
-	z, cursor, opts, ok := beginScan[values.ZSetView](x)
+func zscanCommand(x *command.Ctx) {
+	z, cursor, opts, ok := command.BeginScan[values.ZSetView](x)
 	if !ok {
 		return
 	}
 	var num [32]byte
 	var format func([]byte, float64) []byte
 	add := func(m []byte, s float64) {
-		if opts.matches(m) {
-			x.collect.add(m)
-			x.collect.add(format(num[:0], s))
+		if opts.Matches(m) {
+			x.Collect.Add(m)
+			x.Collect.Add(format(num[:0], s))
 		}
 	}
 	format = resp.AppendDouble
@@ -1031,11 +1032,11 @@ func zscanCommand(x *Ctx) {
 	}
 	var next uint64
 	if z.Obj != nil {
-		next = z.Obj.Scan(cursor, opts.limit(), add)
+		next = z.Obj.Scan(cursor, opts.Limit(), add)
 	} else {
 		z.Each(0, z.Len(), false, add) // the compact form is returned whole, as Redis does
 	}
-	x.writeScanReply(next)
+	x.WriteScanReply(next)
 }
 
 // appendListpackScore formats a score as Redis's listpack holds it (d2string):
@@ -1047,12 +1048,12 @@ func appendListpackScore(b []byte, s float64) []byte {
 	return resp.AppendDouble(b, s)
 }
 
-func zrandmemberCommand(x *Ctx) {
+func zrandmemberCommand(x *command.Ctx) {
 	if len(x.Args) >= 3 {
 		zrandmemberWithCount(x)
 		return
 	}
-	z, found, ok := readAs[values.ZSetView](x, x.Args[1])
+	z, found, ok := command.ReadAs[values.ZSetView](x, x.Args[1])
 	switch {
 	case !ok:
 	case !found:
@@ -1062,12 +1063,12 @@ func zrandmemberCommand(x *Ctx) {
 	}
 }
 
-func zrandmemberWithCount(x *Ctx) {
-	l, withScores, ok := x.parseRandomCount("withscores")
+func zrandmemberWithCount(x *command.Ctx) {
+	l, withScores, ok := parseRandomCount(x, "withscores")
 	if !ok {
 		return
 	}
-	z, _, ok := readAs[values.ZSetView](x, x.Args[1])
+	z, _, ok := command.ReadAs[values.ZSetView](x, x.Args[1])
 	if !ok {
 		return
 	}
@@ -1080,7 +1081,7 @@ func zrandmemberWithCount(x *Ctx) {
 			x.W.Double(s)
 		}
 	}
-	x.writeRandom(l, z.Len(), withScores, randomDraws{
+	writeRandom(x, l, z.Len(), withScores, randomDraws{
 		repeats:  func(n int) { z.EachRandom(n, emit) },
 		all:      func() { z.Each(0, z.Len(), true, emit) }, // from the highest rank, as Redis does
 		distinct: func(n int) { z.RandomDistinct(n, emit) },

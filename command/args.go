@@ -1,0 +1,112 @@
+package command
+
+import (
+	"bytes"
+	"strconv"
+
+	"github.com/keyhive/keyhive/internal/strnum"
+)
+
+// Error texts clients match on, as Redis writes them.
+const (
+	ErrSyntax      = "ERR syntax error"
+	ErrNotInt      = "ERR value is not an integer or out of range"
+	ErrNotFloat    = "ERR value is not a valid float"
+	ErrWrongType   = "WRONGTYPE Operation against a key holding the wrong kind of value"
+	ErrNoSuchKey   = "ERR no such key"
+	ErrOverflow    = "ERR increment or decrement would overflow"
+	ErrDBIndex     = "ERR DB index is out of range"
+	ErrSameObject  = "ERR source and destination objects are the same"
+	ErrStringLimit = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
+)
+
+// ErrArity is the error of a command given a wrong number of arguments.
+func ErrArity(name string) string {
+	return "ERR wrong number of arguments for '" + name + "' command"
+}
+
+// CBytes is b up to its first NUL byte: what Redis sees of an argument when
+// it compares it with strcasecmp or prints it with %s.
+func CBytes(b []byte) []byte {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		return b[:i]
+	}
+	return b
+}
+
+// CString is CBytes as a string.
+func CString(b []byte) string { return string(CBytes(b)) }
+
+// Truncate is b as C's "%.<n>s" prints it: up to a NUL byte, at most n bytes.
+func Truncate(b []byte, n int) []byte {
+	b = CBytes(b)
+	if len(b) > n {
+		return b[:n]
+	}
+	return b
+}
+
+// ArgIs reports whether arg names the option s (lower case), compared as
+// Redis's strcasecmp does.
+func ArgIs(arg []byte, s string) bool {
+	arg = CBytes(arg)
+	if len(arg) != len(s) {
+		return false
+	}
+	for i, c := range arg {
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != s[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// IntArgOrReply parses an integer argument, replying ErrNotInt when it is
+// not one.
+func (x *Ctx) IntArgOrReply(arg []byte) (int64, bool) {
+	v, ok := strnum.ParseInt(arg)
+	if !ok {
+		x.W.Error(ErrNotInt)
+	}
+	return v, ok
+}
+
+// IntArg formats v as a command argument. It allocates: call it only when
+// propagating.
+func IntArg(v int64) []byte { return strconv.AppendInt(nil, v, 10) }
+
+// CloneArgs copies args and their bytes, for a command that keeps them past
+// its return (a blocked command).
+func CloneArgs(args [][]byte) [][]byte {
+	c := make([][]byte, len(args))
+	for i, a := range args {
+		c[i] = bytes.Clone(a)
+	}
+	return c
+}
+
+// WriteHelp replies to a container command's HELP subcommand: its title,
+// lines, and HELP's own line.
+func (x *Ctx) WriteHelp(name string, lines []string) {
+	x.W.Array(len(lines) + 3) // the title, the lines, HELP and its text
+	x.W.Simple(name + " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:")
+	for _, l := range lines {
+		x.W.Simple(l)
+	}
+	x.W.Simple("HELP")
+	x.W.Simple("    Print this help.")
+}
+
+// FlushMode checks the optional ASYNC|SYNC at x.Args[at] of FLUSHDB,
+// FLUSHALL, SCRIPT FLUSH and FUNCTION FLUSH, replying errText when it is
+// wrong.
+func (x *Ctx) FlushMode(at int, errText string) bool {
+	if len(x.Args) > at+1 || (len(x.Args) == at+1 && !ArgIs(x.Args[at], "async") && !ArgIs(x.Args[at], "sync")) {
+		x.W.Error(errText)
+		return false
+	}
+	return true
+}

@@ -1,0 +1,99 @@
+package server
+
+import (
+	"bytes"
+
+	"github.com/keyhive/keyhive/command"
+	"github.com/keyhive/keyhive/config"
+	"github.com/keyhive/keyhive/keyspace"
+)
+
+// The server is the command.Host of its handlers, a client their
+// command.Conn.
+
+// Config is the server's configuration.
+func (s *Server) Config() *config.Config { return s.cfg }
+
+// Propagating reports whether anything consumes the change stream.
+func (s *Server) Propagating() bool { return s.stream.Active() }
+
+// IsReplica reports whether the server replicates a master.
+func (s *Server) IsReplica() bool { return s.repl.IsReplica() }
+
+// LRM reports whether eviction is least-recently-modified.
+func (s *Server) LRM() bool { return s.evict.lrm.Load() }
+
+// ctxOf is the server's side of x, a command of c's: its own context, its
+// blocked command's, or (for the script client) a script's.
+func (c *Client) ctxOf(x *command.Ctx) *Ctx {
+	if w := c.waiting.Load(); w != nil && &w.ctx.Ctx == x {
+		return &w.ctx
+	}
+	if &c.ctx.Ctx != x {
+		panic("server: a command context that is not its client's")
+	}
+	return &c.ctx
+}
+
+// NoTouch reports CLIENT NO-TOUCH.
+func (c *Client) NoTouch() bool { return c.noTouch.Load() }
+
+// CountLookup counts a keyspace hit or miss, in INFO and in the key
+// schema's statistics.
+func (c *Client) CountLookup(db int, key []byte, hit, touch bool) {
+	if hit {
+		c.traffic.hits.add(1)
+	} else {
+		c.traffic.misses.add(1)
+	}
+	if t := c.s.schema.Load(); t != nil {
+		if hit {
+			t.Hit(db, key, touch)
+		} else {
+			t.Miss(db, key)
+		}
+	}
+}
+
+// Notify publishes a keyspace event raised by c's command.
+func (c *Client) Notify(class config.KeyspaceEvents, event string, key []byte, db int) {
+	c.s.notifyIn(c, class, event, key, db)
+}
+
+// PropagateExpiredField propagates the HDEL of a field x's command found
+// expired, at once as an expired key's DEL is; inside EXEC or a script it
+// joins their block, ahead of the command, as in Redis.
+func (c *Client) PropagateExpiredField(x *command.Ctx, key, field []byte) {
+	// TODO(call): the server's nesting depth says whether the HDEL joins a
+	// block, instead of inExec.
+	sx := c.ctxOf(x)
+	if !sx.inExec {
+		c.s.publishFieldExpired(x.DB.ID(), key, field)
+		return
+	}
+	if x.Propagating() {
+		sx.execProp = append(sx.execProp, propagated{DB: x.DB.ID(), Argv: [][]byte{argHDEL, bytes.Clone(key), bytes.Clone(field)}})
+	}
+}
+
+// ByScript reports whether c is the client scripts call commands through.
+func (c *Client) ByScript() bool { return c == c.s.scriptClient }
+
+// Obeys reports whether c's commands ran already elsewhere.
+func (c *Client) Obeys() bool { return c.obeys }
+
+// ReadsAllKeys reports whether the user of x, a command of c's, may read
+// every key.
+func (c *Client) ReadsAllKeys(x *command.Ctx) bool { return c.ctxOf(x).readsAllKeys() }
+
+// ClusterEnabled reports whether the server is a cluster node.
+func (s *Server) ClusterEnabled() bool { return s.cluster != nil }
+
+// TouchWatched tells WATCH that the keys of database db existing in one of
+// dbs changed.
+func (s *Server) TouchWatched(db int, now int64, dbs ...*keyspace.DB) {
+	s.watches.touchedExisting(db, now, dbs...)
+}
+
+// InvalidateAll tells tracking clients that every key changed by c's command.
+func (c *Client) InvalidateAll() { c.s.invalidateAll(c) }
