@@ -3,6 +3,7 @@ package family
 import (
 	"bytes"
 	"math"
+	"math/big"
 	"strconv"
 
 	"github.com/zeebo/xxh3"
@@ -34,6 +35,7 @@ func registerStrings(bind binder) {
 	bind("incrby", incrbyCommand)
 	bind("decrby", decrbyCommand)
 	bind("incrbyfloat", incrbyfloatCommand)
+	bind("increx", increxCommand)
 	bind("getrange", getrangeCommand)
 	bind("substr", getrangeCommand)
 	bind("setrange", setrangeCommand)
@@ -698,6 +700,335 @@ func incrbyfloatCommand(x *command.Ctx) {
 	x.W.Bulk(sum)
 	// The result, not the increment: float arithmetic may differ on replay.
 	x.PropagateAs(argSET, key, sum, argKEEPTTL)
+}
+
+// Options of INCREX, as bits of increxOptions.seen.
+const (
+	ixBy = 1 << iota
+	ixLBound
+	ixUBound
+	ixSaturate
+	ixExpire
+	ixPersist
+	ixENX
+)
+
+// increxOptions are INCREX's parsed options.
+type increxOptions struct {
+	seen     int
+	float    bool   // BYFLOAT, else integer mode
+	by       []byte // BYINT's or BYFLOAT's argument
+	lo, hi   []byte // LBOUND's and UBOUND's
+	expire   []byte // EX's, PX's, EXAT's or PXAT's
+	unitMs   int64
+	absolute bool
+}
+
+// parseIncrexOptions reads INCREX's options from x.Args[2:]. Each may be
+// given once, in any order; BYINT and BYFLOAT exclude each other, as the
+// expiration options do, and ENX needs EX, PX, EXAT or PXAT. Anything else
+// is a syntax error.
+func parseIncrexOptions(x *command.Ctx) (o increxOptions, ok bool) {
+	for i := 2; i < len(x.Args); i++ {
+		a := x.Args[i]
+		var flag int
+		var val *[]byte
+		switch {
+		case command.ArgIs(a, "byint"):
+			flag, val = ixBy, &o.by
+		case command.ArgIs(a, "byfloat"):
+			flag, val, o.float = ixBy, &o.by, true
+		case command.ArgIs(a, "lbound"):
+			flag, val = ixLBound, &o.lo
+		case command.ArgIs(a, "ubound"):
+			flag, val = ixUBound, &o.hi
+		case command.ArgIs(a, "saturate"):
+			flag = ixSaturate
+		case command.ArgIs(a, "ex"):
+			flag, val, o.unitMs, o.absolute = ixExpire, &o.expire, 1000, false
+		case command.ArgIs(a, "px"):
+			flag, val, o.unitMs, o.absolute = ixExpire, &o.expire, 1, false
+		case command.ArgIs(a, "exat"):
+			flag, val, o.unitMs, o.absolute = ixExpire, &o.expire, 1000, true
+		case command.ArgIs(a, "pxat"):
+			flag, val, o.unitMs, o.absolute = ixExpire, &o.expire, 1, true
+		case command.ArgIs(a, "persist"):
+			flag = ixPersist
+		case command.ArgIs(a, "enx"):
+			flag = ixENX
+		}
+		exclusive := flag
+		if flag&(ixExpire|ixPersist) != 0 {
+			exclusive = ixExpire | ixPersist
+		}
+		if flag == 0 || o.seen&exclusive != 0 || (val != nil && i+1 == len(x.Args)) {
+			x.W.Error(command.ErrSyntax)
+			return o, false
+		}
+		o.seen |= flag
+		if val != nil {
+			i++
+			*val = x.Args[i]
+		}
+	}
+	if o.seen&ixENX != 0 && o.seen&ixExpire == 0 {
+		x.W.Error(command.ErrSyntax)
+		return o, false
+	}
+	return o, true
+}
+
+const errIncrexBounds = "ERR LBOUND must not be greater than UBOUND"
+
+// increxCommand is INCREX (Redis 8.8), as
+// https://redis.io/docs/latest/commands/increx/ documents it: INCRBY (or,
+// with BYFLOAT, INCRBYFLOAT) kept within LBOUND and UBOUND, with an
+// expiration option. It replies the value and the increment applied. A
+// result past a bound, or past the type's range when no bound is given,
+// changes nothing and replies [current, 0], unless SATURATE stops it at
+// the bound. ENX sets the expiry only on a key without one. The page names
+// neither events nor error texts: the events are INCRBY's or INCRBYFLOAT's,
+// then expire or persist; the errors are Redis's usual texts.
+func increxCommand(x *command.Ctx) {
+	o, ok := parseIncrexOptions(x)
+	if !ok {
+		return
+	}
+	if o.float {
+		increxFloat(x, &o)
+	} else {
+		increxInt(x, &o)
+	}
+}
+
+// increxExpire is the expire time INCREX gives a key that has expireAt
+// now, and whether it is a new one (an expiration option that applies).
+func increxExpire(o *increxOptions, expireAt, given int64) (int64, bool) {
+	switch {
+	case o.seen&ixExpire != 0 && (o.seen&ixENX == 0 || expireAt == 0):
+		return given, true
+	case o.seen&ixPersist != 0:
+		return 0, false
+	}
+	return expireAt, false
+}
+
+func increxInt(x *command.Ctx, o *increxOptions) {
+	by, lo, hi := int64(1), int64(math.MinInt64), int64(math.MaxInt64)
+	ok := true
+	if o.seen&ixBy != 0 {
+		by, ok = strnum.ParseInt(o.by)
+	}
+	if ok && o.seen&ixLBound != 0 {
+		lo, ok = strnum.ParseInt(o.lo)
+	}
+	if ok && o.seen&ixUBound != 0 {
+		hi, ok = strnum.ParseInt(o.hi)
+	}
+	if !ok {
+		x.W.Error(command.ErrNotInt)
+		return
+	}
+	if lo > hi {
+		x.W.Error(errIncrexBounds)
+		return
+	}
+	var given int64
+	if o.seen&ixExpire != 0 {
+		if given, ok = expireTime(x, o.expire, o.unitMs, o.absolute); !ok {
+			return
+		}
+	}
+	key := x.Args[1]
+	e, found := x.LookupWrite(key)
+	var cur int64
+	if found {
+		if e.Type() != keyspace.TypeString {
+			x.W.Error(command.ErrWrongType)
+			return
+		}
+		if cur, ok = strnum.ParseInt(e.Value()); !ok {
+			x.W.Error(command.ErrNotInt)
+			return
+		}
+	}
+	sum, inRange := addInt(cur, by)
+	target, out := sum, true
+	switch {
+	case !inRange && by > 0, inRange && sum > hi:
+		target = hi
+	case !inRange, sum < lo:
+		target = lo
+	default:
+		out = false
+	}
+	if out && o.seen&ixSaturate == 0 {
+		x.W.Array(2)
+		x.W.Int(cur)
+		x.W.Int(0)
+		return
+	}
+	if out {
+		if by, ok = subInt(target, cur); !ok {
+			x.W.Error(command.ErrOverflow)
+			return
+		}
+	}
+	var buf [20]byte
+	value := strconv.AppendInt(buf[:0], target, 10)
+	increxStore(x, o, &e, found, key, keyspace.EncInt, value, given, "incrby")
+	x.W.Array(2)
+	x.W.Int(target)
+	x.W.Int(by)
+}
+
+// subInt returns a-b, reporting false when it would overflow int64.
+func subInt(a, b int64) (int64, bool) {
+	d := a - b
+	if (b < 0 && d < a) || (b > 0 && d > a) {
+		return 0, false
+	}
+	return d, true
+}
+
+// longDoubleMax is LDBL_MAX, the x87 long double's largest finite value:
+// INCREX's bounds in BYFLOAT mode when LBOUND or UBOUND is not given.
+var longDoubleMax = func() *big.Float {
+	m := new(big.Float).SetPrec(64).SetInt64(1)
+	m.Sub(m, new(big.Float).SetMantExp(big.NewFloat(1), -64)) // 64 one bits
+	return m.SetMantExp(m, 16384)
+}()
+
+// errNaN is INCRBYFLOAT's error for a result that is not finite.
+const errNaN = "ERR increment would produce NaN or Infinity"
+
+func increxFloat(x *command.Ctx, o *increxOptions) {
+	by, ok := strnum.ParseLongDouble(o.by)
+	lo, hi := new(big.Float).Neg(longDoubleMax), longDoubleMax
+	if ok && o.seen&ixLBound != 0 {
+		lo, ok = strnum.ParseLongDouble(o.lo)
+	}
+	if ok && o.seen&ixUBound != 0 {
+		hi, ok = strnum.ParseLongDouble(o.hi)
+	}
+	if !ok {
+		x.W.Error(command.ErrNotFloat)
+		return
+	}
+	if lo.Cmp(hi) > 0 {
+		x.W.Error(errIncrexBounds)
+		return
+	}
+	var given int64
+	if o.seen&ixExpire != 0 {
+		if given, ok = expireTime(x, o.expire, o.unitMs, o.absolute); !ok {
+			return
+		}
+	}
+	key := x.Args[1]
+	e, found := x.LookupWrite(key)
+	raw := []byte("0")
+	if found {
+		if e.Type() != keyspace.TypeString {
+			x.W.Error(command.ErrWrongType)
+			return
+		}
+		raw = e.Value()
+	}
+	cur, ok := strnum.ParseLongDouble(raw)
+	if !ok {
+		x.W.Error(command.ErrNotFloat)
+		return
+	}
+	if cur.IsInf() || by.IsInf() {
+		x.W.Error(errNaN)
+		return
+	}
+	zero := new(big.Float)
+	sum := new(big.Float).SetPrec(64).SetMode(big.ToNearestEven).Add(cur, by)
+	var target *big.Float
+	switch beyond := sum.MantExp(nil) > 16384; {
+	case beyond && sum.Sign() > 0, !beyond && sum.Cmp(hi) > 0:
+		target = hi
+	case beyond, sum.Cmp(lo) < 0:
+		target = lo
+	}
+	var value, delta []byte
+	switch {
+	case target == nil:
+		value, ok = strnum.AddLongDouble(cur, by)
+		delta, _ = strnum.AddLongDouble(by, zero)
+	case o.seen&ixSaturate == 0:
+		value, _ = strnum.AddLongDouble(cur, zero)
+		x.W.Array(2)
+		replyLongDouble(x, value)
+		replyLongDouble(x, []byte("0"))
+		return
+	default:
+		value, ok = strnum.AddLongDouble(target, zero)
+		if ok {
+			delta, ok = strnum.AddLongDouble(target, new(big.Float).Neg(cur))
+		}
+	}
+	if !ok {
+		x.W.Error(errNaN)
+		return
+	}
+	enc := keyspace.EncEmbstr
+	if len(value) > 44 {
+		enc = keyspace.EncRaw
+	}
+	increxStore(x, o, &e, found, key, enc, value, given, "incrbyfloat")
+	x.W.Array(2)
+	replyLongDouble(x, value)
+	replyLongDouble(x, delta)
+}
+
+// replyLongDouble writes a formatted long double as Redis replies one: a
+// bulk string in RESP2, a double in RESP3.
+func replyLongDouble(x *command.Ctx, s []byte) {
+	if x.W.Proto < 3 {
+		x.W.Bulk(s)
+		return
+	}
+	x.W.B = append(append(append(x.W.B, ','), s...), '\r', '\n')
+}
+
+// increxStore stores INCREX's result with the expire time its options give,
+// notifies event and then expire or persist, and propagates a SET that
+// replays it: the value is stored, not recomputed, and a relative expiry
+// becomes the absolute one it gave (PXAT); a kept TTL is KEEPTTL.
+func increxStore(x *command.Ctx, o *increxOptions, e *keyspace.Entry, found bool, key []byte, enc keyspace.Encoding, value []byte, given int64, event string) {
+	var had int64
+	if found {
+		had = e.ExpireAt()
+	}
+	expireAt, expires := increxExpire(o, had, given)
+	if found {
+		x.DB.Replace(e, enc, value, expireAt, x.Now)
+	} else {
+		x.DB.Put(e, key, keyspace.TypeString, enc, value, expireAt, x.Now)
+	}
+	x.Dirty++
+	x.Notify(config.EventString, event, key)
+	switch {
+	case expires:
+		x.Notify(config.EventGeneric, "expire", key)
+	case had != 0 && expireAt == 0:
+		x.Notify(config.EventGeneric, "persist", key)
+	}
+	if !x.Propagating() {
+		return
+	}
+	v := bytes.Clone(value)
+	switch {
+	case expires:
+		x.PropagateAs(argSET, key, v, argPXAT, command.IntArg(expireAt))
+	case expireAt != 0:
+		x.PropagateAs(argSET, key, v, argKEEPTTL)
+	default:
+		x.PropagateAs(argSET, key, v)
+	}
 }
 
 func getrangeCommand(x *command.Ctx) {
