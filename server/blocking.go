@@ -86,6 +86,13 @@ type blockSpec struct {
 	ready func(e *keyspace.Entry, found bool) bool
 }
 
+// blockingDenied reports whether the running command may not make its
+// client wait: inside EXEC or a script, or replayed from the AOF or a
+// master, as Redis's clients that deny blocking. block asks it; a command
+// that would hold its client otherwise (WAIT, MONITOR, SSUBSCRIBE, a
+// snapshot waiting for the exclusive lock) asks it too.
+func (x *Ctx) blockingDenied() bool { return x.cannotBlock }
+
 // popOrBlock serves the first of the keys that exists, replying WRONGTYPE if
 // one before it has another type, or else blocks on them all.
 func (x *Ctx) popOrBlock(b blockSpec) {
@@ -105,7 +112,7 @@ func (x *Ctx) popOrBlock(b blockSpec) {
 // block makes the running command wait for one of its keys to receive an
 // element. Inside MULTI or a script it replies at once instead, as Redis does.
 func (x *Ctx) block(b blockSpec) {
-	if x.cannotBlock {
+	if x.blockingDenied() {
 		if b.denied != nil {
 			b.denied(x.W)
 		} else {
@@ -309,7 +316,8 @@ func (w *waiter) run(db *keyspace.DB, key []byte, now int64) {
 	w.serve(x, key)
 	if x.dirty > 0 {
 		x.s.stats.dirty.Add(int64(x.dirty))
-		x.publish(args)
+		x.propagateCall(args) // served outside any call of its client: an execution of its own
+		x.c.execution().propagatePending(&x.s.stream)
 	}
 	w.serveTime = monoNow() - start
 	b := &x.s.blocking

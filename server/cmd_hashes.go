@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"strconv"
 
 	"github.com/keyhive/keyhive/internal/strnum"
@@ -368,19 +367,6 @@ const maxFieldExpire = (1<<48 - 1) >> 2
 func (s *Server) publishFieldExpired(db int, key, field []byte) {
 	if s.stream.Active() {
 		s.stream.Publish(db, [][]byte{argHDEL, key, field})
-	}
-}
-
-// propagateFieldExpired is publishFieldExpired for a command's deletion:
-// inside EXEC or a script the HDEL joins their block, ahead of the command
-// that found the field expired, as in Redis.
-func (x *Ctx) propagateFieldExpired(key, field []byte) {
-	if !x.inExec {
-		x.s.publishFieldExpired(x.DB.ID(), key, field)
-		return
-	}
-	if x.propagating() {
-		x.execProp = append(x.execProp, propagated{DB: x.DB.ID(), Argv: [][]byte{argHDEL, bytes.Clone(key), bytes.Clone(field)}})
 	}
 }
 

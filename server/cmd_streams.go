@@ -744,7 +744,7 @@ func xreadCommand(x *Ctx, group bool) {
 		x.W.NullArray()
 		return
 	}
-	if x.cannotBlock {
+	if x.blockingDenied() {
 		x.W.NullArray()
 		return
 	}

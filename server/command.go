@@ -321,13 +321,10 @@ type Ctx struct {
 	// one of its commands got and INFO counted already (read under the
 	// script's lock, as the engine's answer is for its last run).
 	scriptErrorCounted bool
-	// cannotBlock makes blocking commands reply as on timeout (inside MULTI
-	// and scripts).
+	// cannotBlock makes blocking commands reply as on timeout: call sets it
+	// inside EXEC and scripts, and for a client that obeys (blockingDenied).
 	cannotBlock bool
-	// inExec collects what EXEC's commands propagate, to wrap it in MULTI
-	// and EXEC.
-	inExec   bool
-	execProp []propagated
+
 	also     [][][]byte // what the command propagates instead of itself (alsoPropagate)
 	locks    keyspace.LockSet
 	keyBuf   [][]byte

@@ -17,9 +17,11 @@ func (s *Server) OnPropagate(fn func(db int, argv [][]byte)) {
 // A write command propagates as the client sent it unless its handler says
 // otherwise, as Redis's rewriteClientCommandVector does: the handler replaces
 // x.Args with the command to propagate (propagateAs), or with nothing
-// (propagateNone), and execute hands the client's own arguments to publish,
-// which propagates x.Args when the handler made changes (x.dirty > 0) and then
-// restores them.
+// (propagateNone), or adds the commands to propagate instead (alsoPropagate).
+// Handlers know only these three verbs. call hands the client's own arguments
+// to propagateCall, which collects x.Args when the handler made changes
+// (x.dirty > 0) and then restores them; the outermost call of an execution
+// publishes what it collected (execution, in dispatch.go).
 //
 // Building a replacement allocates, so handlers build it only when propagating
 // reports a consumer: without an AOF or a replica, a write allocates nothing
@@ -69,27 +71,30 @@ func (x *Ctx) propagateDel(key []byte, lazy bool) {
 // propagating.
 func intArg(v int64) []byte { return strconv.AppendInt(nil, v, 10) }
 
-// publish propagates the command that just ran and changed the data set: as
-// its handler rewrote it, or as args, and puts args back in x.Args. args must
-// be the client's own arguments (not x.Args, which the handler may have
-// replaced). The command propagates in x.DB's database: after SWAPDB that is
-// still the client's database number. execute calls publish after the handler,
-// with the keys still locked, when x.dirty > 0.
-func (x *Ctx) publish(args [][]byte) {
+// propagateCall adds what the command that just ran and changed the data
+// set propagates to its execution's pending unit: the commands it also
+// propagated, or itself as its handler rewrote it or as args; then it puts
+// args back in x.Args. args must be the client's own arguments (not x.Args,
+// which the handler may have replaced). The command propagates in x.DB's
+// database: after SWAPDB that is still the client's database number. call
+// calls it after the handler, with the keys still locked, when x.dirty > 0.
+func (x *Ctx) propagateCall(args [][]byte) {
 	argv := x.Args
 	x.Args = args
-	if len(x.also) > 0 {
-		x.publishAlso()
+	if !x.propagating() {
 		return
 	}
-	switch {
-	case len(argv) == 0:
-	case x.inExec:
-		if x.propagating() {
-			x.execProp = append(x.execProp, propagated{DB: x.DB.ID(), Argv: argv})
+	e := x.c.execution()
+	db := x.DB.ID()
+	if len(x.also) > 0 {
+		for _, op := range x.also {
+			e.pending = append(e.pending, propagated{DB: db, Argv: op})
 		}
-	default:
-		x.s.stream.Publish(x.DB.ID(), argv)
+		x.also = x.also[:0]
+		return
+	}
+	if len(argv) > 0 {
+		e.pending = append(e.pending, propagated{DB: db, Argv: argv})
 	}
 }
 
@@ -103,29 +108,42 @@ func (x *Ctx) alsoPropagate(argv ...[]byte) {
 	}
 }
 
-// publishAlso propagates what alsoPropagate collected as one block, through
-// the collection EXEC and scripts use (empty outside them), or into that
-// collection inside EXEC or a script.
-func (x *Ctx) publishAlso() {
-	db := x.DB.ID()
-	for _, op := range x.also {
-		x.execProp = append(x.execProp, propagated{DB: db, Argv: op})
-	}
-	x.also = x.also[:0]
-	if !x.inExec {
-		x.flushExecPropagation()
-	}
+// propagateFieldExpired propagates the HDEL of a field the running command
+// found expired and deleted, as an expired key's DEL is (propagateEffect).
+func (x *Ctx) propagateFieldExpired(key, field []byte) {
+	x.propagateEffect(argHDEL, key, field)
 }
 
-// propagated is one command of the block an EXEC or a script propagates.
+// propagateEffect propagates argv, a change the running command made
+// besides its own (an expired field's HDEL, a namespace's TTL). Inside
+// EXEC or a script it joins their unit, copied since it must outlive the
+// command, as in Redis; otherwise what the command propagated so far goes
+// first and argv follows on its own, at once.
+func (x *Ctx) propagateEffect(argv ...[]byte) {
+	if !x.propagating() {
+		return
+	}
+	e := x.c.execution()
+	if e.depth > 1 {
+		e.pending = append(e.pending, propagated{DB: x.DB.ID(), Argv: cloneArgs(argv)})
+		return
+	}
+	e.propagatePending(&x.s.stream)
+	x.s.stream.Publish(x.DB.ID(), argv)
+}
+
+// propagated is one command of the unit an execution propagates.
 type propagated = changes.Op
 
-// flushExecPropagation propagates what EXEC's commands (or a script's) did,
-// as one block.
-func (x *Ctx) flushExecPropagation() {
-	x.s.stream.PublishBlock(x.execProp)
-	clear(x.execProp)
-	x.execProp = x.execProp[:0]
+// propagatePending publishes what the execution's calls propagated as one
+// unit: a single command as it is, several wrapped in MULTI/EXEC.
+func (e *execution) propagatePending(stream *changes.Stream) {
+	if len(e.pending) == 0 {
+		return
+	}
+	stream.PublishBlock(e.pending)
+	clear(e.pending)
+	e.pending = e.pending[:0]
 }
 
 // propagateExpired propagates the removal of an expired key as Redis does: DEL,

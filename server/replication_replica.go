@@ -481,7 +481,7 @@ func (s *Server) newMasterClient(conn net.Conn, db int) *Client {
 	c.out.Errors = &s.stats.errors
 	c.proto.Store(2)
 	c.setUser(s.acl.defaultUser)
-	c.ctx = Ctx{s: s, c: c, W: &c.out, cannotBlock: true}
+	c.ctx = Ctx{s: s, c: c, W: &c.out}
 	c.ctx.locks.Owner = c
 	c.queued.Store(-1)
 	c.db.Store(int32(db))

@@ -102,7 +102,7 @@ func waitCommand(x *Ctx) {
 		return
 	}
 	target := x.c.replWriteOffset()
-	if acked := s.replicasAt(target, false); acked >= n || x.cannotBlock {
+	if acked := s.replicasAt(target, false); acked >= n || x.blockingDenied() {
 		x.W.Int(acked)
 		return
 	}
@@ -187,7 +187,7 @@ func waitAOFCommand(x *Ctx) {
 	ready := func() bool {
 		return (local == 0 || s.aofSynced(target)) && s.replicasAt(rtarget, true) >= replicas
 	}
-	if ready() || x.cannotBlock {
+	if ready() || x.blockingDenied() {
 		reply(x.W)
 		return
 	}
