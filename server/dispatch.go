@@ -14,9 +14,10 @@ import (
 // included) and its arity once, applies the checks the caller's kind
 // requires, and call runs the handler and does what follows every
 // command: propagation, the clients blocked on what it wrote, tracking,
-// MONITOR, command statistics and the slow log. Anything that must happen
-// for every command (a cluster redirect, a namespace quota) is added here,
-// once.
+// MONITOR, command statistics and the slow log. EXEC's commands and a
+// script's run in calls nested in the EXEC's or the script's (execution).
+// Anything that must happen for every command (a cluster redirect, a
+// namespace quota) is added here, once.
 
 // caller is who runs a command through dispatch: it decides which checks
 // apply, which error texts a refusal uses, and what holds the locks.
@@ -26,12 +27,13 @@ const (
 	// fromClient: a connection's command. Every check applies; inside
 	// MULTI it is queued; call takes its keys' locks.
 	fromClient caller = iota
-	// fromExec: a command MULTI queued, run by EXEC, which holds the
-	// locks. Only the ACL is checked again (the rules may have changed).
+	// fromExec: a command MULTI queued, run by EXEC in a nested call (the
+	// EXEC holds the locks). Only the ACL is checked again (the rules may
+	// have changed).
 	fromExec
 	// fromScript: a script's redis.call, run by the server's script
-	// client under the script's exclusive lock, with Redis's checks and
-	// texts for scripts.
+	// client in a call nested in the EVAL's or FCALL's (which holds the
+	// exclusive lock), with Redis's checks and texts for scripts.
 	fromScript
 	// fromLoader: a command that already ran elsewhere (the AOF), replayed
 	// as written by a client that obeys (Client.obeys) under the

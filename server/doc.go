@@ -22,7 +22,8 @@
 //   - command.go: the command table, built from package cmdspec's entries
 //     and the handlers the family files bind; flags and error texts.
 //   - dispatch.go: the one dispatch path every command takes (clients, EXEC,
-//     scripts, the AOF loader): resolve, checks, MULTI queueing, locks, the
+//     scripts, the AOF loader): resolve, checks, MULTI queueing, and call,
+//     with the nesting of EXEC's and scripts' commands: locks, the
 //     handler, propagation, statistics, the slow log, MONITOR.
 //   - ctx.go: Ctx, what a handler works with, and its key lookups;
 //     collection.go: a handler's typed reads and edits of collections
