@@ -79,18 +79,17 @@ func intArg(v int64) []byte { return strconv.AppendInt(nil, v, 10) }
 // database: after SWAPDB that is still the client's database number. call
 // calls it after the handler, with the keys still locked, when x.dirty > 0.
 func (x *Ctx) propagateCall(args [][]byte) {
-	argv := x.Args
-	x.Args = args
+	argv, also := x.Args, x.also
+	x.Args, x.also = args, x.also[:0]
 	if !x.propagating() {
 		return
 	}
 	e := x.c.execution()
 	db := x.DB.ID()
-	if len(x.also) > 0 {
-		for _, op := range x.also {
+	if len(also) > 0 {
+		for _, op := range also {
 			e.pending = append(e.pending, propagated{DB: db, Argv: op})
 		}
-		x.also = x.also[:0]
 		return
 	}
 	if len(argv) > 0 {
@@ -111,7 +110,9 @@ func (x *Ctx) alsoPropagate(argv ...[]byte) {
 // propagateFieldExpired propagates the HDEL of a field the running command
 // found expired and deleted, as an expired key's DEL is (propagateEffect).
 func (x *Ctx) propagateFieldExpired(key, field []byte) {
-	x.propagateEffect(argHDEL, key, field)
+	if x.propagating() { // building argv allocates
+		x.propagateEffect(argHDEL, key, field)
+	}
 }
 
 // propagateEffect propagates argv, a change the running command made
