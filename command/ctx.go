@@ -42,9 +42,10 @@ type Conn interface {
 	// Block makes x, this client's command, wait as b says, or reply at
 	// once where it cannot block (MULTI, scripts).
 	Block(x *Ctx, b BlockRequest)
-	// PropagateExpiredField propagates at once the deletion (HDEL) of a
-	// hash field that x's command found expired, ahead of the command.
-	PropagateExpiredField(x *Ctx, key, field []byte)
+	// FieldExpired reports that x's command found a hash field expired
+	// and deleted it: the server propagates its HDEL ahead of the
+	// command, as the keyspace's expiry of a key propagates its DEL.
+	FieldExpired(x *Ctx, key, field []byte)
 	// InvalidateAll tells tracking clients that every key changed, by this
 	// client's command (FLUSHDB, FLUSHALL).
 	InvalidateAll()

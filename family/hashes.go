@@ -364,13 +364,6 @@ var (
 // maxFieldExpire is the latest field expire time Redis accepts (ms).
 const maxFieldExpire = (1<<48 - 1) >> 2
 
-// propagateFieldExpired propagates the HDEL of a field the command found
-// expired: at once, as an expired key's DEL is, or inside EXEC or a script
-// in their block, ahead of the command, as in Redis.
-func propagateFieldExpired(x *command.Ctx, key, field []byte) {
-	x.Conn().PropagateExpiredField(x, key, field)
-}
-
 // expireFieldIn deletes field from the edit h of key when it is expired, as
 // Redis's lazy field expiry; when that empties the hash, the key is deleted
 // and h begins anew on the missing key.
@@ -382,7 +375,7 @@ func expireFieldIn(x *command.Ctx, h *values.HashEdit, key, field []byte) {
 		return
 	}
 	h.Delete([][]byte{field})
-	propagateFieldExpired(x, key, field)
+	x.Conn().FieldExpired(x, key, field)
 	if h.Len() > 0 {
 		x.Notify(config.EventHash, "hexpired", key)
 		return
@@ -406,7 +399,7 @@ func expireFields(x *command.Ctx, key []byte, fields [][]byte) {
 	for _, f := range fields {
 		if _, at, ok := h.Lookup(f); ok && h.Expired(at) {
 			h.Delete([][]byte{f})
-			propagateFieldExpired(x, key, f)
+			x.Conn().FieldExpired(x, key, f)
 			n++
 		}
 	}
@@ -437,7 +430,7 @@ func expireAllFields(x *command.Ctx, h *values.HashView) bool {
 	var ed values.HashEdit
 	e, found := x.LookupWrite(key)
 	ed.Begin(x.Env(), key, &e, found)
-	if ed.ExpireFields(x.Now, func(f []byte) { propagateFieldExpired(x, key, f) }) == 0 {
+	if ed.ExpireFields(x.Now, func(f []byte) { x.Conn().FieldExpired(x, key, f) }) == 0 {
 		return false
 	}
 	c := ed.Commit()
@@ -566,7 +559,7 @@ func hexpireCommand(x *command.Ctx, unitMs int64, absolute bool) {
 			prev != 0 && (cond == condNX || cond == condGT && prev >= at || cond == condLT && prev <= at):
 			x.W.Int(0)
 		case at <= x.Now:
-			propagateFieldExpired(x, key, f)
+			x.Conn().FieldExpired(x, key, f)
 			h.Delete([][]byte{f})
 			deleted++
 			x.W.Int(2)
@@ -805,7 +798,7 @@ func hgetexCommand(x *command.Ctx) {
 		x.W.Bulk(v)
 		switch {
 		case setTTL && at <= x.Now:
-			propagateFieldExpired(x, key, f)
+			x.Conn().FieldExpired(x, key, f)
 			h.Delete([][]byte{f})
 			deleted = true
 		case setTTL:
@@ -927,7 +920,7 @@ func hsetexCommand(x *command.Ctx) {
 		deleted := 0
 		for j := 0; j < len(pairs); j += 2 {
 			if _, _, exists := h.Lookup(pairs[j]); exists {
-				propagateFieldExpired(x, key, pairs[j])
+				x.Conn().FieldExpired(x, key, pairs[j])
 				h.Delete(pairs[j : j+1])
 				deleted++
 			}

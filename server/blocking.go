@@ -65,11 +65,18 @@ type blocking struct {
 	unlogged atomic.Int64
 }
 
+// blockingDenied reports whether the running command may not make its
+// client wait: inside EXEC or a script, or replayed from the AOF or a
+// master, as Redis's clients that deny blocking. Block asks it; a command
+// that would hold its client otherwise (WAIT, MONITOR, SSUBSCRIBE, a
+// snapshot waiting for the exclusive lock) asks it too.
+func (x *Ctx) blockingDenied() bool { return x.cannotBlock }
+
 // Block makes x, the running command of c, wait for one of its keys to be
 // ready. Inside MULTI or a script it replies at once instead, as Redis does.
 func (c *Client) Block(x *command.Ctx, b command.BlockRequest) {
 	sx := c.ctxOf(x)
-	if sx.cannotBlock {
+	if sx.blockingDenied() {
 		if b.Denied != nil {
 			b.Denied(x.W)
 		} else {
@@ -266,7 +273,8 @@ func (w *waiter) run(db *keyspace.DB, key []byte, now int64) {
 	w.serve(&x.Ctx, key)
 	if x.Dirty > 0 {
 		x.s.stats.dirty.Add(int64(x.Dirty))
-		x.publish(args)
+		x.propagateCall(args) // served outside any call of its client: an execution of its own
+		x.c.execution().propagatePending(&x.s.stream)
 	}
 	w.serveTime = monoNow() - start
 	b := &x.s.blocking

@@ -60,6 +60,7 @@ type Client struct {
 	parser                           resp.Parser
 	out                              resp.Writer
 	ctx                              Ctx
+	nesting                          execution // its command's and those nested in it (call)
 
 	authenticated bool
 	// obeys: its commands ran already elsewhere (the AOF's loader, a

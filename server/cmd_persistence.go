@@ -101,7 +101,7 @@ func bgsaveCommand(x *Ctx) {
 			return
 		}
 		x.W.Error("ERR Background save already in progress")
-	case x.inExec:
+	case x.blockingDenied():
 		// EXEC holds locks the snapshot instant would wait for: the cron
 		// starts it, as Redis does for a BGSAVE inside MULTI.
 		x.s.saver.Schedule()

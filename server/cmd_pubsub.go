@@ -29,7 +29,7 @@ func subscribeCommand(x *Ctx) { subscribe(x, subChannel, "subscribe") }
 func psubscribeCommand(x *Ctx) { subscribe(x, subPattern, "psubscribe") }
 
 func ssubscribeCommand(x *Ctx) {
-	if x.cannotBlock {
+	if x.blockingDenied() {
 		// Redis 7.0 refuses it to a client that cannot block (in EXEC),
 		// unlike SUBSCRIBE.
 		x.W.Error("ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client")

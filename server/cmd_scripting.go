@@ -147,8 +147,9 @@ func fcallCommand(x *Ctx, readOnly bool) {
 }
 
 // runScript runs a script, or else a function, with a host for its
-// redis.call commands. Its writes propagate as the commands it ran (wrapped
-// in MULTI/EXEC when several), not as the EVAL.
+// redis.call commands, which run nested in the EVAL or FCALL (call). Its
+// writes propagate as the commands it ran (wrapped in MULTI/EXEC when
+// several, with an EXEC's when inside one), not as the EVAL.
 func (x *Ctx) runScript(readOnly, checkOOM bool, script *scripting.Script, fn *scripting.Function, keys, argv [][]byte) {
 	s := x.s
 	h := &s.scriptHost
@@ -163,7 +164,7 @@ func (x *Ctx) runScript(readOnly, checkOOM bool, script *scripting.Script, fn *s
 	sc := s.scriptClient
 	sc.setDB(int(x.c.db.Load()))
 	sx := &sc.ctx
-	sx.W, sx.Now, sx.cannotBlock, sx.inExec = &h.out, x.Now, true, true
+	sx.W, sx.Now = &h.out, x.Now
 	s.scriptStart.Store(monoNow())
 	s.scriptIsFunction.Store(fn != nil)
 	if fn != nil {
@@ -177,19 +178,6 @@ func (x *Ctx) runScript(readOnly, checkOOM bool, script *scripting.Script, fn *s
 	s.scriptStart.Store(0)
 	x.Dirty += h.dirty
 	h.dirty = 0
-	switch {
-	case s.isClosed() && s.scripts.WasKilled():
-		// Shutdown stopped the script (SHUTDOWN NOSAVE during a busy
-		// script, or Close): as in Redis, which exits without returning to
-		// it, none of its writes reach the AOF or a replica.
-		clear(sx.execProp)
-		sx.execProp = sx.execProp[:0]
-	case x.inExec: // EVAL inside MULTI: EXEC propagates it all together
-		x.execProp = append(x.execProp, sx.execProp...)
-		sx.execProp = sx.execProp[:0]
-	default:
-		sx.flushExecPropagation()
-	}
 	x.PropagateNone()
 }
 

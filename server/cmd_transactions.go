@@ -86,8 +86,8 @@ func discardCommand(x *Ctx) {
 	x.W.OK()
 }
 
-// execCommand runs the queue. execute has taken the locks of every queued
-// key (lockSet), so the commands run here one after another as one step.
+// execCommand runs the queue. call has taken the locks of every queued key
+// (lockSet), so the commands run here one after another as one step.
 func execCommand(x *Ctx) {
 	c := x.c
 	t := c.multi
@@ -106,17 +106,16 @@ func execCommand(x *Ctx) {
 		return
 	}
 	x.W.Array(len(t.cmds))
-	x.cannotBlock, x.inExec = true, true
+	// The commands run nested in the EXEC (call): what they propagate is
+	// published with the EXEC, as one unit.
 	dirty := 0
 	for _, q := range t.cmds {
 		if c.dispatch(q.args, fromExec) {
 			dirty += x.Dirty
 		}
 	}
-	x.cannotBlock, x.inExec = false, false
 	x.setCommand(cmdExec)
 	x.Dirty = dirty
-	x.flushExecPropagation()
 	x.PropagateNone()
 }
 

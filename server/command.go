@@ -219,15 +219,11 @@ type Ctx struct {
 	// one of its commands got and INFO counted already (read under the
 	// script's lock, as the engine's answer is for its last run).
 	scriptErrorCounted bool
-	// cannotBlock makes blocking commands reply as on timeout (inside MULTI
-	// and scripts).
+	// cannotBlock makes blocking commands reply as on timeout: call sets it
+	// inside EXEC and scripts, and for a client that obeys (blockingDenied).
 	cannotBlock bool
-	// inExec collects what EXEC's commands propagate, to wrap it in MULTI
-	// and EXEC.
-	inExec   bool
-	execProp []propagated
-	keyBuf   [][]byte
-	nsRefs   []cmdspec.KeyRef // a write's keys, for the namespace policies
+	keyBuf      [][]byte
+	nsRefs      []cmdspec.KeyRef // a write's keys, for the namespace policies
 }
 
 // newCtx is the context of c's commands, replying into w.

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/keyhive/keyhive/cmdspec"
+	"github.com/keyhive/keyhive/keyspace"
 )
 
 // The one dispatch path. Every command, whoever sends it, runs through
@@ -14,9 +15,10 @@ import (
 // included) and its arity once, applies the checks the caller's kind
 // requires, and call runs the handler and does what follows every
 // command: propagation, the clients blocked on what it wrote, tracking,
-// MONITOR, command statistics and the slow log. Anything that must happen
-// for every command (a cluster redirect, a namespace quota) is added here,
-// once.
+// MONITOR, command statistics and the slow log. EXEC's commands and a
+// script's run in calls nested in the EXEC's or the script's (execution).
+// Anything that must happen for every command (a cluster redirect, a
+// namespace quota) is added here, once.
 
 // caller is who runs a command through dispatch: it decides which checks
 // apply, which error texts a refusal uses, and what holds the locks.
@@ -26,12 +28,13 @@ const (
 	// fromClient: a connection's command. Every check applies; inside
 	// MULTI it is queued; call takes its keys' locks.
 	fromClient caller = iota
-	// fromExec: a command MULTI queued, run by EXEC, which holds the
-	// locks. Only the ACL is checked again (the rules may have changed).
+	// fromExec: a command MULTI queued, run by EXEC in a nested call (the
+	// EXEC holds the locks). Only the ACL is checked again (the rules may
+	// have changed).
 	fromExec
 	// fromScript: a script's redis.call, run by the server's script
-	// client under the script's exclusive lock, with Redis's checks and
-	// texts for scripts.
+	// client in a call nested in the EVAL's or FCALL's (which holds the
+	// exclusive lock), with Redis's checks and texts for scripts.
 	fromScript
 	// fromLoader: a command that already ran elsewhere (the AOF), replayed
 	// as written by a client that obeys (Client.obeys) under the
@@ -186,38 +189,156 @@ func (c *Client) admit(cmd *Command, args [][]byte) bool {
 	return true
 }
 
-// call runs a resolved and admitted command: under its keys' locks for a
-// connection's command (the other callers hold theirs), then propagates
-// what it changed, serves the clients blocked on it, feeds MONITOR and
-// counts it.
+// execution is what a client's command shares with the calls nested in it,
+// as Redis's execution nesting: the commands EXEC runs from its queue and a
+// script's redis.call run nested in the EXEC or EVAL that started them
+// (the script client's calls in the execution of the client running the
+// script). Only call opens and closes a level; handlers never see it.
+type execution struct {
+	depth int // calls running: 1 for a command, more inside EXEC or a script
+	// pending is what the calls propagated, published as one unit when the
+	// outermost call ends (propagatePending).
+	pending []propagated
+}
+
+// execution returns the execution c's commands run in.
+func (c *Client) execution() *execution {
+	if c == c.s.scriptClient {
+		return &c.s.scriptHost.x.c.nesting
+	}
+	return &c.nesting
+}
+
+// call runs a resolved and admitted command. The outermost call of an
+// execution takes the command's keys' locks and, once the command and
+// those nested in it ran, publishes what they propagated, then unlocks and
+// serves the clients blocked on what they wrote. Every call feeds MONITOR
+// and counts the command; a loaded command only runs.
 func (c *Client) call(cmd *Command, args [][]byte, from caller) {
 	s := c.s
 	x := &c.ctx
+	e := c.execution()
+	e.depth++
+	outermost := e.depth == 1
+	// The loader holds the exclusive lock or runs alone; a command with no
+	// keyspace takes none (SCRIPT KILL while a script holds them all).
+	locked := outermost && from != fromLoader && cmd.Flags&cmdspec.FlagNoKeyspace == 0
 	x.setCommand(cmd)
 	x.Args, x.Dirty, x.scriptErrorCounted = args, 0, false
+	// Inside EXEC or a script, or replaying what ran elsewhere, a blocking
+	// command replies as on timeout.
+	x.cannotBlock = !outermost || c.obeys
 	start := c.mono
 	if from != fromClient {
 		start = monoNow()
 	}
 	mark := len(x.W.B)
-	if from != fromClient && from != fromMaster || cmd.Flags&cmdspec.FlagNoKeyspace != 0 {
-		// The caller holds the locks (EXEC, a script, the loader), or the
-		// command needs none (SCRIPT KILL while a script holds them all).
+	var db *keyspace.DB
+	var keys [][]byte // the command's keys, when it names them
+	if locked {
+		db, keys = c.lock(cmd, args)
+		x.DB = db
+	} else {
 		x.DB = s.ks.DB(int(c.db.Load())) // a SELECT before switched
-		if t := s.schema.Load(); t != nil && t.Guarded() && from != fromLoader && cmd.Flags&cmdspec.FlagWrite != 0 {
-			if msg := x.schemaRefusal(t, cmd, args); msg != "" {
-				x.W.Error(msg)
-				s.cmdStats[cmd.id].rejected.Add(1)
-				return
+	}
+	schema := s.schema.Load()
+	if c.obeys {
+		schema = nil // it ran under the schema where it came from: the stream carries its effects
+	}
+	if schema != nil && schema.Guarded() && cmd.Flags&cmdspec.FlagWrite != 0 {
+		if msg := x.schemaRefusal(schema, cmd, args); msg != "" {
+			x.W.Error(msg)
+			s.cmdStats[cmd.id].rejected.Add(1)
+			if locked {
+				s.ks.Unlock(db, &x.Locks)
 			}
+			e.depth--
+			return
 		}
-		cmd.Run(x)
-		c.ran(cmd, args, from, start, mark)
+	}
+	pendingMark := len(e.pending)
+	cmd.Run(x)
+	if from == fromLoader {
+		e.depth--
 		return
 	}
+	by := c // the client whose command this is, for tracking and MONITOR
+	switch from {
+	case fromScript:
+		h := &s.scriptHost
+		by = h.x.c
+		s.trackInner(by, cmd, h.x.cmd, h.x.Args) // Redis 7.0 remembers the script's declared keys
+		if x.Dirty > 0 {
+			h.dirty += x.Dirty
+			h.wrote.Store(true)
+		}
+	case fromExec:
+		s.trackInner(c, cmd, cmd, args)
+		c.confirming = false // CLIENT REPLY applies to the EXEC as a whole
+	}
+	if x.Dirty > 0 {
+		if outermost {
+			c.wrote = true
+			s.stats.dirty.Add(int64(x.Dirty))
+		}
+		if s.isClosed() && cmd.spec.Runs != cmdspec.RunsNothing && s.scripts.WasKilled() {
+			// Shutdown stopped the script (SHUTDOWN NOSAVE during a busy
+			// script, or Close): as in Redis, which exits without
+			// returning to it, none of its writes reach the AOF or a
+			// replica.
+			clear(e.pending[pendingMark:])
+			e.pending = e.pending[:pendingMark]
+		}
+		x.propagateCall(args)
+		if schema != nil && schema.TTLRules() {
+			x.applyTTLRules(schema, cmd, args)
+		}
+	}
+	if outermost {
+		e.propagatePending(&s.stream)
+	}
+	serveLater := false
+	if locked && x.Dirty > 0 && s.blocking.waiting.Load() > 0 {
+		serveLater = s.serveBlocked(x)
+	}
+	if locked && s.tracking.clients.Load() > 0 {
+		s.trackAfter(c, cmd)
+	}
+	if s.monitors.count.Load() > 0 {
+		s.feedMonitors(c, by, cmd, args)
+	}
+	reply := x.W.B[mark:]
+	if locked {
+		if c.ps.queued && c.reply == replyOn {
+			// Queued before the keys are unlocked, so an invalidation of a
+			// key this command read cannot overtake its reply.
+			c.queueReplies()
+		}
+		s.ks.Unlock(db, &x.Locks)
+	}
+	e.depth--
+	if locked && schema != nil && x.Dirty > 0 && schema.AnyOver() {
+		s.enforceQuotas(schema, c)
+	}
+	if serveLater {
+		s.serveBlockedExclusive(x.Now)
+	}
+	c.mono = monoNow()
+	s.recordCall(c, cmd, args, c.mono-start, x.Now, reply)
+	if locked && s.hotkeys.active.Load() {
+		s.hotkeyRecord(keys, args, c.mono-start, len(reply), x.Now)
+	}
+	if locked && x.Dirty > 0 && s.blocking.unlogged.Load() > 0 {
+		s.logServed(x.Now)
+	}
+}
 
+// lock takes the locks cmd needs (EXEC's: its queue's and watched keys'),
+// returning the database and the keys the command names, if it names them.
+func (c *Client) lock(cmd *Command, args [][]byte) (*keyspace.DB, [][]byte) {
+	x := &c.ctx
 	x.Locks.Reset()
-	keys := x.keyBuf[:0] // the command's keys, when it names them
+	keys := x.keyBuf[:0]
 	switch {
 	case cmd == cmdExec:
 		c.multi.lockSet(x, c)
@@ -234,98 +355,7 @@ func (c *Client) call(cmd *Command, args [][]byte, from caller) {
 		}
 		keys = x.keyBuf
 	}
-	db := s.ks.Lock(int(c.db.Load()), &x.Locks)
-	x.DB = db
-	schema := s.schema.Load()
-	if from == fromMaster {
-		schema = nil // the master enforced its schema: its stream carries the effects
-	}
-	if schema != nil && schema.Guarded() && cmd.Flags&cmdspec.FlagWrite != 0 {
-		if msg := x.schemaRefusal(schema, cmd, args); msg != "" {
-			x.W.Error(msg)
-			s.cmdStats[cmd.id].rejected.Add(1)
-			s.ks.Unlock(db, &x.Locks)
-			return
-		}
-	}
-	cmd.Run(x)
-	serveLater := false
-	if x.Dirty > 0 {
-		c.wrote = true
-		s.stats.dirty.Add(int64(x.Dirty))
-		x.publish(args)
-		if schema != nil && schema.TTLRules() {
-			x.applyTTLRules(schema, cmd, args)
-		}
-		if s.blocking.waiting.Load() > 0 {
-			serveLater = s.serveBlocked(x)
-		}
-	}
-	if s.tracking.clients.Load() > 0 {
-		s.trackAfter(c, cmd)
-	}
-	if s.monitors.count.Load() > 0 {
-		s.feedMonitors(c, c, cmd, args)
-	}
-	reply := c.out.B[mark:]
-	if c.ps.queued && c.reply == replyOn {
-		// Queued before the keys are unlocked, so an invalidation of a key
-		// this command read cannot overtake its reply.
-		c.queueReplies()
-	}
-	s.ks.Unlock(db, &x.Locks)
-	if schema != nil && x.Dirty > 0 && schema.AnyOver() {
-		s.enforceQuotas(schema, c)
-	}
-	if serveLater {
-		s.serveBlockedExclusive(x.Now)
-	}
-	c.mono = monoNow()
-	s.recordCall(c, cmd, args, c.mono-start, x.Now, reply)
-	if s.hotkeys.active.Load() {
-		s.hotkeyRecord(keys, args, c.mono-start, len(reply), x.Now)
-	}
-	if x.Dirty > 0 && s.blocking.unlogged.Load() > 0 {
-		s.logServed(x.Now)
-	}
-}
-
-// ran finishes a command that ran under its caller's locks: propagation
-// into the caller's block (EXEC's or the script's), tracking of what it
-// read, MONITOR, statistics. A loaded command has none of these.
-func (c *Client) ran(cmd *Command, args [][]byte, from caller, start int64, mark int) {
-	s := c.s
-	x := &c.ctx
-	if from == fromLoader {
-		return
-	}
-	by := c // the client whose command this is, for tracking and MONITOR
-	if from == fromScript {
-		h := &s.scriptHost
-		by = h.x.c
-		s.trackInner(by, cmd, h.x.cmd, h.x.Args) // Redis 7.0 remembers the script's declared keys
-		if x.Dirty > 0 {
-			h.dirty += x.Dirty
-			h.wrote.Store(true)
-		}
-	} else if from == fromExec {
-		s.trackInner(c, cmd, cmd, args)
-		c.confirming = false // CLIENT REPLY applies to the EXEC as a whole
-	}
-	if x.Dirty > 0 && from != fromClient {
-		x.publish(args)
-		if t := s.schema.Load(); t != nil && t.TTLRules() {
-			x.applyTTLRules(t, cmd, args)
-		}
-	}
-	if s.monitors.count.Load() > 0 {
-		s.feedMonitors(c, by, cmd, args)
-	}
-	elapsed := monoNow() - start
-	if from == fromClient {
-		c.mono = start + elapsed
-	}
-	s.recordCall(c, cmd, args, elapsed, x.Now, x.W.B[mark:])
+	return c.s.ks.Lock(int(c.db.Load()), &x.Locks), keys
 }
 
 // recordCall counts a command that ran, for elapsed nanoseconds at nowMs

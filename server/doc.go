@@ -26,7 +26,8 @@
 //   - host.go: the server as its handlers' command.Host and a client as
 //     their command.Conn: what package family's handlers may reach.
 //   - dispatch.go: the one dispatch path every command takes (clients, EXEC,
-//     scripts, the AOF loader): resolve, checks, MULTI queueing, locks, the
+//     scripts, the AOF loader): resolve, checks, MULTI queueing, and call,
+//     with the nesting of EXEC's and scripts' commands: locks, the
 //     handler, propagation, statistics, the slow log, MONITOR.
 //   - propagate.go: how what a handler left (package command's verbs)
 //     reaches the change stream (package changes); loading.go: the AOF

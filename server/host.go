@@ -1,8 +1,6 @@
 package server
 
 import (
-	"bytes"
-
 	"github.com/keyhive/keyhive/command"
 	"github.com/keyhive/keyhive/config"
 	"github.com/keyhive/keyhive/keyspace"
@@ -60,19 +58,11 @@ func (c *Client) Notify(class config.KeyspaceEvents, event string, key []byte, d
 	c.s.notifyIn(c, class, event, key, db)
 }
 
-// PropagateExpiredField propagates the HDEL of a field x's command found
-// expired, at once as an expired key's DEL is; inside EXEC or a script it
-// joins their block, ahead of the command, as in Redis.
-func (c *Client) PropagateExpiredField(x *command.Ctx, key, field []byte) {
-	// TODO(call): the server's nesting depth says whether the HDEL joins a
-	// block, instead of inExec.
-	sx := c.ctxOf(x)
-	if !sx.inExec {
-		c.s.publishFieldExpired(x.DB.ID(), key, field)
-		return
-	}
-	if x.Propagating() {
-		sx.execProp = append(sx.execProp, propagated{DB: x.DB.ID(), Argv: [][]byte{argHDEL, bytes.Clone(key), bytes.Clone(field)}})
+// FieldExpired propagates the HDEL of a field x's command found expired
+// and deleted, as an expired key's DEL is (propagateEffect).
+func (c *Client) FieldExpired(x *command.Ctx, key, field []byte) {
+	if x.Propagating() { // building argv allocates
+		c.ctxOf(x).propagateEffect(argHDEL, key, field)
 	}
 }
 

@@ -18,7 +18,6 @@ func (s *Server) loadingClient() *Client {
 // lock or runs alone (start-up). Its reply is dropped.
 func (s *Server) applyLoaded(c *Client, args [][]byte) error {
 	c.ctx.Now = s.clock.UnixMilli()
-	c.ctx.cannotBlock = true
 	ok := c.dispatch(args, fromLoader)
 	c.out.B = c.out.B[:0]
 	if !ok {

@@ -34,7 +34,7 @@ type monitors struct {
 
 func monitorCommand(x *Ctx) {
 	c := x.c
-	if x.cannotBlock && x.inExec {
+	if x.blockingDenied() {
 		// Inside EXEC, as Redis refuses a client that expects one reply per command.
 		x.W.Error("ERR MONITOR isn't allowed for DENY BLOCKING client")
 		return

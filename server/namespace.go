@@ -126,22 +126,8 @@ func (x *Ctx) applyTTLRules(t *namespace.Table, cmd *Command, args [][]byte) {
 		}
 		x.DB.SetExpire(&e, at, x.Now)
 		x.Notify(notifyGeneric, "expire", key)
-		x.propagateAfter(argPEXPIREAT, key, strconv.AppendInt(nil, at, 10))
+		x.propagateEffect(argPEXPIREAT, key, strconv.AppendInt(nil, at, 10))
 	}
-}
-
-// propagateAfter propagates argv after the command that just ran and
-// published its own changes: into the block of an EXEC or a script, or
-// on its own.
-func (x *Ctx) propagateAfter(argv ...[]byte) {
-	if !x.Propagating() {
-		return
-	}
-	if x.inExec {
-		x.execProp = append(x.execProp, propagated{DB: x.DB.ID(), Argv: argv})
-		return
-	}
-	x.s.stream.Publish(x.DB.ID(), argv)
 }
 
 // enforceQuotas evicts from the namespaces over an EVICT quota until each

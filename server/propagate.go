@@ -13,10 +13,18 @@ func (s *Server) OnPropagate(fn func(db int, argv [][]byte)) {
 	s.stream.Subscribe(changes.SubscriberFunc(fn))
 }
 
-// Handlers say what they propagate through package command's verbs
-// (PropagateAs, PropagateNone, AlsoPropagate); execute hands the client's
-// own arguments to publish, which propagates what the handler left when it
-// made changes (x.Dirty > 0) and then restores x.Args.
+// Handlers say what they propagate through package command's verbs, as
+// Redis's rewriteClientCommandVector and alsoPropagate: PropagateAs
+// replaces x.Args with the command to propagate, PropagateNone with
+// nothing, AlsoPropagate adds the commands to propagate instead. Handlers
+// know only these three verbs. call hands the client's own arguments to
+// propagateCall, which collects what the handler left when it made changes
+// (x.Dirty > 0) and then restores x.Args; the outermost call of an
+// execution publishes what it collected (execution, in dispatch.go).
+//
+// Building a replacement allocates, so handlers build it only when
+// Propagating reports a consumer: without an AOF or a replica, a write
+// allocates nothing for propagation.
 
 // Arguments of rewritten commands. Shared: consumers must not modify argv.
 var (
@@ -40,53 +48,63 @@ func (x *Ctx) propagateDel(key []byte, lazy bool) {
 // propagating.
 func intArg(v int64) []byte { return command.IntArg(v) }
 
-// publish propagates the command that just ran and changed the data set: as
-// its handler rewrote it, or as args, and puts args back in x.Args. args must
-// be the client's own arguments (not x.Args, which the handler may have
-// replaced). The command propagates in x.DB's database: after SWAPDB that is
-// still the client's database number. execute calls publish after the handler,
-// with the keys still locked, when x.Dirty > 0.
-func (x *Ctx) publish(args [][]byte) {
-	argv := x.Args
+// propagateCall adds what the command that just ran and changed the data
+// set propagates to its execution's pending unit: the commands it also
+// propagated, or itself as its handler rewrote it or as args; then it puts
+// args back in x.Args. args must be the client's own arguments (not x.Args,
+// which the handler may have replaced). The command propagates in x.DB's
+// database: after SWAPDB that is still the client's database number. call
+// calls it after the handler, with the keys still locked, when x.Dirty > 0.
+func (x *Ctx) propagateCall(args [][]byte) {
+	argv, also := x.Args, x.Also()
 	x.Args = args
-	if len(x.Also()) > 0 {
-		x.publishAlso()
+	x.ResetAlso()
+	if !x.Propagating() {
 		return
 	}
-	switch {
-	case len(argv) == 0:
-	case x.inExec:
-		if x.Propagating() {
-			x.execProp = append(x.execProp, propagated{DB: x.DB.ID(), Argv: argv})
-		}
-	default:
-		x.s.stream.Publish(x.DB.ID(), argv)
-	}
-}
-
-// publishAlso propagates what AlsoPropagate collected as one block, through
-// the collection EXEC and scripts use (empty outside them), or into that
-// collection inside EXEC or a script.
-func (x *Ctx) publishAlso() {
+	e := x.c.execution()
 	db := x.DB.ID()
-	for _, op := range x.Also() {
-		x.execProp = append(x.execProp, propagated{DB: db, Argv: op})
+	if len(also) > 0 {
+		for _, op := range also {
+			e.pending = append(e.pending, propagated{DB: db, Argv: op})
+		}
+		return
 	}
-	x.ResetAlso()
-	if !x.inExec {
-		x.flushExecPropagation()
+	if len(argv) > 0 {
+		e.pending = append(e.pending, propagated{DB: db, Argv: argv})
 	}
 }
 
-// propagated is one command of the block an EXEC or a script propagates.
+// propagateEffect propagates argv, a change the running command made
+// besides its own (an expired field's HDEL, a namespace's TTL). Inside
+// EXEC or a script it joins their unit, copied since it must outlive the
+// command, as in Redis; otherwise what the command propagated so far goes
+// first and argv follows on its own, at once.
+func (x *Ctx) propagateEffect(argv ...[]byte) {
+	if !x.Propagating() {
+		return
+	}
+	e := x.c.execution()
+	if e.depth > 1 {
+		e.pending = append(e.pending, propagated{DB: x.DB.ID(), Argv: cloneArgs(argv)})
+		return
+	}
+	e.propagatePending(&x.s.stream)
+	x.s.stream.Publish(x.DB.ID(), argv)
+}
+
+// propagated is one command of the unit an execution propagates.
 type propagated = changes.Op
 
-// flushExecPropagation propagates what EXEC's commands (or a script's) did,
-// as one block.
-func (x *Ctx) flushExecPropagation() {
-	x.s.stream.PublishBlock(x.execProp)
-	clear(x.execProp)
-	x.execProp = x.execProp[:0]
+// propagatePending publishes what the execution's calls propagated as one
+// unit: a single command as it is, several wrapped in MULTI/EXEC.
+func (e *execution) propagatePending(stream *changes.Stream) {
+	if len(e.pending) == 0 {
+		return
+	}
+	stream.PublishBlock(e.pending)
+	clear(e.pending)
+	e.pending = e.pending[:0]
 }
 
 // propagateExpired propagates the removal of an expired key as Redis does: DEL,

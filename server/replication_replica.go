@@ -53,7 +53,6 @@ func (s *Server) newMasterClient(conn net.Conn, db int) *Client {
 	c.proto.Store(2)
 	c.setUser(s.acl.Default())
 	c.ctx = newCtx(s, c, &c.out)
-	c.ctx.cannotBlock = true
 	c.ctx.Locks.Owner = c
 	c.queued.Store(-1)
 	c.db.Store(int32(db))

@@ -86,7 +86,7 @@ func waitCommand(x *Ctx) {
 		return
 	}
 	target := x.c.replWriteOffset()
-	if acked := s.repl.ReplicasAt(target, false); acked >= n || x.cannotBlock {
+	if acked := s.repl.ReplicasAt(target, false); acked >= n || x.blockingDenied() {
 		x.W.Int(acked)
 		return
 	}
@@ -171,7 +171,7 @@ func waitAOFCommand(x *Ctx) {
 	ready := func() bool {
 		return (local == 0 || s.aofSynced(target)) && s.repl.ReplicasAt(rtarget, true) >= replicas
 	}
-	if ready() || x.cannotBlock {
+	if ready() || x.blockingDenied() {
 		reply(x.W)
 		return
 	}
