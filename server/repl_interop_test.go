@@ -32,6 +32,13 @@ func startReplNode(t *testing.T, redis bool, directives ...string) *replNode {
 		start, name = difftest.StartRedis, "redis"
 	}
 	addr, stop, err := start(directives...)
+	return openReplNode(t, name, addr, stop, err)
+}
+
+// openReplNode connects to a server just started (what a Start function
+// returned) as a replNode, stopped at the test's end.
+func openReplNode(t *testing.T, name, addr string, stop func(), err error) *replNode {
+	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,16 +303,7 @@ func TestReplRedis74ToKeyhive(t *testing.T) {
 		t.Skip(err)
 	}
 	addr, stop, err := difftest.StartProcess(path, "--repl-diskless-sync-delay", "0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := difftest.Dial(addr)
-	if err != nil {
-		stop()
-		t.Fatal(err)
-	}
-	master := &replNode{name: "redis 7.4", addr: addr, conn: conn, stop: stop}
-	t.Cleanup(func() { conn.Close(); stop() })
+	master := openReplNode(t, "redis 7.4", addr, stop, err)
 	replica := startReplNode(t, false)
 	fillAllTypes(t, master)
 	master.ok(t, "HSET", "fieldttl", "a", 1, "b", 2, "c", 3)

@@ -75,17 +75,7 @@ func startSentinel(t *testing.T, masterPort string) string {
 func processNode(t *testing.T, bin, name string, directives ...string) *replNode {
 	t.Helper()
 	addr, stop, err := difftest.StartProcess(bin, append([]string{"--repl-diskless-sync-delay", "0"}, directives...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := difftest.Dial(addr)
-	if err != nil {
-		stop()
-		t.Fatal(err)
-	}
-	n := &replNode{name: name, addr: addr, conn: conn, stop: stop}
-	t.Cleanup(func() { conn.Close(); stop() })
-	return n
+	return openReplNode(t, name, addr, stop, err)
 }
 
 func sentinelCount(t *testing.T, sentinel, what string) int {
