@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -96,13 +97,9 @@ func TestAOFInterop(t *testing.T) {
 // waitInfo waits until INFO persistence shows line.
 func waitInfo(t *testing.T, c *difftest.Client, line string) {
 	t.Helper()
-	for range 200 {
-		if strings.Contains(c.Do("INFO", "persistence").Str, line) {
-			return
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
-	t.Fatalf("%s: INFO persistence never showed %q", c.Name(), line)
+	waitUntil(t, fmt.Sprintf("%s: INFO persistence to show %q", c.Name(), line), func() bool {
+		return strings.Contains(c.Do("INFO", "persistence").Str, line)
+	})
 }
 
 func TestAOFInfoFields(t *testing.T) {
@@ -133,18 +130,13 @@ func TestAOFInfoFields(t *testing.T) {
 // reopenAOF starts a server on dir's AOF and a client of it.
 func reopenAOF(t *testing.T, dir string, directives ...string) (*server.Server, *redis.Client) {
 	t.Helper()
-	srv, err := startAOFServer(t, dir, directives...)
+	srv, err := newKeyhive(t, append([]string{"--dir", dir, "--appendonly", "yes"}, directives...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 	t.Cleanup(func() { rdb.Close() })
 	return srv, rdb
-}
-
-// startAOFServer starts an embedded server with the AOF in dir.
-func startAOFServer(t *testing.T, dir string, directives ...string) (*server.Server, error) {
-	return newKeyhive(t, append([]string{"--dir", dir, "--appendonly", "yes"}, directives...)...)
 }
 
 func incrFile(t *testing.T, dir string) string {
@@ -173,7 +165,7 @@ func TestAOFTruncatedAndCorrupt(t *testing.T) {
 	data, _ := os.ReadFile(path)
 	os.WriteFile(path, data[:len(data)-5], 0o644) // the last SET cut short
 
-	if _, err := startAOFServer(t, dir, "--aof-load-truncated", "no"); err == nil || !strings.Contains(err.Error(), path) {
+	if _, err := newKeyhive(t, "--dir", dir, "--appendonly", "yes", "--aof-load-truncated", "no"); err == nil || !strings.Contains(err.Error(), path) {
 		t.Fatalf("aof-load-truncated no: %v", err)
 	}
 	srv, rdb = reopenAOF(t, dir)
@@ -195,7 +187,7 @@ func TestAOFTruncatedAndCorrupt(t *testing.T) {
 	corrupt := append(append([]byte{}, data[:40]...), "garbage\r\n"...)
 	corrupt = append(corrupt, data[40:]...)
 	os.WriteFile(path, corrupt, 0o644)
-	if _, err := startAOFServer(t, dir); err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "offset") {
+	if _, err := newKeyhive(t, "--dir", dir, "--appendonly", "yes"); err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "offset") {
 		t.Fatalf("corrupt AOF: %v", err)
 	}
 }
@@ -204,7 +196,7 @@ func TestAOFTruncatedAndCorrupt(t *testing.T) {
 // restart every acknowledged write is there.
 func TestAOFRewriteUnderWrites(t *testing.T) {
 	dir := t.TempDir()
-	srv, err := startAOFServer(t, dir)
+	srv, err := newKeyhive(t, "--dir", dir, "--appendonly", "yes")
 	if err != nil {
 		t.Fatal(err)
 	}

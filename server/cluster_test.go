@@ -588,15 +588,7 @@ func TestClusterSlotMigrationRedirects(t *testing.T) {
 				return addr
 			}
 			a, b := start(), start()
-			dial := func(addr string) *difftest.Conn {
-				c, err := difftest.Dial(addr)
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { c.Close() })
-				return c
-			}
-			ca, cb := dial(a), dial(b)
+			ca, cb := dial(t, a), dial(t, b)
 			expect := func(c *difftest.Conn, want string, args ...any) {
 				t.Helper()
 				r, err := c.Do(args...)

@@ -14,13 +14,9 @@ import (
 func waitBlockedCount(t *testing.T, p *difftest.Pair, n string) {
 	t.Helper()
 	for _, c := range []*difftest.Client{p.Redis(), p.Keyhive()} {
-		deadline := time.Now().Add(2 * time.Second)
-		for infoField(c.Do("INFO", "clients").Str, "blocked_clients") != n {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: blocked_clients never reached %s", c.Name(), n)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		waitUntil(t, c.Name()+": blocked_clients to reach "+n, func() bool {
+			return infoField(c.Do("INFO", "clients").Str, "blocked_clients") == n
+		})
 	}
 }
 

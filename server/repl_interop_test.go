@@ -3,11 +3,9 @@ package server_test
 import (
 	"fmt"
 	"math/rand"
-	"net"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/keyhive/keyhive/internal/difftest"
 )
@@ -16,101 +14,6 @@ import (
 // Keyhive with itself: a full sync of a data set with every type, a mixed
 // write load, the replica's DEBUG DIGEST equal to the master's, and a
 // dropped link resumed with a partial resynchronization.
-
-// replNode is one server of a replication test.
-type replNode struct {
-	name string
-	addr string
-	conn *difftest.Conn
-	stop func()
-}
-
-func startReplNode(t *testing.T, redis bool, directives ...string) *replNode {
-	t.Helper()
-	start, name := difftest.StartKeyhive, "keyhive"
-	if redis {
-		start, name = difftest.StartRedis, "redis"
-	}
-	addr, stop, err := start(directives...)
-	return openReplNode(t, name, addr, stop, err)
-}
-
-// openReplNode connects to a server just started (what a Start function
-// returned) as a replNode, stopped at the test's end.
-func openReplNode(t *testing.T, name, addr string, stop func(), err error) *replNode {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := difftest.Dial(addr)
-	if err != nil {
-		stop()
-		t.Fatal(err)
-	}
-	n := &replNode{name: name, addr: addr, conn: conn, stop: stop}
-	t.Cleanup(func() { conn.Close(); stop() })
-	return n
-}
-
-func (n *replNode) do(t *testing.T, args ...any) difftest.Reply {
-	t.Helper()
-	r, err := n.conn.Do(args...)
-	if err != nil { // killed (Sentinel's CLIENT KILL TYPE normal): once more
-		n.conn.Close()
-		if n.conn, err = difftest.Dial(n.addr); err == nil {
-			r, err = n.conn.Do(args...)
-		}
-	}
-	if err != nil {
-		t.Fatalf("%s %v: %v", n.name, args, err)
-	}
-	return r
-}
-
-func (n *replNode) ok(t *testing.T, args ...any) difftest.Reply {
-	t.Helper()
-	r := n.do(t, args...)
-	if r.IsError() {
-		t.Fatalf("%s %v: %s", n.name, args, r.Str)
-	}
-	return r
-}
-
-// info returns one field of INFO section.
-func (n *replNode) info(t *testing.T, section, name string) string {
-	t.Helper()
-	for _, line := range strings.Split(n.ok(t, "INFO", section).Str, "\r\n") {
-		if v, ok := strings.CutPrefix(line, name+":"); ok {
-			return v
-		}
-	}
-	return ""
-}
-
-func (n *replNode) infoInt(t *testing.T, section, name string) int64 {
-	t.Helper()
-	v, err := strconv.ParseInt(n.info(t, section, name), 10, 64)
-	if err != nil {
-		t.Fatalf("%s INFO %s: %v", n.name, name, err)
-	}
-	return v
-}
-
-func (n *replNode) hostPort() (string, string) {
-	host, port, _ := net.SplitHostPort(n.addr)
-	return host, port
-}
-
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
 
 // replicate makes replica a replica of master and waits for the link.
 func replicate(t *testing.T, master, replica *replNode) {
@@ -302,8 +205,7 @@ func TestReplRedis74ToKeyhive(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
-	addr, stop, err := difftest.StartProcess(path, "--repl-diskless-sync-delay", "0")
-	master := openReplNode(t, "redis 7.4", addr, stop, err)
+	master := processNode(t, path, "redis 7.4")
 	replica := startReplNode(t, false)
 	fillAllTypes(t, master)
 	master.ok(t, "HSET", "fieldttl", "a", 1, "b", 2, "c", 3)

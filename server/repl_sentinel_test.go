@@ -71,13 +71,6 @@ func startSentinel(t *testing.T, masterPort string) string {
 	return addr
 }
 
-// processNode starts a Keyhive process, to be killed with SIGKILL.
-func processNode(t *testing.T, bin, name string, directives ...string) *replNode {
-	t.Helper()
-	addr, stop, err := difftest.StartProcess(bin, append([]string{"--repl-diskless-sync-delay", "0"}, directives...)...)
-	return openReplNode(t, name, addr, stop, err)
-}
-
 func sentinelCount(t *testing.T, sentinel, what string) int {
 	c, err := difftest.Dial(sentinel)
 	if err != nil {
