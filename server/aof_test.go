@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,42 +11,8 @@ import (
 	"time"
 
 	"github.com/keyhive/keyhive/internal/difftest"
-	"github.com/keyhive/keyhive/server"
 	"github.com/redis/go-redis/v9"
 )
-
-// copyAOFDir replaces to's append-only directory with a copy of from's.
-func copyAOFDir(t *testing.T, from, to *difftest.Client) {
-	t.Helper()
-	src, dst := filepath.Join(dirOf(t, from), "appendonlydir"), filepath.Join(dirOf(t, to), "appendonlydir")
-	entries, err := os.ReadDir(dst)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		os.Remove(filepath.Join(dst, e.Name()))
-	}
-	entries, err = os.ReadDir(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		data, err := os.ReadFile(filepath.Join(src, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dst, e.Name()), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-func loadAOF(t *testing.T, c *difftest.Client) {
-	t.Helper()
-	if r := c.Do("DEBUG", "LOADAOF"); r.Str != "OK" {
-		t.Fatalf("%s: DEBUG LOADAOF: %v", c.Name(), r)
-	}
-}
 
 // TestAOFInterop: each server's multi-part AOF directory (base + incremental
 // commands, then after BGREWRITEAOF an RDB-preamble or command base) is
@@ -94,14 +59,6 @@ func TestAOFInterop(t *testing.T) {
 	}
 }
 
-// waitInfo waits until INFO persistence shows line.
-func waitInfo(t *testing.T, c *difftest.Client, line string) {
-	t.Helper()
-	waitUntil(t, fmt.Sprintf("%s: INFO persistence to show %q", c.Name(), line), func() bool {
-		return strings.Contains(c.Do("INFO", "persistence").Str, line)
-	})
-}
-
 func TestAOFInfoFields(t *testing.T) {
 	p := difftest.StartIsolated(t, "--appendonly", "yes")
 	info := func(c *difftest.Client) map[string]string {
@@ -125,27 +82,6 @@ func TestAOFInfoFields(t *testing.T) {
 		}
 	}
 	p.Do("BGREWRITEAOF")
-}
-
-// reopenAOF starts a server on dir's AOF and a client of it.
-func reopenAOF(t *testing.T, dir string, directives ...string) (*server.Server, *redis.Client) {
-	t.Helper()
-	srv, err := newKeyhive(t, append([]string{"--dir", dir, "--appendonly", "yes"}, directives...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
-	t.Cleanup(func() { rdb.Close() })
-	return srv, rdb
-}
-
-func incrFile(t *testing.T, dir string) string {
-	t.Helper()
-	m, err := filepath.Glob(filepath.Join(dir, "appendonlydir", "*.incr.aof"))
-	if err != nil || len(m) != 1 {
-		t.Fatalf("incremental files: %v %v", m, err)
-	}
-	return m[0]
 }
 
 // TestAOFTruncatedAndCorrupt: a file cut inside a command loads up to the

@@ -78,26 +78,6 @@ func infoLines(r difftest.Reply, prefix string) []string {
 	return out
 }
 
-// sameInfoLines compares the lines starting with prefix exactly (sorted:
-// commandstats' order is the command table's).
-func sameInfoLines(prefix string, mask *regexp.Regexp) func(r, k difftest.Reply) error {
-	return func(r, k difftest.Reply) error {
-		rl, kl := infoLines(r, prefix), infoLines(k, prefix)
-		if mask != nil {
-			for i := range rl {
-				rl[i] = mask.ReplaceAllString(rl[i], "")
-			}
-			for i := range kl {
-				kl[i] = mask.ReplaceAllString(kl[i], "")
-			}
-		}
-		if !slices.Equal(rl, kl) {
-			return fmt.Errorf("lines differ:\nredis   %q\nkeyhive %q", rl, kl)
-		}
-		return nil
-	}
-}
-
 // TestInfoErrorstats: every error reply is counted under its code, as
 // Redis counts it: a handler's error, unknown commands and subcommands,
 // wrong arity, refusals inside MULTI and the EXECABORT, errors of a

@@ -17,26 +17,6 @@ import (
 	"github.com/keyhive/keyhive/persistence"
 )
 
-func do(t *testing.T, c *difftest.Conn, args ...any) difftest.Reply {
-	t.Helper()
-	r, err := c.Do(args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
-func info(t *testing.T, c *difftest.Conn, field string) string {
-	t.Helper()
-	for _, line := range strings.Split(do(t, c, "INFO", "persistence").Str, "\r\n") {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			return v
-		}
-	}
-	t.Fatalf("INFO has no %s", field)
-	return ""
-}
-
 // fill writes n string keys of size bytes with pipelined MSETs.
 func fill(t *testing.T, c *difftest.Conn, n, size int) {
 	t.Helper()

@@ -5,8 +5,6 @@ package server_test
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -15,128 +13,7 @@ import (
 	"github.com/keyhive/keyhive/internal/difftest"
 )
 
-const farFuture = "4102444800000" // 2100-01-01, a fixed PEXPIREAT both sides report alike
-
-// populateAllTypes writes, to both servers, a data set with every type and
-// every encoding Redis 7.0 keeps (small and large of each), TTLs, three
-// databases and a function library.
-func populateAllTypes(p *difftest.Pair) {
-	p.Do("SET", "str:int", "12345")
-	p.Do("SET", "str:negint", "-7")
-	p.Do("SET", "str:int64", "1234567890123456")
-	p.Do("SET", "str:leadingzero", "007")
-	p.Do("SET", "str:embstr", "hello")
-	p.Do("SET", "str:compressible", strings.Repeat("abc", 100))
-	var noise strings.Builder
-	for i := range 200 {
-		noise.WriteByte(byte(i*131 + i*i*7))
-	}
-	p.Do("SET", "str:incompressible", noise.String())
-	p.Do("SET", "str:empty", "")
-	p.Do("SET", "str:binary", "\x00\xff\r\n")
-
-	p.Do("RPUSH", "list:small", "a", "1", "-300", "70000", "4294967296", "-9223372036854775808", strings.Repeat("x", 100))
-	big := make([]any, 0, 5002)
-	big = append(big, "RPUSH", "list:big")
-	for i := range 5000 {
-		if i%3 == 0 {
-			big = append(big, "element-"+strconv.Itoa(i))
-		} else {
-			big = append(big, strconv.Itoa(i*7919-1000000))
-		}
-	}
-	p.Do(big...)
-	p.Do("RPUSH", "list:hugeelement", "a", strings.Repeat("y", 10000), "b")
-
-	p.Do("SADD", "set:intset16", "1", "2", "3", "-5")
-	p.Do("SADD", "set:intset32", "100000", "-100000", "7")
-	p.Do("SADD", "set:intset64", "5000000000", "-1")
-	p.Do("SADD", "set:strings", "a", "b", "c", "1")
-	ints := []any{"SADD", "set:manyints"}
-	for i := range 600 {
-		ints = append(ints, strconv.Itoa(i*3))
-	}
-	p.Do(ints...)
-
-	p.Do("ZADD", "zset:small", "1.5", "a", "2", "b", "-inf", "c", "inf", "d", "0", "e", "3.141592653589793", "pi", "1e300", "huge", "-42", "neg", "4503599627370496", "twoto52")
-	zs := []any{"ZADD", "zset:big"}
-	for i := range 200 {
-		zs = append(zs, strconv.FormatFloat(float64(i)*0.5-17, 'g', -1, 64), "member-"+strconv.Itoa(i))
-	}
-	p.Do(zs...)
-	p.Do("ZADD", "zset:longmember", "1", strings.Repeat("m", 100), "2", "short")
-
-	p.Do("HSET", "hash:small", "f", "v", "n", "12", "neg", "-5", "empty", "")
-	hs := []any{"HSET", "hash:big"}
-	for i := range 600 {
-		hs = append(hs, "field-"+strconv.Itoa(i), strconv.Itoa(i*i))
-	}
-	p.Do(hs...)
-	p.Do("HSET", "hash:longvalue", "f", strings.Repeat("v", 100))
-
-	populateStreams(p)
-
-	for _, k := range []string{"str:int", "list:small", "set:strings", "zset:big", "hash:big", "stream:small"} {
-		p.Do("PEXPIREAT", k, farFuture)
-	}
-	p.Do("SELECT", "1")
-	p.Do("SET", "db1:string", "one")
-	p.Do("HSET", "db1:hash", "a", "1")
-	p.Do("PEXPIREAT", "db1:string", farFuture)
-	p.Do("SELECT", "2")
-	p.Do("RPUSH", "db2:list", "x", "y")
-	p.Do("SELECT", "0")
-	p.Do("FUNCTION", "LOAD", "#!lua name=interop\nredis.register_function('answer', function() return 42 end)")
-}
-
-// compareAll compares the data set's digest, every key of databases 0-2
-// (type, expire time, encoding, contents) and the functions.
-func compareAll(t *testing.T, p *difftest.Pair) {
-	t.Helper()
-	compareDataSet(t, p, true, func(key string) { compareStream(p, key) })
-}
-
-// compareDataSet compares the digest, every key of databases 0-2 (type,
-// expire time, encoding if withEncoding, contents; streams by stream) and the
-// functions, and ends the test on a difference.
-func compareDataSet(t *testing.T, p *difftest.Pair, withEncoding bool, stream func(key string)) {
-	t.Helper()
-	p.Do("DEBUG", "DIGEST")
-	for db := range 3 {
-		p.Do("SELECT", strconv.Itoa(db))
-		p.Do("DBSIZE")
-		keys := p.DoUnordered("KEYS", "*")
-		for _, k := range keys.Elems {
-			key := k.Str
-			typ := p.Do("TYPE", key)
-			p.Do("PEXPIRETIME", key)
-			if withEncoding {
-				p.Do("OBJECT", "ENCODING", key)
-			}
-			switch typ.Str {
-			case "string":
-				p.Do("GET", key)
-			case "list":
-				p.Do("LRANGE", key, "0", "-1")
-			case "set":
-				p.DoUnordered("SMEMBERS", key)
-			case "zset":
-				p.Do("ZRANGE", key, "0", "-1", "WITHSCORES")
-			case "hash":
-				p.DoUnorderedPairs("HGETALL", key)
-			case "stream":
-				stream(key)
-			default:
-				t.Errorf("key %q: unexpected type %q", key, typ.Str)
-			}
-		}
-	}
-	p.Do("SELECT", "0")
-	p.Do("FUNCTION", "LIST", "WITHCODE")
-	if t.Failed() {
-		t.FailNow()
-	}
-}
+// 2100-01-01, a fixed PEXPIREAT both sides report alike
 
 // populateStreams writes streams in every shape a file holds: several
 // nodes with deleted entries (the first of a node among them), emptied by
@@ -217,41 +94,6 @@ func compareStream(p *difftest.Pair, key string) {
 	for _, g := range groups.Elems {
 		p.DoCompare(idleTimes, "XINFO", "CONSUMERS", key, g.Elems[1].Str)
 		p.DoCompare(idleTimes, "XPENDING", key, g.Elems[1].Str, "-", "+", "100")
-	}
-}
-
-func dirOf(t *testing.T, c *difftest.Client) string {
-	t.Helper()
-	r := c.Do("CONFIG", "GET", "dir")
-	if len(r.Elems) != 2 {
-		t.Fatalf("%s: CONFIG GET dir: %v", c.Name(), r)
-	}
-	return r.Elems[1].Str
-}
-
-// copyDump copies from's dump.rdb over to's.
-// reloadFrom replaces to's data set with from's by file: from saves, its
-// dump.rdb is copied over to's, and to loads it (DEBUG RELOAD NOSAVE).
-func reloadFrom(t *testing.T, from, to *difftest.Client) {
-	t.Helper()
-	if r := from.Do("SAVE"); r.Str != "OK" {
-		t.Fatalf("%s SAVE: %v", from.Name(), r)
-	}
-	copyDump(t, from, to)
-	to.Do("FLUSHALL")
-	if r := to.Do("DEBUG", "RELOAD", "NOSAVE"); r.Str != "OK" {
-		t.Fatalf("%s DEBUG RELOAD NOSAVE of %s's file: %v", to.Name(), from.Name(), r)
-	}
-}
-
-func copyDump(t *testing.T, from, to *difftest.Client) {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(dirOf(t, from), "dump.rdb"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dirOf(t, to), "dump.rdb"), data, 0o644); err != nil {
-		t.Fatal(err)
 	}
 }
 

@@ -344,15 +344,6 @@ func TestPubSubInfo(t *testing.T) {
 	p.Do("CLIENT", "LIST", "TYPE", "pubsub")
 }
 
-func infoField(info, name string) string {
-	for _, line := range strings.Split(info, "\r\n") {
-		if v, ok := strings.CutPrefix(line, name+":"); ok {
-			return v
-		}
-	}
-	return ""
-}
-
 func TestPubSubCommandInfo(t *testing.T) {
 	p := difftest.Start(t)
 	for _, name := range []string{"subscribe", "unsubscribe", "psubscribe", "punsubscribe", "publish",
