@@ -641,7 +641,7 @@ func incrFile(t *testing.T, dir string) string {
 	return m[0]
 }
 
-const farFuture = "4102444800000"
+const farFuture = "4102444800000" // 2100-01-01, a fixed PEXPIREAT both sides report alike
 
 // populateAllTypes writes, to both servers, a data set with every type and
 // every encoding Redis 7.0 keeps (small and large of each), TTLs, three

@@ -13,8 +13,6 @@ import (
 	"github.com/keyhive/keyhive/internal/difftest"
 )
 
-// 2100-01-01, a fixed PEXPIREAT both sides report alike
-
 // populateStreams writes streams in every shape a file holds: several
 // nodes with deleted entries (the first of a node among them), emptied by
 // XDEL and by XTRIM, made by XGROUP CREATE MKSTREAM, long values (LZF),
