@@ -44,7 +44,7 @@ func StartSentinel(masterAddr string) (addr string, stop func(), err error) {
 	}
 	cmd := exec.Command(path, conf)
 	cmd.Dir = dir
-	exited, err := startChild(cmd)
+	exited, err := StartChild(cmd)
 	if err != nil {
 		os.RemoveAll(dir)
 		return "", nil, err

@@ -258,7 +258,7 @@ func tryStartRedis(path, name, dir string, directives []string) (*instance, erro
 	cmd := exec.Command(path, args...)
 	log := &tailBuffer{max: 64 << 10}
 	cmd.Stdout, cmd.Stderr = log, log
-	exited, err := startChild(cmd)
+	exited, err := StartChild(cmd)
 	if err != nil {
 		return nil, fmt.Errorf("starting %s: %w", path, err)
 	}
@@ -346,11 +346,13 @@ func (t *tailBuffer) String() string {
 	return string(t.b)
 }
 
-// startChild starts cmd in a process group of its own (Ctrl-C on go test
+// StartChild starts cmd in a process group of its own (Ctrl-C on go test
 // does not race the cleanup, and killing the group takes a server's fork
 // children too), killed if the test binary dies without cleanup (a panic,
 // a timeout), so no server outlives its tests. exited closes when it ends.
-func startChild(cmd *exec.Cmd) (exited <-chan struct{}, err error) {
+// Tests that run a server process on their own terms (a fixed port, a
+// restart on the same one) start it with StartChild too.
+func StartChild(cmd *exec.Cmd) (exited <-chan struct{}, err error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	started := make(chan error, 1)
 	done := make(chan struct{})
