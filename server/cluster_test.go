@@ -3,7 +3,6 @@ package server_test
 import (
 	"context"
 	"net"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,21 +33,6 @@ func startClusterNode(t *testing.T, bin string) string {
 	t.Helper()
 	addr, _ := startClusterNodeStop(t, bin)
 	return addr
-}
-
-// redisCliInput is redisCli answering its questions with input (fix asks
-// even under --cluster-yes).
-func redisCliInput(t *testing.T, input string, args ...string) string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "redis-cli", args...)
-	cmd.Stdin = strings.NewReader(input)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("redis-cli %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
 }
 
 // TestClusterRedisCliLifecycle: redis-cli --cluster create of three

@@ -201,21 +201,6 @@ func TestConnSelect(t *testing.T) {
 	p.Do("GET", "k")
 }
 
-// fieldNames returns the field names of a CLIENT LIST / CLIENT INFO line, in
-// order, without the Redis 7.2 lib-name and lib-ver fields (CLIENT SETINFO is
-// a 7.2 feature Keyhive has).
-func fieldNames(line string) []string {
-	var names []string
-	for _, f := range strings.Fields(line) {
-		k, _, _ := strings.Cut(f, "=")
-		if k == "lib-name" || k == "lib-ver" {
-			continue
-		}
-		names = append(names, k)
-	}
-	return names
-}
-
 // doSides sends different commands to the two servers (e.g. their own client
 // ids) and requires identical replies.
 func doSides(t *testing.T, p *difftest.Pair, cmp func(r, k difftest.Reply) error, rargs, kargs []any) difftest.Reply {

@@ -1,52 +1,17 @@
 package server_test
 
 import (
-	"bufio"
 	"math/rand/v2"
-	"net"
 	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 // rssOverhead is what the keyhive process may hold beyond maxmemory: its
 // startup footprint and each shard's partly used page (README, Memory
 // limits and eviction: 16 MB with one database), with room for noise.
 const rssOverhead = 24 << 20
-
-func ioReadFull(r *bufio.Reader, buf []byte) (int, error) {
-	n := 0
-	for n < len(buf) {
-		m, err := r.Read(buf[n:])
-		n += m
-		if err != nil {
-			return n, err
-		}
-	}
-	return n, nil
-}
-
-// startProcess runs a server binary on a free port until the test ends.
-func startProcess(t *testing.T, bin string, args ...string) (addr string, pid int) {
-	port := freePort(t)
-	cmd := exec.Command(bin, append([]string{"--port", port, "--save", ""}, args...)...)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	addr = "127.0.0.1:" + port
-	for range 100 {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			return addr, cmd.Process.Pid
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("%s did not start", bin)
-	return "", 0
-}
 
 func startRedis(t *testing.T, args ...string) string {
 	bin, err := exec.LookPath("redis-server")

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -286,8 +285,6 @@ func TestHashFieldTTLKeyCommands(t *testing.T) {
 		})
 	}
 }
-
-var subexpiryField = regexp.MustCompile(`,subexpiry=\d+`)
 
 // populateFieldTTLs writes hashes with field TTLs in each encoding, and one
 // whose TTLs were all removed.

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 
@@ -64,18 +63,6 @@ func TestInfoAllFieldNamesInOrder(t *testing.T) {
 			p.DoCompare(sameInfoFields, "INFO", sec)
 		}
 	}
-}
-
-// infoSection returns the lines of an INFO reply that start with prefix.
-func infoLines(r difftest.Reply, prefix string) []string {
-	var out []string
-	for _, line := range strings.Split(r.Str, "\r\n") {
-		if strings.HasPrefix(line, prefix) {
-			out = append(out, line)
-		}
-	}
-	sort.Strings(out)
-	return out
 }
 
 // TestInfoErrorstats: every error reply is counted under its code, as

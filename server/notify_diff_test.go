@@ -13,24 +13,6 @@ import (
 // channel, and after each command the events each server sent, in order,
 // compared as lists (read up to the reply of a PING sent after the command).
 
-// events reads what c received up to the PING reply.
-func events(c *difftest.Client) []string {
-	var got []string
-	for {
-		r := c.Read()
-		switch {
-		case r.Kind == '+' && r.Str == "PONG":
-			return got
-		case len(r.Elems) == 2 && r.Elems[0].Str == "pong":
-			return got
-		case len(r.Elems) == 4:
-			got = append(got, r.Elems[2].Str+" "+r.Elems[3].Str)
-		default:
-			got = append(got, "unexpected "+r.String())
-		}
-	}
-}
-
 func TestNotifyEveryFamily(t *testing.T) {
 	for _, proto := range []int{2, 3} {
 		t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) {

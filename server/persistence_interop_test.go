@@ -4,96 +4,11 @@ package server_test
 // server are loaded by the other, and the contents compared.
 
 import (
-	"fmt"
-	"regexp"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/keyhive/keyhive/internal/difftest"
 )
-
-// populateStreams writes streams in every shape a file holds: several
-// nodes with deleted entries (the first of a node among them), emptied by
-// XDEL and by XTRIM, made by XGROUP CREATE MKSTREAM, long values (LZF),
-// and consumer groups with pending entries,
-// consumers with and without pending entries, known and unknown
-// entries-read, and names that are integers. (A PEL entry whose entry was
-// deleted is in TestStreamRDBInterop: Redis's AOF rewrite drops it.)
-func populateStreams(p *difftest.Pair) {
-	p.Do("XADD", "stream:small", "1-1", "name", "ann", "age", "31")
-	p.Do("XADD", "stream:small", "1-2", "name", "bob", "age", "-7")
-	p.Do("XADD", "stream:small", "2-0", "other", "fields", "n", "12345678901")
-	p.Do("XADD", "stream:small", "3-5", "name", strings.Repeat("long", 30), "age", "1.5")
-
-	for i := range 350 {
-		args := []any{"XADD", "stream:nodes", fmt.Sprintf("%d-%d", 1000+i/3, i%3), "i", strconv.Itoa(i)}
-		if i%7 == 0 {
-			args = append(args, "extra", "x"+strconv.Itoa(i))
-		}
-		p.Do(args...)
-	}
-	p.Do("XDEL", "stream:nodes", "1000-0", "1033-1", "1034-0", "1066-1", "1100-2", "1116-1")
-	for i := 200; i < 300; i++ { // one whole node
-		p.Do("XDEL", "stream:nodes", fmt.Sprintf("%d-%d", 1000+i/3, i%3))
-	}
-
-	p.Do("XADD", "stream:deleted", "5-1", "a", "1")
-	p.Do("XADD", "stream:deleted", "5-2", "a", "2")
-	p.Do("XDEL", "stream:deleted", "5-1", "5-2")
-	p.Do("XADD", "stream:trimmed", "7-1", "a", "1")
-	p.Do("XADD", "stream:trimmed", "7-2", "b", "2")
-	p.Do("XTRIM", "stream:trimmed", "MAXLEN", "0")
-	p.Do("XGROUP", "CREATE", "stream:mkstream", "g", "$", "MKSTREAM")
-
-	p.Do("XADD", "stream:compress", "1-1", "v", strings.Repeat("compressible ", 40))
-	p.Do("XADD", "stream:compress", "1-2", "v", strings.Repeat("more ", 40))
-
-	for i := 1; i <= 12; i++ {
-		p.Do("XADD", "stream:groups", strconv.Itoa(i)+"-0", "n", strconv.Itoa(i))
-	}
-	p.Do("XGROUP", "CREATE", "stream:groups", "g1", "0")
-	p.DoCompare(idleTimes, "XREADGROUP", "GROUP", "g1", "alice", "COUNT", "3", "STREAMS", "stream:groups", ">")
-	p.DoCompare(idleTimes, "XREADGROUP", "GROUP", "g1", "bob", "COUNT", "2", "STREAMS", "stream:groups", ">")
-	p.DoCompare(idleTimes, "XREADGROUP", "GROUP", "g1", "42", "COUNT", "1", "STREAMS", "stream:groups", ">")
-	p.Do("XACK", "stream:groups", "g1", "2-0")
-	p.Do("XCLAIM", "stream:groups", "g1", "bob", "0", "1-0", "TIME", "1700000000000", "RETRYCOUNT", "5", "JUSTID")
-	p.Do("XGROUP", "CREATECONSUMER", "stream:groups", "g1", "carol")
-	// Redis 7.0's AOF does not carry the entries-read XREADGROUP sets (it
-	// propagates XCLAIM ... LASTID): set it in a command the AOF keeps.
-	p.Do("XGROUP", "SETID", "stream:groups", "g1", "6-0", "ENTRIESREAD", "6")
-	p.Do("XDEL", "stream:groups", "9-0")
-	p.Do("XGROUP", "CREATE", "stream:groups", "g2", "$", "ENTRIESREAD", "3")
-	p.Do("XGROUP", "CREATE", "stream:groups", "7", "5-0")
-	p.Do("XGROUP", "CREATE", "stream:groups", "g3", "0")
-	p.Do("XADD", "stream:groups", "13-0", "n", "13")
-}
-
-// clockTimes compares replies holding Unix ms times taken from each
-// server's clock (delivery and seen times): equal once they are masked.
-func clockTimes(r, k difftest.Reply) error {
-	re := regexp.MustCompile(`:1[0-9]{12}\r\n`)
-	if a, b := re.ReplaceAll(r.Raw, []byte(":T\r\n")), re.ReplaceAll(k.Raw, []byte(":T\r\n")); string(a) != string(b) {
-		return fmt.Errorf("redis %q, keyhive %q", r.Raw, k.Raw)
-	}
-	return nil
-}
-
-// compareStream compares a stream's entries, XINFO STREAM FULL (clock
-// times masked: a populated pair has its own), groups and consumers
-// (idle times masked).
-func compareStream(p *difftest.Pair, key string) {
-	p.Do("XLEN", key)
-	p.Do("XRANGE", key, "-", "+")
-	p.DoCompare(clockTimes, "XINFO", "STREAM", key, "FULL")
-	p.Do("XINFO", "STREAM", key)
-	p.Do("XREVRANGE", key, "+", "-", "COUNT", "3")
-	groups := p.Do("XINFO", "GROUPS", key)
-	for _, g := range groups.Elems {
-		p.DoCompare(idleTimes, "XINFO", "CONSUMERS", key, g.Elems[1].Str)
-		p.DoCompare(idleTimes, "XPENDING", key, g.Elems[1].Str, "-", "+", "100")
-	}
-}
 
 // TestRDBInterop saves the data set on one server and loads the file on the
 // other (DEBUG RELOAD NOSAVE empties it first), both ways.

@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/keyhive/keyhive/internal/difftest"
@@ -11,27 +10,6 @@ import (
 // Keyhive with itself: a full sync of a data set with every type, a mixed
 // write load, the replica's DEBUG DIGEST equal to the master's, and a
 // dropped link resumed with a partial resynchronization.
-
-// differentKeys lists the keys of databases 0 and 3 whose DEBUG
-// DIGEST-VALUE differs between a and b, for a failure's message.
-func differentKeys(t *testing.T, a, b *replNode) []string {
-	var diff []string
-	for _, db := range []int{0, 3} {
-		a.ok(t, "SELECT", db)
-		b.ok(t, "SELECT", db)
-		for _, k := range a.ok(t, "KEYS", "*").Elems {
-			if va, vb := a.ok(t, "DEBUG", "DIGEST-VALUE", k.Str), b.ok(t, "DEBUG", "DIGEST-VALUE", k.Str); string(va.Raw) != string(vb.Raw) {
-				diff = append(diff, fmt.Sprintf("%d:%s", db, k.Str))
-			}
-		}
-		if len(diff) > 10 {
-			break
-		}
-	}
-	a.ok(t, "SELECT", 0)
-	b.ok(t, "SELECT", 0)
-	return diff
-}
 
 // dropAndResume kills the replica's link to its master, writes meanwhile,
 // and checks that the replica resumed with a partial resynchronization.
