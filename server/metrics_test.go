@@ -426,11 +426,7 @@ func TestMetricsEndpoint(t *testing.T) {
 // keyhive_snapshot_keys and keyhive_snapshot_keys_saved.
 func TestMetricsSnapshotProgress(t *testing.T) {
 	srv := startKeyhive(t, "--metrics-port", freePort(t), "--metrics-bind", "127.0.0.1")
-	c, err := difftest.Dial(srv.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dial(t, srv.Addr())
 	for i := range 200 {
 		c.Do("SET", "k"+strconv.Itoa(i), "v")
 	}
@@ -485,11 +481,7 @@ func BenchmarkMetricsScrape(b *testing.B) {
 	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 	l.Close()
 	srv := startKeyhive(b, "--enable-debug-command", "yes", "--metrics-port", port, "--metrics-bind", "127.0.0.1")
-	c, err := difftest.Dial(srv.Addr())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close()
+	c := dial(b, srv.Addr())
 	c.Timeout = 10 * time.Minute
 	if r, err := c.Do("DEBUG", "POPULATE", keys); err != nil || r.Str != "OK" {
 		b.Fatal(r, err)
