@@ -32,12 +32,16 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The helpers that more than one test file of package server_test uses.
-// One way to start each kind of server, one dial, one waitUntil; a test
-// that needs a variant passes directives (--dir, --appendonly, ...), not a
-// new start function. Differential tests reach their servers through
-// package difftest (see its doc for what belongs there); helpers that know
-// the server's unexported fields are in helpers_internal_test.go.
+// The helpers that more than one test file of package server_test uses,
+// by subject; a helper that one file alone uses stays in that file, and
+// moves here when a second file needs it. One way to start each kind of
+// server, one dial, one waitUntil: a test that needs a variant passes
+// directives (--dir, --appendonly, ...), not a new start function.
+// Differential tests reach their servers through package difftest (see its
+// doc for what belongs there); helpers that know the server's unexported
+// fields are in helpers_internal_test.go.
+
+// In-process Keyhive, connections, waiting.
 
 // startKeyhive runs an in-process Keyhive on a free port of 127.0.0.1, in
 // a directory of its own unless directives name one (a SAVE or
