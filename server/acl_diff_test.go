@@ -215,14 +215,6 @@ func TestACLSetUserRules(t *testing.T) {
 	rc.user("alice")
 }
 
-func anys(s []string) []any {
-	out := make([]any, len(s))
-	for i, x := range s {
-		out[i] = x
-	}
-	return out
-}
-
 func TestACLSubcommands(t *testing.T) {
 	p := difftest.StartIsolated(t)
 	p.Do("ACL")

@@ -65,13 +65,9 @@ func persistenceField(t *testing.T, rdb *redis.Client, field string) string {
 
 func waitRewriteEnd(t *testing.T, rdb *redis.Client) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for persistenceField(t, rdb, "aof_rewrite_in_progress") != "0" {
-		if time.Now().After(deadline) {
-			t.Fatal("the rewrite did not end")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitUntil(t, "the rewrite to end", func() bool {
+		return persistenceField(t, rdb, "aof_rewrite_in_progress") == "0"
+	})
 }
 
 // checkKeys fails unless every key prefix:0 .. prefix:n-1 holds its index.
@@ -422,13 +418,9 @@ func TestAOFWriteError(t *testing.T) {
 				t.Errorf("aof_last_write_status:%s", v)
 			}
 			restore()
-			deadline := time.Now().Add(5 * time.Second)
-			for persistenceField(t, rdb, "aof_last_write_status") != "ok" {
-				if time.Now().After(deadline) {
-					t.Fatal("the AOF was not written again")
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
+			waitUntil(t, "the AOF written again", func() bool {
+				return persistenceField(t, rdb, "aof_last_write_status") == "ok"
+			})
 			if err := rdb.Set(ctx, "next", "1", 0).Err(); err != nil {
 				t.Fatal(err)
 			}

@@ -11,42 +11,8 @@ import (
 	"time"
 
 	"github.com/keyhive/keyhive/internal/difftest"
-	"github.com/keyhive/keyhive/server"
 	"github.com/redis/go-redis/v9"
 )
-
-// copyAOFDir replaces to's append-only directory with a copy of from's.
-func copyAOFDir(t *testing.T, from, to *difftest.Client) {
-	t.Helper()
-	src, dst := filepath.Join(dirOf(t, from), "appendonlydir"), filepath.Join(dirOf(t, to), "appendonlydir")
-	entries, err := os.ReadDir(dst)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		os.Remove(filepath.Join(dst, e.Name()))
-	}
-	entries, err = os.ReadDir(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		data, err := os.ReadFile(filepath.Join(src, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dst, e.Name()), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-func loadAOF(t *testing.T, c *difftest.Client) {
-	t.Helper()
-	if r := c.Do("DEBUG", "LOADAOF"); r.Str != "OK" {
-		t.Fatalf("%s: DEBUG LOADAOF: %v", c.Name(), r)
-	}
-}
 
 // TestAOFInterop: each server's multi-part AOF directory (base + incremental
 // commands, then after BGREWRITEAOF an RDB-preamble or command base) is
@@ -93,18 +59,6 @@ func TestAOFInterop(t *testing.T) {
 	}
 }
 
-// waitInfo waits until INFO persistence shows line.
-func waitInfo(t *testing.T, c *difftest.Client, line string) {
-	t.Helper()
-	for range 200 {
-		if strings.Contains(c.Do("INFO", "persistence").Str, line) {
-			return
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
-	t.Fatalf("%s: INFO persistence never showed %q", c.Name(), line)
-}
-
 func TestAOFInfoFields(t *testing.T) {
 	p := difftest.StartIsolated(t, "--appendonly", "yes")
 	info := func(c *difftest.Client) map[string]string {
@@ -130,32 +84,6 @@ func TestAOFInfoFields(t *testing.T) {
 	p.Do("BGREWRITEAOF")
 }
 
-// reopenAOF starts a server on dir's AOF and a client of it.
-func reopenAOF(t *testing.T, dir string, directives ...string) (*server.Server, *redis.Client) {
-	t.Helper()
-	srv, err := startAOFServer(t, dir, directives...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
-	t.Cleanup(func() { rdb.Close() })
-	return srv, rdb
-}
-
-// startAOFServer starts an embedded server with the AOF in dir.
-func startAOFServer(t *testing.T, dir string, directives ...string) (*server.Server, error) {
-	return newKeyhive(t, append([]string{"--dir", dir, "--appendonly", "yes"}, directives...)...)
-}
-
-func incrFile(t *testing.T, dir string) string {
-	t.Helper()
-	m, err := filepath.Glob(filepath.Join(dir, "appendonlydir", "*.incr.aof"))
-	if err != nil || len(m) != 1 {
-		t.Fatalf("incremental files: %v %v", m, err)
-	}
-	return m[0]
-}
-
 // TestAOFTruncatedAndCorrupt: a file cut inside a command loads up to the
 // last whole command under aof-load-truncated yes (and is cut back), and is
 // refused under no; bytes that are not a command are refused with the file
@@ -173,7 +101,7 @@ func TestAOFTruncatedAndCorrupt(t *testing.T) {
 	data, _ := os.ReadFile(path)
 	os.WriteFile(path, data[:len(data)-5], 0o644) // the last SET cut short
 
-	if _, err := startAOFServer(t, dir, "--aof-load-truncated", "no"); err == nil || !strings.Contains(err.Error(), path) {
+	if _, err := newKeyhive(t, "--dir", dir, "--appendonly", "yes", "--aof-load-truncated", "no"); err == nil || !strings.Contains(err.Error(), path) {
 		t.Fatalf("aof-load-truncated no: %v", err)
 	}
 	srv, rdb = reopenAOF(t, dir)
@@ -195,7 +123,7 @@ func TestAOFTruncatedAndCorrupt(t *testing.T) {
 	corrupt := append(append([]byte{}, data[:40]...), "garbage\r\n"...)
 	corrupt = append(corrupt, data[40:]...)
 	os.WriteFile(path, corrupt, 0o644)
-	if _, err := startAOFServer(t, dir); err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "offset") {
+	if _, err := newKeyhive(t, "--dir", dir, "--appendonly", "yes"); err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "offset") {
 		t.Fatalf("corrupt AOF: %v", err)
 	}
 }
@@ -204,7 +132,7 @@ func TestAOFTruncatedAndCorrupt(t *testing.T) {
 // restart every acknowledged write is there.
 func TestAOFRewriteUnderWrites(t *testing.T) {
 	dir := t.TempDir()
-	srv, err := startAOFServer(t, dir)
+	srv, err := newKeyhive(t, "--dir", dir, "--appendonly", "yes")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,12 +19,7 @@ func dialAll(t *testing.T, addr string, n int) []*difftest.Conn {
 	t.Helper()
 	conns := make([]*difftest.Conn, n)
 	for i := range conns {
-		c, err := difftest.Dial(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		conns[i] = c
+		conns[i] = dial(t, addr)
 	}
 	return conns
 }

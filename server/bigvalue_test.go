@@ -25,11 +25,7 @@ func TestBigValueMemory(t *testing.T) {
 	// A process of its own: its RSS is the server's, whatever the test
 	// binary's instrumentation (the race detector's shadow memory stays).
 	addr, pid := startKeyhiveBinary(t, "--maxmemory", "800mb", "--maxmemory-policy", "noeviction")
-	c, err := difftest.Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dial(t, addr)
 	vmRSS := func() int64 { return statusKB(t, pid, "VmRSS") << 10 }
 	const size = 512 << 20
 	base := usedMemory(t, c)

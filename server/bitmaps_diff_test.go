@@ -20,16 +20,6 @@ var bmValues = []string{
 	"a\x00b\r\n\xfe", "this is a longer value of more than forty-four bytes, so raw",
 }
 
-// bmNonString makes key hold a list on both servers, or skips the test when
-// Keyhive cannot create a non-string value yet.
-func bmNonString(t *testing.T, p *difftest.Pair, key string) {
-	t.Helper()
-	if r := p.Keyhive().Do("RPUSH", key, "x"); r.IsError() {
-		t.Skipf("Keyhive cannot create a non-string value yet (RPUSH: %s)", r.Str)
-	}
-	p.Redis().Do("RPUSH", key, "x")
-}
-
 // bmState compares a key's value, encoding and TTL after a command.
 func bmState(p *difftest.Pair, key string) {
 	p.Do("GET", key)
@@ -53,26 +43,6 @@ func TestBitmapCommandInfo(t *testing.T) {
 			}
 		}
 		bmDocsHead(t, p, c)
-	}
-}
-
-// bmDocsHead compares COMMAND DOCS's since and group of a command; the
-// summary is Keyhive's own words, so only its presence is checked
-// (TestCommandDocsSpec compares the rest of the entry).
-func bmDocsHead(t *testing.T, p *difftest.Pair, name string) {
-	t.Helper()
-	r := p.Redis().Do("COMMAND", "DOCS", name)
-	k := p.Keyhive().Do("COMMAND", "DOCS", name)
-	if len(r.Elems) != 2 || len(k.Elems) != 2 || len(r.Elems[1].Elems) < 6 || len(k.Elems[1].Elems) < 6 {
-		t.Fatalf("COMMAND DOCS %s: redis %s, keyhive %s", name, r, k)
-	}
-	for i := 0; i < 6; i++ {
-		if i == 1 && k.Elems[1].Elems[0].Str == "summary" && k.Elems[1].Elems[1].Str != "" {
-			continue
-		}
-		if r.Elems[1].Elems[i].Str != k.Elems[1].Elems[i].Str {
-			t.Errorf("COMMAND DOCS %s field %d: redis %q, keyhive %q", name, i, r.Elems[1].Elems[i].Str, k.Elems[1].Elems[i].Str)
-		}
 	}
 }
 

@@ -12,8 +12,6 @@ import (
 // on both servers), then woken by another connection's write and its reply
 // compared.
 
-const stillBlocked = 100 * time.Millisecond
-
 func TestBlockingImmediate(t *testing.T) {
 	p := difftest.Start(t)
 	p.Do("RPUSH", "l", "a", "b", "c")

@@ -15,48 +15,6 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// startReplicatedCluster starts six Keyhive nodes (with the extra
-// directives) and has redis-cli create
-// a cluster of three masters with a replica each. It returns the nodes'
-// addresses, each master's replica, by address, and the functions that
-// kill the nodes.
-func startReplicatedCluster(t *testing.T, bin string, extra ...string) (addrs []string, replicaOf map[string]string, kill map[string]func()) {
-	t.Helper()
-	kill = map[string]func(){}
-	for range 6 {
-		addr, stop := startClusterNodeStop(t, bin, append([]string{"--repl-diskless-sync-delay", "0"}, extra...)...)
-		addrs = append(addrs, addr)
-		kill[addr] = stop
-	}
-	out := redisCli(t, append(append([]string{"--cluster", "create"}, addrs...), "--cluster-replicas", "1", "--cluster-yes")...)
-	waitClusterAgrees(t, addrs...)
-	byID := map[string]string{}
-	for _, a := range addrs {
-		byID[nodeID(t, a)] = a
-	}
-	// Every node learns the replicas' role from their next messages.
-	deadline := time.Now().Add(10 * time.Second)
-	for _, a := range addrs {
-		for {
-			nodes := inlineText(a, "CLUSTER NODES")
-			replicaOf = map[string]string{}
-			for _, line := range strings.Split(strings.TrimSpace(nodes), "\n") {
-				if f := strings.Fields(line); len(f) > 3 && strings.Contains(f[2], "slave") {
-					replicaOf[byID[f[3]]] = byID[f[0]]
-				}
-			}
-			if len(replicaOf) == 3 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s does not see three masters with a replica each:\n%s\n%s", a, nodes, out)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
-	return addrs, replicaOf, kill
-}
-
 // TestClusterReplicas: redis-cli --cluster create of six Keyhive nodes with
 // --cluster-replicas 1 gives three masters with a replica each that
 // --cluster check accepts; CLUSTER REPLICAS lists them; what go-redis's

@@ -2,14 +2,10 @@ package server_test
 
 import (
 	"context"
-	"fmt"
 	"net"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -37,179 +33,6 @@ func startClusterNode(t *testing.T, bin string) string {
 	t.Helper()
 	addr, _ := startClusterNodeStop(t, bin)
 	return addr
-}
-
-// startClusterNodeStop is startClusterNode returning the function that
-// kills the node too.
-func startClusterNodeStop(t *testing.T, bin string, extra ...string) (string, func()) {
-	t.Helper()
-	addr, stop, err := difftest.StartClusterNode(bin, extra...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stop)
-	return addr, stop
-}
-
-func buildKeyhiveBinary(t *testing.T) string {
-	t.Helper()
-	if _, err := exec.LookPath("redis-cli"); err != nil {
-		t.Skip("redis-cli not found")
-	}
-	bin, err := difftest.BuildKeyhive(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bin
-}
-
-// redisCli runs redis-cli with args, failing the test on an error exit.
-func redisCli(t *testing.T, args ...string) string {
-	t.Helper()
-	return redisCliInput(t, "", args...)
-}
-
-// redisCliInput is redisCli answering its questions with input (fix asks
-// even under --cluster-yes).
-func redisCliInput(t *testing.T, input string, args ...string) string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "redis-cli", args...)
-	cmd.Stdin = strings.NewReader(input)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("redis-cli %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
-
-func nodeID(t *testing.T, addr string) string {
-	t.Helper()
-	r, err := difftest.Inline(addr, "CLUSTER MYID")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r.Str
-}
-
-// inlineText is a command's bulk or status reply ("" on an error).
-func inlineText(addr, command string) string {
-	r, err := difftest.Inline(addr, command)
-	if err != nil {
-		return ""
-	}
-	return r.Str
-}
-
-// waitClusterAgrees waits until every node knows the others and says the
-// cluster is ok, and redis-cli --cluster check passes.
-func waitClusterAgrees(t *testing.T, addrs ...string) {
-	t.Helper()
-	if err := difftest.WaitClusterAgrees(addrs...); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// clusterWriteLoad writes keys through go-redis's cluster client until stopped
-// (SETs, and pipelines of a hash-tagged MSET and MGET): what it
-// acknowledged, and any error it got (redirects are followed inside the
-// client and are no error).
-type clusterWriteLoad struct {
-	client  *redis.ClusterClient
-	addrs   []string
-	stop    chan struct{}
-	done    sync.WaitGroup
-	mu      sync.Mutex
-	acked   map[string]int
-	errs    []error
-	written atomic.Int64
-}
-
-func startWriteLoad(addrs []string, writers int) *clusterWriteLoad {
-	w := &clusterWriteLoad{
-		client: redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRedirects: 16}), addrs: addrs,
-		stop: make(chan struct{}), acked: map[string]int{},
-	}
-	for g := range writers {
-		w.done.Add(1)
-		go func() {
-			defer w.done.Done()
-			ctx := context.Background()
-			for i := 0; ; i++ {
-				select {
-				case <-w.stop:
-					return
-				default:
-				}
-				// Mostly single-key SETs; every fourth round, a multi-key
-				// MSET of one hash tag (so on one slot: no CROSSSLOT), and
-				// a read of it in a pipeline.
-				var keys []string
-				var err error
-				if i%4 == 3 {
-					tag := fmt.Sprintf("{load:%d:%d}", g, i%500)
-					keys = []string{tag + "a", tag + "b"}
-					pipe := w.client.Pipeline()
-					pipe.MSet(ctx, keys[0], i, keys[1], i)
-					get := pipe.MGet(ctx, keys...)
-					if _, err = pipe.Exec(ctx); err == nil && fmt.Sprint(get.Val()) != fmt.Sprintf("[%d %d]", i, i) {
-						err = fmt.Errorf("MGET after MSET read %v", get.Val())
-					}
-				} else {
-					keys = []string{fmt.Sprintf("load:%d:%d", g, i%2000)}
-					err = w.client.Set(ctx, keys[0], i, 0).Err()
-				}
-				w.mu.Lock()
-				if err != nil {
-					w.errs = append(w.errs, fmt.Errorf("write of %v: %w", keys, err))
-				} else {
-					for _, k := range keys {
-						w.acked[k] = i
-					}
-				}
-				w.mu.Unlock()
-				w.written.Add(1)
-			}
-		}()
-	}
-	return w
-}
-
-// finish stops the load and checks that no write failed and every
-// acknowledged value is there.
-func (w *clusterWriteLoad) finish(t *testing.T) {
-	t.Helper()
-	w.stopWrites(t)
-	w.check(t)
-}
-
-// stopWrites stops the load and checks that no write failed.
-func (w *clusterWriteLoad) stopWrites(t *testing.T) {
-	t.Helper()
-	close(w.stop)
-	w.done.Wait()
-	w.client.Close()
-	for _, err := range w.errs {
-		t.Error(err)
-	}
-}
-
-// check reads every acknowledged value back.
-func (w *clusterWriteLoad) check(t *testing.T) {
-	t.Helper()
-	// A fresh client: the load's may still map a slot to a node since
-	// removed from the cluster.
-	check := redis.NewClusterClient(&redis.ClusterOptions{Addrs: w.addrs})
-	defer check.Close()
-	ctx := context.Background()
-	for key, want := range w.acked {
-		got, err := check.Get(ctx, key).Int()
-		if err != nil || got != want {
-			t.Fatalf("GET %s = %d, %v; the last acknowledged SET wrote %d", key, got, err, want)
-		}
-	}
-	t.Logf("%d writes, %d keys checked", w.written.Load(), len(w.acked))
 }
 
 // TestClusterRedisCliLifecycle: redis-cli --cluster create of three
@@ -588,15 +411,7 @@ func TestClusterSlotMigrationRedirects(t *testing.T) {
 				return addr
 			}
 			a, b := start(), start()
-			dial := func(addr string) *difftest.Conn {
-				c, err := difftest.Dial(addr)
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { c.Close() })
-				return c
-			}
-			ca, cb := dial(a), dial(b)
+			ca, cb := dial(t, a), dial(t, b)
 			expect := func(c *difftest.Conn, want string, args ...any) {
 				t.Helper()
 				r, err := c.Do(args...)

@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -16,46 +15,6 @@ import (
 // Intended differences: COMMAND DOCS has no history and no per-argument
 // since (Redis's release notes, not the interface); summaries,
 // complexities and key spec notes are Keyhive's own words.
-
-// fieldsOf reads a map reply (RESP3) or its flat RESP2 form as key/value pairs.
-func fieldsOf(r difftest.Reply) map[string]difftest.Reply {
-	m := map[string]difftest.Reply{}
-	for i := 0; i+1 < len(r.Elems); i += 2 {
-		m[r.Elems[i].Str] = r.Elems[i+1]
-	}
-	return m
-}
-
-// canon renders a reply for comparison: kinds and values, without the
-// length prefixes that dropped fields change; drop names the map fields left
-// out at any depth.
-func canon(r difftest.Reply, drop map[string]bool) string {
-	var b strings.Builder
-	var walk func(r difftest.Reply)
-	walk = func(r difftest.Reply) {
-		b.WriteByte(r.Kind)
-		switch {
-		case r.Null:
-			b.WriteString("null")
-		case r.IsAggregate():
-			b.WriteByte('[')
-			for i := 0; i < len(r.Elems); i++ {
-				e := r.Elems[i]
-				if r.Kind == difftest.KindMap && drop[e.Str] {
-					i++
-					continue
-				}
-				walk(e)
-				b.WriteByte(' ')
-			}
-			b.WriteByte(']')
-		default:
-			fmt.Fprintf(&b, "%q%d", r.Str, r.Int)
-		}
-	}
-	walk(r)
-	return b.String()
-}
 
 // commandEntries maps every command and subcommand of a COMMAND INFO reply
 // to its entry.
@@ -72,22 +31,6 @@ func commandEntries(r difftest.Reply) map[string]difftest.Reply {
 		add(e)
 	}
 	return m
-}
-
-// keySpecsCanon renders COMMAND INFO's key specs with only whether they
-// have notes, which are Redis's prose or Keyhive's own words (in RESP2 a key
-// spec is a flat array that starts with them when present).
-func keySpecsCanon(r difftest.Reply) string {
-	var parts []string
-	for _, ks := range r.Elems {
-		if len(ks.Elems) > 0 && ks.Elems[0].Str == "notes" {
-			ks.Elems = ks.Elems[2:]
-			parts = append(parts, "(notes)")
-		}
-		ks.Kind = difftest.KindArray // RESP3 maps and RESP2 arrays alike
-		parts = append(parts, canon(ks, nil))
-	}
-	return strings.Join(parts, "; ")
 }
 
 func subcommandNames(r difftest.Reply) []string {
@@ -143,50 +86,6 @@ func subset(a, b []string) bool {
 		}
 	}
 	return true
-}
-
-// docEntries maps every command and subcommand of a COMMAND DOCS reply to
-// its fields.
-func docEntries(r difftest.Reply) map[string]map[string]difftest.Reply {
-	m := map[string]map[string]difftest.Reply{}
-	var add func(name string, d difftest.Reply)
-	add = func(name string, d difftest.Reply) {
-		f := fieldsOf(d)
-		m[name] = f
-		if subs, ok := f["subcommands"]; ok {
-			for i := 0; i+1 < len(subs.Elems); i += 2 {
-				add(subs.Elems[i].Str, subs.Elems[i+1])
-			}
-		}
-	}
-	for i := 0; i+1 < len(r.Elems); i += 2 {
-		add(r.Elems[i].Str, r.Elems[i+1])
-	}
-	return m
-}
-
-// argsCanon renders an arguments tree without the arguments' since.
-func argsCanon(r difftest.Reply) string {
-	var parts []string
-	for _, a := range r.Elems {
-		f := fieldsOf(a)
-		var keys []string
-		for i := 0; i+1 < len(a.Elems); i += 2 {
-			keys = append(keys, a.Elems[i].Str)
-		}
-		var b strings.Builder
-		for _, k := range keys {
-			switch k {
-			case "since":
-			case "arguments":
-				b.WriteString("arguments=(" + argsCanon(f[k]) + ") ")
-			default:
-				b.WriteString(k + "=" + canon(f[k], nil) + " ")
-			}
-		}
-		parts = append(parts, "{"+b.String()+"}")
-	}
-	return strings.Join(parts, " ")
 }
 
 func docKeys(f map[string]difftest.Reply) []string {

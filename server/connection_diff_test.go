@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -128,18 +127,6 @@ func TestAuthNoPassword(t *testing.T) {
 	p.Do("auth", "default", "")
 }
 
-// startWithPassword returns isolated servers that require the password
-// "secret", and a fresh unauthenticated connection to each. (Servers started
-// with --requirepass could not be FLUSHALLed by the harness, so the password
-// is set after startup.)
-func startWithPassword(t *testing.T) *difftest.Pair {
-	t.Helper()
-	p := difftest.StartIsolated(t)
-	p.Do("CONFIG", "SET", "requirepass", "secret")
-	p.Reconnect()
-	return p
-}
-
 func TestAuthRequirePass(t *testing.T) {
 	p := startWithPassword(t)
 	p.Do("GET", "k")
@@ -212,60 +199,6 @@ func TestConnSelect(t *testing.T) {
 	p.Do("GET", "k")
 	p.Do("SELECT", "15")
 	p.Do("GET", "k")
-}
-
-// infoFields parses a CLIENT INFO line ("id=1 addr=... resp=2") into a map.
-func infoFields(line string) map[string]string {
-	m := map[string]string{}
-	for _, f := range strings.Fields(line) {
-		k, v, _ := strings.Cut(f, "=")
-		m[k] = v
-	}
-	return m
-}
-
-// fieldNames returns the field names of a CLIENT LIST / CLIENT INFO line, in
-// order, without the Redis 7.2 lib-name and lib-ver fields (CLIENT SETINFO is
-// a 7.2 feature Keyhive has).
-func fieldNames(line string) []string {
-	var names []string
-	for _, f := range strings.Fields(line) {
-		k, _, _ := strings.Cut(f, "=")
-		if k == "lib-name" || k == "lib-ver" {
-			continue
-		}
-		names = append(names, k)
-	}
-	return names
-}
-
-// clientLinesCompare compares CLIENT LIST / CLIENT INFO replies by reply type,
-// line count and field names per line: the values (ids, addresses, buffer
-// sizes) legitimately differ.
-func clientLinesCompare(r, k difftest.Reply) error {
-	if r.Kind != k.Kind || r.IsError() || k.IsError() {
-		return difftest.Exact(r, k)
-	}
-	rl := strings.Split(strings.TrimSuffix(r.Str, "\n"), "\n")
-	kl := strings.Split(strings.TrimSuffix(k.Str, "\n"), "\n")
-	if r.Str == "" || k.Str == "" {
-		if r.Str != k.Str {
-			return fmt.Errorf("one reply is empty: %q vs %q", r.Str, k.Str)
-		}
-		return nil
-	}
-	if len(rl) != len(kl) {
-		return fmt.Errorf("%d lines vs %d", len(rl), len(kl))
-	}
-	if strings.HasSuffix(r.Str, "\n") != strings.HasSuffix(k.Str, "\n") {
-		return fmt.Errorf("trailing newline differs")
-	}
-	for i := range rl {
-		if rn, kn := fieldNames(rl[i]), fieldNames(kl[i]); !slices.Equal(rn, kn) {
-			return fmt.Errorf("line %d: field names %v vs %v", i, rn, kn)
-		}
-	}
-	return nil
 }
 
 // doSides sends different commands to the two servers (e.g. their own client

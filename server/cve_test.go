@@ -180,11 +180,7 @@ func sameKind(redis, keyhive difftest.Reply) error {
 // reads stalls itself, not the server, whose memory stays bounded.
 func TestCVEUnreadReplies(t *testing.T) {
 	srv := startKeyhive(t, "--requirepass", "secret")
-	c, err := difftest.Dial(srv.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dial(t, srv.Addr())
 	done := make(chan error, 1)
 	go func() {
 		// 200 MB of PINGs, each answered with a NOAUTH error nobody reads.
@@ -201,11 +197,7 @@ func TestCVEUnreadReplies(t *testing.T) {
 	if err := <-done; err == nil {
 		t.Error("200 MB of unread replies were all accepted")
 	}
-	other, err := difftest.Dial(srv.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
+	other := dial(t, srv.Addr())
 	if r, err := other.Do("PING"); err != nil || !strings.HasPrefix(r.Str, "NOAUTH") {
 		t.Errorf("another client: %v %v", r, err)
 	}

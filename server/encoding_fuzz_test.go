@@ -1128,12 +1128,7 @@ func FuzzEncodings(f *testing.F) {
 		limits encLimits
 	}{{"default", encDefault}, {"tiny", encTiny}, {"large", encLarge}} {
 		srv := startKeyhive(f, t.limits.directives()...)
-		conn, err := difftest.Dial(srv.Addr())
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Cleanup(func() { conn.Close() })
-		targets = append(targets, &encTarget{name: t.name, conn: conn, limits: t.limits})
+		targets = append(targets, &encTarget{name: t.name, conn: dial(f, srv.Addr()), limits: t.limits})
 	}
 	f.Fuzz(func(t *testing.T, data []byte) { runEncodingFuzz(t, targets, data) })
 }

@@ -1,123 +1,17 @@
 package server_test
 
 import (
-	"bufio"
-	"fmt"
 	"math/rand/v2"
-	"net"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 // rssOverhead is what the keyhive process may hold beyond maxmemory: its
 // startup footprint and each shard's partly used page (README, Memory
 // limits and eviction: 16 MB with one database), with room for noise.
 const rssOverhead = 24 << 20
-
-// pipe sends commands in pipelined batches and counts replies by kind.
-type pipe struct {
-	t *testing.T
-	c net.Conn
-	r *bufio.Reader
-	w *bufio.Writer
-	n int
-}
-
-func dialPipe(t *testing.T, addr string) *pipe {
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return &pipe{t: t, c: c, r: bufio.NewReaderSize(c, 1<<16), w: bufio.NewWriterSize(c, 1<<16)}
-}
-
-func (p *pipe) send(args ...string) {
-	fmt.Fprintf(p.w, "*%d\r\n", len(args))
-	for _, a := range args {
-		fmt.Fprintf(p.w, "$%d\r\n%s\r\n", len(a), a)
-	}
-	p.n++
-}
-
-// flush reads the pending replies and returns them (bulk payloads, "" for
-// integers and statuses, "<nil>" for nulls).
-func (p *pipe) flush() []string {
-	if err := p.w.Flush(); err != nil {
-		p.t.Fatal(err)
-	}
-	out := make([]string, 0, p.n)
-	for ; p.n > 0; p.n-- {
-		line, err := p.r.ReadString('\n')
-		if err != nil {
-			p.t.Fatal(err)
-		}
-		switch line[0] {
-		case '-':
-			p.t.Fatalf("error reply: %s", line)
-		case '$':
-			n, _ := strconv.Atoi(strings.TrimSpace(line[1:]))
-			if n < 0 {
-				out = append(out, "<nil>")
-				continue
-			}
-			buf := make([]byte, n+2)
-			if _, err := ioReadFull(p.r, buf); err != nil {
-				p.t.Fatal(err)
-			}
-			out = append(out, string(buf[:n]))
-		default:
-			out = append(out, strings.TrimSpace(line[1:]))
-		}
-	}
-	return out
-}
-
-func ioReadFull(r *bufio.Reader, buf []byte) (int, error) {
-	n := 0
-	for n < len(buf) {
-		m, err := r.Read(buf[n:])
-		n += m
-		if err != nil {
-			return n, err
-		}
-	}
-	return n, nil
-}
-
-func freePort(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-}
-
-// startProcess runs a server binary on a free port until the test ends.
-func startProcess(t *testing.T, bin string, args ...string) (addr string, pid int) {
-	port := freePort(t)
-	cmd := exec.Command(bin, append([]string{"--port", port, "--save", ""}, args...)...)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	addr = "127.0.0.1:" + port
-	for range 100 {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			return addr, cmd.Process.Pid
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("%s did not start", bin)
-	return "", 0
-}
 
 func startRedis(t *testing.T, args ...string) string {
 	bin, err := exec.LookPath("redis-server")
@@ -126,31 +20,6 @@ func startRedis(t *testing.T, args ...string) string {
 	}
 	addr, _ := startProcess(t, bin, args...)
 	return addr
-}
-
-// startKeyhiveBinary builds and runs cmd/keyhive, so that its RSS is its own.
-func startKeyhiveBinary(t *testing.T, args ...string) (addr string, pid int) {
-	bin := filepath.Join(t.TempDir(), "keyhive")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/keyhive").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return startProcess(t, bin, args...)
-}
-
-// statusKB reads a field of /proc/<pid>/status in kB.
-func statusKB(t *testing.T, pid int, field string) int64 {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return n
-		}
-	}
-	t.Fatalf("no %s in status", field)
-	return 0
 }
 
 // TestEvictionKeepsPersistentKeys: under volatile-lru, loading almost four times

@@ -9,41 +9,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/keyhive/keyhive/config"
-	"github.com/keyhive/keyhive/server"
 )
-
-// startKeyhive runs an in-process server on a free port for tests that need
-// only Keyhive (client compatibility, concurrency).
-func startKeyhive(t testing.TB, directives ...string) *server.Server {
-	t.Helper()
-	srv, err := newKeyhive(t, directives...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return srv
-}
-
-// newKeyhive starts an embedded server and returns Start's error. It runs in
-// a directory of its own unless directives name one: a SAVE or BGREWRITEAOF
-// must not leave files where other tests' servers would load them.
-func newKeyhive(t testing.TB, directives ...string) (*server.Server, error) {
-	t.Helper()
-	cfg, err := config.FromArgs(append([]string{"--port", "0", "--bind", "127.0.0.1", "--save", "", "--dir", t.TempDir()}, directives...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		return nil, err
-	}
-	t.Cleanup(func() { srv.Close() })
-	return srv, nil
-}
 
 // TestGoRedisClient drives Keyhive through go-redis v9 the way applications do:
 // RESP3 handshake, typed commands, pipelines, SCAN iteration and redis.Nil.

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -288,17 +287,6 @@ func TestHashFieldTTLKeyCommands(t *testing.T) {
 		})
 	}
 }
-
-// keyspaceSince70 compares INFO keyspace with redis-server 7.0, which lacks
-// Redis 7.4's subexpiry field.
-func keyspaceSince70(redis, keyhive difftest.Reply) error {
-	if got := subexpiryField.ReplaceAllString(keyhive.Str, ""); got != redis.Str {
-		return fmt.Errorf("INFO keyspace: %q, redis %q", got, redis.Str)
-	}
-	return nil
-}
-
-var subexpiryField = regexp.MustCompile(`,subexpiry=\d+`)
 
 // populateFieldTTLs writes hashes with field TTLs in each encoding, and one
 // whose TTLs were all removed.

@@ -7,6 +7,9 @@ import (
 	"github.com/keyhive/keyhive/config"
 )
 
+// The helpers that more than one test file of package server uses (those
+// of package server_test are in helpers_test.go).
+
 // newTestServer makes a server that is not listening, in a directory of
 // its own (SAVE, BGSAVE and BGREWRITEAOF write there), for driving its
 // command path directly.

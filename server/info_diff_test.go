@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 
@@ -63,38 +62,6 @@ func TestInfoAllFieldNamesInOrder(t *testing.T) {
 			"cpu", "modules", "commandstats", "errorstats", "latencystats", "cluster", "keyspace"} {
 			p.DoCompare(sameInfoFields, "INFO", sec)
 		}
-	}
-}
-
-// infoSection returns the lines of an INFO reply that start with prefix.
-func infoLines(r difftest.Reply, prefix string) []string {
-	var out []string
-	for _, line := range strings.Split(r.Str, "\r\n") {
-		if strings.HasPrefix(line, prefix) {
-			out = append(out, line)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-// sameInfoLines compares the lines starting with prefix exactly (sorted:
-// commandstats' order is the command table's).
-func sameInfoLines(prefix string, mask *regexp.Regexp) func(r, k difftest.Reply) error {
-	return func(r, k difftest.Reply) error {
-		rl, kl := infoLines(r, prefix), infoLines(k, prefix)
-		if mask != nil {
-			for i := range rl {
-				rl[i] = mask.ReplaceAllString(rl[i], "")
-			}
-			for i := range kl {
-				kl[i] = mask.ReplaceAllString(kl[i], "")
-			}
-		}
-		if !slices.Equal(rl, kl) {
-			return fmt.Errorf("lines differ:\nredis   %q\nkeyhive %q", rl, kl)
-		}
-		return nil
 	}
 }
 

@@ -16,32 +16,6 @@ import (
 	"github.com/keyhive/keyhive/internal/difftest"
 )
 
-// skScanAll compares SCAN replies that cover the whole keyspace in one call:
-// both cursors must be "0" and the keys equal as a multiset.
-func skScanAll(r, k difftest.Reply) error {
-	if r.Kind != difftest.KindArray || k.Kind != difftest.KindArray || len(r.Elems) != 2 || len(k.Elems) != 2 {
-		return difftest.Exact(r, k)
-	}
-	if r.Elems[0].Str != "0" || k.Elems[0].Str != "0" {
-		return fmt.Errorf("cursors %s and %s, want both 0 (COUNT too small for one call?)", r.Elems[0], k.Elems[0])
-	}
-	return difftest.Unordered(r.Elems[1], k.Elems[1])
-}
-
-// skScanShape accepts any two well-formed SCAN replies (cursors and batches
-// depend on each server's hash table) but requires identical errors.
-func skScanShape(r, k difftest.Reply) error {
-	if r.IsError() || k.IsError() {
-		return difftest.Exact(r, k)
-	}
-	for _, x := range []difftest.Reply{r, k} {
-		if x.Kind != difftest.KindArray || len(x.Elems) != 2 || x.Elems[0].Kind != difftest.KindBulk || x.Elems[1].Kind != difftest.KindArray {
-			return fmt.Errorf("not a SCAN reply: %s", x)
-		}
-	}
-	return nil
-}
-
 // skScanIterate runs a full SCAN iteration on one side and returns how many
 // times each key was returned. It fails the test if the iteration does not
 // end within maxCalls calls.

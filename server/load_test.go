@@ -246,11 +246,7 @@ func TestTrackingLocalCacheCoherent(t *testing.T) {
 		ctx := context.Background()
 		rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), PoolSize: 8})
 		defer rdb.Close()
-		reader, err := difftest.Dial(srv.Addr())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer reader.Close()
+		reader := dial(t, srv.Addr())
 		reader.Do("HELLO", 3)
 		if r, _ := reader.Do(mode...); r.Str != "OK" {
 			t.Fatalf("%v: %v", mode, r)

@@ -17,17 +17,6 @@ import (
 // buffers and stacks of connections that closed. Both run cmd/keyhive as its
 // own process, so that its RSS is not the test's.
 
-// infoInt reads an integer field of an INFO reply.
-func infoInt(t *testing.T, info, name string) int64 {
-	t.Helper()
-	v := infoField(info, name)
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil {
-		t.Fatalf("INFO %s: %q", name, v)
-	}
-	return n
-}
-
 func infoMemory(p *pipe) string {
 	p.send("INFO", "memory")
 	return p.flush()[0]

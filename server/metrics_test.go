@@ -24,7 +24,6 @@ import (
 	"time"
 
 	"github.com/keyhive/keyhive/internal/difftest"
-	"github.com/keyhive/keyhive/server"
 )
 
 // The metric names the two standard Grafana dashboards query. Dashboard
@@ -68,11 +67,6 @@ func debianTool(t *testing.T, name, pkg string) string {
 		t.Skipf("%s not found: it comes with Debian's %s package, which test.sh installs (apt-get); it could not be installed here", name, pkg)
 	}
 	return p
-}
-
-func startKeyhiveMetrics(t *testing.T) *server.Server {
-	t.Helper()
-	return startKeyhive(t, "--metrics-port", freePort(t), "--metrics-bind", "127.0.0.1")
 }
 
 // exercise gives a server something to count: keys with and without a
@@ -226,7 +220,7 @@ func TestMetricsMatchExporter(t *testing.T) {
 	exporterURL, log := exporter(t, redisAddr)
 	want := metricLabels(t, httpGet(t, exporterURL))
 
-	srv := startKeyhiveMetrics(t)
+	srv := startKeyhive(t, "--metrics-port", freePort(t), "--metrics-bind", "127.0.0.1")
 	exercise(t, srv.Addr())
 	got := metricLabels(t, httpGet(t, "http://"+srv.MetricsAddr()+"/metrics"))
 
@@ -308,7 +302,7 @@ func TestMetricsExporterOnKeyhive(t *testing.T) {
 // each has a value.
 func TestMetricsPrometheus(t *testing.T) {
 	bin := debianTool(t, "prometheus", "prometheus")
-	srv := startKeyhiveMetrics(t)
+	srv := startKeyhive(t, "--metrics-port", freePort(t), "--metrics-bind", "127.0.0.1")
 	exercise(t, srv.Addr())
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "prometheus.yml")
@@ -393,7 +387,7 @@ func TestMetricsEndpoint(t *testing.T) {
 	if srv := startKeyhive(t); srv.MetricsAddr() != "" {
 		t.Fatalf("metrics listener without metrics-port: %s", srv.MetricsAddr())
 	}
-	srv := startKeyhiveMetrics(t)
+	srv := startKeyhive(t, "--metrics-port", freePort(t), "--metrics-bind", "127.0.0.1")
 	exercise(t, srv.Addr())
 	text := httpGet(t, "http://"+srv.MetricsAddr()+"/metrics")
 	for _, want := range []string{
@@ -431,12 +425,8 @@ func TestMetricsEndpoint(t *testing.T) {
 // TestMetricsSnapshotProgress follows a slowed-down BGSAVE through
 // keyhive_snapshot_keys and keyhive_snapshot_keys_saved.
 func TestMetricsSnapshotProgress(t *testing.T) {
-	srv := startKeyhiveMetrics(t)
-	c, err := difftest.Dial(srv.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	srv := startKeyhive(t, "--metrics-port", freePort(t), "--metrics-bind", "127.0.0.1")
+	c := dial(t, srv.Addr())
 	for i := range 200 {
 		c.Do("SET", "k"+strconv.Itoa(i), "v")
 	}
@@ -491,11 +481,7 @@ func BenchmarkMetricsScrape(b *testing.B) {
 	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 	l.Close()
 	srv := startKeyhive(b, "--enable-debug-command", "yes", "--metrics-port", port, "--metrics-bind", "127.0.0.1")
-	c, err := difftest.Dial(srv.Addr())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close()
+	c := dial(b, srv.Addr())
 	c.Timeout = 10 * time.Minute
 	if r, err := c.Do("DEBUG", "POPULATE", keys); err != nil || r.Str != "OK" {
 		b.Fatal(r, err)

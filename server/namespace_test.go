@@ -477,15 +477,11 @@ func TestNamespaceStatsProperty(t *testing.T) {
 }
 
 func waitAOFRewrite(t *testing.T, rdb *redis.Client) {
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	t.Helper()
+	waitUntil(t, "the AOF rewrite to finish", func() bool {
 		info := rdb.Info(context.Background(), "persistence").Val()
-		if strings.Contains(info, "aof_rewrite_in_progress:0") && !strings.Contains(info, "aof_rewrite_scheduled:1") {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatal("AOF rewrite did not finish")
+		return strings.Contains(info, "aof_rewrite_in_progress:0") && !strings.Contains(info, "aof_rewrite_scheduled:1")
+	})
 }
 
 // TestNamespaceCommands: the family's replies and errors.

@@ -13,63 +13,6 @@ import (
 // channel, and after each command the events each server sent, in order,
 // compared as lists (read up to the reply of a PING sent after the command).
 
-type eventWatch struct {
-	t   *testing.T
-	p   *difftest.Pair // runs the commands
-	sub *difftest.Pair // subscribed to __key*__:*
-}
-
-func watchEvents(t *testing.T, proto int, flags string) *eventWatch {
-	p := difftest.Start(t, "--notify-keyspace-events", flags)
-	sub := p.NewConn()
-	sub.Proto(proto)
-	sub.Do("PSUBSCRIBE", "__key*__:*")
-	return &eventWatch{t, p, sub}
-}
-
-// events reads what c received up to the PING reply.
-func events(c *difftest.Client) []string {
-	var got []string
-	for {
-		r := c.Read()
-		switch {
-		case r.Kind == '+' && r.Str == "PONG":
-			return got
-		case len(r.Elems) == 2 && r.Elems[0].Str == "pong":
-			return got
-		case len(r.Elems) == 4:
-			got = append(got, r.Elems[2].Str+" "+r.Elems[3].Str)
-		default:
-			got = append(got, "unexpected "+r.String())
-		}
-	}
-}
-
-// do runs a command on both servers, compares the replies, then the events.
-func (w *eventWatch) do(args ...any) {
-	w.t.Helper()
-	w.p.Do(args...)
-	w.check(fmt.Sprint(args...))
-}
-
-// doRandom is do for a command whose reply is random (SPOP): only the
-// events are compared.
-func (w *eventWatch) doRandom(args ...any) {
-	w.t.Helper()
-	w.p.DoDifferent("random members", args...)
-	w.check(fmt.Sprint(args...))
-}
-
-func (w *eventWatch) check(what string) {
-	w.t.Helper()
-	w.sub.Redis().Send("PING")
-	w.sub.Keyhive().Send("PING")
-	r, k := events(w.sub.Redis()), events(w.sub.Keyhive())
-	if strings.Join(r, "\n") != strings.Join(k, "\n") {
-		w.t.Errorf("events after %s:\nredis-server: %q\nkeyhive:      %q", what, r, k)
-	}
-}
-
 func TestNotifyEveryFamily(t *testing.T) {
 	for _, proto := range []int{2, 3} {
 		t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) {

@@ -9,21 +9,6 @@ import (
 	"github.com/keyhive/keyhive/internal/difftest"
 )
 
-// waitBlockedCount waits until INFO clients reports n blocked clients on
-// both servers (paused clients count, as in Redis).
-func waitBlockedCount(t *testing.T, p *difftest.Pair, n string) {
-	t.Helper()
-	for _, c := range []*difftest.Client{p.Redis(), p.Keyhive()} {
-		deadline := time.Now().Add(2 * time.Second)
-		for infoField(c.Do("INFO", "clients").Str, "blocked_clients") != n {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: blocked_clients never reached %s", c.Name(), n)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-	}
-}
-
 // TestClientPauseArgs: CLIENT PAUSE's and UNPAUSE's argument errors, and
 // that a refused command is answered at once during a pause.
 func TestClientPauseArgs(t *testing.T) {

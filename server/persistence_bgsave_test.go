@@ -15,44 +15,7 @@ import (
 
 	"github.com/keyhive/keyhive/internal/difftest"
 	"github.com/keyhive/keyhive/persistence"
-	"github.com/keyhive/keyhive/server"
 )
-
-// startSaving starts an in-process server saving to dir.
-func startSaving(t *testing.T, dir string, directives ...string) (*server.Server, error) {
-	t.Helper()
-	return newKeyhive(t, append([]string{"--dir", dir}, directives...)...)
-}
-
-func dial(t *testing.T, srv *server.Server) *difftest.Conn {
-	t.Helper()
-	c, err := difftest.Dial(srv.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
-func do(t *testing.T, c *difftest.Conn, args ...any) difftest.Reply {
-	t.Helper()
-	r, err := c.Do(args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
-func info(t *testing.T, c *difftest.Conn, field string) string {
-	t.Helper()
-	for _, line := range strings.Split(do(t, c, "INFO", "persistence").Str, "\r\n") {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			return v
-		}
-	}
-	t.Fatalf("INFO has no %s", field)
-	return ""
-}
 
 // fill writes n string keys of size bytes with pipelined MSETs.
 func fill(t *testing.T, c *difftest.Conn, n, size int) {
@@ -82,11 +45,11 @@ func fill(t *testing.T, c *difftest.Conn, n, size int) {
 // is a small part of the file.
 func TestBgsaveUnderWrites(t *testing.T) {
 	dir := t.TempDir()
-	srv, err := startSaving(t, dir, "--rdbcompression", "no")
+	srv, err := newKeyhive(t, "--dir", dir, "--rdbcompression", "no")
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := dial(t, srv)
+	c := dial(t, srv.Addr())
 	fill(t, c, 100000, 100)
 	const pairs = 4
 	var stop atomic.Bool
@@ -178,11 +141,11 @@ func TestBgsaveUnderWrites(t *testing.T) {
 // start-up with an error naming the file and the offset.
 func TestStartupLoadAndShutdownSave(t *testing.T) {
 	dir := t.TempDir()
-	srv, err := startSaving(t, dir, "--save", "3600 1")
+	srv, err := newKeyhive(t, "--dir", dir, "--save", "3600 1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := dial(t, srv)
+	c := dial(t, srv.Addr())
 	do(t, c, "SET", "k", "v")
 	do(t, c, "SET", "gone", "v", "PX", "100")
 	do(t, c, "HSET", "h", "f", "v")
@@ -190,11 +153,11 @@ func TestStartupLoadAndShutdownSave(t *testing.T) {
 	<-srv.Done()
 	time.Sleep(150 * time.Millisecond) // "gone" expires while the server is down
 
-	srv, err = startSaving(t, dir)
+	srv, err = newKeyhive(t, "--dir", dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c = dial(t, srv)
+	c = dial(t, srv.Addr())
 	if r := do(t, c, "GET", "k"); r.Str != "v" {
 		t.Fatalf("GET k after restart: %v", r)
 	}
@@ -207,11 +170,11 @@ func TestStartupLoadAndShutdownSave(t *testing.T) {
 	do(t, c, "SET", "unsaved", "v")
 	c.Send("SHUTDOWN", "NOSAVE")
 	<-srv.Done()
-	srv, err = startSaving(t, dir)
+	srv, err = newKeyhive(t, "--dir", dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := do(t, dial(t, srv), "EXISTS", "unsaved"); r.Int != 0 {
+	if r := do(t, dial(t, srv.Addr()), "EXISTS", "unsaved"); r.Int != 0 {
 		t.Fatal("SHUTDOWN NOSAVE saved")
 	}
 	srv.Close()
@@ -222,7 +185,7 @@ func TestStartupLoadAndShutdownSave(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(path, data[:len(data)-30], 0o644)
-	_, err = startSaving(t, dir)
+	_, err = newKeyhive(t, "--dir", dir)
 	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "offset") {
 		t.Fatalf("start-up on a truncated file: %v", err)
 	}
@@ -232,20 +195,16 @@ func TestStartupLoadAndShutdownSave(t *testing.T) {
 // after the last save) triggers a background save from the cron.
 func TestSavePoint(t *testing.T) {
 	dir := t.TempDir()
-	srv, err := startSaving(t, dir, "--save", "1 3")
+	srv, err := newKeyhive(t, "--dir", dir, "--save", "1 3")
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := dial(t, srv)
+	c := dial(t, srv.Addr())
 	before := info(t, c, "rdb_saves")
 	do(t, c, "MSET", "a", "1", "b", "2", "c", "3")
-	deadline := time.Now().Add(5 * time.Second)
-	for info(t, c, "rdb_saves") == before || info(t, c, "rdb_bgsave_in_progress") != "0" {
-		if time.Now().After(deadline) {
-			t.Fatal("no background save after the save point's changes")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitUntil(t, "a background save after the save point's changes", func() bool {
+		return info(t, c, "rdb_saves") != before && info(t, c, "rdb_bgsave_in_progress") == "0"
+	})
 	if v := info(t, c, "rdb_changes_since_last_save"); v != "0" {
 		t.Errorf("rdb_changes_since_last_save:%s", v)
 	}
@@ -258,7 +217,7 @@ func TestSavePoint(t *testing.T) {
 // an absolute one with ABSTTL appended, and an already expired restore over
 // an existing key as its deletion (Redis's restoreCommand rewrites).
 func TestRestorePropagation(t *testing.T) {
-	srv, err := startSaving(t, t.TempDir())
+	srv, err := newKeyhive(t, "--dir", t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +235,7 @@ func TestRestorePropagation(t *testing.T) {
 		}
 		got = append(got, strings.Join(words, " "))
 	})
-	c := dial(t, srv)
+	c := dial(t, srv.Addr())
 	do(t, c, "SET", "k", strings.Repeat("v", 30))
 	payload := do(t, c, "DUMP", "k").Str
 	before := time.Now().UnixMilli()
@@ -306,11 +265,11 @@ func TestRestorePropagation(t *testing.T) {
 // start after its reply.
 func TestBgsaveIsPointInTime(t *testing.T) {
 	dir := t.TempDir()
-	srv, err := startSaving(t, dir)
+	srv, err := newKeyhive(t, "--dir", dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := dial(t, srv)
+	c := dial(t, srv.Addr())
 	send := func(args ...any) {
 		if err := c.Send(args...); err != nil {
 			t.Fatal(err)
@@ -357,7 +316,7 @@ func TestBgsaveIsPointInTime(t *testing.T) {
 	var wg sync.WaitGroup
 	started := make(chan struct{})
 	for w := range 4 {
-		wc := dial(t, srv)
+		wc := dial(t, srv.Addr())
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -469,11 +428,11 @@ func TestBgsaveIsPointInTime(t *testing.T) {
 
 	// Loaded, the file gives the values of the instant.
 	time.Sleep(time.Until(time.UnixMilli(instant + 300)))
-	loaded, err := startSaving(t, dir)
+	loaded, err := newKeyhive(t, "--dir", dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lc := dial(t, loaded)
+	lc := dial(t, loaded.Addr())
 	for db := range want {
 		got := dataSet(t, lc, db)
 		for k, v := range want[db] {

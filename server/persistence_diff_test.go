@@ -4,22 +4,12 @@ package server_test
 // errors included.
 
 import (
-	"encoding/binary"
-	"hash/crc64"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/keyhive/keyhive/internal/difftest"
 )
-
-// withDumpFooter appends a DUMP footer (RDB version 10 and Redis's CRC-64)
-// to a hand-made value, so the value itself is what is tested.
-func withDumpFooter(body string, version uint16) string {
-	b := binary.LittleEndian.AppendUint16([]byte(body), version)
-	sum := ^crc64.Update(^uint64(0), crc64.MakeTable(0x95AC9329AC4BC9B5), b)
-	return string(binary.LittleEndian.AppendUint64(b, sum))
-}
 
 // TestRestorePayloadVersions: payloads of RDB versions up to 12 restore, as
 // in Redis 7.4 (7.0 refuses those above 10).

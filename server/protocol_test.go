@@ -430,11 +430,7 @@ func TestProtocolBulkHeaderDoesNotAllocate(t *testing.T) {
 	// Wait until the server has read everything: it answers a PING on
 	// another connection after processing the others' reads.
 	time.Sleep(100 * time.Millisecond)
-	check, err := difftest.Dial(srv.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer check.Close()
+	check := dial(t, srv.Addr())
 	if r, err := check.Do("PING"); err != nil || r.Str != "PONG" {
 		t.Fatalf("PING: %v %v", r, err)
 	}

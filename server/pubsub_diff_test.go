@@ -278,7 +278,7 @@ func TestPubSubDisconnect(t *testing.T) {
 	s.Do("PSUBSCRIBE", "p*")
 	s.Redis().Conn().Close()
 	s.Keyhive().Conn().Close()
-	waitFor(t, func() bool {
+	waitUntil(t, "PUBSUB NUMPAT 0 on both servers", func() bool {
 		r := p.Redis().Do("PUBSUB", "NUMPAT")
 		k := p.Keyhive().Do("PUBSUB", "NUMPAT")
 		return r.Int == 0 && k.Int == 0
@@ -286,16 +286,6 @@ func TestPubSubDisconnect(t *testing.T) {
 	p.Do("PUBSUB", "NUMSUB", "a")
 	p.Do("PUBLISH", "a", "x")
 	p.Do("PUBLISH", "pq", "x")
-}
-
-func waitFor(t *testing.T, ok func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); !ok(); {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached in 5s")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 // TestPubSubPipelined: commands and messages pipelined in one write, and a
@@ -352,15 +342,6 @@ func TestPubSubInfo(t *testing.T) {
 	p.Do("CLIENT", "KILL", "TYPE", "pubsub")
 	p.Do("CLIENT", "KILL", "TYPE", "pubsub")
 	p.Do("CLIENT", "LIST", "TYPE", "pubsub")
-}
-
-func infoField(info, name string) string {
-	for _, line := range strings.Split(info, "\r\n") {
-		if v, ok := strings.CutPrefix(line, name+":"); ok {
-			return v
-		}
-	}
-	return ""
 }
 
 func TestPubSubCommandInfo(t *testing.T) {

@@ -30,11 +30,7 @@ func TestPubSubOrderUnderLoad(t *testing.T) {
 	}
 	var subs []sub
 	for i := range 5 {
-		c, err := difftest.Dial(srv.Addr())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
+		c := dial(t, srv.Addr())
 		s := sub{conn: c, resp3: i >= 3, pattern: i == 2}
 		if s.resp3 {
 			mustDo(t, c, "HELLO", "3")
@@ -150,17 +146,9 @@ func TestPubSubSlowSubscriber(t *testing.T) {
 		t.Skip("publishes 1 GB")
 	}
 	addr, pid := startKeyhiveBinary(t, "--client-output-buffer-limit", "pubsub 32mb 8mb 60")
-	slow, err := difftest.Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer slow.Close()
+	slow := dial(t, addr)
 	mustDo(t, slow, "SUBSCRIBE", "firehose")
-	fast, err := difftest.Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fast.Close()
+	fast := dial(t, addr)
 	mustDo(t, fast, "SUBSCRIBE", "firehose")
 	fastGot := make(chan int64, 1)
 	go func() {
@@ -185,11 +173,7 @@ func TestPubSubSlowSubscriber(t *testing.T) {
 			}
 		}
 	}()
-	pub, err := difftest.Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pub.Close()
+	pub := dial(t, addr)
 	msg := strings.Repeat("m", 64<<10)
 	cmd := fmt.Sprintf("*3\r\n$7\r\nPUBLISH\r\n$8\r\nfirehose\r\n$%d\r\n%s\r\n", len(msg), msg)
 	const total = 1 << 30
@@ -235,17 +219,9 @@ func TestPubSubSlowSubscriber(t *testing.T) {
 // TestPubSubSoftLimit: over the soft limit for longer than its seconds.
 func TestPubSubSoftLimit(t *testing.T) {
 	srv := startKeyhive(t, "--client-output-buffer-limit", "pubsub 0 1mb 1")
-	slow, err := difftest.Dial(srv.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer slow.Close()
+	slow := dial(t, srv.Addr())
 	mustDo(t, slow, "SUBSCRIBE", "c")
-	pub, err := difftest.Dial(srv.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pub.Close()
+	pub := dial(t, srv.Addr())
 	msg := strings.Repeat("m", 64<<10)
 	for range 400 { // 25 MB: far past what the socket buffers hold
 		if r := mustDo(t, pub, "PUBLISH", "c", msg); r.Int != 1 {

@@ -2,24 +2,7 @@ package server_test
 
 import (
 	"testing"
-	"time"
 )
-
-// sameAs waits until replica has applied master's whole stream and
-// compares their DEBUG DIGEST (no WAIT: the replica may be a replica's).
-func sameAs(t *testing.T, master, replica *replNode) {
-	t.Helper()
-	off := master.infoInt(t, "replication", "master_repl_offset")
-	for deadline := time.Now().Add(30 * time.Second); replica.infoInt(t, "replication", "master_repl_offset") < off; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not reach offset %d of %s:\n%s\n%s", replica.name, off, master.name,
-				master.ok(t, "INFO", "replication").Str, replica.ok(t, "INFO", "replication").Str)
-		}
-	}
-	if m, r := master.ok(t, "DEBUG", "DIGEST").Str, replica.ok(t, "DEBUG", "DIGEST").Str; m != r {
-		t.Fatalf("digest: master %s, replica %s", m, r)
-	}
-}
 
 // TestReplChainAndPromotion: a replica's replica gets the stream forwarded
 // (same offsets along the chain); after the middle one is promoted

@@ -2,34 +2,17 @@ package server_test
 
 import (
 	"testing"
-
-	"github.com/keyhive/keyhive/config"
-	"github.com/keyhive/keyhive/internal/difftest"
-	"github.com/keyhive/keyhive/server"
 )
 
 // startInDir starts an in-process Keyhive on dir, so that a restart finds
 // the files it saved.
-func startInDir(t *testing.T, dir string, directives ...string) (*server.Server, *replNode) {
+func startInDir(t *testing.T, dir string, directives ...string) *replNode {
 	t.Helper()
-	cfg, err := config.FromArgs(append([]string{"--port", "0", "--save", "", "--enable-debug-command", "yes", "--dir", dir}, directives...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	conn, err := difftest.Dial(srv.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := &replNode{name: "restarted", addr: srv.Addr(), conn: conn, stop: func() { conn.Close(); srv.Close() }}
-	t.Cleanup(n.stop)
-	return srv, n
+	srv := startKeyhive(t, append([]string{"--enable-debug-command", "yes", "--dir", dir}, directives...)...)
+	n := openReplNode(t, "restarted", srv.Addr(), func() { srv.Close() }, nil)
+	stop := n.stop
+	n.stop = func() { n.conn.Close(); stop() }
+	return n
 }
 
 // TestReplReplicaRestart: a replica saved and restarted continues its
@@ -39,7 +22,7 @@ func TestReplReplicaRestart(t *testing.T) {
 	master := startReplNode(t, false, "--repl-diskless-sync-delay", "0")
 	fillAllTypes(t, master)
 	dir := t.TempDir()
-	_, replica := startInDir(t, dir)
+	replica := startInDir(t, dir)
 	replicate(t, master, replica)
 	writeLoad(t, master, 10, 300)
 	sameData(t, master, replica)
@@ -49,7 +32,7 @@ func TestReplReplicaRestart(t *testing.T) {
 	full := master.infoInt(t, "stats", "sync_full")
 	partial := master.infoInt(t, "stats", "sync_partial_ok")
 	host, port := master.hostPort()
-	_, replica = startInDir(t, dir, "--replicaof", host, port)
+	replica = startInDir(t, dir, "--replicaof", host, port)
 	waitUntil(t, "the restarted replica linked", func() bool {
 		return replica.info(t, "replication", "master_link_status") == "up"
 	})

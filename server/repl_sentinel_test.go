@@ -5,7 +5,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"runtime"
 	"strconv"
 	"sync"
 	"syscall"
@@ -16,20 +15,14 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// startDetached starts a server process (a process group of its own,
-// killed with the test binary) and waits until addr answers; kill ends it.
+// startDetached starts a server process (difftest.StartChild: a process
+// group of its own, killed with the test binary) and waits until addr
+// answers; kill ends it.
 func startDetached(t *testing.T, addr string, dir string, path string, args ...string) (kill func()) {
 	t.Helper()
 	cmd := exec.Command(path, args...)
 	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	started := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // Pdeathsig follows the thread that forked it
-		started <- cmd.Start()
-		cmd.Wait()
-	}()
-	if err := <-started; err != nil {
+	if _, err := difftest.StartChild(cmd); err != nil {
 		t.Fatal(err)
 	}
 	kill = func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
@@ -51,12 +44,7 @@ func restartOnPort(t *testing.T, bin, port string) *replNode {
 	dir := t.TempDir()
 	addr := net.JoinHostPort("127.0.0.1", port)
 	kill := startDetached(t, addr, dir, bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--dir", dir, "--enable-debug-command", "yes", "--repl-diskless-sync-delay", "0")
-	conn, err := difftest.Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	return &replNode{name: "old master", addr: addr, conn: conn, stop: kill}
+	return openReplNode(t, "old master", addr, kill, nil)
 }
 
 // startSentinel starts a redis-sentinel monitoring the master at
@@ -69,23 +57,6 @@ func startSentinel(t *testing.T, masterPort string) string {
 	}
 	t.Cleanup(stop)
 	return addr
-}
-
-// processNode starts a Keyhive process, to be killed with SIGKILL.
-func processNode(t *testing.T, bin, name string, directives ...string) *replNode {
-	t.Helper()
-	addr, stop, err := difftest.StartProcess(bin, append([]string{"--repl-diskless-sync-delay", "0"}, directives...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := difftest.Dial(addr)
-	if err != nil {
-		stop()
-		t.Fatal(err)
-	}
-	n := &replNode{name: name, addr: addr, conn: conn, stop: stop}
-	t.Cleanup(func() { conn.Close(); stop() })
-	return n
 }
 
 func sentinelCount(t *testing.T, sentinel, what string) int {

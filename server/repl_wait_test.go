@@ -32,16 +32,7 @@ func TestReplWaitAOF(t *testing.T) {
 		t.Skip(err)
 	}
 	addr, stop, err := difftest.StartProcess(path, "--appendonly", "yes", "--appendfsync", "always")
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := difftest.Dial(addr)
-	if err != nil {
-		stop()
-		t.Fatal(err)
-	}
-	redis74 := &replNode{name: "redis 7.4", addr: addr, conn: conn, stop: stop}
-	t.Cleanup(func() { conn.Close(); stop() })
+	redis74 := openReplNode(t, "redis 7.4", addr, stop, err)
 	replicate(t, master, redis74)
 	master.ok(t, "SET", "k", "v3")
 	if r := master.ok(t, "WAITAOF", 0, 2, 5000); len(r.Elems) != 2 || r.Elems[1].Int != 2 {

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/keyhive/keyhive/internal/difftest"
-	"github.com/keyhive/keyhive/workloads"
 )
 
 // The scripting package has its own differential tests of the Lua
@@ -172,17 +171,6 @@ func TestScriptWakesAndTouches(t *testing.T) {
 	p.Do("EVAL", "return redis.call('incr', 'k')", 0)
 	p.Do("INCR", "k")
 	p.Do("EXEC")
-}
-
-// seedScript returns one of seed 002's four Lua scripts (the waiting room),
-// kept verbatim in the workloads package; bench/throughput.sh runs the
-// enqueue script too.
-func seedScript(t testing.TB, name string) string {
-	src, ok := workloads.WaitingRoomScripts[name]
-	if !ok {
-		t.Fatalf("no seed 002 script %q", name)
-	}
-	return src
 }
 
 // TestSeedWaitingRoomScripts runs seed 002's four scripts, loaded with SCRIPT

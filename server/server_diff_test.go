@@ -293,50 +293,6 @@ func TestConfigResetstat(t *testing.T) {
 	p.Do("CONFIG", "HELP", "x")
 }
 
-// commandInfoCompare compares COMMAND INFO replies on the first 7 fields of
-// each command: name, arity, flags, first key, last key, step, ACL
-// categories. Tips, key specs and subcommands are a simplification in Keyhive.
-func commandInfoCompare(r, k difftest.Reply) error {
-	if r.Kind != k.Kind || len(r.Elems) != len(k.Elems) || r.IsError() {
-		return difftest.Exact(r, k)
-	}
-	for i := range r.Elems {
-		re, ke := r.Elems[i], k.Elems[i]
-		if re.Null || ke.Null {
-			if !re.Equal(ke) {
-				return fmt.Errorf("command %d: %s vs %s", i, re, ke)
-			}
-			continue
-		}
-		if len(re.Elems) < 7 || len(ke.Elems) < 7 {
-			return fmt.Errorf("command %d: %d and %d fields", i, len(re.Elems), len(ke.Elems))
-		}
-		for j := range 7 {
-			if !re.Elems[j].Equal(ke.Elems[j]) {
-				return fmt.Errorf("command %s field %d: %s vs %s", re.Elems[0].Str, j, re.Elems[j], ke.Elems[j])
-			}
-		}
-	}
-	return nil
-}
-
-// commandInfoField maps every command and subcommand in a COMMAND INFO reply
-// to one field of its entry (6: ACL categories, 7: tips).
-func commandInfoField(r difftest.Reply, field int) map[string]difftest.Reply {
-	m := map[string]difftest.Reply{}
-	var add func(e difftest.Reply)
-	add = func(e difftest.Reply) {
-		m[e.Elems[0].Str] = e.Elems[field]
-		for _, sub := range e.Elems[9].Elems {
-			add(sub)
-		}
-	}
-	for _, e := range r.Elems {
-		add(e)
-	}
-	return m
-}
-
 // TestCommandTips: every command and subcommand Keyhive has carries Redis
 // 7.0's tips, in its order.
 func TestCommandTips(t *testing.T) {

@@ -335,26 +335,6 @@ func TestSetScan(t *testing.T) {
 	}, "SSCAN", "h", "0", "COUNT", "100")
 }
 
-// scanAll runs SSCAN to completion on keyhive's side and returns the members.
-func scanAll(t *testing.T, c *difftest.Client, key string, count int) map[string]bool {
-	t.Helper()
-	seen := map[string]bool{}
-	cursor := "0"
-	for i := 0; ; i++ {
-		r := c.Do("SSCAN", key, cursor, "COUNT", strconv.Itoa(count))
-		if len(r.Elems) != 2 || i > 100000 {
-			t.Fatalf("SSCAN: %s", r)
-		}
-		for _, m := range r.Elems[1].Elems {
-			seen[m.Str] = true
-		}
-		cursor = r.Elems[0].Str
-		if cursor == "0" {
-			return seen
-		}
-	}
-}
-
 // TestSetEncodingThresholds converts at exactly Redis's limit, in every
 // command that builds a set.
 func TestSetEncodingThresholds(t *testing.T) {

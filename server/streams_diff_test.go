@@ -21,16 +21,6 @@ func autoID(r, k difftest.Reply) error {
 	return nil
 }
 
-// idleTimes compares replies with idle times and delivery times, which
-// depend on each server's clock: equal once integers are masked.
-func idleTimes(r, k difftest.Reply) error {
-	re := regexp.MustCompile(`:[0-9]+\r\n`)
-	if a, b := re.ReplaceAll(r.Raw, []byte(":N\r\n")), re.ReplaceAll(k.Raw, []byte(":N\r\n")); string(a) != string(b) {
-		return fmt.Errorf("redis %q, keyhive %q", r.Raw, k.Raw)
-	}
-	return nil
-}
-
 func TestStreamAddRange(t *testing.T) {
 	p := difftest.Start(t)
 	p.Do("XADD", "s", "1-1", "a", "1", "b", "2")

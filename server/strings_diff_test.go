@@ -21,18 +21,6 @@ import (
 // wrong: empty, NUL bytes, CRLF, invalid UTF-8, something that looks like RESP.
 var skBinary = []string{"", "\x00", "a\x00b", "\r\n", "\xff\xfe\x80", "line1\r\nline2", "*1\r\n$3\r\nfoo\r\n", " ", "$-1"}
 
-// skSleep sleeps for ms milliseconds; tests use it to let short TTLs pass.
-func skSleep(ms int) { time.Sleep(time.Duration(ms) * time.Millisecond) }
-
-// skState compares what a key looks like afterwards: value, existence, TTLs.
-func skState(t testing.TB, p *difftest.Pair, key string) {
-	t.Helper()
-	p.Do("GET", key)
-	p.Do("EXISTS", key)
-	p.DoApprox(2, "TTL", key)
-	p.DoApprox(2000, "PTTL", key)
-}
-
 // skFuture returns a Unix time in seconds and in ms d from now.
 func skFuture(d time.Duration) (sec, ms string) {
 	t := time.Now().Add(d)

@@ -20,14 +20,6 @@ func toolPath(t *testing.T, name string) string {
 	return p
 }
 
-func hostPort(t *testing.T, addr string) (string, string) {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return host, port
-}
-
 // TestRedisCLI uses redis-cli unchanged: plain commands, --scan, and --pipe
 // mass insertion (which ends with an ECHO of a random marker).
 func TestRedisCLI(t *testing.T) {

@@ -42,13 +42,6 @@ func entries(srv *keyhivetest.Server) int {
 	return n
 }
 
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestDNSCacheEntry checks the entry's key schema (a hash of msg,
 // soft_expiry and created_at, an expiry-index member scored by soft
 // expiry) and its Redis TTL, ttl plus a grace of min(ttl, 1h): the entry is

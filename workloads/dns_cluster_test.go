@@ -14,18 +14,6 @@ import (
 	"github.com/keyhive/keyhive/workloads"
 )
 
-// startCluster starts three master processes of bin (a built keyhive, or ""
-// for redis-server) as one cluster; it returns their addresses.
-func startCluster(t *testing.T, bin string) []string {
-	t.Helper()
-	addrs, stop, err := difftest.StartCluster(bin, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stop)
-	return addrs
-}
-
 // TestDNSCluster runs seed 000's scenario in cluster mode, through
 // go-redis's cluster client with the "{dnsmeta}:" prefix, on a cluster of
 // three Keyhive masters and on one of three redis-server masters at the same

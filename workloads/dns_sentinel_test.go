@@ -6,7 +6,6 @@ import (
 	"net"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -48,7 +47,7 @@ func TestDNSSentinel(t *testing.T) {
 	}
 	sentinel := redis.NewSentinelClient(&redis.Options{Addr: sentinels[0]})
 	defer sentinel.Close()
-	waitFor(t, "the sentinels see the replica and each other", func() bool {
+	waitUntil(t, "the sentinels see the replica and each other", func() bool {
 		for _, addr := range sentinels {
 			s := redis.NewSentinelClient(&redis.Options{Addr: addr})
 			replicas, _ := s.Replicas(ctx, "mymaster").Result()
@@ -77,11 +76,11 @@ func TestDNSSentinel(t *testing.T) {
 		t.Fatalf("%d of 2000 requests failed before the failover", failed)
 	}
 	must(t, sentinel.Failover(ctx, "mymaster").Err())
-	waitFor(t, "the replica promoted", func() bool {
+	waitUntil(t, "the replica promoted", func() bool {
 		info, _ := replica.Info(ctx, "replication").Result()
 		return strings.Contains(info, "role:master")
 	})
-	waitFor(t, "the old master follows", func() bool {
+	waitUntil(t, "the old master follows", func() bool {
 		info, _ := master.Info(ctx, "replication").Result()
 		return strings.Contains(info, "role:slave") && strings.Contains(info, "master_link_status:up")
 	})
@@ -90,13 +89,4 @@ func TestDNSSentinel(t *testing.T) {
 		t.Fatalf("%d of 2000 requests failed after the failover", failed)
 	}
 	t.Logf("%d of 2000 requests failed as the failover went on", failed)
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
 }

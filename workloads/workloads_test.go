@@ -94,13 +94,6 @@ func TestQuickLinkUnderMaxmemory(t *testing.T) {
 	}
 }
 
-// run is one server's side of a correctness run.
-type run struct {
-	env  *workloads.Env
-	err  error
-	dump []string
-}
-
 // checkWorkload runs w's scenario against redis-server and Keyhive at the
 // same time (so their sleeps overlap) and compares every reply of every
 // client and then the two data sets.

@@ -6,36 +6,28 @@ import (
 	"testing"
 	"time"
 
-	"github.com/keyhive/keyhive/config"
-	"github.com/keyhive/keyhive/server"
+	"github.com/keyhive/keyhive/internal/difftest"
 )
 
 // TestVerifierCatches runs the load on an embedded server without a kill,
 // checks that the verifier finds every operation, then damages the data as
 // a bad restart would and checks that each kind of damage is reported.
 func TestVerifierCatches(t *testing.T) {
-	cfg, err := config.FromArgs([]string{"--port", "0", "--save", ""})
+	addr, closeServer, err := difftest.StartKeyhive()
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	defer closeServer()
 	const seed, gen = 5, 1
 	stop := make(chan struct{})
 	var ops atomic.Int64
-	logs, wait := runLoad(srv.Addr(), seed, gen, 2, stop, &ops)
+	logs, wait := runLoad(addr, seed, gen, 2, stop, &ops)
 	for ops.Load() < 400 {
 		time.Sleep(time.Millisecond)
 	}
 	close(stop)
 	wait()
-	c, err := dial(srv.Addr(), time.Second)
+	c, err := dial(addr, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

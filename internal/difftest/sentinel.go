@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"syscall"
 	"time"
@@ -45,21 +44,8 @@ func StartSentinel(masterAddr string) (addr string, stop func(), err error) {
 	}
 	cmd := exec.Command(path, conf)
 	cmd.Dir = dir
-	// As tryStartRedis: a process group of its own, killed with the test.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	started := make(chan error, 1)
-	exited := make(chan struct{})
-	go func() {
-		runtime.LockOSThread() // Pdeathsig follows the thread that forked it
-		if err := cmd.Start(); err != nil {
-			started <- err
-			return
-		}
-		started <- nil
-		cmd.Wait()
-		close(exited)
-	}()
-	if err := <-started; err != nil {
+	exited, err := StartChild(cmd)
+	if err != nil {
 		os.RemoveAll(dir)
 		return "", nil, err
 	}

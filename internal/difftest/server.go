@@ -258,29 +258,8 @@ func tryStartRedis(path, name, dir string, directives []string) (*instance, erro
 	cmd := exec.Command(path, args...)
 	log := &tailBuffer{max: 64 << 10}
 	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		// Own process group: Ctrl-C on go test does not race our cleanup,
-		// and stop can kill redis's fork children (BGSAVE) too.
-		Setpgid: true,
-		// Kill redis-server if the test binary dies without cleanup (a
-		// panic, a timeout, no TestMain), so no server outlives its tests.
-		Pdeathsig: syscall.SIGKILL,
-	}
-	started := make(chan error, 1)
-	exited := make(chan struct{})
-	go func() {
-		// Pdeathsig fires when the thread that forked the child exits, not
-		// the process; pin this goroutine to its thread for the child's life.
-		runtime.LockOSThread()
-		if err := cmd.Start(); err != nil {
-			started <- err
-			return
-		}
-		started <- nil
-		cmd.Wait()
-		close(exited)
-	}()
-	if err := <-started; err != nil {
+	exited, err := StartChild(cmd)
+	if err != nil {
 		return nil, fmt.Errorf("starting %s: %w", path, err)
 	}
 	pid := cmd.Process.Pid
@@ -365,4 +344,29 @@ func (t *tailBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return string(t.b)
+}
+
+// StartChild starts cmd in a process group of its own (Ctrl-C on go test
+// does not race the cleanup, and killing the group takes a server's fork
+// children too), killed if the test binary dies without cleanup (a panic,
+// a timeout), so no server outlives its tests. exited closes when it ends.
+// Tests that run a server process on their own terms (a fixed port, a
+// restart on the same one) start it with StartChild too.
+func StartChild(cmd *exec.Cmd) (exited <-chan struct{}, err error) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	started := make(chan error, 1)
+	done := make(chan struct{})
+	go func() {
+		// Pdeathsig fires when the thread that forked the child exits, not
+		// the process; pin this goroutine to its thread for the child's life.
+		runtime.LockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		cmd.Wait()
+		close(done)
+	}()
+	return done, <-started
 }

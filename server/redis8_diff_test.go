@@ -1,47 +1,17 @@
 package server_test
 
 import (
-	"fmt"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/keyhive/keyhive/cmdspec"
 	"github.com/keyhive/keyhive/internal/difftest"
 )
 
-// Helpers for the Redis 7.2-8.x commands: docCase checks Keyhive's raw reply
-// against one a redis.io page documents, for the 8.x commands no oracle here
-// runs.
-
-// docCase sends args to Keyhive alone and requires the raw reply want.
-func docCase(t *testing.T, p *difftest.Pair, want string, args ...any) {
-	t.Helper()
-	if got := p.Keyhive().Do(args...).Raw; string(got) != want {
-		t.Errorf("%v: got %q, want %q", args, got, want)
-	}
-}
-
-// skipOnRedisTarget skips a test of documented 8.x replies when the harness
-// checks itself against a second redis-server, which lacks those commands.
-func skipOnRedisTarget(t *testing.T) {
-	if os.Getenv("KEYHIVE_DIFF_TARGET") == "redis" {
-		t.Skip("documented Redis 8.x replies; the oracle is 7.x")
-	}
-}
-
-// newerInterface names the commands both servers have whose COMMAND
-// interface (arity, arguments) is a newer Redis's than 7.0.15's: the
-// command-table tests leave them out and TestNewerCommandInterfaces
-// compares them with redis-server 7.4.1 (7.2's changes) or checks the
-// arguments the redis.io pages add (8.x's).
-var newerInterface = map[string]bool{
-	"zrank": true, "zrevrank": true, // 7.2: WITHSCORE
-	"set":   true, // 8.4: IF conditions
-	"bitop": true, // 8.2: DIFF, DIFF1, ANDOR, ONE
-}
+// The Redis 7.2-8.x command interfaces. Their helpers (docCase, which
+// checks Keyhive's raw reply against one a redis.io page documents, for the
+// 8.x commands no oracle here runs) are in helpers_test.go.
 
 // newerArgs are the tokens the 8.x pages add to a command 7.4.1 has, with the
 // page: COMMAND DOCS must list them, and otherwise equal 7.4.1's.
@@ -88,43 +58,6 @@ func TestNewerCommandInterfaces(t *testing.T) {
 			}
 		}
 	}
-}
-
-// sinceAfter70 reports whether Keyhive's command (or "parent|sub") is newer
-// than Redis 7.0, so a 7.0.15 oracle lacks it.
-// keyhiveOnly reports whether a command is Keyhive's own (NAMESPACE): no
-// Redis has it, and the README's compatibility section lists it.
-func keyhiveOnly(name string) bool {
-	s := cmdspec.Lookup(name)
-	return s != nil && s.Group == "keyhive"
-}
-
-func sinceAfter70(name string) bool {
-	s := cmdspec.Lookup(name)
-	if s == nil {
-		return false
-	}
-	var major, minor int
-	fmt.Sscanf(s.Since, "%d.%d", &major, &minor)
-	return major > 7 || major == 7 && minor > 0
-}
-
-// newerThan70Rules are ACL rules that deny every command newer than Redis
-// 7.0 (and every subcommand of one, as "-name|sub").
-func newerThan70Rules() []any {
-	var rules []any
-	for _, c := range cmdspec.Commands() {
-		if sinceAfter70(c.Name) {
-			rules = append(rules, "-"+c.Name)
-			continue
-		}
-		for _, sub := range c.Subcommands {
-			if sinceAfter70(sub.FullName) {
-				rules = append(rules, "-"+sub.FullName)
-			}
-		}
-	}
-	return rules
 }
 
 // TestPropagationRedis8: what the 8.x writes propagate to the AOF and
