@@ -3,6 +3,7 @@ package server_test
 import (
 	"crypto/sha1"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -32,7 +33,7 @@ func TestIncrex(t *testing.T) {
 			if proto == 3 {
 				return "," + s + "\r\n"
 			}
-			return "$" + itoa(len(s)) + "\r\n" + s + "\r\n"
+			return "$" + strconv.Itoa(len(s)) + "\r\n" + s + "\r\n"
 		}
 
 		// The page's examples.
