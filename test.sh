@@ -31,11 +31,20 @@ if [ -z "${KEYHIVE_ORACLE_74:-}" ]; then
     status=$?
     [ "$status" = 2 ] || exit "$status"
     echo "test.sh: no redis-server 7.4.1 oracle (reason above); these tests will skip:"
-    # Each test function that calls for the oracle, by file.
-    awk '/^func / { fn = ($2 ~ /^\(/) ? $4 : $2; sub(/[(\[].*/, "", fn) }
-      /(Start74|StartIsolated74|Oracle74|Need74)\(/ && !/^func / && !seen[FILENAME fn]++ {
-        printf "  %s %s\n", FILENAME, fn
-      }' $(git ls-files '*_test.go' 2>/dev/null || find . -name '*_test.go')
+    # Each test function that calls for the oracle, or calls a helper of
+    # its package that does, by file. The first pass finds those helpers.
+    tests=$(git ls-files '*_test.go' 2>/dev/null || find . -name '*_test.go')
+    awk 'FNR == 1 { dir = FILENAME; sub(/[^\/]*$/, "", dir) }
+      /^func / { fn = ($2 ~ /^\(/) ? $4 : $2; sub(/[(\[].*/, "", fn); next }
+      pass == 1 && fn !~ /^(Test|Fuzz|Benchmark)/ && /(Start74|StartIsolated74|Oracle74|Need74)\(/ { helper[dir, fn] = 1 }
+      pass == 2 && fn ~ /^(Test|Fuzz)/ && !seen[FILENAME, fn] {
+        needs = /(Start74|StartIsolated74|Oracle74|Need74)\(/
+        for (k in helper) {
+          split(k, hk, SUBSEP)
+          if (hk[1] == dir && index($0, hk[2] "(")) needs = 1
+        }
+        if (needs) { seen[FILENAME, fn] = 1; printf "  %s %s\n", FILENAME, fn }
+      }' pass=1 $tests pass=2 $tests
   fi
 fi
 
