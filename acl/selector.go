@@ -3,6 +3,7 @@ package acl
 import (
 	"bytes"
 	"errors"
+	"github.com/keyhive/keyhive/internal/cstr"
 	"slices"
 	"strings"
 
@@ -321,37 +322,11 @@ func (s *selector) firstArgAllowed(id int, args [][]byte) bool {
 		return false
 	}
 	for _, a := range s.firstArgs[id] {
-		if argIs(args[1], strings.ToLower(a)) {
+		if cstr.ArgIs(args[1], strings.ToLower(a)) {
 			return true
 		}
 	}
 	return false
-}
-
-// argIs reports whether an argument, read as C reads it (up to a NUL),
-// equals the lower-case s in any ASCII case.
-func argIs(arg []byte, s string) bool {
-	arg = cBytes(arg)
-	if len(arg) != len(s) {
-		return false
-	}
-	for i, c := range arg {
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != s[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// cBytes is b as C reads a string: up to its first NUL byte.
-func cBytes(b []byte) []byte {
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		return b[:i]
-	}
-	return b
 }
 
 func (s *selector) keyAllowed(key []byte, need perm) bool {
@@ -368,7 +343,7 @@ func (s *selector) keyAllowed(key []byte, need perm) bool {
 func (s *selector) channelAllowed(ch []byte, isPattern bool) bool {
 	for _, p := range s.channels {
 		if isPattern {
-			if bytes.Equal(cBytes([]byte(p)), cBytes(ch)) {
+			if bytes.Equal(cstr.Bytes([]byte(p)), cstr.Bytes(ch)) {
 				return true
 			}
 		} else if glob.Match([]byte(p), ch, false) {

@@ -2,6 +2,7 @@ package command
 
 import (
 	"bytes"
+	"github.com/keyhive/keyhive/internal/cstr"
 	"strconv"
 
 	"github.com/keyhive/keyhive/internal/strnum"
@@ -23,45 +24,6 @@ const (
 // ErrArity is the error of a command given a wrong number of arguments.
 func ErrArity(name string) string {
 	return "ERR wrong number of arguments for '" + name + "' command"
-}
-
-// CBytes is b up to its first NUL byte: what Redis sees of an argument when
-// it compares it with strcasecmp or prints it with %s.
-func CBytes(b []byte) []byte {
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		return b[:i]
-	}
-	return b
-}
-
-// CString is CBytes as a string.
-func CString(b []byte) string { return string(CBytes(b)) }
-
-// Truncate is b as C's "%.<n>s" prints it: up to a NUL byte, at most n bytes.
-func Truncate(b []byte, n int) []byte {
-	b = CBytes(b)
-	if len(b) > n {
-		return b[:n]
-	}
-	return b
-}
-
-// ArgIs reports whether arg names the option s (lower case), compared as
-// Redis's strcasecmp does.
-func ArgIs(arg []byte, s string) bool {
-	arg = CBytes(arg)
-	if len(arg) != len(s) {
-		return false
-	}
-	for i, c := range arg {
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != s[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // IntArgOrReply parses an integer argument, replying ErrNotInt when it is
@@ -104,7 +66,7 @@ func (x *Ctx) WriteHelp(name string, lines []string) {
 // FLUSHALL, SCRIPT FLUSH and FUNCTION FLUSH, replying errText when it is
 // wrong.
 func (x *Ctx) FlushMode(at int, errText string) bool {
-	if len(x.Args) > at+1 || (len(x.Args) == at+1 && !ArgIs(x.Args[at], "async") && !ArgIs(x.Args[at], "sync")) {
+	if len(x.Args) > at+1 || (len(x.Args) == at+1 && !cstr.ArgIs(x.Args[at], "async") && !cstr.ArgIs(x.Args[at], "sync")) {
 		x.W.Error(errText)
 		return false
 	}

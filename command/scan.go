@@ -1,6 +1,7 @@
 package command
 
 import (
+	"github.com/keyhive/keyhive/internal/cstr"
 	"math"
 	"strconv"
 
@@ -28,7 +29,7 @@ const emptyScan = "*2\r\n$1\r\n0\r\n*0\r\n"
 func (x *Ctx) ParseScanOptions(args [][]byte, withType bool) (ScanOptions, bool) {
 	o := ScanOptions{Count: 10}
 	for i := 0; i < len(args); i += 2 {
-		if x.Name == "hscan" && ArgIs(args[i], "novalues") {
+		if x.Name == "hscan" && cstr.ArgIs(args[i], "novalues") {
 			o.NoValues = true
 			i-- // a flag without a value
 			continue
@@ -39,7 +40,7 @@ func (x *Ctx) ParseScanOptions(args [][]byte, withType bool) (ScanOptions, bool)
 		}
 		name, v := args[i], args[i+1]
 		switch {
-		case ArgIs(name, "count"):
+		case cstr.ArgIs(name, "count"):
 			n, ok := strnum.ParseInt(v)
 			if !ok {
 				x.W.Error(ErrNotInt)
@@ -50,9 +51,9 @@ func (x *Ctx) ParseScanOptions(args [][]byte, withType bool) (ScanOptions, bool)
 				return o, false
 			}
 			o.Count = n
-		case ArgIs(name, "match"):
+		case cstr.ArgIs(name, "match"):
 			o.Pattern = v
-		case withType && ArgIs(name, "type"):
+		case withType && cstr.ArgIs(name, "type"):
 			o.TypeName, o.HasType = v, true
 		default:
 			x.W.Error(ErrSyntax)

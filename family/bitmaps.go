@@ -2,6 +2,7 @@ package family
 
 import (
 	"encoding/binary"
+	"github.com/keyhive/keyhive/internal/cstr"
 	"math"
 	"math/bits"
 	"strings"
@@ -158,9 +159,9 @@ func bitRange(start, end, n int64, isBit bool) (first, last int64, empty bool) {
 // parseBitUnit parses BITCOUNT's and BITPOS's BYTE|BIT argument.
 func parseBitUnit(arg []byte) (isBit, ok bool) {
 	switch {
-	case command.ArgIs(arg, "bit"):
+	case cstr.ArgIs(arg, "bit"):
 		return true, true
-	case command.ArgIs(arg, "byte"):
+	case cstr.ArgIs(arg, "byte"):
 		return false, true
 	}
 	return false, false
@@ -348,21 +349,21 @@ func bitopCommand(x *command.Ctx) {
 	)
 	var op int
 	switch name := x.Args[1]; {
-	case command.ArgIs(name, "and"):
+	case cstr.ArgIs(name, "and"):
 		op = opAnd
-	case command.ArgIs(name, "or"):
+	case cstr.ArgIs(name, "or"):
 		op = opOr
-	case command.ArgIs(name, "xor"):
+	case cstr.ArgIs(name, "xor"):
 		op = opXor
-	case command.ArgIs(name, "not"):
+	case cstr.ArgIs(name, "not"):
 		op = opNot
-	case command.ArgIs(name, "diff"):
+	case cstr.ArgIs(name, "diff"):
 		op = opDiff
-	case command.ArgIs(name, "diff1"):
+	case cstr.ArgIs(name, "diff1"):
 		op = opDiff1
-	case command.ArgIs(name, "andor"):
+	case cstr.ArgIs(name, "andor"):
 		op = opAndOr
-	case command.ArgIs(name, "one"):
+	case cstr.ArgIs(name, "one"):
 		op = opOne
 	default:
 		x.W.Error(command.ErrSyntax)
@@ -373,7 +374,7 @@ func bitopCommand(x *command.Ctx) {
 		return
 	}
 	if (op == opDiff || op == opDiff1 || op == opAndOr) && len(x.Args) < 5 {
-		x.W.Error("ERR BITOP " + strings.ToUpper(command.CString(x.Args[1])) + " must be called with at least two source keys.")
+		x.W.Error("ERR BITOP " + strings.ToUpper(cstr.String(x.Args[1])) + " must be called with at least two source keys.")
 		return
 	}
 	srcKeys := x.Args[3:]
@@ -495,7 +496,7 @@ type bitfieldOp struct {
 
 // parseBitfieldType parses i1..i64 and u1..u63.
 func parseBitfieldType(arg []byte) (signed bool, width uint, ok bool) {
-	arg = command.CBytes(arg)
+	arg = cstr.Bytes(arg)
 	if len(arg) == 0 || (arg[0] != 'i' && arg[0] != 'u') {
 		return false, 0, false
 	}
@@ -604,20 +605,20 @@ func bitfieldCommand(x *command.Ctx, readonlyCmd bool) {
 		rem := len(args) - j - 1
 		var op byte
 		switch sub := args[j]; {
-		case command.ArgIs(sub, "get") && rem >= 2:
+		case cstr.ArgIs(sub, "get") && rem >= 2:
 			op = 'g'
-		case command.ArgIs(sub, "set") && rem >= 3:
+		case cstr.ArgIs(sub, "set") && rem >= 3:
 			op = 's'
-		case command.ArgIs(sub, "incrby") && rem >= 3:
+		case cstr.ArgIs(sub, "incrby") && rem >= 3:
 			op = 'i'
-		case command.ArgIs(sub, "overflow") && rem >= 1:
+		case cstr.ArgIs(sub, "overflow") && rem >= 1:
 			j++
 			switch mode := args[j]; {
-			case command.ArgIs(mode, "wrap"):
+			case cstr.ArgIs(mode, "wrap"):
 				overflow = overflowWrap
-			case command.ArgIs(mode, "sat"):
+			case cstr.ArgIs(mode, "sat"):
 				overflow = overflowSat
-			case command.ArgIs(mode, "fail"):
+			case cstr.ArgIs(mode, "fail"):
 				overflow = overflowFail
 			default:
 				x.W.Error("ERR Invalid OVERFLOW type specified")

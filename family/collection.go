@@ -1,6 +1,7 @@
 package family
 
 import (
+	"github.com/keyhive/keyhive/internal/cstr"
 	"math"
 
 	"github.com/keyhive/keyhive/command"
@@ -45,16 +46,16 @@ func parseMPOP(x *command.Ctx, args [][]byte, first, second string) (keys [][]by
 	}
 	keys = args[1 : 1+n]
 	switch end := args[1+n]; {
-	case command.ArgIs(end, first):
+	case cstr.ArgIs(end, first):
 		atFirst = true
-	case command.ArgIs(end, second):
+	case cstr.ArgIs(end, second):
 	default:
 		x.W.Error(command.ErrSyntax)
 		return nil, false, 0, false
 	}
 	count = -1
 	for j := 2 + int(n); j < len(args); j++ {
-		if count != -1 || !command.ArgIs(args[j], "count") || j+1 >= len(args) {
+		if count != -1 || !cstr.ArgIs(args[j], "count") || j+1 >= len(args) {
 			x.W.Error(command.ErrSyntax)
 			return nil, false, 0, false
 		}
@@ -133,7 +134,7 @@ func parseRandomCount(x *command.Ctx, option string) (count int64, with, ok bool
 		x.W.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
 		return 0, false, false
 	}
-	if len(x.Args) > 4 || (len(x.Args) == 4 && !command.ArgIs(x.Args[3], option)) {
+	if len(x.Args) > 4 || (len(x.Args) == 4 && !cstr.ArgIs(x.Args[3], option)) {
 		x.W.Error(command.ErrSyntax)
 		return 0, false, false
 	}

@@ -1,6 +1,7 @@
 package family
 
 import (
+	"github.com/keyhive/keyhive/internal/cstr"
 	"math"
 	"slices"
 	"strconv"
@@ -38,11 +39,11 @@ func geoaddCommand(x *command.Ctx) {
 options:
 	for ; lonAt < len(x.Args); lonAt++ {
 		switch a := x.Args[lonAt]; {
-		case command.ArgIs(a, "nx"):
+		case cstr.ArgIs(a, "nx"):
 			f.nx = true
-		case command.ArgIs(a, "xx"):
+		case cstr.ArgIs(a, "xx"):
 			f.xx = true
-		case command.ArgIs(a, "ch"):
+		case cstr.ArgIs(a, "ch"):
 			f.ch = true
 		default:
 			break options
@@ -108,13 +109,13 @@ func cFixed6(f float64) string {
 // parseUnit parses a distance unit, returning meters per unit.
 func parseUnit(x *command.Ctx, arg []byte) (float64, bool) {
 	switch {
-	case command.ArgIs(arg, "m"):
+	case cstr.ArgIs(arg, "m"):
 		return 1, true
-	case command.ArgIs(arg, "km"):
+	case cstr.ArgIs(arg, "km"):
 		return 1000, true
-	case command.ArgIs(arg, "ft"):
+	case cstr.ArgIs(arg, "ft"):
 		return 0.3048, true
-	case command.ArgIs(arg, "mi"):
+	case cstr.ArgIs(arg, "mi"):
 		return 1609.34, true
 	}
 	x.W.Error("ERR unsupported unit provided. please use M, KM, FT, MI")
@@ -361,19 +362,19 @@ func parseGeoQuery(x *command.Ctx, flags int, z values.ZSetView, found bool) (q 
 	for i := 0; i < len(rest); i++ {
 		a, left := rest[i], len(rest)-i-1
 		switch {
-		case command.ArgIs(a, "withdist"):
+		case cstr.ArgIs(a, "withdist"):
 			q.withDist = true
-		case command.ArgIs(a, "withhash"):
+		case cstr.ArgIs(a, "withhash"):
 			q.withHash = true
-		case command.ArgIs(a, "withcoord"):
+		case cstr.ArgIs(a, "withcoord"):
 			q.withCoord = true
-		case command.ArgIs(a, "any"):
+		case cstr.ArgIs(a, "any"):
 			q.anyFirst = true
-		case command.ArgIs(a, "asc"):
+		case cstr.ArgIs(a, "asc"):
 			q.sort = 1
-		case command.ArgIs(a, "desc"):
+		case cstr.ArgIs(a, "desc"):
 			q.sort = -1
-		case command.ArgIs(a, "count") && left >= 1:
+		case cstr.ArgIs(a, "count") && left >= 1:
 			if q.count, ok = strnum.ParseInt(rest[i+1]); !ok {
 				x.W.Error(command.ErrNotInt)
 				return q, false
@@ -383,12 +384,12 @@ func parseGeoQuery(x *command.Ctx, flags int, z values.ZSetView, found bool) (q 
 				return q, false
 			}
 			i++
-		case (command.ArgIs(a, "store") || command.ArgIs(a, "storedist")) && left >= 1 && flags&(geoNoStore|geoSearch) == 0:
-			q.store, q.storeDist = rest[i+1], command.ArgIs(a, "storedist")
+		case (cstr.ArgIs(a, "store") || cstr.ArgIs(a, "storedist")) && left >= 1 && flags&(geoNoStore|geoSearch) == 0:
+			q.store, q.storeDist = rest[i+1], cstr.ArgIs(a, "storedist")
 			i++
-		case command.ArgIs(a, "storedist") && flags&geoSearchStore != 0:
+		case cstr.ArgIs(a, "storedist") && flags&geoSearchStore != 0:
 			q.storeDist = true
-		case command.ArgIs(a, "frommember") && left >= 1 && flags&geoSearch != 0 && !q.fromLonLat:
+		case cstr.ArgIs(a, "frommember") && left >= 1 && flags&geoSearch != 0 && !q.fromLonLat:
 			// Without a source key the member is not looked up: the
 			// reply is empty once the options are checked.
 			if found && !memberLonLat(x, z, rest[i+1], &q.shape) {
@@ -396,19 +397,19 @@ func parseGeoQuery(x *command.Ctx, flags int, z values.ZSetView, found bool) (q 
 			}
 			q.fromMember = true
 			i++
-		case command.ArgIs(a, "fromlonlat") && left >= 2 && flags&geoSearch != 0 && !q.fromMember:
+		case cstr.ArgIs(a, "fromlonlat") && left >= 2 && flags&geoSearch != 0 && !q.fromMember:
 			if q.shape.Lon, q.shape.Lat, ok = lonLat(x, rest[i+1:]); !ok {
 				return q, false
 			}
 			q.fromLonLat = true
 			i += 2
-		case command.ArgIs(a, "byradius") && left >= 2 && flags&geoSearch != 0 && !q.box:
+		case cstr.ArgIs(a, "byradius") && left >= 2 && flags&geoSearch != 0 && !q.box:
 			if q.shape.Radius, q.shape.Unit, ok = radius(x, rest[i+1:]); !ok {
 				return q, false
 			}
 			q.shape.Box, q.radius = false, true
 			i += 2
-		case command.ArgIs(a, "bybox") && left >= 3 && flags&geoSearch != 0 && !q.radius:
+		case cstr.ArgIs(a, "bybox") && left >= 3 && flags&geoSearch != 0 && !q.radius:
 			if !box(x, rest[i+1:], &q.shape) {
 				return q, false
 			}
@@ -427,9 +428,9 @@ func parseGeoQuery(x *command.Ctx, flags int, z values.ZSetView, found bool) (q 
 		}
 		x.W.Error("ERR " + what + " is not compatible with WITHDIST, WITHHASH and WITHCOORD options")
 	case flags&geoSearch != 0 && !q.fromMember && !q.fromLonLat:
-		x.W.Error("ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for " + command.CString(x.Args[0]))
+		x.W.Error("ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for " + cstr.String(x.Args[0]))
 	case flags&geoSearch != 0 && !q.radius && !q.box:
-		x.W.Error("ERR exactly one of BYRADIUS and BYBOX can be specified for " + command.CString(x.Args[0]))
+		x.W.Error("ERR exactly one of BYRADIUS and BYBOX can be specified for " + cstr.String(x.Args[0]))
 	case q.anyFirst && q.count == 0:
 		x.W.Error("ERR the ANY argument requires COUNT argument")
 	default:

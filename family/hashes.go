@@ -1,6 +1,7 @@
 package family
 
 import (
+	"github.com/keyhive/keyhive/internal/cstr"
 	"strconv"
 
 	"github.com/keyhive/keyhive/command"
@@ -447,7 +448,7 @@ func expireAllFields(x *command.Ctx, h *values.HashView) bool {
 // parseFieldsArg parses FIELDS numfields field ... starting at x.Args[at],
 // replying Redis's errors (badCount for a count that is not positive).
 func parseFieldsArg(x *command.Ctx, at int, badCount string) ([][]byte, bool) {
-	if !command.ArgIs(x.Args[at], "fields") {
+	if !cstr.ArgIs(x.Args[at], "fields") {
 		x.W.Error("ERR Mandatory argument FIELDS is missing or not at the right position")
 		return nil, false
 	}
@@ -522,13 +523,13 @@ func hexpireCommand(x *command.Ctx, unitMs int64, absolute bool) {
 	}
 	cond, fieldsAt := condNone, 3
 	switch opt := x.Args[3]; {
-	case command.ArgIs(opt, "nx"):
+	case cstr.ArgIs(opt, "nx"):
 		cond = condNX
-	case command.ArgIs(opt, "xx"):
+	case cstr.ArgIs(opt, "xx"):
 		cond = condXX
-	case command.ArgIs(opt, "gt"):
+	case cstr.ArgIs(opt, "gt"):
 		cond = condGT
-	case command.ArgIs(opt, "lt"):
+	case cstr.ArgIs(opt, "lt"):
 		cond = condLT
 	}
 	if cond != condNone {
@@ -684,13 +685,13 @@ func hpersistCommand(x *command.Ctx) {
 // is absolute.
 func expiryOption(arg []byte) (unitMs int64, absolute, ok bool) {
 	switch {
-	case command.ArgIs(arg, "ex"):
+	case cstr.ArgIs(arg, "ex"):
 		return 1000, false, true
-	case command.ArgIs(arg, "px"):
+	case cstr.ArgIs(arg, "px"):
 		return 1, false, true
-	case command.ArgIs(arg, "exat"):
+	case cstr.ArgIs(arg, "exat"):
 		return 1000, true, true
-	case command.ArgIs(arg, "pxat"):
+	case cstr.ArgIs(arg, "pxat"):
 		return 1, true, true
 	}
 	return 0, false, false
@@ -774,7 +775,7 @@ func hgetexCommand(x *command.Ctx) {
 			return
 		}
 		fieldsAt, setTTL = 4, true
-	} else if command.ArgIs(x.Args[2], "persist") {
+	} else if cstr.ArgIs(x.Args[2], "persist") {
 		fieldsAt, persist = 3, true
 	}
 	fields, ok := parseFieldsArg(x, fieldsAt, "ERR Number of fields must be a positive integer")
@@ -854,17 +855,17 @@ func hsetexCommand(x *command.Ctx) {
 	var at int64
 	timeAt := -1 // the time argument's index, for propagation
 	i := 2
-	for ; i < len(x.Args) && !command.ArgIs(x.Args[i], "fields"); i++ {
+	for ; i < len(x.Args) && !cstr.ArgIs(x.Args[i], "fields"); i++ {
 		arg := x.Args[i]
 		unitMs, absolute, isExpiry := expiryOption(arg)
 		switch {
-		case command.ArgIs(arg, "fnx") || command.ArgIs(arg, "fxx"):
+		case cstr.ArgIs(arg, "fnx") || cstr.ArgIs(arg, "fxx"):
 			if fnx || fxx {
 				x.W.Error("ERR Only one of FXX or FNX arguments can be specified")
 				return
 			}
-			fnx, fxx = command.ArgIs(arg, "fnx"), command.ArgIs(arg, "fxx")
-		case isExpiry || command.ArgIs(arg, "keepttl"):
+			fnx, fxx = cstr.ArgIs(arg, "fnx"), cstr.ArgIs(arg, "fxx")
+		case isExpiry || cstr.ArgIs(arg, "keepttl"):
 			if setTTL || keepTTL {
 				x.W.Error("ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified")
 				return
@@ -948,7 +949,7 @@ func hsetexCommand(x *command.Ctx) {
 	}
 	x.Dirty += len(pairs) / 2
 	x.W.Int(1)
-	if setTTL && x.Propagating() && !command.ArgIs(x.Args[timeAt], "pxat") {
+	if setTTL && x.Propagating() && !cstr.ArgIs(x.Args[timeAt], "pxat") {
 		argv := append([][]byte(nil), x.Args...)
 		argv[timeAt], argv[timeAt+1] = argPXAT, command.IntArg(at)
 		x.PropagateAs(argv...)

@@ -3,6 +3,7 @@ package family
 import (
 	"github.com/keyhive/keyhive/command"
 	"github.com/keyhive/keyhive/config"
+	"github.com/keyhive/keyhive/internal/cstr"
 	"github.com/keyhive/keyhive/internal/hll"
 	"github.com/keyhive/keyhive/keyspace"
 )
@@ -217,7 +218,7 @@ func pfdebugCommand(x *command.Ctx) {
 	unshareHLL(x, &e)
 	v := e.Value()
 	switch {
-	case command.ArgIs(sub, "getreg"):
+	case cstr.ArgIs(sub, "getreg"):
 		if v = hllToDense(x, &e); v == nil {
 			return
 		}
@@ -225,19 +226,19 @@ func pfdebugCommand(x *command.Ctx) {
 		for i := 0; i < hll.Registers; i++ {
 			x.W.Int(int64(hll.Register(v, i)))
 		}
-	case command.ArgIs(sub, "decode"):
+	case cstr.ArgIs(sub, "decode"):
 		if !hll.IsSparse(v) {
 			x.W.Error("ERR HLL encoding is not sparse")
 			return
 		}
 		x.W.Bulk(hll.AppendDecoded(x.NextScratch(), v))
-	case command.ArgIs(sub, "encoding"):
+	case cstr.ArgIs(sub, "encoding"):
 		if hll.IsSparse(v) {
 			x.W.Simple("sparse")
 		} else {
 			x.W.Simple("dense")
 		}
-	case command.ArgIs(sub, "todense"):
+	case cstr.ArgIs(sub, "todense"):
 		if !hll.IsSparse(v) {
 			x.W.Int(0)
 			return
@@ -246,7 +247,7 @@ func pfdebugCommand(x *command.Ctx) {
 			x.W.Int(1)
 		}
 	default:
-		x.W.Error("ERR Unknown PFDEBUG subcommand '" + command.CString(sub) + "'")
+		x.W.Error("ERR Unknown PFDEBUG subcommand '" + cstr.String(sub) + "'")
 	}
 }
 

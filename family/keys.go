@@ -1,6 +1,7 @@
 package family
 
 import (
+	"github.com/keyhive/keyhive/internal/cstr"
 	"math"
 	"strings"
 
@@ -84,13 +85,13 @@ func delexCommand(x *command.Ctx) {
 	}
 	var cond int
 	switch c := x.Args[2]; {
-	case command.ArgIs(c, "ifeq"):
+	case cstr.ArgIs(c, "ifeq"):
 		cond = optIfEq
-	case command.ArgIs(c, "ifne"):
+	case cstr.ArgIs(c, "ifne"):
 		cond = optIfNe
-	case command.ArgIs(c, "ifdeq"):
+	case cstr.ArgIs(c, "ifdeq"):
 		cond = optIfDeq
-	case command.ArgIs(c, "ifdne"):
+	case cstr.ArgIs(c, "ifdne"):
 		cond = optIfDne
 	default:
 		x.W.Error("ERR Invalid condition. Use IFEQ, IFNE, IFDEQ, or IFDNE")
@@ -321,7 +322,7 @@ func scanCommand(x *command.Ctx) {
 	}
 	x.Collect.Reset()
 	next := x.DB.Scan(cursor, opts.Limit(), x.Now, match, func(key []byte, t keyspace.Type) {
-		if !opts.HasType || command.ArgIs(opts.TypeName, t.Name()) {
+		if !opts.HasType || cstr.ArgIs(opts.TypeName, t.Name()) {
 			x.Collect.Add(key)
 		}
 	})
@@ -341,16 +342,16 @@ func expireCommand(x *command.Ctx, unitMs int64, absolute bool) {
 	var nx, xx, gt, lt bool
 	for _, a := range x.Args[3:] {
 		switch {
-		case command.ArgIs(a, "nx"):
+		case cstr.ArgIs(a, "nx"):
 			nx = true
-		case command.ArgIs(a, "xx"):
+		case cstr.ArgIs(a, "xx"):
 			xx = true
-		case command.ArgIs(a, "gt"):
+		case cstr.ArgIs(a, "gt"):
 			gt = true
-		case command.ArgIs(a, "lt"):
+		case cstr.ArgIs(a, "lt"):
 			lt = true
 		default:
-			x.W.Error("ERR Unsupported option " + command.CString(a))
+			x.W.Error("ERR Unsupported option " + cstr.String(a))
 			return
 		}
 	}

@@ -1,6 +1,7 @@
 package family
 
 import (
+	"github.com/keyhive/keyhive/internal/cstr"
 	"math"
 
 	"github.com/keyhive/keyhive/command"
@@ -38,13 +39,13 @@ func lcsCommand(x *command.Ctx) {
 	for j := 3; j < len(x.Args); j++ {
 		opt := x.Args[j]
 		switch {
-		case command.ArgIs(opt, "idx"):
+		case cstr.ArgIs(opt, "idx"):
 			getIdx = true
-		case command.ArgIs(opt, "len"):
+		case cstr.ArgIs(opt, "len"):
 			getLen = true
-		case command.ArgIs(opt, "withmatchlen"):
+		case cstr.ArgIs(opt, "withmatchlen"):
 			withMatchLen = true
-		case command.ArgIs(opt, "minmatchlen") && j+1 < len(x.Args):
+		case cstr.ArgIs(opt, "minmatchlen") && j+1 < len(x.Args):
 			v, ok := strnum.ParseInt(x.Args[j+1])
 			if !ok {
 				x.W.Error(command.ErrNotInt)

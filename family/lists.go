@@ -2,6 +2,7 @@ package family
 
 import (
 	"bytes"
+	"github.com/keyhive/keyhive/internal/cstr"
 	"math"
 
 	"github.com/keyhive/keyhive/command"
@@ -212,9 +213,9 @@ func lsetCommand(x *command.Ctx) {
 func linsertCommand(x *command.Ctx) {
 	var after bool
 	switch {
-	case command.ArgIs(x.Args[2], "after"):
+	case cstr.ArgIs(x.Args[2], "after"):
 		after = true
-	case command.ArgIs(x.Args[2], "before"):
+	case cstr.ArgIs(x.Args[2], "before"):
 	default:
 		x.W.Error(command.ErrSyntax)
 		return
@@ -360,7 +361,7 @@ func lposCommand(x *command.Ctx) {
 	for j := 3; j < len(x.Args); j++ {
 		more := j+1 < len(x.Args)
 		switch {
-		case more && command.ArgIs(x.Args[j], "rank"):
+		case more && cstr.ArgIs(x.Args[j], "rank"):
 			j++
 			v, ok := strnum.ParseInt(x.Args[j])
 			switch {
@@ -372,7 +373,7 @@ func lposCommand(x *command.Ctx) {
 				return
 			}
 			rank = v
-		case more && command.ArgIs(x.Args[j], "count"):
+		case more && cstr.ArgIs(x.Args[j], "count"):
 			j++
 			v, ok := strnum.ParseInt(x.Args[j])
 			if !ok || v < 0 {
@@ -380,7 +381,7 @@ func lposCommand(x *command.Ctx) {
 				return
 			}
 			count = v
-		case more && command.ArgIs(x.Args[j], "maxlen"):
+		case more && cstr.ArgIs(x.Args[j], "maxlen"):
 			j++
 			v, ok := strnum.ParseInt(x.Args[j])
 			if !ok || v < 0 {
@@ -460,9 +461,9 @@ func lposCommand(x *command.Ctx) {
 // listEnd parses LEFT or RIGHT, reporting whether it names the head.
 func listEnd(arg []byte) (head, ok bool) {
 	switch {
-	case command.ArgIs(arg, "left"):
+	case cstr.ArgIs(arg, "left"):
 		return true, true
-	case command.ArgIs(arg, "right"):
+	case cstr.ArgIs(arg, "right"):
 		return false, true
 	}
 	return false, false
@@ -655,8 +656,8 @@ func parseMoveMany(x *command.Ctx, args [][]byte) (m moveMany, ok bool) {
 		return m, false
 	}
 	switch {
-	case command.ArgIs(args[0], "count"):
-	case command.ArgIs(args[0], "exactly"):
+	case cstr.ArgIs(args[0], "count"):
+	case cstr.ArgIs(args[0], "exactly"):
 		m.exactly = true
 	default:
 		x.W.Error(command.ErrSyntax)
@@ -669,8 +670,8 @@ func parseMoveMany(x *command.Ctx, args [][]byte) (m moveMany, ok bool) {
 	}
 	m.n = int(min(n, math.MaxInt32))
 	switch {
-	case command.ArgIs(args[2], "obo"):
-	case command.ArgIs(args[2], "bulk"):
+	case cstr.ArgIs(args[2], "obo"):
+	case cstr.ArgIs(args[2], "bulk"):
 		m.bulk = true
 	default:
 		x.W.Error(command.ErrSyntax)

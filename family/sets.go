@@ -1,6 +1,7 @@
 package family
 
 import (
+	"github.com/keyhive/keyhive/internal/cstr"
 	"math"
 
 	"github.com/keyhive/keyhive/command"
@@ -430,9 +431,9 @@ func parseCardArgs(x *command.Ctx, approxOK bool) (keys [][]byte, limit int, app
 	keys = x.Args[2 : 2+numkeys]
 	for i := 2 + int(numkeys); i < len(x.Args); i++ {
 		switch {
-		case approxOK && command.ArgIs(x.Args[i], "approx"):
+		case approxOK && cstr.ArgIs(x.Args[i], "approx"):
 			approx = true
-		case i+1 < len(x.Args) && command.ArgIs(x.Args[i], "limit"):
+		case i+1 < len(x.Args) && cstr.ArgIs(x.Args[i], "limit"):
 			i++
 			n, ok := strnum.ParseInt(x.Args[i])
 			if !ok || n < 0 {

@@ -2,6 +2,7 @@ package family
 
 import (
 	"bytes"
+	"github.com/keyhive/keyhive/internal/cstr"
 	"math"
 	"slices"
 	"strconv"
@@ -41,13 +42,13 @@ func sortCommand(x *command.Ctx, readonly bool) {
 		left := len(args) - j - 1
 		a := args[j]
 		switch {
-		case command.ArgIs(a, "asc"):
+		case cstr.ArgIs(a, "asc"):
 			desc = false
-		case command.ArgIs(a, "desc"):
+		case cstr.ArgIs(a, "desc"):
 			desc = true
-		case command.ArgIs(a, "alpha"):
+		case cstr.ArgIs(a, "alpha"):
 			alpha = true
-		case command.ArgIs(a, "limit") && left >= 2:
+		case cstr.ArgIs(a, "limit") && left >= 2:
 			s, ok := strnum.ParseInt(args[j+1])
 			if !ok {
 				x.W.Error(command.ErrNotInt)
@@ -60,19 +61,19 @@ func sortCommand(x *command.Ctx, readonly bool) {
 			}
 			limitStart, limitCount = s, c
 			j += 2
-		case command.ArgIs(a, "store") && left >= 1 && !readonly:
+		case cstr.ArgIs(a, "store") && left >= 1 && !readonly:
 			storeKey = args[j+1]
 			j++
-		case command.ArgIs(a, "by") && left >= 1:
+		case cstr.ArgIs(a, "by") && left >= 1:
 			sortBy = args[j+1]
-			if bytes.IndexByte(command.CBytes(sortBy), '*') < 0 {
+			if bytes.IndexByte(cstr.Bytes(sortBy), '*') < 0 {
 				dontsort = true // sticks even if a later BY has a '*'
 			} else if !x.Conn().ReadsAllKeys(x) {
 				x.W.Error("ERR BY option of SORT denied due to insufficient ACL permissions.")
 				return
 			}
 			j++
-		case command.ArgIs(a, "get") && left >= 1:
+		case cstr.ArgIs(a, "get") && left >= 1:
 			if !x.Conn().ReadsAllKeys(x) {
 				x.W.Error("ERR GET option of SORT denied due to insufficient ACL permissions.")
 				return
@@ -240,12 +241,12 @@ func sortCommand(x *command.Ctx, readonly bool) {
 				case binary:
 					c = bytes.Compare(a.cmp, b.cmp)
 				default:
-					c = bytes.Compare(command.CBytes(a.cmp), command.CBytes(b.cmp))
+					c = bytes.Compare(cstr.Bytes(a.cmp), cstr.Bytes(b.cmp))
 				}
 			case binary:
 				c = bytes.Compare(a.elem, b.elem)
 			default:
-				c = bytes.Compare(command.CBytes(a.elem), command.CBytes(b.elem))
+				c = bytes.Compare(cstr.Bytes(a.elem), cstr.Bytes(b.elem))
 			}
 			if desc {
 				return -c
@@ -307,7 +308,7 @@ func sortCommand(x *command.Ctx, readonly bool) {
 // or a hash field when "->field" follows the '*'. The pattern is read as a C
 // string up to a NUL for its special characters.
 func lookupByPattern(x *command.Ctx, pattern, m []byte) ([]byte, bool) {
-	cp := command.CBytes(pattern)
+	cp := cstr.Bytes(pattern)
 	if len(cp) == 1 && cp[0] == '#' {
 		return m, true
 	}
@@ -347,7 +348,7 @@ func lookupByPattern(x *command.Ctx, pattern, m []byte) ([]byte, bool) {
 // skipped, the string up to any NUL wholly a number, no overflow or
 // underflow, no NaN. An empty string is 0.
 func sortStrtod(b []byte) (float64, bool) {
-	b = command.CBytes(b)
+	b = cstr.Bytes(b)
 	if len(b) == 0 {
 		return 0, true
 	}

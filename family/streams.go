@@ -2,6 +2,7 @@ package family
 
 import (
 	"bytes"
+	"github.com/keyhive/keyhive/internal/cstr"
 	"math"
 	"slices"
 	"time"
@@ -122,18 +123,18 @@ func parseTrimArgs(x *command.Ctx, xadd bool) (a trimArgs, ok bool) {
 		more := len(args) - 1 - i
 		opt := args[i]
 		switch {
-		case xadd && string(command.CBytes(opt)) == "*":
-		case (command.ArgIs(opt, "maxlen") || command.ArgIs(opt, "minid")) && more > 0:
+		case xadd && string(cstr.Bytes(opt)) == "*":
+		case (cstr.ArgIs(opt, "maxlen") || cstr.ArgIs(opt, "minid")) && more > 0:
 			if a.strategy {
 				x.W.Error("ERR syntax error, MAXLEN and MINID options at the same time are not compatible")
 				return a, false
 			}
 			a.trim.Approx = false
-			if next := string(command.CBytes(args[i+1])); more >= 2 && (next == "~" || next == "=") {
+			if next := string(cstr.Bytes(args[i+1])); more >= 2 && (next == "~" || next == "=") {
 				a.trim.Approx = next == "~"
 				i++
 			}
-			if command.ArgIs(opt, "maxlen") {
+			if cstr.ArgIs(opt, "maxlen") {
 				n, ok := x.IntArgOrReply(args[i+1])
 				if !ok {
 					return a, false
@@ -153,7 +154,7 @@ func parseTrimArgs(x *command.Ctx, xadd bool) (a trimArgs, ok bool) {
 			i++
 			a.strategy, a.thresholdAt = true, i
 			continue
-		case command.ArgIs(opt, "limit") && more > 0:
+		case cstr.ArgIs(opt, "limit") && more > 0:
 			n, ok := x.IntArgOrReply(args[i+1])
 			if !ok {
 				return a, false
@@ -165,10 +166,10 @@ func parseTrimArgs(x *command.Ctx, xadd bool) (a trimArgs, ok bool) {
 			a.trim.Limit, limitGiven = n, true
 			i++
 			continue
-		case xadd && command.ArgIs(opt, "nomkstream"):
+		case xadd && cstr.ArgIs(opt, "nomkstream"):
 			a.noMkStream = true
 			continue
-		case !a.refsGiven && (command.ArgIs(opt, "keepref") || command.ArgIs(opt, "delref") || command.ArgIs(opt, "acked")):
+		case !a.refsGiven && (cstr.ArgIs(opt, "keepref") || cstr.ArgIs(opt, "delref") || cstr.ArgIs(opt, "acked")):
 			a.refs, a.refsGiven = parseRefPolicy(opt), true // Redis 8.2
 			continue
 		case xadd:
@@ -330,7 +331,7 @@ func xrangeCommand(x *command.Ctx, rev bool) {
 	}
 	count := int64(-1)
 	for j := 4; j < len(x.Args); j++ {
-		if !command.ArgIs(x.Args[j], "count") || j+1 >= len(x.Args) {
+		if !cstr.ArgIs(x.Args[j], "count") || j+1 >= len(x.Args) {
 			x.W.Error(command.ErrSyntax)
 			return
 		}
@@ -459,7 +460,7 @@ func xsetidCommand(x *command.Ctx) {
 	for i := 3; i < len(x.Args); i += 2 {
 		more := i+1 < len(x.Args)
 		switch {
-		case command.ArgIs(x.Args[i], "entriesadded") && more:
+		case cstr.ArgIs(x.Args[i], "entriesadded") && more:
 			if entriesAdded, ok = x.IntArgOrReply(x.Args[i+1]); !ok {
 				return
 			}
@@ -467,7 +468,7 @@ func xsetidCommand(x *command.Ctx) {
 				x.W.Error("ERR entries_added must be positive")
 				return
 			}
-		case command.ArgIs(x.Args[i], "maxdeletedid") && more:
+		case cstr.ArgIs(x.Args[i], "maxdeletedid") && more:
 			if maxDeleted, ok = streamID(x, x.Args[i+1], 0, true); !ok {
 				return
 			}
@@ -532,9 +533,9 @@ func xreadCommand(x *command.Ctx, group bool) {
 	for i := 1; i < len(args) && streamsAt == 0; i++ {
 		more := len(args) - i - 1
 		switch opt := args[i]; {
-		case command.ArgIs(opt, "block") && more > 0:
+		case cstr.ArgIs(opt, "block") && more > 0:
 			if x.Conn().ByScript() {
-				x.W.Error("ERR " + command.CString(args[0]) + " command is not allowed with BLOCK option from scripts")
+				x.W.Error("ERR " + cstr.String(args[0]) + " command is not allowed with BLOCK option from scripts")
 				return
 			}
 			i++
@@ -552,32 +553,32 @@ func xreadCommand(x *command.Ctx, group bool) {
 				return
 			}
 			timeout = ms
-		case command.ArgIs(opt, "count") && more > 0:
+		case cstr.ArgIs(opt, "count") && more > 0:
 			i++
 			n, ok := x.IntArgOrReply(args[i])
 			if !ok {
 				return
 			}
 			r.count = max(n, 0)
-		case command.ArgIs(opt, "streams") && more > 0:
+		case cstr.ArgIs(opt, "streams") && more > 0:
 			streamsAt = i + 1
 			if (len(args)-streamsAt)%2 != 0 {
 				x.W.Error("ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.")
 				return
 			}
-		case command.ArgIs(opt, "group") && more >= 2:
+		case cstr.ArgIs(opt, "group") && more >= 2:
 			if !group {
 				x.W.Error("ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.")
 				return
 			}
 			r.group, r.consumer = args[i+1], args[i+2]
 			i += 2
-		case group && command.ArgIs(opt, "claim") && more > 0:
+		case group && cstr.ArgIs(opt, "claim") && more > 0:
 			i++
 			if !r.parseClaim(x, args[i]) {
 				return
 			}
-		case command.ArgIs(opt, "noack"):
+		case cstr.ArgIs(opt, "noack"):
 			if !group {
 				x.W.Error("ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead.")
 				return
@@ -611,10 +612,10 @@ func xreadCommand(x *command.Ctx, group bool) {
 			return
 		}
 		if group && (s == nil || s.Group(r.group) == nil) {
-			x.W.Error("NOGROUP No such key '" + command.CString(key) + "' or consumer group '" + command.CString(r.group) + "' in XREADGROUP with GROUP option")
+			x.W.Error("NOGROUP No such key '" + cstr.String(key) + "' or consumer group '" + cstr.String(r.group) + "' in XREADGROUP with GROUP option")
 			return
 		}
-		switch idArg := command.CBytes(args[streamsAt+n+i]); {
+		switch idArg := cstr.Bytes(args[streamsAt+n+i]); {
 		case string(idArg) == "$":
 			if group {
 				x.W.Error("ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set.")
@@ -901,7 +902,7 @@ func xinfoLookup(x *command.Ctx) *stream.Stream {
 }
 
 func errXinfoSyntax(sub []byte) string {
-	return "ERR unknown subcommand or wrong number of arguments for '" + command.CString(sub) + "'. Try XINFO HELP."
+	return "ERR unknown subcommand or wrong number of arguments for '" + cstr.String(sub) + "'. Try XINFO HELP."
 }
 
 func xinfoConsumers(x *command.Ctx) {
@@ -911,7 +912,7 @@ func xinfoConsumers(x *command.Ctx) {
 	}
 	g := s.Group(x.Args[3])
 	if g == nil {
-		x.W.Error("NOGROUP No such consumer group '" + command.CString(x.Args[3]) + "' for key name '" + command.CString(x.Args[2]) + "'")
+		x.W.Error("NOGROUP No such consumer group '" + cstr.String(x.Args[3]) + "' for key name '" + cstr.String(x.Args[2]) + "'")
 		return
 	}
 	x.W.Array(len(g.Consumers()))
@@ -967,13 +968,13 @@ func xinfoStream(x *command.Ctx) {
 	args := x.Args
 	full, count := false, int64(10)
 	if len(args) > 3 {
-		if !command.ArgIs(args[3], "full") {
+		if !cstr.ArgIs(args[3], "full") {
 			x.W.Error(errXinfoSyntax(args[1]))
 			return
 		}
 		full = true
 		if len(args) > 4 {
-			if len(args) != 6 || !command.ArgIs(args[4], "count") {
+			if len(args) != 6 || !cstr.ArgIs(args[4], "count") {
 				x.W.Error(errXinfoSyntax(args[1]))
 				return
 			}
@@ -1112,9 +1113,9 @@ const (
 // parseRefPolicy reads KEEPREF, DELREF or ACKED (any case).
 func parseRefPolicy(arg []byte) refPolicy {
 	switch {
-	case command.ArgIs(arg, "delref"):
+	case cstr.ArgIs(arg, "delref"):
 		return delRef
-	case command.ArgIs(arg, "acked"):
+	case cstr.ArgIs(arg, "acked"):
 		return ackedRef
 	}
 	return keepRef
@@ -1127,11 +1128,11 @@ func parseRefPolicyAndIDs(x *command.Ctx, args [][]byte) (policy refPolicy, ids 
 	var idArgs [][]byte
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		isPolicy := command.ArgIs(a, "keepref") || command.ArgIs(a, "delref") || command.ArgIs(a, "acked")
+		isPolicy := cstr.ArgIs(a, "keepref") || cstr.ArgIs(a, "delref") || cstr.ArgIs(a, "acked")
 		switch {
 		case isPolicy && !policySet:
 			policy, policySet = parseRefPolicy(a), true
-		case command.ArgIs(a, "ids") && !idsSet && i+1 < len(args):
+		case cstr.ArgIs(a, "ids") && !idsSet && i+1 < len(args):
 			n, isInt := strnum.ParseInt(args[i+1])
 			if !isInt || n < 1 {
 				x.W.Error("ERR Number of IDs must be a positive integer")

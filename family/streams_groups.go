@@ -3,6 +3,7 @@ package family
 import (
 	"bytes"
 	"cmp"
+	"github.com/keyhive/keyhive/internal/cstr"
 	"math"
 	"slices"
 
@@ -101,16 +102,16 @@ func parseEntriesRead(x *command.Ctx, arg []byte) (int64, bool) {
 // checks: CREATE's options, the key, the group.
 func xgroupCommand(x *command.Ctx) {
 	args := x.Args
-	sub := command.CString(args[1])
-	create := command.ArgIs(args[1], "create")
+	sub := cstr.String(args[1])
+	create := cstr.ArgIs(args[1], "create")
 	mkstream, entriesRead := false, int64(stream.InvalidEntriesRead)
 	if create {
 		for i := 5; i < len(args); {
 			switch {
-			case command.ArgIs(args[i], "mkstream"):
+			case cstr.ArgIs(args[i], "mkstream"):
 				mkstream = true
 				i++
-			case command.ArgIs(args[i], "entriesread") && i+1 < len(args):
+			case cstr.ArgIs(args[i], "entriesread") && i+1 < len(args):
 				n, ok := parseEntriesRead(x, args[i+1])
 				if !ok {
 					return
@@ -135,15 +136,15 @@ func xgroupCommand(x *command.Ctx) {
 			return
 		}
 		g = s.Group(name)
-		if g == nil && !create && !command.ArgIs(args[1], "destroy") {
-			x.W.Error("NOGROUP No such consumer group '" + command.CString(name) + "' for key name '" + command.CString(key) + "'")
+		if g == nil && !create && !cstr.ArgIs(args[1], "destroy") {
+			x.W.Error("NOGROUP No such consumer group '" + cstr.String(name) + "' for key name '" + cstr.String(key) + "'")
 			return
 		}
 	}
 	switch {
 	case create && len(args) <= 8:
 		var id stream.ID
-		if string(command.CBytes(args[4])) == "$" {
+		if string(cstr.Bytes(args[4])) == "$" {
 			if s != nil {
 				id = s.LastID
 			}
@@ -161,15 +162,15 @@ func xgroupCommand(x *command.Ctx) {
 		x.W.OK()
 		x.Dirty++
 		x.Notify(config.EventStream, "xgroup-create", key)
-	case command.ArgIs(args[1], "setid") && (len(args) == 5 || len(args) == 7):
+	case cstr.ArgIs(args[1], "setid") && (len(args) == 5 || len(args) == 7):
 		id := s.LastID
-		if string(command.CBytes(args[4])) != "$" {
+		if string(cstr.Bytes(args[4])) != "$" {
 			if id, ok = streamID(x, args[4], 0, false); !ok {
 				return
 			}
 		}
 		if len(args) == 7 {
-			if !command.ArgIs(args[5], "entriesread") {
+			if !cstr.ArgIs(args[5], "entriesread") {
 				x.W.Error("ERR unknown subcommand or wrong number of arguments for '" + sub + "'. Try XGROUP HELP.")
 				return
 			}
@@ -182,7 +183,7 @@ func xgroupCommand(x *command.Ctx) {
 		x.W.OK()
 		x.Dirty++
 		x.Notify(config.EventStream, "xgroup-setid", key)
-	case command.ArgIs(args[1], "destroy"):
+	case cstr.ArgIs(args[1], "destroy"):
 		if g == nil {
 			x.W.Int(0)
 			return
@@ -192,7 +193,7 @@ func xgroupCommand(x *command.Ctx) {
 		x.W.Int(1)
 		x.Dirty++
 		x.Notify(config.EventStream, "xgroup-destroy", key)
-	case command.ArgIs(args[1], "createconsumer"):
+	case cstr.ArgIs(args[1], "createconsumer"):
 		_, created := g.CreateConsumer(args[4], x.Now)
 		if created {
 			x.Dirty++
@@ -201,7 +202,7 @@ func xgroupCommand(x *command.Ctx) {
 		} else {
 			x.W.Int(0)
 		}
-	case command.ArgIs(args[1], "delconsumer"):
+	case cstr.ArgIs(args[1], "delconsumer"):
 		pending := g.DeleteConsumer(args[4])
 		if pending < 0 {
 			x.W.Int(0)
@@ -252,7 +253,7 @@ func streamIDs(x *command.Ctx, args [][]byte) ([]stream.ID, bool) {
 }
 
 func errNoGroup(key, group []byte) string {
-	return "NOGROUP No such key '" + command.CString(key) + "' or consumer group '" + command.CString(group) + "'"
+	return "NOGROUP No such key '" + cstr.String(key) + "' or consumer group '" + cstr.String(group) + "'"
 }
 
 func xackCommand(x *command.Ctx) {
@@ -291,7 +292,7 @@ func xpendingCommand(x *command.Ctx) {
 	if !summary {
 		at := 3
 		ok := true
-		if command.ArgIs(args[3], "idle") {
+		if cstr.ArgIs(args[3], "idle") {
 			if minIdle, ok = x.IntArgOrReply(args[4]); !ok {
 				return
 			}
@@ -415,11 +416,11 @@ func xclaimCommand(x *command.Ctx) {
 		more := j+1 < len(args)
 		opt := args[j]
 		switch {
-		case command.ArgIs(opt, "force"):
+		case cstr.ArgIs(opt, "force"):
 			force = true
-		case command.ArgIs(opt, "justid"):
+		case cstr.ArgIs(opt, "justid"):
 			justID = true
-		case command.ArgIs(opt, "idle") && more:
+		case cstr.ArgIs(opt, "idle") && more:
 			j++
 			idle, ok := strnum.ParseInt(args[j])
 			if !ok {
@@ -427,25 +428,25 @@ func xclaimCommand(x *command.Ctx) {
 				return
 			}
 			deliveryTime = x.Now - idle
-		case command.ArgIs(opt, "time") && more:
+		case cstr.ArgIs(opt, "time") && more:
 			j++
 			if deliveryTime, ok = strnum.ParseInt(args[j]); !ok {
 				x.W.Error("ERR Invalid TIME option argument for XCLAIM")
 				return
 			}
-		case command.ArgIs(opt, "retrycount") && more:
+		case cstr.ArgIs(opt, "retrycount") && more:
 			j++
 			if retryCount, ok = strnum.ParseInt(args[j]); !ok {
 				x.W.Error("ERR Invalid RETRYCOUNT option argument for XCLAIM")
 				return
 			}
-		case command.ArgIs(opt, "lastid") && more:
+		case cstr.ArgIs(opt, "lastid") && more:
 			j++
 			if lastID, ok = streamID(x, args[j], 0, true); !ok {
 				return
 			}
 		default:
-			x.W.Error("ERR Unrecognized XCLAIM option '" + command.CString(opt) + "'")
+			x.W.Error("ERR Unrecognized XCLAIM option '" + cstr.String(opt) + "'")
 			return
 		}
 	}
@@ -529,7 +530,7 @@ func xautoclaimCommand(x *command.Ctx) {
 	count, justID := int64(100), false
 	for j := 6; j < len(args); j++ {
 		switch {
-		case command.ArgIs(args[j], "count") && j+1 < len(args):
+		case cstr.ArgIs(args[j], "count") && j+1 < len(args):
 			j++
 			n, ok := strnum.ParseInt(args[j])
 			if !ok || n < 1 || n > math.MaxInt64/16 {
@@ -537,7 +538,7 @@ func xautoclaimCommand(x *command.Ctx) {
 				return
 			}
 			count = n
-		case command.ArgIs(args[j], "justid"):
+		case cstr.ArgIs(args[j], "justid"):
 			justID = true
 		default:
 			x.W.Error(command.ErrSyntax)

@@ -2,6 +2,7 @@ package family
 
 import (
 	"bytes"
+	"github.com/keyhive/keyhive/internal/cstr"
 	"math"
 	"math/big"
 	"strconv"
@@ -118,31 +119,31 @@ func parseStringOptions(x *command.Ctx, from int, set bool) (stringOptions, bool
 		var flag int
 		var allowed bool
 		switch {
-		case command.ArgIs(opt, "nx"):
+		case cstr.ArgIs(opt, "nx"):
 			flag, allowed = optNX, set && o.flags&(optXX|optIf) == 0
-		case command.ArgIs(opt, "xx"):
+		case cstr.ArgIs(opt, "xx"):
 			flag, allowed = optXX, set && o.flags&(optNX|optIf) == 0
-		case command.ArgIs(opt, "ifeq"):
+		case cstr.ArgIs(opt, "ifeq"):
 			flag = optIfEq
-		case command.ArgIs(opt, "ifne"):
+		case cstr.ArgIs(opt, "ifne"):
 			flag = optIfNe
-		case command.ArgIs(opt, "ifdeq"):
+		case cstr.ArgIs(opt, "ifdeq"):
 			flag = optIfDeq
-		case command.ArgIs(opt, "ifdne"):
+		case cstr.ArgIs(opt, "ifdne"):
 			flag = optIfDne
-		case command.ArgIs(opt, "get"):
+		case cstr.ArgIs(opt, "get"):
 			flag, allowed = optGet, set
-		case command.ArgIs(opt, "keepttl"):
+		case cstr.ArgIs(opt, "keepttl"):
 			flag, allowed = optKeepTTL, set && o.flags&(optPersist|optExpire) == 0
-		case command.ArgIs(opt, "persist"):
+		case cstr.ArgIs(opt, "persist"):
 			flag, allowed = optPersist, !set && o.flags&(optKeepTTL|optExpire) == 0
-		case command.ArgIs(opt, "ex"):
+		case cstr.ArgIs(opt, "ex"):
 			flag = optEX
-		case command.ArgIs(opt, "px"):
+		case cstr.ArgIs(opt, "px"):
 			flag = optPX
-		case command.ArgIs(opt, "exat"):
+		case cstr.ArgIs(opt, "exat"):
 			flag = optEXAT
-		case command.ArgIs(opt, "pxat"):
+		case cstr.ArgIs(opt, "pxat"):
 			flag = optPXAT
 		}
 		if flag&optExpire != 0 {
@@ -313,7 +314,7 @@ func setCommand(x *command.Ctx) {
 	} else if get {
 		argv := make([][]byte, 0, len(x.Args)-1)
 		for i, a := range x.Args {
-			if i < 3 || !command.ArgIs(a, "get") {
+			if i < 3 || !cstr.ArgIs(a, "get") {
 				argv = append(argv, a)
 			}
 		}
@@ -550,7 +551,7 @@ func msetexCommand(x *command.Ctx) {
 		// absolute time, so a replay sets the same one.
 		argv := append([][]byte{}, x.Args...)
 		for i := len(argv) - 2; i >= optsAt; i-- {
-			if command.ArgIs(argv[i], "ex") || command.ArgIs(argv[i], "px") {
+			if cstr.ArgIs(argv[i], "ex") || cstr.ArgIs(argv[i], "px") {
 				argv[i], argv[i+1] = argPXAT, command.IntArg(expireAt)
 				break
 			}
@@ -734,27 +735,27 @@ func parseIncrexOptions(x *command.Ctx) (o increxOptions, ok bool) {
 		var flag int
 		var val *[]byte
 		switch {
-		case command.ArgIs(a, "byint"):
+		case cstr.ArgIs(a, "byint"):
 			flag, val = ixBy, &o.by
-		case command.ArgIs(a, "byfloat"):
+		case cstr.ArgIs(a, "byfloat"):
 			flag, val, o.float = ixBy, &o.by, true
-		case command.ArgIs(a, "lbound"):
+		case cstr.ArgIs(a, "lbound"):
 			flag, val = ixLBound, &o.lo
-		case command.ArgIs(a, "ubound"):
+		case cstr.ArgIs(a, "ubound"):
 			flag, val = ixUBound, &o.hi
-		case command.ArgIs(a, "saturate"):
+		case cstr.ArgIs(a, "saturate"):
 			flag = ixSaturate
-		case command.ArgIs(a, "ex"):
+		case cstr.ArgIs(a, "ex"):
 			flag, val, o.unitMs, o.absolute = ixExpire, &o.expire, 1000, false
-		case command.ArgIs(a, "px"):
+		case cstr.ArgIs(a, "px"):
 			flag, val, o.unitMs, o.absolute = ixExpire, &o.expire, 1, false
-		case command.ArgIs(a, "exat"):
+		case cstr.ArgIs(a, "exat"):
 			flag, val, o.unitMs, o.absolute = ixExpire, &o.expire, 1000, true
-		case command.ArgIs(a, "pxat"):
+		case cstr.ArgIs(a, "pxat"):
 			flag, val, o.unitMs, o.absolute = ixExpire, &o.expire, 1, true
-		case command.ArgIs(a, "persist"):
+		case cstr.ArgIs(a, "persist"):
 			flag = ixPersist
-		case command.ArgIs(a, "enx"):
+		case cstr.ArgIs(a, "enx"):
 			flag = ixENX
 		}
 		exclusive := flag

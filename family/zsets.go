@@ -2,6 +2,7 @@ package family
 
 import (
 	"bytes"
+	"github.com/keyhive/keyhive/internal/cstr"
 	"math"
 	"slices"
 	"strconv"
@@ -257,17 +258,17 @@ func zaddCommand(x *command.Ctx, zincrby bool) {
 		for ; i < len(x.Args); i++ {
 			a := x.Args[i]
 			switch {
-			case command.ArgIs(a, "nx"):
+			case cstr.ArgIs(a, "nx"):
 				f.nx = true
-			case command.ArgIs(a, "xx"):
+			case cstr.ArgIs(a, "xx"):
 				f.xx = true
-			case command.ArgIs(a, "ch"):
+			case cstr.ArgIs(a, "ch"):
 				f.ch = true
-			case command.ArgIs(a, "incr"):
+			case cstr.ArgIs(a, "incr"):
 				f.incr = true
-			case command.ArgIs(a, "gt"):
+			case cstr.ArgIs(a, "gt"):
 				f.gt = true
-			case command.ArgIs(a, "lt"):
+			case cstr.ArgIs(a, "lt"):
 				f.lt = true
 			default:
 				break flags
@@ -434,7 +435,7 @@ func zrankCommand(x *command.Ctx, rev bool) {
 		return
 	}
 	withScore := len(x.Args) == 4
-	if withScore && !command.ArgIs(x.Args[3], "withscore") {
+	if withScore && !cstr.ArgIs(x.Args[3], "withscore") {
 		x.W.Error(command.ErrSyntax)
 		return
 	}
@@ -491,9 +492,9 @@ func zrangeCommand(x *command.Ctx, kind rangeKind, dir direction, store bool) {
 	for j := base + 3; j < len(x.Args); j++ {
 		a := x.Args[j]
 		switch {
-		case !store && command.ArgIs(a, "withscores"):
+		case !store && cstr.ArgIs(a, "withscores"):
 			withScores = true
-		case command.ArgIs(a, "limit") && len(x.Args)-j-1 >= 2:
+		case cstr.ArgIs(a, "limit") && len(x.Args)-j-1 >= 2:
 			var ok bool
 			if offset, ok = strnum.ParseInt(x.Args[j+1]); !ok {
 				x.W.Error(command.ErrNotInt)
@@ -504,11 +505,11 @@ func zrangeCommand(x *command.Ctx, kind rangeKind, dir direction, store bool) {
 				return
 			}
 			j += 2
-		case dir == dirAuto && command.ArgIs(a, "rev"):
+		case dir == dirAuto && cstr.ArgIs(a, "rev"):
 			dir = dirReverse
-		case kind == rangeAuto && command.ArgIs(a, "bylex"):
+		case kind == rangeAuto && cstr.ArgIs(a, "bylex"):
 			kind = rangeLex
-		case kind == rangeAuto && command.ArgIs(a, "byscore"):
+		case kind == rangeAuto && cstr.ArgIs(a, "byscore"):
 			kind = rangeScore
 		default:
 			x.W.Error(command.ErrSyntax)
@@ -724,7 +725,7 @@ func zsetOpCommand(x *command.Ctx, op setOp, store bool) {
 	for j := numAt + 1 + int(n); j < len(x.Args); {
 		a, left := x.Args[j], len(x.Args)-j
 		switch {
-		case op != opDiff && op != opInterCard && left >= int(n)+1 && command.ArgIs(a, "weights"):
+		case op != opDiff && op != opInterCard && left >= int(n)+1 && cstr.ArgIs(a, "weights"):
 			j++
 			for i := range srcs {
 				w, ok := parseScore(x.Args[j])
@@ -735,23 +736,23 @@ func zsetOpCommand(x *command.Ctx, op setOp, store bool) {
 				srcs[i].weight = w
 				j++
 			}
-		case op != opDiff && op != opInterCard && left >= 2 && command.ArgIs(a, "aggregate"):
+		case op != opDiff && op != opInterCard && left >= 2 && cstr.ArgIs(a, "aggregate"):
 			switch b := x.Args[j+1]; {
-			case command.ArgIs(b, "sum"):
+			case cstr.ArgIs(b, "sum"):
 				how = 's'
-			case command.ArgIs(b, "min"):
+			case cstr.ArgIs(b, "min"):
 				how = 'n'
-			case command.ArgIs(b, "max"):
+			case cstr.ArgIs(b, "max"):
 				how = 'x'
 			default:
 				x.W.Error(command.ErrSyntax)
 				return
 			}
 			j += 2
-		case !store && op != opInterCard && command.ArgIs(a, "withscores"):
+		case !store && op != opInterCard && cstr.ArgIs(a, "withscores"):
 			withScores = true
 			j++
-		case op == opInterCard && left >= 2 && command.ArgIs(a, "limit"):
+		case op == opInterCard && left >= 2 && cstr.ArgIs(a, "limit"):
 			var ok bool
 			if limit, ok = strnum.ParseInt(x.Args[j+1]); !ok || limit < 0 {
 				x.W.Error("ERR LIMIT can't be negative")

@@ -1,6 +1,7 @@
 package replication
 
 import (
+	"github.com/keyhive/keyhive/internal/cstr"
 	"strconv"
 	"time"
 
@@ -36,7 +37,7 @@ type failover struct {
 // Failover is FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT ms] (args
 // as sent).
 func (m *Manager) Failover(w *resp.Writer, args [][]byte) {
-	if len(args) == 2 && argIs(args[1], "abort") {
+	if len(args) == 2 && cstr.ArgIs(args[1], "abort") {
 		if m.failoverState() == failoverNone {
 			w.Error("ERR No failover in progress.")
 			return
@@ -50,7 +51,7 @@ func (m *Manager) Failover(w *resp.Writer, args [][]byte) {
 	for j := 1; j < len(args); j++ {
 		a := args[j]
 		switch {
-		case argIs(a, "timeout") && j+1 < len(args) && timeout == 0:
+		case cstr.ArgIs(a, "timeout") && j+1 < len(args) && timeout == 0:
 			ms, ok := strnum.ParseInt(args[j+1])
 			if !ok {
 				w.Error(errNotInt)
@@ -62,7 +63,7 @@ func (m *Manager) Failover(w *resp.Writer, args [][]byte) {
 			}
 			timeout = ms
 			j++
-		case argIs(a, "to") && j+2 < len(args) && f.host == "":
+		case cstr.ArgIs(a, "to") && j+2 < len(args) && f.host == "":
 			port, ok := strnum.ParseInt(args[j+2])
 			if !ok {
 				w.Error(errNotInt)
@@ -70,7 +71,7 @@ func (m *Manager) Failover(w *resp.Writer, args [][]byte) {
 			}
 			f.host, f.port = string(args[j+1]), int(port)
 			j += 2
-		case argIs(a, "force") && !f.force:
+		case cstr.ArgIs(a, "force") && !f.force:
 			f.force = true
 		default:
 			w.Error(errSyntax)

@@ -2,10 +2,10 @@ package replication
 
 import (
 	"bufio"
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"github.com/keyhive/keyhive/internal/cstr"
 	"io"
 	"net"
 	"os"
@@ -95,7 +95,7 @@ func (m *Manager) Psync(w *resp.Writer, args [][]byte, p *Peer, conn Conn) {
 	if p.Serving() {
 		return // asked twice: ignored, as Redis does
 	}
-	if len(args) > 3 && argIs(args[3], "failover") {
+	if len(args) > 3 && cstr.ArgIs(args[3], "failover") {
 		if refusal := m.takeOverFromMaster(string(args[1]), conn.RemoteAddr()); refusal != "" {
 			w.Error(refusal)
 			return
@@ -164,29 +164,29 @@ func (m *Manager) Replconf(w *resp.Writer, args [][]byte, p *Peer, conn Conn) {
 	for i := 0; i < len(args); i += 2 {
 		opt, val := args[i], args[i+1]
 		switch {
-		case argIs(opt, "listening-port"):
+		case cstr.ArgIs(opt, "listening-port"):
 			port, ok := strnum.ParseInt(val)
 			if !ok {
 				w.Error(errNotInt)
 				return
 			}
 			p.replicaOf(conn).port.Store(port)
-		case argIs(opt, "ip-address"):
+		case cstr.ArgIs(opt, "ip-address"):
 			ip := string(val)
 			p.replicaOf(conn).ip.Store(&ip)
-		case argIs(opt, "capa"):
+		case cstr.ArgIs(opt, "capa"):
 			r := p.replicaOf(conn)
 			switch {
-			case argIs(val, "eof"):
+			case cstr.ArgIs(val, "eof"):
 				r.capaEOF = true
-			case argIs(val, "psync2"):
+			case cstr.ArgIs(val, "psync2"):
 				r.capaPsync2 = true
 			}
-		case argIs(opt, "ack"):
+		case cstr.ArgIs(opt, "ack"):
 			if p.Serving() {
 				if off, ok := strnum.ParseInt(val); ok {
 					fack := int64(-1) // the offset its AOF has fsynced (Redis 7.2's FACK)
-					if i+3 < len(args) && argIs(args[i+2], "fack") {
+					if i+3 < len(args) && cstr.ArgIs(args[i+2], "fack") {
 						if f, ok := strnum.ParseInt(args[i+3]); ok {
 							fack = f
 						}
@@ -197,45 +197,18 @@ func (m *Manager) Replconf(w *resp.Writer, args [][]byte, p *Peer, conn Conn) {
 				}
 			}
 			return // never a reply
-		case argIs(opt, "getack"):
+		case cstr.ArgIs(opt, "getack"):
 			if p.master {
 				m.sendAck()
 			}
 			return
-		case argIs(opt, "rdb-only"), argIs(opt, "rdb-filter-only"):
+		case cstr.ArgIs(opt, "rdb-only"), cstr.ArgIs(opt, "rdb-filter-only"):
 		default:
-			w.Error("ERR Unrecognized REPLCONF option: " + string(cBytes(opt)))
+			w.Error("ERR Unrecognized REPLCONF option: " + string(cstr.Bytes(opt)))
 			return
 		}
 	}
 	w.OK()
-}
-
-// cBytes is b up to its first NUL byte: what Redis sees of an argument
-// when it compares it with strcasecmp or prints it with %s.
-func cBytes(b []byte) []byte {
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		return b[:i]
-	}
-	return b
-}
-
-// argIs reports whether arg names the option name (lower case), compared
-// as Redis's strcasecmp does.
-func argIs(arg []byte, name string) bool {
-	arg = cBytes(arg)
-	if len(arg) != len(name) {
-		return false
-	}
-	for i, c := range arg {
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != name[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // acknowledged records a replica's REPLCONF ACK: the offset it applied,

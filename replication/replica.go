@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/keyhive/keyhive/internal/cstr"
 	"io"
 	"net"
 	"os"
@@ -61,7 +62,7 @@ func (m *Manager) ReplicaOf(w *resp.Writer, args [][]byte, p *Peer, addr string)
 		w.Error("ERR REPLICAOF not allowed while failing over.")
 		return
 	}
-	if argIs(args[1], "no") && argIs(args[2], "one") {
+	if cstr.ArgIs(args[1], "no") && cstr.ArgIs(args[2], "one") {
 		if m.BecomeMaster() {
 			m.opt.Log.Printf("MASTER MODE enabled (user request from '%s')", addr)
 		}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"github.com/keyhive/keyhive/internal/cstr"
 	"net"
 	"strconv"
 	"sync"
@@ -99,17 +100,17 @@ func migrateCommand(x *Ctx) {
 	for j := 6; j < len(x.Args); j++ {
 		more := len(x.Args) - 1 - j
 		switch a := x.Args[j]; {
-		case cArgIs(a, "copy"):
+		case cstr.ArgIs(a, "copy"):
 			copyKeys = true
-		case cArgIs(a, "replace"):
+		case cstr.ArgIs(a, "replace"):
 			replace = true
-		case cArgIs(a, "auth") && more >= 1:
+		case cstr.ArgIs(a, "auth") && more >= 1:
 			password = x.Args[j+1]
 			j++
-		case cArgIs(a, "auth2") && more >= 2:
+		case cstr.ArgIs(a, "auth2") && more >= 2:
 			username, password = x.Args[j+1], x.Args[j+2]
 			j += 2
-		case cArgIs(a, "keys"):
+		case cstr.ArgIs(a, "keys"):
 			if len(x.Args[3]) != 0 {
 				x.W.Error("ERR When using MIGRATE KEYS option, the key argument must be set to the empty string")
 				return

@@ -2,6 +2,7 @@ package server
 
 import (
 	"github.com/keyhive/keyhive/acl"
+	"github.com/keyhive/keyhive/internal/cstr"
 	"github.com/keyhive/keyhive/internal/strnum"
 )
 
@@ -25,7 +26,7 @@ func init() {
 }
 
 func errACLSubSyntax(x *Ctx) {
-	x.W.Error("ERR unknown subcommand or wrong number of arguments for '" + cString(x.Args[1]) + "'. Try ACL HELP.")
+	x.W.Error("ERR unknown subcommand or wrong number of arguments for '" + cstr.String(x.Args[1]) + "'. Try ACL HELP.")
 }
 
 func aclSetUser(x *Ctx) {
@@ -75,7 +76,7 @@ func aclCat(x *Ctx) {
 	}
 	names, ok := aclCatalog().InCategory(string(x.Args[2]))
 	if !ok {
-		x.W.Error("ERR Unknown category '" + cString(x.Args[2]) + "'")
+		x.W.Error("ERR Unknown category '" + cstr.String(x.Args[2]) + "'")
 		return
 	}
 	writeStrings(x, names)
@@ -105,13 +106,13 @@ func aclGenPass(x *Ctx) {
 func aclDryRun(x *Ctx) {
 	u := x.s.user(string(x.Args[2]))
 	if u == nil {
-		x.W.Error("ERR User '" + cString(x.Args[2]) + "' not found")
+		x.W.Error("ERR User '" + cstr.String(x.Args[2]) + "' not found")
 		return
 	}
 	args := x.Args[3:]
 	cmd := findCommand(args)
 	if cmd == nil {
-		x.W.Error("ERR Command '" + cString(args[0]) + "' not found")
+		x.W.Error("ERR Command '" + cstr.String(args[0]) + "' not found")
 		return
 	}
 	if !cmd.hasArity(len(args)) {
@@ -132,7 +133,7 @@ func aclLog(x *Ctx) {
 	}
 	count := int64(10)
 	if len(x.Args) == 3 {
-		if cArgIs(x.Args[2], "reset") {
+		if cstr.ArgIs(x.Args[2], "reset") {
 			x.s.acl.Log.Reset()
 			x.W.OK()
 			return

@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"github.com/keyhive/keyhive/internal/cstr"
 	"strconv"
 	"strings"
 
@@ -122,7 +123,7 @@ func clusterHelp(x *Ctx, _ *cluster.State) {
 // errClusterSyntax is Redis's reply to a CLUSTER subcommand with the wrong
 // number of arguments where its arity allows them.
 func errClusterSyntax(sub []byte) string {
-	return "ERR unknown subcommand or wrong number of arguments for '" + cString(sub) + "'. Try CLUSTER HELP."
+	return "ERR unknown subcommand or wrong number of arguments for '" + cstr.String(sub) + "'. Try CLUSTER HELP."
 }
 
 // slotArg parses a slot number, replying Redis's error when it is none.
@@ -301,9 +302,9 @@ func clusterResetCommand(x *Ctx, node *cluster.State) {
 	}
 	if len(x.Args) == 3 {
 		switch {
-		case cArgIs(x.Args[2], "hard"):
+		case cstr.ArgIs(x.Args[2], "hard"):
 			hard = true
-		case cArgIs(x.Args[2], "soft"):
+		case cstr.ArgIs(x.Args[2], "soft"):
 		default:
 			x.W.Error(errSyntax)
 			return
@@ -473,9 +474,9 @@ func clusterFailoverCommand(x *Ctx, node *cluster.State) {
 	case len(x.Args) > 3:
 		x.W.Error(errSyntax)
 		return
-	case len(x.Args) == 3 && cArgIs(x.Args[2], "force"):
+	case len(x.Args) == 3 && cstr.ArgIs(x.Args[2], "force"):
 		mode = "force"
-	case len(x.Args) == 3 && cArgIs(x.Args[2], "takeover"):
+	case len(x.Args) == 3 && cstr.ArgIs(x.Args[2], "takeover"):
 		mode = "takeover"
 	case len(x.Args) == 3:
 		x.W.Error(errSyntax)

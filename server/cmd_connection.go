@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"github.com/keyhive/keyhive/internal/cstr"
 	"math"
 	"net"
 	"strings"
@@ -52,8 +53,8 @@ func clientUnblock(x *Ctx) {
 	reply := func(w *waiter) func(*resp.Writer) { return w.timedOut }
 	if len(x.Args) == 4 {
 		switch {
-		case cArgIs(x.Args[3], "timeout"):
-		case cArgIs(x.Args[3], "error"):
+		case cstr.ArgIs(x.Args[3], "timeout"):
+		case cstr.ArgIs(x.Args[3], "error"):
 			reply = func(*waiter) func(*resp.Writer) {
 				return func(w *resp.Writer) { w.Error("UNBLOCKED client unblocked via CLIENT UNBLOCK") }
 			}
@@ -181,7 +182,7 @@ func helloCommand(x *Ctx) {
 			c.setName(x.Args[i+1])
 			i++
 		default:
-			x.W.Error("ERR Syntax error in HELLO option '" + cString(x.Args[i]) + "'")
+			x.W.Error("ERR Syntax error in HELLO option '" + cstr.String(x.Args[i]) + "'")
 			return
 		}
 	}
@@ -281,11 +282,11 @@ func clientSetInfo(x *Ctx) {
 	attr, value := strings.ToLower(string(x.Args[2])), string(x.Args[3])
 	var dst = map[string]*atomic.Pointer[string]{"lib-name": &x.c.libName, "lib-ver": &x.c.libVer}[attr]
 	if dst == nil {
-		x.W.Error("ERR Unrecognized option '" + cString(x.Args[2]) + "'")
+		x.W.Error("ERR Unrecognized option '" + cstr.String(x.Args[2]) + "'")
 		return
 	}
 	if !validClientName(x.Args[3]) {
-		x.W.Error("ERR " + cString(x.Args[2]) + " cannot contain spaces, newlines or special characters.")
+		x.W.Error("ERR " + cstr.String(x.Args[2]) + " cannot contain spaces, newlines or special characters.")
 		return
 	}
 	dst.Store(&value)
@@ -485,7 +486,7 @@ func clientList(x *Ctx) {
 	switch {
 	case len(args) == 4 && strings.EqualFold(string(args[2]), "type"):
 		if !validClientType(args[3]) {
-			x.W.Error("ERR Unknown client type '" + cString(args[3]) + "'")
+			x.W.Error("ERR Unknown client type '" + cstr.String(args[3]) + "'")
 			return
 		}
 		for _, c := range sortedClients(x.s.clientsSnapshot()) {
@@ -574,7 +575,7 @@ func clientKill(x *Ctx) {
 			id = uint64(n)
 		case "type":
 			if !validClientType(v) {
-				x.W.Error("ERR Unknown client type '" + cString(v) + "'")
+				x.W.Error("ERR Unknown client type '" + cstr.String(v) + "'")
 				return
 			}
 			typ = v
@@ -584,7 +585,7 @@ func clientKill(x *Ctx) {
 			laddr = v
 		case "user":
 			if user = x.s.user(string(v)); user == nil {
-				x.W.Error("ERR No such user '" + cString(v) + "'")
+				x.W.Error("ERR No such user '" + cstr.String(v) + "'")
 				return
 			}
 		case "skipme":

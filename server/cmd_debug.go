@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"github.com/keyhive/keyhive/internal/cstr"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -42,27 +43,27 @@ func debugCommand(x *Ctx) {
 	}
 	sub, n := x.Args[1], len(x.Args)
 	switch {
-	case n == 2 && cArgIs(sub, "help"):
+	case n == 2 && cstr.ArgIs(sub, "help"):
 		debugHelp(x)
-	case cArgIs(sub, "reload"):
+	case cstr.ArgIs(sub, "reload"):
 		reloadCommand(x)
-	case cArgIs(sub, "loadaof"):
+	case cstr.ArgIs(sub, "loadaof"):
 		debugLoadAOF(x)
-	case cArgIs(sub, "log") && n == 3:
-		x.s.log.Printf("DEBUG LOG: %s", cBytes(x.Args[2]))
+	case cstr.ArgIs(sub, "log") && n == 3:
+		x.s.log.Printf("DEBUG LOG: %s", cstr.Bytes(x.Args[2]))
 		x.W.OK()
-	case cArgIs(sub, "object") && n == 3:
+	case cstr.ArgIs(sub, "object") && n == 3:
 		debugObject(x)
-	case cArgIs(sub, "listpack") && n == 3:
+	case cstr.ArgIs(sub, "listpack") && n == 3:
 		debugListpack(x)
-	case cArgIs(sub, "quicklist") && (n == 3 || n == 4):
+	case cstr.ArgIs(sub, "quicklist") && (n == 3 || n == 4):
 		debugQuicklist(x)
-	case cArgIs(sub, "populate") && n >= 3 && n <= 5:
+	case cstr.ArgIs(sub, "populate") && n >= 3 && n <= 5:
 		debugPopulate(x)
-	case cArgIs(sub, "digest") && n == 2:
+	case cstr.ArgIs(sub, "digest") && n == 2:
 		d := values.DatasetDigest(x.s.ks)
 		x.W.Simple(d.Hex())
-	case cArgIs(sub, "digest-value"):
+	case cstr.ArgIs(sub, "digest-value"):
 		x.W.Array(n - 2)
 		for _, key := range x.Args[2:] {
 			var d values.Digest
@@ -73,40 +74,40 @@ func debugCommand(x *Ctx) {
 			}
 			x.W.Simple(d.Hex())
 		}
-	case cArgIs(sub, "protocol") && n == 3:
+	case cstr.ArgIs(sub, "protocol") && n == 3:
 		debugProtocol(x)
-	case cArgIs(sub, "sleep") && n == 3:
+	case cstr.ArgIs(sub, "sleep") && n == 3:
 		// Redis reads the value with strtod and no error check: junk sleeps 0.
 		secs := cFloatPrefix(x.Args[2])
 		if secs > 0 {
 			time.Sleep(time.Duration(secs * float64(time.Second)))
 		}
 		x.W.OK()
-	case cArgIs(sub, "set-active-expire") && n == 3:
+	case cstr.ArgIs(sub, "set-active-expire") && n == 3:
 		x.s.activeExpireEnabled.Store(cAtoi(x.Args[2]) != 0)
 		x.W.OK()
-	case cArgIs(sub, "quicklist-packed-threshold") && n == 3:
+	case cstr.ArgIs(sub, "quicklist-packed-threshold") && n == 3:
 		// Keyhive's list nodes have no plain form, so the threshold Redis
 		// would set is only checked.
-		if size, ok := strnum.ParseMemory(string(cBytes(x.Args[2]))); !ok || size > 1<<32-1<<20 {
+		if size, ok := strnum.ParseMemory(string(cstr.Bytes(x.Args[2]))); !ok || size > 1<<32-1<<20 {
 			x.W.Error("ERR argument must be a memory value bigger than 1 and smaller than 4gb")
 			return
 		}
 		x.W.OK()
-	case cArgIs(sub, "change-repl-id") && n == 2:
+	case cstr.ArgIs(sub, "change-repl-id") && n == 2:
 		x.s.repl.ChangeID()
 		x.s.log.Printf("Changing replication IDs after receiving DEBUG change-repl-id")
 		x.W.OK()
-	case cArgIs(sub, "stringmatch-test") && n == 2:
+	case cstr.ArgIs(sub, "stringmatch-test") && n == 2:
 		globFuzz()
 		x.W.Simple("Apparently Redis did not crash: test passed")
-	case cArgIs(sub, "set-disable-deny-scripts") && n == 3:
+	case cstr.ArgIs(sub, "set-disable-deny-scripts") && n == 3:
 		x.s.debug.scriptsCallDenied.Store(cAtoi(x.Args[2]) != 0)
 		x.W.OK()
-	case cArgIs(sub, "pause-cron") && n == 3:
+	case cstr.ArgIs(sub, "pause-cron") && n == 3:
 		x.s.debug.cronPaused.Store(cAtoi(x.Args[2]) != 0)
 		x.W.OK()
-	case cArgIs(sub, "replybuffer") && n == 4:
+	case cstr.ArgIs(sub, "replybuffer") && n == 4:
 		debugReplyBuffer(x)
 	default:
 		x.W.Error(debugSyntaxError(sub))
@@ -114,7 +115,7 @@ func debugCommand(x *Ctx) {
 }
 
 func debugSyntaxError(sub []byte) string {
-	return "ERR unknown subcommand or wrong number of arguments for '" + string(truncate(sub, 128)) + "'. Try DEBUG HELP."
+	return "ERR unknown subcommand or wrong number of arguments for '" + string(cstr.Truncate(sub, 128)) + "'. Try DEBUG HELP."
 }
 
 func debugHelp(x *Ctx) {
@@ -187,23 +188,23 @@ func debugProtocol(x *Ctx) {
 	w := x.W
 	resp3 := w.Proto >= 3
 	switch name := x.Args[2]; {
-	case cArgIs(name, "string"):
+	case cstr.ArgIs(name, "string"):
 		w.BulkString("Hello World")
-	case cArgIs(name, "integer"):
+	case cstr.ArgIs(name, "integer"):
 		w.Int(12345)
-	case cArgIs(name, "double"):
+	case cstr.ArgIs(name, "double"):
 		w.Double(3.141)
-	case cArgIs(name, "bignum"):
+	case cstr.ArgIs(name, "bignum"):
 		const big = "1234567999999999999999999999999999999"
 		if resp3 {
 			w.B = append(w.B, "("+big+"\r\n"...)
 		} else {
 			w.BulkString(big)
 		}
-	case cArgIs(name, "null"):
+	case cstr.ArgIs(name, "null"):
 		w.Null()
-	case cArgIs(name, "array"), cArgIs(name, "set"):
-		if cArgIs(name, "set") {
+	case cstr.ArgIs(name, "array"), cstr.ArgIs(name, "set"):
+		if cstr.ArgIs(name, "set") {
 			w.Set(3)
 		} else {
 			w.Array(3)
@@ -211,13 +212,13 @@ func debugProtocol(x *Ctx) {
 		for i := range 3 {
 			w.Int(int64(i))
 		}
-	case cArgIs(name, "map"):
+	case cstr.ArgIs(name, "map"):
 		w.Map(3)
 		for i := range 3 {
 			w.Int(int64(i))
 			w.Bool(i == 1)
 		}
-	case cArgIs(name, "attrib"):
+	case cstr.ArgIs(name, "attrib"):
 		if resp3 { // RESP2 has no attributes: only the reply that follows
 			w.B = append(w.B, "|1\r\n"...)
 			w.BulkString("key-popularity")
@@ -226,7 +227,7 @@ func debugProtocol(x *Ctx) {
 			w.Int(90)
 		}
 		w.BulkString("Some real reply following the attribute")
-	case cArgIs(name, "push"):
+	case cstr.ArgIs(name, "push"):
 		if !resp3 {
 			w.Error("ERR RESP2 is not supported by this command")
 			return
@@ -235,11 +236,11 @@ func debugProtocol(x *Ctx) {
 		w.BulkString("server-cpu-usage")
 		w.Int(42)
 		w.BulkString("Some real reply following the push reply")
-	case cArgIs(name, "true"):
+	case cstr.ArgIs(name, "true"):
 		w.Bool(true)
-	case cArgIs(name, "false"):
+	case cstr.ArgIs(name, "false"):
 		w.Bool(false)
-	case cArgIs(name, "verbatim"):
+	case cstr.ArgIs(name, "verbatim"):
 		w.Verbatim("txt", "This is a verbatim\nstring")
 	default:
 		w.Error("ERR Wrong protocol type name. Please use one of the following: string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false")
@@ -269,7 +270,7 @@ func debugPopulate(x *Ctx) {
 	}
 	prefix := []byte("key")
 	if len(x.Args) >= 4 {
-		prefix = cBytes(x.Args[3]) // Redis formats it with %s
+		prefix = cstr.Bytes(x.Args[3]) // Redis formats it with %s
 	}
 	var key, val []byte
 	for i := range count {
@@ -357,14 +358,14 @@ func debugQuicklist(x *Ctx) {
 // arguments are checked as Redis checks them.
 func debugReplyBuffer(x *Ctx) {
 	switch opt, arg := x.Args[2], x.Args[3]; {
-	case cArgIs(opt, "peak-reset-time"):
-		if !cArgIs(arg, "never") && !cArgIs(arg, "reset") {
+	case cstr.ArgIs(opt, "peak-reset-time"):
+		if !cstr.ArgIs(arg, "never") && !cstr.ArgIs(arg, "reset") {
 			if _, ok := strnum.ParseInt(arg); !ok {
 				x.W.Error(errNotInt)
 				return
 			}
 		}
-	case cArgIs(opt, "resizing"):
+	case cstr.ArgIs(opt, "resizing"):
 	default:
 		x.W.Error(debugSyntaxError(x.Args[1]))
 		return
@@ -392,7 +393,7 @@ func globFuzz() {
 // optional sign and the digits that follow, after leading spaces; 0 when
 // there are none. Out of range, strtol's saturated value cut to an int.
 func cAtoi(b []byte) int32 {
-	s := strings.TrimLeft(string(cBytes(b)), " \t\n\v\f\r")
+	s := strings.TrimLeft(string(cstr.Bytes(b)), " \t\n\v\f\r")
 	end := 0
 	if end < len(s) && (s[end] == '-' || s[end] == '+') {
 		end++

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"errors"
+	"github.com/keyhive/keyhive/internal/cstr"
 	"strings"
 
 	"github.com/keyhive/keyhive/cmdspec"
@@ -87,7 +88,7 @@ func saveCommand(x *Ctx) {
 func bgsaveCommand(x *Ctx) {
 	schedule := false
 	if len(x.Args) > 1 {
-		if len(x.Args) != 2 || !cArgIs(x.Args[1], "schedule") {
+		if len(x.Args) != 2 || !cstr.ArgIs(x.Args[1], "schedule") {
 			x.W.Error(errSyntax)
 			return
 		}
@@ -150,11 +151,11 @@ func restoreCommand(x *Ctx) {
 	for j := 4; j < len(x.Args); j++ {
 		more := len(x.Args) - j - 1
 		switch a := x.Args[j]; {
-		case cArgIs(a, "replace"):
+		case cstr.ArgIs(a, "replace"):
 			replace = true
-		case cArgIs(a, "absttl"):
+		case cstr.ArgIs(a, "absttl"):
 			absTTL = true
-		case cArgIs(a, "idletime") && more >= 1 && freq == -1:
+		case cstr.ArgIs(a, "idletime") && more >= 1 && freq == -1:
 			v, ok := strnum.ParseInt(x.Args[j+1])
 			if !ok {
 				x.W.Error(errNotInt)
@@ -166,7 +167,7 @@ func restoreCommand(x *Ctx) {
 			}
 			idle = v
 			j++
-		case cArgIs(a, "freq") && more >= 1 && idle == -1:
+		case cstr.ArgIs(a, "freq") && more >= 1 && idle == -1:
 			v, ok := strnum.ParseInt(x.Args[j+1])
 			if !ok {
 				x.W.Error(errNotInt)
@@ -248,11 +249,11 @@ func reloadCommand(x *Ctx) {
 	save, flush, merge := true, true, false
 	for _, a := range x.Args[2:] {
 		switch {
-		case cArgIs(a, "merge"):
+		case cstr.ArgIs(a, "merge"):
 			merge = true
-		case cArgIs(a, "noflush"):
+		case cstr.ArgIs(a, "noflush"):
 			flush = false
-		case cArgIs(a, "nosave"):
+		case cstr.ArgIs(a, "nosave"):
 			save = false
 		default:
 			x.W.Error("ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.")

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/keyhive/keyhive/internal/cstr"
 	"sort"
 	"strings"
 
@@ -117,7 +118,7 @@ func spublishCommand(x *Ctx) {
 // optional pattern.
 func pubsubChannels(x *Ctx, shard bool) {
 	if len(x.Args) > 3 {
-		x.W.Error("ERR unknown subcommand or wrong number of arguments for '" + cString(x.Args[1]) + "'. Try PUBSUB HELP.")
+		x.W.Error("ERR unknown subcommand or wrong number of arguments for '" + cstr.String(x.Args[1]) + "'. Try PUBSUB HELP.")
 		return
 	}
 	r := &x.s.pubsub
@@ -199,13 +200,13 @@ func (c *Client) pubsubType() bool {
 // isType reports whether c is of the client type t (CLIENT LIST / KILL TYPE).
 func (c *Client) isType(t []byte) bool {
 	switch {
-	case cArgIs(t, "master"):
+	case cstr.ArgIs(t, "master"):
 		return c.peer.IsMaster()
-	case cArgIs(t, "replica"), cArgIs(t, "slave"):
+	case cstr.ArgIs(t, "replica"), cstr.ArgIs(t, "slave"):
 		return c.peer.IsReplica()
-	case cArgIs(t, "normal"):
+	case cstr.ArgIs(t, "normal"):
 		return !c.pubsubType() && !c.peer.IsMaster() && !c.peer.IsReplica()
-	case cArgIs(t, "pubsub"):
+	case cstr.ArgIs(t, "pubsub"):
 		return c.pubsubType()
 	}
 	return false

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"github.com/keyhive/keyhive/internal/cstr"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -362,7 +363,7 @@ func functionKill(x *Ctx) {
 func functionLoad(x *Ctx) {
 	replace := false
 	if len(x.Args) > 3 {
-		if len(x.Args) > 4 || !cArgIs(x.Args[2], "replace") {
+		if len(x.Args) > 4 || !cstr.ArgIs(x.Args[2], "replace") {
 			x.W.Error("ERR Unknown option given: " + string(x.Args[2]))
 			return
 		}
@@ -401,9 +402,9 @@ func functionList(x *Ctx) {
 	withCode := false
 	for i := 2; i < len(x.Args); i++ {
 		switch {
-		case cArgIs(x.Args[i], "withcode") && !withCode:
+		case cstr.ArgIs(x.Args[i], "withcode") && !withCode:
 			withCode = true
-		case cArgIs(x.Args[i], "libraryname") && pattern == nil:
+		case cstr.ArgIs(x.Args[i], "libraryname") && pattern == nil:
 			if i+1 >= len(x.Args) {
 				x.W.Error("ERR library name argument was not given")
 				return

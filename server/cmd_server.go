@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/keyhive/keyhive/internal/cstr"
 	"net"
 	"sort"
 	"strings"
@@ -60,7 +61,7 @@ func moduleCommandAllowed(x *Ctx) bool {
 
 func moduleLoad(x *Ctx) {
 	if moduleCommandAllowed(x) {
-		x.s.log.Printf("Module %s failed to load: Keyhive does not load modules", cString(x.Args[2]))
+		x.s.log.Printf("Module %s failed to load: Keyhive does not load modules", cstr.String(x.Args[2]))
 		x.W.Error("ERR Error loading the extension. Please check the server logs.")
 	}
 }

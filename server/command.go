@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/keyhive/keyhive/internal/cstr"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -252,14 +253,14 @@ func errArity(name string) string { return command.ErrArity(name) }
 func errUnknownCommand(args [][]byte) string {
 	var b strings.Builder
 	b.WriteString("ERR unknown command '")
-	b.Write(truncate(args[0], 128))
+	b.Write(cstr.Truncate(args[0], 128))
 	b.WriteString("', with args beginning with: ")
 	used := 0
 	for _, a := range args[1:] {
 		if used >= 128 {
 			break
 		}
-		a = truncate(a, 128-used)
+		a = cstr.Truncate(a, 128-used)
 		b.WriteByte('\'')
 		b.Write(a)
 		b.WriteString("' ")
@@ -269,13 +270,8 @@ func errUnknownCommand(args [][]byte) string {
 }
 
 func errUnknownSubcommand(parent string, sub []byte) string {
-	return "ERR unknown subcommand '" + string(truncate(sub, 128)) + "'. Try " + strings.ToUpper(parent) + " HELP."
+	return "ERR unknown subcommand '" + string(cstr.Truncate(sub, 128)) + "'. Try " + strings.ToUpper(parent) + " HELP."
 }
 
-// cBytes, truncate, cArgIs, cString and cloneArgs are package command's, under the
-// names the server's handlers use.
-func cBytes(b []byte) []byte           { return command.CBytes(b) }
-func truncate(b []byte, n int) []byte  { return command.Truncate(b, n) }
-func cArgIs(arg []byte, s string) bool { return command.ArgIs(arg, s) }
-func cString(b []byte) string          { return command.CString(b) }
+// cloneArgs is package command's, under the name the server's handlers use.
 func cloneArgs(args [][]byte) [][]byte { return command.CloneArgs(args) }

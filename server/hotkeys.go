@@ -2,6 +2,7 @@ package server
 
 import (
 	"cmp"
+	"github.com/keyhive/keyhive/internal/cstr"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -156,7 +157,7 @@ func hotkeysStartCommand(x *Ctx) {
 		return
 	}
 	args := x.Args
-	if len(args) < 4 || !cArgIs(args[2], "metrics") {
+	if len(args) < 4 || !cstr.ArgIs(args[2], "metrics") {
 		x.W.Error("ERR METRICS parameter is required")
 		return
 	}
@@ -169,15 +170,15 @@ func hotkeysStartCommand(x *Ctx) {
 	j := 4
 	for parsed := int64(0); j < len(args) && parsed < metrics; parsed, j = parsed+1, j+1 {
 		switch {
-		case cArgIs(args[j], "cpu") && cpu:
+		case cstr.ArgIs(args[j], "cpu") && cpu:
 			x.W.Error("ERR METRICS CPU defined more than once!")
 			return
-		case cArgIs(args[j], "cpu"):
+		case cstr.ArgIs(args[j], "cpu"):
 			cpu = true
-		case cArgIs(args[j], "net") && net:
+		case cstr.ArgIs(args[j], "net") && net:
 			x.W.Error("ERR METRICS NET defined more than once!")
 			return
-		case cArgIs(args[j], "net"):
+		case cstr.ArgIs(args[j], "net"):
 			net = true
 		}
 	}
@@ -197,25 +198,25 @@ func hotkeysStartCommand(x *Ctx) {
 			n, ok = strnum.ParseInt(args[j+1])
 		}
 		switch {
-		case more && cArgIs(args[j], "count"):
+		case more && cstr.ArgIs(args[j], "count"):
 			if !ok || n < 1 || n > hotkeysMaxK {
 				x.W.Error("ERR COUNT must be between 1 and 64")
 				return
 			}
 			k = n
-		case more && cArgIs(args[j], "duration"):
+		case more && cstr.ArgIs(args[j], "duration"):
 			if !ok || n < 1 || n > hotkeysMaxSeconds {
 				x.W.Error("ERR DURATION must be between 1 and 1000000")
 				return
 			}
 			seconds = n
-		case more && cArgIs(args[j], "sample"):
+		case more && cstr.ArgIs(args[j], "sample"):
 			if !ok || n < 1 || n > 1<<31-1 {
 				x.W.Error("ERR SAMPLE ratio must be positive")
 				return
 			}
 			ratio = n
-		case more && cArgIs(args[j], "slots"):
+		case more && cstr.ArgIs(args[j], "slots"):
 			// Slots select keys of a cluster node; this server is no cluster.
 			x.W.Error("ERR SLOTS parameter is only supported in cluster mode")
 			return

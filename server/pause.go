@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/keyhive/keyhive/internal/cstr"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -260,11 +261,11 @@ func clientPause(x *Ctx) {
 	kind := pauseAll
 	switch {
 	case len(x.Args) > 4:
-		x.W.Error("ERR unknown subcommand or wrong number of arguments for '" + cString(x.Args[1]) + "'. Try CLIENT HELP.")
+		x.W.Error("ERR unknown subcommand or wrong number of arguments for '" + cstr.String(x.Args[1]) + "'. Try CLIENT HELP.")
 		return
-	case len(x.Args) == 4 && cArgIs(x.Args[3], "write"):
+	case len(x.Args) == 4 && cstr.ArgIs(x.Args[3], "write"):
 		kind = pauseWrite
-	case len(x.Args) == 4 && !cArgIs(x.Args[3], "all"):
+	case len(x.Args) == 4 && !cstr.ArgIs(x.Args[3], "all"):
 		x.W.Error("ERR CLIENT PAUSE mode must be WRITE or ALL")
 		return
 	}

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"fmt"
+	"github.com/keyhive/keyhive/internal/cstr"
 	"slices"
 	"strings"
 	"sync"
@@ -397,9 +398,9 @@ func clientTrackingCommand(x *Ctx) {
 	c := x.c
 	var on bool
 	switch {
-	case cArgIs(x.Args[2], "on"):
+	case cstr.ArgIs(x.Args[2], "on"):
 		on = true
-	case cArgIs(x.Args[2], "off"):
+	case cstr.ArgIs(x.Args[2], "off"):
 	default:
 		x.W.Error(errSyntax)
 		return
@@ -408,7 +409,7 @@ func clientTrackingCommand(x *Ctx) {
 	for j := 3; j < len(x.Args); j++ {
 		more := j+1 < len(x.Args)
 		switch a := x.Args[j]; {
-		case cArgIs(a, "redirect") && more:
+		case cstr.ArgIs(a, "redirect") && more:
 			j++
 			if o.redirect != 0 {
 				x.W.Error("ERR A client can only redirect to a single other client")
@@ -424,15 +425,15 @@ func clientTrackingCommand(x *Ctx) {
 				return
 			}
 			o.redirect = id
-		case cArgIs(a, "bcast"):
+		case cstr.ArgIs(a, "bcast"):
 			o.bcast = true
-		case cArgIs(a, "optin"):
+		case cstr.ArgIs(a, "optin"):
 			o.optin = true
-		case cArgIs(a, "optout"):
+		case cstr.ArgIs(a, "optout"):
 			o.optout = true
-		case cArgIs(a, "noloop"):
+		case cstr.ArgIs(a, "noloop"):
 			o.noloop = true
-		case cArgIs(a, "prefix") && more:
+		case cstr.ArgIs(a, "prefix") && more:
 			j++
 			o.prefixes = append(o.prefixes, bytes.Clone(x.Args[j]))
 		default:
@@ -497,14 +498,14 @@ func clientCachingCommand(x *Ctx) {
 		return
 	}
 	switch {
-	case cArgIs(x.Args[2], "yes") && o.optin:
+	case cstr.ArgIs(x.Args[2], "yes") && o.optin:
 		x.c.tracking.caching.Store(1)
-	case cArgIs(x.Args[2], "yes"):
+	case cstr.ArgIs(x.Args[2], "yes"):
 		x.W.Error("ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode.")
 		return
-	case cArgIs(x.Args[2], "no") && o.optout:
+	case cstr.ArgIs(x.Args[2], "no") && o.optout:
 		x.c.tracking.caching.Store(-1)
-	case cArgIs(x.Args[2], "no"):
+	case cstr.ArgIs(x.Args[2], "no"):
 		x.W.Error("ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.")
 		return
 	default:
