@@ -3,12 +3,12 @@ package acl
 import (
 	"bytes"
 	"errors"
-	"github.com/keyhive/keyhive/internal/cstr"
 	"slices"
 	"strings"
 
 	"github.com/keyhive/keyhive/cmdspec"
 	"github.com/keyhive/keyhive/glob"
+	"github.com/keyhive/keyhive/internal/cstr"
 )
 
 // perm is what a key pattern grants, or what a key argument needs.

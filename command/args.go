@@ -2,9 +2,9 @@ package command
 
 import (
 	"bytes"
-	"github.com/keyhive/keyhive/internal/cstr"
 	"strconv"
 
+	"github.com/keyhive/keyhive/internal/cstr"
 	"github.com/keyhive/keyhive/internal/strnum"
 )
 

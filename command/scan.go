@@ -1,11 +1,11 @@
 package command
 
 import (
-	"github.com/keyhive/keyhive/internal/cstr"
 	"math"
 	"strconv"
 
 	"github.com/keyhive/keyhive/glob"
+	"github.com/keyhive/keyhive/internal/cstr"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/values"
 )

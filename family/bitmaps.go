@@ -2,13 +2,13 @@ package family
 
 import (
 	"encoding/binary"
-	"github.com/keyhive/keyhive/internal/cstr"
 	"math"
 	"math/bits"
 	"strings"
 
 	"github.com/keyhive/keyhive/command"
 	"github.com/keyhive/keyhive/config"
+	"github.com/keyhive/keyhive/internal/cstr"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
 )

@@ -1,13 +1,13 @@
 package family
 
 import (
-	"github.com/keyhive/keyhive/internal/cstr"
 	"math"
 	"slices"
 	"strconv"
 
 	"github.com/keyhive/keyhive/command"
 	"github.com/keyhive/keyhive/config"
+	"github.com/keyhive/keyhive/internal/cstr"
 	"github.com/keyhive/keyhive/internal/geohash"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/values"

@@ -1,11 +1,11 @@
 package family
 
 import (
-	"github.com/keyhive/keyhive/internal/cstr"
 	"strconv"
 
 	"github.com/keyhive/keyhive/command"
 	"github.com/keyhive/keyhive/config"
+	"github.com/keyhive/keyhive/internal/cstr"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/values"

@@ -1,13 +1,13 @@
 package family
 
 import (
-	"github.com/keyhive/keyhive/internal/cstr"
 	"math"
 	"strings"
 
 	"github.com/keyhive/keyhive/command"
 	"github.com/keyhive/keyhive/config"
 	"github.com/keyhive/keyhive/glob"
+	"github.com/keyhive/keyhive/internal/cstr"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/values"

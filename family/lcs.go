@@ -1,10 +1,10 @@
 package family
 
 import (
-	"github.com/keyhive/keyhive/internal/cstr"
 	"math"
 
 	"github.com/keyhive/keyhive/command"
+	"github.com/keyhive/keyhive/internal/cstr"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
 )

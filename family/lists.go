@@ -2,11 +2,11 @@ package family
 
 import (
 	"bytes"
-	"github.com/keyhive/keyhive/internal/cstr"
 	"math"
 
 	"github.com/keyhive/keyhive/command"
 	"github.com/keyhive/keyhive/config"
+	"github.com/keyhive/keyhive/internal/cstr"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/resp"

@@ -2,12 +2,12 @@ package family
 
 import (
 	"bytes"
-	"github.com/keyhive/keyhive/internal/cstr"
 	"math"
 	"slices"
 	"strconv"
 
 	"github.com/keyhive/keyhive/command"
+	"github.com/keyhive/keyhive/internal/cstr"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/values"

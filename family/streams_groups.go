@@ -3,12 +3,12 @@ package family
 import (
 	"bytes"
 	"cmp"
-	"github.com/keyhive/keyhive/internal/cstr"
 	"math"
 	"slices"
 
 	"github.com/keyhive/keyhive/command"
 	"github.com/keyhive/keyhive/config"
+	"github.com/keyhive/keyhive/internal/cstr"
 	"github.com/keyhive/keyhive/internal/stream"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/resp"

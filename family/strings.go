@@ -2,7 +2,6 @@ package family
 
 import (
 	"bytes"
-	"github.com/keyhive/keyhive/internal/cstr"
 	"math"
 	"math/big"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/keyhive/keyhive/command"
 	"github.com/keyhive/keyhive/config"
+	"github.com/keyhive/keyhive/internal/cstr"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/values"

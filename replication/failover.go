@@ -1,10 +1,10 @@
 package replication
 
 import (
-	"github.com/keyhive/keyhive/internal/cstr"
 	"strconv"
 	"time"
 
+	"github.com/keyhive/keyhive/internal/cstr"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/resp"
 )

@@ -2,12 +2,12 @@ package server
 
 import (
 	"bufio"
-	"github.com/keyhive/keyhive/internal/cstr"
 	"net"
 	"strconv"
 	"sync"
 	"time"
 
+	"github.com/keyhive/keyhive/internal/cstr"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/persistence"
 	"github.com/keyhive/keyhive/resp"

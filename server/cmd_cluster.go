@@ -2,11 +2,11 @@ package server
 
 import (
 	"errors"
-	"github.com/keyhive/keyhive/internal/cstr"
 	"strconv"
 	"strings"
 
 	"github.com/keyhive/keyhive/cluster"
+	"github.com/keyhive/keyhive/internal/cstr"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
 )

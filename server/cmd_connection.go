@@ -2,7 +2,6 @@ package server
 
 import (
 	"fmt"
-	"github.com/keyhive/keyhive/internal/cstr"
 	"math"
 	"net"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/keyhive/keyhive/acl"
+	"github.com/keyhive/keyhive/internal/cstr"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/internal/version"
 	"github.com/keyhive/keyhive/resp"

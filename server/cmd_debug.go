@@ -2,7 +2,6 @@ package server
 
 import (
 	"fmt"
-	"github.com/keyhive/keyhive/internal/cstr"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/keyhive/keyhive/family"
 	"github.com/keyhive/keyhive/glob"
+	"github.com/keyhive/keyhive/internal/cstr"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/values"

@@ -3,11 +3,11 @@ package server
 import (
 	"bytes"
 	"errors"
-	"github.com/keyhive/keyhive/internal/cstr"
 	"strings"
 
 	"github.com/keyhive/keyhive/cmdspec"
 	"github.com/keyhive/keyhive/durability"
+	"github.com/keyhive/keyhive/internal/cstr"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/internal/version"
 	"github.com/keyhive/keyhive/keyspace"

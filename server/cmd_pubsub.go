@@ -1,11 +1,11 @@
 package server
 
 import (
-	"github.com/keyhive/keyhive/internal/cstr"
 	"sort"
 	"strings"
 
 	"github.com/keyhive/keyhive/glob"
+	"github.com/keyhive/keyhive/internal/cstr"
 )
 
 func init() {

@@ -2,13 +2,13 @@ package server
 
 import (
 	"bytes"
-	"github.com/keyhive/keyhive/internal/cstr"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/keyhive/keyhive/cmdspec"
+	"github.com/keyhive/keyhive/internal/cstr"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/resp"
 	"github.com/keyhive/keyhive/scripting"

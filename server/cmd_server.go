@@ -1,7 +1,6 @@
 package server
 
 import (
-	"github.com/keyhive/keyhive/internal/cstr"
 	"net"
 	"sort"
 	"strings"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/keyhive/keyhive/cmdspec"
 	"github.com/keyhive/keyhive/glob"
+	"github.com/keyhive/keyhive/internal/cstr"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/internal/version"
 	"github.com/keyhive/keyhive/resp"

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"github.com/keyhive/keyhive/internal/cstr"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -9,6 +8,7 @@ import (
 	"github.com/keyhive/keyhive/cmdspec"
 	"github.com/keyhive/keyhive/command"
 	"github.com/keyhive/keyhive/family"
+	"github.com/keyhive/keyhive/internal/cstr"
 	"github.com/keyhive/keyhive/resp"
 )
 

@@ -2,7 +2,6 @@ package server
 
 import (
 	"cmp"
-	"github.com/keyhive/keyhive/internal/cstr"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/keyhive/keyhive/internal/cstr"
 	"github.com/keyhive/keyhive/internal/strnum"
 )
 

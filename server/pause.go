@@ -1,13 +1,13 @@
 package server
 
 import (
-	"github.com/keyhive/keyhive/internal/cstr"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/keyhive/keyhive/cmdspec"
+	"github.com/keyhive/keyhive/internal/cstr"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/scripting"
 )

@@ -3,13 +3,13 @@ package server
 import (
 	"bytes"
 	"fmt"
-	"github.com/keyhive/keyhive/internal/cstr"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/keyhive/keyhive/cmdspec"
+	"github.com/keyhive/keyhive/internal/cstr"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/resp"
