@@ -94,6 +94,9 @@ func waitCommand(x *Ctx) {
 	x.Block(command.BlockRequest{Deadline: deadlineAfter(ms), TimedOut: reply})
 	s.replWaiters.add(x.c.blocked, target, n, reply)
 	s.repl.AskAcks()
+	if s.repl.ReplicasAt(target, false) >= n { // an ACK came in between
+		s.serveReplWaiters()
+	}
 }
 
 // replWaiters are the WAIT clients waiting for replicas' ACKs.
