@@ -627,7 +627,7 @@ func (s *State) processGossip(m *Message, sender *Node) {
 			}
 			continue
 		}
-		if sender != nil && g.Flags&FlagNoAddr == 0 && !s.isForgotten(g.Name) && ValidName(g.Name) {
+		if sender != nil && g.Flags&FlagNoAddr == 0 && !s.isForgotten(g.Name) {
 			n := s.newNode(g.Name, g.Flags&(FlagMaster|FlagReplica))
 			n.IP, n.Port, n.PPort, n.CPort = g.IP, int(g.Port), int(g.PPort), int(g.CPort)
 			s.addNode(n)

@@ -111,6 +111,7 @@ var (
 	errLength    = errors.New("length does not match the message type")
 	errVersion   = errors.New("unsupported protocol version")
 	errPadding   = errors.New("ping extension without proper padding")
+	errMalformed = errors.New("malformed node name, address or hostname")
 )
 
 // frameLength reads the total length from a message's first 8 bytes, and
@@ -241,6 +242,9 @@ func Parse(b []byte) (*Message, error) {
 			return nil, errLength
 		}
 	}
+	if !m.wellFormed() {
+		return nil, errMalformed
+	}
 	return m, nil
 }
 
@@ -335,6 +339,56 @@ func padName(name string) []byte {
 func allZero(b []byte) bool {
 	for _, c := range b {
 		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// wellFormed reports whether every node name, address and hostname in m has
+// its form. They go into CLUSTER NODES and nodes.conf as they are: a newline
+// or a space there would make the file unreadable at the next start, so a
+// message carrying one is refused whole, like any other malformed message.
+func (m *Message) wellFormed() bool {
+	h := &m.Header
+	if !ValidName(h.Sender) || h.MasterOf != "" && !ValidName(h.MasterOf) || !validAddr(h.IP) {
+		return false
+	}
+	for _, g := range m.Gossip {
+		if !ValidName(g.Name) || !validAddr(g.IP) {
+			return false
+		}
+	}
+	switch {
+	case m.ShardID != "" && !ValidName(m.ShardID),
+		h.Type == TypeFail && !ValidName(m.FailedNode),
+		h.Type == TypeUpdate && !ValidName(m.UpdateNode),
+		!ValidHostname(m.Hostname):
+		return false
+	}
+	return true
+}
+
+// validAddr reports whether ip can be an address a node announces: empty
+// (the link's own address is used) or the characters of an IPv4 or IPv6
+// address with its zone.
+func validAddr(ip string) bool {
+	for _, c := range []byte(ip) {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '.' || c == ':' || c == '%' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// ValidHostname reports whether name can be a node's announced hostname:
+// what cluster-announce-hostname accepts (letters, digits, hyphens, dots).
+func ValidHostname(name string) bool {
+	if len(name) >= 256 {
+		return false
+	}
+	for _, c := range []byte(name) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.') {
 			return false
 		}
 	}
