@@ -112,9 +112,12 @@ func (s *Server) writeInfoSection(b *strings.Builder, name string) {
 		// the largest of the last seconds).
 		var maxIn, maxOut int64
 		s.mu.Lock()
-		n := len(s.clients)
+		n := 0 // replicas are not clients here, as in Redis
 		for _, c := range s.clients {
 			maxIn, maxOut = max(maxIn, c.qbuf.Load()), max(maxOut, c.omem.Load())
+			if !c.peer.IsReplica() {
+				n++
+			}
 		}
 		s.mu.Unlock()
 		field(b, "connected_clients", n)

@@ -43,3 +43,20 @@ func TestReplLinkOptions(t *testing.T) {
 		t.Fatalf("repl_backlog_size %s", got)
 	}
 }
+
+// TestReplConnectedClients: a replica's link is not one of the master's
+// connected_clients, as on redis-server: one client and one replica count 1.
+// On the replica, its master's link is one (2 with the test's client).
+func TestReplConnectedClients(t *testing.T) {
+	for _, redis := range []bool{false, true} {
+		master := startReplNode(t, redis, "--repl-diskless-sync-delay", "0")
+		replica := startReplNode(t, redis)
+		replicate(t, master, replica)
+		if n := master.info(t, "clients", "connected_clients"); n != "1" {
+			t.Errorf("%s master: connected_clients %s with one client and one replica, want 1", master.name, n)
+		}
+		if n := replica.info(t, "clients", "connected_clients"); n != "2" {
+			t.Errorf("%s replica: connected_clients %s with one client and its master, want 2", replica.name, n)
+		}
+	}
+}
