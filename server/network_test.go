@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bufio"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -211,4 +212,36 @@ func TestConfigSetPort(t *testing.T) {
 		}
 	}
 	p.Do("PING") // connected clients stay
+}
+
+// TestProtectedModeLoopback: protected mode lets in every address of the
+// loopback network (127.0.0.2 here), as redis-server 7.4 does (7.0 let in
+// 127.0.0.1 and ::1 only; Redis 7.4 and 8 take any "127." address).
+func TestProtectedModeLoopback(t *testing.T) {
+	oracle := difftest.Need74(t)
+	for _, srv := range []struct {
+		name  string
+		start func(...string) (string, func(), error)
+	}{
+		{"keyhive", difftest.StartKeyhive},
+		{"redis 7.4", func(d ...string) (string, func(), error) { return difftest.StartProcess(oracle, d...) }},
+	} {
+		addr, stop, err := srv.start("--protected-mode", "yes")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer stop()
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}, Timeout: 5 * time.Second}
+		conn, err := d.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		conn.SetDeadline(time.Now().Add(5 * time.Second))
+		conn.Write([]byte("PING\r\n"))
+		got, _ := bufio.NewReader(conn).ReadString('\n')
+		if got != "+PONG\r\n" {
+			t.Errorf("%s: from 127.0.0.2 in protected mode: %q", srv.name, got)
+		}
+	}
 }
