@@ -56,7 +56,16 @@ type AOF struct {
 	syncing  atomic.Bool
 	lastSync time.Time
 
-	rewriting       atomic.Bool
+	// rewriteMu orders starting and ending background rewrites: rewriting
+	// is true from the start of one until the end of the last one queued
+	// after it (enableQueued).
+	rewriteMu    sync.Mutex
+	rewriting    atomic.Bool
+	runningGen   int64 // stops when the running rewrite started
+	enableQueued bool
+	// stops counts Stop calls, under writeMu: a rewrite started before
+	// the latest one is cancelled, and leaves the files as they are.
+	stops           atomic.Int64
 	scheduled       atomic.Bool
 	rewriteStart    atomic.Int64 // Unix ms
 	lastRewriteSec  atomic.Int64
@@ -113,7 +122,7 @@ func (a *AOF) Start() error {
 			return fmt.Errorf("can't create the append-only dir %s: %w", a.dir(), err)
 		}
 		a.h.Log.Printf("Creating AOF base file %s on server start", a.fileName(1, a.baseKind()))
-		err := a.rewrite(true)
+		err := a.rewrite(true, a.stops.Load())
 		a.rewrites.Store(0) // as Redis, the start-up base is not a rewrite
 		return err
 	case err != nil:
@@ -525,18 +534,45 @@ func (a *AOF) BGRewrite() bool {
 		a.scheduled.Store(true)
 		return true
 	}
-	if !a.rewriting.CompareAndSwap(false, true) {
+	a.rewriteMu.Lock()
+	defer a.rewriteMu.Unlock()
+	if a.rewriting.Load() {
 		return false
 	}
 	a.scheduled.Store(false)
+	a.launch(false)
+	return true
+}
+
+// errRewriteCancelled ends a rewrite that Stop overtook.
+var errRewriteCancelled = errors.New("the AOF was turned off")
+
+// launch runs a rewrite in the background (first: the one that turns the
+// AOF on). Needs rewriteMu.
+func (a *AOF) launch(first bool) {
+	a.rewriting.Store(true)
+	gen := a.stops.Load()
+	a.runningGen = gen
 	a.rewriteDone.Add(1)
 	go func() {
 		defer a.rewriteDone.Done()
-		if err := a.rewrite(false); err != nil {
+		switch err := a.rewrite(first, gen); {
+		case errors.Is(err, errRewriteCancelled):
+			a.h.Log.Printf("Background AOF rewrite cancelled: %v", err)
+		case err != nil && first:
+			a.h.Log.Printf("Redis needs to enable the AOF but can't trigger a background AOF rewrite operation: %v", err)
+		case err != nil:
 			a.h.Log.Printf("Background AOF rewrite failed: %v", err)
 		}
+		a.rewriteMu.Lock()
+		defer a.rewriteMu.Unlock()
+		if a.enableQueued {
+			a.enableQueued = false
+			a.launch(true)
+			return
+		}
+		a.rewriting.Store(false)
 	}()
-	return true
 }
 
 // rewrite writes a new base from a snapshot of the data set and swaps
@@ -548,13 +584,15 @@ func (a *AOF) BGRewrite() bool {
 // files). first is the creation at start-up or by CONFIG SET appendonly
 // yes: no manifest names the files until the base exists, as in Redis
 // (until then the data set is not in the AOF at all).
-func (a *AOF) rewrite(first bool) (err error) {
+func (a *AOF) rewrite(first bool, gen int64) (err error) {
 	start := time.Now()
 	a.rewriteStart.Store(start.UnixMilli())
-	a.rewriting.Store(true)
+	cancelled := func() bool { return a.stops.Load() != gen }
 	defer func() {
-		a.rewriting.Store(false)
 		a.lastRewriteSec.Store(int64(time.Since(start).Seconds()))
+		if errors.Is(err, errRewriteCancelled) {
+			return // neither a success nor a failure, as Redis's killed child
+		}
 		a.lastRewriteErr.Store(err != nil)
 		if err != nil {
 			a.rewriteFailures.Add(1)
@@ -570,13 +608,17 @@ func (a *AOF) rewrite(first bool) (err error) {
 	}
 	var seq int64
 	var switchErr error
-	write, end := a.beginSnapshot(a.h.Config.AOFUseRDBPreamble(), func() {
+	write, end := a.beginSnapshot(a.h.Config.AOFUseRDBPreamble(), cancelled, func() {
 		// The snapshot instant: what was written before is in the old files.
 		if switchErr = a.Write(); switchErr != nil {
 			return
 		}
 		a.writeMu.Lock()
 		defer a.writeMu.Unlock()
+		if cancelled() {
+			switchErr = errRewriteCancelled
+			return
+		}
 		seq = 1
 		if a.manifest != nil {
 			seq = nextSeq(a.manifest)
@@ -593,6 +635,9 @@ func (a *AOF) rewrite(first bool) (err error) {
 	tmp := filepath.Join(dir, "temp-rewriteaof-"+strconv.Itoa(os.Getpid())+".aof")
 	err = write(tmp)
 	end()
+	if err == nil && cancelled() {
+		err = errRewriteCancelled
+	}
 	if err == nil {
 		err = os.Rename(tmp, filepath.Join(dir, a.fileName(seq, a.baseKind())))
 	}
@@ -600,7 +645,7 @@ func (a *AOF) rewrite(first bool) (err error) {
 		os.Remove(tmp)
 		return err
 	}
-	return a.installBase(seq, first)
+	return a.installBase(seq, first, cancelled)
 }
 
 // switchIncremental opens incremental file seq and makes it the one
@@ -639,11 +684,16 @@ func (a *AOF) switchIncremental(seq int64, persist bool) error {
 // incremental files from seq on the AOF, then removes the files it
 // replaced. A crash before the manifest is replaced loads the old files; a
 // crash after it leaves old files that start-up removes.
-func (a *AOF) installBase(seq int64, first bool) error {
+func (a *AOF) installBase(seq int64, first bool, cancelled func() bool) error {
 	dir := a.dir()
 	baseName := a.fileName(seq, a.baseKind())
 	m := &persistence.Manifest{Base: &persistence.AOFFile{Name: baseName, Seq: seq, Type: persistence.AOFBase}}
 	a.writeMu.Lock()
+	if cancelled() {
+		a.writeMu.Unlock()
+		os.Remove(filepath.Join(dir, baseName))
+		return errRewriteCancelled
+	}
 	if first {
 		m.Incremental = []persistence.AOFFile{{Name: a.fileName(seq, "incr.aof"), Seq: seq, Type: persistence.AOFIncremental}}
 	} else {
@@ -744,12 +794,18 @@ func (a *AOF) removeOrphans(m *persistence.Manifest) error {
 }
 
 // Stop is CONFIG SET appendonly no and shutdown: what is buffered is
-// written and synced, and appending stops.
+// written and synced, and appending stops. A rewrite running is cancelled,
+// not waited for: its caller may hold the locks the rewrite needs.
 func (a *AOF) Stop() {
+	a.writeMu.Lock()
+	a.stops.Add(1)
+	a.writeMu.Unlock()
+	a.rewriteMu.Lock()
+	a.enableQueued = false
+	a.rewriteMu.Unlock()
 	if !a.on.Load() {
 		return
 	}
-	a.rewriteDone.Wait()
 	a.Write()
 	a.on.Store(false)
 	a.subscribe(false)
@@ -773,16 +829,16 @@ func (a *AOF) Enable() error {
 	if err := os.MkdirAll(a.dir(), 0o755); err != nil {
 		return err
 	}
-	if !a.rewriting.CompareAndSwap(false, true) {
+	a.rewriteMu.Lock()
+	defer a.rewriteMu.Unlock()
+	switch {
+	case !a.rewriting.Load():
+		a.launch(true)
+	case a.stops.Load() != a.runningGen:
+		a.enableQueued = true // after the cancelled one ends
+	default:
 		return errors.New("an AOF rewrite is in progress")
 	}
-	a.rewriteDone.Add(1)
-	go func() {
-		defer a.rewriteDone.Done()
-		if err := a.rewrite(true); err != nil {
-			a.h.Log.Printf("Redis needs to enable the AOF but can't trigger a background AOF rewrite operation: %v", err)
-		}
-	}()
 	return nil
 }
 

@@ -23,8 +23,9 @@ var (
 
 // beginSnapshot starts a snapshot of the data set for an AOF base;
 // atStart runs at the snapshot instant, under the exclusive lock. write
-// writes the base to path; end finishes the snapshot.
-func (a *AOF) beginSnapshot(asRDB bool, atStart func()) (write func(path string) error, end func()) {
+// writes the base to path, skipping the shards left once cancelled reports
+// true; end finishes the snapshot.
+func (a *AOF) beginSnapshot(asRDB bool, cancelled func() bool, atStart func()) (write func(path string) error, end func()) {
 	h := a.h
 	now := h.Clock.UnixMilli()
 	encode := values.RecordEncoder(h.Config, now)
@@ -47,19 +48,25 @@ func (a *AOF) beginSnapshot(asRDB bool, atStart func()) (write func(path string)
 	})
 	h.snapshotTaken(began)
 	snap.KeyDelay = time.Duration(h.Config.RDBKeySaveDelay()) * time.Microsecond
+	shard := func(b []byte, db, i int) []byte {
+		if cancelled() {
+			return b // End clears what is left
+		}
+		return snap.Shard(b, db, i)
+	}
 	write = func(path string) error {
 		defer saverThread(h.Config)()
 		if asRDB {
-			return a.saver.writeRDB(path, true, schemaAux(schema), functions, snap.Keys, snap.Expires, snap.Shard)
+			return a.saver.writeRDB(path, true, schemaAux(schema), functions, snap.Keys, snap.Expires, shard)
 		}
-		return writeCommandsBase(path, functions, schema, snap)
+		return writeCommandsBase(path, functions, schema, snap.Keys, shard)
 	}
 	return write, snap.End
 }
 
 // writeCommandsBase writes a base of commands: the functions, then each
 // database's keys after a SELECT.
-func writeCommandsBase(path string, functions []byte, schema []namespace.Def, snap *keyspace.Snapshot) error {
+func writeCommandsBase(path string, functions []byte, schema []namespace.Def, keys []int64, shard func(b []byte, db, shard int) []byte) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
@@ -74,13 +81,13 @@ func writeCommandsBase(path string, functions []byte, schema []namespace.Def, sn
 		w.Write(resp.AppendCommand(nil, argv))
 	}
 	var records []byte
-	for db := range snap.Keys {
-		if snap.Keys[db] == 0 {
+	for db := range keys {
+		if keys[db] == 0 {
 			continue
 		}
 		w.Write(resp.AppendCommand(nil, [][]byte{selectArg, strconv.AppendInt(nil, int64(db), 10)}))
 		for sh := range keyspace.Shards {
-			records = snap.Shard(records[:0], db, sh)
+			records = shard(records[:0], db, sh)
 			w.Write(records)
 		}
 	}

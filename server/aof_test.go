@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -204,5 +205,54 @@ func TestAOFEnableAtRunTime(t *testing.T) {
 	_, rdb = reopenAOF(t, dir)
 	if v := rdb.MGet(ctx, "before", "after").Val(); len(v) != 2 || v[0] != "1" || v[1] != "2" {
 		t.Errorf("after a restart: %v", v)
+	}
+}
+
+// TestAOFStopDuringRewrite: CONFIG SET appendonly no while a rewrite runs
+// (slowed by rdb-key-save-delay) cancels it, as Redis kills its rewrite
+// child, instead of waiting for it while holding the locks it needs (the
+// whole server stopped). appendonly yes right after starts a new one once
+// the cancelled one ends, and the AOF it writes has every key.
+func TestAOFStopDuringRewrite(t *testing.T) {
+	dir := t.TempDir()
+	srv := startKeyhive(t, "--dir", dir, "--appendonly", "yes", "--rdb-key-save-delay", "1000")
+	ctx := context.Background()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	for i := range 2000 {
+		rdb.Set(ctx, fmt.Sprint("k", i), i, 0)
+	}
+	if err := rdb.BgRewriteAOF(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the rewrite to start", func() bool {
+		return strings.Contains(rdb.Info(ctx, "persistence").Val(), "aof_rewrite_in_progress:1")
+	})
+	done := make(chan error, 1)
+	go func() { done <- rdb.ConfigSet(ctx, "appendonly", "no").Err() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("CONFIG SET appendonly no waited for the rewrite (2000 keys at 1 ms each)")
+	}
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	rdb.ConfigSet(ctx, "rdb-key-save-delay", "0")
+	if err := rdb.ConfigSet(ctx, "appendonly", "yes").Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the AOF to be on again", func() bool {
+		info := rdb.Info(ctx, "persistence").Val()
+		return strings.Contains(info, "aof_enabled:1") && strings.Contains(info, "aof_rewrite_in_progress:0")
+	})
+	rdb.Set(ctx, "after", "x", 0)
+	rdb.Close()
+	srv.Close()
+	_, rdb = reopenAOF(t, dir)
+	if n := rdb.DBSize(ctx).Val(); n != 2001 {
+		t.Errorf("after a restart from the AOF: %d keys, want 2001", n)
 	}
 }
