@@ -375,9 +375,10 @@ func free(port int) bool {
 }
 
 // runSnippet runs a prepared snippet with bash in a scratch directory and
-// fails the test when it exits non-zero; every process it started
+// fails the test when it exits non-zero; then, if it succeeded, check runs
+// (when not nil) while its servers still do. Every process it started
 // (daemons too) is killed after it.
-func runSnippet(t *testing.T, m machine, s snippet, ports map[string]string, timeout time.Duration) run {
+func runSnippet(t *testing.T, m machine, s snippet, ports map[string]string, timeout time.Duration, check func()) run {
 	t.Helper()
 	r := prepare(s, m.repo, ports)
 	if !r.runs {
@@ -406,13 +407,16 @@ func runSnippet(t *testing.T, m machine, s snippet, ports map[string]string, tim
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
 	err := cmd.Run()
-	killMarked(marker)
+	defer killMarked(marker)
 	if err != nil {
 		logs, _ := os.ReadFile(filepath.Join(scratch, "servers.log"))
 		t.Errorf("%s:%d: %v after %v\nscript:\n%s\noutput:\n%s\nservers' output (last 4 kB):\n%s",
 			s.file, s.line, err, time.Since(start).Round(time.Millisecond), r.script, out.String(), tail(logs, 4096))
 	} else {
 		t.Logf("%s:%d ran in %v", s.file, s.line, time.Since(start).Round(time.Millisecond))
+		if check != nil {
+			check()
+		}
 	}
 	return r
 }
@@ -465,7 +469,7 @@ func TestREADMESnippets(t *testing.T) {
 				}
 			}
 			t.Parallel()
-			r := runSnippet(t, m, s, freePorts(t, s.text, nil), 3*time.Minute)
+			r := runSnippet(t, m, s, freePorts(t, s.text, nil), 3*time.Minute, nil)
 			for _, l := range r.skipped {
 				t.Logf("README.md:%d left out %s", s.line, l)
 			}
