@@ -2,8 +2,6 @@ package docs_test
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -19,24 +17,7 @@ import (
 // DEBUG DIGEST, and Keyhive holds every INCR the redis-server acknowledged.
 func TestMigrationGuide(t *testing.T) {
 	m := setUp(t)
-	md, err := os.ReadFile(filepath.Join(m.repo, "docs/migration.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var guide snippet
-	for _, s := range parseSnippets("docs/migration.md", string(md)) {
-		if s.noRun() {
-			continue
-		}
-		if guide.file == "" {
-			guide = s
-		} else {
-			guide.text += s.text
-		}
-	}
-	if guide.file == "" {
-		t.Fatal("no ```sh block in docs/migration.md")
-	}
+	g := guide(t, m, "docs/migration.md")
 
 	redisAddr, stop, err := difftest.StartRedis()
 	if err != nil {
@@ -85,8 +66,8 @@ func TestMigrationGuide(t *testing.T) {
 	}()
 
 	_, port, _ := strings.Cut(redisAddr, ":")
-	ports := freePorts(t, guide.text, map[string]string{"6379": port})
-	runSnippet(t, m, guide, ports, 4*time.Minute, func() {
+	ports := freePorts(t, g.text, map[string]string{"6379": port})
+	runSnippet(t, m, g, ports, 4*time.Minute, func() {
 		close(done)
 		if err := <-writerErr; err != nil {
 			t.Errorf("writer: %v", err)

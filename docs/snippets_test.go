@@ -222,18 +222,24 @@ func lineSkip(line string) string {
 func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // prelude defines the script's helpers. __serve starts a server in the
-// background, its output in servers.log, and waits until it answers on the
-// port its arguments (or its configuration file) give; __expect runs a
-// command and compares what it prints.
+// background, its output in servers.log, and waits until it accepts
+// connections on the port its arguments (or its configuration file) give
+// (Keyhive listens once its data is loaded); __expect runs a command and
+// compares what it prints.
 const prelude = `__serve() {
-  local port="" prev="" a
-  for a in "$@"; do [ "$prev" = --port ] && port=$a; prev=$a; done
+  local port="" tlsport="" prev="" a
+  for a in "$@"; do
+    [ "$prev" = --port ] && port=$a
+    [ "$prev" = --tls-port ] && tlsport=$a
+    prev=$a
+  done
   if [ -z "$port" ] && [ -f "${2:-}" ]; then port=$(sed -n 's/^port \([0-9]*\).*/\1/p' "$2" | tail -1); fi
   port=${port:-$KEYHIVE_DOC_PORT}
+  [ "$port" = 0 ] && port=$tlsport
   echo "== $*" >>"$KEYHIVE_DOC_SCRATCH/servers.log"
   "$@" >>"$KEYHIVE_DOC_SCRATCH/servers.log" 2>&1 &
   local pid=$! deadline=$((SECONDS + 60))
-  until redis-cli -p "$port" PING 2>&1 | grep -qE 'PONG|NOAUTH|LOADING'; do
+  until (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
     if ! kill -0 $pid 2>/dev/null || [ $SECONDS -ge $deadline ]; then
       echo "server did not answer on port $port: $*"; return 1
     fi
@@ -428,18 +434,27 @@ func tail(b []byte, n int) []byte {
 	return b
 }
 
-// killMarked kills the processes whose environment holds the run's marker:
-// the snippet's servers, including those that daemonized.
+// killMarked kills the processes whose environment holds the run's marker
+// (the snippet's servers, including those that daemonized) and waits until
+// they are gone, so that none writes to the scratch directory after.
 func killMarked(marker string) {
 	want := []byte("KEYHIVE_DOC_RUN=" + marker + "\x00")
-	procs, _ := os.ReadDir("/proc")
-	for _, p := range procs {
-		pid, err := strconv.Atoi(p.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		found := false
+		procs, _ := os.ReadDir("/proc")
+		for _, p := range procs {
+			pid, err := strconv.Atoi(p.Name())
+			if err != nil || pid == os.Getpid() {
+				continue
+			}
+			// A zombie's environ reads empty: it is gone for this purpose.
+			if env, err := os.ReadFile("/proc/" + p.Name() + "/environ"); err == nil && bytes.Contains(env, want) {
+				syscall.Kill(pid, syscall.SIGKILL)
+				found = true
+			}
 		}
-		if env, err := os.ReadFile("/proc/" + p.Name() + "/environ"); err == nil && bytes.Contains(env, want) {
-			syscall.Kill(pid, syscall.SIGKILL)
+		if !found {
+			return
 		}
 	}
 }
@@ -475,4 +490,40 @@ func TestREADMESnippets(t *testing.T) {
 			}
 		})
 	}
+}
+
+// guide is the ```sh blocks of a page that runs as one session, in order,
+// except those marked no-run.
+func guide(t *testing.T, m machine, file string) snippet {
+	t.Helper()
+	md, err := os.ReadFile(filepath.Join(m.repo, file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g snippet
+	for _, s := range parseSnippets(file, string(md)) {
+		if s.noRun() {
+			continue
+		}
+		if g.file == "" {
+			g = s
+		} else {
+			g.text += s.text
+		}
+	}
+	if g.file == "" {
+		t.Fatalf("no ```sh block in %s", file)
+	}
+	return g
+}
+
+// TestTLSGuide runs docs/tls.md's blocks: certificates made with openssl,
+// a TLS-only Keyhive, redis-cli --tls with and without a client certificate.
+func TestTLSGuide(t *testing.T) {
+	m := setUp(t)
+	if _, err := exec.LookPath("openssl"); err != nil {
+		t.Skip("openssl is not installed")
+	}
+	g := guide(t, m, "docs/tls.md")
+	runSnippet(t, m, g, freePorts(t, g.text, nil), 2*time.Minute, nil)
 }
