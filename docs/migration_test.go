@@ -16,6 +16,7 @@ import (
 // Keyhive is the master, the redis-server its replica, both have the same
 // DEBUG DIGEST, and Keyhive holds every INCR the redis-server acknowledged.
 func TestMigrationGuide(t *testing.T) {
+	t.Parallel()
 	m := setUp(t)
 	g := guide(t, m, "docs/migration.md")
 

@@ -464,6 +464,7 @@ func killMarked(marker string) {
 // on its own free ports in a scratch directory, and checks that it exits 0
 // and prints what it says it prints.
 func TestREADMESnippets(t *testing.T) {
+	t.Parallel()
 	m := setUp(t)
 	md, err := os.ReadFile(filepath.Join(m.repo, "README.md"))
 	if err != nil {
@@ -520,10 +521,44 @@ func guide(t *testing.T, m machine, file string) snippet {
 // TestTLSGuide runs docs/tls.md's blocks: certificates made with openssl,
 // a TLS-only Keyhive, redis-cli --tls with and without a client certificate.
 func TestTLSGuide(t *testing.T) {
+	t.Parallel()
 	m := setUp(t)
 	if _, err := exec.LookPath("openssl"); err != nil {
 		t.Skip("openssl is not installed")
 	}
 	g := guide(t, m, "docs/tls.md")
 	runSnippet(t, m, g, freePorts(t, g.text, nil), 2*time.Minute, nil)
+}
+
+// TestPrepare pins the harness's rules on a made-up page: blocks of other
+// languages are passed over, fixed ports and paths are replaced, a
+// foreground server runs in the background, skipped lines are reported,
+// and "# -> text" and "$ " outputs become checks.
+func TestPrepare(t *testing.T) {
+	md := "```go\nx := 1\n```\n```sh no-run\nkeyhive\n```\n" +
+		"```sh\nkeyhive --port 6380 --dir /tmp/k   # a comment\n./test.sh\nredis-cli -p 6380 GET k   # -> v\n```\n" +
+		"```sh\n$ redis-cli PING\nPONG\n```\n"
+	snippets := parseSnippets("page.md", md)
+	if len(snippets) != 3 || !snippets[0].noRun() || snippets[1].noRun() || snippets[1].line != 7 {
+		t.Fatalf("parsed %+v", snippets)
+	}
+	r := prepare(snippets[1], "/repo", map[string]string{"6379": "10001", "6380": "10002"})
+	for _, want := range []string{
+		"\n__serve keyhive --port 10002 --dir $KEYHIVE_DOC_SCRATCH/tmp/k\n",
+		"\n__expect 'v' 'redis-cli -p 10002 GET k'\n",
+		"\nset -e\n",
+	} {
+		if !strings.Contains(r.script, want) {
+			t.Errorf("script lacks %q:\n%s", want, r.script)
+		}
+	}
+	if strings.Contains(r.script, "test.sh") || len(r.skipped) != 1 || !r.runs {
+		t.Errorf("skipped %q, runs %v:\n%s", r.skipped, r.runs, r.script)
+	}
+	r = prepare(snippets[2], "/repo", map[string]string{"6379": "10001"})
+	for _, want := range []string{"\n__serve keyhive\n", "\nexport KEYHIVE_DOC_TTY=1\n", "\n__expect 'PONG' 'redis-cli PING'\n"} {
+		if !strings.Contains(r.script, want) {
+			t.Errorf("script lacks %q:\n%s", want, r.script)
+		}
+	}
 }
