@@ -63,6 +63,22 @@ func parseSnippets(file, md string) []snippet {
 	return out
 }
 
+// optionalTools are the commands a snippet may use that a machine may
+// lack (test.sh installs redis-server, redis-cli and redis-sentinel): a
+// snippet calling a missing one is skipped, saying so.
+var optionalTools = []string{"curl", "openssl", "redis-sentinel", "shuf"}
+
+func (s snippet) missingTool() string {
+	for _, tool := range optionalTools {
+		if regexp.MustCompile(`(^|[\s;|(])` + tool + `\s`).MatchString(s.text) {
+			if _, err := exec.LookPath(tool); err != nil {
+				return tool
+			}
+		}
+	}
+	return ""
+}
+
 func (s snippet) noRun() bool {
 	for _, w := range s.info {
 		if w == "no-run" {
@@ -489,6 +505,9 @@ func TestREADMESnippets(t *testing.T) {
 					t.Skipf("README.md:%d %s", s.line, rule.reason)
 				}
 			}
+			if tool := s.missingTool(); tool != "" {
+				t.Skipf("README.md:%d needs %s, which is not installed", s.line, tool)
+			}
 			t.Parallel()
 			r := runSnippet(t, m, s, freePorts(t, s.text, nil), 3*time.Minute, nil)
 			for _, l := range r.skipped {
@@ -520,6 +539,9 @@ func guide(t *testing.T, m machine, file string) snippet {
 	if g.file == "" {
 		t.Fatalf("no ```sh block in %s", file)
 	}
+	if tool := g.missingTool(); tool != "" {
+		t.Skipf("%s needs %s, which is not installed", file, tool)
+	}
 	return g
 }
 
@@ -528,9 +550,6 @@ func guide(t *testing.T, m machine, file string) snippet {
 func TestTLSGuide(t *testing.T) {
 	t.Parallel()
 	m := setUp(t)
-	if _, err := exec.LookPath("openssl"); err != nil {
-		t.Skip("openssl is not installed")
-	}
 	g := guide(t, m, "docs/tls.md")
 	runSnippet(t, m, g, freePorts(t, g.text, nil), 2*time.Minute, nil)
 }
