@@ -87,7 +87,18 @@ func (h replHost) MasterClient(conn net.Conn, db int) replication.MasterClient {
 	return masterClient{h.s.newMasterClient(conn, db)}
 }
 
-func (h replHost) SetReplica(on bool) { h.s.ks.SetReplica(on, nil) }
+// SetReplica also sets the log's role mark, when the logger's sink has one
+// (package internal/logging's): Redis marks a replica's lines S, a master's M.
+func (h replHost) SetReplica(on bool) {
+	h.s.ks.SetReplica(on, nil)
+	if l, ok := h.s.log.Writer().(interface{ SetRole(mark byte) }); ok {
+		mark := byte('M')
+		if on {
+			mark = 'S'
+		}
+		l.SetRole(mark)
+	}
+}
 
 func (h replHost) PauseWrites(untilMs int64) {
 	if untilMs == 0 {

@@ -43,6 +43,9 @@ func run(cfg *config.Config, lg *logging.Logger) int {
 			lg.SetLevel(level)
 		}
 	})
+	if _, _, replica := cfg.ReplicaOf(); replica {
+		lg.SetRole('S') // as Redis, which reads replicaof before its first line
+	}
 	sup := supervise(cfg.Supervised())
 	background := cfg.Daemonize() && sup.mode == "no"
 	var parent *reporter

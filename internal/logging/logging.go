@@ -5,7 +5,7 @@
 //	12345:M 26 Nov 2026 19:11:08.123 * Ready to accept connections tcp
 //
 // (pid, role, time to the millisecond, level mark, message), as redis-server
-// writes it. The file is opened for each line, as Redis does, so a log rotator
+// writes it. The role is M on a master and S on a replica (SetRole). The file is opened for each line, as Redis does, so a log rotator
 // may move it away without telling the server.
 //
 // The server library logs through a *log.Logger (server.WithLogger); Std
@@ -69,6 +69,7 @@ type Logger struct {
 	level  atomic.Int32
 	syslog *syslog.Writer
 	pid    int
+	role   atomic.Uint32 // the role mark, 'M' or 'S'
 
 	mu  sync.Mutex // one line at a time
 	buf []byte
@@ -94,6 +95,7 @@ func New(o Options) (*Logger, error) {
 		l.stdout = os.Stdout
 	}
 	l.level.Store(int32(o.Level))
+	l.role.Store('M')
 	if o.File != "" {
 		f, err := os.OpenFile(o.File, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 		if err != nil {
@@ -116,6 +118,10 @@ func New(o Options) (*Logger, error) {
 	return l, nil
 }
 
+// SetRole sets the role mark of the lines that follow: 'S' while the
+// server is a replica, 'M' while it is a master.
+func (l *Logger) SetRole(mark byte) { l.role.Store(uint32(mark)) }
+
 // SetLevel changes the level below which lines are dropped (CONFIG SET loglevel).
 func (l *Logger) SetLevel(level Level) { l.level.Store(int32(level)) }
 
@@ -130,7 +136,7 @@ func (l *Logger) Logf(level Level, format string, args ...any) {
 func (l *Logger) write(level Level, msg string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	b := fmt.Appendf(l.buf[:0], "%d:M ", l.pid)
+	b := fmt.Appendf(l.buf[:0], "%d:%c ", l.pid, byte(l.role.Load()))
 	b = time.Now().AppendFormat(b, "02 Jan 2006 15:04:05.000")
 	b = append(b, ' ', marks[level], ' ')
 	b = append(b, msg...)
@@ -181,6 +187,10 @@ func (w stdWriter) Write(p []byte) (int, error) {
 func (w stdWriter) LogLevel(level int, msg string) {
 	w.l.Logf(Level(min(max(level, int(Debug)), int(Warning))), "%s", msg)
 }
+
+// SetRole sets the log's role mark: the server finds it through its
+// *log.Logger's writer when it becomes a replica or a master.
+func (w stdWriter) SetRole(mark byte) { w.l.SetRole(mark) }
 
 // Close disconnects from syslog.
 func (l *Logger) Close() {
