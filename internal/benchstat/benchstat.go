@@ -287,16 +287,18 @@ func prefix(metric string, metrics int) string {
 	return metric + " "
 }
 
-// FormatRatio is "median (min-max)", or "median" when all were equal, or
+// FormatRatio is "median (min-max)", or "median" when the range rounds to
+// one value, or
 // "n/a" when there were none.
 func FormatRatio(s Spread) string {
-	switch {
-	case s.N == 0:
+	if s.N == 0 {
 		return "n/a"
-	case s.Min == s.Max:
+	}
+	lo, hi := fmt.Sprintf("%.2f", s.Min), fmt.Sprintf("%.2f", s.Max)
+	if lo == hi {
 		return fmt.Sprintf("%.2f", s.Median)
 	}
-	return fmt.Sprintf("%.2f (%.2f-%.2f)", s.Median, s.Min, s.Max)
+	return fmt.Sprintf("%.2f (%s-%s)", s.Median, lo, hi)
 }
 
 // FormatValue is a server's median with as many digits as its size needs,
