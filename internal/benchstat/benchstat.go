@@ -237,7 +237,7 @@ func (t *Table) Markdown(w io.Writer, opt Options) {
 	header := slices.Clone(t.Labels)
 	for _, m := range t.Metrics {
 		if opt.Values {
-			header = append(header, "redis "+m, "keyhive "+m)
+			header = append(header, strings.TrimSpace("redis "+m), strings.TrimSpace("keyhive "+m))
 		}
 		header = append(header, prefix(m, len(t.Metrics))+"keyhive/redis", prefix(m, len(t.Metrics))+"noise floor redis/redis")
 	}
