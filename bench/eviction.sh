@@ -38,7 +38,8 @@ printf 'measure\tround\tserver\t\n' >"$raw"
 start=$SECONDS
 for round in $(seq "$ROUNDS"); do
 	for name in $(round_order "$round"); do
-		IFS=$'\t' read -r ops percpu ev < <(run "${bin[$name]}")
+		run "${bin[$name]}" >"$tmp/m" # not in a subshell: cleanup must see its pids
+		IFS=$'\t' read -r ops percpu ev <"$tmp/m"
 		printf 'ops/s\t%s\t%s\t%s\nSETs per CPU-second\t%s\t%s\t%s\nkeys evicted while measured\t%s\t%s\t%s\n' \
 			"$round" "$name" "$ops" "$round" "$name" "$percpu" "$round" "$name" "$ev" >>"$raw"
 		echo "round $round/$ROUNDS $name: $ops ops/s, $percpu SETs per CPU-second, $ev evicted" >&2

@@ -52,7 +52,7 @@ timed_bgsave() { # port -> seconds until the BGSAVE finished
 # measure BIN DIR -> "load<TAB>SAVE<TAB>BGSAVE<TAB>file bytes" of a server
 # started on DIR's copy of the file.
 measure() {
-	local t0 load save bgsave pid
+	local t0 load save bgsave pid port
 	mkdir -p "$2"
 	cp "$tmp/populate/dump.rdb" "$2/dump.rdb"
 	port=$(free_port)
@@ -74,7 +74,8 @@ raw=$tmp/raw.tsv
 printf 'measure\tround\tserver\t\n' >"$raw"
 for round in $(seq "$ROUNDS"); do
 	for name in $(round_order "$round"); do
-		IFS=$'\t' read -r load save bgsave bytes < <(measure "${bin[$name]}" "$tmp/$name")
+		measure "${bin[$name]}" "$tmp/$name" >"$tmp/m" # not in a subshell: cleanup must see its pids
+		IFS=$'\t' read -r load save bgsave bytes <"$tmp/m"
 		printf 'start-up load s\t%s\t%s\t%s\nSAVE s\t%s\t%s\t%s\nBGSAVE s\t%s\t%s\t%s\nfile bytes\t%s\t%s\t%s\n' \
 			"$round" "$name" "$load" "$round" "$name" "$save" "$round" "$name" "$bgsave" "$round" "$name" "$bytes" >>"$raw"
 		echo "round $round/$ROUNDS $name: load ${load}s, SAVE ${save}s, BGSAVE ${bgsave}s, $bytes bytes" >&2
