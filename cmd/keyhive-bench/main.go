@@ -322,7 +322,7 @@ func writeReport(path, table string, floor stalls) error {
 	b.WriteString("The five seed applications' request mixes (package `workloads`, see [workloads.md](workloads.md))\n")
 	b.WriteString("run against redis-server, Keyhive and a second redis-server in turn in one run by `cmd/keyhive-bench`.\n")
 	b.WriteString("The machine is shared and noisy: read the ratios beside their noise floor, not the absolute numbers.\n\n")
-	fmt.Fprintf(&b, "Command: `go run ./cmd/keyhive-bench %s`  \n", strings.Join(os.Args[1:], " "))
+	fmt.Fprintf(&b, "Command: `%s`  \n", reproduce())
 	fmt.Fprintf(&b, "Run: %s, %d CPUs, %s, %d clients, %v per run, %d rounds at maximum throughput, %d at the limited rate.\n\n",
 		time.Now().UTC().Format("2006-01-02 15:04 MST"), runtime.NumCPU(), runtime.Version(), *flagClients, *flagDuration, *flagRounds, *flagRateRound)
 	fmt.Fprintf(&b, "Machine stalls before the run (%v, a thread pinned to each CPU reading the clock,\n", *flagStalls)
@@ -360,6 +360,18 @@ its defaults, one command-execution core like Redis's main thread); the load
 generator shares the machine with them.
 `)
 	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+// reproduce is the command line that measures what this run did: the flags
+// set, without the binary's and the report's paths (-keyhive, -out).
+func reproduce() string {
+	args := []string{"go run ./cmd/keyhive-bench"}
+	flag.Visit(func(f *flag.Flag) {
+		if f.Name != "keyhive" && f.Name != "out" {
+			args = append(args, "-"+f.Name+" "+f.Value.String())
+		}
+	})
+	return strings.Join(args, " ")
 }
 
 func logf(format string, args ...any) {
