@@ -301,15 +301,16 @@ func FormatRatio(s Spread) string {
 	return fmt.Sprintf("%.2f (%s-%s)", s.Median, lo, hi)
 }
 
-// FormatValue is a server's median with as many digits as its size needs,
-// or "FAILED" when no round measured it.
+// FormatValue is a server's median with as many digits as its size needs
+// (none for whole numbers, such as counts), or "FAILED" when no round
+// measured it.
 func FormatValue(s Spread) string {
 	if s.N == 0 {
 		return "FAILED"
 	}
 	v := s.Median
 	switch a := math.Abs(v); {
-	case a >= 1000:
+	case a >= 1000 || v == math.Trunc(v):
 		return strconv.FormatFloat(v, 'f', 0, 64)
 	case a >= 10:
 		return strconv.FormatFloat(v, 'f', 1, 64)

@@ -137,3 +137,14 @@ func TestReadAndMarkdown(t *testing.T) {
 		}
 	}
 }
+
+func TestFormatValue(t *testing.T) {
+	for v, want := range map[float64]string{1: "1", 2.5: "2.500", 12.34: "12.3", 123456.7: "123457"} {
+		if got := FormatValue(Spread{Median: v, N: 1}); got != want {
+			t.Errorf("FormatValue(%v) = %q, want %q", v, got, want)
+		}
+	}
+	if got := FormatValue(Spread{}); got != "FAILED" {
+		t.Errorf("FormatValue of nothing = %q", got)
+	}
+}
