@@ -48,7 +48,7 @@
 #   CLI_BIN=redis-cli
 #   PIN=0                 PIN=1: servers on CPU 1, redis-benchmark on CPU 0
 #   RUN_TIMEOUT=180       seconds before one redis-benchmark run is abandoned
-#   RAW_OUT=path          also write every raw sample (TSV) to this file
+#   RAW_OUT=path          also write every raw sample (TSV, bench/ratio's input) to this file
 #   TLS=0                 TLS=1: both servers listen with TLS only (a throwaway
 #                         CA and certificate made with openssl), and
 #                         redis-benchmark/redis-cli connect with --tls
