@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Latency and memory cost of BGSAVE under load: Keyhive vs redis-server (which
-# forks), measured alternately in one run.
+# forks), measured in rounds with a second redis-server as the noise floor.
 #
 # Usage (from any directory):
 #   bench/bgsave_latency.sh
@@ -12,20 +12,26 @@
 #   CLIENTS=50       redis-benchmark -c
 #   REPEAT=0         0: one BGSAVE at the start of the run; 1: BGSAVE again whenever
 #                    one finishes, so the whole run is measured during a snapshot
-#   ROUNDS=1         measurement rounds on the same filled servers (each: both
-#                    servers without, then both with BGSAVE); ratios per round
-#                    and their median, since one round on a shared machine is noise
+#   ROUNDS=1         measurement rounds on the same filled servers (each: the
+#                    three servers without, then the three with BGSAVE, in
+#                    bench/rounds.sh's order); ratios per round and their
+#                    median, since one round on a shared machine is noise
 #   KEYHIVE_BIN=path use this binary instead of building ./cmd/keyhive
 #
 # Each round, each server runs `redis-benchmark -t set,get -c CLIENTS -r KEYS -d 16 -n N
 # --precision 3 --csv` twice: once idle, once with BGSAVE started at the
 # beginning of the run (REPEAT=1: and again whenever one finishes, looked for
-# every 0.5 s). Order: redis, keyhive (without), redis, keyhive (with).
+# every 0.5 s). The servers: keyhive, redis-server and a second redis-server
+# (redis2, the noise floor), each filled with the same keys.
 # Memory: "before" is the server's RSS just before the BGSAVE run, "peak"
 # its peak RSS during it (VmHWM, reset through /proc/PID/clear_refs) plus,
 # for redis-server, the largest copy-on-write of its forked child
 # (rdb_last_cow_size: the child's pages that are not shared with the server).
-# Read the ratios: the machine is shared and noisy.
+# Reported: per server the medians over the rounds of each p99 and of its
+# with/without ratio (the acceptance bounds: p99 with/without <= 2x, peak
+# memory/before <= 1.3x), and the median of the per-round ratios
+# keyhive/redis beside redis2/redis. Read the ratios: the machine is shared
+# and noisy.
 set -euo pipefail
 
 KEYS=${KEYS:-5000000}
@@ -34,6 +40,8 @@ CLIENTS=${CLIENTS:-50}
 REPEAT=${REPEAT:-0}
 ROUNDS=${ROUNDS:-1}
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" bgsave
+# shellcheck source=bench/rounds.sh
+source "$root/bench/rounds.sh"
 
 # Memory is read without sampling: a reader of /proc/PID/smaps_rollup walks
 # the page tables under the process's mmap lock, and sampling it every 20 ms
@@ -44,7 +52,7 @@ kb() { awk -v f="$1:" '$1 == f { print $2 }' "/proc/$2/status"; }
 awk -v n="$KEYS" 'BEGIN { for (i = 0; i < n; i++) { k = sprintf("key:%012d", i); printf "*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$16\r\nvalue-0123456789\r\n", length(k), k } }' >"$tmp/fill.resp"
 
 declare -A port pid result
-for name in redis keyhive; do
+for name in redis keyhive redis2; do
 	bin=redis-server
 	[ "$name" = keyhive ] && bin=$KEYHIVE_BIN
 	port[$name]=$(free_port)
@@ -83,8 +91,9 @@ bgsave_loop() { # NAME: BGSAVE (REPEAT=1: again whenever one finishes, until $tm
 }
 
 for round in $(seq "$ROUNDS"); do
-	for name in redis keyhive; do bench "$name" without "$round"; done
-	for name in redis keyhive; do
+	order=$(round_order "$round")
+	for name in $order; do bench "$name" without "$round"; done
+	for name in $order; do
 		rm -f "$tmp/stop"
 		result[$name,before,$round]=$(kb VmRSS "${pid[$name]}")
 		echo 5 >"/proc/${pid[$name]}/clear_refs"
@@ -96,35 +105,32 @@ for round in $(seq "$ROUNDS"); do
 		read -r result[$name,bgsaves,$round] cow <"$tmp/$name.bgsaves"
 		result[$name,peak,$round]=$(kb VmHWM "${pid[$name]}")
 		# redis-server's child is a process of its own; keyhive's copies are in its RSS
-		[ "$name" = redis ] && result[$name,peak,$round]=$((result[$name,peak,$round] + cow))
+		[ "$name" = keyhive ] || result[$name,peak,$round]=$((result[$name,peak,$round] + cow))
 		echo "round $round: $name: ${result[$name,bgsaves,$round]} BGSAVEs during the run; RSS before ${result[$name,before,$round]} kB, peak ${result[$name,peak,$round]} kB (rdb_last_cow_size $cow kB)" >&2
 	done
 done
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0) printf "%.2f", b / a; else print "n/a" }'; }
-mib() { awk -v k="$1" 'BEGIN { printf "%.0f", k / 1024 }'; }
-median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-echo "BGSAVE (REPEAT=$REPEAT) of $KEYS keys during redis-benchmark -t set,get -c $CLIENTS -r $KEYS -d 16 -n $N, $ROUNDS round(s) (load average: $(cut -d' ' -f1-3 /proc/loadavg))"
-echo
-echo "| round | server | BGSAVEs | SET p99 without / with ms | ratio | GET p99 without / with ms | ratio | memory before / peak MiB | ratio |"
-echo "|---|---|---:|---:|---:|---:|---:|---:|---:|"
-declare -A ratios
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0) printf "%.4f", b / a; else print "NA" }'; }
+mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
+raw=$tmp/raw.tsv
+printf 'measure\tround\tserver\t\n' >"$raw"
 for round in $(seq "$ROUNDS"); do
-	for name in redis keyhive; do
-		row="| $round | $name | ${result[$name,bgsaves,$round]}"
+	for name in redis keyhive redis2; do
+		row() { printf '%s\t%s\t%s\t%s\n' "$1" "$round" "$name" "$2" >>"$raw"; }
 		for t in set get; do
-			r=$(ratio "${result[$name,without,$t,$round]}" "${result[$name,with,$t,$round]}")
-			ratios[$name,$t]+=" $r"
-			row+=" | ${result[$name,without,$t,$round]} / ${result[$name,with,$t,$round]} | $r"
+			T=${t^^}
+			row "$T p99 ms without BGSAVE" "${result[$name,without,$t,$round]}"
+			row "$T p99 ms with BGSAVE" "${result[$name,with,$t,$round]}"
+			row "$T p99 with/without" "$(ratio "${result[$name,without,$t,$round]}" "${result[$name,with,$t,$round]}")"
 		done
-		r=$(ratio "${result[$name,before,$round]}" "${result[$name,peak,$round]}")
-		ratios[$name,mem]+=" $r"
-		echo "$row | $(mib "${result[$name,before,$round]}") / $(mib "${result[$name,peak,$round]}") | $r |"
+		row "memory MiB before" "$(mib "${result[$name,before,$round]}")"
+		row "memory MiB peak" "$(mib "${result[$name,peak,$round]}")"
+		row "memory peak/before" "$(ratio "${result[$name,before,$round]}" "${result[$name,peak,$round]}")"
+		row "BGSAVEs during the run" "${result[$name,bgsaves,$round]}"
 	done
 done
-for name in redis keyhive; do
-	# shellcheck disable=SC2086 # the ratios are words
-	echo "| median | $name | | | $(median ${ratios[$name,set]}) | | $(median ${ratios[$name,get]}) | | $(median ${ratios[$name,mem]}) |"
-done
+echo "BGSAVE (REPEAT=$REPEAT) of $KEYS keys during redis-benchmark -t set,get -c $CLIENTS -r $KEYS -d 16 -n $N, $ROUNDS round(s) (load average: $(cut -d' ' -f1-3 /proc/loadavg))"
+echo
+ratio_table <"$raw"
 echo
 echo "memory: RSS before the run, peak RSS during it (VmHWM) plus redis-server's largest rdb_last_cow_size"

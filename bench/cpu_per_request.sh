@@ -2,6 +2,8 @@
 # Server CPU time per request, Keyhive vs redis-server, measured alternately in
 # one run. When redis-benchmark's single client thread is the bottleneck (it is
 # unpipelined on small machines), throughput ties and this is what differs.
+# Each round measures keyhive, redis-server and a second redis-server (the
+# noise floor) in turn; the table gives the median of the per-round ratios.
 #
 #   bench/cpu_per_request.sh                 # GET and SET, -P 1 and 16, 3 rounds
 #   TESTS="get set incr" PIPELINES="1" ROUNDS=5 bench/cpu_per_request.sh
@@ -20,29 +22,39 @@ ROUNDS=${ROUNDS:-3}
 #   REDIS_BIN=/tmp/kh KEYHIVE_PLAIN=/tmp/kh KEYHIVE_BIN=bench/keyhive-namespaces.sh \
 #     TESTS="set get" PIPELINES=16 ROUNDS=5 bench/cpu_per_request.sh
 tmp=$(mktemp -d)
-trap 'kill $rpid $kpid 2>/dev/null || true; rm -rf "$tmp"' EXIT
+pids=()
+trap 'kill "${pids[@]}" 2>/dev/null || true; rm -rf "$tmp"' EXIT
 
 keyhive=${KEYHIVE_BIN:-}
 if [ -z "$keyhive" ]; then
   (cd "$root" && go build -o "$tmp/keyhive" ./cmd/keyhive)
   keyhive=$tmp/keyhive
 fi
-rport=$((20000 + RANDOM % 5000)); kport=$((rport + 1))
-"${REDIS_BIN:-redis-server}" --port "$rport" --save '' --appendonly no >/dev/null & rpid=$!
-"$keyhive" --port "$kport" --save '' >/dev/null 2>&1 & kpid=$!
+# shellcheck source=bench/rounds.sh
+source "$root/bench/rounds.sh"
 # shellcheck source=bench/evalsha.sh
 source "$root/bench/evalsha.sh"
 # shellcheck source=bench/streams.sh
 source "$root/bench/streams.sh"
-for port in $rport $kport; do
-  until redis-cli -p "$port" ping >/dev/null 2>&1; do sleep 0.05; done
+declare -A port pid bin
+bin=([redis]=${REDIS_BIN:-redis-server} [keyhive]=$keyhive [redis2]=${REDIS_BIN:-redis-server})
+base=$((20000 + RANDOM % 5000))
+i=0
+for name in redis keyhive redis2; do
+  port[$name]=$((base + i)); i=$((i + 1))
+  "${bin[$name]}" --port "${port[$name]}" --save '' --appendonly no >/dev/null 2>&1 &
+  pid[$name]=$!; pids+=($!)
+done
+for name in redis keyhive redis2; do
+  p=${port[$name]}
+  until redis-cli -p "$p" ping >/dev/null 2>&1; do sleep 0.05; done
   for t in $TESTS; do
     script=$(evalsha_script "$t")
-    [ -z "$script" ] || redis-cli -p "$port" -x SCRIPT LOAD <"$script" >/dev/null
+    [ -z "$script" ] || redis-cli -p "$p" -x SCRIPT LOAD <"$script" >/dev/null
     case $t in XRANGE_* | XREAD_*)
       mapfile -t fill < <(stream_fill_args 10000 1000000)
-      [ "$(redis-cli -p "$port" XLEN kh:bench:xrange)" -gt 0 ] ||
-        redis-benchmark -p "$port" -c 50 -P 16 -q "${fill[@]}" >/dev/null 2>&1 ;;
+      [ "$(redis-cli -p "$p" XLEN kh:bench:xrange)" -gt 0 ] ||
+        redis-benchmark -p "$p" -c 50 -P 16 -q "${fill[@]}" >/dev/null 2>&1 ;;
     esac
   done
 done
@@ -60,20 +72,27 @@ measure() {
   ops=$(redis-benchmark -p "$2" -d 16 -c 50 -n "$5" -P "$4" -q "${targs[@]}" 2>/dev/null |
     tr '\r' '\n' | awk '/requests per second/ {for (i = 2; i <= NF; i++) if ($i == "requests") print $(i - 1)}' | tail -1)
   t1=$(ticks "$1")
-  awk -v d=$((t1 - t0)) -v n="$5" -v hz="$hz" -v ops="$ops" 'BEGIN {printf "%s %.2f\n", ops, d * 1e6 / hz / n}'
+  awk -v d=$((t1 - t0)) -v n="$5" -v hz="$hz" -v ops="${ops:-NA}" 'BEGIN {printf "%s\t%.3f\n", ops, d * 1e6 / hz / n}'
 }
 
-echo "| test | pipeline | round | redis ops/s | redis us/req | keyhive ops/s | keyhive us/req | CPU ratio (keyhive/redis) |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+raw=$tmp/raw.tsv
+printf 'test\tpipeline\tround\tserver\tops/s\tCPU us/request\n' >"$raw"
+start=$SECONDS
 for round in $(seq "$ROUNDS"); do
+  order=$(round_order "$round")
   for t in $TESTS; do
     for p in $PIPELINES; do
       n=300000; [ "$p" -gt 1 ] && n=2000000
       n=${N:-$n}
-      read -r rops rus <<<"$(measure $rpid $rport "$t" "$p" $n)"
-      read -r kops kus <<<"$(measure $kpid $kport "$t" "$p" $n)"
-      ratio=$(awk -v a="$kus" -v b="$rus" 'BEGIN {printf "%.2f", a / b}')
-      echo "| $t | $p | $round | $rops | $rus | $kops | $kus | $ratio |"
+      for name in $order; do
+        m=$(measure "${pid[$name]}" "${port[$name]}" "$t" "$p" "$n")
+        printf '%s\t%s\t%s\t%s\t%s\n' "$t" "$p" "$round" "$name" "$m" >>"$raw"
+        echo "round $round/$ROUNDS $t -P $p $name: ops/s, us/request: $m" | tr '\t' ' ' >&2
+      done
     done
   done
 done
+echo "done in $((SECONDS - start)) s" >&2
+echo "Server CPU per request (utime + stime of the server process over the run), redis-benchmark -c 50 -d 16; $ROUNDS alternating rounds"
+echo
+ratio_table <"$raw"

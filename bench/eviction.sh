@@ -1,39 +1,51 @@
 #!/bin/bash
-# SET throughput while evicting: redis-server and keyhive alternately, each
-# with maxmemory $MAXMEM and allkeys-lru, loaded past the limit first ($FILL
+# SET throughput while evicting: in each round keyhive, redis-server and a
+# second redis-server (the noise floor) in turn, each started fresh with
+# maxmemory $MAXMEM and allkeys-lru, loaded past the limit first ($FILL
 # SETs), then redis-benchmark SET over a key range far larger than fits.
-# Prints per round each server's ops/s, its SETs per second of its own CPU
-# time (utime+stime; steadier than ops/s on a loaded machine) and the keys it
-# evicted while measured, then the median ratios keyhive/redis.
-set -e
-cd "$(dirname "$0")/.."
+# Measured: ops/s, SETs per second of the server's own CPU time
+# (utime+stime; steadier than ops/s on a loaded machine) and the keys it
+# evicted while measured; the table gives the median of the per-round ratios.
+#
+#   bench/eviction.sh
+#   ROUNDS=5 MAXMEM=64mb N=300000 D=100 P=16 FILL=1000000 bench/eviction.sh
+#   KEYHIVE_BIN=path  use this binary instead of building ./cmd/keyhive
+set -euo pipefail
 MAXMEM=${MAXMEM:-64mb} ROUNDS=${ROUNDS:-3} N=${N:-300000} D=${D:-100} P=${P:-16} FILL=${FILL:-1000000}
-go build -o /tmp/keyhive-evict-bench ./cmd/keyhive
-port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" eviction
+# shellcheck source=bench/rounds.sh
+source "$root/bench/rounds.sh"
 evicted() { redis-cli -p "$1" info stats | grep evicted_keys | tr -d '\r' | cut -d: -f2; }
 cputicks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-run() { # bin -> "ops/s SETs-per-cpu-second evicted-while-measured"
-	local port pid
-	port=$((20000 + RANDOM % 10000))
-	while port_in_use "$port"; do port=$((20000 + RANDOM % 10000)); done
-	"$1" --port "$port" --save "" --maxmemory "$MAXMEM" --maxmemory-policy allkeys-lru >/dev/null 2>&1 &
+run() { # bin -> "ops/s<TAB>SETs-per-cpu-second<TAB>evicted-while-measured"
+	local port pid before ticks ops after
+	port=$(free_port)
+	"$1" --port "$port" --save "" --appendonly no --maxmemory "$MAXMEM" --maxmemory-policy allkeys-lru >/dev/null 2>&1 &
 	pid=$!
-	until redis-cli -p "$port" ping >/dev/null 2>&1; do sleep 0.1; done
+	pids+=("$pid")
+	wait_up "$port"
 	redis-benchmark -p "$port" -t set -n "$FILL" -r 10000000 -d "$D" -P "$P" -q >/dev/null 2>&1 # fill past the limit
 	before=$(evicted "$port") ticks=$(cputicks "$pid")
 	ops=$(redis-benchmark -p "$port" -t set -n "$N" -r 10000000 -d "$D" -P "$P" -q 2>/dev/null | tr '\r' '\n' | grep -o '[0-9.]* requests per second' | tail -1 | cut -d' ' -f1)
 	after=$(evicted "$port") ticks=$(($(cputicks "$pid") - ticks))
-	kill "$pid"; wait "$pid" 2>/dev/null || true
-	echo "$ops $((N * $(getconf CLK_TCK) / ticks)) $((after - before))"
+	kill "$pid"
+	wait "$pid" 2>/dev/null || true
+	printf '%s\t%s\t%s\n' "${ops:-NA}" "$((N * $(getconf CLK_TCK) / (ticks > 0 ? ticks : 1)))" "$((after - before))"
 }
-ratios="" cpuratios=""
-for r in $(seq "$ROUNDS"); do
-	set -- $(run redis-server); rops=$1 rcpu=$2 rev=$3
-	set -- $(run /tmp/keyhive-evict-bench); kops=$1 kcpu=$2 kev=$3
-	ratio=$(echo "$kops $rops" | awk '{printf "%.2f", $1/$2}')
-	cpuratio=$(echo "$kcpu $rcpu" | awk '{printf "%.2f", $1/$2}')
-	echo "round $r: redis $rops ops/s, $rcpu SET/cpu-s ($rev evicted); keyhive $kops ops/s, $kcpu SET/cpu-s ($kev evicted); ratio $ratio, per cpu-s $cpuratio"
-	ratios="$ratios $ratio" cpuratios="$cpuratios $cpuratio"
+declare -A bin=([redis]=redis-server [keyhive]=$KEYHIVE_BIN [redis2]=redis-server)
+raw=$tmp/raw.tsv
+printf 'measure\tround\tserver\t\n' >"$raw"
+start=$SECONDS
+for round in $(seq "$ROUNDS"); do
+	for name in $(round_order "$round"); do
+		run "${bin[$name]}" >"$tmp/m" # not in a subshell: cleanup must see its pids
+		IFS=$'\t' read -r ops percpu ev <"$tmp/m"
+		printf 'ops/s\t%s\t%s\t%s\nSETs per CPU-second\t%s\t%s\t%s\nkeys evicted while measured\t%s\t%s\t%s\n' \
+			"$round" "$name" "$ops" "$round" "$name" "$percpu" "$round" "$name" "$ev" >>"$raw"
+		echo "round $round/$ROUNDS $name: $ops ops/s, $percpu SETs per CPU-second, $ev evicted" >&2
+	done
 done
-median() { echo "$1" | tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-echo "median keyhive/redis: ops/s $(median "$ratios"), SETs per cpu-second $(median "$cpuratios")"
+echo "done in $((SECONDS - start)) s" >&2
+echo "SET while evicting under maxmemory $MAXMEM (allkeys-lru, $FILL SETs before), redis-benchmark -t set -n $N -r 10000000 -d $D -P $P; $ROUNDS rounds"
+echo
+ratio_table <"$raw"

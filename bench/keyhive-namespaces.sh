@@ -8,8 +8,9 @@
 #   REDIS_BIN=/tmp/kh KEYHIVE_PLAIN=/tmp/kh KEYHIVE_BIN=bench/keyhive-namespaces.sh \
 #     TESTS="SET GET" PIPELINES=16 ROUNDS=5 bench/throughput.sh
 #
-# The "redis-server" column is then Keyhive without namespaces, so the ratio
-# is the schema's cost, measured alternately in one run.
+# The "redis" column (and the second server, the noise floor) is then
+# Keyhive without namespaces, so the ratio is the schema's cost, measured in
+# the same rounds.
 set -euo pipefail
 ns=(
 	--namespace bench-keys PREFIX key:

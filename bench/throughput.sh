@@ -6,7 +6,9 @@
 #
 # Environment knobs (all optional):
 #   ROUNDS=3              rounds; each round runs every (pipeline, test) on
-#                         redis then keyhive, back to back
+#                         keyhive, redis-server and a second redis-server
+#                         (the noise floor), back to back, in the order
+#                         bench/rounds.sh gives (it alternates)
 #   N=200000              requests per redis-benchmark run (-n)
 #   CLIENTS=50            parallel connections (-c)
 #   KEYSPACE=1000000      random keyspace (-r)
@@ -46,13 +48,16 @@
 #   CLI_BIN=redis-cli
 #   PIN=0                 PIN=1: servers on CPU 1, redis-benchmark on CPU 0
 #   RUN_TIMEOUT=180       seconds before one redis-benchmark run is abandoned
-#   RAW_OUT=path          also write every raw sample (TSV) to this file
+#   RAW_OUT=path          also write every raw sample (TSV, bench/ratio's input) to this file
 #   TLS=0                 TLS=1: both servers listen with TLS only (a throwaway
 #                         CA and certificate made with openssl), and
 #                         redis-benchmark/redis-cli connect with --tls
 #
-# Output: a markdown table on stdout (progress goes to stderr). Read the ratio
-# column, never the absolute numbers: the machine is shared and noisy.
+# Output: a markdown table on stdout (progress goes to stderr): per row the
+# median of the per-round ratios keyhive/redis with their range, and the
+# same for the second redis-server against the first (the noise floor); a
+# last row with the geometric mean, taken per round. Read the ratios, never
+# the absolute numbers: the machine is shared and noisy.
 set -euo pipefail
 
 ROUNDS=${ROUNDS:-3}
@@ -180,13 +185,18 @@ start_server() {
 	die "$name ($bin) did not answer PING"
 }
 
+# shellcheck source=bench/rounds.sh
+source "$root/bench/rounds.sh"
+declare -A port
 start_server redis "$REDIS_BIN"
-redis_port=$started_port
+port[redis]=$started_port
 start_server keyhive "$keyhive_bin"
-keyhive_port=$started_port
-log "redis-server on :$redis_port, keyhive ($keyhive_bin) on :$keyhive_port"
-log "version strings: redis: $("$CLI_BIN" "${tls_client[@]}" -p "$redis_port" INFO server 2>/dev/null | tr -d '\r' | grep -E '^(redis|keyhive)_version' | tr '\n' ' ')" \
-	"| keyhive: $("$CLI_BIN" "${tls_client[@]}" -p "$keyhive_port" INFO server 2>/dev/null | tr -d '\r' | grep -E '^(redis|keyhive)_version' | tr '\n' ' ' || true)"
+port[keyhive]=$started_port
+start_server redis2 "$REDIS_BIN"
+port[redis2]=$started_port
+log "redis-server on :${port[redis]} and :${port[redis2]}, keyhive ($keyhive_bin) on :${port[keyhive]}"
+log "version strings: redis: $("$CLI_BIN" "${tls_client[@]}" -p "${port[redis]}" INFO server 2>/dev/null | tr -d '\r' | grep -E '^(redis|keyhive)_version' | tr '\n' ' ')" \
+	"| keyhive: $("$CLI_BIN" "${tls_client[@]}" -p "${port[keyhive]}" INFO server 2>/dev/null | tr -d '\r' | grep -E '^(redis|keyhive)_version' | tr '\n' ' ' || true)"
 
 # --- tests ------------------------------------------------------------------
 # test_args TEST -> prints the redis-benchmark arguments selecting TEST, one per
@@ -252,22 +262,21 @@ prepare() {
 		esac
 	done
 }
-prepare "$redis_port"
-prepare "$keyhive_port"
+for name in redis keyhive redis2; do prepare "${port[$name]}"; done
 
 auth_args=()
 if [[ -n ${ACL_RULES:-} ]]; then
-	for port in "$redis_port" "$keyhive_port"; do
+	for name in redis keyhive redis2; do
 		# shellcheck disable=SC2086 # the rules are separate words
-		"$CLI_BIN" -p "$port" ACL SETUSER bench reset on '>bench' $ACL_RULES >/dev/null
+		"$CLI_BIN" -p "${port[$name]}" ACL SETUSER bench reset on '>bench' $ACL_RULES >/dev/null
 	done
 	auth_args=(--user bench -a bench)
 fi
 
 raw=$tmp/raw.tsv
-: >"$raw"
+printf 'test\tpipeline\tround\tserver\tops/s\n' >"$raw"
 
-# run_one SERVER PORT TEST PIPE ROUND -> appends "test pipe server round rps" to $raw
+# run_one SERVER PORT TEST PIPE ROUND -> appends "test pipe round server rps" to $raw
 run_one() {
 	local server=$1 port=$2 t=$3 pipe=$4 round=$5 out rps prefix
 	local -a targs
@@ -288,17 +297,20 @@ run_one() {
 		log "  $server $t -P $pipe round $round: FAILED: $(head -c 300 "$tmp/bench.err" | tr '\n' ' ')"
 		rps=NA
 	fi
-	printf '%s\t%s\t%s\t%s\t%s\n' "$t" "$pipe" "$server" "$round" "$rps" >>"$raw"
+	printf '%s\t%s\t%s\t%s\t%s\n' "$t" "$pipe" "$round" "$server" "$rps" >>"$raw"
 	printf '%s' "$rps"
 }
 
 start=$SECONDS
 for ((round = 1; round <= ROUNDS; round++)); do
+	order=$(round_order "$round")
 	for pipe in $PIPELINES; do
 		for t in $TESTS; do
-			r=$(run_one redis "$redis_port" "$t" "$pipe" "$round")
-			k=$(run_one keyhive "$keyhive_port" "$t" "$pipe" "$round")
-			log "round $round/$ROUNDS  $t -P $pipe: redis $r  keyhive $k"
+			line=""
+			for name in $order; do
+				line+=" $name $(run_one "$name" "${port[$name]}" "$t" "$pipe" "$round")"
+			done
+			log "round $round/$ROUNDS  $t -P $pipe:$line"
 		done
 	done
 done
@@ -306,58 +318,7 @@ log "done in $((SECONDS - start)) s"
 
 [[ -z $RAW_OUT ]] || cp "$raw" "$RAW_OUT"
 
-# --- report -----------------------------------------------------------------
-# Median per (test, pipeline, server); per-round ratio range shows the noise.
-awk -F'\t' -v tests="$TESTS" -v pipes="$PIPELINES" -v rounds="$ROUNDS" \
-	-v n="$N" -v c="$CLIENTS" -v d="$DATASIZE" -v r="$KEYSPACE" '
-function median(arr, cnt,   i, j, t) {
-	for (i = 2; i <= cnt; i++) {
-		t = arr[i]
-		for (j = i - 1; j >= 1 && arr[j] > t; j--) arr[j + 1] = arr[j]
-		arr[j + 1] = t
-	}
-	if (cnt == 0) return ""
-	if (cnt % 2) return arr[(cnt + 1) / 2]
-	return (arr[cnt / 2] + arr[cnt / 2 + 1]) / 2
-}
-function collect(key,   i, cnt, v) {
-	cnt = 0
-	delete tmp
-	for (i = 1; i <= rounds; i++) {
-		v = val[key, i]
-		if (v != "" && v != "NA") tmp[++cnt] = v + 0
-	}
-	return median(tmp, cnt)
-}
-{ val[$1 SUBSEP $2 SUBSEP $3, $4] = $5 }
-END {
-	nt = split(tests, T, " ")
-	np = split(pipes, P, " ")
-	printf "Keyhive vs redis-server, redis-benchmark -c %d -n %d -r %d -d %d, median of %d alternating rounds\n\n", c, n, r, d, rounds
-	print "| test | pipeline | redis ops/s | keyhive ops/s | ratio (keyhive/redis) | per-round ratios (min-max) |"
-	print "|---|---:|---:|---:|---:|---:|"
-	lsum = 0; lcnt = 0
-	for (pi = 1; pi <= np; pi++) for (ti = 1; ti <= nt; ti++) {
-		t = T[ti]; p = P[pi]
-		rm = collect(t SUBSEP p SUBSEP "redis")
-		km = collect(t SUBSEP p SUBSEP "keyhive")
-		ratio = "n/a"
-		if (rm != "" && km != "" && rm > 0) {
-			ratio = sprintf("%.2f", km / rm)
-			lsum += log(km / rm); lcnt++
-		}
-		lo = ""; hi = ""
-		for (i = 1; i <= rounds; i++) {
-			a = val[t, p, "redis", i]; b = val[t, p, "keyhive", i]
-			if (a == "" || b == "" || a == "NA" || b == "NA" || a + 0 <= 0) continue
-			q = b / a
-			if (lo == "" || q < lo) lo = q
-			if (hi == "" || q > hi) hi = q
-		}
-		range = (lo == "") ? "n/a" : sprintf("%.2f-%.2f", lo, hi)
-		printf "| %s | %s | %s | %s | %s | %s |\n", t, p, \
-			(rm == "" ? "FAILED" : sprintf("%.0f", rm)), \
-			(km == "" ? "FAILED" : sprintf("%.0f", km)), ratio, range
-	}
-	if (lcnt > 0) printf "\nGeometric mean of ratios over %d rows: %.2f\n", lcnt, exp(lsum / lcnt)
-}' "$raw"
+printf 'Keyhive vs redis-server, redis-benchmark -c %d -n %d -r %d -d %d; %d alternating rounds, ops/s\n\n' \
+	"$CLIENTS" "$N" "$KEYSPACE" "$DATASIZE" "$ROUNDS"
+ratio_table -geomean <"$raw"
+

@@ -3,14 +3,18 @@
 //
 //	go run ./bench/memory -keys 1000000,10000000
 //
-// For every key count N it starts a fresh redis-server and a fresh keyhive on
-// free ports, loads N keys (16-byte keys, 16-byte values) into each with
-// pipelined MSET batches (redis-server first, then keyhive), and measures the
-// growth of VmRSS (/proc/PID/status) and of INFO memory used_memory per key.
-// It then runs an 80% GET / 20% SET mix on random existing keys from many
-// pipelining connections, alternating between the two servers in short slices
-// (redis, keyhive, redis, keyhive, ...) so that machine noise hits both alike,
-// and reports ops/s plus Keyhive's GC statistics from INFO memory.
+// For every key count N it starts a fresh redis-server, a fresh keyhive and a
+// second fresh redis-server (the noise floor) on free ports, loads N keys
+// (16-byte keys, 16-byte values) into each with pipelined MSET batches, one
+// server after the other, and measures the growth of VmRSS
+// (/proc/PID/status) and of INFO memory used_memory per key: one load per
+// server, a deterministic figure up to the allocator, which the second
+// redis-server's ratio shows. It then runs an 80% GET / 20% SET mix on
+// random existing keys from many pipelining connections, alternating between
+// the servers in short slices (each slice a round: the three servers in
+// turn, package internal/benchstat) so that machine noise hits all alike, and
+// reports ops/s as the median of the per-slice ratios plus Keyhive's GC
+// statistics from INFO memory.
 //
 //	go run ./bench/memory -collections 1000000
 //
@@ -27,6 +31,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -41,6 +46,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/keyhive/keyhive/internal/benchstat"
 	"github.com/keyhive/keyhive/internal/difftest"
 )
 
@@ -177,7 +183,7 @@ func runN(n int, redisBin, keyhiveBin, tmp string) error {
 		}
 	}()
 	results := []*result{}
-	for _, spec := range [][2]string{{"redis", redisBin}, {"keyhive", keyhiveBin}} {
+	for _, spec := range [][2]string{{benchstat.Redis, redisBin}, {benchstat.Keyhive, keyhiveBin}, {benchstat.Redis2, redisBin}} {
 		s, err := startServer(spec[0], spec[1], tmp)
 		if err != nil {
 			return err
@@ -190,7 +196,7 @@ func runN(n int, redisBin, keyhiveBin, tmp string) error {
 		results = append(results, r)
 	}
 
-	// Mixed workload: alternate slices redis, keyhive, redis, keyhive...
+	// Mixed workload: slices of the servers in each round's order.
 	pools := make([]*pool, len(servers))
 	for i, s := range servers {
 		p, err := newPool(s, *flagConns, uint64(i+1))
@@ -217,16 +223,17 @@ func runN(n int, redisBin, keyhiveBin, tmp string) error {
 		if rest := *flagDuration - time.Duration(k)*d; rest < d {
 			d = rest
 		}
-		for i, p := range pools {
-			ops, el, err := p.mixed(n, d)
+		for _, name := range benchstat.Order(k + 1) {
+			i := slices.IndexFunc(servers, func(s *server) bool { return s.name == name })
+			ops, el, err := pools[i].mixed(n, d)
 			if err != nil {
-				return fmt.Errorf("%s mixed: %w", servers[i].name, err)
+				return fmt.Errorf("%s mixed: %w", name, err)
 			}
 			r := results[i]
 			r.ops += ops
 			r.opsDur += el
 			r.sliceRates = append(r.sliceRates, float64(ops)/el.Seconds())
-			logf("%s mixed slice %d/%d: %.0f ops/s", servers[i].name, k+1, nslices, float64(ops)/el.Seconds())
+			logf("%s mixed slice %d/%d: %.0f ops/s", name, k+1, nslices, float64(ops)/el.Seconds())
 		}
 	}
 	for i, s := range servers {
@@ -862,46 +869,43 @@ func printTable(n int, rs []*result) {
 	fmt.Println()
 	fmt.Println("| server | bytes/key (RSS) | used_memory/key | mixed ops/s | GC cycles | GC pause total | GC CPU % | load keys/s | peak RSS MiB |")
 	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-	type nums struct{ rss, um, ops, load, peak float64 }
-	vals := map[string]nums{}
+	table := benchstat.New([]string{"measure"}, []string{""})
 	for _, r := range rs {
-		v := nums{
-			rss:  float64(r.rssLoad-r.rssBefore) / float64(n),
-			um:   -1,
-			ops:  float64(r.ops) / r.opsDur.Seconds(),
-			load: float64(n) / r.loadDur.Seconds(),
-			peak: float64(r.peakRSS) / (1 << 20),
-		}
+		rssPerKey := float64(r.rssLoad-r.rssBefore) / float64(n)
+		um := -1.0
 		if r.umBefore >= 0 && r.umLoad >= 0 {
-			v.um = float64(r.umLoad-r.umBefore) / float64(n)
+			um = float64(r.umLoad-r.umBefore) / float64(n)
 		}
-		vals[r.name] = v
+		ops := float64(r.ops) / r.opsDur.Seconds()
+		load := float64(n) / r.loadDur.Seconds()
+		peak := float64(r.peakRSS) / (1 << 20)
 		cycles, pause, cpu := gcColumns(r)
 		fmt.Printf("| %s | %.1f | %s | %.0f | %s | %s | %s | %.0f | %.0f |\n",
-			r.name, v.rss, numOrNA(v.um, "%.1f"), v.ops, cycles, pause, cpu, v.load, v.peak)
-	}
-	rd, kh := vals["redis"], vals["keyhive"]
-	fmt.Printf("| **keyhive/redis** | **%s** | **%s** | **%s** | | | | %s | %s |\n",
-		ratio(kh.rss, rd.rss), ratio(kh.um, rd.um), ratio(kh.ops, rd.ops), ratio(kh.load, rd.load), ratio(kh.peak, rd.peak))
-	var per []string
-	var qs []float64
-	for _, r := range rs {
-		if r.name != "keyhive" {
-			continue
-		}
-		for _, q := range rs {
-			if q.name != "redis" {
-				continue
-			}
-			for i := range r.sliceRates {
-				if i < len(q.sliceRates) && q.sliceRates[i] > 0 {
-					qs = append(qs, r.sliceRates[i]/q.sliceRates[i])
-					per = append(per, fmt.Sprintf("%.2f", qs[len(qs)-1]))
-				}
-			}
+			r.name, rssPerKey, numOrNA(um, "%.1f"), ops, cycles, pause, cpu, load, peak)
+		// One load per server: round 1 of the memory rows.
+		table.Add([]string{"bytes/key (RSS)"}, 1, r.name, rssPerKey)
+		table.Add([]string{"used_memory/key"}, 1, r.name, naIfNegative(um))
+		table.Add([]string{"peak RSS MiB"}, 1, r.name, peak)
+		table.Add([]string{"load keys/s"}, 1, r.name, load)
+		for i, rate := range r.sliceRates {
+			table.Add([]string{"mixed ops/s (per slice)"}, i+1, r.name, rate)
 		}
 	}
-	fmt.Printf("\nper-slice mixed ops/s ratios (keyhive/redis): %s; median %s\n\n", strings.Join(per, " "), median(qs))
+	fmt.Println()
+	fmt.Println("Ratios: the memory and load rows are one load per server (deterministic up to the allocator: the noise")
+	fmt.Println("floor, a second redis-server against the first, shows how far); mixed ops/s is the median of the")
+	fmt.Println("per-slice ratios, each slice a round of the three servers in turn.")
+	fmt.Println()
+	table.Markdown(os.Stdout, benchstat.Options{Values: true})
+	fmt.Println()
+}
+
+// naIfNegative is v, or NaN (missing) for the -1 of a field a server lacks.
+func naIfNegative(v float64) float64 {
+	if v < 0 {
+		return math.NaN()
+	}
+	return v
 }
 
 func numOrNA(v float64, f string) string {
@@ -909,13 +913,6 @@ func numOrNA(v float64, f string) string {
 		return "n/a"
 	}
 	return fmt.Sprintf(f, v)
-}
-
-func ratio(a, b float64) string {
-	if a < 0 || b <= 0 {
-		return "n/a"
-	}
-	return fmt.Sprintf("%.2f", a/b)
 }
 
 // gcColumns formats Keyhive's GC statistics over the mixed run from the INFO
@@ -950,17 +947,4 @@ func infoFloat(info map[string]string, name string) float64 {
 		return -1
 	}
 	return v
-}
-
-func median(v []float64) string {
-	if len(v) == 0 {
-		return "n/a"
-	}
-	v = slices.Clone(v)
-	slices.Sort(v)
-	m := v[len(v)/2]
-	if len(v)%2 == 0 {
-		m = (v[len(v)/2-1] + m) / 2
-	}
-	return fmt.Sprintf("%.2f", m)
 }

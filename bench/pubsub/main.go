@@ -1,8 +1,9 @@
 // Command pubsub compares PUBLISH throughput of Keyhive and redis-server in
 // one run: for each subscriber count and pipeline depth, publishers send N
 // messages to one channel and the time runs until every subscriber has read
-// every message. Servers are measured alternately (redis, keyhive, redis,
-// ...) and the table reports medians and the keyhive/redis ratio.
+// every message. Each round measures Keyhive, redis-server and a second
+// redis-server (the noise floor) in turn, and the table reports the median
+// of the per-round ratios with their range (package internal/benchstat).
 //
 //	go run ./bench/pubsub                      # 1 and 50 subscribers, pipelines 1 and 16
 //	go run ./bench/pubsub -subs 1,10,50 -n 500000 -rounds 5
@@ -19,15 +20,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/keyhive/keyhive/internal/benchstat"
 )
 
 var (
-	rounds    = flag.Int("rounds", 3, "alternating rounds; the table shows medians")
+	rounds    = flag.Int("rounds", 3, "rounds, each measuring keyhive, redis-server and a second redis-server in turn")
 	n         = flag.Int("n", 200000, "messages published per run")
 	subsList  = flag.String("subs", "1,50", "subscriber counts")
 	pipelines = flag.String("pipelines", "1,16", "pipeline depths of the publishers")
@@ -66,12 +68,18 @@ func run() error {
 			return fmt.Errorf("building keyhive (run from the repository root): %w", err)
 		}
 	}
-	servers := []*server{{name: "redis"}, {name: "keyhive"}}
-	for i, b := range []string{*redisBin, bin} {
-		if err := start(servers[i], b); err != nil {
+	servers := map[string]*server{}
+	for _, name := range []string{benchstat.Redis, benchstat.Keyhive, benchstat.Redis2} {
+		b := *redisBin
+		if name == benchstat.Keyhive {
+			b = bin
+		}
+		srv := &server{name: name}
+		if err := start(srv, b); err != nil {
 			return err
 		}
-		defer servers[i].cmd.Process.Kill()
+		defer srv.cmd.Process.Kill()
+		servers[name] = srv
 	}
 	subs, err := ints(*subsList)
 	if err != nil {
@@ -81,29 +89,23 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	type key struct{ subs, pipe, server int }
-	samples := map[key][]float64{}
-	for r := range *rounds {
+	table := benchstat.New([]string{"subscribers", "pipeline"}, []string{"msg/s"})
+	for r := 1; r <= *rounds; r++ {
 		for _, s := range subs {
 			for _, p := range pipes {
-				for i, srv := range servers {
-					rate, err := measure(srv.addr, s, p)
+				for _, name := range benchstat.Order(r) {
+					rate, err := measure(servers[name].addr, s, p)
 					if err != nil {
-						return fmt.Errorf("%s: %w", srv.name, err)
+						return fmt.Errorf("%s: %w", name, err)
 					}
-					fmt.Fprintf(os.Stderr, "round %d subs %d pipeline %d %s: %.0f msg/s\n", r+1, s, p, srv.name, rate)
-					samples[key{s, p, i}] = append(samples[key{s, p, i}], rate)
+					fmt.Fprintf(os.Stderr, "round %d subs %d pipeline %d %s: %.0f msg/s\n", r, s, p, name, rate)
+					table.Add([]string{strconv.Itoa(s), strconv.Itoa(p)}, r, name, rate)
 				}
 			}
 		}
 	}
-	fmt.Printf("| subscribers | pipeline | redis msg/s | keyhive msg/s | keyhive/redis |\n|---|---|---|---|---|\n")
-	for _, s := range subs {
-		for _, p := range pipes {
-			rm, km := median(samples[key{s, p, 0}]), median(samples[key{s, p, 1}])
-			fmt.Printf("| %d | %d | %.0f | %.0f | %.2f |\n", s, p, rm, km, km/rm)
-		}
-	}
+	fmt.Printf("PUBLISH of %d-byte messages from %d connections, %d per run; %d rounds\n\n", *size, *clients, *n, *rounds)
+	table.Markdown(os.Stdout, benchstat.Options{Values: true})
 	return nil
 }
 
@@ -215,10 +217,4 @@ func ints(s string) ([]int, error) {
 		out = append(out, v)
 	}
 	return out, nil
-}
-
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	return s[len(s)/2]
 }

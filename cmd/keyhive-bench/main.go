@@ -1,18 +1,19 @@
 // Command keyhive-bench runs the seed applications' request mixes (package
-// workloads) against redis-server and Keyhive alternately in one run and
-// reports each server's throughput and latency and their ratio:
+// workloads) against redis-server, Keyhive and a second redis-server (the
+// noise floor) in turn in one run, and reports per workload the median of
+// the per-round ratios keyhive/redis, with their range, beside the same for
+// the second redis-server against the first (package internal/benchstat):
 //
 //	go run ./cmd/keyhive-bench -clients 50 -duration 5s -rounds 3 -out docs/benchmarks.md
 //
 // For every workload and round it runs the mix from -clients concurrent
-// clients for -duration (closed loop: maximum throughput) against redis and
-// keyhive, first one then the other in turn, each on a freshly flushed and
-// prepared data set. Then it runs the
-// mix on each server at half of redis-server's median maximum throughput
-// (open loop: requests are due on a fixed schedule; a request sent late
-// because an earlier one was slow counts its latency from its due time),
-// which is where the p99 and p99.9 are compared (-rate-rounds alternating
-// rounds, medians). Every run is preceded by an unmeasured
+// clients for -duration (closed loop: maximum throughput) against the three
+// servers in the round's order (benchstat.Order), each on a freshly flushed
+// and prepared data set. Then it runs the mix on each server at half of
+// redis-server's median maximum throughput (open loop: requests are due on a
+// fixed schedule; a request sent late because an earlier one was slow counts
+// its latency from its due time), which is where the p99 and p99.9 are
+// compared (-rate-rounds rounds). Every run is preceded by an unmeasured
 // warm-up of the same mix.
 package main
 
@@ -33,6 +34,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/keyhive/keyhive/internal/benchstat"
 	"github.com/keyhive/keyhive/internal/difftest"
 	"github.com/keyhive/keyhive/workloads"
 )
@@ -42,9 +44,9 @@ var (
 	flagClients   = flag.Int("clients", 50, "concurrent clients")
 	flagDuration  = flag.Duration("duration", 5*time.Second, "length of each measured run")
 	flagWarmup    = flag.Duration("warmup", time.Second, "unmeasured run before each measured one (connections, caches, the server's first allocations)")
-	flagRounds    = flag.Int("rounds", 3, "alternating redis/keyhive rounds at maximum throughput")
+	flagRounds    = flag.Int("rounds", 3, "rounds at maximum throughput (each: keyhive, redis-server and a second redis-server in turn)")
 	flagRateShare = flag.Float64("rate", 0.5, "share of redis-server's maximum throughput for the rate-limited runs")
-	flagRateRound = flag.Int("rate-rounds", 3, "alternating redis/keyhive rounds at the limited rate (latency: medians over them)")
+	flagRateRound = flag.Int("rate-rounds", 3, "rounds at the limited rate (latency ratios per round, their median)")
 	flagKeyhive   = flag.String("keyhive", "", "keyhive binary (default: go build ./cmd/keyhive into a temp dir)")
 	flagOut       = flag.String("out", "", "also write the ratio table to this markdown file")
 	flagStalls    = flag.Duration("stalls", 3*time.Second, "how long to measure the machine's stalls before the runs (see stalls.go)")
@@ -81,14 +83,6 @@ func (r result) cpuPerOp() float64 {
 	return float64(r.cpu) / float64(time.Microsecond) / float64(r.ops)
 }
 
-// row is one workload's summary line.
-type row struct {
-	name                 string
-	redisMax, keyhiveMax []result
-	target               float64
-	redisAt, keyhiveAt   []result
-}
-
 func run() error {
 	var selected []workloads.Workload
 	for _, name := range strings.Split(*flagWorkloads, ",") {
@@ -111,56 +105,67 @@ func run() error {
 			return err
 		}
 	}
-	redisAddr, stopRedis, err := difftest.StartRedis()
-	if err != nil {
-		return err
+	addrs := map[string]string{}
+	var err error
+	for _, name := range []string{benchstat.Redis, benchstat.Keyhive, benchstat.Redis2} {
+		var stop func()
+		if name == benchstat.Keyhive {
+			addrs[name], stop, err = difftest.StartProcess(bin)
+		} else {
+			addrs[name], stop, err = difftest.StartRedis()
+		}
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
-	defer stopRedis()
-	keyhiveAddr, stopKeyhive, err := difftest.StartProcess(bin)
-	if err != nil {
-		return err
-	}
-	defer stopKeyhive()
-	servers := []server{{"redis", redisAddr}, {"keyhive", keyhiveAddr}}
 
-	var rows []row
+	workload := []string{"workload"}
+	maxTable := benchstat.New(workload, []string{"ops/s", "CPU us/request"})
+	rateTable := benchstat.New(workload, []string{"p99 ms", "p99.9 ms"})
+	var targets, errs []string
 	for _, w := range selected {
-		r := row{name: w.Name}
-		for round := range *flagRounds {
-			for _, s := range inTurn(servers, round) {
-				res, err := measure(s, w, 0)
+		label := []string{w.Name}
+		n := 0
+		var redisRates []float64
+		for round := 1; round <= *flagRounds; round++ {
+			for _, name := range benchstat.Order(round) {
+				res, err := measure(server{name, addrs[name]}, w, 0)
 				if err != nil {
 					return err
 				}
-				logf("%s round %d %s: %.0f ops/s p50 %v p99 %v p99.9 %v cpu %.1f us/op errors %d", w.Name, round+1, s.name, res.rate(), res.p50, res.p99, res.p999, res.cpuPerOp(), res.errs)
-				if s.name == "redis" {
-					r.redisMax = append(r.redisMax, res)
-				} else {
-					r.keyhiveMax = append(r.keyhiveMax, res)
+				logf("%s round %d %s: %.0f ops/s p50 %v p99 %v p99.9 %v cpu %.1f us/op errors %d", w.Name, round, name, res.rate(), res.p50, res.p99, res.p999, res.cpuPerOp(), res.errs)
+				maxTable.Add(label, round, name, res.rate(), res.cpuPerOp())
+				if name == benchstat.Redis {
+					redisRates = append(redisRates, res.rate())
 				}
+				n += res.errs
 			}
 		}
-		r.target = medianRate(r.redisMax) * *flagRateShare
-		for round := range *flagRateRound {
-			for _, s := range inTurn(servers, round) {
-				res, err := measure(s, w, r.target)
+		target := benchstat.Summarize(redisRates).Median * *flagRateShare
+		targets = append(targets, fmt.Sprintf("%s %.0f", w.Name, target))
+		for round := 1; round <= *flagRateRound; round++ {
+			for _, name := range benchstat.Order(round) {
+				res, err := measure(server{name, addrs[name]}, w, target)
 				if err != nil {
 					return err
 				}
-				logf("%s round %d at %.0f ops/s %s: %.0f ops/s p50 %v p99 %v p99.9 %v errors %d", w.Name, round+1, r.target, s.name, res.rate(), res.p50, res.p99, res.p999, res.errs)
-				if s.name == "redis" {
-					r.redisAt = append(r.redisAt, res)
-				} else {
-					r.keyhiveAt = append(r.keyhiveAt, res)
-				}
+				logf("%s round %d at %.0f ops/s %s: %.0f ops/s p50 %v p99 %v p99.9 %v errors %d", w.Name, round, target, name, res.rate(), res.p50, res.p99, res.p999, res.errs)
+				rateTable.Add(label, round, name, ms(res.p99), ms(res.p999))
+				n += res.errs
 			}
 		}
-		rows = append(rows, r)
+		errs = append(errs, fmt.Sprintf("%s %d", w.Name, n))
 	}
-	table := render(rows)
-	fmt.Print(table)
+	var b strings.Builder
+	b.WriteString("At maximum throughput (closed loop):\n\n")
+	maxTable.Markdown(&b, benchstat.Options{Values: true})
+	fmt.Fprintf(&b, "\nAt %.0f%% of redis-server's maximum (open loop; ops/s: %s):\n\n", 100**flagRateShare, strings.Join(targets, ", "))
+	rateTable.Markdown(&b, benchstat.Options{Values: true})
+	fmt.Fprintf(&b, "\nError replies over all runs: %s.\n", strings.Join(errs, ", "))
+	fmt.Print(b.String())
 	if *flagOut != "" {
-		return writeReport(*flagOut, table, floor)
+		return writeReport(*flagOut, b.String(), floor)
 	}
 	return nil
 }
@@ -307,90 +312,17 @@ func processCPU(pid int) (time.Duration, error) {
 // clockTicks is USER_HZ, the unit of /proc's CPU times: 100 on Linux.
 const clockTicks = 100
 
-// inTurn is the servers in the order of round: the first and the second
-// change places every round, since the run after another one measured
-// slower whichever server it was (two redis-servers: p99 1.16-1.46x the
-// first's on three of the five workloads).
-func inTurn(servers []server, round int) []server {
-	if round%2 == 0 {
-		return servers
-	}
-	return []server{servers[1], servers[0]}
-}
-
-func medianRate(rs []result) float64 {
-	rates := make([]float64, len(rs))
-	for i, r := range rs {
-		rates[i] = r.rate()
-	}
-	slices.Sort(rates)
-	return rates[len(rates)/2]
-}
-
-func medianOf(rs []result, f func(result) time.Duration) time.Duration {
-	ds := make([]time.Duration, len(rs))
-	for i, r := range rs {
-		ds[i] = f(r)
-	}
-	slices.Sort(ds)
-	return ds[len(ds)/2]
-}
-
-func ms(d time.Duration) string { return fmt.Sprintf("%.3f", float64(d)/float64(time.Millisecond)) }
-
-// render is the markdown table: per workload the median maximum throughput
-// of both servers, the median and range of the per-round ratios, the median
-// latency percentiles at maximum throughput, and the p99 of both servers at
-// the rate-limited load.
-func render(rows []row) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "| workload | redis ops/s | keyhive ops/s | throughput ratio (keyhive/redis) | per-round range | server CPU us/request redis / keyhive | CPU ratio (redis/keyhive) | per-round range | redis p50/p99/p99.9 ms | keyhive p50/p99/p99.9 ms | load (%.0f%% of redis max) | redis p99 / p99.9 ms | keyhive p99 / p99.9 ms | p99 ratio (keyhive/redis) | p99.9 ratio | errors |\n", 100**flagRateShare)
-	fmt.Fprintf(&b, "|---|---:|---:|---:|---|---:|---:|---|---|---|---:|---:|---:|---:|---:|---:|\n")
-	for _, r := range rows {
-		rr, kr := medianRate(r.redisMax), medianRate(r.keyhiveMax)
-		ratios := make([]float64, len(r.redisMax))
-		var cpuRatios, redisCPU, keyhiveCPU []float64
-		errs := 0
-		for i := range r.redisAt {
-			errs += r.redisAt[i].errs + r.keyhiveAt[i].errs
-		}
-		for i := range r.redisMax {
-			ratios[i] = r.keyhiveMax[i].rate() / r.redisMax[i].rate()
-			redisCPU = append(redisCPU, r.redisMax[i].cpuPerOp())
-			keyhiveCPU = append(keyhiveCPU, r.keyhiveMax[i].cpuPerOp())
-			cpuRatios = append(cpuRatios, r.redisMax[i].cpuPerOp()/r.keyhiveMax[i].cpuPerOp())
-			errs += r.redisMax[i].errs + r.keyhiveMax[i].errs
-		}
-		for _, xs := range [][]float64{ratios, cpuRatios, redisCPU, keyhiveCPU} {
-			slices.Sort(xs)
-		}
-		pct := func(rs []result) string {
-			return ms(medianOf(rs, func(r result) time.Duration { return r.p50 })) + " / " +
-				ms(medianOf(rs, func(r result) time.Duration { return r.p99 })) + " / " +
-				ms(medianOf(rs, func(r result) time.Duration { return r.p999 }))
-		}
-		mid := len(ratios) / 2
-		p99 := func(r result) time.Duration { return r.p99 }
-		p999 := func(r result) time.Duration { return r.p999 }
-		rp99, rp999 := medianOf(r.redisAt, p99), medianOf(r.redisAt, p999)
-		kp99, kp999 := medianOf(r.keyhiveAt, p99), medianOf(r.keyhiveAt, p999)
-		fmt.Fprintf(&b, "| %s | %.0f | %.0f | **%.2f** | %.2f-%.2f | %.1f / %.1f | **%.2f** | %.2f-%.2f | %s | %s | %.0f ops/s | %s / %s | %s / %s | **%.2f** | **%.2f** | %d |\n",
-			r.name, rr, kr, ratios[mid], ratios[0], ratios[len(ratios)-1],
-			redisCPU[mid], keyhiveCPU[mid], cpuRatios[mid], cpuRatios[0], cpuRatios[len(cpuRatios)-1],
-			pct(r.redisMax), pct(r.keyhiveMax),
-			r.target, ms(rp99), ms(rp999), ms(kp99), ms(kp999), float64(kp99)/float64(rp99), float64(kp999)/float64(rp999), errs)
-	}
-	return b.String()
-}
+// ms is d in milliseconds.
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // writeReport writes docs/benchmarks.md: how the table was made, then the table.
 func writeReport(path, table string, floor stalls) error {
 	var b strings.Builder
 	b.WriteString("# Workload benchmarks\n\n")
 	b.WriteString("The five seed applications' request mixes (package `workloads`, see [workloads.md](workloads.md))\n")
-	b.WriteString("run against redis-server and Keyhive alternately in one run by `cmd/keyhive-bench`.\n")
-	b.WriteString("The machine is shared and noisy: read the ratios, not the absolute numbers.\n\n")
-	fmt.Fprintf(&b, "Command: `go run ./cmd/keyhive-bench %s`  \n", strings.Join(os.Args[1:], " "))
+	b.WriteString("run against redis-server, Keyhive and a second redis-server in turn in one run by `cmd/keyhive-bench`.\n")
+	b.WriteString("The machine is shared and noisy: read the ratios beside their noise floor, not the absolute numbers.\n\n")
+	fmt.Fprintf(&b, "Command: `%s`  \n", reproduce())
 	fmt.Fprintf(&b, "Run: %s, %d CPUs, %s, %d clients, %v per run, %d rounds at maximum throughput, %d at the limited rate.\n\n",
 		time.Now().UTC().Format("2006-01-02 15:04 MST"), runtime.NumCPU(), runtime.Version(), *flagClients, *flagDuration, *flagRounds, *flagRateRound)
 	fmt.Fprintf(&b, "Machine stalls before the run (%v, a thread pinned to each CPU reading the clock,\n", *flagStalls)
@@ -402,28 +334,44 @@ func writeReport(path, table string, floor stalls) error {
 	b.WriteString(table)
 	b.WriteString(`
 Columns: ops/s are application requests per second (one request is one or
-several commands, pipelined or scripted as the application sends them), the
-median over the rounds at maximum throughput (closed loop); the ratio is the
-median of the per-round ratios keyhive/redis (each from two back-to-back runs;
-> 1: Keyhive faster) and the range shows their spread. Server CPU per request
-is the server process's user + system time (/proc/PID/stat) over the run
-divided by the requests served, the median over the rounds; its ratio
-redis/keyhive (> 1: Keyhive cheaper) is the figure least disturbed by the other
-processes on the machine. Latencies at maximum throughput are medians over the rounds.
-The last columns are the p99 and p99.9 of each server at 50% of
-redis-server's maximum throughput, the medians over -rate-rounds alternating
-rounds, and their ratios (< 1: Keyhive's tail shorter) (open loop: each request is due on a fixed schedule; when a client
-is behind it because an earlier request was slow, the latency counts from the
-due time, so queueing behind a slow request is included; a client on schedule
-counts from the end of its sleep, since Go's timers wake up to 1 ms late and
-that is the load generator's delay, not the server's). Each run follows an
-unmeasured warm-up of the same mix (-warmup: connections opened, the server's
-first allocations made).
-Both servers run as their own processes (Keyhive built from ./cmd/keyhive with
+several commands, pipelined or scripted as the application sends them);
+server CPU per request is the server process's user + system time
+(/proc/PID/stat) over the run divided by the requests served, the figure
+least disturbed by the other processes on the machine. The redis and keyhive
+columns are each server's median over the rounds. keyhive/redis is the median
+of the per-round ratios (each from two back-to-back runs of the same round),
+with their range; the noise floor is the same for a second redis-server
+against the first, measured in the same rounds: a keyhive/redis ratio inside
+that range is a tie. For ops/s > 1 means Keyhive faster; for CPU and latency,
+< 1 means Keyhive cheaper or its tail shorter.
+
+The latency table is each server's p99 and p99.9 at half of redis-server's
+median maximum throughput (open loop: each request is due on a fixed
+schedule; when a client is behind it because an earlier request was slow, the
+latency counts from the due time, so queueing behind a slow request is
+included; a client on schedule counts from the end of its sleep, since Go's
+timers wake up to 1 ms late and that is the load generator's delay, not the
+server's). Each run follows an unmeasured warm-up of the same mix (-warmup:
+connections opened, the server's first allocations made). The servers run in
+a different order every round (internal/benchstat.Order), since the run after
+another one can measure slower whichever server it is.
+All servers run as their own processes (Keyhive built from ./cmd/keyhive with
 its defaults, one command-execution core like Redis's main thread); the load
 generator shares the machine with them.
 `)
 	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+// reproduce is the command line that measures what this run did: the flags
+// set, without the binary's and the report's paths (-keyhive, -out).
+func reproduce() string {
+	args := []string{"go run ./cmd/keyhive-bench"}
+	flag.Visit(func(f *flag.Flag) {
+		if f.Name != "keyhive" && f.Name != "out" {
+			args = append(args, "-"+f.Name+" "+f.Value.String())
+		}
+	})
+	return strings.Join(args, " ")
 }
 
 func logf(format string, args ...any) {
