@@ -66,6 +66,7 @@ var (
 	ixMetricsPort             = mustIdx("metrics-port")
 	ixMetricsBind             = mustIdx("metrics-bind")
 	ixProtectedMode           = mustIdx("protected-mode")
+	ixAlwaysShowLogo          = mustIdx("always-show-logo")
 	ixProtoMaxBulkLen         = mustIdx("proto-max-bulk-len")
 	ixRDBChecksum             = mustIdx("rdbchecksum")
 	ixRDBCompression          = mustIdx("rdbcompression")
@@ -186,6 +187,7 @@ func (c *Config) TCPBacklog() int       { return int(c.i64(ixTCPBacklog)) }
 func (c *Config) TCPKeepAlive() int     { return int(c.i64(ixTCPKeepAlive)) }
 func (c *Config) Timeout() int          { return int(c.i64(ixTimeout)) }
 func (c *Config) ProtectedMode() bool   { return c.boolean(ixProtectedMode) }
+func (c *Config) AlwaysShowLogo() bool  { return c.boolean(ixAlwaysShowLogo) }
 func (c *Config) MaxClients() int       { return int(c.i64(ixMaxClients)) }
 func (c *Config) TLSPort() int          { return int(c.i64(ixTLSPort)) }
 func (c *Config) TLSCertFile() string   { return c.str(ixTLSCertFile) }

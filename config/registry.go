@@ -174,6 +174,9 @@ var specs = []spec{
 	{name: "io-threads-do-reads", kind: kBool, def: "no", flags: fImmutable},
 	{name: "jemalloc-bg-thread", kind: kBool, def: "yes"},
 	{name: "key-load-delay", kind: kInt, def: "0", min: intMin, max: intMax, flags: fHidden},
+	// How often a long load serves clients: loading is not interleaved with
+	// serving here, so it is accepted and kept for CONFIG GET/REWRITE only.
+	{name: "loading-process-events-interval-bytes", kind: kInt, def: "2097152", min: 1024, max: intMax, flags: fHidden},
 	{name: "latency-monitor-threshold", kind: kInt, def: "0", min: 0, max: llMax},
 	{name: "latency-tracking", kind: kBool, def: "yes"},
 	{name: "latency-tracking-info-percentiles", kind: kSpecial, def: "50 99 99.9", flags: fMulti, sp: spPercentiles},

@@ -380,3 +380,23 @@ func info(t *testing.T, port string) string {
 	}
 	return r.Str
 }
+
+// TestBannerPID: with always-show-logo (as Redis's test suite runs it) the
+// start-up log names the port and "PID: <pid>", which tools that start
+// servers wait for.
+func TestBannerPID(t *testing.T) {
+	dir := t.TempDir()
+	logFile := filepath.Join(dir, "keyhive.log")
+	cmd := keyhive(t, dir, "--always-show-logo", "yes", "--logfile", logFile)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	defer syscall.Kill(pid, syscall.SIGKILL)
+	port := waitLog(t, logFile, regexp.MustCompile(`standalone mode, Port: (\d+),`))
+	if got := waitLog(t, logFile, regexp.MustCompile(`PID: (\d+)`)); got != strconv.Itoa(pid) {
+		t.Errorf("PID: %s, want %d", got, pid)
+	}
+	difftest.InlineLine("127.0.0.1:"+port, "SHUTDOWN")
+	reap(t, pid)
+}

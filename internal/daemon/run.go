@@ -97,7 +97,18 @@ func run(cfg *config.Config, lg *logging.Logger) int {
 	if _, p, err := net.SplitHostPort(srv.Addr()); err == nil {
 		port = p
 	}
-	lg.Logf(logging.Notice, "Running mode=standalone, port=%s.", port)
+	mode := "standalone"
+	if cfg.ClusterEnabled() {
+		mode = "cluster"
+	}
+	if showBanner(cfg) {
+		// Tools that start servers wait for "PID: <pid>" in the log, as
+		// Redis's logo shows it.
+		lg.Logf(logging.Notice, "Keyhive %s (Redis %s compatible), 64 bit, %s mode, Port: %s, PID: %d",
+			version.Keyhive, version.Redis, mode, port, os.Getpid())
+	} else {
+		lg.Logf(logging.Notice, "Running mode=%s, port=%s.", mode, port)
+	}
 	lg.Logf(logging.Notice, "Server initialized")
 	lg.Logf(logging.Notice, "Ready to accept connections tcp")
 	parent.report(nil)
@@ -133,4 +144,18 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// showBanner reports whether the start-up banner replaces the one-line
+// "Running mode" notice: always-show-logo, or a log on a terminal, as Redis
+// shows its logo.
+func showBanner(cfg *config.Config) bool {
+	if cfg.AlwaysShowLogo() {
+		return true
+	}
+	if cfg.SyslogEnabled() || cfg.LogFile() != "" {
+		return false
+	}
+	st, err := os.Stdout.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
