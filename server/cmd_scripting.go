@@ -116,8 +116,7 @@ func evalCommand(x *Ctx, bySHA, readOnly bool) {
 	}
 	// Scripts without a shebang run in compatibility mode: their writes are
 	// checked command by command.
-	if s.Shebang && readOnly && s.Flags&scripting.FlagNoWrites == 0 {
-		x.W.Error(errROWithWriteFlag)
+	if s.Shebang && x.refusedWriteScript(s.Flags, readOnly) {
 		return
 	}
 	// A shebang without allow-oom was refused before running when over
@@ -140,11 +139,33 @@ func fcallCommand(x *Ctx, readOnly bool) {
 	if x.refusedNoCluster(f.Flags) {
 		return
 	}
-	if readOnly && f.Flags&scripting.FlagNoWrites == 0 {
-		x.W.Error(errROWithWriteFlag)
+	if x.refusedWriteScript(f.Flags, readOnly) {
 		return
 	}
 	x.runScript(readOnly || f.Flags&scripting.FlagNoWrites != 0, false, nil, f, keys, argv)
+}
+
+// refusedWriteScript refuses, before it runs, a script or function that does
+// not declare no-writes where it may not write: as a write command on a
+// read-only replica or without enough good replicas (Redis counts such an
+// EVAL or FCALL a write command), or run by a *_RO command.
+func (x *Ctx) refusedWriteScript(flags scripting.Flags, readOnly bool) bool {
+	if flags&scripting.FlagNoWrites != 0 {
+		return false
+	}
+	refusal := ""
+	if !x.c.obeys {
+		refusal = x.s.repl.Refusal(true, true)
+	}
+	switch {
+	case refusal != "":
+		x.W.Error(refusal)
+	case readOnly:
+		x.W.Error(errROWithWriteFlag)
+	default:
+		return false
+	}
+	return true
 }
 
 // runScript runs a script, or else a function, with a host for its
@@ -236,6 +257,9 @@ func (h *scriptHost) admit(cmd *Command, args [][]byte) bool {
 		return h.reject(cmd, "ERR Write commands are not allowed from read-only scripts.")
 	case cmd.Flags&cmdspec.FlagWrite != 0 && s.aof.WriteFailed():
 		return h.reject(cmd, s.aof.WriteError())
+	case cmd.Flags&cmdspec.FlagWrite != 0 && !h.writeCalled && h.replicationRefusal() != "":
+		// Once the script wrote, its writes go on: it cannot stop halfway.
+		return h.reject(cmd, h.replicationRefusal())
 	case cmd.Flags&cmdspec.FlagDenyOOM != 0 && h.overMaxMemory && !h.writeCalled && s.evict.limit.Load() != 0:
 		return h.reject(cmd, errOOM)
 	}
@@ -246,6 +270,16 @@ func (h *scriptHost) admit(cmd *Command, args [][]byte) bool {
 		h.writeCalled = true
 	}
 	return true
+}
+
+// replicationRefusal is why replication refuses a write of the script now
+// (a read-only replica, min-replicas-to-write), or "". What a master sends
+// is never refused.
+func (h *scriptHost) replicationRefusal() string {
+	if h.x.c.obeys {
+		return ""
+	}
+	return h.x.s.repl.Refusal(true, true)
 }
 
 // reject refuses a script's command, counted as Redis counts it.

@@ -29,8 +29,9 @@ var cmdExec *Command
 type transaction struct {
 	cmds    []queued
 	keys    [][]byte
-	lockAll bool // a command needs every lock (several databases, SELECT)
-	aborted bool // a command was rejected while queueing: EXEC fails
+	lockAll bool          // a command needs every lock (several databases, SELECT)
+	flags   cmdspec.Flags // of all the queued commands: EXEC is a write if one is
+	aborted bool          // a command was rejected while queueing: EXEC fails
 }
 
 type queued struct {
@@ -56,6 +57,7 @@ func (c *Client) queue(cmd *Command, args [][]byte) {
 	t := c.multi
 	q := queued{cmd: cmd, args: cloneArgs(args)}
 	t.cmds = append(t.cmds, q)
+	t.flags |= cmd.Flags
 	if cmd.Flags&(cmdspec.FlagAllKeys|cmdspec.FlagSelectsDB) != 0 {
 		t.lockAll = true
 	}

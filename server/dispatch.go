@@ -173,7 +173,7 @@ func (c *Client) admit(cmd *Command, args [][]byte) bool {
 		return false
 	}
 	if s.IsReplica() || s.cfg.MinReplicasToWrite() > 0 {
-		if msg := s.replicationRefusal(cmd); msg != "" {
+		if msg := c.replicationRefusal(cmd); msg != "" {
 			c.reject(cmd, msg)
 			return false
 		}

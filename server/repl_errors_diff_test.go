@@ -4,6 +4,8 @@ import (
 	"net"
 	"strconv"
 	"testing"
+
+	"github.com/keyhive/keyhive/internal/difftest"
 )
 
 // TestReplErrorTexts: replication's refusals and errors, byte for byte as
@@ -55,6 +57,64 @@ func TestReplErrorTexts(t *testing.T) {
 		r, k := redis.do(t, args...), keyhive.do(t, args...)
 		if string(r.Raw) != string(k.Raw) {
 			t.Errorf("%v:\nredis   %q\nkeyhive %q", args, r.Raw, k.Raw)
+		}
+	}
+}
+
+// TestReplRefusalsInScriptsAndExec: min-replicas-to-write and a read-only
+// replica refuse writes inside scripts and functions (at the script's start
+// when it declares that it writes, at the write otherwise) and an EXEC
+// whose queue writes (checked again at EXEC), byte for byte as
+// redis-server 7.4 (7.0 words the refusal of a script that declares writes
+// on a replica as a plain write's).
+func TestReplRefusalsInScriptsAndExec(t *testing.T) {
+	addr, stop, err := difftest.StartProcess(difftest.Need74(t))
+	redis := openReplNode(t, "redis 7.4", addr, stop, err)
+	keyhive := startReplNode(t, false)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	downPort := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	l.Close()
+	const lib = "#!lua name=lib\n" +
+		"redis.register_function('w', function() return redis.call('set', 'a', 'w') end)\n" +
+		"redis.register_function{function_name='r', callback=function() return redis.call('get', 'a') end, flags={'no-writes'}}"
+	scripts := [][]any{
+		{"EVAL", "return redis.call('set', 'a', 'e')", 0},
+		{"EVAL", "return redis.pcall('set', 'a', 'e')", 0},
+		{"EVAL", "#!lua\nreturn redis.call('set', 'a', 'e')", 0},
+		{"EVAL", "#!lua flags=no-writes\nreturn redis.call('get', 'a')", 0},
+		{"EVAL", "return redis.call('get', 'a')", 0},
+		{"EVAL_RO", "return redis.call('get', 'a')", 0},
+		{"FCALL", "w", 0},
+		{"FCALL", "r", 0},
+		{"FCALL_RO", "r", 0},
+		{"GET", "a"},
+	}
+	var got [2][][]byte
+	for i, n := range []*replNode{redis, keyhive} {
+		other := openReplNode(t, n.name+" (second connection)", n.addr, func() {}, nil)
+		steps := [][]any{{"FUNCTION", "LOAD", lib}, {"SET", "a", "1"}, {"MULTI"}, {"SET", "a", "2"}}
+		var replies [][]byte
+		for _, args := range steps {
+			replies = append(replies, n.do(t, args...).Raw)
+		}
+		other.ok(t, "CONFIG", "SET", "min-replicas-to-write", 1)
+		for _, args := range append([][]any{{"EXEC"}, {"MULTI"}, {"GET", "a"}, {"EXEC"}}, scripts...) {
+			replies = append(replies, n.do(t, args...).Raw)
+		}
+		n.ok(t, "CONFIG", "SET", "min-replicas-to-write", 0)
+		n.ok(t, "REPLICAOF", "127.0.0.1", downPort)
+		for _, args := range scripts {
+			replies = append(replies, n.do(t, args...).Raw)
+		}
+		n.ok(t, "REPLICAOF", "NO", "ONE")
+		got[i] = replies
+	}
+	for i := range got[0] {
+		if string(got[0][i]) != string(got[1][i]) {
+			t.Errorf("reply %d:\nredis   %q\nkeyhive %q", i, got[0][i], got[1][i])
 		}
 	}
 }

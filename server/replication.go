@@ -38,9 +38,11 @@ func (s *Server) initReplication() {
 }
 
 // replicationRefusal is why replication refuses a client's command now
-// (min-replicas-to-write, a read-only replica, a stale one), or "".
-func (s *Server) replicationRefusal(cmd *Command) string {
-	return s.repl.Refusal(cmd.Flags&cmdspec.FlagWrite != 0, cmd.Flags&cmdspec.FlagStale != 0)
+// (min-replicas-to-write, a read-only replica, a stale one), or "". An
+// EXEC is a write when a command it runs is, as in Redis.
+func (c *Client) replicationRefusal(cmd *Command) string {
+	write := cmd.Flags&cmdspec.FlagWrite != 0 || cmd == cmdExec && c.multi != nil && c.multi.flags&cmdspec.FlagWrite != 0
+	return c.s.repl.Refusal(write, cmd.Flags&cmdspec.FlagStale != 0)
 }
 
 func psyncCommand(x *Ctx) { x.s.repl.Psync(x.W, x.Args, &x.c.peer, replicaConn{x.c}) }
