@@ -246,9 +246,9 @@ func (s *State) loadConfig() (bool, error) {
 			continue
 		}
 		if p.migrate {
-			s.migrating[p.slot] = target
+			s.setMigrating(p.slot, target)
 		} else {
-			s.importing[p.slot] = target
+			s.setImporting(p.slot, target)
 		}
 	}
 	s.logf("Node configuration loaded, I'm %.40s", s.myself.Name)
