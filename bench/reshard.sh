@@ -24,7 +24,9 @@
 # server that goes first alternates too. Reported: each round's times and
 # ratio keyhive/redis (> 1: Keyhive slower), their median with min-max, and
 # the noise floor: the ratios of consecutive redis-server rounds (what a
-# ratio moves when nothing changes but the machine's load).
+# ratio moves when nothing changes but the machine's load). Also the CPU
+# time the three servers of each cluster used during the reshard, which
+# the load of other processes moves less than the wall time.
 #
 # The micro measurements run redis-benchmark with one client (redis-cli's
 # reshard sends one command at a time, so latency is what counts) on one
@@ -53,6 +55,7 @@ start_cluster() {
 			--cluster-enabled yes --cluster-node-timeout 5000 >"$tmp/$name/$p.log" 2>&1 &
 		pids+=($!)
 		ports+=("$p")
+		eval "pids_$name+=($!)"
 	done
 	for p in "${ports[@]}"; do wait_up "$p"; done
 	redis-cli --cluster create "${ports[@]/#/127.0.0.1:}" --cluster-replicas 0 --cluster-yes >"$tmp/$name/create.log" 2>&1
@@ -77,6 +80,17 @@ wait_clean() {
 }
 
 myid() { redis-cli -p "$1" CLUSTER MYID; }
+
+# cpu_ticks NAME: the CPU time (user + system, clock ticks) the cluster's
+# servers used so far.
+cpu_ticks() {
+	local -n of=pids_$1
+	local pid total=0
+	for pid in "${of[@]}"; do
+		total=$((total + $(awk '{ print $14 + $15 }' "/proc/$pid/stat")))
+	done
+	echo "$total"
+}
 
 # load PORT...: KEYS string keys key:0..KEYS-1, each sent to the master that
 # serves its slot (read from CLUSTER NODES), through redis-cli --pipe.
@@ -125,10 +139,11 @@ wait_clean "${ports_keyhive[0]}"
 # second on odd rounds, back on even ones.
 reshard() {
 	local -n ports=ports_$1
-	local from=${ports[0]} to=${ports[1]} t0 t1
+	local from=${ports[0]} to=${ports[1]} t0 t1 c0
 	if [ $(($2 % 2)) = 0 ]; then from=${ports[1]} to=${ports[0]}; fi
 	local from_id to_id
 	from_id=$(myid "$from") to_id=$(myid "$to")
+	c0=$(cpu_ticks "$1")
 	t0=$(now)
 	redis-cli --cluster reshard "127.0.0.1:$from" --cluster-from "$from_id" --cluster-to "$to_id" \
 		--cluster-slots "$SLOTS" --cluster-yes >"$tmp/$1.reshard.$2.log" 2>&1 || {
@@ -137,38 +152,44 @@ reshard() {
 		return 1
 	}
 	t1=$(now)
-	elapsed "$t0" "$t1"
+	echo "$(elapsed "$t0" "$t1") $(($(cpu_ticks "$1") - c0))"
 }
 
-redis_s=() keyhive_s=()
+redis_s=() keyhive_s=() redis_cpu=() keyhive_cpu=()
 for r in $(seq "$ROUNDS"); do
 	if [ $((r % 2)) = 1 ]; then
-		keyhive_s+=("$(reshard keyhive "$r")")
-		redis_s+=("$(reshard redis "$r")")
+		read -r k kc < <(reshard keyhive "$r")
+		read -r s sc < <(reshard redis "$r")
 	else
-		redis_s+=("$(reshard redis "$r")")
-		keyhive_s+=("$(reshard keyhive "$r")")
+		read -r s sc < <(reshard redis "$r")
+		read -r k kc < <(reshard keyhive "$r")
 	fi
+	redis_s+=("$s") keyhive_s+=("$k") redis_cpu+=("$sc") keyhive_cpu+=("$kc")
 	moved=$(grep -c '^Moving slot' "$tmp/keyhive.reshard.$r.log" || true)
-	echo "round $r: redis ${redis_s[-1]}s keyhive ${keyhive_s[-1]}s ($moved slots moved)" >&2
+	echo "round $r: redis ${s}s keyhive ${k}s, server CPU ticks redis $sc keyhive $kc ($moved slots moved)" >&2
 	wait_clean "${ports_redis[0]}"
 	wait_clean "${ports_keyhive[0]}"
 done
 
-python3 - "${redis_s[*]}" "${keyhive_s[*]}" "$SLOTS" "$KEYS" <<-'EOF'
+python3 - "${redis_s[*]}" "${keyhive_s[*]}" "${redis_cpu[*]}" "${keyhive_cpu[*]}" "$SLOTS" "$KEYS" "$(getconf CLK_TCK)" <<-'EOF'
 	import statistics, sys
-	redis = [float(v) for v in sys.argv[1].split()]
-	keyhive = [float(v) for v in sys.argv[2].split()]
+	redis, keyhive, redis_cpu, keyhive_cpu = ([float(v) for v in a.split()] for a in sys.argv[1:5])
+	tick = 1 / float(sys.argv[7])
+	def summary(name, ratios):
+	    return f"{name}: median {statistics.median(ratios):.2f} (per round {min(ratios):.2f}-{max(ratios):.2f})"
 	ratios = [k / r for k, r in zip(keyhive, redis)]
+	cpu_ratios = [k / r for k, r in zip(keyhive_cpu, redis_cpu) if r > 0]
 	floor = [b / a for a, b in zip(redis, redis[1:])]
-	print(f"reshard of {sys.argv[3]} slots, {sys.argv[4]} keys in the cluster, 3 masters each")
-	print("| round | redis s | keyhive s | ratio (keyhive/redis) |")
-	print("|---:|---:|---:|---:|")
-	for i, (r, k, q) in enumerate(zip(redis, keyhive, ratios), 1):
-	    print(f"| {i} | {r:.3f} | {k:.3f} | {q:.2f} |")
-	print(f"ratio keyhive/redis: median {statistics.median(ratios):.2f} (per round {min(ratios):.2f}-{max(ratios):.2f})")
+	print(f"reshard of {sys.argv[5]} slots, {sys.argv[6]} keys in the cluster, 3 masters each")
+	print("| round | redis s | keyhive s | ratio (keyhive/redis) | redis servers' CPU s | keyhive servers' CPU s |")
+	print("|---:|---:|---:|---:|---:|---:|")
+	for i, (r, k, q, rc, kc) in enumerate(zip(redis, keyhive, ratios, redis_cpu, keyhive_cpu), 1):
+	    print(f"| {i} | {r:.3f} | {k:.3f} | {q:.2f} | {rc * tick:.2f} | {kc * tick:.2f} |")
+	print(summary("time keyhive/redis", ratios))
 	if floor:
-	    print(f"noise floor, redis round n+1 / round n: median {statistics.median(floor):.2f} ({min(floor):.2f}-{max(floor):.2f})")
+	    print(summary("noise floor, redis round n+1 / round n", floor))
+	if cpu_ratios:
+	    print(summary("servers' CPU time keyhive/redis", cpu_ratios))
 EOF
 
 [ "$MICRO" = 1 ] || exit 0

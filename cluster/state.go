@@ -99,7 +99,7 @@ func Open(opt Options, host Host) (*State, error) {
 	}
 	s := &State{opt: opt, host: host, nodes: map[string]*Node{}, forgotten: map[string]int64{}, links: map[*link]struct{}{}, done: make(chan struct{})}
 	s.manual.masterOffset = -1
-	s.saver.pending = make(chan configSnapshot, 1)
+	s.saver.wake = make(chan struct{}, 1)
 	loaded, err := s.loadConfig()
 	if err != nil {
 		return nil, err
