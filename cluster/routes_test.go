@@ -2,9 +2,12 @@ package cluster
 
 import (
 	"net"
+	"os"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 )
 
 // checkRoutes compares every slot of the published routes with the node
@@ -107,5 +110,67 @@ func TestSetSlotGarbage(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	if perOp := (after.TotalAlloc - before.TotalAlloc) / n; perOp > 8<<10 {
 		t.Errorf("a SETSLOT allocates %d bytes", perOp)
+	}
+}
+
+// TestConfigSavesCoalesce: a burst of SETSLOTs is written in a few saves,
+// not one each, and the last change is on disk soon after, and at Close.
+func TestConfigSavesCoalesce(t *testing.T) {
+	opt := testOptions(t, t.TempDir())
+	s, err := Open(opt, nopHost{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddSlots([][2]int{{0, SlotCount - 1}}, false); err != nil {
+		t.Fatal(err)
+	}
+	s.lock()
+	before := s.saver.seq
+	s.unlock()
+	const n = 500
+	start := time.Now()
+	for i := range n {
+		action := "migrating"
+		if i%2 == 1 {
+			action = "stable"
+		}
+		if err := s.SetSlot(100, action, s.MyName(), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.SetSlot(200, "migrating", s.MyName(), 0); err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	want := "[200->-" + s.MyName() + "]"
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		data, _ := os.ReadFile(opt.ConfigFile)
+		if strings.Contains(string(data), want) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the last change is not on disk after 5 s:\n%s", data)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	s.lock()
+	saves := s.saver.seq - before
+	s.unlock()
+	// At most one save per saveInterval, and the one of the last change.
+	if limit := uint64(took/saveInterval) + 3; saves > limit {
+		t.Errorf("%d SETSLOTs in %v took %d saves, want at most %d", n+1, took, saves, limit)
+	}
+
+	// A change the saver has not written yet is written at Close.
+	if err := s.SetSlot(300, "migrating", s.MyName(), 0); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if data, _ := os.ReadFile(opt.ConfigFile); !strings.Contains(string(data), "[300->-") {
+		t.Errorf("the change before Close is not on disk:\n%s", data)
 	}
 }
