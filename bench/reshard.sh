@@ -15,8 +15,8 @@
 #   KEYHIVE_BIN=path use this binary instead of building ./cmd/keyhive
 #
 # Each server gets a cluster of 3 masters, no replicas, made by
-# `redis-cli --cluster create` (cluster-node-timeout 5000, no persistence
-# but nodes.conf, which both servers write on every slot change). Round r
+# `redis-cli --cluster create` (cluster-node-timeout 5000, no RDB or AOF;
+# each node keeps its nodes.conf in the temporary directory). Round r
 # moves SLOTS slots from the first master to the second (odd r) or back
 # (even r), timed from start to end of
 #   redis-cli --cluster reshard --cluster-from A --cluster-to B --cluster-slots SLOTS --cluster-yes
@@ -158,15 +158,18 @@ reshard() {
 redis_s=() keyhive_s=() redis_cpu=() keyhive_cpu=()
 for r in $(seq "$ROUNDS"); do
 	if [ $((r % 2)) = 1 ]; then
-		read -r k kc < <(reshard keyhive "$r")
-		read -r s sc < <(reshard redis "$r")
+		kout=$(reshard keyhive "$r")
+		rout=$(reshard redis "$r")
 	else
-		read -r s sc < <(reshard redis "$r")
-		read -r k kc < <(reshard keyhive "$r")
+		rout=$(reshard redis "$r")
+		kout=$(reshard keyhive "$r")
 	fi
+	read -r k kc <<<"$kout"
+	read -r s sc <<<"$rout"
 	redis_s+=("$s") keyhive_s+=("$k") redis_cpu+=("$sc") keyhive_cpu+=("$kc")
-	moved=$(grep -c '^Moving slot' "$tmp/keyhive.reshard.$r.log" || true)
-	echo "round $r: redis ${s}s keyhive ${k}s, server CPU ticks redis $sc keyhive $kc ($moved slots moved)" >&2
+	# redis-cli prints a dot per key moved after each "Moving slot ...: ".
+	moved=$(awk '/^Moving slot/ { slots++; sub(/.*: /, ""); keys += gsub(/\./, "") } END { print slots + 0 " slots, " keys + 0 " keys" }' "$tmp/keyhive.reshard.$r.log")
+	echo "round $r: redis ${s}s keyhive ${k}s, server CPU ticks redis $sc keyhive $kc ($moved moved)" >&2
 	wait_clean "${ports_redis[0]}"
 	wait_clean "${ports_keyhive[0]}"
 done
