@@ -8,7 +8,7 @@ import (
 // set to its owner and made stable, on a node serving every slot, with the
 // config saver running.
 func BenchmarkSetSlot(b *testing.B) {
-	s, err := Open(testOptions(&testing.T{}, b.TempDir()), nopHost{})
+	s, err := Open(testOptions(b, b.TempDir()), nopHost{})
 	if err != nil {
 		b.Fatal(err)
 	}
