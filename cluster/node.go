@@ -2,7 +2,9 @@ package cluster
 
 import (
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
+	"math/bits"
 	"strconv"
 	"strings"
 )
@@ -126,16 +128,28 @@ func slotRanges(b []byte, s *Slots) []byte {
 // Ranges returns the ranges of set slots as start, end pairs.
 func (s *Slots) Ranges() [][2]int {
 	var out [][2]int
-	first := -1
-	for i := 0; i <= SlotCount; i++ {
-		set := i < SlotCount && s.Has(i)
-		if set && first < 0 {
-			first = i
-		}
-		if !set && first >= 0 {
-			out = append(out, [2]int{first, i - 1})
-			first = -1
-		}
+	for first := s.next(0, true); first < SlotCount; {
+		end := s.next(first, false)
+		out = append(out, [2]int{first, end - 1})
+		first = s.next(end, true)
 	}
 	return out
+}
+
+// next is the first slot from from on that is set (set) or clear (!set),
+// or SlotCount: a word of 64 slots at a time.
+func (s *Slots) next(from int, set bool) int {
+	for w := from / 64; w < SlotCount/64; w++ {
+		word := binary.LittleEndian.Uint64(s[w*8:])
+		if !set {
+			word = ^word
+		}
+		if w == from/64 {
+			word &= ^uint64(0) << (from % 64)
+		}
+		if word != 0 {
+			return w*64 + bits.TrailingZeros64(word)
+		}
+	}
+	return SlotCount
 }

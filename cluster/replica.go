@@ -32,7 +32,8 @@ func (s *State) setMaster(n *Node) {
 	me := s.myself
 	if me.isMaster() {
 		for slot := range SlotCount {
-			s.importing[slot], s.migrating[slot] = nil, nil
+			s.setImporting(slot, nil)
+			s.setMigrating(slot, nil)
 			if s.slots[slot] == me {
 				s.delSlot(slot)
 			}

@@ -70,7 +70,11 @@ type State struct {
 	statsSent    [typeCount]int64
 	statsRecv    [typeCount]int64
 
+	assigned int   // slots with an owner
+	open     Slots // slots migrating or importing
+
 	dirtyRoutes, dirtyConfig bool
+	routing                  routeTable
 	saver                    configSaver
 	later                    []func() // calls into the host, made once the lock is released
 	routes                   atomic.Pointer[Routes]
@@ -95,7 +99,7 @@ func Open(opt Options, host Host) (*State, error) {
 	}
 	s := &State{opt: opt, host: host, nodes: map[string]*Node{}, forgotten: map[string]int64{}, links: map[*link]struct{}{}, done: make(chan struct{})}
 	s.manual.masterOffset = -1
-	s.saver.pending = make(chan configSnapshot, 1)
+	s.saver.wake = make(chan struct{}, 1)
 	loaded, err := s.loadConfig()
 	if err != nil {
 		return nil, err
@@ -175,10 +179,10 @@ func (s *State) addNode(n *Node) { s.nodes[n.Name] = n }
 func (s *State) delNode(n *Node) {
 	for i := range SlotCount {
 		if s.importing[i] == n {
-			s.importing[i] = nil
+			s.setImporting(i, nil)
 		}
 		if s.migrating[i] == n {
-			s.migrating[i] = nil
+			s.setMigrating(i, nil)
 		}
 		if s.slots[i] == n {
 			s.delSlot(i)
@@ -193,6 +197,7 @@ func (s *State) delNode(n *Node) {
 	s.freeLink(n.link)
 	s.freeLink(n.inbound)
 	delete(s.nodes, n.Name)
+	s.dropRoute(n)
 	s.changed()
 }
 
@@ -209,6 +214,8 @@ func (s *State) addSlot(n *Node, slot int) bool {
 	n.Slots.Set(slot)
 	n.NumSlots++
 	s.slots[slot] = n
+	s.assigned++
+	s.slotChanged(slot)
 	s.changed()
 	return true
 }
@@ -221,6 +228,8 @@ func (s *State) delSlot(slot int) bool {
 	n.Slots.Clear(slot)
 	n.NumSlots--
 	s.slots[slot] = nil
+	s.assigned--
+	s.slotChanged(slot)
 	s.changed()
 	return true
 }
@@ -278,17 +287,14 @@ func (s *State) bumpEpoch() bool {
 // every slot served by a reachable master (when full coverage is required),
 // and a majority of the slot-serving masters reachable.
 func (s *State) updateState() {
-	ok := true
-	if s.opt.RequireFullCoverage == nil || s.opt.RequireFullCoverage() {
-		for _, n := range s.slots {
-			if n == nil || n.failed() {
-				ok = false
-				break
-			}
-		}
-	}
+	// Full coverage: every slot assigned and no owner failed (the owners
+	// are the nodes with slots: NumSlots counts their entries in slots).
+	covered := s.assigned == SlotCount
 	size, reachable := 0, 0
 	for _, n := range s.nodes {
+		if n.NumSlots > 0 && n.failed() {
+			covered = false
+		}
 		if n.isMaster() && n.NumSlots > 0 {
 			size++
 			if n.Flags&(FlagFail|FlagPFail) == 0 {
@@ -296,6 +302,7 @@ func (s *State) updateState() {
 			}
 		}
 	}
+	ok := covered || (s.opt.RequireFullCoverage != nil && !s.opt.RequireFullCoverage())
 	s.size = size
 	if reachable < size/2+1 {
 		ok = false
@@ -309,75 +316,6 @@ func (s *State) updateState() {
 			s.logf("Cluster state changed: fail")
 		}
 	}
-}
-
-// Routes is the slot table the dispatch path reads for every command: an
-// immutable snapshot, replaced whole when ownership changes.
-type Routes struct {
-	OK        bool
-	owner     [SlotCount]uint16 // index into addrs, 0: unassigned
-	migrating [SlotCount]uint16
-	importing [SlotCount]uint16
-	myself    uint16
-	myMaster  uint16   // when myself is a replica
-	addrs     []string // "host:port", [0] unused
-}
-
-// Routes returns the current routing snapshot.
-func (s *State) Routes() *Routes { return s.routes.Load() }
-
-func (s *State) rebuildRoutes() {
-	r := &Routes{OK: s.ok, addrs: []string{""}}
-	for _, n := range s.nodes {
-		n.route = uint16(len(r.addrs))
-		r.addrs = append(r.addrs, net.JoinHostPort(s.endpoint(n), strconv.Itoa(n.Port)))
-	}
-	of := func(n *Node) uint16 {
-		if n == nil {
-			return 0
-		}
-		return n.route
-	}
-	r.myself = of(s.myself)
-	if s.myself.isReplica() {
-		r.myMaster = of(s.myself.Master)
-	}
-	for i := range SlotCount {
-		r.owner[i] = of(s.slots[i])
-		r.migrating[i] = of(s.migrating[i])
-		r.importing[i] = of(s.importing[i])
-	}
-	s.routes.Store(r)
-}
-
-// endpoint is the address clients are sent to for n.
-func (s *State) endpoint(n *Node) string {
-	if n.IP == "" {
-		return "?"
-	}
-	return n.IP
-}
-
-// Owner is the slot's owner: mine, or the address to redirect to, or
-// unassigned.
-func (r *Routes) Owner(slot int) (mine, assigned bool, addr string) {
-	o := r.owner[slot]
-	return o == r.myself, o != 0, r.addrs[o]
-}
-
-// Migrating returns the address of the node the slot is migrating to, if any.
-func (r *Routes) Migrating(slot int) (string, bool) {
-	m := r.migrating[slot]
-	return r.addrs[m], m != 0
-}
-
-// Importing reports whether the slot is being imported here.
-func (r *Routes) Importing(slot int) bool { return r.importing[slot] != 0 }
-
-// MastersSlot reports whether myself is a replica and its master serves
-// slot: a READONLY client reads it here.
-func (r *Routes) MastersSlot(slot int) bool {
-	return r.myMaster != 0 && r.owner[slot] == r.myMaster
 }
 
 // MyName is this node's name.
@@ -452,7 +390,7 @@ func (s *State) AddSlots(ranges [][2]int, del bool) error {
 			s.delSlot(slot)
 			continue
 		}
-		s.importing[slot] = nil
+		s.setImporting(slot, nil)
 		s.addSlot(s.myself, slot)
 	}
 	s.changed()
@@ -497,7 +435,7 @@ func (s *State) SetSlot(slot int, action, name string, held int) error {
 		if err != nil {
 			return err
 		}
-		s.migrating[slot] = n
+		s.setMigrating(slot, n)
 	case "importing":
 		if s.slots[slot] == s.myself {
 			return errorf("I'm already the owner of hash slot %d", slot)
@@ -506,9 +444,10 @@ func (s *State) SetSlot(slot int, action, name string, held int) error {
 		if err != nil {
 			return err
 		}
-		s.importing[slot] = n
+		s.setImporting(slot, n)
 	case "stable":
-		s.importing[slot], s.migrating[slot] = nil, nil
+		s.setImporting(slot, nil)
+		s.setMigrating(slot, nil)
 	case "node":
 		n, err := lookup("Unknown node %s")
 		if err != nil {
@@ -518,7 +457,7 @@ func (s *State) SetSlot(slot int, action, name string, held int) error {
 			return errorf("Can't assign hashslot %d to a different node while I still hold keys for this hash slot.", slot)
 		}
 		if held == 0 {
-			s.migrating[slot] = nil
+			s.setMigrating(slot, nil)
 		}
 		s.delSlot(slot)
 		s.addSlot(n, slot)
@@ -527,7 +466,7 @@ func (s *State) SetSlot(slot int, action, name string, held int) error {
 			if s.bumpEpoch() {
 				s.logf("configEpoch updated after importing slot %d", slot)
 			}
-			s.importing[slot] = nil
+			s.setImporting(slot, nil)
 			s.broadcastPong()
 		}
 	}
@@ -559,7 +498,8 @@ func (s *State) Reset(hard bool) {
 	s.lock()
 	defer s.unlock()
 	for slot := range SlotCount {
-		s.importing[slot], s.migrating[slot] = nil, nil
+		s.setImporting(slot, nil)
+		s.setMigrating(slot, nil)
 		s.delSlot(slot)
 	}
 	for _, n := range s.nodes {
@@ -683,8 +623,14 @@ func (s *State) Nodes() string {
 
 // describe appends n's line of CLUSTER NODES.
 func (s *State) describe(b []byte, n *Node) []byte {
+	// strconv rather than fmt: nodes.conf is written on every slot change.
 	b = append(b, n.Name...)
-	b = fmt.Appendf(b, " %s:%d@%d", n.IP, n.Port, n.CPort)
+	b = append(b, ' ')
+	b = append(b, n.IP...)
+	b = append(b, ':')
+	b = strconv.AppendInt(b, int64(n.Port), 10)
+	b = append(b, '@')
+	b = strconv.AppendInt(b, int64(n.CPort), 10)
 	if n.Hostname != "" {
 		b = append(b, ',')
 		b = append(b, n.Hostname...)
@@ -703,15 +649,29 @@ func (s *State) describe(b []byte, n *Node) []byte {
 	if n.link != nil || n == s.myself {
 		linkState = "connected"
 	}
-	b = fmt.Appendf(b, " %s %d %d %d %s", master, n.pingSent, n.pongReceived, epoch, linkState)
+	b = append(b, ' ')
+	b = append(b, master...)
+	b = append(b, ' ')
+	b = strconv.AppendInt(b, n.pingSent, 10)
+	b = append(b, ' ')
+	b = strconv.AppendInt(b, n.pongReceived, 10)
+	b = append(b, ' ')
+	b = strconv.AppendUint(b, epoch, 10)
+	b = append(b, ' ')
+	b = append(b, linkState...)
 	b = slotRanges(b, &n.Slots)
 	if n == s.myself {
-		for slot := range SlotCount {
+		for slot := s.open.next(0, true); slot < SlotCount; slot = s.open.next(slot+1, true) {
+			b = append(b, " ["...)
+			b = strconv.AppendInt(b, int64(slot), 10)
 			if m := s.migrating[slot]; m != nil {
-				b = fmt.Appendf(b, " [%d->-%s]", slot, m.Name)
-			} else if i := s.importing[slot]; i != nil {
-				b = fmt.Appendf(b, " [%d-<-%s]", slot, i.Name)
+				b = append(b, "->-"...)
+				b = append(b, m.Name...)
+			} else {
+				b = append(b, "-<-"...)
+				b = append(b, s.importing[slot].Name...)
 			}
+			b = append(b, ']')
 		}
 	}
 	return b

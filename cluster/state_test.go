@@ -22,7 +22,7 @@ func (nopHost) ReplicationOffset() int64     { return 0 }
 func (nopHost) ReplicationDataAge() int64    { return 0 }
 func (nopHost) PauseWrites(int64)            {}
 func quietLogger() *log.Logger               { return log.New(io.Discard, "", 0) }
-func testOptions(t *testing.T, dir string) Options {
+func testOptions(t testing.TB, dir string) Options {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

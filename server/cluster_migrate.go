@@ -190,11 +190,15 @@ func migrateCommand(x *Ctx) {
 		}
 		req = resp.AppendCommand(req, argv)
 	}
-	mc.conn.SetDeadline(time.Now().Add(timeout))
+	deadline := time.Now().Add(timeout)
+	mc.conn.SetDeadline(deadline)
 	if _, err := mc.conn.Write(req); err != nil {
 		mc.conn.Close()
 		x.W.Error("IOERR error or timeout writing to target instance")
 		return
+	}
+	if mc.r.Buffered() == 0 {
+		waitReadable(mc.conn, deadline)
 	}
 
 	// The replies: a refused RESTORE's key stays here, and the (last)
