@@ -38,22 +38,24 @@ func TestLine(t *testing.T) {
 	}
 }
 
-// TestVersionCopies: the docs' sample --version output and CHANGELOG.md's
-// newest entry name Keyhive, so a version change cannot miss them.
+// TestVersionCopies: the docs' sample --version output and archive names
+// and CHANGELOG.md's newest entry name Keyhive, so a version change cannot
+// miss them.
 func TestVersionCopies(t *testing.T) {
 	docs, err := filepath.Glob("../../docs/*.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	sample := regexp.MustCompile(`Keyhive server v=(\S+)`)
+	// keyhive --version's output, the archives' names and their directory
+	sample := regexp.MustCompile(`Keyhive server v=(\S+)|keyhive-(\d+\.\d+\.\d+)-|dist/(\d+\.\d+\.\d+)`)
 	for _, path := range append(docs, "../../README.md") {
 		text, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, m := range sample.FindAllSubmatch(text, -1) {
-			if string(m[1]) != Keyhive {
-				t.Errorf("%s shows %s, want v=%s", path, m[0], Keyhive)
+			if string(m[1])+string(m[2])+string(m[3]) != Keyhive {
+				t.Errorf("%s shows %s, want version %s", path, m[0], Keyhive)
 			}
 		}
 	}
