@@ -14,7 +14,8 @@ cd "$(dirname "$0")/.."
 version=$(sed -n 's/^[[:space:]]*Keyhive = "\([^"]*\)".*/\1/p' internal/version/version.go)
 [ -n "$version" ] || { echo "release.sh: no Keyhive version in internal/version/version.go" >&2; exit 1; }
 grep -q "^## \[$version\]" CHANGELOG.md || { echo "release.sh: CHANGELOG.md has no entry for $version" >&2; exit 1; }
-targets=${TARGETS:-linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64}
+targets=${TARGETS-linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64}
+[ -n "$targets" ] || { echo "release.sh: TARGETS is empty" >&2; exit 1; }
 out=${1:-dist/$version}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
@@ -36,14 +37,14 @@ for target in $targets; do
   touch -d "$mtime" "$dir" "$dir"/*
   if [ "$goos" = windows ]; then
     rm -f "$out/$name.zip"
-    (cd "$stage" && zip -qrX "$out/$name.zip" "$name")
+    (cd "$stage" && zip -qX "$out/$name.zip" "$name" "$name"/*)
   else
-    tar -C "$stage" --sort=name --owner=0 --group=0 --numeric-owner -cf - "$name" |
-      gzip -9n > "$out/$name.tar.gz"
+    tar -C "$stage" --sort=name --owner=0 --group=0 --numeric-owner -cf "$stage/$name.tar" "$name"
+    gzip -9nc "$stage/$name.tar" > "$out/$name.tar.gz"
   fi
 done
 
 cd "$out"
 # SHA256SUMS covers every archive in the directory, also of earlier runs.
-ls keyhive-"$version"-*.tar.gz keyhive-"$version"-*.zip 2>/dev/null | xargs sha256sum > SHA256SUMS
+sha256sum $(ls keyhive-"$version"-*.tar.gz keyhive-"$version"-*.zip 2>/dev/null) > SHA256SUMS
 echo "$out"
