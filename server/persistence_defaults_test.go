@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/keyhive/keyhive/config"
@@ -62,6 +63,35 @@ func TestEmbeddedServerLeavesWorkingDirectory(t *testing.T) {
 	}
 	if r, err := difftest.Inline(addr, "CONFIG GET save"); err != nil || len(r.Elems) != 2 || r.Elems[1].Str != "3600 1 300 100 60 10000" {
 		t.Errorf("CONFIG GET save with a config file: %q %v, want Redis's default", r.Raw, err)
+	}
+}
+
+// TestEmbeddedReplicaLeavesWorkingDirectory: a replica without persistence
+// loads its master's data set through a file in its working directory, as
+// Redis's disk-based sync does, but keeps no dump.rdb there afterwards.
+func TestEmbeddedReplicaLeavesWorkingDirectory(t *testing.T) {
+	master := startKeyhive(t)
+	if r := difftest.InlineLine(master.Addr(), "SET k v"); r != "+OK" {
+		t.Fatalf("SET: %q", r)
+	}
+	wd := t.TempDir()
+	t.Chdir(wd)
+	host, port, _ := strings.Cut(master.Addr(), ":")
+	cfg, err := config.FromArgs([]string{"--port", "0", "--replicaof", host, port})
+	if err != nil {
+		t.Fatal(err)
+	}
+	replica, err := server.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := replica.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer replica.Close()
+	waitUntil(t, "the replica's sync", func() bool { return difftest.InlineLine(replica.Addr(), "GET k") == "$1" })
+	if entries, _ := os.ReadDir(wd); len(entries) != 0 {
+		t.Errorf("the working directory holds %v after the sync, want nothing", entries)
 	}
 }
 
