@@ -16,6 +16,9 @@ version=$(sed -n 's/^[[:space:]]*Keyhive = "\([^"]*\)".*/\1/p' internal/version/
 grep -q "^## \[$version\]" CHANGELOG.md || { echo "release.sh: CHANGELOG.md has no entry for $version" >&2; exit 1; }
 targets=${TARGETS-linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64}
 [ -n "$targets" ] || { echo "release.sh: TARGETS is empty" >&2; exit 1; }
+if [ -n "$(git status --porcelain 2>/dev/null)" ]; then
+  echo "release.sh: the work tree has changes: the binaries will report it (keyhive --version: sha=...:1)" >&2
+fi
 out=${1:-dist/$version}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
