@@ -503,15 +503,17 @@ func (l *loader) commit(c *Config) {
 	c.persistent = l.namesPersistence()
 }
 
-// namesPersistence reports whether the text loaded says where or when to
-// keep the data set on disk; save "" says neither.
+// namesPersistence reports whether the text loaded says where to keep the
+// data set on disk or turns writing it on; save "" and appendonly no do
+// neither.
 func (l *loader) namesPersistence() bool {
-	for _, i := range []int{ixDir, ixDBFilename, ixAppendOnly, ixAppendFilename, ixAppendDirname} {
+	for _, i := range []int{ixDir, ixDBFilename, ixAppendFilename, ixAppendDirname} {
 		if l.seen[i] {
 			return true
 		}
 	}
-	return l.seen[ixSave] && len(l.vals[ixSave].([][2]int64)) > 0
+	return l.seen[ixSave] && len(l.vals[ixSave].([][2]int64)) > 0 ||
+		l.seen[ixAppendOnly] && l.vals[ixAppendOnly].(bool)
 }
 
 // Parse returns the defaults overridden by configuration text in redis.conf
@@ -613,9 +615,9 @@ func fromArgs(args []string, stdin io.Reader) (*Config, error) {
 }
 
 // Persistent reports whether the configuration asks for the data set to be
-// kept on disk: it was read from a config file (or stdin), or it names dir,
-// dbfilename, appendonly, appendfilename, appenddirname, or save with a save
-// point. Only then does a server use Redis's persistence defaults (load
+// kept on disk: it was read from a config file (or stdin), or it says where
+// (dir, dbfilename, appendfilename, appenddirname) or turns writing on (save
+// with a save point, appendonly yes). Only then does a server use Redis's persistence defaults (load
 // dbfilename from dir at start, save points 3600 1 300 100 60 10000); see
 // server.New.
 func (c *Config) Persistent() bool { return c.persistent }

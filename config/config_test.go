@@ -305,8 +305,8 @@ func TestFromArgs(t *testing.T) {
 }
 
 // TestPersistent: a configuration asks for files on disk with a config file
-// (or stdin) or a directive saying where or when to write them; save ""
-// says neither.
+// (or stdin) or a directive saying where or turning writing on; save "" and
+// appendonly no do neither.
 func TestPersistent(t *testing.T) {
 	f := filepath.Join(t.TempDir(), "empty.conf")
 	os.WriteFile(f, nil, 0o644)
@@ -324,7 +324,8 @@ func TestPersistent(t *testing.T) {
 		{[]string{"--dir", "/tmp"}, "", true},
 		{[]string{"--dbfilename", "x.rdb"}, "", true},
 		{[]string{"--appendonly", "yes"}, "", true},
-		{[]string{"--appendonly", "no"}, "", true},
+		{[]string{"--appendonly", "no"}, "", false},
+		{[]string{"--save", "", "--appendonly", "no"}, "", false},
 		{[]string{"--appendfilename", "x.aof"}, "", true},
 		{[]string{"--appenddirname", "aof"}, "", true},
 		{[]string{f, "--save", ""}, "", true},

@@ -131,8 +131,8 @@ func WithLogger(l *log.Logger) Option { return func(s *Server) { s.log = l } }
 func WithSupervised(mode string) Option { return func(s *Server) { s.supervised = mode } }
 
 // New creates a server from cfg. It does not listen until Start. Unless cfg
-// asks for persistence (config.Persistent: a config file, or dir, save,
-// appendonly, ...), the server keeps its data in memory: it loads no
+// asks for persistence (config.Persistent: a config file, dir, save points,
+// appendonly yes, ...), the server keeps its data in memory: it loads no
 // dump.rdb from the working directory and turns the save points off.
 func New(cfg *config.Config, opts ...Option) (*Server, error) {
 	s := &Server{

@@ -58,7 +58,7 @@ func run(cfg *config.Config, lg *logging.Logger) int {
 		version.Keyhive, version.Redis, version.GitSHA1(), boolInt(version.GitDirty()), os.Getpid())
 	lg.Logf(logging.Notice, "Configuration loaded")
 	if !cfg.Persistent() {
-		lg.Logf(logging.Notice, "No config file and no dir, dbfilename, save or appendonly given: the data set is kept in memory only, nothing is loaded from or saved to %s unless a client asks", cfg.Dir())
+		lg.Logf(logging.Notice, "No config file, dir, save points or appendonly yes given: the data set is kept in memory only, nothing is loaded from or saved to %s unless a client asks", cfg.Dir())
 	}
 	sup.start(lg)
 	pidFile := cfg.PidFile()
