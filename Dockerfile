@@ -3,14 +3,14 @@
 #
 #   docker build -t keyhive .
 #   docker run -d --name keyhive -p 6379:6379 -v keyhive-data:/data keyhive
-#   docker run -d -p 6379:6379 keyhive --requirepass secret --maxmemory 1gb
+#   docker run -d -p 6379:6379 keyhive --dir /data --bind "* -::*" --requirepass secret --maxmemory 1gb
 #
 # Arguments after the image name are keyhive's (redis-server's command line).
 # The default ones listen on every interface of the container and turn
 # protected mode off, as the redis image does: the container's network is the
 # boundary, so publish the port only where clients may reach it, or set
-# --requirepass (arguments given replace them all: keep --dir /data and
-# --bind). docs/operations.md has more.
+# --requirepass (arguments given replace them all: keep --dir /data, without
+# which the data stays in memory, and --bind). docs/operations.md has more.
 
 # The Go release is go.mod's (packaging's test checks they agree).
 FROM golang:1.26.8 AS build

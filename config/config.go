@@ -26,6 +26,8 @@ type Config struct {
 	spaces   [][]string
 	onChange [][]func()
 	onApply  [][]func() error
+
+	persistent bool // the configuration asks for files on disk (Persistent)
 }
 
 var (
@@ -498,6 +500,20 @@ func (l *loader) commit(c *Config) {
 	c.renames = l.renames
 	c.users = l.users
 	c.spaces = l.spaces
+	c.persistent = l.namesPersistence()
+}
+
+// namesPersistence reports whether the text loaded says where to keep the
+// data set on disk or turns writing it on; save "" and appendonly no do
+// neither.
+func (l *loader) namesPersistence() bool {
+	for _, i := range []int{ixDir, ixDBFilename, ixAppendFilename, ixAppendDirname} {
+		if l.seen[i] {
+			return true
+		}
+	}
+	return l.seen[ixSave] && len(l.vals[ixSave].([][2]int64)) > 0 ||
+		l.seen[ixAppendOnly] && l.vals[ixAppendOnly].(bool)
 }
 
 // Parse returns the defaults overridden by configuration text in redis.conf
@@ -594,8 +610,17 @@ func fromArgs(args []string, stdin io.Reader) (*Config, error) {
 		return nil, err
 	}
 	l.commit(c)
+	c.persistent = c.persistent || file != "" || fromStdin
 	return c, nil
 }
+
+// Persistent reports whether the configuration asks for the data set to be
+// kept on disk: it was read from a config file (or stdin), or it says where
+// (dir, dbfilename, appendfilename, appenddirname) or turns writing on (save
+// with a save point, appendonly yes). Only then does a server use Redis's persistence defaults (load
+// dbfilename from dir at start, save points 3600 1 300 100 60 10000); see
+// server.New.
+func (c *Config) Persistent() bool { return c.persistent }
 
 // ConfigFile is the absolute path of the config file the server started
 // from, or "".

@@ -304,6 +304,46 @@ func TestFromArgs(t *testing.T) {
 	}
 }
 
+// TestPersistent: a configuration asks for files on disk with a config file
+// (or stdin) or a directive saying where or turning writing on; save "" and
+// appendonly no do neither.
+func TestPersistent(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "empty.conf")
+	os.WriteFile(f, nil, 0o644)
+	for _, c := range []struct {
+		args  []string
+		stdin string
+		want  bool
+	}{
+		{nil, "", false},
+		{[]string{"--port", "0", "--bind", "127.0.0.1"}, "", false},
+		{[]string{"--port", "0", "--save", ""}, "", false},
+		{[]string{"--save"}, "", false},
+		{[]string{"--save", "60 1", "--save", ""}, "", false},
+		{[]string{"--save", "60 1"}, "", true},
+		{[]string{"--dir", "/tmp"}, "", true},
+		{[]string{"--dbfilename", "x.rdb"}, "", true},
+		{[]string{"--appendonly", "yes"}, "", true},
+		{[]string{"--appendonly", "no"}, "", false},
+		{[]string{"--save", "", "--appendonly", "no"}, "", false},
+		{[]string{"--appendfilename", "x.aof"}, "", true},
+		{[]string{"--appenddirname", "aof"}, "", true},
+		{[]string{f, "--save", ""}, "", true},
+		{[]string{"-"}, "port 1\n", true},
+	} {
+		cfg, err := fromArgs(c.args, strings.NewReader(c.stdin))
+		if err != nil {
+			t.Fatalf("%q: %v", c.args, err)
+		}
+		if cfg.Persistent() != c.want {
+			t.Errorf("%q: Persistent() = %v, want %v", c.args, cfg.Persistent(), c.want)
+		}
+	}
+	if Default().Persistent() {
+		t.Error("Default().Persistent() = true")
+	}
+}
+
 func TestDefaults(t *testing.T) {
 	c := Default()
 	checks := map[string]string{

@@ -299,10 +299,10 @@ func (sv *Saver) Load() error { return sv.loadFile(sv.path(), true, false, sv.h.
 func (sv *Saver) Reload(merge bool) error { return sv.loadFile(sv.path(), false, merge, nil) }
 
 // LoadFromMaster loads the RDB file a replica received from its master,
-// into an empty data set, and makes it the dump file; aux receives its
-// AUX fields.
+// into an empty data set, and makes it the dump file (unless the server
+// keeps no files: config.Persistent); aux receives its AUX fields.
 func (sv *Saver) LoadFromMaster(path string, aux func(name, value []byte)) error {
-	if err := sv.loadFile(path, false, false, aux); err != nil {
+	if err := sv.loadFile(path, false, false, aux); err != nil || !sv.h.Config.Persistent() {
 		return err
 	}
 	return os.Rename(path, sv.path())

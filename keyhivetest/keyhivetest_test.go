@@ -2,7 +2,10 @@ package keyhivetest_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -11,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/keyhive/keyhive/internal/difftest"
 	"github.com/keyhive/keyhive/keyhivetest"
 )
 
@@ -262,5 +266,52 @@ func TestConcurrent(t *testing.T) {
 	wg.Wait()
 	for g := range 8 {
 		srv.CheckGet(t, fmt.Sprintf("count:%d", g), "50")
+	}
+}
+
+// TestRunLeavesWorkingDirectory: a server started in a working directory
+// holding a dump.rdb does not load it, and after Close neither that
+// directory nor the server's own data directory keeps anything of it.
+func TestRunLeavesWorkingDirectory(t *testing.T) {
+	saved := t.TempDir()
+	writer := keyhivetest.RunWith(t, "dir", saved)
+	writer.Set("stray", "loaded")
+	if r := difftest.InlineLine(writer.Addr(), "SAVE"); r != "+OK" {
+		t.Fatalf("SAVE: %q", r)
+	}
+	writer.Close()
+	dump, err := os.ReadFile(filepath.Join(saved, "dump.rdb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wd := t.TempDir()
+	t.Chdir(wd)
+	if err := os.WriteFile("dump.rdb", dump, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	srv := keyhivetest.Run(t)
+	if srv.Exists("stray") {
+		t.Error("the working directory's dump.rdb was loaded")
+	}
+	srv.Set("k", "v")
+	r, err := difftest.Inline(srv.Addr(), "CONFIG GET dir")
+	if err != nil || len(r.Elems) != 2 {
+		t.Fatalf("CONFIG GET dir: %q %v", r.Raw, err)
+	}
+	dataDir := r.Elems[1].Str
+	srv.Close()
+	if _, err := os.Stat(dataDir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the data directory %s is still there after Close (%v)", dataDir, err)
+	}
+	entries, err := os.ReadDir(wd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 || entries[0].Name() != "dump.rdb" {
+		t.Errorf("the working directory holds %v, want only dump.rdb", entries)
+	}
+	if data, err := os.ReadFile("dump.rdb"); err != nil || !slices.Equal(data, dump) {
+		t.Errorf("dump.rdb changed (%v)", err)
 	}
 }

@@ -130,7 +130,10 @@ func WithLogger(l *log.Logger) Option { return func(s *Server) { s.log = l } }
 // ("upstart" or "systemd"; INFO's process_supervised, "no" without it).
 func WithSupervised(mode string) Option { return func(s *Server) { s.supervised = mode } }
 
-// New creates a server from cfg. It does not listen until Start.
+// New creates a server from cfg. It does not listen until Start. Unless cfg
+// asks for persistence (config.Persistent: a config file, dir, save points,
+// appendonly yes, ...), the server keeps its data in memory: it loads no
+// dump.rdb from the working directory and turns the save points off.
 func New(cfg *config.Config, opts ...Option) (*Server, error) {
 	s := &Server{
 		cfg:     cfg,
@@ -149,6 +152,16 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 	}
 	s.activeExpireEnabled.Store(true)
 	_, s.wallClock = s.clock.(clock.Real)
+	// Redis's defaults keep the data set in the working directory: load
+	// dump.rdb from there, save it there by the save points and at shutdown.
+	// Without a config file or a persistence directive, Keyhive keeps it in
+	// memory instead (Start loads nothing), so a first run or an embedded
+	// server neither leaves nor picks up a stray dump.rdb.
+	if !cfg.Persistent() {
+		if err := cfg.Set([]string{"save", ""}); err != nil {
+			return nil, err
+		}
+	}
 	s.ks = keyspace.New(cfg.Databases(), keyspace.Hooks{Expired: s.keyExpired, Modified: s.keyModified, Created: s.keyCreated})
 	if err := s.initACL(); err != nil {
 		return nil, err
@@ -190,16 +203,18 @@ func (s *Server) Start() error {
 	s.readRuntimeMem(monoNow())
 	s.startupRuntime = s.evict.runtimeMem.Load()
 	s.startupMemory = s.usedMemory(monoNow(), 0)
-	// As Redis 7.0: with appendonly the AOF is the data set, else the RDB.
-	load := s.saver.Load
-	if s.cfg.AppendOnly() {
-		load = s.aof.Start
+	if s.cfg.Persistent() {
+		// As Redis 7.0: with appendonly the AOF is the data set, else the RDB.
+		load := s.saver.Load
+		if s.cfg.AppendOnly() {
+			load = s.aof.Start
+		}
+		if err := load(); err != nil {
+			return err
+		}
+		s.repl.RestoreHistory()
+		s.saver.RemoveTempFiles()
 	}
-	if err := load(); err != nil {
-		return err
-	}
-	s.repl.RestoreHistory()
-	s.saver.RemoveTempFiles()
 	for range max(s.cfg.IOThreads(), 1) {
 		l, err := newEventLoop(s)
 		if err != nil {

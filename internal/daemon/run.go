@@ -60,6 +60,9 @@ func run(cfg *config.Config, lg *logging.Logger) int {
 	lg.Logf(logging.Notice, "Keyhive version=%s, redis_version=%s, commit=%s, modified=%d, pid=%d, just started",
 		version.Keyhive, version.Redis, version.GitSHA1(), boolInt(version.GitDirty()), os.Getpid())
 	lg.Logf(logging.Notice, "Configuration loaded")
+	if !cfg.Persistent() {
+		lg.Logf(logging.Notice, "No config file, dir, save points or appendonly yes given: the data set is kept in memory only, nothing is loaded from or saved to %s unless a client asks", cfg.Dir())
+	}
 	sup.start(lg)
 	pidFile := cfg.PidFile()
 	if pidFile == "" && background {

@@ -1,5 +1,7 @@
 // Package version is the one place that says which versions Keyhive reports:
-// its own (keyhive --version, INFO's keyhive_version), the commit it was built
+// its own (keyhive --version, INFO's keyhive_version, the release archives'
+// names: packaging/release.sh reads the Keyhive constant; the docs' sample
+// output and CHANGELOG.md are checked against it), the commit it was built
 // from (INFO's keyhive_git_sha1 and redis_git_sha1), and the Redis version it
 // is compatible with: INFO's redis_version, HELLO's version, scripts'
 // REDIS_VERSION, the RDB header's redis-ver and the config error banner all
@@ -29,12 +31,20 @@ const (
 	RedisNum = 0x070401
 )
 
-// vcs is what the go command recorded of the git checkout the binary was
-// built in: it stamps vcs.revision and vcs.modified when it builds a main
-// package in a clone (not in a git worktree, whose .git is a file, as of Go
-// 1.26), and nothing for tests, -buildvcs=false or go install from the module
-// cache.
+// commit (the full hex) and modified ("true" or "false") are stamped by
+// packaging/build.sh with -ldflags -X from git, so its binaries name their
+// commit also where the go command records none (a git worktree).
+var commit, modified string
+
+// vcs is the stamped commit, else what the go command recorded of the git
+// checkout the binary was built in: it stamps vcs.revision and vcs.modified
+// when it builds a main package in a clone (not in a git worktree, whose .git
+// is a file, as of Go 1.26), and nothing for tests, -buildvcs=false or go
+// install from the module cache.
 var vcs = sync.OnceValues(func() (sha string, dirty bool) {
+	if len(commit) >= 8 {
+		return commit[:8], modified == "true"
+	}
 	info, _ := debug.ReadBuildInfo()
 	return fromBuildInfo(info)
 })
