@@ -83,7 +83,9 @@ func TestRoutesFollowTheTable(t *testing.T) {
 	if _, migrating := s.Routes().Migrating(5); migrating {
 		t.Error("slot 5 still migrating to the forgotten node")
 	}
-	s.Reset(false)
+	if _, err := s.Reset(false, false); err != nil {
+		t.Fatal(err)
+	}
 	checkRoutes(t, s, "reset")
 }
 

@@ -493,10 +493,21 @@ func (s *State) Forget(name string) error {
 }
 
 // Reset forgets every other node and drops myself's slots; hard also gives
-// myself a new name and zeroes the epochs.
-func (s *State) Reset(hard bool) {
+// myself a new name and zeroes the epochs. A master holding keys refuses; a
+// replica becomes a master of nothing, and the caller empties its data
+// (wasReplica).
+func (s *State) Reset(hard, hasKeys bool) (wasReplica bool, err error) {
 	s.lock()
 	defer s.unlock()
+	me := s.myself
+	if me.isMaster() && hasKeys {
+		return false, Error("CLUSTER RESET can't be called with master nodes containing keys")
+	}
+	if wasReplica = me.isReplica(); wasReplica {
+		me.Flags = me.Flags&^FlagReplica | FlagMaster
+		me.Master = nil
+		s.later = append(s.later, func() { s.host.Replicate("", 0) })
+	}
 	for slot := range SlotCount {
 		s.setImporting(slot, nil)
 		s.setMigrating(slot, nil)
@@ -514,6 +525,7 @@ func (s *State) Reset(hard bool) {
 		s.logf("Node hard reset, now I'm %s", s.myself.Name)
 	}
 	s.changed()
+	return wasReplica, nil
 }
 
 // SaveConfig writes nodes.conf now.

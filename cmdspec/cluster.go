@@ -89,7 +89,7 @@ func init() {
 					Args:  "node-id:string",
 					Since: "3.0.0", Complexity: "O(1)",
 					Summary: "Makes this node a replica of a master."},
-				{Name: "reset", Arity: -2, Flags: FlagAdmin | FlagNoScript | FlagStale, ACL: adminACL,
+				{Name: "reset", Arity: -2, Flags: FlagAdmin | FlagNoScript | FlagStale | FlagAllKeys, ACL: adminACL,
 					Args:  "[hard_soft:<HARD|SOFT>]",
 					Since: "3.0.0", Complexity: "O(N), N = the nodes.",
 					Summary: "Forgets the other nodes and this node's slots (HARD: and its name and epochs)."},

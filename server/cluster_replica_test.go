@@ -298,3 +298,50 @@ func TestClusterManualFailover(t *testing.T) {
 	time.Sleep(2 * time.Duration(timeout) * time.Millisecond)
 	swap(replica, master, "FORCE")
 }
+
+// TestClusterResetReplica: CLUSTER RESET HARD on a replica holding its
+// master's keys makes it an empty master that knows no other node, as on
+// redis-server (only a master holding keys refuses).
+func TestClusterResetReplica(t *testing.T) {
+	for _, bin := range []string{buildKeyhiveBinary(t), ""} {
+		name := "keyhive"
+		if bin == "" {
+			name = "redis"
+		}
+		master, stopMaster, err := difftest.StartClusterNode(bin, "--repl-diskless-sync-delay", "0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer stopMaster()
+		replica, stopReplica, err := difftest.StartClusterNode(bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer stopReplica()
+		inlineText(master, "CLUSTER ADDSLOTSRANGE 0 16383")
+		host, port, _ := strings.Cut(master, ":")
+		busPort, _ := difftest.Inline(master, "CONFIG GET cluster-port")
+		inlineText(replica, "CLUSTER MEET "+host+" "+port+" "+busPort.Elems[1].Str)
+		waitUntil(t, name+" nodes to meet", func() bool {
+			r, _ := difftest.Inline(replica, "CLUSTER REPLICATE "+nodeID(t, master))
+			return r.Str == "OK"
+		})
+		waitUntil(t, name+" master to take the write", func() bool { return inlineText(master, "SET k v") == "OK" })
+		waitUntil(t, name+" replica to have the key", func() bool {
+			r, _ := difftest.Inline(replica, "DBSIZE")
+			return r.Int == 1
+		})
+		if r, _ := difftest.Inline(master, "CLUSTER RESET HARD"); r.Str != "ERR CLUSTER RESET can't be called with master nodes containing keys" {
+			t.Errorf("%s: CLUSTER RESET HARD on a master with keys: %q", name, r.Raw)
+		}
+		if r, _ := difftest.Inline(replica, "CLUSTER RESET HARD"); r.Str != "OK" {
+			t.Fatalf("%s: CLUSTER RESET HARD on the replica: %q", name, r.Raw)
+		}
+		role, _ := difftest.Inline(replica, "ROLE")
+		size, _ := difftest.Inline(replica, "DBSIZE")
+		nodes := inlineText(replica, "CLUSTER NODES")
+		if len(role.Elems) == 0 || role.Elems[0].Str != "master" || size.Int != 0 || strings.Count(nodes, "\n") != 1 {
+			t.Errorf("%s: after CLUSTER RESET HARD on the replica: role %q, dbsize %d, nodes %q", name, role.Raw, size.Int, nodes)
+		}
+	}
+}

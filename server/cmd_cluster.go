@@ -310,11 +310,17 @@ func clusterResetCommand(x *Ctx, node *cluster.State) {
 			return
 		}
 	}
-	if x.s.ks.DB(0).Len() != 0 {
-		x.W.Error("ERR CLUSTER RESET can't be called with master nodes containing keys")
+	wasReplica, err := node.Reset(hard, x.s.ks.DB(0).Len() != 0)
+	if err != nil {
+		replyClusterError(x, err)
 		return
 	}
-	node.Reset(hard)
+	if wasReplica {
+		// A replica's data is its old master's: it starts empty, as Redis.
+		for i := range x.s.ks.Len() {
+			x.s.ks.DB(i).Flush()
+		}
+	}
 	x.W.OK()
 }
 
