@@ -23,6 +23,10 @@ type Host interface {
 	// TouchWatched tells WATCH that the keys of database db that exist in
 	// one of dbs changed (FLUSHDB, FLUSHALL, SWAPDB).
 	TouchWatched(db int, now int64, dbs ...*keyspace.DB)
+	// FlushedAll tells persistence that FLUSHALL emptied the data set: a
+	// background save of the old data is aborted and, with save points, the
+	// empty data set is saved at once, as Redis does; it reports that save.
+	FlushedAll(now int64) (saved bool)
 	// SharedIntegerPolicy is the maxmemory policy as far as Redis's shared
 	// integers go ("" when maxmemory is not set).
 	SharedIntegerPolicy() string

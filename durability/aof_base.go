@@ -57,7 +57,7 @@ func (a *AOF) beginSnapshot(asRDB bool, cancelled func() bool, atStart func()) (
 	write = func(path string) error {
 		defer saverThread(h.Config)()
 		if asRDB {
-			return a.saver.writeRDB(path, true, schemaAux(schema), functions, snap.Keys, snap.Expires, shard)
+			return a.saver.writeRDB(path, true, schemaAux(schema), functions, snap.Keys, snap.Expires, shard, nil)
 		}
 		return writeCommandsBase(path, functions, schema, snap.Keys, shard)
 	}

@@ -38,6 +38,23 @@ type Saver struct {
 	loadExpired   atomic.Int64 // and those it skipped as expired
 	bgDone        sync.WaitGroup
 	tempSeq       atomic.Int64
+	// aborts counts Abort calls: a background save begun before the latest
+	// one does not replace the file. renameMu orders its last step, the
+	// rename, against Abort.
+	aborts   atomic.Int64
+	renameMu sync.Mutex
+}
+
+// errSaveAborted ends a background save that Abort overtook.
+var errSaveAborted = errors.New("aborted: the data set it saves was flushed")
+
+// Abort stops a running background save from replacing the file (FLUSHALL,
+// as Redis kills its save child): once it returns, the save's data never
+// reaches dbfilename.
+func (sv *Saver) Abort() {
+	sv.renameMu.Lock()
+	sv.aborts.Add(1)
+	sv.renameMu.Unlock()
 }
 
 // SaverStatus is the saver's state as INFO persistence reports it.
@@ -93,8 +110,9 @@ func (sv *Saver) path() string {
 // writeRDB writes a file: header and AUX fields, the functions, each
 // non-empty database's records shard by shard, EOF and the checksum. It
 // writes a temporary file, syncs it and renames it over the target, so a
-// crash never leaves a partial dump.rdb.
-func (sv *Saver) writeRDB(path string, aofBase bool, aux []string, functions []byte, keys, expires []int64, shard func(b []byte, db, shard int) []byte) (err error) {
+// crash never leaves a partial dump.rdb. A save that aborted reports true
+// (aborted, nil for one that cannot be) is not renamed.
+func (sv *Saver) writeRDB(path string, aofBase bool, aux []string, functions []byte, keys, expires []int64, shard func(b []byte, db, shard int) []byte, aborted func() bool) (err error) {
 	tmp := filepath.Join(filepath.Dir(path), fmt.Sprintf("temp-%d-%d.rdb", os.Getpid(), sv.tempSeq.Add(1)))
 	f, err := os.Create(tmp)
 	if err != nil {
@@ -116,6 +134,13 @@ func (sv *Saver) writeRDB(path string, aofBase bool, aux []string, functions []b
 	}
 	if err = f.Close(); err != nil {
 		return err
+	}
+	if aborted != nil {
+		sv.renameMu.Lock()
+		defer sv.renameMu.Unlock()
+		if aborted() {
+			return errSaveAborted
+		}
 	}
 	return os.Rename(tmp, path)
 }
@@ -198,7 +223,7 @@ func (sv *Saver) Save(now int64) error {
 	err := sv.writeRDB(sv.path(), false, aux, functions, keys, expires, func(b []byte, db, shard int) []byte {
 		ks.DB(db).EachEntry(shard, func(e *keyspace.Entry) { b = encode(b, e) })
 		return b
-	})
+	}, nil)
 	if err != nil {
 		sv.h.Log.Printf("Error saving DB on disk: %v", err)
 		return err
@@ -231,9 +256,11 @@ func (sv *Saver) BGSave() bool {
 	var schema []namespace.Def
 	var dirty int64
 	var aux []string
+	var gen int64 // Abort calls before the instant: a FLUSHALL after it aborts
 	encode := values.RecordEncoder(sv.h.Config, sv.h.Clock.UnixMilli())
 	sv.h.Instant.Lock()
 	snap := sv.h.Keyspace.BeginSnapshot(encode, func() {
+		gen = sv.aborts.Load()
 		functions = sv.h.Functions(nil)
 		schema = sv.h.SchemaDefs()
 		dirty = sv.h.Dirty.Load()
@@ -243,20 +270,31 @@ func (sv *Saver) BGSave() bool {
 	sv.h.snapshotTaken(start)
 	snap.KeyDelay = time.Duration(sv.h.Config.RDBKeySaveDelay()) * time.Microsecond
 	sv.h.Log.Printf("Background saving started")
+	aborted := func() bool { return sv.aborts.Load() != gen }
+	shard := func(b []byte, db, i int) []byte {
+		if aborted() {
+			return b // End clears what is left
+		}
+		return snap.Shard(b, db, i)
+	}
 	sv.bgDone.Add(1)
 	go func() {
 		defer sv.bgDone.Done()
 		release := saverThread(sv.h.Config)
-		err := sv.writeRDB(sv.path(), false, append(aux, schemaAux(schema)...), functions, snap.Keys, snap.Expires, snap.Shard)
+		err := sv.writeRDB(sv.path(), false, append(aux, schemaAux(schema)...), functions, snap.Keys, snap.Expires, shard, aborted)
 		release()
 		snap.End()
 		sv.peakExtra.Store(snap.PeakExtra())
 		sv.h.DroppedGarbage(snap.PeakExtra()) // the early records of big values changed during the save
 		sv.lastBgsaveSec.Store(int64(time.Since(start).Seconds()))
-		if err != nil {
+		switch {
+		case errors.Is(err, errSaveAborted):
+			// Neither a success nor a failure, as Redis's killed child.
+			sv.h.Log.Printf("Background saving %v", err)
+		case err != nil:
 			sv.h.Log.Printf("Background saving error: %v", err)
 			sv.lastBgsaveOK.Store(false)
-		} else {
+		default:
 			sv.saved(dirty)
 			sv.lastBgsaveOK.Store(true)
 			sv.h.Log.Printf("Background saving terminated with success")

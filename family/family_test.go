@@ -28,6 +28,7 @@ func (h *fakeHost) IsReplica() bool                          { return false }
 func (h *fakeHost) LRM() bool                                { return false }
 func (h *fakeHost) ClusterEnabled() bool                     { return false }
 func (h *fakeHost) TouchWatched(int, int64, ...*keyspace.DB) {}
+func (h *fakeHost) FlushedAll(int64) bool                    { return false }
 func (h *fakeHost) SharedIntegerPolicy() string              { return "" }
 
 type fakeConn struct {

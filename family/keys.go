@@ -533,6 +533,9 @@ func flushallCommand(x *command.Ctx) {
 		x.Host().TouchWatched(i, x.Now, db)
 		db.Flush()
 	}
+	if x.Host().FlushedAll(x.Now) {
+		x.Dirty = 0 // the save took the flushed keys' changes
+	}
 	x.Dirty++
 	x.W.OK()
 }

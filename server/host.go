@@ -81,6 +81,12 @@ func (s *Server) ClusterEnabled() bool { return s.cluster != nil }
 
 // TouchWatched tells WATCH that the keys of database db existing in one of
 // dbs changed.
+// FlushedAll implements command.Host.
+func (s *Server) FlushedAll(now int64) bool {
+	s.saver.Abort()
+	return len(s.cfg.Save()) > 0 && s.saver.Save(now) == nil
+}
+
 func (s *Server) TouchWatched(db int, now int64, dbs ...*keyspace.DB) {
 	s.watches.touchedExisting(db, now, dbs...)
 }

@@ -257,8 +257,9 @@ func TestRestorePropagation(t *testing.T) {
 }
 
 // TestBgsaveIsPointInTime hammers the data set during a BGSAVE (writes,
-// deletes, expiry, RENAME, collection edits, then FLUSHDB, SWAPDB and
-// FLUSHALL, early enough to come while the saver runs) and
+// deletes, expiry, RENAME, collection edits, then FLUSHDB, SWAPDB and a
+// second FLUSHDB, early enough to come while the saver runs; FLUSHALL aborts
+// the save, TestFlushallAbortsBgsave) and
 // checks that the file holds exactly the data set of the instant BGSAVE
 // replied: every key with its type, value and expire time. Nothing writes
 // between the reading of the expected data set and BGSAVE, and the writers
@@ -331,7 +332,7 @@ func TestBgsaveIsPointInTime(t *testing.T) {
 				case w == 2 && i == 200:
 					cmd = []any{"SWAPDB", 0, 1}
 				case w == 3 && i == 300:
-					cmd = []any{"FLUSHALL"}
+					cmd = []any{"FLUSHDB"}
 				case r < 150:
 					cmd = []any{"SET", k, "new"}
 				case r < 250:
@@ -527,4 +528,34 @@ func dataSet(t *testing.T, c *difftest.Conn, db int) map[string]string {
 		set[k] = fmt.Sprintf("%s|%d|%s%s", types[i], expires[i], r.Str, strings.Join(elems, ","))
 	}
 	return set
+}
+
+// TestFlushallAbortsBgsave: FLUSHALL while a BGSAVE writes the old data
+// aborts it (Redis kills its save child) and, with save points, saves the
+// empty data set at once: a restart does not bring the flushed keys back,
+// and the aborted save counts neither as a success nor as a failure.
+func TestFlushallAbortsBgsave(t *testing.T) {
+	dir := t.TempDir()
+	srv, err := newKeyhive(t, "--dir", dir, "--save", "3600 1", "--rdb-key-save-delay", "1000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := dial(t, srv.Addr())
+	fill(t, c, 2000, 10)
+	do(t, c, "BGSAVE")
+	waitUntil(t, "the background save to start", func() bool { return info(t, c, "rdb_bgsave_in_progress") == "1" })
+	do(t, c, "FLUSHALL")
+	if v := info(t, c, "rdb_changes_since_last_save"); v != "1" {
+		t.Errorf("rdb_changes_since_last_save:%s after FLUSHALL's save, want 1 as Redis", v)
+	}
+	do(t, c, "CONFIG", "SET", "rdb-key-save-delay", "0")
+	waitUntil(t, "the aborted save to end", func() bool { return info(t, c, "rdb_bgsave_in_progress") == "0" })
+	if v := info(t, c, "rdb_last_bgsave_status"); v != "ok" {
+		t.Errorf("rdb_last_bgsave_status:%s after an aborted save", v)
+	}
+	srv.Close()
+	again := startKeyhive(t, "--dir", dir, "--save", "")
+	if n := do(t, dial(t, again.Addr()), "DBSIZE").Int; n != 0 {
+		t.Errorf("after a restart %d flushed keys came back", n)
+	}
 }
