@@ -304,8 +304,24 @@ func debugLoadAOF(x *Ctx) {
 	x.W.OK()
 }
 
-// deniedByDiskError reports whether cmd is refused while the AOF cannot be
-// written: write commands (queued in MULTI too) and PING, as in Redis.
+const errBgsaveFailed = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error."
+
+// diskError is why persistence refuses writes now, in Redis's order: the
+// last background save failed (stop-writes-on-bgsave-error, with save
+// points), or the AOF cannot be written; "" when it does not.
+func (s *Server) diskError() string {
+	switch {
+	case s.cfg.StopWritesOnBgsaveError() && len(s.cfg.Save()) > 0 && !s.saver.Status().LastOK:
+		return errBgsaveFailed
+	case s.aof.WriteFailed():
+		return s.aof.WriteError()
+	}
+	return ""
+}
+
+// deniedByDiskError reports whether cmd is refused while persistence cannot
+// write (diskError): write commands (queued in MULTI too) and PING, as in
+// Redis.
 func deniedByDiskError(cmd *Command) bool {
 	return cmd.Flags&(cmdspec.FlagWrite|cmdspec.FlagDiskErrorDenied) != 0
 }

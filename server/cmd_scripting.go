@@ -255,8 +255,8 @@ func (h *scriptHost) admit(cmd *Command, args [][]byte) bool {
 		return h.reject(cmd, denied)
 	case cmd.Flags&(cmdspec.FlagWrite|cmdspec.FlagMayReplicate) != 0 && h.readOnly:
 		return h.reject(cmd, "ERR Write commands are not allowed from read-only scripts.")
-	case cmd.Flags&cmdspec.FlagWrite != 0 && s.aof.WriteFailed():
-		return h.reject(cmd, s.aof.WriteError())
+	case cmd.Flags&cmdspec.FlagWrite != 0 && s.diskError() != "":
+		return h.reject(cmd, s.diskError())
 	case cmd.Flags&cmdspec.FlagWrite != 0 && !h.writeCalled && h.replicationRefusal() != "":
 		// Once the script wrote, its writes go on: it cannot stop halfway.
 		return h.reject(cmd, h.replicationRefusal())

@@ -164,9 +164,11 @@ func (c *Client) admit(cmd *Command, args [][]byte) bool {
 			return false
 		}
 	}
-	if s.aof.WriteFailed() && deniedByDiskError(cmd) {
-		c.reject(cmd, s.aof.WriteError())
-		return false
+	if deniedByDiskError(cmd) {
+		if msg := s.diskError(); msg != "" {
+			c.reject(cmd, msg)
+			return false
+		}
 	}
 	if s.evict.limit.Load() != 0 && c.outOfMemory(cmd, args, c.mono, c.ctx.Now) {
 		c.reject(cmd, errOOM)

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"net"
+	"os"
 	"strconv"
 	"testing"
 
@@ -111,6 +112,37 @@ func TestReplRefusalsInScriptsAndExec(t *testing.T) {
 		}
 		n.ok(t, "REPLICAOF", "NO", "ONE")
 		got[i] = replies
+	}
+	for i := range got[0] {
+		if string(got[0][i]) != string(got[1][i]) {
+			t.Errorf("reply %d:\nredis   %q\nkeyhive %q", i, got[0][i], got[1][i])
+		}
+	}
+}
+
+// TestBgsaveErrorStopsWrites: after a background save fails (its dir was
+// removed) with save points set, writes and PING are refused with MISCONF
+// until stop-writes-on-bgsave-error is turned off, byte for byte as
+// redis-server 7.0.15.
+func TestBgsaveErrorStopsWrites(t *testing.T) {
+	var got [2][][]byte
+	for i, redis := range []bool{true, false} {
+		n := startReplNode(t, redis, "--save", "3600 1", "--enable-protected-configs", "yes")
+		dir := t.TempDir()
+		n.ok(t, "CONFIG", "SET", "dir", dir)
+		if err := os.RemoveAll(dir); err != nil {
+			t.Fatal(err)
+		}
+		n.ok(t, "SET", "k", "v")
+		n.ok(t, "BGSAVE")
+		waitUntil(t, n.name+" background save to fail", func() bool {
+			return n.info(t, "persistence", "rdb_last_bgsave_status") == "err"
+		})
+		for _, args := range [][]any{{"SET", "k", "v2"}, {"PING"}, {"GET", "k"}, {"MULTI"}, {"INCR", "n"}, {"EXEC"},
+			{"EVAL", "return redis.call('set', 'k', 'e')", 0}, {"EVAL", "return redis.call('get', 'k')", 0},
+			{"CONFIG", "SET", "stop-writes-on-bgsave-error", "no"}, {"SET", "k", "v3"}, {"PING"}} {
+			got[i] = append(got[i], n.do(t, args...).Raw)
+		}
 	}
 	for i := range got[0] {
 		if string(got[0][i]) != string(got[1][i]) {
