@@ -93,14 +93,25 @@ func (m *Manager) Offset() int64 {
 	return m.offset.Load()
 }
 
-// BacklogBytes is the memory the backlog holds (MEMORY STATS
-// replication.backlog).
-func (m *Manager) BacklogBytes() int64 {
-	if b := m.backlog.Load(); b != nil {
-		start, end := b.Offsets()
-		return end - start
+// BufferBytes is the stream the backlog holds, which is also the replicas'
+// shared output, split as Redis 7 reports its replication buffer (INFO
+// mem_replication_backlog and mem_clients_slaves, MEMORY STATS): beyond
+// repl-backlog-size, what is held for replicas that have not read it is
+// theirs.
+func (m *Manager) BufferBytes() (backlog, replicas int64) {
+	b := m.backlog.Load()
+	if b == nil {
+		return 0, 0
 	}
-	return 0
+	start, end := b.Offsets()
+	held, size := end-start, m.opt.Config.ReplBacklogSize()
+	m.mu.Lock()
+	attached := len(m.replicas) > 0
+	m.mu.Unlock()
+	if attached && held > size {
+		return size, held - size
+	}
+	return held, 0
 }
 
 // EnsureBacklog creates the backlog and subscribes the feed to the change

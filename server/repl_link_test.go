@@ -60,3 +60,24 @@ func TestReplConnectedClients(t *testing.T) {
 		}
 	}
 }
+
+// TestReplBufferMemory: with a replica attached and writes made, INFO
+// memory reports the replication buffer (mem_total_replication_buffers,
+// the backlog's part and the replicas' beyond repl-backlog-size), as
+// redis-server does (its backlog figure adds a few bytes of bookkeeping).
+func TestReplBufferMemory(t *testing.T) {
+	for _, redis := range []bool{false, true} {
+		master := startReplNode(t, redis, "--repl-diskless-sync-delay", "0")
+		replicate(t, master, startReplNode(t, redis))
+		for i := range 200 {
+			master.ok(t, "SET", "k"+strconv.Itoa(i), strings.Repeat("v", 100))
+		}
+		total, _ := strconv.Atoi(master.info(t, "memory", "mem_total_replication_buffers"))
+		backlog, _ := strconv.Atoi(master.info(t, "memory", "mem_replication_backlog"))
+		replicas, _ := strconv.Atoi(master.info(t, "memory", "mem_clients_slaves"))
+		if total < 200*100 || backlog < total-replicas {
+			t.Errorf("%s: mem_total_replication_buffers %d, mem_replication_backlog %d, mem_clients_slaves %d after 20 KB of writes",
+				master.name, total, backlog, replicas)
+		}
+	}
+}
