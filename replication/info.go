@@ -135,7 +135,7 @@ func (m *Manager) Role(w *resp.Writer) {
 		w.BulkString("slave")
 		w.BulkString(link.host)
 		w.Int(int64(link.port))
-		w.BulkString([...]string{"connect", "connecting", "sync", "connected"}[link.state.Load()])
+		w.BulkString(linkStateNames[link.state.Load()])
 		off := int64(-1)
 		if link.state.Load() == linkConnected {
 			off = m.Offset()

@@ -28,10 +28,14 @@ import (
 // A link's states.
 const (
 	linkConnect    int32 = iota // waiting to connect (again)
-	linkConnecting              // connecting and shaking hands
+	linkConnecting              // connecting
+	linkHandshake               // shaking hands: PING, AUTH, REPLCONF, PSYNC
 	linkTransfer                // receiving the master's RDB
 	linkConnected               // applying the stream
 )
+
+// linkStateNames are the states as ROLE names them.
+var linkStateNames = [...]string{"connect", "connecting", "handshake", "sync", "connected"}
 
 // link is a replica's link to its master.
 type link struct {
@@ -195,6 +199,9 @@ func (m *Manager) runLink(l *link) {
 		if l.ctx.Err() != nil {
 			return
 		}
+		if errors.Is(err, errMasterTimeout) && l.state.Load() < linkTransfer {
+			m.opt.Log.Printf("Timeout connecting to the MASTER...")
+		}
 		l.state.Store(linkConnect)
 		l.downSince.Store(time.Now().Unix())
 		m.opt.Log.Printf("Connection with master %s:%d lost: %v", l.host, l.port, err)
@@ -235,6 +242,7 @@ func (m *Manager) syncWithMaster(l *link) error {
 		return err
 	}
 	conn := &masterConn{Conn: nc, l: l, m: m, timeout: timeout}
+	l.state.Store(linkHandshake)
 	l.setConn(conn)
 	defer l.setConn(nil)
 	log.Printf("MASTER <-> REPLICA sync started")

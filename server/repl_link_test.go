@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"net"
 	"strconv"
 	"strings"
 	"testing"
@@ -79,5 +80,38 @@ func TestReplBufferMemory(t *testing.T) {
 			t.Errorf("%s: mem_total_replication_buffers %d, mem_replication_backlog %d, mem_clients_slaves %d after 20 KB of writes",
 				master.name, total, backlog, replicas)
 		}
+	}
+}
+
+// TestReplHandshakeState: a replica whose master accepts the connection but
+// never answers shows "handshake" in ROLE and a link down, as on
+// redis-server.
+func TestReplHandshakeState(t *testing.T) {
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	go func() {
+		for {
+			conn, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			defer conn.Close() // held open, never answered
+		}
+	}()
+	port := strconv.Itoa(silent.Addr().(*net.TCPAddr).Port)
+	for _, redis := range []bool{false, true} {
+		replica := startReplNode(t, redis)
+		replica.ok(t, "REPLICAOF", "127.0.0.1", port)
+		waitUntil(t, replica.name+" in the handshake", func() bool {
+			r := replica.ok(t, "ROLE")
+			return len(r.Elems) == 5 && r.Elems[3].Str == "handshake"
+		})
+		if s := replica.info(t, "replication", "master_link_status"); s != "down" {
+			t.Errorf("%s: master_link_status:%s in the handshake", replica.name, s)
+		}
+		replica.ok(t, "REPLICAOF", "NO", "ONE")
 	}
 }
