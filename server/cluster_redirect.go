@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"strconv"
 
+	"github.com/keyhive/keyhive/cluster"
 	"github.com/keyhive/keyhive/cmdspec"
 	"github.com/keyhive/keyhive/keyspace"
+	"github.com/keyhive/keyhive/resp"
 	"github.com/keyhive/keyhive/scripting"
 )
 
@@ -257,4 +259,57 @@ func (c *Client) redirect(cmd *Command, msg string) bool {
 	}
 	c.reject(cmd, msg)
 	return false
+}
+
+// redirectBlocked ends the waits of clients blocked on keys this node no
+// longer serves, as Redis's cron does: CLUSTERDOWN when the cluster is down
+// or the keys' slot is unassigned, MOVED when the slot went to another node
+// (not while it is being imported here, nor for a READONLY client's read of
+// its master's slot on a replica). Without it they would wait for a write
+// that can never come here.
+func (s *Server) redirectBlocked() {
+	if s.cluster == nil || s.blocking.waiting.Load() == 0 {
+		return
+	}
+	r := s.cluster.Routes()
+	type redirect struct {
+		w   *waiter
+		msg string
+	}
+	var ended []redirect
+	seen := make(map[*waiter]bool)
+	s.blocking.mu.Lock()
+	for _, q := range s.blocking.queues {
+		for _, w := range q {
+			if seen[w] || len(w.keys) == 0 {
+				continue
+			}
+			seen[w] = true
+			if msg := blockedRedirect(r, w); msg != "" {
+				ended = append(ended, redirect{w, msg})
+			}
+		}
+	}
+	s.blocking.mu.Unlock()
+	for _, e := range ended {
+		msg := e.msg
+		s.blocking.unblock(e.w, func(w *resp.Writer) { w.Error(msg) })
+	}
+}
+
+// blockedRedirect is the redirect that ends w's wait, or "".
+func blockedRedirect(r *cluster.Routes, w *waiter) string {
+	if !r.OK {
+		return errClusterDown
+	}
+	slot := keyspace.Slot(w.keys[0]) // a command's keys share one slot
+	mine, assigned, addr := r.Owner(slot)
+	read := w.ctx.cmd != nil && w.ctx.cmd.Flags&cmdspec.FlagWrite == 0
+	switch {
+	case mine, r.Importing(slot), w.c.clusterConn.readonly && read && r.MastersSlot(slot):
+		return ""
+	case !assigned:
+		return errSlotNotServed
+	}
+	return redirectText("MOVED ", slot, addr)
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/keyhive/keyhive/internal/difftest"
+	"github.com/keyhive/keyhive/keyspace"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -342,6 +343,71 @@ func TestClusterResetReplica(t *testing.T) {
 		nodes := inlineText(replica, "CLUSTER NODES")
 		if len(role.Elems) == 0 || role.Elems[0].Str != "master" || size.Int != 0 || strings.Count(nodes, "\n") != 1 {
 			t.Errorf("%s: after CLUSTER RESET HARD on the replica: role %q, dbsize %d, nodes %q", name, role.Raw, size.Int, nodes)
+		}
+	}
+}
+
+// TestClusterBlockedRedirect: a client blocked on a key is released with
+// -MOVED when the key's slot moves to another node, and with -CLUSTERDOWN
+// when the cluster goes down, as on redis-server (else it waits for a push
+// that cannot come to this node).
+func TestClusterBlockedRedirect(t *testing.T) {
+	for _, bin := range []string{buildKeyhiveBinary(t), ""} {
+		name := "keyhive"
+		if bin == "" {
+			name = "redis"
+		}
+		a, stopA, err := difftest.StartClusterNode(bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer stopA()
+		b, stopB, err := difftest.StartClusterNode(bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer stopB()
+		inlineText(a, "CLUSTER ADDSLOTSRANGE 0 16383")
+		host, port, _ := strings.Cut(a, ":")
+		busPort, _ := difftest.Inline(a, "CONFIG GET cluster-port")
+		inlineText(b, "CLUSTER MEET "+host+" "+port+" "+busPort.Elems[1].Str)
+		waitUntil(t, name+" cluster to be ok", func() bool {
+			return strings.Contains(inlineText(a, "CLUSTER INFO"), "cluster_state:ok") &&
+				strings.Contains(inlineText(b, "CLUSTER INFO"), "cluster_known_nodes:2")
+		})
+		slot := strconv.Itoa(keyspace.Slot([]byte("k")))
+		blocked := func(cmd string) <-chan difftest.Reply {
+			c, err := difftest.Dial(a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.Timeout = time.Minute
+			done := make(chan difftest.Reply, 1)
+			go func() {
+				defer c.Close()
+				var args []any
+				for _, f := range strings.Fields(cmd) {
+					args = append(args, f)
+				}
+				r, _ := c.Do(args...)
+				done <- r
+			}()
+			waitUntil(t, name+" client to block", func() bool {
+				return strings.Contains(inlineText(a, "INFO clients"), "blocked_clients:1")
+			})
+			return done
+		}
+		moved := blocked("BLPOP k 0")
+		idB := nodeID(t, b)
+		inlineText(b, "CLUSTER SETSLOT "+slot+" NODE "+idB)
+		inlineText(a, "CLUSTER SETSLOT "+slot+" NODE "+idB)
+		if r := <-moved; r.Str != "MOVED "+slot+" "+b {
+			t.Errorf("%s: BLPOP on a slot that moved: %q", name, r.Raw)
+		}
+		down := blocked("BLPOP other 0")
+		inlineText(a, "CLUSTER DELSLOTS "+strconv.Itoa(keyspace.Slot([]byte("other"))))
+		if r := <-down; r.Str != "CLUSTERDOWN The cluster is down" {
+			t.Errorf("%s: BLPOP while the cluster went down: %q", name, r.Raw)
 		}
 	}
 }

@@ -466,6 +466,7 @@ func (s *Server) cron() {
 		s.saver.Cron()
 		s.aof.Cron()
 		s.sampleRates()
+		s.redirectBlocked()
 		if now := s.clock.UnixMilli(); now/1000 != lastSecond {
 			lastSecond = now / 1000
 			s.closeIdleClients(now)
