@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command keyhive-bench runs the seed applications' request mixes (package
 // workloads) against redis-server and Keyhive alternately in one run and
 // reports each server's throughput and latency and their ratio:
