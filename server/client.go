@@ -49,7 +49,7 @@ type Client struct {
 	r, w int
 	// inMapped: in is a mapping (mappedReadBuf), counted in s.mappedBufs.
 	inMapped bool
-	// lc is the connection when an event loop serves it (eventloop.go),
+	// lc is the connection when an event loop serves it (eventloop_linux.go),
 	// nil for a TLS client, which its own goroutine serves.
 	lc *loopConn
 	// onLoop: the loop runs its commands now (no write may wait);
