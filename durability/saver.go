@@ -5,16 +5,16 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/keyhive/keyhive/namespace"
 	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
+	"github.com/keyhive/keyhive/internal/osmem"
 	"github.com/keyhive/keyhive/keyspace"
+	"github.com/keyhive/keyhive/namespace"
 	"github.com/keyhive/keyhive/persistence"
 	"github.com/keyhive/keyhive/values"
 )
@@ -363,10 +363,10 @@ func (sv *Saver) loadFile(path string, missingOK, merge bool, aux func(name, val
 	var data []byte
 	if st.Size() > 0 {
 		// Mapped, not read: the page cache holds the file, not the heap.
-		if data, err = syscall.Mmap(int(f.Fd()), 0, int(st.Size()), syscall.PROT_READ, syscall.MAP_PRIVATE); err != nil {
+		if data, err = osmem.MapFile(f, int(st.Size())); err != nil {
 			return fmt.Errorf("mapping %s: %w", path, err)
 		}
-		defer syscall.Munmap(data)
+		defer osmem.UnmapFile(data)
 	}
 	h := sv.h
 	loaded, expired, err := values.LoadRDB(data, h.Config, h.Keyspace, h.Clock.UnixMilli(), merge, func(code []byte) error {

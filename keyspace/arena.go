@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	mathbits "math/bits"
 	"sync/atomic"
-	"syscall"
 
 	"github.com/keyhive/keyhive/internal/osmem"
 )
@@ -557,14 +556,13 @@ func mmap(size int) []byte { return osmem.Map(size) }
 func mremap(b []byte, size int) []byte { return osmem.Remap(b, size) }
 
 // truncate drops a chunk's bytes from used on, giving their whole pages
-// back to the OS: they read as zeros and are backed again when appended into.
+// back to the OS (on Linux; see osmem.Release): they are backed again when
+// appended into.
 func (a *arena) truncate(c *chunk, used int) {
 	a.acct.mem.Add(int64(used - c.used))
 	a.addDead(-(c.used - c.live))
 	if start, end := pageCeil(used), pageCeil(c.used); start < end {
-		if err := syscall.Madvise(c.data[start:end], syscall.MADV_DONTNEED); err != nil {
-			panic("keyspace: madvise: " + err.Error())
-		}
+		osmem.Release(c.data[start:end])
 	}
 	c.used, c.live = used, used
 }

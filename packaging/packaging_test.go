@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package packaging holds no code: its tests check the files that ship
 // Keyhive (the Dockerfile at the repository root, build.sh, keyhive.service,
 // keyhive.conf) by building and running what they describe. docker build is

@@ -49,8 +49,8 @@ type Client struct {
 	r, w int
 	// inMapped: in is a mapping (mappedReadBuf), counted in s.mappedBufs.
 	inMapped bool
-	// lc is the connection when an event loop serves it (eventloop.go),
-	// nil for a TLS client, which its own goroutine serves.
+	// lc is the connection when an event loop serves it (eventloop_linux.go),
+	// nil for a TLS client or on the portable path, served by its own goroutine.
 	lc *loopConn
 	// onLoop: the loop runs its commands now (no write may wait);
 	// pendingWrite: it is in the loop's list of replies to write;

@@ -6,7 +6,6 @@ import (
 	"runtime/metrics"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/values"
@@ -47,10 +46,7 @@ func (s *Server) memoryFigures() memoryFigures {
 	}
 	s.mu.Unlock()
 	m.dataset = max(m.used-s.startupMemory-m.clients, 0)
-	var si syscall.Sysinfo_t
-	if syscall.Sysinfo(&si) == nil {
-		m.system = int64(si.Totalram) * int64(si.Unit)
-	}
+	m.system = systemMemory()
 	return m
 }
 

@@ -7,9 +7,11 @@
 //
 // Connections
 //   - server.go: the Server, New/Start/Close, the cron.
-//   - eventloop.go: the event loops that serve plain TCP and unix-socket
-//     clients in arrival order (epoll), and the goroutines that hold a
-//     client while it waits for what a loop must not.
+//   - eventloop_linux.go: the event loops that serve plain TCP and
+//     unix-socket clients in arrival order (epoll), and the goroutines that
+//     hold a client while it waits for what a loop must not; elsewhere, or
+//     with KEYHIVE_PORTABLE_IO=yes, each client has a goroutine
+//     (eventloop_other.go).
 //   - network.go: listeners' policy (protected mode, idle timeouts, TLS
 //     settings).
 //   - client.go: a client's state and its commands' path: read buffer,

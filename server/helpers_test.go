@@ -20,7 +20,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -1117,11 +1116,11 @@ func startRedisAOFAt(t *testing.T, path string) *propServer {
 		"--enable-debug-command", "yes", "--daemonize", "no")
 	var log bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &log, &log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	exited, err := difftest.StartChild(cmd)
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	t.Cleanup(func() { cmd.Process.Kill(); <-exited })
 	var nc net.Conn
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		if nc, err = net.Dial("unix", sock); err == nil {

@@ -69,6 +69,15 @@ func field(b *strings.Builder, name string, v any) {
 	fmt.Fprintf(b, "%s:%v\r\n", name, v)
 }
 
+// multiplexingAPI names what waits for the clients' sockets: the event
+// loops' epoll, or Go's network poller on the portable path.
+func (s *Server) multiplexingAPI() string {
+	if len(s.loops) > 0 {
+		return "epoll"
+	}
+	return "go-netpoll"
+}
+
 func (s *Server) writeInfoSection(b *strings.Builder, name string) {
 	now := time.Now()
 	switch name {
@@ -85,7 +94,7 @@ func (s *Server) writeInfoSection(b *strings.Builder, name string) {
 		field(b, "os", uts)
 		field(b, "arch_bits", strconv.IntSize)
 		field(b, "monotonic_clock", "POSIX clock_gettime")
-		field(b, "multiplexing_api", "epoll")
+		field(b, "multiplexing_api", s.multiplexingAPI())
 		field(b, "atomicvar_api", "go-sync-atomic")
 		// No C compiler built Keyhive: gcc_version is 0.0.0 (tools parse it
 		// as a version) and keyhive_go_version names the Go release.

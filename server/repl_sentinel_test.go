@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"strconv"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -25,7 +24,7 @@ func startDetached(t *testing.T, addr string, dir string, path string, args ...s
 	if _, err := difftest.StartChild(cmd); err != nil {
 		t.Fatal(err)
 	}
-	kill = func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	kill = func() { difftest.KillGroup(cmd.Process.Pid) }
 	t.Cleanup(kill)
 	waitUntil(t, addr+" up", func() bool {
 		c, err := difftest.Dial(addr)

@@ -43,7 +43,7 @@ type Server struct {
 	mu        sync.Mutex
 	listeners []net.Listener
 	plainTCP  []net.Listener // the TCP listeners without TLS: CONFIG SET port moves them
-	loops     []*eventLoop   // serve the plain TCP and unix-socket clients (eventloop.go)
+	loops     []*eventLoop   // serve the plain TCP and unix-socket clients (eventloop_linux.go)
 	loopTurn  atomic.Uint64
 	clients   map[uint64]*Client
 	slowlog   slowLog
@@ -197,6 +197,11 @@ func (s *Server) scriptLog(level int, msg string) {
 	s.log.Print(msg)
 }
 
+// Threads is the GOMAXPROCS a server process wants: one per event loop
+// (io-threads) and one for the server's other goroutines, so that a loop
+// never waits for them.
+func Threads(cfg *config.Config) int { return max(cfg.IOThreads(), 1) + 1 }
+
 // Start opens the configured listeners (TCP on bind:port, the unix socket) and
 // serves them in the background. Port 0 picks a free port; see Addr.
 func (s *Server) Start() error {
@@ -215,16 +220,9 @@ func (s *Server) Start() error {
 		s.repl.RestoreHistory()
 		s.saver.RemoveTempFiles()
 	}
-	for range max(s.cfg.IOThreads(), 1) {
-		l, err := newEventLoop(s)
-		if err != nil {
-			s.Close()
-			return fmt.Errorf("creating an event loop: %w", err)
-		}
-		s.loops = append(s.loops, l)
-	}
-	for _, l := range s.loops {
-		l.start()
+	if err := s.startLoops(); err != nil {
+		s.Close()
+		return err
 	}
 	// The cluster bus listens first: a node that cannot join its cluster
 	// never takes a client.
@@ -276,9 +274,8 @@ func (s *Server) Start() error {
 		s.Close()
 		return err
 	}
-	s.wg.Add(2)
+	s.wg.Add(1)
 	go s.cron()
-	go s.watchLoops()
 	if s.cluster != nil {
 		s.cluster.ResumeReplication() // a replica follows the master its nodes.conf names
 	} else if host, port, ok := s.cfg.ReplicaOf(); ok {
@@ -424,9 +421,7 @@ func (s *Server) Close() error {
 		c.disconnect()
 	}
 	s.mu.Unlock()
-	for _, l := range s.loops {
-		l.post(taskStop, nil)
-	}
+	s.stopLoops()
 	s.stopMetrics()
 	if s.cluster != nil {
 		s.cluster.Close()

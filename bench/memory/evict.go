@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 // The memory checks of issue 6, run against redis-server and keyhive in turn:

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command memory compares the memory footprint and mixed-workload throughput
 // of Keyhive and redis-server.
 //

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command keyhive-bench runs the seed applications' request mixes (package
 // workloads) against redis-server, Keyhive and a second redis-server (the
 // noise floor) in turn in one run, and reports per workload the median of

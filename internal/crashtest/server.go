@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -74,9 +73,7 @@ func startServer(bin string, m Mode, dir, logPath string, timeout time.Duration)
 		fmt.Fprintf(out, "=== %s %s\n", time.Now().Format(time.RFC3339Nano), strings.Join(serverArgs(m, dir, port), " "))
 		cmd := exec.Command(bin, serverArgs(m, dir, port)...)
 		cmd.Stdout, cmd.Stderr = out, out
-		// A process group of its own, so that the kill also takes redis-server's
-		// forked children (a rewrite or save in progress).
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.SysProcAttr = ownGroup()
 		if err := cmd.Start(); err != nil {
 			out.Close()
 			return nil, err
@@ -123,9 +120,9 @@ func (p *proc) waitReady(timeout time.Duration) error {
 	return fmt.Errorf("server not ready after %v (last: %s): %s", timeout, last, tail(p.log, 3))
 }
 
-// kill sends SIGKILL to the server's process group and waits for the server.
+// kill kills the server at once (killServer) and waits for it.
 func (p *proc) kill() {
-	syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	killServer(p.cmd.Process)
 	<-p.exited
 }
 

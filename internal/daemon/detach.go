@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"syscall"
 )
 
 // childEnv tells the re-executed process it is the daemon, and which file
@@ -43,6 +42,10 @@ func detach() (*reporter, error) {
 		}
 		return &reporter{os.NewFile(uintptr(n), "report")}, nil
 	}
+	attr, err := detachedAttr()
+	if err != nil {
+		return nil, err
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("daemonize: %w", err)
@@ -54,7 +57,7 @@ func detach() (*reporter, error) {
 	cmd := exec.Command(exe, os.Args[1:]...)
 	cmd.Env = append(os.Environ(), childEnv+"=3") // ExtraFiles[0] is fd 3
 	cmd.ExtraFiles = []*os.File{w}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // no controlling terminal
+	cmd.SysProcAttr = attr
 	// Standard files stay unset: the child gets /dev/null, as Redis's
 	// daemonize redirects them (so a daemon with logfile "" logs nowhere).
 	if err := cmd.Start(); err != nil {

@@ -3,7 +3,6 @@ package daemon
 import (
 	"net"
 	"os"
-	"syscall"
 
 	"github.com/keyhive/keyhive/internal/logging"
 )
@@ -73,8 +72,7 @@ func (s *supervisor) start(lg *logging.Logger) {
 func (s *supervisor) ready() {
 	switch s.mode {
 	case "upstart":
-		// Upstart's "expect stop" waits for the job to stop itself.
-		syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+		stopForUpstart()
 		os.Unsetenv("UPSTART_JOB")
 	case "systemd":
 		s.notify("STATUS=Ready to accept connections\nREADY=1\n")

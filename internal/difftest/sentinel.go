@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"time"
 )
 
@@ -50,7 +49,7 @@ func StartSentinel(masterAddr string) (addr string, stop func(), err error) {
 		return "", nil, err
 	}
 	stop = func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		KillGroup(cmd.Process.Pid)
 		<-exited
 		os.RemoveAll(dir)
 	}

@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -264,7 +263,7 @@ func tryStartRedis(path, name, dir string, directives []string) (*instance, erro
 	}
 	pid := cmd.Process.Pid
 	stop := func() {
-		syscall.Kill(-pid, syscall.SIGKILL)
+		KillGroup(pid)
 		<-exited
 	}
 	s := &instance{name: name, addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), stop: stop, log: log}
@@ -317,7 +316,7 @@ func sweepTempDirs() {
 		if !ok || err != nil || pid == os.Getpid() {
 			continue
 		}
-		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		if processGone(pid) {
 			os.RemoveAll(m)
 		}
 	}
@@ -353,7 +352,7 @@ func (t *tailBuffer) String() string {
 // Tests that run a server process on their own terms (a fixed port, a
 // restart on the same one) start it with StartChild too.
 func StartChild(cmd *exec.Cmd) (exited <-chan struct{}, err error) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = childAttr()
 	started := make(chan error, 1)
 	done := make(chan struct{})
 	go func() {

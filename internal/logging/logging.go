@@ -15,10 +15,10 @@ package logging
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"log"
-	"log/syslog"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -67,7 +67,7 @@ type Logger struct {
 	file   string
 	stdout io.Writer
 	level  atomic.Int32
-	syslog *syslog.Writer
+	syslog syslogWriter
 	pid    int
 	role   atomic.Uint32 // the role mark, 'M' or 'S'
 
@@ -75,15 +75,13 @@ type Logger struct {
 	buf []byte
 }
 
-var facilities = map[string]syslog.Priority{
-	"user": syslog.LOG_USER, "local0": syslog.LOG_LOCAL0, "local1": syslog.LOG_LOCAL1,
-	"local2": syslog.LOG_LOCAL2, "local3": syslog.LOG_LOCAL3, "local4": syslog.LOG_LOCAL4,
-	"local5": syslog.LOG_LOCAL5, "local6": syslog.LOG_LOCAL6, "local7": syslog.LOG_LOCAL7,
-}
-
-// dialSyslog connects to the local syslog daemon (tests replace it).
-var dialSyslog = func(p syslog.Priority, ident string) (*syslog.Writer, error) {
-	return syslog.New(p, ident)
+// syslogWriter is a connection to the syslog daemon (*syslog.Writer).
+type syslogWriter interface {
+	Debug(string) error
+	Info(string) error
+	Notice(string) error
+	Warning(string) error
+	Close() error
 }
 
 // New opens the log. As redis-server, it fails when the log file cannot be
@@ -104,14 +102,14 @@ func New(o Options) (*Logger, error) {
 		f.Close()
 	}
 	if o.Syslog {
-		fac, ok := facilities[o.SyslogFacility]
-		if !ok {
-			return nil, fmt.Errorf("invalid syslog-facility %q", o.SyslogFacility)
-		}
-		w, err := dialSyslog(fac|syslog.LOG_NOTICE, o.SyslogIdent)
-		if err != nil {
-			l.Logf(Warning, "syslog-enabled is yes but syslog is unavailable: %v", err)
-		} else {
+		w, err := openSyslog(o.SyslogFacility, o.SyslogIdent)
+		var unreachable errSyslogUnreachable
+		switch {
+		case errors.As(err, &unreachable):
+			l.Logf(Warning, "syslog-enabled is yes but syslog is unavailable: %v", unreachable.err)
+		case err != nil:
+			return nil, err
+		default:
 			l.syslog = w
 		}
 	}
@@ -191,6 +189,11 @@ func (w stdWriter) LogLevel(level int, msg string) {
 // SetRole sets the log's role mark: the server finds it through its
 // *log.Logger's writer when it becomes a replica or a master.
 func (w stdWriter) SetRole(mark byte) { w.l.SetRole(mark) }
+
+// errSyslogUnreachable: the syslog daemon could not be reached.
+type errSyslogUnreachable struct{ err error }
+
+func (e errSyslogUnreachable) Error() string { return e.err.Error() }
 
 // Close disconnects from syslog.
 func (l *Logger) Close() {

@@ -1,12 +1,14 @@
 // Package osmem maps anonymous memory outside the Go heap: memory that is
 // given back to the OS the moment it is unmapped, instead of waiting for a
-// garbage collection and the runtime's scavenger.
+// garbage collection and the runtime's scavenger, and that holds no object
+// the collector scans.
+//
+// Linux maps with mmap and grows in place with mremap (osmem_linux.go);
+// other unixes map with mmap and grow by copying (osmem_unix.go); Windows
+// maps views of page-file-backed sections (osmem_windows.go).
 package osmem
 
-import (
-	"syscall"
-	"unsafe"
-)
+import "unsafe"
 
 // PageSize is the size mappings are rounded up to.
 const PageSize = 4096
@@ -14,37 +16,13 @@ const PageSize = 4096
 // Round returns n rounded up to whole pages.
 func Round(n int) int { return (n + PageSize - 1) &^ (PageSize - 1) }
 
-// Map maps size bytes (a multiple of PageSize) of zeroed, private memory.
-// Its pages become resident only as they are written.
-func Map(size int) []byte {
-	p, _, errno := syscall.Syscall6(syscall.SYS_MMAP, 0, uintptr(size), syscall.PROT_READ|syscall.PROT_WRITE,
-		syscall.MAP_ANON|syscall.MAP_PRIVATE, ^uintptr(0), 0)
-	if errno != 0 {
-		panic("osmem: mmap: " + errno.Error())
-	}
-	return mapped(p, size)
-}
-
-const mremapMayMove = 1
-
-// Remap resizes a mapping Map or Remap returned to size bytes (a multiple of
-// PageSize), keeping its contents; added pages are zeros. The mapping may
-// move (the kernel moves page tables, not bytes): b is invalid afterwards.
-func Remap(b []byte, size int) []byte {
-	p, _, errno := syscall.Syscall6(syscall.SYS_MREMAP, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), uintptr(size),
-		mremapMayMove, 0, 0)
-	if errno != 0 {
-		panic("osmem: mremap: " + errno.Error())
-	}
-	return mapped(p, size)
-}
-
-// Unmap gives a mapping Map or Remap returned back to the OS.
-func Unmap(b []byte) {
-	_, _, errno := syscall.Syscall(syscall.SYS_MUNMAP, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), 0)
-	if errno != 0 {
-		panic("osmem: munmap: " + errno.Error())
-	}
+// copyOnGrow is Remap where the kernel cannot move a mapping: a new one,
+// the contents copied, the old one unmapped.
+func copyOnGrow(b []byte, size int) []byte {
+	m := Map(size)
+	copy(m, b)
+	Unmap(b)
+	return m
 }
 
 // mapped is the slice of size bytes the kernel mapped at p, outside the Go

@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -11,8 +12,6 @@ import (
 	"syscall"
 	"time"
 	"unsafe"
-
-	"github.com/keyhive/keyhive/config"
 )
 
 // Plain TCP and unix-socket clients are served by event loops, as Redis
@@ -130,6 +129,51 @@ const (
 	epollEdge    = 1 << 31 // EPOLLET, which package syscall declares negative
 	loopMaxReady = 256
 )
+
+// startLoops starts io-threads event loops, unless KEYHIVE_PORTABLE_IO
+// selects the portable path (Go's poller, a goroutine per client, as on
+// other systems).
+func (s *Server) startLoops() error {
+	portable, err := portableIO()
+	if err != nil || portable {
+		return err
+	}
+	for range max(s.cfg.IOThreads(), 1) {
+		l, err := newEventLoop(s)
+		if err != nil {
+			return fmt.Errorf("creating an event loop: %w", err)
+		}
+		s.loops = append(s.loops, l)
+	}
+	for _, l := range s.loops {
+		l.start()
+	}
+	s.wg.Add(1)
+	go s.watchLoops()
+	return nil
+}
+
+// stopLoops has the loops end once their clients are gone.
+func (s *Server) stopLoops() {
+	for _, l := range s.loops {
+		l.post(taskStop, nil)
+	}
+}
+
+// portableIOVar names the environment variable that selects the portable
+// path on Linux: yes, or no (the default, the event loops).
+const portableIOVar = "KEYHIVE_PORTABLE_IO"
+
+func portableIO() (bool, error) {
+	switch v := os.Getenv(portableIOVar); v {
+	case "", "no":
+		return false, nil
+	case "yes":
+		return true, nil
+	default:
+		return false, fmt.Errorf("%s=%q: want yes or no", portableIOVar, v)
+	}
+}
 
 func newEventLoop(s *Server) (*eventLoop, error) {
 	epfd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
@@ -798,11 +842,6 @@ func (s *Server) nextLoop() *eventLoop {
 	n := s.loopTurn.Add(1)
 	return s.loops[int(n)%len(s.loops)]
 }
-
-// Threads is the GOMAXPROCS a server process wants: one per event loop
-// (io-threads) and one for the server's other goroutines, so that a loop
-// never waits for them.
-func Threads(cfg *config.Config) int { return max(cfg.IOThreads(), 1) + 1 }
 
 // loopResult is what serving a client on its loop came to.
 type loopResult uint8
