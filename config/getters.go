@@ -120,6 +120,7 @@ var (
 	ixReplBacklogTTL          = mustIdx("repl-backlog-ttl")
 	ixReplDisklessSync        = mustIdx("repl-diskless-sync")
 	ixReplDisklessSyncDelay   = mustIdx("repl-diskless-sync-delay")
+	ixReplDisklessMaxReplicas = mustIdx("repl-diskless-sync-max-replicas")
 	ixReplPingReplicaPeriod   = mustIdx("repl-ping-replica-period")
 	ixReplTimeout             = mustIdx("repl-timeout")
 	ixMinReplicasToWrite      = mustIdx("min-replicas-to-write")
@@ -368,6 +369,10 @@ func (c *Config) ReplBacklogSize() int64      { return c.i64(ixReplBacklogSize) 
 func (c *Config) ReplBacklogTTL() int64      { return c.i64(ixReplBacklogTTL) }
 func (c *Config) ReplDisklessSync() bool     { return c.boolean(ixReplDisklessSync) }
 func (c *Config) ReplDisklessSyncDelay() int { return int(c.i64(ixReplDisklessSyncDelay)) }
+
+// ReplDisklessSyncMaxReplicas is how many waiting replicas start a diskless
+// sync before its delay ends (0: the delay always runs out).
+func (c *Config) ReplDisklessSyncMaxReplicas() int { return int(c.i64(ixReplDisklessMaxReplicas)) }
 
 // ReplPingReplicaPeriod and ReplTimeout are in seconds.
 func (c *Config) ReplPingReplicaPeriod() int { return int(c.i64(ixReplPingReplicaPeriod)) }

@@ -39,7 +39,10 @@ type Manager struct {
 	// goodReplicas are the replicas whose last ACK is within
 	// min-replicas-max-lag seconds, as of the last cron.
 	goodReplicas atomic.Int32
-	lastPing     int64 // Unix s of the last PING in the stream
+	// disklessGo is when repl-diskless-sync-max-replicas waiting replicas
+	// ended the diskless delay (Unix ns): those waiting then start too.
+	disklessGo atomic.Int64
+	lastPing   int64 // Unix s of the last PING in the stream
 
 	failover failover // guarded by mu
 	// restored is the history the RDB file loaded at start-up recorded.

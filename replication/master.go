@@ -314,9 +314,7 @@ func (m *Manager) sendSnapshot(r *Replica, gone <-chan struct{}) bool {
 		close(stop)
 	}()
 	if r.capaEOF && cfg.ReplDisklessSync() {
-		select { // let more replicas come, as Redis's delay does for one shared transfer
-		case <-time.After(time.Duration(cfg.ReplDisklessSyncDelay()) * time.Second):
-		case <-stop:
+		if !m.disklessDelay(stop) {
 			return false
 		}
 		log.Printf("Starting BGSAVE for SYNC with target: replicas sockets")
@@ -347,6 +345,49 @@ func (m *Manager) sendSnapshot(r *Replica, gone <-chan struct{}) bool {
 		return true
 	}
 	return m.sendSnapshotFile(r, atStart, &fullresync, stop)
+}
+
+// disklessDelay waits out repl-diskless-sync-delay before a diskless
+// transfer, to let more replicas come as Redis's delay does for one shared
+// transfer, or less once repl-diskless-sync-max-replicas replicas wait. It
+// reports false when the replica went away meanwhile.
+func (m *Manager) disklessDelay(stop <-chan struct{}) bool {
+	cfg := m.opt.Config
+	began := time.Now().UnixNano()
+	deadline := time.After(time.Duration(cfg.ReplDisklessSyncDelay()) * time.Second)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-deadline:
+			return true
+		case <-stop:
+			return false
+		case <-tick.C:
+			// The replicas that were waiting when the count was reached go
+			// together, as into one shared transfer.
+			if m.disklessGo.Load() >= began {
+				return true
+			}
+			if most := cfg.ReplDisklessSyncMaxReplicas(); most > 0 && m.waitingForSnapshot() >= most {
+				m.disklessGo.Store(time.Now().UnixNano())
+				return true
+			}
+		}
+	}
+}
+
+// waitingForSnapshot counts the replicas waiting for a full sync's snapshot.
+func (m *Manager) waitingForSnapshot() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, r := range m.replicas {
+		if r.state.Load() == replicaWaitBgsave {
+			n++
+		}
+	}
+	return n
 }
 
 // sendSnapshotFile is the disk-based transfer: +FULLRESYNC as the snapshot

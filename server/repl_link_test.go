@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestReplLinkOptions: a replica authenticates with masteruser and
@@ -113,5 +114,28 @@ func TestReplHandshakeState(t *testing.T) {
 			t.Errorf("%s: master_link_status:%s in the handshake", replica.name, s)
 		}
 		replica.ok(t, "REPLICAOF", "NO", "ONE")
+	}
+}
+
+// TestReplDisklessMaxReplicas: with repl-diskless-sync-max-replicas 2 the
+// full sync of two replicas starts as soon as both wait, not after the 60 s
+// repl-diskless-sync-delay, on Keyhive as on redis-server.
+func TestReplDisklessMaxReplicas(t *testing.T) {
+	for _, redis := range []bool{false, true} {
+		master := startReplNode(t, redis, "--repl-diskless-sync-delay", "60", "--repl-diskless-sync-max-replicas", "2")
+		master.ok(t, "SET", "k", "v")
+		host, port := master.hostPort()
+		a, b := startReplNode(t, redis), startReplNode(t, redis)
+		start := time.Now()
+		a.ok(t, "REPLICAOF", host, port)
+		b.ok(t, "REPLICAOF", host, port)
+		for _, r := range []*replNode{a, b} {
+			waitUntil(t, r.name+" replica linked", func() bool {
+				return r.info(t, "replication", "master_link_status") == "up"
+			})
+		}
+		if took := time.Since(start); took > 30*time.Second {
+			t.Errorf("%s: two replicas synced after %v, with max-replicas 2 and a 60 s delay", master.name, took)
+		}
 	}
 }
