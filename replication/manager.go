@@ -215,6 +215,50 @@ func appendSelect(b []byte, db int) []byte {
 	return resp.AppendCommand(b, [][]byte{argSELECT, strconv.AppendInt(num[:0], int64(db), 10)})
 }
 
+// CatchUp gives the replicas up to timeout to acknowledge the whole
+// stream, as Redis's SHUTDOWN does before it exits so that a planned stop
+// loses nothing a replica could have had; the caller pauses writes first.
+// It logs the replicas still behind when it gives up.
+func (m *Manager) CatchUp(timeout time.Duration) {
+	if m.inSync() == len(m.replicaList()) {
+		return
+	}
+	m.AskAcks()
+	m.opt.Log.Printf("Waiting for replicas before shutting down.")
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline) && m.inSync() < len(m.replicaList()); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	end := m.Offset()
+	replicas := m.replicaList()
+	for _, r := range replicas {
+		if acked := r.ackOff.Load(); acked != end {
+			m.opt.Log.Printf("Lagging replica %s reported offset %d behind master, lag=%d, state=%s.",
+				r.name(), end-acked, (time.Now().UnixMilli()-r.ackTime.Load())/1000, replicaStateNames[r.state.Load()])
+		}
+	}
+	if len(replicas) > 0 {
+		m.opt.Log.Printf("%d of %d replicas are in sync when shutting down.", m.inSync(), len(replicas))
+	}
+}
+
+// inSync counts the replicas that acknowledged the whole stream.
+func (m *Manager) inSync() int {
+	end := m.Offset()
+	n := 0
+	for _, r := range m.replicaList() {
+		if r.ackOff.Load() == end {
+			n++
+		}
+	}
+	return n
+}
+
+func (m *Manager) replicaList() []*Replica {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]*Replica(nil), m.replicas...)
+}
+
 // AskAcks writes REPLCONF GETACK * into the stream: every replica
 // acknowledges its offset at once (WAIT, WAITAOF, FAILOVER).
 func (m *Manager) AskAcks() { m.feed.add(argREPLCONF, argGETACK, argStar) }

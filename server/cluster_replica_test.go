@@ -372,8 +372,10 @@ func TestClusterBlockedRedirect(t *testing.T) {
 		busPort, _ := difftest.Inline(a, "CONFIG GET cluster-port")
 		inlineText(b, "CLUSTER MEET "+host+" "+port+" "+busPort.Elems[1].Str)
 		waitUntil(t, name+" cluster to be ok", func() bool {
+			nodesA, nodesB := inlineText(a, "CLUSTER NODES"), inlineText(b, "CLUSTER NODES")
 			return strings.Contains(inlineText(a, "CLUSTER INFO"), "cluster_state:ok") &&
-				strings.Contains(inlineText(b, "CLUSTER INFO"), "cluster_known_nodes:2")
+				strings.Contains(nodesA, nodeID(t, b)) && strings.Contains(nodesB, nodeID(t, a)) &&
+				!strings.Contains(nodesA+nodesB, "handshake")
 		})
 		slot := strconv.Itoa(keyspace.Slot([]byte("k")))
 		blocked := func(cmd string) <-chan difftest.Reply {
@@ -399,8 +401,11 @@ func TestClusterBlockedRedirect(t *testing.T) {
 		}
 		moved := blocked("BLPOP k 0")
 		idB := nodeID(t, b)
-		inlineText(b, "CLUSTER SETSLOT "+slot+" NODE "+idB)
-		inlineText(a, "CLUSTER SETSLOT "+slot+" NODE "+idB)
+		for _, n := range []string{b, a} {
+			if r := inlineText(n, "CLUSTER SETSLOT "+slot+" NODE "+idB); r != "OK" {
+				t.Fatalf("%s: CLUSTER SETSLOT on %s: %q", name, n, r)
+			}
+		}
 		if r := <-moved; r.Str != "MOVED "+slot+" "+b {
 			t.Errorf("%s: BLPOP on a slot that moved: %q", name, r.Raw)
 		}

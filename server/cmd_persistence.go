@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/keyhive/keyhive/cmdspec"
 	"github.com/keyhive/keyhive/durability"
@@ -408,10 +409,23 @@ func (s *Server) shutdownSave(save, nosave bool) error {
 	return s.saver.Save(s.clock.UnixMilli())
 }
 
-// Shutdown is SIGTERM's shutdown: save if save points are configured, then
-// Close.
+// Shutdown is SIGTERM's shutdown: lagging replicas catch up, save if save
+// points are configured, then Close.
 func (s *Server) Shutdown() error {
+	s.awaitReplicas()
 	err := s.shutdownSave(false, false)
 	s.Close()
 	return err
+}
+
+// awaitReplicas gives lagging replicas up to shutdown-timeout seconds to
+// take every write before a shutdown, with writes paused, as Redis's
+// SHUTDOWN without NOW: a planned stop loses nothing a replica could have.
+func (s *Server) awaitReplicas() {
+	timeout := int64(s.cfg.ShutdownTimeout())
+	if timeout <= 0 {
+		return
+	}
+	s.pauseClients(pauseWrite, time.Now().UnixMilli()+timeout*1000+60_000) // ended by Close, or by a failed SHUTDOWN
+	s.repl.CatchUp(time.Duration(timeout) * time.Second)
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/keyhive/keyhive/cmdspec"
+	"github.com/keyhive/keyhive/command"
 	"github.com/keyhive/keyhive/glob"
 	"github.com/keyhive/keyhive/internal/cstr"
 	"github.com/keyhive/keyhive/internal/strnum"
@@ -185,7 +186,7 @@ func sortedCommands(m map[string]*Command) []*Command {
 // server running unless FORCE. The connection closes without a reply, as in
 // Redis.
 func shutdownCommand(x *Ctx) {
-	var save, nosave, force bool
+	var save, nosave, force, now bool
 	for _, a := range x.Args[1:] {
 		switch strings.ToLower(string(a)) {
 		case "nosave":
@@ -195,6 +196,7 @@ func shutdownCommand(x *Ctx) {
 		case "force":
 			force = true
 		case "now":
+			now = true
 		case "abort":
 			x.W.Error("ERR No shutdown in progress.")
 			return
@@ -207,13 +209,39 @@ func shutdownCommand(x *Ctx) {
 		x.W.Error(errSyntax)
 		return
 	}
-	x.s.log.Printf("User requested shutdown...")
-	if err := x.s.shutdownSave(save, nosave); err != nil && !force {
-		x.W.Error("ERR Errors trying to SHUTDOWN. Check logs.")
+	srv := x.s
+	srv.log.Printf("User requested shutdown...")
+	// refused is why the server keeps running, "" when it is to close.
+	refused := func(wait bool) string {
+		if wait {
+			srv.awaitReplicas()
+		}
+		if err := srv.shutdownSave(save, nosave); err != nil && !force {
+			srv.unpauseClients()
+			return "ERR Errors trying to SHUTDOWN. Check logs."
+		}
+		return ""
+	}
+	if x.blockingDenied() { // inside MULTI: no waiting for replicas
+		if msg := refused(false); msg != "" {
+			x.W.Error(msg)
+			return
+		}
+		x.c.closeAfterReply = true
+		go srv.Close() // Close waits for this client's goroutine, so not inline
 		return
 	}
-	x.c.closeAfterReply = true
-	go x.s.Close() // Close waits for this client's goroutine, so not inline
+	// The client waits, as blocked, while replicas catch up and the data
+	// is saved: its event loop serves the others meanwhile.
+	x.Block(command.BlockRequest{})
+	w := x.c.blocked
+	go func() {
+		if msg := refused(!now); msg != "" {
+			srv.blocking.unblock(w, func(rw *resp.Writer) { rw.Error(msg) })
+			return
+		}
+		srv.Close()
+	}()
 }
 
 func (c *Client) isLocal() bool {
