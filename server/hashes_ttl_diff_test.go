@@ -651,7 +651,6 @@ func TestHashHotPathAllocs(t *testing.T) {
 		c.do(t, "HSET", "lx", fmt.Sprintf("f%03d", i), strconv.Itoa(i))
 	}
 	c.do(t, "HEXPIRE", "lx", "100000", "FIELDS", "2", "f001", "f002")
-	c.nc.SetDeadline(time.Now().Add(30 * time.Second))
 	measure := func(cmds ...[]any) float64 { return c.allocsPerRound(t, 200, cmds...) }
 	for _, k := range []string{"s", "sx", "l", "lx"} {
 		for _, cmds := range [][][]any{

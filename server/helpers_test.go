@@ -1020,8 +1020,11 @@ func dialRaw(t testing.TB, network, addr string) *rawConn {
 // allocsPerRound runs cmds repeatedly on c, reading their replies (the same
 // bytes each round) without allocating on the client side, and returns the
 // average allocations per round of the whole process (testing.AllocsPerRun):
-// with an in-process server, what its command path allocates.
+// with an in-process server, what its command path allocates. A deadline
+// per measurement, not per test: with -race on a loaded machine a test's
+// whole series of measurements takes minutes, one of them seconds.
 func (c *rawConn) allocsPerRound(t testing.TB, rounds int, cmds ...[]any) float64 {
+	c.nc.SetDeadline(time.Now().Add(time.Minute))
 	var wire []byte
 	for _, a := range cmds {
 		wire = append(wire, difftest.EncodeCommand(a...)...)

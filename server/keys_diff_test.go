@@ -439,10 +439,19 @@ func TestScanConcurrentModification(t *testing.T) {
 		stable = append(stable, "stable:"+strconv.Itoa(i), fmt.Sprintf("{tag%d}stable:%d", i%4, i))
 	}
 	p.Keyhive().Do("MSET", skPairs(stable))
+	// A SCAN waits for the writers' MSET and DEL of 3000 keys: with -race on
+	// a loaded machine that passed the default 5 s.
+	p.SetTimeout(time.Minute)
 	var stop atomic.Bool
 	var rounds atomic.Int64
 	var wg sync.WaitGroup
 	errs := make(chan error, 2)
+	// The writers stop when the test ends, failed or not: the next test
+	// shares the server.
+	t.Cleanup(func() {
+		stop.Store(true)
+		wg.Wait()
+	})
 	for w := range 2 {
 		wg.Go(func() {
 			conn, err := difftest.Dial(addr)
