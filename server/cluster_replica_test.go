@@ -21,6 +21,7 @@ import (
 // cluster client writes reaches the replicas, which answer -MOVED for
 // their master's slots unless READONLY, and then serve the reads.
 func TestClusterReplicas(t *testing.T) {
+	slowTest(t, "a six-process cluster")
 	bin := buildKeyhiveBinary(t)
 	addrs, replicaOf, _ := startReplicatedCluster(t, bin)
 	for master, replica := range replicaOf {
@@ -98,6 +99,7 @@ func TestClusterReplicas(t *testing.T) {
 // writes to the slots again. KEYHIVE_CLUSTER_FAILOVER_TRIALS runs it more
 // than once.
 func TestClusterReplicaFailover(t *testing.T) {
+	slowTest(t, "a six-process cluster, a master killed and replaced")
 	trials := 1
 	if n, err := strconv.Atoi(os.Getenv("KEYHIVE_CLUSTER_FAILOVER_TRIALS")); err == nil && n > 0 {
 		trials = n
@@ -237,6 +239,7 @@ func firstLine(s string) string {
 // so a PING falls in the paused window often: it must not move the offset
 // the replica waits for (no PING while paused for a failover).
 func TestClusterManualFailover(t *testing.T) {
+	slowTest(t, "a six-process cluster swapped three times")
 	bin := buildKeyhiveBinary(t)
 	_, replicaOf, _ := startReplicatedCluster(t, bin, "--repl-ping-replica-period", "1")
 	var master, replica string

@@ -88,6 +88,15 @@ func dial(t testing.TB, addr string) *difftest.Conn {
 
 // waitUntil polls cond until it holds, and fails the test after 30 s,
 // naming what it waited for.
+// slowTest skips t in -short mode (./test.sh -short, the edit-test loop):
+// why says what takes the time.
+func slowTest(t *testing.T, why string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("slow, skipped with -short: " + why)
+	}
+}
+
 func waitUntil(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
