@@ -176,19 +176,31 @@ func clusterFailoverTrial(t *testing.T, bin string) {
 	if len(confirmed) == 0 {
 		t.Fatal("no write confirmed by WAIT 1")
 	}
+	victimID := nodeID(t, victim)
 	kill[victim]()
 	killed := time.Now()
-	timeout := failoverNodeTimeout
-	for !strings.Contains(inlineText(heir, "INFO replication"), "role:master") || !strings.Contains(firstLine(inlineText(heir, "CLUSTER NODES")), "myself,master") {
-		if time.Since(killed) > 10*time.Duration(timeout)*time.Millisecond {
-			t.Fatalf("the replica is not promoted:\n%s", inlineText(heir, "CLUSTER NODES"))
+	timeout := time.Duration(failoverNodeTimeout) * time.Millisecond
+	var detected time.Duration // when the heir flagged the victim fail
+	for {
+		nodes := inlineText(heir, "CLUSTER NODES")
+		if i := strings.Index(nodes, victimID); detected == 0 && i >= 0 && strings.Contains(strings.SplitN(nodes[i:], "\n", 2)[0], ",fail ") {
+			detected = time.Since(killed)
+		}
+		if strings.Contains(inlineText(heir, "INFO replication"), "role:master") && strings.Contains(firstLine(nodes), "myself,master") {
+			break
+		}
+		if time.Since(killed) > 10*timeout {
+			t.Fatalf("the replica is not promoted:\n%s", nodes)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	took := time.Since(killed)
-	t.Logf("replica promoted %v after the kill (cluster-node-timeout %dms)", took, timeout)
-	if took > 2*time.Duration(timeout)*time.Millisecond {
-		t.Errorf("promotion took %v, over twice cluster-node-timeout", took)
+	t.Logf("replica promoted %v after the kill, the failure flagged after %v (cluster-node-timeout %v)", took, detected, timeout)
+	// The failure detection takes one to one and a half node timeouts on a
+	// quiet machine: what it took beyond is the machine's delay, which the
+	// election meets too.
+	if delay := max(detected-timeout*3/2, 0); took > 2*timeout+2*delay {
+		t.Errorf("promotion took %v, over twice cluster-node-timeout and twice the %v the detection was late", took, delay)
 	}
 	heirClient := redis.NewClient(&redis.Options{Addr: heir})
 	defer heirClient.Close()
