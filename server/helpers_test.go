@@ -322,7 +322,7 @@ func sameData(t *testing.T, master, replica *replNode) {
 func sameAs(t *testing.T, master, replica *replNode) {
 	t.Helper()
 	off := master.infoInt(t, "replication", "master_repl_offset")
-	for deadline := time.Now().Add(30 * time.Second); replica.infoInt(t, "replication", "master_repl_offset") < off; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); replica.infoInt(t, "replication", "master_repl_offset") < off; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%s did not reach offset %d of %s:\n%s\n%s", replica.name, off, master.name,
 				master.ok(t, "INFO", "replication").Str, replica.ok(t, "INFO", "replication").Str)

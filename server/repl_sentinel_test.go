@@ -140,7 +140,7 @@ func TestReplSentinelFailover(t *testing.T) {
 	}
 	promoted := nodes[current]
 	var next *replNode
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
 		for _, n := range nodes {
 			if n != promoted && n.info(t, "replication", "role") == "master" {
 				next = n
