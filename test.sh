@@ -8,7 +8,7 @@
 # summary names.
 #
 # Arguments go to go test: ./test.sh -short is the fast subset for the
-# edit-test loop (README's Testing section), ./test.sh -run TestX one test.
+# edit-test loop (see README), ./test.sh -run TestX one test.
 set -euo pipefail
 cd "$(dirname "$0")"
 short=false
@@ -73,7 +73,7 @@ go vet ./...
 # -short leaves out the race detector, which makes the server's tests about
 # three times slower.
 race=-race
-! $short || race=""
+if $short; then race=""; fi
 tools=$(mktemp -d)
 trap 'rm -rf "$tools"' EXIT
 go build -o "$tools/testreport" ./internal/testreport
