@@ -154,10 +154,10 @@ func (r *report) handle(e event) {
 			r.failed++
 			r.timed(e)
 		}
-		if r.hasOwnOutput(t) {
+		if hasOwnOutput(t) {
 			r.printTest(e.Package, t)
 		}
-		if !r.hasFailedChild(p, t) {
+		if !hasFailedChild(p, t) {
 			r.failures = append(r.failures, failure{
 				pkg: e.Package, test: e.Test,
 				note:    fmt.Sprintf("(%s)", seconds(e.Elapsed)),
@@ -223,10 +223,10 @@ func (r *report) packageFailed(e event, p *pkgRun) {
 	slices.SortFunc(unfinished, func(a, b *testRun) int { return strings.Compare(a.name, b.name) })
 	var silent []string
 	for _, t := range unfinished {
-		if r.hasOwnOutput(t) {
+		if hasOwnOutput(t) {
 			r.printTest(e.Package, t)
 		}
-		if r.hasUnfinishedChild(p, t) {
+		if hasUnfinishedChild(p, t) {
 			continue
 		}
 		if m := message(t.lines); len(m) > 0 {
@@ -263,7 +263,7 @@ func (r *report) timed(e event) {
 	}
 }
 
-func (r *report) hasFailedChild(p *pkgRun, t *testRun) bool {
+func hasFailedChild(p *pkgRun, t *testRun) bool {
 	for name, c := range p.tests {
 		if c.failed && strings.HasPrefix(name, t.name+"/") {
 			return true
@@ -272,7 +272,7 @@ func (r *report) hasFailedChild(p *pkgRun, t *testRun) bool {
 	return false
 }
 
-func (r *report) hasUnfinishedChild(p *pkgRun, t *testRun) bool {
+func hasUnfinishedChild(p *pkgRun, t *testRun) bool {
 	for name, c := range p.tests {
 		if !c.done && strings.HasPrefix(name, t.name+"/") {
 			return true
@@ -283,7 +283,7 @@ func (r *report) hasUnfinishedChild(p *pkgRun, t *testRun) bool {
 
 // hasOwnOutput says whether a test printed more than testing's markers (a
 // parent test failing because a subtest did prints none).
-func (r *report) hasOwnOutput(t *testRun) bool {
+func hasOwnOutput(t *testRun) bool {
 	for _, line := range t.lines {
 		if !isMarker(line) {
 			return true
