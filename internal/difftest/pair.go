@@ -105,7 +105,7 @@ func start(tb testing.TB, target, oracle string, directives []string, shared boo
 	if shared {
 		e.acquire(tb)
 	}
-	p := &Pair{tb: tb, env: e, timeout: DefaultTimeout, verbose: os.Getenv(VerboseEnv) != ""}
+	p := &Pair{tb: tb, env: e, timeout: pairTimeout, verbose: os.Getenv(VerboseEnv) != ""}
 	p.connect()
 	for _, c := range []*Client{p.redis, p.keyhive} {
 		if r := c.Do("FLUSHALL"); r.Kind != KindSimple || r.Str != "OK" {
@@ -196,7 +196,13 @@ func (p *Pair) Redis() *Client { return p.redis }
 // Keyhive returns the Keyhive side, for setup or intended differences.
 func (p *Pair) Keyhive() *Client { return p.keyhive }
 
-// SetTimeout changes how long each read may wait (default DefaultTimeout);
+// pairTimeout bounds a Pair's reads and writes: wider than DefaultTimeout,
+// as the differential tests run an in-process Keyhive under -race, where a
+// heavy command (a SCAN behind writers of 3000 keys, DEBUG STRINGMATCH-TEST)
+// took more than 5 s beside a CPU hog.
+const pairTimeout = 30 * time.Second
+
+// SetTimeout changes how long each read may wait (default pairTimeout);
 // raise it before blocking commands with long timeouts.
 func (p *Pair) SetTimeout(d time.Duration) {
 	p.timeout = d
