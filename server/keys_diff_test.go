@@ -462,6 +462,7 @@ func TestScanConcurrentModification(t *testing.T) {
 				return
 			}
 			defer conn.Close()
+			conn.Timeout = time.Minute // a DEL of 3000 keys took over 5 s under -race beside a CPU hog
 			for round := 0; ; round++ {
 				select {
 				case <-done:
