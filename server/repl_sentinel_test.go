@@ -199,7 +199,9 @@ func killMasterUnderLoad(t *testing.T, rdb *redis.Client, nodes []*replNode, mas
 				time.Sleep(50 * time.Millisecond)
 				continue
 			}
-			n, err := rdb.Do(ctx, "WAIT", 1, 100).Int()
+			// 500 ms (within the client's 1 s read timeout): beside a CPU
+			// hog too few acknowledgements came within 100 ms.
+			n, err := rdb.Do(ctx, "WAIT", 1, 500).Int()
 			mu.Lock()
 			if err == nil && n >= 1 {
 				confirmed = append(confirmed, i)
