@@ -3,9 +3,18 @@
 # oracle of the differential tests) when missing, builds redis-server 7.4.1 (the
 # oracle for Redis 7.2/7.4 behaviour) once into a cache directory when its
 # source can be had (else the tests that need it skip, listed here), then vets
-# and tests all packages.
+# and tests all packages. It prints a line per package, the output of failed
+# tests only, and a summary at the end; the whole output goes to the file the
+# summary names.
+#
+# Arguments go to go test: ./test.sh -short is the fast subset for the
+# edit-test loop (see README), ./test.sh -run TestX one test.
 set -euo pipefail
 cd "$(dirname "$0")"
+short=false
+for arg in "$@"; do
+  [ "$arg" = -short ] && short=true
+done
 
 # Debian packages the tests run (each binary is named as its package), when
 # missing: redis-server, redis-sentinel for the failover tests, and Prometheus
@@ -53,14 +62,25 @@ if [ -n "$unformatted" ]; then
   echo "gofmt needed:"; echo "$unformatted"; exit 1
 fi
 # ioredis for workloads' TestIORedisCluster, pinned by its package-lock.json
-# (the test skips without Node.js).
-if command -v node >/dev/null; then
+# (the test skips without Node.js, and in -short mode).
+if command -v node >/dev/null && ! $short; then
   (cd workloads/ioredis && npm ci --no-audit --no-fund --silent)
 fi
 
 go vet ./...
-# Fuzz targets run their seed corpora as ordinary tests here.
-go test -race -count=1 -timeout 15m ./...
+# Fuzz targets run their seed corpora as ordinary tests here. testreport
+# runs go test -json and keeps the run readable (internal/testreport).
+# -short leaves out the race detector, which makes the server's tests about
+# three times slower.
+race=-race
+if $short; then race=""; fi
+tools=$(mktemp -d)
+trap 'rm -rf "$tools"' EXIT
+go build -o "$tools/testreport" ./internal/testreport
+# The timeout only catches a hang: beside a CPU hog the server's tests take
+# longer than 15 minutes under -race.
+"$tools/testreport" $race -count=1 -timeout 45m "$@" ./...
+if $short; then exit 0; fi
 
 # Other systems (README, Platforms): macOS, Windows and arm64 build and vet,
 # and the portable I/O path they serve clients on passes the server's tests
@@ -69,4 +89,5 @@ for target in darwin/arm64 windows/amd64 windows/arm64 linux/arm64; do
   GOOS=${target%/*} GOARCH=${target#*/} go build ./...
   GOOS=${target%/*} GOARCH=${target#*/} go vet ./...
 done
-KEYHIVE_PORTABLE_IO=yes go test -count=1 -timeout 30m ./server/ ./keyhivetest/
+echo "test.sh: the server's tests again, on the portable I/O path (KEYHIVE_PORTABLE_IO=yes)"
+KEYHIVE_PORTABLE_IO=yes "$tools/testreport" -count=1 -timeout 30m "$@" ./server/ ./keyhivetest/

@@ -462,8 +462,10 @@ func (s *State) process(l *link, m *Message) {
 		if m.ShardID != "" {
 			sender.ShardID = m.ShardID
 		}
-		// My paused master's offset, which a manual failover waits for.
-		if s.manual.end != 0 && s.manual.masterOffset < 0 && sender == s.myself.Master && m.MFlags[0]&mflagPaused != 0 {
+		// My paused master's offset, which a manual failover waits for:
+		// each paused message's, as the first may be read before the
+		// pause took hold of a write in flight.
+		if s.manual.end != 0 && sender == s.myself.Master && m.MFlags[0]&mflagPaused != 0 && s.manual.masterOffset != int64(m.Offset) {
 			s.manual.masterOffset = int64(m.Offset)
 			s.logf("Received replication offset for paused master manual failover: %d", m.Offset)
 		}

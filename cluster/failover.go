@@ -239,8 +239,16 @@ func (s *State) mfStart(sender *Node) {
 	s.manual.end = s.now() + mfTimeout
 	s.manual.replica = sender
 	end := s.now() + 2*mfTimeout
-	s.later = append(s.later, func() { s.host.PauseWrites(end) })
-	s.sendPing(sender.link, TypePing) // flagged paused, with the offset the replica waits for
+	s.later = append(s.later, func() {
+		s.host.PauseWrites(end)
+		// Flagged paused, with the offset the replica waits for: read
+		// once the pause holds the writers.
+		s.lock()
+		defer s.unlock()
+		if s.manual.replica == sender {
+			s.sendPing(sender.link, TypePing)
+		}
+	})
 }
 
 // manualFailoverCron times a manual failover out, and lets a replica start

@@ -43,6 +43,9 @@ type Manager struct {
 	// ended the diskless delay (Unix ns): those waiting then start too.
 	disklessGo atomic.Int64
 	lastPing   int64 // Unix s of the last PING in the stream
+	// pingsHeldUntil (Unix ms) keeps PINGs out of the stream while a
+	// cluster manual failover pauses the writers (HoldPings).
+	pingsHeldUntil atomic.Int64
 
 	failover failover // guarded by mu
 	// restored is the history the RDB file loaded at start-up recorded.
@@ -300,11 +303,19 @@ func (m *Manager) Cron() {
 	}
 	m.goodReplicas.Store(int32(good))
 	m.updateFailover()
-	if len(replicas) > 0 && !m.isReplica.Load() && now.Unix()-m.lastPing >= int64(cfg.ReplPingReplicaPeriod()) {
+	// A failover waits for a replica's offset to equal the paused master's:
+	// a PING would move the master's, as Redis, none is sent meanwhile.
+	failingOver := now.UnixMilli() < m.pingsHeldUntil.Load() || m.failoverState() != failoverNone
+	if len(replicas) > 0 && !m.isReplica.Load() && !failingOver && now.Unix()-m.lastPing >= int64(cfg.ReplPingReplicaPeriod()) {
 		m.lastPing = now.Unix()
 		m.feed.add(argPING)
 	}
 }
+
+// HoldPings keeps the stream's PINGs out until untilMs (Unix ms), or lets
+// them in again when it is 0: the cluster's manual failover pauses the
+// writers and waits for the replica to reach the master's offset.
+func (m *Manager) HoldPings(untilMs int64) { m.pingsHeldUntil.Store(untilMs) }
 
 // Refusal is why a client's command may not run now, in Redis's order
 // and texts: too few good replicas for a write on a master

@@ -100,6 +100,7 @@ func setKeys(t *testing.T, rdb *redis.Client, prefix string, n int) {
 // names from the snapshot instant on, so a crash before the rewrite ends
 // loses none of them.
 func TestAOFCrashDuringRewrite(t *testing.T) {
+	slowTest(t, "kills a server process during AOF rewrites")
 	for _, fsync := range []string{"always", "everysec"} {
 		t.Run(fsync, func(t *testing.T) {
 			dir := t.TempDir()

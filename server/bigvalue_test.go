@@ -22,6 +22,7 @@ import (
 // for a big value sent as an argument and read back: the client's read and
 // reply buffers are given back after the command.
 func TestBigValueMemory(t *testing.T) {
+	slowTest(t, "fills a server process with big values")
 	// A process of its own: its RSS is the server's, whatever the test
 	// binary's instrumentation (the race detector's shadow memory stays).
 	addr, pid := startKeyhiveBinary(t, "--maxmemory", "800mb", "--maxmemory-policy", "noeviction")

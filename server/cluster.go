@@ -145,8 +145,9 @@ func (h clusterHost) ReplicationDataAge() int64 {
 }
 
 // PauseWrites pauses the writers for a manual failover (as CLIENT PAUSE
-// WRITE), or ends the pause.
+// WRITE), and the replication stream's PINGs with them, or ends the pause.
 func (h clusterHost) PauseWrites(untilMs int64) {
+	h.s.repl.HoldPings(untilMs)
 	if untilMs == 0 {
 		h.s.unpauseClients()
 		return

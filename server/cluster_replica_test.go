@@ -22,6 +22,7 @@ import (
 // cluster client writes reaches the replicas, which answer -MOVED for
 // their master's slots unless READONLY, and then serve the reads.
 func TestClusterReplicas(t *testing.T) {
+	slowTest(t, "a six-process cluster")
 	bin := buildKeyhiveBinary(t)
 	addrs, replicaOf, _ := startReplicatedCluster(t, bin)
 	for master, replica := range replicaOf {
@@ -99,6 +100,7 @@ func TestClusterReplicas(t *testing.T) {
 // writes to the slots again. KEYHIVE_CLUSTER_FAILOVER_TRIALS runs it more
 // than once.
 func TestClusterReplicaFailover(t *testing.T) {
+	slowTest(t, "a six-process cluster, a master killed and replaced")
 	trials := 1
 	if n, err := strconv.Atoi(os.Getenv("KEYHIVE_CLUSTER_FAILOVER_TRIALS")); err == nil && n > 0 {
 		trials = n
@@ -175,19 +177,31 @@ func clusterFailoverTrial(t *testing.T, bin string) {
 	if len(confirmed) == 0 {
 		t.Fatal("no write confirmed by WAIT 1")
 	}
+	victimID := nodeID(t, victim)
 	kill[victim]()
 	killed := time.Now()
-	timeout := failoverNodeTimeout
-	for !strings.Contains(inlineText(heir, "INFO replication"), "role:master") || !strings.Contains(firstLine(inlineText(heir, "CLUSTER NODES")), "myself,master") {
-		if time.Since(killed) > 10*time.Duration(timeout)*time.Millisecond {
-			t.Fatalf("the replica is not promoted:\n%s", inlineText(heir, "CLUSTER NODES"))
+	timeout := time.Duration(failoverNodeTimeout) * time.Millisecond
+	var detected time.Duration // when the heir flagged the victim fail
+	for {
+		nodes := inlineText(heir, "CLUSTER NODES")
+		if i := strings.Index(nodes, victimID); detected == 0 && i >= 0 && strings.Contains(strings.SplitN(nodes[i:], "\n", 2)[0], ",fail ") {
+			detected = time.Since(killed)
+		}
+		if strings.Contains(inlineText(heir, "INFO replication"), "role:master") && strings.Contains(firstLine(nodes), "myself,master") {
+			break
+		}
+		if time.Since(killed) > 10*timeout {
+			t.Fatalf("the replica is not promoted:\n%s", nodes)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	took := time.Since(killed)
-	t.Logf("replica promoted %v after the kill (cluster-node-timeout %dms)", took, timeout)
-	if took > 2*time.Duration(timeout)*time.Millisecond {
-		t.Errorf("promotion took %v, over twice cluster-node-timeout", took)
+	t.Logf("replica promoted %v after the kill, the failure flagged after %v (cluster-node-timeout %v)", took, detected, timeout)
+	// The failure detection takes one to one and a half node timeouts on a
+	// quiet machine: what it took beyond is the machine's delay, which the
+	// election meets too.
+	if delay := max(detected-timeout*3/2, 0); took > 2*timeout+2*delay {
+		t.Errorf("promotion took %v, over twice cluster-node-timeout and twice the %v the detection was late", took, delay)
 	}
 	heirClient := redis.NewClient(&redis.Options{Addr: heir})
 	defer heirClient.Close()
@@ -234,10 +248,13 @@ func firstLine(s string) string {
 // TestClusterManualFailover: CLUSTER FAILOVER on a replica swaps it with
 // its master (paused, caught up, elected), with every write the master
 // acknowledged before it there; TAKEOVER then FORCE swap them back and
-// forth; the errors are Redis's.
+// forth; the errors are Redis's. The master PINGs its replicas every second,
+// so a PING falls in the paused window often: it must not move the offset
+// the replica waits for (no PING while paused for a failover).
 func TestClusterManualFailover(t *testing.T) {
+	slowTest(t, "a six-process cluster swapped three times")
 	bin := buildKeyhiveBinary(t)
-	_, replicaOf, _ := startReplicatedCluster(t, bin)
+	_, replicaOf, _ := startReplicatedCluster(t, bin, "--repl-ping-replica-period", "1")
 	var master, replica string
 	for m, r := range replicaOf {
 		master, replica = m, r

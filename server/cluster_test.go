@@ -41,6 +41,7 @@ func startClusterNode(t *testing.T, bin string) string {
 // beyond the redirects the client follows; then fix of a slot nobody
 // serves.
 func TestClusterRedisCliLifecycle(t *testing.T) {
+	slowTest(t, "a cluster of processes through redis-cli --cluster")
 	bin := buildKeyhiveBinary(t)
 	a, b, c := startClusterNode(t, bin), startClusterNode(t, bin), startClusterNode(t, bin)
 	redisCli(t, "--cluster", "create", a, b, c, "--cluster-replicas", "0", "--cluster-yes")
@@ -60,6 +61,7 @@ func TestClusterRedisCliLifecycle(t *testing.T) {
 // with a replica each: the replicas follow their masters' slots through
 // the reshard and the rebalance.
 func TestClusterRedisCliLifecycleReplicas(t *testing.T) {
+	slowTest(t, "a six-process cluster through redis-cli --cluster")
 	bin := buildKeyhiveBinary(t)
 	addrs, replicaOf, _ := startReplicatedCluster(t, bin, "--enable-debug-command", "yes")
 	var master string
@@ -122,6 +124,7 @@ func cliLifecycle(t *testing.T, bin, master string, nodes []string) {
 // Redis node and the Keyhive node agree through their failure reports that
 // it failed.
 func TestClusterMixedWithRedis(t *testing.T) {
+	slowTest(t, "a cluster of Keyhive and redis-server processes")
 	bin := buildKeyhiveBinary(t)
 	k1, _ := startClusterNodeStop(t, bin, "--cluster-announce-hostname", "keyhive-one")
 	k2, stopK2 := startClusterNodeStop(t, bin)
@@ -343,6 +346,7 @@ func TestClusterCommandsDiff(t *testing.T) {
 // timeouts; its slots then answer CLUSTERDOWN, and the cluster is ok again
 // once the node is forgotten and its slots given to a survivor.
 func TestClusterFailureDetection(t *testing.T) {
+	slowTest(t, "waits for a killed node to be flagged failing")
 	bin := buildKeyhiveBinary(t)
 	a, b := startClusterNode(t, bin), startClusterNode(t, bin)
 	c, stopC := startClusterNodeStop(t, bin)
@@ -392,6 +396,7 @@ func TestClusterFailureDetection(t *testing.T) {
 // otherwise. The same expectations run on a pair of redis-server nodes and
 // a pair of Keyhive nodes.
 func TestClusterSlotMigrationRedirects(t *testing.T) {
+	slowTest(t, "clusters of processes migrating slots")
 	for _, kind := range []string{"redis", "keyhive"} {
 		t.Run(kind, func(t *testing.T) {
 			start := func() string {

@@ -431,6 +431,10 @@ func TestScanFullIteration(t *testing.T) {
 // clients insert and delete keys: every key present for the whole iteration
 // must be returned. Half the stable keys and all the churn share four hash
 // tags, so four shards' tables grow and shrink many times under the cursor.
+// The writers take turns with the SCAN calls, a round per four calls on any
+// machine: left free on a loaded one they kept the SCAN waiting for their
+// locks for minutes, and one round per call took five minutes under -race
+// beside a CPU hog.
 func TestScanConcurrentModification(t *testing.T) {
 	p := difftest.Start(t)
 	addr := p.Keyhive().Addr()
@@ -439,10 +443,18 @@ func TestScanConcurrentModification(t *testing.T) {
 		stable = append(stable, "stable:"+strconv.Itoa(i), fmt.Sprintf("{tag%d}stable:%d", i%4, i))
 	}
 	p.Keyhive().Do("MSET", skPairs(stable))
-	var stop atomic.Bool
 	var rounds atomic.Int64
 	var wg sync.WaitGroup
 	errs := make(chan error, 2)
+	turns := make(chan struct{}, 2)
+	done := make(chan struct{})
+	// The writers stop when the test ends, failed or not: the next test
+	// shares the server.
+	stopWriters := sync.OnceFunc(func() {
+		close(done)
+		wg.Wait()
+	})
+	t.Cleanup(stopWriters)
 	for w := range 2 {
 		wg.Go(func() {
 			conn, err := difftest.Dial(addr)
@@ -451,7 +463,13 @@ func TestScanConcurrentModification(t *testing.T) {
 				return
 			}
 			defer conn.Close()
-			for round := 0; !stop.Load(); round++ {
+			conn.Timeout = time.Minute // a DEL of 3000 keys took over 5 s under -race beside a CPU hog
+			for round := 0; ; round++ {
+				select {
+				case <-done:
+					return
+				case <-turns:
+				}
 				// Grow two tagged shards by 1500 keys each, then shrink them.
 				var keys []string
 				for i := range 3000 {
@@ -483,12 +501,16 @@ func TestScanConcurrentModification(t *testing.T) {
 		if cursor == "0" {
 			break
 		}
-		if calls%10 == 0 {
-			time.Sleep(time.Millisecond) // let the writers change the tables under the cursor
+		if calls%4 != 0 {
+			continue
+		}
+		select {
+		case turns <- struct{}{}: // a round changes the tables under the cursor
+		case err := <-errs:
+			t.Fatal(err)
 		}
 	}
-	stop.Store(true)
-	wg.Wait()
+	stopWriters()
 	close(errs)
 	for err := range errs {
 		t.Fatal(err)

@@ -21,6 +21,7 @@ import (
 // consumers BRPOP from them with short timeouts, others BLMOVE into a
 // processing list and LREM it back. Every job must be consumed exactly once.
 func TestBlockingQueueUnderLoad(t *testing.T) {
+	slowTest(t, "a load of blocked clients")
 	srv := startKeyhive(t)
 	ctx := context.Background()
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), PoolSize: 64})
@@ -241,6 +242,7 @@ func TestSeedEnqueueConcurrent(t *testing.T) {
 // clients make 100,000 writes in all: a value served from the cache is never
 // older than the last write acknowledged before the reader's last round trip.
 func TestTrackingLocalCacheCoherent(t *testing.T) {
+	slowTest(t, "a load of tracking clients")
 	for _, mode := range [][]any{{"CLIENT", "TRACKING", "on"}, {"CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "cache:"}} {
 		srv := startKeyhive(t)
 		ctx := context.Background()

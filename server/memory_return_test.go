@@ -114,6 +114,7 @@ func TestScriptInfoFields(t *testing.T) {
 // numbers), INFO reports them as Redis does, and SCRIPT FLUSH gives their
 // memory back to used_memory.
 func TestScriptCacheMemory(t *testing.T) {
+	slowTest(t, "loads thousands of scripts into a server process")
 	addr, pid := startKeyhiveBinary(t)
 	p := dialPipe(t, addr)
 	p.send("EVAL", "return 'warm'", "0")
@@ -200,6 +201,7 @@ func raiseOpenFiles(t *testing.T) uint64 {
 // freed, and the runtime's scavenger keeps what the last collection's heap
 // goal allows.
 func TestIdleConnectionsMemoryReturned(t *testing.T) {
+	slowTest(t, "opens 10,000 connections")
 	const conns = 10000
 	if limit := raiseOpenFiles(t); limit < conns+200 {
 		t.Skipf("open files limit %d is below %d", limit, conns+200)

@@ -303,6 +303,7 @@ func TestMetricsExporterOnKeyhive(t *testing.T) {
 // /metrics and asks its HTTP API for every metric name the dashboards use:
 // each has a value.
 func TestMetricsPrometheus(t *testing.T) {
+	slowTest(t, "runs Prometheus and scrapes")
 	bin := debianTool(t, "prometheus", "prometheus")
 	srv := startKeyhive(t, "--metrics-port", freePort(t), "--metrics-bind", "127.0.0.1")
 	exercise(t, srv.Addr())

@@ -256,6 +256,7 @@ func pipeline(rng *rand.Rand, n int) []byte {
 }
 
 func TestPipeline10000(t *testing.T) {
+	slowTest(t, "10,000 pipelined commands to both servers")
 	const n = 10000
 	p := difftest.Start(t)
 	rng := rand.New(rand.NewPCG(1, 2))

@@ -9,6 +9,7 @@ import (
 // (Keyhive or redis-server) with no write lost: the old master becomes the
 // new one's replica, continuing the same history (a partial resync).
 func TestReplFailover(t *testing.T) {
+	slowTest(t, "FAILOVER between server processes")
 	for _, redisReplica := range []bool{false, true} {
 		name := "keyhive"
 		if redisReplica {

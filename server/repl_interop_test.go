@@ -50,6 +50,7 @@ func TestReplKeyhiveToRedis(t *testing.T) {
 }
 
 func TestReplRedisToKeyhive(t *testing.T) {
+	slowTest(t, "full syncs from redis-server, disk and diskless")
 	for _, diskless := range []string{"yes", "no"} {
 		t.Run("diskless-"+diskless, func(t *testing.T) {
 			master := startReplNode(t, true, "--repl-diskless-sync", diskless, "--repl-diskless-sync-delay", "0")

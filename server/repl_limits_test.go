@@ -38,6 +38,7 @@ func TestReplOutputLimit(t *testing.T) {
 // ACK is within min-replicas-max-lag seconds; writes are refused with
 // NOREPLICAS while too few are.
 func TestReplMinReplicas(t *testing.T) {
+	slowTest(t, "waits for a stopped replica to lag")
 	master := startReplNode(t, false, "--repl-diskless-sync-delay", "0",
 		"--min-replicas-to-write", "1", "--min-replicas-max-lag", "1")
 	if r := master.do(t, "SET", "k", "v"); r.Str != "NOREPLICAS Not enough good replicas to write." {

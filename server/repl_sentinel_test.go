@@ -139,7 +139,7 @@ func TestReplSentinelFailover(t *testing.T) {
 	}
 	promoted := nodes[current]
 	var next *replNode
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
 		for _, n := range nodes {
 			if n != promoted && n.info(t, "replication", "role") == "master" {
 				next = n
@@ -198,7 +198,9 @@ func killMasterUnderLoad(t *testing.T, rdb *redis.Client, nodes []*replNode, mas
 				time.Sleep(50 * time.Millisecond)
 				continue
 			}
-			n, err := rdb.Do(ctx, "WAIT", 1, 100).Int()
+			// 500 ms (within the client's 1 s read timeout): beside a CPU
+			// hog too few acknowledgements came within 100 ms.
+			n, err := rdb.Do(ctx, "WAIT", 1, 500).Int()
 			mu.Lock()
 			if err == nil && n >= 1 {
 				confirmed = append(confirmed, i)

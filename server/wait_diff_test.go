@@ -109,6 +109,7 @@ func TestWaitAOF(t *testing.T) {
 // under everysec, never under no (the timeout ends it with 0); asking for
 // replicas waits for the timeout. CLIENT UNBLOCK replies as a timeout.
 func TestWaitAOFFsync(t *testing.T) {
+	slowTest(t, "waits out WAITAOF timeouts and everysec fsyncs")
 	p := difftest.StartIsolated74(t, "--appendonly", "yes")
 	for _, proto := range []int{2, 3} {
 		proto74(p, proto)

@@ -527,3 +527,27 @@ func TestOracle74(t *testing.T) {
 	p.Do("ZADD", "z", "1.5", "a")
 	p.Do("ZRANK", "z", "a", "WITHSCORE")
 }
+
+// TestDoApproxCoversAStalledServer: one server runs a SET 1.5 s after the
+// other (busy in a DEBUG SLEEP, as a loaded machine can leave one side
+// waiting), so the PTTLs differ by more than the 1000 ms given; DoApprox
+// also allows twice the slowest exchange and finds them alike.
+func TestDoApproxCoversAStalledServer(t *testing.T) {
+	p := start(t, targetRedis, "", nil, false)
+	busy, err := Dial(p.Keyhive().Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	if err := busy.Send("DEBUG", "SLEEP", "1.5"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	p.Do("SET", "t", "x", "EX", 100)
+	redisTTL, keyhiveTTL := p.Redis().Do("PTTL", "t").Int, p.Keyhive().Do("PTTL", "t").Int
+	if keyhiveTTL-redisTTL <= 1000 {
+		t.Fatalf("PTTLs %d and %d: the stall did not show", redisTTL, keyhiveTTL)
+	}
+	p.DoApprox(1000, "PTTL", "t")
+	p.DoApprox(1, "TTL", "t")
+}

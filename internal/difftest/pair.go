@@ -2,6 +2,7 @@ package difftest
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"sync"
@@ -21,6 +22,9 @@ type Pair struct {
 	keyhive *Client
 	timeout time.Duration
 	verbose bool
+	// slowest is the longest exchange so far, from sending a command to
+	// reading both replies (DoApprox).
+	slowest time.Duration
 }
 
 // Start returns a Pair on servers shared by every test of the package that
@@ -101,7 +105,7 @@ func start(tb testing.TB, target, oracle string, directives []string, shared boo
 	if shared {
 		e.acquire(tb)
 	}
-	p := &Pair{tb: tb, env: e, timeout: DefaultTimeout, verbose: os.Getenv(VerboseEnv) != ""}
+	p := &Pair{tb: tb, env: e, timeout: pairTimeout, verbose: os.Getenv(VerboseEnv) != ""}
 	p.connect()
 	for _, c := range []*Client{p.redis, p.keyhive} {
 		if r := c.Do("FLUSHALL"); r.Kind != KindSimple || r.Str != "OK" {
@@ -192,7 +196,13 @@ func (p *Pair) Redis() *Client { return p.redis }
 // Keyhive returns the Keyhive side, for setup or intended differences.
 func (p *Pair) Keyhive() *Client { return p.keyhive }
 
-// SetTimeout changes how long each read may wait (default DefaultTimeout);
+// pairTimeout bounds a Pair's reads and writes: wider than DefaultTimeout,
+// as the differential tests run an in-process Keyhive under -race, where a
+// heavy command (a SCAN behind writers of 3000 keys, DEBUG STRINGMATCH-TEST)
+// took more than 5 s beside a CPU hog.
+const pairTimeout = 30 * time.Second
+
+// SetTimeout changes how long each read may wait (default pairTimeout);
 // raise it before blocking commands with long timeouts.
 func (p *Pair) SetTimeout(d time.Duration) {
 	p.timeout = d
@@ -226,10 +236,22 @@ func (p *Pair) DoUnorderedPairs(args ...any) Reply {
 }
 
 // DoApprox is Do with numbers allowed to differ by tolerance, for time-based
-// replies (TTL, PTTL, OBJECT IDLETIME); see Approx.
+// replies (TTL, PTTL, OBJECT IDLETIME); see Approx. Each server reads its
+// clock when it runs a command, at any moment of the exchange: the
+// tolerance also covers twice the slowest exchange so far (the command that
+// set the time and this one), in the reply's unit (milliseconds for PTTL
+// and HPTTL, else seconds). That adds nothing on a quiet machine, and the
+// seconds a loaded one makes one server wait.
 func (p *Pair) DoApprox(tolerance float64, args ...any) Reply {
 	p.tb.Helper()
-	return p.DoCompare(Approx(tolerance), args...)
+	desc, data := p.encode(args)
+	r, k := p.exchange(desc, data)
+	stall := 2 * p.slowest.Seconds()
+	if name := strings.ToUpper(fmt.Sprint(args[0])); name == "PTTL" || name == "HPTTL" {
+		stall *= 1000
+	}
+	p.check(desc, r, k, Approx(tolerance+math.Round(stall)))
+	return r
 }
 
 // DoCompare sends a command to both and checks the replies with cmp, which
@@ -376,9 +398,12 @@ func (p *Pair) encode(args []any) (desc string, data []byte) {
 // commands wait on both servers at the same time.
 func (p *Pair) exchange(desc string, data []byte) (Reply, Reply) {
 	p.tb.Helper()
+	start := time.Now()
 	p.redis.sendRaw(desc, data)
 	p.keyhive.sendRaw(desc, data)
-	return p.read(desc)
+	r, k := p.read(desc)
+	p.slowest = max(p.slowest, time.Since(start))
+	return r, k
 }
 
 func (p *Pair) read(desc string) (Reply, Reply) {
