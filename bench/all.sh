@@ -14,7 +14,7 @@
 #
 # docs/benchmarks.md is keyhive-bench's own output: copy $OUT/benchmarks.md
 # over it. The other pages quote $OUT/<name>.md by hand where they say
-# TODO(remeasure).
+# "not yet measured".
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
