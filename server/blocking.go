@@ -134,6 +134,18 @@ func (b *blocking) remove(w *waiter) {
 	b.waiting.Add(-1)
 }
 
+// withdraw takes w off the queues unless it was claimed, for the command
+// that blocked it and is still running, and reports whether it did.
+func (b *blocking) withdraw(w *waiter) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if w.claimed {
+		return false
+	}
+	b.remove(w)
+	return true
+}
+
 // claim takes the oldest waiter on bk that the key (e, or missing) can serve
 // off the queues. If that waiter needs a lock outside locks, it returns nil
 // and later: the caller must serve the key again holding every lock.

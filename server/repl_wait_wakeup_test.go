@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// TestReplWaitWakeUp: SET then WAIT 1 1000 with one healthy replica, in a
+// TestReplWaitWakeUp: SET then WAIT 1 5000 with one healthy replica, in a
 // loop. A WAIT whose ACK arrives between its first check and its
 // registration must still be woken by it, not by the replica's next
 // once-a-second ACK: no WAIT takes half a second, and none answers 0 (the
@@ -26,7 +26,7 @@ func TestReplWaitWakeUp(t *testing.T) {
 		for i := range rounds {
 			master.ok(t, "SET", "k", i)
 			start := time.Now()
-			r := master.ok(t, "WAIT", 1, 1000)
+			r := master.ok(t, "WAIT", 1, 5000) // far beyond an ACK: a 0 is a lost wake-up
 			took := time.Since(start)
 			worst = max(worst, took)
 			if took > 10*time.Millisecond {

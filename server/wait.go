@@ -92,10 +92,17 @@ func waitCommand(x *Ctx) {
 	}
 	reply := func(w *resp.Writer) { w.Int(s.repl.ReplicasAt(target, false)) }
 	x.Block(command.BlockRequest{Deadline: deadlineAfter(ms), TimedOut: reply})
-	s.replWaiters.add(x.c.blocked, target, n, reply)
+	w := x.c.blocked
+	s.replWaiters.add(w, target, n, reply)
 	s.repl.AskAcks()
-	if s.repl.ReplicasAt(target, false) >= n { // an ACK came in between
-		s.serveReplWaiters()
+	// An ACK that came between the first look and the registration woke
+	// nobody: the command takes its wait back and replies now, still on
+	// its own goroutine (a wake-up posted to the loop before it parks the
+	// client would be lost).
+	if s.repl.ReplicasAt(target, false) >= n && s.blocking.withdraw(w) {
+		x.c.blocked = nil
+		x.c.waiting.Store(nil)
+		reply(x.W)
 	}
 }
 
