@@ -1028,7 +1028,7 @@ func dialRaw(t testing.TB, network, addr string) *rawConn {
 }
 
 // allocsPerRound runs cmds repeatedly on c, reading their replies (the same
-// bytes each round) without allocating on the client side, and returns the
+// bytes each round, checked) without allocating on the client side, and returns the
 // average allocations per round of the whole process (testing.AllocsPerRun):
 // with an in-process server, what its command path allocates. A deadline
 // per measurement, not per test: with -race on a loaded machine a test's
@@ -1039,20 +1039,28 @@ func (c *rawConn) allocsPerRound(t testing.TB, rounds int, cmds ...[]any) float6
 	for _, a := range cmds {
 		wire = append(wire, difftest.EncodeCommand(a...)...)
 	}
-	c.nc.Write(wire)
-	n := 0
-	for range cmds {
-		r, err := difftest.ReadReply(c.br)
-		if err != nil {
-			t.Fatal(err)
+	// Twice: a first run may change state (ZADD CH of a new member), the
+	// second's replies are the ones every round must repeat.
+	var first []byte
+	for range 2 {
+		c.nc.Write(wire)
+		first = first[:0]
+		for range cmds {
+			r, err := difftest.ReadReply(c.br)
+			if err != nil {
+				t.Fatal(err)
+			}
+			first = append(first, r.Raw...)
 		}
-		n += len(r.Raw)
 	}
-	buf := make([]byte, n)
+	buf := make([]byte, len(first))
 	return testing.AllocsPerRun(rounds, func() {
 		c.nc.Write(wire)
 		if _, err := io.ReadFull(c.br, buf); err != nil {
-			t.Fatal(err)
+			t.Fatalf("%v (a reply shorter than the first round's %q?)", err, first)
+		}
+		if !bytes.Equal(buf, first) {
+			t.Fatalf("replies changed between rounds: %q, then %q", first, buf)
 		}
 	})
 }
