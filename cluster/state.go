@@ -65,7 +65,9 @@ type State struct {
 	election     election
 	manual       manualFailover
 	ok           bool
-	size         int // masters serving slots
+	size         int   // masters serving slots
+	opened       int64 // when Open ran: a restarted master waits before it serves
+	minority     int64 // when this node last saw less than a majority of masters
 	forgotten    map[string]int64
 	statsSent    [typeCount]int64
 	statsRecv    [typeCount]int64
@@ -99,6 +101,7 @@ func Open(opt Options, host Host) (*State, error) {
 	}
 	s := &State{opt: opt, host: host, nodes: map[string]*Node{}, forgotten: map[string]int64{}, links: map[*link]struct{}{}, done: make(chan struct{})}
 	s.manual.masterOffset = -1
+	s.opened = s.now()
 	s.saver.wake = make(chan struct{}, 1)
 	loaded, err := s.loadConfig()
 	if err != nil {
@@ -283,10 +286,23 @@ func (s *State) bumpEpoch() bool {
 	return true
 }
 
+// A master that comes back (restarted, or healed from the minority side of
+// a partition) does not serve at once: the majority may have failed it over
+// meanwhile, and a write it acknowledged before hearing so would be thrown
+// away when it turns into a replica. It stays down writableDelay ms after
+// Open, and the node timeout (within the rejoin bounds, ms) after it last
+// saw itself in a minority, hearing the cluster's configuration meanwhile.
+const (
+	writableDelay  = 2000
+	minRejoinDelay = 500
+	maxRejoinDelay = 5000
+)
+
 // updateState recomputes whether the cluster is ok from this node's view:
 // every slot served by a reachable master (when full coverage is required),
 // and a majority of the slot-serving masters reachable.
 func (s *State) updateState() {
+	now := s.now()
 	// Full coverage: every slot assigned and no owner failed (the owners
 	// are the nodes with slots: NumSlots counts their entries in slots).
 	covered := s.assigned == SlotCount
@@ -306,6 +322,11 @@ func (s *State) updateState() {
 	s.size = size
 	if reachable < size/2+1 {
 		ok = false
+		s.minority = now
+	}
+	rejoin := min(max(s.opt.NodeTimeout.Milliseconds(), minRejoinDelay), maxRejoinDelay)
+	if ok && !s.ok && s.myself.isMaster() && (now-s.opened < writableDelay || now-s.minority < rejoin) {
+		return
 	}
 	if ok != s.ok {
 		s.dirtyRoutes = true

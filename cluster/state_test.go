@@ -185,3 +185,63 @@ func TestClusterBusBadInput(t *testing.T) {
 		t.Fatalf("no PONG: %v", err)
 	}
 }
+
+// TestClusterRejoinDelay: a master that saw itself in a minority stays
+// down for the node timeout after the majority is back in sight, and a
+// restarted one for two seconds: time for the cluster to tell it that its
+// slots moved before it acknowledges a write it would lose.
+func TestClusterRejoinDelay(t *testing.T) {
+	now := int64(1_000_000)
+	opt := testOptions(t, t.TempDir())
+	opt.NodeTimeout = 3 * time.Second
+	opt.Now = func() int64 { return now }
+	s, err := Open(opt, nopHost{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.lock()
+	defer s.unlock()
+	others := []*Node{s.newNode(randomName(), FlagMaster), s.newNode(randomName(), FlagMaster)}
+	for i, n := range append([]*Node{s.myself}, others...) {
+		if n != s.myself {
+			s.addNode(n)
+		}
+		for slot := i * SlotCount / 3; slot < (i+1)*SlotCount/3; slot++ {
+			s.addSlot(n, slot)
+		}
+	}
+	step := func(ms int64, want bool) {
+		t.Helper()
+		now += ms
+		s.updateState()
+		if s.ok != want {
+			t.Fatalf("at +%d ms: ok %v, want %v", now-1_000_000, s.ok, want)
+		}
+	}
+	step(1999, false) // restarted: writableDelay
+	step(1, false)    // Open saw an empty table, a minority: the node timeout from then
+	step(3000, true)
+	for _, n := range others {
+		n.Flags |= FlagPFail
+	}
+	step(100, false) // cut off: a minority of one
+	step(15000, false)
+	for _, n := range others {
+		n.Flags &^= FlagPFail
+	}
+	step(100, false) // healed, waiting
+	step(2899, false)
+	step(1, true) // the node timeout after the last minority view
+	// The bounds: a 100 ms node timeout still waits 500 ms, 60 s only 5 s.
+	for _, c := range []struct{ timeout, wait int64 }{{100, 500}, {60000, 5000}} {
+		s.opt.NodeTimeout = time.Duration(c.timeout) * time.Millisecond
+		others[0].Flags |= FlagPFail
+		others[1].Flags |= FlagPFail
+		step(100, false)
+		others[0].Flags &^= FlagPFail
+		others[1].Flags &^= FlagPFail
+		step(c.wait-1, false)
+		step(1, true)
+	}
+}
