@@ -26,12 +26,17 @@ type Conn struct {
 }
 
 // Dial connects to a RESP server at addr ("host:port").
-func Dial(addr string) (*Conn, error) {
-	nc, err := net.DialTimeout("tcp", addr, DefaultTimeout)
+func Dial(addr string) (*Conn, error) { return DialTimeout(addr, DefaultTimeout) }
+
+// DialTimeout is Dial with d bounding the connect and each read and write.
+func DialTimeout(addr string, d time.Duration) (*Conn, error) {
+	nc, err := net.DialTimeout("tcp", addr, d)
 	if err != nil {
 		return nil, err
 	}
-	return newConn(nc), nil
+	c := newConn(nc)
+	c.Timeout = d
+	return c, nil
 }
 
 func newConn(nc net.Conn) *Conn {
