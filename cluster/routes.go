@@ -64,6 +64,14 @@ func (r *Routes) MastersSlot(slot int) bool {
 	return r.myMaster != 0 && r.chunks[slot/routeChunkSlots].owner[slot%routeChunkSlots] == r.myMaster
 }
 
+// Serves reports whether a command on slot runs here, migrations aside:
+// myself owns it, or it is a read (a READONLY client's, or a sharded
+// channel's) and myself replicates its owner.
+func (r *Routes) Serves(slot int, replicaRead bool) bool {
+	mine, _, _ := r.Owner(slot)
+	return mine || replicaRead && r.MastersSlot(slot)
+}
+
 // Routes returns the current routing snapshot.
 func (s *State) Routes() *Routes { return s.routes.Load() }
 

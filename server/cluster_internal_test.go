@@ -4,6 +4,7 @@ import (
 	"net"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/keyhive/keyhive/resp"
 )
@@ -25,6 +26,12 @@ func TestClusterRoutingAllocs(t *testing.T) {
 	defer s.Close()
 	if err := s.cluster.AddSlots([][2]int{{0, 16383}}, false); err != nil {
 		t.Fatal(err)
+	}
+	// A master turns ok a moment after it starts, as Redis's (cluster.State's rejoin delay).
+	for deadline := time.Now().Add(time.Minute); !s.cluster.Routes().OK; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the cluster is not ok after a minute")
+		}
 	}
 	c := pipeClient(t, s)
 	for _, line := range []string{"SET k v", "GET k", "MSET {a}1 x {a}2 y", "MGET {a}1 {a}2", "INCR {a}n"} {

@@ -178,10 +178,9 @@ func (c *Client) route(cmd *Command, args [][]byte, asking, locked bool) (redire
 			return errClusterDownRO, slot
 		}
 	}
-	// A replica serves its master's slots to a READONLY client's reads.
-	replicaRead := (c.clusterConn.readonly || shardChannels) && !write && r.MastersSlot(slot)
+	served := r.Serves(slot, (c.clusterConn.readonly || shardChannels) && !write)
 	if !migrating && !importing {
-		if mine || replicaRead {
+		if served {
 			return "", slot
 		}
 		return redirectText("MOVED ", slot, addr), slot
@@ -205,7 +204,7 @@ func (c *Client) route(cmd *Command, args [][]byte, asking, locked bool) (redire
 		}
 		return "", slot
 	}
-	if mine || replicaRead {
+	if served {
 		return "", slot
 	}
 	return redirectText("MOVED ", slot, addr), slot
@@ -303,10 +302,10 @@ func blockedRedirect(r *cluster.Routes, w *waiter) string {
 		return errClusterDown
 	}
 	slot := keyspace.Slot(w.keys[0]) // a command's keys share one slot
-	mine, assigned, addr := r.Owner(slot)
+	_, assigned, addr := r.Owner(slot)
 	read := w.ctx.cmd != nil && w.ctx.cmd.Flags&cmdspec.FlagWrite == 0
 	switch {
-	case mine, r.Importing(slot), w.c.clusterConn.readonly && read && r.MastersSlot(slot):
+	case r.Serves(slot, w.c.clusterConn.readonly && read), r.Importing(slot):
 		return ""
 	case !assigned:
 		return errSlotNotServed
