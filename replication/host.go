@@ -46,7 +46,9 @@ type Host interface {
 	// as, starting in database db, on conn. From then on expiry is a
 	// replica's that spares what that client touches.
 	MasterClient(conn net.Conn, db int) MasterClient
-	// SetReplica makes expiry a replica's (on) or a master's.
+	// SetReplica makes the server a replica's (on: expiry spares what the
+	// master's stream touches, blocked clients are released with an
+	// error) or a master's.
 	SetReplica(on bool)
 	// PauseWrites pauses the writers until untilMs (FAILOVER), or ends
 	// the pause when untilMs is 0.

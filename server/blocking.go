@@ -40,6 +40,9 @@ type waiter struct {
 	lc      *loopConn
 	timer   *time.Timer
 	claimed bool // under blocking.mu: off the queues
+	// closeAfter: the client's connection closes once the reply is sent
+	// (set with the reply, before ended).
+	closeAfter bool
 	// The slow log records a command that blocked when its wait ends, as
 	// Redis 7.0 does: served by a key, with its arguments, right after the
 	// command that served it (logServed); ended by CLIENT UNBLOCK, with
@@ -180,6 +183,21 @@ func (b *blocking) unblock(w *waiter, reply func(w *resp.Writer)) bool {
 	}
 	w.ended()
 	return true
+}
+
+// unblockAllForReplica ends every blocked command with an error and closes
+// its connection after it, as Redis does when a server starts following a
+// master: a pop served later by the master's stream would take, on this
+// server alone, what the master keeps.
+func (s *Server) unblockAllForReplica() {
+	for _, c := range s.clientsSnapshot() {
+		if w := c.waiting.Load(); w != nil {
+			s.blocking.unblock(w, func(rw *resp.Writer) {
+				rw.Error("UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)")
+				w.closeAfter = true
+			})
+		}
+	}
 }
 
 // ended tells the waiting client that its reply is ready.
@@ -337,6 +355,9 @@ func (c *Client) woken(w *waiter) {
 	c.lastSeen.Store(c.s.clock.UnixMilli())
 	c.waiting.Store(nil)
 	c.out.B = append(c.out.B, w.reply.B...)
+	if w.closeAfter {
+		c.closeAfterReply = true
+	}
 	if len(w.reply.B) > 0 && w.reply.B[0] == '-' { // CLIENT UNBLOCK ... ERROR, as Redis counts it
 		c.s.cmdStats[w.ctx.cmd.id].failed.Add(1)
 	}

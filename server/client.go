@@ -285,7 +285,7 @@ func (c *Client) resume() bool {
 	if c.blocked == nil {
 		return true
 	}
-	if !c.waitBlocked() {
+	if !c.waitBlocked() || c.closeAfterReply {
 		return false
 	}
 	if c.ps.queued {

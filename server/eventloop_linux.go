@@ -426,8 +426,8 @@ func (l *eventLoop) wake(lc *loopConn) bool {
 	}
 	c.woken(w)
 	lc.state = connLoop
-	if lc.leftBlocked {
-		l.end(lc, false)
+	if lc.leftBlocked || c.closeAfterReply {
+		l.end(lc, c.closeAfterReply)
 		return true
 	}
 	return l.serve(lc)

@@ -93,6 +93,9 @@ func (h replHost) MasterClient(conn net.Conn, db int) replication.MasterClient {
 // (package internal/logging's): Redis marks a replica's lines S, a master's M.
 func (h replHost) SetReplica(on bool) {
 	h.s.ks.SetReplica(on, nil)
+	if on {
+		h.s.unblockAllForReplica()
+	}
 	if l, ok := h.s.log.Writer().(interface{ SetRole(mark byte) }); ok {
 		mark := byte('M')
 		if on {
