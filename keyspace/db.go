@@ -127,6 +127,11 @@ func (db *DB) expire(e *Entry) {
 	if db.ks.Still.Load() || db.ks.replica.Load() {
 		return
 	}
+	db.removeExpired(e)
+}
+
+// removeExpired removes an expired entry, telling the Expired hook.
+func (db *DB) removeExpired(e *Entry) {
 	if db.ks.hooks.Expired != nil {
 		db.ks.hooks.Expired(db.id, e.h.key)
 	}
@@ -210,6 +215,7 @@ func (db *DB) insert(e *Entry, key []byte, meta byte, vlen int, expireAt int64, 
 	if expireAt != 0 {
 		sh.volatile++
 		db.expires.Add(1)
+		db.noteOwnExpire(sh, key)
 	}
 	h := e.hash
 	*e = entryAt(sh, i)
@@ -350,6 +356,9 @@ func (db *DB) beginRewrite(e *Entry, expireAt int64, now int64, object bool, val
 		sh.releaseObject(e.h.value)
 	}
 	db.countExpire(sh, e.h.expire != 0, expireAt != 0)
+	if expireAt != 0 {
+		db.noteOwnExpire(sh, e.h.key)
+	}
 	return db.ks.rewrittenAccess(getAccess(sh.arena.entry(e.ref)), now)
 }
 

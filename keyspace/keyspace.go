@@ -123,6 +123,7 @@ type Keyspace struct {
 	// of its master's commands.
 	replica atomic.Bool
 	master  atomic.Pointer[Owner]
+	own     ownKeys
 
 	allOwner  Owner           // the Owner holding the exclusive lock
 	exclusive bool            // the exclusive lock is held
@@ -359,6 +360,9 @@ func (ks *Keyspace) SnapshotProgress() (saved, total int64) {
 func (ks *Keyspace) SetReplica(on bool, master Owner) {
 	ks.master.Store(&master)
 	ks.replica.Store(on)
+	if !on {
+		ks.own.forgetAll() // a master's active expiry sees them all
+	}
 }
 
 // ownedByMaster reports whether the lock held on sh (or the exclusive

@@ -468,8 +468,14 @@ func (s *Server) cron() {
 			s.releaseMemoryCron()
 			s.repl.Cron()
 		}
-		if !s.activeExpireEnabled.Load() || s.IsReplica() {
-			continue // a replica's keys expire by its master's DELs
+		if !s.activeExpireEnabled.Load() {
+			continue
+		}
+		if s.IsReplica() {
+			// The master's keys expire by its DELs; what a writable
+			// replica's clients gave a TTL, the replica expires.
+			s.ks.ExpireOwnKeys(s.clock.UnixMilli())
+			continue
 		}
 		slice := time.Now() // when the cycle last paused
 		began := slice
