@@ -15,6 +15,7 @@ import (
 
 	"github.com/keyhive/keyhive/persistence"
 	"github.com/keyhive/keyhive/resp"
+	"github.com/keyhive/keyhive/values"
 )
 
 // AOF is the append-only file, in Redis 7's multi-part layout
@@ -199,7 +200,7 @@ func (a *AOF) load(m *persistence.Manifest) error {
 		if f.Type == persistence.AOFBase {
 			a.baseSize.Store(st.Size())
 			if strings.HasSuffix(f.Name, ".rdb") || isRDBFile(path) {
-				if err := a.saver.loadFile(path, false, false, nil); err != nil {
+				if err := a.saver.loadFile(path, false, values.RDBLoad{}, nil); err != nil {
 					return err
 				}
 				continue

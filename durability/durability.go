@@ -91,8 +91,13 @@ type Host struct {
 	// forwards its bytes, so that the snapshot never falls between the
 	// two (the history's offset and the data agree).
 	Instant *sync.Mutex
-	// LoadedAux receives the AUX fields of the RDB file loaded at start-up.
-	LoadedAux func(name, value []byte)
+	// LoadedAux receives the AUX fields of the RDB file loaded at start-up,
+	// LoadExpired each key it skipped because its time had passed.
+	LoadedAux   func(name, value []byte)
+	LoadExpired func(db int, key []byte)
+	// IsReplica reports whether the server follows a master: it loads
+	// expired keys as they are (the master's DELs remove them).
+	IsReplica func() bool
 }
 
 // snapshotTaken reports the snapshot instant that began at start.

@@ -330,23 +330,29 @@ func (sv *Saver) Cron() {
 // Load loads dbfilename at start-up, handing its AUX fields to LoadedAux.
 // A missing file is an empty data set; a corrupt or truncated one is an
 // error naming the file and offset.
-func (sv *Saver) Load() error { return sv.loadFile(sv.path(), true, false, sv.h.LoadedAux) }
+// A master skips the keys whose time passed and hands each to
+// LoadExpired (its replicas get their DELs); a replica loads them.
+func (sv *Saver) Load() error {
+	return sv.loadFile(sv.path(), true, values.RDBLoad{KeepExpired: sv.h.IsReplica(), Expired: sv.h.LoadExpired}, sv.h.LoadedAux)
+}
 
 // Reload is DEBUG RELOAD's load; with merge, a key in the file replaces
 // the key present.
-func (sv *Saver) Reload(merge bool) error { return sv.loadFile(sv.path(), false, merge, nil) }
+func (sv *Saver) Reload(merge bool) error {
+	return sv.loadFile(sv.path(), false, values.RDBLoad{Merge: merge, KeepExpired: sv.h.IsReplica()}, nil)
+}
 
 // LoadFromMaster loads the RDB file a replica received from its master,
 // into an empty data set, and makes it the dump file (unless the server
 // keeps no files: config.Persistent); aux receives its AUX fields.
 func (sv *Saver) LoadFromMaster(path string, aux func(name, value []byte)) error {
-	if err := sv.loadFile(path, false, false, aux); err != nil || !sv.h.Config.Persistent() {
+	if err := sv.loadFile(path, false, values.RDBLoad{KeepExpired: true}, aux); err != nil || !sv.h.Config.Persistent() {
 		return err
 	}
 	return os.Rename(path, sv.path())
 }
 
-func (sv *Saver) loadFile(path string, missingOK, merge bool, aux func(name, value []byte)) error {
+func (sv *Saver) loadFile(path string, missingOK bool, how values.RDBLoad, aux func(name, value []byte)) error {
 	f, err := os.Open(path)
 	if missingOK && errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -369,9 +375,8 @@ func (sv *Saver) loadFile(path string, missingOK, merge bool, aux func(name, val
 		defer osmem.UnmapFile(data)
 	}
 	h := sv.h
-	loaded, expired, err := values.LoadRDB(data, h.Config, h.Keyspace, h.Clock.UnixMilli(), merge, func(code []byte) error {
-		return h.LoadFunction(code, merge)
-	}, func(name, value []byte) error {
+	how.Function = func(code []byte) error { return h.LoadFunction(code, how.Merge) }
+	how.Aux = func(name, value []byte) error {
 		if string(name) == schemaAuxField {
 			defs, err := unmarshalSchema(value)
 			if err != nil {
@@ -382,7 +387,8 @@ func (sv *Saver) loadFile(path string, missingOK, merge bool, aux func(name, val
 			aux(name, value)
 		}
 		return nil
-	})
+	}
+	loaded, expired, err := values.LoadRDB(data, h.Config, h.Keyspace, h.Clock.UnixMilli(), how)
 	sv.loadedKeys.Store(loaded)
 	sv.loadExpired.Store(expired)
 	if err != nil {

@@ -381,8 +381,11 @@ func (m *Manager) LoadedAux(name, value []byte) {
 }
 
 // RestoreHistory continues the history the loaded file recorded, before
-// any replica or master is reached: its ID, its offset, an empty backlog
-// from there.
+// any replica or master is reached: its offset, an empty backlog from
+// there. A replica goes on under its ID (it asks its master to continue
+// it); a master starts a new ID that continues the old one, as Redis's
+// does, so that its replicas resynchronize partially while nobody takes
+// the restarted master's new writes for the old history's.
 func (m *Manager) RestoreHistory() {
 	h := m.restored
 	if h.id == "" || !h.hasOffset {
@@ -390,10 +393,22 @@ func (m *Manager) RestoreHistory() {
 	}
 	m.mu.Lock()
 	m.ids = IDs{ID: h.id, ID2: NoID, Second: -1}
+	if _, _, replica := m.opt.Config.ReplicaOf(); !replica {
+		m.ids = m.ids.Promote(h.offset)
+	}
 	m.offset.Store(h.offset)
 	m.ensureBacklog()
 	m.mu.Unlock()
 	m.opt.Log.Printf("Continuing replication history %s from offset %d", h.id, h.offset)
+}
+
+// EmptyBacklog drops what the backlog holds: no replica continues the
+// history from before here, it resynchronizes fully (a restarted master
+// whose backlog cannot hold the DELs of every key it found expired).
+func (m *Manager) EmptyBacklog() {
+	if b := m.backlog.Load(); b != nil {
+		b.Reset(b.End())
+	}
 }
 
 // Stats are the counters INFO stats reports.

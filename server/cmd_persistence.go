@@ -62,6 +62,8 @@ func (s *Server) persistenceHost() *durability.Host {
 		ReplicationAux: func() []string { return s.repl.Aux() }, // s.repl is made after the AOF
 		Instant:        &s.snapshotInstant,
 		LoadedAux:      func(name, value []byte) { s.repl.LoadedAux(name, value) },
+		LoadExpired:    s.loadExpired.note,
+		IsReplica:      func() bool { _, _, ok := s.cfg.ReplicaOf(); return ok },
 		UsedMemory:     func() int64 { return s.usedMemory(monoNow(), 0) },
 		Latency:        s.diskLatency,
 		DroppedGarbage: func(size int64) {

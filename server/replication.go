@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"io"
 	"net"
 
@@ -164,4 +165,44 @@ func (c *Client) serveReplica() {
 	c.s.repl.Serve(&c.peer, pending)
 	c.freeIn()
 	c.close()
+}
+
+// loadExpired collects the keys a master's start-up load skipped because
+// their time had passed: its replicas still hold them, so once the
+// replication history the file recorded is restored, their DELs follow
+// it, as Redis feeds them to its backlog. Past the backlog's size no
+// replica could continue the history partially anyway: the rest are
+// dropped, and so is the backlog, so that the replicas resynchronize fully.
+type loadExpired struct {
+	keys    []loadExpiredKey
+	bytes   int64
+	limit   int64
+	dropped bool
+}
+
+type loadExpiredKey struct {
+	db  int
+	key []byte
+}
+
+// note runs during the start-up load, alone.
+func (l *loadExpired) note(db int, key []byte) {
+	const delOverhead = 16 // less than what a DEL's encoding adds to the key
+	if l.dropped = l.dropped || l.bytes > l.limit; l.dropped {
+		return
+	}
+	l.keys = append(l.keys, loadExpiredKey{db, bytes.Clone(key)})
+	l.bytes += int64(len(key)) + delOverhead
+}
+
+// propagate sends the DELs into the change stream (nothing consumes it
+// unless a history was restored) and forgets the keys.
+func (l *loadExpired) propagate(s *Server) {
+	for _, k := range l.keys {
+		s.propagateExpired(k.db, k.key)
+	}
+	if l.dropped {
+		s.repl.EmptyBacklog()
+	}
+	*l = loadExpired{}
 }

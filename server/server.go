@@ -85,6 +85,8 @@ type Server struct {
 	// snapshotInstant is held by a replica around applying a command of
 	// its master's and forwarding its bytes, and by a snapshot's instant.
 	snapshotInstant sync.Mutex
+	// loadExpired are the keys the start-up load skipped as expired.
+	loadExpired loadExpired
 	// notify-keyspace-events, as one word every write can read cheaply
 	notifyFlags atomic.Uint32
 	// activeExpireEnabled is DEBUG SET-ACTIVE-EXPIRE.
@@ -211,6 +213,7 @@ func (s *Server) Start() error {
 	if s.cfg.Persistent() {
 		// As Redis 7.0: with appendonly the AOF is the data set, else the RDB.
 		load := s.saver.Load
+		s.loadExpired.limit = s.cfg.ReplBacklogSize()
 		if s.cfg.AppendOnly() {
 			load = s.aof.Start
 		}
@@ -218,6 +221,7 @@ func (s *Server) Start() error {
 			return err
 		}
 		s.repl.RestoreHistory()
+		s.loadExpired.propagate(s)
 		s.saver.RemoveTempFiles()
 	}
 	if err := s.startLoops(); err != nil {

@@ -141,13 +141,26 @@ func AppendRebuild(b []byte, e *keyspace.Entry) []byte {
 	return b
 }
 
-// LoadRDB loads an RDB file's contents into ks at now. Keys whose time has
-// passed are skipped, as a master does; a key already present is an error
-// unless merge. function loads a function library the file holds (its code
-// points into data: the callee copies what it keeps), aux gets its aux
-// fields (an error stops the load). It reports the keys
-// loaded and those skipped as expired.
-func LoadRDB(data []byte, cfg FileConfig, ks *keyspace.Keyspace, now int64, merge bool, function func(code []byte) error, aux func(name, value []byte) error) (loaded, expired int64, err error) {
+// RDBLoad says how LoadRDB treats a file's contents.
+type RDBLoad struct {
+	// Merge lets a key in the file replace one present (DEBUG RELOAD
+	// MERGE); else a duplicate is an error.
+	Merge bool
+	// KeepExpired loads the keys whose time has passed, as a replica loads
+	// its master's data set (the master's DELs remove them); else they are
+	// skipped, as a master does, and Expired (if set) receives each.
+	KeepExpired bool
+	Expired     func(db int, key []byte)
+	// Function loads a function library the file holds (its code points
+	// into the file: the callee copies what it keeps); Aux gets its aux
+	// fields (an error stops the load).
+	Function func(code []byte) error
+	Aux      func(name, value []byte) error
+}
+
+// LoadRDB loads an RDB file's contents into ks at now, as how says. It
+// reports the keys loaded and those skipped as expired.
+func LoadRDB(data []byte, cfg FileConfig, ks *keyspace.Keyspace, now int64, how RDBLoad) (loaded, expired int64, err error) {
 	env := &Env{Limits: cfg, DB: ks.DB(0), Now: now, Scratch: &Scratch{}}
 	mode := AccessModeOf(cfg.MaxMemoryPolicy())
 	err = persistence.Load(data, cfg.RDBChecksum(), persistence.Handler{
@@ -158,16 +171,19 @@ func LoadRDB(data []byte, cfg FileConfig, ks *keyspace.Keyspace, now int64, merg
 			env.DB = ks.DB(db)
 			return nil
 		},
-		Function: function,
-		Aux:      aux,
+		Function: how.Function,
+		Aux:      how.Aux,
 		Key: func(r *persistence.Record) error {
-			if r.ExpireAt != -1 && r.ExpireAt < env.Now {
+			if r.ExpireAt != -1 && r.ExpireAt < env.Now && !how.KeepExpired {
 				expired++
+				if how.Expired != nil {
+					how.Expired(env.DB.ID(), r.Key)
+				}
 				return nil
 			}
 			e, found := env.DB.Lookup(r.Key, env.Now, false)
 			if found {
-				if !merge {
+				if !how.Merge {
 					return fmt.Errorf("duplicated key '%s' in DB %d", r.Key, env.DB.ID())
 				}
 				env.DB.DeleteEntry(&e) // e is now the key's vacancy
