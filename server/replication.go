@@ -137,11 +137,18 @@ func (r replicaConn) ID() uint64                  { return r.c.id }
 func (r replicaConn) ReadCommands() {
 	c := r.c
 	for {
-		if c.r < c.w {
+		// process stops after each command of a replica's connection:
+		// run every complete one read (a periodic ACK and the one a
+		// GETACK asked for may come in one read) before reading again.
+		for c.r < c.w {
+			before := c.r
 			keep := c.process()
 			c.out.B = c.out.B[:0]
 			if !keep {
 				return
+			}
+			if c.r == before {
+				break // the rest of a command is still to come
 			}
 		}
 		if !c.prepareRead() {
