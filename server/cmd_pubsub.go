@@ -68,7 +68,7 @@ func unsubscribe(x *Ctx, kind subKind, name string) {
 		case subChannel:
 			names = mapKeys(p.channels)
 		case subShard:
-			names = mapKeys(p.shard)
+			names = p.shardChannels()
 		case subPattern:
 			for _, pat := range p.patternOrder {
 				names = append(names, []byte(pat))
@@ -237,7 +237,7 @@ func (s *Server) writePubSubInfo(b *strings.Builder) {
 // patterns.
 func subscriptionCount(p *pubsubClient, kind subKind) int {
 	if kind == subShard {
-		return len(p.shard)
+		return p.shardCount()
 	}
 	return p.count()
 }
