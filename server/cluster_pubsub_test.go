@@ -14,11 +14,12 @@ import (
 // Pub/Sub in a cluster, against redis-server 7.4.1 nodes doing the same:
 // three masters A, B, C and a replica R of A. PUBLISH goes over the bus
 // to every node, SPUBLISH to the nodes of the publishing node's shard (A
-// and R, whose sharded subscribers need no READONLY); a node that stops
-// serving a slot (SETSLOT ... NODE moving it away, a replica hearing of
-// it, DELSLOTS) unsubscribes its clients from that slot's shard channels
-// with an sunsubscribe message each, in RESP2 and RESP3, so that they
-// subscribe again where the slot went.
+// and R, whose sharded subscribers need no READONLY). Whenever a slot's
+// owner changes in a node's table (a failover, on the winner and on the
+// old master; SETSLOT ... NODE, on the nodes that hear of it too;
+// DELSLOTS), the node unsubscribes its clients from that slot's shard
+// channels with an sunsubscribe message each, in RESP2 and RESP3, so that
+// they subscribe again where the slot went.
 
 // clusterSubscriber is a connection subscribed on one node.
 type clusterSubscriber struct {
@@ -178,14 +179,19 @@ func clusterPubSubScenario(t *testing.T, bin string, counts map[string]int) map[
 	do("another master publishes", n.c, "PUBLISH", "news", "from another master")
 	collect("another master publishes")
 
-	// The slot moves from A to B: A's subscribers are told at once, R's
-	// when R hears that B took it.
-	aID, bID := nodeID(t, n.a), nodeID(t, n.b)
-	do("migrate", n.b, "CLUSTER", "SETSLOT", slot, "IMPORTING", aID)
-	do("migrate", n.a, "CLUSTER", "SETSLOT", slot, "MIGRATING", bID)
-	do("migrate", n.a, "CLUSTER", "SETSLOT", slot, "NODE", bID)
-	do("migrate", n.b, "CLUSTER", "SETSLOT", slot, "NODE", bID)
-	collect("migrate")
+	// R takes A's place (CLUSTER FAILOVER): R's subscribers are told as
+	// it takes the slots, A's as A hears of it and follows R.
+	bID, rID := nodeID(t, n.b), nodeID(t, n.r)
+	do("failover", n.r, "CLUSTER", "FAILOVER")
+	for start := time.Now(); !strings.Contains(inlineText(n.r, "INFO replication"), "role:master") ||
+		!strings.Contains(inlineText(n.a, "CLUSTER NODES"), "myself,slave "+rID) ||
+		!strings.Contains(inlineText(n.a, "INFO replication"), "master_link_status:up"); {
+		if time.Since(start) > 30*time.Second {
+			t.Fatalf("CLUSTER FAILOVER: no swap\n%s\n%s", inlineText(n.r, "CLUSTER NODES"), inlineText(n.a, "CLUSTER NODES"))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	collect("failover")
 	// Out of Pub/Sub mode once its last subscription went; still in it with
 	// a channel left.
 	for _, i := range []int{0, 2} {
@@ -195,6 +201,17 @@ func clusterPubSubScenario(t *testing.T, bin string, counts map[string]int) map[
 		}
 		got["PING after: "+subs[i].name] = []string{strconv.Quote(string(r.Raw))}
 	}
+
+	// The slot moves from R to B: R's subscribers are told at once, A's
+	// when A hears that B took it.
+	subs = append(subs,
+		subscriber("R new master", n.r, []any{"SSUBSCRIBE", ch1, ch2}),
+		subscriber("A new replica", n.a, []any{"SSUBSCRIBE", ch1}))
+	do("migrate", n.b, "CLUSTER", "SETSLOT", slot, "IMPORTING", rID)
+	do("migrate", n.r, "CLUSTER", "SETSLOT", slot, "MIGRATING", bID)
+	do("migrate", n.r, "CLUSTER", "SETSLOT", slot, "NODE", bID)
+	do("migrate", n.b, "CLUSTER", "SETSLOT", slot, "NODE", bID)
+	collect("migrate")
 
 	// B's subscriber loses its channel when B gives the slot up.
 	subs = append(subs, subscriber("B shard", n.b, []any{"SSUBSCRIBE", ch1}))
@@ -238,6 +255,17 @@ func TestClusterPubSubDiff(t *testing.T) {
 	}
 	bin := buildKeyhiveBinary(t)
 	redis := clusterPubSubScenario(t, oracle, nil)
+	// Guard against a scenario that tests nothing: the oracle unsubscribed
+	// somebody at each of these steps.
+	for _, step := range []string{"failover", "migrate", "delslots"} {
+		found := false
+		for k, v := range redis {
+			found = found || strings.HasPrefix(k, step+": ") && slices.ContainsFunc(v, func(m string) bool { return strings.HasPrefix(m, "channels ") })
+		}
+		if !found {
+			t.Fatalf("redis-server sent no sunsubscribe at step %s: %q", step, redis)
+		}
+	}
 	counts := map[string]int{}
 	for k, v := range redis {
 		for _, m := range v {
