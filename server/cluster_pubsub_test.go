@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"slices"
 	"strconv"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/keyhive/keyhive/internal/difftest"
 	"github.com/keyhive/keyhive/keyspace"
+	"github.com/redis/go-redis/v9"
 )
 
 // Pub/Sub in a cluster, against redis-server 7.4.1 nodes doing the same:
@@ -289,5 +291,38 @@ func TestClusterPubSubDiff(t *testing.T) {
 		if !slices.Equal(redis[k], keyhive[k]) {
 			t.Errorf("%s:\nredis   %s\nkeyhive %s", k, strings.Join(redis[k], "\n        "), strings.Join(keyhive[k], "\n        "))
 		}
+	}
+}
+
+// TestClusterShardedPubSubReadOnly is go-redis's "sharded PubSub with
+// ReadOnly" spec on a Keyhive cluster: a ReadOnly cluster client
+// subscribes to a shard channel on the slot's replica, and what SPUBLISH
+// sends to the master reaches it.
+func TestClusterShardedPubSubReadOnly(t *testing.T) {
+	slowTest(t, "a cluster of four processes")
+	n := startPubSubCluster(t, buildKeyhiveBinary(t))
+	tag, _ := shardTag()
+	ctx := context.Background()
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{n.a}, ReadOnly: true})
+	defer c.Close()
+	sub := c.SSubscribe(ctx, tag+"ch")
+	defer sub.Close()
+	if _, err := sub.Receive(ctx); err != nil {
+		t.Fatal(err)
+	}
+	list, err := difftest.Inline(n.r, "PUBSUB SHARDNUMSUB "+tag+"ch")
+	if err != nil || len(list.Elems) != 2 || list.Elems[1].Int != 1 {
+		t.Fatalf("the replica's PUBSUB SHARDNUMSUB: %q %v (go-redis subscribed on the master)", list.Raw, err)
+	}
+	if err := c.SPublish(ctx, tag+"ch", "hello").Err(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m := <-sub.Channel():
+		if m.Channel != tag+"ch" || m.Payload != "hello" {
+			t.Fatalf("received %+v", m)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the subscriber on the replica received nothing")
 	}
 }
