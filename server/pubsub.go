@@ -127,15 +127,24 @@ func (p *pubsubClient) add(kind subKind, name []byte) {
 	p.queued = true
 }
 
-// register enters c's new subscriptions in the registry.
+// register enters c's new subscriptions in the registry. A shard channel
+// whose slot left the node since its SSUBSCRIBE was routed is not entered:
+// the client is told at once, as if the slot had left just after
+// (unsubscribeSlots had not found it in the registry yet).
 func (r *pubsubRegistry) register(c *Client) {
 	p := &c.ps
+	var gone []string
 	r.mu.Lock()
 	p.mu.Lock()
 	for _, sub := range p.unregistered {
 		own := *p.own(sub.kind)
 		if in, ok := own[sub.name]; !ok || in {
 			continue // unsubscribed since, in the same transaction
+		}
+		if sub.kind == subShard && !c.s.servesShard(sub.name) {
+			delete(own, sub.name)
+			gone = append(gone, sub.name)
+			continue
 		}
 		own[sub.name] = true
 		switch sub.kind {
@@ -156,10 +165,40 @@ func (r *pubsubRegistry) register(c *Client) {
 			ps.clients = append(ps.clients, c)
 		}
 	}
+	left := len(p.shard)
+	if len(gone) > 0 {
+		p.nssub.Store(int32(left))
+	}
 	p.mu.Unlock()
 	r.mu.Unlock()
 	clear(p.unregistered)
 	p.unregistered = p.unregistered[:0]
+	for i, ch := range gone {
+		c.s.deliver(c, unsubscribedMessage(ch, left+len(gone)-1-i), nil)
+	}
+}
+
+// servesShard reports whether this node still serves the slot of a shard
+// channel: its own, its master's (a replica), or one it imports.
+func (s *Server) servesShard(channel string) bool {
+	if s.cluster == nil {
+		return true
+	}
+	r := s.cluster.Routes()
+	slot := keyspace.Slot([]byte(channel))
+	mine, _, _ := r.Owner(slot)
+	return mine || r.MastersSlot(slot) || r.Importing(slot)
+}
+
+// unsubscribedMessage is the sunsubscribe message of a shard channel taken
+// away, with the client's count of shard channels left.
+func unsubscribedMessage(channel string, left int) []byte {
+	w := resp.Writer{Proto: 2}
+	w.Array(3)
+	w.BulkString("sunsubscribe")
+	w.BulkString(channel)
+	w.Int(int64(left))
+	return w.B
 }
 
 func addClient(m map[string][]*Client, name string, c *Client) map[string][]*Client {
@@ -282,7 +321,6 @@ func (s *Server) unsubscribeSlots(gone func(slot int) bool) {
 	if none {
 		return
 	}
-	w := resp.Writer{Proto: 2}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for ch, clients := range r.shard {
@@ -301,12 +339,7 @@ func (s *Server) unsubscribeSlots(gone func(slot int) bool) {
 			if !had {
 				continue // its SUNSUBSCRIBE is under way and confirms it
 			}
-			w.B = w.B[:0]
-			w.Array(3)
-			w.BulkString("sunsubscribe")
-			w.BulkString(ch)
-			w.Int(int64(left))
-			s.deliver(c, w.B, nil)
+			s.deliver(c, unsubscribedMessage(ch, left), nil)
 		}
 	}
 }
