@@ -90,11 +90,14 @@ func aofCommands(t *testing.T, n *replNode) []string {
 	}
 }
 
-// replPubSubScenario runs the scenario on servers start makes (the master
-// with the AOF on) and returns what each subscriber received, the
-// master's replies and its AOF.
-func replPubSubScenario(t *testing.T, start func(t *testing.T, directives ...string) *replNode) map[string][]string {
-	master, replica, chained := start(t, "--appendonly", "yes"), start(t), start(t)
+// replStarter starts a server of a replication test.
+type replStarter func(t *testing.T, directives ...string) *replNode
+
+// replPubSubScenario runs the scenario on a master (with the AOF on), its
+// replica and the replica's replica that start makes, and returns what
+// each subscriber received, the master's replies and its AOF.
+func replPubSubScenario(t *testing.T, start [3]replStarter) map[string][]string {
+	master, replica, chained := start[0](t, "--appendonly", "yes"), start[1](t), start[2](t)
 	replicate(t, master, replica)
 	replicate(t, replica, chained)
 	subs := []replPubSubSubscriber{
@@ -136,20 +139,34 @@ func TestReplPubSubReachesReplicas(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
-	redis := replPubSubScenario(t, func(t *testing.T, directives ...string) *replNode {
+	redis := func(t *testing.T, directives ...string) *replNode {
 		return processNode(t, oracle, "redis 7.4", directives...)
-	})
-	keyhive := replPubSubScenario(t, func(t *testing.T, directives ...string) *replNode {
-		return startReplNode(t, false, append([]string{"--repl-diskless-sync-delay", "0"}, directives...)...)
-	})
-	names := make([]string, 0, len(redis))
-	for name := range redis {
-		names = append(names, name)
 	}
-	slices.Sort(names)
-	for _, name := range names {
-		if !slices.Equal(redis[name], keyhive[name]) {
-			t.Errorf("%s:\nredis   %s\nkeyhive %s", name, strings.Join(redis[name], "\n        "), strings.Join(keyhive[name], "\n        "))
-		}
+	keyhive := func(t *testing.T, directives ...string) *replNode {
+		return startReplNode(t, false, append([]string{"--repl-diskless-sync-delay", "0"}, directives...)...)
+	}
+	want := replPubSubScenario(t, [3]replStarter{redis, redis, redis})
+	for _, c := range []struct {
+		name  string
+		start [3]replStarter
+	}{
+		{"keyhive", [3]replStarter{keyhive, keyhive, keyhive}},
+		// A Keyhive replica between redis-servers: what it applies and
+		// forwards.
+		{"redis-keyhive-redis", [3]replStarter{redis, keyhive, redis}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := replPubSubScenario(t, c.start)
+			names := make([]string, 0, len(want))
+			for name := range want {
+				names = append(names, name)
+			}
+			slices.Sort(names)
+			for _, name := range names {
+				if !slices.Equal(want[name], got[name]) {
+					t.Errorf("%s:\nredis   %s\n%s %s", name, strings.Join(want[name], "\n        "), c.name, strings.Join(got[name], "\n        "))
+				}
+			}
+		})
 	}
 }
