@@ -186,8 +186,7 @@ func (s *Server) servesShard(channel string) bool {
 	}
 	r := s.cluster.Routes()
 	slot := keyspace.Slot([]byte(channel))
-	mine, _, _ := r.Owner(slot)
-	return mine || r.MastersSlot(slot) || r.Importing(slot)
+	return r.Serves(slot, true) || r.Importing(slot)
 }
 
 // unsubscribedMessage is the sunsubscribe message of a shard channel taken
