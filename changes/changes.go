@@ -4,6 +4,13 @@
 // eviction as DEL or UNLINK). The AOF, OnPropagate's consumers and the
 // replication feed (replicas) subscribe to it.
 //
+// Replicas only. A few commands change no data but must reach replicas, as
+// Redis propagates them to replicas and not to the AOF (PROPAGATE_REPL):
+// PUBLISH, so that clients subscribed on a replica get its messages. Such a
+// command (an Op marked ReplicasOnly) goes to the subscribers that feed
+// replicas (SubscribeReplicas) only; the MULTI and EXEC around a block go to
+// everyone, as Redis counts a block's commands whatever their target.
+//
 // Ordering. Subscribers receive the commands in one total order, each
 // command once, each subscriber in the order it subscribed. A writer
 // publishes while it holds the locks of the keys it changed, so two changes
@@ -42,17 +49,23 @@ func (f SubscriberFunc) Receive(db int, argv [][]byte) { f(db, argv) }
 type Op struct {
 	DB   int
 	Argv [][]byte
+	// ReplicasOnly sends it to the subscribers that feed replicas only.
+	ReplicasOnly bool
 }
 
 // Stream is the change stream. The zero value has no subscribers and is
 // ready to use; a Stream must not be copied.
 type Stream struct {
-	mu     sync.Mutex
-	active atomic.Bool // any subscriber; read without the lock on every write
-	subs   []*subscription
+	mu       sync.Mutex
+	active   atomic.Bool // any subscriber; read without the lock on every write
+	replicas atomic.Bool // any subscriber that feeds replicas
+	subs     []*subscription
 }
 
-type subscription struct{ Subscriber }
+type subscription struct {
+	Subscriber
+	replicas bool // it takes the commands for replicas only
+}
 
 // A block's wrapping commands; shared, so subscribers must not modify argv.
 var (
@@ -64,13 +77,17 @@ var (
 // command only to publish it skips that when nothing does.
 func (s *Stream) Active() bool { return s.active.Load() }
 
+// FeedsReplicas reports whether a subscriber feeds replicas: a command for
+// replicas only is worth publishing.
+func (s *Stream) FeedsReplicas() bool { return s.replicas.Load() }
+
 // Publish hands one command to every subscriber.
 func (s *Stream) Publish(db int, argv [][]byte) {
 	if !s.active.Load() {
 		return
 	}
 	s.mu.Lock()
-	s.emit(db, argv)
+	s.emit(db, argv, false)
 	s.mu.Unlock()
 }
 
@@ -85,32 +102,44 @@ func (s *Stream) PublishBlock(ops []Op) {
 	}
 	s.mu.Lock()
 	if len(ops) > 1 {
-		s.emit(ops[0].DB, multiArgv)
+		s.emit(ops[0].DB, multiArgv, false)
 	}
 	for _, op := range ops {
-		s.emit(op.DB, op.Argv)
+		s.emit(op.DB, op.Argv, op.ReplicasOnly)
 	}
 	if len(ops) > 1 {
-		s.emit(ops[len(ops)-1].DB, execArgv)
+		s.emit(ops[len(ops)-1].DB, execArgv, false)
 	}
 	s.mu.Unlock()
 }
 
-// emit hands one command to every subscriber; the caller holds mu.
-func (s *Stream) emit(db int, argv [][]byte) {
+// emit hands one command to every subscriber, or to those that feed
+// replicas; the caller holds mu.
+func (s *Stream) emit(db int, argv [][]byte, replicasOnly bool) {
 	for _, sub := range s.subs {
-		sub.Receive(db, argv)
+		if sub.replicas || !replicasOnly {
+			sub.Receive(db, argv)
+		}
 	}
 }
 
-// Subscribe adds sub, which receives every command published from now on,
-// until cancel is called. cancel returns once sub receives nothing more; it
-// may be called more than once.
+// Subscribe adds sub, which receives every command published from now on
+// but those for replicas only, until cancel is called. cancel returns once
+// sub receives nothing more; it may be called more than once.
 func (s *Stream) Subscribe(sub Subscriber) (cancel func()) {
-	entry := &subscription{sub}
+	return s.subscribe(&subscription{Subscriber: sub})
+}
+
+// SubscribeReplicas is Subscribe for a subscriber that feeds replicas: it
+// receives the commands for replicas only too.
+func (s *Stream) SubscribeReplicas(sub Subscriber) (cancel func()) {
+	return s.subscribe(&subscription{Subscriber: sub, replicas: true})
+}
+
+func (s *Stream) subscribe(entry *subscription) (cancel func()) {
 	s.mu.Lock()
 	s.subs = append(s.subs, entry)
-	s.active.Store(true)
+	s.updateFlags()
 	s.mu.Unlock()
 	return func() {
 		s.mu.Lock()
@@ -121,6 +150,12 @@ func (s *Stream) Subscribe(sub Subscriber) (cancel func()) {
 				break
 			}
 		}
-		s.active.Store(len(s.subs) > 0)
+		s.updateFlags()
 	}
+}
+
+// updateFlags sets active and replicas from the subscribers; needs mu.
+func (s *Stream) updateFlags() {
+	s.active.Store(len(s.subs) > 0)
+	s.replicas.Store(slices.ContainsFunc(s.subs, func(e *subscription) bool { return e.replicas }))
 }

@@ -56,8 +56,8 @@ func TestOrderAndBlocks(t *testing.T) {
 		t.Fatal("a stream with subscribers is not active")
 	}
 	s.Publish(0, argv("SET", "a", "1"))
-	s.PublishBlock([]Op{{1, argv("INCR", "b")}})                       // one command: no MULTI
-	s.PublishBlock([]Op{{2, argv("DEL", "c")}, {3, argv("DEL", "d")}}) // wrapped
+	s.PublishBlock([]Op{{DB: 1, Argv: argv("INCR", "b")}})                                 // one command: no MULTI
+	s.PublishBlock([]Op{{DB: 2, Argv: argv("DEL", "c")}, {DB: 3, Argv: argv("DEL", "d")}}) // wrapped
 	s.PublishBlock(nil)
 	want := []string{"0:SET a 1", "1:INCR b", "2:MULTI", "2:DEL c", "3:DEL d", "3:EXEC"}
 	if !equal(first.got, want) || !equal(second.got, want) {
@@ -75,6 +75,33 @@ func TestOrderAndBlocks(t *testing.T) {
 	cancelSecond()
 	if !s.Active() {
 		t.Fatal("inactive with two function subscribers left")
+	}
+}
+
+// TestReplicasOnly: a command for replicas only reaches the subscribers
+// that feed replicas; the MULTI and EXEC of its block reach everyone, as
+// Redis writes them to the AOF too.
+func TestReplicasOnly(t *testing.T) {
+	var s Stream
+	var aof, feed recorder
+	s.Subscribe(&aof)
+	if s.FeedsReplicas() {
+		t.Fatal("feeds replicas with no replica subscriber")
+	}
+	cancel := s.SubscribeReplicas(&feed)
+	if !s.FeedsReplicas() {
+		t.Fatal("does not feed replicas with a replica subscriber")
+	}
+	s.PublishBlock([]Op{{DB: 0, Argv: argv("PUBLISH", "ch", "1"), ReplicasOnly: true}})
+	s.PublishBlock([]Op{{DB: 0, Argv: argv("SET", "a", "1")}, {DB: 0, Argv: argv("PUBLISH", "ch", "2"), ReplicasOnly: true}})
+	wantAOF := []string{"0:MULTI", "0:SET a 1", "0:EXEC"}
+	wantFeed := []string{"0:PUBLISH ch 1", "0:MULTI", "0:SET a 1", "0:PUBLISH ch 2", "0:EXEC"}
+	if !equal(aof.got, wantAOF) || !equal(feed.got, wantFeed) {
+		t.Fatalf("got %q and %q, want %q and %q", aof.got, feed.got, wantAOF, wantFeed)
+	}
+	cancel()
+	if s.FeedsReplicas() || !s.Active() {
+		t.Fatalf("after the replica subscriber left: feeds replicas %v, active %v", s.FeedsReplicas(), s.Active())
 	}
 }
 
@@ -105,7 +132,7 @@ func TestBlocksAtomic(t *testing.T) {
 			ops := make([]Op, size)
 			for b := range blocks {
 				for i := range ops {
-					ops[i] = Op{w, argv("INCR", strconv.Itoa(w)+":"+strconv.Itoa(b)+":"+strconv.Itoa(i))}
+					ops[i] = Op{DB: w, Argv: argv("INCR", strconv.Itoa(w)+":"+strconv.Itoa(b)+":"+strconv.Itoa(i))}
 				}
 				s.PublishBlock(ops)
 				s.Publish(w, argv("PING"))
@@ -144,7 +171,7 @@ func TestPublishAllocs(t *testing.T) {
 	var s Stream
 	s.Subscribe(SubscriberFunc(func(int, [][]byte) {}))
 	a := argv("SET", "k", "v")
-	ops := []Op{{0, a}, {0, a}}
+	ops := []Op{{DB: 0, Argv: a}, {DB: 0, Argv: a, ReplicasOnly: true}}
 	if n := testing.AllocsPerRun(100, func() {
 		s.Publish(0, a)
 		s.PublishBlock(ops)

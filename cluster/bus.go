@@ -299,13 +299,30 @@ func (s *State) broadcast(m *Message) {
 	}
 }
 
-// Publish sends a PUBLISH to every node. (An SPUBLISH stays on the node
-// serving its slot: it is not sent to the shard's replicas yet.)
+// Publish sends a PUBLISH to every node.
 func (s *State) Publish(channel, message []byte) {
 	s.lock()
 	defer s.unlock()
 	m := &Message{Header: s.header(TypePublish), Channel: channel, Payload: message}
 	s.broadcast(m)
+}
+
+// PublishShard sends an SPUBLISH to the other nodes of myself's shard: its
+// master (myself, or the one it replicates) and that master's replicas,
+// whose clients may subscribe to the shard's channels too.
+func (s *State) PublishShard(channel, message []byte) {
+	s.lock()
+	defer s.unlock()
+	master := s.myself
+	if s.myself.isReplica() && s.myself.Master != nil {
+		master = s.myself.Master
+	}
+	m := &Message{Header: s.header(TypePublishShard), Channel: channel, Payload: message}
+	for _, n := range s.nodes {
+		if n != s.myself && (n == master || n.Master == master) && n.Flags&FlagHandshake == 0 && n.link != nil {
+			s.send(n.link, m)
+		}
+	}
 }
 
 // process handles one message received on l.

@@ -42,6 +42,12 @@ func (s *State) setMaster(n *Node) {
 	}
 	me.Master = n
 	me.ShardID = n.ShardID
+	for slot := range SlotCount {
+		if s.slots[slot] != n {
+			s.unsubscribe.Set(slot)
+		}
+	}
+	s.unsubscribeAny = true
 	s.resetManualFailover()
 	s.changed()
 	s.broadcastPong() // the others learn the new role at once

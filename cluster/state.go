@@ -35,6 +35,11 @@ type Host interface {
 	DeleteKeysInSlot(slot int)
 	// Deliver publishes a message received from the bus to local clients.
 	Deliver(channel, message []byte, sharded bool)
+	// UnsubscribeSlots ends the clients' subscriptions to the shard
+	// channels of slots: their owner changed or went, or myself follows a
+	// master that does not serve them (the clients subscribe again where
+	// they went). slots is valid during the call only.
+	UnsubscribeSlots(slots *Slots)
 	// Replicate makes the host a replica of the master at ip:port, or a
 	// master again when ip is "" (keeping its history's ID as replid2).
 	Replicate(ip string, port int)
@@ -74,6 +79,12 @@ type State struct {
 
 	assigned int   // slots with an owner
 	open     Slots // slots migrating or importing
+	// unsubscribe holds the slots whose shard channels' subscribers the
+	// host unsubscribes at unlock (any says one is set), as Redis does on
+	// every change of a slot's owner (clusterDelSlot) and when myself
+	// follows a new master (clusterSetMaster).
+	unsubscribe    Slots
+	unsubscribeAny bool
 
 	dirtyRoutes, dirtyConfig bool
 	routing                  routeTable
@@ -232,6 +243,8 @@ func (s *State) delSlot(slot int) bool {
 	n.NumSlots--
 	s.slots[slot] = nil
 	s.assigned--
+	s.unsubscribe.Set(slot)
+	s.unsubscribeAny = true
 	s.slotChanged(slot)
 	s.changed()
 	return true
@@ -254,6 +267,12 @@ func (s *State) unlock() {
 		s.dirtyRoutes = false
 		s.rebuildRoutes()
 	}
+	var unsubscribe *Slots
+	if s.unsubscribeAny {
+		unsubscribe = slotSets.Get().(*Slots)
+		*unsubscribe = s.unsubscribe
+		s.unsubscribe, s.unsubscribeAny = Slots{}, false
+	}
 	later := s.later
 	s.later = nil
 	s.mu.Unlock()
@@ -262,7 +281,15 @@ func (s *State) unlock() {
 	for _, f := range later {
 		f()
 	}
+	if unsubscribe != nil {
+		s.host.UnsubscribeSlots(unsubscribe)
+		slotSets.Put(unsubscribe)
+	}
 }
+
+// slotSets are the slot sets handed to the host as the lock is released:
+// a resharding's SETSLOTs reuse them.
+var slotSets = sync.Pool{New: func() any { return new(Slots) }}
 
 func (s *State) maxEpoch() uint64 {
 	m := s.currentEpoch

@@ -21,6 +21,7 @@ func (nopHost) Replicate(string, int)        {}
 func (nopHost) ReplicationOffset() int64     { return 0 }
 func (nopHost) ReplicationDataAge() int64    { return 0 }
 func (nopHost) PauseWrites(int64)            {}
+func (nopHost) UnsubscribeSlots(*Slots)      {}
 func quietLogger() *log.Logger               { return log.New(io.Discard, "", 0) }
 func testOptions(t testing.TB, dir string) Options {
 	l, err := net.Listen("tcp", "127.0.0.1:0")

@@ -85,6 +85,9 @@ type Ctx struct {
 	host Host
 	conn Conn
 	also [][][]byte // what the command propagates instead of itself (AlsoPropagate)
+	// toReplicas: the command propagates to replicas though it changed
+	// nothing (PropagateToReplicas).
+	toReplicas bool
 	// scratch holds two buffers for building values (e.g. a listpack being
 	// rebuilt): a rebuild reads one and writes the other, and the keyspace
 	// copies the result, so they are reused across commands.

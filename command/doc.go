@@ -8,7 +8,8 @@
 //     collections of package values (ReadAs, EditAs, ReadStream, ...);
 //   - raise keyspace notifications (Notify, Committed, Stored, Overwrote);
 //   - say what the command propagates (PropagateAs, PropagateNone,
-//     AlsoPropagate; Propagating tells whether anybody consumes it);
+//     AlsoPropagate, PropagateToReplicas; Propagating tells whether
+//     anybody consumes it);
 //   - block on keys (PopOrBlock, Block) with a BlockRequest;
 //   - reuse the client's scratch buffers (NextScratch, Collect) and parse
 //     SCAN's options (ParseScanOptions);
@@ -16,6 +17,7 @@
 //     its Conn, which the server implements: never the server itself.
 //
 // The dispatcher (package server) fills the fields and reads what the
-// handler left (x.Args rewritten by the propagation verbs, Also, x.Dirty);
+// handler left (x.Args rewritten by the propagation verbs, Also,
+// TakeToReplicas, x.Dirty);
 // a handler never sees how commands nest (MULTI, scripts).
 package command

@@ -5,7 +5,8 @@ package command
 // x.Args with the command to propagate (PropagateAs), or with nothing
 // (PropagateNone), or lists commands to propagate instead of itself
 // (AlsoPropagate). The dispatcher propagates what the handler left when it
-// made changes (x.Dirty > 0) and then restores x.Args.
+// made changes (x.Dirty > 0) and then restores x.Args. A command that
+// changes nothing may still go to replicas (PropagateToReplicas).
 //
 // Building a replacement allocates, so handlers build it only when
 // Propagating reports a consumer: without an AOF or a replica, a write
@@ -37,6 +38,21 @@ func (x *Ctx) AlsoPropagate(argv ...[]byte) {
 	if x.Propagating() {
 		x.also = append(x.also, append([][]byte(nil), argv...))
 	}
+}
+
+// PropagateToReplicas makes a command that changed nothing propagate as it
+// is to replicas, not to the AOF, as Redis's forceCommandPropagation with
+// PROPAGATE_REPL: PUBLISH, whose message then reaches the subscribers on
+// replicas. Inside a transaction or a script it joins their block.
+func (x *Ctx) PropagateToReplicas() { x.toReplicas = true }
+
+// TakeToReplicas reports whether the handler called PropagateToReplicas,
+// and clears it: the dispatcher takes it as each handler returns, so that
+// a command run nested in EXEC does not pass it on to the EXEC.
+func (x *Ctx) TakeToReplicas() bool {
+	r := x.toReplicas
+	x.toReplicas = false
+	return r
 }
 
 // Also is what AlsoPropagate collected, for the dispatcher.

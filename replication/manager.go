@@ -136,7 +136,7 @@ func (m *Manager) ensureBacklog() *Backlog {
 	}
 	b := NewBacklog(m.opt.Config.ReplBacklogSize(), m.offset.Load())
 	m.backlog.Store(b)
-	m.unsubscribe = m.opt.Changes.Subscribe(&m.feed)
+	m.unsubscribe = m.opt.Changes.SubscribeReplicas(&m.feed)
 	return b
 }
 

@@ -115,6 +115,11 @@ func (h clusterHost) Deliver(channel, message []byte, sharded bool) {
 	h.s.publish(nil, channel, message, sharded)
 }
 
+// UnsubscribeSlots ends the subscriptions to the shard channels of slots.
+func (h clusterHost) UnsubscribeSlots(slots *cluster.Slots) {
+	h.s.unsubscribeSlots(slots.Has)
+}
+
 // Replicate follows the node's master (CLUSTER REPLICATE, a failover
 // elsewhere), or promotes this server when ip is "" (it won an election):
 // REPLICAOF's and REPLICAOF NO ONE's paths.

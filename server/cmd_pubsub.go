@@ -68,7 +68,7 @@ func unsubscribe(x *Ctx, kind subKind, name string) {
 		case subChannel:
 			names = mapKeys(p.channels)
 		case subShard:
-			names = mapKeys(p.shard)
+			names = p.shardChannels()
 		case subPattern:
 			for _, pat := range p.patternOrder {
 				names = append(names, []byte(pat))
@@ -103,15 +103,26 @@ func confirm(x *Ctx, kind string, name []byte, count int) {
 	x.W.Int(int64(count))
 }
 
+// publishCommand and spublishCommand deliver to this node's subscribers,
+// then, as Redis does, to the other nodes': in a cluster over the bus
+// (PUBLISH to every node, SPUBLISH to the nodes of this node's shard),
+// otherwise through the replication stream, to replicas only.
 func publishCommand(x *Ctx) {
 	x.W.Int(int64(x.s.publish(x.c, x.Args[1], x.Args[2], false)))
 	if x.s.cluster != nil {
-		x.s.cluster.Publish(x.Args[1], x.Args[2]) // to the other nodes' subscribers
+		x.s.cluster.Publish(x.Args[1], x.Args[2])
+	} else {
+		x.PropagateToReplicas()
 	}
 }
 
 func spublishCommand(x *Ctx) {
 	x.W.Int(int64(x.s.publish(x.c, x.Args[1], x.Args[2], true)))
+	if x.s.cluster != nil {
+		x.s.cluster.PublishShard(x.Args[1], x.Args[2])
+	} else {
+		x.PropagateToReplicas()
+	}
 }
 
 // pubsubChannels lists the (shard) channels with subscribers, matching the
@@ -226,7 +237,7 @@ func (s *Server) writePubSubInfo(b *strings.Builder) {
 // patterns.
 func subscriptionCount(p *pubsubClient, kind subKind) int {
 	if kind == subShard {
-		return len(p.shard)
+		return p.shardCount()
 	}
 	return p.count()
 }

@@ -260,6 +260,7 @@ func (c *Client) call(cmd *Command, args [][]byte, from caller) {
 	}
 	pendingMark := len(e.pending)
 	cmd.Run(x)
+	toReplicas := x.TakeToReplicas()
 	if from == fromLoader {
 		e.depth--
 		return
@@ -295,6 +296,8 @@ func (c *Client) call(cmd *Command, args [][]byte, from caller) {
 		if schema != nil && schema.TTLRules() {
 			x.applyTTLRules(schema, cmd, args)
 		}
+	} else if toReplicas {
+		x.propagateCallToReplicas(args)
 	}
 	if outermost {
 		e.propagatePending(&s.stream)

@@ -68,12 +68,12 @@ func TestHandlersDoNotSeeNesting(t *testing.T) {
 	// depth (handlers ask blockingDenied, the block request's answer).
 	nesting := []string{"nesting", "execution", "depth", "pending", "cannotBlock"}
 	// What handlers may call whose name speaks of propagation, besides the
-	// helpers their own files declare: the verbs; propagateDel, propagateAs
+	// helpers their own files declare: the four verbs; propagateDel, propagateAs
 	// of DEL or UNLINK; propagating, whether anything consumes. (A hash
 	// field found expired is reported, as the keyspace reports an expired
 	// key, by the toolkit's FieldExpired: the server propagates its HDEL.)
 	allowed := map[string]bool{}
-	for _, name := range []string{"propagateAs", "propagateNone", "alsoPropagate", "propagateDel", "propagating"} {
+	for _, name := range []string{"propagateAs", "propagateNone", "alsoPropagate", "propagateToReplicas", "propagateDel", "propagating"} {
 		allowed[strings.ToLower(name)] = true
 	}
 	// Reaching the change stream at all (Publish alone is also Pub/Sub's

@@ -14,10 +14,12 @@ func (s *Server) OnPropagate(fn func(db int, argv [][]byte)) {
 }
 
 // Handlers say what they propagate through package command's verbs, as
-// Redis's rewriteClientCommandVector and alsoPropagate: PropagateAs
-// replaces x.Args with the command to propagate, PropagateNone with
-// nothing, AlsoPropagate adds the commands to propagate instead. Handlers
-// know only these three verbs. call hands the client's own arguments to
+// Redis's rewriteClientCommandVector, alsoPropagate and
+// forceCommandPropagation: PropagateAs replaces x.Args with the command to
+// propagate, PropagateNone with nothing, AlsoPropagate adds the commands to
+// propagate instead, PropagateToReplicas sends a command that changed
+// nothing to replicas (propagateCallToReplicas). Handlers know only these
+// four verbs. call hands the client's own arguments to
 // propagateCall, which collects what the handler left when it made changes
 // (x.Dirty > 0) and then restores x.Args; the outermost call of an
 // execution publishes what it collected (execution, in dispatch.go).
@@ -73,6 +75,19 @@ func (x *Ctx) propagateCall(args [][]byte) {
 	if len(argv) > 0 {
 		e.pending = append(e.pending, propagated{DB: db, Argv: argv})
 	}
+}
+
+// propagateCallToReplicas adds the command that just ran, changing nothing,
+// to its execution's pending unit for replicas only (PropagateToReplicas),
+// as the client sent it (args). Only a server that feeds replicas does: a
+// master with a backlog, as Redis propagates to replicas only then; a
+// replica forwards its master's stream instead.
+func (x *Ctx) propagateCallToReplicas(args [][]byte) {
+	if !x.s.stream.FeedsReplicas() || x.s.IsReplica() {
+		return
+	}
+	e := x.c.execution()
+	e.pending = append(e.pending, propagated{DB: x.DB.ID(), Argv: args, ReplicasOnly: true})
 }
 
 // propagateEffect propagates argv, a change the running command made

@@ -7,6 +7,7 @@ import (
 	"github.com/keyhive/keyhive/cmdspec"
 	"github.com/keyhive/keyhive/config"
 	"github.com/keyhive/keyhive/glob"
+	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/resp"
 )
 
@@ -41,8 +42,12 @@ type patternSubs struct {
 }
 
 // pubsubClient is a client's side of Pub/Sub. The maps and slices are
-// its goroutine's; the counters are for CLIENT LIST.
+// its goroutine's, but for shard, which the server also changes when the
+// node stops serving a slot (unsubscribeSlots): mu guards it, and the
+// client's goroutine changes the maps under it. The counters are for
+// CLIENT LIST.
 type pubsubClient struct {
+	mu sync.Mutex
 	// Subscriptions; the value tells whether it is in the registry yet.
 	channels map[string]bool
 	shard    map[string]bool
@@ -65,7 +70,7 @@ type pubsubClient struct {
 // subscribed reports whether the client is in Pub/Sub mode (Redis's
 // CLIENT_PUBSUB): it has a subscription of any kind.
 func (p *pubsubClient) subscribed() bool {
-	return len(p.channels)+len(p.patterns)+len(p.shard) > 0
+	return len(p.channels)+len(p.patterns) > 0 || p.nssub.Load() > 0
 }
 
 // count is what (P)SUBSCRIBE and (P)UNSUBSCRIBE confirmations report.
@@ -74,7 +79,9 @@ func (p *pubsubClient) count() int { return len(p.channels) + len(p.patterns) }
 func (p *pubsubClient) updateCounts() {
 	p.nsub.Store(int32(len(p.channels)))
 	p.npsub.Store(int32(len(p.patterns)))
+	p.mu.Lock()
 	p.nssub.Store(int32(len(p.shard)))
+	p.mu.Unlock()
 }
 
 // allowedSubscribed reports whether a RESP2 client in Pub/Sub mode may run cmd.
@@ -103,6 +110,8 @@ func (p *pubsubClient) own(kind subKind) *map[string]bool {
 // add subscribes the client; the subscription enters the registry once its
 // confirmation is queued (register).
 func (p *pubsubClient) add(kind subKind, name []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	m := p.own(kind)
 	if *m == nil {
 		*m = map[string]bool{}
@@ -118,14 +127,24 @@ func (p *pubsubClient) add(kind subKind, name []byte) {
 	p.queued = true
 }
 
-// register enters c's new subscriptions in the registry.
+// register enters c's new subscriptions in the registry. A shard channel
+// whose slot left the node since its SSUBSCRIBE was routed is not entered:
+// the client is told at once, as if the slot had left just after
+// (unsubscribeSlots had not found it in the registry yet).
 func (r *pubsubRegistry) register(c *Client) {
 	p := &c.ps
+	var gone []string
 	r.mu.Lock()
+	p.mu.Lock()
 	for _, sub := range p.unregistered {
 		own := *p.own(sub.kind)
 		if in, ok := own[sub.name]; !ok || in {
 			continue // unsubscribed since, in the same transaction
+		}
+		if sub.kind == subShard && !c.s.servesShard(sub.name) {
+			delete(own, sub.name)
+			gone = append(gone, sub.name)
+			continue
 		}
 		own[sub.name] = true
 		switch sub.kind {
@@ -146,9 +165,39 @@ func (r *pubsubRegistry) register(c *Client) {
 			ps.clients = append(ps.clients, c)
 		}
 	}
+	left := len(p.shard)
+	if len(gone) > 0 {
+		p.nssub.Store(int32(left))
+	}
+	p.mu.Unlock()
 	r.mu.Unlock()
 	clear(p.unregistered)
 	p.unregistered = p.unregistered[:0]
+	for i, ch := range gone {
+		c.s.deliver(c, unsubscribedMessage(ch, left+len(gone)-1-i), nil)
+	}
+}
+
+// servesShard reports whether this node still serves the slot of a shard
+// channel: its own, its master's (a replica), or one it imports.
+func (s *Server) servesShard(channel string) bool {
+	if s.cluster == nil {
+		return true
+	}
+	r := s.cluster.Routes()
+	slot := keyspace.Slot([]byte(channel))
+	return r.Serves(slot, true) || r.Importing(slot)
+}
+
+// unsubscribedMessage is the sunsubscribe message of a shard channel taken
+// away, with the client's count of shard channels left.
+func unsubscribedMessage(channel string, left int) []byte {
+	w := resp.Writer{Proto: 2}
+	w.Array(3)
+	w.BulkString("sunsubscribe")
+	w.BulkString(channel)
+	w.Int(int64(left))
+	return w.B
 }
 
 func addClient(m map[string][]*Client, name string, c *Client) map[string][]*Client {
@@ -183,12 +232,14 @@ func removeFrom[K, V comparable](m map[K][]V, k K, v V) {
 // from the registry. It reports whether c had it.
 func (r *pubsubRegistry) remove(c *Client, kind subKind, name string) bool {
 	p := &c.ps
+	p.mu.Lock()
 	own := *p.own(kind)
 	in, ok := own[name]
+	delete(own, name)
+	p.mu.Unlock()
 	if !ok {
 		return false
 	}
-	delete(own, name)
 	if kind == subPattern {
 		p.patternOrder = without(p.patternOrder, name)
 	}
@@ -214,6 +265,20 @@ func (r *pubsubRegistry) remove(c *Client, kind subKind, name string) bool {
 	return true
 }
 
+// shardChannels lists the client's shard channels.
+func (p *pubsubClient) shardChannels() [][]byte {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return mapKeys(p.shard)
+}
+
+// shardCount is the number of the client's shard channels.
+func (p *pubsubClient) shardCount() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.shard)
+}
+
 type subKind uint8
 
 const (
@@ -232,13 +297,50 @@ func (s *Server) unsubscribeAll(c *Client) {
 	for ch := range p.channels {
 		s.pubsub.remove(c, subChannel, ch)
 	}
-	for ch := range p.shard {
-		s.pubsub.remove(c, subShard, ch)
+	for _, ch := range p.shardChannels() {
+		s.pubsub.remove(c, subShard, string(ch))
 	}
 	for len(p.patternOrder) > 0 {
 		s.pubsub.remove(c, subPattern, p.patternOrder[0])
 	}
 	p.updateCounts()
+}
+
+// unsubscribeSlots ends every client's subscriptions to the shard channels
+// of the slots gone reports, each with an sunsubscribe message carrying the
+// client's count of shard channels left, as Redis does when a slot leaves
+// the node or the shard it serves (removeChannelsInSlot): its clients then
+// subscribe where the slot went. A client that had no other subscription
+// leaves Pub/Sub mode.
+func (s *Server) unsubscribeSlots(gone func(slot int) bool) {
+	r := &s.pubsub
+	r.mu.RLock()
+	none := len(r.shard) == 0
+	r.mu.RUnlock()
+	if none {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for ch, clients := range r.shard {
+		if !gone(keyspace.Slot([]byte(ch))) {
+			continue
+		}
+		delete(r.shard, ch)
+		for _, c := range clients {
+			p := &c.ps
+			p.mu.Lock()
+			_, had := p.shard[ch]
+			delete(p.shard, ch)
+			left := len(p.shard)
+			p.nssub.Store(int32(left))
+			p.mu.Unlock()
+			if !had {
+				continue // its SUNSUBSCRIBE is under way and confirms it
+			}
+			s.deliver(c, unsubscribedMessage(ch, left), nil)
+		}
+	}
 }
 
 // Publish sends message to the subscribers of channel and of the patterns
@@ -275,12 +377,14 @@ func (s *Server) publish(by *Client, channel, message []byte, shard bool) int {
 	}
 	if own != nil {
 		m := own.channels
+		own.mu.Lock()
 		if shard {
 			m = own.shard
 		}
 		if in, ok := m[string(channel)]; ok && !in {
 			toSelf = true
 		}
+		own.mu.Unlock()
 	}
 	if len(subs) > 0 || toSelf {
 		w.Array(3)

@@ -35,6 +35,9 @@ func (s *Server) applyFromMaster(mc *Client, args [][]byte) {
 	mc.ctx.Now = s.clock.UnixMilli()
 	mc.lastSeen.Store(mc.ctx.Now)
 	mc.dispatch(args, fromMaster)
+	if len(mc.ps.wake) > 0 {
+		mc.writeWoken() // a PUBLISH's subscribers
+	}
 	if len(mc.out.B) > 0 && mc.out.B[0] == '-' {
 		s.log.Printf("== CRITICAL == This replica is sending an error to its master: '%s' after processing the command '%s'",
 			trimCRLF(string(mc.out.B)), args[0])
