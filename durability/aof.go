@@ -72,6 +72,9 @@ type AOF struct {
 	rewrites        atomic.Int64
 	rewriteFailures atomic.Int64
 	lastRewriteErr  atomic.Bool
+	// lastRewritePeak is the most memory the last rewrite's snapshot held
+	// in records of keys kept ahead of it (Redis: its child's copy-on-write).
+	lastRewritePeak atomic.Int64
 	// lastRewriteFailure (Unix ms) paces automatic rewrites after repeated
 	// failures (rewriteLimited).
 	lastRewriteFailure atomic.Int64
@@ -857,6 +860,7 @@ type AOFStatus struct {
 	BaseSize            int64
 	Buffered            int64 // bytes fed and not yet written
 	Syncing             bool  // an everysec fsync in progress
+	PeakExtra           int64 // bytes of records the last rewrite kept ahead of its snapshot
 }
 
 // Status returns the AOF's state.
@@ -875,6 +879,7 @@ func (a *AOF) Status() AOFStatus {
 		BaseSize:            a.baseSize.Load(),
 		Buffered:            a.fed.Load() - a.done.Load(),
 		Syncing:             a.syncing.Load(),
+		PeakExtra:           a.lastRewritePeak.Load(),
 	}
 	if st.Rewriting {
 		st.CurrentRewriteSec = (time.Now().UnixMilli() - a.rewriteStart.Load()) / 1000
