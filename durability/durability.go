@@ -21,6 +21,7 @@
 package durability
 
 import (
+	"fmt"
 	"github.com/keyhive/keyhive/namespace"
 	"log"
 	"os"
@@ -93,6 +94,17 @@ type Host struct {
 	Instant *sync.Mutex
 	// LoadedAux receives the AUX fields of the RDB file loaded at start-up.
 	LoadedAux func(name, value []byte)
+}
+
+// warn logs a line at warning level, as Redis logs what is wrong with a
+// file, when the log knows levels (package internal/logging's).
+func (h *Host) warn(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if l, ok := h.Log.Writer().(interface{ LogLevel(level int, msg string) }); ok {
+		l.LogLevel(3, msg) // Redis's LL_WARNING
+		return
+	}
+	h.Log.Print(msg)
 }
 
 // snapshotTaken reports the snapshot instant that began at start.

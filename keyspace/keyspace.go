@@ -119,6 +119,11 @@ type Keyspace struct {
 	// Still keeps the data set as it is (CLIENT PAUSE): expired keys are
 	// reported missing but not removed.
 	Still atomic.Bool
+	// Loading is set while a file (the AOF) is replayed: as in Redis,
+	// nothing expires then, so a key that got its expire time in the past
+	// from the file keeps taking the file's commands, and expires once
+	// loading ends.
+	Loading atomic.Bool
 	// replica: expiry is a replica's (SetReplica); master owns the locks
 	// of its master's commands.
 	replica atomic.Bool

@@ -222,7 +222,7 @@ func restoreCommand(x *Ctx) {
 	if ttl != 0 && !absTTL {
 		ttl += x.Now
 	}
-	if ttl != 0 && ttl <= x.Now {
+	if ttl != 0 && x.AlreadyExpired(ttl) {
 		if found {
 			x.propagateDel(key, x.s.cfg.LazyFreeLazyServerDel())
 			x.Notify(notifyGeneric, "del", key)

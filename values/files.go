@@ -142,15 +142,18 @@ func AppendRebuild(b []byte, e *keyspace.Entry) []byte {
 }
 
 // LoadRDB loads an RDB file's contents into ks at now. Keys whose time has
-// passed are skipped, as a master does; a key already present is an error
-// unless merge. function loads a function library the file holds (its code
-// points into data: the callee copies what it keeps), aux gets its aux
-// fields (an error stops the load). It reports the keys
-// loaded and those skipped as expired.
-func LoadRDB(data []byte, cfg FileConfig, ks *keyspace.Keyspace, now int64, merge bool, function func(code []byte) error, aux func(name, value []byte) error) (loaded, expired int64, err error) {
+// passed are skipped, as a master does, except while ks is Loading an AOF
+// (its base keeps them, as Redis's, for the commands after it); a key
+// already present is an error unless merge. function loads a function
+// library the file holds (its code points into data: the callee copies
+// what it keeps), aux gets its aux fields (an error stops the load). It
+// reports the keys loaded, those skipped as expired, and where the RDB
+// file ends in data (an old-style AOF goes on with commands).
+func LoadRDB(data []byte, cfg FileConfig, ks *keyspace.Keyspace, now int64, merge bool, function func(code []byte) error, aux func(name, value []byte) error) (loaded, expired int64, end int, err error) {
 	env := &Env{Limits: cfg, DB: ks.DB(0), Now: now, Scratch: &Scratch{}}
 	mode := AccessModeOf(cfg.MaxMemoryPolicy())
-	err = persistence.Load(data, cfg.RDBChecksum(), persistence.Handler{
+	keepExpired := ks.Loading.Load()
+	end, err = persistence.LoadPrefix(data, cfg.RDBChecksum(), persistence.Handler{
 		SelectDB: func(db int) error {
 			if db >= ks.Len() {
 				return fmt.Errorf("data file was created with a server configured to handle more than %d databases", ks.Len())
@@ -161,7 +164,7 @@ func LoadRDB(data []byte, cfg FileConfig, ks *keyspace.Keyspace, now int64, merg
 		Function: function,
 		Aux:      aux,
 		Key: func(r *persistence.Record) error {
-			if r.ExpireAt != -1 && r.ExpireAt < env.Now {
+			if r.ExpireAt != -1 && r.ExpireAt < env.Now && !keepExpired {
 				expired++
 				return nil
 			}
@@ -179,5 +182,5 @@ func LoadRDB(data []byte, cfg FileConfig, ks *keyspace.Keyspace, now int64, merg
 			return nil
 		},
 	})
-	return loaded, expired, err
+	return loaded, expired, end, err
 }
