@@ -239,3 +239,140 @@ func TestAOFLoadLikeRedis(t *testing.T) {
 		}
 	}
 }
+
+// aofDirListing is dir's AOF directory: its file names, sorted, and its
+// manifest.
+func aofDirListing(t *testing.T, dir string) (files []string, manifest string) {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join(dir, "appendonlydir"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		files = append(files, e.Name())
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, "appendonlydir", "appendonly.aof.manifest"))
+	return files, string(data)
+}
+
+// TestAOFUpgradeThenRewrite (aof-multi-part.tcl, "can load data from old
+// version redis"): an old-style AOF, commands alone or an RDB preamble
+// (written by redis-server) and commands, is loaded and upgraded; a
+// BGREWRITEAOF then replaces its base with base 2 and incremental file 2
+// and removes the old file, and DEBUG LOADAOF loads the same data set;
+// both servers leave the same files.
+func TestAOFUpgradeThenRewrite(t *testing.T) {
+	oracle := difftest.Need74(t)
+	bin := buildKeyhiveBinary(t)
+	gen := t.TempDir()
+	writer := processNode(t, oracle, "redis", "--dir", gen)
+	writer.ok(t, "SET", "k1", "v1")
+	writer.ok(t, "RPUSH", "k2", "a", "b")
+	writer.ok(t, "SAVE")
+	preamble, err := os.ReadFile(filepath.Join(gen, "dump.rdb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, old := range []struct{ name, content string }{
+		{"commands", aofCmd("set", "k1", "v1") + aofCmd("rpush", "k2", "a", "b") + aofCmd("set", "k3", "v3")},
+		{"RDB preamble", string(preamble) + aofCmd("set", "k3", "v3")},
+	} {
+		t.Run(old.name, func(t *testing.T) {
+			type side struct {
+				node *replNode
+				dir  string
+			}
+			var sides []side
+			for _, s := range []struct{ bin, name string }{{oracle, "redis"}, {bin, "keyhive"}} {
+				dir := t.TempDir()
+				aofDirFiles(t, dir, map[string]string{"appendonly.aof": old.content})
+				n := processNode(t, s.bin, s.name, "--dir", dir, "--appendonly", "yes", "--auto-aof-rewrite-percentage", "0")
+				sides = append(sides, side{n, dir})
+			}
+			listings := func() {
+				t.Helper()
+				rf, rm := aofDirListing(t, sides[0].dir)
+				kf, km := aofDirListing(t, sides[1].dir)
+				if !slices.Equal(rf, kf) || rm != km {
+					t.Errorf("AOF directory: redis %q\n%s\nkeyhive %q\n%s", rf, rm, kf, km)
+				}
+			}
+			for _, s := range sides {
+				if got := s.node.do(t, "MGET", "k1", "k3").Raw; string(got) != "*2\r\n$2\r\nv1\r\n$2\r\nv3\r\n" {
+					t.Errorf("%s: MGET k1 k3 after the upgrade: %q", s.node.name, got)
+				}
+				if _, err := os.Stat(filepath.Join(s.dir, "appendonly.aof")); err == nil {
+					t.Errorf("%s: the old-style file was not moved", s.node.name)
+				}
+			}
+			_, m := aofDirListing(t, sides[1].dir)
+			if want := "file appendonly.aof seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i\n"; m != want {
+				t.Errorf("keyhive's manifest after the upgrade: %q, want %q", m, want)
+			}
+			listings()
+			for _, s := range sides {
+				s.node.ok(t, "SET", "k4", "v4")
+				s.node.ok(t, "BGREWRITEAOF")
+			}
+			for _, s := range sides {
+				waitUntil(t, s.node.name+": the rewrite to end and the old base to go", func() bool {
+					files, _ := aofDirListing(t, s.dir)
+					return s.node.info(t, "persistence", "aof_rewrite_in_progress") == "0" && !slices.Contains(files, "appendonly.aof")
+				})
+				s.node.ok(t, "SET", "k5", "v5")
+			}
+			_, m = aofDirListing(t, sides[1].dir)
+			if want := "file appendonly.aof.2.base.rdb seq 2 type b\nfile appendonly.aof.2.incr.aof seq 2 type i\n"; m != want {
+				t.Errorf("keyhive's manifest after the rewrite: %q, want %q", m, want)
+			}
+			listings()
+			for _, s := range sides {
+				before := s.node.ok(t, "DEBUG", "DIGEST").Str
+				s.node.ok(t, "DEBUG", "LOADAOF")
+				if after := s.node.ok(t, "DEBUG", "DIGEST").Str; after != before {
+					t.Errorf("%s: digest %s after DEBUG LOADAOF, %s before", s.node.name, after, before)
+				}
+			}
+			if r, k := sides[0].node.ok(t, "DEBUG", "DIGEST").Str, sides[1].node.ok(t, "DEBUG", "DIGEST").Str; r != k {
+				t.Errorf("digests: redis %s, keyhive %s", r, k)
+			}
+		})
+	}
+}
+
+// TestAOFExpiredKeyReload (aof.tcl "AOF+EXPIRE"): a list whose expire
+// time passed while active expiry was off is still in memory and in the
+// AOF as RPUSH and PEXPIREAT; DEBUG LOADAOF, and a restart, leave it gone
+// on both servers, and a later RPUSH starts a new list.
+func TestAOFExpiredKeyReload(t *testing.T) {
+	oracle := difftest.Need74(t)
+	bin := buildKeyhiveBinary(t)
+	for _, s := range []struct{ bin, name string }{{oracle, "redis"}, {bin, "keyhive"}} {
+		t.Run(s.name, func(t *testing.T) {
+			dir := t.TempDir()
+			args := []string{"--dir", dir, "--appendonly", "yes", "--appendfsync", "always"}
+			n := processNode(t, s.bin, s.name, args...)
+			n.ok(t, "DEBUG", "SET-ACTIVE-EXPIRE", "0")
+			n.ok(t, "RPUSH", "list", "foo")
+			n.ok(t, "PEXPIRE", "list", "50")
+			time.Sleep(100 * time.Millisecond)
+			if r := n.ok(t, "DBSIZE"); r.Int != 1 {
+				t.Fatalf("DBSIZE %d before the reload: active expiry ran", r.Int)
+			}
+			n.ok(t, "DEBUG", "LOADAOF")
+			n.ok(t, "DEBUG", "SET-ACTIVE-EXPIRE", "0") // LOADAOF may reset it
+			if r := n.ok(t, "LLEN", "list"); r.Int != 0 {
+				t.Errorf("LLEN list after DEBUG LOADAOF: %d, want 0", r.Int)
+			}
+			n.ok(t, "RPUSH", "list", "bar")
+			n.stop()
+			n = processNode(t, s.bin, s.name, args...)
+			if r := n.ok(t, "LRANGE", "list", "0", "-1"); string(r.Raw) != "*1\r\n$3\r\nbar\r\n" {
+				t.Errorf("LRANGE list after a restart: %q, want [bar]", r.Raw)
+			}
+			if r := n.ok(t, "PTTL", "list"); r.Int != -1 {
+				t.Errorf("PTTL list after a restart: %d, want -1", r.Int)
+			}
+		})
+	}
+}
