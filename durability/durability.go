@@ -168,13 +168,14 @@ func syncDir(dir string) error {
 }
 
 // leftTempFile reports whether name is one of the temporary files a save or
-// a rewrite writes before renaming it (writeRDB, rewrite), left by
-// another process: a crash leaves them behind, while this process's own
-// may be in use.
+// a rewrite writes before renaming it (writeRDB, rewrite), left by a
+// process that is gone: a crash leaves them behind, while those of a
+// running process (this one, or another server sharing the directory) may
+// be in use.
 func leftTempFile(name string) bool {
 	other := func(pid string) bool {
-		n, err := strconv.ParseUint(pid, 10, 63)
-		return err == nil && n != uint64(os.Getpid())
+		n, err := strconv.ParseUint(pid, 10, 31)
+		return err == nil && int(n) != os.Getpid() && processGone(int(n))
 	}
 	if pid, ok := strings.CutPrefix(name, "temp-rewriteaof-"); ok {
 		pid, ok = strings.CutSuffix(pid, ".aof")

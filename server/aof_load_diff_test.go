@@ -376,3 +376,58 @@ func TestAOFExpiredKeyReload(t *testing.T) {
 		})
 	}
 }
+
+// TestAOFSharedDir (aof-multi-part.tcl, "two redis share the same server
+// dir"): two servers in one dir, appendfilename appendonly.aof and
+// appendonly.aof2, each upgrade their old-style file into the one AOF
+// directory, and each one's rewrite leaves the other's files alone (its
+// temporary file included, while a slowed-down rewrite writes it).
+func TestAOFSharedDir(t *testing.T) {
+	oracle := difftest.Need74(t)
+	bin := buildKeyhiveBinary(t)
+	var dirs []string
+	for _, s := range []struct{ bin, name string }{{oracle, "redis"}, {bin, "keyhive"}} {
+		dir := t.TempDir()
+		slow := ""
+		for i := range 50 {
+			slow += aofCmd("set", "slow:"+strconv.Itoa(i), "v")
+		}
+		aofDirFiles(t, dir, map[string]string{"appendonly.aof": aofCmd("set", "k1", "v1"), "appendonly.aof2": aofCmd("set", "k4", "v4") + slow})
+		first := processNode(t, s.bin, s.name, "--dir", dir, "--appendonly", "yes")
+		second := processNode(t, s.bin, s.name, "--dir", dir, "--appendonly", "yes", "--appendfilename", "appendonly.aof2")
+		if r := first.ok(t, "EXISTS", "k1", "k4"); r.Int != 1 {
+			t.Errorf("%s: EXISTS k1 k4 on the first server: %d", s.name, r.Int)
+		}
+		if r := second.ok(t, "EXISTS", "k1", "k4"); r.Int != 1 {
+			t.Errorf("%s: EXISTS k1 k4 on the second server: %d", s.name, r.Int)
+		}
+		second.ok(t, "CONFIG", "SET", "rdb-key-save-delay", "20000") // 20 ms a key: a second's rewrite
+		second.ok(t, "BGREWRITEAOF")
+		first.ok(t, "BGREWRITEAOF")
+		for _, n := range []*replNode{first, second} {
+			waitUntil(t, s.name+": the rewrites to end", func() bool {
+				return n.info(t, "persistence", "aof_rewrite_in_progress") == "0"
+			})
+			if st := n.info(t, "persistence", "aof_last_bgrewrite_status"); st != "ok" {
+				t.Errorf("%s: aof_last_bgrewrite_status:%s", s.name, st)
+			}
+		}
+		waitUntil(t, s.name+": the old bases to go", func() bool {
+			files, _ := aofDirListing(t, dir)
+			return !slices.Contains(files, "appendonly.aof") && !slices.Contains(files, "appendonly.aof2")
+		})
+		dirs = append(dirs, dir)
+	}
+	rf, _ := aofDirListing(t, dirs[0])
+	kf, _ := aofDirListing(t, dirs[1])
+	if !slices.Equal(rf, kf) {
+		t.Errorf("AOF directory: redis %q, keyhive %q", rf, kf)
+	}
+	for _, name := range []string{"appendonly.aof.manifest", "appendonly.aof2.manifest"} {
+		r, _ := os.ReadFile(filepath.Join(dirs[0], "appendonlydir", name))
+		k, _ := os.ReadFile(filepath.Join(dirs[1], "appendonlydir", name))
+		if string(r) != string(k) {
+			t.Errorf("%s: redis %q, keyhive %q", name, r, k)
+		}
+	}
+}
