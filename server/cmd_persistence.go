@@ -298,7 +298,14 @@ func debugLoadAOF(x *Ctx) {
 	}
 	s.scripts.FlushFunctions()
 	if err := s.aof.Reload(); err != nil {
-		s.log.Printf("DEBUG LOADAOF: %v", err)
+		var bad *durability.LoadError
+		if errors.As(err, &bad) {
+			for _, line := range bad.LogLines() {
+				s.scriptLog(3, line) // at warning level, as Redis logs them
+			}
+		} else {
+			s.log.Printf("DEBUG LOADAOF: %v", err)
+		}
 		x.W.Error("ERR Error loading the AOF, check server logs.")
 		return
 	}
