@@ -157,6 +157,13 @@ func (x *Ctx) LookupWrite(key []byte) (keyspace.Entry, bool) {
 	return x.DB.LookupIn(&x.Locks, key, x.Now, true)
 }
 
+// AlreadyExpired reports whether the expire time at (Unix ms) that the
+// command gives a key is past, so that the command deletes the key
+// instead. As in Redis, never for a command that ran elsewhere (the AOF
+// being loaded, a master's stream): the key keeps that time, and expiry
+// once loading ends, or the master's DEL, removes it.
+func (x *Ctx) AlreadyExpired(at int64) bool { return at <= x.Now && !x.conn.Obeys() }
+
 // Collector gathers byte strings whose count is known only at the end (KEYS,
 // SCAN): they are copied into one reused buffer, since the keyspace lends them
 // only during a callback.

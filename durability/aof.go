@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,7 +16,6 @@ import (
 
 	"github.com/keyhive/keyhive/persistence"
 	"github.com/keyhive/keyhive/resp"
-	"github.com/keyhive/keyhive/values"
 )
 
 // AOF is the append-only file, in Redis 7's multi-part layout
@@ -73,6 +73,9 @@ type AOF struct {
 	rewrites        atomic.Int64
 	rewriteFailures atomic.Int64
 	lastRewriteErr  atomic.Bool
+	// lastRewritePeak is the most memory the last rewrite's snapshot held
+	// in records of keys kept ahead of it (Redis: its child's copy-on-write).
+	lastRewritePeak atomic.Int64
 	// lastRewriteFailure (Unix ms) paces automatic rewrites after repeated
 	// failures (rewriteLimited).
 	lastRewriteFailure atomic.Int64
@@ -112,26 +115,32 @@ func (a *AOF) subscribe(on bool) {
 	}
 }
 
-// Start loads the AOF at start-up and opens it for appending; without
-// one it creates a base of the (empty) data set and an incremental file,
-// as Redis 7.0 does (an RDB file is not loaded when appendonly is on).
+// Start loads the AOF at start-up and opens it for appending, as Redis 7
+// does: an old-style AOF (one file, appendfilename in dir) is first moved
+// into the AOF directory as the base of a new manifest (upgrade); without
+// files it creates a base of the (empty) data set and an incremental file
+// (an RDB file is not loaded when appendonly is on). An AOF that cannot be
+// loaded is a *LoadError.
 func (a *AOF) Start() error {
-	data, err := os.ReadFile(a.manifestPath())
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		if err := os.MkdirAll(a.dir(), 0o755); err != nil {
-			return fmt.Errorf("can't create the append-only dir %s: %w", a.dir(), err)
-		}
-		a.h.Log.Printf("Creating AOF base file %s on server start", a.fileName(1, a.baseKind()))
-		err := a.rewrite(true, a.stops.Load())
-		a.rewrites.Store(0) // as Redis, the start-up base is not a rewrite
-		return err
-	case err != nil:
-		return fmt.Errorf("reading the AOF manifest %s: %w", a.manifestPath(), err)
-	}
-	m, err := persistence.ParseManifest(strings.NewReader(string(data)))
+	m, err := a.readManifest()
 	if err != nil {
-		return fmt.Errorf("%s: %w", a.manifestPath(), err)
+		return err
+	}
+	if m, err = a.upgrade(m); err != nil {
+		return err
+	}
+	if m == nil || m.Base == nil && len(m.Incremental) == 0 {
+		if err := os.MkdirAll(a.dir(), 0o755); err != nil {
+			return loadError(fmt.Sprintf("Can't open or create append-only dir %s: %s", a.h.Config.AppendDirname(), strerror(err)))
+		}
+		a.manifest = m // its history, if any, goes with the first rewrite
+		if err := a.rewrite(true, a.stops.Load()); err != nil {
+			return err
+		}
+		a.rewrites.Store(0) // as Redis, the start-up base is not a rewrite
+		a.h.Log.Printf("Creating AOF base file %s on server start", a.manifest.Base.Name)
+		a.h.Log.Printf("Creating AOF incr file %s on server start", a.manifest.Incremental[0].Name)
+		return nil
 	}
 	if err := a.load(m); err != nil {
 		return err
@@ -142,9 +151,10 @@ func (a *AOF) Start() error {
 	// Append to the last incremental file, or start one.
 	a.manifest = m
 	if n := len(m.Incremental); n > 0 {
-		f, err := os.OpenFile(filepath.Join(a.dir(), m.Incremental[n-1].Name), os.O_WRONLY|os.O_APPEND, 0o644)
+		name := m.Incremental[n-1].Name
+		f, err := os.OpenFile(filepath.Join(a.dir(), name), os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
-			return err
+			return loadError(fmt.Sprintf("Can't open the append-only file %s: %s", name, strerror(err)))
 		}
 		st, err := f.Stat()
 		if err != nil {
@@ -152,17 +162,122 @@ func (a *AOF) Start() error {
 			return err
 		}
 		a.file, a.fileSize = f, st.Size()
+		a.h.Log.Printf("Opening AOF incr file %s on server start", name)
 	} else {
+		_, seq := nextSeqs(m)
 		a.writeMu.Lock()
-		err := a.switchIncremental(nextSeq(m), true)
+		err := a.switchIncremental(seq, true)
 		a.writeMu.Unlock()
 		if err != nil {
 			return err
 		}
+		a.h.Log.Printf("Creating AOF incr file %s on server start", a.fileName(seq, "incr.aof"))
 	}
 	a.on.Store(true)
 	a.subscribe(true)
 	return nil
+}
+
+// LoadError is an AOF that the server cannot start with (or DEBUG LOADAOF
+// cannot load): Lines are what Redis logs about it, each a log line at
+// warning level.
+type LoadError struct{ Lines []string }
+
+func loadError(lines ...string) *LoadError { return &LoadError{Lines: lines} }
+
+func (e *LoadError) Error() string {
+	var parts []string
+	for _, l := range e.Lines {
+		if l = strings.TrimSpace(l); l != "" {
+			parts = append(parts, l)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// LogLines returns the lines to log for e, in order.
+func (e *LoadError) LogLines() []string { return e.Lines }
+
+// strerror is err's system error as C's strerror words it ("No such file
+// or directory"), for the messages Redis logs.
+func strerror(err error) string {
+	var errno syscall.Errno
+	if !errors.As(err, &errno) {
+		return err.Error()
+	}
+	msg := errno.Error()
+	if msg != "" && msg[0] >= 'a' && msg[0] <= 'z' {
+		msg = string(msg[0]-'a'+'A') + msg[1:]
+	}
+	return msg
+}
+
+// readManifest reads the manifest, nil when there is none; a manifest
+// Redis refuses is a *LoadError with Redis's lines.
+func (a *AOF) readManifest() (*persistence.Manifest, error) {
+	f, err := os.Open(a.manifestPath())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	name := filepath.Join(a.h.Config.AppendDirname(), filepath.Base(a.manifestPath()))
+	if err != nil {
+		return nil, loadError(fmt.Sprintf("Fatal error: can't open the AOF manifest file %s for reading: %s", name, strerror(err)))
+	}
+	defer f.Close()
+	m, err := persistence.ParseManifest(f)
+	var bad *persistence.ManifestError
+	if errors.As(err, &bad) {
+		lines := []string{"\n*** FATAL AOF MANIFEST FILE ERROR ***\n"}
+		if bad.Line > 0 {
+			lines = append(lines, fmt.Sprintf("Reading the manifest file, at line %d\n", bad.Line), fmt.Sprintf(">>> '%s'\n", bad.Text))
+		}
+		return nil, loadError(append(lines, bad.Reason+"\n")...)
+	}
+	return m, err
+}
+
+// upgrade moves an old-style AOF (appendfilename in dir, as Redis before
+// 7.0 wrote it, possibly an RDB preamble and commands) into the AOF
+// directory as the base of a new manifest, as Redis 7 does at start-up:
+// when there is no AOF directory, no manifest listing files, or one listing
+// that file alone as its base while it was not moved yet (a crash between
+// the manifest and the move). It returns the manifest to load.
+func (a *AOF) upgrade(m *persistence.Manifest) (*persistence.Manifest, error) {
+	name, dirName := a.h.Config.AppendFilename(), a.h.Config.AppendDirname()
+	old := filepath.Join(a.h.Config.Dir(), name)
+	if st, err := os.Stat(old); err != nil || !st.Mode().IsRegular() {
+		return m, nil
+	}
+	moved := filepath.Join(a.dir(), name)
+	_, err := os.Stat(moved)
+	inDir := err == nil
+	_, err = os.Stat(a.dir())
+	noDir := errors.Is(err, os.ErrNotExist)
+	empty := m == nil || m.Base == nil && len(m.Incremental) == 0
+	interrupted := m != nil && m.Base != nil && m.Base.Name == name && len(m.Incremental) == 0 && !inDir
+	switch {
+	case !noDir && !empty && !interrupted:
+		return m, nil
+	case inDir:
+		// The move would replace a file no manifest lists (Redis asserts).
+		return nil, loadError(fmt.Sprintf("Can't migrate the old AOF file %s into dir %s: the dir already holds a file of that name", name, dirName))
+	}
+	if err := os.MkdirAll(a.dir(), 0o755); err != nil {
+		return nil, loadError(fmt.Sprintf("Can't open or create append-only dir %s: %s", dirName, strerror(err)))
+	}
+	up := m.Clone()
+	up.Base = &persistence.AOFFile{Name: name, Seq: 1, Type: persistence.AOFBase}
+	if err := a.writeManifest(up); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(old, moved); err != nil {
+		return nil, loadError(fmt.Sprintf("Error trying to move the old AOF file %s into dir %s: %s", name, dirName, strerror(err)))
+	}
+	if err := syncDir(a.h.Config.Dir()); err != nil {
+		return nil, err
+	}
+	a.h.Log.Printf("Successfully migrated an old-style AOF file (%s) into the AOF directory (%s).", name, dirName)
+	return up, nil
 }
 
 func (a *AOF) baseKind() string {
@@ -172,91 +287,143 @@ func (a *AOF) baseKind() string {
 	return "base.aof"
 }
 
-func nextSeq(m *persistence.Manifest) int64 {
-	var seq int64
+// nextSeqs returns the sequence numbers of the next base and of the next
+// incremental file, each one past the last m lists: Redis counts them
+// apart (an upgraded AOF has base 1 and no incremental file yet).
+func nextSeqs(m *persistence.Manifest) (base, incr int64) {
+	base, incr = 1, 1
+	if m == nil {
+		return base, incr
+	}
 	if m.Base != nil {
-		seq = m.Base.Seq
+		base = m.Base.Seq + 1
 	}
-	for _, f := range m.Incremental {
-		seq = max(seq, f.Seq)
+	if n := len(m.Incremental); n > 0 {
+		incr = m.Incremental[n-1].Seq + 1
 	}
-	return seq + 1
+	return base, incr
 }
 
-// load loads the base and the incremental files in order. Only the last
-// file may be truncated (a crash while appending): with aof-load-truncated
-// it is cut back to its last whole command, else loading fails.
+// load loads the base and the incremental files in order, as Redis 7
+// does, logging what it logs; a file it cannot load is a *LoadError. Only
+// the last file may be truncated (a crash while appending): with
+// aof-load-truncated it is cut back to its last whole command, else
+// loading fails. Nothing expires while the files load (keyspace Loading),
+// as in Redis: a key given a past expire time by the file keeps taking its
+// later commands, and expires after.
 func (a *AOF) load(m *persistence.Manifest) error {
 	start := time.Now()
 	files := m.Files()
+	sizes := make([]int64, len(files))
 	var total int64
 	for i, f := range files {
-		path := filepath.Join(a.dir(), f.Name)
-		st, err := os.Stat(path)
+		st, err := os.Stat(filepath.Join(a.dir(), f.Name))
 		if err != nil {
-			return fmt.Errorf("the AOF file %s doesn't exist: %w", path, err)
+			return loadError(fmt.Sprintf("Unable to obtain the AOF file %s length. stat: %s", f.Name, strerror(err)))
 		}
+		sizes[i] = st.Size()
 		total += st.Size()
-		if f.Type == persistence.AOFBase {
-			a.baseSize.Store(st.Size())
-			if strings.HasSuffix(f.Name, ".rdb") || isRDBFile(path) {
-				if err := a.saver.loadFile(path, false, values.RDBLoad{}, nil); err != nil {
-					return err
-				}
-				continue
-			}
+	}
+	a.baseSize.Store(0)
+	ks := a.h.Keyspace
+	ks.Loading.Store(true)
+	defer ks.Loading.Store(false)
+	for i, f := range files {
+		if sizes[i] == 0 {
+			continue // nothing to load, and nothing logged
 		}
-		valid, err := a.replay(path)
-		switch {
-		case errors.Is(err, persistence.ErrTruncated) && i == len(files)-1 && a.h.Config.AOFLoadTruncated():
-			a.h.Log.Printf("!!! Warning: short read while loading the AOF file %s!!!", path)
-			a.h.Log.Printf("AOF %s loaded anyway because aof-load-truncated is enabled", path)
+		began := time.Now()
+		path := filepath.Join(a.dir(), f.Name)
+		valid, err := a.loadFile(f.Name)
+		if errors.Is(err, persistence.ErrTruncated) {
+			eof := fmt.Sprintf("Unexpected end of file reading the append only file %s. You can: "+
+				"1) Make a backup of your AOF file, then use ./redis-check-aof --fix <filename.manifest>. "+
+				"2) Alternatively you can set the 'aof-load-truncated' configuration option to yes and restart the server.", f.Name)
+			if !a.h.Config.AOFLoadTruncated() {
+				return loadError(eof)
+			}
+			a.h.warn("!!! Warning: short read while loading the AOF file %s!!!", f.Name)
+			if i < len(files)-1 {
+				// Redis cuts the file and then refuses it; cut, it would
+				// load next time with the commands after the cut lost.
+				return loadError("Fatal error: the truncated file is not the last file")
+			}
+			a.h.warn("!!! Truncating the AOF %s at offset %d !!!", f.Name, valid)
 			if err := os.Truncate(path, valid); err != nil {
-				return fmt.Errorf("error truncating the AOF file %s: %w", path, err)
+				return loadError(fmt.Sprintf("Error truncating the AOF file %s: %s", f.Name, strerror(err)), eof)
 			}
-			total -= st.Size() - valid
-		case errors.Is(err, persistence.ErrTruncated):
-			return fmt.Errorf("unexpected end of file reading the append only file %s at offset %d. You can: 1) Make a backup of your AOF file, then use ./redis-check-aof --fix <filename.manifest>. 2) Alternatively you can set the 'aof-load-truncated' configuration option to yes and restart the server", path, valid)
-		case err != nil:
-			return fmt.Errorf("%s: %w", path, err)
+			a.h.warn("AOF %s loaded anyway because aof-load-truncated is enabled", f.Name)
+			total -= sizes[i] - valid
+			sizes[i] = valid
+		} else if err != nil {
+			return err
 		}
+		kind := "incr"
+		if f.Type == persistence.AOFBase {
+			kind = "base"
+			a.baseSize.Store(sizes[i])
+		}
+		a.h.Log.Printf("DB loaded from %s file %s: %.3f seconds", kind, f.Name, time.Since(began).Seconds())
 	}
 	a.size.Store(total)
 	a.h.Log.Printf("DB loaded from append only file: %.3f seconds", time.Since(start).Seconds())
 	return nil
 }
 
-// isRDBFile reports whether path starts with the RDB signature (a base
-// written under aof-use-rdb-preamble whatever its name).
-func isRDBFile(path string) bool {
-	f, err := os.Open(path)
+// loadFile loads one file of the AOF: an RDB file if it starts with one
+// (a base, or an old-style AOF's preamble), then commands. It returns the
+// offset after the last command applied, and persistence.ErrTruncated
+// when the file ends inside one.
+func (a *AOF) loadFile(name string) (int64, error) {
+	f, err := os.Open(filepath.Join(a.dir(), name))
 	if err != nil {
-		return false
+		return 0, loadError(fmt.Sprintf("Fatal error: can't open the append log file %s for reading: %s", name, strerror(err)))
 	}
 	defer f.Close()
+	var off int64
 	var sig [5]byte
-	n, _ := f.Read(sig[:])
-	return n == 5 && string(sig[:]) == "REDIS"
+	if n, _ := io.ReadFull(f, sig[:]); n == len(sig) && string(sig[:]) == "REDIS" {
+		oldStyle := name == a.h.Config.AppendFilename()
+		if oldStyle {
+			a.h.Log.Printf("Reading RDB preamble from AOF file...")
+		} else {
+			a.h.Log.Printf("Reading RDB base file on AOF loading...")
+		}
+		end, err := a.saver.loadRDB(f)
+		if err != nil {
+			a.h.warn("%v", err)
+			if oldStyle {
+				return 0, loadError(fmt.Sprintf("Error reading the RDB preamble of the AOF file %s, AOF loading aborted", name))
+			}
+			return 0, loadError(fmt.Sprintf("Error reading the RDB base file %s, AOF loading aborted", name))
+		}
+		if oldStyle {
+			a.h.Log.Printf("Reading the remaining AOF tail...")
+		}
+		off = int64(end)
+	}
+	if _, err := f.Seek(off, io.SeekStart); err != nil {
+		return 0, loadError(fmt.Sprintf("Unrecoverable error reading the append only file %s: %s", name, strerror(err)))
+	}
+	valid, err := a.replay(f, name)
+	return off + valid, err
 }
 
-// replay runs the commands of one file through the host's Replay and
-// returns the offset after the last command applied: a transaction cut off
-// by the end of the file is not applied, and the offset is before it.
-func (a *AOF) replay(path string) (int64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
+// replay runs the commands of one file, from where f is, through the
+// host's Replay and returns the length applied: a transaction cut off by
+// the end of the file is not applied, and the length stops before it.
+func (a *AOF) replay(f io.Reader, name string) (int64, error) {
 	apply := a.h.Replay()
+	var off, beforeMulti int64
+	var multi [][][]byte // queued: a transaction applies at its EXEC
+	var applyErr error
 	run := func(args [][]byte) error {
 		if err := apply(args); err != nil {
-			return fmt.Errorf("%w reading the append only file %s", err, path)
+			applyErr = loadError(fmt.Sprintf("%v reading the append only file %s", err, name))
+			return applyErr
 		}
 		return nil
 	}
-	var off, beforeMulti int64
-	var multi [][][]byte // queued: a transaction applies at its EXEC
 	valid, err := persistence.ReadCommands(f, func(args [][]byte) error {
 		size := commandSize(args)
 		defer func() { off += size }()
@@ -278,14 +445,20 @@ func (a *AOF) replay(path string) (int64, error) {
 		}
 		return run(args)
 	})
-	if multi != nil {
-		// The file ends inside MULTI: as Redis, drop the transaction.
-		if err == nil {
-			err = persistence.ErrTruncated
-		}
-		valid = beforeMulti
+	var corrupt *persistence.CorruptError
+	switch {
+	case err == nil && multi != nil:
+		// The file ends inside MULTI: as Redis, the transaction is dropped.
+		a.h.warn("Revert incomplete MULTI/EXEC transaction in AOF file %s", name)
+		return beforeMulti, persistence.ErrTruncated
+	case err == nil, errors.Is(err, persistence.ErrTruncated), err == applyErr:
+		return valid, err
+	case errors.As(err, &corrupt):
+		return valid, loadError(fmt.Sprintf("Bad file format reading the append only file %s: "+
+			"make a backup of your AOF file, then use ./redis-check-aof --fix <filename.manifest>", name))
+	default:
+		return valid, loadError(fmt.Sprintf("Unrecoverable error reading the append only file %s: %s", name, strerror(err)))
 	}
-	return valid, err
 }
 
 func cloneArgs(args [][]byte) [][]byte {
@@ -309,15 +482,11 @@ func commandSize(args [][]byte) int64 {
 // emptied the data set and holds the exclusive lock; the files are loaded
 // back.
 func (a *AOF) Reload() error {
-	data, err := os.ReadFile(a.manifestPath())
-	var m *persistence.Manifest
-	if err == nil {
-		m, err = persistence.ParseManifest(strings.NewReader(string(data)))
+	m, err := a.readManifest()
+	if err != nil || m == nil {
+		return err
 	}
-	if err == nil {
-		err = a.load(m)
-	}
-	if err != nil {
+	if err := a.load(m); err != nil {
 		return err
 	}
 	a.writeMu.Lock()
@@ -607,7 +776,7 @@ func (a *AOF) rewrite(first bool, gen int64) (err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("can't create the append-only dir %s: %w", dir, err)
 	}
-	var seq int64
+	var baseSeq, incrSeq int64
 	var switchErr error
 	write, end := a.beginSnapshot(a.h.Config.AOFUseRDBPreamble(), cancelled, func() {
 		// The snapshot instant: what was written before is in the old files.
@@ -620,11 +789,8 @@ func (a *AOF) rewrite(first bool, gen int64) (err error) {
 			switchErr = errRewriteCancelled
 			return
 		}
-		seq = 1
-		if a.manifest != nil {
-			seq = nextSeq(a.manifest)
-		}
-		if switchErr = a.switchIncremental(seq, !first); switchErr == nil && first {
+		baseSeq, incrSeq = nextSeqs(a.manifest)
+		if switchErr = a.switchIncremental(incrSeq, !first); switchErr == nil && first {
 			a.on.Store(true)
 			a.subscribe(true)
 		}
@@ -640,13 +806,13 @@ func (a *AOF) rewrite(first bool, gen int64) (err error) {
 		err = errRewriteCancelled
 	}
 	if err == nil {
-		err = os.Rename(tmp, filepath.Join(dir, a.fileName(seq, a.baseKind())))
+		err = os.Rename(tmp, filepath.Join(dir, a.fileName(baseSeq, a.baseKind())))
 	}
 	if err != nil {
 		os.Remove(tmp)
 		return err
 	}
-	return a.installBase(seq, first, cancelled)
+	return a.installBase(baseSeq, incrSeq, first, cancelled)
 }
 
 // switchIncremental opens incremental file seq and makes it the one
@@ -681,14 +847,14 @@ func (a *AOF) switchIncremental(seq int64, persist bool) error {
 	return nil
 }
 
-// installBase makes the base of rewrite seq (renamed into place) and the
-// incremental files from seq on the AOF, then removes the files it
-// replaced. A crash before the manifest is replaced loads the old files; a
-// crash after it leaves old files that start-up removes.
-func (a *AOF) installBase(seq int64, first bool, cancelled func() bool) error {
+// installBase makes base baseSeq (renamed into place) and the incremental
+// files from incrSeq on the AOF, then removes the files it replaced. A
+// crash before the manifest is replaced loads the old files; a crash after
+// it leaves old files that start-up removes.
+func (a *AOF) installBase(baseSeq, incrSeq int64, first bool, cancelled func() bool) error {
 	dir := a.dir()
-	baseName := a.fileName(seq, a.baseKind())
-	m := &persistence.Manifest{Base: &persistence.AOFFile{Name: baseName, Seq: seq, Type: persistence.AOFBase}}
+	baseName := a.fileName(baseSeq, a.baseKind())
+	m := &persistence.Manifest{Base: &persistence.AOFFile{Name: baseName, Seq: baseSeq, Type: persistence.AOFBase}}
 	a.writeMu.Lock()
 	if cancelled() {
 		a.writeMu.Unlock()
@@ -696,10 +862,10 @@ func (a *AOF) installBase(seq int64, first bool, cancelled func() bool) error {
 		return errRewriteCancelled
 	}
 	if first {
-		m.Incremental = []persistence.AOFFile{{Name: a.fileName(seq, "incr.aof"), Seq: seq, Type: persistence.AOFIncremental}}
+		m.Incremental = []persistence.AOFFile{{Name: a.fileName(incrSeq, "incr.aof"), Seq: incrSeq, Type: persistence.AOFIncremental}}
 	} else {
 		for _, f := range a.manifest.Incremental {
-			if f.Seq >= seq {
+			if f.Seq >= incrSeq {
 				m.Incremental = append(m.Incremental, f)
 			}
 		}
@@ -782,6 +948,9 @@ func (a *AOF) removeOrphans(m *persistence.Manifest) error {
 			_, err := strconv.ParseUint(seq, 10, 63)
 			ours = err == nil && (kind == "base.rdb" || kind == "base.aof" || kind == "incr.aof")
 		}
+		if name == a.h.Config.AppendFilename() && !listed[name] {
+			ours = true // the base of an upgraded old-style AOF, rewritten since
+		}
 		if ours && e.Type().IsRegular() {
 			a.h.Log.Printf("Removing the unused AOF file %s", name)
 			os.Remove(filepath.Join(dir, name))
@@ -858,6 +1027,7 @@ type AOFStatus struct {
 	BaseSize            int64
 	Buffered            int64 // bytes fed and not yet written
 	Syncing             bool  // an everysec fsync in progress
+	PeakExtra           int64 // bytes of records the last rewrite kept ahead of its snapshot
 }
 
 // Status returns the AOF's state.
@@ -876,6 +1046,7 @@ func (a *AOF) Status() AOFStatus {
 		BaseSize:            a.baseSize.Load(),
 		Buffered:            a.fed.Load() - a.done.Load(),
 		Syncing:             a.syncing.Load(),
+		PeakExtra:           a.lastRewritePeak.Load(),
 	}
 	if st.Rewriting {
 		st.CurrentRewriteSec = (time.Now().UnixMilli() - a.rewriteStart.Load()) / 1000

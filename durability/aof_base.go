@@ -61,7 +61,10 @@ func (a *AOF) beginSnapshot(asRDB bool, cancelled func() bool, atStart func()) (
 		}
 		return writeCommandsBase(path, functions, schema, snap.Keys, shard)
 	}
-	return write, snap.End
+	return write, func() {
+		snap.End()
+		a.lastRewritePeak.Store(snap.PeakExtra())
+	}
 }
 
 // writeCommandsBase writes a base of commands: the functions, then each

@@ -21,6 +21,7 @@
 package durability
 
 import (
+	"fmt"
 	"github.com/keyhive/keyhive/namespace"
 	"log"
 	"os"
@@ -84,7 +85,8 @@ type Host struct {
 	// ReplicationAux returns the AUX fields that let the data set, loaded
 	// again, continue its replication history (repl-id, repl-offset,
 	// repl-stream-db); none without one. It runs at a save's instant.
-	// New gives a Host without it none, and its own Instant.
+	// New gives a Host without it none, its own Instant, and a master's
+	// IsReplica.
 	ReplicationAux func() []string
 	// Instant is held around a background snapshot's instant: a replica
 	// holds it while it applies a command of its master's stream and
@@ -98,6 +100,17 @@ type Host struct {
 	// IsReplica reports whether the server follows a master: it loads
 	// expired keys as they are (the master's DELs remove them).
 	IsReplica func() bool
+}
+
+// warn logs a line at warning level, as Redis logs what is wrong with a
+// file, when the log knows levels (package internal/logging's).
+func (h *Host) warn(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if l, ok := h.Log.Writer().(interface{ LogLevel(level int, msg string) }); ok {
+		l.LogLevel(3, msg) // Redis's LL_WARNING
+		return
+	}
+	h.Log.Print(msg)
 }
 
 // snapshotTaken reports the snapshot instant that began at start.
@@ -115,6 +128,9 @@ func New(h *Host) (*AOF, *Saver) {
 	}
 	if h.Instant == nil {
 		h.Instant = new(sync.Mutex)
+	}
+	if h.IsReplica == nil {
+		h.IsReplica = func() bool { return false }
 	}
 	a := &AOF{h: h}
 	sv := &Saver{h: h, aof: a}
@@ -161,13 +177,14 @@ func syncDir(dir string) error {
 }
 
 // leftTempFile reports whether name is one of the temporary files a save or
-// a rewrite writes before renaming it (writeRDB, rewrite), left by
-// another process: a crash leaves them behind, while this process's own
-// may be in use.
+// a rewrite writes before renaming it (writeRDB, rewrite), left by a
+// process that is gone: a crash leaves them behind, while those of a
+// running process (this one, or another server sharing the directory) may
+// be in use.
 func leftTempFile(name string) bool {
 	other := func(pid string) bool {
-		n, err := strconv.ParseUint(pid, 10, 63)
-		return err == nil && n != uint64(os.Getpid())
+		n, err := strconv.ParseUint(pid, 10, 31)
+		return err == nil && int(n) != os.Getpid() && processGone(int(n))
 	}
 	if pid, ok := strings.CutPrefix(name, "temp-rewriteaof-"); ok {
 		pid, ok = strings.CutSuffix(pid, ".aof")

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -222,16 +223,30 @@ func TestSaverWithoutServer(t *testing.T) {
 	}
 }
 
-// TestLeftTempFile checks which names are another process's temporary
-// files.
+// TestLeftTempFile checks which names are temporary files of a process
+// that is gone: not this one's, nor those of another running process (a
+// server sharing the directory).
 func TestLeftTempFile(t *testing.T) {
 	pid := os.Getpid()
+	done := exec.Command("true")
+	if err := done.Run(); err != nil {
+		t.Skip(err)
+	}
+	gone := strconv.Itoa(done.Process.Pid)
+	running := exec.Command("sleep", "10")
+	if err := running.Start(); err != nil {
+		t.Skip(err)
+	}
+	defer func() { running.Process.Kill(); running.Wait() }()
+	alive := strconv.Itoa(running.Process.Pid)
 	for name, want := range map[string]bool{
-		"temp-rewriteaof-1.aof": pid != 1,
-		"temp-1-2.rdb":          pid != 1,
-		"temp-file.rdb":         false,
-		"temp-1-x.rdb":          false,
-		"dump.rdb":              false,
+		"temp-rewriteaof-" + gone + ".aof":              true,
+		"temp-" + gone + "-2.rdb":                       true,
+		"temp-rewriteaof-" + alive + ".aof":             false,
+		"temp-" + alive + "-2.rdb":                      false,
+		"temp-file.rdb":                                 false,
+		"temp-1-x.rdb":                                  false,
+		"dump.rdb":                                      false,
 		"temp-rewriteaof-" + strconv.Itoa(pid) + ".aof": false,
 		"temp-" + strconv.Itoa(pid) + "-3.rdb":          false,
 	} {

@@ -361,16 +361,29 @@ func (sv *Saver) loadFile(path string, missingOK bool, how values.RDBLoad, aux f
 		return fmt.Errorf("opening %s: %w", path, err)
 	}
 	defer f.Close()
+	start := time.Now()
+	if _, err := sv.load(f, how, aux); err != nil {
+		return fmt.Errorf("bad RDB file %s: %w", path, err)
+	}
+	sv.h.Log.Printf("DB loaded from disk: %.3f seconds", time.Since(start).Seconds())
+	return nil
+}
+
+// loadRDB loads the RDB file an AOF file starts with (a base, or an
+// old-style AOF's preamble) and returns its length: commands may follow.
+func (sv *Saver) loadRDB(f *os.File) (int, error) { return sv.load(f, values.RDBLoad{}, nil) }
+
+// load loads the RDB file f holds, or starts with, and returns its length.
+func (sv *Saver) load(f *os.File, how values.RDBLoad, aux func(name, value []byte)) (int, error) {
 	st, err := f.Stat()
 	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return 0, err
 	}
-	start := time.Now()
 	var data []byte
 	if st.Size() > 0 {
 		// Mapped, not read: the page cache holds the file, not the heap.
 		if data, err = osmem.MapFile(f, int(st.Size())); err != nil {
-			return fmt.Errorf("mapping %s: %w", path, err)
+			return 0, fmt.Errorf("mapping the file: %w", err)
 		}
 		defer osmem.UnmapFile(data)
 	}
@@ -388,12 +401,8 @@ func (sv *Saver) loadFile(path string, missingOK bool, how values.RDBLoad, aux f
 		}
 		return nil
 	}
-	loaded, expired, err := values.LoadRDB(data, h.Config, h.Keyspace, h.Clock.UnixMilli(), how)
+	loaded, expired, end, err := values.LoadRDB(data, h.Config, h.Keyspace, h.Clock.UnixMilli(), how)
 	sv.loadedKeys.Store(loaded)
 	sv.loadExpired.Store(expired)
-	if err != nil {
-		return fmt.Errorf("bad RDB file %s: %w", path, err)
-	}
-	sv.h.Log.Printf("DB loaded from disk: %.3f seconds", time.Since(start).Seconds())
-	return nil
+	return end, err
 }

@@ -394,7 +394,8 @@ func expireCommand(x *command.Ctx, unitMs int64, absolute bool) {
 		x.W.Int(0)
 		return
 	}
-	if when <= x.Now {
+	expired := x.AlreadyExpired(when)
+	if expired {
 		x.DB.DeleteEntry(&e)
 		x.Notify(config.EventGeneric, "del", x.Args[1])
 	} else {
@@ -405,7 +406,7 @@ func expireCommand(x *command.Ctx, unitMs int64, absolute bool) {
 	x.W.Int(1)
 	switch {
 	case !x.Propagating():
-	case when <= x.Now:
+	case expired:
 		propagateDel(x, x.Args[1], x.Config().LazyFreeLazyExpire())
 	case unitMs != 1 || !absolute:
 		// PEXPIREAT with the absolute time; the options are kept as sent.

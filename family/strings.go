@@ -418,7 +418,7 @@ func getexCommand(x *command.Ctx) {
 	x.W.Bulk(e.Value())
 	key := x.Args[1]
 	switch {
-	case o.flags&optExpire != 0 && expireAt <= x.Now:
+	case o.flags&optExpire != 0 && x.AlreadyExpired(expireAt):
 		x.DB.DeleteEntry(&e) // a time in the past deletes, as Redis does
 		x.Notify(config.EventGeneric, "del", key)
 		x.Dirty++

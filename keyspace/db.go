@@ -99,6 +99,8 @@ func (db *DB) LookupIn(set *LockSet, key []byte, now int64, touch bool) (Entry, 
 	}
 	if e.h.expire != 0 && e.h.expire <= now {
 		switch {
+		case db.ks.Loading.Load():
+			// Found, as in the file's history: loading expires nothing.
 		case db.ks.replica.Load() && db.ks.ownedByMaster(sh):
 			// Still there on the master, which sends its DEL when it
 			// expires it.

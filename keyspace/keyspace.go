@@ -119,6 +119,11 @@ type Keyspace struct {
 	// Still keeps the data set as it is (CLIENT PAUSE): expired keys are
 	// reported missing but not removed.
 	Still atomic.Bool
+	// Loading is set while a file (the AOF) is replayed: as in Redis,
+	// nothing expires then, so a key that got its expire time in the past
+	// from the file keeps taking the file's commands, and expires once
+	// loading ends.
+	Loading atomic.Bool
 	// replica: expiry is a replica's (SetReplica); master owns the locks
 	// of its master's commands.
 	replica atomic.Bool
@@ -137,8 +142,11 @@ type Keyspace struct {
 	schema atomic.Pointer[schemaRef]
 
 	// The running snapshot's keys at its instant (0: none runs), and those
-	// its saver has written so far: its progress, for metrics.
+	// its saver has written so far: its progress, for metrics and INFO.
 	snapKeys, snapSaved atomic.Int64
+	// The bytes of early records the running (or last) snapshot holds,
+	// and the most it held at once: its memory beyond the data set.
+	snapHeld, snapPeak atomic.Int64
 }
 
 // New creates a keyspace with n databases.
@@ -350,6 +358,13 @@ func (ks *Keyspace) ArenaBytes() (held, garbage int64) {
 // none runs) and how many of them the saver has written so far.
 func (ks *Keyspace) SnapshotProgress() (saved, total int64) {
 	return ks.snapSaved.Load(), ks.snapKeys.Load()
+}
+
+// SnapshotMemory returns the bytes of early records (keys copied ahead of
+// the saver before they changed) the running snapshot holds and the most
+// it has held at once: what a fork's copy-on-write costs Redis.
+func (ks *Keyspace) SnapshotMemory() (held, peak int64) {
+	return ks.snapHeld.Load(), ks.snapPeak.Load()
 }
 
 // SetReplica makes expiry a replica's, as in Redis: expired keys are not

@@ -46,8 +46,9 @@ type shard struct {
 
 	// pending: the running snapshot has not saved the shard yet, so a key
 	// is copied into early before it changes (see Snapshot).
-	pending bool
-	early   []byte
+	pending   bool
+	early     []byte
+	earlyKeys int // the keys whose records early holds
 }
 
 func (s *shard) addObject(o Object) uint32 {

@@ -2,7 +2,6 @@ package keyspace
 
 import (
 	"runtime"
-	"sync/atomic"
 	"time"
 )
 
@@ -28,9 +27,8 @@ type Snapshot struct {
 	Keys, Expires []int64
 	// KeyDelay is a pause per key saved, taken between pieces with no lock
 	// held (rdb-key-save-delay: tests slow a save down with it).
-	KeyDelay    time.Duration
-	saved       int          // keys saved by the current piece
-	extra, peak atomic.Int64 // bytes of early records held
+	KeyDelay time.Duration
+	saved    int // keys saved by the current piece
 }
 
 // BeginSnapshot starts a snapshot. encode appends one key's record to b; it
@@ -64,6 +62,8 @@ func (ks *Keyspace) BeginSnapshot(encode func(b []byte, e *Entry) []byte, atStar
 		keys += n
 	}
 	ks.snapSaved.Store(0)
+	ks.snapHeld.Store(0)
+	ks.snapPeak.Store(0)
 	ks.snapKeys.Store(keys)
 	ks.snap = s
 	return s
@@ -139,7 +139,10 @@ const (
 func (s *Snapshot) take(sh *shard) []byte {
 	early := sh.early
 	sh.pending, sh.early = false, nil
-	s.extra.Add(-int64(len(early)))
+	s.ks.snapHeld.Add(-int64(len(early)))
+	// The keys copied ahead count as saved once their records are written.
+	s.ks.snapSaved.Add(int64(sh.earlyKeys))
+	sh.earlyKeys = 0
 	return early
 }
 
@@ -153,8 +156,9 @@ func (s *Snapshot) keep(e *Entry) {
 	n := len(sh.early)
 	kept := *e // encode's argument escapes: copied, so that callers' entries stay on their stacks
 	sh.early = s.encode(sh.early, &kept)
-	held := s.extra.Add(int64(len(sh.early) - n))
-	for peak := s.peak.Load(); held > peak && !s.peak.CompareAndSwap(peak, held); peak = s.peak.Load() {
+	sh.earlyKeys++
+	held := s.ks.snapHeld.Add(int64(len(sh.early) - n))
+	for peak := s.ks.snapPeak.Load(); held > peak && !s.ks.snapPeak.CompareAndSwap(peak, held); peak = s.ks.snapPeak.Load() {
 	}
 	markSaved(sh, e.ref)
 	e.h.flags |= flagSaved
@@ -215,7 +219,7 @@ func (s *Snapshot) End() {
 }
 
 // PeakExtra returns the most memory held at once by early records.
-func (s *Snapshot) PeakExtra() int64 { return s.peak.Load() }
+func (s *Snapshot) PeakExtra() int64 { return s.ks.snapPeak.Load() }
 
 // EachEntry calls fn for every key of one shard of db, expired or not. The
 // caller holds the shard's lock or the exclusive lock; fn must not change

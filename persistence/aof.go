@@ -71,67 +71,134 @@ func (m *Manifest) Clone() *Manifest {
 	return c
 }
 
-// ParseManifest reads a manifest as Redis 7.0 does: one file per line as
-// key/value pairs (file, seq, type; unknown keys are ignored), '#' comments,
-// at most one base, incremental sequence numbers ascending.
+// ManifestError is a manifest that Redis 7 refuses to start with: Reason
+// is Redis's message; Line (from 1) and Text (trimmed) are the line it
+// names, Line 0 when it names none.
+type ManifestError struct {
+	Line   int
+	Text   string
+	Reason string
+}
+
+func (e *ManifestError) Error() string {
+	if e.Line == 0 {
+		return e.Reason
+	}
+	return fmt.Sprintf("%s at line %d: '%s'", e.Reason, e.Line, e.Text)
+}
+
+// manifestMaxLine is the longest manifest line Redis reads, its newline
+// excluded.
+const manifestMaxLine = 1024
+
+// ParseManifest reads a manifest as Redis 7 does: one file per line as
+// key/value pairs (file, seq, type, keys in any case, unknown ones
+// ignored, at least those three), lines starting with '#' skipped, every
+// line ended by a newline and at most manifestMaxLine long, no blank line,
+// at most one base, incremental sequence numbers ascending. A manifest
+// with no line is an error; one with comments only lists no file. Errors
+// are *ManifestError.
 func ParseManifest(r io.Reader) (*Manifest, error) {
 	m := &Manifest{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1024), 1<<20)
-	line := 0
-	for sc.Scan() {
-		line++
-		text := strings.TrimSpace(sc.Text())
-		if text == "" || text[0] == '#' {
+	br := bufio.NewReader(r)
+	var maxSeq int64
+	for line := 1; ; line++ {
+		chunk, err := readManifestLine(br)
+		if err != nil && err != io.EOF {
+			return nil, &ManifestError{Reason: "Read AOF manifest failed"}
+		}
+		if len(chunk) == 0 {
+			if line == 1 {
+				return nil, &ManifestError{Reason: "Found an empty AOF manifest"}
+			}
+			return m, nil
+		}
+		if chunk[0] == '#' {
 			continue
 		}
-		fields, err := splitManifestLine(text)
-		if err != nil || len(fields)%2 != 0 {
-			return nil, fmt.Errorf("invalid AOF manifest line %d: %q", line, text)
+		if chunk[len(chunk)-1] != '\n' {
+			return nil, &ManifestError{Reason: "The AOF manifest file contains too long line"}
 		}
-		f := AOFFile{Seq: -1}
+		text := strings.Trim(chunk, " \t\r\n")
+		bad := func(reason string) error { return &ManifestError{Line: line, Text: text, Reason: reason} }
+		const invalid = "Invalid AOF manifest file format"
+		fields, err := splitManifestLine(text)
+		if text == "" || err != nil || len(fields) < 6 || len(fields)%2 != 0 {
+			return nil, bad(invalid)
+		}
+		var f AOFFile
 		for i := 0; i < len(fields); i += 2 {
-			switch v := fields[i+1]; fields[i] {
+			switch v := fields[i+1]; strings.ToLower(fields[i]) {
 			case "file":
+				if strings.ContainsAny(v, "/\\") {
+					return nil, bad("File can't be a path, just a filename")
+				}
 				f.Name = v
 			case "seq":
-				if f.Seq, err = strconv.ParseInt(v, 10, 64); err != nil || f.Seq < 0 {
-					return nil, fmt.Errorf("invalid AOF manifest line %d: bad seq %q", line, v)
-				}
+				f.Seq = leadingInt(v)
 			case "type":
-				if len(v) != 1 {
-					return nil, fmt.Errorf("invalid AOF manifest line %d: bad type %q", line, v)
+				if v != "" {
+					f.Type = v[0]
 				}
-				f.Type = v[0]
 			}
 		}
-		if f.Name == "" || f.Seq < 0 || strings.ContainsAny(f.Name, "/\\") {
-			return nil, fmt.Errorf("invalid AOF manifest line %d: %q", line, text)
+		if f.Name == "" || f.Seq == 0 || f.Type == 0 {
+			return nil, bad(invalid)
 		}
 		switch f.Type {
 		case AOFBase:
 			if m.Base != nil {
-				return nil, fmt.Errorf("invalid AOF manifest line %d: a second base file", line)
+				return nil, bad("Found duplicate base file information")
 			}
 			m.Base = &f
-		case AOFIncremental:
-			if n := len(m.Incremental); n > 0 && f.Seq <= m.Incremental[n-1].Seq {
-				return nil, fmt.Errorf("invalid AOF manifest line %d: incremental files out of order", line)
-			}
-			m.Incremental = append(m.Incremental, f)
 		case AOFHistory:
 			m.History = append(m.History, f)
+		case AOFIncremental:
+			if f.Seq <= maxSeq {
+				return nil, bad("Found a non-monotonic sequence number")
+			}
+			maxSeq = f.Seq
+			m.Incremental = append(m.Incremental, f)
 		default:
-			return nil, fmt.Errorf("invalid AOF manifest line %d: unknown type %q", line, f.Type)
+			return nil, bad("Unknown AOF file type")
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return nil, err
+}
+
+// readManifestLine reads up to and including the next newline, or
+// manifestMaxLine bytes if none comes first, as Redis's fgets does.
+func readManifestLine(br *bufio.Reader) (string, error) {
+	var b []byte
+	for len(b) < manifestMaxLine {
+		c, err := br.ReadByte()
+		if err != nil {
+			return string(b), err
+		}
+		b = append(b, c)
+		if c == '\n' {
+			break
+		}
 	}
-	if m.Base == nil && len(m.Incremental) == 0 {
-		return nil, errors.New("invalid AOF manifest: no base or incremental file")
+	return string(b), nil
+}
+
+// leadingInt reads a number as C's atoll: leading blanks, a sign, digits up
+// to the first other byte; 0 when there are none.
+func leadingInt(s string) int64 {
+	s = strings.TrimLeft(s, " \t\n\v\f\r")
+	neg := false
+	if s != "" && (s[0] == '-' || s[0] == '+') {
+		neg = s[0] == '-'
+		s = s[1:]
 	}
-	return m, nil
+	var n int64
+	for i := 0; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+		n = n*10 + int64(s[i]-'0')
+	}
+	if neg {
+		return -n
+	}
+	return n
 }
 
 // splitManifestLine splits a line into words; a word may be double-quoted
@@ -161,6 +228,9 @@ func splitManifestLine(s string) ([]string, error) {
 			c := s[i]
 			if c == '"' {
 				i++
+				if i < len(s) && s[i] != ' ' && s[i] != '\t' {
+					return nil, errors.New("closing quote not followed by a space")
+				}
 				break
 			}
 			if c == '\\' && i+1 < len(s) {
@@ -243,11 +313,12 @@ func (e *CorruptError) Error() string {
 // maxAOFBulk bounds one argument, as proto-max-bulk-len bounds a client's.
 const maxAOFBulk = 512 << 20
 
-// ReadCommands reads the commands of an AOF file (RESP multibulk arrays) and
-// calls fn with each one; args are valid only during the call. It returns
-// the offset after the last whole command: with ErrTruncated when the file
-// ends inside a command, with a *CorruptError for malformed bytes, or the
-// error fn returned.
+// ReadCommands reads the commands of an AOF file (RESP multibulk arrays;
+// lines starting with '#' between them are annotations, skipped) and calls
+// fn with each one; args are valid only during the call. It returns the
+// offset after the last whole command: with ErrTruncated when the file ends
+// inside a command, with a *CorruptError for malformed bytes, or the error
+// fn returned.
 func ReadCommands(r io.Reader, fn func(args [][]byte) error) (int64, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var off, good int64
@@ -271,8 +342,20 @@ func ReadCommands(r io.Reader, fn func(args [][]byte) error) (int64, error) {
 		return line[:len(line)-2], nil
 	}
 	for {
-		if _, err := br.Peek(1); err == io.EOF {
+		first, err := br.Peek(1)
+		if err == io.EOF {
 			return good, nil
+		}
+		if err == nil && first[0] == '#' {
+			// An annotation (aof-timestamp-enabled), skipped as Redis does.
+			for {
+				line, err := br.ReadSlice('\n')
+				off += int64(len(line))
+				if err != bufio.ErrBufferFull {
+					break
+				}
+			}
+			continue
 		}
 		line, err := readLine()
 		if err != nil {

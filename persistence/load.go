@@ -29,7 +29,15 @@ type Handler struct {
 // its contents to h. With verifyChecksum, a non-zero CRC-64 trailer must
 // match (a zero one means the file was saved with rdbchecksum no). Keys
 // holding empty collections are skipped, as Redis skips them.
-func Load(data []byte, verifyChecksum bool, h Handler) (err error) {
+func Load(data []byte, verifyChecksum bool, h Handler) error {
+	_, err := LoadPrefix(data, verifyChecksum, h)
+	return err
+}
+
+// LoadPrefix is Load for data that holds an RDB file followed by more (an
+// old-style AOF: an RDB preamble, then commands): it returns the length of
+// the RDB file, checksum included.
+func LoadPrefix(data []byte, verifyChecksum bool, h Handler) (n int, err error) {
 	d := &decoder{b: data}
 	defer catch(&err)
 	if len(data) < 9 || string(data[:5]) != "REDIS" {
@@ -58,7 +66,7 @@ func Load(data []byte, verifyChecksum bool, h Handler) (err error) {
 					panic(&Error{Offset: int64(d.p - 8), Msg: "RDB CRC error (wrong checksum)"})
 				}
 			}
-			return nil
+			return d.p, nil
 		case OpSelectDB:
 			n, enc := d.length()
 			if enc || n > 1<<31 {

@@ -153,6 +153,7 @@ func TestAOFAfterRewriteFailure(t *testing.T) {
 	}
 	// The new base cannot be renamed into place.
 	failRewrite("appendonly.aof.2.base.rdb", "b:")
+	os.Remove(filepath.Join(aofDir, "appendonly.aof.2.base.rdb"))
 	// The manifest cannot be replaced: the rewrite fails at its start and
 	// the old incremental file stays in use.
 	failRewrite("appendonly.aof.manifest.tmp", "c:")
@@ -183,7 +184,9 @@ func TestAOFAfterRewriteFailure(t *testing.T) {
 			files = append(files, e.Name())
 		}
 	}
-	want := []string{"appendonly.aof.3.base.rdb", "appendonly.aof.3.incr.aof", "appendonly.aof.manifest"}
+	// As Redis numbers them: the base after base 1, the incremental file
+	// after the one the failed rewrite opened (2).
+	want := []string{"appendonly.aof.2.base.rdb", "appendonly.aof.3.incr.aof", "appendonly.aof.manifest"}
 	if !slices.Equal(files, want) {
 		t.Errorf("the AOF directory holds %v, want %v", files, want)
 	}
@@ -357,7 +360,7 @@ func TestAOFOrphansRemoved(t *testing.T) {
 	manifest := filepath.Join(aofDir, "appendonly.aof.manifest")
 	data, _ := os.ReadFile(manifest)
 	os.WriteFile(filepath.Join(aofDir, "appendonly.aof.0.incr.aof"), nil, 0o644)
-	os.WriteFile(manifest, append(data, "file appendonly.aof.0.incr.aof seq 0 type h\n"...), 0o644)
+	os.WriteFile(manifest, append(data, "file appendonly.aof.0.incr.aof seq 1 type h\n"...), 0o644)
 
 	_, rdb = reopenAOF(t, dir)
 	checkKeys(t, rdb, "k:", 50)

@@ -87,8 +87,8 @@ func TestAOFInfoFields(t *testing.T) {
 
 // TestAOFTruncatedAndCorrupt: a file cut inside a command loads up to the
 // last whole command under aof-load-truncated yes (and is cut back), and is
-// refused under no; bytes that are not a command are refused with the file
-// and offset named.
+// refused under no; bytes that are not a command are refused; both with
+// Redis's message naming the file.
 func TestAOFTruncatedAndCorrupt(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
@@ -102,7 +102,8 @@ func TestAOFTruncatedAndCorrupt(t *testing.T) {
 	data, _ := os.ReadFile(path)
 	os.WriteFile(path, data[:len(data)-5], 0o644) // the last SET cut short
 
-	if _, err := newKeyhive(t, "--dir", dir, "--appendonly", "yes", "--aof-load-truncated", "no"); err == nil || !strings.Contains(err.Error(), path) {
+	name := filepath.Base(path)
+	if _, err := newKeyhive(t, "--dir", dir, "--appendonly", "yes", "--aof-load-truncated", "no"); err == nil || !strings.HasPrefix(err.Error(), "Unexpected end of file reading the append only file "+name+". ") {
 		t.Fatalf("aof-load-truncated no: %v", err)
 	}
 	srv, rdb = reopenAOF(t, dir)
@@ -124,7 +125,7 @@ func TestAOFTruncatedAndCorrupt(t *testing.T) {
 	corrupt := append(append([]byte{}, data[:40]...), "garbage\r\n"...)
 	corrupt = append(corrupt, data[40:]...)
 	os.WriteFile(path, corrupt, 0o644)
-	if _, err := newKeyhive(t, "--dir", dir, "--appendonly", "yes"); err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "offset") {
+	if _, err := newKeyhive(t, "--dir", dir, "--appendonly", "yes"); err == nil || !strings.HasPrefix(err.Error(), "Bad file format reading the append only file "+name+": ") {
 		t.Fatalf("corrupt AOF: %v", err)
 	}
 }

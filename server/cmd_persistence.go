@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"errors"
+	"strconv"
 	"strings"
 	"time"
 
@@ -223,7 +224,7 @@ func restoreCommand(x *Ctx) {
 	if ttl != 0 && !absTTL {
 		ttl += x.Now
 	}
-	if ttl != 0 && ttl <= x.Now {
+	if ttl != 0 && x.AlreadyExpired(ttl) {
 		if found {
 			x.propagateDel(key, x.s.cfg.LazyFreeLazyServerDel())
 			x.Notify(notifyGeneric, "del", key)
@@ -299,7 +300,14 @@ func debugLoadAOF(x *Ctx) {
 	}
 	s.scripts.FlushFunctions()
 	if err := s.aof.Reload(); err != nil {
-		s.log.Printf("DEBUG LOADAOF: %v", err)
+		var bad *durability.LoadError
+		if errors.As(err, &bad) {
+			for _, line := range bad.LogLines() {
+				s.scriptLog(3, line) // at warning level, as Redis logs them
+			}
+		} else {
+			s.log.Printf("DEBUG LOADAOF: %v", err)
+		}
 		x.W.Error("ERR Error loading the AOF, check server logs.")
 		return
 	}
@@ -341,16 +349,29 @@ func (s *Server) watchAppendOnly() {
 }
 
 // writePersistenceInfo writes INFO persistence, in Redis's order. There is
-// no fork, so there is no copy-on-write to report.
+// no fork: while a snapshot is saved (BGSAVE, an AOF rewrite, a full sync)
+// the current_* fields report its saver's progress, and its copy-on-write
+// is the records of keys copied ahead of the saver (always current, so
+// their age is 0).
 func (s *Server) writePersistenceInfo(b *strings.Builder) {
 	field(b, "loading", 0)
 	field(b, "async_loading", 0)
-	field(b, "current_cow_peak", 0)
-	field(b, "current_cow_size", 0)
+	saved, total := s.ks.SnapshotProgress()
+	var held, peak int64
+	perc := 0.0
+	if total > 0 {
+		held, peak = s.ks.SnapshotMemory()
+		saved = min(saved, total)
+		perc = float64(saved) * 100 / float64(total)
+	} else {
+		saved = 0
+	}
+	field(b, "current_cow_peak", peak)
+	field(b, "current_cow_size", held)
 	field(b, "current_cow_size_age", 0)
-	field(b, "current_fork_perc", "0.00")
-	field(b, "current_save_keys_processed", 0)
-	field(b, "current_save_keys_total", 0)
+	field(b, "current_fork_perc", strconv.FormatFloat(perc, 'f', 2, 64))
+	field(b, "current_save_keys_processed", saved)
+	field(b, "current_save_keys_total", total)
 	field(b, "rdb_changes_since_last_save", s.stats.dirty.Load())
 	sv := s.saver.Status()
 	field(b, "rdb_bgsave_in_progress", boolInt(sv.InProgress))
@@ -375,7 +396,7 @@ func (s *Server) writePersistenceInfo(b *strings.Builder) {
 	field(b, "aof_rewrites", a.Rewrites)
 	field(b, "aof_rewrites_consecutive_failures", a.ConsecutiveFailures)
 	field(b, "aof_last_write_status", okErr(a.LastWriteOK))
-	field(b, "aof_last_cow_size", 0)
+	field(b, "aof_last_cow_size", a.PeakExtra)
 	field(b, "module_fork_in_progress", 0)
 	field(b, "module_fork_last_cow_size", 0)
 	if a.On {

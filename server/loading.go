@@ -21,7 +21,10 @@ func (s *Server) applyLoaded(c *Client, args [][]byte) error {
 	ok := c.dispatch(args, fromLoader)
 	c.out.B = c.out.B[:0]
 	if !ok {
-		return fmt.Errorf("unknown command '%s' or wrong number of arguments", args[0])
+		if _, res := c.resolve(args); res != wrongArity {
+			return fmt.Errorf("Unknown command '%s'", args[0])
+		}
+		return fmt.Errorf("Wrong number of arguments for '%s' command", args[0])
 	}
 	return nil
 }

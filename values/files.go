@@ -147,8 +147,10 @@ type RDBLoad struct {
 	// MERGE); else a duplicate is an error.
 	Merge bool
 	// KeepExpired loads the keys whose time has passed, as a replica loads
-	// its master's data set (the master's DELs remove them); else they are
-	// skipped, as a master does, and Expired (if set) receives each.
+	// its master's data set (the master's DELs remove them) and an AOF's
+	// base does (the commands after it may use them; see
+	// keyspace.Loading); else they are skipped, as a master does, and
+	// Expired (if set) receives each.
 	KeepExpired bool
 	Expired     func(db int, key []byte)
 	// Function loads a function library the file holds (its code points
@@ -159,11 +161,13 @@ type RDBLoad struct {
 }
 
 // LoadRDB loads an RDB file's contents into ks at now, as how says. It
-// reports the keys loaded and those skipped as expired.
-func LoadRDB(data []byte, cfg FileConfig, ks *keyspace.Keyspace, now int64, how RDBLoad) (loaded, expired int64, err error) {
+// reports the keys loaded, those skipped as expired, and where the RDB
+// file ends in data (an old-style AOF goes on with commands).
+func LoadRDB(data []byte, cfg FileConfig, ks *keyspace.Keyspace, now int64, how RDBLoad) (loaded, expired int64, end int, err error) {
 	env := &Env{Limits: cfg, DB: ks.DB(0), Now: now, Scratch: &Scratch{}}
 	mode := AccessModeOf(cfg.MaxMemoryPolicy())
-	err = persistence.Load(data, cfg.RDBChecksum(), persistence.Handler{
+	keepExpired := how.KeepExpired || ks.Loading.Load()
+	end, err = persistence.LoadPrefix(data, cfg.RDBChecksum(), persistence.Handler{
 		SelectDB: func(db int) error {
 			if db >= ks.Len() {
 				return fmt.Errorf("data file was created with a server configured to handle more than %d databases", ks.Len())
@@ -174,7 +178,7 @@ func LoadRDB(data []byte, cfg FileConfig, ks *keyspace.Keyspace, now int64, how 
 		Function: how.Function,
 		Aux:      how.Aux,
 		Key: func(r *persistence.Record) error {
-			if r.ExpireAt != -1 && r.ExpireAt < env.Now && !how.KeepExpired {
+			if r.ExpireAt != -1 && r.ExpireAt < env.Now && !keepExpired {
 				expired++
 				if how.Expired != nil {
 					how.Expired(env.DB.ID(), r.Key)
@@ -195,5 +199,5 @@ func LoadRDB(data []byte, cfg FileConfig, ks *keyspace.Keyspace, now int64, how 
 			return nil
 		},
 	})
-	return loaded, expired, err
+	return loaded, expired, end, err
 }

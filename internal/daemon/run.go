@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -76,7 +77,15 @@ func run(cfg *config.Config, lg *logging.Logger) int {
 	}
 	// fail logs why the server cannot run and tells a waiting parent.
 	fail := func(err error) int {
-		lg.Logf(logging.Warning, "%v", err)
+		// A file that cannot be loaded says why in the lines Redis logs.
+		var lines interface{ LogLines() []string }
+		if errors.As(err, &lines) {
+			for _, l := range lines.LogLines() {
+				lg.Logf(logging.Warning, "%s", l)
+			}
+		} else {
+			lg.Logf(logging.Warning, "%v", err)
+		}
 		if pidFile != "" {
 			os.Remove(pidFile)
 		}
