@@ -5,6 +5,9 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/keyhive/keyhive/internal/difftest"
@@ -44,17 +47,39 @@ func TestReplMasterRestartPsync(t *testing.T) {
 		}
 		replicate(t, master, replica)
 		note := func(format string, args ...any) { got[i] = append(got[i], fmt.Sprintf(format, args...)) }
+		// held counts the keys the master holds, expired ones not yet
+		// removed included: the load finds those beyond the 300 that stay.
+		held := func() (n int64) {
+			for _, line := range strings.Split(master.ok(t, "INFO", "keyspace").Str, "\r\n") {
+				if _, stats, ok := strings.Cut(line, ":keys="); ok {
+					k, _, _ := strings.Cut(stats, ",")
+					v, _ := strconv.ParseInt(k, 10, 64)
+					n += v
+				}
+			}
+			return n
+		}
+		var expiring int64 // the keys held at the last shutdown beyond the 300
 		restart := func(what string) (offset int64, replid string) {
 			sameData(t, master, replica)
+			expiring = held() - 300
 			offset = master.infoInt(t, "replication", "master_repl_offset")
 			waitUntil(t, replica.name+" at the master's offset", func() bool {
 				return replica.infoInt(t, "replication", "master_repl_offset") == offset
 			})
 			replid = master.info(t, "replication", "master_replid")
 			replica.ok(t, "CONFIG", "RESETSTAT")
-			r, err := master.conn.Do("SHUTDOWN") // no reply: the server saves and exits
+			// SIGTERM, as Redis's own test of this: redis-server 7.4.1
+			// sometimes crashes ending a SHUTDOWN command that waited for
+			// its replicas ("Unknown btype in
+			// replyToBlockedClientTimedOut()"), and SHUTDOWN NOW has it
+			// save fewer of the expired keys it holds.
+			p, err := os.FindProcess(int(master.infoInt(t, "server", "process_id")))
 			if err == nil {
-				t.Fatalf("%s: SHUTDOWN: %v", master.name, r)
+				err = p.Signal(syscall.SIGTERM)
+			}
+			if err != nil {
+				t.Fatalf("%s: SIGTERM: %v", master.name, err)
 			}
 			waitUntil(t, master.name+" gone", func() bool {
 				c, err := net.Dial("tcp", addr)
@@ -98,7 +123,7 @@ func TestReplMasterRestartPsync(t *testing.T) {
 		}
 		master.ok(t, "SELECT", 0)
 		offset, _ = restart("with expired keys")
-		note("expired at load %d, offset grew by the DELs %v", master.infoInt(t, "persistence", "rdb_last_load_keys_expired"),
+		note("expired at load all held %v, offset grew by the DELs %v", master.infoInt(t, "persistence", "rdb_last_load_keys_expired") == expiring,
 			master.infoInt(t, "replication", "master_repl_offset") == offset+master.infoInt(t, "replication", "repl_backlog_histlen"))
 
 		master.ok(t, "DEBUG", "SET-ACTIVE-EXPIRE", 0)
@@ -108,7 +133,7 @@ func TestReplMasterRestartPsync(t *testing.T) {
 		}
 		master.ok(t, "SELECT", 0)
 		restart("with more expired keys than the backlog holds")
-		note("expired at load %d, backlog past the fork %v", master.infoInt(t, "persistence", "rdb_last_load_keys_expired"),
+		note("expired at load all held %v, backlog past the fork %v", master.infoInt(t, "persistence", "rdb_last_load_keys_expired") == expiring,
 			master.infoInt(t, "replication", "repl_backlog_first_byte_offset") > master.infoInt(t, "replication", "second_repl_offset"))
 	}
 	for j := range max(len(got[0]), len(got[1])) {
