@@ -200,6 +200,24 @@ func (n *replNode) infoInt(t *testing.T, section, name string) int64 {
 	return v
 }
 
+// sameSteps compares what a scenario observed step by step on redis-server
+// and on Keyhive.
+func sameSteps(t *testing.T, redis, keyhive []string) {
+	t.Helper()
+	for j := range max(len(redis), len(keyhive)) {
+		var r, k string
+		if j < len(redis) {
+			r = redis[j]
+		}
+		if j < len(keyhive) {
+			k = keyhive[j]
+		}
+		if r != k {
+			t.Errorf("step %d:\nredis   %q\nkeyhive %q", j, r, k)
+		}
+	}
+}
+
 func (n *replNode) hostPort() (string, string) {
 	host, port, _ := net.SplitHostPort(n.addr)
 	return host, port

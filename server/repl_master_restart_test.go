@@ -136,16 +136,5 @@ func TestReplMasterRestartPsync(t *testing.T) {
 		note("expired at load all held %v, backlog past the fork %v", master.infoInt(t, "persistence", "rdb_last_load_keys_expired") == expiring,
 			master.infoInt(t, "replication", "repl_backlog_first_byte_offset") > master.infoInt(t, "replication", "second_repl_offset"))
 	}
-	for j := range max(len(got[0]), len(got[1])) {
-		var r, k string
-		if j < len(got[0]) {
-			r = got[0][j]
-		}
-		if j < len(got[1]) {
-			k = got[1][j]
-		}
-		if r != k {
-			t.Errorf("step %d:\nredis   %s\nkeyhive %s", j, r, k)
-		}
-	}
+	sameSteps(t, got[0], got[1])
 }

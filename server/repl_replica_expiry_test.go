@@ -77,16 +77,5 @@ func TestReplReplicaExpiryScenarios(t *testing.T) {
 		note("dbsize with expired hll", replica.do(t, "DBSIZE"))
 		master.ok(t, "DEBUG", "SET-ACTIVE-EXPIRE", 1)
 	}
-	for j := range max(len(got[0]), len(got[1])) {
-		var r, k string
-		if j < len(got[0]) {
-			r = got[0][j]
-		}
-		if j < len(got[1]) {
-			k = got[1][j]
-		}
-		if r != k {
-			t.Errorf("step %d: redis %q, keyhive %q", j, r, k)
-		}
-	}
+	sameSteps(t, got[0], got[1])
 }

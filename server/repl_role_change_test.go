@@ -58,9 +58,5 @@ func TestReplRoleChangeUnblocks(t *testing.T) {
 		}
 		got[i] = append(got[i], a.info(t, "clients", "blocked_clients"))
 	}
-	for j := range got[0] {
-		if got[0][j] != got[1][j] {
-			t.Errorf("reply %d: redis %q, keyhive %q", j, got[0][j], got[1][j])
-		}
-	}
+	sameSteps(t, got[0], got[1])
 }
