@@ -434,7 +434,7 @@ func runSnippet(t *testing.T, m machine, s snippet, ports map[string]string, tim
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
 	err := cmd.Run()
-	defer killMarked(marker)
+	defer killMarked(marker, scratch)
 	if err != nil {
 		logs, _ := os.ReadFile(filepath.Join(scratch, "servers.log"))
 		t.Errorf("%s:%d: %v after %v\nscript:\n%s\noutput:\n%s\nservers' output (last 4 kB):\n%s",
@@ -456,9 +456,12 @@ func tail(b []byte, n int) []byte {
 }
 
 // killMarked kills the processes whose environment holds the run's marker
-// (the snippet's servers, including those that daemonized) and waits until
-// they are gone, so that none writes to the scratch directory after.
-func killMarked(marker string) {
+// (the snippet's servers, including those that daemonized) or whose working
+// directory is the scratch directory (redis-sentinel and redis-server write
+// their process title over their environment, so the marker is not readable
+// there), and waits until they are gone, so that none writes to the scratch
+// directory after.
+func killMarked(marker, scratch string) {
 	want := []byte("KEYHIVE_DOC_RUN=" + marker + "\x00")
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		found := false
@@ -469,7 +472,9 @@ func killMarked(marker string) {
 				continue
 			}
 			// A zombie's environ reads empty: it is gone for this purpose.
-			if env, err := os.ReadFile("/proc/" + p.Name() + "/environ"); err == nil && bytes.Contains(env, want) {
+			env, _ := os.ReadFile("/proc/" + p.Name() + "/environ")
+			cwd, _ := os.Readlink("/proc/" + p.Name() + "/cwd")
+			if bytes.Contains(env, want) || cwd == scratch || strings.HasPrefix(cwd, scratch+"/") {
 				syscall.Kill(pid, syscall.SIGKILL)
 				found = true
 			}
