@@ -3,7 +3,6 @@
 package server_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -20,7 +19,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -157,11 +155,11 @@ func metricLabels(t *testing.T, text string) map[string]string {
 
 // exporter runs Debian's prometheus-redis-exporter against addr with args
 // and returns its metrics URL and its log.
-func exporter(t *testing.T, addr string, args ...string) (metricsURL string, log *syncBuffer) {
+func exporter(t *testing.T, addr string, args ...string) (metricsURL string, log *lockedBuffer) {
 	t.Helper()
 	bin := debianTool(t, "prometheus-redis-exporter", "prometheus-redis-exporter")
 	listen := "127.0.0.1:" + freePort(t)
-	log = &syncBuffer{}
+	log = &lockedBuffer{}
 	cmd := exec.Command(bin, append([]string{"-redis.addr", "redis://" + addr, "-web.listen-address", listen, "-redis-only-metrics"}, args...)...)
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
@@ -181,24 +179,6 @@ func exporter(t *testing.T, addr string, args ...string) (metricsURL string, log
 			t.Fatalf("the exporter did not answer:\n%s", log.String())
 		}
 	}
-}
-
-// syncBuffer is a log a process writes while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // exporterOwn are the exporter's metrics about itself, which a server has
@@ -319,7 +299,7 @@ scrape_configs:
 		t.Fatal(err)
 	}
 	web := "127.0.0.1:" + freePort(t)
-	log := &syncBuffer{}
+	log := &lockedBuffer{}
 	cmd := exec.Command(bin, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+web, "--log.level=warn")
 	cmd.Stdout, cmd.Stderr = log, log

@@ -38,7 +38,7 @@ func TestDNSSentinel(t *testing.T) {
 	must(t, replica.SlaveOf(ctx, host, port).Err())
 	var sentinels []string
 	for range 3 {
-		addr, stop, err := difftest.StartSentinel(masterAddr)
+		addr, stop, err := difftest.StartSentinel(masterAddr, nil)
 		if err != nil {
 			t.Skip(err)
 		}

@@ -3,6 +3,7 @@ package difftest
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -15,8 +16,9 @@ import (
 // port, monitoring the master at masterAddr as "mymaster" with quorum 2
 // and short timeouts (down after 1 s, failover timeout 5 s). Sentinel
 // rewrites its configuration, so it gets a file in a directory of its own.
-// stop kills it and removes the directory.
-func StartSentinel(masterAddr string) (addr string, stop func(), err error) {
+// Its log goes to log (discarded when nil). stop kills it and removes the
+// directory.
+func StartSentinel(masterAddr string, log io.Writer) (addr string, stop func(), err error) {
 	path, err := exec.LookPath("redis-sentinel")
 	if err != nil {
 		return "", nil, errors.New("redis-sentinel not found: apt-get install redis-sentinel")
@@ -43,6 +45,7 @@ func StartSentinel(masterAddr string) (addr string, stop func(), err error) {
 	}
 	cmd := exec.Command(path, conf)
 	cmd.Dir = dir
+	cmd.Stdout = log
 	exited, err := StartChild(cmd)
 	if err != nil {
 		os.RemoveAll(dir)
