@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -160,17 +161,18 @@ func TestReplSentinelFailover(t *testing.T) {
 	}
 }
 
-// sentinelSeesReplicas says whether a Sentinel knows n replicas of the
-// master on port, each reporting itself as a replica of it with the link up.
-func sentinelSeesReplicas(sentinel, port string, n int) bool {
+// sentinelSeesReplicas says why a Sentinel does not yet know n replicas of
+// the master on port, each reporting itself as a replica of it with the
+// link up ("" when it does).
+func sentinelSeesReplicas(sentinel, port string, n int) string {
 	c, err := difftest.Dial(sentinel)
 	if err != nil {
-		return false
+		return err.Error()
 	}
 	defer c.Close()
 	r, err := c.Do("SENTINEL", "REPLICAS", "mymaster")
 	if err != nil || len(r.Elems) != n {
-		return false
+		return fmt.Sprintf("%s: SENTINEL REPLICAS: %v %v", sentinel, r, err)
 	}
 	for _, replica := range r.Elems {
 		fields := map[string]string{}
@@ -179,10 +181,10 @@ func sentinelSeesReplicas(sentinel, port string, n int) bool {
 		}
 		if fields["flags"] != "slave" || fields["role-reported"] != "slave" ||
 			fields["master-port"] != port || fields["master-link-status"] != "ok" {
-			return false
+			return fmt.Sprintf("%s: replica %v", sentinel, fields)
 		}
 	}
-	return true
+	return ""
 }
 
 // sentinelMaster is the port of the master a Sentinel names ("" when it
@@ -212,13 +214,24 @@ func sentinelMaster(t *testing.T, sentinel string) string {
 func settled(t *testing.T, sentinels []string, nodes []*replNode) int {
 	t.Helper()
 	master := -1
+	var why string
+	defer func() {
+		if t.Failed() {
+			t.Logf("last disagreement: %s", why)
+		}
+	}()
 	waitUntil(t, "the Sentinels and the nodes agree on one master", func() bool {
 		port := sentinelMaster(t, sentinels[0])
 		for _, s := range sentinels {
-			if sentinelMaster(t, s) != port || !sentinelSeesReplicas(s, port, len(nodes)-1) {
+			if p := sentinelMaster(t, s); p != port {
+				why = fmt.Sprintf("%s names %s, %s names %s", sentinels[0], port, s, p)
+				return false
+			}
+			if why = sentinelSeesReplicas(s, port, len(nodes)-1); why != "" {
 				return false
 			}
 		}
+		why = "the nodes' roles"
 		master = -1
 		for i, n := range nodes {
 			if _, p := n.hostPort(); p == port {
