@@ -4,12 +4,14 @@
 // eviction as DEL or UNLINK). The AOF, OnPropagate's consumers and the
 // replication feed (replicas) subscribe to it.
 //
-// Replicas only. A few commands change no data but must reach replicas, as
+// Targets. A few commands change no data but must reach replicas, as
 // Redis propagates them to replicas and not to the AOF (PROPAGATE_REPL):
 // PUBLISH, so that clients subscribed on a replica get its messages. Such a
-// command (an Op marked ReplicasOnly) goes to the subscribers that feed
-// replicas (SubscribeReplicas) only; the MULTI and EXEC around a block go to
-// everyone, as Redis counts a block's commands whatever their target.
+// command (an Op for ReplicasOnly) goes to the subscribers that feed
+// replicas (SubscribeReplicas) only. A script's redis.set_repl sends its
+// writes to replicas only, or to the others (the AOF, OnPropagate) only
+// (AOFOnly). The MULTI and EXEC around a block go to everyone, as Redis
+// counts a block's commands whatever their target.
 //
 // Ordering. Subscribers receive the commands in one total order, each
 // command once, each subscriber in the order it subscribed. A writer
@@ -49,9 +51,20 @@ func (f SubscriberFunc) Receive(db int, argv [][]byte) { f(db, argv) }
 type Op struct {
 	DB   int
 	Argv [][]byte
-	// ReplicasOnly sends it to the subscribers that feed replicas only.
-	ReplicasOnly bool
+	To   Target
 }
+
+// Target says which subscribers receive an Op.
+type Target uint8
+
+const (
+	// Everyone is every subscriber.
+	Everyone Target = iota
+	// ReplicasOnly is the subscribers that feed replicas.
+	ReplicasOnly
+	// AOFOnly is the subscribers that do not feed replicas.
+	AOFOnly
+)
 
 // Stream is the change stream. The zero value has no subscribers and is
 // ready to use; a Stream must not be copied.
@@ -87,7 +100,7 @@ func (s *Stream) Publish(db int, argv [][]byte) {
 		return
 	}
 	s.mu.Lock()
-	s.emit(db, argv, false)
+	s.emit(db, argv, Everyone)
 	s.mu.Unlock()
 }
 
@@ -102,22 +115,21 @@ func (s *Stream) PublishBlock(ops []Op) {
 	}
 	s.mu.Lock()
 	if len(ops) > 1 {
-		s.emit(ops[0].DB, multiArgv, false)
+		s.emit(ops[0].DB, multiArgv, Everyone)
 	}
 	for _, op := range ops {
-		s.emit(op.DB, op.Argv, op.ReplicasOnly)
+		s.emit(op.DB, op.Argv, op.To)
 	}
 	if len(ops) > 1 {
-		s.emit(ops[len(ops)-1].DB, execArgv, false)
+		s.emit(ops[len(ops)-1].DB, execArgv, Everyone)
 	}
 	s.mu.Unlock()
 }
 
-// emit hands one command to every subscriber, or to those that feed
-// replicas; the caller holds mu.
-func (s *Stream) emit(db int, argv [][]byte, replicasOnly bool) {
+// emit hands one command to the subscribers it is for; the caller holds mu.
+func (s *Stream) emit(db int, argv [][]byte, to Target) {
 	for _, sub := range s.subs {
-		if sub.replicas || !replicasOnly {
+		if to == Everyone || sub.replicas == (to == ReplicasOnly) {
 			sub.Receive(db, argv)
 		}
 	}

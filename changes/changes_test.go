@@ -92,8 +92,8 @@ func TestReplicasOnly(t *testing.T) {
 	if !s.FeedsReplicas() {
 		t.Fatal("does not feed replicas with a replica subscriber")
 	}
-	s.PublishBlock([]Op{{DB: 0, Argv: argv("PUBLISH", "ch", "1"), ReplicasOnly: true}})
-	s.PublishBlock([]Op{{DB: 0, Argv: argv("SET", "a", "1")}, {DB: 0, Argv: argv("PUBLISH", "ch", "2"), ReplicasOnly: true}})
+	s.PublishBlock([]Op{{DB: 0, Argv: argv("PUBLISH", "ch", "1"), To: ReplicasOnly}})
+	s.PublishBlock([]Op{{DB: 0, Argv: argv("SET", "a", "1")}, {DB: 0, Argv: argv("PUBLISH", "ch", "2"), To: ReplicasOnly}})
 	wantAOF := []string{"0:MULTI", "0:SET a 1", "0:EXEC"}
 	wantFeed := []string{"0:PUBLISH ch 1", "0:MULTI", "0:SET a 1", "0:PUBLISH ch 2", "0:EXEC"}
 	if !equal(aof.got, wantAOF) || !equal(feed.got, wantFeed) {
@@ -171,7 +171,7 @@ func TestPublishAllocs(t *testing.T) {
 	var s Stream
 	s.Subscribe(SubscriberFunc(func(int, [][]byte) {}))
 	a := argv("SET", "k", "v")
-	ops := []Op{{DB: 0, Argv: a}, {DB: 0, Argv: a, ReplicasOnly: true}}
+	ops := []Op{{DB: 0, Argv: a}, {DB: 0, Argv: a, To: ReplicasOnly}}
 	if n := testing.AllocsPerRun(100, func() {
 		s.Publish(0, a)
 		s.PublishBlock(ops)

@@ -175,7 +175,7 @@ func (x *Ctx) refusedWriteScript(flags scripting.Flags, readOnly bool) bool {
 func (x *Ctx) runScript(readOnly, checkOOM bool, script *scripting.Script, fn *scripting.Function, keys, argv [][]byte) {
 	s := x.s
 	h := &s.scriptHost
-	h.x, h.readOnly, h.writeCalled = x, readOnly, false
+	h.x, h.readOnly, h.writeCalled, h.repl = x, readOnly, false, scripting.ReplAll
 	if s.cluster != nil {
 		h.startCluster(keys, script, fn)
 	}
@@ -219,7 +219,13 @@ type scriptHost struct {
 	slot           int
 	crossSlotKeyOK bool
 	dirty          int
+	// repl is where the script's writes propagate (redis.set_repl's flags).
+	repl int
 }
+
+// SetRepl is redis.set_repl: the script's writes from now on propagate to
+// the AOF, to replicas, to both or to neither, as flags says.
+func (h *scriptHost) SetRepl(flags int) { h.repl = flags }
 
 // Call runs one command for the script, with Redis's checks and error texts
 // for scripts, and appends its reply.

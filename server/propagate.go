@@ -3,6 +3,7 @@ package server
 import (
 	"github.com/keyhive/keyhive/changes"
 	"github.com/keyhive/keyhive/command"
+	"github.com/keyhive/keyhive/scripting"
 )
 
 // OnPropagate registers fn to receive every change to the data set in order,
@@ -52,8 +53,9 @@ func intArg(v int64) []byte { return command.IntArg(v) }
 
 // propagateCall adds what the command that just ran and changed the data
 // set propagates to its execution's pending unit: the commands it also
-// propagated, or itself as its handler rewrote it or as args; then it puts
-// args back in x.Args. args must be the client's own arguments (not x.Args,
+// propagated, or itself as its handler rewrote it or as args, for the
+// targets the running script's redis.set_repl left (all outside scripts);
+// then it puts args back in x.Args. args must be the client's own arguments (not x.Args,
 // which the handler may have replaced). The command propagates in x.DB's
 // database: after SWAPDB that is still the client's database number. call
 // calls it after the handler, with the keys still locked, when x.Dirty > 0.
@@ -64,16 +66,27 @@ func (x *Ctx) propagateCall(args [][]byte) {
 	if !x.Propagating() {
 		return
 	}
+	to := changes.Everyone
+	if x.c == x.s.scriptClient {
+		switch x.s.scriptHost.repl {
+		case scripting.ReplNone:
+			return
+		case scripting.ReplAOF:
+			to = changes.AOFOnly
+		case scripting.ReplReplica:
+			to = changes.ReplicasOnly
+		}
+	}
 	e := x.c.execution()
 	db := x.DB.ID()
 	if len(also) > 0 {
 		for _, op := range also {
-			e.pending = append(e.pending, propagated{DB: db, Argv: op})
+			e.pending = append(e.pending, propagated{DB: db, Argv: op, To: to})
 		}
 		return
 	}
 	if len(argv) > 0 {
-		e.pending = append(e.pending, propagated{DB: db, Argv: argv})
+		e.pending = append(e.pending, propagated{DB: db, Argv: argv, To: to})
 	}
 }
 
@@ -87,7 +100,7 @@ func (x *Ctx) propagateCallToReplicas(args [][]byte) {
 		return
 	}
 	e := x.c.execution()
-	e.pending = append(e.pending, propagated{DB: x.DB.ID(), Argv: args, ReplicasOnly: true})
+	e.pending = append(e.pending, propagated{DB: x.DB.ID(), Argv: args, To: changes.ReplicasOnly})
 }
 
 // propagateEffect propagates argv, a change the running command made
