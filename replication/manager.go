@@ -221,15 +221,22 @@ func appendSelect(b []byte, db int) []byte {
 // CatchUp gives the replicas up to timeout to acknowledge the whole
 // stream, as Redis's SHUTDOWN does before it exits so that a planned stop
 // loses nothing a replica could have had; the caller pauses writes first.
-// It logs the replicas still behind when it gives up.
-func (m *Manager) CatchUp(timeout time.Duration) {
+// It logs the replicas still behind when it gives up. It returns false at
+// once when abort is closed (SHUTDOWN ABORT).
+func (m *Manager) CatchUp(timeout time.Duration, abort <-chan struct{}) bool {
 	if m.inSync() == len(m.replicaList()) {
-		return
+		return true
 	}
 	m.AskAcks()
 	m.opt.Log.Printf("Waiting for replicas before shutting down.")
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
 	for deadline := time.Now().Add(timeout); time.Now().Before(deadline) && m.inSync() < len(m.replicaList()); {
-		time.Sleep(10 * time.Millisecond)
+		select {
+		case <-abort:
+			return false
+		case <-tick.C:
+		}
 	}
 	end := m.Offset()
 	replicas := m.replicaList()
@@ -242,6 +249,7 @@ func (m *Manager) CatchUp(timeout time.Duration) {
 	if len(replicas) > 0 {
 		m.opt.Log.Printf("%d of %d replicas are in sync when shutting down.", m.inSync(), len(replicas))
 	}
+	return true
 }
 
 // inSync counts the replicas that acknowledged the whole stream.

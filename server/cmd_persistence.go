@@ -432,10 +432,17 @@ func (s *Server) shutdownSave(save, nosave bool) error {
 	return s.saver.Save(s.clock.UnixMilli())
 }
 
+// ErrShutdownAborted is Shutdown's error when SHUTDOWN ABORT cancelled it
+// while it waited for replicas: the server goes on running.
+var ErrShutdownAborted = errors.New("shutdown manually aborted")
+
 // Shutdown is SIGTERM's shutdown: lagging replicas catch up, save if save
 // points are configured, then Close.
 func (s *Server) Shutdown() error {
-	s.awaitReplicas()
+	if !s.awaitReplicas() {
+		s.unpauseClients()
+		return ErrShutdownAborted
+	}
 	err := s.shutdownSave(false, false)
 	s.Close()
 	return err
@@ -444,11 +451,28 @@ func (s *Server) Shutdown() error {
 // awaitReplicas gives lagging replicas up to shutdown-timeout seconds to
 // take every write before a shutdown, with writes paused, as Redis's
 // SHUTDOWN without NOW: a planned stop loses nothing a replica could have.
-func (s *Server) awaitReplicas() {
+// It reports false when SHUTDOWN ABORT cancelled the shutdown meanwhile;
+// the caller then unpauses.
+func (s *Server) awaitReplicas() bool {
 	timeout := int64(s.cfg.ShutdownTimeout())
 	if timeout <= 0 {
-		return
+		return true
 	}
+	abort := make(chan struct{})
+	s.shutdownAbort.Store(&abort)
+	defer s.shutdownAbort.CompareAndSwap(&abort, nil)
 	s.pauseClients(pauseWrite, time.Now().UnixMilli()+timeout*1000+60_000) // ended by Close, or by a failed SHUTDOWN
-	s.repl.CatchUp(time.Duration(timeout) * time.Second)
+	return s.repl.CatchUp(time.Duration(timeout)*time.Second, abort)
+}
+
+// abortShutdown is SHUTDOWN ABORT: it cancels the shutdown waiting for
+// replicas, if one is, and reports whether it did.
+func (s *Server) abortShutdown() bool {
+	abort := s.shutdownAbort.Swap(nil)
+	if abort == nil {
+		return false
+	}
+	close(*abort)
+	s.log.Printf("Shutdown manually aborted.")
+	return true
 }

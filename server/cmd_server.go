@@ -186,7 +186,7 @@ func sortedCommands(m map[string]*Command) []*Command {
 // server running unless FORCE. The connection closes without a reply, as in
 // Redis.
 func shutdownCommand(x *Ctx) {
-	var save, nosave, force, now bool
+	var save, nosave, force, now, abort bool
 	for _, a := range x.Args[1:] {
 		switch strings.ToLower(string(a)) {
 		case "nosave":
@@ -198,23 +198,31 @@ func shutdownCommand(x *Ctx) {
 		case "now":
 			now = true
 		case "abort":
-			x.W.Error("ERR No shutdown in progress.")
-			return
+			abort = true
 		default:
 			x.W.Error(errSyntax)
 			return
 		}
 	}
-	if save && nosave {
+	if save && nosave || abort && len(x.Args) > 2 {
 		x.W.Error(errSyntax)
 		return
 	}
 	srv := x.s
+	if abort {
+		if srv.abortShutdown() {
+			x.W.OK()
+		} else {
+			x.W.Error("ERR No shutdown in progress.")
+		}
+		return
+	}
 	srv.log.Printf("User requested shutdown...")
 	// refused is why the server keeps running, "" when it is to close.
 	refused := func(wait bool) string {
-		if wait {
-			srv.awaitReplicas()
+		if wait && !srv.awaitReplicas() {
+			srv.unpauseClients()
+			return "ERR Errors trying to SHUTDOWN. Check logs."
 		}
 		if err := srv.shutdownSave(save, nosave); err != nil && !force {
 			srv.unpauseClients()

@@ -50,3 +50,61 @@ func TestReplShutdownWaitsForReplicas(t *testing.T) {
 		}
 	}
 }
+
+// TestReplShutdownAbort: SHUTDOWN ABORT cancels a shutdown waiting for a
+// lagging replica, whether a client's SHUTDOWN or SIGTERM started it, as in
+// redis-server: the waiting SHUTDOWN fails, writes go on, and a second
+// ABORT finds no shutdown in progress.
+func TestReplShutdownAbort(t *testing.T) {
+	bin, err := difftest.BuildKeyhive(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got [2][]string
+	for i, redis := range []bool{true, false} {
+		var master *replNode
+		if redis {
+			master = startReplNode(t, true, "--repl-diskless-sync-delay", "0", "--shutdown-timeout", "20")
+		} else {
+			master = processNode(t, bin, "keyhive", "--shutdown-timeout", "20")
+		}
+		replica := startReplNode(t, true) // a process, to stop
+		replicate(t, master, replica)
+		replicaPid, _ := strconv.Atoi(replica.info(t, "server", "process_id"))
+		if err := syscall.Kill(replicaPid, syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		defer syscall.Kill(replicaPid, syscall.SIGCONT)
+		steps := &got[i]
+		step := func(what string, r difftest.Reply) {
+			*steps = append(*steps, what+": "+strings.TrimSpace(string(r.Raw)))
+		}
+		step("SET while the replica is stopped", master.do(t, "SET", "a", "1"))
+		step("SHUTDOWN ABORT with none", master.do(t, "SHUTDOWN", "ABORT"))
+		step("SHUTDOWN NOSAVE ABORT", master.do(t, "SHUTDOWN", "NOSAVE", "ABORT"))
+
+		waiting, err := difftest.Dial(master.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waiting.Timeout = time.Minute
+		waiting.Send("SHUTDOWN", "NOSAVE")
+		time.Sleep(300 * time.Millisecond)
+		step("SHUTDOWN ABORT", master.do(t, "SHUTDOWN", "ABORT"))
+		r, err := waiting.Read()
+		if err != nil {
+			t.Fatalf("%s: the aborted SHUTDOWN: %v", master.name, err)
+		}
+		step("the aborted SHUTDOWN", r)
+		waiting.Close()
+		step("SET after", master.do(t, "SET", "b", "1"))
+
+		pid, _ := strconv.Atoi(master.info(t, "server", "process_id"))
+		syscall.Kill(pid, syscall.SIGTERM)
+		time.Sleep(300 * time.Millisecond)
+		step("SHUTDOWN ABORT of SIGTERM's", master.do(t, "SHUTDOWN", "ABORT"))
+		step("SET after SIGTERM's", master.do(t, "SET", "c", "1"))
+		step("SHUTDOWN ABORT again", master.do(t, "SHUTDOWN", "ABORT"))
+	}
+	sameSteps(t, got[0], got[1])
+}

@@ -127,21 +127,28 @@ func run(cfg *config.Config, lg *logging.Logger) int {
 	sup.ready()
 
 	code := 0
-	select {
-	case sig := <-signals:
-		name := "SIGTERM"
-		if sig == syscall.SIGINT {
-			name = "SIGINT"
+	for stopped := false; !stopped; {
+		select {
+		case sig := <-signals:
+			name := "SIGTERM"
+			if sig == syscall.SIGINT {
+				name = "SIGINT"
+			}
+			lg.Logf(logging.Warning, "Received %s scheduling shutdown...", name)
+			sup.stopping()
+			switch err := srv.Shutdown(); {
+			case errors.Is(err, server.ErrShutdownAborted): // SHUTDOWN ABORT: go on serving
+				sup.resumed()
+				continue
+			case err != nil:
+				lg.Logf(logging.Warning, "Error trying to save the DB: %v", err)
+				code = 1
+			}
+		case <-srv.Done():
+			sup.stopping()
+			srv.Close() // waits for SHUTDOWN's close to finish
 		}
-		lg.Logf(logging.Warning, "Received %s scheduling shutdown...", name)
-		sup.stopping()
-		if err := srv.Shutdown(); err != nil {
-			lg.Logf(logging.Warning, "Error trying to save the DB: %v", err)
-			code = 1
-		}
-	case <-srv.Done():
-		sup.stopping()
-		srv.Close() // waits for SHUTDOWN's close to finish
+		stopped = true
 	}
 	if pidFile != "" {
 		lg.Logf(logging.Notice, "Removing the pid file.")

@@ -86,6 +86,13 @@ func (s *supervisor) stopping() {
 	}
 }
 
+// resumed tells systemd the server runs on after an aborted shutdown.
+func (s *supervisor) resumed() {
+	if s.mode == "systemd" {
+		s.notify("STATUS=Shutdown aborted\nREADY=1\n")
+	}
+}
+
 // notify sends one datagram to systemd's socket (sd_notify's protocol; a
 // leading @ names an abstract socket, which Go's unix addresses understand).
 func (s *supervisor) notify(state string) {
