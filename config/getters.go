@@ -124,6 +124,8 @@ var (
 	ixReplPingReplicaPeriod   = mustIdx("repl-ping-replica-period")
 	ixReplTimeout             = mustIdx("repl-timeout")
 	ixMinReplicasToWrite      = mustIdx("min-replicas-to-write")
+	ixMinReplicasToAck        = mustIdx("min-replicas-to-ack")
+	ixMinReplicasAckTimeout   = mustIdx("min-replicas-ack-timeout")
 	ixMinReplicasMaxLag       = mustIdx("min-replicas-max-lag")
 	ixReplicaPriority         = mustIdx("replica-priority")
 	ixReplicaAnnounceIP       = mustIdx("replica-announce-ip")
@@ -377,6 +379,11 @@ func (c *Config) ReplDisklessSyncMaxReplicas() int { return int(c.i64(ixReplDisk
 // ReplPingReplicaPeriod and ReplTimeout are in seconds.
 func (c *Config) ReplPingReplicaPeriod() int { return int(c.i64(ixReplPingReplicaPeriod)) }
 func (c *Config) ReplTimeout() int           { return int(c.i64(ixReplTimeout)) }
+
+// MinReplicasToAck replicas must acknowledge a write before its reply
+// leaves (0: none), within MinReplicasAckTimeout milliseconds.
+func (c *Config) MinReplicasToAck() int      { return int(c.i64(ixMinReplicasToAck)) }
+func (c *Config) MinReplicasAckTimeout() int { return int(c.i64(ixMinReplicasAckTimeout)) }
 
 // MinReplicasToWrite replicas with a lag of at most MinReplicasMaxLag
 // seconds are needed for writes (0: none).

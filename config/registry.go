@@ -27,6 +27,7 @@ const (
 	fHidden                    // not matched by CONFIG GET patterns
 	fMulti                     // several words: file args are joined, SET values split on spaces
 	fAlwaysRewrite             // CONFIG REWRITE writes it even when it equals the default
+	fOwn                       // Keyhive's own: redis-server does not know it
 )
 
 const (
@@ -201,8 +202,13 @@ var specs = []spec{
 	{name: "maxmemory-samples", kind: kInt, def: "5", min: 1, max: intMax},
 	// Keyhive's Prometheus endpoint (server/metrics.go): off while the port is 0;
 	// the bind list reads as bind's ("-" marks an optional address, "*" all).
-	{name: "metrics-bind", kind: kSpecial, def: "127.0.0.1 -::1", flags: fMulti | fImmutable, sp: spBind},
-	{name: "metrics-port", kind: kInt, def: "0", min: 0, max: 65535, flags: fImmutable},
+	{name: "metrics-bind", kind: kSpecial, def: "127.0.0.1 -::1", flags: fMulti | fImmutable | fOwn, sp: spBind},
+	{name: "metrics-port", kind: kInt, def: "0", min: 0, max: 65535, flags: fImmutable | fOwn},
+	// Keyhive's durable replies (server/durable.go): a write's reply waits
+	// until this many replicas acknowledged it (0: off), for at most the
+	// timeout in milliseconds.
+	{name: "min-replicas-to-ack", kind: kInt, def: "0", min: 0, max: intMax, flags: fOwn},
+	{name: "min-replicas-ack-timeout", kind: kInt, def: "10000", min: 1, max: intMax, flags: fOwn},
 	{name: "min-replicas-max-lag", alias: "min-slaves-max-lag", kind: kInt, def: "10", min: 0, max: intMax},
 	{name: "min-replicas-to-write", alias: "min-slaves-to-write", kind: kInt, def: "0", min: 0, max: intMax},
 	{name: "no-appendfsync-on-rewrite", kind: kBool, def: "no"},

@@ -33,7 +33,8 @@ type Manager struct {
 	offset      atomic.Int64
 	unsubscribe func() // the feed's subscription to the change stream; guarded by mu
 	feed        feed
-	replicas    []*Replica // guarded by mu
+	askedAt     atomic.Int64 // the stream's end after the last AskAcksOnce's GETACK
+	replicas    []*Replica   // guarded by mu
 	// lonelySince is when the last replica left (Unix s; repl-backlog-ttl).
 	lonelySince int64
 	// goodReplicas are the replicas whose last ACK is within
@@ -273,6 +274,15 @@ func (m *Manager) replicaList() []*Replica {
 // AskAcks writes REPLCONF GETACK * into the stream: every replica
 // acknowledges its offset at once (WAIT, WAITAOF, FAILOVER).
 func (m *Manager) AskAcks() { m.feed.add(argREPLCONF, argGETACK, argStar) }
+
+// AskAcksOnce is AskAcks unless the stream ends with a GETACK already:
+// the ACKs that one brings cover everything before it.
+func (m *Manager) AskAcksOnce() {
+	if m.Offset() != m.askedAt.Load() {
+		m.AskAcks()
+		m.askedAt.Store(m.Offset())
+	}
+}
 
 // Cron runs once a second: PINGs in the stream, replicas' and the
 // master's timeouts, the count of good replicas and the backlog's time to

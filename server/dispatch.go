@@ -336,6 +336,11 @@ func (c *Client) call(cmd *Command, args [][]byte, from caller) {
 	if locked && x.Dirty > 0 && s.blocking.unlogged.Load() > 0 {
 		s.logServed(x.Now)
 	}
+	if outermost && from == fromClient && x.Dirty > 0 && c.blocked == nil {
+		if n := s.cfg.MinReplicasToAck(); n > 0 && !c.obeys && !s.IsReplica() {
+			c.holdForReplicas(x, mark, int64(n))
+		}
+	}
 }
 
 // lock takes the locks cmd needs (EXEC's: its queue's and watched keys'),

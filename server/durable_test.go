@@ -1,0 +1,72 @@
+//go:build unix
+
+package server_test
+
+import (
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/keyhive/keyhive/internal/difftest"
+)
+
+// TestDurableReplies: with min-replicas-to-ack 1 a write's reply leaves
+// once a replica acknowledged it; with the replica stopped (SIGSTOP) the
+// write's reply is an error after min-replicas-ack-timeout while other
+// clients' reads go on, and once the replica runs again writes are
+// acknowledged again and it holds every one of them.
+func TestDurableReplies(t *testing.T) {
+	master := startReplNode(t, false, "--repl-diskless-sync-delay", "0", "--min-replicas-to-ack", "1", "--min-replicas-ack-timeout", "500")
+	replica := startReplNode(t, true) // a process, to stop
+	replicate(t, master, replica)
+	for i := range 100 {
+		master.ok(t, "SET", "k"+strconv.Itoa(i), i)
+		// Acknowledged means the replica has it: no WAIT needed.
+		if r := replica.ok(t, "GET", "k"+strconv.Itoa(i)); r.Str != strconv.Itoa(i) {
+			t.Fatalf("k%d acknowledged but the replica has %v", i, r)
+		}
+	}
+	if r := master.ok(t, "GET", "k1"); r.Str != "1" { // a read is not held
+		t.Fatalf("GET: %v", r)
+	}
+
+	pid, _ := strconv.Atoi(replica.info(t, "server", "process_id"))
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	writer, err := difftest.Dial(master.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer writer.Close()
+	writer.Timeout = 10 * time.Second
+	start := time.Now()
+	writer.Send("SET", "held", "1")
+	// Meanwhile another client is served.
+	if r := master.ok(t, "GET", "k2"); r.Str != "2" {
+		t.Fatalf("GET while a write waits: %v", r)
+	}
+	r, err := writer.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "NOREPLICAS Not enough replicas acknowledged the write within min-replicas-ack-timeout"; r.Str != want || !r.IsError() {
+		t.Fatalf("SET with the replica stopped: %q, want the error %q", r.Raw, want)
+	}
+	if d := time.Since(start); d < 450*time.Millisecond || d > 5*time.Second {
+		t.Errorf("the error came after %v, want about min-replicas-ack-timeout (500 ms)", d)
+	}
+	// A pipeline behind it waits in order.
+	writer.Send("SET", "a", "1")
+	writer.Send("GET", "a")
+	syscall.Kill(pid, syscall.SIGCONT)
+	for _, want := range []string{"OK", "1"} {
+		if r, err := writer.Read(); err != nil || r.Str != want {
+			t.Fatalf("after the replica resumed: %v %v, want %s", r, err, want)
+		}
+	}
+	if r := replica.ok(t, "GET", "a"); r.Str != "1" {
+		t.Fatalf("acknowledged a=1 but the replica has %v", r)
+	}
+}
