@@ -1515,9 +1515,7 @@ func redisCliInput(t *testing.T, input string, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "redis-cli", args...)
-	cmd.Stdin = strings.NewReader(input)
-	out, err := cmd.CombinedOutput()
+	out, err := difftest.RedisCli(ctx, input, args...)
 	if err != nil {
 		t.Fatalf("redis-cli %s: %v\n%s", strings.Join(args, " "), err, out)
 	}

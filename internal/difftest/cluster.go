@@ -58,10 +58,85 @@ func CreateCluster(addrs ...string) error {
 	defer cancel()
 	args := append([]string{"--cluster", "create"}, addrs...)
 	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
-	if out, err := exec.CommandContext(ctx, "redis-cli", args...).CombinedOutput(); err != nil {
+	if out, err := RedisCli(ctx, "", args...); err != nil {
 		return fmt.Errorf("redis-cli %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	return WaitClusterAgrees(addrs...)
+}
+
+// RedisCli runs redis-cli with args and input on its standard input. For
+// `--cluster create`, it repeats the CLUSTER MEET of two nodes that do not
+// know each other a few seconds after redis-cli's own: a handshake that
+// takes longer than the node timeout (a loaded machine) is dropped, by
+// redis-server as by Keyhive, and the two nodes then never meet, while
+// redis-cli waits for them to for ever.
+func RedisCli(ctx context.Context, input string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "redis-cli", args...)
+	cmd.Stdin = strings.NewReader(input)
+	if len(args) > 2 && args[0] == "--cluster" && args[1] == "create" {
+		var addrs []string
+		for _, a := range args[2:] {
+			if strings.HasPrefix(a, "--") {
+				break
+			}
+			addrs = append(addrs, a)
+		}
+		done := make(chan struct{})
+		defer close(done)
+		go meetAgain(addrs, done)
+	}
+	return cmd.CombinedOutput()
+}
+
+// meetAgain sends CLUSTER MEET, once a second, to each node at addrs that
+// does not know one of the others, from 3 s after the first node knows
+// another (redis-cli's MEETs went out) until done is closed.
+func meetAgain(addrs []string, done <-chan struct{}) {
+	var since time.Time
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-tick.C:
+		}
+		self := map[string]string{}  // addr -> its ip:port@bus
+		known := map[string]string{} // addr -> its CLUSTER NODES
+		for _, a := range addrs {
+			r, _ := Inline(a, "CLUSTER NODES")
+			nodes := r.Str
+			known[a] = nodes
+			for _, line := range strings.Split(nodes, "\n") {
+				if f := strings.Fields(line); len(f) > 2 && strings.Contains(f[2], "myself") {
+					self[a] = f[1]
+				}
+			}
+		}
+		if since.IsZero() {
+			for _, nodes := range known {
+				if strings.Count(strings.TrimSpace(nodes), "\n") > 0 {
+					since = time.Now()
+				}
+			}
+			continue
+		}
+		if time.Since(since) < 3*time.Second {
+			continue
+		}
+		for _, a := range addrs {
+			for _, b := range addrs {
+				bus := self[b]
+				if a == b || bus == "" || strings.Contains(known[a], " "+bus) {
+					continue
+				}
+				hostPort, busPort, _ := strings.Cut(bus, "@")
+				busPort, _, _ = strings.Cut(busPort, ",") // a hostname may follow
+				host, port, _ := strings.Cut(hostPort, ":")
+				Inline(a, "CLUSTER MEET "+host+" "+port+" "+busPort)
+			}
+		}
+	}
 }
 
 // WaitClusterAgrees waits until every node at addrs knows the others and

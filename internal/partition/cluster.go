@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -58,7 +57,7 @@ func StartCluster(bin, dir string, masters, replicas int, nodeTimeout time.Durat
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	create := append(append([]string{"--cluster", "create"}, addrs...), "--cluster-replicas", strconv.Itoa(replicas), "--cluster-yes")
-	if out, err := exec.CommandContext(ctx, "redis-cli", create...).CombinedOutput(); err != nil {
+	if out, err := difftest.RedisCli(ctx, "", create...); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("redis-cli %s: %v\n%s", strings.Join(create, " "), err, out)
 	}
