@@ -287,9 +287,11 @@ func tryStartRedis(path, name, dir string, directives []string) (*instance, erro
 			time.Sleep(2 * time.Millisecond)
 			continue
 		}
-		// The port answering is not proof it is ours: check the pid.
+		// The port answering is not proof it is ours: check the pid. A
+		// server still loading its files answers LOADING to most commands:
+		// ready is once it has loaded them.
 		cc := newConn(c)
-		r, err := cc.Do("INFO", "server")
+		r, err := cc.Do("INFO", "server", "persistence")
 		cc.Close()
 		if err != nil {
 			stop()
@@ -298,6 +300,10 @@ func tryStartRedis(path, name, dir string, directives []string) (*instance, erro
 		if !strings.Contains(r.Str, "process_id:"+strconv.Itoa(pid)+"\r\n") {
 			stop()
 			return nil, errPortTaken
+		}
+		if strings.Contains(r.Str, "\r\nloading:1\r\n") {
+			time.Sleep(2 * time.Millisecond)
+			continue
 		}
 		return s, nil
 	}
