@@ -58,7 +58,7 @@ func rngNext(state uint64) (next, out uint64) {
 	return state, state * 0x2545f4914f6cdd1d
 }
 
-func u32(b []byte, at int) uint32     { return binary.LittleEndian.Uint32(b[at:]) }
-func u64(b []byte, at int) uint64     { return binary.LittleEndian.Uint64(b[at:]) }
+func u32(b []byte, at int) uint32      { return binary.LittleEndian.Uint32(b[at:]) }
+func u64(b []byte, at int) uint64      { return binary.LittleEndian.Uint64(b[at:]) }
 func put32(b []byte, at int, v uint32) { binary.LittleEndian.PutUint32(b[at:], v) }
 func put64(b []byte, at int, v uint64) { binary.LittleEndian.PutUint64(b[at:], v) }
