@@ -295,3 +295,9 @@ func CuckooFromHeader(h []byte) (int, bool) {
 	}
 	return size, true
 }
+
+// Header is the filter's header, the first chunk of SCANDUMP.
+func (f Cuckoo) Header() []byte { return f[:cuckooHead] }
+
+// Data is every sub-filter's buckets, in order.
+func (f Cuckoo) Data() []byte { return f[cuckooHead:] }
