@@ -40,7 +40,9 @@ type cfParams struct {
 	bucketSize, maxIter, expansionBy int64
 }
 
-func cfDefaults() cfParams { return cfParams{capacity: 1024, bucketSize: 2, maxIter: 20, expansionBy: 1} }
+func cfDefaults() cfParams {
+	return cfParams{capacity: 1024, bucketSize: 2, maxIter: 20, expansionBy: 1}
+}
 
 func (p cfParams) buckets() uint64 { return prob.CuckooBuckets(uint64(p.capacity), int(p.bucketSize)) }
 
