@@ -1,13 +1,18 @@
 package server_test
 
 import (
+	"context"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/keyhive/keyhive/internal/difftest"
+	"github.com/keyhive/keyhive/keyhivetest"
 	"github.com/keyhive/keyhive/persistence"
 )
 
@@ -516,5 +521,52 @@ func TestProbabilisticPropagation(t *testing.T) {
 		if err := matchPropagated(s.collect(), step.want, 0, t0, t1); err != nil {
 			t.Errorf("%q (reply %v): %v", step.cmd, reply, err)
 		}
+	}
+}
+
+// TestSketchesNoHeapObjectPerKey is issue 39's memory acceptance: the
+// probabilistic values live in the keyspace's arenas, so 100,000 of them
+// add no Go heap object per key (the keyspace's index tables grow, a few
+// hundred objects).
+func TestSketchesNoHeapObjectPerKey(t *testing.T) {
+	srv := keyhivetest.Run(t)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), PoolSize: 1})
+	defer rdb.Close()
+	ctx := context.Background()
+	heapObjects := func() int64 {
+		runtime.GC()
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return int64(m.HeapObjects)
+	}
+	write := func(from, to int) {
+		pipe := rdb.Pipeline()
+		for i := from; i < to; i++ {
+			pipe.Do(ctx, "BF.ADD", fmt.Sprint("bf:", i), "x")
+			pipe.Do(ctx, "CF.ADD", fmt.Sprint("cf:", i), "x")
+			pipe.Do(ctx, "CMS.INITBYDIM", fmt.Sprint("cms:", i), 8, 2)
+			pipe.Do(ctx, "TOPK.RESERVE", fmt.Sprint("topk:", i), 2, 4, 2, 0.9)
+			pipe.Do(ctx, "TOPK.ADD", fmt.Sprint("topk:", i), "item")
+			pipe.Do(ctx, "TDIGEST.CREATE", fmt.Sprint("td:", i), "COMPRESSION", 10)
+			pipe.Do(ctx, "TDIGEST.ADD", fmt.Sprint("td:", i), 1.5)
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(0, 100) // the connection's and the families' first allocations
+	before := heapObjects()
+	const n = 20000
+	for i := 100; i < n; i += 1000 {
+		write(i, i+1000)
+	}
+	after := heapObjects()
+	if keys := rdb.DBSize(ctx).Val(); keys != 5*(n+100) {
+		t.Fatalf("%d keys", keys)
+	}
+	t.Logf("%d heap objects more for %d keys", after-before, 5*n)
+	if after-before > 5*n/10 { // a tenth of an object per key: the tables, not the keys
+		t.Errorf("%d heap objects more for %d keys", after-before, 5*n)
 	}
 }
