@@ -33,7 +33,7 @@ func init() {
 			Args:  "key:key#0 item:string...",
 			Since: "8.0.0", Complexity: "O(n), n = the items.",
 			Summary: "Reports for each item whether it is in a Top-K's list."},
-		&Spec{Name: "topk.reserve", Arity: -3, Flags: FlagWrite | FlagDenyOOM, ACL: "@write @topk @fast",
+		&Spec{Name: "topk.reserve", Arity: -3, Flags: FlagWrite | FlagDenyOOM | FlagFast, ACL: "@write @topk @fast",
 			Keys:  []string{"RW insert; index 1; range 0 1 0"},
 			Args:  "key:key#0 topk:integer [params:{width:integer depth:integer decay:double}]",
 			Since: "8.0.0", Complexity: "O(1)",

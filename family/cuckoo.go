@@ -193,10 +193,14 @@ func cfInsert(x *command.Ctx, nx bool) {
 	x.W.Array(len(items))
 	for _, item := range items {
 		added, err := cfAdd(x, &e, item, nx)
-		if err != nil {
-			added = -1
+		switch {
+		case err != nil:
+			x.W.Int(-1) // full
+		case nx:
+			x.W.Int(added)
+		default:
+			x.W.Bool(true) // CF.INSERT always adds
 		}
-		x.W.Int(added)
 		changed = changed || added == 1
 	}
 	if changed {
@@ -310,7 +314,9 @@ func cfScandumpCommand(x *command.Ctx) {
 	data := f.Data()
 	pos := int(iter - 1)
 	if pos >= len(data) {
-		scanDumpReply(x, 0, nil)
+		x.W.Array(2) // the end: a null chunk (BF.SCANDUMP's is empty)
+		x.W.Int(0)
+		x.W.Null()
 		return
 	}
 	chunk := data[pos:min(len(data), pos+scanDumpChunk)]

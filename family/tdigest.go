@@ -37,6 +37,7 @@ const (
 	errTDCompParse   = "ERR T-Digest: error parsing compression parameter"
 	errTDCompRange   = "ERR T-Digest: compression parameter needs to be a positive integer"
 	errTDVal         = "ERR T-Digest: error parsing val parameter"
+	errTDInfinite    = "ERR T-Digest: val parameter needs to be a finite number"
 	errTDQuantile    = "ERR T-Digest: error parsing quantile"
 	errTDQRange      = "ERR T-Digest: quantile should be in [0,1]"
 	errTDCDF         = "ERR T-Digest: error parsing cdf"
@@ -103,8 +104,13 @@ func tdWrite(x *command.Ctx, key []byte) (e keyspace.Entry, ok bool) {
 
 func tdAddCommand(x *command.Ctx) {
 	for _, arg := range x.Args[2:] {
-		if v, ok := parseDouble(arg); !ok || math.IsInf(v, 0) {
+		v, ok := parseDouble(arg)
+		if !ok {
 			x.W.Error(errTDVal)
+			return
+		}
+		if math.IsInf(v, 0) {
+			x.W.Error(errTDInfinite)
 			return
 		}
 	}

@@ -200,13 +200,17 @@ func TestCuckooCommands(t *testing.T) {
 		c(r.b(false), "CF.EXISTS", "missing", "x")
 		c(r.i(0), "CF.COUNT", "missing", "x")
 		// CF.DEL's page: one occurrence at a time.
-		c(r.arr(r.i(1), r.i(1), r.i(1)), "CF.INSERT", "d", "ITEMS", "item1", "item2", "item2")
+		// CF.INSERT replies booleans in RESP3 (its page), 1 in RESP2.
+		c(r.arr(r.b(true), r.b(true), r.b(true)), "CF.INSERT", "d", "ITEMS", "item1", "item2", "item2")
 		c(r.b(true), "CF.DEL", "d", "item1")
 		c(r.b(false), "CF.DEL", "d", "item1")
 		c(r.b(true), "CF.DEL", "d", "item2")
 		c(r.b(true), "CF.EXISTS", "d", "item2")
 		c(r.b(true), "CF.DEL", "d", "item2")
+		c(r.b(false), "CF.DEL", "d", "item2")
 		c(r.b(false), "CF.EXISTS", "d", "item2")
+		// CF.RESERVE's page.
+		c(r.ok(), "CF.RESERVE", "cf_params", "1000", "BUCKETSIZE", "8", "MAXITERATIONS", "20", "EXPANSION", "2")
 		c(r.err("ERR Not found"), "CF.DEL", "missing", "x") // Keyhive's text
 		// CF.INSERTNX's page.
 		c(r.arr(r.i(1), r.i(1)), "CF.INSERTNX", "n", "CAPACITY", "1000", "ITEMS", "item1", "item2")
@@ -249,6 +253,11 @@ func TestCuckooCommands(t *testing.T) {
 			t.Errorf("CF.INFO after LOADCHUNK: %q, want %q", got, want)
 		}
 		c(r.b(true), "CF.EXISTS", "g", "v7")
+		// The end of CF.SCANDUMP is a null chunk, BF.SCANDUMP's an empty one
+		// (the pages' examples).
+		c(r.arr(r.i(0), r.null()), "CF.SCANDUMP", "g", "100000")
+		c(r.ok(), "BF.RESERVE", "sd", "0.1", "10")
+		c(r.arr(r.i(0), r.bulk("")), "BF.SCANDUMP", "sd", "100000")
 	})
 }
 
@@ -392,7 +401,8 @@ func TestTDigestCommands(t *testing.T) {
 		c(r.d("nan"), "TDIGEST.MIN", "s1")
 		// Errors (Keyhive's texts where the pages give none).
 		c(r.err("ERR T-Digest: key does not exist"), "TDIGEST.ADD", "missing", "1")
-		c(r.err("ERR T-Digest: error parsing val parameter"), "TDIGEST.ADD", "m", "x")
+		c(r.err("ERR T-Digest: error parsing val parameter"), "TDIGEST.ADD", "m", "x") // TDIGEST.ADD's page
+		c(r.err("ERR T-Digest: val parameter needs to be a finite number"), "TDIGEST.ADD", "m", "inf")
 		c(r.err("ERR T-Digest: quantile should be in [0,1]"), "TDIGEST.QUANTILE", "m", "1.5")
 		c(r.err("ERR T-Digest: rank needs to be non negative"), "TDIGEST.BYRANK", "m", "-1")
 		c(r.err("ERR T-Digest: low_cut_percentile should be lower than high_cut_percentile"), "TDIGEST.TRIMMED_MEAN", "m", "0.5", "0.5")
