@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"runtime"
 	"strconv"
 	"strings"
@@ -578,5 +579,34 @@ func TestSketchesNoHeapObjectPerKey(t *testing.T) {
 	t.Logf("%d heap objects more for %d keys", after-before, 5*n)
 	if after-before > 5*n/10 { // a tenth of an object per key: the tables, not the keys
 		t.Errorf("%d heap objects more for %d keys", after-before, 5*n)
+	}
+}
+
+// TestBloomMemory is issue 39's memory acceptance as MEMORY USAGE reports
+// it: a filter for 1M items at 0.01 takes at most 1.1x the theoretical
+// n·ln(1/p)/ln²2 bits (about 1.2 MB) when NONSCALING, which sizes it at
+// the rate reserved; a scaling one is sized at half the rate, as Redis's
+// first sub-filter is, and takes at most 1.1x the theory at 0.005.
+func TestBloomMemory(t *testing.T) {
+	skipOnRedisTarget(t)
+	p := difftest.Start(t)
+	k := p.Keyhive()
+	theory := func(rate float64) float64 { return 1e6 * math.Log(1/rate) / (math.Ln2 * math.Ln2) / 8 }
+	for _, c := range []struct {
+		args []any
+		rate float64
+	}{
+		{[]any{"BF.RESERVE", "ns", "0.01", "1000000", "NONSCALING"}, 0.01},
+		{[]any{"BF.RESERVE", "sc", "0.01", "1000000"}, 0.005},
+	} {
+		k.Do("DEL", c.args[1])
+		if r := k.Do(c.args...); r.Str != "OK" {
+			t.Fatalf("%v: %s", c.args, r)
+		}
+		used := float64(k.Do("MEMORY", "USAGE", c.args[1]).Int)
+		t.Logf("%v: %.0f bytes, %.3fx the theory at %v", c.args, used, used/theory(c.rate), c.rate)
+		if used > 1.1*theory(c.rate) {
+			t.Errorf("%v: %.0f bytes > 1.1 x %.0f", c.args, used, theory(c.rate))
+		}
 	}
 }
