@@ -59,7 +59,7 @@ func topkReserveCommand(x *command.Ctx) {
 			return
 		}
 	}
-	if width*depth > probMaxBytes/8 {
+	if width*depth > probMaxBytes/8 || prob.TopKSize(uint64(k), uint64(width), uint64(depth)) > probMaxBytes {
 		x.W.Error(errBFTooLarge)
 		return
 	}
