@@ -1,6 +1,8 @@
 package family
 
 import (
+	"errors"
+
 	"github.com/keyhive/keyhive/command"
 	"github.com/keyhive/keyhive/internal/cstr"
 	"github.com/keyhive/keyhive/internal/prob"
@@ -50,6 +52,9 @@ const (
 	errBFInfoField  = "ERR Invalid information value"
 	errUnknownArg   = "ERR Unknown argument received"
 )
+
+// errTooLarge is a structure that would grow past probMaxBytes.
+var errTooLarge = errors.New(errBFTooLarge)
 
 // bfParams are a filter's creation parameters.
 type bfParams struct {
@@ -135,6 +140,9 @@ func bfReserveCommand(x *command.Ctx) {
 func bfAdd(x *command.Ctx, e *keyspace.Entry, item []byte) (f prob.Bloom, added bool, err error) {
 	f = prob.Bloom(e.Value())
 	added, grow, err := f.Add(item)
+	if grow > probMaxBytes-len(f) {
+		return f, false, errTooLarge
+	}
 	if grow > 0 {
 		f = prob.Bloom(probGrow(x, e, grow))
 		f.Grown()

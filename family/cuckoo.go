@@ -129,6 +129,9 @@ func cfAdd(x *command.Ctx, e *keyspace.Entry, item []byte, nx bool) (int64, erro
 		return 0, nil
 	}
 	grow, err := f.Add(item)
+	if grow > probMaxBytes-len(f) {
+		return 0, errTooLarge
+	}
 	if grow > 0 {
 		f = prob.Cuckoo(probGrow(x, e, grow))
 		f.Grown()
