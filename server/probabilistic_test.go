@@ -429,7 +429,8 @@ func TestTDigestCommands(t *testing.T) {
 // WATCH and keyspace events work through the usual paths.
 func TestProbabilisticKeys(t *testing.T) {
 	skipOnRedisTarget(t)
-	p := difftest.Start(t)
+	p := difftest.StartIsolated(t) // it changes notify-keyspace-events
+
 	k := p.Keyhive()
 	c := func(want string, args ...any) { t.Helper(); docCase(t, p, want, args...) }
 	k.Do("FLUSHALL")
