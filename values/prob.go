@@ -30,11 +30,20 @@ func probValue(v *persistence.Value) (keyspace.Type, error) {
 		if v.Module != probModuleID(t) {
 			continue
 		}
-		valid := map[keyspace.Type]func([]byte) bool{
-			keyspace.TypeBloom: prob.ValidBloom, keyspace.TypeCuckoo: prob.ValidCuckoo, keyspace.TypeCMS: prob.ValidCMS,
-			keyspace.TypeTopK: prob.ValidTopK, keyspace.TypeTDigest: prob.ValidTDigest,
-		}[t]
-		if !valid(v.Str) {
+		var valid bool
+		switch t {
+		case keyspace.TypeBloom:
+			valid = prob.ValidBloom(v.Str)
+		case keyspace.TypeCuckoo:
+			valid = prob.ValidCuckoo(v.Str)
+		case keyspace.TypeCMS:
+			valid = prob.ValidCMS(v.Str)
+		case keyspace.TypeTopK:
+			valid = prob.ValidTopK(v.Str)
+		default:
+			valid = prob.ValidTDigest(v.Str)
+		}
+		if !valid {
 			return 0, persistence.ErrBadData
 		}
 		return t, nil

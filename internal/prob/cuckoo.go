@@ -90,11 +90,8 @@ func (f Cuckoo) growth() uint64 {
 // RedisSize is the memory Redis reports for the same filter (CF.INFO
 // Size): its structures plus the buckets.
 func (f Cuckoo) RedisSize() int64 {
-	return int64(40 + 16*f.Filters() + f.DataBytes())
+	return int64(40 + 16*f.Filters() + len(f.Data()))
 }
-
-// DataBytes is the bytes of all sub-filters' buckets.
-func (f Cuckoo) DataBytes() int { return len(f) - cuckooHead }
 
 // subFilter is one sub-filter: its buckets' bytes and its bucket mask.
 type subFilter struct {
