@@ -322,7 +322,8 @@ func scanCommand(x *command.Ctx) {
 	}
 	x.Collect.Reset()
 	next := x.DB.Scan(cursor, opts.Limit(), x.Now, match, func(key []byte, t keyspace.Type) {
-		if !opts.HasType || cstr.ArgIs(opts.TypeName, t.Name()) {
+		// Module types' names have capitals (MBbloom--): compared folded.
+		if !opts.HasType || cstr.ArgIs(opts.TypeName, t.Name()) || t > keyspace.TypeStream && strings.EqualFold(string(cstr.Bytes(opts.TypeName)), t.Name()) {
 			x.Collect.Add(key)
 		}
 	})

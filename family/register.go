@@ -20,6 +20,11 @@ func Register(bind binder) {
 	registerStreamGroups(bind)
 	registerStreamDeletes(bind)
 	registerHLL(bind)
+	registerBloom(bind)
+	registerCuckoo(bind)
+	registerCMS(bind)
+	registerTopK(bind)
+	registerTDigest(bind)
 	registerGeo(bind)
 	registerSort(bind)
 }

@@ -26,6 +26,16 @@ const (
 	TypeStream = 6
 )
 
+// The probabilistic types, Redis 8's Bloom module types; each value is one
+// flat byte string (internal/prob).
+const (
+	TypeBloom Type = 8 + iota
+	TypeCuckoo
+	TypeCMS
+	TypeTopK
+	TypeTDigest
+)
+
 // Encoding is a value's in-memory representation, as OBJECT ENCODING names it.
 type Encoding uint8
 
@@ -59,6 +69,16 @@ func (t Type) Name() string {
 		return "hash"
 	case TypeStream:
 		return "stream"
+	case TypeBloom:
+		return "MBbloom--"
+	case TypeCuckoo:
+		return "MBbloomCF"
+	case TypeCMS:
+		return "CMSk-TYPE"
+	case TypeTopK:
+		return "TopK-TYPE"
+	case TypeTDigest:
+		return "TDIS-TYPE"
 	}
 	return "none"
 }

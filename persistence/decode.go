@@ -27,6 +27,9 @@ type Value struct {
 	// the order Redis keeps them in a listpackex (which then keeps it).
 	FieldTTLs  []int64
 	TTLOrdered bool
+	// Module is a module value's type id (Type TypeModule2, the bytes in
+	// Str): one of Keyhive's own types (see ModuleID).
+	Module uint64
 }
 
 // Error is corrupt or truncated input, at a byte offset.
@@ -277,7 +280,12 @@ func (d *decoder) value(t byte) (v Value, err error) {
 	case TypeStreamListpacks, TypeStreamListpack2, TypeStreamListpack3:
 		// An empty stream is a value (it keeps its last ID and groups).
 		return Value{Type: TypeStream, Stream: d.stream(t)}, nil
-	case TypeModule, TypeModule2:
+	case TypeModule2:
+		if v, ok := d.module(); ok {
+			return v, nil
+		}
+		return v, errors.New("module values are not supported")
+	case TypeModule:
 		return v, errors.New("module values are not supported")
 	default:
 		d.fail("unknown value type " + strconv.Itoa(int(t)))

@@ -213,7 +213,7 @@ func restoreCommand(x *Ctx) {
 	case err != nil:
 		x.W.Error("ERR " + err.Error())
 		return
-	case v.HasDuplicates():
+	case v.HasDuplicates() || !values.Restorable(&v):
 		x.W.Error("ERR Bad data format")
 		return
 	}

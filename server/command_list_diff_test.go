@@ -76,3 +76,16 @@ func TestRedis8CommandsListed(t *testing.T) {
 		}
 	}
 }
+
+// redis8ModuleCommands counts Keyhive's commands of the groups that are
+// modules' in Redis 8 (the probabilistic types'), which no 7.x server has.
+func redis8ModuleCommands() int64 {
+	var n int64
+	for _, s := range cmdspec.Commands() {
+		switch s.Group {
+		case "bf", "cf", "cms", "topk", "tdigest":
+			n++
+		}
+	}
+	return n
+}

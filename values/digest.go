@@ -116,6 +116,10 @@ func (d *Digest) addValue(e *keyspace.Entry) {
 			}
 			return true
 		})
+	default:
+		if IsProb(e.Type()) {
+			d.mix(e.Value()) // the structure's bytes, equal on a replica
+		}
 	}
 	if e.ExpireAt() != 0 {
 		d.add([]byte("!!expire!!"))

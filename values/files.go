@@ -134,6 +134,14 @@ func AppendRebuild(b []byte, e *keyspace.Entry) []byte {
 		})
 	case keyspace.TypeStream:
 		b = AppendStreamRebuild(b, key, EntryStream(e))
+	default:
+		if IsProb(e.Type()) {
+			// No command rebuilds a sketch's counters: RESTORE its bytes.
+			enc := NewEncoder(false)
+			payload := persistence.AppendDumpFooter(AppendValue(enc, nil, e, nil, nil))
+			ReleaseEncoder(enc)
+			b = resp.AppendCommand(b, [][]byte{[]byte("RESTORE"), key, []byte("0"), payload})
+		}
 	}
 	if at := e.ExpireAt(); at != 0 {
 		b = resp.AppendCommand(b, [][]byte{[]byte("PEXPIREAT"), key, strconv.AppendInt(nil, at, 10)})

@@ -133,6 +133,11 @@ func AppendValue(enc *persistence.Encoder, b []byte, e *keyspace.Entry, key []by
 	case keyspace.TypeStream:
 		head(persistence.TypeStreamListpack2) // Redis 7.0's stream type
 		b = appendStreamValue(enc, b, EntryStream(e))
+	default:
+		if IsProb(e.Type()) {
+			head(persistence.TypeModule2)
+			b = enc.AppendModuleValue(b, probModuleID(e.Type()), e.Value())
+		}
 	}
 	return b
 }
@@ -162,10 +167,17 @@ var ErrDuplicate = errors.New("duplicate elements")
 // commands build it, so it takes the encoding Redis gives it under the
 // configured limits.
 func Restore(env *Env, e keyspace.Entry, key []byte, v *persistence.Value, expireAt int64, mode AccessMode, freq int, idle int64) error {
-	if v.Type == persistence.TypeString {
+	switch v.Type {
+	case persistence.TypeString:
 		// Most keys: the value stored straight into the vacancy.
 		env.DB.Put(&e, key, keyspace.TypeString, StringEncoding(v.Str), v.Str, expireAt, env.Now)
-	} else {
+	case persistence.TypeModule2:
+		t, err := probValue(v)
+		if err != nil {
+			return err
+		}
+		env.DB.Put(&e, key, t, keyspace.EncRaw, v.Str, expireAt, env.Now)
+	default:
 		if err := storeCollection(env, e, key, v); err != nil {
 			return err
 		}

@@ -18,18 +18,20 @@ import (
 type opKind uint8
 
 const (
-	opSet   opKind = iota // SET g:c:s<seq> value (a key per operation)
-	opIncr                // INCR g:c:ctr
-	opRPush               // RPUSH g:c:list <seq>
-	opHSet                // HSET g:c:hash f<seq> value
-	opZAdd                // ZADD g:c:zset <seq> f<seq>
-	opXAdd                // XADD g:c:xs * seq <seq> v value
-	opMulti               // MULTI: SET m<seq>, INCR mctr, RPUSH mlist, HSET mhash, ZADD mzset; EXEC
-	opEval                // EVAL of the same five writes on e<seq>, ectr, elist, ehash, ezset
+	opSet     opKind = iota // SET g:c:s<seq> value (a key per operation)
+	opIncr                  // INCR g:c:ctr
+	opRPush                 // RPUSH g:c:list <seq>
+	opHSet                  // HSET g:c:hash f<seq> value
+	opZAdd                  // ZADD g:c:zset <seq> f<seq>
+	opXAdd                  // XADD g:c:xs * seq <seq> v value
+	opMulti                 // MULTI: SET m<seq>, INCR mctr, RPUSH mlist, HSET mhash, ZADD mzset, BF.ADD mbf <seq>; EXEC
+	opEval                  // EVAL of the same five writes on e<seq>, ectr, elist, ehash, ezset
+	opCMS                   // CMS.INCRBY g:c:cms <seq> 1 (the sketch made as the connection starts)
+	opTDigest               // TDIGEST.ADD g:c:td <seq> (likewise)
 	numOpKinds
 )
 
-var opNames = [...]string{"SET", "INCR", "RPUSH", "HSET", "ZADD", "XADD", "MULTI", "EVAL"}
+var opNames = [...]string{"SET", "INCR", "RPUSH", "HSET", "ZADD", "XADD", "MULTI", "EVAL", "CMS.INCRBY", "TDIGEST.ADD"}
 
 // evalScript writes five keys; it must take effect entirely or not at all.
 const evalScript = `redis.call('SET', KEYS[1], ARGV[1])
@@ -51,8 +53,19 @@ func opHash(seed int64, gen, conn, seq int) uint64 {
 	return mix64(uint64(seed) ^ mix64(uint64(gen)<<40^uint64(conn)<<32^uint64(seq)))
 }
 
-func kindOf(seed int64, gen, conn, seq int) opKind {
-	return opKind(opHash(seed, gen, conn, seq) % uint64(numOpKinds))
+// load is what decides the operations: the seed, and whether they include
+// the probabilistic types' (Keyhive's; Redis 7 lacks them).
+type load struct {
+	seed     int64
+	sketches bool
+}
+
+func kindOf(l load, gen, conn, seq int) opKind {
+	kinds := numOpKinds
+	if !l.sketches {
+		kinds = opCMS
+	}
+	return opKind(opHash(l.seed, gen, conn, seq) % uint64(kinds))
 }
 
 // value is operation seq's self-describing value: who wrote it, a payload
@@ -73,10 +86,10 @@ func prefix(gen, conn int) string { return "g" + strconv.Itoa(gen) + ":c" + strc
 
 // commands returns the requests of operation seq, sent at once (a pipelined
 // MULTI ... EXEC), and how many replies precede the one that acknowledges it.
-func commands(seed int64, gen, conn, seq int) [][]string {
-	p, s, v := prefix(gen, conn), strconv.Itoa(seq), value(seed, gen, conn, seq)
+func commands(l load, gen, conn, seq int) [][]string {
+	p, s, v := prefix(gen, conn), strconv.Itoa(seq), value(l.seed, gen, conn, seq)
 	f := "f" + s
-	switch kindOf(seed, gen, conn, seq) {
+	switch kindOf(l, gen, conn, seq) {
 	case opSet:
 		return [][]string{{"SET", p + "s" + s, v}}
 	case opIncr:
@@ -90,13 +103,20 @@ func commands(seed int64, gen, conn, seq int) [][]string {
 	case opXAdd:
 		return [][]string{{"XADD", p + "xs", "*", "seq", s, "v", v}}
 	case opMulti:
-		return [][]string{{"MULTI"},
+		cmds := [][]string{{"MULTI"},
 			{"SET", p + "m" + s, v},
 			{"INCR", p + "mctr"},
 			{"RPUSH", p + "mlist", s},
 			{"HSET", p + "mhash", f, v},
-			{"ZADD", p + "mzset", s, f},
-			{"EXEC"}}
+			{"ZADD", p + "mzset", s, f}}
+		if l.sketches {
+			cmds = append(cmds, []string{"BF.ADD", p + "mbf", s})
+		}
+		return append(cmds, []string{"EXEC"})
+	case opCMS:
+		return [][]string{{"CMS.INCRBY", p + "cms", s, "1"}}
+	case opTDigest:
+		return [][]string{{"TDIGEST.ADD", p + "td", s}}
 	default: // opEval
 		return [][]string{{"EVAL", evalScript, "5", p + "e" + s, p + "ectr", p + "elist", p + "ehash", p + "ezset", v, s, f}}
 	}
@@ -113,20 +133,33 @@ type connLog struct {
 // runWorker writes operations until the connection breaks (the kill) or stop
 // is closed. An error reply stops it too: the refused operation is taken
 // back (it must not be in the data).
-func runWorker(addr string, seed int64, gen, conn int, stop <-chan struct{}, log *connLog, ops *atomic.Int64) {
+func runWorker(addr string, l load, gen, conn int, stop <-chan struct{}, log *connLog, ops *atomic.Int64) {
 	c, err := dial(addr, 2*time.Second)
 	if err != nil {
 		log.err = "dial: " + err.Error()
 		return
 	}
 	defer c.close()
+	// The sketches CMS.INCRBY and TDIGEST.ADD count into, before any
+	// operation: their counts tell which operations are present.
+	if l.sketches {
+		p := prefix(gen, conn)
+		replies, err := c.pipe([][]string{{"CMS.INITBYDIM", p + "cms", "16", "4"}, {"TDIGEST.CREATE", p + "td"}})
+		if err != nil {
+			return
+		}
+		if msg := replyErr(replies); msg != "" {
+			log.err = "creating the sketches: " + msg
+			return
+		}
+	}
 	for seq := 1; ; seq++ {
 		select {
 		case <-stop:
 			return
 		default:
 		}
-		cmds := commands(seed, gen, conn, seq)
+		cmds := commands(l, gen, conn, seq)
 		log.sent = seq
 		replies, err := c.pipe(cmds)
 		if err != nil {
@@ -134,7 +167,7 @@ func runWorker(addr string, seed int64, gen, conn int, stop <-chan struct{}, log
 		}
 		if msg := replyErr(replies); msg != "" {
 			log.sent = seq - 1
-			log.err = fmt.Sprintf("%s refused: %s", opNames[kindOf(seed, gen, conn, seq)], msg)
+			log.err = fmt.Sprintf("%s refused: %s", opNames[kindOf(l, gen, conn, seq)], msg)
 			return
 		}
 		log.acked = seq
@@ -161,14 +194,14 @@ func replyErr(replies []any) string {
 
 // runLoad starts conns workers for generation gen and returns a function that
 // waits for them all (they end when the server dies or stop is closed).
-func runLoad(addr string, seed int64, gen, conns int, stop <-chan struct{}, ops *atomic.Int64) ([]connLog, func()) {
+func runLoad(addr string, l load, gen, conns int, stop <-chan struct{}, ops *atomic.Int64) ([]connLog, func()) {
 	logs := make([]connLog, conns)
 	var wg sync.WaitGroup
 	for i := range logs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			runWorker(addr, seed, gen, i, stop, &logs[i], ops)
+			runWorker(addr, l, gen, i, stop, &logs[i], ops)
 		}()
 	}
 	return logs, wg.Wait

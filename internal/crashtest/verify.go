@@ -25,13 +25,13 @@ func (f *findings) note(format string, args ...any) {
 
 // verifyConn reads what is left of operations 1..sent of connection conn of
 // generation gen and reports which are present.
-func verifyConn(c *client, seed int64, gen, conn, sent int) (*findings, error) {
+func verifyConn(c *client, l load, gen, conn, sent int) (*findings, error) {
 	p := prefix(gen, conn)
 	f := &findings{present: make([]bool, sent)}
 	kinds := make([]opKind, sent+1)
 	var byKind [numOpKinds][]int // the operations of each kind, in order
 	for seq := 1; seq <= sent; seq++ {
-		kinds[seq] = kindOf(seed, gen, conn, seq)
+		kinds[seq] = kindOf(l, gen, conn, seq)
 		byKind[kinds[seq]] = append(byKind[kinds[seq]], seq)
 	}
 	cmds := [][]string{
@@ -63,6 +63,18 @@ func verifyConn(c *client, seed int64, gen, conn, sent int) (*findings, error) {
 			cmds[i] = append(cmds[i], p+"none")
 		}
 	}
+	// The sketches' counts (-1 when missing) and the MULTI operations'
+	// Bloom filter items.
+	if l.sketches {
+		cmds = append(cmds,
+			[]string{"EVAL", "if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end return redis.call('CMS.INFO', KEYS[1])[6]", "1", p + "cms"},
+			[]string{"EVAL", "if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end return redis.call('TDIGEST.INFO', KEYS[1])[14]", "1", p + "td"})
+		bf := []string{"BF.MEXISTS", p + "mbf", "none"}
+		for _, seq := range byKind[opMulti] {
+			bf = append(bf, strconv.Itoa(seq))
+		}
+		cmds = append(cmds, bf)
+	}
 	r, err := c.pipe(cmds)
 	if err != nil {
 		return nil, err
@@ -72,7 +84,7 @@ func verifyConn(c *client, seed int64, gen, conn, sent int) (*findings, error) {
 			return nil, fmt.Errorf("%s: %v", strings.Join(cmds[i][:2], " "), e)
 		}
 	}
-	val := func(seq int) string { return value(seed, gen, conn, seq) }
+	val := func(seq int) string { return value(l.seed, gen, conn, seq) }
 	mark := func(seq int) { f.present[seq-1] = true }
 
 	// Counters: the first n INCRs are the ones present.
@@ -212,7 +224,30 @@ func verifyConn(c *client, seed int64, gen, conn, sent int) (*findings, error) {
 	for seq := range strs(r[13], byKind[opSet], "s") {
 		mark(seq)
 	}
+	// The sketches: the first n of their operations are present.
+	sketch := func(v any, name string, k opKind) {
+		n, _ := v.(int64)
+		if n > int64(len(byKind[k])) {
+			f.unexpected++
+			f.note("%s%s counts %d, only %d %s sent", p, name, n, len(byKind[k]), opNames[k])
+			n = int64(len(byKind[k]))
+		}
+		for _, seq := range byKind[k][:max(n, 0)] {
+			mark(seq)
+		}
+	}
+	// A MULTI's Bloom filter item is checked only when its other parts are
+	// there: an absent one may test present (a false positive).
+	bfHas := map[int]bool{}
+	if l.sketches {
+		for i, seq := range byKind[opMulti] {
+			bfHas[seq] = r[18].([]any)[1+i] == int64(1)
+		}
+		sketch(r[16], "cms", opCMS)
+		sketch(r[17], "td", opTDigest)
+	}
 	// MULTI and EVAL: the five parts of each operation, all or none.
+	sketches := l.sketches
 	for j, k := range []opKind{opMulti, opEval} {
 		l, base := "me"[j:j+1], 5+4*j
 		parts := []map[int]bool{
@@ -231,11 +266,14 @@ func verifyConn(c *client, seed int64, gen, conn, sent int) (*findings, error) {
 					missing = append(missing, partNames[pi])
 				}
 			}
-			switch have {
-			case len(parts):
+			switch {
+			case have == len(parts) && k == opMulti && sketches && !bfHas[seq]:
+				f.broken++
+				f.note("MULTI %s%d: its Bloom filter item is missing", p, seq)
+			case have == len(parts):
 				mark(seq)
 				n++
-			case 0:
+			case have == 0:
 			default:
 				f.broken++
 				f.note("%s %s%d: %d of %d parts present (missing: %s)", opNames[k], p, seq, have, len(parts), strings.Join(missing, " "))

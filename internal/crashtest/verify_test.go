@@ -21,7 +21,8 @@ func TestVerifierCatches(t *testing.T) {
 	const seed, gen = 5, 1
 	stop := make(chan struct{})
 	var ops atomic.Int64
-	logs, wait := runLoad(addr, seed, gen, 2, stop, &ops)
+	ld := load{seed, true}
+	logs, wait := runLoad(addr, ld, gen, 2, stop, &ops)
 	for ops.Load() < 400 {
 		time.Sleep(time.Millisecond)
 	}
@@ -34,7 +35,7 @@ func TestVerifierCatches(t *testing.T) {
 	defer c.close()
 	check := func(conn int) *findings {
 		t.Helper()
-		f, err := verifyConn(c, seed, gen, conn, logs[conn].sent)
+		f, err := verifyConn(c, ld, gen, conn, logs[conn].sent)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -48,7 +49,7 @@ func TestVerifierCatches(t *testing.T) {
 		f := check(conn)
 		for i, ok := range f.present {
 			if !ok {
-				t.Fatalf("conn %d: op %d (%s) not found", conn, i+1, opNames[kindOf(seed, gen, conn, i+1)])
+				t.Fatalf("conn %d: op %d (%s) not found", conn, i+1, opNames[kindOf(ld, gen, conn, i+1)])
 			}
 		}
 		if f.torn+f.broken+f.unexpected > 0 {
@@ -58,7 +59,7 @@ func TestVerifierCatches(t *testing.T) {
 	// The first operation of a kind on connection 0.
 	first := func(k opKind) int {
 		for seq := 1; seq <= logs[0].sent; seq++ {
-			if kindOf(seed, gen, 0, seq) == k {
+			if kindOf(ld, gen, 0, seq) == k {
 				return seq
 			}
 		}
@@ -88,5 +89,10 @@ func TestVerifierCatches(t *testing.T) {
 	c.do("INCR", p+"ectr")
 	if f := check(0); f.unexpected != 1 {
 		t.Errorf("extra EVAL counter: %+v", f.notes)
+	}
+	// A sketch counting more than was sent.
+	c.do("CMS.INCRBY", p+"cms", "x", "5")
+	if f := check(0); f.unexpected != 2 {
+		t.Errorf("extra CMS count: %+v", f.notes)
 	}
 }

@@ -1,0 +1,37 @@
+package cmdspec
+
+// Redis 8's Count-Min sketch commands (the cms group).
+func init() {
+	add("cms",
+		&Spec{Name: "cms.incrby", Arity: -4, Flags: FlagWrite | FlagDenyOOM, ACL: "@write @cms",
+			Keys:  []string{"RW update; index 1; range 0 1 0"},
+			Args:  "key:key#0 item_increment:{item:string increment:integer}...",
+			Since: "8.0.0", Complexity: "O(n), n = the items.",
+			Summary: "Adds to items' counts in a Count-Min sketch and returns their estimates."},
+		&Spec{Name: "cms.info", Arity: 2, Flags: FlagReadonly | FlagFast, ACL: "@read @cms @fast",
+			Keys:  []string{"RO access; index 1; range 0 1 0"},
+			Args:  "key:key#0",
+			Since: "8.0.0", Complexity: "O(1)",
+			Summary: "Returns a Count-Min sketch's width, depth and total count."},
+		&Spec{Name: "cms.initbydim", Arity: 4, Flags: FlagWrite | FlagDenyOOM | FlagFast, ACL: "@write @cms @fast",
+			Keys:  []string{"RW insert; index 1; range 0 1 0"},
+			Args:  "key:key#0 width:integer depth:integer",
+			Since: "8.0.0", Complexity: "O(1)",
+			Summary: "Creates a Count-Min sketch of the given width and depth."},
+		&Spec{Name: "cms.initbyprob", Arity: 4, Flags: FlagWrite | FlagDenyOOM | FlagFast, ACL: "@write @cms @fast",
+			Keys:  []string{"RW insert; index 1; range 0 1 0"},
+			Args:  "key:key#0 error:double probability:double",
+			Since: "8.0.0", Complexity: "O(1)",
+			Summary: "Creates a Count-Min sketch sized for an error bound and its probability."},
+		&Spec{Name: "cms.merge", Arity: -4, Flags: FlagWrite | FlagDenyOOM, ACL: "@write @cms",
+			Keys:  []string{"RW update; index 1; range 0 1 0", "RO access; index 2; keynum 0 1 1"},
+			Args:  "destination:key#0 numKeys:integer source:key#1... [WEIGHTS=weight:integer]...",
+			Since: "8.0.0", Complexity: "O(n), n = the sketches' counters.",
+			Summary: "Sets a Count-Min sketch to the weighted sum of sketches of its dimensions."},
+		&Spec{Name: "cms.query", Arity: -3, Flags: FlagReadonly, ACL: "@read @cms",
+			Keys:  []string{"RO access; index 1; range 0 1 0"},
+			Args:  "key:key#0 item:string...",
+			Since: "8.0.0", Complexity: "O(n), n = the items.",
+			Summary: "Returns items' estimated counts in a Count-Min sketch."},
+	)
+}
