@@ -34,6 +34,7 @@ var Categories = [...]string{
 	"keyspace", "read", "write", "set", "sortedset", "list", "hash", "string",
 	"bitmap", "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow",
 	"blocking", "dangerous", "connection", "transaction", "scripting",
+	"json", // Redis 8's module types' categories follow Redis's own
 }
 
 func categoryIndex(name string) int {

@@ -22,6 +22,7 @@ func Register(bind binder) {
 	registerHLL(bind)
 	registerGeo(bind)
 	registerSort(bind)
+	registerJSON(bind)
 }
 
 // binder binds the command name to its handler run.

@@ -24,6 +24,10 @@ const (
 	TypeZSet
 	TypeHash
 	TypeStream = 6
+	// TypeJSON is a JSON document (Redis 8's JSON, a module type there).
+	// Module types have no number of Redis's own; they count down from 15,
+	// the last the entry's 4 type bits hold.
+	TypeJSON = 15
 )
 
 // Encoding is a value's in-memory representation, as OBJECT ENCODING names it.
@@ -59,6 +63,8 @@ func (t Type) Name() string {
 		return "hash"
 	case TypeStream:
 		return "stream"
+	case TypeJSON:
+		return "ReJSON-RL"
 	}
 	return "none"
 }

@@ -348,3 +348,47 @@ func fixContainers(doc []byte, anc []int, sizeDelta, countDelta int) {
 		binary.LittleEndian.PutUint32(doc[p+5:], uint32(int(n)+countDelta))
 	}
 }
+
+// Equal reports whether the value at a in da equals the value at b in db:
+// numbers by value (1 equals 1.0), objects member by member in any order,
+// everything else exactly.
+func Equal(da []byte, a int, db []byte, b int) bool {
+	ka, kb := KindAt(da, a), KindAt(db, b)
+	numeric := func(k Kind) bool { return k == Integer || k == Number }
+	switch {
+	case numeric(ka) && numeric(kb):
+		if ka == Integer && kb == Integer {
+			return Int(da, a) == Int(db, b)
+		}
+		return Num(da, a) == Num(db, b)
+	case ka != kb:
+		return false
+	case ka == String:
+		return string(Str(da, a)) == string(Str(db, b))
+	case ka == Array:
+		if Len(da, a) != Len(db, b) {
+			return false
+		}
+		p, q := First(da, a), First(db, b)
+		for end := End(da, a); p < end; p, q = p+Size(da, p), q+Size(db, q) {
+			if !Equal(da, p, db, q) {
+				return false
+			}
+		}
+		return true
+	case ka == Object:
+		if Len(da, a) != Len(db, b) {
+			return false
+		}
+		for p, end := First(da, a), End(da, a); p < end; {
+			k, v := Member(da, p)
+			w, _, ok := Lookup(db, b, k)
+			if !ok || !Equal(da, v, db, w) {
+				return false
+			}
+			p = v + Size(da, v)
+		}
+		return true
+	}
+	return da[a] == db[b]
+}
