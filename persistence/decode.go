@@ -277,8 +277,10 @@ func (d *decoder) value(t byte) (v Value, err error) {
 	case TypeStreamListpacks, TypeStreamListpack2, TypeStreamListpack3:
 		// An empty stream is a value (it keeps its last ID and groups).
 		return Value{Type: TypeStream, Stream: d.stream(t)}, nil
-	case TypeModule, TypeModule2:
-		return v, errors.New("module values are not supported")
+	case TypeModule2:
+		return d.module()
+	case TypeModule:
+		return v, errModule
 	default:
 		d.fail("unknown value type " + strconv.Itoa(int(t)))
 	}

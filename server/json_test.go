@@ -1,11 +1,16 @@
 package server_test
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/keyhive/keyhive/internal/difftest"
+	"github.com/redis/go-redis/v9"
 )
 
 // The JSON commands (Redis 8.0), as their redis.io pages document them:
@@ -317,5 +322,77 @@ func TestJSONEventsAndWatch(t *testing.T) {
 	k.Do("JSON.SET", "w", "$", "2")
 	if got := k.Do("TTL", "w").Raw; string(got) != ":100\r\n" {
 		t.Errorf("TTL after JSON.SET of the root: %q", got)
+	}
+}
+
+// TestJSONPersistence: a document survives DUMP/RESTORE, DEBUG RELOAD (an
+// RDB written and loaded) and an AOF rewrite and restart, with its TTL, and
+// DEBUG DIGEST reads the same data set back. The RDB and DUMP form is
+// Redis 8's module value (type ReJSON-RL, version 3, the compact text); an
+// AOF without the RDB preamble holds JSON.SET of the document.
+func TestJSONPersistence(t *testing.T) {
+	for _, preamble := range []string{"yes", "no"} {
+		t.Run("aof-use-rdb-preamble "+preamble, func(t *testing.T) { testJSONPersistence(t, preamble) })
+	}
+}
+
+func testJSONPersistence(t *testing.T, preamble string) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	args := []string{"--dir", dir, "--appendonly", "yes", "--enable-debug-command", "yes", "--aof-use-rdb-preamble", preamble}
+	srv := startKeyhive(t, args...)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), Protocol: 2})
+	defer rdb.Close()
+	do := func(want any, args ...any) {
+		t.Helper()
+		got, err := rdb.Do(ctx, args...).Result()
+		if err != nil || got != want {
+			t.Errorf("%v: got %v %v, want %v", args, got, err, want)
+		}
+	}
+	text := `{"a":[1,2.5,"x",null,true,{"b":{}}],"n":-9223372036854775808,"s":"é\n"}`
+	do("OK", "JSON.SET", "doc", "$", text)
+	do(int64(1), "EXPIRE", "doc", "1000")
+	do("OK", "JSON.SET", "small", "$", "1")
+	digest := rdb.Do(ctx, "DEBUG", "DIGEST").Val()
+
+	dump := rdb.Dump(ctx, "doc").Val()
+	if dump == "" || dump[0] != 7 { // RDB_TYPE_MODULE_2
+		t.Fatalf("DUMP: %q", dump)
+	}
+	do("OK", "RESTORE", "copy", "0", dump)
+	do(text, "JSON.GET", "copy", ".")
+	do("ReJSON-RL", "TYPE", "copy")
+	do(int64(1), "DEL", "copy")
+
+	do("OK", "DEBUG", "RELOAD")
+	do(text, "JSON.GET", "doc", ".")
+	if got := rdb.Do(ctx, "DEBUG", "DIGEST").Val(); got != digest {
+		t.Errorf("DEBUG DIGEST after DEBUG RELOAD: %s, was %s", got, digest)
+	}
+	if ttl := rdb.TTL(ctx, "doc").Val(); ttl < 990*time.Second {
+		t.Errorf("TTL after DEBUG RELOAD: %v", ttl)
+	}
+
+	do("Background append only file rewriting started", "BGREWRITEAOF")
+	waitAOFRewrite(t, rdb)
+	do("OK", "JSON.SET", "doc", "$.a[0]", "7")
+	srv.Close()
+	if preamble == "no" {
+		base, _ := filepath.Glob(filepath.Join(dir, "appendonlydir", "*.base.aof"))
+		if b, err := os.ReadFile(base[0]); err != nil || !strings.Contains(string(b), "JSON.SET\r\n$3\r\ndoc\r\n$1\r\n$\r\n") {
+			t.Errorf("the rewritten AOF %s lacks JSON.SET doc $: %q %v", base, b, err)
+		}
+	}
+	srv = startKeyhive(t, args...)
+	rdb = redis.NewClient(&redis.Options{Addr: srv.Addr(), Protocol: 2})
+	defer rdb.Close()
+	do(strings.Replace(text, "[1,", "[7,", 1), "JSON.GET", "doc", ".")
+	do("1", "JSON.GET", "small", ".")
+	if ttl := rdb.TTL(ctx, "doc").Val(); ttl < 990*time.Second {
+		t.Errorf("TTL after the AOF's load: %v", ttl)
+	}
+	if n := rdb.MemoryUsage(ctx, "doc").Val(); n <= 0 {
+		t.Errorf("MEMORY USAGE: %d", n)
 	}
 }
