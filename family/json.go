@@ -63,31 +63,33 @@ var jsonDebugHelp = []string{
 	"HELP                - this message",
 }
 
+// Error texts as RedisJSON words them: a JSON text that does not parse
+// and a failed arithmetic have no error code of their own.
 const (
-	errJSONNoKey   = "ERR could not perform this operation on a key that doesn't exist"
-	errJSONRoot    = "ERR new objects must be created at the root"
-	errJSONPath    = "ERR Invalid JSONPath"
-	errJSONTooMuch = "ERR JSONPath evaluation exceeds its work limit"
-	errJSONIndex   = "ERR index out of bounds"
-	errJSONNotANum = "ERR result is not a number"
+	errJSONNoKey      = "ERR could not perform this operation on a key that doesn't exist"
+	errJSONRoot       = "ERR new objects must be created at the root"
+	errJSONPath       = "ERR Invalid JSONPath"
+	errJSONTooMuch    = "ERR JSONPath evaluation exceeds its work limit"
+	errJSONIndex      = "ERR index out of bounds"
+	errJSONNotANum    = "result is not a number"
+	errJSONBadNum     = "bad input number"
+	errJSONNoPath     = "ERR Path does not exist"
+	errJSONStatic     = "Err wrong static path"
+	errJSONOutOfRange = "ERR array index out of range"
 )
 
-func errJSONNoPath(path []byte) string {
-	return "ERR Path '" + string(path) + "' does not exist"
+// errJSONWrongType is a legacy path's match of the wrong type.
+func errJSONWrongType(want string) string {
+	return "WRONGTYPE wrong type of path value - expected " + want
 }
 
-func errJSONWrongKind(want string, got jsondoc.Kind) string {
-	return "ERR wrong type of path value - expected " + want + " but found " + got.Name()
-}
+// errJSONNoneOf is a legacy path that names no value of the type the
+// command needs.
+func errJSONNoneOf(what string) string { return "ERR Path does not exist or " + what }
 
-// jsonRootPath is the path a command without one uses: `.` in RESP2, `$`
-// in RESP3.
-func jsonRootPath(x *command.Ctx) []byte {
-	if x.W.Proto >= 3 {
-		return []byte("$")
-	}
-	return []byte(".")
-}
+// jsonRootPath is the path a command without one uses: the legacy root,
+// which replies with the value itself (RESP2 and RESP3 alike).
+var jsonRootPath = []byte(".")
 
 // jsonParsePath parses a path argument, replying its error.
 func jsonParsePath(x *command.Ctx, arg []byte) (*jsonpath.Path, bool) {
@@ -113,7 +115,7 @@ func jsonEval(x *command.Ctx, p *jsonpath.Path, doc []byte) ([]jsonpath.Match, b
 func jsonParseValue(x *command.Ctx, text []byte) ([]byte, bool) {
 	v, err := jsondoc.Parse(nil, text)
 	if err != nil {
-		x.W.Error("ERR " + err.Error())
+		x.W.Error(err.Error())
 		return nil, false
 	}
 	return v, true
@@ -308,9 +310,10 @@ func jsonSet(x *command.Ctx) {
 }
 
 // jsonSetAt sets v at p in the document being edited: in place of every
-// match, or as a new member of the parent objects when the path's last step
-// names a missing member. set=false when nothing was set (cond, or no
-// place); ok=false after replying an error.
+// match, or, when nothing matches, as a new member of the objects the
+// path's parent names (the path must then name one place, and end with a
+// member name). set=false when nothing was set (cond, or no place);
+// ok=false after replying an error.
 func jsonSetAt(ed *jsonEdit, p *jsonpath.Path, v []byte, cond int) (set, ok bool) {
 	if !ed.found || p.IsRoot() {
 		if (cond == jsonSetNX && ed.found) || (cond == jsonSetXX && !ed.found) {
@@ -327,7 +330,7 @@ func jsonSetAt(ed *jsonEdit, p *jsonpath.Path, v []byte, cond int) (set, ok bool
 		if cond == jsonSetNX {
 			return false, true
 		}
-		for _, m := range descending(ms) {
+		for _, m := range descending(outermost(ed.doc, ms)) {
 			ed.replace(m, v)
 		}
 		return true, true
@@ -335,22 +338,27 @@ func jsonSetAt(ed *jsonEdit, p *jsonpath.Path, v []byte, cond int) (set, ok bool
 	if cond == jsonSetXX {
 		return false, true
 	}
+	if !p.Definite() {
+		ed.x.W.Error(errJSONStatic)
+		return false, false
+	}
 	name, parent, named := p.LastName()
 	if !named {
-		return false, true
+		ed.x.W.Error(errJSONOutOfRange)
+		return false, false
 	}
 	parents, ok := jsonEval(ed.x, parent, ed.doc)
 	if !ok {
 		return false, false
 	}
 	member := append(jsondoc.AppendKey(nil, name), v...)
-	set = false
 	for _, m := range descending(parents) {
-		if jsondoc.KindAt(ed.doc, m.Off) == jsondoc.Object {
-			end := jsondoc.End(ed.doc, m.Off)
-			ed.splice(m.Off, end, end, member, 1)
-			set = true
+		if jsondoc.KindAt(ed.doc, m.Off) != jsondoc.Object {
+			return false, true
 		}
+		end := jsondoc.End(ed.doc, m.Off)
+		ed.splice(m.Off, end, end, member, 1)
+		set = true
 	}
 	return set, true
 }
@@ -534,7 +542,7 @@ func jsonGet(x *command.Ctx) {
 	}
 paths:
 	if len(args) == 0 {
-		args = [][]byte{jsonRootPath(x)}
+		args = [][]byte{jsonRootPath}
 	}
 	ps := make([]*jsonpath.Path, len(args))
 	anyJSONPath := false
@@ -557,7 +565,7 @@ paths:
 	out := x.NextScratch()
 	if len(ps) == 1 {
 		var ok bool
-		if out, ok = jsonGetOne(x, out, doc, ps[0], args[0], &f); !ok {
+		if out, ok = jsonGetOne(x, out, doc, ps[0], &f); !ok {
 			return
 		}
 		x.W.Bulk(out)
@@ -581,7 +589,7 @@ paths:
 			obj = appendMatchArray(obj, doc, ms)
 		} else {
 			if len(ms) == 0 {
-				x.W.Error(errJSONNoPath(args[i]))
+				x.W.Error(errJSONNoPath)
 				return
 			}
 			obj = append(obj, doc[ms[0].Off:jsondoc.End(doc, ms[0].Off)]...)
@@ -596,14 +604,14 @@ paths:
 
 // jsonGetOne appends one path's result: the first match's text for a
 // legacy path, the array of the matches for a JSONPath.
-func jsonGetOne(x *command.Ctx, out, doc []byte, p *jsonpath.Path, text []byte, f *jsondoc.Format) ([]byte, bool) {
+func jsonGetOne(x *command.Ctx, out, doc []byte, p *jsonpath.Path, f *jsondoc.Format) ([]byte, bool) {
 	ms, ok := jsonEval(x, p, doc)
 	if !ok {
 		return out, false
 	}
 	if p.IsLegacy() {
 		if len(ms) == 0 {
-			x.W.Error(errJSONNoPath(text))
+			x.W.Error(errJSONNoPath)
 			return out, false
 		}
 		return jsondoc.AppendJSON(out, doc, ms[0].Off, f), true
@@ -649,7 +657,7 @@ func jsonMGet(x *command.Ctx) {
 }
 
 func jsonResp(x *command.Ctx) {
-	doc, p, text, ok := jsonReadPath(x)
+	doc, p, ok := jsonReadPath(x)
 	if !ok {
 		return
 	}
@@ -663,7 +671,7 @@ func jsonResp(x *command.Ctx) {
 	}
 	if p.IsLegacy() {
 		if len(ms) == 0 {
-			x.W.Error(errJSONNoPath(text))
+			x.W.Error(errJSONNoPath)
 			return
 		}
 		writeJSONResp(x, doc, ms[0].Off)
@@ -676,8 +684,8 @@ func jsonResp(x *command.Ctx) {
 }
 
 // writeJSONResp writes a value in JSON.RESP's form: null as a null bulk,
-// booleans as simple strings, integers as integers, doubles and strings as
-// bulk strings, an array as "[" and its elements, an object as "{" and its
+// booleans as simple strings, integers as integers, doubles as doubles,
+// strings as bulk strings, an array as "[" and its elements, an object as "{" and its
 // keys and values.
 func writeJSONResp(x *command.Ctx, doc []byte, off int) {
 	switch jsondoc.KindAt(doc, off) {
@@ -688,7 +696,7 @@ func writeJSONResp(x *command.Ctx, doc []byte, off int) {
 	case jsondoc.Integer:
 		x.W.Int(jsondoc.Int(doc, off))
 	case jsondoc.Number:
-		x.W.Bulk(jsondoc.AppendNumber(nil, jsondoc.Float(doc, off)))
+		x.W.Double(jsondoc.Float(doc, off))
 	case jsondoc.String:
 		x.W.Bulk(jsondoc.Str(doc, off))
 	case jsondoc.Array:
@@ -710,23 +718,23 @@ func writeJSONResp(x *command.Ctx, doc []byte, off int) {
 }
 
 // jsonReadPath reads the document at Args[1] and the optional path at
-// Args[2]; doc=nil for no key.
-func jsonReadPath(x *command.Ctx) (doc []byte, p *jsonpath.Path, text []byte, ok bool) {
-	text = jsonRootPath(x)
+// Args[2] (the legacy root without one); doc=nil for no key.
+func jsonReadPath(x *command.Ctx) (doc []byte, p *jsonpath.Path, ok bool) {
+	text := jsonRootPath
 	if len(x.Args) > 2 {
 		text = x.Args[2]
 	}
 	if p, ok = jsonParsePath(x, text); !ok {
-		return nil, nil, nil, false
+		return nil, nil, false
 	}
 	doc, _, ok = jsonRead(x, x.Args[1])
-	return doc, p, text, ok
+	return doc, p, ok
 }
 
 // ---- JSON.DEL, JSON.CLEAR, JSON.TOGGLE ----
 
 func jsonDel(x *command.Ctx) {
-	text := []byte("$")
+	text := jsonRootPath
 	if len(x.Args) > 2 {
 		text = x.Args[2]
 	}
@@ -742,30 +750,41 @@ func jsonDel(x *command.Ctx) {
 		x.W.Int(0)
 		return
 	}
+	var deleted int
 	if p.IsRoot() {
+		deleted = 1
+	} else {
+		ms, ok := jsonEval(x, p, ed.doc)
+		if !ok {
+			return
+		}
+		// A value inside another deleted one is not counted.
+		ms = outermost(ed.doc, ms)
+		for i := len(ms) - 1; i >= 0; i-- {
+			if ms[i].Parent >= 0 {
+				ed.remove(ms[i])
+				deleted++
+			}
+		}
+	}
+	// Deleting the root, or the last member or element, deletes the key.
+	if p.IsRoot() || deleted > 0 && isEmptyContainer(ed.doc) {
 		x.DB.DeleteEntry(&ed.e)
 		x.Dirty++
 		x.Notify(config.EventModule, "json.del", ed.key)
-		x.W.Int(1)
-		return
+	} else {
+		ed.commit("json.del")
 	}
-	ms, ok := jsonEval(x, p, ed.doc)
-	if !ok {
-		return
-	}
-	ms = outermost(ed.doc, ms)
-	for i := len(ms) - 1; i >= 0; i-- {
-		if ms[i].Parent < 0 {
-			continue
-		}
-		ed.remove(ms[i])
-	}
-	ed.commit("json.del")
-	x.W.Int(int64(len(ms)))
+	x.W.Int(int64(deleted))
+}
+
+func isEmptyContainer(doc []byte) bool {
+	k := jsondoc.KindAt(doc, 0)
+	return (k == jsondoc.Array || k == jsondoc.Object) && jsondoc.Len(doc, 0) == 0
 }
 
 func jsonClear(x *command.Ctx) {
-	text := []byte("$")
+	text := jsonRootPath
 	if len(x.Args) > 2 {
 		text = x.Args[2]
 	}
@@ -781,16 +800,27 @@ func jsonClear(x *command.Ctx) {
 	if !ok {
 		return
 	}
+	// Only what clearing changes counts: non-empty arrays and objects,
+	// numbers other than 0.
 	ms = outermost(ed.doc, ms)
 	cleared := 0
 	for i := len(ms) - 1; i >= 0; i-- {
 		m := ms[i]
 		switch jsondoc.KindAt(ed.doc, m.Off) {
 		case jsondoc.Array:
+			if jsondoc.Len(ed.doc, m.Off) == 0 {
+				continue
+			}
 			ed.replace(m, jsondoc.EmptyArray)
 		case jsondoc.Object:
+			if jsondoc.Len(ed.doc, m.Off) == 0 {
+				continue
+			}
 			ed.replace(m, jsondoc.EmptyObject)
 		case jsondoc.Integer, jsondoc.Number:
+			if jsondoc.Num(ed.doc, m.Off) == 0 {
+				continue
+			}
 			ed.replace(m, jsondoc.AppendInt(nil, 0))
 		default:
 			continue
@@ -814,17 +844,8 @@ func jsonToggle(x *command.Ctx) {
 	if !ok {
 		return
 	}
-	if p.IsLegacy() {
-		if len(ms) == 0 {
-			x.W.Error(errJSONNoPath(x.Args[2]))
-			return
-		}
-		for _, m := range ms {
-			if k := jsondoc.KindAt(ed.doc, m.Off); k != jsondoc.Bool {
-				x.W.Error(errJSONWrongKind("boolean", k))
-				return
-			}
-		}
+	if ms, ok = jsonKeepKind(x, p, ed.doc, ms, jsondoc.Bool, "not a bool"); !ok {
+		return
 	}
 	results := make([]int64, len(ms)) // -1: not a boolean
 	for i, m := range ms {
@@ -860,9 +881,12 @@ func writeIntsOrNulls(x *command.Ctx, vals []int64) {
 // ---- JSON.TYPE, JSON.STRLEN, JSON.ARRLEN, JSON.OBJLEN, JSON.OBJKEYS ----
 
 func jsonType(x *command.Ctx) {
-	doc, p, _, ok := jsonReadPath(x)
+	doc, p, ok := jsonReadPath(x)
 	if !ok {
 		return
+	}
+	if x.W.Proto >= 3 { // RESP3 wraps the reply in an array
+		x.W.Array(1)
 	}
 	if doc == nil {
 		x.W.Null()
@@ -880,74 +904,119 @@ func jsonType(x *command.Ctx) {
 		x.W.BulkString(jsondoc.KindAt(doc, ms[0].Off).Name())
 		return
 	}
-	if x.W.Proto >= 3 { // RESP3 wraps the list in an array
-		x.W.Array(1)
-	}
 	x.W.Array(len(ms))
 	for _, m := range ms {
 		x.W.BulkString(jsondoc.KindAt(doc, m.Off).Name())
 	}
 }
 
-// jsonLengths is STRLEN, ARRLEN and OBJLEN: the length of each match of
-// kind, by measure.
-func jsonLengths(x *command.Ctx, kind jsondoc.Kind, want string, measure func(doc []byte, off int) int) {
-	doc, p, text, ok := jsonReadPath(x)
-	if !ok {
-		return
-	}
+// jsonLengths writes a JSONPath's reply of the lengths of its matches of
+// kind (null for the others); a missing key is errNoKey's error.
+func jsonLengths(x *command.Ctx, doc []byte, p *jsonpath.Path, kind jsondoc.Kind, noKey string) {
 	if doc == nil {
-		if p.IsLegacy() {
-			x.W.Null()
-		} else {
-			x.W.Error(errJSONNoKey)
-		}
+		x.W.Error(noKey)
 		return
 	}
 	ms, ok := jsonEval(x, p, doc)
 	if !ok {
-		return
-	}
-	if p.IsLegacy() {
-		if len(ms) == 0 {
-			x.W.Error(errJSONNoPath(text))
-			return
-		}
-		if k := jsondoc.KindAt(doc, ms[0].Off); k != kind {
-			x.W.Error(errJSONWrongKind(want, k))
-			return
-		}
-		x.W.Int(int64(measure(doc, ms[0].Off)))
 		return
 	}
 	x.W.Array(len(ms))
 	for _, m := range ms {
 		if jsondoc.KindAt(doc, m.Off) == kind {
-			x.W.Int(int64(measure(doc, m.Off)))
+			x.W.Int(int64(jsonLength(doc, m.Off)))
 		} else {
 			x.W.Null()
 		}
 	}
 }
 
-func jsonStrLen(x *command.Ctx) {
-	jsonLengths(x, jsondoc.String, "string", func(doc []byte, off int) int { return len(jsondoc.Str(doc, off)) })
+// jsonLength is a string's length in bytes, a container's in elements.
+func jsonLength(doc []byte, off int) int {
+	if jsondoc.KindAt(doc, off) == jsondoc.String {
+		return len(jsondoc.Str(doc, off))
+	}
+	return jsondoc.Len(doc, off)
 }
 
-func jsonArrLen(x *command.Ctx) { jsonLengths(x, jsondoc.Array, "array", jsondoc.Len) }
+// jsonFirst is a legacy path's first match; found=false when there is no
+// match (nothing replied).
+func jsonFirst(x *command.Ctx, doc []byte, p *jsonpath.Path) (off int, found, ok bool) {
+	ms, ok := jsonEval(x, p, doc)
+	if !ok || len(ms) == 0 {
+		return 0, false, ok
+	}
+	return ms[0].Off, true, true
+}
 
-func jsonObjLen(x *command.Ctx) { jsonLengths(x, jsondoc.Object, "object", jsondoc.Len) }
+func jsonStrLen(x *command.Ctx) {
+	doc, p, ok := jsonReadPath(x)
+	switch {
+	case !ok:
+	case !p.IsLegacy():
+		jsonLengths(x, doc, p, jsondoc.String, errJSONNoKey)
+	case doc == nil:
+		x.W.Null()
+	default:
+		off, found, ok := jsonFirst(x, doc, p)
+		switch {
+		case !ok:
+		case !found:
+			x.W.Error(errJSONNoPath)
+		case jsondoc.KindAt(doc, off) != jsondoc.String:
+			x.W.Error(errJSONWrongType("string"))
+		default:
+			x.W.Int(int64(jsonLength(doc, off)))
+		}
+	}
+}
+
+func jsonArrLen(x *command.Ctx) {
+	doc, p, ok := jsonReadPath(x)
+	switch {
+	case !ok:
+	case !p.IsLegacy():
+		jsonLengths(x, doc, p, jsondoc.Array, errJSONNoKey)
+	case doc == nil:
+		x.W.Null()
+	default:
+		off, found, ok := jsonFirst(x, doc, p)
+		switch {
+		case !ok:
+		case !found:
+			x.W.Error(errJSONNoPath)
+		case jsondoc.KindAt(doc, off) != jsondoc.Array:
+			x.W.Error(errJSONNoneOf("not an array"))
+		default:
+			x.W.Int(int64(jsonLength(doc, off)))
+		}
+	}
+}
+
+func jsonObjLen(x *command.Ctx) {
+	doc, p, ok := jsonReadPath(x)
+	switch {
+	case !ok:
+	case !p.IsLegacy():
+		jsonLengths(x, doc, p, jsondoc.Object, errJSONNoneOf("not an object"))
+	case doc == nil:
+		x.W.Null()
+	default:
+		off, found, ok := jsonFirst(x, doc, p)
+		switch {
+		case !ok:
+		case !found:
+			x.W.Null()
+		case jsondoc.KindAt(doc, off) != jsondoc.Object:
+			x.W.Error(errJSONWrongType("object"))
+		default:
+			x.W.Int(int64(jsonLength(doc, off)))
+		}
+	}
+}
 
 func jsonObjKeys(x *command.Ctx) {
-	doc, p, text, ok := jsonReadPath(x)
-	if !ok {
-		return
-	}
-	if doc == nil {
-		x.W.Null()
-		return
-	}
-	ms, ok := jsonEval(x, p, doc)
+	doc, p, ok := jsonReadPath(x)
 	if !ok {
 		return
 	}
@@ -960,15 +1029,28 @@ func jsonObjKeys(x *command.Ctx) {
 		}
 	}
 	if p.IsLegacy() {
-		if len(ms) == 0 {
-			x.W.Error(errJSONNoPath(text))
+		if doc == nil {
+			x.W.Null()
 			return
 		}
-		if k := jsondoc.KindAt(doc, ms[0].Off); k != jsondoc.Object {
-			x.W.Error(errJSONWrongKind("object", k))
-			return
+		off, found, ok := jsonFirst(x, doc, p)
+		switch {
+		case !ok:
+		case !found:
+			x.W.Null()
+		case jsondoc.KindAt(doc, off) != jsondoc.Object:
+			x.W.Error(errJSONNoneOf("not an object"))
+		default:
+			keys(off)
 		}
-		keys(ms[0].Off)
+		return
+	}
+	if doc == nil {
+		x.W.Error(errJSONNoKey)
+		return
+	}
+	ms, ok := jsonEval(x, p, doc)
+	if !ok {
 		return
 	}
 	x.W.Array(len(ms))
@@ -976,7 +1058,7 @@ func jsonObjKeys(x *command.Ctx) {
 		if jsondoc.KindAt(doc, m.Off) == jsondoc.Object {
 			keys(m.Off)
 		} else {
-			x.W.NullArray()
+			x.W.Null()
 		}
 	}
 }
@@ -989,7 +1071,7 @@ func jsonNumOp(x *command.Ctx, mult bool) {
 		return
 	}
 	if k := jsondoc.KindAt(by, 0); k != jsondoc.Integer && k != jsondoc.Number {
-		x.W.Error(errJSONWrongKind("a number", k))
+		x.W.Error(errJSONBadNum)
 		return
 	}
 	p, ok := jsonParsePath(x, x.Args[2])
@@ -1004,19 +1086,10 @@ func jsonNumOp(x *command.Ctx, mult bool) {
 	if !ok {
 		return
 	}
-	if p.IsLegacy() {
-		if len(ms) == 0 {
-			x.W.Error(errJSONNoPath(x.Args[2]))
-			return
-		}
-		for _, m := range ms {
-			if k := jsondoc.KindAt(ed.doc, m.Off); k != jsondoc.Integer && k != jsondoc.Number {
-				x.W.Error(errJSONWrongKind("a number", k))
-				return
-			}
-		}
+	if ms, ok = jsonKeepKindOf(x, p, ed.doc, ms, "does not contains a number", jsondoc.Integer, jsondoc.Number); !ok {
+		return
 	}
-	// Compute every result first: an overflow changes nothing.
+	// Compute every result first: a failure changes nothing.
 	results := make([][]byte, len(ms)) // stored forms, nil for a non-number
 	for i, m := range ms {
 		k := jsondoc.KindAt(ed.doc, m.Off)
@@ -1046,64 +1119,49 @@ func jsonNumOp(x *command.Ctx, mult bool) {
 		event = "json.nummultby"
 	}
 	ed.commit(event)
-	if p.IsLegacy() {
-		last := results[len(results)-1]
-		if x.W.Proto >= 3 {
-			writeNumber(x, last)
-		} else {
-			x.W.Bulk(jsondoc.AppendScalar(nil, last, 0))
-		}
-		return
-	}
-	if x.W.Proto >= 3 {
+	switch {
+	case x.W.Proto >= 3: // numbers, legacy path or not
 		x.W.Array(len(results))
 		for _, r := range results {
 			if r == nil {
 				x.W.Null()
+			} else if jsondoc.KindAt(r, 0) == jsondoc.Integer {
+				x.W.Int(jsondoc.Int(r, 0))
 			} else {
-				writeNumber(x, r)
+				x.W.Double(jsondoc.Float(r, 0))
 			}
 		}
-		return
-	}
-	out := append(x.NextScratch(), '[')
-	for i, r := range results {
-		if i > 0 {
-			out = append(out, ',')
+	case p.IsLegacy():
+		x.W.Bulk(jsondoc.AppendScalar(nil, results[len(results)-1], 0))
+	default:
+		out := append(x.NextScratch(), '[')
+		for i, r := range results {
+			if i > 0 {
+				out = append(out, ',')
+			}
+			if r == nil {
+				out = append(out, "null"...)
+			} else {
+				out = jsondoc.AppendScalar(out, r, 0)
+			}
 		}
-		if r == nil {
-			out = append(out, "null"...)
-		} else {
-			out = jsondoc.AppendScalar(out, r, 0)
-		}
-	}
-	out = append(out, ']')
-	x.W.Bulk(out)
-	x.KeepScratch(out)
-}
-
-func writeNumber(x *command.Ctx, v []byte) {
-	if jsondoc.KindAt(v, 0) == jsondoc.Integer {
-		x.W.Int(jsondoc.Int(v, 0))
-	} else {
-		x.W.Double(jsondoc.Float(v, 0))
+		out = append(out, ']')
+		x.W.Bulk(out)
+		x.KeepScratch(out)
 	}
 }
 
 // numOp applies the increment or factor by to the number at off: integer
-// arithmetic when both are integers and it does not overflow, else double
-// arithmetic, whose integral results are kept as integers (as RedisJSON's
-// numbers keep them). ok=false for a result that is not a finite number.
+// arithmetic (wrapping, as RedisJSON's) when both are integers, else
+// double arithmetic, whose result stays a double. ok=false for a result
+// that is not a finite number.
 func numOp(doc []byte, off int, by []byte, mult bool) ([]byte, bool) {
 	if jsondoc.KindAt(doc, off) == jsondoc.Integer && jsondoc.KindAt(by, 0) == jsondoc.Integer {
 		a, b := jsondoc.Int(doc, off), jsondoc.Int(by, 0)
 		if mult {
-			if r := a * b; a == 0 || (r/a == b && !(a == -1 && b == math.MinInt64) && !(b == -1 && a == math.MinInt64)) {
-				return jsondoc.AppendInt(nil, r), true
-			}
-		} else if r := a + b; (b >= 0) == (r >= a) {
-			return jsondoc.AppendInt(nil, r), true
+			return jsondoc.AppendInt(nil, a*b), true
 		}
+		return jsondoc.AppendInt(nil, a+b), true
 	}
 	a, b := jsondoc.Num(doc, off), jsondoc.Num(by, 0)
 	r := a + b
@@ -1113,16 +1171,13 @@ func numOp(doc []byte, off int, by []byte, mult bool) ([]byte, bool) {
 	if math.IsInf(r, 0) || math.IsNaN(r) {
 		return nil, false
 	}
-	if r == math.Trunc(r) && r >= -(1<<63) && r < 1<<63 {
-		return jsondoc.AppendInt(nil, int64(r)), true
-	}
 	return jsondoc.AppendFloat(nil, r), true
 }
 
 // ---- JSON.STRAPPEND ----
 
 func jsonStrAppend(x *command.Ctx) {
-	text, arg := jsonRootPath(x), x.Args[2]
+	text, arg := jsonRootPath, x.Args[2]
 	if len(x.Args) > 3 {
 		text, arg = x.Args[2], x.Args[3]
 	}
@@ -1130,8 +1185,8 @@ func jsonStrAppend(x *command.Ctx) {
 	if !ok {
 		return
 	}
-	if k := jsondoc.KindAt(v, 0); k != jsondoc.String {
-		x.W.Error(errJSONWrongKind("string", k))
+	if jsondoc.KindAt(v, 0) != jsondoc.String {
+		x.W.Error(errJSONWrongType("string"))
 		return
 	}
 	add := jsondoc.Str(v, 0)
@@ -1147,7 +1202,7 @@ func jsonStrAppend(x *command.Ctx) {
 	if !ok {
 		return
 	}
-	if !jsonLegacyCheck(x, p, text, ed.doc, ms, jsondoc.String, "string") {
+	if ms, ok = jsonKeepKind(x, p, ed.doc, ms, jsondoc.String, "not a string"); !ok {
 		return
 	}
 	lens := make([]int64, len(ms))
@@ -1170,23 +1225,28 @@ func jsonStrAppend(x *command.Ctx) {
 	jsonWriteCounts(x, p, lens)
 }
 
-// jsonLegacyCheck replies the legacy path's errors: nothing matched, or a
-// match not of kind.
-func jsonLegacyCheck(x *command.Ctx, p *jsonpath.Path, text, doc []byte, ms []jsonpath.Match, kind jsondoc.Kind, want string) bool {
+// jsonKeepKind returns the matches a legacy path acts on, those of kind,
+// replying notKind when there are none; a JSONPath acts on (and replies
+// null for) every match.
+func jsonKeepKind(x *command.Ctx, p *jsonpath.Path, doc []byte, ms []jsonpath.Match, kind jsondoc.Kind, notKind string) ([]jsonpath.Match, bool) {
+	return jsonKeepKindOf(x, p, doc, ms, notKind, kind)
+}
+
+func jsonKeepKindOf(x *command.Ctx, p *jsonpath.Path, doc []byte, ms []jsonpath.Match, notKind string, kinds ...jsondoc.Kind) ([]jsonpath.Match, bool) {
 	if !p.IsLegacy() {
-		return true
+		return ms, true
 	}
-	if len(ms) == 0 {
-		x.W.Error(errJSONNoPath(text))
-		return false
-	}
+	kept := ms[:0]
 	for _, m := range ms {
-		if k := jsondoc.KindAt(doc, m.Off); k != kind {
-			x.W.Error(errJSONWrongKind(want, k))
-			return false
+		if slices.Contains(kinds, jsondoc.KindAt(doc, m.Off)) {
+			kept = append(kept, m)
 		}
 	}
-	return true
+	if len(kept) == 0 {
+		x.W.Error(errJSONNoneOf(notKind))
+		return nil, false
+	}
+	return kept, true
 }
 
 // jsonWriteCounts replies the counts of the updates: per match for a
@@ -1239,7 +1299,7 @@ func jsonArrInsertAt(x *command.Ctx, text []byte, values [][]byte, indexArg []by
 	if !ok {
 		return
 	}
-	if !jsonLegacyCheck(x, p, text, ed.doc, ms, jsondoc.Array, "array") {
+	if ms, ok = jsonKeepKind(x, p, ed.doc, ms, jsondoc.Array, "not an array"); !ok {
 		return
 	}
 	lens := make([]int64, len(ms))
@@ -1305,7 +1365,7 @@ func jsonArrIndex(x *command.Ctx) {
 		}
 	}
 	if len(x.Args) > 6 {
-		x.W.Error(command.ErrSyntax)
+		x.W.Error(command.ErrArity("json.arrindex"))
 		return
 	}
 	p, ok := jsonParsePath(x, x.Args[2])
@@ -1317,54 +1377,61 @@ func jsonArrIndex(x *command.Ctx) {
 		return
 	}
 	if !found {
-		x.W.Error(errJSONNoKey)
+		x.W.Error(errJSONNoPath)
+		return
+	}
+	if p.IsLegacy() {
+		off, found, ok := jsonFirst(x, doc, p)
+		switch {
+		case !ok:
+		case !found:
+			x.W.Error(errJSONNoPath)
+		case jsondoc.KindAt(doc, off) != jsondoc.Array:
+			x.W.Error(errJSONWrongType("array"))
+		default:
+			x.W.Int(arrIndex(doc, off, v, start, stop))
+		}
 		return
 	}
 	ms, ok := jsonEval(x, p, doc)
 	if !ok {
 		return
 	}
-	if !jsonLegacyCheck(x, p, x.Args[2], doc, ms, jsondoc.Array, "array") {
-		return
-	}
-	found64 := make([]int64, len(ms))
-	for i, m := range ms {
-		found64[i] = -2 // null
-		if jsondoc.KindAt(doc, m.Off) != jsondoc.Array {
-			continue
-		}
-		found64[i] = arrIndex(doc, m.Off, v, start, stop)
-	}
-	if p.IsLegacy() {
-		x.W.Int(found64[0])
-		return
-	}
-	x.W.Array(len(found64))
-	for _, f := range found64 {
-		if f == -2 {
-			x.W.Null()
+	x.W.Array(len(ms))
+	for _, m := range ms {
+		if jsondoc.KindAt(doc, m.Off) == jsondoc.Array {
+			x.W.Int(arrIndex(doc, m.Off, v, start, stop))
 		} else {
-			x.W.Int(f)
+			x.W.Null()
 		}
 	}
 }
 
-// arrIndex finds v in the array at off between start and stop (exclusive;
-// negative from the end; stop 0 or past the end meaning the end), -1 when
-// absent.
+// arrIndex finds v in the array at off between start and stop, exclusive
+// (negative counting from the end, a start past the end meaning the last
+// element, a stop of 0 the end), -1 when absent. Values are equal when of
+// the same type: 1 is not 1.0.
 func arrIndex(doc []byte, off int, v []byte, start, stop int64) int64 {
 	n := int64(jsondoc.Len(doc, off))
-	if start < 0 {
-		start = max(start+n, 0)
+	if n == 0 {
+		return -1
 	}
-	if stop < 0 {
-		stop += n
-	} else if stop == 0 || stop > n {
+	if start < 0 {
+		start = max(n+start, 0)
+	} else {
+		start = min(start, n-1)
+	}
+	switch {
+	case stop == 0:
 		stop = n
+	case stop < 0:
+		stop = max(n+stop, 0)
+	default:
+		stop = min(stop, n)
 	}
 	p := jsondoc.First(doc, off)
-	for i := int64(0); i < stop && i < n; i++ {
-		if i >= start && jsondoc.Equal(doc, p, v, 0) {
+	for i := int64(0); i < stop; i++ {
+		if i >= start && sameValue(doc, p, v, 0) {
 			return i
 		}
 		p += jsondoc.Size(doc, p)
@@ -1372,16 +1439,44 @@ func arrIndex(doc []byte, off int, v []byte, start, stop int64) int64 {
 	return -1
 }
 
-func jsonArrPop(x *command.Ctx) {
-	text := jsonRootPath(x)
-	if len(x.Args) > 2 {
-		text = x.Args[2]
+// sameValue is JSON.ARRINDEX's equality: same types and equal values.
+func sameValue(da []byte, a int, db []byte, b int) bool {
+	return jsondoc.KindAt(da, a) == jsondoc.KindAt(db, b) && jsondoc.Equal(da, a, db, b) &&
+		(jsondoc.KindAt(da, a) != jsondoc.Array || sameElements(da, a, db, b)) &&
+		(jsondoc.KindAt(da, a) != jsondoc.Object || sameMembers(da, a, db, b))
+}
+
+func sameElements(da []byte, a int, db []byte, b int) bool {
+	p, q := jsondoc.First(da, a), jsondoc.First(db, b)
+	for end := jsondoc.End(da, a); p < end; p, q = p+jsondoc.Size(da, p), q+jsondoc.Size(db, q) {
+		if !sameValue(da, p, db, q) {
+			return false
+		}
 	}
-	index := int64(-1)
+	return true
+}
+
+func sameMembers(da []byte, a int, db []byte, b int) bool {
+	for p, end := jsondoc.First(da, a), jsondoc.End(da, a); p < end; {
+		k, v := jsondoc.Member(da, p)
+		w, _, _ := jsondoc.Lookup(db, b, k)
+		if !sameValue(da, v, db, w) {
+			return false
+		}
+		p = v + jsondoc.Size(da, v)
+	}
+	return true
+}
+
+func jsonArrPop(x *command.Ctx) {
+	text := jsonRootPath
+	index := int64(math.MaxInt64) // the last element, without a path
+	if len(x.Args) > 2 {
+		text, index = x.Args[2], -1
+	}
 	if len(x.Args) > 3 {
-		var ok bool
-		if index, ok = x.IntArgOrReply(x.Args[3]); !ok {
-			return
+		if n, ok := strconv.ParseInt(string(x.Args[3]), 10, 64); ok == nil {
+			index = n // RedisJSON takes an index that does not parse as -1
 		}
 	}
 	if len(x.Args) > 4 {
@@ -1400,7 +1495,7 @@ func jsonArrPop(x *command.Ctx) {
 	if !ok {
 		return
 	}
-	if !jsonLegacyCheck(x, p, text, ed.doc, ms, jsondoc.Array, "array") {
+	if ms, ok = jsonKeepKind(x, p, ed.doc, ms, jsondoc.Array, "not an array"); !ok {
 		return
 	}
 	popped := make([][]byte, len(ms)) // JSON texts, nil for null
@@ -1462,7 +1557,7 @@ func jsonArrTrim(x *command.Ctx) {
 	if !ok {
 		return
 	}
-	if !jsonLegacyCheck(x, p, x.Args[2], ed.doc, ms, jsondoc.Array, "array") {
+	if ms, ok = jsonKeepKind(x, p, ed.doc, ms, jsondoc.Array, "not an array"); !ok {
 		return
 	}
 	lens := make([]int64, len(ms))
@@ -1477,15 +1572,12 @@ func jsonArrTrim(x *command.Ctx) {
 			continue
 		}
 		n := int64(jsondoc.Len(ed.doc, m.Off))
-		from, to := start, stop
-		if from < 0 {
-			from = max(from+n, 0)
+		to := trimIndex(stop, n)
+		from := to + 1 // a start past the end keeps nothing
+		if start < 0 || start < n {
+			from = trimIndex(start, n)
 		}
-		if to < 0 {
-			to += n
-		}
-		to = min(to, n-1)
-		if from >= n || from > to {
+		if from > to || n == 0 {
 			from, to = 0, -1
 		}
 		lens[i] = to - from + 1
@@ -1513,10 +1605,22 @@ func jsonArrTrim(x *command.Ctx) {
 	jsonWriteCounts(x, p, lens)
 }
 
+// trimIndex places an ARRTRIM bound in an array of n elements: negative
+// from the end (at least 0), else at most the last element.
+func trimIndex(i, n int64) int64 {
+	switch {
+	case i < 0:
+		return n - min(n, -i)
+	case n > 0:
+		return min(i, n-1)
+	}
+	return 0
+}
+
 // ---- JSON.DEBUG MEMORY ----
 
 func jsonDebugMemory(x *command.Ctx) {
-	text := jsonRootPath(x)
+	text := jsonRootPath
 	if len(x.Args) > 3 {
 		text = x.Args[3]
 	}
@@ -1542,7 +1646,7 @@ func jsonDebugMemory(x *command.Ctx) {
 	}
 	if p.IsLegacy() {
 		if len(ms) == 0 {
-			x.W.Error(errJSONNoPath(text))
+			x.W.Error(errJSONNoPath)
 			return
 		}
 		x.W.Int(int64(jsondoc.Size(doc, ms[0].Off)))

@@ -3,6 +3,7 @@ package jsonpath
 import (
 	"bytes"
 	"errors"
+	"regexp"
 
 	"github.com/keyhive/keyhive/internal/jsondoc"
 )
@@ -23,10 +24,9 @@ const Budget = 1 << 22
 // ErrTooComplex is an evaluation that exceeded Budget.
 var ErrTooComplex = errors.New("JSONPath evaluation exceeds its work limit")
 
-// Eval appends to dst the values the path finds in doc, in the order the
-// path visits them (document order within a step; after `..`, each node's
-// matches before its descendants'; a value a descent reaches twice is
-// listed once).
+// Eval appends to dst the values the path finds in doc, in the order
+// RedisJSON lists them: each step maps the matches so far, in order, to
+// theirs; after `..`, a node's own matches come before its descendants'.
 func (p *Path) Eval(dst []Match, doc []byte) ([]Match, error) {
 	ev := evaluator{budget: max(Budget, 8*len(doc))}
 	start := len(dst)
@@ -51,30 +51,13 @@ func (ev *evaluator) steps(dst []Match, start int, doc []byte, steps []step) []M
 			dst = ev.step(dst, doc, dst[i], &st)
 		}
 		dst = append(dst[:start], dst[n:]...)
-		if st.descend && len(dst)-start > 1 {
-			dst = dedupe(dst, start)
-		}
 	}
 	return dst
 }
 
-// dedupe drops the matches of dst[start:] seen before in it.
-func dedupe(dst []Match, start int) []Match {
-	seen := make(map[int]struct{}, len(dst)-start)
-	out := start
-	for _, m := range dst[start:] {
-		if _, dup := seen[m.Off]; !dup {
-			seen[m.Off] = struct{}{}
-			dst[out] = m
-			out++
-		}
-	}
-	return dst[:out]
-}
-
 func (ev *evaluator) step(dst []Match, doc []byte, m Match, st *step) []Match {
 	for _, sel := range st.sels {
-		dst = ev.selector(dst, doc, m.Off, &sel)
+		dst = ev.selector(dst, doc, m, &sel)
 	}
 	if st.descend {
 		dst = ev.descend(dst, doc, m.Off, st)
@@ -99,29 +82,33 @@ func (ev *evaluator) descend(dst []Match, doc []byte, off int, st *step) []Match
 		if ev.budget < 0 {
 			return dst
 		}
-		if k := jsondoc.KindAt(doc, v); k == jsondoc.Array || k == jsondoc.Object {
-			for _, sel := range st.sels {
-				dst = ev.selector(dst, doc, v, &sel)
-			}
-			dst = ev.descend(dst, doc, v, st)
+		child := Match{Off: v, Parent: off, Member: p}
+		for _, sel := range st.sels {
+			dst = ev.selector(dst, doc, child, &sel)
 		}
+		dst = ev.descend(dst, doc, v, st)
 		p = v + jsondoc.Size(doc, v)
 	}
 	return dst
 }
 
-func (ev *evaluator) selector(dst []Match, doc []byte, off int, sel *selector) []Match {
+func (ev *evaluator) selector(dst []Match, doc []byte, m Match, sel *selector) []Match {
+	off := m.Off
 	kind := jsondoc.KindAt(doc, off)
 	ev.budget--
 	switch sel.kind {
 	case selName:
 		if kind == jsondoc.Object {
-			if v, m, ok := jsondoc.Lookup(doc, off, sel.name); ok {
-				dst = append(dst, Match{Off: v, Parent: off, Member: m})
+			if v, mem, ok := jsondoc.Lookup(doc, off, sel.name); ok {
+				dst = append(dst, Match{Off: v, Parent: off, Member: mem})
 			}
 		}
 	case selWildcard, selFilter:
 		if kind != jsondoc.Array && kind != jsondoc.Object {
+			// A filter tests a scalar itself.
+			if sel.kind == selFilter && ev.test(sel.filter, doc, off) {
+				dst = append(dst, m)
+			}
 			return dst
 		}
 		end := jsondoc.End(doc, off)
@@ -143,12 +130,7 @@ func (ev *evaluator) selector(dst []Match, doc []byte, off int, sel *selector) [
 		if kind != jsondoc.Array {
 			return dst
 		}
-		n := jsondoc.Len(doc, off)
-		i := sel.index
-		if i < 0 {
-			i += n
-		}
-		if i >= 0 && i < n {
+		if i := absIndex(sel.index, jsondoc.Len(doc, off)); i < jsondoc.Len(doc, off) {
 			v := jsondoc.Index(doc, off, i)
 			dst = append(dst, Match{Off: v, Parent: off, Member: v})
 		}
@@ -156,61 +138,33 @@ func (ev *evaluator) selector(dst []Match, doc []byte, off int, sel *selector) [
 		if kind != jsondoc.Array {
 			return dst
 		}
-		dst = applySlice(dst, doc, off, sel)
-	}
-	return dst
-}
-
-// applySlice selects [start:end:step] as Python slices do: negative bounds
-// count from the end, bounds are clamped, a negative step walks backwards.
-func applySlice(dst []Match, doc []byte, off int, sel *selector) []Match {
-	n := jsondoc.Len(doc, off)
-	step := sel.step
-	if step == 0 || n == 0 {
-		return dst
-	}
-	norm := func(i, lo, hi int) int {
-		if i < 0 {
-			i += n
-		}
-		return min(max(i, lo), hi)
-	}
-	var from, to int
-	if step > 0 {
-		from, to = 0, n
+		n := jsondoc.Len(doc, off)
+		from, to := 0, n
 		if sel.hasStart {
-			from = norm(sel.start, 0, n)
+			from = absIndex(sel.index, n)
 		}
 		if sel.hasEnd {
-			to = norm(sel.end, 0, n)
+			to = absIndex(sel.end, n)
 		}
-	} else {
-		from, to = n-1, -1
-		if sel.hasStart {
-			from = norm(sel.start, -1, n-1)
-		}
-		if sel.hasEnd {
-			to = norm(sel.end, -1, n-1)
-		}
-	}
-	if step > 0 {
-		p, i := jsondoc.First(doc, off), 0
-		for ; i < from; i++ {
-			p += jsondoc.Size(doc, p)
-		}
-		for ; i < to; i++ {
-			if (i-from)%step == 0 {
+		p := jsondoc.First(doc, off)
+		for i := 0; i < to; i++ {
+			if i >= from && (i-from)%sel.step == 0 {
 				dst = append(dst, Match{Off: p, Parent: off, Member: p})
 			}
 			p += jsondoc.Size(doc, p)
 		}
-		return dst
-	}
-	for i := from; i > to; i += step {
-		v := jsondoc.Index(doc, off, i)
-		dst = append(dst, Match{Off: v, Parent: off, Member: v})
 	}
 	return dst
+}
+
+// absIndex is an index of an array of n elements: a negative one counts
+// from the end and stops at the first element, a positive one stops at n
+// (no element).
+func absIndex(i, n int) int {
+	if i >= 0 {
+		return min(i, n)
+	}
+	return max(i+n, 0)
 }
 
 // ---- filters ----
@@ -228,92 +182,90 @@ var (
 	litNull  = jsondoc.AppendNull(nil)[0]
 )
 
-// test evaluates the filter with `@` at the value at cur.
+// test evaluates the filter with `@` at the value at cur. A path term
+// stands for a value only when it names exactly one; otherwise it equals
+// nothing (and != everything).
 func (ev *evaluator) test(e *expr, doc []byte, cur int) bool {
 	switch e.kind {
 	case exprOr:
 		return ev.test(e.left, doc, cur) || ev.test(e.right, doc, cur)
 	case exprAnd:
 		return ev.test(e.left, doc, cur) && ev.test(e.right, doc, cur)
-	case exprNot:
-		return !ev.test(e.left, doc, cur)
 	case exprExists:
-		var buf [8]Match
-		return len(ev.values(&e.a, buf[:0], doc, cur)) > 0
+		_, _, ok := ev.term(&e.a, doc, cur)
+		return ok
 	}
-	var abuf, bbuf [8]Match
-	as := ev.values(&e.a, abuf[:0], doc, cur)
-	bs := ev.values(&e.b, bbuf[:0], doc, cur)
-	// A path naming several values compares true when any of them does.
-	for _, a := range as {
-		for _, b := range bs {
-			if e.compare(e.a.docOf(doc), a.Off, e.b.docOf(doc), b.Off) {
-				return true
-			}
-		}
+	ad, a, aok := ev.term(&e.a, doc, cur)
+	bd, b, bok := ev.term(&e.b, doc, cur)
+	if e.op == opMatch {
+		return aok && bok && e.a.literal == nil && match(e, ad, a, bd, b)
 	}
-	return false
+	if e.op == opNe {
+		return !(aok && bok && compare(opEq, ad, a, bd, b))
+	}
+	return aok && bok && compare(e.op, ad, a, bd, b)
 }
 
-// values returns what the operand names: its literal, or its path's matches.
-func (ev *evaluator) values(o *operand, dst []Match, doc []byte, cur int) []Match {
+// term returns the operand's value (its literal, or the one value its
+// path names): the document holding it and its offset.
+func (ev *evaluator) term(o *operand, doc []byte, cur int) ([]byte, int, bool) {
 	if o.literal != nil {
-		return append(dst, Match{Off: 0, Parent: -1})
+		return o.literal, 0, true
 	}
 	from := cur
 	if o.root {
 		from = 0
 	}
-	start := len(dst)
-	dst = append(dst, Match{Off: from, Parent: -1})
-	return ev.steps(dst, start, doc, o.path)
-}
-
-func (o *operand) docOf(doc []byte) []byte {
-	if o.literal != nil {
-		return o.literal
+	var buf [2]Match
+	ms := ev.steps(append(buf[:0], Match{Off: from, Parent: -1}), 0, doc, o.path)
+	if len(ms) != 1 {
+		return nil, 0, false
 	}
-	return doc
+	return doc, ms[0].Off, true
 }
 
-func (e *expr) compare(ad []byte, a int, bd []byte, b int) bool {
+// match is =~: a string value against a regular expression, a literal one
+// (compiled with the path) or another string value.
+func match(e *expr, ad []byte, a int, bd []byte, b int) bool {
+	if jsondoc.KindAt(ad, a) != jsondoc.String || jsondoc.KindAt(bd, b) != jsondoc.String {
+		return false
+	}
+	re := e.re
+	if e.b.literal == nil {
+		var err error
+		if re, err = regexp.Compile(string(jsondoc.Str(bd, b))); err != nil {
+			return false
+		}
+	}
+	return re != nil && !e.b.escaped && re.Match(jsondoc.Str(ad, a))
+}
+
+// compare orders numbers by value, strings by bytes, false before true,
+// and null equal to null; other pairs only compare equal when they are
+// equal values (two containers), else not at all.
+func compare(op compareOp, ad []byte, a int, bd []byte, b int) bool {
 	ka, kb := jsondoc.KindAt(ad, a), jsondoc.KindAt(bd, b)
 	numeric := func(k jsondoc.Kind) bool { return k == jsondoc.Integer || k == jsondoc.Number }
-	if e.op == opMatch {
-		return ka == jsondoc.String && kb == jsondoc.String && e.re.Match(jsondoc.Str(ad, a))
-	}
-	var c int // -1, 0, 1: a's order against b's
+	var c int
 	switch {
 	case numeric(ka) && numeric(kb):
 		if ka == jsondoc.Integer && kb == jsondoc.Integer {
-			x, y := jsondoc.Int(ad, a), jsondoc.Int(bd, b)
-			c = cmpOrdered(x, y)
+			c = cmpOrdered(jsondoc.Int(ad, a), jsondoc.Int(bd, b))
 		} else {
-			x, y := jsondoc.Num(ad, a), jsondoc.Num(bd, b)
-			if x != x || y != y {
-				return e.op == opNe
-			}
-			c = cmpOrdered(x, y)
+			c = cmpOrdered(jsondoc.Num(ad, a), jsondoc.Num(bd, b))
 		}
 	case ka == jsondoc.String && kb == jsondoc.String:
 		c = bytes.Compare(jsondoc.Str(ad, a), jsondoc.Str(bd, b))
-	case ka != kb:
-		return e.op == opNe
-	default: // null, booleans, arrays, objects: equality only
-		eq := bytes.Equal(ad[a:jsondoc.End(ad, a)], bd[b:jsondoc.End(bd, b)])
-		switch e.op {
-		case opEq:
-			return eq
-		case opNe:
-			return !eq
-		}
-		return false
+	case ka == jsondoc.Bool && kb == jsondoc.Bool:
+		c = cmpOrdered(boolNum(jsondoc.BoolAt(ad, a)), boolNum(jsondoc.BoolAt(bd, b)))
+	case ka == jsondoc.Null && kb == jsondoc.Null:
+		c = 0
+	default:
+		return op == opEq && (ka == jsondoc.Array || ka == jsondoc.Object) && jsondoc.Equal(ad, a, bd, b)
 	}
-	switch e.op {
+	switch op {
 	case opEq:
 		return c == 0
-	case opNe:
-		return c != 0
 	case opLt:
 		return c < 0
 	case opLe:
@@ -322,6 +274,13 @@ func (e *expr) compare(ad []byte, a int, bd []byte, b int) bool {
 		return c > 0
 	}
 	return c >= 0
+}
+
+func boolNum(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func cmpOrdered[T int64 | float64](x, y T) int {

@@ -1,12 +1,16 @@
 // Package jsonpath parses and evaluates the paths of the JSON.* commands
 // over documents in package jsondoc's stored form, in place.
 //
-// Two syntaxes: JSONPath, starting with `$` (`.name`, `['name']`, `[0]`,
-// `[-1]`, `[start:end:step]`, `*`, unions `[0,'a']`, recursive descent `..`
-// and filters `[?(@.price < 10 && @.tags[*] == "x")]` with ==, !=, <, <=,
-// >, >=, =~ (a regular expression), &&, || and !); and the legacy paths of
-// RedisJSON 1 (`.`, `.a.b`, `a.b`, `["x"]`, `a[0]`), the same steps without
-// the `$`, whose commands reply with the first match's scalar.
+// The syntax is RedisJSON's: a JSONPath starts with `$`, then steps:
+// `.name`, `..name`, `.*`, `..*`, and brackets (after `.`, `..` or
+// nothing) holding indexes `[0,-1]`, a slice `[start:end:step]`, names
+// `['a',"b"]`, `[*]` or a filter `[?(@.price < 10 && @.tags[0] == "x")]`.
+// A filter compares terms (`@...` and `$...` paths naming exactly one value,
+// numbers, strings, true, false, null) with ==, !=, <, <=, >, >= and =~ (a
+// regular expression), joined by && and || (&& first) and parentheses; a
+// lone term tests that its path names exactly one value. Any other path is
+// legacy (RedisJSON 1): `.` is the root, `.a.b` and `a.b` are `$.a.b`; its
+// commands reply with one match's scalar.
 package jsonpath
 
 import (
@@ -21,8 +25,8 @@ type Path struct {
 	steps  []step
 }
 
-// step is one `.`/`[...]` of a path: selectors applied to each node (to
-// each node and all its descendants after `..`).
+// step is one `.`/`..`/`[...]` of a path: selectors applied to each node
+// (to each node and all its descendants after `..`).
 type step struct {
 	descend bool
 	sels    []selector
@@ -32,23 +36,24 @@ type selectorKind uint8
 
 const (
 	selName selectorKind = iota
-	selWildcard
 	selIndex
+	selWildcard
 	selSlice
 	selFilter
 )
 
 type selector struct {
-	kind             selectorKind
-	name             []byte
-	index            int
-	start, end, step int
-	hasStart, hasEnd bool
-	filter           *expr
+	kind      selectorKind
+	name      []byte
+	index     int // also a slice's start
+	end, step int
+	hasStart  bool
+	hasEnd    bool
+	filter    *expr
 }
 
-// MaxNesting bounds the parentheses and nested filters of a path, so that a
-// hostile path cannot exhaust the stack.
+// MaxNesting bounds the parentheses of a filter, so that a hostile path
+// cannot exhaust the stack.
 const MaxNesting = 64
 
 // ErrSyntax is a path that does not parse.
@@ -60,11 +65,11 @@ func (p *Path) IsLegacy() bool { return p.legacy }
 // IsRoot reports whether the path names the document itself (`$` or `.`).
 func (p *Path) IsRoot() bool { return len(p.steps) == 0 }
 
-// Definite reports whether the path names at most one value: only names and
-// single indexes, no wildcard, union, slice, filter or descent.
+// Definite reports whether the path names at most one value: single names
+// and indexes only, no wildcard, list, slice, filter or descent.
 func (p *Path) Definite() bool {
 	for _, s := range p.steps {
-		if s.descend || len(s.sels) != 1 || s.sels[0].kind > selIndex || s.sels[0].kind == selWildcard {
+		if s.descend || len(s.sels) != 1 || s.sels[0].kind > selIndex {
 			return false
 		}
 	}
@@ -86,29 +91,24 @@ func (p *Path) LastName() (name []byte, parent *Path, ok bool) {
 
 // Parse parses a path of either syntax.
 func Parse(text []byte) (*Path, error) {
-	ps := pathParser{s: text}
 	p := &Path{}
+	ps := pathParser{s: text, pos: 1}
 	switch {
-	case len(text) > 0 && text[0] == '$':
-		ps.pos = 1
+	case len(text) > 0 && text[0] == '$' && (len(text) == 1 || text[1] == '.' || text[1] == '['):
 	case len(text) == 1 && text[0] == '.':
 		return &Path{legacy: true}, nil
-	default:
-		p.legacy = true
-		if len(text) > 0 && text[0] != '.' && text[0] != '[' {
-			// a bare first name: `a.b` is `.a.b`
-			name, err := ps.name()
-			if err != nil {
-				return nil, err
-			}
-			p.steps = append(p.steps, step{sels: []selector{{kind: selName, name: name}}})
-		}
+	case len(text) > 0 && text[0] == '.':
+		p.legacy, ps.pos = true, 0
+	default: // `a.b` is `$.a.b`
+		p.legacy, ps.pos = true, 0
+		ps.s = append([]byte{'.'}, text...)
 	}
-	steps, err := ps.steps(p.steps, false)
+	steps, err := ps.steps(nil, false)
 	if err != nil {
 		return nil, err
 	}
-	if ps.pos != len(text) {
+	ps.skipSpace()
+	if ps.pos != len(ps.s) {
 		return nil, ErrSyntax
 	}
 	p.steps = steps
@@ -129,21 +129,26 @@ func (ps *pathParser) peek() byte {
 }
 
 func (ps *pathParser) skipSpace() {
-	for ps.pos < len(ps.s) && (ps.s[ps.pos] == ' ' || ps.s[ps.pos] == '\t') {
+	for ps.pos < len(ps.s) && ps.s[ps.pos] == ' ' {
 		ps.pos++
 	}
 }
 
-// steps parses `.x`, `..x` and `[...]` steps until something else; inside
-// a filter (relative) it stops at an operator or a closing parenthesis.
+// steps parses steps until something else (inside a filter, where a path
+// ends at an operator) or the end.
 func (ps *pathParser) steps(out []step, relative bool) ([]step, error) {
-	for ps.pos < len(ps.s) {
-		c := ps.s[ps.pos]
-		switch {
+	for {
+		ps.skipSpace()
+		if ps.pos >= len(ps.s) {
+			return out, nil
+		}
+		var st step
+		var err error
+		switch c := ps.s[ps.pos]; {
 		case c == '.' && ps.pos+1 < len(ps.s) && ps.s[ps.pos+1] == '.':
 			ps.pos += 2
-			st := step{descend: true}
-			var err error
+			st.descend = true
+			ps.skipSpace()
 			switch ps.peek() {
 			case '[':
 				st.sels, err = ps.bracket()
@@ -151,57 +156,49 @@ func (ps *pathParser) steps(out []step, relative bool) ([]step, error) {
 				ps.pos++
 				st.sels = []selector{{kind: selWildcard}}
 			default:
-				var name []byte
-				name, err = ps.name()
-				st.sels = []selector{{kind: selName, name: name}}
+				st.sels, err = ps.nameSel()
 			}
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, st)
 		case c == '.':
 			ps.pos++
-			if ps.peek() == '*' {
+			ps.skipSpace()
+			switch ps.peek() {
+			case '*':
 				ps.pos++
-				out = append(out, step{sels: []selector{{kind: selWildcard}}})
-				continue
+				st.sels = []selector{{kind: selWildcard}}
+			case '[':
+				st.sels, err = ps.bracket()
+			default:
+				st.sels, err = ps.nameSel()
 			}
-			if ps.peek() == '[' { // `.[0]`, `.["a"]`
-				sels, err := ps.bracket()
-				if err != nil {
-					return nil, err
-				}
-				out = append(out, step{sels: sels})
-				continue
-			}
-			name, err := ps.name()
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, step{sels: []selector{{kind: selName, name: name}}})
 		case c == '[':
-			sels, err := ps.bracket()
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, step{sels: sels})
+			st.sels, err = ps.bracket()
 		default:
 			if relative {
 				return out, nil
 			}
 			return nil, ErrSyntax
 		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, st)
 	}
-	return out, nil
 }
 
 // isNameByte reports whether c may appear in a dotted member name.
 func isNameByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
-		c == '_' || c == '-' || c >= 0x80
+	switch {
+	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		return true
+	}
+	switch c {
+	case '-', '_', '`', '~', '+', '#', '%', '$', '^', '/', ':':
+		return true
+	}
+	return false
 }
 
-func (ps *pathParser) name() ([]byte, error) {
+func (ps *pathParser) nameSel() ([]selector, error) {
 	start := ps.pos
 	for ps.pos < len(ps.s) && isNameByte(ps.s[ps.pos]) {
 		ps.pos++
@@ -209,142 +206,151 @@ func (ps *pathParser) name() ([]byte, error) {
 	if ps.pos == start {
 		return nil, ErrSyntax
 	}
-	return ps.s[start:ps.pos], nil
+	return []selector{{kind: selName, name: ps.s[start:ps.pos]}}, nil
 }
 
-// bracket parses `[selector, selector, ...]`.
+// bracket parses `[...]`: a slice, indexes, names, `*` or a filter.
 func (ps *pathParser) bracket() ([]selector, error) {
 	ps.pos++ // '['
+	ps.skipSpace()
 	var sels []selector
-	for {
-		ps.skipSpace()
-		sel, err := ps.selector()
-		if err != nil {
-			return nil, err
-		}
-		sels = append(sels, sel)
-		ps.skipSpace()
-		switch ps.peek() {
-		case ',':
-			ps.pos++
-			continue
-		case ']':
-			ps.pos++
-			return sels, nil
-		}
-		return nil, ErrSyntax
-	}
-}
-
-func (ps *pathParser) selector() (selector, error) {
+	var err error
 	switch c := ps.peek(); {
 	case c == '*':
 		ps.pos++
-		return selector{kind: selWildcard}, nil
-	case c == '\'' || c == '"':
-		s, err := ps.quoted()
-		return selector{kind: selName, name: s}, err
+		sels = []selector{{kind: selWildcard}}
 	case c == '?':
 		ps.pos++
-		ps.skipSpace()
-		if ps.peek() != '(' {
-			return selector{}, ErrSyntax
+		var e *expr
+		if e, err = ps.filter(); err == nil {
+			sels = []selector{{kind: selFilter, filter: e}}
 		}
-		ps.pos++
-		e, err := ps.expr()
-		if err != nil {
-			return selector{}, err
-		}
-		ps.skipSpace()
-		if ps.peek() != ')' {
-			return selector{}, ErrSyntax
-		}
-		ps.pos++
-		return selector{kind: selFilter, filter: e}, nil
-	case c == '-' || c >= '0' && c <= '9' || c == ':':
-		return ps.indexOrSlice()
+	case c == '\'' || c == '"':
+		sels, err = ps.names()
+	default:
+		sels, err = ps.indexes()
 	}
-	return selector{}, ErrSyntax
+	if err != nil {
+		return nil, err
+	}
+	ps.skipSpace()
+	if ps.peek() != ']' {
+		return nil, ErrSyntax
+	}
+	ps.pos++
+	return sels, nil
 }
 
-func (ps *pathParser) integer() (int, bool, error) {
-	ps.skipSpace()
+func (ps *pathParser) names() ([]selector, error) {
+	var sels []selector
+	for {
+		if c := ps.peek(); c != '\'' && c != '"' {
+			return nil, ErrSyntax
+		}
+		s, err := ps.quoted()
+		if err != nil {
+			return nil, err
+		}
+		sels = append(sels, selector{kind: selName, name: s})
+		ps.skipSpace()
+		if ps.peek() != ',' {
+			return sels, nil
+		}
+		ps.pos++
+		ps.skipSpace()
+	}
+}
+
+// number parses an integer without leading zeros; ok=false when none is
+// there.
+func (ps *pathParser) number() (int, bool, error) {
 	start := ps.pos
 	if ps.peek() == '-' {
 		ps.pos++
 	}
+	digits := ps.pos
 	for ps.pos < len(ps.s) && ps.s[ps.pos] >= '0' && ps.s[ps.pos] <= '9' {
 		ps.pos++
 	}
-	if ps.pos == start {
+	switch {
+	case ps.pos == digits:
+		ps.pos = start
 		return 0, false, nil
+	case ps.s[digits] == '0' && ps.pos-digits > 1:
+		return 0, false, ErrSyntax
 	}
 	n, err := strconv.Atoi(string(ps.s[start:ps.pos]))
 	if err != nil {
 		return 0, false, ErrSyntax
 	}
-	ps.skipSpace()
 	return n, true, nil
 }
 
-func (ps *pathParser) indexOrSlice() (selector, error) {
-	n, has, err := ps.integer()
+// indexes parses a slice `[start]:[end][:[step]]` or a list of indexes.
+func (ps *pathParser) indexes() ([]selector, error) {
+	first, has, err := ps.number()
 	if err != nil {
-		return selector{}, err
+		return nil, err
 	}
-	if ps.peek() != ':' {
-		if !has {
-			return selector{}, ErrSyntax
-		}
-		return selector{kind: selIndex, index: n}, nil
-	}
-	sel := selector{kind: selSlice, start: n, hasStart: has, step: 1}
-	ps.pos++
-	if sel.end, sel.hasEnd, err = ps.integer(); err != nil {
-		return selector{}, err
-	}
+	ps.skipSpace()
 	if ps.peek() == ':' {
+		sel := selector{kind: selSlice, index: first, hasStart: has, step: 1}
 		ps.pos++
-		step, has, err := ps.integer()
-		if err != nil {
-			return selector{}, err
+		ps.skipSpace()
+		if sel.end, sel.hasEnd, err = ps.number(); err != nil {
+			return nil, err
 		}
-		if has {
-			sel.step = step
+		ps.skipSpace()
+		if ps.peek() == ':' {
+			ps.pos++
+			ps.skipSpace()
+			step, has, err := ps.number()
+			switch {
+			case err != nil:
+				return nil, err
+			case has && step <= 0:
+				return nil, ErrSyntax
+			case has:
+				sel.step = step
+			}
 		}
+		return []selector{sel}, nil
 	}
-	return sel, nil
+	if !has {
+		return nil, ErrSyntax
+	}
+	sels := []selector{{kind: selIndex, index: first}}
+	for ps.peek() == ',' {
+		ps.pos++
+		ps.skipSpace()
+		n, has, err := ps.number()
+		if err != nil || !has {
+			return nil, ErrSyntax
+		}
+		sels = append(sels, selector{kind: selIndex, index: n})
+		ps.skipSpace()
+	}
+	return sels, nil
 }
 
-// quoted parses a '...' or "..." string with backslash escapes.
+// quoted parses a '...' or "..." string, where a backslash escapes only a
+// backslash or the quote.
 func (ps *pathParser) quoted() ([]byte, error) {
 	q := ps.s[ps.pos]
 	ps.pos++
-	var out []byte
+	out := []byte{}
 	for ps.pos < len(ps.s) {
 		c := ps.s[ps.pos]
 		ps.pos++
 		switch c {
 		case q:
-			if out == nil {
-				out = []byte{}
-			}
 			return out, nil
 		case '\\':
-			if ps.pos >= len(ps.s) {
+			if ps.pos >= len(ps.s) || (ps.s[ps.pos] != q && ps.s[ps.pos] != '\\') {
 				return nil, ErrSyntax
 			}
-			e := ps.s[ps.pos]
+			out = append(out, ps.s[ps.pos])
 			ps.pos++
-			switch e {
-			case 'n':
-				e = '\n'
-			case 't':
-				e = '\t'
-			case 'r':
-				e = '\r'
-			}
-			out = append(out, e)
 		default:
 			out = append(out, c)
 		}
@@ -359,7 +365,6 @@ type exprKind uint8
 const (
 	exprOr exprKind = iota
 	exprAnd
-	exprNot
 	exprCompare
 	exprExists
 )
@@ -378,10 +383,10 @@ const (
 
 type expr struct {
 	kind        exprKind
-	left, right *expr // or, and, not (left)
+	left, right *expr // or, and
 	op          compareOp
-	a, b        operand // compare (a op b), exists (a)
-	re          *regexp.Regexp
+	a, b        operand        // compare (a op b), exists (a)
+	re          *regexp.Regexp // opMatch with a literal: nil when it does not compile
 }
 
 // operand is a literal (a value in stored form) or a path from `@` or `$`.
@@ -389,15 +394,17 @@ type operand struct {
 	literal []byte
 	path    []step
 	root    bool // `$`, not `@`
+	escaped bool // a string literal written with escapes (=~ takes only plain ones)
 }
 
-func (ps *pathParser) expr() (*expr, error) {
+// filter parses `||`-joined `&&`-chains of terms and parenthesized filters.
+func (ps *pathParser) filter() (*expr, error) {
 	ps.depth++
 	defer func() { ps.depth-- }()
 	if ps.depth > MaxNesting {
 		return nil, ErrSyntax
 	}
-	left, err := ps.and()
+	left, err := ps.andChain()
 	if err != nil {
 		return nil, err
 	}
@@ -406,7 +413,7 @@ func (ps *pathParser) expr() (*expr, error) {
 		if !ps.consume("||") {
 			return left, nil
 		}
-		right, err := ps.and()
+		right, err := ps.andChain()
 		if err != nil {
 			return nil, err
 		}
@@ -414,8 +421,8 @@ func (ps *pathParser) expr() (*expr, error) {
 	}
 }
 
-func (ps *pathParser) and() (*expr, error) {
-	left, err := ps.unary()
+func (ps *pathParser) andChain() (*expr, error) {
+	left, err := ps.inner()
 	if err != nil {
 		return nil, err
 	}
@@ -424,7 +431,7 @@ func (ps *pathParser) and() (*expr, error) {
 		if !ps.consume("&&") {
 			return left, nil
 		}
-		right, err := ps.unary()
+		right, err := ps.inner()
 		if err != nil {
 			return nil, err
 		}
@@ -440,27 +447,12 @@ func (ps *pathParser) consume(tok string) bool {
 	return false
 }
 
-func (ps *pathParser) unary() (*expr, error) {
+// inner parses `(filter)`, `term op term` or `term`.
+func (ps *pathParser) inner() (*expr, error) {
 	ps.skipSpace()
-	switch ps.peek() {
-	case '!':
-		if ps.pos+1 < len(ps.s) && ps.s[ps.pos+1] == '=' {
-			return nil, ErrSyntax
-		}
+	if ps.peek() == '(' {
 		ps.pos++
-		ps.depth++
-		defer func() { ps.depth-- }()
-		if ps.depth > MaxNesting {
-			return nil, ErrSyntax
-		}
-		e, err := ps.unary()
-		if err != nil {
-			return nil, err
-		}
-		return &expr{kind: exprNot, left: e}, nil
-	case '(':
-		ps.pos++
-		e, err := ps.expr()
+		e, err := ps.filter()
 		if err != nil {
 			return nil, err
 		}
@@ -478,9 +470,6 @@ func (ps *pathParser) unary() (*expr, error) {
 	ps.skipSpace()
 	op, ok := ps.compareOp()
 	if !ok {
-		if a.literal != nil {
-			return nil, ErrSyntax
-		}
 		return &expr{kind: exprExists, a: a}, nil
 	}
 	ps.skipSpace()
@@ -489,13 +478,8 @@ func (ps *pathParser) unary() (*expr, error) {
 		return nil, err
 	}
 	e := &expr{kind: exprCompare, op: op, a: a, b: b}
-	if op == opMatch {
-		if b.literal == nil || !isStringLiteral(b.literal) {
-			return nil, ErrSyntax
-		}
-		if e.re, err = regexp.Compile(string(literalString(b.literal))); err != nil {
-			return nil, ErrSyntax
-		}
+	if op == opMatch && b.literal != nil && isStringLiteral(b.literal) && !b.escaped {
+		e.re, _ = regexp.Compile(string(literalString(b.literal))) // one that does not compile matches nothing
 	}
 	return e, nil
 }
@@ -516,19 +500,31 @@ func (ps *pathParser) operand() (operand, error) {
 	switch c := ps.peek(); {
 	case c == '@' || c == '$':
 		ps.pos++
-		steps, err := ps.steps(nil, true)
+		var steps []step
+		if isNameByte(ps.peek()) || ps.peek() == '*' { // `@a` is `@.a`
+			sels := []selector{{kind: selWildcard}}
+			if ps.peek() == '*' {
+				ps.pos++
+			} else if s, err := ps.nameSel(); err == nil {
+				sels = s
+			}
+			steps = append(steps, step{sels: sels})
+		}
+		steps, err := ps.steps(steps, true)
 		if err != nil {
 			return operand{}, err
 		}
 		return operand{path: steps, root: c == '$'}, nil
 	case c == '\'' || c == '"':
+		start := ps.pos
 		s, err := ps.quoted()
 		if err != nil {
 			return operand{}, err
 		}
-		return operand{literal: appendStringLiteral(s)}, nil
+		escaped := len(s) != ps.pos-start-2
+		return operand{literal: appendStringLiteral(s), escaped: escaped}, nil
 	case c == '-' || c >= '0' && c <= '9':
-		return ps.numberLiteral()
+		return ps.decimal()
 	case ps.consume("true"):
 		return operand{literal: []byte{litTrue}}, nil
 	case ps.consume("false"):
@@ -539,32 +535,21 @@ func (ps *pathParser) operand() (operand, error) {
 	return operand{}, ErrSyntax
 }
 
-func (ps *pathParser) numberLiteral() (operand, error) {
+// decimal parses an integer with an optional fraction (no exponent).
+func (ps *pathParser) decimal() (operand, error) {
 	start := ps.pos
-	if ps.peek() == '-' {
+	n, has, err := ps.number()
+	if err != nil || !has {
+		return operand{}, ErrSyntax
+	}
+	if ps.peek() != '.' || ps.pos+1 >= len(ps.s) || ps.s[ps.pos+1] < '0' || ps.s[ps.pos+1] > '9' {
+		return operand{literal: appendIntLiteral(int64(n))}, nil
+	}
+	ps.pos++
+	for ps.pos < len(ps.s) && ps.s[ps.pos] >= '0' && ps.s[ps.pos] <= '9' {
 		ps.pos++
 	}
-	integer := true
-	for ps.pos < len(ps.s) {
-		c := ps.s[ps.pos]
-		if c >= '0' && c <= '9' {
-			ps.pos++
-			continue
-		}
-		if c == '.' || c == 'e' || c == 'E' || (c == '+' || c == '-') && (ps.s[ps.pos-1] == 'e' || ps.s[ps.pos-1] == 'E') {
-			integer = false
-			ps.pos++
-			continue
-		}
-		break
-	}
-	text := string(ps.s[start:ps.pos])
-	if integer {
-		if n, err := strconv.ParseInt(text, 10, 64); err == nil {
-			return operand{literal: appendIntLiteral(n)}, nil
-		}
-	}
-	f, err := strconv.ParseFloat(text, 64)
+	f, err := strconv.ParseFloat(string(ps.s[start:ps.pos]), 64)
 	if err != nil {
 		return operand{}, ErrSyntax
 	}
