@@ -281,12 +281,22 @@ func jsonSet(x *command.Ctx) {
 			return
 		}
 	}
-	v, ok := jsonParseValue(x, x.Args[3])
+	p, ok := jsonParsePath(x, x.Args[2])
 	if !ok {
 		return
 	}
-	p, ok := jsonParsePath(x, x.Args[2])
-	if !ok {
+	// A whole document is parsed into a scratch buffer, which the keyspace
+	// copies: storing one leaves no garbage. A value spliced into a document
+	// needs the scratch buffers for the splices.
+	var v []byte
+	if p.IsRoot() {
+		var err error
+		if v, err = jsondoc.Parse(x.NextScratch(), x.Args[3]); err != nil {
+			x.W.Error(err.Error())
+			return
+		}
+		x.KeepScratch(v)
+	} else if v, ok = jsonParseValue(x, x.Args[3]); !ok {
 		return
 	}
 	ed, ok := jsonOpen(x, x.Args[1])
