@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -422,5 +423,33 @@ func testJSONPersistence(t *testing.T, preamble string) {
 	}
 	if n := rdb.MemoryUsage(ctx, "doc").Val(); n <= 0 {
 		t.Errorf("MEMORY USAGE: %d", n)
+	}
+}
+
+// TestJSONReplica: a Keyhive replica of a Keyhive master holds equal JSON
+// documents (DEBUG DIGEST), through the full sync (an RDB with module
+// values) and the command stream (each JSON write as its command).
+func TestJSONReplica(t *testing.T) {
+	master := startReplNode(t, false, "--repl-diskless-sync-delay", "0")
+	replica := startReplNode(t, false)
+	master.name, replica.name = "master", "replica"
+	for i := range 200 {
+		master.ok(t, "JSON.SET", fmt.Sprintf("doc:%d", i), "$", fmt.Sprintf(`{"n":%d,"a":[1,"x",{"b":null}],"s":"%s","f":1.5}`, i, strings.Repeat("y", i)))
+	}
+	master.ok(t, "EXPIRE", "doc:1", 10000)
+	replicate(t, master, replica)
+	sameAs(t, master, replica)
+	for i := range 200 {
+		k := fmt.Sprintf("doc:%d", i)
+		master.ok(t, "JSON.NUMINCRBY", k, "$.n", 1000)
+		master.ok(t, "JSON.ARRAPPEND", k, "$.a", `{"c":[true]}`)
+		master.ok(t, "JSON.STRAPPEND", k, "$.s", `"z"`)
+		master.ok(t, "JSON.NUMMULTBY", k, "$.f", 3)
+		master.ok(t, "JSON.DEL", k, "$.a[0]")
+		master.ok(t, "JSON.MERGE", k, "$", `{"m":{"x":1},"s":null}`)
+	}
+	sameAs(t, master, replica)
+	if got := replica.ok(t, "JSON.GET", "doc:7").Str; got != `{"n":1007,"a":["x",{"b":null},{"c":[true]}],"f":4.5,"m":{"x":1}}` {
+		t.Fatalf("replica's doc:7: %s", got)
 	}
 }
