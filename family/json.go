@@ -348,15 +348,10 @@ func jsonSetAt(ed *jsonEdit, p *jsonpath.Path, v []byte, cond int) (set, ok bool
 	if cond == jsonSetXX {
 		return false, true
 	}
-	if !p.Definite() {
-		ed.x.W.Error(errJSONStatic)
+	if !jsonCanCreate(ed.x, p) {
 		return false, false
 	}
-	name, parent, named := p.LastName()
-	if !named {
-		ed.x.W.Error(errJSONOutOfRange)
-		return false, false
-	}
+	name, parent, _ := p.LastName()
 	parents, ok := jsonEval(ed.x, parent, ed.doc)
 	if !ok {
 		return false, false
@@ -379,39 +374,61 @@ func jsonMSet(x *command.Ctx) {
 		x.W.Error(command.ErrArity("json.mset"))
 		return
 	}
-	// Everything is checked before anything changes: MSET is atomic.
+	// Everything is checked against the keys as they are before anything
+	// changes: MSET is atomic.
 	paths := make([]*jsonpath.Path, 0, len(args)/3)
 	vals := make([][]byte, 0, len(args)/3)
 	for i := 0; i < len(args); i += 3 {
-		p, ok := jsonParsePath(x, args[i+1])
-		if !ok {
-			return
-		}
-		v, ok := jsonParseValue(x, args[i+2])
-		if !ok {
-			return
-		}
 		e, found := x.LookupWrite(args[i])
 		if x.WrongType(&e, found, keyspace.TypeJSON) {
 			return
 		}
-		if !found && !p.IsRoot() && !slices.ContainsFunc(args[:i], func(k []byte) bool { return bytes.Equal(k, args[i]) }) {
-			x.W.Error(errJSONRoot)
+		p, ok := jsonParsePath(x, args[i+1])
+		if !ok {
+			return
+		}
+		if !p.IsRoot() {
+			if !found {
+				x.W.Error(errJSONRoot)
+				return
+			}
+			ms, ok := jsonEval(x, p, e.Value())
+			if !ok {
+				return
+			}
+			if len(ms) == 0 && !jsonCanCreate(x, p) {
+				return
+			}
+		}
+		v, ok := jsonParseValue(x, args[i+2])
+		if !ok {
 			return
 		}
 		paths, vals = append(paths, p), append(vals, v)
 	}
 	for i := 0; i < len(args); i += 3 {
 		ed, _ := jsonOpen(x, args[i])
-		if !ed.found && !paths[i/3].IsRoot() {
-			continue
-		}
 		if _, ok := jsonSetAt(&ed, paths[i/3], vals[i/3], jsonSetAny); !ok {
 			return
 		}
 		ed.commit("json.mset")
 	}
 	x.W.OK()
+}
+
+// jsonCanCreate reports whether a path that names nothing names a place
+// JSON.SET may create (one place, ending with a member name), replying
+// RedisJSON's error when not.
+func jsonCanCreate(x *command.Ctx, p *jsonpath.Path) bool {
+	if !p.Definite() {
+		x.W.Error(errJSONStatic)
+		return false
+	}
+	if _, _, named := p.LastName(); !named {
+		x.W.Error(errJSONOutOfRange)
+		return false
+	}
+	return true
 }
 
 func jsonMerge(x *command.Ctx) {
@@ -432,7 +449,7 @@ func jsonMerge(x *command.Ctx) {
 			x.W.Error(errJSONRoot)
 			return
 		}
-		ed.store(mergePatch(nil, nil, -1, patch, 0))
+		ed.store(patch) // nothing to merge into: the patch as it is
 		ed.commit("json.merge")
 		x.W.OK()
 		return
@@ -443,85 +460,75 @@ func jsonMerge(x *command.Ctx) {
 	}
 	if len(ms) == 0 {
 		// A missing last member is created, as JSON.SET creates it.
-		if _, ok := jsonSetAt(&ed, p, mergePatch(nil, nil, -1, patch, 0), jsonSetAny); !ok {
+		set, ok := jsonSetAt(&ed, p, patch, jsonSetAny)
+		if !ok {
+			return
+		}
+		if !set {
+			x.W.Null()
 			return
 		}
 	}
 	ms = outermost(ed.doc, ms)
 	for i := len(ms) - 1; i >= 0; i-- {
-		m := ms[i]
-		if m.Parent < 0 {
-			ed.store(mergePatch(nil, ed.doc, m.Off, patch, 0))
-			continue
+		merged := mergePatch(nil, ed.doc, ms[i].Off, patch, 0)
+		if ms[i].Parent < 0 {
+			ed.store(merged)
+		} else {
+			ed.replace(ms[i], merged)
 		}
-		merged := mergePatch(nil, ed.doc, m.Off, patch, 0)
-		if jsondoc.KindAt(patch, 0) == jsondoc.Null {
-			ed.remove(m)
-			continue
-		}
-		ed.replace(m, merged)
 	}
 	ed.commit("json.merge")
 	x.W.OK()
 }
 
 // mergePatch appends RFC 7396's merge of the patch at pOff into the target
-// at tOff of doc (-1: no target). Members the patch sets to null go, the
-// object's last member taking their place; new members come last.
+// at tOff of doc (-1: none), as RedisJSON applies one: the patch's members
+// in their order, a null one removing the target's member (whose place the
+// object's last member takes), another merging into the target's member or
+// coming last as a new one.
 func mergePatch(dst, doc []byte, tOff int, patch []byte, pOff int) []byte {
 	if jsondoc.KindAt(patch, pOff) != jsondoc.Object {
 		return append(dst, patch[pOff:jsondoc.End(patch, pOff)]...)
 	}
-	var members []int // the target's member offsets, in their order
+	type entry struct {
+		key      []byte
+		off, pat int // the value in doc and in the patch, -1 for none
+	}
+	var entries []entry
 	if tOff >= 0 && jsondoc.KindAt(doc, tOff) == jsondoc.Object {
-		for p, end := jsondoc.First(doc, tOff), jsondoc.End(doc, tOff); p < end; {
-			members = append(members, p)
-			_, v := jsondoc.Member(doc, p)
-			p = v + jsondoc.Size(doc, v)
+		for q, end := jsondoc.First(doc, tOff), jsondoc.End(doc, tOff); q < end; {
+			k, v := jsondoc.Member(doc, q)
+			entries = append(entries, entry{k, v, -1})
+			q = v + jsondoc.Size(doc, v)
 		}
 	}
-	pEnd := jsondoc.End(patch, pOff)
-	// Removals first, each filled by the last member.
-	for q := jsondoc.First(patch, pOff); q < pEnd; {
+	for q, end := jsondoc.First(patch, pOff), jsondoc.End(patch, pOff); q < end; {
 		k, v := jsondoc.Member(patch, q)
-		if jsondoc.KindAt(patch, v) == jsondoc.Null {
-			for i, mp := range members {
-				if mk, _ := jsondoc.Member(doc, mp); bytes.Equal(mk, k) {
-					members[i] = members[len(members)-1]
-					members = members[:len(members)-1]
-					break
-				}
-			}
-		}
 		q = v + jsondoc.Size(patch, v)
+		i := slices.IndexFunc(entries, func(e entry) bool { return bytes.Equal(e.key, k) })
+		switch {
+		case jsondoc.KindAt(patch, v) == jsondoc.Null:
+			if i >= 0 {
+				entries[i] = entries[len(entries)-1]
+				entries = entries[:len(entries)-1]
+			}
+		case i >= 0:
+			entries[i].pat = v
+		default:
+			entries = append(entries, entry{k, -1, v})
+		}
 	}
 	dst, start := jsondoc.BeginObject(dst)
-	n := 0
-	for _, mp := range members {
-		k, v := jsondoc.Member(doc, mp)
-		dst = jsondoc.AppendKey(dst, k)
-		if pv, _, ok := jsondoc.Lookup(patch, pOff, k); ok {
-			dst = mergePatch(dst, doc, v, patch, pv)
+	for _, e := range entries {
+		dst = jsondoc.AppendKey(dst, e.key)
+		if e.pat >= 0 {
+			dst = mergePatch(dst, doc, e.off, patch, e.pat)
 		} else {
-			dst = append(dst, doc[v:jsondoc.End(doc, v)]...)
+			dst = append(dst, doc[e.off:jsondoc.End(doc, e.off)]...)
 		}
-		n++
 	}
-	for q := jsondoc.First(patch, pOff); q < pEnd; {
-		k, v := jsondoc.Member(patch, q)
-		q = v + jsondoc.Size(patch, v)
-		if jsondoc.KindAt(patch, v) == jsondoc.Null {
-			continue
-		}
-		if tOff >= 0 && jsondoc.KindAt(doc, tOff) == jsondoc.Object {
-			if _, _, ok := jsondoc.Lookup(doc, tOff, k); ok {
-				continue
-			}
-		}
-		dst = mergePatch(jsondoc.AppendKey(dst, k), nil, -1, patch, v)
-		n++
-	}
-	jsondoc.EndContainer(dst, start, n)
+	jsondoc.EndContainer(dst, start, len(entries))
 	return dst
 }
 

@@ -113,6 +113,8 @@ func TestJSONCommands(t *testing.T) {
 		docCase(t, p, ja(jb(`[{"a":1}]`), jb(`[2]`)), "JSON.MGET", "a1", "a2", "$")
 		docCase(t, p, "-ERR wrong number of arguments for 'json.mset' command\r\n", "JSON.MSET", "a1", "$", "1", "a2")
 		docCase(t, p, "-ERR new objects must be created at the root\r\n", "JSON.MSET", "a1", "$.b", "2", "a3", "$.c", "3")
+		docCase(t, p, "-ERR new objects must be created at the root\r\n", "JSON.MSET", "a3", "$", "{}", "a3", "$.c", "3")
+		docCase(t, p, "-Err wrong static path\r\n", "JSON.MSET", "a1", "$", "{}", "a1", "$..x", "3")
 		docCase(t, p, jb(`[{"a":1}]`), "JSON.GET", "a1", "$")
 
 		// json.del / json.forget: the root deletes the key; an object's last
@@ -287,6 +289,14 @@ func TestJSONCommands(t *testing.T) {
 		docCase(t, p, "+OK\r\n", "JSON.SET", "doc", "$", `{"f1": {"a":1}, "f2":{"a":2}}`)
 		docCase(t, p, "+OK\r\n", "JSON.MERGE", "doc", "$", `{"f1": null, "f2":{"a":3, "b":4}, "f3":[2,4,6]}`)
 		docCase(t, p, jb(`[{"f2":{"a":3,"b":4},"f3":[2,4,6]}]`), "JSON.GET", "doc", "$")
+		// The patch's members apply in their order: f4 comes last, then the
+		// removal of f2 moves it into f2's place. A null at a path sets null.
+		docCase(t, p, "+OK\r\n", "JSON.MERGE", "doc", "$", `{"f4":{"x":null,"y":1},"f2":null}`)
+		docCase(t, p, jb(`[{"f4":{"y":1},"f3":[2,4,6]}]`), "JSON.GET", "doc", "$")
+		docCase(t, p, "+OK\r\n", "JSON.MERGE", "doc", "$.f4", "null")
+		docCase(t, p, jb(`[{"f4":null,"f3":[2,4,6]}]`), "JSON.GET", "doc", "$")
+		docCase(t, p, "+OK\r\n", "JSON.MERGE", "new", "$", `{"a":null}`)
+		docCase(t, p, jb(`{"a":null}`), "JSON.GET", "new", ".")
 
 		// json.resp
 		docCase(t, p, "+OK\r\n", "JSON.SET", "r", "$", `{"a":[1,2.5,"x",null,true],"b":{"c":false}}`)
@@ -449,7 +459,7 @@ func TestJSONReplica(t *testing.T) {
 		master.ok(t, "JSON.MERGE", k, "$", `{"m":{"x":1},"s":null}`)
 	}
 	sameAs(t, master, replica)
-	if got := replica.ok(t, "JSON.GET", "doc:7").Str; got != `{"n":1007,"a":["x",{"b":null},{"c":[true]}],"f":4.5,"m":{"x":1}}` {
+	if got := replica.ok(t, "JSON.GET", "doc:7").Str; got != `{"n":1007,"a":["x",{"b":null},{"c":[true]}],"m":{"x":1},"f":4.5}` {
 		t.Fatalf("replica's doc:7: %s", got)
 	}
 }
