@@ -262,8 +262,8 @@ var pathCases = []pathCase{
 	{"arr", `$.a b`, "ERR"},
 	{"arr", `$[1:2:3:4]`, "ERR"},
 	{"arr", `$[?@ > 7]`, `[8,9]`},
-	{"arr", `$[01]`, "ERR"}, // no leading zeros
-	{"arr", `$["a",1]`, "ERR"}, // no mixed lists
+	{"arr", `$[01]`, "ERR"},            // no leading zeros
+	{"arr", `$["a",1]`, "ERR"},         // no mixed lists
 	{"arr", `$[?(@ == "x\n")]`, "ERR"}, // only quotes and backslashes are escaped
 	{"arr", `.a.`, "ERR"},
 	{"arr", `a..`, "ERR"},
