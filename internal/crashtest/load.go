@@ -18,18 +18,25 @@ import (
 type opKind uint8
 
 const (
-	opSet   opKind = iota // SET g:c:s<seq> value (a key per operation)
-	opIncr                // INCR g:c:ctr
-	opRPush               // RPUSH g:c:list <seq>
-	opHSet                // HSET g:c:hash f<seq> value
-	opZAdd                // ZADD g:c:zset <seq> f<seq>
-	opXAdd                // XADD g:c:xs * seq <seq> v value
-	opMulti               // MULTI: SET m<seq>, INCR mctr, RPUSH mlist, HSET mhash, ZADD mzset; EXEC
-	opEval                // EVAL of the same five writes on e<seq>, ectr, elist, ehash, ezset
+	opSet        opKind = iota // SET g:c:s<seq> value (a key per operation)
+	opIncr                     // INCR g:c:ctr
+	opRPush                    // RPUSH g:c:list <seq>
+	opHSet                     // HSET g:c:hash f<seq> value
+	opZAdd                     // ZADD g:c:zset <seq> f<seq>
+	opXAdd                     // XADD g:c:xs * seq <seq> v value
+	opMulti                    // MULTI: SET m<seq>, INCR mctr, RPUSH mlist, HSET mhash, ZADD mzset; EXEC
+	opEval                     // EVAL of the same five writes on e<seq>, ectr, elist, ehash, ezset
+	opJSONSet                  // JSON.SET g:c:j<seq> $ "value" (a key per operation)
+	opJSONAppend               // JSON.ARRAPPEND g:c:jdoc $.l <seq> (after JSON.SET ... NX of the document)
+	opJSONIncr                 // JSON.NUMINCRBY g:c:jdoc $.n 1 (likewise)
 	numOpKinds
 )
 
-var opNames = [...]string{"SET", "INCR", "RPUSH", "HSET", "ZADD", "XADD", "MULTI", "EVAL"}
+var opNames = [...]string{"SET", "INCR", "RPUSH", "HSET", "ZADD", "XADD", "MULTI", "EVAL", "JSON.SET", "JSON.ARRAPPEND", "JSON.NUMINCRBY"}
+
+// jsonDoc is the document the JSON operations of a connection update,
+// created by the first of them.
+const jsonDoc = `{"l":[],"n":0}`
 
 // evalScript writes five keys; it must take effect entirely or not at all.
 const evalScript = `redis.call('SET', KEYS[1], ARGV[1])
@@ -51,8 +58,10 @@ func opHash(seed int64, gen, conn, seq int) uint64 {
 	return mix64(uint64(seed) ^ mix64(uint64(gen)<<40^uint64(conn)<<32^uint64(seq)))
 }
 
-func kindOf(seed int64, gen, conn, seq int) opKind {
-	return opKind(opHash(seed, gen, conn, seq) % uint64(numOpKinds))
+// kindOf is operation seq's kind among the first kinds kinds (the JSON
+// operations only for a server that has the JSON commands).
+func kindOf(seed int64, kinds opKind, gen, conn, seq int) opKind {
+	return opKind(opHash(seed, gen, conn, seq) % uint64(kinds))
 }
 
 // value is operation seq's self-describing value: who wrote it, a payload
@@ -73,10 +82,10 @@ func prefix(gen, conn int) string { return "g" + strconv.Itoa(gen) + ":c" + strc
 
 // commands returns the requests of operation seq, sent at once (a pipelined
 // MULTI ... EXEC), and how many replies precede the one that acknowledges it.
-func commands(seed int64, gen, conn, seq int) [][]string {
+func commands(seed int64, kinds opKind, gen, conn, seq int) [][]string {
 	p, s, v := prefix(gen, conn), strconv.Itoa(seq), value(seed, gen, conn, seq)
 	f := "f" + s
-	switch kindOf(seed, gen, conn, seq) {
+	switch kindOf(seed, kinds, gen, conn, seq) {
 	case opSet:
 		return [][]string{{"SET", p + "s" + s, v}}
 	case opIncr:
@@ -97,6 +106,12 @@ func commands(seed int64, gen, conn, seq int) [][]string {
 			{"HSET", p + "mhash", f, v},
 			{"ZADD", p + "mzset", s, f},
 			{"EXEC"}}
+	case opJSONSet:
+		return [][]string{{"JSON.SET", p + "j" + s, "$", `"` + v + `"`}}
+	case opJSONAppend:
+		return [][]string{{"JSON.SET", p + "jdoc", "$", jsonDoc, "NX"}, {"JSON.ARRAPPEND", p + "jdoc", "$.l", s}}
+	case opJSONIncr:
+		return [][]string{{"JSON.SET", p + "jdoc", "$", jsonDoc, "NX"}, {"JSON.NUMINCRBY", p + "jdoc", "$.n", "1"}}
 	default: // opEval
 		return [][]string{{"EVAL", evalScript, "5", p + "e" + s, p + "ectr", p + "elist", p + "ehash", p + "ezset", v, s, f}}
 	}
@@ -113,7 +128,7 @@ type connLog struct {
 // runWorker writes operations until the connection breaks (the kill) or stop
 // is closed. An error reply stops it too: the refused operation is taken
 // back (it must not be in the data).
-func runWorker(addr string, seed int64, gen, conn int, stop <-chan struct{}, log *connLog, ops *atomic.Int64) {
+func runWorker(addr string, seed int64, kinds opKind, gen, conn int, stop <-chan struct{}, log *connLog, ops *atomic.Int64) {
 	c, err := dial(addr, 2*time.Second)
 	if err != nil {
 		log.err = "dial: " + err.Error()
@@ -126,7 +141,7 @@ func runWorker(addr string, seed int64, gen, conn int, stop <-chan struct{}, log
 			return
 		default:
 		}
-		cmds := commands(seed, gen, conn, seq)
+		cmds := commands(seed, kinds, gen, conn, seq)
 		log.sent = seq
 		replies, err := c.pipe(cmds)
 		if err != nil {
@@ -134,7 +149,7 @@ func runWorker(addr string, seed int64, gen, conn int, stop <-chan struct{}, log
 		}
 		if msg := replyErr(replies); msg != "" {
 			log.sent = seq - 1
-			log.err = fmt.Sprintf("%s refused: %s", opNames[kindOf(seed, gen, conn, seq)], msg)
+			log.err = fmt.Sprintf("%s refused: %s", opNames[kindOf(seed, kinds, gen, conn, seq)], msg)
 			return
 		}
 		log.acked = seq
@@ -161,14 +176,14 @@ func replyErr(replies []any) string {
 
 // runLoad starts conns workers for generation gen and returns a function that
 // waits for them all (they end when the server dies or stop is closed).
-func runLoad(addr string, seed int64, gen, conns int, stop <-chan struct{}, ops *atomic.Int64) ([]connLog, func()) {
+func runLoad(addr string, seed int64, kinds opKind, gen, conns int, stop <-chan struct{}, ops *atomic.Int64) ([]connLog, func()) {
 	logs := make([]connLog, conns)
 	var wg sync.WaitGroup
 	for i := range logs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			runWorker(addr, seed, gen, i, stop, &logs[i], ops)
+			runWorker(addr, seed, kinds, gen, i, stop, &logs[i], ops)
 		}()
 	}
 	return logs, wg.Wait

@@ -81,6 +81,15 @@ type Config struct {
 	Log      io.Writer     // progress lines (nil: none)
 }
 
+// opKinds is how many operation kinds the load uses: all of them against
+// Keyhive, none of the JSON ones against redis-server (7.x has no JSON).
+func (c *Config) opKinds() opKind {
+	if c.Server == "redis" {
+		return opJSONSet
+	}
+	return numOpKinds
+}
+
 // Result is what one mode's trials found.
 type Result struct {
 	Server string
@@ -255,7 +264,7 @@ func (r *modeRun) trial() error {
 	r.res.Trials++
 	stop := make(chan struct{})
 	var ops atomic.Int64
-	logs, wait := runLoad(r.srv.addr, r.cfg.Seed, g.id, r.cfg.Conns, stop, &ops)
+	logs, wait := runLoad(r.srv.addr, r.cfg.Seed, r.cfg.opKinds(), g.id, r.cfg.Conns, stop, &ops)
 	g.logs = logs
 	killAt, injected, err := r.killDuring(&ops)
 	close(stop)
@@ -478,7 +487,7 @@ func (r *modeRun) verify(killAt time.Time) error {
 		}
 		for conn := range g.logs {
 			l := &g.logs[conn]
-			f, err := verifyConn(c, r.cfg.Seed, g.id, conn, l.sent)
+			f, err := verifyConn(c, r.cfg.Seed, r.cfg.opKinds(), g.id, conn, l.sent)
 			if err != nil {
 				return fmt.Errorf("verifying g%d c%d: %w", g.id, conn, err)
 			}
@@ -541,7 +550,7 @@ func (r *modeRun) verify(killAt time.Time) error {
 				sum.conns++
 				if age > sum.age {
 					sum.age = age
-					sum.example = fmt.Sprintf("g%d c%d op %d %s", g.id, conn, firstLost+1, opNames[kindOf(r.cfg.Seed, g.id, conn, firstLost+1)])
+					sum.example = fmt.Sprintf("g%d c%d op %d %s", g.id, conn, firstLost+1, opNames[kindOf(r.cfg.Seed, r.cfg.opKinds(), g.id, conn, firstLost+1)])
 				}
 			}
 			g.present[conn] = f.present

@@ -1,6 +1,7 @@
 package crashtest
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -25,14 +26,14 @@ func (f *findings) note(format string, args ...any) {
 
 // verifyConn reads what is left of operations 1..sent of connection conn of
 // generation gen and reports which are present.
-func verifyConn(c *client, seed int64, gen, conn, sent int) (*findings, error) {
+func verifyConn(c *client, seed int64, kinds opKind, gen, conn, sent int) (*findings, error) {
 	p := prefix(gen, conn)
 	f := &findings{present: make([]bool, sent)}
-	kinds := make([]opKind, sent+1)
+	kindAt := make([]opKind, sent+1)
 	var byKind [numOpKinds][]int // the operations of each kind, in order
 	for seq := 1; seq <= sent; seq++ {
-		kinds[seq] = kindOf(seed, gen, conn, seq)
-		byKind[kinds[seq]] = append(byKind[kinds[seq]], seq)
+		kindAt[seq] = kindOf(seed, kinds, gen, conn, seq)
+		byKind[kindAt[seq]] = append(byKind[kindAt[seq]], seq)
 	}
 	cmds := [][]string{
 		{"GET", p + "ctr"},
@@ -62,6 +63,11 @@ func verifyConn(c *client, seed int64, gen, conn, sent int) (*findings, error) {
 		if len(cmds[i]) == 1 {
 			cmds[i] = append(cmds[i], p+"none")
 		}
+	}
+	if kinds > opJSONSet { // a server with the JSON commands
+		jmget := append(mget("j", byKind[opJSONSet]), p+"none", "$")
+		jmget[0] = "JSON.MGET"
+		cmds = append(cmds, []string{"JSON.GET", p + "jdoc", "$"}, jmget)
 	}
 	r, err := c.pipe(cmds)
 	if err != nil {
@@ -107,7 +113,7 @@ func verifyConn(c *client, seed int64, gen, conn, sent int) (*findings, error) {
 			case err != nil:
 				f.torn++
 				f.note("%s%s holds %q", p, name, s)
-			case seq < 1 || seq > sent || kinds[seq] != want:
+			case seq < 1 || seq > sent || kindAt[seq] != want:
 				f.unexpected++
 				f.note("%s%s holds %d, not sent", p, name, seq)
 			case seq <= last:
@@ -130,7 +136,7 @@ func verifyConn(c *client, seed int64, gen, conn, sent int) (*findings, error) {
 			field, _ := kv[i].(string)
 			seq, err := strconv.Atoi(strings.TrimPrefix(field, "f"))
 			switch {
-			case err != nil || seq < 1 || seq > sent || kinds[seq] != want:
+			case err != nil || seq < 1 || seq > sent || kindAt[seq] != want:
 				f.unexpected++
 				f.note("%s%s has field %q, not sent", p, name, field)
 			case kv[i+1] != val(seq):
@@ -153,7 +159,7 @@ func verifyConn(c *client, seed int64, gen, conn, sent int) (*findings, error) {
 			member, _ := ms[i].(string)
 			seq, err := strconv.Atoi(strings.TrimPrefix(member, "f"))
 			switch {
-			case err != nil || seq < 1 || seq > sent || kinds[seq] != want:
+			case err != nil || seq < 1 || seq > sent || kindAt[seq] != want:
 				f.unexpected++
 				f.note("%s%s has member %q, not sent", p, name, member)
 			case ms[i+1] != strconv.Itoa(seq):
@@ -183,7 +189,7 @@ func verifyConn(c *client, seed int64, gen, conn, sent int) (*findings, error) {
 		}
 		seq, err := strconv.Atoi(fields[1].(string))
 		switch {
-		case err != nil || seq < 1 || seq > sent || kinds[seq] != opXAdd || seq <= last:
+		case err != nil || seq < 1 || seq > sent || kindAt[seq] != opXAdd || seq <= last:
 			f.unexpected++
 			f.note("%sxs entry %v of no operation sent (after %d)", p, entry[0], last)
 		case fields[3] != val(seq):
@@ -211,6 +217,11 @@ func verifyConn(c *client, seed int64, gen, conn, sent int) (*findings, error) {
 	}
 	for seq := range strs(r[13], byKind[opSet], "s") {
 		mark(seq)
+	}
+	// JSON documents: one per JSON.SET, and the one the appends and
+	// increments change, as a list and a counter.
+	if kinds > opJSONSet {
+		f.verifyJSON(r[16], r[17], byKind, p, val, mark, listed, counter)
 	}
 	// MULTI and EVAL: the five parts of each operation, all or none.
 	for j, k := range []opKind{opMulti, opEval} {
@@ -247,4 +258,42 @@ func verifyConn(c *client, seed int64, gen, conn, sent int) (*findings, error) {
 		}
 	}
 	return f, nil
+}
+
+// verifyJSON checks the JSON operations' documents: jdoc, the document of
+// the appends and increments, and docs, JSON.MGET's reply for the keys of
+// the JSON.SET operations.
+func (f *findings) verifyJSON(jdoc, docs any, byKind [numOpKinds][]int, p string, val func(int) string, mark func(int),
+	listed func(any, string, opKind) map[int]bool, counter func(any, string, int) int) {
+	for i, seq := range byKind[opJSONSet] {
+		switch x := docs.([]any)[i]; {
+		case x == nil:
+		case x != `["`+val(seq)+`"]`:
+			f.torn++
+			f.note("%sj%d is %.40q", p, seq, x)
+		default:
+			mark(seq)
+		}
+	}
+	if text, ok := jdoc.(string); ok {
+		var doc []struct {
+			L []int64 `json:"l"`
+			N *int64  `json:"n"`
+		}
+		if err := json.Unmarshal([]byte(text), &doc); err != nil || len(doc) != 1 || doc[0].N == nil {
+			f.torn++
+			f.note("%sjdoc is %.60q", p, text)
+		} else {
+			l := make([]any, len(doc[0].L))
+			for i, n := range doc[0].L {
+				l[i] = strconv.FormatInt(n, 10)
+			}
+			for seq := range listed(l, "jdoc $.l", opJSONAppend) {
+				mark(seq)
+			}
+			for _, seq := range byKind[opJSONIncr][:counter(strconv.FormatInt(*doc[0].N, 10), "jdoc $.n", len(byKind[opJSONIncr]))] {
+				mark(seq)
+			}
+		}
+	}
 }

@@ -21,7 +21,7 @@ func TestVerifierCatches(t *testing.T) {
 	const seed, gen = 5, 1
 	stop := make(chan struct{})
 	var ops atomic.Int64
-	logs, wait := runLoad(addr, seed, gen, 2, stop, &ops)
+	logs, wait := runLoad(addr, seed, numOpKinds, gen, 2, stop, &ops)
 	for ops.Load() < 400 {
 		time.Sleep(time.Millisecond)
 	}
@@ -34,7 +34,7 @@ func TestVerifierCatches(t *testing.T) {
 	defer c.close()
 	check := func(conn int) *findings {
 		t.Helper()
-		f, err := verifyConn(c, seed, gen, conn, logs[conn].sent)
+		f, err := verifyConn(c, seed, numOpKinds, gen, conn, logs[conn].sent)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -48,7 +48,7 @@ func TestVerifierCatches(t *testing.T) {
 		f := check(conn)
 		for i, ok := range f.present {
 			if !ok {
-				t.Fatalf("conn %d: op %d (%s) not found", conn, i+1, opNames[kindOf(seed, gen, conn, i+1)])
+				t.Fatalf("conn %d: op %d (%s) not found", conn, i+1, opNames[kindOf(seed, numOpKinds, gen, conn, i+1)])
 			}
 		}
 		if f.torn+f.broken+f.unexpected > 0 {
@@ -58,7 +58,7 @@ func TestVerifierCatches(t *testing.T) {
 	// The first operation of a kind on connection 0.
 	first := func(k opKind) int {
 		for seq := 1; seq <= logs[0].sent; seq++ {
-			if kindOf(seed, gen, 0, seq) == k {
+			if kindOf(seed, numOpKinds, gen, 0, seq) == k {
 				return seq
 			}
 		}
@@ -88,5 +88,26 @@ func TestVerifierCatches(t *testing.T) {
 	c.do("INCR", p+"ectr")
 	if f := check(0); f.unexpected != 1 {
 		t.Errorf("extra EVAL counter: %+v", f.notes)
+	}
+	c.do("DECR", p+"ectr")
+	// A lost JSON.SET, a lost append, an increment of no operation.
+	jset := first(opJSONSet)
+	c.do("DEL", p+"j"+strconv.Itoa(jset))
+	if f := check(0); f.present[jset-1] {
+		t.Errorf("deleted JSON.SET op %d still present", jset)
+	}
+	appended := first(opJSONAppend)
+	c.do("JSON.DEL", p+"jdoc", "$.l[0]")
+	if f := check(0); f.present[appended-1] {
+		t.Errorf("removed JSON.ARRAPPEND op %d still present", appended)
+	}
+	c.do("JSON.NUMINCRBY", p+"jdoc", "$.n", "1000000")
+	if f := check(0); f.unexpected != 1 {
+		t.Errorf("extra JSON.NUMINCRBY: %+v", f.notes)
+	}
+	torn := check(0).torn // the torn hash value above
+	c.do("JSON.SET", p+"jdoc", "$.n", `"x"`)
+	if f := check(0); f.torn != torn+1 {
+		t.Errorf("torn JSON document: %+v", f.notes)
 	}
 }
