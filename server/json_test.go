@@ -68,6 +68,7 @@ func TestJSONCommands(t *testing.T) {
 		docCase(t, p, "+OK\r\n", "JSON.SET", "k1", "$.a.*", "0")
 		docCase(t, p, jb(`{"a":{"a":0,"b":0,"c":0}}`), "JSON.GET", "k1", ".")
 		docCase(t, p, "+ReJSON-RL\r\n", "TYPE", "doc")
+		docCase(t, p, ja(jb("0"), ja(jb("doc"))), "SCAN", "0", "MATCH", "doc", "TYPE", "rejson-rl")
 		docCase(t, p, "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n", "GET", "doc")
 		docCase(t, p, "+OK\r\n", "SET", "str", "x")
 		docCase(t, p, "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n", "JSON.GET", "str")
