@@ -464,3 +464,28 @@ func TestJSONReplica(t *testing.T) {
 		t.Fatalf("replica's doc:7: %s", got)
 	}
 }
+
+// TestJSONNamespaceTypes: a namespace's TYPES names JSON documents as json
+// (Keyhive's key schema), refusing JSON writes elsewhere and other types'
+// writes there.
+func TestJSONNamespaceTypes(t *testing.T) {
+	ctx := context.Background()
+	rdb := nsClient(t)
+	nsDo(t, rdb, "NAMESPACE", "DEFINE", "docs", "PREFIX", "docs:", "TYPES", "json")
+	nsDo(t, rdb, "NAMESPACE", "DEFINE", "sets", "PREFIX", "sets:", "TYPES", "set")
+	if err := rdb.Do(ctx, "JSON.SET", "docs:a", "$", `{"a":1}`).Err(); err != nil {
+		t.Errorf("JSON.SET in a json namespace: %v", err)
+	}
+	if err := rdb.Do(ctx, "JSON.NUMINCRBY", "docs:a", "$.a", 1).Err(); err != nil {
+		t.Errorf("JSON.NUMINCRBY in a json namespace: %v", err)
+	}
+	if err := rdb.Do(ctx, "SET", "docs:s", "v").Err(); err == nil || err.Error() != "WRONGTYPE namespace 'docs' holds only json values" {
+		t.Errorf("SET in a json namespace: %v", err)
+	}
+	if err := rdb.Do(ctx, "JSON.SET", "sets:j", "$", "1").Err(); err == nil || err.Error() != "WRONGTYPE namespace 'sets' holds only set values" {
+		t.Errorf("JSON.SET in a set namespace: %v", err)
+	}
+	if got := rdb.Do(ctx, "NAMESPACE", "INFO", "docs").String(); !strings.Contains(got, "json") {
+		t.Errorf("NAMESPACE INFO docs: %s", got)
+	}
+}
