@@ -135,13 +135,14 @@ func jsonRead(x *command.Ctx, key []byte) (doc []byte, found, ok bool) {
 // size are written into doc where it is (the entry's bytes, until a splice
 // moved the document into a scratch buffer); commit stores the result.
 type jsonEdit struct {
-	x      *command.Ctx
-	key    []byte
-	e      keyspace.Entry
-	found  bool
-	doc    []byte
-	copied bool // doc is a scratch copy: commit stores it
-	dirty  bool
+	x        *command.Ctx
+	key      []byte
+	e        keyspace.Entry
+	found    bool
+	doc      []byte
+	copied   bool // doc is a scratch copy: commit stores it
+	dirty    bool
+	reported bool // the keyspace already reported the change (a grown entry)
 }
 
 // jsonOpen looks key up for writing; ok=false after replying WRONGTYPE.
@@ -168,7 +169,18 @@ func jsonOpenExisting(x *command.Ctx, key []byte) (ed jsonEdit, ok bool) {
 }
 
 // splice replaces doc[start:end] with repl inside the container at parent.
+//
+// A splice that grows the entry's own bytes grows the entry instead (a
+// large one in place, its mapping extended) and moves only what follows
+// the splice: appending to a big document does not copy it.
 func (ed *jsonEdit) splice(parent, start, end int, repl []byte, countDelta int) {
+	if !ed.copied && ed.found && len(repl) >= end-start {
+		old := len(ed.doc)
+		ed.doc = ed.x.DB.Resize(&ed.e, keyspace.EncRaw, old+len(repl)-(end-start), ed.x.Now)
+		jsondoc.SpliceInPlace(ed.doc, old, parent, start, end, repl, countDelta)
+		ed.dirty, ed.reported = true, true
+		return
+	}
 	ed.doc = jsondoc.Splice(ed.x.NextScratch(), ed.doc, parent, start, end, repl, countDelta)
 	ed.x.KeepScratch(ed.doc)
 	ed.copied, ed.dirty = true, true
@@ -232,7 +244,7 @@ func (ed *jsonEdit) commit(event string) {
 		x.DB.Put(&ed.e, ed.key, keyspace.TypeJSON, keyspace.EncRaw, ed.doc, 0, x.Now)
 	case ed.copied:
 		x.DB.Replace(&ed.e, keyspace.EncRaw, ed.doc, ed.e.ExpireAt(), x.Now)
-	default:
+	case !ed.reported:
 		x.DB.ModifiedEntry(&ed.e) // changed in the entry itself
 	}
 	x.Dirty++
