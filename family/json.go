@@ -76,6 +76,7 @@ const (
 	errJSONNoPath     = "ERR Path does not exist"
 	errJSONStatic     = "Err wrong static path"
 	errJSONOutOfRange = "ERR array index out of range"
+	errJSONOtherType  = "Existing key has wrong Redis type"
 )
 
 // errJSONWrongType is a legacy path's match of the wrong type.
@@ -121,12 +122,25 @@ func jsonParseValue(x *command.Ctx, text []byte) ([]byte, bool) {
 	return v, true
 }
 
+// jsonWrongType replies RedisJSON's error for a key of another type (a
+// line with no error code) and reports true.
+func jsonWrongType(x *command.Ctx, e *keyspace.Entry, found bool) bool {
+	if found && e.Type() != keyspace.TypeJSON {
+		x.W.Error(errJSONOtherType)
+		return true
+	}
+	return false
+}
+
 // jsonRead finds a document for reading: found=false for no key, ok=false
-// after replying WRONGTYPE.
+// after replying that the key holds another type.
 func jsonRead(x *command.Ctx, key []byte) (doc []byte, found, ok bool) {
-	e, found, ok := x.ReadTyped(key, keyspace.TypeJSON)
-	if !found || !ok {
-		return nil, found, ok
+	e, found := x.LookupRead(key)
+	if jsonWrongType(x, &e, found) {
+		return nil, true, false
+	}
+	if !found {
+		return nil, false, true
 	}
 	return e.Value(), true, true
 }
@@ -145,11 +159,12 @@ type jsonEdit struct {
 	reported bool // the keyspace already reported the change (a grown entry)
 }
 
-// jsonOpen looks key up for writing; ok=false after replying WRONGTYPE.
+// jsonOpen looks key up for writing; ok=false after replying that the key
+// holds another type.
 func jsonOpen(x *command.Ctx, key []byte) (ed jsonEdit, ok bool) {
 	ed = jsonEdit{x: x, key: key}
 	ed.e, ed.found = x.LookupWrite(key)
-	if x.WrongType(&ed.e, ed.found, keyspace.TypeJSON) {
+	if jsonWrongType(x, &ed.e, ed.found) {
 		return ed, false
 	}
 	if ed.found {
@@ -392,7 +407,7 @@ func jsonMSet(x *command.Ctx) {
 	vals := make([][]byte, 0, len(args)/3)
 	for i := 0; i < len(args); i += 3 {
 		e, found := x.LookupWrite(args[i])
-		if x.WrongType(&e, found, keyspace.TypeJSON) {
+		if jsonWrongType(x, &e, found) {
 			return
 		}
 		p, ok := jsonParsePath(x, args[i+1])
