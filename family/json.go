@@ -675,15 +675,13 @@ func appendMatchArray(dst, doc []byte, ms []jsonpath.Match) []byte {
 
 func jsonMGet(x *command.Ctx) {
 	keys := x.Args[1 : len(x.Args)-1]
-	text := x.Args[len(x.Args)-1]
-	p, ok := jsonParsePath(x, text)
-	if !ok {
-		return
-	}
+	// Whatever fails for a key (no key, another type, a path that does not
+	// parse, no match for a legacy path) is a null in its place.
+	p, err := jsonpath.Parse(x.Args[len(x.Args)-1])
 	x.W.Array(len(keys))
 	for _, key := range keys {
 		e, found := x.LookupRead(key)
-		if !found || e.Type() != keyspace.TypeJSON {
+		if err != nil || !found || e.Type() != keyspace.TypeJSON {
 			x.W.Null()
 			continue
 		}

@@ -110,6 +110,7 @@ func TestJSONCommands(t *testing.T) {
 		docCase(t, p, ja(jb(`[1,3]`), jb(`[4,6]`)), "JSON.MGET", "doc1", "doc2", "$..a")
 		docCase(t, p, ja(jb(`1`), null, null), "JSON.MGET", "doc1", "nokey", "str", ".a")
 		docCase(t, p, ja(jb(`[]`), null), "JSON.MGET", "doc1", "doc3", "$.nothing")
+		docCase(t, p, ja(null, null), "JSON.MGET", "doc1", "doc2", "$[") // a path that does not parse
 
 		// json.mset (go-redis json_test.go "should JSONMSet").
 		docCase(t, p, "+OK\r\n", "JSON.MSET", "a1", "$", `{"a":1}`, "a2", "$", "2")
