@@ -151,6 +151,7 @@ const (
 	TypeZSet
 	TypeHash
 	TypeStream
+	TypeJSON
 )
 
 // Runs says what a command runs on its caller's behalf.

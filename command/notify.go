@@ -73,6 +73,7 @@ var TypeEvents = [...]config.KeyspaceEvents{
 	keyspace.TypeZSet:   config.EventZset,
 	keyspace.TypeHash:   config.EventHash,
 	keyspace.TypeStream: config.EventStream,
+	keyspace.TypeJSON:   config.EventModule,
 }
 
 // EventIf returns event when a command changed something, else no event.

@@ -1,6 +1,7 @@
 package family
 
 import (
+	"bytes"
 	"math"
 	"strings"
 
@@ -322,8 +323,8 @@ func scanCommand(x *command.Ctx) {
 	}
 	x.Collect.Reset()
 	next := x.DB.Scan(cursor, opts.Limit(), x.Now, match, func(key []byte, t keyspace.Type) {
-		// Module types' names have capitals (MBbloom--): compared folded.
-		if !opts.HasType || cstr.ArgIs(opts.TypeName, t.Name()) || t > keyspace.TypeStream && strings.EqualFold(string(cstr.Bytes(opts.TypeName)), t.Name()) {
+		// Compared as strcasecmp does: a module type's name has capitals.
+		if !opts.HasType || bytes.EqualFold(cstr.Bytes(opts.TypeName), []byte(t.Name())) {
 			x.Collect.Add(key)
 		}
 	})

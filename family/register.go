@@ -27,6 +27,7 @@ func Register(bind binder) {
 	registerTDigest(bind)
 	registerGeo(bind)
 	registerSort(bind)
+	registerJSON(bind)
 }
 
 // binder binds the command name to its handler run.

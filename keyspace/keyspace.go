@@ -24,6 +24,10 @@ const (
 	TypeZSet
 	TypeHash
 	TypeStream = 6
+	// TypeJSON is a JSON document (Redis 8's JSON, a module type there).
+	// Module types have no number of Redis's own; they count down from 15,
+	// the last the entry's 4 type bits hold.
+	TypeJSON = 15
 )
 
 // The probabilistic types, Redis 8's Bloom module types; each value is one
@@ -79,6 +83,8 @@ func (t Type) Name() string {
 		return "TopK-TYPE"
 	case TypeTDigest:
 		return "TDIS-TYPE"
+	case TypeJSON:
+		return "ReJSON-RL"
 	}
 	return "none"
 }

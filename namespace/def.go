@@ -64,12 +64,13 @@ const (
 	TypeZSet   = 1 << 3
 	TypeHash   = 1 << 4
 	TypeStream = 1 << 6
+	TypeJSON   = 1 << 7 // the keyspace numbers it 15; the one bit left
 )
 
 var typeNames = []struct {
 	name string
 	bit  uint8
-}{{"string", TypeString}, {"list", TypeList}, {"set", TypeSet}, {"zset", TypeZSet}, {"hash", TypeHash}, {"stream", TypeStream}}
+}{{"string", TypeString}, {"list", TypeList}, {"set", TypeSet}, {"zset", TypeZSet}, {"hash", TypeHash}, {"stream", TypeStream}, {"json", TypeJSON}}
 
 // TypeNames lists the names of the types in bits.
 func TypeNames(bits uint8) []string {

@@ -281,12 +281,9 @@ func (d *decoder) value(t byte) (v Value, err error) {
 		// An empty stream is a value (it keeps its last ID and groups).
 		return Value{Type: TypeStream, Stream: d.stream(t)}, nil
 	case TypeModule2:
-		if v, ok := d.module(); ok {
-			return v, nil
-		}
-		return v, errors.New("module values are not supported")
+		return d.module()
 	case TypeModule:
-		return v, errors.New("module values are not supported")
+		return v, errModule
 	default:
 		d.fail("unknown value type " + strconv.Itoa(int(t)))
 	}

@@ -1,18 +1,26 @@
 package persistence
 
-import "strings"
+import (
+	"errors"
+	"strings"
+)
 
 // Module values (RDB type 7, Redis's module type 2): a 64-bit module type
-// id, then the module's fields, each after an opcode, then an end opcode.
-// Keyhive writes its own types this way (the probabilistic types of Redis
-// 8's Bloom module), named as Redis names them, with one string field: the
-// value's bytes in Keyhive's layout. Its encoding version, KeyhiveEncVer,
-// is above any the Redis module writes, so a redis-server refuses such a
-// file cleanly instead of misreading it; Keyhive reads only that version.
+// id (a type name of 9 characters, 6 bits each, then 10 bits of encoding
+// version), then the module's fields, each after an opcode, then an end
+// opcode. Two kinds are read and written:
+//   - JSON documents as Redis 8 stores them (json.go);
+//   - Keyhive's own types (the probabilistic types of Redis 8's Bloom
+//     module), named as Redis names them, with one string field: the
+//     value's bytes in Keyhive's layout. Their encoding version,
+//     KeyhiveEncVer, is above any the Redis module writes, so a
+//     redis-server refuses such a file cleanly instead of misreading it.
 const (
 	moduleOpEOF    = 0
+	moduleOpUint   = 2
 	moduleOpString = 5
-	// KeyhiveEncVer is the encoding version of the module values Keyhive writes.
+	// KeyhiveEncVer is the encoding version of the module values Keyhive
+	// writes in its own layout.
 	KeyhiveEncVer = 1023
 )
 
@@ -30,8 +38,8 @@ func ModuleID(name string, encver uint64) uint64 {
 	return id<<10 | encver&1023
 }
 
-// AppendModuleValue appends a Keyhive module value of type id (without the
-// value type byte): the id, the bytes as one string field, the end.
+// AppendModuleValue appends a module value of type id with one string
+// field (after the value's type byte and key): the id, the bytes, the end.
 func (e *Encoder) AppendModuleValue(b []byte, id uint64, value []byte) []byte {
 	b = AppendLen(b, id)
 	b = AppendLen(b, moduleOpString)
@@ -39,11 +47,18 @@ func (e *Encoder) AppendModuleValue(b []byte, id uint64, value []byte) []byte {
 	return AppendLen(b, moduleOpEOF)
 }
 
-// module reads a module value Keyhive wrote; another's is refused.
-func (d *decoder) module() (Value, bool) {
+// errModule is a module value of a type Keyhive does not have.
+var errModule = errors.New("module values are not supported")
+
+// module decodes a TypeModule2 value: a JSON document, a value Keyhive
+// wrote in its own layout, or errModule.
+func (d *decoder) module() (Value, error) {
 	id, _ := d.length()
+	if id>>10 == jsonModuleName {
+		return d.json(id & 1023)
+	}
 	if id&1023 != KeyhiveEncVer {
-		return Value{}, false
+		return Value{}, errModule
 	}
 	if op, _ := d.length(); op != moduleOpString {
 		d.fail("unexpected module field")
@@ -52,5 +67,5 @@ func (d *decoder) module() (Value, bool) {
 	if op, _ := d.length(); op != moduleOpEOF {
 		d.fail("unexpected module field")
 	}
-	return v, true
+	return v, nil
 }

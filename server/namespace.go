@@ -82,6 +82,7 @@ var namespaceType = [...]uint8{
 	cmdspec.TypeString: namespace.TypeString, cmdspec.TypeList: namespace.TypeList,
 	cmdspec.TypeSet: namespace.TypeSet, cmdspec.TypeZSet: namespace.TypeZSet,
 	cmdspec.TypeHash: namespace.TypeHash, cmdspec.TypeStream: namespace.TypeStream,
+	cmdspec.TypeJSON: namespace.TypeJSON,
 }
 
 // leavesTTL reports whether the write cmd leaves the key k with a TTL;

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"strconv"
 
+	"github.com/keyhive/keyhive/internal/jsondoc"
 	"github.com/keyhive/keyhive/internal/stream"
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/resp"
@@ -106,6 +107,8 @@ func (d *Digest) addValue(e *keyspace.Entry) {
 		})
 	case keyspace.TypeHash:
 		ViewHash(e).Each(func(f, v []byte) { element(f, v) })
+	case keyspace.TypeJSON:
+		d.mix(jsondoc.AppendJSON(nil, e.Value(), 0, nil))
 	case keyspace.TypeStream:
 		var id []byte
 		EntryStream(e).Range(stream.ID{}, stream.MaxID, false, func(entry stream.ID, pairs [][]byte) bool {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/keyhive/keyhive/internal/jsondoc"
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/persistence"
 	"github.com/keyhive/keyhive/resp"
@@ -134,6 +135,8 @@ func AppendRebuild(b []byte, e *keyspace.Entry) []byte {
 		})
 	case keyspace.TypeStream:
 		b = AppendStreamRebuild(b, key, EntryStream(e))
+	case keyspace.TypeJSON:
+		b = resp.AppendCommand(b, [][]byte{[]byte("JSON.SET"), key, []byte("$"), jsondoc.AppendJSON(nil, e.Value(), 0, nil)})
 	default:
 		if IsProb(e.Type()) {
 			// No command rebuilds a sketch's counters: RESTORE its bytes.

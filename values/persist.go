@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/keyhive/keyhive/internal/intset"
+	"github.com/keyhive/keyhive/internal/jsondoc"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/internal/zset"
 	"github.com/keyhive/keyhive/keyspace"
@@ -133,6 +134,10 @@ func AppendValue(enc *persistence.Encoder, b []byte, e *keyspace.Entry, key []by
 	case keyspace.TypeStream:
 		head(persistence.TypeStreamListpack2) // Redis 7.0's stream type
 		b = appendStreamValue(enc, b, EntryStream(e))
+	case keyspace.TypeJSON:
+		head(persistence.TypeModule2)
+		enc.Scratch = jsondoc.AppendJSON(enc.Scratch[:0], e.Value(), 0, nil)
+		b = enc.AppendJSONValue(b, enc.Scratch)
 	default:
 		if IsProb(e.Type()) {
 			head(persistence.TypeModule2)
@@ -171,6 +176,12 @@ func Restore(env *Env, e keyspace.Entry, key []byte, v *persistence.Value, expir
 	case persistence.TypeString:
 		// Most keys: the value stored straight into the vacancy.
 		env.DB.Put(&e, key, keyspace.TypeString, StringEncoding(v.Str), v.Str, expireAt, env.Now)
+	case persistence.TypeJSON:
+		doc, err := jsondoc.Parse(nil, v.Str)
+		if err != nil {
+			return err
+		}
+		env.DB.Put(&e, key, keyspace.TypeJSON, keyspace.EncRaw, doc, expireAt, env.Now)
 	case persistence.TypeModule2:
 		t, err := probValue(v)
 		if err != nil {

@@ -98,7 +98,7 @@ func run() (bool, error) {
 	for _, s := range servers {
 		results, err := crashtest.Run(crashtest.Config{
 			Server: s[0], Binary: s[1], Modes: modes, Trials: *flagTrials, Duration: *flagDuration,
-			Conns: *flagConns, Seed: seed, Ballast: *flagBallast, Dir: dir, Log: os.Stderr, Sketches: s[0] == "keyhive",
+			Conns: *flagConns, Seed: seed, Ballast: *flagBallast, Dir: dir, Log: os.Stderr, Modules: s[0] == "keyhive",
 		})
 		all = append(all, results...)
 		if err != nil {

@@ -33,7 +33,7 @@ func TestCrashShort(t *testing.T) {
 			start := time.Now()
 			results, err := Run(Config{
 				Server: s[0], Binary: s[1], Trials: 2, Duration: 800 * time.Millisecond, Conns: 8,
-				Seed: seed, Ballast: 8, Dir: t.TempDir(), Sketches: s[0] == "keyhive",
+				Seed: seed, Ballast: 8, Dir: t.TempDir(), Modules: s[0] == "keyhive",
 				Modes: Modes([]string{"always", "everysec"}, []int{1, 2}, KillKinds),
 			})
 			var b strings.Builder

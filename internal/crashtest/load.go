@@ -18,20 +18,28 @@ import (
 type opKind uint8
 
 const (
-	opSet     opKind = iota // SET g:c:s<seq> value (a key per operation)
-	opIncr                  // INCR g:c:ctr
-	opRPush                 // RPUSH g:c:list <seq>
-	opHSet                  // HSET g:c:hash f<seq> value
-	opZAdd                  // ZADD g:c:zset <seq> f<seq>
-	opXAdd                  // XADD g:c:xs * seq <seq> v value
-	opMulti                 // MULTI: SET m<seq>, INCR mctr, RPUSH mlist, HSET mhash, ZADD mzset, BF.ADD mbf <seq>; EXEC
-	opEval                  // EVAL of the same five writes on e<seq>, ectr, elist, ehash, ezset
-	opCMS                   // CMS.INCRBY g:c:cms <seq> 1 (the sketch made as the connection starts)
-	opTDigest               // TDIGEST.ADD g:c:td <seq> (likewise)
+	opSet        opKind = iota // SET g:c:s<seq> value (a key per operation)
+	opIncr                     // INCR g:c:ctr
+	opRPush                    // RPUSH g:c:list <seq>
+	opHSet                     // HSET g:c:hash f<seq> value
+	opZAdd                     // ZADD g:c:zset <seq> f<seq>
+	opXAdd                     // XADD g:c:xs * seq <seq> v value
+	opMulti                    // MULTI: SET m<seq>, INCR mctr, RPUSH mlist, HSET mhash, ZADD mzset, BF.ADD mbf <seq>; EXEC
+	opEval                     // EVAL of the same five writes on e<seq>, ectr, elist, ehash, ezset
+	opJSONSet                  // JSON.SET g:c:j<seq> $ "value" (a key per operation)
+	opJSONAppend               // JSON.ARRAPPEND g:c:jdoc $.l <seq> (after JSON.SET ... NX of the document)
+	opJSONIncr                 // JSON.NUMINCRBY g:c:jdoc $.n 1 (likewise)
+	opCMS                      // CMS.INCRBY g:c:cms <seq> 1 (the sketch made as the connection starts)
+	opTDigest                  // TDIGEST.ADD g:c:td <seq> (likewise)
 	numOpKinds
 )
 
-var opNames = [...]string{"SET", "INCR", "RPUSH", "HSET", "ZADD", "XADD", "MULTI", "EVAL", "CMS.INCRBY", "TDIGEST.ADD"}
+var opNames = [...]string{"SET", "INCR", "RPUSH", "HSET", "ZADD", "XADD", "MULTI", "EVAL",
+	"JSON.SET", "JSON.ARRAPPEND", "JSON.NUMINCRBY", "CMS.INCRBY", "TDIGEST.ADD"}
+
+// jsonDoc is the document the JSON operations of a connection update,
+// created by the first of them.
+const jsonDoc = `{"l":[],"n":0}`
 
 // evalScript writes five keys; it must take effect entirely or not at all.
 const evalScript = `redis.call('SET', KEYS[1], ARGV[1])
@@ -54,16 +62,17 @@ func opHash(seed int64, gen, conn, seq int) uint64 {
 }
 
 // load is what decides the operations: the seed, and whether they include
-// the probabilistic types' (Keyhive's; Redis 7 lacks them).
+// those of Redis 8's module types, JSON and the probabilistic types
+// (Keyhive's; Redis 7 lacks them), the kinds from opJSONSet on.
 type load struct {
-	seed     int64
-	sketches bool
+	seed    int64
+	modules bool
 }
 
 func kindOf(l load, gen, conn, seq int) opKind {
 	kinds := numOpKinds
-	if !l.sketches {
-		kinds = opCMS
+	if !l.modules {
+		kinds = opJSONSet
 	}
 	return opKind(opHash(l.seed, gen, conn, seq) % uint64(kinds))
 }
@@ -109,10 +118,16 @@ func commands(l load, gen, conn, seq int) [][]string {
 			{"RPUSH", p + "mlist", s},
 			{"HSET", p + "mhash", f, v},
 			{"ZADD", p + "mzset", s, f}}
-		if l.sketches {
+		if l.modules {
 			cmds = append(cmds, []string{"BF.ADD", p + "mbf", s})
 		}
 		return append(cmds, []string{"EXEC"})
+	case opJSONSet:
+		return [][]string{{"JSON.SET", p + "j" + s, "$", `"` + v + `"`}}
+	case opJSONAppend:
+		return [][]string{{"JSON.SET", p + "jdoc", "$", jsonDoc, "NX"}, {"JSON.ARRAPPEND", p + "jdoc", "$.l", s}}
+	case opJSONIncr:
+		return [][]string{{"JSON.SET", p + "jdoc", "$", jsonDoc, "NX"}, {"JSON.NUMINCRBY", p + "jdoc", "$.n", "1"}}
 	case opCMS:
 		return [][]string{{"CMS.INCRBY", p + "cms", s, "1"}}
 	case opTDigest:
@@ -142,7 +157,7 @@ func runWorker(addr string, l load, gen, conn int, stop <-chan struct{}, log *co
 	defer c.close()
 	// The sketches CMS.INCRBY and TDIGEST.ADD count into, before any
 	// operation: their counts tell which operations are present.
-	if l.sketches {
+	if l.modules {
 		p := prefix(gen, conn)
 		replies, err := c.pipe([][]string{{"CMS.INITBYDIM", p + "cms", "16", "4"}, {"TDIGEST.CREATE", p + "td"}})
 		if err != nil {

@@ -79,9 +79,9 @@ type Config struct {
 	Ballast  int           // MB of data loaded before the first trial of the rewrite and save modes, so that they take a while
 	Dir      string        // where the modes' directories go
 	Log      io.Writer     // progress lines (nil: none)
-	// Sketches adds the probabilistic types' operations to the load
-	// (Keyhive's; Redis 7 has no such commands).
-	Sketches bool
+	// Modules adds the operations of Redis 8's module types, JSON and the
+	// probabilistic types, to the load (Keyhive's; Redis 7 has none).
+	Modules bool
 }
 
 // Result is what one mode's trials found.
@@ -258,7 +258,7 @@ func (r *modeRun) trial() error {
 	r.res.Trials++
 	stop := make(chan struct{})
 	var ops atomic.Int64
-	logs, wait := runLoad(r.srv.addr, load{r.cfg.Seed, r.cfg.Sketches}, g.id, r.cfg.Conns, stop, &ops)
+	logs, wait := runLoad(r.srv.addr, load{r.cfg.Seed, r.cfg.Modules}, g.id, r.cfg.Conns, stop, &ops)
 	g.logs = logs
 	killAt, injected, err := r.killDuring(&ops)
 	close(stop)
@@ -481,7 +481,7 @@ func (r *modeRun) verify(killAt time.Time) error {
 		}
 		for conn := range g.logs {
 			l := &g.logs[conn]
-			f, err := verifyConn(c, load{r.cfg.Seed, r.cfg.Sketches}, g.id, conn, l.sent)
+			f, err := verifyConn(c, load{r.cfg.Seed, r.cfg.Modules}, g.id, conn, l.sent)
 			if err != nil {
 				return fmt.Errorf("verifying g%d c%d: %w", g.id, conn, err)
 			}
@@ -544,7 +544,7 @@ func (r *modeRun) verify(killAt time.Time) error {
 				sum.conns++
 				if age > sum.age {
 					sum.age = age
-					sum.example = fmt.Sprintf("g%d c%d op %d %s", g.id, conn, firstLost+1, opNames[kindOf(load{r.cfg.Seed, r.cfg.Sketches}, g.id, conn, firstLost+1)])
+					sum.example = fmt.Sprintf("g%d c%d op %d %s", g.id, conn, firstLost+1, opNames[kindOf(load{r.cfg.Seed, r.cfg.Modules}, g.id, conn, firstLost+1)])
 				}
 			}
 			g.present[conn] = f.present

@@ -1,6 +1,7 @@
 package crashtest
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -63,10 +64,13 @@ func verifyConn(c *client, l load, gen, conn, sent int) (*findings, error) {
 			cmds[i] = append(cmds[i], p+"none")
 		}
 	}
-	// The sketches' counts (-1 when missing) and the MULTI operations'
-	// Bloom filter items.
-	if l.sketches {
-		cmds = append(cmds,
+	// The JSON documents: the one of the appends and increments, and those
+	// of the JSON.SETs; the sketches' counts (-1 when missing); the MULTI
+	// operations' Bloom filter items.
+	if l.modules {
+		jmget := append(mget("j", byKind[opJSONSet]), p+"none", "$")
+		jmget[0] = "JSON.MGET"
+		cmds = append(cmds, []string{"JSON.GET", p + "jdoc", "$"}, jmget,
 			[]string{"EVAL", "if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end return redis.call('CMS.INFO', KEYS[1])[6]", "1", p + "cms"},
 			[]string{"EVAL", "if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end return redis.call('TDIGEST.INFO', KEYS[1])[14]", "1", p + "td"})
 		bf := []string{"BF.MEXISTS", p + "mbf", "none"}
@@ -239,15 +243,16 @@ func verifyConn(c *client, l load, gen, conn, sent int) (*findings, error) {
 	// A MULTI's Bloom filter item is checked only when its other parts are
 	// there: an absent one may test present (a false positive).
 	bfHas := map[int]bool{}
-	if l.sketches {
+	if l.modules {
+		f.verifyJSON(r[16], r[17], byKind, p, val, mark, listed, counter)
+		sketch(r[18], "cms", opCMS)
+		sketch(r[19], "td", opTDigest)
 		for i, seq := range byKind[opMulti] {
-			bfHas[seq] = r[18].([]any)[1+i] == int64(1)
+			bfHas[seq] = r[20].([]any)[1+i] == int64(1)
 		}
-		sketch(r[16], "cms", opCMS)
-		sketch(r[17], "td", opTDigest)
 	}
 	// MULTI and EVAL: the five parts of each operation, all or none.
-	sketches := l.sketches
+	modules := l.modules
 	for j, k := range []opKind{opMulti, opEval} {
 		l, base := "me"[j:j+1], 5+4*j
 		parts := []map[int]bool{
@@ -267,7 +272,7 @@ func verifyConn(c *client, l load, gen, conn, sent int) (*findings, error) {
 				}
 			}
 			switch {
-			case have == len(parts) && k == opMulti && sketches && !bfHas[seq]:
+			case have == len(parts) && k == opMulti && modules && !bfHas[seq]:
 				f.broken++
 				f.note("MULTI %s%d: its Bloom filter item is missing", p, seq)
 			case have == len(parts):
@@ -285,4 +290,42 @@ func verifyConn(c *client, l load, gen, conn, sent int) (*findings, error) {
 		}
 	}
 	return f, nil
+}
+
+// verifyJSON checks the JSON operations' documents: jdoc, the document of
+// the appends and increments, and docs, JSON.MGET's reply for the keys of
+// the JSON.SET operations.
+func (f *findings) verifyJSON(jdoc, docs any, byKind [numOpKinds][]int, p string, val func(int) string, mark func(int),
+	listed func(any, string, opKind) map[int]bool, counter func(any, string, int) int) {
+	for i, seq := range byKind[opJSONSet] {
+		switch x := docs.([]any)[i]; {
+		case x == nil:
+		case x != `["`+val(seq)+`"]`:
+			f.torn++
+			f.note("%sj%d is %.40q", p, seq, x)
+		default:
+			mark(seq)
+		}
+	}
+	if text, ok := jdoc.(string); ok {
+		var doc []struct {
+			L []int64 `json:"l"`
+			N *int64  `json:"n"`
+		}
+		if err := json.Unmarshal([]byte(text), &doc); err != nil || len(doc) != 1 || doc[0].N == nil {
+			f.torn++
+			f.note("%sjdoc is %.60q", p, text)
+		} else {
+			l := make([]any, len(doc[0].L))
+			for i, n := range doc[0].L {
+				l[i] = strconv.FormatInt(n, 10)
+			}
+			for seq := range listed(l, "jdoc $.l", opJSONAppend) {
+				mark(seq)
+			}
+			for _, seq := range byKind[opJSONIncr][:counter(strconv.FormatInt(*doc[0].N, 10), "jdoc $.n", len(byKind[opJSONIncr]))] {
+				mark(seq)
+			}
+		}
+	}
 }

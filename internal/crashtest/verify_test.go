@@ -95,4 +95,25 @@ func TestVerifierCatches(t *testing.T) {
 	if f := check(0); f.unexpected != 2 {
 		t.Errorf("extra CMS count: %+v", f.notes)
 	}
+	c.do("DECR", p+"ectr") // the extra CMS count stays
+	// A lost JSON.SET, a lost append, an increment of no operation.
+	jset := first(opJSONSet)
+	c.do("DEL", p+"j"+strconv.Itoa(jset))
+	if f := check(0); f.present[jset-1] {
+		t.Errorf("deleted JSON.SET op %d still present", jset)
+	}
+	appended := first(opJSONAppend)
+	c.do("JSON.DEL", p+"jdoc", "$.l[0]")
+	if f := check(0); f.present[appended-1] {
+		t.Errorf("removed JSON.ARRAPPEND op %d still present", appended)
+	}
+	c.do("JSON.NUMINCRBY", p+"jdoc", "$.n", "1000000")
+	if f := check(0); f.unexpected != 2 {
+		t.Errorf("extra JSON.NUMINCRBY: %+v", f.notes)
+	}
+	torn := check(0).torn // the torn hash value above
+	c.do("JSON.SET", p+"jdoc", "$.n", `"x"`)
+	if f := check(0); f.torn != torn+1 {
+		t.Errorf("torn JSON document: %+v", f.notes)
+	}
 }
