@@ -330,7 +330,7 @@ func TestJSONCommands(t *testing.T) {
 // change made in place.
 func TestJSONEventsAndWatch(t *testing.T) {
 	skipOnRedisTarget(t)
-	p := difftest.Start(t)
+	p := difftest.StartIsolated(t) // it changes notify-keyspace-events
 	k := p.Keyhive()
 	docCase(t, p, "+OK\r\n", "CONFIG", "SET", "notify-keyspace-events", "KEA")
 	sub := p.NewConn().Keyhive()
