@@ -33,8 +33,7 @@ type Manager struct {
 	offset      atomic.Int64
 	unsubscribe func() // the feed's subscription to the change stream; guarded by mu
 	feed        feed
-	askedAt     atomic.Int64 // the stream's end after the last AskAcksOnce's GETACK
-	replicas    []*Replica   // guarded by mu
+	replicas    []*Replica // guarded by mu
 	// lonelySince is when the last replica left (Unix s; repl-backlog-ttl).
 	lonelySince int64
 	// goodReplicas are the replicas whose last ACK is within
@@ -162,6 +161,8 @@ type feed struct {
 	mu  sync.Mutex
 	db  int    // the database of the stream's last command; -1: a SELECT is owed
 	buf []byte // reused: a command is written whole, then appended
+	// askedAt is the stream's end after AskAcksOnce's last GETACK.
+	askedAt int64
 }
 
 var (
@@ -276,12 +277,17 @@ func (m *Manager) replicaList() []*Replica {
 func (m *Manager) AskAcks() { m.feed.add(argREPLCONF, argGETACK, argStar) }
 
 // AskAcksOnce is AskAcks unless the stream ends with a GETACK already:
-// the ACKs that one brings cover everything before it.
+// the ACKs that one brings cover everything before it. The feed's lock
+// keeps other writes out between the look at the stream's end and the
+// GETACK.
 func (m *Manager) AskAcksOnce() {
-	if m.Offset() != m.askedAt.Load() {
-		m.AskAcks()
-		m.askedAt.Store(m.Offset())
+	f := &m.feed
+	f.mu.Lock()
+	if m.Offset() != f.askedAt {
+		f.flush(resp.AppendCommand(f.buf[:0], [][]byte{argREPLCONF, argGETACK, argStar}))
+		f.askedAt = m.Offset()
 	}
+	f.mu.Unlock()
 }
 
 // Cron runs once a second: PINGs in the stream, replicas' and the
