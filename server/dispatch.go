@@ -312,7 +312,16 @@ func (c *Client) call(cmd *Command, args [][]byte, from caller) {
 	if s.monitors.count.Load() > 0 {
 		s.feedMonitors(c, by, cmd, args)
 	}
+	// A write's reply waits for the replicas (min-replicas-to-ack): taken
+	// back before it can be queued, the client blocked once it is counted.
+	var held *unacked
+	if outermost && from == fromClient && x.Dirty > 0 && c.blocked == nil {
+		held = c.takeUnacked(x, mark)
+	}
 	reply := x.W.B[mark:]
+	if held != nil {
+		reply = held.reply
+	}
 	if locked {
 		if c.ps.queued && c.reply == replyOn {
 			// Queued before the keys are unlocked, so an invalidation of a
@@ -336,10 +345,8 @@ func (c *Client) call(cmd *Command, args [][]byte, from caller) {
 	if locked && x.Dirty > 0 && s.blocking.unlogged.Load() > 0 {
 		s.logServed(x.Now)
 	}
-	if outermost && from == fromClient && x.Dirty > 0 && c.blocked == nil {
-		if n := s.cfg.MinReplicasToAck(); n > 0 && !c.obeys && !s.IsReplica() {
-			c.holdForReplicas(x, mark, int64(n))
-		}
+	if held != nil {
+		c.awaitAcks(x, held)
 	}
 }
 

@@ -30,6 +30,25 @@ func TestDurableReplies(t *testing.T) {
 	if r := master.ok(t, "GET", "k1"); r.Str != "1" { // a read is not held
 		t.Fatalf("GET: %v", r)
 	}
+	// A client whose output is queued (RESP3 with tracking) waits the same.
+	tracking, err := difftest.Dial(master.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tracking.Close()
+	for _, cmd := range [][]any{{"HELLO", 3}, {"CLIENT", "TRACKING", "ON", "NOLOOP"}, {"GET", "tracked"}} {
+		if r, err := tracking.Do(cmd...); err != nil || r.IsError() {
+			t.Fatalf("%v: %v %v", cmd, r, err)
+		}
+	}
+	for i := range 20 {
+		if r, err := tracking.Do("SET", "tracked", i); err != nil || r.Str != "OK" {
+			t.Fatalf("SET tracked on a tracking client: %v %v", r, err)
+		}
+		if r := replica.ok(t, "GET", "tracked"); r.Str != strconv.Itoa(i) {
+			t.Fatalf("tracked=%d acknowledged but the replica has %v", i, r)
+		}
+	}
 
 	pid, _ := strconv.Atoi(replica.info(t, "server", "process_id"))
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
