@@ -38,15 +38,15 @@ func registerJSON(bind binder) {
 	bind("json.numincrby", func(x *command.Ctx) { jsonNumOp(x, false) })
 	bind("json.nummultby", func(x *command.Ctx) { jsonNumOp(x, true) })
 	bind("json.strappend", jsonStrAppend)
-	bind("json.strlen", jsonStrLen)
+	bind("json.strlen", jsonLen(jsondoc.String, errJSONNoKey, errJSONNoPath, errJSONWrongType("string")))
 	bind("json.arrappend", jsonArrAppend)
 	bind("json.arrindex", jsonArrIndex)
 	bind("json.arrinsert", jsonArrInsert)
-	bind("json.arrlen", jsonArrLen)
+	bind("json.arrlen", jsonLen(jsondoc.Array, errJSONNoKey, errJSONNoPath, errJSONNoneOf("not an array")))
 	bind("json.arrpop", jsonArrPop)
 	bind("json.arrtrim", jsonArrTrim)
 	bind("json.objkeys", jsonObjKeys)
-	bind("json.objlen", jsonObjLen)
+	bind("json.objlen", jsonLen(jsondoc.Object, errJSONNoneOf("not an object"), "", errJSONWrongType("object")))
 	bind("json.merge", jsonMerge)
 	bind("json.resp", jsonResp)
 	bind("json.debug|memory", jsonDebugMemory)
@@ -991,68 +991,32 @@ func jsonFirst(x *command.Ctx, doc []byte, p *jsonpath.Path) (off int, found, ok
 	return ms[0].Off, true, true
 }
 
-func jsonStrLen(x *command.Ctx) {
-	doc, p, ok := jsonReadPath(x)
-	switch {
-	case !ok:
-	case !p.IsLegacy():
-		jsonLengths(x, doc, p, jsondoc.String, errJSONNoKey)
-	case doc == nil:
-		x.W.Null()
-	default:
-		off, found, ok := jsonFirst(x, doc, p)
+// jsonLen is JSON.STRLEN, JSON.ARRLEN or JSON.OBJLEN: the length of the
+// values of kind at the path. Each has its own replies: noKey for a
+// missing key under a JSONPath, noPath ("": null) for a legacy path that
+// matches nothing, wrongType for a legacy path's value of another kind.
+func jsonLen(kind jsondoc.Kind, noKey, noPath, wrongType string) func(*command.Ctx) {
+	return func(x *command.Ctx) {
+		doc, p, ok := jsonReadPath(x)
 		switch {
 		case !ok:
-		case !found:
-			x.W.Error(errJSONNoPath)
-		case jsondoc.KindAt(doc, off) != jsondoc.String:
-			x.W.Error(errJSONWrongType("string"))
-		default:
-			x.W.Int(int64(jsonLength(doc, off)))
-		}
-	}
-}
-
-func jsonArrLen(x *command.Ctx) {
-	doc, p, ok := jsonReadPath(x)
-	switch {
-	case !ok:
-	case !p.IsLegacy():
-		jsonLengths(x, doc, p, jsondoc.Array, errJSONNoKey)
-	case doc == nil:
-		x.W.Null()
-	default:
-		off, found, ok := jsonFirst(x, doc, p)
-		switch {
-		case !ok:
-		case !found:
-			x.W.Error(errJSONNoPath)
-		case jsondoc.KindAt(doc, off) != jsondoc.Array:
-			x.W.Error(errJSONNoneOf("not an array"))
-		default:
-			x.W.Int(int64(jsonLength(doc, off)))
-		}
-	}
-}
-
-func jsonObjLen(x *command.Ctx) {
-	doc, p, ok := jsonReadPath(x)
-	switch {
-	case !ok:
-	case !p.IsLegacy():
-		jsonLengths(x, doc, p, jsondoc.Object, errJSONNoneOf("not an object"))
-	case doc == nil:
-		x.W.Null()
-	default:
-		off, found, ok := jsonFirst(x, doc, p)
-		switch {
-		case !ok:
-		case !found:
+		case !p.IsLegacy():
+			jsonLengths(x, doc, p, kind, noKey)
+		case doc == nil:
 			x.W.Null()
-		case jsondoc.KindAt(doc, off) != jsondoc.Object:
-			x.W.Error(errJSONWrongType("object"))
 		default:
-			x.W.Int(int64(jsonLength(doc, off)))
+			off, found, ok := jsonFirst(x, doc, p)
+			switch {
+			case !ok:
+			case !found && noPath == "":
+				x.W.Null()
+			case !found:
+				x.W.Error(noPath)
+			case jsondoc.KindAt(doc, off) != kind:
+				x.W.Error(wrongType)
+			default:
+				x.W.Int(int64(jsonLength(doc, off)))
+			}
 		}
 	}
 }
