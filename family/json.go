@@ -878,15 +878,8 @@ func jsonToggle(x *command.Ctx) {
 	if !ok {
 		return
 	}
-	ed, ok := jsonOpenExisting(x, x.Args[1])
+	ed, ms, ok := jsonOpenMatches(x, p, jsondoc.Bool, "not a bool")
 	if !ok {
-		return
-	}
-	ms, ok := jsonEval(x, p, ed.doc)
-	if !ok {
-		return
-	}
-	if ms, ok = jsonKeepKind(x, p, ed.doc, ms, jsondoc.Bool, "not a bool"); !ok {
 		return
 	}
 	results := make([]int64, len(ms)) // -1: not a boolean
@@ -1200,15 +1193,8 @@ func jsonStrAppend(x *command.Ctx) {
 	if !ok {
 		return
 	}
-	ed, ok := jsonOpenExisting(x, x.Args[1])
+	ed, ms, ok := jsonOpenMatches(x, p, jsondoc.String, "not a string")
 	if !ok {
-		return
-	}
-	ms, ok := jsonEval(x, p, ed.doc)
-	if !ok {
-		return
-	}
-	if ms, ok = jsonKeepKind(x, p, ed.doc, ms, jsondoc.String, "not a string"); !ok {
 		return
 	}
 	lens := make([]int64, len(ms))
@@ -1234,6 +1220,20 @@ func jsonStrAppend(x *command.Ctx) {
 // jsonKeepKind returns the matches a legacy path acts on, those of kind,
 // replying notKind when there are none; a JSONPath acts on (and replies
 // null for) every match.
+// jsonOpenMatches opens the command's key for an edit (an error when it
+// is missing) and finds p's matches of kind (for a legacy path, another
+// kind is an error naming notKind).
+func jsonOpenMatches(x *command.Ctx, p *jsonpath.Path, kind jsondoc.Kind, notKind string) (ed jsonEdit, ms []jsonpath.Match, ok bool) {
+	if ed, ok = jsonOpenExisting(x, x.Args[1]); !ok {
+		return ed, nil, false
+	}
+	if ms, ok = jsonEval(x, p, ed.doc); !ok {
+		return ed, nil, false
+	}
+	ms, ok = jsonKeepKind(x, p, ed.doc, ms, kind, notKind)
+	return ed, ms, ok
+}
+
 func jsonKeepKind(x *command.Ctx, p *jsonpath.Path, doc []byte, ms []jsonpath.Match, kind jsondoc.Kind, notKind string) ([]jsonpath.Match, bool) {
 	return jsonKeepKindOf(x, p, doc, ms, notKind, kind)
 }
@@ -1297,15 +1297,8 @@ func jsonArrInsertAt(x *command.Ctx, text []byte, values [][]byte, indexArg []by
 	if !ok {
 		return
 	}
-	ed, ok := jsonOpenExisting(x, x.Args[1])
+	ed, ms, ok := jsonOpenMatches(x, p, jsondoc.Array, "not an array")
 	if !ok {
-		return
-	}
-	ms, ok := jsonEval(x, p, ed.doc)
-	if !ok {
-		return
-	}
-	if ms, ok = jsonKeepKind(x, p, ed.doc, ms, jsondoc.Array, "not an array"); !ok {
 		return
 	}
 	lens := make([]int64, len(ms))
@@ -1493,15 +1486,8 @@ func jsonArrPop(x *command.Ctx) {
 	if !ok {
 		return
 	}
-	ed, ok := jsonOpenExisting(x, x.Args[1])
+	ed, ms, ok := jsonOpenMatches(x, p, jsondoc.Array, "not an array")
 	if !ok {
-		return
-	}
-	ms, ok := jsonEval(x, p, ed.doc)
-	if !ok {
-		return
-	}
-	if ms, ok = jsonKeepKind(x, p, ed.doc, ms, jsondoc.Array, "not an array"); !ok {
 		return
 	}
 	popped := make([][]byte, len(ms)) // JSON texts, nil for null
@@ -1555,15 +1541,8 @@ func jsonArrTrim(x *command.Ctx) {
 	if !ok {
 		return
 	}
-	ed, ok := jsonOpenExisting(x, x.Args[1])
+	ed, ms, ok := jsonOpenMatches(x, p, jsondoc.Array, "not an array")
 	if !ok {
-		return
-	}
-	ms, ok := jsonEval(x, p, ed.doc)
-	if !ok {
-		return
-	}
-	if ms, ok = jsonKeepKind(x, p, ed.doc, ms, jsondoc.Array, "not an array"); !ok {
 		return
 	}
 	lens := make([]int64, len(ms))
