@@ -18,8 +18,8 @@ func registerBloom(bind binder) {
 	bind("bf.add", bfAddCommand)
 	bind("bf.madd", bfMaddCommand)
 	bind("bf.insert", bfInsertCommand)
-	bind("bf.exists", bfExistsCommand)
-	bind("bf.mexists", bfMexistsCommand)
+	bind("bf.exists", probExists(bfRead, false))
+	bind("bf.mexists", probExists(bfRead, true))
 	bind("bf.info", bfInfoCommand)
 	bind("bf.card", bfCardCommand)
 	bind("bf.scandump", bfScandumpCommand)
@@ -264,24 +264,6 @@ func bfRead(x *command.Ctx, key []byte) (f prob.Bloom, found, ok bool) {
 		f = prob.Bloom(e.Value())
 	}
 	return f, found, ok
-}
-
-func bfExistsCommand(x *command.Ctx) {
-	f, found, ok := bfRead(x, x.Args[1])
-	if ok {
-		x.W.Bool(found && f.Exists(x.Args[2]))
-	}
-}
-
-func bfMexistsCommand(x *command.Ctx) {
-	f, found, ok := bfRead(x, x.Args[1])
-	if !ok {
-		return
-	}
-	x.W.Array(len(x.Args) - 2)
-	for _, item := range x.Args[2:] {
-		x.W.Bool(found && f.Exists(item))
-	}
 }
 
 func bfCardCommand(x *command.Ctx) {

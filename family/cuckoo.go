@@ -18,8 +18,8 @@ func registerCuckoo(bind binder) {
 	bind("cf.addnx", func(x *command.Ctx) { cfAddOne(x, true) })
 	bind("cf.insert", func(x *command.Ctx) { cfInsert(x, false) })
 	bind("cf.insertnx", func(x *command.Ctx) { cfInsert(x, true) })
-	bind("cf.exists", cfExistsCommand)
-	bind("cf.mexists", cfMexistsCommand)
+	bind("cf.exists", probExists(cfRead, false))
+	bind("cf.mexists", probExists(cfRead, true))
 	bind("cf.del", cfDelCommand)
 	bind("cf.count", cfCountCommand)
 	bind("cf.info", cfInfoCommand)
@@ -217,24 +217,6 @@ func cfRead(x *command.Ctx, key []byte) (f prob.Cuckoo, found, ok bool) {
 		f = prob.Cuckoo(e.Value())
 	}
 	return f, found, ok
-}
-
-func cfExistsCommand(x *command.Ctx) {
-	f, found, ok := cfRead(x, x.Args[1])
-	if ok {
-		x.W.Bool(found && f.Exists(x.Args[2]))
-	}
-}
-
-func cfMexistsCommand(x *command.Ctx) {
-	f, found, ok := cfRead(x, x.Args[1])
-	if !ok {
-		return
-	}
-	x.W.Array(len(x.Args) - 2)
-	for _, item := range x.Args[2:] {
-		x.W.Bool(found && f.Exists(item))
-	}
 }
 
 func cfCountCommand(x *command.Ctx) {

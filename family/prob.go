@@ -23,6 +23,26 @@ func probLookup(x *command.Ctx, key []byte, t keyspace.Type) (e keyspace.Entry, 
 	return e, found, !x.WrongType(&e, found, t)
 }
 
+// probExists is BF.EXISTS and CF.EXISTS (one item), or BF.MEXISTS and
+// CF.MEXISTS (many, an array): whether each item may be in the filter read
+// finds at the key (false for a missing key).
+func probExists[F interface{ Exists([]byte) bool }](read func(*command.Ctx, []byte) (F, bool, bool), many bool) func(*command.Ctx) {
+	return func(x *command.Ctx) {
+		f, found, ok := read(x, x.Args[1])
+		if !ok {
+			return
+		}
+		if !many {
+			x.W.Bool(found && f.Exists(x.Args[2]))
+			return
+		}
+		x.W.Array(len(x.Args) - 2)
+		for _, item := range x.Args[2:] {
+			x.W.Bool(found && f.Exists(item))
+		}
+	}
+}
+
 // probCreate stores a new value of type t and size bytes (zeros) under key,
 // missing as e, and returns its bytes to lay out.
 func probCreate(x *command.Ctx, e *keyspace.Entry, key []byte, t keyspace.Type, size int) []byte {
