@@ -134,7 +134,7 @@ func (a *AOF) Start() error {
 			return loadError(fmt.Sprintf("Can't open or create append-only dir %s: %s", a.h.Config.AppendDirname(), strerror(err)))
 		}
 		a.manifest = m // its history, if any, goes with the first rewrite
-		if err := a.rewrite(true, a.stops.Load()); err != nil {
+		if err := a.rewrite(true, a.stops.Load(), func() {}); err != nil {
 			return err
 		}
 		a.rewrites.Store(0) // as Redis, the start-up base is not a rewrite
@@ -698,19 +698,30 @@ func (a *AOF) Cron() {
 }
 
 // BGRewrite starts a rewrite in the background and reports whether it
-// started (false: one is running). A BGSAVE in progress schedules it.
+// started (false: one is running). A snapshot in progress (a BGSAVE, a
+// replica's) schedules it. As Redis's fork, it returns after the snapshot
+// instant, so the base holds every write acknowledged before it: the
+// caller must hold no keyspace lock.
 func (a *AOF) BGRewrite() bool {
+	a.rewriteMu.Lock()
+	if a.rewriting.Load() {
+		a.rewriteMu.Unlock()
+		return false
+	}
+	// Set before bgsaving is read, as claimSnapshot reads them the other
+	// way round: a replica's snapshot and a rewrite never both begin, so
+	// the instant below never waits for a whole full sync.
+	a.rewriting.Store(true)
 	if a.saver.bgsaving.Load() {
+		a.rewriting.Store(false)
+		a.rewriteMu.Unlock()
 		a.scheduled.Store(true)
 		return true
 	}
-	a.rewriteMu.Lock()
-	defer a.rewriteMu.Unlock()
-	if a.rewriting.Load() {
-		return false
-	}
 	a.scheduled.Store(false)
-	a.launch(false)
+	began := a.launch(false)
+	a.rewriteMu.Unlock()
+	<-began
 	return true
 }
 
@@ -718,15 +729,21 @@ func (a *AOF) BGRewrite() bool {
 var errRewriteCancelled = errors.New("the AOF was turned off")
 
 // launch runs a rewrite in the background (first: the one that turns the
-// AOF on). Needs rewriteMu.
-func (a *AOF) launch(first bool) {
+// AOF on); began closes at its snapshot instant, or when it failed before.
+// Needs rewriteMu.
+func (a *AOF) launch(first bool) (began <-chan struct{}) {
 	a.rewriting.Store(true)
 	gen := a.stops.Load()
 	a.runningGen = gen
 	a.rewriteDone.Add(1)
+	instant := make(chan struct{})
+	var once sync.Once
+	signal := func() { once.Do(func() { close(instant) }) }
 	go func() {
 		defer a.rewriteDone.Done()
-		switch err := a.rewrite(first, gen); {
+		err := a.rewrite(first, gen, signal)
+		signal()
+		switch {
 		case errors.Is(err, errRewriteCancelled):
 			a.h.Log.Printf("Background AOF rewrite cancelled: %v", err)
 		case err != nil && first:
@@ -743,6 +760,7 @@ func (a *AOF) launch(first bool) {
 		}
 		a.rewriting.Store(false)
 	}()
+	return instant
 }
 
 // rewrite writes a new base from a snapshot of the data set and swaps
@@ -754,7 +772,7 @@ func (a *AOF) launch(first bool) {
 // files). first is the creation at start-up or by CONFIG SET appendonly
 // yes: no manifest names the files until the base exists, as in Redis
 // (until then the data set is not in the AOF at all).
-func (a *AOF) rewrite(first bool, gen int64) (err error) {
+func (a *AOF) rewrite(first bool, gen int64, atInstant func()) (err error) {
 	start := time.Now()
 	a.rewriteStart.Store(start.UnixMilli())
 	cancelled := func() bool { return a.stops.Load() != gen }
@@ -779,6 +797,7 @@ func (a *AOF) rewrite(first bool, gen int64) (err error) {
 	var baseSeq, incrSeq int64
 	var switchErr error
 	write, end := a.beginSnapshot(a.h.Config.AOFUseRDBPreamble(), cancelled, func() {
+		defer atInstant()
 		// The snapshot instant: what was written before is in the old files.
 		if switchErr = a.Write(); switchErr != nil {
 			return

@@ -122,7 +122,9 @@ func bgrewriteaofCommand(x *Ctx) {
 	switch {
 	case x.s.aof.Rewriting():
 		x.W.Error("ERR Background append only file rewriting already in progress")
-	case x.s.saver.InProgress():
+	case x.s.saver.InProgress() || x.blockingDenied():
+		// Inside EXEC the locks held would stall the snapshot instant
+		// BGRewrite waits for: the cron starts it, as Redis does.
 		x.s.aof.Schedule()
 		x.W.Simple("Background append only file rewriting scheduled")
 	case x.s.aof.BGRewrite():

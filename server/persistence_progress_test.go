@@ -108,3 +108,28 @@ func watchSnapshotProgress(t *testing.T, p *difftest.Pair, start, running string
 		waitInfo(t, c, running+":0")
 	}
 }
+
+// TestRewriteInsideExec: BGREWRITEAOF inside MULTI is scheduled (the
+// transaction holds what the snapshot instant needs) and the cron runs it,
+// as Redis's in_exec case.
+func TestRewriteInsideExec(t *testing.T) {
+	p := difftest.StartIsolated74(t, "--appendonly", "yes")
+	p.Do("SET", "k", "v")
+	before := map[string]int64{}
+	for _, c := range []*difftest.Client{p.Redis(), p.Keyhive()} {
+		before[c.Name()] = infoInt(t, c.Do("INFO", "persistence").Str, "aof_rewrites")
+	}
+	p.Do("MULTI")
+	p.Do("BGREWRITEAOF")
+	p.Do("SET", "k", "w")
+	p.Do("EXEC")
+	for _, c := range []*difftest.Client{p.Redis(), p.Keyhive()} {
+		waitUntil(t, c.Name()+": the scheduled rewrite to run", func() bool {
+			inf := c.Do("INFO", "persistence").Str
+			return infoField(inf, "aof_rewrite_in_progress") == "0" && infoField(inf, "aof_rewrite_scheduled") == "0" &&
+				infoField(inf, "aof_last_bgrewrite_status") == "ok" && infoInt(t, inf, "aof_rewrites") > before[c.Name()]
+		})
+	}
+	p.Do("DEBUG", "LOADAOF")
+	p.Do("GET", "k")
+}
