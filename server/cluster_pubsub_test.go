@@ -140,14 +140,18 @@ func clusterPubSubScenario(t *testing.T, bin string, counts map[string]int) map[
 		subscriber("B", n.b, []any{"SUBSCRIBE", "news"}),
 	}
 	// collect reads what each subscriber receives in a step: the oracle's
-	// until it is quiet, Keyhive's as many messages as the oracle's got,
-	// and then nothing more.
+	// until it is quiet (2 s for the step, then 300 ms each), Keyhive's as
+	// many messages as the oracle's got, and then nothing more (300 ms for
+	// the step).
 	collect := func(step string) {
 		t.Helper()
+		if counts == nil {
+			time.Sleep(2 * time.Second)
+		}
 		for _, s := range subs {
 			key := step + ": " + s.name
 			if counts == nil {
-				for s.conn.Idle(2*time.Second) != nil {
+				for s.conn.Idle(300*time.Millisecond) != nil {
 					r, err := s.conn.Read()
 					if err != nil {
 						t.Fatalf("%s: %v", key, err)
@@ -164,7 +168,14 @@ func clusterPubSubScenario(t *testing.T, bin string, counts map[string]int) map[
 				}
 				got[key] = append(got[key], strconv.Quote(string(r.Raw)))
 			}
-			if err := s.conn.Idle(300 * time.Millisecond); err != nil {
+		}
+		if counts == nil {
+			return
+		}
+		time.Sleep(300 * time.Millisecond)
+		for _, s := range subs {
+			key := step + ": " + s.name
+			if err := s.conn.Idle(10 * time.Millisecond); err != nil {
 				t.Errorf("%s after %q: %v", key, got[key], err)
 			}
 			got[key] = unorderedChannels(got[key])
