@@ -71,6 +71,8 @@ var (
 
 	flagCollections = flag.Int("collections", 0, "instead of keys: load one hash, set and sorted set of this many elements and report memory per element")
 	flagKinds       = flag.String("kinds", "", "collections mode: comma-separated kinds to measure (hash,set,zset,stream; default all)")
+	flagJSON        = flag.Int("json", 0, "instead of keys: JSON documents, this many of 1 KB for memory, then one field's cost from 1 KB to 1 MB (json.go)")
+	flagRounds      = flag.Int("rounds", 5, "JSON mode: rounds of the timed part")
 	flagZScores     = flag.String("zset-scores", "random", "sorted-set scores in the collections mode: random or asc (ascending, like timestamps)")
 )
 
@@ -143,6 +145,9 @@ func run() error {
 
 	if *flagCollections > 0 {
 		return runCollections(*flagCollections, redisBin, keyhiveBin, tmp)
+	}
+	if *flagJSON > 0 {
+		return runJSON(*flagJSON, redisBin, keyhiveBin, tmp)
 	}
 	if *flagEvictLoad > 0 || *flagReload > 0 {
 		return runChecks(redisBin, keyhiveBin, tmp)
