@@ -46,15 +46,19 @@ func jsonDoc(i, orders int) []byte {
 	return fmt.Appendf(b, `],"meta":{"created":%d,"updated":%d,"version":3,"source":"api"}}`, 1700000000+i, 1700000500+i)
 }
 
-// jsonDocOfSize returns document 0 grown by orders to at least size bytes.
+// jsonDocOfSize returns document 0 with the fewest orders that make it at
+// least size bytes.
 func jsonDocOfSize(size int) []byte {
-	orders := max(1, (size-300)/60)
-	for {
-		if d := jsonDoc(0, orders); len(d) >= size {
-			return d
+	lo, hi := 0, size // hi orders are always enough
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if len(jsonDoc(0, mid)) >= size {
+			hi = mid
+		} else {
+			lo = mid + 1
 		}
-		orders++
 	}
+	return jsonDoc(0, lo)
 }
 
 const jsonOrders = 14 // about 1 KB per document

@@ -4,6 +4,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -70,5 +71,19 @@ func TestCollectionElements(t *testing.T) {
 	defer func() { *flagZScores = "random" }()
 	if zscore(7) != 7 {
 		t.Errorf("ascending score %d", zscore(7))
+	}
+}
+
+func TestJSONDocs(t *testing.T) {
+	for _, d := range [][]byte{jsonDoc(7, jsonOrders), jsonDocOfSize(1 << 20)} {
+		if !json.Valid(d) {
+			t.Fatalf("not JSON: %.200s", d)
+		}
+	}
+	if n := len(jsonDoc(0, jsonOrders)); n < 900 || n > 1100 {
+		t.Errorf("a document of %d orders has %d bytes, want about 1 KB", jsonOrders, n)
+	}
+	if n := len(jsonDocOfSize(1 << 20)); n < 1<<20 || n > 1<<20+100 {
+		t.Errorf("jsonDocOfSize(1 MB) has %d bytes", n)
 	}
 }
