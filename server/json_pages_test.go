@@ -41,7 +41,7 @@ func TestJSONPageExamples(t *testing.T) {
 		docCase(t, p, ok, "JSON.SET", "doc", "$", `{"a": 1, "nested": {"a": 2, "b": 3}}`)
 		docCase(t, p, ji(2), cmd, "doc", "$..a")
 		docCase(t, p, jb(`[{"nested":{"b":3}}]`), "JSON.GET", "doc", "$")
-		// Emptying the root deletes the key (RedisJSON since 8.2).
+		// Emptying the root deletes the key (since Redis 8.2).
 		docCase(t, p, ok, "JSON.SET", "doc", "$", `{"a": 1}`)
 		docCase(t, p, ji(1), cmd, "doc", "$.a")
 		docCase(t, p, ji(0), "EXISTS", "doc")
