@@ -9,8 +9,9 @@ import (
 // Grisu2 (Loitsch, "Printing Floating-Point Numbers Quickly and Accurately
 // with Integers", PLDI 2010): the digits Redis 7.2 and later reply a double
 // with. They read back to the double but are not always the shortest such
-// digits (about one double in 200: 1e23 is 99999999999999990000000), so
-// strconv's shortest formatting does not reproduce them.
+// digits (1e23 gives 99999999999999990000000, 9.0531e-17 gives
+// 9.053100000000001e-17), so strconv's shortest formatting does not
+// reproduce them.
 
 // diyFp is frac·2^exp.
 type diyFp struct {
