@@ -738,7 +738,7 @@ func writeJSONResp(x *command.Ctx, doc []byte, off int) {
 	case jsondoc.Integer:
 		x.W.Int(jsondoc.Int(doc, off))
 	case jsondoc.Number:
-		x.W.Double(jsondoc.Float(doc, off))
+		x.W.Double72(jsondoc.Float(doc, off))
 	case jsondoc.String:
 		x.W.Bulk(jsondoc.Str(doc, off))
 	case jsondoc.Array:
@@ -1127,7 +1127,7 @@ func jsonNumOp(x *command.Ctx, mult bool) {
 			} else if jsondoc.KindAt(r, 0) == jsondoc.Integer {
 				x.W.Int(jsondoc.Int(r, 0))
 			} else {
-				x.W.Double(jsondoc.Float(r, 0))
+				x.W.Double72(jsondoc.Float(r, 0))
 			}
 		}
 	case p.IsLegacy():

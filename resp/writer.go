@@ -147,6 +147,13 @@ func (w *Writer) Double(f float64) {
 	w.formattedDouble(AppendDouble(tmp[:0], f))
 }
 
+// Double72 writes a double as Double does, formatted as Redis 7.2 and later
+// do (AppendDouble72), for the commands no Redis before 8 has.
+func (w *Writer) Double72(f float64) {
+	var tmp [48]byte
+	w.formattedDouble(AppendDouble72(tmp[:0], f))
+}
+
 // formattedDouble writes s, a formatted double, as a RESP3 double or a
 // RESP2 bulk string.
 func (w *Writer) formattedDouble(s []byte) {
@@ -184,6 +191,63 @@ func AppendDouble(b []byte, f float64) []byte {
 		return append(b, "-inf"...)
 	}
 	return strconv.AppendFloat(b, f, 'g', 17, 64)
+}
+
+// AppendDouble72 formats f as Redis 7.2 and later reply a double: an
+// integral value within ±(2^63-1)/2 as an integer, any other with Grisu2's
+// digits (see grisu2), laid out plainly while that is short (up to
+// six zeros after the digits; up to five zeros after the point, or any
+// number of them below 10^-3) and as d.ddde±x beyond (no zero padding of
+// the exponent): 0.000015, 1.2345e-4, 1e+19.
+func AppendDouble72(b []byte, f float64) []byte {
+	switch {
+	case math.IsInf(f, 1):
+		return append(b, "inf"...)
+	case math.IsInf(f, -1):
+		return append(b, "-inf"...)
+	case f >= -math.MaxInt64/2 && f <= math.MaxInt64/2 && f == math.Trunc(f):
+		return strconv.AppendInt(b, int64(f), 10)
+	}
+	if f < 0 {
+		b = append(b, '-')
+		f = -f
+	}
+	var digitBuf [24]byte
+	digits, zeros := grisu2(digitBuf[:0], f) // zeros: the power of ten of the last digit
+	n := len(digits)
+	exp := zeros + n - 1 // of the first digit
+	switch {
+	case zeros >= 0 && exp < n+7:
+		b = append(b, digits...)
+		for range zeros {
+			b = append(b, '0')
+		}
+		return b
+	case zeros < 0 && (zeros > -7 || exp > -4 && exp < 4):
+		if exp < 0 {
+			b = append(b, '0', '.')
+			for range -exp - 1 {
+				b = append(b, '0')
+			}
+			return append(b, digits...)
+		}
+		b = append(b, digits[:exp+1]...)
+		b = append(b, '.')
+		return append(b, digits[exp+1:]...)
+	}
+	b = append(b, digits[0])
+	if n > 1 {
+		b = append(b, '.')
+		b = append(b, digits[1:]...)
+	}
+	b = append(b, 'e')
+	if exp < 0 {
+		b = append(b, '-')
+		exp = -exp
+	} else {
+		b = append(b, '+')
+	}
+	return strconv.AppendInt(b, int64(exp), 10)
 }
 
 // HumanDouble writes f as Redis's addReplyHumanLongDouble does (a bulk

@@ -199,6 +199,14 @@ func TestJSONCommands(t *testing.T) {
 			docCase(t, p, ja(",7\r\n"), "JSON.NUMINCRBY", "doc1", "$.b[1].a", "2")
 			docCase(t, p, ja(",10.5\r\n"), "JSON.NUMINCRBY", "doc1", "$.b[1].a", "3.5")
 		}
+		// A double replied as Redis 7.2 and later write one (64.99, where
+		// 7.0's %.17g gave 64.989999999999995).
+		docCase(t, p, "+OK\r\n", "JSON.SET", "dbl", "$", "[64.99]")
+		if proto == 2 {
+			docCase(t, p, jb(`[64.99]`), "JSON.NUMMULTBY", "dbl", "$[0]", "1")
+		} else {
+			docCase(t, p, ja(",64.99\r\n"), "JSON.NUMMULTBY", "dbl", "$[0]", "1")
+		}
 		docCase(t, p, "-ERR Path does not exist or does not contains a number\r\n", "JSON.NUMINCRBY", "doc1", ".a", "1")
 		docCase(t, p, "-ERR Path does not exist or does not contains a number\r\n", "JSON.NUMINCRBY", "doc1", ".x", "1")
 		docCase(t, p, "-bad input number\r\n", "JSON.NUMINCRBY", "doc1", "$.a", `"x"`)
