@@ -579,7 +579,7 @@ func hexpireCommand(x *command.Ctx, unitMs int64, absolute bool) {
 		event = "hdel"
 	case updated > 0:
 		event = "hexpire"
-	case h.Obj != nil:
+	case h.Large():
 		return // nothing changed: the key is not touched (WATCH)
 	}
 	x.Committed(h.Commit(), event)

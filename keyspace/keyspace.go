@@ -56,6 +56,11 @@ const (
 	EncSkiplist
 	EncStream
 	EncListpackEx // a small hash with field expire times (Redis 7.4)
+	// A hash Redis would hold as a hashtable (a field or value past
+	// hash-max-listpack-value) kept packed while it is small: OBJECT
+	// ENCODING says hashtable, the memory is a listpack's (values.HashView).
+	EncHashPacked
+	EncHashPackedEx // the same with field expire times
 )
 
 // Name returns the type's name as TYPE replies it.
@@ -100,7 +105,7 @@ func (e Encoding) Name() string {
 		return "listpack"
 	case EncIntset:
 		return "intset"
-	case EncHashtable:
+	case EncHashtable, EncHashPacked, EncHashPackedEx:
 		return "hashtable"
 	case EncQuicklist:
 		return "quicklist"

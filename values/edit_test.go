@@ -93,15 +93,34 @@ func TestHashConvertsAtThresholds(t *testing.T) {
 	h.Commit()
 	wantEncoding(t, env, "h", keyspace.EncHashtable, 5)
 
-	// A value longer than hash-max-listpack-value converts a new hash.
+	// A value longer than hash-max-listpack-value makes a hashtable, kept
+	// packed while small (OBJECT ENCODING hashtable all the same).
 	h = hashEdit(t, env, "long")
 	h.Set([]byte("f"), []byte("123456789"))
 	h.Commit()
-	wantEncoding(t, env, "long", keyspace.EncHashtable, 1)
+	wantEncoding(t, env, "long", keyspace.EncHashPacked, 1)
 	e, _ := lookup(env, "long")
-	if v, ok := ViewHash(&e).Get([]byte("f")); !ok || string(v) != "123456789" {
+	if v, ok := ViewHash(&e).Get([]byte("f")); !ok || string(v) != "123456789" || !ViewHash(&e).Large() {
 		t.Fatalf("long: f = %q %v", v, ok)
 	}
+	// Deleting the long value leaves it a hashtable, as in Redis.
+	h = hashEdit(t, env, "long")
+	h.Set([]byte("g"), []byte("1"))
+	h.Delete([][]byte{[]byte("f")})
+	h.Commit()
+	wantEncoding(t, env, "long", keyspace.EncHashPacked, 1)
+	// Past packedHashMax bytes it takes the table form.
+	h = hashEdit(t, env, "long")
+	h.Set([]byte("big"), make([]byte, packedHashMax))
+	h.Commit()
+	wantEncoding(t, env, "long", keyspace.EncHashtable, 2)
+	// So does a packed hash past hash-max-listpack-entries.
+	for i := range 5 {
+		h = hashEdit(t, env, "many")
+		h.Set([]byte("f"+strconv.Itoa(i)), []byte("a long value"[:1+8*(i/4)]))
+		h.Commit()
+	}
+	wantEncoding(t, env, "many", keyspace.EncHashtable, 5)
 }
 
 func TestSetConvertsAtThresholds(t *testing.T) {
@@ -204,8 +223,14 @@ func TestEditKeepsTTL(t *testing.T) {
 	if e, _ := lookup(env, "h"); e.ExpireAt() != at {
 		t.Fatalf("compact rewrite: expire %d, want %d", e.ExpireAt(), at)
 	}
-	h = hashEdit(t, env, "h") // converted to the large form
+	h = hashEdit(t, env, "h") // packed: a hashtable in a listpack's bytes
 	h.Set([]byte("c"), []byte("a long value"))
+	h.Commit()
+	if e, _ := lookup(env, "h"); e.ExpireAt() != at || e.Encoding() != keyspace.EncHashPacked {
+		t.Fatalf("packing: expire %d (want %d), encoding %v", e.ExpireAt(), at, e.Encoding())
+	}
+	h = hashEdit(t, env, "h") // converted to the large form
+	h.Set([]byte("c"), make([]byte, packedHashMax))
 	h.Commit()
 	if e, _ := lookup(env, "h"); e.ExpireAt() != at || e.Object() == nil {
 		t.Fatalf("conversion: expire %d (want %d), object %v", e.ExpireAt(), at, e.Object())

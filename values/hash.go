@@ -35,20 +35,39 @@ func (h *HashObject) MemoryBytes() int {
 
 // HashView is a stored hash in either form: Obj when large, else LP (with
 // field TTLs when Ex). Reads skip the fields expired at Now (hashttl.go).
+//
+// Packed marks a listpack that Redis would hold as a hashtable: a field or
+// value went past hash-max-listpack-value. A few fields with one long
+// value (seed 000's DNS entries: a packed message beside three numbers)
+// cost a listpack's bytes, not a table's; such a hash behaves and reports
+// as Redis's hashtable (Large) and takes the table form only once it holds
+// more than hash-max-listpack-entries fields or packedHashMax bytes.
 type HashView struct {
-	LP  []byte
-	Ex  bool
-	Obj *HashObject
-	Now int64
+	LP     []byte
+	Ex     bool
+	Packed bool
+	Obj    *HashObject
+	Now    int64
 }
+
+// packedHashMax bounds a packed hashtable's listpack: each change rewrites
+// it, so past this size the table form's in-place changes are cheaper.
+const packedHashMax = 8 << 10
 
 // ViewHash reads a hash entry.
 func ViewHash(e *keyspace.Entry) HashView {
 	if o := e.Object(); o != nil {
 		return HashView{Obj: o.(*HashObject)}
 	}
-	return HashView{LP: e.Value(), Ex: e.Encoding() == keyspace.EncListpackEx}
+	enc := e.Encoding()
+	return HashView{LP: e.Value(),
+		Ex:     enc == keyspace.EncListpackEx || enc == keyspace.EncHashPackedEx,
+		Packed: enc == keyspace.EncHashPacked || enc == keyspace.EncHashPackedEx}
 }
+
+// Large reports whether Redis would hold the hash as a hashtable: its
+// replies, files and events follow that encoding's.
+func (h HashView) Large() bool { return h.Obj != nil || h.Packed }
 
 func (h HashView) Len() int {
 	if h.Obj != nil {
@@ -217,21 +236,30 @@ func (h *HashEdit) convert() {
 	for f, v, ok := it.Next(); ok; f, v, ok = it.Next() {
 		o.Set(f, v)
 	}
-	h.Obj, h.LP, h.changed = o, nil, true
+	h.Obj, h.LP, h.Packed, h.changed = o, nil, false, true
 }
 
-// ConvertForArgs converts a listpack that any of args would make too long an
-// element for, as Redis's hashTypeTryConversion does before HSET.
+// ConvertForArgs makes a listpack that any of args would make too long an
+// element for a hashtable, as Redis's hashTypeTryConversion does before
+// HSET, whatever the command then changes.
 func (h *HashEdit) ConvertForArgs(args [][]byte) {
-	if h.Obj != nil {
+	if h.Large() {
 		return
 	}
 	limit := h.env.Limits.HashMaxListpackValue()
 	for _, a := range args {
 		if int64(len(a)) > limit {
-			h.convert()
+			h.pack()
 			return
 		}
+	}
+}
+
+// pack makes a listpack a packed hashtable (HashView.Packed).
+func (h *HashEdit) pack() {
+	h.Packed, h.changed = true, true
+	if len(h.LP) > packedHashMax {
+		h.convert()
 	}
 }
 
@@ -247,10 +275,10 @@ func (h *HashEdit) SetKeepTTL(field, value []byte) bool {
 }
 
 func (h *HashEdit) set(field, value []byte, keepTTL bool) bool {
-	if h.Obj == nil {
+	if !h.Large() {
 		limit := h.env.Limits.HashMaxListpackValue()
 		if int64(len(field)) > limit || int64(len(value)) > limit {
-			h.convert()
+			h.pack()
 		}
 	}
 	if h.Obj != nil {
@@ -266,7 +294,7 @@ func (h *HashEdit) set(field, value []byte, keepTTL bool) bool {
 		h.LP, added = listpack.Set(h.env.Scratch.Next(), h.LP, field, value)
 		h.rebuilt(h.LP)
 	}
-	if int64(listpack.Len(h.LP)) > h.env.Limits.HashMaxListpackEntries() {
+	if int64(listpack.Len(h.LP)) > h.env.Limits.HashMaxListpackEntries() || h.Packed && len(h.LP) > packedHashMax {
 		h.convert()
 	}
 	return added

@@ -325,7 +325,7 @@ func (h *HashEdit) convertEx() {
 			o.ttl.set(f, at)
 		}
 	}
-	h.Obj, h.LP, h.Ex, h.changed = o, nil, false, true
+	h.Obj, h.LP, h.Ex, h.Packed, h.changed = o, nil, false, false, true
 }
 
 // deleteEx deletes fields from the compact form with TTLs.
@@ -418,7 +418,12 @@ func (h *HashEdit) ttlAfterCommit(c Commit) {
 
 // compactEncoding is the keyspace encoding of the compact form.
 func (h *HashEdit) compactEncoding() keyspace.Encoding {
-	if h.Ex {
+	switch {
+	case h.Packed && h.Ex:
+		return keyspace.EncHashPackedEx
+	case h.Packed:
+		return keyspace.EncHashPacked
+	case h.Ex:
 		return keyspace.EncListpackEx
 	}
 	return keyspace.EncListpack

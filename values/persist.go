@@ -105,7 +105,7 @@ func AppendValue(enc *persistence.Encoder, b []byte, e *keyspace.Entry, key []by
 		h := ViewHash(e)
 		if min := h.MinExpire(); min != 0 {
 			// Redis 7.4's types, written only when a field has a TTL.
-			if h.Obj == nil {
+			if !h.Large() {
 				head(persistence.TypeHashListpackEx)
 				b = enc.AppendHashListpackEx(b, min, h.EachTTL)
 			} else {
@@ -114,7 +114,7 @@ func AppendValue(enc *persistence.Encoder, b []byte, e *keyspace.Entry, key []by
 			}
 			break
 		}
-		if h.Obj == nil {
+		if !h.Large() {
 			head(persistence.TypeHashListpack)
 			lp := &enc.Listpack
 			lp.Reset()
