@@ -5,6 +5,7 @@ package server_test
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -438,5 +439,46 @@ func TestHashScanDuringChanges(t *testing.T) {
 		if !seen["stay"+strconv.Itoa(i)] {
 			t.Fatalf("stay%d not returned", i)
 		}
+	}
+}
+
+// TestHashPackedHashtable: a hash of a few fields with one long value (seed
+// 000's DNS entries) is a hashtable to Redis and to its clients; Keyhive
+// keeps it in a listpack's bytes (values.HashView.Packed). Every reply,
+// the encoding it reports and keeps after the long value is gone, and its
+// RDB form (DUMP into the other server, DEBUG RELOAD) are Redis's.
+func TestHashPackedHashtable(t *testing.T) {
+	p := difftest.StartIsolated(t)
+	msg := strings.Repeat("\x00\xffm", 70)
+	p.Do("HSET", "dns", "msg", msg, "expires", "1700000000", "stored", "1700000001", "hits", "7")
+	p.Do("OBJECT", "ENCODING", "dns")
+	p.Do("HGET", "dns", "msg")
+	p.Do("HMGET", "dns", "hits", "nope", "msg")
+	p.Do("HINCRBY", "dns", "hits", "1")
+	p.Do("HLEN", "dns")
+	p.Do("HSTRLEN", "dns", "msg")
+	p.DoUnorderedPairs("HGETALL", "dns")
+	p.DoCompare(skScanShape, "HSCAN", "dns", "0")
+	p.Do("HSETNX", "short", "a", "1")
+	p.Do("HSETNX", "short", "a", msg) // nothing set, but converted
+	p.Do("OBJECT", "ENCODING", "short")
+	p.Do("HDEL", "dns", "msg")
+	p.Do("OBJECT", "ENCODING", "dns") // never converts back
+	for _, key := range []string{"dns", "short"} {
+		fromRedis, fromKeyhive := p.Redis().Do("DUMP", key), p.Keyhive().Do("DUMP", key)
+		for _, c := range []*difftest.Client{p.Redis(), p.Keyhive()} {
+			c.Do("RESTORE", "fromredis:"+key, "0", fromRedis.Str)
+			c.Do("RESTORE", "fromkeyhive:"+key, "0", fromKeyhive.Str)
+		}
+		for _, restored := range []string{"fromredis:" + key, "fromkeyhive:" + key} {
+			p.Do("OBJECT", "ENCODING", restored)
+			p.DoUnorderedPairs("HGETALL", restored)
+		}
+	}
+	p.Do("HSET", "dns", "msg", msg)
+	p.Do("DEBUG", "RELOAD")
+	for _, key := range []string{"dns", "short"} {
+		p.Do("OBJECT", "ENCODING", key)
+		p.DoUnorderedPairs("HGETALL", key)
 	}
 }
