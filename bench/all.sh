@@ -41,6 +41,8 @@ tool() {
 		echo "go run ./bench/memory -keyhive $KEYHIVE_BIN -keys 1000000,10000000" ;;
 	collections) [ "$q" = 1 ] && echo "go run ./bench/memory -keyhive $KEYHIVE_BIN -collections 50000 -settle 500ms" ||
 		echo "go run ./bench/memory -keyhive $KEYHIVE_BIN -collections 1000000" ;;
+	shapes) [ "$q" = 1 ] && echo "go run ./bench/memory -keyhive $KEYHIVE_BIN -shapes 20000 -settle 500ms" ||
+		echo "go run ./bench/memory -keyhive $KEYHIVE_BIN -shapes 1000000" ;;
 	json) [ "$q" = 1 ] && echo "go run ./bench/memory -keyhive $KEYHIVE_BIN -json 5000 -rounds 2 -settle 500ms" ||
 		echo "go run ./bench/memory -keyhive $KEYHIVE_BIN -json 100000 -rounds 5" ;;
 	pubsub) [ "$q" = 1 ] && echo "go run ./bench/pubsub -keyhive $KEYHIVE_BIN -rounds 2 -n 20000" ||
@@ -58,7 +60,7 @@ tool() {
 	*) return 1 ;;
 	esac
 }
-all="throughput throughput-more cpu memory collections json pubsub eviction rdb aof bgsave workloads"
+all="throughput throughput-more cpu memory collections shapes json pubsub eviction rdb aof bgsave workloads"
 names=${*:-$all}
 for name in $names; do tool "$name" >/dev/null || { echo "all.sh: unknown benchmark $name (known: $all)" >&2; exit 2; }; done
 

@@ -73,6 +73,7 @@ var (
 	flagKinds       = flag.String("kinds", "", "collections mode: comma-separated kinds to measure (hash,set,zset,stream; default all)")
 	flagJSON        = flag.Int("json", 0, "instead of keys: JSON documents, this many of 1 KB for memory, then one field's cost from 1 KB to 1 MB (json.go)")
 	flagRounds      = flag.Int("rounds", 5, "JSON mode: rounds of the timed part")
+	flagShapes      = flag.Int("shapes", 0, "instead of keys: this many keys of each value shape (shapes.go; -kinds to pick some), memory per key")
 	flagZScores     = flag.String("zset-scores", "random", "sorted-set scores in the collections mode: random or asc (ascending, like timestamps)")
 )
 
@@ -148,6 +149,9 @@ func run() error {
 	}
 	if *flagJSON > 0 {
 		return runJSON(*flagJSON, redisBin, keyhiveBin, tmp)
+	}
+	if *flagShapes > 0 {
+		return runShapes(*flagShapes, redisBin, keyhiveBin, tmp)
 	}
 	if *flagEvictLoad > 0 || *flagReload > 0 {
 		return runChecks(redisBin, keyhiveBin, tmp)
