@@ -87,12 +87,15 @@ func jsonMemory(n int, redisBin, keyhiveBin, tmp string) error {
 		if s.name == benchstat.Keyhive {
 			cmd = "JSON.SET"
 		}
-		grown, err := loadDocs(s, cmd, n)
+		docs := shape{name: "json", cmd: func(b []byte, i int) []byte {
+			return appendDocCommand(b, cmd, "doc:"+strconv.Itoa(i), jsonDoc(i, jsonOrders))
+		}}
+		used, _, err := loadShape(s, docs, n)
 		s.stop()
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.name, err)
 		}
-		perKey[s.name] = float64(grown) / float64(n)
+		perKey[s.name] = used
 		logf("%s: %d documents with %s, %.1f B/key used_memory", s.name, n, cmd, perKey[s.name])
 	}
 	r, k, r2 := perKey[benchstat.Redis], perKey[benchstat.Keyhive], perKey[benchstat.Redis2]
@@ -102,43 +105,6 @@ func jsonMemory(n int, redisBin, keyhiveBin, tmp string) error {
 	fmt.Printf("| keyhive, the document (JSON.SET) | %.0f | **%.2f** (target <= 1.00) | **%.2f** |\n", k, k/perDoc, k/r)
 	fmt.Printf("| noise floor: a second redis-server (SET) | %.0f | %.2f | %.2f |\n\n", r2, r2/perDoc, r2/r)
 	return nil
-}
-
-// loadDocs writes documents 0..n-1 with cmd (SET or JSON.SET) and returns
-// the growth of used_memory.
-func loadDocs(s *server, cmd string, n int) (int64, error) {
-	mem, err := s.info("memory")
-	if err != nil {
-		return 0, err
-	}
-	before := infoInt(mem, "used_memory")
-	err = loadParallel(n, func(lo, hi int) error {
-		c, err := dial(s.addr)
-		if err != nil {
-			return err
-		}
-		defer c.close()
-		var failed error
-		err = pipeline(c, lo, hi, 100, func(b []byte, i int) []byte {
-			return appendDocCommand(b, cmd, "doc:"+strconv.Itoa(i), jsonDoc(i, jsonOrders))
-		}, func(i int, line []byte) {
-			if line[0] == '-' && failed == nil {
-				failed = fmt.Errorf("%s doc:%d: %s", cmd, i, line[1:])
-			}
-		})
-		if err != nil {
-			return err
-		}
-		return failed
-	})
-	if err != nil {
-		return 0, err
-	}
-	time.Sleep(*flagSettle)
-	if mem, err = s.info("memory"); err != nil {
-		return 0, err
-	}
-	return infoInt(mem, "used_memory") - before, nil
 }
 
 // appendDocCommand appends SET key doc or JSON.SET key $ doc.
