@@ -13,16 +13,36 @@ import (
 	"github.com/keyhive/keyhive/internal/benchstat"
 )
 
-// The shapes mode (-shapes N) loads N keys of one shape of value into a
+// The shapes mode (-shapes N) loads N elements (keys of one element, or
+// N/200 keys of 200) of each shape of value into a
 // fresh redis-server, keyhive and second redis-server (the noise floor) in
 // turn and reports used_memory and RSS growth per key: the shapes
 // applications store, where a type's size class decides its encoding
 // (issue 36). One load per server, deterministic up to the allocator.
 
-// shape is a kind of key to load: cmd builds key i's command.
+// shape is a kind of key to load: cmd builds key i's command, which adds
+// elements elements (1: one key per element of N).
 type shape struct {
 	name, about string
 	cmd         func(b []byte, i int) []byte
+	elements    int
+}
+
+// collectionOf is a key of 200 elements (just past the compact encodings'
+// 128) added by one command: cmd key, then per element what elem appends.
+func collectionOf(name, cmd string, perElement int, elem func(b []byte, j int) []byte) shape {
+	const n = 200
+	return shape{name: name, elements: n,
+		about: fmt.Sprintf("%s <key> with %d elements, one command per key (past the compact encodings' 128 entries)", cmd, n),
+		cmd: func(b []byte, i int) []byte {
+			b = appendArray(b, 2+perElement*n)
+			b = appendBulkString(b, cmd)
+			b = appendBulk(b, strconv.AppendInt([]byte(name+":"), int64(i), 10))
+			for j := range n {
+				b = elem(b, j)
+			}
+			return b
+		}}
 }
 
 // dnsMessage stands for a packed DNS response: 200 bytes, binary.
@@ -44,7 +64,7 @@ var shapes = []shape{
 			b = appendBulk(appendBulkString(b, "expires"), strconv.AppendInt(nil, 1_800_000_000+int64(i), 10))
 			b = appendBulk(appendBulkString(b, "stored"), strconv.AppendInt(nil, 1_790_000_000+int64(i), 10))
 			return appendBulk(appendBulkString(b, "hits"), strconv.AppendInt(nil, int64(i%1000), 10))
-		}},
+		}, 1},
 	{"small-hash", "the same four fields with a 3-byte message (a listpack in both)",
 		func(b []byte, i int) []byte {
 			b = appendArray(b, 10)
@@ -54,12 +74,20 @@ var shapes = []shape{
 			b = appendBulk(appendBulkString(b, "expires"), strconv.AppendInt(nil, 1_800_000_000+int64(i), 10))
 			b = appendBulk(appendBulkString(b, "stored"), strconv.AppendInt(nil, 1_790_000_000+int64(i), 10))
 			return appendBulk(appendBulkString(b, "hits"), strconv.AppendInt(nil, int64(i%1000), 10))
-		}},
+		}, 1},
+	collectionOf("hash200", "HSET", 2, func(b []byte, j int) []byte {
+		return appendBulk(appendBulk(b, elementName(j)), valueName(j))
+	}),
+	collectionOf("set200", "SADD", 1, func(b []byte, j int) []byte { return appendBulk(b, elementName(j)) }),
+	collectionOf("zset200", "ZADD", 2, func(b []byte, j int) []byte {
+		return appendBulk(appendBulkString(b, strconv.FormatUint(zscore(j), 10)), elementName(j))
+	}),
+	collectionOf("list200", "RPUSH", 1, func(b []byte, j int) []byte { return appendBulk(b, elementName(j)) }),
 }
 
 func runShapes(n int, redisBin, keyhiveBin, tmp string) error {
-	fmt.Printf("# Keyhive vs redis-server: %d keys of each shape\n\n", n)
-	table := benchstat.New([]string{"shape"}, []string{"used_memory/key", "B/key (RSS)"})
+	fmt.Printf("# Keyhive vs redis-server: %d elements of each shape\n\n", n)
+	table := benchstat.New([]string{"shape", "keys"}, []string{"used_memory/key", "B/key (RSS)"})
 	var notes []string
 	for _, sh := range shapes {
 		if *flagKinds != "" && !slices.Contains(strings.Split(*flagKinds, ","), sh.name) {
@@ -71,12 +99,13 @@ func runShapes(n int, redisBin, keyhiveBin, tmp string) error {
 			if err != nil {
 				return err
 			}
-			used, rssGrowth, err := loadShape(s, sh, n)
+			keys := max(1, n/sh.elements)
+			used, rssGrowth, err := loadShape(s, sh, keys)
 			s.stop()
 			if err != nil {
 				return fmt.Errorf("%s %s: %w", s.name, sh.name, err)
 			}
-			table.Add([]string{sh.name}, 1, s.name, used, rssGrowth)
+			table.Add([]string{sh.name, strconv.Itoa(keys)}, 1, s.name, used, rssGrowth)
 			logf("%s: %s, %.1f B/key used_memory, %.1f B/key RSS", s.name, sh.name, used, rssGrowth)
 		}
 	}
