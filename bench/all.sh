@@ -42,7 +42,7 @@ tool() {
 	collections) [ "$q" = 1 ] && echo "go run ./bench/memory -keyhive $KEYHIVE_BIN -collections 50000 -settle 500ms" ||
 		echo "go run ./bench/memory -keyhive $KEYHIVE_BIN -collections 1000000" ;;
 	shapes) [ "$q" = 1 ] && echo "go run ./bench/memory -keyhive $KEYHIVE_BIN -shapes 20000 -settle 500ms" ||
-		echo "go run ./bench/memory -keyhive $KEYHIVE_BIN -shapes 1000000" ;;
+		echo "go run ./bench/memory -keyhive $KEYHIVE_BIN -shapes 1000000 -kinds dns-hash,small-hash && go run ./bench/memory -keyhive $KEYHIVE_BIN -shapes 10000000 -kinds hash200,set200,zset200,list200" ;;
 	json) [ "$q" = 1 ] && echo "go run ./bench/memory -keyhive $KEYHIVE_BIN -json 5000 -rounds 2 -settle 500ms" ||
 		echo "go run ./bench/memory -keyhive $KEYHIVE_BIN -json 100000 -rounds 5" ;;
 	pubsub) [ "$q" = 1 ] && echo "go run ./bench/pubsub -keyhive $KEYHIVE_BIN -rounds 2 -n 20000" ||
