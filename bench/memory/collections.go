@@ -37,6 +37,7 @@ var collections = []collection{
 	{"zset", "ZADD", 2, func(b []byte, i int) []byte {
 		return appendBulk(appendBulkString(b, strconv.FormatUint(zscore(i), 10)), elementName(i))
 	}, false},
+	{"list", "RPUSH", 1, func(b []byte, i int) []byte { return appendBulk(b, elementName(i)) }, false},
 	{"stream", "XADD", 5, func(b []byte, i int) []byte {
 		b = appendBulk(appendBulkString(b, "*"), []byte("f1"))
 		return appendBulk(appendBulk(appendBulk(b, strconv.AppendInt(nil, int64(i), 10)), []byte("f2")), valueName(i))

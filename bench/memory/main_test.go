@@ -59,6 +59,7 @@ func TestCollectionElements(t *testing.T) {
 	want := map[string]string{
 		"hash":   "$9\r\nelement:7\r\n$7\r\nvalue:7\r\n",
 		"set":    "$9\r\nelement:7\r\n",
+		"list":   "$9\r\nelement:7\r\n",
 		"zset":   "$10\r\n1401181143\r\n$9\r\nelement:7\r\n", // 7 * 2654435761 mod 2^32
 		"stream": "$1\r\n*\r\n$2\r\nf1\r\n$1\r\n7\r\n$2\r\nf2\r\n$7\r\nvalue:7\r\n",
 	}

@@ -135,8 +135,13 @@ func (l *List) PushBack(fill int, e []byte) {
 			live[k] = setCount(appendElem(b, e), c+1)
 			return
 		}
+		if cap(b)-len(b) > len(b)/16 {
+			// The full node stays behind: give back the room append grew
+			// it by (a count-bounded node's).
+			live[k] = slices.Clone(b)
+		}
 	}
-	l.nodes = append(l.nodes, appendElem(binary.AppendUvarint(nil, 1), e))
+	l.nodes = append(l.nodes, appendElem(binary.AppendUvarint(newNode(fill, ElemSize(e)), 1), e))
 }
 
 // PushFront prepends e.
