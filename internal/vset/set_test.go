@@ -1,0 +1,135 @@
+package vset
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"testing"
+)
+
+func name(i int) []byte { return fmt.Appendf(nil, "e%d", i) }
+
+// A set's elements stay findable and reachable through the graph while
+// they are added, replaced and removed, whatever the quantization.
+func TestSetAddRemove(t *testing.T) {
+	for _, quant := range []Quant{Q8, NoQuant, Bin} {
+		t.Run(quant.Name(), func(t *testing.T) {
+			data := randomVectors(600, 16, 3)
+			s := New(16, quant, 8, 0)
+			for i, v := range data {
+				if !s.Add(name(i), v, nil, false, DefaultBuildEF) {
+					t.Fatalf("e%d not added", i)
+				}
+			}
+			if s.Add(name(5), data[6], []byte(`{"a":1}`), true, DefaultBuildEF) {
+				t.Fatal("a replaced vector counts as added")
+			}
+			for i := 0; i < len(data); i += 3 {
+				if !s.Remove(name(i)) || s.Remove(name(i)) {
+					t.Fatalf("e%d removed twice or never", i)
+				}
+			}
+			if want := len(data) - len(data)/3; s.Len() != want {
+				t.Fatalf("%d elements, want %d", s.Len(), want)
+			}
+			for i := range data {
+				id, ok := s.Find(name(i))
+				if ok != (i%3 != 0) {
+					t.Fatalf("e%d found %v", i, ok)
+				}
+				if ok && !bytes.Equal(s.Name(id), name(i)) {
+					t.Fatalf("e%d found as %s", i, s.Name(id))
+				}
+			}
+			if id, _ := s.Find(name(5)); string(s.Attr(id)) != `{"a":1}` || s.Attributes() != 1 {
+				t.Fatalf("attributes %q, count %d", s.Attr(id), s.Attributes())
+			}
+			// Every element is reachable: a search as wide as the set finds all.
+			for _, probe := range []int{1, 2, 4} {
+				res := s.Search(s.NewQuery(data[probe]), s.Len(), s.Len(), nil, 0, false)
+				if len(res) != s.Len() {
+					t.Fatalf("a full search reaches %d of %d", len(res), s.Len())
+				}
+			}
+			// Removed ids are reused.
+			for i := 0; i < len(data); i += 3 {
+				s.Add(name(i), data[i], nil, false, DefaultBuildEF)
+			}
+			if s.Len() != len(data) || int(s.LastNodeID()) != len(data)+len(data)/3 {
+				t.Fatalf("%d elements, %d added ever", s.Len(), s.LastNodeID())
+			}
+			if len(s.levels) != len(data) {
+				t.Fatalf("%d node ids for %d elements", len(s.levels), len(data))
+			}
+		})
+	}
+}
+
+// An element's own vector is its nearest neighbour, at similarity 1, and
+// VEMB's vector is the one added, within the quantization's error.
+func TestSearchSelf(t *testing.T) {
+	for _, quant := range []Quant{Q8, NoQuant, Bin} {
+		data := randomVectors(200, 32, 4)
+		s := New(32, quant, DefaultM, 0)
+		for i, v := range data {
+			s.Add(name(i), v, nil, false, DefaultBuildEF)
+		}
+		for i := range 20 {
+			id, _ := s.Find(name(i))
+			res := s.Search(s.NodeQuery(id), 1, DefaultSearchEF, nil, 0, false)
+			if len(res) != 1 || res[0].Similarity() < 0.999 {
+				t.Fatalf("%s: e%d's nearest: %v", quant.Name(), i, res)
+			}
+			if quant == Bin {
+				continue
+			}
+			v := s.Vector(id)
+			tol := 1e-5
+			if quant == Q8 {
+				tol = 0.02
+			}
+			for j := range v {
+				if math.Abs(float64(v[j]-data[i][j])) > tol {
+					t.Fatalf("%s: e%d's component %d: %v, added %v", quant.Name(), i, j, v[j], data[i][j])
+				}
+			}
+		}
+	}
+}
+
+// FILTER, TRUTH and the sorted view.
+func TestSearchFilterTruthSorted(t *testing.T) {
+	data := randomVectors(500, 8, 5)
+	s := New(8, Q8, DefaultM, 0)
+	for i, v := range data {
+		s.Add(name(i), v, fmt.Appendf(nil, `{"i": %d}`, i), true, DefaultBuildEF)
+	}
+	f, err := CompileFilter(`.i % 10 == 0`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := s.NewQuery(data[0])
+	truth := s.Search(q, 20, 0, f, 0, true)
+	if len(truth) != 20 {
+		t.Fatalf("%d results", len(truth))
+	}
+	for _, r := range truth {
+		var i int
+		fmt.Sscanf(string(s.Name(r.ID)), "e%d", &i)
+		if i%10 != 0 {
+			t.Fatalf("%s passed the filter", s.Name(r.ID))
+		}
+	}
+	if got := s.Search(q, 20, 0, f, 0, false); len(got) != 20 || got[0].ID != truth[0].ID {
+		t.Fatalf("filtered search: %v, truth %v", got, truth)
+	}
+	if got := s.Search(q, 20, 0, f, 5, false); len(got) > 5 {
+		t.Fatalf("FILTER-EF 5 weighed more: %d results", len(got))
+	}
+	sorted := s.Sorted()
+	for i := 1; i < len(sorted); i++ {
+		if bytes.Compare(s.Name(sorted[i-1]), s.Name(sorted[i])) >= 0 {
+			t.Fatal("not sorted")
+		}
+	}
+}
