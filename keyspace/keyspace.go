@@ -30,7 +30,7 @@ const (
 	TypeJSON = 15
 	// TypeVectorSet is a vector set (Redis 8's vectorset module type), a
 	// keyspace object (internal/vset).
-	TypeVectorSet = 14
+	TypeVectorSet Type = 14
 )
 
 // The probabilistic types, Redis 8's Bloom module types; each value is one

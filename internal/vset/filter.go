@@ -393,7 +393,7 @@ func (f *Filter) Match(attrs []byte) bool {
 		}
 		a, b := st[len(st)-2], st[len(st)-1]
 		st = st[:len(st)-1]
-		st[len(st)-1] = binary(in.op, a, b)
+		st[len(st)-1] = apply(in.op, a, b)
 	}
 	f.stack = st
 	return len(st) == 1 && truthy(st[0])
@@ -406,7 +406,7 @@ func boolValue(b bool) value {
 	return value{kind: kNum}
 }
 
-func binary(op opcode, a, b value) value {
+func apply(op opcode, a, b value) value {
 	switch op {
 	case opPow:
 		return value{kind: kNum, num: math.Pow(number(a), number(b))}

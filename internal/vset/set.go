@@ -246,24 +246,36 @@ func (s *Set) allocNode(level int) uint32 {
 		id = s.freeIDs[n-1]
 		s.freeIDs = s.freeIDs[:n-1]
 	} else {
-		id = uint32(len(s.levels))
-		s.levels = append(s.levels, 0)
-		s.norms = append(s.norms, 0)
-		s.links0 = append(s.links0, make([]uint32, 2*s.m+1)...)
-		s.upperAt = append(s.upperAt, 0)
-		s.nameAt, s.nameLen = append(s.nameAt, 0), append(s.nameLen, 0)
-		s.attrAt, s.attrLen = append(s.attrAt, 0), append(s.attrLen, 0)
-		s.livePos = append(s.livePos, 0)
-		switch s.quant {
-		case NoQuant:
-			s.f32 = append(s.f32, make([]float32, s.dim)...)
-		case Bin:
-			s.bin = append(s.bin, make([]uint64, s.words)...)
-		default:
-			s.q8 = append(s.q8, make([]int8, s.dim)...)
-			s.ranges = append(s.ranges, 0)
-		}
+		id = s.newSlot()
 	}
+	s.placeNode(id, level)
+	return id
+}
+
+// newSlot adds a node id to every per-node slice.
+func (s *Set) newSlot() uint32 {
+	id := uint32(len(s.levels))
+	s.levels = append(s.levels, -1)
+	s.norms = append(s.norms, 0)
+	s.links0 = append(s.links0, make([]uint32, 2*s.m+1)...)
+	s.upperAt = append(s.upperAt, 0)
+	s.nameAt, s.nameLen = append(s.nameAt, 0), append(s.nameLen, 0)
+	s.attrAt, s.attrLen = append(s.attrAt, 0), append(s.attrLen, 0)
+	s.livePos = append(s.livePos, 0)
+	switch s.quant {
+	case NoQuant:
+		s.f32 = append(s.f32, make([]float32, s.dim)...)
+	case Bin:
+		s.bin = append(s.bin, make([]uint64, s.words)...)
+	default:
+		s.q8 = append(s.q8, make([]int8, s.dim)...)
+		s.ranges = append(s.ranges, 0)
+	}
+	return id
+}
+
+// placeNode makes free id a node of level with no links.
+func (s *Set) placeNode(id uint32, level int) {
 	s.levels[id] = int8(level)
 	s.linksAt(id, 0)[0] = 0
 	if level > 0 {
@@ -279,7 +291,6 @@ func (s *Set) allocNode(level int) uint32 {
 			s.linksAt(id, l)[0] = 0
 		}
 	}
-	return id
 }
 
 // storeVector normalizes v into node id's stored form.
