@@ -101,9 +101,9 @@ func dotF32(a, b []float32) float32 {
 	return s0 + s1 + s2 + s3
 }
 
-// dotQ8 is a·b of two byte vectors. Eight components a step through
-// array pointers keeps bounds checks out of the loop.
-func dotQ8(a, b []int8) int32 {
+// dotQ8Go is a·b of two byte vectors in Go. Eight components a step
+// through array pointers keeps bounds checks out of the loop.
+func dotQ8Go(a, b []int8) int32 {
 	b = b[:len(a)]
 	var s0, s1, s2, s3 int32
 	for len(a) >= 8 {

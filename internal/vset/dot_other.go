@@ -1,0 +1,6 @@
+//go:build !amd64
+
+package vset
+
+// dotQ8 is a·b of two byte vectors.
+func dotQ8(a, b []int8) int32 { return dotQ8Go(a, b) }
