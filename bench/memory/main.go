@@ -149,6 +149,9 @@ func run() error {
 	if *flagJSON > 0 {
 		return runJSON(*flagJSON, redisBin, keyhiveBin, tmp)
 	}
+	if *flagVSet > 0 {
+		return runVSet(*flagVSet, keyhiveBin, tmp)
+	}
 	if *flagEvictLoad > 0 || *flagReload > 0 {
 		return runChecks(redisBin, keyhiveBin, tmp)
 	}
