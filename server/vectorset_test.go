@@ -1,10 +1,16 @@
 package server_test
 
 import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/keyhive/keyhive/internal/difftest"
 	"github.com/keyhive/keyhive/persistence"
@@ -286,5 +292,60 @@ func TestVectorSetPropagation(t *testing.T) {
 		if err := matchPropagated(s.collect(), step.want, 0, t0, t1); err != nil {
 			t.Errorf("%q (reply %v): %v", step.cmd, reply, err)
 		}
+	}
+}
+
+// TestVectorSetAOF: vector sets survive an AOF rewrite (RESTORE in the
+// base without the RDB preamble, the RDB form with it) and the commands
+// after it, through a restart: the same data (DEBUG DIGEST) and the same
+// graph (VLINKS).
+func TestVectorSetAOF(t *testing.T) {
+	for _, preamble := range []string{"yes", "no"} {
+		t.Run("aof-use-rdb-preamble "+preamble, func(t *testing.T) {
+			ctx := context.Background()
+			dir := t.TempDir()
+			args := []string{"--dir", dir, "--appendonly", "yes", "--enable-debug-command", "yes", "--aof-use-rdb-preamble", preamble}
+			srv := startKeyhive(t, args...)
+			rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), Protocol: 2})
+			vadd := func(key string, i int, opts ...any) {
+				t.Helper()
+				args := append([]any{"VADD", key}, opts...)
+				args = append(args, "VALUES", 4, i%5, i%7, i%3-1, 1, fmt.Sprint("e", i), "SETATTR", fmt.Sprintf(`{"i": %d}`, i))
+				if err := rdb.Do(ctx, args...).Err(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i := range 100 {
+				vadd("q8", i)
+				vadd("red", i, "REDUCE", 2)
+			}
+			rdb.Do(ctx, "VREM", "q8", "e3")
+			if err := rdb.Do(ctx, "BGREWRITEAOF").Err(); err != nil {
+				t.Fatal(err)
+			}
+			waitAOFRewrite(t, rdb)
+			for i := 100; i < 150; i++ {
+				vadd("q8", i)
+			}
+			digest := rdb.Do(ctx, "DEBUG", "DIGEST").Val()
+			links := fmt.Sprint(rdb.Do(ctx, "VLINKS", "q8", "e140", "WITHSCORES").Val())
+			rdb.Close()
+			srv.Close()
+			if preamble == "no" {
+				base, _ := filepath.Glob(filepath.Join(dir, "appendonlydir", "*.base.aof"))
+				if b, err := os.ReadFile(base[0]); err != nil || !strings.Contains(string(b), "RESTORE\r\n$2\r\nq8\r\n") {
+					t.Errorf("the rewritten AOF %s lacks RESTORE q8: %v", base, err)
+				}
+			}
+			srv = startKeyhive(t, args...)
+			rdb = redis.NewClient(&redis.Options{Addr: srv.Addr(), Protocol: 2})
+			defer rdb.Close()
+			if got := rdb.Do(ctx, "DEBUG", "DIGEST").Val(); got != digest {
+				t.Errorf("DEBUG DIGEST after the restart: %v, was %v", got, digest)
+			}
+			if got := fmt.Sprint(rdb.Do(ctx, "VLINKS", "q8", "e140", "WITHSCORES").Val()); got != links {
+				t.Errorf("VLINKS after the restart: %s, was %s", got, links)
+			}
+		})
 	}
 }
