@@ -41,12 +41,12 @@ func registerVSet(bind binder) {
 }
 
 const (
-	errVSetVector   = "ERR invalid vector specification"
-	errVSetEF       = "ERR invalid EF"
-	errVSetMaxEF    = 1000000
-	errVSetElement  = "ERR element not found in set"
-	errVSetNoKey    = "ERR key does not exist"
-	errVSetDefaultC = 10 // VSIM's COUNT when not given
+	errVSetVector    = "ERR invalid vector specification"
+	errVSetEF        = "ERR invalid EF"
+	vsetMaxEF        = 1000000
+	errVSetElement   = "ERR element not found in set"
+	errVSetNoKey     = "ERR key does not exist"
+	vsimDefaultCount = 10 // VSIM's COUNT when not given
 )
 
 // readVSet finds key's vector set for reading: nil when missing; ok=false
@@ -130,7 +130,7 @@ func vaddCommand(x *command.Ctx) {
 		switch {
 		case cstr.ArgIs(opt, "cas"):
 		case cstr.ArgIs(opt, "ef") && more:
-			if ef, ok = parseInt(x.Args[j+1]); !ok || ef <= 0 || ef > errVSetMaxEF {
+			if ef, ok = parseInt(x.Args[j+1]); !ok || ef <= 0 || ef > vsetMaxEF {
 				x.W.Error(errVSetEF)
 				return
 			}
@@ -326,7 +326,7 @@ func vsimCommand(x *command.Ctx) {
 }
 
 func parseVSimOptions(x *command.Ctx, args [][]byte) (vsimOptions, bool) {
-	o := vsimOptions{count: errVSetDefaultC, epsilon: 2}
+	o := vsimOptions{count: vsimDefaultCount, epsilon: 2}
 	for j := 0; j < len(args); j++ {
 		opt, more := args[j], j+1 < len(args)
 		var ok bool
@@ -351,7 +351,7 @@ func parseVSimOptions(x *command.Ctx, args [][]byte) (vsimOptions, bool) {
 			}
 			j++
 		case cstr.ArgIs(opt, "ef") && more:
-			if o.ef, ok = parseInt(args[j+1]); !ok || o.ef <= 0 || o.ef > errVSetMaxEF {
+			if o.ef, ok = parseInt(args[j+1]); !ok || o.ef <= 0 || o.ef > vsetMaxEF {
 				x.W.Error(errVSetEF)
 				return o, false
 			}
@@ -595,21 +595,22 @@ func vrandmemberCommand(x *command.Ctx) {
 	}
 	n := int(min(count, int64(len(live))))
 	x.W.Array(n)
-	// Distinct elements: a partial Fisher-Yates shuffle of the positions,
-	// the positions it moved kept in a map.
-	picked := make(map[int]int, n)
-	for i := range n {
-		j := i + rand.IntN(len(live)-i)
-		pj, ok := picked[j]
-		if !ok {
-			pj = j
+	if n > len(live)/5 {
+		// Many of the set: a run of the node list from a random place, as
+		// Redis does past a fifth (picking at random would mostly repeat).
+		at := rand.IntN(len(live))
+		for i := range n {
+			x.W.Bulk(s.Name(live[(at+i)%len(live)]))
 		}
-		pi, ok := picked[i]
-		if !ok {
-			pi = i
+		return
+	}
+	seen := make(map[uint32]bool, n)
+	for len(seen) < n {
+		id := live[rand.IntN(len(live))]
+		if !seen[id] {
+			seen[id] = true
+			x.W.Bulk(s.Name(id))
 		}
-		picked[j] = pi
-		x.W.Bulk(s.Name(live[pj]))
 	}
 }
 
