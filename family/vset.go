@@ -172,6 +172,10 @@ func vaddCommand(x *command.Ctx) {
 		if reduce > 0 {
 			dim, projIn = reduce, len(v)
 		}
+		if projIn*dim > vset.MaxProjection {
+			x.W.Error("ERR REDUCE projection too large")
+			return
+		}
 		s = vset.New(dim, quant, int(m), projIn)
 	}
 	if s.ProjectionInput() > 0 {

@@ -159,6 +159,9 @@ func TestVectorSetCommands(t *testing.T) {
 		c(r.err("ERR Vector dimension mismatch - got 4 but set has 2"), "VADD", "red", "VALUES", "4", "1", "2", "3", "4", "g")
 		c(r.err("ERR Input dimension mismatch for projection - got 3 but projection expects 4"), "VADD", "red", "REDUCE", "2", "VALUES", "3", "1", "2", "3", "g")
 		c(r.err("ERR Input dimension mismatch for projection - got 3 but projection expects 4"), "VSIM", "red", "VALUES", "3", "1", "2", "3")
+		big := []any{"VADD", "huge", "REDUCE", "8193", "FP32", strings.Repeat("\x00\x00\x80\x3f", 8193), "e"}
+		c(r.err("ERR REDUCE projection too large"), big...) // Keyhive's text: 8193 x 8193 floats
+		c(r.i(0), "EXISTS", "huge")
 		// Other types and missing keys.
 		c(r.err("ERR key does not exist"), "VDIM", "nosuch")
 		c(r.i(0), "VCARD", "nosuch")

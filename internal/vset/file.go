@@ -137,7 +137,7 @@ func ReadFile(data []byte) (*Set, error) {
 	quant := Quant(r.u8())
 	dim, m, projIn := int(r.u32()), int(r.u32()), int(r.u32())
 	if r.bad || quant > Bin || dim < 1 || dim > MaxDim || m < MinM || m > MaxM ||
-		projIn != 0 && (projIn < dim || projIn > MaxDim) {
+		projIn != 0 && (projIn < dim || projIn > MaxDim || projIn*dim > MaxProjection) {
 		return nil, ErrCorrupt
 	}
 	s := New(dim, quant, m, projIn)

@@ -27,6 +27,10 @@ const (
 	DefaultBuildEF  = 200
 	DefaultSearchEF = 100
 	MaxDim          = 1 << 16
+	// MaxProjection bounds REDUCE's matrix, input by output dimensions
+	// (256 MB of float32): Redis has no bound, and would try to allocate
+	// 16 GB for 65,536 by 65,536.
+	MaxProjection = 1 << 26
 )
 
 // Set is one vector set.
