@@ -216,7 +216,7 @@ func vsetEvent(x *command.Ctx, key []byte, event string) {
 }
 
 // vremCommand is VREM key element: 1 if element was removed. The set goes
-// with its last element.
+// with its last element (a del event after the vrem).
 func vremCommand(x *command.Ctx) {
 	key := x.Args[1]
 	e, found := x.LookupWrite(key)
@@ -227,13 +227,17 @@ func vremCommand(x *command.Ctx) {
 		x.W.Bool(false)
 		return
 	}
-	if values.EntryVSet(&e).Len() == 0 {
+	gone := values.EntryVSet(&e).Len() == 0
+	if gone {
 		x.DB.DeleteEntry(&e)
 	} else {
 		x.DB.ModifiedEntry(&e)
 	}
 	x.W.Bool(true)
 	vsetEvent(x, key, "vrem")
+	if gone {
+		x.Notify(config.EventGeneric, "del", key) // as SREM taking a set's last member
+	}
 }
 
 // vsimOptions are VSIM's options after the query.

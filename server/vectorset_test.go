@@ -260,8 +260,10 @@ func TestVectorSetKeys(t *testing.T) {
 	expect([]string{"__keyevent@0__:vadd n"}, "VADD", "n", "VALUES", "1", "1", "a")
 	expect([]string{"__keyevent@0__:vsetattr n"}, "VSETATTR", "n", "a", "{}")
 	expect(nil, "VSETATTR", "n", "z", "{}")
+	expect([]string{"__keyevent@0__:vadd n"}, "VADD", "n", "VALUES", "1", "1", "b")
 	expect([]string{"__keyevent@0__:vrem n"}, "VREM", "n", "a")
-	expect(nil, "VREM", "n", "a")
+	expect([]string{"__keyevent@0__:vrem n", "__keyevent@0__:del n"}, "VREM", "n", "b")
+	expect(nil, "VREM", "n", "b")
 }
 
 func r2b(v bool) string { return replies{2}.b(v) }
