@@ -233,6 +233,7 @@ func ReadFile(data []byte) (*Set, error) {
 			if t >= uint32(slots) || int(s.levels[t]) < p.level || t == uint32(p.at) {
 				return nil, ErrCorrupt
 			}
+			s.inDegree[t]++
 		}
 	}
 	if n > 0 {

@@ -308,6 +308,7 @@ func (s *Set) link(id uint32, level, ef int) {
 			rec[1+i] = n.id
 		}
 		for _, n := range sel {
+			s.inDegree[n.id]++
 			s.addLink(n.id, l, id, n.dist)
 		}
 	}
@@ -356,6 +357,7 @@ func (s *Set) addLink(n uint32, l int, id uint32, d float32) {
 	if k := int(rec[0]); k < s.maxLinks(l) {
 		rec[1+k] = id
 		rec[0]++
+		s.inDegree[id]++
 		return
 	}
 	nv := s.vecOf(n)
@@ -366,30 +368,54 @@ func (s *Set) addLink(n uint32, l int, id uint32, d float32) {
 		}
 	}
 	if d < worst {
+		s.inDegree[rec[1+at]]--
 		rec[1+at] = id
+		s.inDegree[id]++
 	}
 }
 
 // unlink takes node id out of the graph: every link to it is dropped and
 // the node that lost it is offered id's own neighbours on that level in
-// its place, closest first.
+// its place, closest first. The links to id are looked for among its
+// neighbours and theirs, where they nearly all are, and in the whole graph
+// only when its in-degree says some are elsewhere.
 func (s *Set) unlink(id uint32) {
 	level := int(s.levels[id])
-	for x := range s.levels {
-		xl := int(s.levels[x])
-		if uint32(x) == id || xl < 0 {
-			continue
-		}
-		for l := 0; l <= min(level, xl); l++ {
-			rec := s.linksAt(uint32(x), l)
-			at := slices.Index(links(rec), id)
-			if at < 0 {
-				continue
+	sc := s.getScratch()
+	var near []uint32
+	for l := 0; l <= level && s.inDegree[id] > 0; l++ {
+		sc.begin()
+		sc.visit(id)
+		near = near[:0]
+		for _, n := range links(s.linksAt(id, l)) {
+			if sc.visit(n) {
+				near = append(near, n)
 			}
-			k := int(rec[0])
-			rec[1+at] = rec[k]
-			rec[0]--
-			s.repair(uint32(x), l, id)
+		}
+		for _, n := range near[:len(near):len(near)] {
+			for _, m := range links(s.linksAt(n, l)) {
+				if sc.visit(m) {
+					near = append(near, m)
+				}
+			}
+		}
+		for _, x := range near {
+			s.dropLink(x, l, id)
+		}
+		if s.inDegree[id] == 0 {
+			break
+		}
+		// Then the nodes nearest id on the level, which had it as a
+		// candidate when they were linked.
+		s.searchLayer(s.vecOf(id), []item{{0, id}}, 8*s.maxLinks(l), l, sc, nil, 0)
+		for _, it := range sc.out {
+			s.dropLink(it.id, l, id)
+		}
+	}
+	scratchPool.Put(sc)
+	for x := 0; x < len(s.levels) && s.inDegree[id] > 0; x++ {
+		for l := 0; l <= min(level, int(s.levels[x])); l++ {
+			s.dropLink(uint32(x), l, id)
 		}
 	}
 	if s.entry == id {
@@ -399,6 +425,34 @@ func (s *Set) unlink(id uint32) {
 				s.entry, s.top = uint32(x), int(xl)
 			}
 		}
+	}
+}
+
+// dropLink removes node x's link to id on level l, if it has one, and
+// repairs x.
+func (s *Set) dropLink(x uint32, l int, id uint32) {
+	if x == id {
+		return
+	}
+	rec := s.linksAt(x, l)
+	at := slices.Index(links(rec), id)
+	if at < 0 {
+		return
+	}
+	rec[1+at] = rec[rec[0]]
+	rec[0]--
+	s.inDegree[id]--
+	s.repair(x, l, id)
+}
+
+// clearLinks drops node id's own links on every level.
+func (s *Set) clearLinks(id uint32) {
+	for l := 0; l <= int(s.levels[id]); l++ {
+		rec := s.linksAt(id, l)
+		for _, t := range links(rec) {
+			s.inDegree[t]--
+		}
+		rec[0] = 0
 	}
 }
 
@@ -420,6 +474,7 @@ func (s *Set) repair(x uint32, l int, gone uint32) {
 		}
 		rec[1+rec[0]] = c.id
 		rec[0]++
+		s.inDegree[c.id]++
 	}
 }
 

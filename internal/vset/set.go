@@ -47,7 +47,8 @@ type Set struct {
 	bin    []uint64
 	norms  []float32 // each vector's length before normalization
 
-	levels    []int8 // highest level per node, -1 for a free id
+	levels    []int8   // highest level per node, -1 for a free id
+	inDegree  []uint32 // links to each node, on all its levels
 	links0    []uint32
 	upperAt   []uint32
 	upper     []uint32
@@ -235,12 +236,9 @@ func (s *Set) Add(name []byte, v []float32, attr []byte, setAttr bool, ef int) b
 // replaceVector gives node id vector v: out of the graph and back in.
 func (s *Set) replaceVector(id uint32, v []float32, ef int) {
 	s.unlink(id)
-	level := int(s.levels[id])
-	for l := 0; l <= level; l++ {
-		s.linksAt(id, l)[0] = 0
-	}
+	s.clearLinks(id)
 	s.storeVector(id, v)
-	s.link(id, level, ef)
+	s.link(id, int(s.levels[id]), ef)
 }
 
 // allocNode takes a free node id (or a new one) for a node of level.
@@ -260,6 +258,7 @@ func (s *Set) allocNode(level int) uint32 {
 func (s *Set) newSlot() uint32 {
 	id := uint32(len(s.levels))
 	s.levels = append(s.levels, -1)
+	s.inDegree = append(s.inDegree, 0)
 	s.norms = append(s.norms, 0)
 	s.links0 = append(s.links0, make([]uint32, 2*s.m+1)...)
 	s.upperAt = append(s.upperAt, 0)
@@ -318,6 +317,7 @@ func (s *Set) Remove(name []byte) bool {
 		return false
 	}
 	s.unlink(id)
+	s.clearLinks(id)
 	s.unindex(id)
 	s.SetAttr(id, nil)
 	s.garbage += int(s.nameLen[id])
@@ -514,7 +514,7 @@ func (s *Set) Sorted() []uint32 {
 // Memory estimates the bytes the set holds.
 func (s *Set) Memory() int {
 	return 256 + cap(s.f32)*4 + cap(s.q8) + cap(s.ranges)*4 + cap(s.bin)*8 + cap(s.norms)*4 +
-		cap(s.levels) + (cap(s.links0)+cap(s.upperAt)+cap(s.upper))*4 +
+		cap(s.levels) + (cap(s.inDegree)+cap(s.links0)+cap(s.upperAt)+cap(s.upper))*4 +
 		cap(s.names) + cap(s.attrs) + (cap(s.nameAt)+cap(s.nameLen)+cap(s.attrAt)+cap(s.attrLen))*4 +
 		(cap(s.table)+cap(s.live)+cap(s.livePos)+cap(s.sorted)+cap(s.freeIDs))*4 + cap(s.proj)*4
 }
@@ -523,7 +523,7 @@ func (s *Set) Memory() int {
 func (s *Set) Clone() *Set {
 	c := *s
 	c.f32, c.q8, c.ranges, c.bin = slices.Clone(s.f32), slices.Clone(s.q8), slices.Clone(s.ranges), slices.Clone(s.bin)
-	c.norms, c.levels = slices.Clone(s.norms), slices.Clone(s.levels)
+	c.norms, c.levels, c.inDegree = slices.Clone(s.norms), slices.Clone(s.levels), slices.Clone(s.inDegree)
 	c.links0, c.upperAt, c.upper = slices.Clone(s.links0), slices.Clone(s.upperAt), slices.Clone(s.upper)
 	for i := range c.freeUpper {
 		c.freeUpper[i] = slices.Clone(s.freeUpper[i])

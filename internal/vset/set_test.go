@@ -10,6 +10,28 @@ import (
 
 func name(i int) []byte { return fmt.Appendf(nil, "e%d", i) }
 
+// checkGraph fails unless every link is to a node on its level and every
+// node's in-degree counts the links to it.
+func checkGraph(t *testing.T, s *Set) {
+	t.Helper()
+	in := make([]uint32, len(s.levels))
+	for x, xl := range s.levels {
+		for l := 0; l <= int(xl); l++ {
+			for _, n := range links(s.linksAt(uint32(x), l)) {
+				if int(s.levels[n]) < l || n == uint32(x) {
+					t.Fatalf("node %d links to %d (level %d) on level %d", x, n, s.levels[n], l)
+				}
+				in[n]++
+			}
+		}
+	}
+	for x := range in {
+		if s.levels[x] >= 0 && in[x] != s.inDegree[x] {
+			t.Fatalf("node %d: in-degree %d, %d links to it", x, s.inDegree[x], in[x])
+		}
+	}
+}
+
 // A set's elements stay findable and reachable through the graph while
 // they are added, replaced and removed, whatever the quantization.
 func TestSetAddRemove(t *testing.T) {
@@ -30,6 +52,7 @@ func TestSetAddRemove(t *testing.T) {
 					t.Fatalf("e%d removed twice or never", i)
 				}
 			}
+			checkGraph(t, s)
 			if want := len(data) - len(data)/3; s.Len() != want {
 				t.Fatalf("%d elements, want %d", s.Len(), want)
 			}
@@ -56,6 +79,7 @@ func TestSetAddRemove(t *testing.T) {
 			for i := 0; i < len(data); i += 3 {
 				s.Add(name(i), data[i], nil, false, DefaultBuildEF)
 			}
+			checkGraph(t, s)
 			if s.Len() != len(data) || int(s.LastNodeID()) != len(data)+len(data)/3 {
 				t.Fatalf("%d elements, %d added ever", s.Len(), s.LastNodeID())
 			}
