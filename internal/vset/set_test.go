@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"testing"
 )
@@ -216,4 +217,27 @@ func FuzzReadFile(f *testing.F) {
 		s.Add([]byte("x"), []float32{1, 0, 0, 1}, nil, false, 10)
 		s.AppendFile(nil)
 	})
+}
+
+// A set holds no Go object per element: 20,000 elements with attributes
+// add a few dozen heap objects (the set's slices), and the collector has
+// no pointer to follow inside them.
+func TestNoHeapObjectPerElement(t *testing.T) {
+	data := embeddingVectors(20_000, 16, 4, 5)
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	s := New(16, Q8, DefaultM, 0)
+	for i, v := range data {
+		s.Add(name(i), v, fmt.Appendf(nil, `{"i":%d}`, i), true, 50)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	grown := int64(after.HeapObjects) - int64(before.HeapObjects)
+	t.Logf("%d elements: %d heap objects more", s.Len(), grown)
+	if grown > 500 {
+		t.Errorf("%d elements added %d heap objects", s.Len(), grown)
+	}
+	runtime.KeepAlive(s)
+	runtime.KeepAlive(data)
 }
