@@ -46,3 +46,35 @@ done:
 	VZEROUPPER
 	MOVL         AX, ret+24(FP)
 	RET
+
+// func dotF32AVX(a, b *float32, n int) float32
+// n is a multiple of 8: eight lanes each sum their products in order,
+// then the lanes are added as dotF32Go adds them, so the result is the
+// same to the bit.
+TEXT ·dotF32AVX(SB), NOSPLIT, $0-28
+	MOVQ   a+0(FP), SI
+	MOVQ   b+8(FP), DI
+	MOVQ   n+16(FP), CX
+	VXORPS Y0, Y0, Y0
+
+loop8:
+	CMPQ    CX, $8
+	JL      sum
+	VMOVUPS (SI), Y1
+	VMULPS  (DI), Y1, Y1
+	VADDPS  Y1, Y0, Y0
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	JMP     loop8
+
+sum:
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	VZEROUPPER
+	MOVSS        X0, ret+24(FP)
+	RET

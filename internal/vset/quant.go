@@ -83,22 +83,26 @@ func quantizeBin(v []float32, words []uint64) {
 	}
 }
 
-// dotF32 is a·b.
-func dotF32(a, b []float32) float32 {
+// dotF32Go is a·b in Go, summed in a fixed order that dot_amd64.s
+// repeats: eight lanes, lane j the products of components j, j+8, ...
+// in turn, then the lanes in pairs (0+4, 2+6, 1+5, 3+7), then the rest of
+// the components. Every product is rounded to float32 before it is added
+// (no fused multiply-add), so every processor gets the same bits.
+func dotF32Go(a, b []float32) float32 {
 	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	for len(a) >= 8 {
-		x, y := (*[8]float32)(a), (*[8]float32)(b)
-		s0 += x[0]*y[0] + x[4]*y[4]
-		s1 += x[1]*y[1] + x[5]*y[5]
-		s2 += x[2]*y[2] + x[6]*y[6]
-		s3 += x[3]*y[3] + x[7]*y[7]
-		a, b = a[8:], b[8:]
+	var acc [8]float32
+	n := len(a) &^ 7
+	for i := 0; i < n; i += 8 {
+		x, y := (*[8]float32)(a[i:]), (*[8]float32)(b[i:])
+		for j := range acc {
+			acc[j] += float32(x[j] * y[j])
+		}
 	}
-	for i := range a {
-		s0 += a[i] * b[i]
+	s := (acc[0] + acc[4] + (acc[2] + acc[6])) + (acc[1] + acc[5] + (acc[3] + acc[7]))
+	for i := n; i < len(a); i++ {
+		s += float32(a[i] * b[i])
 	}
-	return s0 + s1 + s2 + s3
+	return s
 }
 
 // dotQ8Go is a·b of two byte vectors in Go. Eight components a step
