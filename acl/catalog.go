@@ -34,7 +34,7 @@ var Categories = [...]string{
 	"keyspace", "read", "write", "set", "sortedset", "list", "hash", "string",
 	"bitmap", "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow",
 	"blocking", "dangerous", "connection", "transaction", "scripting",
-	"json", "bloom", "cuckoo", "cms", "topk", "tdigest", // Redis 8's module types' categories, after Redis's own
+	"json", "bloom", "cuckoo", "cms", "topk", "tdigest", "vectorset", // Redis 8's module types' categories, after Redis's own
 }
 
 func categoryIndex(name string) int {

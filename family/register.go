@@ -25,6 +25,7 @@ func Register(bind binder) {
 	registerCMS(bind)
 	registerTopK(bind)
 	registerTDigest(bind)
+	registerVSet(bind)
 	registerGeo(bind)
 	registerSort(bind)
 	registerJSON(bind)

@@ -28,6 +28,9 @@ const (
 	// Module types have no number of Redis's own; they count down from 15,
 	// the last the entry's 4 type bits hold.
 	TypeJSON = 15
+	// TypeVectorSet is a vector set (Redis 8's vectorset module type), a
+	// keyspace object (internal/vset).
+	TypeVectorSet Type = 14
 )
 
 // The probabilistic types, Redis 8's Bloom module types; each value is one
@@ -90,6 +93,8 @@ func (t Type) Name() string {
 		return "TDIS-TYPE"
 	case TypeJSON:
 		return "ReJSON-RL"
+	case TypeVectorSet:
+		return "vectorset"
 	}
 	return "none"
 }

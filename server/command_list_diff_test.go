@@ -84,7 +84,7 @@ func redis8ModuleCommands() int64 {
 	var n int64
 	for _, s := range cmdspec.Commands() {
 		switch s.Group {
-		case "module", "bf", "cf", "cms", "topk", "tdigest":
+		case "module", "bf", "cf", "cms", "topk", "tdigest", "vector_set":
 			n++
 		}
 	}

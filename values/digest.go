@@ -119,6 +119,13 @@ func (d *Digest) addValue(e *keyspace.Entry) {
 			}
 			return true
 		})
+	case keyspace.TypeVectorSet:
+		// Each element's name, attributes and stored vector, in any order.
+		s := EntryVSet(e)
+		for _, id := range s.Live() {
+			raw, _, _ := s.Raw(id)
+			element(s.Name(id), s.Attr(id), raw)
+		}
 	default:
 		if IsProb(e.Type()) {
 			d.mix(e.Value()) // the structure's bytes, equal on a replica

@@ -137,6 +137,13 @@ func AppendRebuild(b []byte, e *keyspace.Entry) []byte {
 		b = AppendStreamRebuild(b, key, EntryStream(e))
 	case keyspace.TypeJSON:
 		b = resp.AppendCommand(b, [][]byte{[]byte("JSON.SET"), key, []byte("$"), jsondoc.AppendJSON(nil, e.Value(), 0, nil)})
+	case keyspace.TypeVectorSet:
+		// RESTORE, not VADDs: a REDUCE set's inputs are gone, and the
+		// graph and its generator come back exactly.
+		enc := NewEncoder(false)
+		payload := persistence.AppendDumpFooter(AppendValue(enc, nil, e, nil, nil))
+		ReleaseEncoder(enc)
+		b = resp.AppendCommand(b, [][]byte{[]byte("RESTORE"), key, []byte("0"), payload})
 	default:
 		if IsProb(e.Type()) {
 			// No command rebuilds a sketch's counters: RESTORE its bytes.

@@ -7,6 +7,7 @@ import (
 	"github.com/keyhive/keyhive/internal/intset"
 	"github.com/keyhive/keyhive/internal/jsondoc"
 	"github.com/keyhive/keyhive/internal/strnum"
+	"github.com/keyhive/keyhive/internal/vset"
 	"github.com/keyhive/keyhive/internal/zset"
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/persistence"
@@ -138,6 +139,10 @@ func AppendValue(enc *persistence.Encoder, b []byte, e *keyspace.Entry, key []by
 		head(persistence.TypeModule2)
 		enc.Scratch = jsondoc.AppendJSON(enc.Scratch[:0], e.Value(), 0, nil)
 		b = enc.AppendJSONValue(b, enc.Scratch)
+	case keyspace.TypeVectorSet:
+		head(persistence.TypeModule2)
+		enc.Scratch = EntryVSet(e).AppendFile(enc.Scratch[:0])
+		b = enc.AppendModuleValue(b, vsetModuleID, enc.Scratch)
 	default:
 		if IsProb(e.Type()) {
 			head(persistence.TypeModule2)
@@ -183,6 +188,14 @@ func Restore(env *Env, e keyspace.Entry, key []byte, v *persistence.Value, expir
 		}
 		env.DB.Put(&e, key, keyspace.TypeJSON, keyspace.EncRaw, doc, expireAt, env.Now)
 	case persistence.TypeModule2:
+		if isVSet(v) {
+			s, err := vset.ReadFile(v.Str)
+			if err != nil {
+				return persistence.ErrBadData
+			}
+			StoreVSet(env, &e, key, s, expireAt)
+			break
+		}
 		t, err := probValue(v)
 		if err != nil {
 			return err

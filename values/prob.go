@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/keyhive/keyhive/internal/prob"
+	"github.com/keyhive/keyhive/internal/vset"
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/persistence"
 )
@@ -57,6 +58,10 @@ func probValue(v *persistence.Value) (keyspace.Type, error) {
 func Restorable(v *persistence.Value) bool {
 	if v.Type != persistence.TypeModule2 {
 		return true
+	}
+	if isVSet(v) {
+		_, err := vset.ReadFile(v.Str)
+		return err == nil
 	}
 	_, err := probValue(v)
 	return err == nil

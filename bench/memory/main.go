@@ -153,6 +153,9 @@ func run() error {
 	if *flagShapes > 0 {
 		return runShapes(*flagShapes, redisBin, keyhiveBin, tmp)
 	}
+	if *flagVSet > 0 {
+		return runVSet(*flagVSet, keyhiveBin, tmp)
+	}
 	if *flagEvictLoad > 0 || *flagReload > 0 {
 		return runChecks(redisBin, keyhiveBin, tmp)
 	}

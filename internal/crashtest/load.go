@@ -31,11 +31,12 @@ const (
 	opJSONIncr                 // JSON.NUMINCRBY g:c:jdoc $.n 1 (likewise)
 	opCMS                      // CMS.INCRBY g:c:cms <seq> 1 (the sketch made as the connection starts)
 	opTDigest                  // TDIGEST.ADD g:c:td <seq> (likewise)
+	opVAdd                     // VADD g:c:vs VALUES 2 <seq> 1 e<seq> SETATTR value (an element per operation)
 	numOpKinds
 )
 
 var opNames = [...]string{"SET", "INCR", "RPUSH", "HSET", "ZADD", "XADD", "MULTI", "EVAL",
-	"JSON.SET", "JSON.ARRAPPEND", "JSON.NUMINCRBY", "CMS.INCRBY", "TDIGEST.ADD"}
+	"JSON.SET", "JSON.ARRAPPEND", "JSON.NUMINCRBY", "CMS.INCRBY", "TDIGEST.ADD", "VADD"}
 
 // jsonDoc is the document the JSON operations of a connection update,
 // created by the first of them.
@@ -62,7 +63,7 @@ func opHash(seed int64, gen, conn, seq int) uint64 {
 }
 
 // load is what decides the operations: the seed, and whether they include
-// those of Redis 8's module types, JSON and the probabilistic types
+// those of Redis 8's module types, JSON, the probabilistic types and vector sets
 // (Keyhive's; Redis 7 lacks them), the kinds from opJSONSet on.
 type load struct {
 	seed    int64
@@ -132,6 +133,8 @@ func commands(l load, gen, conn, seq int) [][]string {
 		return [][]string{{"CMS.INCRBY", p + "cms", s, "1"}}
 	case opTDigest:
 		return [][]string{{"TDIGEST.ADD", p + "td", s}}
+	case opVAdd:
+		return [][]string{{"VADD", p + "vs", "VALUES", "2", s, "1", "e" + s, "SETATTR", v}}
 	default: // opEval
 		return [][]string{{"EVAL", evalScript, "5", p + "e" + s, p + "ectr", p + "elist", p + "ehash", p + "ezset", v, s, f}}
 	}

@@ -79,8 +79,9 @@ type Config struct {
 	Ballast  int           // MB of data loaded before the first trial of the rewrite and save modes, so that they take a while
 	Dir      string        // where the modes' directories go
 	Log      io.Writer     // progress lines (nil: none)
-	// Modules adds the operations of Redis 8's module types, JSON and the
-	// probabilistic types, to the load (Keyhive's; Redis 7 has none).
+	// Modules adds the operations of Redis 8's module types, JSON, the
+	// probabilistic types and vector sets, to the load (Keyhive's; Redis 7
+	// has none).
 	Modules bool
 }
 

@@ -78,6 +78,13 @@ func verifyConn(c *client, l load, gen, conn, sent int) (*findings, error) {
 			bf = append(bf, strconv.Itoa(seq))
 		}
 		cmds = append(cmds, bf)
+		// The vector set's elements and their attributes, in pairs.
+		cmds = append(cmds, []string{"EVAL", `local out = {}
+for _, e in ipairs(redis.call('VRANGE', KEYS[1], '-', '+')) do
+  out[#out+1] = e
+  out[#out+1] = redis.call('VGETATTR', KEYS[1], e)
+end
+return out`, "1", p + "vs"})
 	}
 	r, err := c.pipe(cmds)
 	if err != nil {
@@ -249,6 +256,23 @@ func verifyConn(c *client, l load, gen, conn, sent int) (*findings, error) {
 		sketch(r[19], "td", opTDigest)
 		for i, seq := range byKind[opMulti] {
 			bfHas[seq] = r[20].([]any)[1+i] == int64(1)
+		}
+		// The vector set: element e<seq> with the operation's value as its
+		// attributes.
+		pairs, _ := r[21].([]any)
+		for i := 0; i+1 < len(pairs); i += 2 {
+			name, _ := pairs[i].(string)
+			seq, err := strconv.Atoi(strings.TrimPrefix(name, "e"))
+			switch {
+			case err != nil || seq < 1 || seq > sent || kinds[seq] != opVAdd:
+				f.unexpected++
+				f.note("%svs has element %q, not sent", p, name)
+			case pairs[i+1] != val(seq):
+				f.torn++
+				f.note("%svs element %s has attributes %.40q", p, name, pairs[i+1])
+			default:
+				mark(seq)
+			}
 		}
 	}
 	// MULTI and EVAL: the five parts of each operation, all or none.

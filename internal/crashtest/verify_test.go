@@ -116,4 +116,19 @@ func TestVerifierCatches(t *testing.T) {
 	if f := check(0); f.torn != torn+1 {
 		t.Errorf("torn JSON document: %+v", f.notes)
 	}
+	// A lost VADD, torn attributes, an element of no operation.
+	vadd := first(opVAdd)
+	c.do("VREM", p+"vs", "e"+strconv.Itoa(vadd))
+	if f := check(0); f.present[vadd-1] {
+		t.Errorf("removed VADD op %d still present", vadd)
+	}
+	c.do("VADD", p+"vs", "VALUES", "2", "1", "1", "e"+strconv.Itoa(vadd), "SETATTR", "torn")
+	if f := check(0); f.torn != torn+2 || f.present[vadd-1] {
+		t.Errorf("torn VADD attributes: %+v", f.notes)
+	}
+	unexpected := check(0).unexpected
+	c.do("VADD", p+"vs", "VALUES", "2", "1", "1", "e0")
+	if f := check(0); f.unexpected != unexpected+1 {
+		t.Errorf("extra vector set element: %+v", f.notes)
+	}
 }

@@ -1,0 +1,5 @@
+//go:build !race
+
+package vset
+
+const raceDetector = false
