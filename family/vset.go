@@ -59,6 +59,17 @@ func readVSet(x *command.Ctx, key []byte) (*vset.Set, bool) {
 	return values.EntryVSet(&e), true
 }
 
+// readVSetElement opens the vector set at x.Args[1] and finds the element
+// x.Args[2]: found=false when the key or the element is missing; ok=false
+// when the key holds another type (replied).
+func readVSetElement(x *command.Ctx) (s *vset.Set, id uint32, found, ok bool) {
+	s, ok = readVSet(x, x.Args[1])
+	if s != nil {
+		id, found = s.Find(x.Args[2])
+	}
+	return s, id, found, ok
+}
+
 // parseVector reads FP32 blob or VALUES n v1 .. vn at args[at], after
 // REDUCE dim when reduce is allowed: the vector, the REDUCE dimensions (0
 // without), the arguments used; ok=false when malformed.
@@ -419,13 +430,9 @@ func vembCommand(x *command.Ctx) {
 		}
 		raw = true
 	}
-	s, ok := readVSet(x, x.Args[1])
+	s, id, found, ok := readVSetElement(x)
 	if !ok {
 		return
-	}
-	id, found := uint32(0), false
-	if s != nil {
-		id, found = s.Find(x.Args[2])
 	}
 	if !found {
 		x.W.Null()
@@ -473,15 +480,13 @@ func vsetattrCommand(x *command.Ctx) {
 }
 
 func vgetattrCommand(x *command.Ctx) {
-	s, ok := readVSet(x, x.Args[1])
+	s, id, found, ok := readVSetElement(x)
 	if !ok {
 		return
 	}
-	if s != nil {
-		if id, found := s.Find(x.Args[2]); found && s.Attr(id) != nil {
-			x.W.Bulk(s.Attr(id))
-			return
-		}
+	if found && s.Attr(id) != nil {
+		x.W.Bulk(s.Attr(id))
+		return
 	}
 	x.W.Null()
 }
@@ -495,13 +500,9 @@ func vlinksCommand(x *command.Ctx) {
 		return
 	}
 	scores := len(x.Args) == 4
-	s, ok := readVSet(x, x.Args[1])
+	s, id, found, ok := readVSetElement(x)
 	if !ok {
 		return
-	}
-	id, found := uint32(0), false
-	if s != nil {
-		id, found = s.Find(x.Args[2])
 	}
 	if !found {
 		x.W.Null()
@@ -623,13 +624,9 @@ func vrandmemberCommand(x *command.Ctx) {
 }
 
 func vismemberCommand(x *command.Ctx) {
-	s, ok := readVSet(x, x.Args[1])
+	_, _, found, ok := readVSetElement(x)
 	if !ok {
 		return
-	}
-	found := false
-	if s != nil {
-		_, found = s.Find(x.Args[2])
 	}
 	x.W.Bool(found)
 }

@@ -7,12 +7,12 @@ import (
 	"flag"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"slices"
 	"strconv"
 	"time"
 
 	"github.com/keyhive/keyhive/internal/benchstat"
+	"github.com/keyhive/keyhive/internal/vset"
 )
 
 // The vector set mode (-vset N) gives issue 39's figures for vector sets,
@@ -32,34 +32,6 @@ var (
 	flagVSetQueries = flag.Int("vset-queries", 5000, "vector set mode: VSIMs timed per quantization")
 )
 
-// vsetVectors returns n embedding-like vectors of dim components, the
-// same for every run.
-func vsetVectors(n, dim int) [][]float32 {
-	const latent = 16
-	r := rand.New(rand.NewPCG(39, 39))
-	basis := make([]float32, latent*dim)
-	for i := range basis {
-		basis[i] = float32(r.NormFloat64())
-	}
-	out := make([][]float32, n)
-	z := make([]float32, latent)
-	for i := range out {
-		for j := range z {
-			z[j] = float32(r.NormFloat64())
-		}
-		v := make([]float32, dim)
-		for j := range v {
-			var s float32
-			for k := range z {
-				s += z[k] * basis[k*dim+j]
-			}
-			v[j] = s + 0.1*float32(r.NormFloat64())
-		}
-		out[i] = v
-	}
-	return out
-}
-
 func fp32(v []float32) []byte {
 	b := make([]byte, 0, 4*len(v))
 	for _, x := range v {
@@ -70,7 +42,7 @@ func fp32(v []float32) []byte {
 
 func runVSet(n int, keyhiveBin, tmp string) error {
 	dim, queries := *flagVSetDim, *flagVSetQueries
-	all := vsetVectors(n+queries, dim)
+	all := vset.EmbeddingLike(n+queries, dim, 16, 39)
 	fmt.Printf("# Vector sets: memory per vector and VSIM latency\n\n")
 	fmt.Printf("%d vectors of %d dimensions (embedding-like) in one set, VADD with its defaults but the quantization; "+
 		"%d VSIM COUNT 10 at the default EF from one connection\n\n", n, dim, queries)

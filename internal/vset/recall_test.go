@@ -30,36 +30,6 @@ func uniformVectors(n, dim int, seed uint64) [][]float32 {
 // randomVectors is uniformVectors, for the tests that only need vectors.
 func randomVectors(n, dim int, seed uint64) [][]float32 { return uniformVectors(n, dim, seed) }
 
-// embeddingVectors returns n vectors of dim components with the structure
-// of learned embeddings: random points of a latent space of few
-// dimensions (Gaussian), mapped by a fixed random matrix, plus a little
-// Gaussian noise in every dimension. The first n-queries vectors are
-// the data, the rest the queries, from the same distribution.
-func embeddingVectors(n, dim, latent int, seed uint64) [][]float32 {
-	r := rand.New(rand.NewPCG(seed, 3))
-	basis := make([]float32, latent*dim)
-	for i := range basis {
-		basis[i] = float32(r.NormFloat64())
-	}
-	out := make([][]float32, n)
-	z := make([]float32, latent)
-	for i := range out {
-		for j := range z {
-			z[j] = float32(r.NormFloat64())
-		}
-		v := make([]float32, dim)
-		for j := range v {
-			var s float32
-			for k := range z {
-				s += z[k] * basis[k*dim+j]
-			}
-			v[j] = s + 0.1*float32(r.NormFloat64())
-		}
-		out[i] = v
-	}
-	return out
-}
-
 // exactNearest is the k vectors of data nearest q by cosine, computed in
 // float64 over the vectors as given.
 func exactNearest(data [][]float32, q []float32, k int) []int {
@@ -122,7 +92,7 @@ func TestRecall(t *testing.T) {
 	}
 	const queries, dim = 200, 128
 	t.Run("embeddings", func(t *testing.T) {
-		all := embeddingVectors(n+queries, dim, 16, 1)
+		all := EmbeddingLike(n+queries, dim, 16, 1)
 		s, build := buildSet(all[:n])
 		recall, per := measureRecall(s, all[:n], all[n:], DefaultSearchEF)
 		t.Logf("%d embedding-like vectors: built in %v (%.0f VADD/s); recall@10 %.4f at EF %d, %v per VSIM",

@@ -223,7 +223,7 @@ func FuzzReadFile(f *testing.F) {
 // add a few dozen heap objects (the set's slices), and the collector has
 // no pointer to follow inside them.
 func TestNoHeapObjectPerElement(t *testing.T) {
-	data := embeddingVectors(20_000, 16, 4, 5)
+	data := EmbeddingLike(20_000, 16, 4, 5)
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
