@@ -46,7 +46,16 @@ func cfDefaults() cfParams {
 
 func (p cfParams) buckets() uint64 { return prob.CuckooBuckets(uint64(p.capacity), int(p.bucketSize)) }
 
-func (p cfParams) size() int { return prob.CuckooSize(p.buckets(), int(p.bucketSize)) }
+// size is the bytes of a new filter with p; past probMaxBytes (refused)
+// it is probMaxBytes+1, never a product that overflows int (CF.RESERVE k
+// 9223372036854775807 BUCKETSIZE 1 once made a negative size).
+func (p cfParams) size() int {
+	b := p.buckets()
+	if b > probMaxBytes/uint64(p.bucketSize) {
+		return probMaxBytes + 1
+	}
+	return prob.CuckooSize(b, int(p.bucketSize))
+}
 
 func cfCreate(x *command.Ctx, e *keyspace.Entry, key []byte, p cfParams) {
 	prob.InitCuckoo(probCreate(x, e, key, keyspace.TypeCuckoo, p.size()), p.buckets(), int(p.bucketSize), int(p.maxIter), int(p.expansionBy))

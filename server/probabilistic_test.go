@@ -611,3 +611,24 @@ func TestBloomMemory(t *testing.T) {
 		}
 	}
 }
+
+// TestProbabilisticHugeSizes: sizes past what a structure may take are
+// refused, however they overflow: CF.RESERVE of 2^63-1 items in buckets
+// of one came to a negative size and crashed the server (TestSoak).
+func TestProbabilisticHugeSizes(t *testing.T) {
+	skipOnRedisTarget(t)
+	p := difftest.Start(t)
+	const tooLarge = "-ERR Insufficient memory to create filter\r\n"
+	for _, cmd := range [][]any{
+		{"CF.RESERVE", "cf", "9223372036854775807", "BUCKETSIZE", "1"},
+		{"CF.RESERVE", "cf", "9223372036854775807"},
+		{"CF.INSERT", "cf", "CAPACITY", "9223372036854775807", "ITEMS", "a"},
+		{"BF.RESERVE", "bf", "0.0001", "9223372036854775807"},
+		{"BF.RESERVE", "bf", "0.0001", "9223372036854775807", "NONSCALING"},
+		{"BF.INSERT", "bf", "CAPACITY", "9223372036854775807", "ERROR", "0.0000001", "ITEMS", "a"},
+	} {
+		docCase(t, p, tooLarge, cmd...)
+	}
+	docCase(t, p, ":0\r\n", "EXISTS", "cf", "bf")
+	docCase(t, p, "+PONG\r\n", "PING")
+}

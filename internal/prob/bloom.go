@@ -43,7 +43,10 @@ var ErrBloomFull = errors.New("ERR non scaling filter is full")
 // -ln(error)/ln(2)^2 bits per item.
 func BloomBits(capacity uint64, errorRate float64) (bits uint64, hashes uint32) {
 	perItem := -math.Log(errorRate) / (math.Ln2 * math.Ln2)
-	bits = uint64(float64(capacity) * perItem)
+	// Saturated below 2^63: a float past uint64's range converts to
+	// anything (0 on arm64 once rounded up below), and no such filter is
+	// allowed anyway.
+	bits = uint64(min(float64(capacity)*perItem, 1<<62))
 	if bits == 0 {
 		bits = 1
 	}
