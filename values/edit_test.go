@@ -312,6 +312,16 @@ func TestRestoreRoundTrip(t *testing.T) {
 			t.Fatalf("%s: LFU counter %d, want 42", key, c)
 		}
 		again := AppendValue(&enc, nil, &got, nil, limits{})
+		if key == "s" {
+			// A hashtable set's order follows its table, which depends on
+			// the process's hash seed and the insertion order, as a Redis
+			// dict's does: compare members.
+			w, err := persistence.DecodeDump(persistence.AppendDumpFooter(again))
+			if err != nil || !sameMembers(w.Elems, v.Elems) {
+				t.Fatalf("%s: restored members %q, want %q (%v)", key, w.Elems, v.Elems, err)
+			}
+			continue
+		}
 		if string(again) != string(payload[:len(again)]) {
 			t.Fatalf("%s: restored value encodes differently", key)
 		}
@@ -322,6 +332,22 @@ func TestRestoreRoundTrip(t *testing.T) {
 	if err := Restore(dst, vacancy, []byte("dup"), &v, 0, AccessNone, -1, -1); err != ErrDuplicate {
 		t.Fatalf("duplicate: %v", err)
 	}
+}
+
+func sameMembers(a, b [][]byte) bool {
+	seen := map[string]int{}
+	for _, m := range a {
+		seen[string(m)]++
+	}
+	for _, m := range b {
+		seen[string(m)]--
+	}
+	for _, n := range seen {
+		if n != 0 {
+			return false
+		}
+	}
+	return len(a) == len(b)
 }
 
 // TestSmallEditsDoNotAllocate: once the scratch buffers have grown, a
