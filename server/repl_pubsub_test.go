@@ -97,7 +97,10 @@ type replStarter func(t *testing.T, directives ...string) *replNode
 // replica and the replica's replica that start makes, and returns what
 // each subscriber received, the master's replies and its AOF.
 func replPubSubScenario(t *testing.T, start [3]replStarter) map[string][]string {
-	master, replica, chained := start[0](t, "--appendonly", "yes"), start[1](t), start[2](t)
+	// appendfsync always: under everysec Redis postpones its AOF write
+	// while the last second's fsync is still running, so the file read
+	// below could miss the last commands on a loaded machine.
+	master, replica, chained := start[0](t, "--appendonly", "yes", "--appendfsync", "always"), start[1](t), start[2](t)
 	replicate(t, master, replica)
 	replicate(t, replica, chained)
 	subs := []replPubSubSubscriber{
