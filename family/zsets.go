@@ -665,8 +665,20 @@ func weighted(w, s float64) float64 {
 	return 0
 }
 
+// contribution is what an input's score s, under weight w, brings to a
+// member's aggregate: w*s, or for AGGREGATE COUNT (Redis 8.8) w alone, the
+// input's membership counted and its score ignored
+// (https://redis.io/docs/latest/commands/zunionstore/).
+func contribution(how byte, w, s float64) float64 {
+	if how == 'c' {
+		return w
+	}
+	return weighted(w, s)
+}
+
 // aggregate combines a score into an accumulated one as Redis's
-// zunionInterAggregate does: a NaN sum is 0, and a NaN v loses MIN and MAX.
+// zunionInterAggregate does: a NaN sum is 0, and a NaN v loses MIN and MAX;
+// COUNT's contributions are summed.
 func aggregate(how byte, acc, v float64) float64 {
 	switch how {
 	case 'n':
@@ -748,6 +760,8 @@ func zsetOpCommand(x *command.Ctx, op setOp, store bool) {
 				how = 'n'
 			case cstr.ArgIs(b, "max"):
 				how = 'x'
+			case cstr.ArgIs(b, "count"):
+				how = 'c'
 			default:
 				x.W.Error(command.ErrSyntax)
 				return
@@ -779,7 +793,7 @@ func zsetOpCommand(x *command.Ctx, op setOp, store bool) {
 		for i := range srcs {
 			w := srcs[i].weight
 			srcs[i].each(func(m []byte, s float64) {
-				v := weighted(w, s)
+				v := contribution(how, w, s)
 				if cur, ok := acc[string(m)]; ok {
 					acc[string(m)] = aggregate(how, cur, v)
 					return
@@ -798,13 +812,17 @@ func zsetOpCommand(x *command.Ctx, op setOp, store bool) {
 				if limit > 0 && count >= limit {
 					return
 				}
-				v := weighted(srcs[0].weight, s)
+				v := contribution(how, srcs[0].weight, s)
 				for i := 1; i < len(srcs); i++ {
 					s2, ok := srcs[i].score(m)
 					if !ok {
 						return
 					}
-					v = aggregate(how, v, s2*srcs[i].weight) // unlike the first, NaN is not made 0
+					v2 := s2 * srcs[i].weight // unlike the first, NaN is not made 0
+					if how == 'c' {
+						v2 = srcs[i].weight
+					}
+					v = aggregate(how, v, v2)
 				}
 				count++
 				if op == opInter {
