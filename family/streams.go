@@ -1036,7 +1036,7 @@ func xinfoStream(x *command.Ctx) {
 	x.W.BulkString("groups")
 	x.W.Array(len(s.Groups()))
 	for _, g := range s.Groups() {
-		x.W.Map(7)
+		x.W.Map(7 + min(g.NackedCount(), 1))
 		x.W.BulkString("name")
 		x.W.Bulk(g.Name)
 		x.W.BulkString("last-delivered-id")
@@ -1045,6 +1045,10 @@ func xinfoStream(x *command.Ctx) {
 		pel := g.Pending()
 		x.W.BulkString("pel-count")
 		x.W.Int(int64(len(pel)))
+		if g.NackedCount() > 0 {
+			x.W.BulkString("nacked-count")
+			x.W.Int(int64(g.NackedCount()))
+		}
 		x.W.BulkString("pending")
 		n := len(pel)
 		if count > 0 {
@@ -1054,7 +1058,7 @@ func xinfoStream(x *command.Ctx) {
 		for _, p := range pel[:n] {
 			x.W.Array(4)
 			writeStreamID(x.W, p.ID)
-			x.W.Bulk(g.Owner(&p).Name)
+			x.W.Bulk(g.OwnerName(&p))
 			x.W.Int(p.DeliveryTime)
 			x.W.Int(int64(p.DeliveryCount))
 		}
