@@ -79,7 +79,7 @@ func TestXNack(t *testing.T) {
 		docCase(t, p, xpendingExt([4]string{"1526569498057-0", "", "-1", "0"}), "XPENDING", "mystream", "mygroup", "1526569498057-0", "+", "10")
 		// Errors.
 		k.Do("SET", "str", "v")
-		docCase(t, p, wrongType, "XNACK", "str", "g", "FAIL", "IDS", "1", "1-0")
+		docCase(t, p, wrongTypeReply, "XNACK", "str", "g", "FAIL", "IDS", "1", "1-0")
 		docCase(t, p, "-NOGROUP No such key 'nokey' or consumer group 'g'\r\n", "XNACK", "nokey", "g", "FAIL", "IDS", "1", "1-0")
 		docCase(t, p, "-NOGROUP No such key 'mystream' or consumer group 'nogroup'\r\n", "XNACK", "mystream", "nogroup", "FAIL", "IDS", "1", "1-0")
 		for _, bad := range [][]any{

@@ -35,7 +35,7 @@ import (
 //   - ZMOVE and ZMOVEMEMBER propagate as sent (what they move follows from
 //     the data); BZMOVE as the ZMOVE it did.
 
-const wrongType = "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"
+const wrongTypeReply = "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"
 
 // zpairs is the reply of [member, score] pairs, scores as RESP2 bulk
 // strings or RESP3 doubles.
@@ -58,11 +58,11 @@ func withScores(proto int, ms ...string) string {
 	if proto == 3 {
 		return zpairs(proto, ms...)
 	}
-	return bulks(ms...)
+	return bulkArray(ms...)
 }
 
 // bulks is an array of bulk strings.
-func bulks(ss ...string) string {
+func bulkArray(ss ...string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "*%d\r\n", len(ss))
 	for _, s := range ss {
@@ -120,9 +120,9 @@ func TestZMove(t *testing.T) {
 		docCase(t, p, ":7\r\n", "ZCARD", "dst")
 		// WRONGTYPE when the source exists and either key has another type.
 		k.Do("SET", "str", "v")
-		docCase(t, p, wrongType, "ZMOVE", "str", "dst", "MIN")
-		docCase(t, p, wrongType, "ZMOVE", "dst", "str", "MIN")
-		docCase(t, p, wrongType, "ZMOVE", "str", "str", "MIN")
+		docCase(t, p, wrongTypeReply, "ZMOVE", "str", "dst", "MIN")
+		docCase(t, p, wrongTypeReply, "ZMOVE", "dst", "str", "MIN")
+		docCase(t, p, wrongTypeReply, "ZMOVE", "str", "str", "MIN")
 		docCase(t, p, null, "ZMOVE", "nokey", "str", "MIN")
 		docCase(t, p, ":7\r\n", "ZCARD", "dst")
 		// A large (skiplist) source and destination.
@@ -169,20 +169,20 @@ func TestZMoveMember(t *testing.T) {
 		k.Do("ZADD", "dst", 20, "b", 100, "x")
 		// Request order; missing members skipped; a duplicate moved once;
 		// a member dst has takes the source's score.
-		docCase(t, p, bulks("c", "b"), "ZMOVEMEMBER", "src", "dst", "MEMBERS", "4", "c", "nope", "b", "c")
+		docCase(t, p, bulkArray("c", "b"), "ZMOVEMEMBER", "src", "dst", "MEMBERS", "4", "c", "nope", "b", "c")
 		docCase(t, p, zrange("b", "2", "c", "3", "x", "100"), "ZRANGE", "dst", "0", "-1", "WITHSCORES")
 		docCase(t, p, zrange("a", "1", "d", "4"), "ZRANGE", "src", "0", "-1", "WITHSCORES")
 		// NX: only members dst lacks; XX: only those it has; the rest stay.
 		k.Do("ZADD", "dst", 7, "a")
-		docCase(t, p, bulks("d"), "ZMOVEMEMBER", "src", "dst", "NX", "MEMBERS", "2", "a", "d")
+		docCase(t, p, bulkArray("d"), "ZMOVEMEMBER", "src", "dst", "NX", "MEMBERS", "2", "a", "d")
 		docCase(t, p, zrange("a", "1"), "ZRANGE", "src", "0", "-1", "WITHSCORES")
 		docCase(t, p, null, "ZMOVEMEMBER", "src", "dst", "NX", "MEMBERS", "1", "a")
 		k.Do("ZADD", "src", 5, "e")
-		docCase(t, p, bulks("a"), "ZMOVEMEMBER", "src", "dst", "XX", "MEMBERS", "2", "e", "a")
+		docCase(t, p, bulkArray("a"), "ZMOVEMEMBER", "src", "dst", "XX", "MEMBERS", "2", "e", "a")
 		docCase(t, p, null, "ZMOVEMEMBER", "src", "new", "XX", "MEMBERS", "1", "e")
 		docCase(t, p, ":0\r\n", "EXISTS", "new")
 		// The last member moved deletes the source; a new dst is created.
-		docCase(t, p, bulks("e"), "ZMOVEMEMBER", "src", "new", "MEMBERS", "1", "e")
+		docCase(t, p, bulkArray("e"), "ZMOVEMEMBER", "src", "new", "MEMBERS", "1", "e")
 		docCase(t, p, ":0\r\n", "EXISTS", "src")
 		docCase(t, p, zrange("e", "5"), "ZRANGE", "new", "0", "-1", "WITHSCORES")
 		// Nothing to move, a missing source, one key: null.
@@ -190,8 +190,8 @@ func TestZMoveMember(t *testing.T) {
 		docCase(t, p, null, "ZMOVEMEMBER", "nokey", "dst", "MEMBERS", "1", "a")
 		docCase(t, p, null, "ZMOVEMEMBER", "dst", "dst", "MEMBERS", "1", "a")
 		k.Do("SET", "str", "v")
-		docCase(t, p, wrongType, "ZMOVEMEMBER", "str", "dst", "MEMBERS", "1", "a")
-		docCase(t, p, wrongType, "ZMOVEMEMBER", "dst", "str", "MEMBERS", "1", "a")
+		docCase(t, p, wrongTypeReply, "ZMOVEMEMBER", "str", "dst", "MEMBERS", "1", "a")
+		docCase(t, p, wrongTypeReply, "ZMOVEMEMBER", "dst", "str", "MEMBERS", "1", "a")
 		docCase(t, p, null, "ZMOVEMEMBER", "nokey", "str", "MEMBERS", "1", "a")
 		for _, bad := range [][]any{
 			{"ZMOVEMEMBER", "s", "d", "MEMBERS", "2", "a"}, {"ZMOVEMEMBER", "s", "d", "MEMBERS", "1", "a", "b"},
@@ -250,10 +250,10 @@ func TestBZMove(t *testing.T) {
 		}
 		docCase(t, p, nullLua, "EVAL", "return redis.call('BZMOVE', KEYS[1], KEYS[2], 'MIN', 0)", "2", "nokey", "dst")
 		k.Do("SET", "str", "v")
-		docCase(t, p, wrongType, "BZMOVE", "str", "dst", "MIN", "0")
-		docCase(t, p, wrongType, "BZMOVE", "str", "str", "MIN", "0")
+		docCase(t, p, wrongTypeReply, "BZMOVE", "str", "dst", "MIN", "0")
+		docCase(t, p, wrongTypeReply, "BZMOVE", "str", "str", "MIN", "0")
 		k.Do("ZADD", "src", 1, "m")
-		docCase(t, p, wrongType, "BZMOVE", "src", "str", "MIN", "0")
+		docCase(t, p, wrongTypeReply, "BZMOVE", "src", "str", "MIN", "0")
 		for _, bad := range [][]any{
 			{"BZMOVE", "s", "d", "BYSCORE", "0"}, {"BZMOVE", "s", "d", "MIN", "0", "COUNT"},
 			{"BZMOVE", "s", "d", "MIN", "0", "LIMIT", "1"},
@@ -290,9 +290,9 @@ func TestZMoveCommandTable(t *testing.T) {
 			t.Errorf("COMMAND DOCS %s: %q", name, d)
 		}
 	}
-	docCase(t, p, bulks("a", "b"), "COMMAND", "GETKEYS", "ZMOVE", "a", "b", "BYSCORE", "1", "2", "COUNT", "3")
-	docCase(t, p, bulks("a", "b"), "COMMAND", "GETKEYS", "BZMOVE", "a", "b", "MAX", "0")
-	docCase(t, p, bulks("a", "b"), "COMMAND", "GETKEYS", "ZMOVEMEMBER", "a", "b", "XX", "MEMBERS", "1", "m")
+	docCase(t, p, bulkArray("a", "b"), "COMMAND", "GETKEYS", "ZMOVE", "a", "b", "BYSCORE", "1", "2", "COUNT", "3")
+	docCase(t, p, bulkArray("a", "b"), "COMMAND", "GETKEYS", "BZMOVE", "a", "b", "MAX", "0")
+	docCase(t, p, bulkArray("a", "b"), "COMMAND", "GETKEYS", "ZMOVEMEMBER", "a", "b", "XX", "MEMBERS", "1", "m")
 }
 
 // TestZMoveEvents: the source's zrem (and del), then the destination's zadd.
