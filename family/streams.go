@@ -1045,10 +1045,6 @@ func xinfoStream(x *command.Ctx) {
 		pel := g.Pending()
 		x.W.BulkString("pel-count")
 		x.W.Int(int64(len(pel)))
-		if g.NackedCount() > 0 {
-			x.W.BulkString("nacked-count")
-			x.W.Int(int64(g.NackedCount()))
-		}
 		x.W.BulkString("pending")
 		n := len(pel)
 		if count > 0 {
@@ -1086,6 +1082,13 @@ func xinfoStream(x *command.Ctx) {
 				x.W.Int(pel[j].DeliveryTime)
 				x.W.Int(int64(pel[j].DeliveryCount))
 			}
+		}
+		// Redis 8.8's field, last as the XINFO STREAM page lists it; only
+		// when the group has NACKed entries, so a stream that never saw
+		// XNACK answers as Redis 7.4 does.
+		if g.NackedCount() > 0 {
+			x.W.BulkString("nacked-count")
+			x.W.Int(int64(g.NackedCount()))
 		}
 	}
 }

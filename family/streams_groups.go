@@ -2,7 +2,6 @@ package family
 
 import (
 	"bytes"
-	"cmp"
 	"math"
 	"slices"
 
@@ -740,7 +739,8 @@ func (r *streamRead) claimable(g *stream.Group, now int64) int {
 }
 
 // claimIdle claims for c, within COUNT, the entries of g idle for at least
-// the CLAIM time, longest idle first (then by ID). Entries deleted from the
+// the CLAIM time: those XNACK released first, in the order it did (Redis
+// 8.8), then the longest idle, then by ID. Entries deleted from the
 // stream leave the PEL, as XAUTOCLAIM's do. Claims propagate as XCLAIM.
 func (r *streamRead) claimIdle(x *command.Ctx, s *stream.Stream, g *stream.Group, c *stream.Consumer, key []byte) []claimedEntry {
 	if r.claimable(g, x.Now) == 0 {
@@ -752,12 +752,7 @@ func (r *streamRead) claimIdle(x *command.Ctx, s *stream.Stream, g *stream.Group
 			idle = append(idle, p)
 		}
 	}
-	slices.SortStableFunc(idle, func(a, b stream.Pending) int {
-		if a.DeliveryTime != b.DeliveryTime {
-			return cmp.Compare(a.DeliveryTime, b.DeliveryTime)
-		}
-		return a.ID.Compare(b.ID)
-	})
+	slices.SortFunc(idle, func(a, b stream.Pending) int { return stream.ClaimOrder(&a, &b) })
 	var claimed []claimedEntry
 	for _, p := range idle {
 		if r.count > 0 && int64(len(claimed)) >= r.count {

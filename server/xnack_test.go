@@ -238,3 +238,29 @@ func TestReplXNack(t *testing.T) {
 		}
 	}
 }
+
+// TestXNackClaimOrder: XREADGROUP CLAIM takes the NACKed entries first, in
+// the order XNACK released them, then the other idle ones, longest idle
+// first, as https://redis.io/docs/latest/commands/xreadgroup/ orders them.
+func TestXNackClaimOrder(t *testing.T) {
+	skipOnRedisTarget(t)
+	p := difftest.Start(t)
+	k := p.Keyhive()
+	for i := 1; i <= 4; i++ {
+		k.Do("XADD", "s", fmt.Sprintf("%d-0", i), "f", i)
+	}
+	k.Do("XGROUP", "CREATE", "s", "g", "0")
+	k.Do("XREADGROUP", "GROUP", "g", "c1", "COUNT", "2", "STREAMS", "s", ">")
+	time.Sleep(20 * time.Millisecond)
+	k.Do("XREADGROUP", "GROUP", "g", "c1", "COUNT", "2", "STREAMS", "s", ">")
+	k.Do("XNACK", "s", "g", "FAIL", "IDS", "1", "4-0")
+	k.Do("XNACK", "s", "g", "FAIL", "IDS", "1", "3-0")
+	r := k.Do("XREADGROUP", "GROUP", "g", "c2", "CLAIM", "0", "STREAMS", "s", ">")
+	var order []string
+	for _, e := range r.Elems[0].Elems[1].Elems {
+		order = append(order, e.Elems[0].Str)
+	}
+	if got := strings.Join(order, " "); got != "4-0 3-0 1-0 2-0" {
+		t.Errorf("XREADGROUP CLAIM order: %s, want 4-0 3-0 1-0 2-0", got)
+	}
+}

@@ -2,6 +2,7 @@ package stream
 
 import (
 	"bytes"
+	"cmp"
 	"math"
 	"slices"
 	"sort"
@@ -33,6 +34,23 @@ type Pending struct {
 	// nack is its place in the group's NACKed zone (XNACK, Redis 8.8): the
 	// released entries in the order they were released; 0 when not there.
 	nack uint32
+}
+
+// ClaimOrder compares PEL entries in the order XREADGROUP CLAIM takes them:
+// the NACKed first, in the order XNACK released them, then the longest
+// idle, then by ID.
+func ClaimOrder(a, b *Pending) int {
+	switch {
+	case a.nack != 0 && b.nack != 0:
+		return int(a.nack) - int(b.nack)
+	case a.nack != 0:
+		return -1
+	case b.nack != 0:
+		return 1
+	case a.DeliveryTime != b.DeliveryTime:
+		return cmp.Compare(a.DeliveryTime, b.DeliveryTime)
+	}
+	return a.ID.Compare(b.ID)
 }
 
 // unowned is the consumer number of a PEL entry XNACK released.
