@@ -238,6 +238,21 @@ func TestBZMove(t *testing.T) {
 			t.Errorf("RESP%d blocked BZMOVE served %q, want %q", proto, got, want)
 		}
 		docCase(t, p, ":6\r\n", "ZCARD", "dst")
+		// A move serves the clients blocked on its destination: a BZMOVE
+		// waiting on it, and a BZPOPMIN waiting on that one's destination.
+		k.Send("BZMOVE", "mid", "end", "MAX", "0")
+		q2 := p.NewConn().Keyhive()
+		q2.Send("BZPOPMIN", "end", "0")
+		time.Sleep(50 * time.Millisecond)
+		q.Do("ZMOVE", "dst", "mid", "MIN", "COUNT", "2")
+		if got, want := string(k.Read().Raw), pairs("b", "2"); got != want {
+			t.Errorf("RESP%d BZMOVE served by ZMOVE: %q, want %q", proto, got, want)
+		}
+		if got := string(q2.Read().Raw); !strings.Contains(got, "$3\r\nend\r\n$1\r\nb\r\n") {
+			t.Errorf("RESP%d BZPOPMIN served by BZMOVE: %q", proto, got)
+		}
+		docCase(t, p, ":1\r\n", "ZCARD", "mid")
+		q.Do("ZMOVE", "mid", "dst", "MIN")
 		// Inside MULTI and a script: null, no blocking.
 		k.Do("MULTI")
 		k.Do("BZMOVE", "nokey", "dst", "MIN", "0")
