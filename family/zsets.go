@@ -1192,7 +1192,7 @@ func zmove(x *command.Ctx, src, dst []byte, sel *zmoveSelection) int {
 	z.RemoveRange(start, end)
 	x.Committed(z.Commit(), "zrem")
 	n := end - start
-	zmoveInto(x, dst, n, func(i int) []byte { return x.Collect.At(2 * i) })
+	zmoveInto(x, dst, n)
 	x.W.Array(n)
 	for i := range n {
 		x.W.Array(2)
@@ -1207,16 +1207,15 @@ func movedScore(x *command.Ctx, i int) float64 {
 	return math.Float64frombits(binary.LittleEndian.Uint64(x.Collect.At(2*i + 1)))
 }
 
-// zmoveInto adds the n members gathered in x.Collect (member(i) the i-th)
-// with their scores to the sorted set at dst, replacing a score it has, and
-// counts the move.
-func zmoveInto(x *command.Ctx, dst []byte, n int, member func(i int) []byte) {
+// zmoveInto adds the n members gathered in x.Collect with their scores to
+// the sorted set at dst, replacing a score it has, and counts the move.
+func zmoveInto(x *command.Ctx, dst []byte, n int) {
 	e, found := x.DB.Lookup(dst, x.Now, false)
 	var d values.ZSetEdit
 	command.EditAt(x, dst, &e, found, &d)
 	changed := false
 	for i := range n {
-		m, s := member(i), movedScore(x, i)
+		m, s := x.Collect.At(2*i), movedScore(x, i)
 		switch cur, ok := d.Score(m); {
 		case !ok:
 			d.Add(m, s)
@@ -1366,7 +1365,7 @@ func zmovememberCommand(x *command.Ctx) {
 		return
 	}
 	x.Committed(z.Commit(), "zrem")
-	zmoveInto(x, dst, moved, func(i int) []byte { return x.Collect.At(2 * i) })
+	zmoveInto(x, dst, moved)
 	x.W.Array(moved)
 	for i := range moved {
 		x.W.Bulk(x.Collect.At(2 * i))
