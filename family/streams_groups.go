@@ -241,7 +241,11 @@ func existingGroup(x *command.Ctx, key, name []byte) (*stream.Stream, *stream.Gr
 // streamIDs parses entry IDs given in full (XDEL, XACK), replying with the
 // error for the first that is not one.
 func streamIDs(x *command.Ctx, args [][]byte) ([]stream.ID, bool) {
-	ids := make([]stream.ID, 0, len(args))
+	return appendStreamIDs(x, make([]stream.ID, 0, len(args)), args)
+}
+
+// appendStreamIDs is streamIDs appending to ids (a caller's stack buffer).
+func appendStreamIDs(x *command.Ctx, ids []stream.ID, args [][]byte) ([]stream.ID, bool) {
 	for _, arg := range args {
 		id, ok := streamID(x, arg, 0, true)
 		if !ok {
@@ -307,7 +311,8 @@ func xnackCommand(x *command.Ctx) {
 			return
 		}
 	}
-	ids, ok := streamIDs(x, x.Args[6:6+n])
+	var local [16]stream.ID // most calls name a few IDs: no allocation
+	ids, ok := appendStreamIDs(x, local[:0], x.Args[6:6+n])
 	if !ok {
 		return
 	}

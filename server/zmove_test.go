@@ -3,6 +3,7 @@ package server_test
 import (
 	"fmt"
 	"math/rand"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -392,4 +393,44 @@ func TestReplZMove(t *testing.T) {
 	}
 	master.ok(t, "BZMOVE", "z0", "z1", "MAX", 0, "COUNT", 2)
 	sameData(t, master, replica)
+}
+
+// TestRedis8MoveAllocs: ZMOVE, ZMOVEMEMBER, BITRANGEINTARRAY
+// and XNACK allocate no more per round than as many PINGs, on small and
+// large sorted sets (each round moves members there and back).
+func TestRedis8MoveAllocs(t *testing.T) {
+	srv := startKeyhive(t)
+	c := dialRaw(t, "tcp", srv.Addr())
+	c.do(t, "ZADD", "s", "1", "a", "2", "b")
+	c.do(t, "ZADD", "d", "9", "z")
+	for i := range 300 {
+		c.do(t, "ZADD", "ls", strconv.Itoa(i), fmt.Sprint("m", i))
+		c.do(t, "ZADD", "ld", strconv.Itoa(i+1000), fmt.Sprint("n", i))
+	}
+	c.do(t, "SET", "bits", strings.Repeat("\x0f\xf0", 64))
+	c.do(t, "XADD", "st", "1-0", "f", "v")
+	c.do(t, "XGROUP", "CREATE", "st", "g", "0")
+	c.do(t, "XREADGROUP", "GROUP", "g", "c", "STREAMS", "st", ">")
+	for _, cmds := range [][][]any{
+		{{"ZMOVE", "s", "d", "MIN"}, {"ZMOVE", "d", "s", "MIN"}},
+		{{"ZMOVE", "s", "d", "BYSCORE", "2", "2"}, {"ZMOVE", "d", "s", "BYSCORE", "(1", "2", "COUNT", "5"}},
+		{{"ZMOVEMEMBER", "s", "d", "MEMBERS", "2", "b", "x"}, {"ZMOVEMEMBER", "d", "s", "NX", "MEMBERS", "1", "b"}},
+		{{"ZMOVE", "ls", "ld", "MAX", "COUNT", "3"}, {"ZMOVEMEMBER", "ld", "ls", "MEMBERS", "3", "m299", "m298", "m297"}},
+		{{"BITRANGEINTARRAY", "bits", "0", "-1"}, {"BITRANGEINTARRAY", "bits", "3", "90", "BIT", "ZEROS", "LIMIT", "20"}},
+		{{"XNACK", "st", "g", "FAIL", "IDS", "1", "1-0"}},
+	} {
+		pings := make([][]any, len(cmds))
+		for i := range pings {
+			pings[i] = []any{"PING"}
+		}
+		var a, b float64
+		for range 3 {
+			if b, a = c.allocsPerRound(t, 200, pings...), c.allocsPerRound(t, 200, cmds...); a <= b {
+				break
+			}
+		}
+		if a > b {
+			t.Errorf("%q allocates %v times per round, as many PINGs %v", cmds, a, b)
+		}
+	}
 }
