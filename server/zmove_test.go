@@ -434,3 +434,34 @@ func TestRedis8MoveAllocs(t *testing.T) {
 		}
 	}
 }
+
+// TestZMoveCrossSlot: in cluster mode the two keys of ZMOVE, BZMOVE and
+// ZMOVEMEMBER must share a slot (the pages' hash tag advice), as LMOVE's.
+func TestZMoveCrossSlot(t *testing.T) {
+	skipOnRedisTarget(t)
+	addr, stop, err := difftest.StartKeyhive(clusterDirectives(t)...)
+	if err != nil {
+		t.Skip(err)
+	}
+	t.Cleanup(stop)
+	c := dial(t, addr)
+	expect := func(want string, args ...any) {
+		t.Helper()
+		r, err := c.Do(args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(r.Raw); got != want {
+			t.Errorf("%v: %q, want %q", args, got, want)
+		}
+	}
+	expect("+OK\r\n", "CLUSTER", "ADDSLOTSRANGE", 0, 16383)
+	waitUntil(t, "cluster_state:ok", func() bool { return strings.Contains(inlineText(addr, "CLUSTER INFO"), "cluster_state:ok") })
+	crossSlot := "-CROSSSLOT Keys in request don't hash to the same slot\r\n"
+	expect(crossSlot, "ZMOVE", "bookmarks:{user:42}", "batch:{user:7}", "MIN")
+	expect(crossSlot, "BZMOVE", "a", "b", "MIN", "0")
+	expect(crossSlot, "ZMOVEMEMBER", "a", "b", "MEMBERS", "1", "m")
+	expect(":1\r\n", "ZADD", "bookmarks:{user:42}", 1, "x")
+	expect("*1\r\n*2\r\n$1\r\nx\r\n$1\r\n1\r\n", "ZMOVE", "bookmarks:{user:42}", "batch:{user:42}:001", "MIN")
+	expect("*1\r\n$1\r\nx\r\n", "ZMOVEMEMBER", "batch:{user:42}:001", "bookmarks:{user:42}", "MEMBERS", "1", "x")
+}
