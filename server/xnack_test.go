@@ -144,9 +144,9 @@ func TestXNackInfoAndClaims(t *testing.T) {
 }
 
 // TestXNackPersistence: released entries survive DEBUG RELOAD (an RDB file:
-// a group PEL entry with no consumer, delivered at time 0) and an AOF
+// a group PEL entry with no consumer, delivered at time 0), an AOF
 // rewritten to commands (XNACK ... RETRYCOUNT n FORCE, in the order
-// released) loaded back.
+// released) loaded back, and DUMP and RESTORE.
 func TestXNackPersistence(t *testing.T) {
 	skipOnRedisTarget(t)
 	p := difftest.StartIsolated(t, "--appendonly", "yes", "--aof-use-rdb-preamble", "no")
@@ -185,6 +185,10 @@ func TestXNackPersistence(t *testing.T) {
 	waitInfo(t, k, "aof_rewrite_in_progress:0")
 	loadAOF(t, k)
 	check("after the rewritten AOF's load")
+	// DUMP and RESTORE carry them too.
+	dump := k.Do("DUMP", "s")
+	docCase(t, p, "+OK\r\n", "RESTORE", "s", "0", dump.Str, "REPLACE")
+	check("after DUMP and RESTORE")
 	docCase(t, p, "*1\r\n$3\r\n5-0\r\n", "XCLAIM", "s", "g", "c2", "0", "5-0", "JUSTID")
 }
 
