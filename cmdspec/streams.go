@@ -142,5 +142,10 @@ func init() {
 			Args:  "key:key#0 group:string [condition:<KEEPREF|DELREF|ACKED>] IDS=ids:{numids:integer id:string...}",
 			Since: "8.2.0", Complexity: "O(1) per ID given.",
 			Summary: "Acknowledges entries of a consumer group and deletes them from the stream, with a policy for other groups' references."},
+		&Spec{Name: "xnack", Arity: -7, Flags: FlagWrite | FlagFast, Writes: TypeStream, ACL: "@write @stream @fast",
+			Keys:  []string{"RW update; index 1; range 0 1 0"},
+			Args:  "key:key#0 group:string mode:<SILENT|FAIL|FATAL> IDS=ids:{numids:integer id:string...} [RETRYCOUNT=count:integer] [FORCE]",
+			Since: "8.8.0", Complexity: "O(1) per ID given.",
+			Summary: "Releases a consumer group's pending entries for re-delivery without acknowledging them."},
 	)
 }

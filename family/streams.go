@@ -1036,7 +1036,7 @@ func xinfoStream(x *command.Ctx) {
 	x.W.BulkString("groups")
 	x.W.Array(len(s.Groups()))
 	for _, g := range s.Groups() {
-		x.W.Map(7)
+		x.W.Map(7 + min(g.NackedCount(), 1))
 		x.W.BulkString("name")
 		x.W.Bulk(g.Name)
 		x.W.BulkString("last-delivered-id")
@@ -1054,7 +1054,7 @@ func xinfoStream(x *command.Ctx) {
 		for _, p := range pel[:n] {
 			x.W.Array(4)
 			writeStreamID(x.W, p.ID)
-			x.W.Bulk(g.Owner(&p).Name)
+			x.W.Bulk(g.OwnerName(&p))
 			x.W.Int(p.DeliveryTime)
 			x.W.Int(int64(p.DeliveryCount))
 		}
@@ -1082,6 +1082,13 @@ func xinfoStream(x *command.Ctx) {
 				x.W.Int(pel[j].DeliveryTime)
 				x.W.Int(int64(pel[j].DeliveryCount))
 			}
+		}
+		// Redis 8.8's field, last as the XINFO STREAM page lists it; only
+		// when the group has NACKed entries, so a stream that never saw
+		// XNACK answers as Redis 7.4 does.
+		if g.NackedCount() > 0 {
+			x.W.BulkString("nacked-count")
+			x.W.Int(int64(g.NackedCount()))
 		}
 	}
 }

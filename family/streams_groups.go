@@ -2,7 +2,6 @@ package family
 
 import (
 	"bytes"
-	"cmp"
 	"math"
 	"slices"
 
@@ -30,6 +29,7 @@ func registerStreamGroups(bind binder) {
 	bind("xgroup|createconsumer", xgroupCommand)
 	bind("xgroup|delconsumer", xgroupCommand)
 	bind("xgroup|help", xgroupHelp)
+	bind("xnack", xnackCommand)
 }
 
 // Arguments of the commands stream reads propagate.
@@ -56,7 +56,7 @@ func propagateClaim(x *command.Ctx, key, group []byte, g *stream.Group, p *strea
 	}
 	// Copies: a stream read's arguments must not leak into x (escape
 	// analysis would move a read's ID buffers to the heap).
-	x.AlsoPropagate(argXCLAIM, bytes.Clone(key), bytes.Clone(group), bytes.Clone(g.Owner(p).Name), argZero, idArg(p.ID),
+	x.AlsoPropagate(argXCLAIM, bytes.Clone(key), bytes.Clone(group), bytes.Clone(g.OwnerName(p)), argZero, idArg(p.ID),
 		argTIME, command.IntArg(p.DeliveryTime), argRETRYCOUNT, command.IntArg(int64(p.DeliveryCount)),
 		argFORCE, argJUSTID, argLASTID, idArg(g.LastID))
 }
@@ -241,7 +241,11 @@ func existingGroup(x *command.Ctx, key, name []byte) (*stream.Stream, *stream.Gr
 // streamIDs parses entry IDs given in full (XDEL, XACK), replying with the
 // error for the first that is not one.
 func streamIDs(x *command.Ctx, args [][]byte) ([]stream.ID, bool) {
-	ids := make([]stream.ID, 0, len(args))
+	return appendStreamIDs(x, make([]stream.ID, 0, len(args)), args)
+}
+
+// appendStreamIDs is streamIDs appending to ids (a caller's stack buffer).
+func appendStreamIDs(x *command.Ctx, ids []stream.ID, args [][]byte) ([]stream.ID, bool) {
 	for _, arg := range args {
 		id, ok := streamID(x, arg, 0, true)
 		if !ok {
@@ -254,6 +258,98 @@ func streamIDs(x *command.Ctx, args [][]byte) ([]stream.ID, bool) {
 
 func errNoGroup(key, group []byte) string {
 	return "NOGROUP No such key '" + cstr.String(key) + "' or consumer group '" + cstr.String(group) + "'"
+}
+
+// xnackCommand is XNACK key group SILENT|FAIL|FATAL IDS numids id ...
+// [RETRYCOUNT count] [FORCE] (Redis 8.8, https://redis.io/docs/latest/commands/xnack/):
+// each given entry pending in the group becomes pending for no consumer,
+// delivered at time 0 (any claim takes it) and last in the group's NACKed
+// zone, its delivery count one less (SILENT), kept (FAIL), LLONG_MAX
+// (FATAL) or RETRYCOUNT's; with FORCE an entry of the stream not pending
+// is added so. It replies how many it released, an ID given twice counted
+// once, and propagates as sent (what it does follows from the data).
+func xnackCommand(x *command.Ctx) {
+	var fatal, silent bool
+	switch a := x.Args[3]; {
+	case cstr.ArgIs(a, "silent"):
+		silent = true
+	case cstr.ArgIs(a, "fail"):
+	case cstr.ArgIs(a, "fatal"):
+		fatal = true
+	default:
+		x.W.Error(command.ErrSyntax)
+		return
+	}
+	if !cstr.ArgIs(x.Args[4], "ids") {
+		x.W.Error(command.ErrSyntax)
+		return
+	}
+	n, isInt := strnum.ParseInt(x.Args[5])
+	if !isInt || n < 1 {
+		x.W.Error("ERR Number of IDs must be a positive integer")
+		return
+	}
+	if n > int64(len(x.Args)-6) {
+		x.W.Error("ERR The `numids` parameter must match the number of arguments")
+		return
+	}
+	retry, force := int64(-1), false
+	for rest, i := x.Args[6+n:], 0; i < len(rest); i++ {
+		switch a := rest[i]; {
+		case cstr.ArgIs(a, "retrycount") && retry < 0 && i+1 < len(rest):
+			i++
+			if v, ok := strnum.ParseInt(rest[i]); ok && v >= 0 {
+				retry = v
+				continue
+			}
+			x.W.Error("ERR Invalid RETRYCOUNT option argument for XNACK")
+			return
+		case cstr.ArgIs(a, "force") && !force:
+			force = true
+		default:
+			x.W.Error(command.ErrSyntax)
+			return
+		}
+	}
+	var local [16]stream.ID // most calls name a few IDs: no allocation
+	ids, ok := appendStreamIDs(x, local[:0], x.Args[6:6+n])
+	if !ok {
+		return
+	}
+	s, g, ok := existingGroup(x, x.Args[1], x.Args[2])
+	if !ok {
+		return
+	}
+	released := 0
+	for k, id := range ids {
+		if slices.Contains(ids[:k], id) {
+			continue
+		}
+		i, pending := g.FindPending(id)
+		var count uint64
+		switch {
+		case retry >= 0:
+			count = uint64(retry)
+		case fatal:
+			count = math.MaxInt64
+		case pending && silent:
+			count = g.Pending()[i].DeliveryCount
+			count -= min(count, 1)
+		case pending:
+			count = g.Pending()[i].DeliveryCount
+		}
+		switch {
+		case pending:
+			g.Nack(i, count)
+		case force && s.Has(id):
+			g.AddNacked(id, count)
+		default:
+			continue
+		}
+		released++
+	}
+	x.Dirty += released
+	x.W.Int(int64(released))
 }
 
 func xackCommand(x *command.Ctx) {
@@ -369,8 +465,12 @@ func xpendingCommand(x *command.Ctx) {
 		p := &pel[j]
 		x.W.Array(4)
 		writeStreamID(x.W, p.ID)
-		x.W.Bulk(g.Owner(p).Name)
-		x.W.Int(max(x.Now-p.DeliveryTime, 0))
+		x.W.Bulk(g.OwnerName(p))
+		if p.Nacked() {
+			x.W.Int(-1) // delivered at time 0: no idle time, as the XNACK page shows
+		} else {
+			x.W.Int(max(x.Now-p.DeliveryTime, 0))
+		}
 		x.W.Int(int64(p.DeliveryCount))
 	}
 }
@@ -644,7 +744,8 @@ func (r *streamRead) claimable(g *stream.Group, now int64) int {
 }
 
 // claimIdle claims for c, within COUNT, the entries of g idle for at least
-// the CLAIM time, longest idle first (then by ID). Entries deleted from the
+// the CLAIM time: those XNACK released first, in the order it did (Redis
+// 8.8), then the longest idle, then by ID. Entries deleted from the
 // stream leave the PEL, as XAUTOCLAIM's do. Claims propagate as XCLAIM.
 func (r *streamRead) claimIdle(x *command.Ctx, s *stream.Stream, g *stream.Group, c *stream.Consumer, key []byte) []claimedEntry {
 	if r.claimable(g, x.Now) == 0 {
@@ -656,12 +757,7 @@ func (r *streamRead) claimIdle(x *command.Ctx, s *stream.Stream, g *stream.Group
 			idle = append(idle, p)
 		}
 	}
-	slices.SortStableFunc(idle, func(a, b stream.Pending) int {
-		if a.DeliveryTime != b.DeliveryTime {
-			return cmp.Compare(a.DeliveryTime, b.DeliveryTime)
-		}
-		return a.ID.Compare(b.ID)
-	})
+	slices.SortFunc(idle, func(a, b stream.Pending) int { return stream.ClaimOrder(&a, &b) })
 	var claimed []claimedEntry
 	for _, p := range idle {
 		if r.count > 0 && int64(len(claimed)) >= r.count {

@@ -2,6 +2,7 @@ package family
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math"
 	"slices"
 	"strconv"
@@ -48,6 +49,9 @@ func registerZSets(bind binder) {
 	bind("bzpopmin", func(x *command.Ctx) { bzpopCommand(x, false) })
 	bind("bzpopmax", func(x *command.Ctx) { bzpopCommand(x, true) })
 	bind("bzmpop", bzmpopCommand)
+	bind("zmove", zmoveCommand)
+	bind("bzmove", bzmoveCommand)
+	bind("zmovemember", zmovememberCommand)
 	bind("zrandmember", zrandmemberCommand)
 	bind("zscan", zscanCommand)
 }
@@ -661,8 +665,20 @@ func weighted(w, s float64) float64 {
 	return 0
 }
 
+// contribution is what an input's score s, under weight w, brings to a
+// member's aggregate: w*s, or for AGGREGATE COUNT (Redis 8.8) w alone, the
+// input's membership counted and its score ignored
+// (https://redis.io/docs/latest/commands/zunionstore/).
+func contribution(how byte, w, s float64) float64 {
+	if how == 'c' {
+		return w
+	}
+	return weighted(w, s)
+}
+
 // aggregate combines a score into an accumulated one as Redis's
-// zunionInterAggregate does: a NaN sum is 0, and a NaN v loses MIN and MAX.
+// zunionInterAggregate does: a NaN sum is 0, and a NaN v loses MIN and MAX;
+// COUNT's contributions are summed.
 func aggregate(how byte, acc, v float64) float64 {
 	switch how {
 	case 'n':
@@ -744,6 +760,8 @@ func zsetOpCommand(x *command.Ctx, op setOp, store bool) {
 				how = 'n'
 			case cstr.ArgIs(b, "max"):
 				how = 'x'
+			case cstr.ArgIs(b, "count"):
+				how = 'c'
 			default:
 				x.W.Error(command.ErrSyntax)
 				return
@@ -775,7 +793,7 @@ func zsetOpCommand(x *command.Ctx, op setOp, store bool) {
 		for i := range srcs {
 			w := srcs[i].weight
 			srcs[i].each(func(m []byte, s float64) {
-				v := weighted(w, s)
+				v := contribution(how, w, s)
 				if cur, ok := acc[string(m)]; ok {
 					acc[string(m)] = aggregate(how, cur, v)
 					return
@@ -794,13 +812,17 @@ func zsetOpCommand(x *command.Ctx, op setOp, store bool) {
 				if limit > 0 && count >= limit {
 					return
 				}
-				v := weighted(srcs[0].weight, s)
+				v := contribution(how, srcs[0].weight, s)
 				for i := 1; i < len(srcs); i++ {
 					s2, ok := srcs[i].score(m)
 					if !ok {
 						return
 					}
-					v = aggregate(how, v, s2*srcs[i].weight) // unlike the first, NaN is not made 0
+					v2 := s2 * srcs[i].weight // unlike the first, NaN is not made 0
+					if how == 'c' {
+						v2 = srcs[i].weight
+					}
+					v = aggregate(how, v, v2)
 				}
 				count++
 				if op == opInter {
@@ -1087,4 +1109,274 @@ func zrandmemberWithCount(x *command.Ctx) {
 		all:      func() { z.Each(0, z.Len(), true, emit) }, // from the highest rank, as Redis does
 		distinct: func(n int) { z.RandomDistinct(n, emit) },
 	})
+}
+
+// ZMOVE, BZMOVE and ZMOVEMEMBER (Redis 8.12): members leave one sorted set
+// for another with their scores, as https://redis.io/docs/latest/commands/zmove/,
+// bzmove/ and zmovemember/ describe. The source emits "zrem" (and "del" when
+// emptied), the destination "zadd", in that order, as SMOVE emits srem and
+// sadd.
+
+// zmoveSelection is which members ZMOVE and BZMOVE move: the lowest or
+// highest scored, or those in a score range, up to count.
+type zmoveSelection struct {
+	fromMax bool
+	byScore bool
+	scores  interval
+	count   int64 // -1: no COUNT (one member, or the whole score range)
+}
+
+// parseZMoveCount parses an optional trailing COUNT count, replying the
+// error when it is bad.
+func parseZMoveCount(x *command.Ctx, args [][]byte) (count int64, ok bool) {
+	switch {
+	case len(args) == 0:
+		return -1, true
+	case len(args) != 2 || !cstr.ArgIs(args[0], "count"):
+		x.W.Error(command.ErrSyntax)
+		return 0, false
+	}
+	if count, ok = strnum.ParseInt(args[1]); !ok || count < 1 {
+		x.W.Error("ERR count should be greater than 0")
+		return 0, false
+	}
+	return count, true
+}
+
+// zmoveRanks is the ranks [start, end) of the members sel moves out of z.
+func zmoveRanks(z values.ZSetView, sel *zmoveSelection) (start, end int) {
+	n := z.Len()
+	switch {
+	case sel.byScore:
+		start, end = sel.scores.ranks(z)
+		if sel.count > 0 {
+			end = min(end, start+int(min(sel.count, int64(n))))
+		}
+	case sel.fromMax:
+		start, end = n-int(min(max(sel.count, 1), int64(n))), n
+	default:
+		start, end = 0, int(min(max(sel.count, 1), int64(n)))
+	}
+	return start, end
+}
+
+// zmove moves the members sel picks from the sorted set at src to the one at
+// dst and replies them as [member, score] pairs (highest first for MAX);
+// a null array when src is missing, is dst, or has none to move. It returns
+// how many it moved.
+func zmove(x *command.Ctx, src, dst []byte, sel *zmoveSelection) int {
+	var z values.ZSetEdit
+	if !command.EditAs(x, src, &z) {
+		return 0
+	}
+	if !z.Found() || bytes.Equal(src, dst) {
+		x.W.NullArray()
+		return 0
+	}
+	if de, found := x.LookupWrite(dst); found && de.Type() != keyspace.TypeZSet {
+		x.W.Error(command.ErrWrongType)
+		return 0
+	}
+	// dst's lookup may have expired keys: look src up again.
+	e, _ := x.DB.Lookup(src, x.Now, false)
+	command.EditAt(x, src, &e, true, &z)
+	start, end := zmoveRanks(z.ZSetView, sel)
+	if start == end {
+		x.W.NullArray()
+		return 0
+	}
+	x.Collect.Reset() // member, score bits, member, score bits, ...
+	z.Each(start, end, sel.fromMax, func(m []byte, s float64) {
+		collectMoved(x, m, s)
+	})
+	z.RemoveRange(start, end)
+	x.Committed(z.Commit(), "zrem")
+	n := end - start
+	zmoveInto(x, dst, n)
+	x.W.Array(n)
+	for i := range n {
+		x.W.Array(2)
+		x.W.Bulk(x.Collect.At(2 * i))
+		x.W.Double(movedScore(x, i))
+	}
+	return n
+}
+
+// movedScore is the score of the i-th member gathered in x.Collect.
+func movedScore(x *command.Ctx, i int) float64 {
+	return math.Float64frombits(binary.LittleEndian.Uint64(x.Collect.At(2*i + 1)))
+}
+
+// zmoveInto adds the n members gathered in x.Collect with their scores to
+// the sorted set at dst, replacing a score it has, and counts the move.
+func zmoveInto(x *command.Ctx, dst []byte, n int) {
+	e, found := x.DB.Lookup(dst, x.Now, false)
+	var d values.ZSetEdit
+	command.EditAt(x, dst, &e, found, &d)
+	changed := false
+	for i := range n {
+		m, s := x.Collect.At(2*i), movedScore(x, i)
+		switch cur, ok := d.Score(m); {
+		case !ok:
+			d.Add(m, s)
+			changed = true
+		case cur != s:
+			d.SetScore(m, s)
+			changed = true
+		}
+	}
+	x.Committed(d.Commit(), command.EventIf(changed, "zadd"))
+	x.Dirty += n
+}
+
+// zmoveCommand is ZMOVE source destination MIN|MAX|BYSCORE min max [COUNT
+// count], propagated as sent (what it moves follows from the data).
+func zmoveCommand(x *command.Ctx) {
+	var sel zmoveSelection
+	rest := x.Args[4:]
+	switch a := x.Args[3]; {
+	case cstr.ArgIs(a, "min"):
+	case cstr.ArgIs(a, "max"):
+		sel.fromMax = true
+	case cstr.ArgIs(a, "byscore") && len(x.Args) >= 6:
+		var ok bool
+		if sel.scores, ok = parseInterval(x, rangeScore, x.Args[4], x.Args[5]); !ok {
+			return
+		}
+		sel.byScore, rest = true, x.Args[6:]
+	default:
+		x.W.Error(command.ErrSyntax)
+		return
+	}
+	var ok bool
+	if sel.count, ok = parseZMoveCount(x, rest); !ok {
+		return
+	}
+	zmove(x, x.Args[1], x.Args[2], &sel)
+}
+
+// bzmoveCommand is BZMOVE source destination MIN|MAX timeout [COUNT count]:
+// ZMOVE that waits while the source is missing, propagated as the ZMOVE it
+// did.
+func bzmoveCommand(x *command.Ctx) {
+	var sel zmoveSelection
+	switch a := x.Args[3]; {
+	case cstr.ArgIs(a, "min"):
+	case cstr.ArgIs(a, "max"):
+		sel.fromMax = true
+	default:
+		x.W.Error(command.ErrSyntax)
+		return
+	}
+	var ok bool
+	if sel.count, ok = parseZMoveCount(x, x.Args[5:]); !ok {
+		return
+	}
+	deadline, ok := x.ParseTimeout(x.Args[4])
+	if !ok {
+		return
+	}
+	src, dst := x.Args[1], x.Args[2]
+	if bytes.Equal(src, dst) { // one key: null at once, never blocked
+		if e, found := x.LookupWrite(src); !x.WrongType(&e, found, keyspace.TypeZSet) {
+			x.W.NullArray()
+		}
+		return
+	}
+	where, count := x.Args[3], x.Args[5:]
+	serve := func(x *command.Ctx, key []byte) {
+		if zmove(x, src, dst, &sel) > 0 && x.Propagating() {
+			x.PropagateAs(append([][]byte{argZMOVE, src, dst, where}, count...)...)
+		}
+	}
+	x.PopOrBlock(command.BlockRequest{Keys: x.Args[1:2], Dst: dst, Type: keyspace.TypeZSet, Deadline: deadline, Serve: serve, TimedOut: (*resp.Writer).NullArray})
+}
+
+var argZMOVE = []byte("ZMOVE")
+
+// zmovememberCommand is ZMOVEMEMBER source destination [NX|XX] MEMBERS
+// num-members member [member ...]: the named members the source has (and
+// dst lacks with NX, has with XX) move, each once; the reply lists them in
+// the order given, or is a null array when none moved. Propagated as sent.
+func zmovememberCommand(x *command.Ctx) {
+	at := 3
+	var nx, xx bool
+	switch a := x.Args[at]; {
+	case cstr.ArgIs(a, "nx"):
+		nx, at = true, at+1
+	case cstr.ArgIs(a, "xx"):
+		xx, at = true, at+1
+	}
+	if at+1 >= len(x.Args) || !cstr.ArgIs(x.Args[at], "members") {
+		x.W.Error(command.ErrSyntax)
+		return
+	}
+	n, ok := strnum.ParseInt(x.Args[at+1])
+	if !ok || n < 1 {
+		x.W.Error("ERR num-members should be greater than 0")
+		return
+	}
+	if n != int64(len(x.Args)-at-2) {
+		x.W.Error(command.ErrSyntax)
+		return
+	}
+	members := x.Args[at+2:]
+	src, dst := x.Args[1], x.Args[2]
+	var z values.ZSetEdit
+	if !command.EditAs(x, src, &z) {
+		return
+	}
+	if !z.Found() || bytes.Equal(src, dst) {
+		x.W.NullArray()
+		return
+	}
+	de, dstFound := x.LookupWrite(dst)
+	if dstFound && de.Type() != keyspace.TypeZSet {
+		x.W.Error(command.ErrWrongType)
+		return
+	}
+	var dv values.ZSetView
+	if dstFound {
+		dv = values.ViewZSet(&de)
+	}
+	e, _ := x.DB.Lookup(src, x.Now, false) // dst's lookup may have expired keys
+	command.EditAt(x, src, &e, true, &z)
+	x.Collect.Reset() // member, score bits, ...
+	for _, m := range members {
+		s, ok := z.Score(m) // a repeated member is gone by then
+		if !ok {
+			continue
+		}
+		if nx || xx {
+			inDst := false
+			if dstFound {
+				_, inDst = dv.Score(m)
+			}
+			if nx == inDst {
+				continue
+			}
+		}
+		z.Remove(m)
+		collectMoved(x, m, s)
+	}
+	moved := x.Collect.Len() / 2
+	if moved == 0 {
+		x.W.NullArray()
+		return
+	}
+	x.Committed(z.Commit(), "zrem")
+	zmoveInto(x, dst, moved)
+	x.W.Array(moved)
+	for i := range moved {
+		x.W.Bulk(x.Collect.At(2 * i))
+	}
+}
+
+// collectMoved keeps a moved member and its score in x.Collect: the member,
+// then the score's 8 bytes.
+func collectMoved(x *command.Ctx, m []byte, s float64) {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], math.Float64bits(s))
+	x.Collect.Add(m)
+	x.Collect.Add(b[:])
 }

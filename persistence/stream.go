@@ -60,7 +60,8 @@ type StreamGroup struct {
 	Consumers   []StreamConsumer
 }
 
-// StreamPending is a PEL entry; Consumer indexes the group's Consumers.
+// StreamPending is a PEL entry; Consumer indexes the group's Consumers, or
+// is -1 for an entry XNACK released.
 type StreamPending struct {
 	ID            stream.ID
 	DeliveryTime  int64
@@ -265,7 +266,9 @@ func (d *decoder) stream(t byte) *Stream {
 			g.Consumers = append(g.Consumers, c)
 		}
 		for _, p := range g.PEL {
-			if p.Consumer < 0 {
+			// Only an entry XNACK released (Redis 8.8; delivered at time 0)
+			// is pending for no consumer.
+			if p.Consumer < 0 && p.DeliveryTime != 0 {
 				d.fail("stream PEL entry without consumer")
 			}
 		}

@@ -29,9 +29,28 @@ func TestGoRedisProbabilisticSpecs(t *testing.T) {
 // its subject is the plain client, and the server counts as Redis 8.4 for
 // the specs that check the version.
 func runGoRedisSpecs(t *testing.T, specFile string) {
+	runGoRedisSpecsAs(t, goRedisRun{file: specFile, version: "8.4"})
+}
+
+// goRedisRun is one run of go-redis's specs.
+type goRedisRun struct {
+	file    string
+	version string // the Redis version (major.minor) the specs' checks see
+	// focus, when set, runs only the specs whose text it matches
+	// (-ginkgo.focus); commandsSuite gives the specs of commands_test.go
+	// the rest of the helpers of go-redis's main_test.go they call, and
+	// keeps export_test.go (the package's own test exports).
+	focus         string
+	commandsSuite bool
+}
+
+// runGoRedisSpecsAs is runGoRedisSpecs with the version, focus and helpers
+// of r.
+func runGoRedisSpecsAs(t *testing.T, r goRedisRun) {
 	if testing.Short() {
 		t.Skip("builds and runs go-redis's suite")
 	}
+	specFile := r.file
 	modCache, err := exec.Command("go", "env", "GOMODCACHE").Output()
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +66,7 @@ func runGoRedisSpecs(t *testing.T, specFile string) {
 	}
 	tests, _ := filepath.Glob(filepath.Join(dir, "*_test.go"))
 	for _, f := range tests {
-		if filepath.Base(f) != specFile {
+		if base := filepath.Base(f); base != specFile && !(r.commandsSuite && base == "export_test.go") {
 			if err := os.Remove(f); err != nil {
 				t.Fatal(err)
 			}
@@ -58,6 +77,7 @@ func runGoRedisSpecs(t *testing.T, specFile string) {
 			t.Fatal(err)
 		}
 	}
+	major, minor, _ := strings.Cut(r.version, ".")
 	write("harness_test.go", `package redis_test
 
 import (
@@ -75,11 +95,11 @@ func applyREConnection(opt *redis.Options) { opt.Addr = os.Getenv("KEYHIVE_ADDR"
 
 func newUniversalSubject(c *redis.Client) (redis.UniversalClient, func() error) { return c, c.Close }
 
-// The version the specs see: Redis 8.4, whose commands Keyhive has.
+// The version the specs see: Redis `+r.version+`, whose commands Keyhive has.
 func redisVersionAtLeast(version string) bool {
 	var major, minor int
 	fmt.Sscanf(version, "%d.%d", &major, &minor)
-	return major < 8 || major == 8 && minor <= 4
+	return major < `+major+` || major == `+major+` && minor <= `+minor+`
 }
 
 func SkipBeforeRedisVersion(version string, msg string) {
@@ -93,8 +113,44 @@ func TestSpecs(t *testing.T) {
 	RunSpecs(t, "go-redis specs against Keyhive")
 }
 `)
+	if r.commandsSuite {
+		write("harness_commands_test.go", `package redis_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	. "github.com/bsm/ginkgo/v2"
+
+	"github.com/redis/go-redis/v9"
+)
+
+const redisSecondaryPort = "6381"
+
+func redisOptions() *redis.Options { return &redis.Options{Addr: os.Getenv("KEYHIVE_ADDR")} }
+
+func reNewClient(protocol int, unstableResp3 bool) *redis.Client {
+	return redis.NewClient(&redis.Options{Addr: os.Getenv("KEYHIVE_ADDR"), Protocol: protocol, UnstableResp3: unstableResp3})
+}
+
+func SkipAfterRedisVersion(version string, msg string) {
+	var major, minor int
+	fmt.Sscanf(version, "%d.%d", &major, &minor)
+	if `+major+` > major || `+major+` == major && `+minor+` > minor {
+		Skip(msg)
+	}
+}
+
+func skipIfClientTrackingUnavailable(ctx context.Context, client *redis.Client) {}
+`)
+	}
+	args := []string{"test", "-v", "-count=1", "-run", "TestSpecs", ".", "-args", "-ginkgo.v", "-ginkgo.no-color"}
+	if r.focus != "" {
+		args = append(args, "-ginkgo.focus", r.focus)
+	}
 	// The modules come from the cache only; their sums are the cache's.
-	run := exec.Command("go", "test", "-v", "-count=1", "-run", "TestSpecs", ".", "-args", "-ginkgo.v", "-ginkgo.no-color")
+	run := exec.Command("go", args...)
 	run.Dir = dir
 	run.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off", "GOPROXY=off", "GOSUMDB=off", "KEYHIVE_ADDR="+srv.Addr())
 	out, err := run.CombinedOutput()
@@ -104,7 +160,7 @@ func TestSpecs(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go-redis's %s failed: %v\n%s", specFile, err, out)
 	}
-	if !strings.Contains(string(out), "Passed") {
+	if !strings.Contains(string(out), "Passed") || strings.Contains(string(out), "Ran 0 of") {
 		t.Fatalf("no specs ran:\n%s", out)
 	}
 	t.Logf("%s", out[max(0, len(out)-400):])

@@ -1647,8 +1647,9 @@ func skipOnRedisTarget(t *testing.T) {
 // arguments the redis.io pages add (8.x's).
 var newerInterface = map[string]bool{
 	"zrank": true, "zrevrank": true, // 7.2: WITHSCORE
-	"set":   true, // 8.4: IF conditions
-	"bitop": true, // 8.2: DIFF, DIFF1, ANDOR, ONE
+	"set":    true,                                                           // 8.4: IF conditions
+	"bitop":  true,                                                           // 8.2: DIFF, DIFF1, ANDOR, ONE
+	"zunion": true, "zinter": true, "zunionstore": true, "zinterstore": true, // 8.8: AGGREGATE COUNT
 }
 
 // sinceAfter70 reports whether Keyhive's command (or "parent|sub") is newer

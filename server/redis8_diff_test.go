@@ -18,6 +18,8 @@ import (
 var newerArgs = map[string][]string{
 	"set":   {"IFEQ", "IFNE", "IFDEQ", "IFDNE"}, // https://redis.io/docs/latest/commands/set/
 	"bitop": {"DIFF", "DIFF1", "ANDOR", "ONE"},  // https://redis.io/docs/latest/commands/bitop/
+	// https://redis.io/docs/latest/commands/zunionstore/ and zunion/, zinter/, zinterstore/
+	"zunion": {"COUNT"}, "zinter": {"COUNT"}, "zunionstore": {"COUNT"}, "zinterstore": {"COUNT"},
 }
 
 var displayText = regexp.MustCompile(`display_text=\$"[^"]*"0 `)

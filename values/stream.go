@@ -95,6 +95,10 @@ func storeStream(env *Env, e *keyspace.Entry, key []byte, v *persistence.Stream)
 			consumers[i], _ = sg.CreateConsumer(c.Name, c.SeenTime)
 		}
 		for _, p := range g.PEL {
+			if p.Consumer < 0 { // NACKed: their release order is not saved, ID order stands for it
+				sg.AddNacked(p.ID, p.DeliveryCount)
+				continue
+			}
 			sg.AddPending(p.ID, consumers[p.Consumer], p.DeliveryTime, p.DeliveryCount)
 		}
 	}
@@ -105,7 +109,8 @@ func storeStream(env *Env, e *keyspace.Entry, key []byte, v *persistence.Stream)
 // for a stream: an XADD per entry (XADD MAXLEN 0 for an empty stream),
 // XSETID with the counters, then per group XGROUP CREATE with ENTRIESREAD
 // and, per consumer, XCLAIM ... JUSTID FORCE for each pending entry or
-// XGROUP CREATECONSUMER when it has none.
+// XGROUP CREATECONSUMER when it has none; then the entries XNACK released
+// (Redis 8.8), in the order it did, as XNACK ... RETRYCOUNT n FORCE.
 func AppendStreamRebuild(b, key []byte, st *stream.Stream) []byte {
 	var ids [2][48]byte
 	idArg := func(i int, id stream.ID) []byte { return id.Append(ids[i][:0]) }
@@ -139,6 +144,10 @@ func AppendStreamRebuild(b, key []byte, st *stream.Stream) []byte {
 					[]byte("JUSTID"), []byte("FORCE")})
 			}
 		})
+		for _, i := range g.NackedOrder() {
+			b = resp.AppendCommand(b, [][]byte{[]byte("XNACK"), key, g.Name, []byte("FAIL"), []byte("IDS"), []byte("1"), idArg(0, pel[i].ID),
+				[]byte("RETRYCOUNT"), strconv.AppendUint(nil, pel[i].DeliveryCount, 10), []byte("FORCE")})
+		}
 	}
 	return b
 }

@@ -2,6 +2,8 @@ package stream
 
 import (
 	"bytes"
+	"cmp"
+	"math"
 	"slices"
 	"sort"
 )
@@ -17,6 +19,8 @@ type Group struct {
 	pel         []Pending
 	consumers   []*Consumer // sorted by name
 	nextID      uint32
+	nacked      int    // the PEL entries XNACK released
+	lastNack    uint32 // the place in the NACKed zone last given
 }
 
 // Pending is an entry of a group's pending entries list (PEL): delivered to
@@ -26,8 +30,35 @@ type Pending struct {
 	ID            ID
 	DeliveryTime  int64 // Unix ms of the last delivery
 	DeliveryCount uint64
-	consumer      uint32
+	consumer      uint32 // unowned once XNACK released it
+	// nack is its place in the group's NACKed zone (XNACK, Redis 8.8): the
+	// released entries in the order they were released; 0 when not there.
+	nack uint32
 }
+
+// ClaimOrder compares PEL entries in the order XREADGROUP CLAIM takes them:
+// the NACKed first, in the order XNACK released them, then the longest
+// idle, then by ID.
+func ClaimOrder(a, b *Pending) int {
+	switch {
+	case a.nack != 0 && b.nack != 0:
+		return int(a.nack) - int(b.nack)
+	case a.nack != 0:
+		return -1
+	case b.nack != 0:
+		return 1
+	case a.DeliveryTime != b.DeliveryTime:
+		return cmp.Compare(a.DeliveryTime, b.DeliveryTime)
+	}
+	return a.ID.Compare(b.ID)
+}
+
+// unowned is the consumer number of a PEL entry XNACK released.
+const unowned = math.MaxUint32
+
+// Nacked reports whether p was released by XNACK and not claimed since:
+// pending for no consumer.
+func (p *Pending) Nacked() bool { return p.nack != 0 }
 
 // Consumer is a consumer of a group.
 type Consumer struct {
@@ -152,7 +183,10 @@ func (g *Group) EachConsumer(fn func(c *Consumer, pending []ID)) {
 	ids := make([]ID, len(g.pel))
 	next := slices.Clone(start[:len(g.consumers)])
 	for _, p := range g.pel {
-		r := rank[p.consumer]
+		r, owned := rank[p.consumer]
+		if !owned {
+			continue // released by XNACK
+		}
 		ids[next[r]] = p.ID
 		next[r]++
 	}
@@ -161,12 +195,21 @@ func (g *Group) EachConsumer(fn func(c *Consumer, pending []ID)) {
 	}
 }
 
-// Owner returns the consumer p is pending for.
+// Owner returns the consumer p is pending for, nil for a NACKed entry.
 func (g *Group) Owner(p *Pending) *Consumer {
 	for _, c := range g.consumers {
 		if c.id == p.consumer {
 			return c
 		}
+	}
+	return nil
+}
+
+// OwnerName returns the name of the consumer p is pending for, empty for a
+// NACKed entry (as XPENDING and XINFO show it).
+func (g *Group) OwnerName(p *Pending) []byte {
+	if c := g.Owner(p); c != nil {
+		return c.Name
 	}
 	return nil
 }
@@ -215,8 +258,71 @@ func (g *Group) Assign(i int, c *Consumer) {
 	if old := g.Owner(p); old != nil {
 		old.pending--
 	}
+	g.leaveNacked(p)
 	p.consumer = c.id
 	c.pending++
+}
+
+// leaveNacked takes p out of the NACKed zone, if it is there.
+func (g *Group) leaveNacked(p *Pending) {
+	if p.nack != 0 {
+		p.nack = 0
+		g.nacked--
+	}
+}
+
+// NackedCount returns how many PEL entries are NACKed.
+func (g *Group) NackedCount() int { return g.nacked }
+
+// Nack releases PEL entry i (XNACK): pending for no consumer, delivered at
+// time 0 (so any claim takes it), with delivery count count, last in the
+// NACKed zone.
+func (g *Group) Nack(i int, count uint64) {
+	p := &g.pel[i]
+	if old := g.Owner(p); old != nil {
+		old.pending--
+	}
+	g.leaveNacked(p)
+	p.consumer, p.DeliveryTime, p.DeliveryCount = unowned, 0, count
+	g.nacked++
+	p.nack = g.nextNack()
+}
+
+// AddNacked adds id to the PEL as a NACKed entry with delivery count count
+// (XNACK FORCE), returning its index.
+func (g *Group) AddNacked(id ID, count uint64) int {
+	i, _ := g.FindPending(id)
+	g.pel = slices.Insert(g.pel, i, Pending{ID: id, DeliveryCount: count, consumer: unowned})
+	g.nacked++
+	g.pel[i].nack = g.nextNack()
+	return i
+}
+
+// nextNack returns the place after the last in the NACKed zone, numbering
+// the zone afresh when the places ran out.
+func (g *Group) nextNack() uint32 {
+	if g.lastNack == math.MaxUint32 {
+		order := g.NackedOrder()
+		for k, i := range order {
+			g.pel[i].nack = uint32(k + 1)
+		}
+		g.lastNack = uint32(len(order))
+	}
+	g.lastNack++
+	return g.lastNack
+}
+
+// NackedOrder returns the PEL indexes of the NACKed entries in the order
+// XNACK released them.
+func (g *Group) NackedOrder() []int {
+	order := make([]int, 0, g.nacked)
+	for i := range g.pel {
+		if g.pel[i].nack != 0 {
+			order = append(order, i)
+		}
+	}
+	slices.SortFunc(order, func(a, b int) int { return int(g.pel[a].nack) - int(g.pel[b].nack) })
+	return order
 }
 
 // Ack removes id from the PEL, reporting whether it was there.
@@ -233,6 +339,7 @@ func (g *Group) RemovePending(i int) {
 	if c := g.Owner(&g.pel[i]); c != nil {
 		c.pending--
 	}
+	g.leaveNacked(&g.pel[i])
 	g.pel = slices.Delete(g.pel, i, i+1)
 }
 
