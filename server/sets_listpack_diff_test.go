@@ -205,6 +205,19 @@ func TestSetListpackPersistence(t *testing.T) {
 		p.Do("RESTORE", key+":mine", "0", mine)
 		p.Do("SMEMBERS", key+":mine")
 	}
+	// A saved listpack stays one while its member count fits, whatever
+	// its members' lengths; an intset or a set saved as a table is built
+	// as SADD builds it.
+	p.Do("CONFIG", "SET", "set-max-listpack-value", "100")
+	p.Do("SADD", "wide", strings.Repeat("w", 90), "a")
+	p.Do("OBJECT", "ENCODING", "wide")
+	wide := p.Redis().Do("DUMP", "wide").Str
+	p.Do("CONFIG", "SET", "set-max-listpack-value", "64")
+	p.Do("RESTORE", "wide:copy", "0", wide)
+	p.Do("OBJECT", "ENCODING", "wide:copy")
+	p.Do("SMEMBERS", "wide:copy")
+	p.Do("DEL", "wide")
+
 	p.Do("DEBUG", "RELOAD")
 	p.Do("OBJECT", "ENCODING", "s")
 	p.Do("SMEMBERS", "s")

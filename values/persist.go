@@ -240,10 +240,8 @@ func storeCollection(env *Env, e keyspace.Entry, key []byte, v *persistence.Valu
 	case persistence.TypeSet:
 		var set SetEdit
 		set.Begin(env, key, &e, false)
-		for _, m := range v.Elems {
-			if !set.Add(m) {
-				return ErrDuplicate
-			}
+		if !set.load(v.Elems, v.SetListpack) {
+			return ErrDuplicate
 		}
 		set.Commit()
 	case persistence.TypeZSet:

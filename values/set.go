@@ -239,6 +239,31 @@ func (s *SetEdit) Add(m []byte) bool {
 	return s.Obj.Set(m, nil)
 }
 
+// load adds the members of a set a file or payload holds, reporting false
+// for a duplicate. A saved listpack stays one while its members fit
+// set-max-listpack-entries, however long they are, as Redis loads it;
+// other sets are built as SADD builds them.
+func (s *SetEdit) load(members [][]byte, listpack bool) bool {
+	if !listpack || int64(len(members)) > s.env.Limits.SetMaxListpackEntries() {
+		for _, m := range members {
+			if !s.Add(m) {
+				return false
+			}
+		}
+		return true
+	}
+	lp := append(s.env.Scratch.Next(), quicklist.Empty...)
+	for _, m := range members {
+		if quicklist.Find(lp, m) >= 0 {
+			return false
+		}
+		lp = quicklist.Append(lp, m)
+	}
+	s.LP = lp
+	s.rebuilt(lp)
+	return true
+}
+
 // longestInt is the length of an intset's longest member as text: its
 // smallest or its largest.
 func (s SetView) longestInt() int {
