@@ -195,6 +195,7 @@ func TestSetListpackPersistence(t *testing.T) {
 	p.Do(append([]any{"SADD", "s"}, members("member-", 40)...)...)
 	p.Do("SADD", "s", "12", "-7", "1000000", strings.Repeat("L", 64))
 	p.Do("SADD", "one", "x")
+	p.Do("DEBUG", "LISTPACK", "one") // logged: Keyhive's own text
 	for _, key := range []string{"s", "one"} {
 		p.Do("DUMP", key)
 		payload := p.Redis().Do("DUMP", key).Str
