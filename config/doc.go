@@ -34,9 +34,8 @@
 //   - metrics-port and metrics-bind are Keyhive's own: the Prometheus
 //     endpoint (off while the port is 0; the bind list reads as bind's).
 //     CONFIG SET refuses them; the endpoint starts and stops with the server.
-//   - set-max-listpack-entries / set-max-listpack-value (Redis 7.2) are
-//     accepted. Of Redis's hidden debugging directives only
-//     rdb-key-save-delay and key-load-delay exist.
+//   - Of Redis's hidden debugging directives only rdb-key-save-delay and
+//     key-load-delay exist.
 //   - CONFIG GET lists directives in name order (Redis: hash order), and
 //     CONFIG REWRITE appends new lines in name order. Redis 7.0 always
 //     rewrites latency-tracking-info-percentiles (a bug); this package

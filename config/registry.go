@@ -250,10 +250,10 @@ var specs = []spec{
 	{name: "save", kind: kSpecial, def: "3600 1 300 100 60 10000", flags: fMulti, sp: spSave},
 	{name: "server_cpulist", kind: kString, def: "", flags: fImmutable},
 	{name: "set-max-intset-entries", kind: kInt, def: "512", min: 0, max: llMax},
-	// The two set-max-listpack directives are Redis 7.2's; accepting them
-	// early costs nothing and lets 7.2 config files load.
+	// Redis 7.2's limits of a listpack set; the value is a plain integer
+	// there, unlike the hash and zset ones.
 	{name: "set-max-listpack-entries", kind: kInt, def: "128", min: 0, max: llMax},
-	{name: "set-max-listpack-value", kind: kMem, def: "64", min: 0, max: llMax},
+	{name: "set-max-listpack-value", kind: kInt, def: "64", min: 0, max: llMax},
 	{name: "set-proc-title", kind: kBool, def: "yes", flags: fImmutable},
 	{name: "shutdown-on-sigint", kind: kFlags, def: "default", enum: evShutdown, flags: fMulti, check: checkShutdown},
 	{name: "shutdown-on-sigterm", kind: kFlags, def: "default", enum: evShutdown, flags: fMulti, check: checkShutdown},

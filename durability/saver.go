@@ -159,9 +159,12 @@ func (sv *Saver) encodeRDB(w *bufio.Writer, functions []byte, keys, expires []in
 	}
 	enc := persistence.Encoder{Compress: sv.h.Config.RDBCompression()}
 	version := persistence.Version
+	if sv.h.Keyspace.HeldListpackSets() {
+		version = persistence.Version74 // Redis 7.2's set type
+	}
 	for i := range sv.h.Keyspace.Len() {
 		if sv.h.Keyspace.DB(i).Subexpiry() > 0 {
-			version = persistence.VersionFieldTTL // Redis 7.4's hash types
+			version = persistence.Version74 // Redis 7.4's hash types
 		}
 	}
 	fields := append([]string{

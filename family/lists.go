@@ -696,10 +696,10 @@ func lmovemCommand(x *command.Ctx) {
 	var l values.ListEdit
 	switch {
 	case !command.EditAs(x, x.Args[1], &l):
-	case m.exactly && l.Len() < m.n: // a missing source too
+	case !l.Found(), m.exactly && l.Len() < m.n:
+		// Nothing moved: null, as the 8.10 clients' specs expect (go-redis,
+		// ioredis, node-redis), with the how-many block or without.
 		x.W.NullArray()
-	case !l.Found():
-		x.W.Array(0)
 	default:
 		lmovem(x, &l, x.Args[2], fromHead, toHead, m)
 	}

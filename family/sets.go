@@ -70,6 +70,7 @@ func saddCommand(x *command.Ctx) {
 	if !command.EditAs(x, x.Args[1], &s) {
 		return
 	}
+	s.Expect(x.Args[2], len(x.Args)-2)
 	added := 0
 	for _, m := range x.Args[2:] {
 		if s.Add(m) {
@@ -216,10 +217,11 @@ func spopWithCount(x *command.Ctx) {
 	rebuilt := remaining*spopMoveStrategyMul <= l
 	if rebuilt {
 		// As Redis does for a count near the size: the members that stay
-		// are drawn into a new set, which replaces the key's (so an intset
-		// again when they are all integers), and the others are popped.
+		// are drawn into a new set, which replaces the key's (an intset
+		// from an intset, else a listpack when they fit one), and the
+		// others are popped.
 		var keep values.SetEdit
-		keep.BeginNew(x.Env())
+		keep.BeginNewLike(x.Env(), s.SetView)
 		s.RandomDistinct(int(remaining), func(m []byte) { keep.Add(m) })
 		s.Each(func(m []byte) {
 			if !keep.Has(m) {
@@ -326,6 +328,9 @@ func smoveCommand(x *command.Ctx) {
 	x.Committed(src.Commit(), "srem")
 	var dst values.SetEdit
 	command.EditAs(x, dstKey, &dst)
+	if !dst.Found() {
+		dst.Expect(m, 1)
+	}
 	if dst.Add(m) {
 		// A member dst already has leaves it untouched, WATCH included.
 		x.Committed(dst.Commit(), "sadd")
@@ -559,7 +564,7 @@ func sscanCommand(x *command.Ctx) {
 	if s.Obj != nil {
 		next = s.Obj.Scan(cursor, opts.Limit(), func(m, _ []byte) { add(m) })
 	} else {
-		s.Each(add) // an intset is returned whole, as Redis does
+		s.Each(add) // an intset or a listpack is returned whole, as Redis does
 	}
 	x.WriteScanReply(next)
 }

@@ -205,6 +205,7 @@ func (db *DB) insert(e *Entry, key []byte, meta byte, vlen int, expireAt int64, 
 	size := allocSize(len(key), vlen, expireAt != 0)
 	ref, dst := sh.arena.alloc(size, maxPad)
 	encodeHeader(dst, meta, db.ks.newAccess(now), key, vlen, expireAt, object)
+	db.ks.noteStored(meta)
 	if sh.pending {
 		markSaved(sh, ref)
 	}
@@ -307,6 +308,7 @@ func (db *DB) rewrite(e *Entry, t Type, enc Encoding, value []byte, expireAt int
 		defer db.accountRewrite(s, e, e.h.expire, len(e.h.value))
 	}
 	access := db.beginRewrite(e, expireAt, now, object, value)
+	db.ks.noteStored(byte(t)<<4 | byte(enc))
 	if len(value) == len(e.h.value) && (expireAt != 0) == (e.h.expire != 0) {
 		// Same layout (not merely the same size: encode writes the expire time
 		// and lengths before copying the key, which lives in this entry): the

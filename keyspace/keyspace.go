@@ -152,6 +152,9 @@ type Keyspace struct {
 	lfu   atomic.Pointer[lfuParams] // nil: LRU access clocks
 
 	ExpiredKeys atomic.Int64 // keys removed because their TTL passed
+	// listpackSets is set once a set is stored as a listpack (see
+	// HeldListpackSets).
+	listpackSets atomic.Bool
 	// Still keeps the data set as it is (CLIENT PAUSE): expired keys are
 	// reported missing but not removed.
 	Still atomic.Bool
@@ -426,3 +429,20 @@ func (ks *Keyspace) ownedByMaster(sh *shard) bool {
 	m := ks.master.Load()
 	return owner != nil && m != nil && owner == *m
 }
+
+// listpackSet is the header byte of a set stored as a listpack.
+const listpackSet = byte(TypeSet)<<4 | byte(EncListpack)
+
+// noteStored records what a stored entry's header byte says the keyspace
+// has held (HeldListpackSets).
+func (ks *Keyspace) noteStored(meta byte) {
+	if meta == listpackSet && !ks.listpackSets.Load() {
+		ks.listpackSets.Store(true)
+	}
+}
+
+// HeldListpackSets reports whether a set has been stored as a listpack
+// since the keyspace was made: a file of it may hold Redis 7.2's listpack
+// set type, which RDB version 10 lacks. Kept rather than counted, it costs
+// the stores one comparison.
+func (ks *Keyspace) HeldListpackSets() bool { return ks.listpackSets.Load() }

@@ -653,3 +653,24 @@ func TestSnapshotAgainstMap(t *testing.T) {
 		}
 	}
 }
+
+// TestHeldListpackSets: the flag is set by the first set stored as a
+// listpack, new or rewritten, and by nothing else.
+func TestHeldListpackSets(t *testing.T) {
+	ks := New(1, Hooks{})
+	db := ks.DB(0)
+	withAll(ks, func() {
+		db.Set([]byte("h"), TypeHash, EncListpack, []byte{0}, 0, 0)
+		db.Set([]byte("s"), TypeSet, EncIntset, []byte{1}, 0, 0)
+	})
+	if ks.HeldListpackSets() {
+		t.Fatal("set by a listpack hash or an intset")
+	}
+	withAll(ks, func() {
+		e, _ := db.Lookup([]byte("s"), 0, false)
+		db.Replace(&e, EncListpack, []byte{0}, 0, 0)
+	})
+	if !ks.HeldListpackSets() {
+		t.Fatal("not set by an intset rewritten as a listpack")
+	}
+}

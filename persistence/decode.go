@@ -27,6 +27,9 @@ type Value struct {
 	// the order Redis keeps them in a listpackex (which then keeps it).
 	FieldTTLs  []int64
 	TTLOrdered bool
+	// SetListpack marks a set saved as a listpack (Redis 7.2), which Redis
+	// keeps as one while its members fit set-max-listpack-entries.
+	SetListpack bool
 	// Module is a module value's type id (Type TypeModule2, the bytes in
 	// Str): one of Keyhive's own types (see ModuleID).
 	Module uint64
@@ -241,7 +244,7 @@ func (d *decoder) value(t byte) (v Value, err error) {
 		v.Type = TypeSet
 	case TypeSetListpack:
 		check(ListpackEntries(d.str(), addEntries))
-		v.Type = TypeSet
+		v.Type, v.SetListpack = TypeSet, true
 	case TypeHashZiplist:
 		check(ziplistEntries(d.str(), addEntries))
 		v.Type = TypeHash

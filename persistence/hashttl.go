@@ -13,10 +13,6 @@ const (
 	TypeHashListpackEx      = 25 // min time, then the listpack of triplets
 )
 
-// VersionFieldTTL is the RDB version of files and payloads holding hashes
-// with field expire times.
-const VersionFieldTTL = 12
-
 // maxFieldTime is the latest field expire time Redis stores (48 bits).
 const maxFieldTime = 1<<48 - 1
 

@@ -12,6 +12,12 @@ import (
 // Version is the RDB version written, Redis 7.0's.
 const Version = 10
 
+// Version74 is the RDB version Redis 7.4 writes. Keyhive writes it for
+// files and payloads that may hold a type RDB version 10 lacks (a listpack
+// set, Redis 7.2's; a hash with field TTLs, 7.4's), which Redis 7.0 could
+// not load anyway: such a payload is then byte for byte 7.4.1's.
+const Version74 = 12
+
 // NewestVersion is the newest RDB version a file may have to load: Redis
 // 7.2's (11) adds listpack sets and streams with consumers' active times,
 // 7.4's (12) hashes with field TTLs and cluster slot sizes.
@@ -196,12 +202,13 @@ func (e *Encoder) AppendListNodes(b []byte, fill int, each func(fn func(el []byt
 }
 
 // AppendDumpFooter appends DUMP's footer to a value's payload: the RDB
-// version (2 bytes: 12 for a hash with field expire times, else 10) and
+// version (2 bytes: 12 for a listpack set or a hash with field expire
+// times, else 10) and
 // the CRC-64 of everything before (8 bytes), both little endian.
 func AppendDumpFooter(b []byte) []byte {
 	version := uint16(Version)
-	if len(b) > 0 && (b[0] == TypeHashMetadata || b[0] == TypeHashListpackEx) {
-		version = VersionFieldTTL
+	if len(b) > 0 && (b[0] == TypeSetListpack || b[0] == TypeHashMetadata || b[0] == TypeHashListpackEx) {
+		version = Version74
 	}
 	b = binary.LittleEndian.AppendUint16(b, version)
 	return binary.LittleEndian.AppendUint64(b, CRC64(0, b))
@@ -213,8 +220,8 @@ func (e *Encoder) AppendHeader(b []byte, aux ...string) []byte {
 	return e.AppendHeaderVersion(b, Version, aux...)
 }
 
-// AppendHeaderVersion is AppendHeader for RDB version version (12 when the
-// file holds hashes with field expire times).
+// AppendHeaderVersion is AppendHeader for RDB version version (Version74
+// when the file may hold types version 10 lacks).
 func (e *Encoder) AppendHeaderVersion(b []byte, version int, aux ...string) []byte {
 	b = fmt.Appendf(b, "REDIS%04d", version)
 	for i := 0; i+1 < len(aux); i += 2 {

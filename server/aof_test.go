@@ -22,6 +22,7 @@ func TestAOFInterop(t *testing.T) {
 	for _, preamble := range []string{"yes", "no"} {
 		t.Run("aof-use-rdb-preamble="+preamble, func(t *testing.T) {
 			p := difftest.StartIsolated(t, "--appendonly", "yes", "--aof-use-rdb-preamble", preamble, "--appendfsync", "always")
+			withSets70(p)
 			populateAllTypes(p)
 			p.Do("MULTI")
 			p.Do("INCR", "tx:counter")

@@ -518,6 +518,9 @@ func (c *Client) resetOut() {
 // connection, so a peer that sees the close no longer finds it in CLIENT LIST.
 func (c *Client) close() {
 	c.release()
+	if len(c.ps.wake) > 0 {
+		c.writeWoken() // monitors and subscribers its last commands left lines for
+	}
 	if c.ps.queued && c.closeQueued() {
 		return // the goroutine writing its output closes it
 	}

@@ -85,3 +85,26 @@ func BenchmarkClusterRouting(b *testing.B) {
 		})
 	}
 }
+
+// TestHotkeysSlotsInClusterMode: HOTKEYS START SLOTS on a cluster node is
+// refused as Keyhive's limit (docs/differences.md), not with the text
+// Redis gives outside cluster mode.
+func TestHotkeysSlotsInClusterMode(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	busPort := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	l.Close()
+	s := newTestServer(t, "--cluster-enabled", "yes", "--cluster-port", busPort, "--bind", "127.0.0.1")
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c := pipeClient(t, s)
+	args, _ := resp.SplitArgs([]byte("HOTKEYS START METRICS 1 CPU SLOTS 1 0"), nil)
+	c.execute(args)
+	if got, want := string(c.out.B), "-ERR SLOTS parameter is not supported by this server\r\n"; got != want {
+		t.Errorf("HOTKEYS START ... SLOTS in cluster mode: %q, want %q", got, want)
+	}
+}

@@ -2,9 +2,11 @@ package server
 
 import (
 	"bufio"
+	"errors"
 	"net"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/keyhive/keyhive/internal/cstr"
@@ -160,7 +162,13 @@ func migrateCommand(x *Ctx) {
 	}
 	addr := net.JoinHostPort(string(x.Args[1]), string(x.Args[2]))
 	mc, err := x.s.migrateConns.take(addr, timeout)
-	if err != nil {
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		// Redis's connect only waits for the socket to turn writable, as a
+		// refused one does: the failure shows at the write.
+		x.W.Error("IOERR error or timeout writing to target instance")
+		return
+	case err != nil:
 		x.W.Error("IOERR error or timeout connecting to the client")
 		return
 	}

@@ -317,6 +317,10 @@ func debugListpack(x *Ctx) {
 		z := values.ViewZSet(&e)
 		fmt.Fprintf(&b, "listpack %q: sorted set, %d members, %d bytes", e.Key(), z.Len(), len(e.Value()))
 		z.Each(0, z.Len(), false, func(m []byte, score float64) { fmt.Fprintf(&b, "\n  %q %v", m, score) })
+	case keyspace.TypeSet:
+		set := values.ViewSet(&e)
+		fmt.Fprintf(&b, "listpack %q: set, %d members, %d bytes", e.Key(), set.Len(), len(e.Value()))
+		set.Each(func(m []byte) { fmt.Fprintf(&b, "\n  %q", m) })
 	}
 	x.s.log.Print(b.String())
 	x.W.Simple("Listpack structure printed on stdout")

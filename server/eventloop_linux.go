@@ -369,12 +369,19 @@ func (l *eventLoop) after(lc *loopConn, res loopResult) {
 }
 
 // block keeps lc on the loop while its command waits: the replies before
-// it are written, its socket still read (a client that leaves stops
-// waiting, what it pipelines is kept), and the end of the wait is posted
-// back (taskWake), so that clients woken together go on in the order they
-// blocked.
+// it are written now, as Redis writes them, with the lines its commands
+// left for monitors and subscribers; its socket is still read (a client
+// that leaves stops waiting, what it pipelines is kept), and the end of the
+// wait is posted back (taskWake), so that clients woken together go on in
+// the order they blocked. A socket that does not take the replies at once,
+// or has failed, hands the client to a goroutine, which waits for the
+// socket and then for the key.
 func (l *eventLoop) block(lc *loopConn) {
 	c := lc.client
+	if c.hasOutput() && (!c.sendReplies(false) || c.outBlocked) {
+		l.hold(lc, loopBlocked)
+		return
+	}
 	w := c.blocked
 	c.blocked = nil
 	lc.state = connBlocked
@@ -382,7 +389,6 @@ func (l *eventLoop) block(lc *loopConn) {
 		b := &l.s.blocking
 		w.timer = time.AfterFunc(time.Until(w.deadline), func() { b.unblock(w, w.timedOut) })
 	}
-	l.queueWrite(c)
 	c.waitingFor = w
 }
 
@@ -909,7 +915,9 @@ func (c *Client) serveHeld(res loopResult) {
 	c.onLoop, c.outBlocked = false, false
 	alive, keep := res != loopEnd, res != loopQuit
 	if alive && keep {
-		alive = c.flush() && c.resume()
+		// resume writes the replies before a command that waits itself,
+		// and stops the wait when they cannot be written.
+		alive = c.resume() && c.flush()
 		keep = alive && c.run()
 	}
 	if alive && keep && c.peer.Serving() {

@@ -216,9 +216,12 @@ func hotkeysStartCommand(x *Ctx) {
 				return
 			}
 			ratio = n
+		case more && cstr.ArgIs(args[j], "slots") && x.s.cluster == nil:
+			x.W.Error("ERR SLOTS parameter cannot be used in non-cluster mode")
+			return
 		case more && cstr.ArgIs(args[j], "slots"):
-			// Slots select keys of a cluster node; this server is no cluster.
-			x.W.Error("ERR SLOTS parameter is only supported in cluster mode")
+			// A cluster node tracks every slot it serves (docs/differences.md).
+			x.W.Error("ERR SLOTS parameter is not supported by this server")
 			return
 		default:
 			x.W.Error(errSyntax)

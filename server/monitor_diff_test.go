@@ -133,3 +133,29 @@ func TestCommandstatsEveryPath(t *testing.T) {
 		t.Errorf("cmdstat_set: redis %q, keyhive %q", r, k)
 	}
 }
+
+// TestMonitorAfterBlockedClientLeaves: a client that disconnects while
+// blocked (BLPOP, BZPOPMIN, XREAD BLOCK) leaves MONITOR feeding its lines,
+// as Redis does (issue 40: MONITOR fell silent for good).
+func TestMonitorAfterBlockedClientLeaves(t *testing.T) {
+	p := difftest.StartIsolated(t)
+	mon := p.NewConn()
+	mon.Do("MONITOR")
+	for _, cmd := range []string{"BLPOP list 0", "BZPOPMIN zset 0", "XREAD BLOCK 0 STREAMS stream $"} {
+		b := p.NewConn()
+		// The reply of a command pipelined before the blocking one is
+		// written at once, as Redis does, and so is the MONITOR line.
+		b.SendRaw([]byte("PING\r\n" + cmd + "\r\n"))
+		b.Read()
+		b.NoReply(50 * time.Millisecond)
+		b.Redis().Conn().Close()
+		b.Keyhive().Conn().Close()
+		time.Sleep(50 * time.Millisecond) // the servers see the close
+		p.Do("SET", "after", cmd)
+		r := monitorLines(t, mon.Redis(), 3)
+		k := monitorLines(t, mon.Keyhive(), 3)
+		if strings.Join(r, "\n") != strings.Join(k, "\n") {
+			t.Errorf("after a blocked %q left, MONITOR lines differ:\nredis:\n%s\nkeyhive:\n%s", cmd, strings.Join(r, "\n"), strings.Join(k, "\n"))
+		}
+	}
+}

@@ -16,7 +16,11 @@ func TestReplFailover(t *testing.T) {
 			name = "redis"
 		}
 		t.Run("to-"+name, func(t *testing.T) {
-			master := startReplNode(t, false, "--repl-diskless-sync-delay", "0")
+			directives := []string{"--repl-diskless-sync-delay", "0"}
+			if redisReplica {
+				directives = append(directives, sets70...)
+			}
+			master := startReplNode(t, false, directives...)
 			replica := startReplNode(t, redisReplica)
 			if r := master.do(t, "FAILOVER"); r.Str != "ERR FAILOVER requires connected replicas." {
 				t.Fatalf("FAILOVER without replicas: %v", r)

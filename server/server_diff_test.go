@@ -532,7 +532,7 @@ func TestHotkeys(t *testing.T) {
 			"-ERR DURATION must be between 1 and 1000000\r\n":                       {"HOTKEYS", "START", "METRICS", "1", "NET", "DURATION", "0"},
 			"-ERR SAMPLE ratio must be positive\r\n":                                {"HOTKEYS", "START", "METRICS", "1", "NET", "SAMPLE", "x"},
 			"-ERR syntax error\r\n":                                                 {"HOTKEYS", "START", "METRICS", "1", "NET", "COUNT"},
-			"-ERR SLOTS parameter is only supported in cluster mode\r\n":            {"HOTKEYS", "START", "METRICS", "1", "NET", "SLOTS", "1", "0"},
+			"-ERR SLOTS parameter cannot be used in non-cluster mode\r\n":           {"HOTKEYS", "START", "METRICS", "1", "NET", "SLOTS", "1", "0"},
 			"-ERR wrong number of arguments for 'hotkeys|get' command\r\n":          {"HOTKEYS", "GET", "x"},
 		} {
 			docCase(t, p, want, args...)

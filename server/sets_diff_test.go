@@ -11,8 +11,10 @@ import (
 	"github.com/keyhive/keyhive/internal/difftest"
 )
 
+// TestSetBasics: against 7.4.1, whose small sets of strings are listpacks
+// (Redis 7.2), as Keyhive's are.
 func TestSetBasics(t *testing.T) {
-	p := difftest.Start(t)
+	p := difftest.Start74(t)
 	p.Do("SADD", "s", "3", "1", "2", "1", "-5", "10")
 	p.Do("SADD", "s", "2")
 	p.Do("SADD", "s")
@@ -191,8 +193,9 @@ func setRandShape(n int, unique bool, members map[string]bool) func(r, k difftes
 	}
 }
 
+// TestSetMove: against 7.4.1 for its listpack sets (Redis 7.2).
 func TestSetMove(t *testing.T) {
-	p := difftest.Start(t)
+	p := difftest.Start74(t)
 	p.Do("SADD", "a", "1", "2", "x")
 	p.Do("SADD", "b", "3")
 	p.Do("SMOVE", "a", "b", "1")
@@ -218,8 +221,9 @@ func TestSetMove(t *testing.T) {
 	p.Do("SMEMBERS", "new2")
 }
 
+// TestSetAlgebra: against 7.4.1 for its listpack sets (Redis 7.2).
 func TestSetAlgebra(t *testing.T) {
-	p := difftest.Start(t)
+	p := difftest.Start74(t)
 	p.Do("SADD", "i1", "1", "2", "3", "4", "5")
 	p.Do("SADD", "i2", "4", "5", "6", "2")
 	p.Do("SADD", "i3", "5", "2", "100")
@@ -336,9 +340,10 @@ func TestSetScan(t *testing.T) {
 }
 
 // TestSetEncodingThresholds converts at exactly Redis's limit, in every
-// command that builds a set.
+// command that builds a set; against 7.4.1, whose small sets of strings are
+// listpacks (Redis 7.2).
 func TestSetEncodingThresholds(t *testing.T) {
-	p := difftest.StartIsolated(t, "--set-max-intset-entries", "4")
+	p := difftest.StartIsolated74(t, "--set-max-intset-entries", "4")
 	p.Do("SADD", "s", "4", "3", "2", "1")
 	p.Do("OBJECT", "ENCODING", "s")
 	p.Do("SMEMBERS", "s")

@@ -8,7 +8,8 @@
 //
 // A small collection is stored inline as its entry's value bytes in a
 // compact encoding (a listpack for hashes and sorted sets, an intset for sets
-// of integers, one packed node for lists). A large one is an object (HashObject,
+// of integers, one packed node for lists and for small sets of strings,
+// Redis 7.2's listpack sets). A large one is an object (HashObject,
 // SetObject, ListObject, ZSetObject, StreamObject) in the shard's object
 // table, the entry holding its handle. Streams have only the large form. A
 // view (HashView, SetView, ListView, ZSetView) reads either form; its compact

@@ -2,6 +2,7 @@ package values
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/keyhive/keyhive/internal/stream"
@@ -15,6 +16,8 @@ type limits struct{}
 func (limits) HashMaxListpackEntries() int64 { return 4 }
 func (limits) HashMaxListpackValue() int64   { return 8 }
 func (limits) SetMaxIntsetEntries() int64    { return 4 }
+func (limits) SetMaxListpackEntries() int64  { return 4 }
+func (limits) SetMaxListpackValue() int64    { return 8 }
 func (limits) ZsetMaxListpackEntries() int64 { return 4 }
 func (limits) ZsetMaxListpackValue() int64   { return 8 }
 func (limits) ListMaxListpackSize() int      { return 4 }
@@ -139,11 +142,90 @@ func TestSetConvertsAtThresholds(t *testing.T) {
 	s.Commit()
 	wantEncoding(t, env, "ints", keyspace.EncHashtable, 5)
 
+	// A string makes an intset a listpack (Redis 7.2), in the intset's
+	// order then the string's; past set-max-listpack-entries members, or a
+	// member past set-max-listpack-value bytes, a hashtable.
 	s = setEdit(env, "mixed")
+	s.Add([]byte("2"))
 	s.Add([]byte("1"))
 	s.Add([]byte("a")) // not an integer
+	s.Add([]byte("12345678"))
 	s.Commit()
-	wantEncoding(t, env, "mixed", keyspace.EncHashtable, 2)
+	wantEncoding(t, env, "mixed", keyspace.EncListpack, 4)
+	wantMembers(t, env, "mixed", "1", "2", "a", "12345678")
+	s = setEdit(env, "mixed")
+	if s.Add([]byte("a")) {
+		t.Fatal("a added twice")
+	}
+	s.Remove([]byte("1"))
+	s.Add([]byte("exactly8")) // set-max-listpack-value bytes: still a listpack
+	s.Commit()
+	wantEncoding(t, env, "mixed", keyspace.EncListpack, 4)
+	wantMembers(t, env, "mixed", "2", "a", "12345678", "exactly8")
+	s = setEdit(env, "mixed")
+	s.Add([]byte("b"))
+	s.Commit()
+	wantEncoding(t, env, "mixed", keyspace.EncHashtable, 5)
+
+	s = setEdit(env, "long")
+	s.Add([]byte("ninebytes"))
+	s.Commit()
+	wantEncoding(t, env, "long", keyspace.EncHashtable, 1)
+	// An intset's integers count as members of their length as text.
+	s = setEdit(env, "wide")
+	s.Add([]byte("123456789"))
+	s.Add([]byte("a"))
+	s.Commit()
+	wantEncoding(t, env, "wide", keyspace.EncHashtable, 2)
+	s = setEdit(env, "edge")
+	s.Add([]byte("-1234567"))
+	s.Add([]byte("exactly8"))
+	s.Commit()
+	wantEncoding(t, env, "edge", keyspace.EncListpack, 2)
+}
+
+// TestSetExpect: a command's number of members picks a new set's form and
+// converts a stored one, as Redis's SADD does.
+func TestSetExpect(t *testing.T) {
+	env := newEnv()
+	for _, c := range []struct {
+		key, first string
+		n          int
+		want       keyspace.Encoding
+	}{
+		{"int", "1", 4, keyspace.EncIntset},
+		{"intmany", "1", 5, keyspace.EncHashtable},
+		{"str", "a", 4, keyspace.EncListpack},
+		{"strmany", "a", 5, keyspace.EncHashtable},
+		{"long", "exactly8", 1, keyspace.EncListpack},
+		{"longer", "ninebytes", 1, keyspace.EncHashtable},
+	} {
+		s := setEdit(env, c.key)
+		s.Expect([]byte(c.first), c.n)
+		s.Add([]byte(c.first))
+		s.Commit()
+		wantEncoding(t, env, c.key, c.want, 1)
+	}
+	// Stored sets convert for a count past their form, members new or not.
+	s := setEdit(env, "str")
+	s.Expect([]byte("a"), 5)
+	s.Add([]byte("a"))
+	s.Commit()
+	wantEncoding(t, env, "str", keyspace.EncHashtable, 1)
+	s = setEdit(env, "int")
+	s.Expect([]byte("1"), 5)
+	s.Commit()
+	wantEncoding(t, env, "int", keyspace.EncHashtable, 1)
+}
+
+func wantMembers(t *testing.T, env *Env, key string, want ...string) {
+	t.Helper()
+	e, _ := lookup(env, key)
+	var got []string
+	ViewSet(&e).Each(func(m []byte) { got = append(got, string(m)) })
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("%s: members %q, want %q", key, got, want)
+	}
 }
 
 func TestZSetAndListConvert(t *testing.T) {

@@ -8,6 +8,8 @@ type Limits interface {
 	HashMaxListpackEntries() int64
 	HashMaxListpackValue() int64
 	SetMaxIntsetEntries() int64
+	SetMaxListpackEntries() int64
+	SetMaxListpackValue() int64
 	ZsetMaxListpackEntries() int64
 	ZsetMaxListpackValue() int64
 	ListMaxListpackSize() int

@@ -51,7 +51,8 @@ func IdleSeconds(access uint32, nowMs int64) int64 {
 
 // AppendValue appends the entry's RDB value type, the key when key is not
 // nil (a file record; DUMP has none), and the value, in the encodings Redis
-// 7.0 writes for the same in-memory encodings. Lists are split into nodes
+// 7.0 writes for the same in-memory encodings (7.2's for a listpack set,
+// 7.4's for a hash with field TTLs). Lists are split into nodes
 // as the configured list-max-listpack-size splits them.
 func AppendValue(enc *persistence.Encoder, b []byte, e *keyspace.Entry, key []byte, lim Limits) []byte {
 	head := func(t byte) {
@@ -70,6 +71,14 @@ func AppendValue(enc *persistence.Encoder, b []byte, e *keyspace.Entry, key []by
 		b = enc.AppendListNodes(b, lim.ListMaxListpackSize(), func(fn func([]byte) bool) { l.Each(0, false, fn) })
 	case keyspace.TypeSet:
 		set := ViewSet(e)
+		if set.LP != nil {
+			head(persistence.TypeSetListpack) // Redis 7.2's
+			lp := &enc.Listpack
+			lp.Reset()
+			set.Each(lp.Append)
+			b = enc.AppendBlob(b, lp.Bytes())
+			break
+		}
 		if set.Obj == nil {
 			head(persistence.TypeSetIntset)
 			blob := persistence.AppendIntset(enc.Scratch[:0], intset.Len(set.Ints), func(i int) int64 { return intset.At(set.Ints, i) })
@@ -231,10 +240,8 @@ func storeCollection(env *Env, e keyspace.Entry, key []byte, v *persistence.Valu
 	case persistence.TypeSet:
 		var set SetEdit
 		set.Begin(env, key, &e, false)
-		for _, m := range v.Elems {
-			if !set.Add(m) {
-				return ErrDuplicate
-			}
+		if !set.load(v.Elems, v.SetListpack) {
+			return ErrDuplicate
 		}
 		set.Commit()
 	case persistence.TypeZSet:

@@ -6,20 +6,24 @@ import (
 
 	"github.com/keyhive/keyhive/internal/bytemap"
 	"github.com/keyhive/keyhive/internal/intset"
+	"github.com/keyhive/keyhive/internal/quicklist"
 	"github.com/keyhive/keyhive/internal/strnum"
 	"github.com/keyhive/keyhive/keyspace"
 )
 
 // SetObject is the large form of a set (OBJECT ENCODING hashtable): a bytemap
-// whose values are empty. Sets of few integers are inline intsets instead.
+// whose values are empty. Small sets are inline: an intset of few integers,
+// or a listpack (Redis 7.2's form for a few short strings).
 type SetObject struct{ bytemap.Map }
 
 func (s *SetObject) Clone() keyspace.Object { return &SetObject{*s.Map.Clone()} }
 
-// SetView is a stored set in either form: Obj when a hashtable, else Ints,
-// an intset encoding.
+// SetView is a stored set in one of Redis's three forms: Obj when a
+// hashtable; LP when a listpack, a packed node (internal/quicklist) of the
+// members in the order they were added; else Ints, an intset encoding.
 type SetView struct {
 	Ints []byte
+	LP   []byte
 	Obj  *SetObject
 }
 
@@ -28,47 +32,67 @@ func ViewSet(e *keyspace.Entry) SetView {
 	if o := e.Object(); o != nil {
 		return SetView{Obj: o.(*SetObject)}
 	}
+	if e.Encoding() == keyspace.EncListpack {
+		return SetView{LP: e.Value()}
+	}
 	return SetView{Ints: e.Value()}
 }
 
 func (s SetView) Len() int {
-	if s.Obj != nil {
+	switch {
+	case s.Obj != nil:
 		return s.Obj.Len()
+	case s.LP != nil:
+		return quicklist.Count(s.LP)
 	}
 	return intset.Len(s.Ints)
 }
 
 func (s SetView) Has(m []byte) bool {
-	if s.Obj != nil {
+	switch {
+	case s.Obj != nil:
 		_, ok := s.Obj.Get(m)
 		return ok
+	case s.LP != nil:
+		return quicklist.Find(s.LP, m) >= 0
 	}
 	v, ok := strnum.ParseInt(m)
 	return ok && intset.Contains(s.Ints, v)
 }
 
-// Each calls fn for every member: in ascending order for an intset, in table
-// order for a hashtable. The member is valid only during the call.
+// Each calls fn for every member: in ascending order for an intset, in the
+// order added for a listpack, in table order for a hashtable. The member is
+// valid only during the call.
 func (s SetView) Each(fn func(m []byte)) {
-	if s.Obj != nil {
+	switch {
+	case s.Obj != nil:
 		for p := s.Obj.Next(0); p >= 0; p = s.Obj.Next(p + 1) {
 			m, _ := s.Obj.At(p)
 			fn(m)
 		}
-		return
-	}
-	var buf [20]byte
-	for i := range intset.Len(s.Ints) {
-		fn(strconv.AppendInt(buf[:0], intset.At(s.Ints, i), 10))
+	case s.LP != nil:
+		quicklist.Each(s.LP, 0, false, func(m []byte) bool {
+			fn(m)
+			return true
+		})
+	default:
+		var buf [20]byte
+		for i := range intset.Len(s.Ints) {
+			fn(strconv.AppendInt(buf[:0], intset.At(s.Ints, i), 10))
+		}
 	}
 }
 
 // Member returns the member at a position of a non-empty set: an index for an
-// intset, a bytemap position otherwise. buf holds a formatted integer.
+// intset or a listpack, a bytemap position otherwise. buf holds a formatted
+// integer.
 func (s SetView) Member(pos int, buf *[20]byte) []byte {
-	if s.Obj != nil {
+	switch {
+	case s.Obj != nil:
 		m, _ := s.Obj.At(pos)
 		return m
+	case s.LP != nil:
+		return quicklist.Index(s.LP, pos)
 	}
 	return strconv.AppendInt(buf[:0], intset.At(s.Ints, pos), 10)
 }
@@ -78,18 +102,22 @@ func (s SetView) RandomPos() int {
 	if s.Obj != nil {
 		return s.Obj.RandomPos()
 	}
-	return rand.IntN(intset.Len(s.Ints))
+	return rand.IntN(s.Len())
 }
 
 // RandomDistinct calls fn for count distinct random members (count < Len).
 func (s SetView) RandomDistinct(count int, fn func(m []byte)) {
-	var buf [20]byte
-	member := func(p int) { fn(s.Member(p, &buf)) }
-	if s.Obj == nil {
-		eachDistinct(count, s.Len(), func() []int { return indices(s.Len()) }, nil, member)
-		return
+	switch {
+	case s.Obj != nil:
+		member := func(p int) { m, _ := s.Obj.At(p); fn(m) }
+		eachDistinct(count, s.Len(), func() []int { return mapPositions(&s.Obj.Map) }, s.Obj.RandomPos, member)
+	case s.LP != nil:
+		// By byte offset: an index would walk the listpack for each member.
+		eachDistinct(count, s.Len(), func() []int { return quicklist.Offsets(s.LP) }, nil, func(off int) { fn(quicklist.ElemAt(s.LP, off)) })
+	default:
+		var buf [20]byte
+		eachDistinct(count, s.Len(), func() []int { return indices(s.Len()) }, nil, func(p int) { fn(s.Member(p, &buf)) })
 	}
-	eachDistinct(count, s.Len(), func() []int { return mapPositions(&s.Obj.Map) }, s.Obj.RandomPos, member)
 }
 
 func (s SetView) object() keyspace.Object {
@@ -99,15 +127,16 @@ func (s SetView) object() keyspace.Object {
 	return s.Obj
 }
 
-// SetEdit is a set being changed: an intset rebuilt by each change, or the
-// hashtable changed in place. Commit stores it.
+// SetEdit is a set being changed: an intset or listpack rebuilt by each
+// change, or the hashtable changed in place. Commit stores it.
 type SetEdit struct {
 	Edit
 	SetView
 }
 
 // Begin starts an edit of key, looked up for writing as e (a set when found;
-// a missing key is an empty intset). The caller keeps s on its stack.
+// a missing key is an empty intset until Expect says otherwise). The caller
+// keeps s on its stack.
 func (s *SetEdit) Begin(env *Env, key []byte, e *keyspace.Entry, found bool) {
 	*s = SetEdit{}
 	s.begin(env, key, e, found)
@@ -117,43 +146,148 @@ func (s *SetEdit) Begin(env *Env, key []byte, e *keyspace.Entry, found bool) {
 }
 
 // BeginNew starts a set that is built, not stored in place: a result of the
-// set algebra, stored with StoreAt or only replied.
+// set algebra, stored with StoreAt or only replied. It starts as an empty
+// intset, as Redis's results do.
 func (s *SetEdit) BeginNew(env *Env) { *s = SetEdit{Edit: Edit{env: env}} }
 
-// convert turns an intset into a hashtable.
-func (s *SetEdit) convert() {
+// BeginNewLike starts a set built from members drawn from v, as Redis's
+// SPOP rebuilds the set that stays: an intset from an intset, else a
+// listpack, which converts as members are added.
+func (s *SetEdit) BeginNewLike(env *Env, v SetView) {
+	s.BeginNew(env)
+	if v.Ints == nil {
+		s.LP = quicklist.Empty
+	}
+}
+
+// Expect prepares the set for n members, the first of them first, as Redis
+// picks a set's encoding from a command's number of members (SADD's
+// setTypeCreate and setTypeMaybeConvert, SMOVE's): a new set is an intset
+// when first is an integer and n fits one, else a listpack when n fits one,
+// else a hashtable; a stored set whose form n would overflow becomes a
+// hashtable at once, whether or not the members are new.
+func (s *SetEdit) Expect(first []byte, n int) {
+	lim := s.env.Limits
+	switch {
+	case s.Len() == 0 && s.Obj == nil:
+		if _, isInt := strnum.ParseInt(first); isInt && int64(n) <= lim.SetMaxIntsetEntries() {
+			return
+		}
+		if int64(n) <= lim.SetMaxListpackEntries() {
+			s.LP = quicklist.Empty
+			return
+		}
+		s.Obj, s.Ints, s.LP, s.changed = &SetObject{}, nil, nil, true
+	case s.LP != nil && int64(n) > lim.SetMaxListpackEntries(),
+		s.Obj == nil && s.LP == nil && int64(n) > lim.SetMaxIntsetEntries():
+		s.toHashtable()
+	}
+}
+
+// toHashtable turns an intset or a listpack into a hashtable.
+func (s *SetEdit) toHashtable() {
 	o := &SetObject{}
 	s.Each(func(m []byte) { o.Set(m, nil) })
-	s.Obj, s.Ints, s.changed = o, nil, true
+	s.Obj, s.Ints, s.LP, s.changed = o, nil, nil, true
 }
 
 // Add adds m, converting as Redis's setTypeAdd does, and reports whether it is
-// new.
+// new: an intset takes integers up to set-max-intset-entries (then a
+// hashtable); a listpack takes up to set-max-listpack-entries members of
+// up to set-max-listpack-value bytes (then a hashtable); a string makes an
+// intset a listpack when one would hold it and the intset's integers.
 func (s *SetEdit) Add(m []byte) bool {
-	if s.Obj == nil {
-		v, ok := strnum.ParseInt(m)
-		if ok {
-			// Take a scratch buffer only for a change: the one not handed out
-			// last may hold s.Ints.
-			if intset.Contains(s.Ints, v) {
+	lim := s.env.Limits
+	switch {
+	case s.Obj != nil:
+		return s.Obj.Set(m, nil)
+	case s.LP != nil:
+		if quicklist.Find(s.LP, m) >= 0 {
+			return false
+		}
+		if int64(quicklist.Count(s.LP)) >= lim.SetMaxListpackEntries() || int64(len(m)) > lim.SetMaxListpackValue() {
+			s.toHashtable()
+			return s.Obj.Set(m, nil)
+		}
+		// A scratch buffer only for a change: the one not handed out last
+		// may hold s.LP.
+		s.LP = quicklist.Append(append(s.env.Scratch.Next(), s.LP...), m)
+		s.rebuilt(s.LP)
+		return true
+	}
+	v, ok := strnum.ParseInt(m)
+	if ok {
+		if intset.Contains(s.Ints, v) {
+			return false
+		}
+		s.Ints, _ = intset.Add(s.env.Scratch.Next(), s.Ints, v)
+		s.rebuilt(s.Ints)
+		if int64(intset.Len(s.Ints)) > lim.SetMaxIntsetEntries() {
+			s.toHashtable()
+		}
+		return true
+	}
+	n := intset.Len(s.Ints)
+	if int64(n) < lim.SetMaxListpackEntries() && int64(max(len(m), s.longestInt())) <= lim.SetMaxListpackValue() {
+		lp := append(s.env.Scratch.Next(), quicklist.Empty...)
+		s.Each(func(i []byte) { lp = quicklist.Append(lp, i) })
+		s.LP, s.Ints = quicklist.Append(lp, m), nil
+		s.rebuilt(s.LP)
+		return true
+	}
+	s.toHashtable()
+	return s.Obj.Set(m, nil)
+}
+
+// load adds the members of a set a file or payload holds, reporting false
+// for a duplicate. A saved listpack stays one while its members fit
+// set-max-listpack-entries, however long they are, as Redis loads it;
+// other sets are built as SADD builds them.
+func (s *SetEdit) load(members [][]byte, listpack bool) bool {
+	if !listpack || int64(len(members)) > s.env.Limits.SetMaxListpackEntries() {
+		for _, m := range members {
+			if !s.Add(m) {
 				return false
 			}
-			s.Ints, _ = intset.Add(s.env.Scratch.Next(), s.Ints, v)
-			s.rebuilt(s.Ints)
-			if int64(intset.Len(s.Ints)) > s.env.Limits.SetMaxIntsetEntries() {
-				s.convert()
-			}
-			return true
 		}
-		s.convert()
+		return true
 	}
-	return s.Obj.Set(m, nil)
+	lp := append(s.env.Scratch.Next(), quicklist.Empty...)
+	for _, m := range members {
+		if quicklist.Find(lp, m) >= 0 {
+			return false
+		}
+		lp = quicklist.Append(lp, m)
+	}
+	s.LP = lp
+	s.rebuilt(lp)
+	return true
+}
+
+// longestInt is the length of an intset's longest member as text: its
+// smallest or its largest.
+func (s SetView) longestInt() int {
+	n := intset.Len(s.Ints)
+	if n == 0 {
+		return 0
+	}
+	var buf [20]byte
+	return max(len(strconv.AppendInt(buf[:0], intset.At(s.Ints, 0), 10)), len(strconv.AppendInt(buf[:0], intset.At(s.Ints, n-1), 10)))
 }
 
 // Remove removes m and reports whether it was present.
 func (s *SetEdit) Remove(m []byte) bool {
-	if s.Obj != nil {
+	switch {
+	case s.Obj != nil:
 		return s.Obj.Delete(m)
+	case s.LP != nil:
+		i := quicklist.Find(s.LP, m)
+		if i < 0 {
+			return false
+		}
+		s.LP = quicklist.Splice(s.env.Scratch.Next(), s.LP, i, i+1)
+		s.rebuilt(s.LP)
+		return true
 	}
 	v, ok := strnum.ParseInt(m)
 	if !ok || !intset.Contains(s.Ints, v) {
@@ -167,13 +301,23 @@ func (s *SetEdit) Remove(m []byte) bool {
 // ReplaceWith makes v, a set built apart, the edited set's contents.
 func (s *SetEdit) ReplaceWith(v SetView) { s.SetView, s.changed = v, true }
 
+// compact is the inline form's bytes and encoding.
+func (s *SetEdit) compact() ([]byte, keyspace.Encoding) {
+	if s.LP != nil {
+		return s.LP, keyspace.EncListpack
+	}
+	return s.Ints, keyspace.EncIntset
+}
+
 // Commit stores the set; an emptied set is deleted.
 func (s *SetEdit) Commit() Commit {
-	return s.writeBack(keyspace.TypeSet, s.Len(), s.object(), keyspace.EncHashtable, s.Ints, keyspace.EncIntset)
+	b, enc := s.compact()
+	return s.writeBack(keyspace.TypeSet, s.Len(), s.object(), keyspace.EncHashtable, b, enc)
 }
 
 // StoreAt stores a built set at key (e looked up for writing), replacing a
 // value of any type and its expire time; an empty set deletes key.
 func (s *SetEdit) StoreAt(e *keyspace.Entry, found bool, key []byte) Commit {
-	return replace(s.env, e, found, key, keyspace.TypeSet, s.Len(), s.object(), keyspace.EncHashtable, s.Ints, keyspace.EncIntset)
+	b, enc := s.compact()
+	return replace(s.env, e, found, key, keyspace.TypeSet, s.Len(), s.object(), keyspace.EncHashtable, b, enc)
 }

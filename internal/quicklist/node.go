@@ -1,7 +1,8 @@
 // Package quicklist holds lists of byte strings in packed nodes: a small list
 // is one node kept inline in the keyspace, a large one a List, a chain of
 // nodes each within Redis's list-max-listpack-size limit. A node costs the
-// collector one pointer however many elements it packs.
+// collector one pointer however many elements it packs. A small set's
+// listpack form is a packed node too, of distinct members.
 //
 // A packed node is the element count as a uvarint followed by the elements,
 // each its length as a uvarint, its bytes, and the length's uvarint bytes
@@ -132,6 +133,43 @@ func seek(b []byte, i int) int {
 // Index returns element i (0 <= i < count) of a packed node.
 func Index(b []byte, i int) []byte {
 	e, _ := next(b, seek(b, i))
+	return e
+}
+
+// Find returns the index of the first element of a packed node equal to e,
+// or -1: a set's listpack form looks its members up with it.
+func Find(b, e []byte) int {
+	off := headerLen(b)
+	for i := range Count(b) {
+		var x []byte
+		x, off = next(b, off)
+		if string(x) == string(e) {
+			return i
+		}
+	}
+	return -1
+}
+
+// Append appends e to the packed node b, which the caller owns (it is
+// changed in place), and returns it.
+func Append(b, e []byte) []byte {
+	return setCount(appendElem(b, e), Count(b)+1)
+}
+
+// Offsets returns the byte offsets of a packed node's elements, for ElemAt.
+func Offsets(b []byte) []int {
+	offs := make([]int, Count(b))
+	off := headerLen(b)
+	for i := range offs {
+		offs[i] = off
+		_, off = next(b, off)
+	}
+	return offs
+}
+
+// ElemAt returns the element at a byte offset Offsets returned.
+func ElemAt(b []byte, off int) []byte {
+	e, _ := next(b, off)
 	return e
 }
 

@@ -200,3 +200,30 @@ func TestPushBackLeavesNoRoom(t *testing.T) {
 		}
 	}
 }
+
+// TestFindAppendOffsets: the lookups a set's listpack form makes of a
+// packed node, across a count whose uvarint grows to two bytes.
+func TestFindAppendOffsets(t *testing.T) {
+	b := append([]byte(nil), Empty...)
+	var want [][]byte
+	for i := range 200 {
+		e := []byte("m" + strconv.Itoa(i))
+		b = Append(b, e)
+		want = append(want, e)
+	}
+	if !bytes.Equal(b, packed(want)) {
+		t.Fatal("Append built another node than Splice")
+	}
+	offs := Offsets(b)
+	for i, e := range want {
+		if got := Find(b, e); got != i {
+			t.Fatalf("Find(%q) = %d, want %d", e, got, i)
+		}
+		if got := ElemAt(b, offs[i]); !bytes.Equal(got, e) {
+			t.Fatalf("ElemAt(offset %d) = %q, want %q", i, got, e)
+		}
+	}
+	if got := Find(b, []byte("m200")); got != -1 {
+		t.Fatalf("Find of a missing element = %d", got)
+	}
+}
