@@ -93,3 +93,9 @@ func (ks *Keyspace) keys() int64 {
 	}
 	return n
 }
+
+// LRFUHits is e's hit counter under the LRFU policy after its aging, which
+// OBJECT FREQ reports under that policy.
+func (db *DB) LRFUHits(e *Entry) int64 {
+	return int64(lrfuHits(e.Access(), db.ks.lrfu.now()))
+}
