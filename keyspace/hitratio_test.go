@@ -50,6 +50,7 @@ func TestHitRatioReport(t *testing.T) {
 		t.Skip("a report, not a check: set KEYHIVE_HITRATIO=1")
 	}
 	const keys, length = 20000, 400000
+	t.Log("trace         size    lru    lfu   lrfu (sampled, this keyspace);  exact-lru  sieve  s3-fifo  w-tinylfu (exact, cachetrace)")
 	for _, tr := range cachetrace.All(keys, length, 1) {
 		w := tr.Distinct()
 		for _, frac := range []float64{0.10, 0.25, 0.50} {
@@ -57,6 +58,9 @@ func TestHitRatioReport(t *testing.T) {
 			line := fmt.Sprintf("%-12s %3.0f%%", tr.Name, frac*100)
 			for _, p := range []EvictPolicy{EvictLRU, EvictLFU, EvictLRFU} {
 				line += fmt.Sprintf(" %6.2f", 100*replayHitRatio(tr.Keys, c, p))
+			}
+			for _, r := range cachetrace.References {
+				line += fmt.Sprintf(" %6.2f", 100*r.Run(tr.Keys, c))
 			}
 			t.Log(line)
 		}
