@@ -127,7 +127,7 @@ func main() {
 
 type result struct {
 	hit       float64
-	held      int64 // on average
+	held      int64   // on average
 	cpuPerReq float64 // server CPU microseconds per read (its SETs included)
 }
 
