@@ -106,8 +106,9 @@ func (db *DB) candidates(volatile bool) int64 {
 	return db.Len()
 }
 
-// score is how soon the entry e (its encoded bytes) should go; an LRU or LFU
-// score reads only the header's access clock.
+// score is how soon the entry e (its encoded bytes) should go; an LRU, LFU
+// or LRFU score reads only the header's access clock (lrfuNow: the LRFU
+// clock's tick).
 func score(e []byte, policy EvictPolicy, now int64, decayTime int, lrfuNow uint32) uint64 {
 	access := getAccess(e)
 	switch policy {

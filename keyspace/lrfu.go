@@ -9,8 +9,9 @@ import (
 // sooner the longer it has been idle and the fewer hits it had, by the score
 // idle / (hits+1)^1.5, so a key read often survives a longer idle spell
 // than one read once, and a key hot once gives way when it goes unread (the
-// exponent was chosen by replaying traces, bench/hitratio: at 1 keys once
-// hot stay too long under Zipf, at 2 they do under shifting popularity).
+// exponent was chosen by replaying traces, hitratio_test.go: at 1 the
+// rarely read keys are kept too long under Zipf, at 2 the keys once hot
+// are under shifting popularity; docs/eviction.md).
 //
 // An entry's 24-bit access clock holds its hits (lrfuFreqBits, saturating)
 // and the tick of its last access on a logical clock that advances with
