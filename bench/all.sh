@@ -49,6 +49,10 @@ tool() {
 		echo "go run ./bench/pubsub -keyhive $KEYHIVE_BIN -rounds 5" ;;
 	eviction) [ "$q" = 1 ] && echo "env ROUNDS=2 N=50000 FILL=700000 bench/eviction.sh" ||
 		echo "env ROUNDS=5 bench/eviction.sh" ;;
+	hitratio) [ "$q" = 1 ] && echo "go run ./bench/hitratio -keyhive $KEYHIVE_BIN -keys 5000 -length 20000 -traces zipf-1.0,ipx -fracs 0.25" ||
+		echo "go run ./bench/hitratio -keyhive $KEYHIVE_BIN" ;;
+	lrfu-cpu) [ "$q" = 1 ] && echo "env KEYHIVE_PLAIN=$KEYHIVE_BIN KEYHIVE_BIN=bench/keyhive-evicting.sh REDIS_BIN=bench/keyhive-evicting-lru.sh ROUNDS=2 N=30000 TESTS='set get' bench/cpu_per_request.sh" ||
+		echo "env KEYHIVE_PLAIN=$KEYHIVE_BIN KEYHIVE_BIN=bench/keyhive-evicting.sh REDIS_BIN=bench/keyhive-evicting-lru.sh ROUNDS=5 TESTS='set get' bench/cpu_per_request.sh" ;;
 	rdb) [ "$q" = 1 ] && echo "env ROUNDS=2 KEYS=200000 bench/rdb.sh" ||
 		echo "env KEYS=10000000 ROUNDS=3 bench/rdb.sh" ;;
 	aof) [ "$q" = 1 ] && echo "env ROUNDS=2 KEYS=100000 bench/aof.sh" ||
@@ -60,7 +64,7 @@ tool() {
 	*) return 1 ;;
 	esac
 }
-all="throughput throughput-more cpu memory collections shapes json pubsub eviction rdb aof bgsave workloads"
+all="throughput throughput-more cpu memory collections shapes json pubsub eviction hitratio lrfu-cpu rdb aof bgsave workloads"
 names=${*:-$all}
 for name in $names; do tool "$name" >/dev/null || { echo "all.sh: unknown benchmark $name (known: $all)" >&2; exit 2; }; done
 

@@ -304,7 +304,9 @@ func (c *Config) MaxMemoryClients() (bytes int64, percent int) {
 }
 
 // MaxMemoryPolicy is one of volatile-lru, volatile-lfu, volatile-random,
-// volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction.
+// volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction, Redis
+// 8.6's volatile-lrm and allkeys-lrm, and Keyhive's volatile-lrfu and
+// allkeys-lrfu.
 func (c *Config) MaxMemoryPolicy() string        { return c.enum(ixMaxMemoryPolicy) }
 func (c *Config) MaxMemorySamples() int          { return int(c.i64(ixMaxMemorySamples)) }
 func (c *Config) MaxMemoryEvictionTenacity() int { return int(c.i64(ixMaxMemoryEvictionTenac)) }

@@ -94,7 +94,8 @@ var (
 	noYesLocal = ev("no", "yes", "local")
 	evPolicy   = append(ev("volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
 		"allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"),
-		enumVal{"volatile-lrm", 8, true}, enumVal{"allkeys-lrm", 9, true}) // Redis 8.6
+		enumVal{"volatile-lrm", 8, true}, enumVal{"allkeys-lrm", 9, true}, // Redis 8.6
+		enumVal{"volatile-lrfu", 10, true}, enumVal{"allkeys-lrfu", 11, true}) // Keyhive's (docs/eviction.md)
 	evLoglevel   = append(ev("debug", "verbose", "notice", "warning"), enumVal{"nothing", 4, true}) // Redis 7.2
 	evFsync      = ev("everysec", "always", "no")
 	evSupervised = ev("upstart", "systemd", "auto", "no")

@@ -466,7 +466,8 @@ func objectCommand(x *command.Ctx, sub string) {
 		x.W.Null()
 		return
 	}
-	lfu := strings.Contains(x.Config().MaxMemoryPolicy(), "lfu")
+	policy := x.Config().MaxMemoryPolicy()
+	lfu, lrfu := strings.HasSuffix(policy, "-lfu"), strings.HasSuffix(policy, "-lrfu")
 	switch sub {
 	case "encoding":
 		x.W.BulkString(e.Encoding().Name())
@@ -477,12 +478,20 @@ func objectCommand(x *command.Ctx, sub string) {
 			x.W.Int(1)
 		}
 	case "idletime":
+		if lrfu {
+			x.W.Error("ERR An LRFU maxmemory policy is selected, idle time not tracked in seconds.")
+			return
+		}
 		if lfu {
 			x.W.Error("ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
 			return
 		}
 		x.W.Int(values.IdleSeconds(e.Access(), x.Now))
 	case "freq":
+		if lrfu {
+			x.W.Int(x.DB.LRFUHits(&e)) // its hits, aged
+			return
+		}
 		if !lfu {
 			x.W.Error("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
 			return
@@ -494,7 +503,7 @@ func objectCommand(x *command.Ctx, sub string) {
 // IsSharedInteger reports whether Redis would store e's value as one of its
 // shared integers under policy (see sharedIntegerPolicy).
 func IsSharedInteger(e *keyspace.Entry, policy string) bool {
-	if e.Encoding() != keyspace.EncInt || strings.Contains(policy, "lru") || strings.Contains(policy, "lfu") || strings.Contains(policy, "lrm") {
+	if e.Encoding() != keyspace.EncInt || strings.Contains(policy, "lru") || strings.Contains(policy, "lfu") || strings.Contains(policy, "lrm") || strings.Contains(policy, "lrfu") {
 		return false
 	}
 	v, _ := strnum.ParseInt(e.Value())

@@ -60,6 +60,9 @@ func lfuIncr(counter int64, logFactor int) int64 {
 
 // newAccess is the access clock of a key created at now.
 func (ks *Keyspace) newAccess(now int64) uint32 {
+	if ks.lrfu.on.Load() {
+		return ks.lrfu.newAccess()
+	}
 	if ks.lfu.Load() != nil {
 		return lfuMinutes(now)<<8 | lfuInitVal
 	}
@@ -68,6 +71,9 @@ func (ks *Keyspace) newAccess(now int64) uint32 {
 
 // touchedAccess is the access clock of a key accessed at now.
 func (ks *Keyspace) touchedAccess(old uint32, now int64) uint32 {
+	if ks.lrfu.on.Load() {
+		return ks.lrfu.touched(old)
+	}
 	if p := ks.lfu.Load(); p != nil {
 		return lfuMinutes(now)<<8 | uint32(lfuIncr(LFUCounter(old, now, p.decayTime), p.logFactor))
 	}
@@ -77,6 +83,9 @@ func (ks *Keyspace) touchedAccess(old uint32, now int64) uint32 {
 // rewrittenAccess is the access clock of a key whose value is replaced: a new
 // value gets a fresh LRU clock, while under LFU the key keeps its counter.
 func (ks *Keyspace) rewrittenAccess(old uint32, now int64) uint32 {
+	if ks.lrfu.on.Load() {
+		return ks.lrfu.rewritten(old)
+	}
 	if ks.lfu.Load() != nil {
 		return old
 	}

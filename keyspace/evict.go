@@ -20,6 +20,7 @@ const (
 	EvictLFU                       // the least frequently used first
 	EvictRandom                    // any
 	EvictTTL                       // the nearest expire time first
+	EvictLRFU                      // by idle time and hits (lrfu.go)
 )
 
 const (
@@ -87,6 +88,9 @@ func (ks *Keyspace) EvictOne(ev *Evictor, policy EvictPolicy, volatile bool, sam
 			ev.n--
 			c := &ev.pool[ev.n]
 			if freed, ok := ks.DB(c.db).evictKey(c.key, onEvict); ok {
+				if policy == EvictLRFU {
+					ks.lrfu.advance(ks.keys())
+				}
 				return freed, true
 			}
 		}
@@ -102,15 +106,18 @@ func (db *DB) candidates(volatile bool) int64 {
 	return db.Len()
 }
 
-// score is how soon the entry e (its encoded bytes) should go; an LRU or LFU
-// score reads only the header's access clock.
-func score(e []byte, policy EvictPolicy, now int64, decayTime int) uint64 {
+// score is how soon the entry e (its encoded bytes) should go; an LRU, LFU
+// or LRFU score reads only the header's access clock (lrfuNow: the LRFU
+// clock's tick).
+func score(e []byte, policy EvictPolicy, now int64, decayTime int, lrfuNow uint32) uint64 {
 	access := getAccess(e)
 	switch policy {
 	case EvictLFU:
 		return 255 - uint64(LFUCounter(access, now, decayTime))
 	case EvictTTL:
 		return ^uint64(0) - uint64(decode(e).expire)
+	case EvictLRFU:
+		return lrfuScore(access, lrfuNow)
 	}
 	return uint64(idleSeconds(access, now))
 }
@@ -169,6 +176,7 @@ func (ev *Evictor) insert(score uint64, db int, key []byte) {
 // overlap instead of coming one after the other.
 func (db *DB) sample(ev *Evictor, policy EvictPolicy, volatile bool, n int, now int64, decayTime int) {
 	got := 0
+	lrfuNow := db.ks.lrfu.now()
 	start := rand.IntN(Shards)
 	for i := 0; i < Shards && got < n; i++ {
 		sh := db.lockShard((start + i) % Shards)
@@ -193,7 +201,7 @@ func (db *DB) sample(ev *Evictor, policy EvictPolicy, volatile bool, n int, now 
 				continue
 			}
 			got++
-			if sc := score(e, policy, now, decayTime); !ev.rejects(sc) {
+			if sc := score(e, policy, now, decayTime, lrfuNow); !ev.rejects(sc) {
 				ev.insert(sc, db.id, entryKey(e))
 			}
 		}

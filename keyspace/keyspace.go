@@ -150,6 +150,7 @@ type Keyspace struct {
 	seed  maphash.Seed
 	hooks Hooks
 	lfu   atomic.Pointer[lfuParams] // nil: LRU access clocks
+	lrfu  lrfuClock                 // the LRFU policy's clock
 
 	ExpiredKeys atomic.Int64 // keys removed because their TTL passed
 	// listpackSets is set once a set is stored as a listpack (see

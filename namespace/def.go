@@ -50,9 +50,10 @@ const (
 	OrderTTL                         // the nearest expire time first (keys without one last)
 	OrderRandom                      // any
 	OrderHitsThenOldest              // the fewest hits first, then the oldest (by creation)
+	OrderLRFU                        // the lowest hits decayed by age (table.go, lrfuScore)
 )
 
-var orderNames = []string{"reject", "lru", "lfu", "ttl", "random", "lowest-hits-then-oldest"}
+var orderNames = []string{"reject", "lru", "lfu", "ttl", "random", "lowest-hits-then-oldest", "lrfu"}
 
 func (o Order) String() string { return orderNames[o] }
 
@@ -198,7 +199,7 @@ func Parse(args []string) (Def, error) {
 			}
 			o, ok := parseOrder(v)
 			if !ok {
-				return Def{}, fmt.Errorf("ERR unknown EVICT order '%s' (lru, lfu, ttl, random, lowest-hits-then-oldest)", v)
+				return Def{}, fmt.Errorf("ERR unknown EVICT order '%s' (lru, lfu, ttl, random, lowest-hits-then-oldest, lrfu)", v)
 			}
 			d.Evict, evictSet = o, true
 		case "types":

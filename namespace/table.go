@@ -104,7 +104,7 @@ func NewTable(defs []Def, dbs int) *Table {
 		t.guarded = t.guarded || t.defs[i].Guards()
 		if t.defs[i].Indexed() {
 			t.indexed = true
-			if o := t.defs[i].Evict; o == OrderLRU || o == OrderLFU || o == OrderHitsThenOldest {
+			if o := t.defs[i].Evict; o == OrderLRU || o == OrderLFU || o == OrderHitsThenOldest || o == OrderLRFU {
 				t.byHits = true
 			}
 		}
@@ -336,7 +336,25 @@ func (t *Table) touch(ix *evictIndex, ns int, key []byte) {
 		if hits := int64(old) >> seqBits; hits < maxHits {
 			ix.keys.SetScore(key, old+float64(int64(1)<<seqBits))
 		}
+	case OrderLRFU:
+		ix.keys.SetScore(key, lrfuScore(old, t.lrfuNow(ix, ns)))
 	}
+}
+
+// LRFU as Lee et al. define it: a key's value is the sum over its accesses
+// of 2^(-age/h), age in accesses to the namespace and h the half-life, here
+// as many accesses as the index holds keys. The index stores it as
+// log2(sum 2^(t_i/h)), which an access at t raises to
+// log2(2^score + 2^(t/h)) and time leaves alone, so comparing stored scores
+// compares the keys' values at any instant.
+func lrfuScore(old, now float64) float64 {
+	hi, lo := max(old, now), min(old, now)
+	return hi + math.Log2(1+math.Exp2(lo-hi))
+}
+
+// lrfuNow is the time of a new access in half-lives (under ix.mu).
+func (t *Table) lrfuNow(ix *evictIndex, ns int) float64 {
+	return float64(t.nextSeq(ns)) / float64(max(ix.keys.Len(), 1))
 }
 
 func (t *Table) nextSeq(ns int) int64 { return t.seq[ns].Add(1) & (1<<seqBits - 1) }
@@ -352,6 +370,8 @@ func (t *Table) reindex(ix *evictIndex, ns int, key []byte, keys, expireAt int64
 		switch t.defs[ns].Evict {
 		case OrderLRU, OrderLFU, OrderHitsThenOldest:
 			score = float64(t.nextSeq(ns))
+		case OrderLRFU:
+			score = t.lrfuNow(ix, ns)
 		case OrderTTL:
 			score = ttlScore(expireAt)
 		case OrderRandom:

@@ -20,7 +20,7 @@ func init() {
 	bindSub("namespace", "help", func(x *Ctx) {
 		writeHelp(x, "NAMESPACE", []string{
 			"DEFINE <name> PREFIX <prefix>|PATTERN <pattern> [MAX-KEYS <n>] [MAX-MEMORY <bytes>]",
-			"    [REJECT|EVICT lru|lfu|ttl|random|lowest-hits-then-oldest] [PROTECTED]",
+			"    [REJECT|EVICT lru|lfu|ttl|random|lowest-hits-then-oldest|lrfu] [PROTECTED]",
 			"    [REQUIRE-TTL] [DEFAULT-TTL <seconds>] [MAX-TTL <seconds>] [TYPES <type>[,<type>...]]",
 			"    Declare a namespace (or replace the one of that name).",
 			"DROP <name>", "    Remove a namespace declaration; its keys stay.",

@@ -77,7 +77,8 @@ func (s *Server) watchMaxMemory() {
 		e.lrm.Store(scope == "lrm")
 		e.policy.Store(uint32(map[string]keyspace.EvictPolicy{
 			"lru": keyspace.EvictLRU, "lfu": keyspace.EvictLFU, "random": keyspace.EvictRandom, "ttl": keyspace.EvictTTL,
-			"lrm": keyspace.EvictLRU, // by the write-only clocks
+			"lrm":  keyspace.EvictLRU, // by the write-only clocks
+			"lrfu": keyspace.EvictLRFU,
 		}[scope]))
 	}
 	sync()
@@ -287,12 +288,14 @@ func (s *Server) keyEvicted(db int, key []byte) {
 	s.stream.Publish(db, [][]byte{verb, key})
 }
 
-// watchAccessPolicy keeps the keyspace's access clocks (LRU or LFU) in step
+// watchAccessPolicy keeps the keyspace's access clocks (LRU, LFU or LRFU) in step
 // with maxmemory-policy, lfu-log-factor and lfu-decay-time. The server calls it
 // once, after creating the keyspace.
 func (s *Server) watchAccessPolicy() {
 	sync := func() {
-		s.ks.SetLFU(strings.Contains(s.cfg.MaxMemoryPolicy(), "lfu"), s.cfg.LFULogFactor(), s.cfg.LFUDecayTime())
+		p := s.cfg.MaxMemoryPolicy()
+		s.ks.SetLFU(strings.HasSuffix(p, "-lfu"), s.cfg.LFULogFactor(), s.cfg.LFUDecayTime())
+		s.ks.SetLRFU(strings.HasSuffix(p, "-lrfu"))
 	}
 	sync()
 	for _, name := range []string{"maxmemory-policy", "lfu-log-factor", "lfu-decay-time"} {

@@ -30,6 +30,8 @@ type FileConfig interface {
 // maxmemory policy.
 func AccessModeOf(policy string) AccessMode {
 	switch {
+	case strings.Contains(policy, "lrfu"):
+		return AccessLRFU
 	case strings.Contains(policy, "lfu"):
 		return AccessLFU
 	case strings.Contains(policy, "lru"):

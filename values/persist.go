@@ -22,6 +22,9 @@ const (
 	AccessNone AccessMode = iota
 	AccessLRU
 	AccessLFU
+	// AccessLRFU: Keyhive's LRFU policy, whose clock is no file's; files
+	// record nothing and loaded keys start as new ones.
+	AccessLRFU
 )
 
 // StringEncoding picks the encoding Redis gives a string stored from a
@@ -283,6 +286,7 @@ func storeCollection(env *Env, e keyspace.Entry, key []byte, v *persistence.Valu
 // LRU idle time (none when negative).
 func SetAccess(env *Env, e *keyspace.Entry, mode AccessMode, freq int, idle int64) {
 	switch {
+	case mode == AccessLRFU:
 	case mode == AccessLFU && freq >= 0:
 		env.DB.SetAccess(e, keyspace.LFUAccess(int64(freq), env.Now))
 	case mode != AccessLFU && idle >= 0:

@@ -1,0 +1,45 @@
+package keyspace
+
+import (
+	"strconv"
+	"testing"
+)
+
+// BenchmarkSetEvicting is one SET of a new key and the eviction it causes
+// in a full keyspace of 100,000 keys, per policy: what maxmemory eviction
+// costs a write (go test -run - -bench SetEvicting ./keyspace/).
+func BenchmarkSetEvicting(b *testing.B) {
+	for _, p := range []struct {
+		name   string
+		policy EvictPolicy
+	}{{"lru", EvictLRU}, {"lfu", EvictLFU}, {"lrfu", EvictLRFU}} {
+		b.Run(p.name, func(b *testing.B) {
+			ks := New(1, Hooks{})
+			ks.SetLFU(p.policy == EvictLFU, 10, 1)
+			ks.SetLRFU(p.policy == EvictLRFU)
+			var ev Evictor
+			var set LockSet
+			value := make([]byte, 16)
+			key := make([]byte, 0, 24)
+			const capacity = 100000
+			now := int64(1_700_000_000_000)
+			onEvict := func(int, []byte) {}
+			put := func(i int) {
+				key = strconv.AppendInt(append(key[:0], "key:"...), int64(i), 10)
+				set.Reset()
+				set.Add(key)
+				db := ks.Lock(0, &set)
+				db.Set(key, TypeString, EncRaw, value, 0, now)
+				ks.Unlock(db, &set)
+			}
+			for i := range capacity {
+				put(i)
+			}
+			b.ResetTimer()
+			for i := range b.N {
+				put(capacity + i)
+				ks.EvictOne(&ev, p.policy, false, 5, now, 1, onEvict)
+			}
+		})
+	}
+}
