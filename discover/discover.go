@@ -383,6 +383,19 @@ func (s *Sketch) sampledTotals() [NumFigures]int64 {
 	return t
 }
 
+// Discovered reports whether a bucket of some depth names prefix.
+func (s *Sketch) Discovered(prefix []byte) bool {
+	fp := s.fingerprint(prefix)
+	for d := range s.cfg.Depth {
+		for r := range NamedRows {
+			if s.named[(d*NamedRows+r)*s.cfg.Width+int(fp>>(16*r)&s.mask)].fp.Load() == fp {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // Prefix is a discovered prefix with its estimated figures, each within
 // Error of the true count (see the package's error bound).
 type Prefix struct {
