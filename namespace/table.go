@@ -72,7 +72,7 @@ type Table struct {
 	defs     []Def
 	declared bool
 	disc     *discover.Sketch // nil: discovery off
-	patterns [][]byte // defs' patterns as bytes, for glob.Match
+	patterns [][]byte         // defs' patterns as bytes, for glob.Match
 	nodes    []node
 	edges    []edge
 	rows     []atomic.Pointer[row]
