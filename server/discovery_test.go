@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -254,5 +256,34 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("condition not met within 10s")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestPromotePropagatesDefine checks that PROMOTE reaches the AOF as the
+// NAMESPACE DEFINE it amounts to: a reload's sketch need not hold the
+// prefix.
+func TestPromotePropagatesDefine(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	rdb := nsClient(t, "--dir", dir, "--appendonly", "yes", "--appendfsync", "always")
+	for i := range 2000 {
+		rdb.Set(ctx, fmt.Sprintf("cache:project:%d", i), "v", 0)
+	}
+	nsDo(t, rdb, "NAMESPACE", "PROMOTE", "cache:project:", "PROTECTED")
+	files, err := filepath.Glob(filepath.Join(dir, "appendonlydir", "*.incr.aof"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no incremental AOF in %s: %v", dir, err)
+	}
+	var aof []byte
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		aof = append(aof, b...)
+	}
+	want := "$9\r\nNAMESPACE\r\n$6\r\nDEFINE\r\n$13\r\ncache-project\r\n$6\r\nPREFIX\r\n$14\r\ncache:project:\r\n$9\r\nPROTECTED\r\n"
+	if !strings.Contains(string(aof), want) || strings.Contains(strings.ToUpper(string(aof)), "PROMOTE") {
+		t.Fatalf("AOF lacks PROMOTE's DEFINE:\n%q", aof[max(0, len(aof)-400):])
 	}
 }
