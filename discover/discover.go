@@ -137,6 +137,7 @@ type Sketch struct {
 	keySeed  uint64
 	prefSeed uint64
 	dbs      []atomic.Pointer[dbState]
+	dbsUsed  atomic.Int32 // databases up to the highest one with figures, so reads skip the rest
 	act      []activity // Depth·Rows·Width
 	actTotal activity
 	named    []slot       // Depth·NamedRows·Width
@@ -159,6 +160,7 @@ func New(cfg Config) *Sketch {
 		claimMu:  make([]sync.Mutex, cfg.Depth),
 	}
 	s.dbs[0].Store(s.newDBState()) // most keyspaces use database 0 alone
+	s.dbsUsed.Store(1)
 	return s
 }
 
@@ -200,6 +202,8 @@ func (s *Sketch) Changed(db int, key []byte, keys, volatile, bytes int64) {
 		st = s.newDBState()
 		if !s.dbs[db].CompareAndSwap(nil, st) {
 			st = s.dbs[db].Load()
+		}
+		for used := s.dbsUsed.Load(); used <= int32(db) && !s.dbsUsed.CompareAndSwap(used, int32(db)+1); used = s.dbsUsed.Load() {
 		}
 	}
 	st.total.add(keys, volatile, bytes)
@@ -297,7 +301,7 @@ func (s *Sketch) claim(d int, fp uint64, prefix []byte) {
 		switch holder = sl.fp.Load(); {
 		case holder == fp:
 		case holder == 0:
-			s.name(sl, fp, prefix, 1)
+			s.name(sl, fp, prefix, minVotes)
 		default:
 			mine, theirs := s.estimate(d, fp), s.estimate(d, holder)
 			totals := s.sampledTotals()
@@ -329,10 +333,14 @@ func share(e, totals *[NumFigures]int64) float64 {
 }
 
 // weight is how many challenges a holder of estimate e withstands before
-// it is compared again: its sampled keys and events.
+// it is compared again: its sampled keys and events, and at least
+// minVotes, so that a stream of prefixes seen once (random ones) costs a
+// comparison per minVotes of them.
 func weight(e *[NumFigures]int64) int64 {
-	return min(max(e[Keys]+e[Reads]+e[Writes], 1), 1<<20)
+	return min(max(e[Keys]+e[Reads]+e[Writes], minVotes), 1<<20)
 }
+
+const minVotes = 8
 
 // estimate returns the sampled figures of the prefix fp at depth d: the
 // smallest bucket of each row.
@@ -345,7 +353,7 @@ func (s *Sketch) estimate(d int, fp uint64) [NumFigures]int64 {
 	for r := range Rows {
 		i := base + r*s.cfg.Width + int(fp>>(16*r)&s.mask)
 		var k, v, b int64
-		for db := range s.dbs {
+		for db := range s.dbsUsed.Load() {
 			if st := s.dbs[db].Load(); st != nil {
 				c := &st.cells[i]
 				k += c.keys.Load()
@@ -369,7 +377,7 @@ func (s *Sketch) estimate(d int, fp uint64) [NumFigures]int64 {
 // key and event counts once per depth).
 func (s *Sketch) sampledTotals() [NumFigures]int64 {
 	var t [NumFigures]int64
-	for db := range s.dbs {
+	for db := range s.dbsUsed.Load() {
 		if st := s.dbs[db].Load(); st != nil {
 			t[Keys] += st.total.keys.Load()
 			t[Volatile] += st.total.volatile.Load()
@@ -508,6 +516,7 @@ func (s *Sketch) SwapDB(a, b int) {
 	sa, sb := s.dbs[a].Load(), s.dbs[b].Load()
 	s.dbs[a].Store(sb)
 	s.dbs[b].Store(sa)
+	s.dbsUsed.Store(max(s.dbsUsed.Load(), int32(max(a, b))+1))
 }
 
 // Reset forgets every database's keys (the keyspace then reports each key

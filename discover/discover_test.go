@@ -326,3 +326,19 @@ func BenchmarkRead(b *testing.B) {
 		s.Read(key)
 	}
 }
+
+// BenchmarkChangedRandomPrefixes is the worst case for the named buckets:
+// every sampled key brings a new prefix that challenges a bucket's holder.
+func BenchmarkChangedRandomPrefixes(b *testing.B) {
+	s := New(Config{Delimiter: ':', Depth: 3, Width: 1024, Seed: 1})
+	r := rand.New(rand.NewPCG(1, 1))
+	keys := make([][]byte, 1<<16)
+	for i := range keys {
+		keys[i] = fmt.Appendf(nil, "%x:%x:%x:1", r.Uint32(), r.Uint32(), r.Uint32())
+	}
+	i := 0
+	for b.Loop() {
+		s.Changed(0, keys[i&(1<<16-1)], 1, 0, 40)
+		i++
+	}
+}
