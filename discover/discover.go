@@ -138,7 +138,7 @@ type Sketch struct {
 	prefSeed uint64
 	dbs      []atomic.Pointer[dbState]
 	dbsUsed  atomic.Int32 // databases up to the highest one with figures, so reads skip the rest
-	act      []activity // Depth·Rows·Width
+	act      []activity   // Depth·Rows·Width
 	actTotal activity
 	named    []slot       // Depth·NamedRows·Width
 	claimMu  []sync.Mutex // per depth: renaming a slot, reading names
