@@ -203,7 +203,11 @@ func (s *Sketch) Changed(db int, key []byte, keys, volatile, bytes int64) {
 		if !s.dbs[db].CompareAndSwap(nil, st) {
 			st = s.dbs[db].Load()
 		}
-		for used := s.dbsUsed.Load(); used <= int32(db) && !s.dbsUsed.CompareAndSwap(used, int32(db)+1); used = s.dbsUsed.Load() {
+		for {
+			used := s.dbsUsed.Load()
+			if used > int32(db) || s.dbsUsed.CompareAndSwap(used, int32(db)+1) {
+				break
+			}
 		}
 	}
 	st.total.add(keys, volatile, bytes)
