@@ -253,15 +253,19 @@ func (s *Server) writeDiscoveryMetrics(p *promtext.Writer) {
 		name := "keyhive_discovered_prefix_" + discoveryMetricNames[f]
 		p.Family(name, discoveryMetricKinds[f], "Estimated "+discoveryMetricHelp[f]+" of the prefix, one of the top by bytes at its depth (NAMESPACE DISCOVER)")
 		for _, x := range top {
-			p.Sample(name, float64(x.Figures[f]), "depth", strconv.Itoa(x.Depth), "prefix", x.Name)
+			p.Sample(name, float64(x.Figures[f]), "depth", strconv.Itoa(x.Depth), "prefix", metricLabel(x.Name))
 		}
 		errName := name + "_error"
 		p.Family(errName, promtext.Gauge, "The error bound of "+name+" (99.9%)")
 		for _, x := range top {
-			p.Sample(errName, float64(x.Error[f]), "depth", strconv.Itoa(x.Depth), "prefix", x.Name)
+			p.Sample(errName, float64(x.Error[f]), "depth", strconv.Itoa(x.Depth), "prefix", metricLabel(x.Name))
 		}
 	}
 }
+
+// metricLabel makes a prefix a label value: the text format needs UTF-8,
+// which binary keys (and a prefix cut inside a character) are not.
+func metricLabel(prefix string) string { return strings.ToValidUTF8(prefix, "\uFFFD") }
 
 var (
 	discoveryMetricNames = [discover.NumFigures]string{"keys", "keys_expiring", "bytes", "reads_total", "writes_total", "evictions_total", "expirations_total"}

@@ -287,3 +287,28 @@ func TestPromotePropagatesDefine(t *testing.T) {
 		t.Fatalf("AOF lacks PROMOTE's DEFINE:\n%q", aof[max(0, len(aof)-400):])
 	}
 }
+
+// TestDiscoveryMetrics scrapes the top prefixes from the metrics endpoint.
+func TestDiscoveryMetrics(t *testing.T) {
+	ctx := context.Background()
+	srv := startKeyhive(t, "--metrics-port", freePort(t), "--metrics-bind", "127.0.0.1")
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	for i := range 1000 {
+		rdb.Set(ctx, fmt.Sprintf("ql:v1:link:%d", i), "v", 0)
+		rdb.Set(ctx, fmt.Sprintf("bin\xff:%d", i), "v", 0)
+	}
+	text := httpGet(t, "http://"+srv.MetricsAddr()+"/metrics")
+	for _, want := range []string{
+		"# TYPE keyhive_discovered_prefix_keys gauge\n",
+		`keyhive_discovered_prefix_keys{depth="3",prefix="ql:v1:link:"} `,
+		`keyhive_discovered_prefix_keys_error{depth="1",prefix="ql:"} `,
+		`keyhive_discovered_prefix_bytes{depth="1",prefix="bin` + "\uFFFD" + `:"} `,
+		"# TYPE keyhive_discovered_prefix_writes_total counter\n",
+		"keyhive_discovery_memory_bytes 1.2288e+06\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("scrape lacks %q", want)
+		}
+	}
+}
