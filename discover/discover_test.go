@@ -342,3 +342,34 @@ func BenchmarkChangedRandomPrefixes(b *testing.B) {
 		i++
 	}
 }
+
+// TestConcurrentEvents runs events from several goroutines while Top reads:
+// the sketch's atomics and claim lock keep it consistent (run with -race).
+func TestConcurrentEvents(t *testing.T) {
+	s := New(Config{Delimiter: ':', Depth: 2, Width: 64, DBs: 2, Seed: 9})
+	done := make(chan struct{})
+	for g := range 4 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := range 20000 {
+				k := fmt.Appendf(nil, "p%d:q%d:%d", i%7, g, i)
+				s.Changed(g%2, k, 1, 1, 10)
+				s.Read(k)
+				s.Wrote(k)
+				if i%50 == 0 {
+					s.Top(1+i%2, Keys, 5)
+				}
+			}
+		}()
+	}
+	for range 4 {
+		<-done
+	}
+	var sum int64
+	for _, p := range s.Top(1, Keys, 100) {
+		sum += p.Figures[Keys]
+	}
+	if total := s.Totals()[Keys]; sum < total || total == 0 {
+		t.Fatalf("the prefixes' keys add up to %d, the total is %d", sum, total)
+	}
+}
