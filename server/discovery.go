@@ -158,6 +158,13 @@ func namespacePromote(x *Ctx) {
 		name, rest = rest[1], rest[2:]
 	} else {
 		name = prefixName(string(prefix), disc.Config().Delimiter)
+		for _, d := range x.s.schemaDefs() {
+			if d.Name == name && (d.Prefix != string(prefix) || d.Pattern != "") {
+				// DEFINE would replace it: a derived name must not.
+				x.W.Error(fmt.Sprintf("ERR namespace '%s' already exists: give PROMOTE a NAME", name))
+				return
+			}
+		}
 	}
 	define := append([]string{name, "PREFIX", string(prefix)}, rest...)
 	d, err := namespace.Parse(define)

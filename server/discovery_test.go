@@ -180,6 +180,11 @@ func TestDiscoverCommands(t *testing.T) {
 	if name := nsDo(t, rdb, "NAMESPACE", "PROMOTE", "ql:v1:link:", "MAX-KEYS", 100000); name != "ql-v1-link" {
 		t.Fatalf("PROMOTE: %v", name)
 	}
+	nsDo(t, rdb, "NAMESPACE", "DEFINE", "lock", "PREFIX", "lock:x:")
+	if err := rdb.Do(ctx, "NAMESPACE", "PROMOTE", "lock:").Err(); err == nil || err.Error() != "ERR namespace 'lock' already exists: give PROMOTE a NAME" {
+		t.Fatalf("PROMOTE onto a taken name: %v", err)
+	}
+	nsDo(t, rdb, "NAMESPACE", "DROP", "lock")
 	if name := nsDo(t, rdb, "NAMESPACE", "PROMOTE", "lock:", "NAME", "locks", "REQUIRE-TTL"); name != "locks" {
 		t.Fatalf("PROMOTE NAME: %v", name)
 	}
