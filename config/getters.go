@@ -64,6 +64,10 @@ var (
 	ixPidFile                 = mustIdx("pidfile")
 	ixPort                    = mustIdx("port")
 	ixMetricsPort             = mustIdx("metrics-port")
+	ixDiscovery               = mustIdx("namespace-discovery")
+	ixDiscoveryCapacity       = mustIdx("namespace-discovery-capacity")
+	ixDiscoveryDelimiter      = mustIdx("namespace-discovery-delimiter")
+	ixDiscoveryDepth          = mustIdx("namespace-discovery-depth")
 	ixMetricsBind             = mustIdx("metrics-bind")
 	ixProtectedMode           = mustIdx("protected-mode")
 	ixAlwaysShowLogo          = mustIdx("always-show-logo")
@@ -175,6 +179,14 @@ func capInt64(v uint64) int64 {
 // Network.
 
 func (c *Config) Port() int { return int(c.i64(ixPort)) }
+
+// Discovery reports whether the discovered prefixes are kept, split at
+// DiscoveryDelimiter to DiscoveryDepth, with DiscoveryCapacity buckets per
+// sketch row.
+func (c *Config) Discovery() bool          { return c.boolean(ixDiscovery) }
+func (c *Config) DiscoveryCapacity() int   { return int(c.i64(ixDiscoveryCapacity)) }
+func (c *Config) DiscoveryDelimiter() byte { return c.str(ixDiscoveryDelimiter)[0] }
+func (c *Config) DiscoveryDepth() int      { return int(c.i64(ixDiscoveryDepth)) }
 
 // MetricsPort is the Prometheus endpoint's port, 0 when it is off;
 // MetricsBind its addresses, as Bind's (shared: do not modify).

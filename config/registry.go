@@ -212,6 +212,13 @@ var specs = []spec{
 	{name: "min-replicas-ack-timeout", kind: kInt, def: "10000", min: 1, max: intMax, flags: fOwn},
 	{name: "min-replicas-max-lag", alias: "min-slaves-max-lag", kind: kInt, def: "10", min: 0, max: intMax},
 	{name: "min-replicas-to-write", alias: "min-slaves-to-write", kind: kInt, def: "0", min: 0, max: intMax},
+	// Keyhive's discovered prefixes (package discover): kept as keys
+	// change while on, split at the delimiter (one byte) to the depth, with
+	// capacity buckets per sketch row (a power of two; memory grows with it).
+	{name: "namespace-discovery", kind: kBool, def: "yes", flags: fOwn},
+	{name: "namespace-discovery-capacity", kind: kInt, def: "1024", min: 64, max: 65536, flags: fOwn, check: powerOfTwo("namespace-discovery-capacity must be a power of two")},
+	{name: "namespace-discovery-delimiter", kind: kString, def: ":", flags: fOwn, check: oneByte("namespace-discovery-delimiter must be one byte")},
+	{name: "namespace-discovery-depth", kind: kInt, def: "3", min: 1, max: 3, flags: fOwn},
 	{name: "no-appendfsync-on-rewrite", kind: kBool, def: "no"},
 	{name: "notify-keyspace-events", kind: kSpecial, def: "", sp: spKeyspace},
 	{name: "oom-score-adj", kind: kEnum, def: "no", enum: evOOM},

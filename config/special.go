@@ -488,6 +488,24 @@ func baseName(msg string) func(any) error {
 	}
 }
 
+func oneByte(msg string) func(any) error {
+	return func(v any) error {
+		if len(v.(string)) != 1 {
+			return errors.New(msg)
+		}
+		return nil
+	}
+}
+
+func powerOfTwo(msg string) func(any) error {
+	return func(v any) error {
+		if n := v.(int64); n&(n-1) != 0 {
+			return errors.New(msg)
+		}
+		return nil
+	}
+}
+
 func checkHostname(v any) error {
 	s := v.(string)
 	if len(s) >= 256 {

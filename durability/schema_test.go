@@ -42,7 +42,7 @@ func FuzzUnmarshalSchema(f *testing.F) {
 		if err != nil || !reflect.DeepEqual(again, defs) {
 			t.Fatalf("round trip of %q: %v %v", b, again, err)
 		}
-		tab := namespace.NewTable(defs, 1)
+		tab := namespace.NewTable(defs, 1, nil)
 		for i := range defs {
 			tab.Match([]byte(defs[i].Prefix))
 			tab.Match(b)

@@ -24,6 +24,9 @@
 //     evictions, expirations and refusals. Nothing is ever counted by
 //     scanning: a new Table is filled once from the keys present when it
 //     replaces the old one.
+//   - With prefix discovery on, a Table also feeds the discovered prefixes'
+//     sketch (package discover) from the same calls, and the server sets a
+//     Table even with nothing declared (then only the sketch is fed).
 //   - A namespace with a quota and an eviction order keeps an exact eviction
 //     index: its keys ordered by the policy's score in a pointer-free sorted
 //     set (internal/zset), so quota evictions remove exactly the lowest

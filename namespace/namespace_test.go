@@ -22,7 +22,7 @@ func TestMatchLongestPrefixAndPatterns(t *testing.T) {
 		mustParse(t, "waiting PATTERN queue:*:waiting:*"),
 		mustParse(t, "link PREFIX ql:v1:link:"),
 		mustParse(t, "ql PREFIX ql:"),
-	}, 1)
+	}, 1, nil)
 	for key, want := range map[string]string{
 		"dns:example.com.:1:1":  "dns",
 		"dnsmeta:hit:dns:x":     "dnsmeta",
@@ -80,7 +80,7 @@ func TestParseErrors(t *testing.T) {
 }
 
 func TestEvictionOrderHitsThenOldest(t *testing.T) {
-	tab := NewTable([]Def{mustParse(t, "d PREFIX d: MAX-KEYS 3 EVICT lowest-hits-then-oldest")}, 1)
+	tab := NewTable([]Def{mustParse(t, "d PREFIX d: MAX-KEYS 3 EVICT lowest-hits-then-oldest")}, 1, nil)
 	for _, k := range []string{"d:1", "d:2", "d:3", "d:4"} {
 		tab.Changed(0, []byte(k), 1, 0, 10, 0)
 	}
@@ -109,7 +109,7 @@ func BenchmarkMatch(b *testing.B) {
 		defs = append(defs, d)
 	}
 	d, _ := Parse([]string{"waiting", "PATTERN", "queue:*:waiting:*"})
-	tab := NewTable(append(defs, d), 1)
+	tab := NewTable(append(defs, d), 1, nil)
 	for _, key := range []string{"key:000000123456", "ql:v1:link:abc123", "other:000000123456", "queue:ev1:waiting:42"} {
 		k := []byte(key)
 		b.Run(key, func(b *testing.B) {

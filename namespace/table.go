@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/keyhive/keyhive/discover"
 	"github.com/keyhive/keyhive/glob"
 	"github.com/keyhive/keyhive/internal/zset"
 )
@@ -61,12 +62,17 @@ const (
 	noTTL   = float64(1 << 62) // keys without an expire time go last under ttl
 )
 
-// Table is a compiled set of declarations with its counters. Index 0 is
-// the default namespace. Its methods are safe for concurrent use; the
-// keyspace calls Changed and Wrote under the key's shard lock.
+// Table is a compiled set of declarations with its counters, and the
+// discovered prefixes' sketch when discovery is on: the one Schema the
+// keyspace reports to, which feeds both. Index 0 is the default namespace;
+// with nothing declared its counters are not kept (no namespace is shown).
+// Its methods are safe for concurrent use; the keyspace calls Changed and
+// Wrote under the key's shard lock.
 type Table struct {
 	defs     []Def
-	patterns [][]byte // defs' patterns as bytes, for glob.Match
+	declared bool
+	disc     *discover.Sketch // nil: discovery off
+	patterns [][]byte         // defs' patterns as bytes, for glob.Match
 	nodes    []node
 	edges    []edge
 	rows     []atomic.Pointer[row]
@@ -94,9 +100,11 @@ type edge struct {
 	child int32
 }
 
-// NewTable compiles defs (names must be distinct) for dbs databases.
-func NewTable(defs []Def, dbs int) *Table {
-	t := &Table{defs: append([]Def{{Name: DefaultName}}, defs...)}
+// NewTable compiles defs (names must be distinct) for dbs databases,
+// feeding disc (nil: none) as keys change. disc must hold no keys: the
+// keyspace reports each key present to a new Table.
+func NewTable(defs []Def, dbs int, disc *discover.Sketch) *Table {
+	t := &Table{defs: append([]Def{{Name: DefaultName}}, defs...), declared: len(defs) > 0, disc: disc}
 	t.patterns = make([][]byte, len(t.defs))
 	for i := range t.defs {
 		t.patterns[i] = []byte(t.defs[i].Pattern)
@@ -228,6 +236,14 @@ func (t *Table) TTLRules() bool { return t.ttlRules }
 // Guarded reports whether some namespace checks writes before they run.
 func (t *Table) Guarded() bool { return t.guarded }
 
+// Declared reports whether some namespace is declared: without, the table
+// only feeds discovery.
+func (t *Table) Declared() bool { return t.declared }
+
+// Discovery returns the discovered prefixes' sketch, nil when discovery is
+// off.
+func (t *Table) Discovery() *discover.Sketch { return t.disc }
+
 // Len returns the number of namespaces, the default one included.
 func (t *Table) Len() int { return len(t.defs) }
 
@@ -263,6 +279,12 @@ func (t *Table) Totals(ns int) Totals {
 // bytes the change of its size in the keyspace. expireAt is the key's
 // expire time after the change (0: none), or -1 when it did not change.
 func (t *Table) Changed(db int, key []byte, keys, volatile, bytes, expireAt int64) {
+	if t.disc != nil {
+		t.disc.Changed(db, key, keys, volatile, bytes)
+	}
+	if !t.declared {
+		return
+	}
 	ns := t.Match(key)
 	r := t.rows[db].Load()
 	c := &r.counts[ns]
@@ -285,6 +307,12 @@ func (t *Table) Changed(db int, key []byte, keys, volatile, bytes, expireAt int6
 
 // Wrote counts a write to key in db, which is also an access.
 func (t *Table) Wrote(db int, key []byte) {
+	if t.disc != nil {
+		t.disc.Wrote(key)
+	}
+	if !t.declared {
+		return
+	}
 	ns := t.Match(key)
 	r := t.rows[db].Load()
 	r.counts[ns].Writes.Add(1)
@@ -300,6 +328,12 @@ func (t *Table) Wrote(db int, key []byte) {
 // Hit counts a lookup of key in db that found it (touch: one that counts
 // as an access for the eviction order), Miss one that did not.
 func (t *Table) Hit(db int, key []byte, touch bool) {
+	if t.disc != nil {
+		t.disc.Read(key)
+	}
+	if !t.declared {
+		return
+	}
 	ns := t.Match(key)
 	r := t.rows[db].Load()
 	r.counts[ns].Hits.Add(1)
@@ -310,13 +344,46 @@ func (t *Table) Hit(db int, key []byte, touch bool) {
 
 // Miss counts a lookup of key in db that did not find it.
 func (t *Table) Miss(db int, key []byte) {
-	t.rows[db].Load().counts[t.Match(key)].Misses.Add(1)
+	if t.disc != nil {
+		t.disc.Read(key)
+	}
+	if t.declared {
+		t.rows[db].Load().counts[t.Match(key)].Misses.Add(1)
+	}
 }
 
-// Count adds n to a server-kept counter of key's namespace in db, chosen by
-// field (Evictions, Expirations, Refused).
-func (t *Table) Count(db int, key []byte, field func(*Counters) *atomic.Int64) {
-	field(&t.rows[db].Load().counts[t.Match(key)]).Add(1)
+// Event is a server-kept count of what happened to a key.
+type Event uint8
+
+// The events Count counts.
+const (
+	Evicted Event = iota
+	Expired
+	Refused // a write the namespace's policies refused
+)
+
+// Count counts ev on key in db.
+func (t *Table) Count(db int, key []byte, ev Event) {
+	if t.disc != nil {
+		switch ev {
+		case Evicted:
+			t.disc.Evicted(key)
+		case Expired:
+			t.disc.Expired(key)
+		}
+	}
+	if !t.declared {
+		return
+	}
+	c := &t.rows[db].Load().counts[t.Match(key)]
+	switch ev {
+	case Evicted:
+		c.Evictions.Add(1)
+	case Expired:
+		c.Expirations.Add(1)
+	case Refused:
+		c.Refused.Add(1)
+	}
 }
 
 func (t *Table) touch(ix *evictIndex, ns int, key []byte) {
@@ -470,6 +537,9 @@ func (t *Table) Drop(db int, key []byte) {
 // FlushDB forgets database db's keys (FLUSHDB, FLUSHALL), keeping its
 // server-kept counters.
 func (t *Table) FlushDB(db int) {
+	if t.disc != nil {
+		t.disc.FlushDB(db)
+	}
 	old := t.rows[db].Load()
 	r := t.newRow()
 	for i := range r.counts {
@@ -485,6 +555,9 @@ func (t *Table) FlushDB(db int) {
 
 // SwapDB exchanges two databases' keys, as SWAPDB does.
 func (t *Table) SwapDB(a, b int) {
+	if t.disc != nil {
+		t.disc.SwapDB(a, b)
+	}
 	ra, rb := t.rows[a].Load(), t.rows[b].Load()
 	t.rows[a].Store(rb)
 	t.rows[b].Store(ra)

@@ -17,6 +17,8 @@ func init() {
 	bindSub("namespace", "info", namespaceInfo)
 	bindSub("namespace", "stats", namespaceStats)
 	bindSub("namespace", "reset", namespaceReset)
+	bindSub("namespace", "discover", namespaceDiscover)
+	bindSub("namespace", "promote", namespacePromote)
 	bindSub("namespace", "help", func(x *Ctx) {
 		writeHelp(x, "NAMESPACE", []string{
 			"DEFINE <name> PREFIX <prefix>|PATTERN <pattern> [MAX-KEYS <n>] [MAX-MEMORY <bytes>]",
@@ -28,6 +30,11 @@ func init() {
 			"INFO <name>", "    Return a namespace's declaration and statistics.",
 			"STATS", "    Return every namespace's statistics, the default one included.",
 			"RESET [<name>]", "    Zero the hit, miss, write, eviction, expiration and refusal counters.",
+			"DISCOVER [DEPTH <n>] [COUNT <k>] [BY keys|volatile|bytes|reads|writes|evictions|expirations]",
+			"    List the top discovered key prefixes of depth n (default 1) by a figure (default bytes),",
+			"    with each figure's estimate and error bound.",
+			"PROMOTE <prefix> [NAME <name>] [<DEFINE's policy options>]",
+			"    Declare a discovered prefix as a namespace (named after the prefix by default).",
 		})
 	})
 }
@@ -137,7 +144,7 @@ func namedNamespace(x *Ctx) (*namespace.Table, int, bool) {
 	t := x.s.schema.Load()
 	name := string(x.Args[2])
 	ns := -1
-	if t != nil {
+	if t != nil && t.Declared() {
 		ns = t.Find(name)
 	}
 	if ns < 0 {
@@ -172,7 +179,7 @@ func namespaceInfo(x *Ctx) {
 
 func namespaceStats(x *Ctx) {
 	t := x.s.schema.Load()
-	if t == nil {
+	if t == nil || !t.Declared() {
 		x.W.Map(0)
 		return
 	}
@@ -196,7 +203,7 @@ func namespaceReset(x *Ctx) {
 			return
 		}
 		t.ResetCounters(ns)
-	} else if t != nil {
+	} else if t != nil && t.Declared() {
 		for ns := range t.Len() {
 			t.ResetCounters(ns)
 		}
@@ -205,10 +212,11 @@ func namespaceReset(x *Ctx) {
 }
 
 // writeNamespacesInfo is INFO namespaces: a line per namespace, as INFO
-// keyspace's, the default one last.
+// keyspace's, the default one last, then the discovered prefixes.
 func (s *Server) writeNamespacesInfo(b *strings.Builder) {
+	defer s.writeDiscoveredInfo(b)
 	t := s.schema.Load()
-	if t == nil {
+	if t == nil || !t.Declared() {
 		return
 	}
 	for i := 1; i <= t.Len(); i++ {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/keyhive/keyhive/cmdspec"
 	"github.com/keyhive/keyhive/keyspace"
+	"github.com/keyhive/keyhive/namespace"
 )
 
 // Memory accounting and eviction, as Redis's performEvictions: before a
@@ -275,7 +276,7 @@ func (s *Server) evictInBackground() {
 // lazyfree-lazy-eviction.
 func (s *Server) keyEvicted(db int, key []byte) {
 	if t := s.schema.Load(); t != nil {
-		t.Count(db, key, evictedCounter)
+		t.Count(db, key, namespace.Evicted)
 	}
 	s.notifyIn(s.evict.by, notifyEvicted, "evicted", key, db)
 	if !s.stream.Active() {

@@ -14,6 +14,13 @@ func BenchmarkExecute(b *testing.B) {
 	benchmarkExecute(b, pipeClient(b, newTestServer(b)))
 }
 
+// BenchmarkExecuteDiscoveryOff is BenchmarkExecute (prefix discovery on,
+// the default) with discovery off: the difference is what discovery costs
+// a command.
+func BenchmarkExecuteDiscoveryOff(b *testing.B) {
+	benchmarkExecute(b, pipeClient(b, newTestServer(b, "--namespace-discovery", "no")))
+}
+
 // BenchmarkExecuteNamespaces is BenchmarkExecute with 20 namespaces
 // declared (bench/keyhive-namespaces.sh's), two covering its keys: what
 // the key schema costs a command.

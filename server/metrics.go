@@ -478,6 +478,7 @@ func (s *Server) writeKeyhiveMetrics(p *promtext.Writer) {
 	p.One("keyhive_snapshot_keys", promtext.Gauge, "Keys the running snapshot saves (0 when none runs)", float64(total))
 	p.One("keyhive_snapshot_keys_saved", promtext.Gauge, "Keys the running snapshot's saver has written so far", float64(saved))
 	s.writeNamespaceMetrics(p)
+	s.writeDiscoveryMetrics(p)
 }
 
 // namespaceMetrics are NAMESPACE STATS' fields as series labelled by
@@ -501,7 +502,7 @@ var namespaceMetrics = []struct {
 // namespace is declared).
 func (s *Server) writeNamespaceMetrics(p *promtext.Writer) {
 	t := s.schema.Load()
-	if t == nil {
+	if t == nil || !t.Declared() {
 		return
 	}
 	totals := make([][]int64, t.Len())

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync/atomic"
 
 	"github.com/keyhive/keyhive/cmdspec"
 	"github.com/keyhive/keyhive/namespace"
@@ -54,16 +53,12 @@ func (x *Ctx) schemaRefusal(t *namespace.Table, cmd *Command, args [][]byte) str
 			}
 		}
 		if msg != "" {
-			t.Count(x.DB.ID(), key, refusedCounter)
+			t.Count(x.DB.ID(), key, namespace.Refused)
 			return msg
 		}
 	}
 	return ""
 }
-
-func refusedCounter(c *namespace.Counters) *atomic.Int64    { return &c.Refused }
-func evictedCounter(c *namespace.Counters) *atomic.Int64    { return &c.Evictions }
-func expirationCounter(c *namespace.Counters) *atomic.Int64 { return &c.Expirations }
 
 func joinNames(names []string) string {
 	var b bytes.Buffer
@@ -179,12 +174,15 @@ func (s *Server) evictOverQuota() (int64, bool) {
 }
 
 // setSchema replaces the declared namespaces with defs, keeping the
-// counters of those that stay. The caller holds the exclusive lock, or
-// the server has not started serving.
+// counters of those that stay and the discovered prefixes' events. The
+// caller holds the exclusive lock, or the server has not started serving.
 func (s *Server) setSchema(defs []namespace.Def) {
 	var t *namespace.Table
-	if len(defs) > 0 {
-		t = namespace.NewTable(defs, s.ks.Len())
+	if disc := s.discovery; len(defs) > 0 || disc != nil {
+		if disc != nil {
+			disc.Reset() // the keyspace reports every key again
+		}
+		t = namespace.NewTable(defs, s.ks.Len(), disc)
 		if old := s.schema.Load(); old != nil {
 			t.KeepCounters(old)
 		}
@@ -205,6 +203,7 @@ func (s *Server) schemaDefs() []namespace.Def {
 
 // initSchema applies the config file's namespace directives.
 func (s *Server) initSchema() error {
+	s.discovery = s.newDiscovery()
 	var defs []namespace.Def
 	for _, args := range s.cfg.Namespaces() {
 		d, err := namespace.Parse(args)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/keyhive/keyhive/config"
 	"github.com/keyhive/keyhive/keyspace"
+	"github.com/keyhive/keyhive/namespace"
 )
 
 // Keyspace notifications (notify-keyspace-events): a change to a key is
@@ -76,7 +77,7 @@ func (s *Server) keyCreated(db int, key []byte, owner keyspace.Owner) {
 // deletion's propagation, in Redis's order.
 func (s *Server) keyExpired(db int, key []byte) {
 	if t := s.schema.Load(); t != nil {
-		t.Count(db, key, expirationCounter)
+		t.Count(db, key, namespace.Expired)
 	}
 	s.notifyIn(nil, notifyExpired, "expired", key, db)
 	s.propagateExpired(db, key)

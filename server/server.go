@@ -19,6 +19,7 @@ import (
 	"github.com/keyhive/keyhive/clock"
 	"github.com/keyhive/keyhive/cluster"
 	"github.com/keyhive/keyhive/config"
+	"github.com/keyhive/keyhive/discover"
 	"github.com/keyhive/keyhive/durability"
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/namespace"
@@ -37,6 +38,10 @@ type Server struct {
 	// schema is the declared namespaces (nil: none), which the keyspace
 	// reports its keys' changes to (setSchema sets both).
 	schema atomic.Pointer[namespace.Table]
+	// discovery is the discovered prefixes' sketch the next Table gets
+	// (nil: off); changed under the exclusive lock, one change at a time.
+	discovery   *discover.Sketch
+	discoveryMu sync.Mutex
 
 	fieldScratch values.Scratch // the active cycle's, for hashes' expired fields
 
@@ -182,6 +187,7 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 	s.watchTrackingLimit()
 	s.watchPort()
 	s.watchNotify()
+	s.watchDiscovery()
 	s.scripts = scripting.NewEngine()
 	s.scripts.Logger = s.scriptLog
 	// The client scripts' commands run as; not a connection, not listed.

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Keyhive with prefix discovery off, in place of redis-server, to measure
+# what discovery (on by default) costs. The keyhive column is the same
+# binary with discovery on, so the ratio is discovery's cost, measured in
+# the same rounds, and the noise floor is Keyhive-off against itself:
+#
+#   go build -o /tmp/kh ./cmd/keyhive
+#   REDIS_BIN=bench/keyhive-discovery-off.sh KEYHIVE_PLAIN=/tmp/kh KEYHIVE_BIN=/tmp/kh \
+#     TESTS="SET GET" PIPELINES=16 ROUNDS=5 bench/throughput.sh
+#   REDIS_BIN=bench/keyhive-discovery-off.sh KEYHIVE_PLAIN=/tmp/kh KEYHIVE_BIN=/tmp/kh \
+#     TESTS="set get" PIPELINES=16 ROUNDS=5 bench/cpu_per_request.sh
+#
+# redis-benchmark's keys (key:__rand_int__, -r 1000000) share one prefix;
+# every SET of a new key and one write or read in 16 update the sketch.
+set -euo pipefail
+exec "${KEYHIVE_PLAIN:?KEYHIVE_PLAIN names the keyhive binary}" "$@" --namespace-discovery no
