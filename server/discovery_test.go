@@ -208,12 +208,12 @@ func TestDiscoverCommands(t *testing.T) {
 
 	// CONFIG SET recounts into a new sketch, just after it replies.
 	nsDo(t, rdb, "CONFIG", "SET", "namespace-discovery-depth", 1)
-	waitFor(t, func() bool { return rdb.Do(ctx, "NAMESPACE", "DISCOVER", "DEPTH", 2).Err() != nil })
+	waitUntil(t, "depth 1 to apply", func() bool { return rdb.Do(ctx, "NAMESPACE", "DISCOVER", "DEPTH", 2).Err() != nil })
 	if top := discovered(t, rdb, "BY", "keys"); len(top) != 2 || top[0]["prefix"] != "ql:" {
 		t.Fatalf("DISCOVER after the recount: %v", top)
 	}
 	nsDo(t, rdb, "CONFIG", "SET", "namespace-discovery-delimiter", "/")
-	waitFor(t, func() bool {
+	waitUntil(t, "the recount", func() bool {
 		top := discovered(t, rdb, "BY", "keys")
 		return len(top) == 1 && top[0]["prefix"] == ""
 	})
@@ -224,7 +224,7 @@ func TestDiscoverCommands(t *testing.T) {
 		t.Error("a capacity that is no power of two accepted")
 	}
 	nsDo(t, rdb, "CONFIG", "SET", "namespace-discovery", "no")
-	waitFor(t, func() bool { return rdb.Do(ctx, "NAMESPACE", "DISCOVER").Err() != nil })
+	waitUntil(t, "discovery off to apply", func() bool { return rdb.Do(ctx, "NAMESPACE", "DISCOVER").Err() != nil })
 	if err := rdb.Do(ctx, "NAMESPACE", "DISCOVER").Err(); err == nil || err.Error() != "ERR prefix discovery is off (CONFIG SET namespace-discovery yes)" {
 		t.Fatalf("DISCOVER while off: %v", err)
 	}
@@ -248,20 +248,10 @@ func TestDiscoveryOffByConfig(t *testing.T) {
 		t.Fatalf("INFO namespaces: %s", info)
 	}
 	nsDo(t, rdb, "CONFIG", "SET", "namespace-discovery", "yes")
-	waitFor(t, func() bool {
+	waitUntil(t, "the recount", func() bool {
 		v, err := rdb.Do(ctx, "NAMESPACE", "DISCOVER").Result()
 		return err == nil && len(v.([]any)) == 1
 	})
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 10s")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 // TestPromotePropagatesDefine checks that PROMOTE reaches the AOF as the
