@@ -1862,6 +1862,22 @@ func (w *eventWatch) check(what string) {
 	}
 }
 
+// expectEvents subscribes to every keyevent channel of p's Keyhive and
+// returns a check that runs a command on k and compares the events it
+// raised with want.
+func expectEvents(t *testing.T, p *difftest.Pair, k *difftest.Client) func(want []string, args ...any) {
+	sub := p.NewConn().Keyhive()
+	sub.Do("PSUBSCRIBE", "__keyevent@*__:*")
+	return func(want []string, args ...any) {
+		t.Helper()
+		k.Do(args...)
+		sub.Send("PING")
+		if got := events(sub); strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("events after %v:\ngot  %q\nwant %q", args, got, want)
+		}
+	}
+}
+
 // events reads what c received up to the PING reply.
 func events(c *difftest.Client) []string {
 	var got []string

@@ -185,16 +185,7 @@ func TestIncrexDispatch(t *testing.T) {
 	// a bound skips the increment.
 	k := p.Keyhive()
 	docCase(t, p, "+OK\r\n", "CONFIG", "SET", "notify-keyspace-events", "KEA")
-	sub := p.NewConn().Keyhive()
-	sub.Do("PSUBSCRIBE", "__keyevent@*__:*")
-	expect := func(want []string, args ...any) {
-		t.Helper()
-		k.Do(args...)
-		sub.Send("PING")
-		if got := events(sub); strings.Join(got, "\n") != strings.Join(want, "\n") {
-			t.Errorf("events after %v:\ngot  %q\nwant %q", args, got, want)
-		}
-	}
+	expect := expectEvents(t, p, k)
 	expect([]string{"__keyevent@0__:incrby e"}, "INCREX", "e")
 	expect([]string{"__keyevent@0__:incrby e", "__keyevent@0__:expire e"}, "INCREX", "e", "EX", "100")
 	expect([]string{"__keyevent@0__:incrby e"}, "INCREX", "e", "EX", "10", "ENX")

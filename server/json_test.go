@@ -341,16 +341,7 @@ func TestJSONEventsAndWatch(t *testing.T) {
 	p := difftest.StartIsolated(t) // it changes notify-keyspace-events
 	k := p.Keyhive()
 	docCase(t, p, "+OK\r\n", "CONFIG", "SET", "notify-keyspace-events", "KEA")
-	sub := p.NewConn().Keyhive()
-	sub.Do("PSUBSCRIBE", "__keyevent@*__:*")
-	expect := func(want []string, args ...any) {
-		t.Helper()
-		k.Do(args...)
-		sub.Send("PING")
-		if got := events(sub); strings.Join(got, "\n") != strings.Join(want, "\n") {
-			t.Errorf("events after %v:\ngot  %q\nwant %q", args, got, want)
-		}
-	}
+	expect := expectEvents(t, p, k)
 	expect([]string{"__keyevent@0__:json.set e"}, "JSON.SET", "e", "$", `{"n":1,"b":true,"a":[]}`)
 	expect([]string{"__keyevent@0__:json.numincrby e"}, "JSON.NUMINCRBY", "e", "$.n", "1")
 	expect([]string{"__keyevent@0__:json.toggle e"}, "JSON.TOGGLE", "e", "$.b")

@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -286,16 +285,7 @@ func TestNotifyOverwrittenTypeChanged(t *testing.T) {
 	p := difftest.StartIsolated(t)
 	k := p.Keyhive()
 	docCase(t, p, "+OK\r\n", "CONFIG", "SET", "notify-keyspace-events", "KEA")
-	sub := p.NewConn().Keyhive()
-	sub.Do("PSUBSCRIBE", "__keyevent@*__:*")
-	expect := func(want []string, args ...any) {
-		t.Helper()
-		k.Do(args...)
-		sub.Send("PING")
-		if got := events(sub); strings.Join(got, "\n") != strings.Join(want, "\n") {
-			t.Errorf("events after %v:\ngot  %q\nwant %q", args, got, want)
-		}
-	}
+	expect := expectEvents(t, p, k)
 	expect([]string{"__keyevent@0__:set s"}, "SET", "s", "1") // A leaves o and c out
 	expect([]string{"__keyevent@0__:set s"}, "SET", "s", "2")
 	docCase(t, p, "+OK\r\n", "CONFIG", "SET", "notify-keyspace-events", "KEAoc")

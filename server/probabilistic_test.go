@@ -481,16 +481,7 @@ func TestProbabilisticKeys(t *testing.T) {
 	c("*2\r\n*1\r\n:3\r\n*1\r\n:3\r\n", "EXEC")
 	// Keyspace events: generic, named after the command.
 	c("+OK\r\n", "CONFIG", "SET", "notify-keyspace-events", "KEA")
-	sub := p.NewConn().Keyhive()
-	sub.Do("PSUBSCRIBE", "__keyevent@*__:*")
-	expect := func(want []string, args ...any) {
-		t.Helper()
-		k.Do(args...)
-		sub.Send("PING")
-		if got := events(sub); strings.Join(got, "\n") != strings.Join(want, "\n") {
-			t.Errorf("events after %v:\ngot  %q\nwant %q", args, got, want)
-		}
-	}
+	expect := expectEvents(t, p, k)
 	expect([]string{"__keyevent@0__:bf.reserve n"}, "BF.RESERVE", "n", "0.01", "10")
 	expect([]string{"__keyevent@0__:bf.add n"}, "BF.ADD", "n", "x")
 	expect(nil, "BF.ADD", "n", "x")

@@ -247,16 +247,7 @@ func TestVectorSetKeys(t *testing.T) {
 	c("*2\r\n:1\r\n:1\r\n", "EXEC")
 	c("$1\r\n1\r\n", "EVAL", "return tostring(redis.call('VCARD', KEYS[1]))", "1", "m")
 	c("+OK\r\n", "CONFIG", "SET", "notify-keyspace-events", "KEA")
-	sub := p.NewConn().Keyhive()
-	sub.Do("PSUBSCRIBE", "__keyevent@*__:*")
-	expect := func(want []string, args ...any) {
-		t.Helper()
-		k.Do(args...)
-		sub.Send("PING")
-		if got := events(sub); strings.Join(got, "\n") != strings.Join(want, "\n") {
-			t.Errorf("events after %v:\ngot  %q\nwant %q", args, got, want)
-		}
-	}
+	expect := expectEvents(t, p, k)
 	expect([]string{"__keyevent@0__:vadd n"}, "VADD", "n", "VALUES", "1", "1", "a")
 	expect([]string{"__keyevent@0__:vsetattr n"}, "VSETATTR", "n", "a", "{}")
 	expect(nil, "VSETATTR", "n", "z", "{}")
