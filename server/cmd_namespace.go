@@ -53,19 +53,27 @@ func stringArgs(args [][]byte) []string {
 }
 
 func namespaceDefine(x *Ctx) {
-	d, err := namespace.Parse(stringArgs(x.Args[2:]))
+	if define(x, stringArgs(x.Args[2:])) {
+		x.W.OK()
+	}
+}
+
+// define adds or replaces the namespace NAMESPACE DEFINE's arguments
+// declare, or replies with the error and returns false.
+func define(x *Ctx, args []string) bool {
+	d, err := namespace.Parse(args)
 	if err != nil {
 		x.W.Error(err.Error())
-		return
+		return false
 	}
 	defs, err := withDef(x.s.schemaDefs(), d)
 	if err != nil {
 		x.W.Error(err.Error())
-		return
+		return false
 	}
 	x.s.setSchema(defs)
 	x.Dirty++
-	x.W.OK()
+	return true
 }
 
 // withDef returns defs with d added, or replacing the declaration of its

@@ -9,7 +9,6 @@ import (
 	"github.com/keyhive/keyhive/discover"
 	"github.com/keyhive/keyhive/internal/promtext"
 	"github.com/keyhive/keyhive/keyspace"
-	"github.com/keyhive/keyhive/namespace"
 )
 
 // The discovered prefixes (package discover keeps them): the sketch rides
@@ -166,21 +165,12 @@ func namespacePromote(x *Ctx) {
 			}
 		}
 	}
-	define := append([]string{name, "PREFIX", string(prefix)}, rest...)
-	d, err := namespace.Parse(define)
-	if err != nil {
-		x.W.Error(err.Error())
+	args := append([]string{name, "PREFIX", string(prefix)}, rest...)
+	if !define(x, args) {
 		return
 	}
-	defs, err := withDef(x.s.schemaDefs(), d)
-	if err != nil {
-		x.W.Error(err.Error())
-		return
-	}
-	x.s.setSchema(defs)
-	x.Dirty++
 	argv := [][]byte{x.Args[0], []byte("DEFINE")}
-	for _, a := range define {
+	for _, a := range args {
 		argv = append(argv, []byte(a))
 	}
 	x.PropagateAs(argv...)
