@@ -18,7 +18,7 @@ const goRedisVersion = "v9.22.0"
 // (probabilistic_test.go: Bloom, Cuckoo, Count-Min, Top-K, t-digest, in
 // RESP2 and RESP3) against Keyhive, issue 39's acceptance.
 func TestGoRedisProbabilisticSpecs(t *testing.T) {
-	runGoRedisSpecs(t, "probabilistic_test.go")
+	runGoRedisSpecs(t, "probabilistic_test.go", "8.4")
 }
 
 // runGoRedisSpecs runs one of go-redis's Ginkgo spec files (package
@@ -26,9 +26,11 @@ func TestGoRedisProbabilisticSpecs(t *testing.T) {
 // from the module cache (a spec may use its internal packages) with its
 // test files left out but specFile, unchanged, beside the helpers the
 // go-redis suite would give it: its connection options point at Keyhive,
-// its subject is the plain client, and the server counts as Redis 8.4 for
-// the specs that check the version.
-func runGoRedisSpecs(t *testing.T, specFile string) {
+// its subject is the plain client (redisOptions' speaks the protocol env
+// names in KEYHIVE_PROTOCOL, go-redis's default without), and the server
+// counts as Redis version (8.4, or the version whose commands the specs
+// test) for the specs that check the version.
+func runGoRedisSpecs(t *testing.T, specFile, version string, env ...string) {
 	if testing.Short() {
 		t.Skip("builds and runs go-redis's suite")
 	}
@@ -73,13 +75,19 @@ import (
 
 func applyREConnection(opt *redis.Options) { opt.Addr = os.Getenv("KEYHIVE_ADDR") }
 
+func redisOptions() *redis.Options {
+	opt := &redis.Options{Addr: os.Getenv("KEYHIVE_ADDR")}
+	fmt.Sscan(os.Getenv("KEYHIVE_PROTOCOL"), &opt.Protocol)
+	return opt
+}
+
 func newUniversalSubject(c *redis.Client) (redis.UniversalClient, func() error) { return c, c.Close }
 
-// The version the specs see: Redis 8.4, whose commands Keyhive has.
+// The version the specs see.
 func redisVersionAtLeast(version string) bool {
 	var major, minor int
 	fmt.Sscanf(version, "%d.%d", &major, &minor)
-	return major < 8 || major == 8 && minor <= 4
+	return major < 8 || major == 8 && minor <= `+strings.TrimPrefix(version, "8.")+`
 }
 
 func SkipBeforeRedisVersion(version string, msg string) {
@@ -97,6 +105,7 @@ func TestSpecs(t *testing.T) {
 	run := exec.Command("go", "test", "-v", "-count=1", "-run", "TestSpecs", ".", "-args", "-ginkgo.v", "-ginkgo.no-color")
 	run.Dir = dir
 	run.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off", "GOPROXY=off", "GOSUMDB=off", "KEYHIVE_ADDR="+srv.Addr())
+	run.Env = append(run.Env, env...)
 	out, err := run.CombinedOutput()
 	if strings.Contains(string(out), "module lookup disabled") {
 		t.Skipf("go-redis's test dependencies are not in the module cache (go mod download github.com/bsm/ginkgo/v2@v2.12.0 github.com/bsm/gomega@v1.27.10):\n%s", out)
