@@ -735,8 +735,9 @@ func arringCommand(x *command.Ctx) {
 }
 
 // arlastitemsCommand is ARLASTITEMS key count [REV]: the count slots
-// before the cursor (at most the array's length), oldest first or with REV
-// newest first, nil for the empty ones.
+// before the cursor (at most the array's length, and at most
+// arrayMaxRange), oldest first or with REV newest first, nil for the empty
+// ones.
 func arlastitemsCommand(x *command.Ctx) {
 	count, ok := parseInt(x.Args[2])
 	if !ok || count < 0 {
@@ -757,6 +758,10 @@ func arlastitemsCommand(x *command.Ctx) {
 		return
 	}
 	n := min(uint64(count), a.Len())
+	if n > arrayMaxRange {
+		x.W.Error(errArrayRange) // as ARGETRANGE: the reply is slots, empty ones too
+		return
+	}
 	x.W.Array(int(n))
 	if rev {
 		a.LastItems(n, func(v []byte, ok bool) { arrayReplySlot(x, v, ok) })

@@ -191,6 +191,9 @@ func TestArrayCommandPages(t *testing.T) {
 		c(r.arr(), "ARLASTITEMS", "nosuch", "4")
 		c(r.arr(), "ARLASTITEMS", "log", "0")
 		c(r.err("ERR syntax error"), "ARLASTITEMS", "log", "2", "REVERSE")
+		c(r.i(1), "ARSET", "far", "2000000", "x")
+		c(r.err("ERR range exceeds maximum of 1000000 elements"), "ARLASTITEMS", "far", "1000001")
+		c("*1000000\r\n"+r.bulk("x")+strings.Repeat(r.null(), 999999), "ARLASTITEMS", "far", "1000000", "REV")
 		// ARGREP's page.
 		c(r.i(5), "ARMSET", "log2", "0", "boot: ok", "1", "warn: disk", "2", "ERROR: cpu", "3", "info: ready", "4", "error: net")
 		c(r.arr(r.i(2), r.i(4)), "ARGREP", "log2", "-", "+", "MATCH", "error", "NOCASE")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sort"
 	"testing"
 )
@@ -285,4 +286,27 @@ func FuzzReadFile(f *testing.F) {
 			t.Fatalf("%d elements, count %d", n, a.Count())
 		}
 	})
+}
+
+// TestFewObjects: an array of 200,000 elements, dense or one in every
+// thousand indexes (timestamps in milliseconds, say), holds a few hundred
+// heap objects, not one per element.
+func TestFewObjects(t *testing.T) {
+	for _, step := range []uint64{1, 1000} {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		a := &Array{}
+		for i := range uint64(200000) {
+			a.Set(i*step, []byte("a value of some bytes"))
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		objects := int64(after.HeapObjects) - int64(before.HeapObjects)
+		if objects > 2000 {
+			t.Errorf("200000 elements %d apart: %d heap objects", step, objects)
+		}
+		t.Logf("200000 elements %d apart: %d heap objects, %d bytes (%.1f per element)", step, objects, a.Memory(), float64(a.Memory())/200000)
+		runtime.KeepAlive(a)
+	}
 }
