@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -236,4 +237,65 @@ func TestReplArrays(t *testing.T) {
 	dropAndResume(t, master, replica)
 	load(3, 500)
 	sameData(t, master, replica)
+}
+
+// TestClusterArrays: in a cluster of two Keyhive nodes, array commands are
+// routed by their key (-MOVED from the other node), and arrays move
+// between the nodes with a slot (MIGRATE: the same array and cursor on the
+// target, DEBUG DIGEST-VALUE).
+func TestClusterArrays(t *testing.T) {
+	slowTest(t, "a cluster of processes migrating a slot")
+	start := func() string {
+		addr, stop, err := difftest.StartKeyhive(append(clusterDirectives(t), "--cluster-require-full-coverage", "no", "--enable-debug-command", "yes")...)
+		if err != nil {
+			t.Skip(err)
+		}
+		t.Cleanup(stop)
+		return addr
+	}
+	a, b := start(), start()
+	ca, cb := dial(t, a), dial(t, b)
+	do := func(c *difftest.Conn, args ...any) difftest.Reply {
+		t.Helper()
+		r, err := c.Do(args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	expect := func(c *difftest.Conn, want string, args ...any) {
+		t.Helper()
+		if got := strings.TrimSuffix(string(do(c, args...).Raw), "\r\n"); got != want {
+			t.Errorf("%v: %q, want %q", args, got, want)
+		}
+	}
+	_, bPort, _ := net.SplitHostPort(b)
+	expect(ca, "+OK", "CLUSTER", "ADDSLOTSRANGE", 0, 16383)
+	expect(ca, "+OK", "CLUSTER", "MEET", "127.0.0.1", bPort, do(cb, "CONFIG", "GET", "cluster-port").Elems[1].Str)
+	waitUntil(t, "B to join", func() bool { return strings.Contains(inlineText(b, "CLUSTER INFO"), "cluster_state:ok") })
+	const slot = 3300 // {b}
+	arrayLoad(func(args ...any) {
+		args[1] = "{b}" + args[1].(string)
+		do(ca, args...)
+	}, 4, 2000)
+	keys := []string{"{b}ar0", "{b}ar1", "{b}ar2", "{b}ring"}
+	digests := map[string]string{}
+	for _, k := range keys {
+		digests[k] = do(ca, "DEBUG", "DIGEST-VALUE", k).String()
+	}
+	expect(cb, "-MOVED 3300 "+a, "ARGET", "{b}ar0", 0)
+	expect(cb, "-MOVED 3300 "+a, "ARSET", "{b}new", 0, "x")
+	expect(cb, "+OK", "CLUSTER", "SETSLOT", slot, "IMPORTING", nodeID(t, a))
+	expect(ca, "+OK", "CLUSTER", "SETSLOT", slot, "MIGRATING", nodeID(t, b))
+	expect(ca, "+OK", "MIGRATE", "127.0.0.1", bPort, "", 0, 5000, "KEYS", keys[0], keys[1], keys[2], keys[3])
+	expect(ca, "-ASK 3300 "+b, "ARLEN", "{b}ar0")
+	expect(cb, "+OK", "CLUSTER", "SETSLOT", slot, "NODE", nodeID(t, b))
+	expect(ca, "+OK", "CLUSTER", "SETSLOT", slot, "NODE", nodeID(t, b))
+	for _, k := range keys {
+		if got := do(cb, "DEBUG", "DIGEST-VALUE", k).String(); got != digests[k] {
+			t.Errorf("%s on B: digest %s, was %s on A", k, got, digests[k])
+		}
+	}
+	expect(ca, "-MOVED 3300 "+b, "ARCOUNT", "{b}ar0")
+	expect(cb, "+array", "TYPE", "{b}ring")
 }
