@@ -310,3 +310,13 @@ func TestFewObjects(t *testing.T) {
 		runtime.KeepAlive(a)
 	}
 }
+
+// TestSmallArrayIsSmall: an array of three short values holds a few
+// hundred bytes, not a chunk sized for thousands.
+func TestSmallArrayIsSmall(t *testing.T) {
+	a := &Array{}
+	a.Insert(values("one", "two", "three"))
+	if n := a.Memory(); n > 400 {
+		t.Errorf("three short values hold %d bytes", n)
+	}
+}
