@@ -111,6 +111,8 @@ func TestArrayKeys(t *testing.T) {
 	c("+QUEUED\r\n", "ARCOUNT", "m")
 	c("*2\r\n:1\r\n:2\r\n", "EXEC")
 	c("$1\r\n2\r\n", "EVAL", "return tostring(redis.call('ARNEXT', KEYS[1]))", "1", "m")
+	k.Do("ARSET", "m", "18446744073709551614", "last")
+	c("$18\r\n1.844674407371e+19\r\n", "EVAL", "return tostring(redis.call('ARLEN', KEYS[1]))", "1", "m") // a Lua number
 	c("+OK\r\n", "CONFIG", "SET", "notify-keyspace-events", "KEA")
 	sub := p.NewConn().Keyhive()
 	sub.Do("PSUBSCRIBE", "__keyevent@*__:*")
