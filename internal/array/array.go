@@ -199,7 +199,6 @@ func (a *Array) put(p *page, slot, ref uint64, added bool) {
 	}
 	if p.count == p.cap {
 		a.growRun(p)
-		run = a.run(p)
 	}
 	run = a.runs[p.start : p.start+uint64(p.count)+1]
 	copy(run[j+1:], run[j:])
