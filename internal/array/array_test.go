@@ -320,3 +320,65 @@ func TestSmallArrayIsSmall(t *testing.T) {
 		t.Errorf("three short values hold %d bytes", n)
 	}
 }
+
+// FuzzOps runs the sets, deletes and range deletes the bytes spell over a
+// few pages near 0 and near MaxIndex, and compares the array with a map,
+// then its clone and its file round trip.
+func FuzzOps(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9})
+	var dense []byte // 768 sets in the first page, then deletes: dense and back
+	for k := range 768 {
+		dense = append(dense, 0, byte(k>>8), byte(k))
+	}
+	for k := range 700 {
+		dense = append(dense, 2, byte(k>>8), byte(k))
+	}
+	f.Add(dense)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		a, m := &Array{}, model{}
+		for len(b) >= 3 {
+			op, hi, lo := b[0], b[1], b[2]
+			b = b[3:]
+			i := uint64(hi&0x7f)<<8 | uint64(lo) // 8 pages' worth
+			if hi&0x80 != 0 {
+				i = MaxIndex - i
+			}
+			switch op % 4 {
+			case 0, 1:
+				v := bytes.Repeat([]byte{op}, int(op%37))
+				_, had := m[i]
+				if a.Set(i, v) == had {
+					t.Fatalf("Set(%d) disagrees on emptiness", i)
+				}
+				m[i] = string(v)
+			case 2:
+				_, had := m[i]
+				if a.Delete(i) != had {
+					t.Fatalf("Delete(%d) disagrees", i)
+				}
+				delete(m, i)
+			default:
+				hi := min(i+uint64(op)*40, MaxIndex)
+				var n uint64
+				for k := range m {
+					if k >= i && k <= hi {
+						delete(m, k)
+						n++
+					}
+				}
+				if got := a.DeleteRange(i, hi); got != n {
+					t.Fatalf("DeleteRange(%d, %d) = %d, want %d", i, hi, got, n)
+				}
+			}
+		}
+		check(t, a, m)
+		check(t, a.Clone(), m)
+		if a.Count() > 0 {
+			c, err := ReadFile(a.AppendFile(nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			check(t, c, m)
+		}
+	})
+}
