@@ -3,7 +3,9 @@
 // advance.
 //
 // No Go object per element. The index space is cut into pages of
-// PageSlots slots, listed in a pointer-free slice sorted by page number.
+// PageSlots slots. Their pointer-free headers are sorted by page number in
+// blocks of at most blockPages, so a new page among many moves one block's
+// headers, not all of them.
 // A page with few elements is sparse: a run of sorted (slot, ref) entries
 // in one shared pointer-free pool. A page past denseAt elements becomes
 // dense: a slice of PageSlots refs, one allocation for thousands of
@@ -38,6 +40,9 @@ const (
 	denseAt  = 512 // a sparse page turns dense on reaching this many elements
 	sparseAt = 128 // a dense page turns sparse on falling below this many
 	minRun   = 4   // a new run's capacity
+	// blockPages is the most page headers a block holds; a fuller block
+	// splits in two.
+	blockPages = 1024
 )
 
 // page is one page's header; it holds no pointers.
@@ -49,9 +54,13 @@ type page struct {
 	dense int32  // its refs in Array.dense, or -1 when sparse
 }
 
+// block is a run of page headers, ascending, none of them shared with
+// another block.
+type block struct{ pages []page }
+
 // Array is a sparse array. The zero value is empty and ready to use.
 type Array struct {
-	pages     []page
+	dir       []block  // ascending page numbers, no block empty
 	runs      []uint64 // sparse runs: ref<<PageBits | slot, ascending slots
 	deadRuns  int      // entries of runs no page uses
 	dense     [][]uint64
@@ -70,7 +79,8 @@ func (a *Array) Len() uint64 {
 	if a.count == 0 {
 		return 0
 	}
-	p := &a.pages[len(a.pages)-1]
+	pages := a.dir[len(a.dir)-1].pages
+	p := &pages[len(pages)-1]
 	var last uint64
 	a.eachInPage(p, slotMask, 0, func(slot uint64, _ uint64) bool { last = slot; return false })
 	return p.num<<PageBits | last + 1
@@ -83,10 +93,66 @@ func (a *Array) Next() uint64 { return a.next }
 // Seek sets the insert cursor (Exhausted allowed).
 func (a *Array) Seek(i uint64) { a.next = i }
 
-// findPage returns the position of page num in a.pages, or where it would go.
-func (a *Array) findPage(num uint64) (int, bool) {
-	i := sort.Search(len(a.pages), func(i int) bool { return a.pages[i].num >= num })
-	return i, i < len(a.pages) && a.pages[i].num == num
+// locate returns the block and position of page num, or where it would go:
+// in the last block whose first page is below it (the first block when
+// there is none), at pi up to the block's length.
+func (a *Array) locate(num uint64) (bi, pi int, found bool) {
+	if len(a.dir) == 0 {
+		return 0, 0, false
+	}
+	bi = max(0, sort.Search(len(a.dir), func(i int) bool { return a.dir[i].pages[0].num > num })-1)
+	pages := a.dir[bi].pages
+	pi = sort.Search(len(pages), func(i int) bool { return pages[i].num >= num })
+	return bi, pi, pi < len(pages) && pages[pi].num == num
+}
+
+// insertPage puts a new page num at block bi, position pi (from locate)
+// and returns it; a block past blockPages splits.
+func (a *Array) insertPage(bi, pi int, num uint64) *page {
+	if len(a.dir) == 0 {
+		a.dir = append(a.dir, block{})
+	}
+	b := &a.dir[bi]
+	b.pages = append(b.pages, page{})
+	copy(b.pages[pi+1:], b.pages[pi:])
+	b.pages[pi] = page{num: num, dense: -1}
+	if len(b.pages) <= blockPages {
+		return &b.pages[pi]
+	}
+	// Each half gets a slice of its own size, so that blocks hold what
+	// they use, and grows as inserts come to it.
+	half := len(b.pages) / 2
+	upper := block{pages: append([]page(nil), b.pages[half:]...)}
+	b.pages = append([]page(nil), b.pages[:half]...)
+	a.dir = append(a.dir, block{})
+	copy(a.dir[bi+2:], a.dir[bi+1:])
+	a.dir[bi+1] = upper
+	if pi >= half {
+		return &a.dir[bi+1].pages[pi-half]
+	}
+	return &a.dir[bi].pages[pi]
+}
+
+// removePage drops the page at block bi, position pi, and its block when
+// that empties; blockGone says so.
+func (a *Array) removePage(bi, pi int) (blockGone bool) {
+	b := &a.dir[bi]
+	b.pages = append(b.pages[:pi], b.pages[pi+1:]...)
+	if len(b.pages) > 0 {
+		return false
+	}
+	a.dir = append(a.dir[:bi], a.dir[bi+1:]...)
+	return true
+}
+
+// eachPage calls fn with every page, ascending.
+func (a *Array) eachPage(fn func(p *page)) {
+	for bi := range a.dir {
+		pages := a.dir[bi].pages
+		for pi := range pages {
+			fn(&pages[pi])
+		}
+	}
 }
 
 // run returns a sparse page's entries.
@@ -143,11 +209,11 @@ func (a *Array) store(v []byte) uint64 {
 // Get returns the value at i; ok=false when the slot is empty. The bytes are
 // valid until the array is next changed.
 func (a *Array) Get(i uint64) ([]byte, bool) {
-	pi, found := a.findPage(i >> PageBits)
+	bi, pi, found := a.locate(i >> PageBits)
 	if !found {
 		return nil, false
 	}
-	ref, ok := a.ref(&a.pages[pi], i&slotMask)
+	ref, ok := a.ref(&a.dir[bi].pages[pi], i&slotMask)
 	if !ok {
 		return nil, false
 	}
@@ -158,13 +224,13 @@ func (a *Array) Get(i uint64) ([]byte, bool) {
 // empty.
 func (a *Array) Set(i uint64, v []byte) bool {
 	num, slot := i>>PageBits, i&slotMask
-	pi, found := a.findPage(num)
-	if !found {
-		a.pages = append(a.pages, page{})
-		copy(a.pages[pi+1:], a.pages[pi:])
-		a.pages[pi] = page{num: num, dense: -1}
+	bi, pi, found := a.locate(num)
+	var p *page
+	if found {
+		p = &a.dir[bi].pages[pi]
+	} else {
+		p = a.insertPage(bi, pi, num)
 	}
-	p := &a.pages[pi]
 	if old, ok := a.ref(p, slot); ok {
 		if rec := a.record(old); len(rec) == len(v) {
 			copy(rec, v) // same size: in place
@@ -221,21 +287,19 @@ func (a *Array) growRun(p *page) {
 // compactRuns rewrites the pool with only the runs pages use.
 func (a *Array) compactRuns() {
 	n := 0
-	for i := range a.pages {
-		if p := &a.pages[i]; p.dense < 0 {
+	a.eachPage(func(p *page) {
+		if p.dense < 0 {
 			n += int(p.cap)
 		}
-	}
+	})
 	runs := make([]uint64, 0, n)
-	for i := range a.pages {
-		p := &a.pages[i]
-		if p.dense >= 0 {
-			continue
+	a.eachPage(func(p *page) {
+		if p.dense < 0 {
+			start := uint64(len(runs))
+			runs = append(runs, a.runs[p.start:p.start+uint64(p.cap)]...)
+			p.start = start
 		}
-		start := uint64(len(runs))
-		runs = append(runs, a.runs[p.start:p.start+uint64(p.cap)]...)
-		p.start = start
-	}
+	})
 	a.runs, a.deadRuns = runs, 0
 }
 
@@ -275,22 +339,18 @@ func (a *Array) toSparse(p *page) {
 
 // Delete empties slot i and reports whether it held a value.
 func (a *Array) Delete(i uint64) bool {
-	pi, found := a.findPage(i >> PageBits)
-	if !found {
+	bi, pi, found := a.locate(i >> PageBits)
+	if !found || !a.deleteSlot(&a.dir[bi].pages[pi], i&slotMask) {
 		return false
 	}
-	if !a.deleteSlot(pi, i&slotMask) {
-		return false
-	}
-	a.settle(pi)
+	a.settle(bi, pi)
 	a.reclaim()
 	return true
 }
 
-// deleteSlot empties slot of page pi (its count kept up to date, the page
+// deleteSlot empties slot of page p (its count kept up to date, the page
 // left even when empty).
-func (a *Array) deleteSlot(pi int, slot uint64) bool {
-	p := &a.pages[pi]
+func (a *Array) deleteSlot(p *page, slot uint64) bool {
 	ref, ok := a.ref(p, slot)
 	if !ok {
 		return false
@@ -308,10 +368,11 @@ func (a *Array) deleteSlot(pi int, slot uint64) bool {
 	return true
 }
 
-// settle drops page pi when empty, or turns it sparse when it has few
-// elements left.
-func (a *Array) settle(pi int) {
-	p := &a.pages[pi]
+// settle drops the page at block bi, position pi, when empty (gone says
+// so, blockGone when its block went too), or turns it sparse when it has
+// few elements left.
+func (a *Array) settle(bi, pi int) (gone, blockGone bool) {
+	p := &a.dir[bi].pages[pi]
 	switch {
 	case p.count == 0:
 		if p.dense >= 0 {
@@ -320,10 +381,11 @@ func (a *Array) settle(pi int) {
 		} else {
 			a.deadRuns += int(p.cap)
 		}
-		a.pages = append(a.pages[:pi], a.pages[pi+1:]...)
+		return true, a.removePage(bi, pi)
 	case p.dense >= 0 && p.count < sparseAt:
 		a.toSparse(p)
 	}
+	return false, false
 }
 
 // DeleteRange empties every slot from lo to hi (lo <= hi) and returns how
@@ -331,9 +393,16 @@ func (a *Array) settle(pi int) {
 // every index.
 func (a *Array) DeleteRange(lo, hi uint64) uint64 {
 	var n uint64
-	pi, _ := a.findPage(lo >> PageBits)
-	for pi < len(a.pages) && a.pages[pi].num <= hi>>PageBits {
-		p := &a.pages[pi]
+	bi, pi, _ := a.locate(lo >> PageBits)
+	for bi < len(a.dir) {
+		if pi == len(a.dir[bi].pages) {
+			bi, pi = bi+1, 0
+			continue
+		}
+		p := &a.dir[bi].pages[pi]
+		if p.num > hi>>PageBits {
+			break
+		}
 		from, to := uint64(0), uint64(slotMask)
 		if p.num == lo>>PageBits {
 			from = lo & slotMask
@@ -344,12 +413,13 @@ func (a *Array) DeleteRange(lo, hi uint64) uint64 {
 		var slots []uint64
 		a.eachInPage(p, from, to, func(slot, _ uint64) bool { slots = append(slots, slot); return true })
 		for _, s := range slots {
-			a.deleteSlot(pi, s)
+			a.deleteSlot(p, s)
 			n++
 		}
-		before := len(a.pages)
-		a.settle(pi)
-		if len(a.pages) == before {
+		switch gone, blockGone := a.settle(bi, pi); {
+		case blockGone:
+			pi = 0
+		case !gone:
 			pi++
 		}
 	}
@@ -415,9 +485,16 @@ func (a *Array) Range(from, to uint64, fn func(i uint64, v []byte) bool) {
 		})
 	}
 	if from <= to {
-		pi, _ := a.findPage(from >> PageBits)
-		for ; pi < len(a.pages) && a.pages[pi].num <= to>>PageBits; pi++ {
-			p := &a.pages[pi]
+		bi, pi, _ := a.locate(from >> PageBits)
+		for ; bi < len(a.dir); pi++ {
+			if pi == len(a.dir[bi].pages) {
+				bi, pi = bi+1, -1
+				continue
+			}
+			p := &a.dir[bi].pages[pi]
+			if p.num > to>>PageBits {
+				return
+			}
 			f, t := uint64(0), uint64(slotMask)
 			if p.num == from>>PageBits {
 				f = from & slotMask
@@ -431,12 +508,21 @@ func (a *Array) Range(from, to uint64, fn func(i uint64, v []byte) bool) {
 		}
 		return
 	}
-	pi, found := a.findPage(from >> PageBits)
+	bi, pi, found := a.locate(from >> PageBits)
 	if !found {
 		pi--
 	}
-	for ; pi >= 0 && a.pages[pi].num >= to>>PageBits; pi-- {
-		p := &a.pages[pi]
+	for ; bi >= 0; pi-- {
+		if pi < 0 {
+			if bi--; bi >= 0 {
+				pi = len(a.dir[bi].pages)
+			}
+			continue
+		}
+		p := &a.dir[bi].pages[pi]
+		if p.num < to>>PageBits {
+			return
+		}
 		f, t := uint64(slotMask), uint64(0)
 		if p.num == from>>PageBits {
 			f = from & slotMask
@@ -467,8 +553,7 @@ func (a *Array) reclaim() {
 		live += size
 		return r
 	}
-	for i := range a.pages {
-		p := &a.pages[i]
+	a.eachPage(func(p *page) {
 		if p.dense >= 0 {
 			refs := a.dense[p.dense]
 			for s, r := range refs {
@@ -476,20 +561,20 @@ func (a *Array) reclaim() {
 					refs[s] = move(r-1) + 1
 				}
 			}
-			continue
+			return
 		}
 		run := a.run(p)
 		for j, e := range run {
 			run[j] = move(e>>PageBits)<<PageBits | e&slotMask
 		}
-	}
+	})
 	a.data, a.live = data, live
 }
 
 // Clone returns an independent copy.
 func (a *Array) Clone() *Array {
 	c := &Array{
-		pages:     append([]page(nil), a.pages...),
+		dir:       make([]block, len(a.dir)),
 		runs:      append([]uint64(nil), a.runs...),
 		deadRuns:  a.deadRuns,
 		dense:     make([][]uint64, len(a.dense)),
@@ -498,6 +583,9 @@ func (a *Array) Clone() *Array {
 		live:      a.live,
 		count:     a.count,
 		next:      a.next,
+	}
+	for i, b := range a.dir {
+		c.dir[i].pages = append(make([]page, 0, cap(b.pages)), b.pages...)
 	}
 	for i, d := range a.dense {
 		if d != nil {
@@ -509,7 +597,10 @@ func (a *Array) Clone() *Array {
 
 // Memory returns the bytes the array holds allocated.
 func (a *Array) Memory() int {
-	n := 64 + 32*cap(a.pages) + 8*cap(a.runs) + 24*cap(a.dense) + 4*cap(a.freeDense) + a.data.MemoryBytes()
+	n := 64 + 24*cap(a.dir) + 8*cap(a.runs) + 24*cap(a.dense) + 4*cap(a.freeDense) + a.data.MemoryBytes()
+	for _, b := range a.dir {
+		n += 32 * cap(b.pages)
+	}
 	for _, d := range a.dense {
 		n += 8 * cap(d)
 	}
@@ -526,9 +617,8 @@ type Info struct {
 // Info returns the array's layout.
 func (a *Array) Info() Info {
 	var in Info
-	in.Pages = uint64(len(a.pages))
-	for i := range a.pages {
-		p := &a.pages[i]
+	a.eachPage(func(p *page) {
+		in.Pages++
 		if p.dense >= 0 {
 			in.DensePages++
 			in.DenseBytes += 8 * PageSlots
@@ -537,6 +627,6 @@ func (a *Array) Info() Info {
 			in.SparsePages++
 			in.SparseCapacity += uint64(p.cap)
 		}
-	}
+	})
 	return in
 }

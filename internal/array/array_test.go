@@ -382,3 +382,47 @@ func FuzzOps(f *testing.F) {
 		}
 	})
 }
+
+// TestDirectoryBlocks: thousands of pages split the directory into blocks;
+// range deletes that drop whole blocks and deletes one by one keep the
+// array whole.
+func TestDirectoryBlocks(t *testing.T) {
+	a, m := &Array{}, model{}
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, k := range r.Perm(5000) { // pages in random order: splits anywhere
+		i := uint64(k)*PageSlots + uint64(k%7)
+		a.Set(i, []byte(fmt.Sprint(k)))
+		m[i] = fmt.Sprint(k)
+	}
+	if len(a.dir) < 5 {
+		t.Fatalf("5000 pages in %d blocks", len(a.dir))
+	}
+	check(t, a, m)
+	lo, hi := uint64(1000)*PageSlots+3, uint64(4000)*PageSlots
+	var n uint64
+	for k := range m {
+		if k >= lo && k <= hi {
+			delete(m, k)
+			n++
+		}
+	}
+	if got := a.DeleteRange(lo, hi); got != n {
+		t.Fatalf("DeleteRange: %d, want %d", got, n)
+	}
+	check(t, a, m)
+	for _, k := range m.sorted() {
+		if r.IntN(2) == 0 {
+			a.Delete(k)
+			delete(m, k)
+		}
+	}
+	check(t, a, m)
+	if in := a.Info(); in.Pages != uint64(len(m)) {
+		t.Fatalf("%d pages for %d elements one per page", in.Pages, len(m))
+	}
+	a.DeleteRange(0, MaxIndex)
+	check(t, a, model{})
+	if len(a.dir) != 0 {
+		t.Fatalf("an empty array keeps %d blocks", len(a.dir))
+	}
+}
