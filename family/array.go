@@ -808,6 +808,10 @@ func arinfoCommand(x *command.Ctx) {
 	if next == array.Exhausted {
 		next = 0
 	}
+	var superDir uint64 // the blocks of page headers, once there are several
+	if in.Blocks > 1 {
+		superDir = in.Blocks
+	}
 	fields := 7
 	if full {
 		fields += 5
@@ -822,7 +826,7 @@ func arinfoCommand(x *command.Ctx) {
 		{"next-insert-index", next},
 		{"slices", in.Pages},
 		{"directory-size", in.Pages},
-		{"super-dir-entries", 0},
+		{"super-dir-entries", superDir},
 		{"slice-size", array.PageSlots},
 	} {
 		x.W.Simple(f.name)

@@ -290,6 +290,15 @@ func TestArrayLayout(t *testing.T) {
 		c(r.bulk("4999"), "ARGET", "big", "4999")
 		c(r.bulk("49"), "ARGET", "big", "49")
 		c(r.null(), "ARGET", "big", "50")
+		// 2000 pages, appended in order: headers in blocks of 512, 512
+		// and 976 (a block splits in halves past 1024).
+		args = []any{"ARMSET", "pages"}
+		for i := range 2000 {
+			args = append(args, strconv.Itoa(i*4096), "v")
+		}
+		c(r.i(2000), args...)
+		c(r.info("len", r.i(1999*4096+1), "count", r.i(2000), "next-insert-index", r.i(0), "slices", r.i(2000),
+			"directory-size", r.i(2000), "super-dir-entries", r.i(3), "slice-size", r.i(4096)), "ARINFO", "pages")
 		c(r.bulk("1225"), "AROP", "big", "0", "99", "SUM")
 		c(r.bulk("249950"), "AROP", "big", "0", "4999", "SUM")
 	})

@@ -610,13 +610,14 @@ func (a *Array) Memory() int {
 // Info is what ARINFO reports of the array's layout.
 type Info struct {
 	Pages, DensePages, SparsePages uint64
+	Blocks                         uint64 // of page headers
 	DenseBytes, DenseElements      uint64 // over the dense pages
 	SparseCapacity                 uint64 // entries the sparse runs hold room for
 }
 
 // Info returns the array's layout.
 func (a *Array) Info() Info {
-	var in Info
+	in := Info{Blocks: uint64(len(a.dir))}
 	a.eachPage(func(p *page) {
 		in.Pages++
 		if p.dense >= 0 {
