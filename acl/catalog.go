@@ -35,6 +35,7 @@ var Categories = [...]string{
 	"bitmap", "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow",
 	"blocking", "dangerous", "connection", "transaction", "scripting",
 	"json", "bloom", "cuckoo", "cms", "topk", "tdigest", "vectorset", // Redis 8's module types' categories, after Redis's own
+	"array", // Redis 8.8's array type
 }
 
 func categoryIndex(name string) int {

@@ -26,6 +26,7 @@ func Register(bind binder) {
 	registerTopK(bind)
 	registerTDigest(bind)
 	registerVSet(bind)
+	registerArray(bind)
 	registerGeo(bind)
 	registerSort(bind)
 	registerJSON(bind)

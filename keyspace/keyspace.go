@@ -24,6 +24,9 @@ const (
 	TypeZSet
 	TypeHash
 	TypeStream = 6
+	// TypeArray is Redis 8.8's array, a keyspace object (internal/array);
+	// 7 is the number after stream free in the 4 type bits.
+	TypeArray Type = 7
 	// TypeJSON is a JSON document (Redis 8's JSON, a module type there).
 	// Module types have no number of Redis's own; they count down from 15,
 	// the last the entry's 4 type bits hold.
@@ -64,6 +67,7 @@ const (
 	// ENCODING says hashtable, the memory is a listpack's (values.HashView).
 	EncHashPacked
 	EncHashPackedEx // the same with field expire times
+	EncSlicedArray  // an array (Redis 8.8 names its one encoding so)
 )
 
 // Name returns the type's name as TYPE replies it.
@@ -95,6 +99,8 @@ func (t Type) Name() string {
 		return "ReJSON-RL"
 	case TypeVectorSet:
 		return "vectorset"
+	case TypeArray:
+		return "array"
 	}
 	return "none"
 }
@@ -120,6 +126,8 @@ func (e Encoding) Name() string {
 		return "stream"
 	case EncListpackEx:
 		return "listpackex"
+	case EncSlicedArray:
+		return "sliced-array"
 	}
 	return "raw"
 }

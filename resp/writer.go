@@ -58,6 +58,14 @@ func (w *Writer) Error(msg string) {
 // Int writes an integer reply.
 func (w *Writer) Int(n int64) { w.header(':', n) }
 
+// Uint writes an integer reply of an unsigned value, as Redis 8.8's arrays
+// reply indexes past 2^63-1 (clients read them as unsigned).
+func (w *Writer) Uint(n uint64) {
+	w.B = append(w.B, ':')
+	w.B = strconv.AppendUint(w.B, n, 10)
+	w.B = append(w.B, '\r', '\n')
+}
+
 // Bulk writes a bulk string.
 func (w *Writer) Bulk(b []byte) {
 	w.header('$', int64(len(b)))

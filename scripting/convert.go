@@ -148,7 +148,11 @@ func (p *replyParser) value() lua.LValue {
 		t.RawSetString("ignore_error_stats_update", lua.LTrue)
 		return t
 	case ':':
-		n, _ := strnum.ParseInt(text)
+		n, ok := strnum.ParseInt(text)
+		if !ok { // unsigned past 2^63-1, as Redis 8.8's arrays reply indexes
+			u, _ := strconv.ParseUint(string(text), 10, 64)
+			return p.st.numbers.box(float64(u))
+		}
 		return p.st.numbers.box(float64(n))
 	case '$', '!', '=':
 		n := p.count(text)

@@ -216,8 +216,9 @@ func TestACLSetUserRules(t *testing.T) {
 }
 
 // redis8ModuleCategories are the ACL categories of the Redis 8 module types
-// Keyhive has, which ACL CAT lists after Redis 7's own.
-var redis8ModuleCategories = []string{"json", "bloom", "cuckoo", "cms", "topk", "tdigest", "vectorset"}
+// Keyhive has, and Redis 8.8's array, which ACL CAT lists after Redis 7's
+// own.
+var redis8ModuleCategories = []string{"json", "bloom", "cuckoo", "cms", "topk", "tdigest", "vectorset", "array"}
 
 // withModuleCategories compares ACL CAT's lists: Keyhive's is Redis 7's
 // followed by redis8ModuleCategories.

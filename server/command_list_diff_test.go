@@ -78,13 +78,13 @@ func TestRedis8CommandsListed(t *testing.T) {
 }
 
 // redis8ModuleCommands counts Keyhive's commands of the groups that are
-// modules' in Redis 8 (JSON's, the probabilistic types'), which no 7.x
-// server has.
+// modules' in Redis 8 (JSON's, the probabilistic types'), and Redis 8.8's
+// arrays, which no 7.x server has.
 func redis8ModuleCommands() int64 {
 	var n int64
 	for _, s := range cmdspec.Commands() {
 		switch s.Group {
-		case "module", "bf", "cf", "cms", "topk", "tdigest", "vector_set":
+		case "module", "bf", "cf", "cms", "topk", "tdigest", "vector_set", "array":
 			n++
 		}
 	}

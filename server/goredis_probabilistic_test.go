@@ -26,8 +26,9 @@ func TestGoRedisProbabilisticSpecs(t *testing.T) {
 // from the module cache (a spec may use its internal packages) with its
 // test files left out but specFile, unchanged, beside the helpers the
 // go-redis suite would give it: its connection options point at Keyhive,
-// its subject is the plain client, and the server counts as Redis 8.4 for
-// the specs that check the version.
+// its subject is the plain client (redisOptions' speaks the protocol env
+// names in KEYHIVE_PROTOCOL, go-redis's default without), and the server
+// counts as Redis 8.4 for the specs that check the version.
 func runGoRedisSpecs(t *testing.T, specFile string) {
 	runGoRedisSpecsAs(t, goRedisRun{file: specFile, version: "8.4"})
 }
@@ -42,6 +43,7 @@ type goRedisRun struct {
 	// keeps export_test.go (the package's own test exports).
 	focus         string
 	commandsSuite bool
+	env           []string // more of the suite's environment
 }
 
 // runGoRedisSpecsAs is runGoRedisSpecs with the version, focus and helpers
@@ -93,6 +95,12 @@ import (
 
 func applyREConnection(opt *redis.Options) { opt.Addr = os.Getenv("KEYHIVE_ADDR") }
 
+func redisOptions() *redis.Options {
+	opt := &redis.Options{Addr: os.Getenv("KEYHIVE_ADDR")}
+	fmt.Sscan(os.Getenv("KEYHIVE_PROTOCOL"), &opt.Protocol)
+	return opt
+}
+
 func newUniversalSubject(c *redis.Client) (redis.UniversalClient, func() error) { return c, c.Close }
 
 // The version the specs see: Redis `+r.version+`, whose commands Keyhive has.
@@ -128,8 +136,6 @@ import (
 
 const redisSecondaryPort = "6381"
 
-func redisOptions() *redis.Options { return &redis.Options{Addr: os.Getenv("KEYHIVE_ADDR")} }
-
 func reNewClient(protocol int, unstableResp3 bool) *redis.Client {
 	return redis.NewClient(&redis.Options{Addr: os.Getenv("KEYHIVE_ADDR"), Protocol: protocol, UnstableResp3: unstableResp3})
 }
@@ -153,6 +159,7 @@ func skipIfClientTrackingUnavailable(ctx context.Context, client *redis.Client) 
 	run := exec.Command("go", args...)
 	run.Dir = dir
 	run.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off", "GOPROXY=off", "GOSUMDB=off", "KEYHIVE_ADDR="+srv.Addr())
+	run.Env = append(run.Env, r.env...)
 	out, err := run.CombinedOutput()
 	if strings.Contains(string(out), "module lookup disabled") {
 		t.Skipf("go-redis's test dependencies are not in the module cache (go mod download github.com/bsm/ginkgo/v2@v2.12.0 github.com/bsm/gomega@v1.27.10):\n%s", out)

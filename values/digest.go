@@ -4,6 +4,7 @@ import (
 	"crypto/sha1"
 	"encoding/binary"
 	"encoding/hex"
+	"github.com/keyhive/keyhive/internal/array"
 	"strconv"
 
 	"github.com/keyhive/keyhive/internal/jsondoc"
@@ -117,6 +118,16 @@ func (d *Digest) addValue(e *keyspace.Entry) {
 			for _, p := range pairs {
 				d.mix(p)
 			}
+			return true
+		})
+	case keyspace.TypeArray:
+		// The insert cursor, then each element's index and value in
+		// index order.
+		a := EntryArray(e)
+		var buf [20]byte
+		d.mix(strconv.AppendUint(buf[:0], a.Next(), 10))
+		a.Range(0, array.MaxIndex, func(i uint64, v []byte) bool {
+			element(strconv.AppendUint(buf[:0], i, 10), v)
 			return true
 		})
 	case keyspace.TypeVectorSet:

@@ -139,9 +139,11 @@ func AppendRebuild(b []byte, e *keyspace.Entry) []byte {
 		b = AppendStreamRebuild(b, key, EntryStream(e))
 	case keyspace.TypeJSON:
 		b = resp.AppendCommand(b, [][]byte{[]byte("JSON.SET"), key, []byte("$"), jsondoc.AppendJSON(nil, e.Value(), 0, nil)})
-	case keyspace.TypeVectorSet:
+	case keyspace.TypeVectorSet, keyspace.TypeArray:
 		// RESTORE, not VADDs: a REDUCE set's inputs are gone, and the
-		// graph and its generator come back exactly.
+		// graph and its generator come back exactly; nor ARMSETs: an
+		// array's insert cursor has no command that sets it on a
+		// missing key.
 		enc := NewEncoder(false)
 		payload := persistence.AppendDumpFooter(AppendValue(enc, nil, e, nil, nil))
 		ReleaseEncoder(enc)

@@ -14,6 +14,8 @@ func ObjectBytes(o keyspace.Object, samples int) int64 {
 		return int64(o.MemoryBytes())
 	case *VSetObject:
 		return int64(o.Memory())
+	case *ArrayObject:
+		return int64(o.Memory())
 	case *ListObject:
 		var sum, n int64
 		o.Each(0, false, func(e []byte) bool {

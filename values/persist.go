@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 
+	"github.com/keyhive/keyhive/internal/array"
 	"github.com/keyhive/keyhive/internal/intset"
 	"github.com/keyhive/keyhive/internal/jsondoc"
 	"github.com/keyhive/keyhive/internal/strnum"
@@ -155,6 +156,10 @@ func AppendValue(enc *persistence.Encoder, b []byte, e *keyspace.Entry, key []by
 		head(persistence.TypeModule2)
 		enc.Scratch = EntryVSet(e).AppendFile(enc.Scratch[:0])
 		b = enc.AppendModuleValue(b, vsetModuleID, enc.Scratch)
+	case keyspace.TypeArray:
+		head(persistence.TypeModule2)
+		enc.Scratch = EntryArray(e).AppendFile(enc.Scratch[:0])
+		b = enc.AppendModuleValue(b, arrayModuleID, enc.Scratch)
 	default:
 		if IsProb(e.Type()) {
 			head(persistence.TypeModule2)
@@ -206,6 +211,14 @@ func Restore(env *Env, e keyspace.Entry, key []byte, v *persistence.Value, expir
 				return persistence.ErrBadData
 			}
 			StoreVSet(env, &e, key, s, expireAt)
+			break
+		}
+		if isArray(v) {
+			a, err := array.ReadFile(v.Str)
+			if err != nil {
+				return persistence.ErrBadData
+			}
+			StoreArray(env, &e, key, a, expireAt)
 			break
 		}
 		t, err := probValue(v)

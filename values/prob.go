@@ -3,6 +3,7 @@ package values
 import (
 	"errors"
 
+	"github.com/keyhive/keyhive/internal/array"
 	"github.com/keyhive/keyhive/internal/prob"
 	"github.com/keyhive/keyhive/internal/vset"
 	"github.com/keyhive/keyhive/keyspace"
@@ -61,6 +62,10 @@ func Restorable(v *persistence.Value) bool {
 	}
 	if isVSet(v) {
 		_, err := vset.ReadFile(v.Str)
+		return err == nil
+	}
+	if isArray(v) {
+		_, err := array.ReadFile(v.Str)
 		return err == nil
 	}
 	_, err := probValue(v)

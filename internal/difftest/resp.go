@@ -276,7 +276,14 @@ func (rd *reader) value(depth int) (Reply, error) {
 		r.Str = body
 	case KindInt:
 		r.Str = body
-		if r.Int, err = strconv.ParseInt(body, 10, 64); err != nil || body[0] == '+' {
+		if r.Int, err = strconv.ParseInt(body, 10, 64); err != nil {
+			// Redis 8.8's arrays reply indexes past 2^63-1 unsigned; Str
+			// has the value, Int its bits.
+			var u uint64
+			u, err = strconv.ParseUint(body, 10, 64)
+			r.Int = int64(u)
+		}
+		if err != nil || body[0] == '+' {
 			return r, fmt.Errorf("resp: invalid integer %q", body)
 		}
 	case KindDouble:

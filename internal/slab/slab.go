@@ -1,8 +1,8 @@
 // Package slab stores variable-size records for the large collection forms
 // without a Go pointer per record: records are appended to chunks of at most
 // 64 KiB, so a collection grows without copying its records and leaves the
-// collector no garbage; chunk sizes double from 1 KiB, so a small collection
-// stays small. A record larger than a chunk gets a chunk of its own. A
+// collector no garbage; chunk sizes double from 64 bytes, so a small
+// collection (an array of a few values) stays small. A record larger than a chunk gets a chunk of its own. A
 // record's ref is chunk<<ChunkBits | offset, below 2^RefBits (1 TiB).
 package slab
 
@@ -12,7 +12,7 @@ const RefBits = 40
 const (
 	chunkBits = 16
 	chunkMask = 1<<chunkBits - 1
-	minChunk  = 1 << 10
+	minChunk  = 1 << 6
 	maxChunk  = 1 << chunkBits
 )
 
