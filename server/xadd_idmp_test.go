@@ -137,8 +137,8 @@ func TestXAddIDMPDuration(t *testing.T) {
 	docCase(t, p, ":3\r\n", "XLEN", "s")
 }
 
-// TestXAddIDMPPersistence: the iids, the configuration and the counters
-// survive DEBUG RELOAD (Keyhive's own RDB type for a stream with IDMP
+// TestXAddIDMPPersistence: the iids, the configuration (both in DEBUG
+// DIGEST-VALUE) and the counters survive DEBUG RELOAD (Keyhive's own RDB type for a stream with IDMP
 // state) and DUMP/RESTORE; the iids and configuration survive an AOF
 // rewritten to commands (XCFGSET, XIDMPRECORD) and loaded back.
 func TestXAddIDMPPersistence(t *testing.T) {
@@ -150,8 +150,12 @@ func TestXAddIDMPPersistence(t *testing.T) {
 	id1 := k.Do("XADD", "s", "IDMP", "p1", "m1", "*", "f", "v").Str
 	id2 := k.Do("XADD", "s", "IDMPAUTO", "p2", "*", "a", "1").Str
 	k.Do("XADD", "s", "IDMP", "p1", "m1", "*", "f", "v")
+	digest := k.Do("DEBUG", "DIGEST-VALUE", "s").Raw
 	check := func(when string, added, duplicates int) {
 		t.Helper()
+		if got := k.Do("DEBUG", "DIGEST-VALUE", "s").Raw; string(got) != string(digest) {
+			t.Errorf("DEBUG DIGEST-VALUE %s: %q, want %q", when, got, digest)
+		}
 		if got := string(k.Do("XINFO", "STREAM", "s").Raw); !strings.Contains(got, idmpInfo(500, 50, 2, 2, added, duplicates)) {
 			t.Errorf("XINFO STREAM %s: %q", when, got)
 		}
