@@ -69,6 +69,11 @@ func TestXAddIDMP(t *testing.T) {
 			t.Errorf("IDMPAUTO answered %s for other content", a2)
 		}
 		checkInfo("s", idmpInfo(100, 100, 3, 5, 5, 2))
+		// FULL has them too, after recorded-first-entry-id.
+		full := string(k.Do("XINFO", "STREAM", "s", "FULL").Raw)
+		if !strings.HasPrefix(full, map[int]string{2: "*30\r\n", 3: "%15\r\n"}[proto]) || !strings.Contains(full, idmpInfo(100, 100, 3, 5, 5, 2)+"$7\r\nentries\r\n") {
+			t.Errorf("RESP%d XINFO STREAM FULL: %q", proto, full)
+		}
 		// With the other options, in any order before the ID; NOMKSTREAM
 		// on a missing key still answers null.
 		docCase(t, p, bulk(id3), "XADD", "s", "MAXLEN", "~", "100", "IDMP", "p2", "m1", "*", "f", "x")
