@@ -9,7 +9,7 @@ func init() {
 			Summary: "Acknowledges entries of a consumer group's pending list."},
 		&Spec{Name: "xadd", Arity: -5, Flags: FlagWrite | FlagDenyOOM | FlagFast, Writes: TypeStream, ACL: "@write @stream @fast", Tips: "nondeterministic_output",
 			Keys:  []string{"RW update; index 1; range 0 1 0; update rather than insert: trimming may delete entries"},
-			Args:  `key:key#0 [NOMKSTREAM] [trim:{strategy:<MAXLEN|MINID> [operator:<"="=equal|"~"=approximately>] threshold:string [LIMIT=count:integer]}] id_or_auto:<"*"=auto_id|id:string> field_value:{field:string value:string}...`,
+			Args:  `key:key#0 [NOMKSTREAM] [condition:<KEEPREF|DELREF|ACKED>] [idmp:<IDMPAUTO=pid:string|IDMP=idmp-with-pid-iid:{pid:string iid:string}>] [trim:{strategy:<MAXLEN|MINID> [operator:<"="=equal|"~"=approximately>] threshold:string [LIMIT=count:integer]}] id_or_auto:<"*"=auto_id|id:string> field_value:{field:string value:string}...`,
 			Since: "5.0.0", Complexity: "O(1) to add; O(N) to trim N entries.",
 			Summary: "Appends an entry to a stream, possibly trimming it."},
 		&Spec{Name: "xautoclaim", Arity: -6, Flags: FlagWrite | FlagFast, Writes: TypeStream, ACL: "@write @stream @fast", Tips: "nondeterministic_output",
@@ -147,5 +147,24 @@ func init() {
 			Args:  "key:key#0 group:string mode:<SILENT|FAIL|FATAL> IDS=ids:{numids:integer id:string...} [RETRYCOUNT=count:integer] [FORCE]",
 			Since: "8.8.0", Complexity: "O(1) per ID given.",
 			Summary: "Releases a consumer group's pending entries for re-delivery without acknowledging them."},
+	)
+}
+
+// Redis 8.6's idempotent production
+// (https://redis.io/docs/latest/commands/xcfgset/, and XIDMPRECORD, Redis
+// 8.8's internal command the AOF replays it with:
+// https://redis.io/docs/latest/commands/xidmprecord/).
+func init() {
+	add("stream",
+		&Spec{Name: "xcfgset", Arity: -2, Flags: FlagWrite | FlagDenyOOM | FlagFast, Writes: TypeStream, ACL: "@write @stream @fast",
+			Keys:  []string{"RW update; index 1; range 0 1 0"},
+			Args:  "key:key#0 [IDMP-DURATION=idmp-duration:integer] [IDMP-MAXSIZE=idmp-maxsize:integer]",
+			Since: "8.6.0", Complexity: "O(1)",
+			Summary: "Sets the IDMP configuration parameters for a stream."},
+		&Spec{Name: "xidmprecord", Arity: 5, Flags: FlagWrite | FlagDenyOOM | FlagFast, Writes: TypeStream, ACL: "@write @stream @fast",
+			Keys:  []string{"RW update; index 1; range 0 1 0"},
+			Args:  "key:key#0 pid:string iid:string stream-id:string",
+			Since: "8.8.0", Complexity: "O(1)",
+			Summary: "An internal command for setting IDMP metadata on an existing stream message."},
 	)
 }

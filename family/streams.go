@@ -30,6 +30,8 @@ func registerStreams(bind binder) {
 	bind("xinfo|groups", xinfoGroups)
 	bind("xinfo|consumers", xinfoConsumers)
 	bind("xinfo|help", xinfoHelp)
+	bind("xcfgset", xcfgsetCommand)
+	bind("xidmprecord", xidmprecordCommand)
 }
 
 // Error texts of the stream commands, as Redis writes them.
@@ -40,6 +42,9 @@ const (
 	errXaddTooSmall    = "ERR The ID specified in XADD is equal or smaller than the target stream top item"
 	errNoKeyXgroup     = "ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use the MKSTREAM option to create an empty stream automatically."
 	errEntriesRead     = "ERR value for ENTRIESREAD must be positive or -1"
+	// Keyhive's texts: the pages state these cases, not Redis's words.
+	errIDMPEmpty      = "ERR IDMP producer ID and idempotent ID must not be empty"
+	errIDMPExplicitID = "ERR IDMP and IDMPAUTO can be used only with an auto-generated ID (*)"
 )
 
 func writeStreamID(w *resp.Writer, id stream.ID) {
@@ -111,6 +116,11 @@ type trimArgs struct {
 	idAt        int // XADD: the ID's argument index
 	refs        refPolicy
 	refsGiven   bool
+	// XADD IDMP pid iid / IDMPAUTO pid (Redis 8.6): idmpAt is the
+	// keyword's argument index, 0 when neither was given.
+	idmpAt   int
+	idmpAuto bool
+	pid, iid []byte
 }
 
 // parseTrimArgs parses the options from args[2] on, as Redis's
@@ -169,6 +179,14 @@ func parseTrimArgs(x *command.Ctx, xadd bool) (a trimArgs, ok bool) {
 		case xadd && cstr.ArgIs(opt, "nomkstream"):
 			a.noMkStream = true
 			continue
+		case xadd && a.idmpAt == 0 && cstr.ArgIs(opt, "idmpauto") && more > 0:
+			a.idmpAt, a.idmpAuto, a.pid = i, true, args[i+1]
+			i++
+			continue
+		case xadd && a.idmpAt == 0 && cstr.ArgIs(opt, "idmp") && more > 1:
+			a.idmpAt, a.pid, a.iid = i, args[i+1], args[i+2]
+			i += 2
+			continue
 		case !a.refsGiven && (cstr.ArgIs(opt, "keepref") || cstr.ArgIs(opt, "delref") || cstr.ArgIs(opt, "acked")):
 			a.refs, a.refsGiven = parseRefPolicy(opt), true // Redis 8.2
 			continue
@@ -187,6 +205,13 @@ func parseTrimArgs(x *command.Ctx, xadd bool) (a trimArgs, ok bool) {
 	}
 	a.idAt = i
 	switch {
+	case a.idmpAt > 0 && (len(a.pid) == 0 || !a.idmpAuto && len(a.iid) == 0):
+		x.W.Error(errIDMPEmpty)
+		return a, false
+	case a.idmpAt > 0 && a.idGiven && !x.Conn().Obeys():
+		// A replica and the AOF get the ID the master gave.
+		x.W.Error(errIDMPExplicitID)
+		return a, false
 	case a.trim.Limit != 0 && !a.strategy:
 		x.W.Error("ERR syntax error, LIMIT cannot be used without specifying a trimming strategy")
 		return a, false
@@ -253,6 +278,18 @@ func xaddCommand(x *command.Ctx) {
 		x.W.Null()
 		return
 	}
+	if a.idmpAuto {
+		auto := stream.AutoIID(x.Args[a.idAt+1:])
+		a.iid = auto[:]
+	}
+	if s != nil && a.idmpAt > 0 {
+		// A duplicate answers the entry its first XADD added, and changes
+		// nothing a replica or the AOF needs: nothing propagates.
+		if orig, dup := s.IDMPLookup(a.pid, a.iid, x.Now); dup {
+			writeStreamID(x.W, orig)
+			return
+		}
+	}
 	last := stream.ID{}
 	if s != nil {
 		last = s.LastID
@@ -287,6 +324,9 @@ func xaddCommand(x *command.Ctx) {
 		x.DB.Modified(key)
 	}
 	s.Add(id, x.Args[a.idAt+1:], x.Config().StreamNodeMaxBytes(), x.Config().StreamNodeMaxEntries())
+	if a.idmpAt > 0 {
+		s.IDMPRecord(a.pid, a.iid, id, x.Now, true)
+	}
 	writeStreamID(x.W, id)
 	x.Notify(config.EventStream, "xadd", key)
 	x.Dirty++
@@ -295,11 +335,16 @@ func xaddCommand(x *command.Ctx) {
 			x.Notify(config.EventStream, "xtrim", key)
 		}
 	}
-	if x.Propagating() && (a.trim.Approx || !a.idGiven || !a.seqGiven) {
+	if x.Propagating() && (a.trim.Approx || !a.idGiven || !a.seqGiven || a.idmpAuto) {
 		argv := append([][]byte(nil), x.Args...)
 		rewriteTrim(x, argv, &a, s)
 		if !a.idGiven || !a.seqGiven {
 			argv[a.idAt] = idArg(id)
+		}
+		if a.idmpAuto {
+			// IDMPAUTO propagates as IDMP with the iid it computed.
+			argv[a.idmpAt] = []byte("IDMP")
+			argv = slices.Insert(argv, a.idmpAt+2, slices.Clone(a.iid))
 		}
 		x.PropagateAs(argv...)
 	}
@@ -991,11 +1036,14 @@ func xinfoStream(x *command.Ctx) {
 	if s == nil {
 		return
 	}
-	if full {
-		x.W.Map(9)
-	} else {
-		x.W.Map(10)
+	fields := 10
+	if s.HasIDMP() {
+		fields += 6
 	}
+	if full {
+		fields--
+	}
+	x.W.Map(fields)
 	x.W.BulkString("length")
 	x.W.Int(int64(s.Length))
 	x.W.BulkString("radix-tree-keys")
@@ -1010,6 +1058,9 @@ func xinfoStream(x *command.Ctx) {
 	x.W.Int(int64(s.EntriesAdded))
 	x.W.BulkString("recorded-first-entry-id")
 	writeStreamID(x.W, s.FirstID)
+	if s.HasIDMP() {
+		writeIDMPInfo(x, s)
+	}
 	if !full {
 		x.W.BulkString("groups")
 		x.W.Int(int64(len(s.Groups())))
@@ -1353,4 +1404,118 @@ func dropPending(s *stream.Stream, start, end stream.ID) {
 			g.Ack(id)
 		}
 	}
+}
+
+// writeIDMPInfo writes XINFO STREAM's idempotent-production fields (Redis
+// 8.6; https://redis.io/docs/latest/commands/xinfo-stream/), given, as
+// the page says, for a stream whose idempotency was used or configured: a
+// stream that never saw IDMP answers as Redis 7.4 does.
+func writeIDMPInfo(x *command.Ctx, s *stream.Stream) {
+	st := s.IDMPInfo(x.Now)
+	x.W.BulkString("idmp-duration")
+	x.W.Int(st.Duration)
+	x.W.BulkString("idmp-maxsize")
+	x.W.Int(st.MaxSize)
+	x.W.BulkString("pids-tracked")
+	x.W.Int(int64(st.Producers))
+	x.W.BulkString("iids-tracked")
+	x.W.Int(int64(st.Tracked))
+	x.W.BulkString("iids-added")
+	x.W.Int(int64(st.Added))
+	x.W.BulkString("iids-duplicates")
+	x.W.Int(int64(st.Duplicates))
+}
+
+// xcfgsetCommand is XCFGSET key [IDMP-DURATION s] [IDMP-MAXSIZE n]
+// (https://redis.io/docs/latest/commands/xcfgset/): at least one option,
+// each in its documented range, on an existing stream; it clears every
+// producer's iids.
+func xcfgsetCommand(x *command.Ctx) {
+	var duration, maxSize int64
+	args := x.Args
+	for i := 2; i < len(args); i += 2 {
+		if i+1 >= len(args) {
+			x.W.Error(command.ErrSyntax)
+			return
+		}
+		n, ok := x.IntArgOrReply(args[i+1])
+		if !ok {
+			return
+		}
+		switch {
+		case cstr.ArgIs(args[i], "idmp-duration"):
+			if n < 1 || n > stream.IDMPMaxDuration {
+				x.W.Error("ERR IDMP-DURATION must be between 1 and 86400 seconds")
+				return
+			}
+			duration = n
+		case cstr.ArgIs(args[i], "idmp-maxsize"):
+			if n < 1 || n > stream.IDMPMaxMaxSize {
+				x.W.Error("ERR IDMP-MAXSIZE must be between 1 and 10000")
+				return
+			}
+			maxSize = n
+		default:
+			x.W.Error(command.ErrSyntax)
+			return
+		}
+	}
+	if duration == 0 && maxSize == 0 {
+		x.W.Error("ERR at least one of IDMP-DURATION or IDMP-MAXSIZE must be specified")
+		return
+	}
+	key := args[1]
+	_, s, ok := x.WriteStream(key)
+	if !ok {
+		return
+	}
+	if s == nil {
+		x.W.Error(command.ErrNoSuchKey)
+		return
+	}
+	s.IDMPConfigure(duration, maxSize)
+	x.DB.Modified(key)
+	x.W.OK()
+	x.Dirty++
+}
+
+// xidmprecordCommand is XIDMPRECORD key pid iid stream-id
+// (https://redis.io/docs/latest/commands/xidmprecord/): what the AOF
+// rewrite emits for each tracked iid; it records the pair for an existing
+// entry, answering OK also when the pair already maps to that entry.
+func xidmprecordCommand(x *command.Ctx) {
+	key, pid, iid := x.Args[1], x.Args[2], x.Args[3]
+	id, _, valid := stream.ParseID(x.Args[4], 0, true, false)
+	if !valid {
+		x.W.Error(errInvalidStreamID)
+		return
+	}
+	if len(pid) == 0 || len(iid) == 0 {
+		x.W.Error(errIDMPEmpty)
+		return
+	}
+	_, s, ok := x.WriteStream(key)
+	if !ok {
+		return
+	}
+	switch {
+	case s == nil:
+		x.W.Error(command.ErrNoSuchKey)
+		return
+	case !s.Has(id):
+		x.W.Error("ERR the stream ID does not refer to an existing entry")
+		return
+	}
+	if have, found := s.IDMPFind(pid, iid); found {
+		if have != id {
+			x.W.Error("ERR the producer ID and idempotent ID already map to a different stream ID")
+			return
+		}
+		x.W.OK()
+		return
+	}
+	s.IDMPRecord(pid, iid, id, x.Now, false)
+	x.DB.Modified(key)
+	x.W.OK()
+	x.Dirty++
 }

@@ -183,7 +183,9 @@ func parseScoreText(b []byte) (float64, bool) {
 }
 
 // IsValueType reports whether t is a value type Redis knows.
-func IsValueType(t byte) bool { return t <= 7 || t >= 9 && t <= 21 || t >= 22 && t <= 25 }
+func IsValueType(t byte) bool {
+	return t <= 7 || t >= 9 && t <= 21 || t >= 22 && t <= 25 || t == TypeStreamIDMP
+}
 
 // value reads a value of RDB type t.
 func (d *decoder) value(t byte) (v Value, err error) {
@@ -283,6 +285,10 @@ func (d *decoder) value(t byte) (v Value, err error) {
 	case TypeStreamListpacks, TypeStreamListpack2, TypeStreamListpack3:
 		// An empty stream is a value (it keeps its last ID and groups).
 		return Value{Type: TypeStream, Stream: d.stream(t)}, nil
+	case TypeStreamIDMP:
+		st := d.stream(TypeStreamListpack2)
+		st.IDMP = d.streamIDMP()
+		return Value{Type: TypeStream, Stream: st}, nil
 	case TypeModule2:
 		return d.module()
 	case TypeModule:

@@ -31,8 +31,68 @@ const (
 // TypeStream is a decoded stream's Value.Type (its Stream holds it).
 const TypeStream = TypeStreamListpack2
 
+// TypeStreamIDMP is Keyhive's own value type for a stream with idempotent
+// production state (Redis 8.6's XADD IDMP; its RDB encoding is not
+// documented): the type 19 value, then the state: duration, max size,
+// iids added, duplicates, the count of iids, and per iid the producer ID,
+// the iid, the raw entry ID and the time recorded (8 bytes little-endian
+// Unix ms), producers in order and each one's iids oldest first. A stream
+// that never used IDMP is written as type 19, for Redis 7.x to load.
+const TypeStreamIDMP = 0xE0
+
+// StreamIDMP is a decoded stream's idempotency state.
+type StreamIDMP struct {
+	Duration, MaxSize int64
+	Added, Duplicates uint64
+	IIDs              []StreamIID
+}
+
+// StreamIID is one tracked iid.
+type StreamIID struct {
+	PID, IID []byte
+	ID       stream.ID
+	At       int64
+}
+
+// AppendStreamIDMP appends the state that follows a TypeStreamIDMP's
+// stream.
+func (e *Encoder) AppendStreamIDMP(b []byte, st *stream.Stream) []byte {
+	duration, maxSize, added, duplicates := st.IDMPSettings()
+	b = AppendLen(b, uint64(duration))
+	b = AppendLen(b, uint64(maxSize))
+	b = AppendLen(b, added)
+	b = AppendLen(b, duplicates)
+	n := 0
+	st.EachIDMP(func(_, _ []byte, _ stream.ID, _ int64) { n++ })
+	b = AppendLen(b, uint64(n))
+	st.EachIDMP(func(pid, iid []byte, id stream.ID, at int64) {
+		b = e.AppendString(b, pid)
+		b = e.AppendString(b, iid)
+		b = AppendRawStreamID(b, id)
+		b = binary.LittleEndian.AppendUint64(b, uint64(at))
+	})
+	return b
+}
+
+func (d *decoder) streamIDMP() *StreamIDMP {
+	m := &StreamIDMP{Duration: int64(d.uint()), MaxSize: int64(d.uint()), Added: d.uint(), Duplicates: d.uint()}
+	if m.Duration < 1 || m.Duration > stream.IDMPMaxDuration || m.MaxSize < 1 || m.MaxSize > stream.IDMPMaxMaxSize {
+		d.fail("stream IDMP configuration out of range")
+	}
+	n := d.count()
+	m.IIDs = make([]StreamIID, 0, min(n, preallocMax))
+	for range n {
+		r := StreamIID{PID: bytes.Clone(d.str()), IID: bytes.Clone(d.str())}
+		r.ID = rawStreamID(d.take(16))
+		r.At = int64(binary.LittleEndian.Uint64(d.take(8)))
+		m.IIDs = append(m.IIDs, r)
+	}
+	return m
+}
+
 // Stream is a decoded stream value. Listpacks alias the input.
 type Stream struct {
+	IDMP         *StreamIDMP // TypeStreamIDMP's state, else nil
 	Nodes        []StreamNode
 	Length       uint64
 	LastID       stream.ID

@@ -1650,6 +1650,7 @@ var newerInterface = map[string]bool{
 	"set":    true,                                                           // 8.4: IF conditions
 	"bitop":  true,                                                           // 8.2: DIFF, DIFF1, ANDOR, ONE
 	"zunion": true, "zinter": true, "zunionstore": true, "zinterstore": true, // 8.8: AGGREGATE COUNT
+	"xadd": true, // 8.2: KEEPREF, DELREF, ACKED; 8.6: IDMPAUTO, IDMP
 }
 
 // sinceAfter70 reports whether Keyhive's command (or "parent|sub") is newer

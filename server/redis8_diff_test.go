@@ -20,6 +20,7 @@ var newerArgs = map[string][]string{
 	"bitop": {"DIFF", "DIFF1", "ANDOR", "ONE"},  // https://redis.io/docs/latest/commands/bitop/
 	// https://redis.io/docs/latest/commands/zunionstore/ and zunion/, zinter/, zinterstore/
 	"zunion": {"COUNT"}, "zinter": {"COUNT"}, "zunionstore": {"COUNT"}, "zinterstore": {"COUNT"},
+	"xadd": {"KEEPREF", "DELREF", "ACKED", "IDMPAUTO", "IDMP"}, // https://redis.io/docs/latest/commands/xadd/
 }
 
 var displayText = regexp.MustCompile(`display_text=\$"[^"]*"0 `)

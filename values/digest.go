@@ -120,6 +120,19 @@ func (d *Digest) addValue(e *keyspace.Entry) {
 			}
 			return true
 		})
+		// Idempotent production's state (Redis 8.6), which a replica and a
+		// loaded file hold too: the configuration and every tracked iid
+		// (not the counters, statistics of the master, nor the times).
+		if st := EntryStream(e); st.HasIDMP() {
+			duration, maxSize, _, _ := st.IDMPSettings()
+			d.mix(strconv.AppendInt(id[:0], duration, 10))
+			d.mix(strconv.AppendInt(id[:0], maxSize, 10))
+			st.EachIDMP(func(pid, iid []byte, entry stream.ID, _ int64) {
+				d.mix(pid)
+				d.mix(iid)
+				d.mix(entry.Append(id[:0]))
+			})
+		}
 	case keyspace.TypeArray:
 		// The insert cursor, then each element's index and value in
 		// index order.

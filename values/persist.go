@@ -146,8 +146,15 @@ func AppendValue(enc *persistence.Encoder, b []byte, e *keyspace.Entry, key []by
 			b = enc.AppendString(b, v)
 		})
 	case keyspace.TypeStream:
+		st := EntryStream(e)
+		if st.HasIDMP() {
+			head(persistence.TypeStreamIDMP)
+			b = appendStreamValue(enc, b, st)
+			b = enc.AppendStreamIDMP(b, st)
+			break
+		}
 		head(persistence.TypeStreamListpack2) // Redis 7.0's stream type
-		b = appendStreamValue(enc, b, EntryStream(e))
+		b = appendStreamValue(enc, b, st)
 	case keyspace.TypeJSON:
 		head(persistence.TypeModule2)
 		enc.Scratch = jsondoc.AppendJSON(enc.Scratch[:0], e.Value(), 0, nil)

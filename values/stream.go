@@ -102,6 +102,12 @@ func storeStream(env *Env, e *keyspace.Entry, key []byte, v *persistence.Stream)
 			sg.AddPending(p.ID, consumers[p.Consumer], p.DeliveryTime, p.DeliveryCount)
 		}
 	}
+	if m := v.IDMP; m != nil {
+		st.LoadIDMP(m.Duration, m.MaxSize, m.Added, m.Duplicates)
+		for _, r := range m.IIDs {
+			st.IDMPRecord(r.PID, r.IID, r.ID, r.At, false)
+		}
+	}
 	env.DB.PutObject(e, key, keyspace.TypeStream, keyspace.EncStream, &StreamObject{st}, 0, env.Now)
 }
 
@@ -149,5 +155,27 @@ func AppendStreamRebuild(b, key []byte, st *stream.Stream) []byte {
 				[]byte("RETRYCOUNT"), strconv.AppendUint(nil, pel[i].DeliveryCount, 10), []byte("FORCE")})
 		}
 	}
+	return appendIDMPRebuild(b, key, st)
+}
+
+// appendIDMPRebuild appends a stream's idempotency state as commands:
+// XCFGSET with its configuration when not the default, then XIDMPRECORD
+// (Redis 8.8's command for this) per tracked iid whose entry is still in
+// the stream, oldest first. The iids-added and iids-duplicates counters
+// have no command to carry them.
+func appendIDMPRebuild(b, key []byte, st *stream.Stream) []byte {
+	if !st.HasIDMP() {
+		return b
+	}
+	if duration, maxSize, _, _ := st.IDMPSettings(); duration != stream.IDMPDefaultDuration || maxSize != stream.IDMPDefaultMaxSize {
+		b = resp.AppendCommand(b, [][]byte{[]byte("XCFGSET"), key,
+			[]byte("IDMP-DURATION"), strconv.AppendInt(nil, duration, 10),
+			[]byte("IDMP-MAXSIZE"), strconv.AppendInt(nil, maxSize, 10)})
+	}
+	st.EachIDMP(func(pid, iid []byte, id stream.ID, _ int64) {
+		if st.Has(id) {
+			b = resp.AppendCommand(b, [][]byte{[]byte("XIDMPRECORD"), key, pid, iid, id.Append(nil)})
+		}
+	})
 	return b
 }

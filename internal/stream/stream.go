@@ -50,6 +50,8 @@ type Stream struct {
 	groups []*Group // sorted by name
 	adds   uint64   // calls of Add
 
+	idmp *idmp // idempotent production (idmp.go); nil until used
+
 	// tail is the last live entry's ID when tailKnown (XREAD asks for it
 	// every time; finding it decodes the last node).
 	tail      ID
@@ -94,6 +96,9 @@ func (s *Stream) MemoryBytes() int {
 	for _, g := range s.groups {
 		n += g.memoryBytes()
 	}
+	if s.idmp != nil {
+		n += s.idmp.memoryBytes()
+	}
 	return n
 }
 
@@ -108,6 +113,9 @@ func (s *Stream) Clone() *Stream {
 	c.groups = make([]*Group, len(s.groups))
 	for i, g := range s.groups {
 		c.groups[i] = g.clone()
+	}
+	if s.idmp != nil {
+		c.idmp = s.idmp.clone()
 	}
 	c.scratch = nil
 	return &c
