@@ -8,8 +8,8 @@
 // without credentials is served only from a loopback address, as the
 // default user, and only while that user needs no password and may run
 // INFO. So a console bound beyond loopback is usable only with a password.
-// Key names (hot keys, slow log arguments) reach a user only when one of its
-// selectors lets it read those keys.
+// Key names (hot keys, slow log arguments, discovered prefixes) reach a
+// user only when one of its selectors lets it read those keys.
 package console
 
 import (
@@ -179,9 +179,27 @@ func Loopback(remoteAddr string) bool {
 }
 
 // Filter removes from s the key names v may not read: hot keys are
-// dropped, and a slow log entry touching such a key keeps its command name
-// only. HiddenKeys counts what was removed.
+// dropped, a slow log entry touching such a key keeps its command name
+// only, and a discovered prefix (a part of key names) is shown only when v
+// may read a key equal to it, which a pattern such as "user:*" grants.
+// Declared namespaces are configuration, not key names: they stay.
+// HiddenKeys counts what was removed.
 func Filter(s Snapshot, v Viewer) Snapshot {
+	if s.Discovery != nil {
+		d := *s.Discovery
+		d.Depths = make([][]Prefix, len(s.Discovery.Depths))
+		for i, level := range s.Discovery.Depths {
+			d.Depths[i] = []Prefix{}
+			for _, p := range level {
+				if v.MayRead([]byte(p.Name)) {
+					d.Depths[i] = append(d.Depths[i], p)
+				} else {
+					s.HiddenKeys++
+				}
+			}
+		}
+		s.Discovery = &d
+	}
 	if s.HotKeys != nil {
 		hk := *s.HotKeys
 		hk.ByCPU = readable(hk.ByCPU, v, &s.HiddenKeys)
