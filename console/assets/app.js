@@ -37,21 +37,16 @@ function renderNamespaces(list) {
   const body = document.querySelector("#namespaces tbody");
   const total = list.reduce((s, n) => s + n.figures.bytes, 0);
   fill(body, list.map(n => {
-    const f = n.figures, q = n.quota;
-    const quota = [];
-    if (q.maxkeys) quota.push("keys " + q.maxkeys);
-    if (q.maxmemory) quota.push("memory " + human(q.maxmemory));
-    if (quota.length) quota.push("then " + (q.evict === "reject" ? "refuse" : "evict " + q.evict));
-    if (q.protected) quota.push("protected");
+    const f = n.figures;
     return el("tr", { "data-ns": n.name, "data-keys": f.keys, "data-volatile": f.volatile, "data-bytes": f.bytes },
       el("td", {}, n.name), el("td", { class: "text" }, n.match || "(the rest)"),
       el("td", { class: "keys" }, f.keys), el("td", { class: "volatile" }, f.volatile), el("td", { class: "bytes" }, f.bytes),
       el("td", {}, bar(f.bytes, total)),
       el("td", {}, f.hits), el("td", {}, f.misses), el("td", {}, f.writes), el("td", {}, f.evictions),
       el("td", {}, f.expirations), el("td", {}, f.refused),
-      el("td", { class: "text" }, quota.join(", ") || "none"), el("td", { class: "text" }, n.policy || "—"));
+      el("td", { class: "text" }, n.policy || "—"));
   }));
-  if (!list.length) fill(body, [el("tr", {}, el("td", { colSpan: 14, class: "muted" }, "No namespace declared (NAMESPACE DEFINE or PROMOTE)."))]);
+  if (!list.length) fill(body, [el("tr", {}, el("td", { colSpan: 13, class: "muted" }, "No namespace declared (NAMESPACE DEFINE or PROMOTE)."))]);
 }
 
 function renderPrefixes(disc) {
