@@ -4,11 +4,15 @@ package server_test
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -229,5 +233,38 @@ func TestConsoleHidesKeysFromUserWithoutReadRights(t *testing.T) {
 	}
 	if len(none.SlowLog) == 0 {
 		t.Error("keyless-viewer should still see the slow log's commands")
+	}
+}
+
+// TestConsoleOverTLS: with tls-port set the console speaks HTTPS with the
+// server's certificate, and asks a browser for no client certificate.
+func TestConsoleOverTLS(t *testing.T) {
+	dir := tlsFiles(t)
+	f := func(name string) string { return filepath.Join(dir, name) }
+	srv := startKeyhive(t, "--port", freePort(t), "--tls-port", freePort(t), "--tls-cert-file", f("server.crt"),
+		"--tls-key-file", f("server.key"), "--tls-ca-cert-file", f("ca.crt"), "--console-port", freePort(t))
+	if !strings.HasPrefix(srv.ConsoleURL(), "https://") {
+		t.Fatalf("console at %s, want https", srv.ConsoleURL())
+	}
+	pool := x509.NewCertPool()
+	caPEM, err := os.ReadFile(f("ca.crt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool.AppendCertsFromPEM(caPEM)
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	resp, err := client.Get(srv.ConsoleURL() + "api/state")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("GET over TLS: %d", resp.StatusCode)
+	}
+	if resp, err := http.Get(strings.Replace(srv.ConsoleURL(), "https", "http", 1) + "api/state"); err == nil {
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			t.Error("the console answered plain HTTP while TLS is on")
+		}
 	}
 }
