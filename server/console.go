@@ -2,6 +2,7 @@ package server
 
 import (
 	"cmp"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net/http"
@@ -39,11 +40,11 @@ func (s *Server) startConsole() error {
 			return err
 		}
 		tc = tc.Clone()
-		tc.ClientAuth = 0 // browsers bring a password, not a client certificate
+		tc.ClientAuth = tls.NoClientCert // browsers bring a password, not a client certificate
 		srv.TLSConfig = tc
 		s.consoleTLS = true
 	}
-	s.console = metricsEndpoint{srv: srv, lns: lns}
+	s.console = httpEndpoint{srv: srv, lns: lns}
 	for _, l := range lns {
 		s.wg.Add(1)
 		go func() {

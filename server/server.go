@@ -111,10 +111,10 @@ type Server struct {
 	supervised          string       // INFO's process_supervised (WithSupervised)
 
 	// metrics is the Prometheus endpoint (metrics.go).
-	metrics metricsEndpoint
+	metrics httpEndpoint
 	// console is the web console's listener (console.go), over TLS when
 	// consoleTLS.
-	console    metricsEndpoint
+	console    httpEndpoint
 	consoleTLS bool
 
 	// cluster is the cluster node under cluster-enabled yes, else nil
