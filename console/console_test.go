@@ -90,3 +90,19 @@ func TestFilter(t *testing.T) {
 		t.Error("Filter changed the snapshot it was given")
 	}
 }
+
+// TestAssetsAreSelfContained: the page loads nothing from elsewhere (no
+// CDN), and puts server text in as text, never as markup.
+func TestAssetsAreSelfContained(t *testing.T) {
+	for _, name := range []string{"assets/index.html", "assets/app.js", "assets/style.css"} {
+		data, err := assets.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, bad := range []string{"http://", "https://", "innerHTML", "outerHTML", "document.write", "eval("} {
+			if strings.Contains(string(data), bad) {
+				t.Errorf("%s contains %q", name, bad)
+			}
+		}
+	}
+}

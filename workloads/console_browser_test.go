@@ -92,6 +92,9 @@ func shownRows(t *testing.T, dom, kind string) []shownRow {
 }
 
 func TestConsoleInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow, skipped with -short: Chromium renders the console")
+	}
 	bin, err := exec.LookPath("chromium")
 	if err != nil {
 		t.Skip("chromium not installed (test.sh installs Debian's chromium): the console's browser test skipped")
