@@ -268,3 +268,24 @@ func TestConsoleOverTLS(t *testing.T) {
 		}
 	}
 }
+
+// TestConsoleShowsReplicationPeers: a master's console lists its replica,
+// the replica's names its master.
+func TestConsoleShowsReplicationPeers(t *testing.T) {
+	master := startKeyhive(t, "--console-port", freePort(t), "--repl-diskless-sync-delay", "0")
+	replica := startKeyhive(t, "--console-port", freePort(t))
+	host, port := hostPort(t, master.Addr())
+	r := redis.NewClient(&redis.Options{Addr: replica.Addr(), Protocol: 2})
+	defer r.Close()
+	nsDo(t, r, "REPLICAOF", host, port)
+	waitUntil(t, "the replica's link to come up", func() bool {
+		return consoleState(t, replica, "", "").Role.Replication["master_link_status"] == "up"
+	})
+	rep := consoleState(t, replica, "", "").Role.Replication
+	if rep["role"] != "slave" || rep["master_host"] != host || rep["master_port"] != port {
+		t.Errorf("replica's console: %v", rep)
+	}
+	waitUntil(t, "the master to list its replica", func() bool {
+		return strings.Contains(consoleState(t, master, "", "").Role.Replication["slave0"], "state=online")
+	})
+}
