@@ -125,6 +125,12 @@ func TestConsoleInBrowser(t *testing.T) {
 	defer srv.Close()
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), Protocol: 2})
 	defer rdb.Close()
+	// The hot keys and slow log sections get something to show.
+	for _, c := range [][]any{{"HOTKEYS", "START", "METRICS", 2, "CPU", "NET"}, {"CONFIG", "SET", "slowlog-log-slower-than", 500}} {
+		if err := rdb.Do(ctx, c...).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for i, w := range workloads.All {
 		if err := w.Prepare(ctx, rdb); err != nil {
 			t.Fatalf("%s: Prepare: %v", w.Name, err)
@@ -215,7 +221,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	for _, size := range []struct {
 		name string
 		w, h int
-	}{{"desktop", 1440, 2600}, {"narrow", 390, 4200}} {
+	}{{"desktop", 1440, 4400}, {"narrow", 390, 7000}} {
 		path := filepath.Join(dir, "console-"+size.name+".png")
 		runChromium(t, bin, "--virtual-time-budget=10000", fmt.Sprintf("--window-size=%d,%d", size.w, size.h), "--screenshot="+path, srv.ConsoleURL())
 		if st, err := os.Stat(path); err != nil || st.Size() == 0 {

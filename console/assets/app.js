@@ -74,14 +74,24 @@ function renderPrefixes(disc) {
 
 function renderHotKeys(hk, hidden) {
   const note = document.getElementById("hotkeys-note");
-  const body = document.querySelector("#hotkeys tbody");
+  const box = document.getElementById("hotkeys");
   if (!hk) {
-    note.textContent = "No HOTKEYS session (HOTKEYS START METRICS 1 CPU).";
-    fill(body, []);
+    note.textContent = "No HOTKEYS session (HOTKEYS START METRICS 2 CPU NET).";
+    box.replaceChildren();
     return;
   }
   note.textContent = (hk.active ? "Tracking." : "Last session.") + (hidden ? " " + hidden + " key name(s) hidden by your ACL." : "");
-  fill(body, (hk.by_cpu_us || []).map(k => el("tr", { "data-hotkey": k.key }, el("td", { class: "text" }, k.key), el("td", {}, k.count))));
+  const table = (title, unit, keys) => {
+    const max = keys.length ? keys[0].count : 0;
+    return el("div", {}, el("h3", {}, title),
+      el("table", {}, el("thead", {}, el("tr", {}, el("th", {}, "key"), el("th", {}, unit), el("th", { class: "bar-col" }, ""))),
+        el("tbody", {}, ...keys.map(k => el("tr", { "data-hotkey": k.key },
+          el("td", { class: "text" }, k.key), el("td", {}, k.count), el("td", {}, bar(k.count, max)))))));
+  };
+  const parts = [];
+  if (hk.by_cpu_us) parts.push(table("By CPU time", "µs", hk.by_cpu_us));
+  if (hk.by_net_bytes) parts.push(table("By network bytes", "bytes", hk.by_net_bytes));
+  box.replaceChildren(...parts);
 }
 
 function renderCommands(cmds) {
@@ -95,11 +105,18 @@ function renderCommands(cmds) {
     el("td", {}, c.fields.failed_calls || "0"))));
 }
 
+// printable shows an argument's control bytes as \xHH and cuts it at 80
+// characters: slow log arguments are binary as often as not.
+function printable(arg) {
+  const s = arg.replace(/[\x00-\x1f\x7f]/g, c => "\\x" + c.charCodeAt(0).toString(16).padStart(2, "0"));
+  return s.length > 80 ? s.slice(0, 80) + "…" : s;
+}
+
 function renderSlowLog(entries) {
   const body = document.querySelector("#slowlog tbody");
   fill(body, entries.map(e => el("tr", { "data-slowlog": e.id },
     el("td", {}, e.id), el("td", {}, new Date(e.unix * 1000).toLocaleTimeString()), el("td", {}, e.micros),
-    el("td", { class: "text" }, e.args.join(" "), e.hidden ? el("span", { class: "hidden" }, " (arguments hidden by your ACL)") : ""),
+    el("td", { class: "args" }, e.args.map(printable).join(" "), e.hidden ? el("span", { class: "hidden" }, " (arguments hidden by your ACL)") : ""),
     el("td", { class: "text" }, e.client + (e.client_name ? " " + e.client_name : "")))));
 }
 
