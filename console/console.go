@@ -22,8 +22,8 @@ import (
 
 // Host is what the console reads from the server.
 type Host interface {
-	// Authenticate returns the viewer user names when pass is its password
-	// and the user may run INFO.
+	// Authenticate returns the ACL user named user as a viewer when pass
+	// is its password and it may run INFO.
 	Authenticate(user, pass string) (Viewer, bool)
 	// Anonymous returns the viewer a request without credentials is served
 	// as (the default user), when it needs no password and may run INFO.
