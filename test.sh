@@ -17,10 +17,11 @@ for arg in "$@"; do
 done
 
 # Debian packages the tests run (each binary is named as its package), when
-# missing: redis-server, redis-sentinel for the failover tests, and Prometheus
-# and redis_exporter for the metrics tests.
+# missing: redis-server, redis-sentinel for the failover tests, Prometheus
+# and redis_exporter for the metrics tests, and Chromium for the console's
+# browser test (workloads' TestConsoleInBrowser).
 missing=""
-for pkg in redis-server redis-sentinel prometheus prometheus-redis-exporter; do
+for pkg in redis-server redis-sentinel prometheus prometheus-redis-exporter chromium; do
   command -v "$pkg" >/dev/null || missing="$missing $pkg"
 done
 if [ -n "$missing" ]; then

@@ -126,6 +126,20 @@ func (p *Perms) ReadsAllKeys(id int, args [][]byte, keys []cmdspec.KeyRef) bool 
 	return false
 }
 
+// MayRead reports whether one of the user's selectors lets it read key,
+// whatever the command: the console shows a key's name only then.
+func (p *Perms) MayRead(key []byte) bool {
+	if p.unrestricted {
+		return true
+	}
+	for _, s := range append([]*selector{p.root}, p.selectors...) {
+		if s.allKeys || s.keyAllowed(key, permRead) {
+			return true
+		}
+	}
+	return false
+}
+
 // AllChannels reports whether the user's root selector allows every channel.
 func (p *Perms) AllChannels() bool { return p.root.allChannels }
 

@@ -34,6 +34,9 @@
 //   - metrics-port and metrics-bind are Keyhive's own: the Prometheus
 //     endpoint (off while the port is 0; the bind list reads as bind's).
 //     CONFIG SET refuses them; the endpoint starts and stops with the server.
+//   - console-port and console-bind are Keyhive's own too: the read-only
+//     web console (package console), off while the port is 0, refused by
+//     CONFIG SET likewise.
 //   - Of Redis's hidden debugging directives only rdb-key-save-delay and
 //     key-load-delay exist.
 //   - CONFIG GET lists directives in name order (Redis: hash order), and

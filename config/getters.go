@@ -64,6 +64,8 @@ var (
 	ixPidFile                 = mustIdx("pidfile")
 	ixPort                    = mustIdx("port")
 	ixMetricsPort             = mustIdx("metrics-port")
+	ixConsolePort             = mustIdx("console-port")
+	ixConsoleBind             = mustIdx("console-bind")
 	ixDiscovery               = mustIdx("namespace-discovery")
 	ixDiscoveryCapacity       = mustIdx("namespace-discovery-capacity")
 	ixDiscoveryDelimiter      = mustIdx("namespace-discovery-delimiter")
@@ -192,6 +194,8 @@ func (c *Config) DiscoveryDepth() int      { return int(c.i64(ixDiscoveryDepth))
 // MetricsBind its addresses, as Bind's (shared: do not modify).
 func (c *Config) MetricsPort() int      { return int(c.i64(ixMetricsPort)) }
 func (c *Config) MetricsBind() []string { return c.vals[ixMetricsBind].Load().([]string) }
+func (c *Config) ConsolePort() int      { return int(c.i64(ixConsolePort)) }
+func (c *Config) ConsoleBind() []string { return c.vals[ixConsoleBind].Load().([]string) }
 
 // Bind returns the bind addresses (a "-" prefix marks an optional one). The
 // slice is shared: do not modify it.

@@ -201,6 +201,11 @@ var specs = []spec{
 	{name: "maxmemory-eviction-tenacity", kind: kInt, def: "10", min: 0, max: 100},
 	{name: "maxmemory-policy", kind: kEnum, def: "noeviction", enum: evPolicy},
 	{name: "maxmemory-samples", kind: kInt, def: "5", min: 1, max: intMax},
+	// Keyhive's read-only web console (package console, server/console.go):
+	// off while the port is 0; the bind list reads as bind's. Served over
+	// TLS with the server's certificate when tls-port is set.
+	{name: "console-bind", kind: kSpecial, def: "127.0.0.1 -::1", flags: fMulti | fImmutable | fOwn, sp: spBind},
+	{name: "console-port", kind: kInt, def: "0", min: 0, max: 65535, flags: fImmutable | fOwn},
 	// Keyhive's Prometheus endpoint (server/metrics.go): off while the port is 0;
 	// the bind list reads as bind's ("-" marks an optional address, "*" all).
 	{name: "metrics-bind", kind: kSpecial, def: "127.0.0.1 -::1", flags: fMulti | fImmutable | fOwn, sp: spBind},

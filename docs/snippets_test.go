@@ -109,8 +109,8 @@ var skippedLine = []struct {
 }
 
 // fixedPort matches the ports the docs use: 6379-6389, 7000-7009,
-// 26379-26389 and 9121 (metrics).
-var fixedPort = regexp.MustCompile(`\b(63[78]\d|700\d|263[78]\d|9121)\b`)
+// 26379-26389, 9121 (metrics) and 8089 (console).
+var fixedPort = regexp.MustCompile(`\b(63[78]\d|700\d|263[78]\d|9121|8089)\b`)
 
 // Paths the docs write to, moved into the snippet's scratch directory.
 var scratchPaths = []string{"/tmp/", "/var/lib/keyhive", "/var/log/keyhive"}

@@ -59,6 +59,8 @@
 //     per-command latency histograms (LATENCY, INFO latencystats).
 //   - metrics.go: the Prometheus endpoint (metrics-port), redis_exporter's
 //     metric names over INFO's counters, and keyhive_ series.
+//   - console.go: the web console's listener (console-port) and its Host
+//     (package console): ACL users as viewers, snapshots of the counters.
 //   - hotkeys.go: HOTKEYS, a tracking session charging each command's CPU
 //     time and bytes to its keys, kept in top-K sketches.
 //   - evict.go, memrelease.go: maxmemory and eviction, the access clocks'

@@ -23,8 +23,9 @@ import (
 // the keys: the INFO sections it reads are counters themselves, and the key
 // counts per database are the keyspace's.
 
-// metricsEndpoint is the HTTP listener of metrics-port (none when 0).
-type metricsEndpoint struct {
+// httpEndpoint is an HTTP listener: metrics-port's or console-port's (none
+// when 0).
+type httpEndpoint struct {
 	srv *http.Server
 	lns []net.Listener
 }
@@ -45,7 +46,7 @@ func (s *Server) startMetrics() error {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", s.MetricsHandler())
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: s.log}
-	s.metrics = metricsEndpoint{srv: srv, lns: lns}
+	s.metrics = httpEndpoint{srv: srv, lns: lns}
 	for _, l := range lns {
 		s.wg.Add(1)
 		go func() {

@@ -111,7 +111,11 @@ type Server struct {
 	supervised          string       // INFO's process_supervised (WithSupervised)
 
 	// metrics is the Prometheus endpoint (metrics.go).
-	metrics metricsEndpoint
+	metrics httpEndpoint
+	// console is the web console's listener (console.go), over TLS when
+	// consoleTLS.
+	console    httpEndpoint
+	consoleTLS bool
 
 	// cluster is the cluster node under cluster-enabled yes, else nil
 	// (cluster.go); migrateConns are MIGRATE's connections to its targets.
@@ -287,6 +291,10 @@ func (s *Server) Start() error {
 		s.Close()
 		return err
 	}
+	if err := s.startConsole(); err != nil {
+		s.Close()
+		return err
+	}
 	s.wg.Add(1)
 	go s.cron()
 	if s.cluster != nil {
@@ -436,6 +444,7 @@ func (s *Server) Close() error {
 	s.mu.Unlock()
 	s.stopLoops()
 	s.stopMetrics()
+	s.stopConsole()
 	if s.cluster != nil {
 		s.cluster.Close()
 	}
