@@ -172,7 +172,7 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 			return nil, err
 		}
 	}
-	s.ks = keyspace.New(cfg.Databases(), keyspace.Hooks{Expired: s.keyExpired, Modified: s.keyModified, Created: s.keyCreated})
+	s.ks = keyspace.New(cfg.Databases(), keyspace.Hooks{Expired: s.keyExpired, Modified: s.keyModified, Created: s.keyCreated, Len: values.Len})
 	if err := s.initACL(); err != nil {
 		return nil, err
 	}
