@@ -1,6 +1,8 @@
 package server_test
 
 import (
+	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -142,4 +144,137 @@ func elements(n int) []any {
 		out[i] = "member:" + strconv.Itoa(i)
 	}
 	return out
+}
+
+// scannedKeysizes computes what INFO keysizes should show for database
+// db by reading every key's type and length, as Redis's test does.
+func scannedKeysizes(t *testing.T, n *replNode, db int) string {
+	t.Helper()
+	n.ok(t, "SELECT", db)
+	defer n.ok(t, "SELECT", 0)
+	lenCmd := map[string]string{"string": "STRLEN", "list": "LLEN", "set": "SCARD", "zset": "ZCARD", "hash": "HLEN"}
+	order := []struct{ typ, name string }{{"string", "distrib_strings_sizes"}, {"list", "distrib_lists_items"},
+		{"set", "distrib_sets_items"}, {"zset", "distrib_zsets_items"}, {"hash", "distrib_hashes_items"}}
+	counts := map[string]map[int64]int{}
+	for _, k := range n.ok(t, "KEYS", "*").Elems {
+		typ := n.ok(t, "TYPE", k.Str).Str
+		cmd, ok := lenCmd[typ]
+		if !ok {
+			continue
+		}
+		l := n.ok(t, cmd, k.Str).Int
+		b := int64(0) // the greatest power of two not above l
+		if l > 0 {
+			for b = 1; b*2 <= l; b *= 2 {
+			}
+		}
+		if counts[typ] == nil {
+			counts[typ] = map[int64]int{}
+		}
+		counts[typ][b]++
+	}
+	var lines []string
+	for _, o := range order {
+		var buckets []int64
+		for b := range counts[o.typ] {
+			buckets = append(buckets, b)
+		}
+		if len(buckets) == 0 {
+			continue
+		}
+		slices.Sort(buckets)
+		var parts []string
+		for _, b := range buckets {
+			label := strconv.FormatInt(b, 10)
+			for i, unit := range []string{"K", "M", "G"} {
+				if shift := 10 * (i + 1); b >= 1<<shift && b < 1<<(shift+10) {
+					label = strconv.FormatInt(b>>shift, 10) + unit
+				}
+			}
+			parts = append(parts, label+"="+strconv.Itoa(counts[o.typ][b]))
+		}
+		lines = append(lines, "db"+strconv.Itoa(db)+"_"+o.name+":"+strings.Join(parts, ","))
+	}
+	return strings.Join(lines, " ")
+}
+
+// TestInfoKeysizesAgreesWithAScan: after a random mix of writes of every
+// kind (renames, copies, moves, stores, restores, pops, evalsha, field
+// TTLs), INFO keysizes equals the histogram computed by reading every key,
+// on the master, on its replica, and after DEBUG RELOAD.
+func TestInfoKeysizesAgreesWithAScan(t *testing.T) {
+	master := startReplNode(t, false, "--hash-max-listpack-entries", "2", "--set-max-listpack-entries", "2",
+		"--zset-max-listpack-entries", "2", "--list-max-listpack-size", "2")
+	replica := startReplNode(t, false)
+	replicate(t, master, replica)
+	rng := rand.New(rand.NewPCG(40, 40))
+	key := func() string { return "k" + strconv.Itoa(rng.IntN(15)) }
+	member := func() string { return "m" + strconv.Itoa(rng.IntN(60)) }
+	cmds := []func() []any{
+		func() []any { return []any{"SET", key(), strings.Repeat("v", rng.IntN(3000))} },
+		func() []any { return []any{"APPEND", key(), strings.Repeat("a", rng.IntN(100))} },
+		func() []any { return []any{"SETRANGE", key(), rng.IntN(5000), "x"} },
+		func() []any { return []any{"INCR", key()} },
+		func() []any { return []any{"RPUSH", key(), member(), member(), member(), member(), member(), member()} },
+		func() []any { return []any{"LPOP", key(), rng.IntN(4)} },
+		func() []any { return []any{"LMOVE", key(), key(), "LEFT", "RIGHT"} },
+		func() []any { return []any{"LTRIM", key(), 0, rng.IntN(10)} },
+		func() []any { return []any{"SADD", key(), member(), member(), member(), member(), member(), rng.IntN(100)} },
+		func() []any { return []any{"SREM", key(), member(), member()} },
+		func() []any { return []any{"SPOP", key(), rng.IntN(3)} },
+		func() []any { return []any{"SMOVE", key(), key(), member()} },
+		func() []any { return []any{"SUNIONSTORE", key(), key(), key()} },
+		func() []any { return []any{"ZADD", key(), rng.IntN(9), member(), rng.IntN(9), member(), rng.IntN(9), member(), rng.IntN(9), member()} },
+		func() []any { return []any{"ZREM", key(), member()} },
+		func() []any { return []any{"ZPOPMAX", key(), rng.IntN(3)} },
+		func() []any { return []any{"ZUNIONSTORE", key(), 2, key(), key()} },
+		func() []any { return []any{"HSET", key(), member(), "v", member(), "w", member(), "x", member(), "y"} },
+		func() []any { return []any{"HDEL", key(), member(), member()} },
+		func() []any { return []any{"HPEXPIRE", key(), 1 + rng.IntN(30), "FIELDS", 1, member()} },
+		func() []any { return []any{"PEXPIRE", key(), 1 + rng.IntN(30)} },
+		func() []any { return []any{"RENAME", key(), key()} },
+		func() []any { return []any{"COPY", key(), key(), "REPLACE"} },
+		func() []any { return []any{"MOVE", key(), 1} },
+		func() []any { return []any{"DEL", key()} },
+		func() []any { return []any{"SORT", key(), "ALPHA", "STORE", key()} },
+		func() []any { return []any{"EVAL", "return redis.call('RPUSH', KEYS[1], 'e')", 1, key()} },
+	}
+	for range 3000 {
+		master.do(t, cmds[rng.IntN(len(cmds))]()...) // wrong-type errors are part of the mix
+	}
+	for i := range 20 { // a restored copy of some key
+		k := key()
+		if d := master.do(t, "DUMP", k); !d.Null && !d.IsError() {
+			master.ok(t, "RESTORE", "r"+strconv.Itoa(i), 0, d.Str, "REPLACE")
+		}
+	}
+	time.Sleep(50 * time.Millisecond) // the TTLs above pass; reading every key expires the rest
+	for _, n := range []*replNode{master, replica} {
+		waitUntil(t, n.name+" in sync", func() bool {
+			return master.ok(t, "DBSIZE").Int == replica.ok(t, "DBSIZE").Int
+		})
+		for db := range 2 {
+			want := scannedKeysizes(t, master, db)
+			waitUntil(t, n.name+" keysizes", func() bool {
+				return filterDB(keysizesLines(t, n), db) == want
+			})
+		}
+	}
+	master.ok(t, "DEBUG", "RELOAD")
+	for db := range 2 {
+		if got, want := filterDB(keysizesLines(t, master), db), scannedKeysizes(t, master, db); got != want {
+			t.Fatalf("after DEBUG RELOAD, db%d: %q, want %q", db, got, want)
+		}
+	}
+}
+
+// filterDB keeps database db's lines of keysizesLines' output.
+func filterDB(lines string, db int) string {
+	var out []string
+	for _, l := range strings.Fields(lines) {
+		if strings.HasPrefix(l, "db"+strconv.Itoa(db)+"_") {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, " ")
 }
