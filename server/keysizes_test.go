@@ -219,12 +219,16 @@ func TestInfoKeysizesAgreesWithAScan(t *testing.T) {
 		func() []any { return []any{"LPOP", key(), rng.IntN(4)} },
 		func() []any { return []any{"LMOVE", key(), key(), "LEFT", "RIGHT"} },
 		func() []any { return []any{"LTRIM", key(), 0, rng.IntN(10)} },
-		func() []any { return []any{"SADD", key(), member(), member(), member(), member(), member(), rng.IntN(100)} },
+		func() []any {
+			return []any{"SADD", key(), member(), member(), member(), member(), member(), rng.IntN(100)}
+		},
 		func() []any { return []any{"SREM", key(), member(), member()} },
 		func() []any { return []any{"SPOP", key(), rng.IntN(3)} },
 		func() []any { return []any{"SMOVE", key(), key(), member()} },
 		func() []any { return []any{"SUNIONSTORE", key(), key(), key()} },
-		func() []any { return []any{"ZADD", key(), rng.IntN(9), member(), rng.IntN(9), member(), rng.IntN(9), member(), rng.IntN(9), member()} },
+		func() []any {
+			return []any{"ZADD", key(), rng.IntN(9), member(), rng.IntN(9), member(), rng.IntN(9), member(), rng.IntN(9), member()}
+		},
 		func() []any { return []any{"ZREM", key(), member()} },
 		func() []any { return []any{"ZPOPMAX", key(), rng.IntN(3)} },
 		func() []any { return []any{"ZUNIONSTORE", key(), 2, key(), key()} },
