@@ -65,6 +65,8 @@ type Server struct {
 	// closedTraffic holds the counters of disconnected clients and
 	// trafficBase the totals at the last RESETSTAT (both under mu).
 	closedTraffic, trafficBase trafficTotals
+	// closedIO and ioBase are the same per I/O thread (INFO threads).
+	closedIO, ioBase []trafficTotals
 	stream                     changes.Stream // every change to the data set, to the AOF, replicas and OnPropagate
 	pause                      pauseState     // CLIENT PAUSE (pause.go)
 	blocking                   blocking
