@@ -67,20 +67,20 @@ type Server struct {
 	closedTraffic, trafficBase trafficTotals
 	// closedIO and ioBase are the same per I/O thread (INFO threads).
 	closedIO, ioBase []trafficTotals
-	stream                     changes.Stream // every change to the data set, to the AOF, replicas and OnPropagate
-	pause                      pauseState     // CLIENT PAUSE (pause.go)
-	blocking                   blocking
-	aofWaiters                 aofWaiters  // WAITAOF (wait.go)
-	replWaiters                replWaiters // WAIT (wait.go)
-	watches                    watches
-	tracking                   tracking
-	pubsub                     pubsubRegistry
-	monitors                   monitors
-	latency                    latencyMonitor
-	expiry                     expiryStats
-	rates                      instantaneous
-	overMaxmemory              overLimitTime
-	forks                      forkStats
+	stream           changes.Stream // every change to the data set, to the AOF, replicas and OnPropagate
+	pause            pauseState     // CLIENT PAUSE (pause.go)
+	blocking         blocking
+	aofWaiters       aofWaiters  // WAITAOF (wait.go)
+	replWaiters      replWaiters // WAIT (wait.go)
+	watches          watches
+	tracking         tracking
+	pubsub           pubsubRegistry
+	monitors         monitors
+	latency          latencyMonitor
+	expiry           expiryStats
+	rates            instantaneous
+	overMaxmemory    overLimitTime
+	forks            forkStats
 	scriptState
 	acl   *acl.Users
 	aof   *durability.AOF
