@@ -63,24 +63,23 @@ type Server struct {
 	stats        stats
 	cmdStats     []commandStats // indexed by Command.id
 	// closedTraffic holds the counters of disconnected clients and
-	// trafficBase the totals at the last RESETSTAT (both under mu).
+	// trafficBase the totals at the last RESETSTAT (all four under mu).
 	closedTraffic, trafficBase trafficTotals
-	// closedIO and ioBase are the same per I/O thread (INFO threads).
-	closedIO, ioBase []trafficTotals
-	stream           changes.Stream // every change to the data set, to the AOF, replicas and OnPropagate
-	pause            pauseState     // CLIENT PAUSE (pause.go)
-	blocking         blocking
-	aofWaiters       aofWaiters  // WAITAOF (wait.go)
-	replWaiters      replWaiters // WAIT (wait.go)
-	watches          watches
-	tracking         tracking
-	pubsub           pubsubRegistry
-	monitors         monitors
-	latency          latencyMonitor
-	expiry           expiryStats
-	rates            instantaneous
-	overMaxmemory    overLimitTime
-	forks            forkStats
+	closedIO, ioBase           []trafficTotals // the same per I/O thread (INFO threads)
+	stream                     changes.Stream // every change to the data set, to the AOF, replicas and OnPropagate
+	pause                      pauseState     // CLIENT PAUSE (pause.go)
+	blocking                   blocking
+	aofWaiters                 aofWaiters  // WAITAOF (wait.go)
+	replWaiters                replWaiters // WAIT (wait.go)
+	watches                    watches
+	tracking                   tracking
+	pubsub                     pubsubRegistry
+	monitors                   monitors
+	latency                    latencyMonitor
+	expiry                     expiryStats
+	rates                      instantaneous
+	overMaxmemory              overLimitTime
+	forks                      forkStats
 	scriptState
 	acl   *acl.Users
 	aof   *durability.AOF
