@@ -66,8 +66,8 @@ type Server struct {
 	// trafficBase the totals at the last RESETSTAT (all four under mu).
 	closedTraffic, trafficBase trafficTotals
 	closedIO, ioBase           []trafficTotals // the same per I/O thread (INFO threads)
-	stream                     changes.Stream // every change to the data set, to the AOF, replicas and OnPropagate
-	pause                      pauseState     // CLIENT PAUSE (pause.go)
+	stream                     changes.Stream  // every change to the data set, to the AOF, replicas and OnPropagate
+	pause                      pauseState      // CLIENT PAUSE (pause.go)
 	blocking                   blocking
 	aofWaiters                 aofWaiters  // WAITAOF (wait.go)
 	replWaiters                replWaiters // WAIT (wait.go)
