@@ -135,6 +135,13 @@ func TestInfoKeysizes(t *testing.T) {
 	if got, want := keysizesLines(t, master), set+"2=1 "+zset+"1=1"; got != want {
 		t.Fatalf("after DEBUG RELOAD: got %q, want %q", got, want)
 	}
+	// A default section, last, as Redis 8 prints it after the keyspace.
+	for _, args := range [][]any{{"INFO"}, {"INFO", "default"}, {"INFO", "all"}, {"INFO", "everything"}} {
+		if r := master.ok(t, args...).Str; !strings.Contains(r, "\r\n# Keyspace\r\n") ||
+			!strings.HasSuffix(r, "\r\n# Keysizes\r\n"+set+"2=1\r\n"+zset+"1=1\r\n") {
+			t.Errorf("%v: no keysizes section after the keyspace's, at the end", args)
+		}
+	}
 }
 
 // elements returns n distinct members, "member:0" on, as command arguments.
