@@ -166,6 +166,7 @@ func (db *DB) put(e *Entry, key []byte, t Type, enc Encoding, value []byte, expi
 		return
 	}
 	copy(db.insert(e, key, byte(t)<<4|byte(enc), len(value), expireAt, now, object), value)
+	db.reportInsert(e)
 }
 
 // PutSized is Put of a value of size zero bytes, which it returns for the
@@ -175,10 +176,12 @@ func (db *DB) put(e *Entry, key []byte, t Type, enc Encoding, value []byte, expi
 // may be computed from them, e.g. BITOP).
 func (db *DB) PutSized(e *Entry, key []byte, t Type, enc Encoding, size int, expireAt int64, now int64) []byte {
 	if e.slot < 0 {
-		return zeroValue(db.insert(e, key, byte(t)<<4|byte(enc), size, expireAt, now, false))
+		v := zeroValue(db.insert(e, key, byte(t)<<4|byte(enc), size, expireAt, now, false))
+		db.reportInsert(e) // the value's length is known: a string's, or a type keysizes does not count
+		return v
 	}
 	if s := db.ks.reportTo(); s != nil {
-		defer db.accountRewrite(s, e, e.h.expire, len(e.h.value))
+		defer db.accountRewrite(s, e, e.h.expire, len(e.h.value), db.ks.keySize(e))
 	}
 	access := db.beginRewrite(e, expireAt, now, false, nil)
 	return zeroValue(db.move(e, byte(t)<<4|byte(enc), access, size, expireAt, false))
@@ -195,7 +198,8 @@ func zeroValue(v []byte) []byte {
 }
 
 // insert stores key at the vacancy e, with a value of vlen bytes that it
-// returns unwritten; e then describes the entry.
+// returns unwritten; e then describes the entry. The caller reports it to
+// the schema (reportInsert) once the value is written.
 func (db *DB) insert(e *Entry, key []byte, meta byte, vlen int, expireAt int64, now int64, object bool) []byte {
 	if e.hash == 0 { // a vacancy whose hash was not kept
 		sh := db.shardOf(key)
@@ -223,10 +227,15 @@ func (db *DB) insert(e *Entry, key []byte, meta byte, vlen int, expireAt int64, 
 	h := e.hash
 	*e = entryAt(sh, i)
 	e.hash = h
-	if t := db.ks.reportTo(); t != nil {
-		t.Changed(db.id, key, 1, boolInt(expireAt != 0), schemaBytes(&e.h), expireAt)
-	}
 	return e.h.value
+}
+
+// reportInsert tells the schema of the key just inserted at e, once its
+// value is written (a collection is measured by its contents).
+func (db *DB) reportInsert(e *Entry) {
+	if t := db.ks.reportTo(); t != nil {
+		t.Changed(db.id, e.h.key, 1, boolInt(e.h.expire != 0), schemaBytes(&e.h), e.h.expire, NoKey, db.ks.remeasure(e))
+	}
 }
 
 func boolInt(b bool) int64 {
@@ -305,7 +314,7 @@ func (db *DB) Replace(e *Entry, enc Encoding, value []byte, expireAt int64, now 
 func (db *DB) rewrite(e *Entry, t Type, enc Encoding, value []byte, expireAt int64, now int64, object bool) {
 	sh := e.sh
 	if s := db.ks.reportTo(); s != nil {
-		defer db.accountRewrite(s, e, e.h.expire, len(e.h.value))
+		defer db.accountRewrite(s, e, e.h.expire, len(e.h.value), db.ks.keySize(e))
 	}
 	access := db.beginRewrite(e, expireAt, now, object, value)
 	db.ks.noteStored(byte(t)<<4 | byte(enc))
@@ -331,10 +340,12 @@ func (db *DB) rewrite(e *Entry, t Type, enc Encoding, value []byte, expireAt int
 }
 
 // accountRewrite tells the schema what a rewrite of e changed: its expire
-// time (was oldExpire) and its size (its value was oldLen bytes). A
-// rewrite that changed neither, the common overwrite, costs a comparison.
-func (db *DB) accountRewrite(s Schema, e *Entry, oldExpire int64, oldLen int) {
-	if e.h.expire == oldExpire && len(e.h.value) == oldLen {
+// time (was oldExpire), its size (its value was oldLen bytes) and its
+// KeySize (was). A rewrite that changed none, the common overwrite, costs
+// a few comparisons.
+func (db *DB) accountRewrite(s Schema, e *Entry, oldExpire int64, oldLen int, was KeySize) {
+	is := db.ks.remeasure(e)
+	if e.h.expire == oldExpire && len(e.h.value) == oldLen && is == was {
 		return
 	}
 	expire := int64(-1)
@@ -343,7 +354,7 @@ func (db *DB) accountRewrite(s Schema, e *Entry, oldExpire int64, oldLen int) {
 	}
 	klen := len(e.h.key)
 	dBytes := int64(allocSize(klen, len(e.h.value), e.h.expire != 0) - allocSize(klen, oldLen, oldExpire != 0))
-	s.Changed(db.id, e.h.key, 0, boolInt(e.h.expire != 0)-boolInt(oldExpire != 0), dBytes, expire)
+	s.Changed(db.id, e.h.key, 0, boolInt(e.h.expire != 0)-boolInt(oldExpire != 0), dBytes, expire, was, is)
 }
 
 // beginRewrite is what every rewrite of a found entry does first: it reports
@@ -390,7 +401,7 @@ func (db *DB) move(e *Entry, meta byte, access uint32, vlen int, expireAt int64,
 func (db *DB) Resize(e *Entry, enc Encoding, size int, now int64) []byte {
 	sh := e.sh
 	if s := db.ks.reportTo(); s != nil {
-		defer db.accountRewrite(s, e, e.h.expire, len(e.h.value))
+		defer db.accountRewrite(s, e, e.h.expire, len(e.h.value), db.ks.keySize(e))
 	}
 	expire := e.h.expire
 	access := db.beginRewrite(e, expire, now, false, nil)
@@ -427,8 +438,14 @@ func (db *DB) Modified(key []byte) {
 }
 
 // ModifiedEntry is Modified for a key whose entry the caller holds: its
-// shard is known, so the key is not hashed again.
+// shard is known, so the key is not hashed again. An object changed in
+// place is measured again for the schema.
 func (db *DB) ModifiedEntry(e *Entry) {
+	if s := db.ks.reportTo(); s != nil && e.h.flags&flagObject != 0 {
+		if was, is := db.ks.keySize(e), db.ks.remeasure(e); is != was {
+			s.Changed(db.id, e.h.key, 0, 0, 0, -1, was, is)
+		}
+	}
 	if db.ks.hooks.Modified != nil {
 		db.modified(e.sh, e.h.key)
 	}
@@ -500,7 +517,7 @@ func (db *DB) DeleteEntry(e *Entry) {
 		db.dropSub(sh, e.h.key)
 	}
 	if t := db.ks.reportTo(); t != nil {
-		t.Changed(db.id, e.h.key, -1, -boolInt(e.h.expire != 0), -schemaBytes(&e.h), 0)
+		t.Changed(db.id, e.h.key, -1, -boolInt(e.h.expire != 0), -schemaBytes(&e.h), 0, db.ks.keySize(e), NoKey)
 	}
 	sh.arena.kill(e.ref, e.h.size)
 	sh.remove(e.slot)

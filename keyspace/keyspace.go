@@ -144,6 +144,11 @@ type Hooks struct {
 	// Created gets every key added to a database that did not hold it
 	// (Redis's "new" keyspace event), with the same owner as Modified.
 	Created func(db int, key []byte, owner Owner)
+	// Len measures a collection for the Schema's KeySize: its elements,
+	// held compact (value) or as an object (obj, nil when compact); 0 for
+	// a type INFO keysizes does not count. The keyspace does not know the
+	// collections' forms (package values does).
+	Len func(t Type, enc Encoding, value []byte, obj Object) int64
 }
 
 // Keyspace holds all databases.

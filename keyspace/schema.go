@@ -1,5 +1,7 @@
 package keyspace
 
+import "encoding/binary"
+
 // Schema is what the keyspace reports each key's changes to: the declared
 // namespaces, which count keys, volatile keys, bytes and writes per
 // namespace and protect some from eviction (package namespace implements
@@ -10,8 +12,10 @@ type Schema interface {
 	// Changed reports a change to key in db: keys and volatile are +1, 0
 	// or -1, bytes the change of its size (schemaBytes). expireAt is the
 	// key's expire time after the change (0: none), or -1 when it did not
-	// change.
-	Changed(db int, key []byte, keys, volatile, bytes, expireAt int64)
+	// change. was and is are the key's KeySize before and after (NoKey
+	// where it did not exist): a collection changed in place reports only
+	// these.
+	Changed(db int, key []byte, keys, volatile, bytes, expireAt int64, was, is KeySize)
 	// Wrote reports a write to key in db.
 	Wrote(db int, key []byte)
 	// FlushDB reports that database db lost all its keys.
@@ -22,6 +26,42 @@ type Schema interface {
 	// Protects whether key is one of them.
 	AnyProtected() bool
 	Protects(key []byte) bool
+}
+
+// KeySize is a key's type and length as Redis's INFO keysizes counts it:
+// a string's bytes, a collection's elements (Hooks.Len).
+type KeySize struct {
+	Type Type
+	Len  int64 // -1: no key
+}
+
+// NoKey is the KeySize of a key that is not there.
+var NoKey = KeySize{Len: -1}
+
+// keySize measures e, a stored entry. An object's length is the one last
+// recorded (remeasure).
+func (ks *Keyspace) keySize(e *Entry) KeySize {
+	t := e.Type()
+	switch {
+	case t == TypeString:
+		return KeySize{t, int64(len(e.h.value))}
+	case e.h.flags&flagObject != 0:
+		return KeySize{t, e.sh.objectLens[binary.LittleEndian.Uint32(e.h.value)]}
+	case ks.hooks.Len != nil:
+		return KeySize{t, ks.hooks.Len(t, e.Encoding(), e.h.value, nil)}
+	}
+	return KeySize{Type: t}
+}
+
+// remeasure is keySize after a change, recording an object's new length.
+func (ks *Keyspace) remeasure(e *Entry) KeySize {
+	if e.h.flags&flagObject == 0 || ks.hooks.Len == nil {
+		return ks.keySize(e)
+	}
+	id := binary.LittleEndian.Uint32(e.h.value)
+	n := ks.hooks.Len(e.Type(), e.Encoding(), nil, e.sh.objects[id])
+	e.sh.objectLens[id] = n
+	return KeySize{e.Type(), n}
 }
 
 // schemaRef holds the Schema in an atomic pointer: no schema costs one
@@ -43,8 +83,8 @@ func (ks *Keyspace) SetSchema(s Schema) {
 			sh := &db.shards[j]
 			for _, v := range sh.slots {
 				if v != 0 {
-					h := decode(sh.arena.entry(v & refMask))
-					s.Changed(i, h.key, 1, boolInt(h.expire != 0), schemaBytes(&h), h.expire)
+					e := Entry{sh: sh, h: decode(sh.arena.entry(v & refMask))}
+					s.Changed(i, e.h.key, 1, boolInt(e.h.expire != 0), schemaBytes(&e.h), e.h.expire, NoKey, ks.remeasure(&e))
 				}
 			}
 		}

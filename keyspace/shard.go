@@ -38,6 +38,9 @@ type shard struct {
 	// refers to one by index. Released indexes are reused first.
 	objects     []Object
 	freeObjects []uint32
+	// objectLens holds each object's length as last reported to the
+	// Schema: an object changed in place no longer knows its old one.
+	objectLens []int64
 
 	// sub maps the keys whose values hold elements with expire times of
 	// their own (hashes with field TTLs) to the earliest of them (see
@@ -59,6 +62,7 @@ func (s *shard) addObject(o Object) uint32 {
 		return id
 	}
 	s.objects = append(s.objects, o)
+	s.objectLens = append(s.objectLens, 0)
 	return uint32(len(s.objects) - 1)
 }
 
@@ -255,6 +259,6 @@ func (s *shard) findRef(h uint64, ref uint64) int {
 func (s *shard) reset() {
 	s.arena.releaseAll()
 	s.slots, s.tableLog, s.count, s.volatile, s.expireAt = nil, 0, 0, 0, 0
-	s.objects, s.freeObjects = nil, nil
+	s.objects, s.freeObjects, s.objectLens = nil, nil, nil
 	s.sub = nil
 }

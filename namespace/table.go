@@ -12,6 +12,7 @@ import (
 	"github.com/keyhive/keyhive/discover"
 	"github.com/keyhive/keyhive/glob"
 	"github.com/keyhive/keyhive/internal/zset"
+	"github.com/keyhive/keyhive/keyspace"
 )
 
 // Counters are one namespace's figures in one database.
@@ -44,6 +45,7 @@ func (t *Totals) add(c *Counters) {
 type row struct {
 	counts []Counters
 	index  []*evictIndex // nil where the namespace keeps none
+	sizes  keySizes
 }
 
 // evictIndex orders one database's keys of a namespace by its eviction
@@ -277,8 +279,14 @@ func (t *Table) Totals(ns int) Totals {
 
 // Changed records a change to key in db: keys and volatile are +1, 0 or -1,
 // bytes the change of its size in the keyspace. expireAt is the key's
-// expire time after the change (0: none), or -1 when it did not change.
-func (t *Table) Changed(db int, key []byte, keys, volatile, bytes, expireAt int64) {
+// expire time after the change (0: none), or -1 when it did not change;
+// was and is its KeySize before and after, for INFO keysizes.
+func (t *Table) Changed(db int, key []byte, keys, volatile, bytes, expireAt int64, was, is keyspace.KeySize) {
+	r := t.rows[db].Load()
+	r.sizes.move(was, is)
+	if keys == 0 && volatile == 0 && bytes == 0 && expireAt == -1 {
+		return // a collection's length changed in place
+	}
 	if t.disc != nil {
 		t.disc.Changed(db, key, keys, volatile, bytes)
 	}
@@ -286,7 +294,6 @@ func (t *Table) Changed(db int, key []byte, keys, volatile, bytes, expireAt int6
 		return
 	}
 	ns := t.Match(key)
-	r := t.rows[db].Load()
 	c := &r.counts[ns]
 	if keys != 0 {
 		c.Keys.Add(keys)

@@ -551,7 +551,9 @@ func (s *Server) removeClient(c *Client) {
 	defer s.mu.Unlock()
 	if s.clients[c.id] == c {
 		delete(s.clients, c.id)
-		s.closedTraffic = s.closedTraffic.plus(c.traffic.totals())
+		t := c.traffic.totals()
+		s.closedTraffic = s.closedTraffic.plus(t)
+		s.closedIO = addAt(s.closedIO, s.ioThread(c), t)
 	}
 }
 

@@ -21,10 +21,10 @@ var infoSections = []struct {
 	byDefault    bool
 }{
 	{"server", "Server", true}, {"clients", "Clients", true}, {"memory", "Memory", true},
-	{"persistence", "Persistence", true}, {"stats", "Stats", true}, {"replication", "Replication", true},
+	{"persistence", "Persistence", true}, {"threads", "Threads", false}, {"stats", "Stats", true}, {"replication", "Replication", true},
 	{"cpu", "CPU", true}, {"modules", "Modules", true}, {"commandstats", "Commandstats", false},
 	{"errorstats", "Errorstats", true}, {"latencystats", "Latencystats", false},
-	{"cluster", "Cluster", true}, {"keyspace", "Keyspace", true},
+	{"cluster", "Cluster", true}, {"keyspace", "Keyspace", true}, {"keysizes", "Keysizes", true},
 }
 
 func infoCommand(x *Ctx) {
@@ -169,6 +169,18 @@ func (s *Server) writeInfoSection(b *strings.Builder, name string) {
 			if n := db.Len(); n > 0 {
 				fmt.Fprintf(b, "db%d:keys=%d,expires=%d,avg_ttl=%d,subexpiry=%d\r\n", i, n, db.Volatile(), db.AvgTTL(), db.Subexpiry())
 			}
+		}
+	case "threads":
+		clients, t := s.threadTraffic()
+		for i := range t {
+			fmt.Fprintf(b, "io_thread_%d:clients=%d,reads=%d,writes=%d\r\n", i, clients[i], t[i].reads, t[i].writes)
+		}
+	case "keysizes":
+		t := s.schema.Load()
+		var line []byte
+		for i := range s.ks.Len() {
+			line = t.AppendKeySizes(line[:0], i)
+			b.Write(line)
 		}
 	case "commandstats":
 		forEachCommand(func(c *Command) {

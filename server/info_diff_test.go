@@ -12,10 +12,10 @@ import (
 
 // infoFieldOrder parses an INFO reply into its section headers and field
 // names, in order, leaving out the per-command and per-error lines and
-// the databases (their presence follows the commands run).
+// the databases' (their presence follows the commands run).
 func infoFieldOrder(r difftest.Reply) []string {
 	var out []string
-	perItem := regexp.MustCompile(`^(cmdstat_|errorstat_|latency_percentiles_usec_|db\d+$)`)
+	perItem := regexp.MustCompile(`^(cmdstat_|errorstat_|latency_percentiles_usec_|db\d+$|db\d+_distrib_|io_thread_\d+$)`)
 	for _, line := range strings.Split(r.Str, "\r\n") {
 		name, _, _ := strings.Cut(line, ":")
 		if name == "" || perItem.MatchString(name) {
@@ -26,12 +26,14 @@ func infoFieldOrder(r difftest.Reply) []string {
 	return out
 }
 
-// keyhiveOnlyFields are INFO fields Redis does not have: the Go release
-// Keyhive was built with, its own version and commit, and the collector's
-// cost, which its memory benchmark reads.
+// keyhiveOnlyFields are INFO fields the 7.x oracles do not have: the Go
+// release Keyhive was built with, its own version and commit, the
+// collector's cost, which its memory benchmark reads, and Redis 8.0's
+// threads and keysizes sections (TestInfoThreads and TestInfoKeysizes
+// check their lines).
 var keyhiveOnlyFields = []string{
 	"keyhive_go_version", "keyhive_version", "keyhive_git_sha1", "keyhive_gc_cycles", "keyhive_gc_pause_total_us",
-	"keyhive_gc_cpu_percent", "keyhive_gc_cpu_seconds", "keyhive_process_cpu_seconds",
+	"keyhive_gc_cpu_percent", "keyhive_gc_cpu_seconds", "keyhive_process_cpu_seconds", "# Threads", "# Keysizes",
 }
 
 // sameInfoFields compares two INFO replies' sections and field names,

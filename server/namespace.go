@@ -177,19 +177,16 @@ func (s *Server) evictOverQuota() (int64, bool) {
 // counters of those that stay and the discovered prefixes' events. The
 // caller holds the exclusive lock, or the server has not started serving.
 func (s *Server) setSchema(defs []namespace.Def) {
-	var t *namespace.Table
-	if disc := s.discovery; len(defs) > 0 || disc != nil {
-		if disc != nil {
-			disc.Reset() // the keyspace reports every key again
-		}
-		t = namespace.NewTable(defs, s.ks.Len(), disc)
-		if old := s.schema.Load(); old != nil {
-			t.KeepCounters(old)
-		}
-		s.ks.SetSchema(t)
-	} else {
-		s.ks.SetSchema(nil) // not a nil *Table, which is a non-nil Schema
+	// A table even with nothing declared nor discovered: it keeps INFO
+	// keysizes' histograms.
+	if disc := s.discovery; disc != nil {
+		disc.Reset() // the keyspace reports every key again
 	}
+	t := namespace.NewTable(defs, s.ks.Len(), s.discovery)
+	if old := s.schema.Load(); old != nil {
+		t.KeepCounters(old)
+	}
+	s.ks.SetSchema(t)
 	s.schema.Store(t)
 }
 

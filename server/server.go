@@ -63,10 +63,11 @@ type Server struct {
 	stats        stats
 	cmdStats     []commandStats // indexed by Command.id
 	// closedTraffic holds the counters of disconnected clients and
-	// trafficBase the totals at the last RESETSTAT (both under mu).
+	// trafficBase the totals at the last RESETSTAT (all four under mu).
 	closedTraffic, trafficBase trafficTotals
-	stream                     changes.Stream // every change to the data set, to the AOF, replicas and OnPropagate
-	pause                      pauseState     // CLIENT PAUSE (pause.go)
+	closedIO, ioBase           []trafficTotals // the same per I/O thread (INFO threads)
+	stream                     changes.Stream  // every change to the data set, to the AOF, replicas and OnPropagate
+	pause                      pauseState      // CLIENT PAUSE (pause.go)
 	blocking                   blocking
 	aofWaiters                 aofWaiters  // WAITAOF (wait.go)
 	replWaiters                replWaiters // WAIT (wait.go)
@@ -176,7 +177,7 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 			return nil, err
 		}
 	}
-	s.ks = keyspace.New(cfg.Databases(), keyspace.Hooks{Expired: s.keyExpired, Modified: s.keyModified, Created: s.keyCreated})
+	s.ks = keyspace.New(cfg.Databases(), keyspace.Hooks{Expired: s.keyExpired, Modified: s.keyModified, Created: s.keyCreated, Len: values.Len})
 	if err := s.initACL(); err != nil {
 		return nil, err
 	}

@@ -21,6 +21,7 @@ type slowEntry struct {
 	id, unix, micros int64
 	args             []string
 	addr, name       string
+	argc             int64 // the command's arguments before args cut them (Redis 8.10)
 }
 
 // What an entry keeps of a command, as Redis: the first slowlogArgs-1
@@ -79,7 +80,7 @@ func slowlogGet(x *Ctx) {
 	x.W.Array(int(count))
 	for i := len(l.entries) - 1; i >= len(l.entries)-int(count); i-- {
 		e := &l.entries[i]
-		x.W.Array(6)
+		x.W.Array(7)
 		x.W.Int(e.id)
 		x.W.Int(e.unix)
 		x.W.Int(e.micros)
@@ -89,6 +90,7 @@ func slowlogGet(x *Ctx) {
 		}
 		x.W.BulkString(e.addr)
 		x.W.BulkString(e.name)
+		x.W.Int(e.argc)
 	}
 }
 
@@ -99,7 +101,7 @@ func (s *Server) logIfSlow(c *Client, cmd *Command, args [][]byte, elapsed, nowM
 	if threshold < 0 || micros < threshold || cmd.Flags&cmdspec.FlagSkipSlowlog != 0 {
 		return
 	}
-	e := slowEntry{unix: nowMs / 1000, micros: micros, addr: "?:0", name: loadString(c.name.Load())}
+	e := slowEntry{unix: nowMs / 1000, micros: micros, addr: "?:0", name: loadString(c.name.Load()), argc: int64(len(args))}
 	if c.conn != nil { // else the scripts' client, shown as Redis shows it
 		e.addr = c.peerAddr()
 	}

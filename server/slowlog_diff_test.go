@@ -12,7 +12,10 @@ import (
 // sameSlowlog compares SLOWLOG GET replies entry by entry: ids relative to
 // the newest entry's (servers count from their start), arguments and client
 // names exactly, timestamps within 5 s; durations and client ports are the
-// servers' own.
+// servers' own. Keyhive's entries have Redis 8.10's seventh field, which the
+// 7.x oracles lack: the command's argument count before the cut
+// (redis.io/docs/latest/commands/slowlog-get/), checked against the
+// arguments the oracle logged.
 func sameSlowlog(r, k difftest.Reply) error {
 	if r.IsError() || k.IsError() {
 		return difftest.Exact(r, k)
@@ -23,8 +26,11 @@ func sameSlowlog(r, k difftest.Reply) error {
 	addr := regexp.MustCompile(`^127\.0\.0\.1:\d+$`)
 	for i := range r.Elems {
 		re, ke := r.Elems[i], k.Elems[i]
-		if len(re.Elems) != 6 || len(ke.Elems) != 6 {
-			return fmt.Errorf("entry %d: %d fields, redis %d", i, len(ke.Elems), len(re.Elems))
+		if len(re.Elems) != 6 || len(ke.Elems) != 7 {
+			return fmt.Errorf("entry %d: %d fields, redis %d (7 and 6 expected)", i, len(ke.Elems), len(re.Elems))
+		}
+		if argc := loggedArgc(re.Elems[3]); ke.Elems[6].Kind != difftest.KindInt || ke.Elems[6].Int != argc {
+			return fmt.Errorf("entry %d: argument count %s, want %d", i, ke.Elems[6], argc)
 		}
 		switch {
 		case re.Elems[0].Int-r.Elems[0].Elems[0].Int != ke.Elems[0].Int-k.Elems[0].Elems[0].Int:
@@ -43,6 +49,19 @@ func sameSlowlog(r, k difftest.Reply) error {
 		}
 	}
 	return nil
+}
+
+// loggedArgc is the argument count of the command a slow log entry's
+// arguments show: the cut's "... (N more arguments)" counts the rest.
+func loggedArgc(args difftest.Reply) int64 {
+	n := int64(len(args.Elems))
+	if n > 0 {
+		var more int64
+		if _, err := fmt.Sscanf(args.Elems[n-1].Str, "... (%d more arguments)", &more); err == nil {
+			return n - 1 + more
+		}
+	}
+	return n
 }
 
 // TestSlowlog: what SLOWLOG records with slowlog-log-slower-than 0 (every
@@ -133,4 +152,42 @@ func TestSlowlogBlocked(t *testing.T) {
 		}
 		return sameSlowlog(r, k)
 	}, "SLOWLOG", "GET", "-1")
+}
+
+// TestSlowlogArgc: SLOWLOG GET's seventh field (Redis 8.10,
+// redis.io/docs/latest/commands/slowlog-get/) is the command's argument
+// count, command name included, before the logged arguments are cut: the
+// page's example, SADD with 33 arguments logged as 32, reports 33.
+func TestSlowlogArgc(t *testing.T) {
+	srv, err := newKeyhive(t, "--slowlog-log-slower-than", "0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := dial(t, srv.Addr())
+	args := []any{"SADD", "myset"}
+	for i := 3; i <= 33; i++ {
+		args = append(args, i)
+	}
+	for _, proto := range []string{"2", "3"} {
+		c.Do("HELLO", proto)
+		c.Do("SLOWLOG", "RESET")
+		c.Do(args...)
+		c.Do("GET", "k")
+		r, err := c.Do("SLOWLOG", "GET", 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Newest first: GET k, SADD, SLOWLOG RESET.
+		for i, want := range []struct {
+			argc   int64
+			logged int
+			last   string
+		}{{2, 2, "k"}, {33, 32, "... (2 more arguments)"}, {2, 2, "RESET"}} {
+			e := r.Elems[i]
+			if len(e.Elems) != 7 || e.Elems[6].Int != want.argc || len(e.Elems[3].Elems) != want.logged ||
+				e.Elems[3].Elems[want.logged-1].Str != want.last {
+				t.Errorf("RESP%s entry %d: %v, want argc %d, %d arguments ending %q", proto, i, e, want.argc, want.logged, want.last)
+			}
+		}
+	}
 }

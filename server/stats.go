@@ -67,9 +67,55 @@ func (s *Server) traffic() trafficTotals {
 // resetTraffic makes the current totals the new zero.
 func (s *Server) resetTraffic() {
 	t := s.traffic()
+	_, threads := s.threadTraffic()
 	s.mu.Lock()
 	s.trafficBase = s.trafficBase.plus(t)
+	for i := range threads {
+		s.ioBase = addAt(s.ioBase, i, threads[i])
+	}
 	s.mu.Unlock()
+}
+
+// ioThread returns the I/O thread serving c: its event loop's index, or
+// 0, the first, for a client its own goroutine serves (TLS, the portable
+// path), as Redis's main thread serves its clients. The caller holds mu.
+func (s *Server) ioThread(c *Client) int {
+	if c.lc != nil {
+		for i, l := range s.loops {
+			if l == c.lc.loop {
+				return i
+			}
+		}
+	}
+	return 0
+}
+
+// threadTraffic returns, per I/O thread (INFO threads), its clients and
+// its traffic since start or the last CONFIG RESETSTAT.
+func (s *Server) threadTraffic() ([]int, []trafficTotals) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := max(1, len(s.loops))
+	clients, t := make([]int, n), make([]trafficTotals, n)
+	copy(t, s.closedIO)
+	for _, c := range s.clients {
+		i := s.ioThread(c)
+		clients[i]++
+		t[i] = t[i].plus(c.traffic.totals())
+	}
+	for i := range min(n, len(s.ioBase)) {
+		t[i] = t[i].minus(s.ioBase[i])
+	}
+	return clients, t
+}
+
+// addAt adds t to totals[i], growing totals as needed.
+func addAt(totals []trafficTotals, i int, t trafficTotals) []trafficTotals {
+	for len(totals) <= i {
+		totals = append(totals, trafficTotals{})
+	}
+	totals[i] = totals[i].plus(t)
+	return totals
 }
 
 // errorStats counts error replies by their code, the reply's first word

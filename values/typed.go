@@ -75,3 +75,34 @@ func Begin[E Editor](ed E, env *Env, key []byte, e *keyspace.Entry, found bool) 
 	}
 	return true
 }
+
+// Len returns a collection's elements as INFO keysizes counts them, held
+// compact (value) or as an object (obj, nil when compact): the keyspace's
+// Hooks.Len. Types INFO keysizes does not show count 0.
+func Len(t keyspace.Type, enc keyspace.Encoding, value []byte, obj keyspace.Object) int64 {
+	switch o := obj.(type) {
+	case *ListObject:
+		return int64(o.Len())
+	case *SetObject:
+		return int64(o.Len())
+	case *ZSetObject:
+		return int64(o.Len())
+	case *HashObject:
+		return int64(o.Len())
+	case nil:
+		switch t {
+		case keyspace.TypeList:
+			return int64(ListView{LP: value}.Len())
+		case keyspace.TypeSet:
+			if enc == keyspace.EncIntset {
+				return int64(SetView{Ints: value}.Len())
+			}
+			return int64(SetView{LP: value}.Len())
+		case keyspace.TypeZSet:
+			return int64(ZSetView{LP: value}.Len())
+		case keyspace.TypeHash:
+			return int64(HashView{LP: value}.Len())
+		}
+	}
+	return 0
+}
