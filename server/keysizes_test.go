@@ -122,7 +122,7 @@ func TestInfoKeysizes(t *testing.T) {
 			master.ok(t, s.cmd...)
 		}
 		for _, n := range []*replNode{master, replica} {
-			deadline := time.Now().Add(10 * time.Second)
+			deadline := time.Now().Add(time.Minute) // a loaded machine's replica
 			for got := keysizesLines(t, n); got != s.want; got = keysizesLines(t, n) {
 				if time.Now().After(deadline) {
 					t.Fatalf("after %.60v, %s INFO keysizes:\n got %q\nwant %q", s.cmd, n.name, got, s.want)
@@ -135,11 +135,17 @@ func TestInfoKeysizes(t *testing.T) {
 	if got, want := keysizesLines(t, master), set+"2=1 "+zset+"1=1"; got != want {
 		t.Fatalf("after DEBUG RELOAD: got %q, want %q", got, want)
 	}
-	// A default section, last, as Redis 8 prints it after the keyspace.
-	for _, args := range [][]any{{"INFO"}, {"INFO", "default"}, {"INFO", "all"}, {"INFO", "everything"}} {
+	// Last, after the keyspace, as Redis 8 prints it; not in the default
+	// sections while Keyhive reports 7.4.1 (server/info.go says why).
+	for _, args := range [][]any{{"INFO", "all"}, {"INFO", "everything"}} {
 		if r := master.ok(t, args...).Str; !strings.Contains(r, "\r\n# Keyspace\r\n") ||
 			!strings.HasSuffix(r, "\r\n# Keysizes\r\n"+set+"2=1\r\n"+zset+"1=1\r\n") {
 			t.Errorf("%v: no keysizes section after the keyspace's, at the end", args)
+		}
+	}
+	for _, args := range [][]any{{"INFO"}, {"INFO", "default"}} {
+		if r := master.ok(t, args...).Str; strings.Contains(r, "# Keysizes") {
+			t.Errorf("%v: a keysizes section", args)
 		}
 	}
 }
