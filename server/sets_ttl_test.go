@@ -198,6 +198,9 @@ func TestSetMemberLazyExpiry(t *testing.T) {
 				{set("keep"), []any{"SDIFF", "s", "t"}},
 				{":1\r\n", []any{"SINTERSTORE", "d", "s", "s"}},
 				{"$4\r\nkeep\r\n", []any{"SPOP", "s"}},
+				{"*1\r\n$4\r\nkeep\r\n", []any{"SORT", "s", "ALPHA"}},
+				{"*1\r\n$4\r\nkeep\r\n", []any{"ZUNION", "1", "s"}},
+				{":0\r\n", []any{"ZINTERCARD", "2", "s", "t"}},
 			}
 			for _, r := range reads {
 				reset()
@@ -286,4 +289,95 @@ func TestSetMemberTTLPropagation(t *testing.T) {
 		w("MULTI"), w("SISMEMBER s d"), w("SADD s g"),
 		w("EXEC", "MULTI", "SREM s d", "SADD s g", "EXEC"),
 	}, nil)
+}
+
+// populateMemberTTLs writes sets with member TTLs: one far ahead, one
+// soon to pass, one without.
+func populateMemberTTLs(t *testing.T, c *difftest.Conn) {
+	t.Helper()
+	wantRaw(t, c, ":3\r\n", "SADD", "s", "far", "soon", "none")
+	wantRaw(t, c, ints("1"), "SPEXPIREAT", "s", farMs, "MEMBERS", "1", "far")
+	wantRaw(t, c, ints("1"), "SPEXPIRE", "s", "300", "MEMBERS", "1", "soon")
+	wantRaw(t, c, ":2\r\n", "SADDEX", "n", "PXAT", farMs, "MEMBERS", "2", "1", "2")
+}
+
+// checkMemberTTLs checks what populateMemberTTLs wrote, after soon's time
+// passed.
+func checkMemberTTLs(t *testing.T, c *difftest.Conn, what string) {
+	t.Helper()
+	r := do(t, c, "SPEXPIRETIME", "s", "MEMBERS", "3", "far", "soon", "none")
+	if string(r.Raw) != "*3\r\n:"+farMs+"\r\n:-2\r\n:-1\r\n" {
+		t.Errorf("%s: SPEXPIRETIME s: %q", what, r.Raw)
+	}
+	if r := do(t, c, "SPEXPIRETIME", "n", "MEMBERS", "2", "1", "2"); string(r.Raw) != "*2\r\n:"+farMs+"\r\n:"+farMs+"\r\n" {
+		t.Errorf("%s: SPEXPIRETIME n: %q", what, r.Raw)
+	}
+	if r := do(t, c, "SCARD", "s"); r.Int != 2 {
+		t.Errorf("%s: SCARD s: %q", what, r.Raw)
+	}
+}
+
+// TestSetMemberTTLPersistence: member TTLs survive DEBUG RELOAD, a
+// restart from the RDB file and from a rewritten AOF, and DUMP/RESTORE.
+// The file form is Keyhive's own (values/setttl.go, a module value of
+// type KH-SETTTL); a member whose time passed is not loaded.
+func TestSetMemberTTLPersistence(t *testing.T) {
+	dir := t.TempDir()
+	srv := startKeyhive(t, "--dir", dir, "--enable-debug-command", "yes")
+	c := dial(t, srv.Addr())
+	populateMemberTTLs(t, c)
+	time.Sleep(400 * time.Millisecond)
+	wantRaw(t, c, "+OK\r\n", "DEBUG", "RELOAD")
+	checkMemberTTLs(t, c, "DEBUG RELOAD")
+	payload := do(t, c, "DUMP", "s").Str
+	wantRaw(t, c, "+OK\r\n", "RESTORE", "copy", "0", payload)
+	if r := do(t, c, "SPEXPIRETIME", "copy", "MEMBERS", "2", "far", "none"); string(r.Raw) != "*2\r\n:"+farMs+"\r\n:-1\r\n" {
+		t.Errorf("RESTORE: %q", r.Raw)
+	}
+	wantRaw(t, c, "+OK\r\n", "SAVE")
+	srv.Close()
+	srv = startKeyhive(t, "--dir", dir)
+	checkMemberTTLs(t, dial(t, srv.Addr()), "restart from the RDB file")
+	srv.Close()
+
+	aofDir := t.TempDir()
+	srv = startKeyhive(t, "--dir", aofDir, "--appendonly", "yes", "--aof-use-rdb-preamble", "no")
+	c = dial(t, srv.Addr())
+	populateMemberTTLs(t, c)
+	time.Sleep(400 * time.Millisecond)
+	do(t, c, "BGREWRITEAOF")
+	waitUntil(t, "AOF rewritten", func() bool {
+		return strings.Contains(do(t, c, "INFO", "persistence").Str, "aof_rewrite_in_progress:0") &&
+			strings.Contains(do(t, c, "INFO", "persistence").Str, "aof_last_bgrewrite_status:ok")
+	})
+	srv.Close()
+	srv = startKeyhive(t, "--dir", aofDir, "--appendonly", "yes")
+	checkMemberTTLs(t, dial(t, srv.Addr()), "restart from the rewritten AOF")
+}
+
+// TestSetMemberTTLReplication: a replica holds the master's members and
+// member TTLs, by full sync (the RDB form) and by the command stream
+// (SPEXPIREAT), and removes an expired member by the master's SREM: equal
+// data by DEBUG DIGEST and equal SPEXPIRETIME replies.
+func TestSetMemberTTLReplication(t *testing.T) {
+	master := startReplNode(t, false)
+	replica := startReplNode(t, false)
+	populateMemberTTLs(t, master.conn)
+	replicate(t, master, replica) // full sync
+	master.ok(t, "SADD", "later", "a", "b", "c")
+	master.ok(t, "SEXPIRE", "later", "1000", "MEMBERS", "1", "a")
+	master.ok(t, "SPEXPIRE", "later", "50", "MEMBERS", "1", "b")
+	master.ok(t, "SADDEX", "later", "EX", "500", "MEMBERS", "1", "d")
+	waitUntil(t, "b expired on the master", func() bool { return master.ok(t, "SCARD", "later").Int == 3 })
+	sameData(t, master, replica)
+	for _, args := range [][]any{
+		{"SPEXPIRETIME", "s", "MEMBERS", "3", "far", "soon", "none"},
+		{"SPEXPIRETIME", "n", "MEMBERS", "2", "1", "2"},
+		{"SPEXPIRETIME", "later", "MEMBERS", "4", "a", "b", "c", "d"},
+		{"SCARD", "later"},
+	} {
+		if m, r := master.ok(t, args...), replica.ok(t, args...); string(m.Raw) != string(r.Raw) {
+			t.Errorf("%v: master %q, replica %q", args, m.Raw, r.Raw)
+		}
+	}
 }

@@ -1,5 +1,12 @@
 package values
 
+import (
+	"encoding/binary"
+	"math"
+
+	"github.com/keyhive/keyhive/persistence"
+)
+
 // Set member expiration (Redis 8.12's SEXPIRE family). A member's expire
 // time is Unix ms, 0 for none, kept as a hash's large form keeps its
 // fields' (fieldTTLs beside the members). A set takes the hashtable form
@@ -98,4 +105,77 @@ func (s *SetEdit) ttlAfterCommit(c Commit) {
 	if c.Outcome != Deleted && s.HasTTLs() {
 		s.env.DB.LowerSubexpiry(s.key, s.MinExpire())
 	}
+}
+
+// setTTLModuleID names Keyhive's own file layout of a set with member
+// TTLs (RDB files, DUMP payloads, a replica's full sync): Redis 8.12's RDB
+// type for one is not published where Keyhive could read it, so the set
+// is a module value of Keyhive's (persistence/module.go), which a
+// redis-server refuses cleanly. Its one string is a uvarint count, then
+// per member a uvarint length, the member, and a uvarint expire time in
+// Unix ms (0 for none).
+var setTTLModuleID = persistence.ModuleID("KH-SETTTL", persistence.KeyhiveEncVer)
+
+// appendFile appends the set in setTTLModuleID's layout, expired members
+// included (a load skips them).
+func (s SetView) appendFile(b []byte) []byte {
+	b = binary.AppendUvarint(b, uint64(s.Obj.Len()))
+	for p := s.Obj.Next(0); p >= 0; p = s.Obj.Next(p + 1) {
+		m, _ := s.Obj.At(p)
+		b = binary.AppendUvarint(b, uint64(len(m)))
+		b = append(b, m...)
+		b = binary.AppendUvarint(b, uint64(s.Obj.ttl.get(m)))
+	}
+	return b
+}
+
+// readSetTTLFile decodes setTTLModuleID's layout into a set value with
+// member TTLs.
+func readSetTTLFile(b []byte) (persistence.Value, error) {
+	v := persistence.Value{Type: persistence.TypeSet}
+	n, w := binary.Uvarint(b)
+	if w <= 0 || n > uint64(len(b)) {
+		return v, persistence.ErrBadData
+	}
+	b = b[w:]
+	for range n {
+		l, w := binary.Uvarint(b)
+		if w <= 0 || l > uint64(len(b)-w) {
+			return v, persistence.ErrBadData
+		}
+		m := b[w : w+int(l)]
+		at, w2 := binary.Uvarint(b[w+int(l):])
+		if w2 <= 0 || at > math.MaxInt64 {
+			return v, persistence.ErrBadData
+		}
+		v.Elems = append(v.Elems, m)
+		v.FieldTTLs = append(v.FieldTTLs, int64(at))
+		b = b[w+int(l)+w2:]
+	}
+	if len(b) != 0 {
+		return v, persistence.ErrBadData
+	}
+	return v, nil
+}
+
+// loadWithTTLs builds a set from members with expire times read from a
+// file, leaving out those expired at now, as a hash's fields are.
+func (s *SetEdit) loadWithTTLs(members [][]byte, ttls []int64, now int64) bool {
+	s.PrepareTTL()
+	for i, m := range members {
+		at := ttls[i]
+		if at != 0 && at < now {
+			if s.Has(m) {
+				return false
+			}
+			continue
+		}
+		if !s.Add(m) {
+			return false
+		}
+		if at != 0 {
+			s.SetExpire(m, at)
+		}
+	}
+	return true
 }
