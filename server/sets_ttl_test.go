@@ -381,3 +381,47 @@ func TestSetMemberTTLReplication(t *testing.T) {
 		}
 	}
 }
+
+// TestSetMemberTTLEvents: the keyspace events of the set TTL commands,
+// named after the hash field ones (the pages name none): sexpire when a
+// time is set, spersist when one is removed, srem when a past time removes
+// members, sexpired when members are found expired (then del for the last).
+func TestSetMemberTTLEvents(t *testing.T) {
+	c, addr := setTTLConn(t, 2, "--notify-keyspace-events", "KEA")
+	sub := dial(t, addr)
+	do(t, sub, "PSUBSCRIBE", "__keyevent@0__:*")
+	expect := func(want string, args ...any) {
+		t.Helper()
+		do(t, c, args...)
+		if err := sub.Send("PING"); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for {
+			r, err := sub.Read()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Elems) == 2 && r.Elems[0].Str == "pong" {
+				break
+			}
+			got = append(got, strings.TrimPrefix(r.Elems[2].Str, "__keyevent@0__:")+" "+r.Elems[3].Str)
+		}
+		if strings.Join(got, ",") != want {
+			t.Errorf("events after %v: got %q, want %q", args, strings.Join(got, ","), want)
+		}
+	}
+	expect("sadd s", "SADD", "s", "a", "b", "c")
+	expect("sexpire s", "SEXPIRE", "s", "100", "MEMBERS", "2", "a", "zz")
+	expect("", "SEXPIRE", "s", "100", "NX", "MEMBERS", "1", "a")
+	expect("spersist s", "SPERSIST", "s", "MEMBERS", "1", "a")
+	expect("", "SPERSIST", "s", "MEMBERS", "1", "a")
+	expect("srem s", "SEXPIRE", "s", "0", "MEMBERS", "1", "a")
+	expect("sexpire s", "SADDEX", "s", "PX", "1", "MEMBERS", "1", "b")
+	time.Sleep(5 * time.Millisecond)
+	expect("sexpired s", "SISMEMBER", "s", "b")
+	expect("sexpire s", "SPEXPIRE", "s", "1", "MEMBERS", "1", "c")
+	time.Sleep(5 * time.Millisecond)
+	expect("sexpired s,del s", "SCARD", "s")
+	expect("sadd t", "SADDEX", "t", "MEMBERS", "1", "x")
+}
