@@ -75,7 +75,7 @@ func sexpireCommand(x *command.Ctx, unitMs int64, absolute bool) {
 			x.W.Int(-2)
 		case !expireCondMet(cond, prev, at):
 			x.W.Int(0)
-		case at <= x.Now:
+		case x.AlreadyExpired(at): // not on a replica: its master's SREM follows
 			x.Conn().ElementExpired(x, keyspace.TypeSet, key, m)
 			s.Remove(m)
 			removed++
@@ -234,7 +234,7 @@ func saddexCommand(x *command.Ctx) {
 			}
 		}
 	}
-	if at != 0 && at <= x.Now {
+	if at != 0 && x.AlreadyExpired(at) {
 		// A past time: the members are not there after the command.
 		removed := 0
 		for _, m := range members {

@@ -425,3 +425,41 @@ func TestSetMemberTTLEvents(t *testing.T) {
 	expect("sexpired s,del s", "SCARD", "s")
 	expect("sadd t", "SADDEX", "t", "MEMBERS", "1", "x")
 }
+
+// TestSetMemberTTLReplicaReads: a replica keeps an expired member until
+// its master's SREM (an SPEXPIREAT from its master already past when
+// applied included), and no read shows it meanwhile (random draws
+// included).
+func TestSetMemberTTLReplicaReads(t *testing.T) {
+	master := startReplNode(t, false, "--enable-debug-command", "yes")
+	replica := startReplNode(t, false)
+	replicate(t, master, replica)
+	master.ok(t, "DEBUG", "SET-ACTIVE-EXPIRE", "0")
+	master.ok(t, "SADD", "s", "keep", "gone", "gone2")
+	master.ok(t, "SPEXPIRE", "s", "1", "MEMBERS", "2", "gone", "gone2")
+	sameData(t, master, replica)
+	time.Sleep(5 * time.Millisecond)
+	for _, step := range []struct {
+		reply string
+		args  []any
+	}{
+		{":1\r\n", []any{"SCARD", "s"}},
+		{"*1\r\n$4\r\nkeep\r\n", []any{"SMEMBERS", "s"}},
+		{":0\r\n", []any{"SISMEMBER", "s", "gone"}},
+		{"*1\r\n:-2\r\n", []any{"STTL", "s", "MEMBERS", "1", "gone"}},
+		{"*1\r\n$4\r\nkeep\r\n", []any{"SRANDMEMBER", "s", "5"}},
+		{"*3\r\n$4\r\nkeep\r\n$4\r\nkeep\r\n$4\r\nkeep\r\n", []any{"SRANDMEMBER", "s", "-3"}},
+		{"*2\r\n$1\r\n0\r\n*1\r\n$4\r\nkeep\r\n", []any{"SSCAN", "s", "0"}},
+	} {
+		if r := replica.ok(t, step.args...); string(r.Raw) != step.reply {
+			t.Errorf("replica %v: got %q, want %q", step.args, r.Raw, step.reply)
+		}
+	}
+	for range 20 {
+		if r := replica.ok(t, "SRANDMEMBER", "s"); r.Str != "keep" {
+			t.Fatalf("replica SRANDMEMBER: %q", r.Raw)
+		}
+	}
+	master.ok(t, "SCARD", "s") // removes them: SREM to the replica
+	sameData(t, master, replica)
+}

@@ -130,7 +130,11 @@ func (s SetView) Member(pos int, buf *[20]byte) []byte {
 // RandomPos returns a uniformly random position of a non-empty set.
 func (s SetView) RandomPos() int {
 	if s.Obj != nil {
-		return s.Obj.RandomPos()
+		p := s.Obj.RandomPos()
+		for s.mayHoldExpired() && s.memberExpired(s.Member(p, nil)) { // a replica's, not yet removed
+			p = s.Obj.RandomPos()
+		}
+		return p
 	}
 	return rand.IntN(s.Len())
 }
@@ -140,7 +144,7 @@ func (s SetView) RandomDistinct(count int, fn func(m []byte)) {
 	switch {
 	case s.Obj != nil:
 		member := func(p int) { m, _ := s.Obj.At(p); fn(m) }
-		eachDistinct(count, s.Len(), func() []int { return mapPositions(&s.Obj.Map) }, s.Obj.RandomPos, member)
+		eachDistinct(count, s.Len(), s.livePositions, s.RandomPos, member)
 	case s.LP != nil:
 		// By byte offset: an index would walk the listpack for each member.
 		eachDistinct(count, s.Len(), func() []int { return quicklist.Offsets(s.LP) }, nil, func(off int) { fn(quicklist.ElemAt(s.LP, off)) })

@@ -16,9 +16,9 @@ import (
 // more than before.
 //
 // Reads skip members expired at the view's Now: a replica, which does not
-// delete them, sees what its master does. A master removes the due
-// members before a command reads the set (command.ReadAs), so the
-// positional reads (Member, RandomPos, RandomDistinct) never meet one.
+// delete them, sees what its master does (random draws included). A
+// master removes the due members before a command reads the set
+// (command.ReadAs, command.EditAs).
 
 // HasTTLs reports whether some member has an expire time.
 func (s SetView) HasTTLs() bool { return s.Obj != nil && s.Obj.ttl != nil }
@@ -67,6 +67,22 @@ func (s SetView) expiredCount() int {
 		}
 	})
 	return n
+}
+
+// livePositions returns the hashtable positions of the members not
+// expired at the view's time.
+func (s SetView) livePositions() []int {
+	pos := mapPositions(&s.Obj.Map)
+	if !s.mayHoldExpired() {
+		return pos
+	}
+	live := pos[:0]
+	for _, p := range pos {
+		if m, _ := s.Obj.At(p); !s.memberExpired(m) {
+			live = append(live, p)
+		}
+	}
+	return live
 }
 
 // PrepareTTL makes the set able to hold member TTLs: the hashtable form.
