@@ -463,3 +463,25 @@ func TestSetMemberTTLReplicaReads(t *testing.T) {
 	master.ok(t, "SCARD", "s") // removes them: SREM to the replica
 	sameData(t, master, replica)
 }
+
+// TestSetMemberTTLKeyCommands: RENAME, COPY and MOVE keep member TTLs, and
+// the active cycle still finds the set under its new name.
+func TestSetMemberTTLKeyCommands(t *testing.T) {
+	c, _ := setTTLConn(t, 2)
+	wantRaw(t, c, ":2\r\n", "SADD", "s", "a", "b")
+	wantRaw(t, c, ints("1"), "SPEXPIREAT", "s", farMs, "MEMBERS", "1", "a")
+	wantRaw(t, c, ":1\r\n", "COPY", "s", "c")
+	wantRaw(t, c, "+OK\r\n", "RENAME", "s", "r")
+	wantRaw(t, c, ":1\r\n", "MOVE", "c", "1")
+	wantRaw(t, c, "*2\r\n:"+farMs+"\r\n:-1\r\n", "SPEXPIRETIME", "r", "MEMBERS", "2", "a", "b")
+	wantRaw(t, c, "+OK\r\n", "SELECT", "1")
+	wantRaw(t, c, "*2\r\n:"+farMs+"\r\n:-1\r\n", "SPEXPIRETIME", "c", "MEMBERS", "2", "a", "b")
+	wantRaw(t, c, ints("1"), "SPEXPIRE", "c", "1", "MEMBERS", "1", "a")
+	wantRaw(t, c, "+OK\r\n", "RENAME", "c", "c2")
+	do(t, c, "DEBUG", "SET-ACTIVE-EXPIRE", "1")
+	waitUntil(t, "a expired actively in c2", func() bool {
+		return strings.Contains(do(t, c, "INFO", "keyspace").Str, "db1:keys=1,expires=0,avg_ttl=0,subexpiry=0")
+	})
+	do(t, c, "DEBUG", "SET-ACTIVE-EXPIRE", "0")
+	wantRaw(t, c, "*1\r\n$1\r\nb\r\n", "SMEMBERS", "c2")
+}
