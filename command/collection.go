@@ -22,11 +22,45 @@ func ReadAs[V values.View](x *Ctx, key []byte) (v V, found, ok bool) {
 	e, found, ok := x.ReadTyped(key, values.TypeOf[V]())
 	if found && ok {
 		v = values.ViewOf[V](&e)
-		if h, isHash := any(&v).(*values.HashView); isHash {
-			h.Now = x.Now // fields expired by then are not seen
+		switch p := any(&v).(type) {
+		case *values.HashView:
+			p.Now = x.Now // fields expired by then are not seen
+		case *values.SetView:
+			p.Now = x.Now // nor members
+			if x.membersDue(*p) {
+				found = x.expireMembers(key)
+				if found {
+					e, _ = x.LookupWrite(key)
+					*p = values.ViewSet(&e)
+					p.Now = x.Now
+				}
+			}
 		}
 	}
 	return v, found, ok
+}
+
+// membersDue reports whether the set s has members past their TTL that
+// this server deletes (a replica waits for its master's SREM).
+func (x *Ctx) membersDue(s values.SetView) bool {
+	at := s.MinExpire()
+	return at != 0 && at <= x.Now && !x.host.IsReplica()
+}
+
+// expireMembers deletes the members of the set at key past their TTL, as
+// Redis does before a command reads or writes the set, each propagated as
+// SREM, with one sexpired event (and del when that emptied it); it reports
+// whether the key is still there.
+func (x *Ctx) expireMembers(key []byte) bool {
+	var s values.SetEdit
+	e, found := x.LookupWrite(key)
+	s.Begin(x.Env(), key, &e, found)
+	if s.ExpireMembers(x.Now, func(m []byte) { x.Conn().ElementExpired(x, keyspace.TypeSet, key, m) }) == 0 {
+		return true
+	}
+	c := s.Commit()
+	x.Committed(c, "sexpired")
+	return c.Outcome != values.Deleted
 }
 
 // EditAs looks key up for writing into ed, an edit of a collection type
@@ -34,6 +68,10 @@ func ReadAs[V values.View](x *Ctx, key []byte) (v V, found, ok bool) {
 // collection), replying WRONGTYPE and returning false for another type.
 func EditAs[E values.Editor](x *Ctx, key []byte, ed E) bool {
 	e, found := x.LookupWrite(key)
+	if _, isSet := any(ed).(*values.SetEdit); isSet && found && e.Type() == keyspace.TypeSet && x.membersDue(values.ViewSet(&e)) {
+		x.expireMembers(key)
+		e, found = x.LookupWrite(key)
+	}
 	return EditAt(x, key, &e, found, ed)
 }
 

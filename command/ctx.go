@@ -46,10 +46,12 @@ type Conn interface {
 	// Block makes x, this client's command, wait as b says, or reply at
 	// once where it cannot block (MULTI, scripts).
 	Block(x *Ctx, b BlockRequest)
-	// FieldExpired reports that x's command found a hash field expired
-	// and deleted it: the server propagates its HDEL ahead of the
-	// command, as the keyspace's expiry of a key propagates its DEL.
-	FieldExpired(x *Ctx, key, field []byte)
+	// ElementExpired reports that x's command found an element of the
+	// collection of type t at key (a hash field, a set member) expired
+	// and deleted it: the server propagates its removal (HDEL, SREM)
+	// ahead of the command, as the keyspace's expiry of a key propagates
+	// its DEL.
+	ElementExpired(x *Ctx, t keyspace.Type, key, element []byte)
 	// InvalidateAll tells tracking clients that every key changed, by this
 	// client's command (FLUSHDB, FLUSHALL).
 	InvalidateAll()

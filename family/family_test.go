@@ -45,8 +45,8 @@ func (c *fakeConn) ReadsAllKeys(*command.Ctx) bool      { return true }
 func (c *fakeConn) Notify(_ config.KeyspaceEvents, event string, key []byte, _ int) {
 	c.events = append(c.events, event+" "+string(key))
 }
-func (c *fakeConn) Block(_ *command.Ctx, b command.BlockRequest) { c.blocked = &b }
-func (c *fakeConn) FieldExpired(*command.Ctx, []byte, []byte)    {}
+func (c *fakeConn) Block(_ *command.Ctx, b command.BlockRequest)               { c.blocked = &b }
+func (c *fakeConn) ElementExpired(*command.Ctx, keyspace.Type, []byte, []byte) {}
 
 // handlers are the package's commands as Register binds them.
 var handlers = func() map[string]func(*command.Ctx) {

@@ -376,7 +376,7 @@ func expireFieldIn(x *command.Ctx, h *values.HashEdit, key, field []byte) {
 		return
 	}
 	h.Delete([][]byte{field})
-	x.Conn().FieldExpired(x, key, field)
+	x.Conn().ElementExpired(x, keyspace.TypeHash, key, field)
 	if h.Len() > 0 {
 		x.Notify(config.EventHash, "hexpired", key)
 		return
@@ -400,7 +400,7 @@ func expireFields(x *command.Ctx, key []byte, fields [][]byte) {
 	for _, f := range fields {
 		if _, at, ok := h.Lookup(f); ok && h.Expired(at) {
 			h.Delete([][]byte{f})
-			x.Conn().FieldExpired(x, key, f)
+			x.Conn().ElementExpired(x, keyspace.TypeHash, key, f)
 			n++
 		}
 	}
@@ -431,7 +431,7 @@ func expireAllFields(x *command.Ctx, h *values.HashView) bool {
 	var ed values.HashEdit
 	e, found := x.LookupWrite(key)
 	ed.Begin(x.Env(), key, &e, found)
-	if ed.ExpireFields(x.Now, func(f []byte) { x.Conn().FieldExpired(x, key, f) }) == 0 {
+	if ed.ExpireFields(x.Now, func(f []byte) { x.Conn().ElementExpired(x, keyspace.TypeHash, key, f) }) == 0 {
 		return false
 	}
 	c := ed.Commit()
@@ -445,11 +445,32 @@ func expireAllFields(x *command.Ctx, h *values.HashView) bool {
 	return false
 }
 
+// elementBlock is how a command names its counted block of elements
+// (HEXPIRE's FIELDS numfields ..., SEXPIRE's MEMBERS nummembers ...) and
+// the errors for it.
+type elementBlock struct {
+	token, missing, mismatch string
+}
+
+var (
+	fieldsBlock = elementBlock{"fields",
+		"ERR Mandatory argument FIELDS is missing or not at the right position",
+		"ERR The `numfields` parameter must match the number of arguments"}
+	membersBlock = elementBlock{"members",
+		"ERR Mandatory argument MEMBERS is missing or not at the right position",
+		"ERR The `nummembers` parameter must match the number of arguments"}
+)
+
 // parseFieldsArg parses FIELDS numfields field ... starting at x.Args[at],
 // replying Redis's errors (badCount for a count that is not positive).
 func parseFieldsArg(x *command.Ctx, at int, badCount string) ([][]byte, bool) {
-	if !cstr.ArgIs(x.Args[at], "fields") {
-		x.W.Error("ERR Mandatory argument FIELDS is missing or not at the right position")
+	return parseBlockArg(x, fieldsBlock, at, badCount)
+}
+
+// parseBlockArg parses the block b starting at x.Args[at].
+func parseBlockArg(x *command.Ctx, b elementBlock, at int, badCount string) ([][]byte, bool) {
+	if !cstr.ArgIs(x.Args[at], b.token) {
+		x.W.Error(b.missing)
 		return nil, false
 	}
 	if at+1 >= len(x.Args) {
@@ -462,7 +483,7 @@ func parseFieldsArg(x *command.Ctx, at int, badCount string) ([][]byte, bool) {
 		return nil, false
 	}
 	if n != int64(len(x.Args)-at-2) {
-		x.W.Error("ERR The `numfields` parameter must match the number of arguments")
+		x.W.Error(b.mismatch)
 		return nil, false
 	}
 	return x.Args[at+2:], true
@@ -508,6 +529,30 @@ const (
 	condLT
 )
 
+// parseExpireCond reads NX, XX, GT or LT, condNone for another argument.
+func parseExpireCond(arg []byte) int {
+	switch {
+	case cstr.ArgIs(arg, "nx"):
+		return condNX
+	case cstr.ArgIs(arg, "xx"):
+		return condXX
+	case cstr.ArgIs(arg, "gt"):
+		return condGT
+	case cstr.ArgIs(arg, "lt"):
+		return condLT
+	}
+	return condNone
+}
+
+// expireCondMet reports whether an element whose expire time is prev (0
+// for none, an infinite TTL) takes at under cond.
+func expireCondMet(cond int, prev, at int64) bool {
+	if prev == 0 {
+		return cond != condXX && cond != condGT
+	}
+	return !(cond == condNX || cond == condGT && prev >= at || cond == condLT && prev <= at)
+}
+
 // hexpireCommand is HEXPIRE, HPEXPIRE, HEXPIREAT and HPEXPIREAT: per field
 // -2 (no such field), 0 (condition not met), 1 (set) or 2 (deleted: the
 // time has passed). It propagates as HPEXPIREAT with the fields it set.
@@ -521,17 +566,7 @@ func hexpireCommand(x *command.Ctx, unitMs int64, absolute bool) {
 	if !ok {
 		return
 	}
-	cond, fieldsAt := condNone, 3
-	switch opt := x.Args[3]; {
-	case cstr.ArgIs(opt, "nx"):
-		cond = condNX
-	case cstr.ArgIs(opt, "xx"):
-		cond = condXX
-	case cstr.ArgIs(opt, "gt"):
-		cond = condGT
-	case cstr.ArgIs(opt, "lt"):
-		cond = condLT
-	}
+	cond, fieldsAt := parseExpireCond(x.Args[3]), 3
 	if cond != condNone {
 		fieldsAt++
 	}
@@ -556,11 +591,10 @@ func hexpireCommand(x *command.Ctx, unitMs int64, absolute bool) {
 		switch {
 		case !exists:
 			x.W.Int(-2)
-		case prev == 0 && (cond == condXX || cond == condGT),
-			prev != 0 && (cond == condNX || cond == condGT && prev >= at || cond == condLT && prev <= at):
+		case !expireCondMet(cond, prev, at):
 			x.W.Int(0)
 		case at <= x.Now:
-			x.Conn().FieldExpired(x, key, f)
+			x.Conn().ElementExpired(x, keyspace.TypeHash, key, f)
 			h.Delete([][]byte{f})
 			deleted++
 			x.W.Int(2)
@@ -799,7 +833,7 @@ func hgetexCommand(x *command.Ctx) {
 		x.W.Bulk(v)
 		switch {
 		case setTTL && at <= x.Now:
-			x.Conn().FieldExpired(x, key, f)
+			x.Conn().ElementExpired(x, keyspace.TypeHash, key, f)
 			h.Delete([][]byte{f})
 			deleted = true
 		case setTTL:
@@ -921,7 +955,7 @@ func hsetexCommand(x *command.Ctx) {
 		deleted := 0
 		for j := 0; j < len(pairs); j += 2 {
 			if _, _, exists := h.Lookup(pairs[j]); exists {
-				x.Conn().FieldExpired(x, key, pairs[j])
+				x.Conn().ElementExpired(x, keyspace.TypeHash, key, pairs[j])
 				h.Delete(pairs[j : j+1])
 				deleted++
 			}

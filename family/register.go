@@ -15,6 +15,7 @@ func Register(bind binder) {
 	registerHashes(bind)
 	registerLists(bind)
 	registerSets(bind)
+	registerSetTTL(bind)
 	registerZSets(bind)
 	registerStreams(bind)
 	registerStreamGroups(bind)

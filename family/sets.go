@@ -214,7 +214,7 @@ func spopWithCount(x *command.Ctx) {
 	// Collect the popped members first: removing changes the set's memory.
 	x.Collect.Reset()
 	remaining := int64(size) - l
-	rebuilt := remaining*spopMoveStrategyMul <= l
+	rebuilt := remaining*spopMoveStrategyMul <= l && !s.HasTTLs() // a rebuild would drop member TTLs
 	if rebuilt {
 		// As Redis does for a count near the size: the members that stay
 		// are drawn into a new set, which replaces the key's (an intset
@@ -556,7 +556,7 @@ func sscanCommand(x *command.Ctx) {
 		return
 	}
 	add := func(m []byte) {
-		if opts.Matches(m) {
+		if opts.Matches(m) && !s.MemberGone(m) {
 			x.Collect.Add(m)
 		}
 	}

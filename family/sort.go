@@ -124,6 +124,7 @@ func sortCommand(x *command.Ctx, readonly bool) {
 			n = lv.Len()
 		case keyspace.TypeSet:
 			sv = values.ViewSet(&e)
+			sv.Now = x.Now // a member past its TTL is not there (Redis 8.12)
 			n = sv.Len()
 		case keyspace.TypeZSet:
 			zv = values.ViewZSet(&e)

@@ -732,6 +732,7 @@ func zsetOpCommand(x *command.Ctx, op setOp, store bool) {
 			srcs[i].z = values.ViewZSet(&e)
 		case keyspace.TypeSet:
 			srcs[i].s, srcs[i].isSet = values.ViewSet(&e), true
+			srcs[i].s.Now = x.Now // members past their TTL are not read
 		default:
 			x.W.Error(command.ErrWrongType)
 			return

@@ -71,7 +71,7 @@ func TestHandlersDoNotSeeNesting(t *testing.T) {
 	// helpers their own files declare: the four verbs; propagateDel, propagateAs
 	// of DEL or UNLINK; propagating, whether anything consumes. (A hash
 	// field found expired is reported, as the keyspace reports an expired
-	// key, by the toolkit's FieldExpired: the server propagates its HDEL.)
+	// key, by the toolkit's ElementExpired: the server propagates its HDEL.)
 	allowed := map[string]bool{}
 	for _, name := range []string{"propagateAs", "propagateNone", "alsoPropagate", "propagateToReplicas", "propagateDel", "propagating"} {
 		allowed[strings.ToLower(name)] = true

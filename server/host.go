@@ -58,11 +58,11 @@ func (c *Client) Notify(class config.KeyspaceEvents, event string, key []byte, d
 	c.s.notifyIn(c, class, event, key, db)
 }
 
-// FieldExpired propagates the HDEL of a field x's command found expired
-// and deleted, as an expired key's DEL is (propagateEffect).
-func (c *Client) FieldExpired(x *command.Ctx, key, field []byte) {
+// ElementExpired propagates the removal (HDEL, SREM) of an element x's
+// command found expired.
+func (c *Client) ElementExpired(x *command.Ctx, t keyspace.Type, key, element []byte) {
 	if x.Propagating() { // building argv allocates
-		c.ctxOf(x).propagateEffect(argHDEL, key, field)
+		c.ctxOf(x).propagateEffect(removalOf(t), key, element)
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 const (
 	notifyGeneric = config.EventGeneric
 	notifyHash    = config.EventHash
+	notifySet     = config.EventSet
 	notifyExpired = config.EventExpired
 	notifyEvicted = config.EventEvicted
 	notifyNew     = config.EventNew

@@ -517,7 +517,7 @@ func (s *Server) cron() {
 		}
 		now := s.clock.UnixMilli()
 		sampled, removed := s.ks.ActiveExpire(now, budget)
-		s.ks.ActiveSubexpire(now, budget, func(db *keyspace.DB, e *keyspace.Entry) { s.expireHashFields(db, e, now) })
+		s.ks.ActiveSubexpire(now, budget, func(db *keyspace.DB, e *keyspace.Entry) { s.expireElements(db, e, now) })
 		ended := time.Now()
 		s.noteExpireCycle(sampled, removed, ended.Sub(began), ended.After(deadline))
 		if s.tracking.queued.Load() {

@@ -113,8 +113,15 @@ func AppendRebuild(b []byte, e *keyspace.Entry) []byte {
 		})
 		flush("RPUSH")
 	case keyspace.TypeSet:
-		ViewSet(e).Each(func(m []byte) { add("SADD", m) })
+		set := ViewSet(e)
+		set.Each(func(m []byte) { add("SADD", m) })
 		flush("SADD")
+		if set.HasTTLs() {
+			// Each member's time after the members, as hash fields'.
+			set.Obj.ttl.each(func(m []byte, at int64) {
+				b = resp.AppendCommand(b, [][]byte{[]byte("SPEXPIREAT"), key, strconv.AppendInt(nil, at, 10), []byte("MEMBERS"), []byte("1"), m})
+			})
+		}
 	case keyspace.TypeZSet:
 		z := ViewZSet(e)
 		z.Each(0, z.Len(), false, func(m []byte, score float64) {

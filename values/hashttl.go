@@ -45,6 +45,54 @@ func (t *fieldTTLs) set(field []byte, at int64) {
 	}
 }
 
+// with returns t with field's time set to at, or removed when at is 0: nil
+// once no time is left.
+func (t *fieldTTLs) with(field []byte, at int64) *fieldTTLs {
+	if at == 0 {
+		if t != nil {
+			t.Delete(field)
+			if t.Len() == 0 {
+				return nil
+			}
+		}
+		return t
+	}
+	if t == nil {
+		t = &fieldTTLs{}
+	}
+	t.set(field, at)
+	return t
+}
+
+// each calls fn for every field with its time.
+func (t *fieldTTLs) each(fn func(field []byte, at int64)) {
+	for p := t.Next(0); p >= 0; p = t.Next(p + 1) {
+		f, v := t.At(p)
+		fn(f, int64(binary.LittleEndian.Uint64(v)))
+	}
+}
+
+// takeDue removes the fields whose time is at or before now, calling fn
+// for each first, and returns them (copies: the caller deletes them from
+// its own map); min becomes the exact earliest time left.
+func (t *fieldTTLs) takeDue(now int64, fn func(field []byte)) [][]byte {
+	var gone [][]byte
+	min := int64(0)
+	t.each(func(f []byte, at int64) {
+		if at <= now {
+			fn(f)
+			gone = append(gone, bytes.Clone(f)) // f aliases what the deletes change
+		} else if min == 0 || at < min {
+			min = at
+		}
+	})
+	for _, f := range gone {
+		t.Delete(f)
+	}
+	t.min = min
+	return gone
+}
+
 // fieldExpired reports whether a field with expire time at is gone for a
 // reader at now, as Redis's hashTypeIsExpired.
 func fieldExpired(at, now int64) bool { return at != 0 && at < now }
@@ -171,11 +219,8 @@ func (h HashView) LiveLen() int {
 // eachTTL calls fn for every field that has an expire time.
 func (h HashView) eachTTL(fn func(field []byte, at int64)) {
 	if h.Obj != nil {
-		if t := h.Obj.ttl; t != nil {
-			for p := t.Next(0); p >= 0; p = t.Next(p + 1) {
-				f, v := t.At(p)
-				fn(f, int64(binary.LittleEndian.Uint64(v)))
-			}
+		if h.Obj.ttl != nil {
+			h.Obj.ttl.each(fn)
 		}
 		return
 	}
@@ -248,19 +293,7 @@ func (h *HashEdit) PrepareTTL() {
 // moving it to its place in the compact form's order.
 func (h *HashEdit) SetExpire(field []byte, at int64) {
 	if h.Obj != nil {
-		if at == 0 {
-			if h.Obj.ttl != nil {
-				h.Obj.ttl.Delete(field)
-				if h.Obj.ttl.Len() == 0 {
-					h.Obj.ttl = nil
-				}
-			}
-			return
-		}
-		if h.Obj.ttl == nil {
-			h.Obj.ttl = &fieldTTLs{}
-		}
-		h.Obj.ttl.set(field, at)
+		h.Obj.ttl = h.Obj.ttl.with(field, at)
 		return
 	}
 	h.PrepareTTL()
@@ -373,35 +406,25 @@ func (h *HashEdit) ExpireFields(now int64, fn func(field []byte)) int {
 	if !h.HasTTLs() {
 		return 0
 	}
+	if h.Obj != nil {
+		gone := h.Obj.ttl.takeDue(now, fn)
+		for _, f := range gone {
+			h.Obj.Delete(f)
+		}
+		if h.Obj.ttl.Len() == 0 {
+			h.Obj.ttl = nil
+		}
+		return len(gone)
+	}
 	var gone [][]byte
-	min := int64(0)
 	h.eachTTL(func(f []byte, at int64) {
 		if at <= now {
 			fn(f)
 			gone = append(gone, bytes.Clone(f)) // f aliases what the deletes change
-		} else if min == 0 || at < min {
-			min = at
 		}
 	})
 	if len(gone) == 0 {
-		if h.Obj != nil {
-			h.Obj.ttl.min = min
-		}
 		return 0
-	}
-	if h.Obj != nil {
-		for _, f := range gone {
-			h.Obj.Delete(f)
-		}
-		for _, f := range gone {
-			h.Obj.ttl.Delete(f)
-		}
-		if h.Obj.ttl.Len() == 0 {
-			h.Obj.ttl = nil
-		} else {
-			h.Obj.ttl.min = min
-		}
-		return len(gone)
 	}
 	return h.deleteEx(gone)
 }

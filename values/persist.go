@@ -75,6 +75,12 @@ func AppendValue(enc *persistence.Encoder, b []byte, e *keyspace.Entry, key []by
 		b = enc.AppendListNodes(b, lim.ListMaxListpackSize(), func(fn func([]byte) bool) { l.Each(0, false, fn) })
 	case keyspace.TypeSet:
 		set := ViewSet(e)
+		if set.HasTTLs() {
+			head(persistence.TypeModule2)
+			enc.Scratch = set.appendFile(enc.Scratch[:0])
+			b = enc.AppendModuleValue(b, setTTLModuleID, enc.Scratch)
+			break
+		}
 		if set.LP != nil {
 			head(persistence.TypeSetListpack) // Redis 7.2's
 			lp := &enc.Listpack
@@ -201,6 +207,13 @@ var ErrDuplicate = errors.New("duplicate elements")
 // commands build it, so it takes the encoding Redis gives it under the
 // configured limits.
 func Restore(env *Env, e keyspace.Entry, key []byte, v *persistence.Value, expireAt int64, mode AccessMode, freq int, idle int64) error {
+	if v.Type == persistence.TypeModule2 && v.Module == setTTLModuleID {
+		set, err := readSetTTLFile(v.Str)
+		if err != nil {
+			return err
+		}
+		v = &set
+	}
 	switch v.Type {
 	case persistence.TypeString:
 		// Most keys: the value stored straight into the vacancy.
@@ -263,7 +276,13 @@ func storeCollection(env *Env, e keyspace.Entry, key []byte, v *persistence.Valu
 	case persistence.TypeSet:
 		var set SetEdit
 		set.Begin(env, key, &e, false)
-		if !set.load(v.Elems, v.SetListpack) {
+		loaded := false
+		if v.FieldTTLs != nil {
+			loaded = set.loadWithTTLs(v.Elems, v.FieldTTLs, env.Now)
+		} else {
+			loaded = set.load(v.Elems, v.SetListpack)
+		}
+		if !loaded {
 			return ErrDuplicate
 		}
 		set.Commit()

@@ -68,6 +68,10 @@ func Restorable(v *persistence.Value) bool {
 		_, err := array.ReadFile(v.Str)
 		return err == nil
 	}
+	if v.Module == setTTLModuleID {
+		set, err := readSetTTLFile(v.Str)
+		return err == nil && !set.HasDuplicates()
+	}
 	_, err := probValue(v)
 	return err == nil
 }

@@ -14,17 +14,39 @@ import (
 // SetObject is the large form of a set (OBJECT ENCODING hashtable): a bytemap
 // whose values are empty. Small sets are inline: an intset of few integers,
 // or a listpack (Redis 7.2's form for a few short strings).
-type SetObject struct{ bytemap.Map }
+//
+// ttl holds the members' expire times, nil when none has one (setttl.go).
+type SetObject struct {
+	bytemap.Map
+	ttl *fieldTTLs
+}
 
-func (s *SetObject) Clone() keyspace.Object { return &SetObject{*s.Map.Clone()} }
+func (s *SetObject) Clone() keyspace.Object {
+	c := &SetObject{Map: *s.Map.Clone()}
+	if s.ttl != nil {
+		c.ttl = &fieldTTLs{Map: *s.ttl.Map.Clone(), min: s.ttl.min}
+	}
+	return c
+}
+
+// MemoryBytes is the memory the members and their expire times hold.
+func (s *SetObject) MemoryBytes() int {
+	n := s.Map.MemoryBytes()
+	if s.ttl != nil {
+		n += s.ttl.MemoryBytes()
+	}
+	return n
+}
 
 // SetView is a stored set in one of Redis's three forms: Obj when a
 // hashtable; LP when a listpack, a packed node (internal/quicklist) of the
 // members in the order they were added; else Ints, an intset encoding.
+// Reads skip the members expired at Now (setttl.go).
 type SetView struct {
 	Ints []byte
 	LP   []byte
 	Obj  *SetObject
+	Now  int64
 }
 
 // ViewSet reads a set entry.
@@ -40,6 +62,8 @@ func ViewSet(e *keyspace.Entry) SetView {
 
 func (s SetView) Len() int {
 	switch {
+	case s.mayHoldExpired():
+		return s.Obj.Len() - s.expiredCount()
 	case s.Obj != nil:
 		return s.Obj.Len()
 	case s.LP != nil:
@@ -52,7 +76,7 @@ func (s SetView) Has(m []byte) bool {
 	switch {
 	case s.Obj != nil:
 		_, ok := s.Obj.Get(m)
-		return ok
+		return ok && !(s.mayHoldExpired() && s.memberExpired(m))
 	case s.LP != nil:
 		return quicklist.Find(s.LP, m) >= 0
 	}
@@ -65,6 +89,12 @@ func (s SetView) Has(m []byte) bool {
 // valid only during the call.
 func (s SetView) Each(fn func(m []byte)) {
 	switch {
+	case s.mayHoldExpired():
+		for p := s.Obj.Next(0); p >= 0; p = s.Obj.Next(p + 1) {
+			if m, _ := s.Obj.At(p); !s.memberExpired(m) {
+				fn(m)
+			}
+		}
 	case s.Obj != nil:
 		for p := s.Obj.Next(0); p >= 0; p = s.Obj.Next(p + 1) {
 			m, _ := s.Obj.At(p)
@@ -100,7 +130,11 @@ func (s SetView) Member(pos int, buf *[20]byte) []byte {
 // RandomPos returns a uniformly random position of a non-empty set.
 func (s SetView) RandomPos() int {
 	if s.Obj != nil {
-		return s.Obj.RandomPos()
+		p := s.Obj.RandomPos()
+		for s.mayHoldExpired() && s.memberExpired(s.Member(p, nil)) { // a replica's, not yet removed
+			p = s.Obj.RandomPos()
+		}
+		return p
 	}
 	return rand.IntN(s.Len())
 }
@@ -110,7 +144,7 @@ func (s SetView) RandomDistinct(count int, fn func(m []byte)) {
 	switch {
 	case s.Obj != nil:
 		member := func(p int) { m, _ := s.Obj.At(p); fn(m) }
-		eachDistinct(count, s.Len(), func() []int { return mapPositions(&s.Obj.Map) }, s.Obj.RandomPos, member)
+		eachDistinct(count, s.Len(), s.livePositions, s.RandomPos, member)
 	case s.LP != nil:
 		// By byte offset: an index would walk the listpack for each member.
 		eachDistinct(count, s.Len(), func() []int { return quicklist.Offsets(s.LP) }, nil, func(off int) { fn(quicklist.ElemAt(s.LP, off)) })
@@ -143,6 +177,7 @@ func (s *SetEdit) Begin(env *Env, key []byte, e *keyspace.Entry, found bool) {
 	if found {
 		s.SetView = ViewSet(&s.entry)
 	}
+	s.Now = env.Now
 }
 
 // BeginNew starts a set that is built, not stored in place: a result of the
@@ -279,6 +314,9 @@ func (s SetView) longestInt() int {
 func (s *SetEdit) Remove(m []byte) bool {
 	switch {
 	case s.Obj != nil:
+		if s.Obj.ttl != nil {
+			s.Obj.ttl = s.Obj.ttl.with(m, 0)
+		}
 		return s.Obj.Delete(m)
 	case s.LP != nil:
 		i := quicklist.Find(s.LP, m)
@@ -312,7 +350,9 @@ func (s *SetEdit) compact() ([]byte, keyspace.Encoding) {
 // Commit stores the set; an emptied set is deleted.
 func (s *SetEdit) Commit() Commit {
 	b, enc := s.compact()
-	return s.writeBack(keyspace.TypeSet, s.Len(), s.object(), keyspace.EncHashtable, b, enc)
+	c := s.writeBack(keyspace.TypeSet, s.Len(), s.object(), keyspace.EncHashtable, b, enc)
+	s.ttlAfterCommit(c)
+	return c
 }
 
 // StoreAt stores a built set at key (e looked up for writing), replacing a
