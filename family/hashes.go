@@ -593,7 +593,7 @@ func hexpireCommand(x *command.Ctx, unitMs int64, absolute bool) {
 			x.W.Int(-2)
 		case !expireCondMet(cond, prev, at):
 			x.W.Int(0)
-		case at <= x.Now:
+		case x.AlreadyExpired(at): // not on a replica: its master's HDEL follows
 			x.Conn().ElementExpired(x, keyspace.TypeHash, key, f)
 			h.Delete([][]byte{f})
 			deleted++
@@ -832,7 +832,7 @@ func hgetexCommand(x *command.Ctx) {
 		}
 		x.W.Bulk(v)
 		switch {
-		case setTTL && at <= x.Now:
+		case setTTL && x.AlreadyExpired(at):
 			x.Conn().ElementExpired(x, keyspace.TypeHash, key, f)
 			h.Delete([][]byte{f})
 			deleted = true
@@ -950,7 +950,7 @@ func hsetexCommand(x *command.Ctx) {
 			}
 		}
 	}
-	if setTTL && at <= x.Now {
+	if setTTL && x.AlreadyExpired(at) {
 		// Set and expired at once: the fields that existed go.
 		deleted := 0
 		for j := 0; j < len(pairs); j += 2 {
