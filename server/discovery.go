@@ -194,6 +194,15 @@ func prefixName(prefix string, delim byte) string {
 // discoveredInfoOrder is the figure INFO and /metrics rank prefixes by.
 const discoveredInfoOrder = discover.Bytes
 
+// discoveryMemory is the bytes the discovered prefixes' sketch holds, 0
+// with discovery off.
+func (s *Server) discoveryMemory() int64 {
+	if t := s.schema.Load(); t != nil && t.Discovery() != nil {
+		return t.Discovery().MemoryBytes()
+	}
+	return 0
+}
+
 // writeDiscoveredInfo is INFO namespaces' discovered prefixes: per depth,
 // the top ones by bytes, as discovered_d<depth>_<rank>:prefix=...,keys=...
 // (the prefix's bytes that would break the line or its fields escaped as

@@ -222,7 +222,9 @@ func Threads(cfg *config.Config) int { return max(cfg.IOThreads(), 1) + 1 }
 // serves them in the background. Port 0 picks a free port; see Addr.
 func (s *Server) Start() error {
 	s.readRuntimeMem(monoNow())
-	s.startupRuntime = s.evict.runtimeMem.Load()
+	// The discovered prefixes' sketch counts in used memory, as the data it
+	// describes does, though it was made before this reading.
+	s.startupRuntime = s.evict.runtimeMem.Load() - s.discoveryMemory()
 	s.startupMemory = s.usedMemory(monoNow(), 0)
 	if s.cfg.Persistent() {
 		// As Redis 7.0: with appendonly the AOF is the data set, else the RDB.
