@@ -77,14 +77,35 @@ func TestRedis8CommandsListed(t *testing.T) {
 	}
 }
 
+// redis8CoreCommands counts Keyhive's core commands that came with Redis 8.x
+// (ZMOVE, XNACK, SEXPIRE...), which the 7.4.1 oracle lacks.
+func redis8CoreCommands() int64 {
+	var n int64
+	for _, s := range cmdspec.Commands() {
+		if major, _, _ := strings.Cut(s.Since, "."); major >= "8" && len(major) == 1 && !redis8ModuleGroup(s.Group) {
+			n++
+		}
+	}
+	return n
+}
+
+// redis8ModuleGroup reports whether a command group is one of Redis 8's
+// module-born types (JSON, probabilistic, vector sets, arrays).
+func redis8ModuleGroup(group string) bool {
+	switch group {
+	case "module", "bf", "cf", "cms", "topk", "tdigest", "vector_set", "array":
+		return true
+	}
+	return false
+}
+
 // redis8ModuleCommands counts Keyhive's commands of the groups that are
 // modules' in Redis 8 (JSON's, the probabilistic types'), and Redis 8.8's
 // arrays, which no 7.x server has.
 func redis8ModuleCommands() int64 {
 	var n int64
 	for _, s := range cmdspec.Commands() {
-		switch s.Group {
-		case "module", "bf", "cf", "cms", "topk", "tdigest", "vector_set", "array":
+		if redis8ModuleGroup(s.Group) {
 			n++
 		}
 	}
