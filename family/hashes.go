@@ -618,18 +618,26 @@ func hexpireCommand(x *command.Ctx, unitMs int64, absolute bool) {
 	}
 	x.Committed(h.Commit(), event)
 	x.Dirty += updated + deleted
+	propagateElementTTL(x, argHPEXPIREAT, argFIELDS, key, at, cond != condNone, unitMs == 1 && absolute && len(set) == len(fields), updated, set)
+}
+
+// propagateElementTTL propagates a TTL command of a collection's elements
+// (HEXPIRE's family, SEXPIRE's) as its absolute-milliseconds form (cmd,
+// with the block token): nothing when it set none, as sent when it was
+// that form and set every element named, else naming the elements set
+// (set holds them when propagating).
+func propagateElementTTL(x *command.Ctx, cmd, block, key []byte, at int64, withCond, asSent bool, updated int, set [][]byte) {
 	switch {
 	case updated == 0:
 		x.PropagateNone()
-	case unitMs == 1 && absolute && len(set) == len(fields):
-		// HPEXPIREAT that set every field propagates as sent.
+	case asSent:
 	case x.Propagating():
 		argv := make([][]byte, 0, 6+len(set))
-		argv = append(argv, argHPEXPIREAT, key, command.IntArg(at))
-		if cond != condNone {
+		argv = append(argv, cmd, key, command.IntArg(at))
+		if withCond {
 			argv = append(argv, x.Args[3])
 		}
-		argv = append(argv, argFIELDS, command.IntArg(int64(len(set))))
+		argv = append(argv, block, command.IntArg(int64(len(set))))
 		x.PropagateAs(append(argv, set...)...)
 	}
 }

@@ -98,20 +98,7 @@ func sexpireCommand(x *command.Ctx, unitMs int64, absolute bool) {
 	}
 	x.Committed(s.Commit(), event)
 	x.Dirty += updated + removed
-	switch {
-	case updated == 0:
-		x.PropagateNone()
-	case unitMs == 1 && absolute && len(set) == len(members):
-		// SPEXPIREAT that set every member propagates as sent.
-	case x.Propagating():
-		argv := make([][]byte, 0, 6+len(set))
-		argv = append(argv, argSPEXPIREAT, key, command.IntArg(at))
-		if cond != condNone {
-			argv = append(argv, x.Args[3])
-		}
-		argv = append(argv, argMEMBERS, command.IntArg(int64(len(set))))
-		x.PropagateAs(append(argv, set...)...)
-	}
+	propagateElementTTL(x, argSPEXPIREAT, argMEMBERS, key, at, cond != condNone, unitMs == 1 && absolute && len(set) == len(members), updated, set)
 }
 
 // sttlCommand is STTL, SPTTL, SEXPIRETIME and SPEXPIRETIME: per member -2
