@@ -1008,6 +1008,9 @@ func (a *AOF) Stop() {
 	a.writeMu.Unlock()
 }
 
+// Wait returns when no rewrite runs: a cancelled one has removed its files.
+func (a *AOF) Wait() { a.rewriteDone.Wait() }
+
 // Enable is CONFIG SET appendonly yes: the AOF is created in the
 // background from a snapshot of the data set, and appending starts at its
 // instant.

@@ -131,7 +131,7 @@ func TestAOFWithoutServer(t *testing.T) {
 	if !aof2.BGRewrite() {
 		t.Fatal("rewrite did not start")
 	}
-	aof2.rewriteDone.Wait()
+	aof2.Wait()
 	if st := aof2.Status(); !st.LastRewriteOK || st.Rewrites != 1 {
 		t.Fatalf("rewrite status %+v", st)
 	}

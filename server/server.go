@@ -455,6 +455,7 @@ func (s *Server) Close() error {
 	s.wg.Wait()
 	s.saver.Wait()
 	s.aof.Stop() // everything acknowledged is written and synced
+	s.aof.Wait() // no lock is held now that a cancelled rewrite could need
 	if path := s.cfg.UnixSocket(); path != "" {
 		os.Remove(path)
 	}
