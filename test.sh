@@ -99,7 +99,7 @@ for target in darwin/arm64 windows/amd64 windows/arm64 linux/arm64; do
   GOOS=${target%/*} GOARCH=${target#*/} go vet ./...
 done
 # Left out there, to keep the suite within its time: go-redis's own spec
-# suites (a build of go-redis's tests each) and the Sentinel failover
+# suites (a build of go-redis's tests) and the Sentinel failover
 # trials, whose client traffic the other tests already cover.
 echo "test.sh: the server's tests again, on the portable I/O path (KEYHIVE_PORTABLE_IO=yes)"
 KEYHIVE_PORTABLE_IO=yes "$tools/testreport" -count=1 -timeout 30m -skip '^(TestGoRedis.*Specs|TestReplSentinelFailover)$' "$@" ./server/ ./keyhivetest/

@@ -10,6 +10,6 @@ import "testing"
 // the idmp fields on every stream, where Keyhive gives them, as the XINFO
 // STREAM page says, once a stream used IDMP (docs/differences.md).
 func TestGoRedisRedis8CommandSpecs(t *testing.T) {
-	runGoRedisSpecsAs(t, goRedisRun{file: "commands_test.go", version: "8.8", commandsSuite: true,
+	runGoRedisSpecsAs(t, goRedisRun{file: "commands_test.go", version: "8.8",
 		focus: "COUNT aggregate|XNack|XAdd with IDMP|XCfgSet"})
 }
