@@ -27,6 +27,9 @@ type Host interface {
 	// background save of the old data is aborted and, with save points, the
 	// empty data set is saved at once, as Redis does; it reports that save.
 	FlushedAll(now int64) (saved bool)
+	// SubkeyEvents reports whether a subkey channel is enabled for events
+	// of class.
+	SubkeyEvents(class config.KeyspaceEvents) bool
 	// SharedIntegerPolicy is the maxmemory policy as far as Redis's shared
 	// integers go ("" when maxmemory is not set).
 	SharedIntegerPolicy() string
@@ -43,6 +46,9 @@ type Conn interface {
 	// Notify publishes the keyspace event of class for key in database db,
 	// as raised by this client.
 	Notify(class config.KeyspaceEvents, event string, key []byte, db int)
+	// NotifySubkeys publishes event of class for subkeys of key in
+	// database db on the subkey channels, as raised by this client.
+	NotifySubkeys(class config.KeyspaceEvents, event string, key []byte, subkeys *Subkeys, db int)
 	// Block makes x, this client's command, wait as b says, or reply at
 	// once where it cannot block (MULTI, scripts).
 	Block(x *Ctx, b BlockRequest)
@@ -95,6 +101,7 @@ type Ctx struct {
 	// copies the result, so they are reused across commands.
 	scratch values.Scratch
 	values  values.Env // what Env hands the values package, refreshed per call
+	subkeys Subkeys    // the subkeys of the event being gathered (AddSubkey)
 }
 
 // Attach gives x the server and the client it runs commands for.

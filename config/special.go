@@ -239,6 +239,27 @@ const (
 	EventTypeChanged                              // c: a type changed by an overwrite
 )
 
+// Redis 8.8's subkey channels (hash fields named in the payload), enabled
+// apart from K and E; the event classes gate them as they gate those.
+const (
+	EventSubkeyspace      = EventTypeChanged << (iota + 1) // S: __subkeyspace@<db>__:<key>
+	EventSubkeyevent                                       // T: __subkeyevent@<db>__:<event>
+	EventSubkeyspaceItem                                   // I: __subkeyspaceitem@<db>__:<key>\n<subkey>
+	EventSubkeyspaceEvent                                  // V: __subkeyspaceevent@<db>__:<event>|<key>
+
+	// EventSubkeyChannels is any of the four.
+	EventSubkeyChannels = EventSubkeyspace | EventSubkeyevent | EventSubkeyspaceItem | EventSubkeyspaceEvent
+)
+
+// The channel flags in the order CONFIG GET lists them, after the classes.
+var channelChars = []struct {
+	c byte
+	f KeyspaceEvents
+}{
+	{'K', EventKeyspace}, {'E', EventKeyevent},
+	{'S', EventSubkeyspace}, {'T', EventSubkeyevent}, {'I', EventSubkeyspaceItem}, {'V', EventSubkeyspaceEvent},
+}
+
 // Order in which CONFIG GET lists the classes when 'A' does not apply.
 var eventChars = []struct {
 	c byte
@@ -256,27 +277,32 @@ func parseKeyspaceEvents(s string) (KeyspaceEvents, bool) {
 		switch c := s[i]; c {
 		case 'A':
 			f |= EventAll
-		case 'K':
-			f |= EventKeyspace
-		case 'E':
-			f |= EventKeyevent
 		case 'm':
 			f |= EventKeyMiss
 		default:
-			found := false
-			for _, e := range eventChars {
-				if e.c == c {
-					f |= e.f
-					found = true
-					break
-				}
-			}
-			if !found {
+			e, ok := flagOf(c)
+			if !ok {
 				return 0, false
 			}
+			f |= e
 		}
 	}
 	return f, true
+}
+
+// flagOf is the class or channel flag character c stands for.
+func flagOf(c byte) (KeyspaceEvents, bool) {
+	for _, table := range [...][]struct {
+		c byte
+		f KeyspaceEvents
+	}{eventChars, channelChars} {
+		for _, e := range table {
+			if e.c == c {
+				return e.f, true
+			}
+		}
+	}
+	return 0, false
 }
 
 // String formats the set as CONFIG GET shows it. Like Redis 7.0, 'n' is only
@@ -292,11 +318,10 @@ func (f KeyspaceEvents) String() string {
 			}
 		}
 	}
-	if f&EventKeyspace != 0 {
-		b = append(b, 'K')
-	}
-	if f&EventKeyevent != 0 {
-		b = append(b, 'E')
+	for _, e := range channelChars {
+		if f&e.f != 0 {
+			b = append(b, e.c)
+		}
 	}
 	if f&EventKeyMiss != 0 {
 		b = append(b, 'm')

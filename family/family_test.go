@@ -19,6 +19,7 @@ type fakeHost struct {
 	cfg         *config.Config
 	ks          *keyspace.Keyspace
 	propagating bool
+	subkeys     bool // a subkey channel is enabled
 }
 
 func (h *fakeHost) Config() *config.Config                   { return h.cfg }
@@ -30,9 +31,11 @@ func (h *fakeHost) ClusterEnabled() bool                     { return false }
 func (h *fakeHost) TouchWatched(int, int64, ...*keyspace.DB) {}
 func (h *fakeHost) FlushedAll(int64) bool                    { return false }
 func (h *fakeHost) SharedIntegerPolicy() string              { return "" }
+func (h *fakeHost) SubkeyEvents(config.KeyspaceEvents) bool  { return h.subkeys }
 
 type fakeConn struct {
 	events  []string // "event key"
+	subkeys []string // "event key payload"
 	blocked *command.BlockRequest
 }
 
@@ -44,6 +47,9 @@ func (c *fakeConn) InvalidateAll()                      {}
 func (c *fakeConn) ReadsAllKeys(*command.Ctx) bool      { return true }
 func (c *fakeConn) Notify(_ config.KeyspaceEvents, event string, key []byte, _ int) {
 	c.events = append(c.events, event+" "+string(key))
+}
+func (c *fakeConn) NotifySubkeys(_ config.KeyspaceEvents, event string, key []byte, s *command.Subkeys, _ int) {
+	c.subkeys = append(c.subkeys, event+" "+string(key)+" "+string(s.Payload()))
 }
 func (c *fakeConn) Block(_ *command.Ctx, b command.BlockRequest)               { c.blocked = &b }
 func (c *fakeConn) ElementExpired(*command.Ctx, keyspace.Type, []byte, []byte) {}
@@ -60,6 +66,7 @@ type fixture struct {
 	conn *fakeConn
 	x    command.Ctx
 	out  resp.Writer
+	now  int64 // the commands' time, 1,000,000 ms unless set
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -83,6 +90,9 @@ func (f *fixture) run(t *testing.T, args ...string) string {
 		f.x.Args = append(f.x.Args, []byte(a))
 	}
 	f.x.Name, f.x.Now, f.x.Dirty = strings.ToLower(args[0]), 1_000_000, 0
+	if f.now != 0 {
+		f.x.Now = f.now
+	}
 	f.out.B = f.out.B[:0]
 	f.x.Locks.Reset()
 	f.x.Locks.All()

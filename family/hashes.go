@@ -63,12 +63,25 @@ func hsetCommand(x *command.Ctx, replyOK bool) {
 		}
 	}
 	x.Committed(h.Commit(), "hset")
+	notifyFields(x, "hset", x.Args[1], x.Args[2:], 2)
 	x.Dirty += (len(x.Args) - 2) / 2
 	if replyOK { // HMSET
 		x.W.OK()
 	} else {
 		x.W.Int(int64(added))
 	}
+}
+
+// notifyFields publishes event's subkey notification for key naming every
+// step-th argument of args (the fields of field-value pairs: 2).
+func notifyFields(x *command.Ctx, event string, key []byte, args [][]byte, step int) {
+	if !x.SubkeysOn(config.EventHash) {
+		return
+	}
+	for i := 0; i < len(args); i += step {
+		x.AddSubkey(args[i])
+	}
+	x.NotifySubkeys(config.EventHash, event, key)
 }
 
 func hsetnxCommand(x *command.Ctx) {
@@ -83,6 +96,7 @@ func hsetnxCommand(x *command.Ctx) {
 	}
 	h.Set(x.Args[2], x.Args[3])
 	x.Committed(h.Commit(), "hset")
+	notifyFields(x, "hset", x.Args[1], x.Args[2:3], 1)
 	x.Dirty++
 	x.W.Int(1)
 }
@@ -169,8 +183,19 @@ func hdelCommand(x *command.Ctx) {
 		return
 	}
 	fields := x.Args[2:]
-	deleted := h.Delete(fields)
+	deleted := 0
+	if x.SubkeysOn(config.EventHash) { // field by field, to name those deleted
+		for _, f := range fields {
+			if h.Delete([][]byte{f}) > 0 {
+				x.AddSubkey(f)
+				deleted++
+			}
+		}
+	} else {
+		deleted = h.Delete(fields)
+	}
 	x.Committed(h.Commit(), command.EventIf(deleted > 0, "hdel"))
+	x.NotifySubkeys(config.EventHash, "hdel", x.Args[1])
 	x.Dirty += deleted
 	x.W.Int(int64(deleted))
 }
@@ -236,6 +261,7 @@ func hincrbyCommand(x *command.Ctx) {
 	var buf [20]byte
 	h.SetKeepTTL(x.Args[2], strconv.AppendInt(buf[:0], cur, 10))
 	x.Committed(h.Commit(), "hincrby")
+	notifyFields(x, "hincrby", x.Args[1], x.Args[2:3], 1)
 	x.Dirty++
 	x.W.Int(cur)
 }
@@ -270,6 +296,7 @@ func hincrbyfloatCommand(x *command.Ctx) {
 	}
 	h.SetKeepTTL(field, sum)
 	x.Committed(h.Commit(), "hincrbyfloat")
+	notifyFields(x, "hincrbyfloat", key, x.Args[2:3], 1)
 	x.Dirty++
 	x.W.Bulk(sum)
 	// The result, not the increment: float arithmetic may differ on replay.
@@ -379,9 +406,11 @@ func expireFieldIn(x *command.Ctx, h *values.HashEdit, key, field []byte) {
 	x.Conn().ElementExpired(x, keyspace.TypeHash, key, field)
 	if h.Len() > 0 {
 		x.Notify(config.EventHash, "hexpired", key)
+		notifyFields(x, "hexpired", key, [][]byte{field}, 1)
 		return
 	}
 	x.Committed(h.Commit(), "hexpired")
+	notifyFields(x, "hexpired", key, [][]byte{field}, 1)
 	e, found := x.LookupWrite(key)
 	h.Begin(x.Env(), key, &e, found)
 }
@@ -397,15 +426,20 @@ func expireFields(x *command.Ctx, key []byte, fields [][]byte) {
 		return
 	}
 	n := 0
+	gather := x.SubkeysOn(config.EventHash)
 	for _, f := range fields {
 		if _, at, ok := h.Lookup(f); ok && h.Expired(at) {
 			h.Delete([][]byte{f})
 			x.Conn().ElementExpired(x, keyspace.TypeHash, key, f)
 			n++
+			if gather {
+				x.AddSubkey(f)
+			}
 		}
 	}
 	if n > 0 {
 		x.Committed(h.Commit(), "hexpired")
+		x.NotifySubkeys(config.EventHash, "hexpired", key)
 	}
 }
 
@@ -431,11 +465,19 @@ func expireAllFields(x *command.Ctx, h *values.HashView) bool {
 	var ed values.HashEdit
 	e, found := x.LookupWrite(key)
 	ed.Begin(x.Env(), key, &e, found)
-	if ed.ExpireFields(x.Now, func(f []byte) { x.Conn().ElementExpired(x, keyspace.TypeHash, key, f) }) == 0 {
+	gather := x.SubkeysOn(config.EventHash)
+	expired := func(f []byte) {
+		x.Conn().ElementExpired(x, keyspace.TypeHash, key, f)
+		if gather {
+			x.AddSubkey(f)
+		}
+	}
+	if ed.ExpireFields(x.Now, expired) == 0 {
 		return false
 	}
 	c := ed.Commit()
 	x.Committed(c, "hexpired")
+	x.NotifySubkeys(config.EventHash, "hexpired", key)
 	if c.Outcome == values.Deleted {
 		return true
 	}
@@ -586,6 +628,7 @@ func hexpireCommand(x *command.Ctx, unitMs int64, absolute bool) {
 	h.PrepareTTL()
 	var set [][]byte // the fields to propagate, when propagating
 	updated, deleted := 0, 0
+	gather := x.SubkeysOn(config.EventHash) // a time is past for all fields or for none
 	for _, f := range fields {
 		_, prev, exists := h.Lookup(f)
 		switch {
@@ -598,6 +641,9 @@ func hexpireCommand(x *command.Ctx, unitMs int64, absolute bool) {
 			h.Delete([][]byte{f})
 			deleted++
 			x.W.Int(2)
+			if gather {
+				x.AddSubkey(f)
+			}
 		default:
 			h.SetExpire(f, at)
 			updated++
@@ -605,6 +651,9 @@ func hexpireCommand(x *command.Ctx, unitMs int64, absolute bool) {
 				set = append(set, f)
 			}
 			x.W.Int(1)
+			if gather {
+				x.AddSubkey(f)
+			}
 		}
 	}
 	event := ""
@@ -617,6 +666,7 @@ func hexpireCommand(x *command.Ctx, unitMs int64, absolute bool) {
 		return // nothing changed: the key is not touched (WATCH)
 	}
 	x.Committed(h.Commit(), event)
+	x.NotifySubkeys(config.EventHash, event, key)
 	x.Dirty += updated + deleted
 	propagateElementTTL(x, argHPEXPIREAT, argFIELDS, key, at, cond != condNone, unitMs == 1 && absolute && len(set) == len(fields), updated, set)
 }
@@ -712,10 +762,14 @@ func hpersistCommand(x *command.Ctx) {
 			h.SetExpire(f, 0)
 			changed = true
 			x.W.Int(1)
+			if x.SubkeysOn(config.EventHash) {
+				x.AddSubkey(f)
+			}
 		}
 	}
 	if changed {
 		x.Committed(h.Commit(), "hpersist")
+		x.NotifySubkeys(config.EventHash, "hpersist", key)
 		x.Dirty++
 	}
 }
@@ -789,11 +843,15 @@ func hgetdelCommand(x *command.Ctx) {
 		if x.Propagating() {
 			gone = append(gone, f)
 		}
+		if x.SubkeysOn(config.EventHash) {
+			x.AddSubkey(f)
+		}
 	}
 	if deleted == 0 {
 		return
 	}
 	x.Committed(h.Commit(), "hdel")
+	x.NotifySubkeys(config.EventHash, "hdel", key)
 	x.Dirty += deleted
 	if x.Propagating() {
 		x.PropagateAs(append([][]byte{argHDEL, key}, gone...)...)
@@ -855,6 +913,9 @@ func hgetexCommand(x *command.Ctx) {
 		if x.Propagating() {
 			changed = append(changed, f)
 		}
+		if x.SubkeysOn(config.EventHash) { // a time is past for all fields or for none
+			x.AddSubkey(f)
+		}
 	}
 	if n == 0 {
 		return
@@ -867,6 +928,7 @@ func hgetexCommand(x *command.Ctx) {
 		event = "hpersist"
 	}
 	x.Committed(h.Commit(), event)
+	x.NotifySubkeys(config.EventHash, event, key)
 	x.Dirty += n
 	switch {
 	case deleted:
@@ -966,9 +1028,13 @@ func hsetexCommand(x *command.Ctx) {
 				x.Conn().ElementExpired(x, keyspace.TypeHash, key, pairs[j])
 				h.Delete(pairs[j : j+1])
 				deleted++
+				if x.SubkeysOn(config.EventHash) {
+					x.AddSubkey(pairs[j])
+				}
 			}
 		}
 		x.Committed(h.Commit(), command.EventIf(deleted > 0, "hdel"))
+		x.NotifySubkeys(config.EventHash, "hdel", key)
 		x.Dirty += deleted
 		x.PropagateNone()
 		x.W.Int(1)
@@ -986,8 +1052,10 @@ func hsetexCommand(x *command.Ctx) {
 		}
 	}
 	x.Committed(h.Commit(), "hset")
+	notifyFields(x, "hset", key, pairs, 2)
 	if setTTL {
 		x.Notify(config.EventHash, "hexpire", key)
+		notifyFields(x, "hexpire", key, pairs, 2)
 	}
 	x.Dirty += len(pairs) / 2
 	x.W.Int(1)

@@ -110,6 +110,8 @@ type Client struct {
 
 	// notifyBuf builds keyspace notification channel names.
 	notifyBuf []byte
+	// subkeyMsg builds subkey notifications' payloads.
+	subkeyMsg []byte
 
 	// blocked is set by a blocking command that found nothing to pop, for
 	// process to wait on; waiting is the same waiter for other goroutines

@@ -38,7 +38,15 @@ func (s *Server) publishElementExpired(db int, t keyspace.Type, key, element []b
 func (s *Server) expireElements(db *keyspace.DB, e *keyspace.Entry, now int64) {
 	key, t := e.Key(), e.Type()
 	env := &values.Env{Limits: s.cfg, DB: db, Now: now, Scratch: &s.fieldScratch}
-	publish := func(el []byte) { s.publishElementExpired(db.ID(), t, key, el) }
+	subkeys := &s.expiredFields
+	subkeys.Reset()
+	gather := t == keyspace.TypeHash && s.SubkeyEvents(notifyHash)
+	publish := func(el []byte) {
+		s.publishElementExpired(db.ID(), t, key, el)
+		if gather {
+			subkeys.Add(el)
+		}
+	}
 	var (
 		n     int
 		c     values.Commit
@@ -69,6 +77,7 @@ func (s *Server) expireElements(db *keyspace.DB, e *keyspace.Entry, now int64) {
 		return
 	}
 	s.notifyIn(nil, class, event, key, db.ID())
+	s.notifySubkeysIn(nil, class, event, key, subkeys, db.ID())
 	if c.Outcome == values.Deleted {
 		s.notifyIn(nil, notifyGeneric, "del", key, db.ID())
 	}

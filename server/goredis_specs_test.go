@@ -9,8 +9,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/keyhive/keyhive/keyhivetest"
 )
 
 // goRedisVersion is the go-redis whose specs run against Keyhive: the one
@@ -25,6 +23,7 @@ var goRedisSpecFiles = []string{
 	"array_commands_test.go",
 	"commands_test.go",
 	"json_test.go",
+	"pubsub_test.go",
 }
 
 // goRedisRun is one run of go-redis's specs: the specs of one file.
@@ -48,7 +47,7 @@ func runGoRedisSpecsAs(t *testing.T, r goRedisRun) {
 		t.Skip("builds and runs go-redis's suite")
 	}
 	bin := goRedisSuite.build(t)
-	srv := keyhivetest.Run(t)
+	srv := startKeyhive(t) // on the real clock: specs wait for expiries
 	args := []string{"-test.run", "^TestSpecs$", "-ginkgo.v", "-ginkgo.no-color",
 		"-ginkgo.focus-file", "/" + regexp.QuoteMeta(r.file) + "$"}
 	if r.focus != "" {
@@ -169,6 +168,7 @@ const goRedisHarness = `package redis_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"testing"
 
@@ -179,6 +179,21 @@ import (
 )
 
 var keyhiveAddr = os.Getenv("KEYHIVE_ADDR")
+
+var ctx = context.Background()
+
+// badConn and bigVal are what pubsub_test.go's other specs take from
+// go-redis's helpers: a connection whose reads and writes fail, a large
+// value.
+type badConn struct {
+	net.TCPConn
+	readErr, writeErr error
+}
+
+func (c *badConn) Read([]byte) (int, error)  { return 0, c.readErr }
+func (c *badConn) Write([]byte) (int, error) { return 0, c.writeErr }
+
+func bigVal() []byte { return make([]byte, 128<<10) }
 
 const redisSecondaryPort = "6381"
 

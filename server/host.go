@@ -21,6 +21,13 @@ func (s *Server) IsReplica() bool { return s.repl.IsReplica() }
 // LRM reports whether eviction is least-recently-modified.
 func (s *Server) LRM() bool { return s.evict.lrm.Load() }
 
+// SubkeyEvents reports whether a subkey channel is enabled for events of
+// class.
+func (s *Server) SubkeyEvents(class config.KeyspaceEvents) bool {
+	f := config.KeyspaceEvents(s.notifyFlags.Load())
+	return f&class != 0 && f&config.EventSubkeyChannels != 0
+}
+
 // ctxOf is the server's side of x, a command of c's: its own context, its
 // blocked command's, or (for the script client) a script's.
 func (c *Client) ctxOf(x *command.Ctx) *Ctx {
@@ -56,6 +63,11 @@ func (c *Client) CountLookup(db int, key []byte, hit, touch bool) {
 // Notify publishes a keyspace event raised by c's command.
 func (c *Client) Notify(class config.KeyspaceEvents, event string, key []byte, db int) {
 	c.s.notifyIn(c, class, event, key, db)
+}
+
+// NotifySubkeys publishes a subkey event raised by c's command.
+func (c *Client) NotifySubkeys(class config.KeyspaceEvents, event string, key []byte, subkeys *command.Subkeys, db int) {
+	c.s.notifySubkeysIn(c, class, event, key, subkeys, db)
 }
 
 // ElementExpired propagates the removal (HDEL, SREM) of an element x's

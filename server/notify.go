@@ -1,8 +1,11 @@
 package server
 
 import (
+	"bytes"
 	"strconv"
+	"strings"
 
+	"github.com/keyhive/keyhive/command"
 	"github.com/keyhive/keyhive/config"
 	"github.com/keyhive/keyhive/keyspace"
 	"github.com/keyhive/keyhive/namespace"
@@ -50,6 +53,49 @@ func (s *Server) notifyIn(by *Client, class config.KeyspaceEvents, event string,
 	}
 	if by != nil && cap(buf) <= idleWriteMax {
 		by.notifyBuf = buf
+	}
+}
+
+// notifySubkeysIn publishes event of class for subkeys of key in database
+// db on the subkey channels enabled (Redis 8.8), in the order the page
+// lists them. A '|' in the event would make the subkeyspace and
+// subkeyspaceevent channels ambiguous, a newline in the key the
+// subkeyspaceitem channel: those are skipped, as in Redis.
+func (s *Server) notifySubkeysIn(by *Client, class config.KeyspaceEvents, event string, key []byte, subkeys *command.Subkeys, db int) {
+	f := config.KeyspaceEvents(s.notifyFlags.Load())
+	if f&class == 0 || f&config.EventSubkeyChannels == 0 || subkeys.Len() == 0 {
+		return
+	}
+	var buf, msg []byte
+	if by != nil {
+		buf, msg = by.notifyBuf[:0], by.subkeyMsg[:0]
+	}
+	pipeInEvent := strings.IndexByte(event, '|') >= 0
+	if f&config.EventSubkeyspace != 0 && !pipeInEvent {
+		buf = appendEventChannel(buf[:0], "__subkeyspace@", db, key)
+		msg = append(append(append(msg[:0], event...), '|'), subkeys.Payload()...)
+		s.publish(by, buf, msg, false)
+	}
+	if f&config.EventSubkeyevent != 0 {
+		buf = appendEventChannel(buf[:0], "__subkeyevent@", db, []byte(event))
+		msg = strconv.AppendInt(msg[:0], int64(len(key)), 10)
+		msg = append(append(append(append(msg, ':'), key...), '|'), subkeys.Payload()...)
+		s.publish(by, buf, msg, false)
+	}
+	if f&config.EventSubkeyspaceItem != 0 && bytes.IndexByte(key, '\n') < 0 {
+		subkeys.Each(func(subkey []byte) {
+			buf = appendEventChannel(buf[:0], "__subkeyspaceitem@", db, key)
+			buf = append(append(buf, '\n'), subkey...)
+			s.publish(by, buf, []byte(event), false)
+		})
+	}
+	if f&config.EventSubkeyspaceEvent != 0 && !pipeInEvent {
+		buf = appendEventChannel(buf[:0], "__subkeyspaceevent@", db, []byte(event))
+		buf = append(append(buf, '|'), key...)
+		s.publish(by, buf, subkeys.Payload(), false)
+	}
+	if by != nil && cap(buf) <= idleWriteMax && cap(msg) <= idleWriteMax {
+		by.notifyBuf, by.subkeyMsg = buf, msg
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/keyhive/keyhive/changes"
 	"github.com/keyhive/keyhive/clock"
 	"github.com/keyhive/keyhive/cluster"
+	"github.com/keyhive/keyhive/command"
 	"github.com/keyhive/keyhive/config"
 	"github.com/keyhive/keyhive/discover"
 	"github.com/keyhive/keyhive/durability"
@@ -44,6 +45,9 @@ type Server struct {
 	discoveryMu sync.Mutex
 
 	fieldScratch values.Scratch // the active cycle's, for hashes' expired fields
+	// expiredFields are the fields the active cycle expired in one hash,
+	// for subkey notifications.
+	expiredFields command.Subkeys
 
 	mu        sync.Mutex
 	listeners []net.Listener
