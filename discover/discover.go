@@ -533,9 +533,19 @@ func (s *Sketch) Reset() {
 	}
 }
 
+// clearState zeroes st with atomic stores: readers (Top, the console's
+// snapshot) load the cells while a flush or a full sync clears them.
 func clearState(st *dbState) {
-	clear(st.cells)
-	st.total = state{}
+	for i := range st.cells {
+		st.cells[i].reset()
+	}
+	st.total.reset()
+}
+
+func (c *state) reset() {
+	c.keys.Store(0)
+	c.volatile.Store(0)
+	c.bytes.Store(0)
 }
 
 // hash is a seeded 64-bit hash of b: eight bytes at a time, each word
