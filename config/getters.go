@@ -89,6 +89,7 @@ var (
 	ixShutdownTimeout         = mustIdx("shutdown-timeout")
 	ixSlowlogLogSlowerThan    = mustIdx("slowlog-log-slower-than")
 	ixSlowlogMaxLen           = mustIdx("slowlog-max-len")
+	ixSlowlogMaxArgc          = mustIdx("slowlog-max-argc")
 	ixStopWritesOnBgsaveError = mustIdx("stop-writes-on-bgsave-error")
 	ixStreamNodeMaxBytes      = mustIdx("stream-node-max-bytes")
 	ixStreamNodeMaxEntries    = mustIdx("stream-node-max-entries")
@@ -437,6 +438,7 @@ func (c *Config) NotifyKeyspaceEvents() KeyspaceEvents {
 func (c *Config) BusyReplyThreshold() int64      { return c.i64(ixBusyReplyThreshold) }
 func (c *Config) SlowlogLogSlowerThan() int64    { return c.i64(ixSlowlogLogSlowerThan) }
 func (c *Config) SlowlogMaxLen() int64           { return c.i64(ixSlowlogMaxLen) }
+func (c *Config) SlowlogMaxArgc() int            { return int(c.i64(ixSlowlogMaxArgc)) }
 func (c *Config) LatencyMonitorThreshold() int64 { return c.i64(ixLatencyMonitorThreshold) }
 func (c *Config) LatencyTracking() bool          { return c.boolean(ixLatencyTracking) }
 

@@ -28,6 +28,7 @@ const (
 	fMulti                     // several words: file args are joined, SET values split on spaces
 	fAlwaysRewrite             // CONFIG REWRITE writes it even when it equals the default
 	fOwn                       // Keyhive's own: redis-server does not know it
+	fNewer                     // Redis 8.x's: the 7.x oracles do not know it
 )
 
 const (
@@ -272,6 +273,7 @@ var specs = []spec{
 	{name: "shutdown-on-sigterm", kind: kFlags, def: "default", enum: evShutdown, flags: fMulti, check: checkShutdown},
 	{name: "shutdown-timeout", kind: kInt, def: "10", min: 0, max: intMax},
 	{name: "slowlog-log-slower-than", kind: kInt, def: "10000", min: -1, max: llMax},
+	{name: "slowlog-max-argc", kind: kInt, def: "32", min: 1, max: intMax, flags: fNewer}, // Redis 8.10
 	{name: "slowlog-max-len", kind: kInt, def: "128", min: 0, max: llMax},
 	{name: "socket-mark-id", kind: kInt, def: "0", min: 0, max: uintMax, flags: fImmutable},
 	{name: "stop-writes-on-bgsave-error", kind: kBool, def: "yes"},

@@ -24,12 +24,11 @@ type slowEntry struct {
 	argc             int64 // the command's arguments before args cut them (Redis 8.10)
 }
 
-// What an entry keeps of a command, as Redis: the first slowlogArgs-1
-// arguments and a count of the rest, the first slowlogString bytes of each.
-const (
-	slowlogArgs   = 32
-	slowlogString = 128
-)
+// What an entry keeps of a command, as Redis: the first
+// slowlog-max-argc - 1 arguments and a count of the rest (all of them when
+// they are no more than slowlog-max-argc), the first slowlogString bytes
+// of each.
+const slowlogString = 128
 
 func init() {
 	bindSub("slowlog", "get", slowlogGet)
@@ -105,9 +104,10 @@ func (s *Server) logIfSlow(c *Client, cmd *Command, args [][]byte, elapsed, nowM
 	if c.conn != nil { // else the scripts' client, shown as Redis shows it
 		e.addr = c.peerAddr()
 	}
-	kept := min(len(args), slowlogArgs)
-	if len(args) > slowlogArgs {
-		kept = slowlogArgs - 1
+	maxArgc := s.cfg.SlowlogMaxArgc()
+	kept := min(len(args), maxArgc)
+	if len(args) > maxArgc {
+		kept = maxArgc - 1
 	}
 	lo, hi := redacted(cmd, args)
 	for i, a := range args[:kept] {

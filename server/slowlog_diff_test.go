@@ -191,3 +191,51 @@ func TestSlowlogArgc(t *testing.T) {
 		}
 	}
 }
+
+// TestSlowlogMaxArgc: the slowlog-max-argc directive (Redis 8.10, 32 by
+// default; the SLOWLOG GET page) bounds the logged arguments: past it the
+// last one logged says how many more there were, and the seventh field
+// keeps the count before the cut.
+func TestSlowlogMaxArgc(t *testing.T) {
+	srv := startKeyhive(t, "--slowlog-log-slower-than", "0", "--slowlog-max-argc", "4")
+	c := dial(t, srv.Addr())
+	expectOK := func(args ...any) {
+		t.Helper()
+		if r, err := c.Do(args...); err != nil || r.Str != "OK" {
+			t.Fatalf("%v: %v %v", args, r, err)
+		}
+	}
+	for _, n := range []int{4, 3} {
+		if n == 3 {
+			expectOK("CONFIG", "SET", "slowlog-max-argc", "3")
+		}
+		expectOK("SLOWLOG", "RESET")
+		c.Do("SADD", "s", "a", "b", "c", "d")
+		c.Do("SADD", "s", "a", "b")
+		r, err := c.Do("SLOWLOG", "GET", 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := fmt.Sprintf("... (%d more arguments)", 6-(n-1))
+		logged := func(e int) string {
+			var args []string
+			for _, a := range r.Elems[e].Elems[3].Elems {
+				args = append(args, a.Str)
+			}
+			return fmt.Sprint(args)
+		}
+		got := []string{logged(1), logged(0)}
+		want := []string{fmt.Sprint(append([]string{"SADD", "s", "a", "b"}[:n-1], last)), "[SADD s a b]"}
+		if n == 3 {
+			want[1] = "[SADD s ... (2 more arguments)]"
+		}
+		if strings.Join(got, " ") != strings.Join(want, " ") || r.Elems[1].Elems[6].Int != 6 {
+			t.Errorf("slowlog-max-argc %d: logged %q (argc %d), want %q", n, got, r.Elems[1].Elems[6].Int, want)
+		}
+	}
+	for _, bad := range []string{"0", "-1", "x"} {
+		if r, _ := c.Do("CONFIG", "SET", "slowlog-max-argc", bad); r.Kind != '-' {
+			t.Errorf("CONFIG SET slowlog-max-argc %s: %v, want an error", bad, r)
+		}
+	}
+}
