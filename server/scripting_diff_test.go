@@ -220,7 +220,7 @@ func TestScriptBusyAndKill(t *testing.T) {
 	p := difftest.StartIsolated(t, "--busy-reply-threshold", "100")
 	a, b := p.NewConn(), p.NewConn()
 	a.Send("EVAL", "while true do end", 0)
-	time.Sleep(300 * time.Millisecond)
+	waitBusy(t, b)
 	b.Do("PING")
 	b.Do("GET", "x")
 	b.Do("FUNCTION", "KILL")
@@ -229,12 +229,25 @@ func TestScriptBusyAndKill(t *testing.T) {
 	b.Do("PING")
 
 	a.Send("EVAL", "redis.call('set', 'x', 1); local t = redis.call('time')[1] + 1; while tonumber(redis.call('time')[1]) < t + 1 do end; return 'done'", 0)
-	time.Sleep(300 * time.Millisecond)
+	waitBusy(t, b)
 	b.Do("SCRIPT", "KILL")
 	p.SetTimeout(10 * time.Second)
 	a.SetTimeout(10 * time.Second)
 	a.Read()
 	b.Do("GET", "x")
+}
+
+// waitBusy waits until both servers of p answer BUSY, their scripts past
+// busy-reply-threshold: a fixed sleep was too short on a loaded machine,
+// where a server had not even started its script (or had not yet passed
+// its set) when SCRIPT KILL came.
+func waitBusy(t *testing.T, p *difftest.Pair) {
+	t.Helper()
+	for _, c := range []*difftest.Client{p.Redis(), p.Keyhive()} {
+		waitUntil(t, "the script to make the server busy", func() bool {
+			return strings.HasPrefix(c.Do("PING").Str, "BUSY")
+		})
+	}
 }
 
 // TestRateLimiterScript: the sliding-window counter rate limiter that
