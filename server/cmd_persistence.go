@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/keyhive/keyhive/cmdspec"
+	"github.com/keyhive/keyhive/config"
 	"github.com/keyhive/keyhive/durability"
 	"github.com/keyhive/keyhive/internal/cstr"
 	"github.com/keyhive/keyhive/internal/strnum"
@@ -438,16 +439,64 @@ func (s *Server) shutdownSave(save, nosave bool) error {
 // while it waited for replicas: the server goes on running.
 var ErrShutdownAborted = errors.New("shutdown manually aborted")
 
-// Shutdown is SIGTERM's shutdown: lagging replicas catch up, save if save
-// points are configured, then Close.
-func (s *Server) Shutdown() error {
-	if !s.awaitReplicas() {
+// ErrShutdownRefused is Shutdown's error when what the shutdown had to do
+// first failed (the final save, or the first AOF still being written),
+// without FORCE: the server goes on running, as Redis's.
+var ErrShutdownRefused = errors.New("errors trying to shut down the server")
+
+// Shutdown is a signal's shutdown, with the flags shutdown-on-sigint or
+// shutdown-on-sigterm give it: as SHUTDOWN, then Close. When it returns an
+// error the server goes on running.
+func (s *Server) Shutdown(flags config.ShutdownFlags) error {
+	if err := s.prepareShutdown(flags); err != nil {
+		return err
+	}
+	s.Close()
+	return nil
+}
+
+// prepareShutdown does what comes before a shutdown, as Redis's SHUTDOWN
+// and signals do: unless NOW, lagging replicas get shutdown-timeout to catch
+// up; the first AOF still being written, or a failed final save, stops the
+// shutdown unless FORCE. When it returns an error, writes are resumed and
+// the server goes on.
+func (s *Server) prepareShutdown(flags config.ShutdownFlags) error {
+	if flags&config.ShutdownNow == 0 && !s.awaitReplicas() {
 		s.unpauseClients()
 		return ErrShutdownAborted
 	}
-	err := s.shutdownSave(false, false)
-	s.Close()
+	err := s.shutdownChecks(flags)
+	if err != nil {
+		s.log.Printf("Errors trying to shut down the server. Check the logs for more information.")
+		s.unpauseClients()
+	}
 	return err
+}
+
+// shutdownChecks refuses a shutdown that would lose data, unless FORCE.
+func (s *Server) shutdownChecks(flags config.ShutdownFlags) error {
+	force := flags&config.ShutdownForce != 0
+	// A background save would be overtaken by the final one, or is not
+	// wanted: Redis kills its child.
+	if s.saver.InProgress() {
+		s.log.Printf("There is a child saving an .rdb. Killing it!")
+		s.saver.Abort()
+	}
+	if s.aof.WritingFirst() {
+		if !force {
+			s.log.Printf("Writing initial AOF, can't exit.")
+			return ErrShutdownRefused
+		}
+		s.log.Printf("Writing initial AOF. Exit anyway.")
+	}
+	if err := s.shutdownSave(flags&config.ShutdownSave != 0, flags&config.ShutdownNoSave != 0); err != nil {
+		if !force {
+			s.log.Printf("Error trying to save the DB, can't exit.")
+			return ErrShutdownRefused
+		}
+		s.log.Printf("Error trying to save the DB. Exit anyway.")
+	}
+	return nil
 }
 
 // awaitReplicas gives lagging replicas up to shutdown-timeout seconds to

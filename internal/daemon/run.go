@@ -126,23 +126,20 @@ func run(cfg *config.Config, lg *logging.Logger) int {
 	parent.report(nil)
 	sup.ready()
 
-	code := 0
 	for stopped := false; !stopped; {
 		select {
 		case sig := <-signals:
-			name := "SIGTERM"
+			name, flags := "SIGTERM", cfg.ShutdownOnSigterm()
 			if sig == syscall.SIGINT {
-				name = "SIGINT"
+				name, flags = "SIGINT", cfg.ShutdownOnSigint()
 			}
 			lg.Logf(logging.Warning, "Received %s scheduling shutdown...", name)
 			sup.stopping()
-			switch err := srv.Shutdown(); {
-			case errors.Is(err, server.ErrShutdownAborted): // SHUTDOWN ABORT: go on serving
+			// SHUTDOWN ABORT, or a shutdown that would lose data (the
+			// server logged why): go on serving, as Redis.
+			if srv.Shutdown(flags) != nil {
 				sup.resumed()
 				continue
-			case err != nil:
-				lg.Logf(logging.Warning, "Error trying to save the DB: %v", err)
-				code = 1
 			}
 		case <-srv.Done():
 			sup.stopping()
@@ -155,7 +152,7 @@ func run(cfg *config.Config, lg *logging.Logger) int {
 		os.Remove(pidFile)
 	}
 	lg.Logf(logging.Warning, "Keyhive is now ready to exit, bye bye...")
-	return code
+	return 0
 }
 
 func boolInt(b bool) int {
