@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/keyhive/keyhive/cmdspec"
@@ -455,13 +456,39 @@ func (s *Server) Shutdown(flags config.ShutdownFlags) error {
 	return nil
 }
 
+// shutdownRun is a shutdown under way. As in Redis, there is one at a
+// time: a SHUTDOWN or signal that comes meanwhile ends as it does.
+type shutdownRun struct {
+	abort   chan struct{} // closed by SHUTDOWN ABORT
+	waiting atomic.Bool   // replicas are awaited: SHUTDOWN ABORT may cancel
+	done    chan struct{} // closed once err is known
+	err     error
+}
+
 // prepareShutdown does what comes before a shutdown, as Redis's SHUTDOWN
 // and signals do: unless NOW, lagging replicas get shutdown-timeout to catch
 // up; the first AOF still being written, or a failed final save, stops the
 // shutdown unless FORCE. When it returns an error, writes are resumed and
-// the server goes on.
+// the server goes on. A shutdown already under way is joined: its flags
+// apply and its outcome is returned.
 func (s *Server) prepareShutdown(flags config.ShutdownFlags) error {
-	if flags&config.ShutdownNow == 0 && !s.awaitReplicas() {
+	run := &shutdownRun{abort: make(chan struct{}), done: make(chan struct{})}
+	for !s.shutdown.CompareAndSwap(nil, run) {
+		if other := s.shutdown.Load(); other != nil {
+			<-other.done
+			return other.err
+		}
+	}
+	run.err = s.runShutdown(run, flags)
+	if run.err != nil {
+		s.shutdown.Store(nil) // a later one may try again
+	}
+	close(run.done)
+	return run.err
+}
+
+func (s *Server) runShutdown(run *shutdownRun, flags config.ShutdownFlags) error {
+	if flags&config.ShutdownNow == 0 && !s.awaitReplicas(run) {
 		s.unpauseClients()
 		return ErrShutdownAborted
 	}
@@ -504,26 +531,25 @@ func (s *Server) shutdownChecks(flags config.ShutdownFlags) error {
 // SHUTDOWN without NOW: a planned stop loses nothing a replica could have.
 // It reports false when SHUTDOWN ABORT cancelled the shutdown meanwhile;
 // the caller then unpauses.
-func (s *Server) awaitReplicas() bool {
+func (s *Server) awaitReplicas(run *shutdownRun) bool {
 	timeout := int64(s.cfg.ShutdownTimeout())
 	if timeout <= 0 {
 		return true
 	}
-	abort := make(chan struct{})
-	s.shutdownAbort.Store(&abort)
-	defer s.shutdownAbort.CompareAndSwap(&abort, nil)
+	run.waiting.Store(true)
+	defer run.waiting.Store(false)
 	s.pauseClients(pauseWrite, time.Now().UnixMilli()+timeout*1000+60_000) // ended by Close, or by a failed SHUTDOWN
-	return s.repl.CatchUp(time.Duration(timeout)*time.Second, abort)
+	return s.repl.CatchUp(time.Duration(timeout)*time.Second, run.abort)
 }
 
 // abortShutdown is SHUTDOWN ABORT: it cancels the shutdown waiting for
 // replicas, if one is, and reports whether it did.
 func (s *Server) abortShutdown() bool {
-	abort := s.shutdownAbort.Swap(nil)
-	if abort == nil {
+	run := s.shutdown.Load()
+	if run == nil || !run.waiting.CompareAndSwap(true, false) {
 		return false
 	}
-	close(*abort)
+	close(run.abort)
 	s.log.Printf("Shutdown manually aborted.")
 	return true
 }

@@ -221,8 +221,8 @@ func shutdownCommand(x *Ctx) {
 	}
 	srv.log.Printf("User requested shutdown...")
 	const refused = "ERR Errors trying to SHUTDOWN. Check logs."
-	if x.blockingDenied() { // inside MULTI: no waiting for replicas
-		if srv.prepareShutdown(flags|config.ShutdownNow) != nil {
+	if x.blockingDenied() { // inside MULTI: no waiting, for replicas or another shutdown
+		if srv.shutdown.Load() != nil || srv.prepareShutdown(flags|config.ShutdownNow) != nil {
 			x.W.Error(refused)
 			return
 		}
