@@ -155,3 +155,39 @@ func TestReplShutdownAbortsEveryWaiter(t *testing.T) {
 	}
 	sameSteps(t, got[0], got[1])
 }
+
+// TestReplShutdownSecondSigint: a SIGINT while a shutdown waits for a
+// lagging replica makes the server exit at once, as redis-server's "You
+// insist... exiting now.".
+func TestReplShutdownSecondSigint(t *testing.T) {
+	bin, err := difftest.BuildKeyhive(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got [2][]string
+	for i, redis := range []bool{true, false} {
+		var master *replNode
+		if redis {
+			master = startReplNode(t, true, "--repl-diskless-sync-delay", "0", "--shutdown-timeout", "60")
+		} else {
+			master = processNode(t, bin, "keyhive", "--shutdown-timeout", "60")
+		}
+		replica := startReplNode(t, true) // a process, to stop
+		replicate(t, master, replica)
+		replicaPid, _ := strconv.Atoi(replica.info(t, "server", "process_id"))
+		if err := syscall.Kill(replicaPid, syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		defer syscall.Kill(replicaPid, syscall.SIGCONT)
+		master.ok(t, "INCR", "k")
+		pid, _ := strconv.Atoi(master.info(t, "server", "process_id"))
+		st := &shutdownSteps{t: t, n: master, scenario: "lagging replica", got: &got[i]}
+		for range 2 {
+			syscall.Kill(pid, syscall.SIGINT)
+			time.Sleep(500 * time.Millisecond)
+			st.exited = st.gone()
+			st.note("SIGINT", fmt.Sprint("exited ", st.exited))
+		}
+	}
+	sameSteps(t, got[0], got[1])
+}

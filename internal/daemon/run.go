@@ -126,18 +126,37 @@ func run(cfg *config.Config, lg *logging.Logger) int {
 	parent.report(nil)
 	sup.ready()
 
+	var shutdown chan error // a signal's shutdown under way, nil when none
 	for stopped := false; !stopped; {
 		select {
 		case sig := <-signals:
+			if shutdown != nil {
+				// A second Ctrl-C while the first waits (for replicas, a
+				// save) means now, as in Redis: not a clean shutdown.
+				if sig == syscall.SIGINT {
+					lg.Logf(logging.Warning, "You insist... exiting now.")
+					if pidFile != "" {
+						os.Remove(pidFile)
+					}
+					return 1
+				}
+				continue
+			}
 			name, flags := "SIGTERM", cfg.ShutdownOnSigterm()
 			if sig == syscall.SIGINT {
 				name, flags = "SIGINT", cfg.ShutdownOnSigint()
 			}
 			lg.Logf(logging.Warning, "Received %s scheduling shutdown...", name)
 			sup.stopping()
+			result := make(chan error, 1)
+			shutdown = result
+			go func() { result <- srv.Shutdown(flags) }()
+			continue
+		case err := <-shutdown:
+			shutdown = nil
 			// SHUTDOWN ABORT, or a shutdown that would lose data (the
 			// server logged why): go on serving, as Redis.
-			if srv.Shutdown(flags) != nil {
+			if err != nil {
 				sup.resumed()
 				continue
 			}
