@@ -54,7 +54,11 @@ func TestShutdownRefusalsLikeRedis(t *testing.T) {
 			n.ok(t, "DEBUG", "POPULATE", 1000)
 			n.ok(t, "CONFIG", "SET", "rdb-key-save-delay", 1000000)
 			n.ok(t, "BGSAVE")
+			waitUntil(t, n.name+" saving", func() bool { return n.info(t, "persistence", "rdb_bgsave_in_progress") == "1" })
+			dir := n.ok(t, "CONFIG", "GET", "dir").Elems[1].Str
 			st.signal(syscall.SIGTERM, "")
+			files, _ := filepath.Glob(filepath.Join(dir, "*"))
+			st.note("files left in dir", fmt.Sprint(len(files)))
 		}},
 		{"background save running, save points", func(n *replNode, st *shutdownSteps) {
 			n.ok(t, "DEBUG", "POPULATE", 1000)
