@@ -449,7 +449,8 @@ var ErrShutdownRefused = errors.New("errors trying to shut down the server")
 // shutdown-on-sigterm give it: as SHUTDOWN, then Close. When it returns an
 // error the server goes on running.
 func (s *Server) Shutdown(flags config.ShutdownFlags) error {
-	if err := s.prepareShutdown(flags); err != nil {
+	run, joined := s.beginShutdown()
+	if err := s.prepareShutdown(run, joined, flags); err != nil {
 		return err
 	}
 	s.Close()
@@ -460,24 +461,35 @@ func (s *Server) Shutdown(flags config.ShutdownFlags) error {
 // time: a SHUTDOWN or signal that comes meanwhile ends as it does.
 type shutdownRun struct {
 	abort   chan struct{} // closed by SHUTDOWN ABORT
-	waiting atomic.Bool   // replicas are awaited: SHUTDOWN ABORT may cancel
-	done    chan struct{} // closed once err is known
-	err     error
+	aborted atomic.Bool
+	waiting atomic.Bool // replicas are awaited (INFO's shutdown_in_milliseconds)
+	// deadline (Unix ms) ends the wait for replicas, set before waiting.
+	deadline int64
+	done     chan struct{} // closed once err is known
+	err      error
+}
+
+// beginShutdown registers a shutdown, from which on SHUTDOWN ABORT can
+// cancel it, or returns the one under way to join.
+func (s *Server) beginShutdown() (run *shutdownRun, joined bool) {
+	run = &shutdownRun{abort: make(chan struct{}), done: make(chan struct{})}
+	for !s.shutdown.CompareAndSwap(nil, run) {
+		if other := s.shutdown.Load(); other != nil {
+			return other, true
+		}
+	}
+	return run, false
 }
 
 // prepareShutdown does what comes before a shutdown, as Redis's SHUTDOWN
 // and signals do: unless NOW, lagging replicas get shutdown-timeout to catch
 // up; the first AOF still being written, or a failed final save, stops the
 // shutdown unless FORCE. When it returns an error, writes are resumed and
-// the server goes on. A shutdown already under way is joined: its flags
-// apply and its outcome is returned.
-func (s *Server) prepareShutdown(flags config.ShutdownFlags) error {
-	run := &shutdownRun{abort: make(chan struct{}), done: make(chan struct{})}
-	for !s.shutdown.CompareAndSwap(nil, run) {
-		if other := s.shutdown.Load(); other != nil {
-			<-other.done
-			return other.err
-		}
+// the server goes on. A joined run's outcome is returned, its flags applied.
+func (s *Server) prepareShutdown(run *shutdownRun, joined bool, flags config.ShutdownFlags) error {
+	if joined {
+		<-run.done
+		return run.err
 	}
 	run.err = s.runShutdown(run, flags)
 	if run.err != nil {
@@ -488,7 +500,7 @@ func (s *Server) prepareShutdown(flags config.ShutdownFlags) error {
 }
 
 func (s *Server) runShutdown(run *shutdownRun, flags config.ShutdownFlags) error {
-	if flags&config.ShutdownNow == 0 && !s.awaitReplicas(run) {
+	if flags&config.ShutdownNow == 0 && !s.awaitReplicas(run) || run.aborted.Load() {
 		s.unpauseClients()
 		return ErrShutdownAborted
 	}
@@ -536,17 +548,18 @@ func (s *Server) awaitReplicas(run *shutdownRun) bool {
 	if timeout <= 0 {
 		return true
 	}
+	run.deadline = time.Now().UnixMilli() + timeout*1000
 	run.waiting.Store(true)
 	defer run.waiting.Store(false)
-	s.pauseClients(pauseWrite, time.Now().UnixMilli()+timeout*1000+60_000) // ended by Close, or by a failed SHUTDOWN
+	s.pauseClients(pauseWrite, run.deadline+60_000) // ended by Close, or by a failed SHUTDOWN
 	return s.repl.CatchUp(time.Duration(timeout)*time.Second, run.abort)
 }
 
-// abortShutdown is SHUTDOWN ABORT: it cancels the shutdown waiting for
-// replicas, if one is, and reports whether it did.
+// abortShutdown is SHUTDOWN ABORT: it cancels the shutdown under way, if
+// one is, and reports whether it did.
 func (s *Server) abortShutdown() bool {
 	run := s.shutdown.Load()
-	if run == nil || !run.waiting.CompareAndSwap(true, false) {
+	if run == nil || !run.aborted.CompareAndSwap(false, true) {
 		return false
 	}
 	close(run.abort)

@@ -221,8 +221,9 @@ func shutdownCommand(x *Ctx) {
 	}
 	srv.log.Printf("User requested shutdown...")
 	const refused = "ERR Errors trying to SHUTDOWN. Check logs."
+	run, joined := srv.beginShutdown()
 	if x.blockingDenied() { // inside MULTI: no waiting, for replicas or another shutdown
-		if srv.shutdown.Load() != nil || srv.prepareShutdown(flags|config.ShutdownNow) != nil {
+		if joined || srv.prepareShutdown(run, false, flags|config.ShutdownNow) != nil {
 			x.W.Error(refused)
 			return
 		}
@@ -235,7 +236,7 @@ func shutdownCommand(x *Ctx) {
 	x.Block(command.BlockRequest{})
 	w := x.c.blocked
 	go func() {
-		if srv.prepareShutdown(flags) != nil {
+		if srv.prepareShutdown(run, joined, flags) != nil {
 			srv.blocking.unblock(w, func(rw *resp.Writer) { rw.Error(refused) })
 			return
 		}

@@ -111,7 +111,8 @@ func TestReplShutdownAbort(t *testing.T) {
 }
 
 // TestReplShutdownAbortsEveryWaiter: two SHUTDOWNs waiting for a lagging
-// replica both count as blocked clients, and one SHUTDOWN ABORT fails both,
+// replica both count as blocked clients, INFO server shows the time left
+// (shutdown_in_milliseconds) while they wait, and one SHUTDOWN ABORT fails both,
 // the server running on, as in redis-server (shutdown.tcl's "waits for
 // replica then aborted").
 func TestReplShutdownAbortsEveryWaiter(t *testing.T) {
@@ -141,7 +142,10 @@ func TestReplShutdownAbortsEveryWaiter(t *testing.T) {
 		waitUntil(t, master.name+" blocking both SHUTDOWNs", func() bool {
 			return master.info(t, "clients", "blocked_clients") == "2"
 		})
+		left, _ := strconv.Atoi(master.info(t, "server", "shutdown_in_milliseconds"))
+		step("INFO shutdown_in_milliseconds within the timeout", left > 0 && left <= 20000)
 		step("SHUTDOWN ABORT", string(master.do(t, "SHUTDOWN", "ABORT").Raw))
+		step("INFO shutdown_in_milliseconds after", master.info(t, "server", "shutdown_in_milliseconds"))
 		for j, c := range waiting {
 			r, err := c.Read()
 			if err != nil {
