@@ -488,6 +488,7 @@ func (s *Server) cron() {
 		s.aof.Cron()
 		s.sampleRates()
 		s.redirectBlocked()
+		s.repl.DropOverLimit()
 		if now := s.clock.UnixMilli(); now/1000 != lastSecond {
 			lastSecond = now / 1000
 			s.closeIdleClients(now)
