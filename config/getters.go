@@ -78,6 +78,7 @@ var (
 	ixRDBCompression          = mustIdx("rdbcompression")
 	ixReplicaOf               = mustIdx("replicaof")
 	ixReplicaReadOnly         = mustIdx("replica-read-only")
+	ixReplicaIgnoreMaxMemory  = mustIdx("replica-ignore-maxmemory")
 	ixReplicaServeStaleData   = mustIdx("replica-serve-stale-data")
 	ixRequirePass             = mustIdx("requirepass")
 	ixSave                    = mustIdx("save")
@@ -383,7 +384,11 @@ func (c *Config) MasterAuth() string          { return c.str(ixMasterAuth) }
 func (c *Config) MasterUser() string          { return c.str(ixMasterUser) }
 func (c *Config) ReplicaReadOnly() bool       { return c.boolean(ixReplicaReadOnly) }
 func (c *Config) ReplicaServeStaleData() bool { return c.boolean(ixReplicaServeStaleData) }
-func (c *Config) ReplBacklogSize() int64      { return c.i64(ixReplBacklogSize) }
+
+// ReplicaIgnoreMaxMemory reports whether a replica leaves maxmemory to its
+// master, evicting nothing itself.
+func (c *Config) ReplicaIgnoreMaxMemory() bool { return c.boolean(ixReplicaIgnoreMaxMemory) }
+func (c *Config) ReplBacklogSize() int64       { return c.i64(ixReplBacklogSize) }
 
 // ReplBacklogTTL is how long, in seconds, a master without replicas keeps
 // its backlog (0: for ever).

@@ -66,8 +66,12 @@ type AOF struct {
 	enableQueued bool
 	// stops counts Stop calls, under writeMu: a rewrite started before
 	// the latest one is cancelled, and leaves the files as they are.
-	stops           atomic.Int64
-	scheduled       atomic.Bool
+	stops     atomic.Int64
+	scheduled atomic.Bool
+	// firstGen is, while the rewrite that turns the AOF on runs, 1 + the
+	// stops count it started at (0 otherwise): until its base is written the
+	// data set is in no AOF.
+	firstGen        atomic.Int64
 	rewriteStart    atomic.Int64 // Unix ms
 	lastRewriteSec  atomic.Int64
 	rewrites        atomic.Int64
@@ -88,6 +92,14 @@ func (a *AOF) On() bool { return a.on.Load() }
 
 // Rewriting reports whether a rewrite is running.
 func (a *AOF) Rewriting() bool { return a.rewriting.Load() }
+
+// WritingFirst reports whether the rewrite that turns the AOF on is
+// running and not cancelled: the data set is in no AOF yet, so a shutdown
+// now would lose what only the AOF was to keep.
+func (a *AOF) WritingFirst() bool {
+	g := a.firstGen.Load()
+	return g != 0 && g-1 == a.stops.Load()
+}
 
 // Schedule makes the cron start a rewrite as soon as no snapshot runs.
 func (a *AOF) Schedule() { a.scheduled.Store(true) }
@@ -735,6 +747,9 @@ func (a *AOF) launch(first bool) (began <-chan struct{}) {
 	a.rewriting.Store(true)
 	gen := a.stops.Load()
 	a.runningGen = gen
+	if first {
+		a.firstGen.Store(gen + 1)
+	}
 	a.rewriteDone.Add(1)
 	instant := make(chan struct{})
 	var once sync.Once
@@ -753,6 +768,7 @@ func (a *AOF) launch(first bool) (began <-chan struct{}) {
 		}
 		a.rewriteMu.Lock()
 		defer a.rewriteMu.Unlock()
+		a.firstGen.Store(0)
 		if a.enableQueued {
 			a.enableQueued = false
 			a.launch(true)

@@ -43,18 +43,24 @@ type Saver struct {
 	// rename, against Abort.
 	aborts   atomic.Int64
 	renameMu sync.Mutex
+	// interrupt is closed by Abort to cut the running save's key delay
+	// short; the save's fate is still decided by aborts.
+	interrupt atomic.Pointer[chan struct{}]
 }
 
 // errSaveAborted ends a background save that Abort overtook.
-var errSaveAborted = errors.New("aborted: the data set it saves was flushed")
+var errSaveAborted = errors.New("aborted (FLUSHALL or shutdown)")
 
-// Abort stops a running background save from replacing the file (FLUSHALL,
-// as Redis kills its save child): once it returns, the save's data never
-// reaches dbfilename.
+// Abort stops a running background save from replacing the file (FLUSHALL
+// and shutdown, as Redis kills its save child): once it returns, the save's
+// data never reaches dbfilename.
 func (sv *Saver) Abort() {
 	sv.renameMu.Lock()
 	sv.aborts.Add(1)
 	sv.renameMu.Unlock()
+	if ch := sv.interrupt.Swap(nil); ch != nil {
+		close(*ch)
+	}
 }
 
 // SaverStatus is the saver's state as INFO persistence reports it.
@@ -272,6 +278,9 @@ func (sv *Saver) BGSave() bool {
 	sv.h.Instant.Unlock()
 	sv.h.snapshotTaken(start)
 	snap.KeyDelay = time.Duration(sv.h.Config.RDBKeySaveDelay()) * time.Microsecond
+	interrupt := make(chan struct{})
+	snap.Interrupt = interrupt
+	sv.interrupt.Store(&interrupt)
 	sv.h.Log.Printf("Background saving started")
 	aborted := func() bool { return sv.aborts.Load() != gen }
 	shard := func(b []byte, db, i int) []byte {

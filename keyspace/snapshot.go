@@ -28,7 +28,10 @@ type Snapshot struct {
 	// KeyDelay is a pause per key saved, taken between pieces with no lock
 	// held (rdb-key-save-delay: tests slow a save down with it).
 	KeyDelay time.Duration
-	saved    int // keys saved by the current piece
+	// Interrupt, once closed, ends KeyDelay's pauses: an abandoned save
+	// need not sit out its delay.
+	Interrupt <-chan struct{}
+	saved     int // keys saved by the current piece
 }
 
 // BeginSnapshot starts a snapshot. encode appends one key's record to b; it
@@ -119,7 +122,12 @@ func (s *Snapshot) inPieces(sh *shard, piece func(pos uint64) uint64) {
 		s.ks.all.RUnlock()
 		s.ks.snapSaved.Add(int64(s.saved))
 		if s.saved > 0 && s.KeyDelay > 0 {
-			time.Sleep(time.Duration(s.saved) * s.KeyDelay)
+			pause := time.NewTimer(time.Duration(s.saved) * s.KeyDelay)
+			select {
+			case <-pause.C:
+			case <-s.Interrupt:
+				pause.Stop()
+			}
 		}
 		s.saved = 0
 		// Commands that waited for the lock are runnable now: on one

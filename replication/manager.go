@@ -290,6 +290,22 @@ func (m *Manager) AskAcksOnce() {
 	f.mu.Unlock()
 }
 
+// DropOverLimit disconnects the replicas whose unsent stream passed
+// client-output-buffer-limit replica while their writer waits on a replica
+// that does not read. The server's cron calls it at every tick (hz), so a
+// stalled replica holds at most a tick of writes beyond its limit (Redis
+// checks at each write).
+func (m *Manager) DropOverLimit() {
+	m.mu.Lock()
+	replicas := append([]*Replica(nil), m.replicas...)
+	m.mu.Unlock()
+	for _, r := range replicas {
+		if m.overLimit(r) {
+			r.conn.Close()
+		}
+	}
+}
+
 // Cron runs once a second: PINGs in the stream, replicas' and the
 // master's timeouts, the count of good replicas and the backlog's time to
 // live.
@@ -308,10 +324,6 @@ func (m *Manager) Cron() {
 	maxLag := int64(cfg.MinReplicasMaxLag())
 	timeout := int64(cfg.ReplTimeout()) * 1000
 	for _, r := range replicas {
-		if m.overLimit(r) {
-			r.conn.Close()
-			continue
-		}
 		if r.state.Load() != replicaOnline {
 			continue
 		}

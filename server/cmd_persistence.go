@@ -5,9 +5,11 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/keyhive/keyhive/cmdspec"
+	"github.com/keyhive/keyhive/config"
 	"github.com/keyhive/keyhive/durability"
 	"github.com/keyhive/keyhive/internal/cstr"
 	"github.com/keyhive/keyhive/internal/strnum"
@@ -438,16 +440,102 @@ func (s *Server) shutdownSave(save, nosave bool) error {
 // while it waited for replicas: the server goes on running.
 var ErrShutdownAborted = errors.New("shutdown manually aborted")
 
-// Shutdown is SIGTERM's shutdown: lagging replicas catch up, save if save
-// points are configured, then Close.
-func (s *Server) Shutdown() error {
-	if !s.awaitReplicas() {
+// ErrShutdownRefused is Shutdown's error when what the shutdown had to do
+// first failed (the final save, or the first AOF still being written),
+// without FORCE: the server goes on running, as Redis's.
+var ErrShutdownRefused = errors.New("errors trying to shut down the server")
+
+// Shutdown is a signal's shutdown, with the flags shutdown-on-sigint or
+// shutdown-on-sigterm give it: as SHUTDOWN, then Close. When it returns an
+// error the server goes on running.
+func (s *Server) Shutdown(flags config.ShutdownFlags) error {
+	run, joined := s.beginShutdown()
+	if err := s.prepareShutdown(run, joined, flags); err != nil {
+		return err
+	}
+	s.Close()
+	return nil
+}
+
+// shutdownRun is a shutdown under way. As in Redis, there is one at a
+// time: a SHUTDOWN or signal that comes meanwhile ends as it does.
+type shutdownRun struct {
+	abort   chan struct{} // closed by SHUTDOWN ABORT
+	aborted atomic.Bool
+	waiting atomic.Bool // replicas are awaited (INFO's shutdown_in_milliseconds)
+	// deadline (Unix ms) ends the wait for replicas, set before waiting.
+	deadline int64
+	done     chan struct{} // closed once err is known
+	err      error
+}
+
+// beginShutdown registers a shutdown, from which on SHUTDOWN ABORT can
+// cancel it, or returns the one under way to join.
+func (s *Server) beginShutdown() (run *shutdownRun, joined bool) {
+	run = &shutdownRun{abort: make(chan struct{}), done: make(chan struct{})}
+	for !s.shutdown.CompareAndSwap(nil, run) {
+		if other := s.shutdown.Load(); other != nil {
+			return other, true
+		}
+	}
+	return run, false
+}
+
+// prepareShutdown does what comes before a shutdown, as Redis's SHUTDOWN
+// and signals do: unless NOW, lagging replicas get shutdown-timeout to catch
+// up; the first AOF still being written, or a failed final save, stops the
+// shutdown unless FORCE. When it returns an error, writes are resumed and
+// the server goes on. A joined run's outcome is returned, its flags applied.
+func (s *Server) prepareShutdown(run *shutdownRun, joined bool, flags config.ShutdownFlags) error {
+	if joined {
+		<-run.done
+		return run.err
+	}
+	run.err = s.runShutdown(run, flags)
+	if run.err != nil {
+		s.shutdown.Store(nil) // a later one may try again
+	}
+	close(run.done)
+	return run.err
+}
+
+func (s *Server) runShutdown(run *shutdownRun, flags config.ShutdownFlags) error {
+	if flags&config.ShutdownNow == 0 && !s.awaitReplicas(run) || run.aborted.Load() {
 		s.unpauseClients()
 		return ErrShutdownAborted
 	}
-	err := s.shutdownSave(false, false)
-	s.Close()
+	err := s.shutdownChecks(flags)
+	if err != nil {
+		s.log.Printf("Errors trying to shut down the server. Check the logs for more information.")
+		s.unpauseClients()
+	}
 	return err
+}
+
+// shutdownChecks refuses a shutdown that would lose data, unless FORCE.
+func (s *Server) shutdownChecks(flags config.ShutdownFlags) error {
+	force := flags&config.ShutdownForce != 0
+	// A background save would be overtaken by the final one, or is not
+	// wanted: Redis kills its child.
+	if s.saver.InProgress() {
+		s.log.Printf("There is a child saving an .rdb. Killing it!")
+		s.saver.Abort()
+	}
+	if s.aof.WritingFirst() {
+		if !force {
+			s.log.Printf("Writing initial AOF, can't exit.")
+			return ErrShutdownRefused
+		}
+		s.log.Printf("Writing initial AOF. Exit anyway.")
+	}
+	if err := s.shutdownSave(flags&config.ShutdownSave != 0, flags&config.ShutdownNoSave != 0); err != nil {
+		if !force {
+			s.log.Printf("Error trying to save the DB, can't exit.")
+			return ErrShutdownRefused
+		}
+		s.log.Printf("Error trying to save the DB. Exit anyway.")
+	}
+	return nil
 }
 
 // awaitReplicas gives lagging replicas up to shutdown-timeout seconds to
@@ -455,26 +543,26 @@ func (s *Server) Shutdown() error {
 // SHUTDOWN without NOW: a planned stop loses nothing a replica could have.
 // It reports false when SHUTDOWN ABORT cancelled the shutdown meanwhile;
 // the caller then unpauses.
-func (s *Server) awaitReplicas() bool {
+func (s *Server) awaitReplicas(run *shutdownRun) bool {
 	timeout := int64(s.cfg.ShutdownTimeout())
 	if timeout <= 0 {
 		return true
 	}
-	abort := make(chan struct{})
-	s.shutdownAbort.Store(&abort)
-	defer s.shutdownAbort.CompareAndSwap(&abort, nil)
-	s.pauseClients(pauseWrite, time.Now().UnixMilli()+timeout*1000+60_000) // ended by Close, or by a failed SHUTDOWN
-	return s.repl.CatchUp(time.Duration(timeout)*time.Second, abort)
+	run.deadline = time.Now().UnixMilli() + timeout*1000
+	run.waiting.Store(true)
+	defer run.waiting.Store(false)
+	s.pauseClients(pauseWrite, run.deadline+60_000) // ended by Close, or by a failed SHUTDOWN
+	return s.repl.CatchUp(time.Duration(timeout)*time.Second, run.abort)
 }
 
-// abortShutdown is SHUTDOWN ABORT: it cancels the shutdown waiting for
-// replicas, if one is, and reports whether it did.
+// abortShutdown is SHUTDOWN ABORT: it cancels the shutdown under way, if
+// one is, and reports whether it did.
 func (s *Server) abortShutdown() bool {
-	abort := s.shutdownAbort.Swap(nil)
-	if abort == nil {
+	run := s.shutdown.Load()
+	if run == nil || !run.aborted.CompareAndSwap(false, true) {
 		return false
 	}
-	close(*abort)
+	close(run.abort)
 	s.log.Printf("Shutdown manually aborted.")
 	return true
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/keyhive/keyhive/cmdspec"
 	"github.com/keyhive/keyhive/command"
+	"github.com/keyhive/keyhive/config"
 	"github.com/keyhive/keyhive/glob"
 	"github.com/keyhive/keyhive/internal/cstr"
 	"github.com/keyhive/keyhive/internal/strnum"
@@ -186,17 +187,18 @@ func sortedCommands(m map[string]*Command) []*Command {
 // server running unless FORCE. The connection closes without a reply, as in
 // Redis.
 func shutdownCommand(x *Ctx) {
-	var save, nosave, force, now, abort bool
+	var flags config.ShutdownFlags
+	var abort bool
 	for _, a := range x.Args[1:] {
 		switch strings.ToLower(string(a)) {
 		case "nosave":
-			nosave = true
+			flags |= config.ShutdownNoSave
 		case "save":
-			save = true
+			flags |= config.ShutdownSave
 		case "force":
-			force = true
+			flags |= config.ShutdownForce
 		case "now":
-			now = true
+			flags |= config.ShutdownNow
 		case "abort":
 			abort = true
 		default:
@@ -204,7 +206,7 @@ func shutdownCommand(x *Ctx) {
 			return
 		}
 	}
-	if save && nosave || abort && len(x.Args) > 2 {
+	if flags&config.ShutdownSave != 0 && flags&config.ShutdownNoSave != 0 || abort && len(x.Args) > 2 {
 		x.W.Error(errSyntax)
 		return
 	}
@@ -218,21 +220,11 @@ func shutdownCommand(x *Ctx) {
 		return
 	}
 	srv.log.Printf("User requested shutdown...")
-	// refused is why the server keeps running, "" when it is to close.
-	refused := func(wait bool) string {
-		if wait && !srv.awaitReplicas() {
-			srv.unpauseClients()
-			return "ERR Errors trying to SHUTDOWN. Check logs."
-		}
-		if err := srv.shutdownSave(save, nosave); err != nil && !force {
-			srv.unpauseClients()
-			return "ERR Errors trying to SHUTDOWN. Check logs."
-		}
-		return ""
-	}
-	if x.blockingDenied() { // inside MULTI: no waiting for replicas
-		if msg := refused(false); msg != "" {
-			x.W.Error(msg)
+	const refused = "ERR Errors trying to SHUTDOWN. Check logs."
+	run, joined := srv.beginShutdown()
+	if x.blockingDenied() { // inside MULTI: no waiting, for replicas or another shutdown
+		if joined || srv.prepareShutdown(run, false, flags|config.ShutdownNow) != nil {
+			x.W.Error(refused)
 			return
 		}
 		x.c.closeAfterReply = true
@@ -244,8 +236,8 @@ func shutdownCommand(x *Ctx) {
 	x.Block(command.BlockRequest{})
 	w := x.c.blocked
 	go func() {
-		if msg := refused(!now); msg != "" {
-			srv.blocking.unblock(w, func(rw *resp.Writer) { rw.Error(msg) })
+		if srv.prepareShutdown(run, joined, flags) != nil {
+			srv.blocking.unblock(w, func(rw *resp.Writer) { rw.Error(refused) })
 			return
 		}
 		srv.Close()

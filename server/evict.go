@@ -195,8 +195,9 @@ func (s *Server) performEvictions(by *Client, mono, now int64) evictResult {
 func (s *Server) evictSome(mono, now int64) evictResult {
 	e := &s.evict
 	toFree := s.memoryOver(mono, time.Millisecond) // another goroutine may have evicted meanwhile
-	// A CLIENT PAUSE keeps the data set still, as Redis does.
-	if toFree <= 0 || s.paused() {
+	// A CLIENT PAUSE keeps the data set still, as Redis does, and a replica
+	// ignoring maxmemory stays its master's exact copy.
+	if toFree <= 0 || s.paused() || s.IsReplica() && s.cfg.ReplicaIgnoreMaxMemory() {
 		return evictOK
 	}
 	policy := keyspace.EvictPolicy(e.policy.Load())

@@ -119,6 +119,9 @@ func (s *Server) writeInfoSection(b *strings.Builder, name string) {
 		field(b, "executable", exe)
 		field(b, "config_file", s.cfg.ConfigFile())
 		field(b, "io_threads_active", 0)
+		if run := s.shutdown.Load(); run != nil && run.waiting.Load() {
+			field(b, "shutdown_in_milliseconds", max(run.deadline-now.UnixMilli(), 0))
+		}
 	case "clients":
 		// The largest pending input and queued output now (Redis keeps
 		// the largest of the last seconds).

@@ -2,6 +2,8 @@ package server_test
 
 import (
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -114,6 +116,57 @@ func TestReplHandshakeState(t *testing.T) {
 			t.Errorf("%s: master_link_status:%s in the handshake", replica.name, s)
 		}
 		replica.ok(t, "REPLICAOF", "NO", "ONE")
+	}
+}
+
+// TestReplHandshakeTimeout: a replica whose master stalls in the handshake
+// gives up after repl-timeout, logging "Timeout connecting to the MASTER...",
+// and tries again, as redis-server does.
+func TestReplHandshakeTimeout(t *testing.T) {
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	accepted := make(chan struct{}, 16)
+	go func() {
+		for {
+			conn, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			defer conn.Close() // held open, never answered
+			accepted <- struct{}{}
+		}
+	}()
+	port := strconv.Itoa(silent.Addr().(*net.TCPAddr).Port)
+	for _, redis := range []bool{false, true} {
+		var replica *replNode
+		var logged func() string
+		if redis {
+			logfile := filepath.Join(t.TempDir(), "log")
+			replica = startReplNode(t, true, "--logfile", logfile, "--repl-timeout", "1")
+			logged = func() string { b, _ := os.ReadFile(logfile); return string(b) }
+		} else {
+			var out lockedBuffer
+			srv := startLoggedKeyhive(t, &out, "--repl-timeout", "1")
+			replica = openReplNode(t, "keyhive", srv.Addr(), func() {}, nil)
+			logged = out.String
+		}
+		replica.ok(t, "REPLICAOF", "127.0.0.1", port)
+		<-accepted
+		waitUntil(t, replica.name+" giving up on the stalled handshake", func() bool {
+			return strings.Contains(logged(), "Timeout connecting to the MASTER...")
+		})
+		select {
+		case <-accepted:
+		case <-time.After(10 * time.Second):
+			t.Errorf("%s: no new connection after the handshake's timeout", replica.name)
+		}
+		replica.ok(t, "REPLICAOF", "NO", "ONE")
+		for len(accepted) > 0 {
+			<-accepted
+		}
 	}
 }
 

@@ -30,16 +30,15 @@ func (b *lockedBuffer) String() string {
 	return b.buf.String()
 }
 
-// TestReplicaLogRole: as Redis, a replica's log lines carry the role mark
-// S and a master's M, following REPLICAOF and REPLICAOF NO ONE.
-func TestReplicaLogRole(t *testing.T) {
-	master := startKeyhive(t)
-	var out lockedBuffer
-	lg, err := logging.New(logging.Options{Stdout: &out, Level: logging.Notice})
+// startLoggedKeyhive starts an in-process Keyhive logging at notice level to
+// out, closed when the test ends.
+func startLoggedKeyhive(t *testing.T, out *lockedBuffer, directives ...string) *server.Server {
+	t.Helper()
+	lg, err := logging.New(logging.Options{Stdout: out, Level: logging.Notice})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := config.FromArgs([]string{"--port", "0", "--bind", "127.0.0.1", "--save", "", "--dir", t.TempDir()})
+	cfg, err := config.FromArgs(append([]string{"--port", "0", "--bind", "127.0.0.1", "--save", "", "--dir", t.TempDir()}, directives...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,6 +50,15 @@ func TestReplicaLogRole(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
+	return srv
+}
+
+// TestReplicaLogRole: as Redis, a replica's log lines carry the role mark
+// S and a master's M, following REPLICAOF and REPLICAOF NO ONE.
+func TestReplicaLogRole(t *testing.T) {
+	master := startKeyhive(t)
+	var out lockedBuffer
+	srv := startLoggedKeyhive(t, &out)
 	c := dial(t, srv.Addr())
 	host, port, _ := strings.Cut(master.Addr(), ":")
 	if r, err := c.Do("REPLICAOF", host, port); err != nil || r.Str != "OK" {

@@ -3,6 +3,7 @@
 package server_test
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"syscall"
@@ -105,6 +106,92 @@ func TestReplShutdownAbort(t *testing.T) {
 		step("SHUTDOWN ABORT of SIGTERM's", master.do(t, "SHUTDOWN", "ABORT"))
 		step("SET after SIGTERM's", master.do(t, "SET", "c", "1"))
 		step("SHUTDOWN ABORT again", master.do(t, "SHUTDOWN", "ABORT"))
+	}
+	sameSteps(t, got[0], got[1])
+}
+
+// TestReplShutdownAbortsEveryWaiter: two SHUTDOWNs waiting for a lagging
+// replica both count as blocked clients, INFO server shows the time left
+// (shutdown_in_milliseconds) while they wait, and one SHUTDOWN ABORT fails both,
+// the server running on, as in redis-server (shutdown.tcl's "waits for
+// replica then aborted").
+func TestReplShutdownAbortsEveryWaiter(t *testing.T) {
+	var got [2][]string
+	for i, redis := range []bool{true, false} {
+		master := startReplNode(t, redis, "--repl-diskless-sync-delay", "0", "--shutdown-timeout", "20")
+		replica := startReplNode(t, true) // a process, to stop
+		replicate(t, master, replica)
+		replicaPid, _ := strconv.Atoi(replica.info(t, "server", "process_id"))
+		if err := syscall.Kill(replicaPid, syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		defer syscall.Kill(replicaPid, syscall.SIGCONT)
+		step := func(what string, v any) { got[i] = append(got[i], what+": "+strings.TrimSpace(fmt.Sprint(v))) }
+		master.ok(t, "INCR", "k")
+		var waiting [2]*difftest.Conn
+		for j := range waiting {
+			c, err := difftest.Dial(master.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			c.Timeout = time.Minute
+			c.Send("SHUTDOWN")
+			waiting[j] = c
+		}
+		waitUntil(t, master.name+" blocking both SHUTDOWNs", func() bool {
+			return master.info(t, "clients", "blocked_clients") == "2"
+		})
+		left, _ := strconv.Atoi(master.info(t, "server", "shutdown_in_milliseconds"))
+		step("INFO shutdown_in_milliseconds within the timeout", left > 0 && left <= 20000)
+		step("SHUTDOWN ABORT", string(master.do(t, "SHUTDOWN", "ABORT").Raw))
+		step("INFO shutdown_in_milliseconds after", master.info(t, "server", "shutdown_in_milliseconds"))
+		for j, c := range waiting {
+			r, err := c.Read()
+			if err != nil {
+				t.Fatalf("%s: SHUTDOWN %d: %v", master.name, j, err)
+			}
+			step(fmt.Sprint("SHUTDOWN ", j), string(r.Raw))
+		}
+		step("INCR after", string(master.do(t, "INCR", "k").Raw))
+		time.Sleep(time.Second) // a waiter the ABORT missed would go on to exit
+		step("PING a second later", string(master.do(t, "PING").Raw))
+	}
+	sameSteps(t, got[0], got[1])
+}
+
+// TestReplShutdownSecondSigint: a SIGINT while a shutdown waits for a
+// lagging replica makes the server exit at once, as redis-server's "You
+// insist... exiting now.".
+func TestReplShutdownSecondSigint(t *testing.T) {
+	bin, err := difftest.BuildKeyhive(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got [2][]string
+	for i, redis := range []bool{true, false} {
+		var master *replNode
+		if redis {
+			master = startReplNode(t, true, "--repl-diskless-sync-delay", "0", "--shutdown-timeout", "60")
+		} else {
+			master = processNode(t, bin, "keyhive", "--shutdown-timeout", "60")
+		}
+		replica := startReplNode(t, true) // a process, to stop
+		replicate(t, master, replica)
+		replicaPid, _ := strconv.Atoi(replica.info(t, "server", "process_id"))
+		if err := syscall.Kill(replicaPid, syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		defer syscall.Kill(replicaPid, syscall.SIGCONT)
+		master.ok(t, "INCR", "k")
+		pid, _ := strconv.Atoi(master.info(t, "server", "process_id"))
+		st := &shutdownSteps{t: t, n: master, scenario: "lagging replica", got: &got[i]}
+		for range 2 {
+			syscall.Kill(pid, syscall.SIGINT)
+			time.Sleep(500 * time.Millisecond)
+			st.exited = st.gone()
+			st.note("SIGINT", fmt.Sprint("exited ", st.exited))
+		}
 	}
 	sameSteps(t, got[0], got[1])
 }

@@ -95,9 +95,9 @@ type Server struct {
 	// snapshotInstant is held by a replica around applying a command of
 	// its master's and forwarding its bytes, and by a snapshot's instant.
 	snapshotInstant sync.Mutex
-	// shutdownAbort is closed by SHUTDOWN ABORT to cancel the shutdown
-	// waiting for replicas (nil: none waits).
-	shutdownAbort atomic.Pointer[chan struct{}]
+	// shutdown is the shutdown under way (nil: none), which the SHUTDOWNs
+	// and signals that come meanwhile join.
+	shutdown atomic.Pointer[shutdownRun]
 	// loadExpired are the keys the start-up load skipped as expired.
 	loadExpired loadExpired
 	// notify-keyspace-events, as one word every write can read cheaply
@@ -492,6 +492,7 @@ func (s *Server) cron() {
 		s.aof.Cron()
 		s.sampleRates()
 		s.redirectBlocked()
+		s.repl.DropOverLimit()
 		if now := s.clock.UnixMilli(); now/1000 != lastSecond {
 			lastSecond = now / 1000
 			s.closeIdleClients(now)

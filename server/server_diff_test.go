@@ -600,3 +600,16 @@ func TestHotkeys(t *testing.T) {
 		t.Errorf("HOTKEYS HELP: %s", r)
 	}
 }
+
+// TestConfigLoadingEventsInterval: loading-process-events-interval-bytes,
+// a directive of Redis's own test configurations, is taken from the command
+// line and by CONFIG SET with Redis's bounds, and shown only when named.
+func TestConfigLoadingEventsInterval(t *testing.T) {
+	p := difftest.StartIsolated(t, "--loading-process-events-interval-bytes", "1048576")
+	p.DoUnorderedPairs("CONFIG", "GET", "loading-process-events-interval-bytes")
+	p.Do("CONFIG", "SET", "loading-process-events-interval-bytes", "4096")
+	p.DoUnorderedPairs("CONFIG", "GET", "loading-process-events-interval-bytes")
+	p.Do("CONFIG", "SET", "loading-process-events-interval-bytes", "1023")
+	p.Do("CONFIG", "SET", "loading-process-events-interval-bytes", "abc")
+	p.DoUnorderedPairs("CONFIG", "GET", "loading-process-*")
+}

@@ -126,23 +126,39 @@ func run(cfg *config.Config, lg *logging.Logger) int {
 	parent.report(nil)
 	sup.ready()
 
-	code := 0
+	var shutdown chan error // a signal's shutdown under way, nil when none
 	for stopped := false; !stopped; {
 		select {
 		case sig := <-signals:
-			name := "SIGTERM"
+			if shutdown != nil {
+				// A second Ctrl-C while the first waits (for replicas, a
+				// save) means now, as in Redis: not a clean shutdown.
+				if sig == syscall.SIGINT {
+					lg.Logf(logging.Warning, "You insist... exiting now.")
+					if pidFile != "" {
+						os.Remove(pidFile)
+					}
+					return 1
+				}
+				continue
+			}
+			name, flags := "SIGTERM", cfg.ShutdownOnSigterm()
 			if sig == syscall.SIGINT {
-				name = "SIGINT"
+				name, flags = "SIGINT", cfg.ShutdownOnSigint()
 			}
 			lg.Logf(logging.Warning, "Received %s scheduling shutdown...", name)
 			sup.stopping()
-			switch err := srv.Shutdown(); {
-			case errors.Is(err, server.ErrShutdownAborted): // SHUTDOWN ABORT: go on serving
+			result := make(chan error, 1)
+			shutdown = result
+			go func() { result <- srv.Shutdown(flags) }()
+			continue
+		case err := <-shutdown:
+			shutdown = nil
+			// SHUTDOWN ABORT, or a shutdown that would lose data (the
+			// server logged why): go on serving, as Redis.
+			if err != nil {
 				sup.resumed()
 				continue
-			case err != nil:
-				lg.Logf(logging.Warning, "Error trying to save the DB: %v", err)
-				code = 1
 			}
 		case <-srv.Done():
 			sup.stopping()
@@ -155,7 +171,7 @@ func run(cfg *config.Config, lg *logging.Logger) int {
 		os.Remove(pidFile)
 	}
 	lg.Logf(logging.Warning, "Keyhive is now ready to exit, bye bye...")
-	return code
+	return 0
 }
 
 func boolInt(b bool) int {
