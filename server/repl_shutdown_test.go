@@ -13,6 +13,20 @@ import (
 	"github.com/keyhive/keyhive/internal/difftest"
 )
 
+// stoppedReplica starts a replica process of master, lets it sync, and
+// stops it (SIGSTOP; continued when the test ends): a lagging replica.
+func stoppedReplica(t *testing.T, master *replNode) (*replNode, int) {
+	t.Helper()
+	replica := startReplNode(t, true)
+	replicate(t, master, replica)
+	pid, _ := strconv.Atoi(replica.info(t, "server", "process_id"))
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGCONT) })
+	return replica, pid
+}
+
 // TestReplShutdownWaitsForReplicas: SHUTDOWN (without NOW) pauses writes
 // and gives a lagging replica up to shutdown-timeout to take every write
 // before the master exits, as redis-server does: a replica stopped
@@ -21,12 +35,7 @@ import (
 func TestReplShutdownWaitsForReplicas(t *testing.T) {
 	for _, redis := range []bool{false, true} {
 		master := startReplNode(t, redis, "--repl-diskless-sync-delay", "0", "--shutdown-timeout", "20")
-		replica := startReplNode(t, true) // a process, to stop
-		replicate(t, master, replica)
-		pid, _ := strconv.Atoi(replica.info(t, "server", "process_id"))
-		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-			t.Fatal(err)
-		}
+		replica, pid := stoppedReplica(t, master)
 		value := strings.Repeat("v", 100_000)
 		for i := range 200 {
 			master.ok(t, "SET", "k"+strconv.Itoa(i), value)
@@ -69,13 +78,7 @@ func TestReplShutdownAbort(t *testing.T) {
 		} else {
 			master = processNode(t, bin, "keyhive", "--shutdown-timeout", "20")
 		}
-		replica := startReplNode(t, true) // a process, to stop
-		replicate(t, master, replica)
-		replicaPid, _ := strconv.Atoi(replica.info(t, "server", "process_id"))
-		if err := syscall.Kill(replicaPid, syscall.SIGSTOP); err != nil {
-			t.Fatal(err)
-		}
-		defer syscall.Kill(replicaPid, syscall.SIGCONT)
+		stoppedReplica(t, master)
 		steps := &got[i]
 		step := func(what string, r difftest.Reply) {
 			*steps = append(*steps, what+": "+strings.TrimSpace(string(r.Raw)))
@@ -119,13 +122,7 @@ func TestReplShutdownAbortsEveryWaiter(t *testing.T) {
 	var got [2][]string
 	for i, redis := range []bool{true, false} {
 		master := startReplNode(t, redis, "--repl-diskless-sync-delay", "0", "--shutdown-timeout", "20")
-		replica := startReplNode(t, true) // a process, to stop
-		replicate(t, master, replica)
-		replicaPid, _ := strconv.Atoi(replica.info(t, "server", "process_id"))
-		if err := syscall.Kill(replicaPid, syscall.SIGSTOP); err != nil {
-			t.Fatal(err)
-		}
-		defer syscall.Kill(replicaPid, syscall.SIGCONT)
+		stoppedReplica(t, master)
 		step := func(what string, v any) { got[i] = append(got[i], what+": "+strings.TrimSpace(fmt.Sprint(v))) }
 		master.ok(t, "INCR", "k")
 		var waiting [2]*difftest.Conn
@@ -176,13 +173,7 @@ func TestReplShutdownSecondSigint(t *testing.T) {
 		} else {
 			master = processNode(t, bin, "keyhive", "--shutdown-timeout", "60")
 		}
-		replica := startReplNode(t, true) // a process, to stop
-		replicate(t, master, replica)
-		replicaPid, _ := strconv.Atoi(replica.info(t, "server", "process_id"))
-		if err := syscall.Kill(replicaPid, syscall.SIGSTOP); err != nil {
-			t.Fatal(err)
-		}
-		defer syscall.Kill(replicaPid, syscall.SIGCONT)
+		stoppedReplica(t, master)
 		master.ok(t, "INCR", "k")
 		pid, _ := strconv.Atoi(master.info(t, "server", "process_id"))
 		st := &shutdownSteps{t: t, n: master, scenario: "lagging replica", got: &got[i]}
