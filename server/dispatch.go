@@ -259,6 +259,10 @@ func (c *Client) call(cmd *Command, args [][]byte, from caller) {
 		}
 	}
 	pendingMark := len(e.pending)
+	slot, bytesIn := -1, 0
+	if outermost && from == fromClient && s.slotStats.on.Load() {
+		slot, bytesIn = c.commandSlot(cmd, args, keys)
+	}
 	cmd.Run(x)
 	toReplicas := x.TakeToReplicas()
 	if from == fromLoader {
@@ -339,6 +343,9 @@ func (c *Client) call(cmd *Command, args [][]byte, from caller) {
 	}
 	c.mono = monoNow()
 	s.recordCall(c, cmd, args, c.mono-start, x.Now, reply)
+	if slot >= 0 {
+		s.slotStats.record(slot, c.mono-start, bytesIn, len(reply))
+	}
 	if locked && s.hotkeys.active.Load() {
 		s.hotkeyRecord(keys, args, c.mono-start, len(reply), x.Now)
 	}

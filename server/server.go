@@ -103,7 +103,8 @@ type Server struct {
 	debug               debugState // what DEBUG switches (cmd_debug.go)
 	peakMemory          atomic.Int64
 	evict               evictState
-	hotkeys             hotkeys // HOTKEYS' tracking session (hotkeys.go)
+	hotkeys             hotkeys   // HOTKEYS' tracking session (hotkeys.go)
+	slotStats           slotStats // CLUSTER SLOT-STATS' counters (slotstats.go)
 	memRelease          memRelease
 	startupMemory       int64        // used memory when Start began (INFO used_memory_startup)
 	startupRuntime      int64        // the Go runtime's memory then, which used memory leaves out (evict.go)
