@@ -201,6 +201,7 @@ type execution struct {
 	// pending is what the calls propagated, published as one unit when the
 	// outermost call ends (propagatePending).
 	pending []propagated
+	compat  compatCheck // the cluster compatibility check of its command (clustercompat.go)
 }
 
 // execution returns the execution c's commands run in.
@@ -262,6 +263,13 @@ func (c *Client) call(cmd *Command, args [][]byte, from caller) {
 	slot, bytesIn := -1, 0
 	if outermost && from == fromClient && s.slotStats.on.Load() {
 		slot, bytesIn = c.commandSlot(cmd, args, keys)
+	}
+	if outermost {
+		if from == fromClient && s.compat.ratio.Load() > 0 {
+			c.checkCompat(cmd, args, keys)
+		} else {
+			e.compat = compatCheck{}
+		}
 	}
 	cmd.Run(x)
 	toReplicas := x.TakeToReplicas()
