@@ -59,6 +59,9 @@ func (c *Client) ClusterIncompatible() {
 	}
 }
 
+// compatSampled reports whether the check samples c's running command.
+func (c *Client) compatSampled() bool { return c.execution().compat.sampled }
+
 // checkCompat samples a client's command as it starts and counts it when
 // the keys it names (a transaction's queue's, a shard channel command's
 // channels) hash to several slots.

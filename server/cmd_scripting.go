@@ -176,7 +176,7 @@ func (x *Ctx) runScript(readOnly, checkOOM bool, script *scripting.Script, fn *s
 	s := x.s
 	h := &s.scriptHost
 	h.x, h.readOnly, h.writeCalled, h.repl = x, readOnly, false, scripting.ReplAll
-	if s.cluster != nil || x.c.execution().compat.sampled {
+	if s.cluster != nil || x.c.compatSampled() {
 		h.startCluster(keys, script, fn)
 	}
 	// Redis checks OOM against the state when the command began (memory
@@ -273,7 +273,7 @@ func (h *scriptHost) admit(cmd *Command, args [][]byte) bool {
 	if s.cluster != nil && !h.scriptRouted(cmd, args) {
 		return false
 	}
-	if s.cluster == nil && h.x.c.execution().compat.sampled {
+	if s.cluster == nil && h.x.c.compatSampled() {
 		h.checkCompat(cmd, args)
 	}
 	if cmd.Flags&cmdspec.FlagWrite != 0 {
