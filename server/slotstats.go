@@ -72,8 +72,9 @@ func (st *slotStats) record(slot int, elapsedNs int64, bytesIn, bytesOut int) {
 	sc.bytesOut.Add(uint64(bytesOut))
 }
 
-// resetSlots zeroes the counters of slots that left this node's shard, as
-// Redis does when a slot is deleted from a node.
+// resetSlots zeroes the counters of the slots has names: those that left
+// this node's shard, as Redis does when a slot is deleted from a node, or
+// every slot (CONFIG RESETSTAT).
 func (st *slotStats) resetSlots(has func(slot int) bool) {
 	if st.slots == nil {
 		return

@@ -156,7 +156,8 @@ func TestClusterSlotStatsErrors(t *testing.T) {
 // and reply bytes go to its keys' slot (a transaction's, MULTI's 15 bytes
 // and the queued commands' included, to the EXEC's slot), its CPU time
 // too; a command without keys counts nowhere; ORDERBY sorts by any metric;
-// turning the directive off hides the counters again.
+// turning the directive off hides the counters again, and CONFIG RESETSTAT
+// zeroes them, as Redis's does.
 func TestClusterSlotStatsCounters(t *testing.T) {
 	s := startClusterTestNode(t, 0, 16383, "--cluster-slot-stats-enabled", "yes")
 	c := pipeClient(t, s)
@@ -227,6 +228,14 @@ func TestClusterSlotStatsCounters(t *testing.T) {
 	runLine(c, "GET {06S}k")
 	if got := int(sc.bytesIn.Load()); got != in {
 		t.Errorf("counted while off: network-bytes-in %d, want %d", got, in)
+	}
+	// CONFIG RESETSTAT zeroes the counters.
+	runLine(c, "CONFIG RESETSTAT")
+	runLine(c, "CONFIG SET cluster-slot-stats-enabled yes")
+	want = "*1\r\n" + slotReply(2, 0, "key-count", 1, "cpu-usec", 0, "memory-bytes", mem0,
+		"network-bytes-in", 0, "network-bytes-out", 0)
+	if got := runLine(c, "CLUSTER SLOT-STATS SLOTSRANGE 0 0"); got != want {
+		t.Errorf("after CONFIG RESETSTAT:\n got %q\nwant %q", got, want)
 	}
 }
 
