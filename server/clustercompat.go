@@ -67,7 +67,7 @@ func (c *Client) compatSampled() bool { return c.execution().compat.sampled }
 // channels) hash to several slots.
 func (c *Client) checkCompat(cmd *Command, args, keys [][]byte) {
 	e := c.execution()
-	e.compat = compatCheck{sampled: c.s.compat.sample()}
+	e.compat.sampled = c.s.compat.sample()
 	if !e.compat.sampled {
 		return
 	}

@@ -260,15 +260,20 @@ func (c *Client) call(cmd *Command, args [][]byte, from caller) {
 		}
 	}
 	pendingMark := len(e.pending)
-	slot, bytesIn := -1, 0
-	if outermost && from == fromClient && s.slotStats.on.Load() {
-		slot, bytesIn = c.commandSlot(cmd, args, keys)
-	}
+	slot, bytesIn := -1, 0 // the command's slot and request bytes, for CLUSTER SLOT-STATS
 	if outermost {
-		if from == fromClient && s.compat.ratio.Load() > 0 {
-			c.checkCompat(cmd, args, keys)
-		} else {
-			e.compat = compatCheck{}
+		e.compat = compatCheck{}
+		if from == fromClient {
+			stats, compat := s.slotStats.on.Load(), s.compat.ratio.Load() > 0
+			if stats || compat {
+				named := c.namedKeys(cmd, args, keys)
+				if stats {
+					slot, bytesIn = c.commandSlot(cmd, args, named)
+				}
+				if compat {
+					c.checkCompat(cmd, args, named)
+				}
+			}
 		}
 	}
 	cmd.Run(x)

@@ -43,6 +43,17 @@ func (s *Server) startSlotStats() {
 // transaction's EXEC counts as Redis does.
 const multiRequestBytes = 15
 
+// namedKeys is the keys a client's command names: those it locked, or, for
+// a command that takes every lock (a script, SORT), its key specs' (the
+// context's key buffer is free then).
+func (c *Client) namedKeys(cmd *Command, args, locked [][]byte) [][]byte {
+	if len(locked) > 0 || cmd == cmdExec || !cmd.spec.HasKeys() {
+		return locked
+	}
+	c.ctx.keyBuf, _ = cmd.keyArgs(args, c.ctx.keyBuf[:0])
+	return c.ctx.keyBuf
+}
+
 // commandSlot is the slot a client's command runs on and its request
 // bytes, before it runs (EXEC's queue is gone after): its keys' slot (the
 // routing check made them one), or -1 when it names none.

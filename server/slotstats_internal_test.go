@@ -192,6 +192,15 @@ func TestClusterSlotStatsCounters(t *testing.T) {
 	if got := int(s.slotStats.slots[1].bytesOut.Load()); got != len("*1\r\n:1\r\n") {
 		t.Errorf("slot 1 network-bytes-out %d, want %d", got, len("*1\r\n:1\r\n"))
 	}
+	// A script takes every lock: its declared keys give its slot (2).
+	eval := "EVAL \"return redis.call('set', KEYS[1], 'x')\" 1 {5L5}s"
+	if r := runLine(c, eval); r != "+OK\r\n" {
+		t.Fatal(r)
+	}
+	in2 := len("*4\r\n$4\r\nEVAL\r\n$35\r\nreturn redis.call('set', KEYS[1], 'x')\r\n$1\r\n1\r\n$6\r\n{5L5}s\r\n")
+	if got := int(s.slotStats.slots[2].bytesIn.Load()); got != in2 {
+		t.Errorf("slot 2 network-bytes-in %d, want %d (the EVAL)", got, in2)
+	}
 	// MEMORY USAGE of slot 0's key counts on slot 0 too: the counters are
 	// set to known values after it, so the whole reply can be written out
 	// (a pipe client's first command also counts the time since it was
@@ -201,6 +210,9 @@ func TestClusterSlotStatsCounters(t *testing.T) {
 	sc.bytesIn.Store(uint64(in))
 	sc.bytesOut.Store(uint64(out))
 	s.slotStats.slots[1].cpuUsec.Store(9)
+	s.slotStats.slots[2].cpuUsec.Store(3)
+	s.slotStats.slots[2].bytesIn.Store(1)
+	s.slotStats.slots[2].bytesOut.Store(1)
 	for _, proto := range []int{2, 3} {
 		runLine(c, "HELLO "+strconv.Itoa(proto))
 		want := "*1\r\n" + slotReply(proto, 0, "key-count", 1, "cpu-usec", 7, "memory-bytes", mem0,
