@@ -9,12 +9,12 @@ import (
 )
 
 // Redis 8.0's cluster compatibility check: INFO stats' cluster_incompatible_ops
-// (https://redis.io/docs/latest/commands/info/) counts, outside cluster mode,
-// the sampled commands a cluster node would refuse;
-// cluster-compatibility-sample-ratio (0-100, default 0: off) is the
-// percentage sampled (https://redis.io/docs/latest/operate/oss_and_stack/management/config/).
-// No Redis 8 binary here: the cases below are the ones Redis 8.0 counts,
-// each with its expected count written out.
+// counts, outside cluster mode, the sampled commands a cluster node would
+// refuse; cluster-compatibility-sample-ratio (0-100, default 0: off) is the
+// percentage sampled. The copy of the INFO page at hand
+// (https://redis.io/docs/latest/commands/info/) does not list the field yet;
+// the cases below are the ones Redis 8.0 counts (its own tests of the
+// feature), each with its expected count written out. No Redis 8 binary here.
 
 // incompatibleOps reads cluster_incompatible_ops from INFO stats, -1 when
 // INFO does not show it.

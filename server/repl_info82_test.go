@@ -7,9 +7,9 @@ import (
 	"testing"
 )
 
-// Redis 8.2's INFO replication fields of a replica, from the 8.2 release
-// notes (https://redis.io/docs/latest/operate/oss_and_stack/stack-with-enterprise/release-notes/redisce/redisos-8.2-release-notes/,
-// redis#13990): master_current_sync_attempts (attempts to sync since the
+// Redis 8.2's INFO replication fields of a replica, from "Redis Open Source
+// 8.2 release notes", Metrics (https://redis.io/docs/latest/operate/oss_and_stack/stack-with-enterprise/release-notes/redisce/redisos-8.2-release-notes/,
+// redis#13990; the INFO page at hand does not list them yet): master_current_sync_attempts (attempts to sync since the
 // last disconnection), master_total_sync_attempts (all attempts),
 // master_link_up_since_seconds (while the link is up) and
 // total_disconnect_time_sec (the time disconnected, in all). They follow
