@@ -69,6 +69,10 @@ type Conn interface {
 	// Obeys reports whether the command ran already elsewhere (a master's
 	// stream, the AOF): it applies what it finds and decides nothing.
 	Obeys() bool
+	// ClusterIncompatible reports that the command does what a cluster
+	// node refuses (another database, a SORT pattern on another slot),
+	// for Redis 8.0's cluster_incompatible_ops.
+	ClusterIncompatible()
 }
 
 // Ctx is what a command handler works with. Handlers reply through W exactly

@@ -124,6 +124,8 @@ var (
 	ixClusterValidity         = mustIdx("cluster-replica-validity-factor")
 	ixClusterReadsWhenDown    = mustIdx("cluster-allow-reads-when-down")
 	ixClusterPubsubWhenDown   = mustIdx("cluster-allow-pubsubshard-when-down")
+	ixClusterSlotStats        = mustIdx("cluster-slot-stats-enabled")
+	ixClusterCompatSample     = mustIdx("cluster-compatibility-sample-ratio")
 	ixReplBacklogSize         = mustIdx("repl-backlog-size")
 	ixReplBacklogTTL          = mustIdx("repl-backlog-ttl")
 	ixReplDisklessSync        = mustIdx("repl-diskless-sync")
@@ -266,6 +268,14 @@ func (c *Config) ClusterReplicaValidityFactor() int {
 func (c *Config) ClusterAllowPubsubshardWhenDown() bool {
 	return c.boolean(ixClusterPubsubWhenDown)
 }
+
+// ClusterSlotStatsEnabled turns on the per-slot counters of CLUSTER
+// SLOT-STATS beyond KEY-COUNT (Redis 8.2).
+func (c *Config) ClusterSlotStatsEnabled() bool { return c.boolean(ixClusterSlotStats) }
+
+// ClusterCompatibilitySampleRatio is the percentage of commands checked for
+// cluster compatibility outside cluster mode (Redis 8.0); 0 is off.
+func (c *Config) ClusterCompatibilitySampleRatio() int { return int(c.i64(ixClusterCompatSample)) }
 
 // RDBKeySaveDelay is the pause per key a save or rewrite makes, in
 // microseconds: tests slow a save down with it, as Redis's do.

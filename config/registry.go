@@ -28,7 +28,7 @@ const (
 	fMulti                     // several words: file args are joined, SET values split on spaces
 	fAlwaysRewrite             // CONFIG REWRITE writes it even when it equals the default
 	fOwn                       // Keyhive's own: redis-server does not know it
-	fNewer                     // Redis 8.x's: the 7.x oracles do not know it
+	fRedis8                    // Redis 8.x's: the 7.x oracles do not know it
 )
 
 const (
@@ -147,6 +147,7 @@ var specs = []spec{
 	{name: "cluster-announce-ip", kind: kString, def: ""},
 	{name: "cluster-announce-port", kind: kInt, def: "0", min: 0, max: 65535},
 	{name: "cluster-announce-tls-port", kind: kInt, def: "0", min: 0, max: 65535},
+	{name: "cluster-compatibility-sample-ratio", kind: kInt, def: "0", min: 0, max: 100, flags: fRedis8},
 	{name: "cluster-config-file", kind: kString, def: "nodes.conf", flags: fImmutable},
 	{name: "cluster-enabled", kind: kBool, def: "no", flags: fImmutable},
 	{name: "cluster-link-sendbuf-limit", kind: kMemU, def: "0"},
@@ -157,6 +158,7 @@ var specs = []spec{
 	{name: "cluster-replica-no-failover", alias: "cluster-slave-no-failover", kind: kBool, def: "no"},
 	{name: "cluster-replica-validity-factor", alias: "cluster-slave-validity-factor", kind: kInt, def: "10", min: 0, max: intMax},
 	{name: "cluster-require-full-coverage", kind: kBool, def: "yes"},
+	{name: "cluster-slot-stats-enabled", kind: kBool, def: "no", flags: fRedis8},
 	{name: "crash-log-enabled", kind: kBool, def: "yes"},
 	{name: "crash-memcheck-enabled", kind: kBool, def: "yes"},
 	{name: "daemonize", kind: kBool, def: "no", flags: fImmutable},
@@ -273,7 +275,7 @@ var specs = []spec{
 	{name: "shutdown-on-sigterm", kind: kFlags, def: "default", enum: evShutdown, flags: fMulti, check: checkShutdown},
 	{name: "shutdown-timeout", kind: kInt, def: "10", min: 0, max: intMax},
 	{name: "slowlog-log-slower-than", kind: kInt, def: "10000", min: -1, max: llMax},
-	{name: "slowlog-max-argc", kind: kInt, def: "32", min: 1, max: intMax, flags: fNewer}, // Redis 8.10
+	{name: "slowlog-max-argc", kind: kInt, def: "32", min: 1, max: intMax, flags: fRedis8}, // Redis 8.10
 	{name: "slowlog-max-len", kind: kInt, def: "128", min: 0, max: llMax},
 	{name: "socket-mark-id", kind: kInt, def: "0", min: 0, max: uintMax, flags: fImmutable},
 	{name: "stop-writes-on-bgsave-error", kind: kBool, def: "yes"},

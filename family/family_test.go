@@ -45,6 +45,7 @@ func (c *fakeConn) ByScript() bool                      { return false }
 func (c *fakeConn) Obeys() bool                         { return false }
 func (c *fakeConn) InvalidateAll()                      {}
 func (c *fakeConn) ReadsAllKeys(*command.Ctx) bool      { return true }
+func (c *fakeConn) ClusterIncompatible()                {}
 func (c *fakeConn) Notify(_ config.KeyspaceEvents, event string, key []byte, _ int) {
 	c.events = append(c.events, event+" "+string(key))
 }

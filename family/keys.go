@@ -212,6 +212,9 @@ func copyCommand(x *command.Ctx) {
 		x.W.Error(errCopyDBCluster)
 		return
 	}
+	if target != x.DB {
+		x.Conn().ClusterIncompatible()
+	}
 	if target == x.DB && string(src) == string(dst) {
 		x.W.Error(command.ErrSameObject)
 		return
@@ -277,6 +280,7 @@ func moveCommand(x *command.Ctx) {
 		x.W.Error(command.ErrSameObject)
 		return
 	}
+	x.Conn().ClusterIncompatible()
 	key := x.Args[1]
 	e, found := x.LookupWrite(key)
 	if !found {
@@ -572,6 +576,7 @@ func swapdbCommand(x *command.Ctx) {
 		x.W.Error(command.ErrDBIndex)
 		return
 	}
+	x.Conn().ClusterIncompatible()
 	id := x.DB.ID()
 	da, db := x.Host().Keyspace().DB(int(a)), x.Host().Keyspace().DB(int(b))
 	x.Host().TouchWatched(int(a), x.Now, da, db)

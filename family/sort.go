@@ -86,6 +86,16 @@ func sortCommand(x *command.Ctx, readonly bool) {
 		}
 	}
 
+	// Patterns that may name keys on another slot than the sorted key's
+	// are what cluster mode refuses; "#" is the element itself.
+	if !dontsort && sortBy != nil && keyspace.PatternSlot(sortBy) != keyspace.Slot(args[1]) {
+		x.Conn().ClusterIncompatible()
+	}
+	for _, g := range gets {
+		if string(g) != "#" && keyspace.PatternSlot(g) != keyspace.Slot(args[1]) {
+			x.Conn().ClusterIncompatible()
+		}
+	}
 	e, found := x.LookupRead(args[1])
 	typ := keyspace.TypeList
 	if found {

@@ -61,6 +61,27 @@ func Slot(key []byte) int {
 	return int(crc16(key)) & (SlotCount - 1)
 }
 
+// PatternSlot is the slot of every key a glob pattern can match, or -1
+// when they may be in several: a non-empty {hash tag} must close before
+// any wildcard, character class or escape.
+func PatternSlot(pattern []byte) int {
+	open := -1
+	for i, c := range pattern {
+		switch {
+		case c == '*' || c == '?' || c == '[' || c == '\\':
+			return -1
+		case open < 0 && c == '{':
+			open = i
+		case open >= 0 && c == '}':
+			if i == open+1 {
+				return -1
+			}
+			return int(crc16(pattern[open+1:i])) & (SlotCount - 1)
+		}
+	}
+	return -1
+}
+
 // A slot's keys all live in one shard (shard = slot % Shards), so the
 // per-slot operations of a cluster node walk that shard only: 1/1024 of
 // the database.

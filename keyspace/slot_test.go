@@ -59,3 +59,26 @@ func TestKeysInSlot(t *testing.T) {
 		t.Fatalf("empty slot counted %d", n)
 	}
 }
+
+// TestPatternSlot: a pattern's slot is known only from a non-empty hash tag
+// that closes before any wildcard, class or escape.
+func TestPatternSlot(t *testing.T) {
+	for _, tc := range []struct {
+		pattern string
+		want    int
+	}{
+		{"weight{mylist}_*", Slot([]byte("mylist"))},
+		{"{user1}:*:name", Slot([]byte("user1"))},
+		{"plain", -1},
+		{"weight_*", -1},
+		{"*{mylist}", -1},
+		{"{}x*", -1},
+		{"a\\{b}", -1},
+		{"{ab*}", -1},
+		{"{a}{b}*", Slot([]byte("a"))},
+	} {
+		if got := PatternSlot([]byte(tc.pattern)); got != tc.want {
+			t.Errorf("PatternSlot(%q) = %d, want %d", tc.pattern, got, tc.want)
+		}
+	}
+}

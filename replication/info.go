@@ -82,13 +82,26 @@ func (m *Manager) WriteInfo(b *strings.Builder) {
 			field(b, "master_sync_perc", "0.00")
 			field(b, "master_sync_last_io_seconds_ago", lastIO)
 		}
-		if state != linkConnected {
+		// Redis 8.2's attempts, link age and disconnected time
+		// (https://redis.io/docs/latest/operate/oss_and_stack/stack-with-enterprise/release-notes/redisce/redisos-8.2-release-notes/).
+		field(b, "master_current_sync_attempts", link.currentAttempts.Load())
+		field(b, "master_total_sync_attempts", link.totalAttempts.Load())
+		downTotal := link.downSeconds.Load()
+		if state == linkConnected {
+			up := link.upSince.Load()
+			if up == 0 { // the link dropped as this was read
+				up = now.Unix()
+			}
+			field(b, "master_link_up_since_seconds", now.Unix()-up)
+		} else {
 			down := int64(-1)
 			if t := link.downSince.Load(); t != 0 {
 				down = now.Unix() - t
+				downTotal += down
 			}
 			field(b, "master_link_down_since_seconds", down)
 		}
+		field(b, "total_disconnect_time_sec", downTotal)
 		field(b, "slave_priority", cfg.ReplicaPriority())
 		field(b, "slave_read_only", boolInt(cfg.ReplicaReadOnly()))
 		field(b, "replica_announced", boolInt(cfg.ReplicaAnnounced()))

@@ -49,8 +49,14 @@ type link struct {
 	lastIO atomic.Int64                 // Unix ms the master last sent anything
 	// downSince is the Unix time the link went down (0: it never was up).
 	downSince atomic.Int64
-	syncRead  atomic.Int64 // bytes of the RDB being received
-	fsynced   atomic.Int64 // the offset the AOF had fsynced at the last ACK
+	// upSince is the Unix time the link came up (0: it is not up).
+	upSince atomic.Int64
+	// Redis 8.2's INFO figures: the attempts to sync since the link was
+	// last up and in all, and the seconds of the down periods that ended.
+	currentAttempts, totalAttempts atomic.Int64
+	downSeconds                    atomic.Int64
+	syncRead                       atomic.Int64 // bytes of the RDB being received
+	fsynced                        atomic.Int64 // the offset the AOF had fsynced at the last ACK
 	// db is the master's client's database, kept across a dropped link:
 	// a continued stream goes on in it.
 	db int
@@ -202,6 +208,10 @@ func (m *Manager) runLink(l *link) {
 		if errors.Is(err, errMasterTimeout) && l.state.Load() < linkTransfer {
 			m.opt.Log.Printf("Timeout connecting to the MASTER...")
 		}
+		if l.state.Load() == linkConnected {
+			l.currentAttempts.Store(0) // the next attempt is the first since this disconnection
+		}
+		l.upSince.Store(0)
 		l.state.Store(linkConnect)
 		l.downSince.Store(time.Now().Unix())
 		m.opt.Log.Printf("Connection with master %s:%d lost: %v", l.host, l.port, err)
@@ -232,6 +242,8 @@ func (l *link) setConn(conn net.Conn) {
 // or partial resynchronization, then the stream until the link drops.
 func (m *Manager) syncWithMaster(l *link) error {
 	log := m.opt.Log
+	l.currentAttempts.Add(1)
+	l.totalAttempts.Add(1)
 	l.state.Store(linkConnecting)
 	addr := net.JoinHostPort(l.host, strconv.Itoa(l.port))
 	log.Printf("Connecting to MASTER %s", addr)
@@ -282,6 +294,11 @@ func (m *Manager) syncWithMaster(l *link) error {
 	}
 	mc := m.host.MasterClient(conn, l.db)
 	l.client.Store(&mc)
+	now := time.Now().Unix()
+	if down := l.downSince.Load(); down != 0 {
+		l.downSeconds.Add(now - down)
+	}
+	l.upSince.Store(now)
 	l.state.Store(linkConnected)
 	defer func() {
 		l.client.Store(nil)

@@ -60,6 +60,7 @@ func (s *Server) startCluster() error {
 		return fmt.Errorf("opening the cluster bus port %d: %w", busPort, err)
 	}
 	s.cluster = node
+	s.startSlotStats()
 	// CONFIG SET of these takes effect at once, as in Redis.
 	for _, name := range []string{"cluster-node-timeout", "cluster-announce-ip", "cluster-announce-hostname",
 		"cluster-announce-port", "cluster-announce-bus-port"} {
@@ -115,9 +116,11 @@ func (h clusterHost) Deliver(channel, message []byte, sharded bool) {
 	h.s.publish(nil, channel, message, sharded)
 }
 
-// UnsubscribeSlots ends the subscriptions to the shard channels of slots.
+// UnsubscribeSlots ends the subscriptions to the shard channels of slots
+// and zeroes their SLOT-STATS counters: they left this node's shard.
 func (h clusterHost) UnsubscribeSlots(slots *cluster.Slots) {
 	h.s.unsubscribeSlots(slots.Has)
+	h.s.slotStats.resetSlots(slots.Has)
 }
 
 // Replicate follows the node's master (CLUSTER REPLICATE, a failover

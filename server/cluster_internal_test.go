@@ -53,12 +53,13 @@ func TestClusterRoutingAllocs(t *testing.T) {
 }
 
 // BenchmarkClusterRouting: a command's path with cluster mode off and on
-// (the routing check's cost): go test ./server -run - -bench ClusterRouting.
+// (the routing check's cost), and on with cluster-slot-stats-enabled (the
+// per-slot counters' cost): go test ./server -run - -bench ClusterRouting.
 func BenchmarkClusterRouting(b *testing.B) {
-	for _, mode := range []string{"off", "on"} {
+	for _, mode := range []string{"off", "on", "slot-stats"} {
 		b.Run(mode, func(b *testing.B) {
 			s := newTestServer(b)
-			if mode == "on" {
+			if mode != "off" {
 				l, err := net.Listen("tcp", "127.0.0.1:0")
 				if err != nil {
 					b.Fatal(err)
@@ -71,6 +72,9 @@ func BenchmarkClusterRouting(b *testing.B) {
 				}
 				defer s.Close()
 				s.cluster.AddSlots([][2]int{{0, 16383}}, false)
+				if mode == "slot-stats" {
+					s.cfg.Set([]string{"cluster-slot-stats-enabled", "yes"})
+				}
 			}
 			c := pipeClient(b, s)
 			for _, line := range []string{"GET {a}k", "MGET {a}1 {a}2 {a}3"} {

@@ -101,12 +101,16 @@ func (h *scriptHost) startCluster(keys [][]byte, script *scripting.Script, fn *s
 }
 
 // refusedNoCluster refuses a script or function flagged no-cluster on a
-// cluster node.
+// cluster node; elsewhere it is one cluster mode would refuse.
 func (x *Ctx) refusedNoCluster(flags scripting.Flags) bool {
-	if x.s.cluster != nil && flags&scripting.FlagNoCluster != 0 {
+	if flags&scripting.FlagNoCluster == 0 {
+		return false
+	}
+	if x.s.cluster != nil {
 		x.W.Error("ERR Can not run script on cluster, 'no-cluster' flag is set.")
 		return true
 	}
+	x.c.ClusterIncompatible()
 	return false
 }
 

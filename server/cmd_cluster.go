@@ -30,6 +30,7 @@ func init() {
 		"replicate": replicateCommand, "reset": clusterResetCommand, "slaves": replicasCommand,
 		"saveconfig": saveconfigCommand, "set-config-epoch": setConfigEpochCommand,
 		"setslot": setslotCommand, "shards": shardsCommand, "slots": slotsCommand,
+		"slot-stats": slotStatsCommand,
 	} {
 		bindSub("cluster", name, clusterOnly(run))
 	}
@@ -116,6 +117,7 @@ func clusterHelp(x *Ctx, _ *cluster.State) {
 		"SETSLOT <slot> (IMPORTING <node-id>|MIGRATING <node-id>|STABLE|NODE <node-id>)", "    Change a slot's state for a resharding.",
 		"SHARDS", "    Each shard's slot ranges and nodes.",
 		"SLAVES <node-id>", "    The replicas of a master (an alias of REPLICAS).",
+		"SLOT-STATS (SLOTSRANGE <start slot> <end slot>|ORDERBY <metric> [LIMIT <limit>] [ASC|DESC])", "    Usage statistics of this shard's slots: a range, or sorted by a metric.",
 		"SLOTS", "    Slot ranges and the nodes serving them.",
 	})
 }

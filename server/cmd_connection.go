@@ -231,6 +231,9 @@ func selectCommand(x *Ctx) {
 		return
 	}
 	x.c.setDB(int(v))
+	if v != 0 {
+		x.c.ClusterIncompatible()
+	}
 	x.W.OK()
 }
 

@@ -176,7 +176,7 @@ func (x *Ctx) runScript(readOnly, checkOOM bool, script *scripting.Script, fn *s
 	s := x.s
 	h := &s.scriptHost
 	h.x, h.readOnly, h.writeCalled, h.repl = x, readOnly, false, scripting.ReplAll
-	if s.cluster != nil {
+	if s.cluster != nil || x.c.compatSampled() {
 		h.startCluster(keys, script, fn)
 	}
 	// Redis checks OOM against the state when the command began (memory
@@ -214,8 +214,9 @@ type scriptHost struct {
 	overMaxMemory bool
 	writeCalled   bool
 	wrote         atomic.Bool // read by SCRIPT KILL from another client
-	// In cluster mode, the slot the script's keys are on so far (-1: none
-	// yet), unless it may use several (allow-cross-slot-keys).
+	// In cluster mode, or when the cluster compatibility check samples the
+	// script, the slot its keys are on so far (-1: none yet), unless it may
+	// use several (allow-cross-slot-keys).
 	slot           int
 	crossSlotKeyOK bool
 	dirty          int
@@ -271,6 +272,9 @@ func (h *scriptHost) admit(cmd *Command, args [][]byte) bool {
 	}
 	if s.cluster != nil && !h.scriptRouted(cmd, args) {
 		return false
+	}
+	if s.cluster == nil && h.x.c.compatSampled() {
+		h.checkCompat(cmd, args)
 	}
 	if cmd.Flags&cmdspec.FlagWrite != 0 {
 		h.writeCalled = true

@@ -201,6 +201,7 @@ type execution struct {
 	// pending is what the calls propagated, published as one unit when the
 	// outermost call ends (propagatePending).
 	pending []propagated
+	compat  compatCheck // the cluster compatibility check of its command (clustercompat.go)
 }
 
 // execution returns the execution c's commands run in.
@@ -259,6 +260,22 @@ func (c *Client) call(cmd *Command, args [][]byte, from caller) {
 		}
 	}
 	pendingMark := len(e.pending)
+	slot, bytesIn := -1, 0 // the command's slot and request bytes, for CLUSTER SLOT-STATS
+	if outermost {
+		e.compat = compatCheck{}
+		if from == fromClient {
+			stats, compat := s.slotStats.on.Load(), s.compat.ratio.Load() > 0
+			if stats || compat {
+				named := c.namedKeys(cmd, args, keys)
+				if stats {
+					slot, bytesIn = c.commandSlot(cmd, args, named)
+				}
+				if compat {
+					c.checkCompat(cmd, args, named)
+				}
+			}
+		}
+	}
 	cmd.Run(x)
 	toReplicas := x.TakeToReplicas()
 	if from == fromLoader {
@@ -339,6 +356,9 @@ func (c *Client) call(cmd *Command, args [][]byte, from caller) {
 	}
 	c.mono = monoNow()
 	s.recordCall(c, cmd, args, c.mono-start, x.Now, reply)
+	if slot >= 0 {
+		s.slotStats.record(slot, c.mono-start, bytesIn, len(reply))
+	}
 	if locked && s.hotkeys.active.Load() {
 		s.hotkeyRecord(keys, args, c.mono-start, len(reply), x.Now)
 	}

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"math/rand/v2"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -133,11 +132,21 @@ func (h *hotkeys) stop(t *hotkeySession, nowMs int64) {
 
 // requestBytes is the size of args as a RESP multibulk request.
 func requestBytes(args [][]byte) int {
-	n := 1 + len(strconv.Itoa(len(args))) + 2
+	n := 1 + decimalDigits(len(args)) + 2
 	for _, a := range args {
-		n += 1 + len(strconv.Itoa(len(a))) + 2 + len(a) + 2
+		n += 1 + decimalDigits(len(a)) + 2 + len(a) + 2
 	}
 	return n
+}
+
+// decimalDigits is the length of n >= 0 written in decimal, without
+// formatting it (strconv.Itoa allocates from 100 on).
+func decimalDigits(n int) int {
+	d := 1
+	for ; n >= 10; n /= 10 {
+		d++
+	}
+	return d
 }
 
 const (

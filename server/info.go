@@ -270,6 +270,9 @@ func (s *Server) writeStatsInfo(b *strings.Builder) {
 	// once written, Keyhive's shrink.
 	field(b, "reply_buffer_shrinks", t.replyShrinks)
 	field(b, "reply_buffer_expands", 0)
+	if s.cfg.ClusterCompatibilitySampleRatio() > 0 { // Redis 8.0's, shown while the check is on
+		field(b, "cluster_incompatible_ops", s.compat.ops.Load())
+	}
 }
 
 func (s *Server) listenPort() int {

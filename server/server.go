@@ -107,7 +107,9 @@ type Server struct {
 	debug               debugState // what DEBUG switches (cmd_debug.go)
 	peakMemory          atomic.Int64
 	evict               evictState
-	hotkeys             hotkeys // HOTKEYS' tracking session (hotkeys.go)
+	hotkeys             hotkeys       // HOTKEYS' tracking session (hotkeys.go)
+	slotStats           slotStats     // CLUSTER SLOT-STATS' counters (slotstats.go)
+	compat              clusterCompat // cluster_incompatible_ops (clustercompat.go)
 	memRelease          memRelease
 	startupMemory       int64        // used memory when Start began (INFO used_memory_startup)
 	startupRuntime      int64        // the Go runtime's memory then, which used memory leaves out (evict.go)
@@ -197,6 +199,7 @@ func New(cfg *config.Config, opts ...Option) (*Server, error) {
 	s.watchPort()
 	s.watchNotify()
 	s.watchDiscovery()
+	s.watchClusterCompat()
 	s.scripts = scripting.NewEngine()
 	s.scripts.Logger = s.scriptLog
 	// The client scripts' commands run as; not a connection, not listed.
