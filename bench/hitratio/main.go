@@ -17,6 +17,14 @@
 // same number of keys whatever its per-key overhead and fragmentation
 // under churn; the table also shows the keys each held on average and the
 // server's CPU time per request.
+//
+// With -seeds n every trace is made n times from different seeds and each
+// cell is the mean with the range over the seeds in brackets; the last
+// column is Keyhive's LRFU minus its LRU, seed by seed (the same trace for
+// both), and says "above" or "below" only when every seed agrees, "noise"
+// when the sign changes from one seed to another:
+//
+//	go run ./bench/hitratio -seeds 5 -traces waitingroom,ipx
 package main
 
 import (
@@ -52,6 +60,7 @@ func main() {
 	batch := flag.Int("batch", 16, "reads pipelined at a time")
 	keyhiveBin := flag.String("keyhive", "", "keyhive binary (default: build ./cmd/keyhive)")
 	redisBin := flag.String("redis", "redis-server", "redis-server binary")
+	seeds := flag.Int("seeds", 1, "traces made from seeds 1..n, each cell their mean and [min, max]")
 	servers := flag.String("servers", "keyhive:allkeys-lru,keyhive:allkeys-lfu,keyhive:allkeys-lrfu,redis:allkeys-lru,redis:allkeys-lfu", "server:policy pairs")
 	flag.Parse()
 
@@ -88,7 +97,8 @@ func main() {
 		sizes = append(sizes, v)
 	}
 
-	fmt.Printf("hit ratio %%, cache-aside replay, %d-byte values, GETs pipelined %d at a time (go run ./bench/hitratio -keys %d -length %d)\n\n", *value, *batch, *keys, *length)
+	fmt.Printf("hit ratio %%, cache-aside replay, %d-byte values, GETs pipelined %d at a time (go run ./bench/hitratio -keys %d -length %d -seeds %d)\n\n", *value, *batch, *keys, *length, *seeds)
+	lru, lrfu := serverIndex(list, "keyhive lru"), serverIndex(list, "keyhive lrfu")
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	header := "trace\tsize\tkeys held\t"
 	for _, s := range list {
@@ -98,31 +108,100 @@ func main() {
 	for _, s := range list {
 		header += s.name + "\t"
 	}
+	if lru >= 0 && lrfu >= 0 {
+		header += "lrfu-lru\t"
+	}
 	fmt.Fprintln(w, header)
 	start := time.Now()
-	for _, tr := range cachetrace.All(*keys, *length, 1) {
-		if !want[tr.Name] {
+	var all [][]cachetrace.Trace // all[seed-1][trace]
+	for seed := 1; seed <= *seeds; seed++ {
+		all = append(all, cachetrace.All(*keys, *length, uint64(seed)))
+	}
+	for t, name := range cachetrace.Names {
+		if !want[name] {
 			continue
 		}
-		ws := tr.Distinct()
 		for _, frac := range sizes {
-			target := int(float64(ws) * frac)
-			line := fmt.Sprintf("%s\t%.0f%% of %d\t%d\t", tr.Name, 100*frac, ws, target)
-			var cpu string
-			for _, s := range list {
-				r, err := replay(s, tr.Keys, target, *value, *batch)
-				if err != nil {
-					log.Fatalf("%s on %s: %v", s.name, tr.Name, err)
+			hit := make([][]float64, len(list)) // hit[server][seed]
+			cpu := make([][]float64, len(list))
+			held := make([]int64, len(list))
+			var workingSets, targets int
+			for seed := range all {
+				tr := all[seed][t]
+				ws := tr.Distinct()
+				target := int(float64(ws) * frac)
+				workingSets, targets = workingSets+ws, targets+target
+				for i, s := range list {
+					r, err := replay(s, tr.Keys, target, *value, *batch)
+					if err != nil {
+						log.Fatalf("%s on %s: %v", s.name, tr.Name, err)
+					}
+					fmt.Fprintf(os.Stderr, "%s seed %d %.0f%% %s: hit %.2f%%, held %d, %.1f us/req\n", tr.Name, seed+1, 100*frac, s.name, 100*r.hit, r.held, r.cpuPerReq)
+					hit[i] = append(hit[i], 100*r.hit)
+					cpu[i] = append(cpu[i], r.cpuPerReq)
+					held[i] += r.held
 				}
-				fmt.Fprintf(os.Stderr, "%s %.0f%% %s: hit %.2f%%, held %d, %.1f us/req\n", tr.Name, 100*frac, s.name, 100*r.hit, r.held, r.cpuPerReq)
-				line += fmt.Sprintf("%.2f (%d)\t", 100*r.hit, r.held)
-				cpu += fmt.Sprintf("%.1f\t", r.cpuPerReq)
 			}
-			fmt.Fprintln(w, line+cpu)
+			// With several seeds, the mean working set and target.
+			line := fmt.Sprintf("%s\t%.0f%% of %d\t%d\t", name, 100*frac, workingSets/len(all), targets/len(all))
+			for i := range list {
+				line += spread(hit[i], "%.2f") + fmt.Sprintf(" (%d)\t", held[i]/int64(len(all)))
+			}
+			for i := range list {
+				line += spread(cpu[i], "%.1f") + "\t"
+			}
+			if lru >= 0 && lrfu >= 0 {
+				line += versus(hit[lrfu], hit[lru]) + "\t"
+			}
+			fmt.Fprintln(w, line)
 		}
 	}
 	w.Flush()
 	fmt.Printf("\n(n): keys the server held on average (maxmemory is adjusted every 1024 reads to hold the target); done in %s\n", time.Since(start).Round(time.Second))
+}
+
+func serverIndex(list []server, name string) int {
+	for i, s := range list {
+		if s.name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// spread is the mean of vs, and with more than one their [min, max].
+func spread(vs []float64, format string) string {
+	sum, lo, hi := 0.0, vs[0], vs[0]
+	for _, v := range vs {
+		sum, lo, hi = sum+v, min(lo, v), max(hi, v)
+	}
+	out := fmt.Sprintf(format, sum/float64(len(vs)))
+	if len(vs) > 1 {
+		out += fmt.Sprintf(" ["+format+", "+format+"]", lo, hi)
+	}
+	return out
+}
+
+// versus is a minus b seed by seed, as spread shows it, judged against the
+// run-to-run spread: above or below only when every seed says so.
+func versus(a, b []float64) string {
+	d := make([]float64, len(a))
+	above, below := true, true
+	for i := range a {
+		d[i] = a[i] - b[i]
+		above, below = above && d[i] > 0, below && d[i] < 0
+	}
+	out := spread(d, "%+.2f")
+	switch {
+	case len(d) == 1:
+	case above:
+		out += " above"
+	case below:
+		out += " below"
+	default:
+		out += " noise"
+	}
+	return out
 }
 
 type result struct {
