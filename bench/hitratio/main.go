@@ -19,10 +19,10 @@
 // server's CPU time per request.
 //
 // With -seeds n every trace is made n times from different seeds and each
-// cell is the mean with the range over the seeds in brackets; the last
-// column is Keyhive's LRFU minus its LRU, seed by seed (the same trace for
-// both), and says "above" or "below" only when every seed agrees, "noise"
-// when the sign changes from one seed to another:
+// cell is the mean with the [min, max] over the seeds; the last column is
+// Keyhive's LRFU minus its LRU, seed by seed (the same trace for both),
+// called above or below when the mean difference is more than twice its
+// standard error over the seeds, noise otherwise (cachetrace.Versus):
 //
 //	go run ./bench/hitratio -seeds 5 -traces waitingroom,ipx
 package main
@@ -145,13 +145,13 @@ func main() {
 			// With several seeds, the mean working set and target.
 			line := fmt.Sprintf("%s\t%.0f%% of %d\t%d\t", name, 100*frac, workingSets/len(all), targets/len(all))
 			for i := range list {
-				line += spread(hit[i], "%.2f") + fmt.Sprintf(" (%d)\t", held[i]/int64(len(all)))
+				line += cachetrace.Spread(hit[i], "%.2f") + fmt.Sprintf(" (%d)\t", held[i]/int64(len(all)))
 			}
 			for i := range list {
-				line += spread(cpu[i], "%.1f") + "\t"
+				line += cachetrace.Spread(cpu[i], "%.1f") + "\t"
 			}
 			if lru >= 0 && lrfu >= 0 {
-				line += versus(hit[lrfu], hit[lru]) + "\t"
+				line += cachetrace.Versus(hit[lrfu], hit[lru]) + "\t"
 			}
 			fmt.Fprintln(w, line)
 		}
@@ -167,41 +167,6 @@ func serverIndex(list []server, name string) int {
 		}
 	}
 	return -1
-}
-
-// spread is the mean of vs, and with more than one their [min, max].
-func spread(vs []float64, format string) string {
-	sum, lo, hi := 0.0, vs[0], vs[0]
-	for _, v := range vs {
-		sum, lo, hi = sum+v, min(lo, v), max(hi, v)
-	}
-	out := fmt.Sprintf(format, sum/float64(len(vs)))
-	if len(vs) > 1 {
-		out += fmt.Sprintf(" ["+format+", "+format+"]", lo, hi)
-	}
-	return out
-}
-
-// versus is a minus b seed by seed, as spread shows it, judged against the
-// run-to-run spread: above or below only when every seed says so.
-func versus(a, b []float64) string {
-	d := make([]float64, len(a))
-	above, below := true, true
-	for i := range a {
-		d[i] = a[i] - b[i]
-		above, below = above && d[i] > 0, below && d[i] < 0
-	}
-	out := spread(d, "%+.2f")
-	switch {
-	case len(d) == 1:
-	case above:
-		out += " above"
-	case below:
-		out += " below"
-	default:
-		out += " noise"
-	}
-	return out
 }
 
 type result struct {
