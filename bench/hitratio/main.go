@@ -227,22 +227,36 @@ func replay(s server, trace []uint32, target, valueSize, batch int) (result, err
 		return result{}, err
 	}
 	var heldSum, checks int64
+	full := false // the server has evicted: the cache is at its size
 	cpu0 := cpuTime(cmd.Process.Pid)
 	hits := 0
 	gets := make([]*redis.StringCmd, batch)
 	for i := 0; i < len(trace); i += batch {
 		if i/batch%64 == 63 {
 			// Keep the number of keys held at target: fragmentation and
-			// buffers change what a key costs as the keys churn.
+			// buffers change what a key costs as the keys churn. Only once
+			// the server evicts: while it fills, fewer keys than target
+			// would raise maxmemory, and the cache would overshoot and
+			// then shrink at once, a mass eviction no policy meets in
+			// steady state (LRFU then drops the new keys not read yet).
 			held, err := rdb.DBSize(ctx).Result()
 			if err != nil {
 				return result{}, err
 			}
-			heldSum, checks = heldSum+held, checks+1
-			if d := int64(target) - held; d > int64(target)/100 || -d > int64(target)/100 {
-				limit += d * perKey
-				if err := rdb.ConfigSet(ctx, "maxmemory", strconv.FormatInt(limit, 10)).Err(); err != nil {
+			if !full {
+				evicted, err := infoInt(ctx, rdb, "stats", "evicted_keys")
+				if err != nil {
 					return result{}, err
+				}
+				full = evicted > 0
+			}
+			if full {
+				heldSum, checks = heldSum+held, checks+1
+				if d := int64(target) - held; d > int64(target)/100 || -d > int64(target)/100 {
+					limit += d * perKey
+					if err := rdb.ConfigSet(ctx, "maxmemory", strconv.FormatInt(limit, 10)).Err(); err != nil {
+						return result{}, err
+					}
 				}
 			}
 		}
