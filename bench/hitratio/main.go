@@ -234,10 +234,10 @@ func replay(s server, trace []uint32, target, valueSize, batch int) (result, err
 	for i := 0; i < len(trace); i += batch {
 		if i/batch%64 == 63 {
 			// Keep the number of keys held at target: fragmentation and
-			// buffers change what a key costs as the keys churn. Only once
-			// the server evicts: while it fills, fewer keys than target
-			// would raise maxmemory, and the cache would overshoot and
-			// then shrink at once, a mass eviction no policy meets in
+			// buffers change what a key costs as the keys churn. Fewer keys
+			// than target raise maxmemory only once the server has evicted:
+			// while it is still filling, raising it let the cache overshoot
+			// and then shrink at once, a mass eviction no policy meets in
 			// steady state (LRFU then drops the new keys not read yet).
 			held, err := rdb.DBSize(ctx).Result()
 			if err != nil {
@@ -252,12 +252,15 @@ func replay(s server, trace []uint32, target, valueSize, batch int) (result, err
 			}
 			if full {
 				heldSum, checks = heldSum+held, checks+1
-				if d := int64(target) - held; d > int64(target)/100 || -d > int64(target)/100 {
-					limit += d * perKey
-					if err := rdb.ConfigSet(ctx, "maxmemory", strconv.FormatInt(limit, 10)).Err(); err != nil {
-						return result{}, err
-					}
+			}
+			if d := int64(target) - held; -d > int64(target)/100 || full && d > int64(target)/100 {
+				limit += d * perKey
+				if err := rdb.ConfigSet(ctx, "maxmemory", strconv.FormatInt(limit, 10)).Err(); err != nil {
+					return result{}, err
 				}
+			}
+			if os.Getenv("HELDLOG") != "" && (i/batch/64)%16 == 0 {
+				fmt.Fprintf(os.Stderr, "held %d limit %d full %v at read %d\n", held, limit, full, i)
 			}
 		}
 		part := trace[i:min(i+batch, len(trace))]
