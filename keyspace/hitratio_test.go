@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/keyhive/keyhive/internal/cachetrace"
@@ -44,25 +45,57 @@ func replayHitRatio(trace []uint32, capacity int, policy EvictPolicy) float64 {
 
 // TestHitRatioReport prints the hit ratios of LRU, LFU and LRFU on every
 // trace, in about two minutes (KEYHIVE_HITRATIO=1 go test -run
-// HitRatioReport -v ./keyspace/).
+// HitRatioReport -v ./keyspace/). KEYHIVE_HITRATIO_SEEDS=n replays every
+// trace made from n seeds, each cell then the mean and [min, max], with
+// LRFU minus LRU seed by seed; KEYHIVE_HITRATIO_TRACES=ipx,cms replays only
+// those.
 func TestHitRatioReport(t *testing.T) {
 	if os.Getenv("KEYHIVE_HITRATIO") == "" {
 		t.Skip("a report, not a check: set KEYHIVE_HITRATIO=1")
 	}
 	const keys, length = 20000, 400000
-	t.Log("trace         size    lru    lfu   lrfu (sampled, this keyspace);  exact-lru  sieve  s3-fifo  w-tinylfu (exact, cachetrace)")
-	for _, tr := range cachetrace.All(keys, length, 1) {
-		w := tr.Distinct()
-		for _, frac := range []float64{0.10, 0.25, 0.50} {
-			c := int(float64(w) * frac)
-			line := fmt.Sprintf("%-12s %3.0f%%", tr.Name, frac*100)
-			for _, p := range []EvictPolicy{EvictLRU, EvictLFU, EvictLRFU} {
-				line += fmt.Sprintf(" %6.2f", 100*replayHitRatio(tr.Keys, c, p))
-			}
-			for _, r := range cachetrace.References {
-				line += fmt.Sprintf(" %6.2f", 100*r.Run(tr.Keys, c))
-			}
-			t.Log(line)
+	seeds := 1
+	if v := os.Getenv("KEYHIVE_HITRATIO_SEEDS"); v != "" {
+		var err error
+		if seeds, err = strconv.Atoi(v); err != nil || seeds < 1 {
+			t.Fatalf("KEYHIVE_HITRATIO_SEEDS=%q", v)
 		}
 	}
+	traces := cachetrace.Names
+	if v := os.Getenv("KEYHIVE_HITRATIO_TRACES"); v != "" {
+		traces = strings.Split(v, ",")
+	}
+	policies := []EvictPolicy{EvictLRU, EvictLFU, EvictLRFU}
+	t.Log("trace size: lru lfu lrfu (sampled, this keyspace); exact-lru sieve s3-fifo w-tinylfu (exact, cachetrace); lrfu-lru")
+	for _, name := range traces {
+		for _, frac := range []float64{0.10, 0.25, 0.50} {
+			cells := make([][]float64, len(policies)+len(cachetrace.References)) // cells[column][seed]
+			for seed := 1; seed <= seeds; seed++ {
+				tr := trace(t, name, keys, length, uint64(seed))
+				c := int(float64(tr.Distinct()) * frac)
+				for i, p := range policies {
+					cells[i] = append(cells[i], 100*replayHitRatio(tr.Keys, c, p))
+				}
+				for i, r := range cachetrace.References {
+					cells[len(policies)+i] = append(cells[len(policies)+i], 100*r.Run(tr.Keys, c))
+				}
+			}
+			line := fmt.Sprintf("%s %.0f%%:", name, frac*100)
+			for _, c := range cells {
+				line += " " + cachetrace.Spread(c, "%.2f")
+			}
+			t.Log(line + "; " + cachetrace.Versus(cells[2], cells[0]))
+		}
+	}
+}
+
+// trace is the trace of that name made from seed.
+func trace(t *testing.T, name string, keys, length int, seed uint64) cachetrace.Trace {
+	for _, tr := range cachetrace.All(keys, length, seed) {
+		if tr.Name == name {
+			return tr
+		}
+	}
+	t.Fatalf("no trace %q (%v)", name, cachetrace.Names)
+	return cachetrace.Trace{}
 }

@@ -1,6 +1,7 @@
 package keyspace
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/keyhive/keyhive/internal/cachetrace"
@@ -71,5 +72,42 @@ func TestLRFUHitRatio(t *testing.T) {
 		if tr.Name == "zipf-1.0" && lrfu < lru+0.05 {
 			t.Errorf("zipf-1.0: lrfu %.4f not 5 points above lru %.4f", lrfu, lru)
 		}
+	}
+}
+
+// TestLRFUDoesNotAllocate: under LRFU a read that hits and an eviction
+// (which advances the clock) allocate nothing.
+func TestLRFUDoesNotAllocate(t *testing.T) {
+	ks := New(1, Hooks{})
+	ks.SetLRFU(true)
+	var ev Evictor
+	var set LockSet
+	key := make([]byte, 0, 16)
+	named := func(i int) []byte { return strconv.AppendInt(append(key[:0], "key:"...), int64(i), 10) }
+	for i := range 5000 {
+		k := named(i)
+		set.Reset()
+		set.Add(k)
+		db := ks.Lock(0, &set)
+		db.Set(k, TypeString, EncRaw, []byte("value"), 0, 0)
+		ks.Unlock(db, &set)
+	}
+	onEvict := func(int, []byte) {}
+	i := 0
+	if n := testing.AllocsPerRun(1000, func() {
+		k := named(i % 4000)
+		i++
+		set.Reset()
+		set.Add(k)
+		db := ks.Lock(0, &set)
+		db.LookupIn(&set, k, 0, true)
+		ks.Unlock(db, &set)
+	}); n != 0 {
+		t.Errorf("a read that hits: %.1f allocations", n)
+	}
+	if n := testing.AllocsPerRun(500, func() {
+		ks.EvictOne(&ev, EvictLRFU, false, 5, 0, 1, onEvict)
+	}); n != 0 {
+		t.Errorf("an eviction: %.1f allocations", n)
 	}
 }

@@ -17,6 +17,14 @@
 // same number of keys whatever its per-key overhead and fragmentation
 // under churn; the table also shows the keys each held on average and the
 // server's CPU time per request.
+//
+// With -seeds n every trace is made n times from different seeds and each
+// cell is the mean with the [min, max] over the seeds; the last column is
+// Keyhive's LRFU minus its LRU, seed by seed (the same trace for both),
+// called above or below when the mean difference is more than twice its
+// standard error over the seeds, noise otherwise (cachetrace.Versus):
+//
+//	go run ./bench/hitratio -seeds 5 -traces waitingroom,ipx
 package main
 
 import (
@@ -52,6 +60,7 @@ func main() {
 	batch := flag.Int("batch", 16, "reads pipelined at a time")
 	keyhiveBin := flag.String("keyhive", "", "keyhive binary (default: build ./cmd/keyhive)")
 	redisBin := flag.String("redis", "redis-server", "redis-server binary")
+	seeds := flag.Int("seeds", 1, "traces made from seeds 1..n, each cell their mean and [min, max]")
 	servers := flag.String("servers", "keyhive:allkeys-lru,keyhive:allkeys-lfu,keyhive:allkeys-lrfu,redis:allkeys-lru,redis:allkeys-lfu", "server:policy pairs")
 	flag.Parse()
 
@@ -88,7 +97,8 @@ func main() {
 		sizes = append(sizes, v)
 	}
 
-	fmt.Printf("hit ratio %%, cache-aside replay, %d-byte values, GETs pipelined %d at a time (go run ./bench/hitratio -keys %d -length %d)\n\n", *value, *batch, *keys, *length)
+	fmt.Printf("hit ratio %%, cache-aside replay, %d-byte values, GETs pipelined %d at a time (go run ./bench/hitratio -keys %d -length %d -seeds %d)\n\n", *value, *batch, *keys, *length, *seeds)
+	lru, lrfu := serverIndex(list, "keyhive lru"), serverIndex(list, "keyhive lrfu")
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	header := "trace\tsize\tkeys held\t"
 	for _, s := range list {
@@ -98,31 +108,65 @@ func main() {
 	for _, s := range list {
 		header += s.name + "\t"
 	}
+	if lru >= 0 && lrfu >= 0 {
+		header += "lrfu-lru\t"
+	}
 	fmt.Fprintln(w, header)
 	start := time.Now()
-	for _, tr := range cachetrace.All(*keys, *length, 1) {
-		if !want[tr.Name] {
+	var all [][]cachetrace.Trace // all[seed-1][trace]
+	for seed := 1; seed <= *seeds; seed++ {
+		all = append(all, cachetrace.All(*keys, *length, uint64(seed)))
+	}
+	for t, name := range cachetrace.Names {
+		if !want[name] {
 			continue
 		}
-		ws := tr.Distinct()
 		for _, frac := range sizes {
-			target := int(float64(ws) * frac)
-			line := fmt.Sprintf("%s\t%.0f%% of %d\t%d\t", tr.Name, 100*frac, ws, target)
-			var cpu string
-			for _, s := range list {
-				r, err := replay(s, tr.Keys, target, *value, *batch)
-				if err != nil {
-					log.Fatalf("%s on %s: %v", s.name, tr.Name, err)
+			hit := make([][]float64, len(list)) // hit[server][seed]
+			cpu := make([][]float64, len(list))
+			held := make([]int64, len(list))
+			var workingSets, targets int
+			for seed := range all {
+				tr := all[seed][t]
+				ws := tr.Distinct()
+				target := int(float64(ws) * frac)
+				workingSets, targets = workingSets+ws, targets+target
+				for i, s := range list {
+					r, err := replay(s, tr.Keys, target, *value, *batch)
+					if err != nil {
+						log.Fatalf("%s on %s: %v", s.name, tr.Name, err)
+					}
+					fmt.Fprintf(os.Stderr, "%s seed %d %.0f%% %s: hit %.2f%%, held %d, %.1f us/req\n", tr.Name, seed+1, 100*frac, s.name, 100*r.hit, r.held, r.cpuPerReq)
+					hit[i] = append(hit[i], 100*r.hit)
+					cpu[i] = append(cpu[i], r.cpuPerReq)
+					held[i] += r.held
 				}
-				fmt.Fprintf(os.Stderr, "%s %.0f%% %s: hit %.2f%%, held %d, %.1f us/req\n", tr.Name, 100*frac, s.name, 100*r.hit, r.held, r.cpuPerReq)
-				line += fmt.Sprintf("%.2f (%d)\t", 100*r.hit, r.held)
-				cpu += fmt.Sprintf("%.1f\t", r.cpuPerReq)
 			}
-			fmt.Fprintln(w, line+cpu)
+			// With several seeds, the mean working set and target.
+			line := fmt.Sprintf("%s\t%.0f%% of %d\t%d\t", name, 100*frac, workingSets/len(all), targets/len(all))
+			for i := range list {
+				line += cachetrace.Spread(hit[i], "%.2f") + fmt.Sprintf(" (%d)\t", held[i]/int64(len(all)))
+			}
+			for i := range list {
+				line += cachetrace.Spread(cpu[i], "%.1f") + "\t"
+			}
+			if lru >= 0 && lrfu >= 0 {
+				line += cachetrace.Versus(hit[lrfu], hit[lru]) + "\t"
+			}
+			fmt.Fprintln(w, line)
 		}
 	}
 	w.Flush()
 	fmt.Printf("\n(n): keys the server held on average (maxmemory is adjusted every 1024 reads to hold the target); done in %s\n", time.Since(start).Round(time.Second))
+}
+
+func serverIndex(list []server, name string) int {
+	for i, s := range list {
+		if s.name == name {
+			return i
+		}
+	}
+	return -1
 }
 
 type result struct {
@@ -183,23 +227,40 @@ func replay(s server, trace []uint32, target, valueSize, batch int) (result, err
 		return result{}, err
 	}
 	var heldSum, checks int64
+	full := false // the server has evicted: the cache is at its size
 	cpu0 := cpuTime(cmd.Process.Pid)
 	hits := 0
 	gets := make([]*redis.StringCmd, batch)
 	for i := 0; i < len(trace); i += batch {
 		if i/batch%64 == 63 {
 			// Keep the number of keys held at target: fragmentation and
-			// buffers change what a key costs as the keys churn.
+			// buffers change what a key costs as the keys churn. Fewer keys
+			// than target raise maxmemory only once the server has evicted:
+			// while it is still filling, raising it let the cache overshoot
+			// and then shrink at once, a mass eviction no policy meets in
+			// steady state (LRFU then drops the new keys not read yet).
 			held, err := rdb.DBSize(ctx).Result()
 			if err != nil {
 				return result{}, err
 			}
-			heldSum, checks = heldSum+held, checks+1
-			if d := int64(target) - held; d > int64(target)/100 || -d > int64(target)/100 {
+			if !full {
+				evicted, err := infoInt(ctx, rdb, "stats", "evicted_keys")
+				if err != nil {
+					return result{}, err
+				}
+				full = evicted > 0
+			}
+			if full {
+				heldSum, checks = heldSum+held, checks+1
+			}
+			if d := int64(target) - held; -d > int64(target)/100 || full && d > int64(target)/100 {
 				limit += d * perKey
 				if err := rdb.ConfigSet(ctx, "maxmemory", strconv.FormatInt(limit, 10)).Err(); err != nil {
 					return result{}, err
 				}
+			}
+			if os.Getenv("HELDLOG") != "" && (i/batch/64)%16 == 0 {
+				fmt.Fprintf(os.Stderr, "held %d limit %d full %v at read %d\n", held, limit, full, i)
 			}
 		}
 		part := trace[i:min(i+batch, len(trace))]

@@ -8,6 +8,7 @@
 package cachetrace
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"sort"
@@ -159,4 +160,45 @@ func CMS(n, length int, seed uint64) []uint32 {
 		}
 	}
 	return out
+}
+
+// Spread is the mean of vs, and with more than one their [min, max].
+func Spread(vs []float64, format string) string {
+	sum, lo, hi := 0.0, vs[0], vs[0]
+	for _, v := range vs {
+		sum, lo, hi = sum+v, min(lo, v), max(hi, v)
+	}
+	out := fmt.Sprintf(format, sum/float64(len(vs)))
+	if len(vs) > 1 {
+		out += fmt.Sprintf(" ["+format+", "+format+"]", lo, hi)
+	}
+	return out
+}
+
+// Versus is a minus b seed by seed (a[i] and b[i] replayed the same
+// trace), as Spread shows it, judged against the run-to-run spread: above
+// or below when the mean difference is more than twice its standard error
+// over three seeds or more, else noise.
+func Versus(a, b []float64) string {
+	d := make([]float64, len(a))
+	mean := 0.0
+	for i := range a {
+		d[i] = a[i] - b[i]
+		mean += d[i] / float64(len(a))
+	}
+	out := Spread(d, "%+.2f")
+	if len(d) < 3 {
+		return out
+	}
+	variance := 0.0
+	for _, v := range d {
+		variance += (v - mean) * (v - mean) / float64(len(d)-1)
+	}
+	switch se := math.Sqrt(variance / float64(len(d))); {
+	case mean > 2*se:
+		return out + " above"
+	case mean < -2*se:
+		return out + " below"
+	}
+	return out + " noise"
 }

@@ -31,3 +31,21 @@ func TestTracesReadTheirKeys(t *testing.T) {
 		}
 	}
 }
+
+func TestVersus(t *testing.T) {
+	for _, c := range []struct {
+		a, b []float64
+		want string
+	}{
+		{[]float64{10.5}, []float64{10}, "+0.50"},
+		{[]float64{11, 12}, []float64{10, 11.5}, "+0.75 [+0.50, +1.00]"},
+		{[]float64{11, 12, 13}, []float64{10, 11.5, 12}, "+0.83 [+0.50, +1.00] above"},
+		{[]float64{9, 11, 12}, []float64{10, 11.5, 13}, "-0.83 [-1.00, -0.50] below"},
+		{[]float64{10.1, 11, 12}, []float64{10, 11.5, 12}, "-0.13 [-0.50, +0.10] noise"},
+		{[]float64{10.01, 11, 12}, []float64{10, 11.5, 12.5}, "-0.33 [-0.50, +0.01] noise"},
+	} {
+		if got := Versus(c.a, c.b); got != c.want {
+			t.Errorf("Versus(%v, %v) = %q, want %q", c.a, c.b, got, c.want)
+		}
+	}
+}
