@@ -45,6 +45,8 @@ tool() {
 		echo "go run ./bench/memory -keyhive $KEYHIVE_BIN -shapes 1000000 -kinds dns-hash,small-hash && go run ./bench/memory -keyhive $KEYHIVE_BIN -shapes 10000000 -kinds hash200,set200,zset200,list200" ;;
 	json) [ "$q" = 1 ] && echo "go run ./bench/memory -keyhive $KEYHIVE_BIN -json 5000 -rounds 2 -settle 500ms" ||
 		echo "go run ./bench/memory -keyhive $KEYHIVE_BIN -json 100000 -rounds 5" ;;
+	vset) [ "$q" = 1 ] && echo "go run ./bench/memory -keyhive $KEYHIVE_BIN -vset 2000 -vset-queries 200 -settle 500ms" ||
+		echo "go run ./bench/memory -keyhive $KEYHIVE_BIN -vset 100000" ;;
 	pubsub) [ "$q" = 1 ] && echo "go run ./bench/pubsub -keyhive $KEYHIVE_BIN -rounds 2 -n 20000" ||
 		echo "go run ./bench/pubsub -keyhive $KEYHIVE_BIN -rounds 5" ;;
 	eviction) [ "$q" = 1 ] && echo "env ROUNDS=2 N=50000 FILL=700000 bench/eviction.sh" ||
@@ -64,7 +66,7 @@ tool() {
 	*) return 1 ;;
 	esac
 }
-all="throughput throughput-more cpu memory collections shapes json pubsub eviction hitratio lrfu-cpu rdb aof bgsave workloads"
+all="throughput throughput-more cpu memory collections shapes json vset pubsub eviction hitratio lrfu-cpu rdb aof bgsave workloads"
 names=${*:-$all}
 for name in $names; do tool "$name" >/dev/null || { echo "all.sh: unknown benchmark $name (known: $all)" >&2; exit 2; }; done
 
