@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -50,6 +51,24 @@ type group struct {
 // promoted reports whether one of the shard's first replicas is a master.
 func (g *group) promoted() bool {
 	return Role(g.procs[g.shard[1]].Addr) == "master" || Role(g.procs[g.shard[2]].Addr) == "master"
+}
+
+// stuck is the whole log of each server that does not answer PING, after
+// a SIGQUIT if it runs (a Go server writes its goroutines' stacks there).
+func (g *group) stuck() string {
+	var b strings.Builder
+	for _, p := range g.procs {
+		if _, err := difftest.Inline(p.Addr, "PING"); err == nil {
+			continue
+		}
+		if proc, err := os.FindProcess(p.pid); err == nil && alive(p) {
+			proc.Signal(syscall.SIGQUIT)
+		}
+		<-p.exited
+		log, _ := os.ReadFile(p.logPath)
+		fmt.Fprintf(&b, "\n--- %s does not answer PING; its log:\n%s", p.Addr, log)
+	}
+	return b.String()
 }
 
 // cutPeers cuts host i from every other host (its clients still reach it).
@@ -259,7 +278,7 @@ func oneTrial(t *testing.T, start func(t *testing.T, v variant) *group, v varian
 	stopped = true
 	master, err := g.settle()
 	if err != nil {
-		return 0, 0, fmt.Errorf("seed %d: after the heal: %v", seed, err)
+		return 0, 0, fmt.Errorf("seed %d: after the heal: %v%s", seed, err, g.stuck())
 	}
 	missing, checked, err := w.Lost(master, 0)
 	if err != nil {
