@@ -246,3 +246,51 @@ func TestClusterRejoinDelay(t *testing.T) {
 		step(1, true)
 	}
 }
+
+type offsetHost struct {
+	nopHost
+	offset int64
+}
+
+func (h offsetHost) ReplicationOffset() int64 { return h.offset }
+
+// TestClusterElectionRank: a replica of a failed master whose sibling
+// reported a greater replication offset waits a second more before asking
+// for votes, and another second whenever one more sibling gets ahead
+// while it waits, so that the replica holding the most of its master's
+// writes (those min-replicas-to-ack had acknowledged) is elected first.
+func TestClusterElectionRank(t *testing.T) {
+	for _, c := range []struct {
+		sibling, raisedTo uint64
+		rank, later       int
+	}{{50, 50, 0, 0}, {100, 100, 0, 0}, {200, 200, 1, 1}, {50, 150, 0, 1}} {
+		now := int64(1_000_000)
+		opt := testOptions(t, t.TempDir())
+		opt.Now = func() int64 { return now }
+		s, err := Open(opt, offsetHost{offset: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.lock()
+		master, sibling := s.newNode(randomName(), FlagMaster|FlagFail), s.newNode(randomName(), FlagReplica)
+		s.addNode(master)
+		s.addNode(sibling)
+		s.addSlot(master, 0)
+		s.myself.Flags = s.myself.Flags&^FlagMaster | FlagReplica
+		s.myself.Master, sibling.Master = master, master
+		sibling.replOffset = c.sibling
+		s.handleReplicaFailover()
+		delay := s.election.start - now
+		if s.election.rank != c.rank || delay < 500+int64(c.rank)*1000 || delay >= 1000+int64(c.rank)*1000 {
+			t.Errorf("sibling at %d, mine 100: rank %d, delay %d ms; want rank %d", c.sibling, s.election.rank, delay, c.rank)
+		}
+		sibling.replOffset = c.raisedTo
+		now += 100
+		s.handleReplicaFailover()
+		if got := s.election.start - now + 100 - delay; s.election.rank != c.later || got != int64(c.later-c.rank)*1000 {
+			t.Errorf("sibling raised from %d to %d: rank %d, delay grew by %d ms; want rank %d", c.sibling, c.raisedTo, s.election.rank, got, c.later)
+		}
+		s.unlock()
+		s.Close()
+	}
+}

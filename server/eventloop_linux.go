@@ -864,10 +864,16 @@ const (
 // commands, on its loop.
 func (c *Client) serveOnLoop() loopResult {
 	c.onLoop = true
-	if c.r < c.w { // read while it was blocked
+	switch {
+	case c.r < c.w: // read while it was blocked
 		if res, stop := c.runOnLoop(); stop {
 			return res
 		}
+	case !c.prepareRead():
+		// Woken from a wait that stopped its commands before prepareRead:
+		// the buffer starts over, else a wait ending at its last byte
+		// would leave nothing to read into.
+		return loopEnd
 	}
 	for {
 		buf := c.in[c.w:]

@@ -3,6 +3,8 @@ package partition
 import (
 	"fmt"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -171,4 +173,81 @@ func waitFor(limit time.Duration, cond func() bool) bool {
 		}
 	}
 	return true
+}
+
+// TestClusterTrials runs the scenarios on one shard of a cluster of three
+// masters with two replicas each (node timeout 1 s).
+func TestClusterTrials(t *testing.T) {
+	runTrials(t, "cluster", startClusterGroup)
+}
+
+func startClusterGroup(t *testing.T, v variant) *group {
+	t.Helper()
+	const nodeTimeout = time.Second
+	dir := t.TempDir()
+	c, err := StartCluster(v.bin, dir, 3, 2, nodeTimeout, v.args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			c.Close()
+		}
+	}()
+	nodes, err := c.Nodes(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &group{net: c.Net, hosts: c.Hosts, procs: c.Procs, close: c.Close}
+	var master Node
+	for _, n := range nodes {
+		if n.Master && len(n.Slots) > 0 {
+			master = n
+			break
+		}
+	}
+	g.shard[0] = c.Host(master.Addr)
+	r := 1
+	for _, n := range nodes {
+		if n.MasterID == master.ID && r < 3 {
+			g.shard[r] = c.Host(n.Addr)
+			r++
+		}
+	}
+	if r != 3 {
+		t.Fatalf("%s has %d replicas:\n%v", master.Addr, r-1, nodes)
+	}
+	for i := 0; g.key == ""; i++ {
+		if tag := strconv.Itoa(i); master.Owns(keyspace.Slot([]byte(tag))) {
+			g.key = "{" + tag + "}:"
+		}
+	}
+	slot := keyspace.Slot([]byte(strings.Trim(g.key, "{}:")))
+	g.restart = func(i int) error {
+		p, err := c.Hosts[i].Start(v.bin, filepath.Join(dir, strconv.Itoa(i)), clusterPort, append([]string{"--cluster-enabled", "yes",
+			"--cluster-node-timeout", strconv.FormatInt(nodeTimeout.Milliseconds(), 10)}, v.args...)...)
+		if err != nil {
+			return err
+		}
+		c.Procs[i] = p
+		return nil
+	}
+	g.settle = func() (string, error) {
+		if err := c.WaitStable(); err != nil {
+			return "", err
+		}
+		nodes, err := c.Nodes(0)
+		if err != nil {
+			return "", err
+		}
+		for _, n := range nodes {
+			if n.Master && n.Owns(slot) {
+				return n.Addr, nil
+			}
+		}
+		return "", fmt.Errorf("no master owns slot %d:\n%v", slot, nodes)
+	}
+	ok = true
+	return g
 }
