@@ -179,8 +179,7 @@ func TestReplShutdownSecondSigint(t *testing.T) {
 		st := &shutdownSteps{t: t, n: master, scenario: "lagging replica", got: &got[i]}
 		for range 2 {
 			syscall.Kill(pid, syscall.SIGINT)
-			time.Sleep(500 * time.Millisecond)
-			st.exited = st.gone()
+			st.exited = st.goneWithin(5 * time.Second)
 			st.note("SIGINT", fmt.Sprint("exited ", st.exited))
 		}
 	}

@@ -115,7 +115,7 @@ func (st *shutdownSteps) command(args ...any) {
 	}
 	r, err := st.n.conn.Do(args...)
 	if err != nil {
-		st.exited = st.gone()
+		st.exited = st.goneWithin(10 * time.Second)
 		st.note(what, fmt.Sprint("connection closed, exited ", st.exited))
 		return
 	}
@@ -138,25 +138,22 @@ func (st *shutdownSteps) signal(sig syscall.Signal, flags string) {
 	if err := syscall.Kill(pid, sig); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(500 * time.Millisecond)
-	st.exited = st.gone()
+	// A server that shuts down may answer PING while it ends a save: 5 s
+	// to exit (on a loaded machine Keyhive's abandoned background save and
+	// final save outlasted the half second this waited before).
+	st.exited = st.goneWithin(5 * time.Second)
 	st.note(what, fmt.Sprint("exited ", st.exited))
 }
 
-// gone reports whether the server stops answering within 10 s (false: it
-// still answers PING).
-func (st *shutdownSteps) gone() bool {
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+// goneWithin reports whether the server stops accepting connections within
+// d.
+func (st *shutdownSteps) goneWithin(d time.Duration) bool {
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		c, err := difftest.Dial(st.n.addr)
 		if err != nil {
 			return true
 		}
-		r, err := c.Do("PING")
 		c.Close()
-		if err == nil && r.Str == "PONG" {
-			return false
-		}
 	}
-	st.t.Fatalf("%s: %s neither exited nor answers PING", st.scenario, st.n.name)
 	return false
 }
