@@ -381,10 +381,10 @@ func (c *Client) infoLine(running *Client) string {
 	}
 	idle := (c.s.clock.UnixMilli() - c.lastSeen.Load()) / 1000
 	m := c.memoryUse(c == running)
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=%d qbuf=%d qbuf-free=%d argv-mem=%d multi-mem=%d rbs=%d rbp=%d obl=%d oll=0 omem=%d tot-mem=%d events=r cmd=%s user=%s redir=%d resp=%d lib-name=%s lib-ver=%s",
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=%d watch=%d qbuf=%d qbuf-free=%d argv-mem=%d multi-mem=%d rbs=%d rbp=%d obl=%d oll=0 omem=%d tot-mem=%d events=r cmd=%s user=%s redir=%d resp=%d lib-name=%s lib-ver=%s",
 		c.id, c.peerAddr(), c.localAddr(), c.id, loadString(c.name.Load()),
 		int64(now.Sub(c.created).Seconds()), max(idle, 0), flags, c.db.Load(),
-		c.ps.nsub.Load(), c.ps.npsub.Load(), c.ps.nssub.Load(), queued,
+		c.ps.nsub.Load(), c.ps.npsub.Load(), c.ps.nssub.Load(), queued, c.nWatched.Load(),
 		m.qbuf, m.qbufFree, m.argv, m.multi, m.replyBuf, m.replyPeak, m.replyLen, m.outQueue, m.total(),
 		cmd, c.userName(), c.redirectID(), c.proto.Load(), loadString(c.libName.Load()), loadString(c.libVer.Load()))
 }
