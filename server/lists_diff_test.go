@@ -93,7 +93,7 @@ func TestListWrongType(t *testing.T) {
 }
 
 func TestListIndexRange(t *testing.T) {
-	// 7.4.1 wraps an LSET index past the list on a listpack (OK, last element set), a bug.
+	// 7.4.1 sets the last element for LSET at an index near 2^63 (an overflow), a bug.
 	p := difftest.Start70(t)
 	p.Do("RPUSH", "l", "a", "b", "c", "d", "e")
 	for _, i := range []string{"0", "4", "5", "-1", "-5", "-6", "9223372036854775807", "-9223372036854775808", "x", "1.0", ""} {
