@@ -163,32 +163,39 @@ func helloCommand(x *Ctx) {
 		}
 		proto, i = int(v), 2
 	}
-	// Redis 7.0 applies the options in order as it reads them: a SETNAME or
-	// AUTH before a failing option (or before the NOAUTH check) takes effect.
+	// The options are all read (a bad name refused) before any is applied,
+	// as in Redis 7.2+: the last AUTH and SETNAME count, and a syntax
+	// error leaves the client as it was.
+	var user, pass, name []byte
+	var auth, rename bool
 	for ; i < len(x.Args); i++ {
 		more := len(x.Args) - i - 1
-		switch opt := strings.ToLower(string(x.Args[i])); {
-		case opt == "auth" && more >= 2:
-			if !c.authenticate(x.Args[i+1], x.Args[i+2]) {
-				x.W.Error(errWrongPass)
-				return
-			}
+		switch opt := x.Args[i]; {
+		case cstr.ArgIs(opt, "auth") && more >= 2:
+			user, pass, auth = x.Args[i+1], x.Args[i+2], true
 			i += 2
-		case opt == "setname" && more >= 1:
+		case cstr.ArgIs(opt, "setname") && more >= 1:
 			if !validClientName(x.Args[i+1]) {
 				x.W.Error(errClientName)
 				return
 			}
-			c.setName(x.Args[i+1])
+			name, rename = x.Args[i+1], true
 			i++
 		default:
 			x.W.Error("ERR Syntax error in HELLO option '" + cstr.String(x.Args[i]) + "'")
 			return
 		}
 	}
-	if c.authRequired() {
-		x.W.Error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
+	if auth && !c.authenticate(user, pass) {
+		x.W.Error(errWrongPass)
 		return
+	}
+	if c.authRequired() {
+		x.W.Error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
+		return
+	}
+	if rename {
+		c.setName(name)
 	}
 	c.setProto(proto)
 	w := x.W

@@ -77,7 +77,7 @@ func TestConnReset(t *testing.T) {
 }
 
 func TestHello(t *testing.T) {
-	p := difftest.Start(t)
+	p := difftest.Start74(t)
 	hello := func(args ...any) {
 		t.Helper()
 		p.Do(append([]any{"HELLO"}, args...)...)
