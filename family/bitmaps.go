@@ -198,7 +198,36 @@ func countBits(v []byte, first, last int64) int64 {
 	return int64(n)
 }
 
+// bitcountCommand checks its arguments before looking the key up, as Redis
+// 7.2 and later do (7.0 answered 0 for a missing key whatever followed it).
 func bitcountCommand(x *command.Ctx) {
+	var start, end int64
+	isBit := false
+	switch len(x.Args) {
+	case 2:
+	case 4, 5:
+		var ok1, ok2 bool
+		start, ok1 = strnum.ParseInt(x.Args[2])
+		if !ok1 {
+			x.W.Error(command.ErrNotInt)
+			return
+		}
+		end, ok2 = strnum.ParseInt(x.Args[3])
+		if !ok2 {
+			x.W.Error(command.ErrNotInt)
+			return
+		}
+		if len(x.Args) == 5 {
+			var ok bool
+			if isBit, ok = parseBitUnit(x.Args[4]); !ok {
+				x.W.Error(command.ErrSyntax)
+				return
+			}
+		}
+	default:
+		x.W.Error(command.ErrSyntax)
+		return
+	}
 	e, found, ok := getString(x, x.Args[1])
 	if !ok {
 		return
@@ -209,37 +238,13 @@ func bitcountCommand(x *command.Ctx) {
 	}
 	v := e.Value()
 	n := int64(len(v))
-	var first, last int64
-	empty := n == 0
-	switch len(x.Args) {
-	case 2:
-		first, last = 0, n*8-1
-	case 4, 5:
-		start, ok1 := strnum.ParseInt(x.Args[2])
-		if !ok1 {
-			x.W.Error(command.ErrNotInt)
-			return
-		}
-		end, ok2 := strnum.ParseInt(x.Args[3])
-		if !ok2 {
-			x.W.Error(command.ErrNotInt)
-			return
-		}
+	first, last, empty := int64(0), n*8-1, n == 0
+	if len(x.Args) > 2 {
 		if start < 0 && end < 0 && start > end {
 			x.W.Int(0)
 			return
 		}
-		isBit := false
-		if len(x.Args) == 5 {
-			if isBit, ok = parseBitUnit(x.Args[4]); !ok {
-				x.W.Error(command.ErrSyntax)
-				return
-			}
-		}
 		first, last, empty = bitRange(start, end, n, isBit)
-	default:
-		x.W.Error(command.ErrSyntax)
-		return
 	}
 	if empty {
 		x.W.Int(0)
@@ -343,6 +348,8 @@ func bitrangeintarrayCommand(x *command.Ctx) {
 	}
 }
 
+// bitposCommand checks its arguments before looking the key up, as Redis
+// 7.2 and later do (7.0 parsed the range only for an existing key).
 func bitposCommand(x *command.Ctx) {
 	bit, ok := strnum.ParseInt(x.Args[2])
 	if !ok {
@@ -351,6 +358,35 @@ func bitposCommand(x *command.Ctx) {
 	}
 	if bit != 0 && bit != 1 {
 		x.W.Error("ERR The bit argument must be 1 or 0.")
+		return
+	}
+	var start int64
+	end := int64(math.MaxInt64) // clamped to the last byte or bit
+	isBit, endGiven := false, false
+	switch len(x.Args) {
+	case 3:
+	case 4, 5, 6:
+		var ok1 bool
+		if start, ok1 = strnum.ParseInt(x.Args[3]); !ok1 {
+			x.W.Error(command.ErrNotInt)
+			return
+		}
+		if len(x.Args) == 6 {
+			if isBit, ok = parseBitUnit(x.Args[5]); !ok {
+				x.W.Error(command.ErrSyntax)
+				return
+			}
+		}
+		if len(x.Args) >= 5 {
+			var ok2 bool
+			if end, ok2 = strnum.ParseInt(x.Args[4]); !ok2 {
+				x.W.Error(command.ErrNotInt)
+				return
+			}
+			endGiven = true
+		}
+	default:
+		x.W.Error(command.ErrSyntax)
 		return
 	}
 	e, found, ok := getString(x, x.Args[1])
@@ -364,38 +400,9 @@ func bitposCommand(x *command.Ctx) {
 	}
 	v := e.Value()
 	n := int64(len(v))
-	var first, last int64
-	empty := n == 0
-	endGiven := false
-	switch len(x.Args) {
-	case 3:
-		first, last = 0, n*8-1
-	case 4, 5, 6:
-		start, ok1 := strnum.ParseInt(x.Args[3])
-		if !ok1 {
-			x.W.Error(command.ErrNotInt)
-			return
-		}
-		isBit := false
-		if len(x.Args) == 6 {
-			if isBit, ok = parseBitUnit(x.Args[5]); !ok {
-				x.W.Error(command.ErrSyntax)
-				return
-			}
-		}
-		end := int64(math.MaxInt64) // clamped to the last byte or bit
-		if len(x.Args) >= 5 {
-			var ok2 bool
-			if end, ok2 = strnum.ParseInt(x.Args[4]); !ok2 {
-				x.W.Error(command.ErrNotInt)
-				return
-			}
-			endGiven = true
-		}
+	first, last, empty := int64(0), n*8-1, n == 0
+	if len(x.Args) > 3 {
 		first, last, empty = bitRange(start, end, n, isBit)
-	default:
-		x.W.Error(command.ErrSyntax)
-		return
 	}
 	if empty {
 		x.W.Int(-1)

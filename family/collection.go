@@ -121,6 +121,10 @@ func bpop(x *command.Ctx, typ keyspace.Type, serve func(x *command.Ctx, key []by
 	x.PopOrBlock(command.BlockRequest{Keys: x.Args[1 : len(x.Args)-1], Type: typ, Deadline: deadline, Serve: serve, TimedOut: (*resp.Writer).NullArray})
 }
 
+// errNegatableRange refuses math.MinInt64 where a count or rank is negated
+// to pick a direction (Redis 7.2 and later check it; 7.0 overflowed).
+const errNegatableRange = "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
+
 // parseRandomCount parses the count of HRANDFIELD, SRANDMEMBER and
 // ZRANDMEMBER (x.Args[2]) and the option that may follow it (WITHVALUES,
 // WITHSCORES; SRANDMEMBER has none), replying an error when !ok.
@@ -131,7 +135,7 @@ func parseRandomCount(x *command.Ctx, option string) (count int64, with, ok bool
 		return 0, false, false
 	}
 	if l == math.MinInt64 {
-		x.W.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
+		x.W.Error(errNegatableRange)
 		return 0, false, false
 	}
 	if len(x.Args) > 4 || (len(x.Args) == 4 && !cstr.ArgIs(x.Args[3], option)) {

@@ -316,6 +316,10 @@ func lremCommand(x *command.Ctx) {
 		x.W.Error(command.ErrNotInt)
 		return
 	}
+	if count == math.MinInt64 {
+		x.W.Error(errNegatableRange)
+		return
+	}
 	var l values.ListEdit
 	if !command.EditAs(x, x.Args[1], &l) {
 		return
@@ -367,6 +371,9 @@ func lposCommand(x *command.Ctx) {
 			switch {
 			case !ok:
 				x.W.Error(command.ErrNotInt)
+				return
+			case v == math.MinInt64:
+				x.W.Error(errNegatableRange)
 				return
 			case v == 0:
 				x.W.Error("ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list")

@@ -307,9 +307,7 @@ func xaddCommand(x *command.Ctx) {
 		}
 	case !a.seqGiven && id.Ms == last.Ms:
 		if last.Seq == math.MaxUint64 {
-			// Redis 7.0 fails here without setting errno, so it reports
-			// the other error.
-			x.W.Error("ERR Elements are too large to be stored")
+			x.W.Error("ERR The ID specified in XADD is equal or smaller than the target stream top item")
 			return
 		}
 		id = stream.ID{Ms: last.Ms, Seq: last.Seq + 1}
@@ -534,6 +532,10 @@ func xsetidCommand(x *command.Ctx) {
 	case s == nil:
 		x.W.Error(command.ErrNoSuchKey)
 		return
+	case id.Less(s.MaxDeletedID):
+		// Checked first, whatever MAXDELETEDID says, as Redis 7.2+ does.
+		x.W.Error("ERR The ID specified in XSETID is smaller than current max_deleted_entry_id")
+		return
 	}
 	if s.Length > 0 {
 		if top, _ := s.Edge(true); id.Less(top) {
@@ -579,10 +581,8 @@ func xreadCommand(x *command.Ctx, group bool) {
 		more := len(args) - i - 1
 		switch opt := args[i]; {
 		case cstr.ArgIs(opt, "block") && more > 0:
-			if x.Conn().ByScript() {
-				x.W.Error("ERR " + cstr.String(args[0]) + " command is not allowed with BLOCK option from scripts")
-				return
-			}
+			// From a script it does not block (Block answers at once), as
+			// in Redis 7.2+; 7.0 refused it.
 			i++
 			ms, ok := strnum.ParseInt(args[i])
 			if !ok {
@@ -608,7 +608,11 @@ func xreadCommand(x *command.Ctx, group bool) {
 		case cstr.ArgIs(opt, "streams") && more > 0:
 			streamsAt = i + 1
 			if (len(args)-streamsAt)%2 != 0 {
-				x.W.Error("ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.")
+				if group {
+					x.W.Error("ERR Unbalanced 'xreadgroup' list of streams: for each stream key an ID or '>' must be specified.")
+				} else {
+					x.W.Error("ERR Unbalanced 'xread' list of streams: for each stream key an ID or '$' must be specified.")
+				}
 				return
 			}
 		case cstr.ArgIs(opt, "group") && more >= 2:

@@ -168,11 +168,11 @@ func TestBitmapProtoMaxBulkLen(t *testing.T) {
 }
 
 func TestBitmapBitcount(t *testing.T) {
-	p := difftest.Start(t)
+	p := difftest.Start74(t)
 	p.Do("BITCOUNT", "missing")
 	p.Do("BITCOUNT", "missing", 0, -1)
 	p.Do("BITCOUNT", "missing", 0, -1, "BIT")
-	// A missing key answers 0 before the arguments are checked.
+	// The arguments are checked before the key is looked up (7.2 and later).
 	p.Do("BITCOUNT", "missing", "x", "y")
 	p.Do("BITCOUNT", "missing", 1)
 	p.Do("BITCOUNT", "missing", 0, 1, "BAD")
@@ -193,7 +193,7 @@ func TestBitmapBitcount(t *testing.T) {
 	p.Do("BITCOUNT", "k", 1, "a")
 	p.Do("BITCOUNT", "k", "a", "b", "c")
 	p.Do("BITCOUNT", "k", 1, "a", "BAD")
-	// Both negative with start > end answers 0 before checking the unit.
+	// Both negative with start > end answers 0, after the unit is checked.
 	p.Do("BITCOUNT", "k", -1, -2, "BAD")
 	p.Do("BITCOUNT", "k", -1, -2)
 	p.Do("BITCOUNT", "k", -2, -1, "BAD")
@@ -229,11 +229,11 @@ func TestBitmapBitcount(t *testing.T) {
 }
 
 func TestBitmapBitpos(t *testing.T) {
-	p := difftest.Start(t)
+	p := difftest.Start74(t)
 	p.Do("BITPOS", "missing", 0)
 	p.Do("BITPOS", "missing", 1)
 	p.Do("BITPOS", "missing", 0, 5, 10, "BIT")
-	// A missing key answers before the range is parsed, not before the bit.
+	// The range is checked before the key is looked up (7.2 and later).
 	p.Do("BITPOS", "missing", 1, "x")
 	p.Do("BITPOS", "missing", 0, 1, 2, "BAD")
 	p.Do("BITPOS", "missing", 2)
@@ -650,7 +650,7 @@ func TestBitmapBitfieldErrors(t *testing.T) {
 }
 
 func TestBitmapWrongType(t *testing.T) {
-	p := difftest.Start(t)
+	p := difftest.Start74(t)
 	bmNonString(t, p, "l")
 	p.Do("SET", "s", "foo")
 	p.Do("GETBIT", "l", 0)

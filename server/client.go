@@ -130,6 +130,7 @@ type Client struct {
 	clusterConn clusterConn  // ASKING and READONLY (cluster_redirect.go)
 	queued      atomic.Int32 // commands queued in MULTI, for CLIENT LIST; -1 outside
 	watched     []blockKey   // WATCHed keys
+	nWatched    atomic.Int32 // len(watched), for CLIENT LIST (watch=)
 	watchBroken atomic.Bool  // a watched key changed: EXEC fails
 
 	ps pubsubClient // subscriptions and the output queue (pubsub.go)

@@ -163,32 +163,39 @@ func helloCommand(x *Ctx) {
 		}
 		proto, i = int(v), 2
 	}
-	// Redis 7.0 applies the options in order as it reads them: a SETNAME or
-	// AUTH before a failing option (or before the NOAUTH check) takes effect.
+	// The options are all read (a bad name refused) before any is applied,
+	// as in Redis 7.2+: the last AUTH and SETNAME count, and a syntax
+	// error leaves the client as it was.
+	var user, pass, name []byte
+	var auth, rename bool
 	for ; i < len(x.Args); i++ {
 		more := len(x.Args) - i - 1
-		switch opt := strings.ToLower(string(x.Args[i])); {
-		case opt == "auth" && more >= 2:
-			if !c.authenticate(x.Args[i+1], x.Args[i+2]) {
-				x.W.Error(errWrongPass)
-				return
-			}
+		switch opt := x.Args[i]; {
+		case cstr.ArgIs(opt, "auth") && more >= 2:
+			user, pass, auth = x.Args[i+1], x.Args[i+2], true
 			i += 2
-		case opt == "setname" && more >= 1:
+		case cstr.ArgIs(opt, "setname") && more >= 1:
 			if !validClientName(x.Args[i+1]) {
 				x.W.Error(errClientName)
 				return
 			}
-			c.setName(x.Args[i+1])
+			name, rename = x.Args[i+1], true
 			i++
 		default:
 			x.W.Error("ERR Syntax error in HELLO option '" + cstr.String(x.Args[i]) + "'")
 			return
 		}
 	}
-	if c.authRequired() {
-		x.W.Error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
+	if auth && !c.authenticate(user, pass) {
+		x.W.Error(errWrongPass)
 		return
+	}
+	if c.authRequired() {
+		x.W.Error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
+		return
+	}
+	if rename {
+		c.setName(name)
 	}
 	c.setProto(proto)
 	w := x.W
@@ -381,10 +388,10 @@ func (c *Client) infoLine(running *Client) string {
 	}
 	idle := (c.s.clock.UnixMilli() - c.lastSeen.Load()) / 1000
 	m := c.memoryUse(c == running)
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=%d qbuf=%d qbuf-free=%d argv-mem=%d multi-mem=%d rbs=%d rbp=%d obl=%d oll=0 omem=%d tot-mem=%d events=r cmd=%s user=%s redir=%d resp=%d lib-name=%s lib-ver=%s",
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=%d watch=%d qbuf=%d qbuf-free=%d argv-mem=%d multi-mem=%d rbs=%d rbp=%d obl=%d oll=0 omem=%d tot-mem=%d events=r cmd=%s user=%s redir=%d resp=%d lib-name=%s lib-ver=%s",
 		c.id, c.peerAddr(), c.localAddr(), c.id, loadString(c.name.Load()),
 		int64(now.Sub(c.created).Seconds()), max(idle, 0), flags, c.db.Load(),
-		c.ps.nsub.Load(), c.ps.npsub.Load(), c.ps.nssub.Load(), queued,
+		c.ps.nsub.Load(), c.ps.npsub.Load(), c.ps.nssub.Load(), queued, c.nWatched.Load(),
 		m.qbuf, m.qbufFree, m.argv, m.multi, m.replyBuf, m.replyPeak, m.replyLen, m.outQueue, m.total(),
 		cmd, c.userName(), c.redirectID(), c.proto.Load(), loadString(c.libName.Load()), loadString(c.libVer.Load()))
 }

@@ -283,7 +283,7 @@ func reloadCommand(x *Ctx) {
 	}
 	if err := s.saver.Reload(merge); err != nil {
 		s.log.Printf("DEBUG RELOAD: %v", err)
-		x.W.Error("ERR Error trying to load the RDB dump")
+		x.W.Error("ERR Error trying to load the RDB dump, check server logs.")
 		return
 	}
 	s.log.Printf("DB reloaded by DEBUG RELOAD")

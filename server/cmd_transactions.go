@@ -107,6 +107,9 @@ func execCommand(x *Ctx) {
 		x.W.NullArray()
 		return
 	}
+	// Unwatched before the commands run, as in Redis (CLIENT INFO in the
+	// transaction says watch=0); the locks taken for the keys stay held.
+	x.s.watches.unwatchAll(c)
 	x.W.Array(len(t.cmds))
 	// The commands run nested in the EXEC (call): what they propagate is
 	// published with the EXEC, as one unit.
@@ -184,6 +187,7 @@ func (w *watches) watch(c *Client, db int, key []byte) {
 	}
 	w.clients[bk] = append(w.clients[bk], c)
 	c.watched = append(c.watched, bk)
+	c.nWatched.Store(int32(len(c.watched)))
 	w.count.Add(1)
 }
 
@@ -199,6 +203,7 @@ func (w *watches) unwatchAll(c *Client) {
 	}
 	w.mu.Unlock()
 	c.watched = c.watched[:0]
+	c.nWatched.Store(0)
 	c.watchBroken.Store(false)
 }
 

@@ -77,7 +77,7 @@ func TestConnReset(t *testing.T) {
 }
 
 func TestHello(t *testing.T) {
-	p := difftest.Start(t)
+	p := difftest.Start74(t)
 	hello := func(args ...any) {
 		t.Helper()
 		p.Do(append([]any{"HELLO"}, args...)...)
@@ -217,7 +217,7 @@ func doSides(t *testing.T, p *difftest.Pair, cmp func(r, k difftest.Reply) error
 }
 
 func TestClientIDNameInfo(t *testing.T) {
-	p := difftest.Start(t)
+	p := difftest.Start74(t)
 	r, k := p.DoDifferent("client ids depend on each server's history", "CLIENT", "ID")
 	if r.Kind != difftest.KindInt || k.Kind != difftest.KindInt || k.Int <= 0 {
 		t.Errorf("CLIENT ID: %s vs %s", r, k)
@@ -255,7 +255,7 @@ func TestClientIDNameInfo(t *testing.T) {
 }
 
 func TestClientList(t *testing.T) {
-	p := difftest.StartIsolated(t)
+	p := difftest.StartIsolated74(t)
 	q := p.NewConn()
 	q.Do("CLIENT", "SETNAME", "second")
 	p.DoCompare(clientLinesCompare, "CLIENT", "LIST")
@@ -412,7 +412,7 @@ func TestClientReply(t *testing.T) {
 }
 
 func TestClientNoEvictHelpUnknown(t *testing.T) {
-	p := difftest.Start(t)
+	p := difftest.Start74(t)
 	p.Do("CLIENT", "NO-EVICT")
 	p.Do("CLIENT", "NO-EVICT", "on")
 	p.DoCompare(clientLinesCompare, "CLIENT", "INFO")

@@ -55,7 +55,7 @@ func TestCVEPatternBlowUp(t *testing.T) {
 // BITFIELD, CVE-2023-22458 HRANDFIELD/ZRANDMEMBER counts, CVE-2021-29477
 // LCS sizes): offsets and counts at the integer limits get Redis's errors.
 func TestCVEArgumentOverflows(t *testing.T) {
-	p := difftest.Start(t)
+	p := difftest.Start74(t)
 	const llMin, llMax = "-9223372036854775808", "9223372036854775807"
 	p.Do("SET", "s", "abc")
 	p.Do("SETRANGE", "s", llMax, "x")

@@ -260,7 +260,7 @@ func TestDebugSwitches(t *testing.T) {
 // TestDebugReloadMissingFile: DEBUG RELOAD NOSAVE with no file empties the
 // data set and fails with Redis 7.0's text.
 func TestDebugReloadMissingFile(t *testing.T) {
-	p := difftest.StartIsolated(t)
+	p := difftest.StartIsolated74(t)
 	p.Do("SET", "a", "1")
 	p.Do("DEBUG", "RELOAD", "NOSAVE")
 	p.Do("DBSIZE")

@@ -222,7 +222,7 @@ func hashOf(c *difftest.Client, key string) map[string]string {
 }
 
 func TestHashScanListpack(t *testing.T) {
-	p := difftest.Start(t)
+	p := difftest.Start74(t)
 	p.Do("HSCAN", "nokey", "0")
 	p.Do("HSCAN", "nokey", "x")
 	p.Do("HSCAN", "nokey", "0", "COUNT", "0")

@@ -408,7 +408,7 @@ func infoField(info, name string) string {
 // is set after startup.)
 func startWithPassword(t *testing.T) *difftest.Pair {
 	t.Helper()
-	p := difftest.StartIsolated(t)
+	p := difftest.StartIsolated74(t)
 	p.Do("CONFIG", "SET", "requirepass", "secret")
 	p.Reconnect()
 	return p

@@ -319,7 +319,7 @@ func TestKeysGlob(t *testing.T) {
 }
 
 func TestScanBasics(t *testing.T) {
-	p := difftest.Start(t)
+	p := difftest.Start74(t)
 	p.Do("SCAN", "0")
 	p.Do("SCAN", "0", "COUNT", "1")
 	p.Do("SCAN", "0", "MATCH", "*", "TYPE", "string")
@@ -354,6 +354,7 @@ func TestScanBasics(t *testing.T) {
 	for _, c := range []string{
 		"abc", "", " 1", "1 ", "+1", "-1", "-0", "1.5", "0x10", "18446744073709551615", "18446744073709551616",
 		"-18446744073709551615", "-18446744073709551616", "99999999999999999999", "00012", "-", "+", "1a", "\t1",
+		"1\x00x", "\x001", "-9223372036854775808", "-9223372036854775809", "-01", "\v-5",
 	} {
 		p.DoCompare(skScanShape, "SCAN", c)
 		p.DoCompare(skScanShape, "SCAN", c, "COUNT", "0")

@@ -93,7 +93,8 @@ func TestListWrongType(t *testing.T) {
 }
 
 func TestListIndexRange(t *testing.T) {
-	p := difftest.Start(t)
+	// 7.4.1 sets the last element for LSET at an index near 2^63 (an overflow), a bug.
+	p := difftest.Start70(t)
 	p.Do("RPUSH", "l", "a", "b", "c", "d", "e")
 	for _, i := range []string{"0", "4", "5", "-1", "-5", "-6", "9223372036854775807", "-9223372036854775808", "x", "1.0", ""} {
 		p.Do("LINDEX", "l", i)
@@ -135,7 +136,7 @@ func TestListIndexRange(t *testing.T) {
 }
 
 func TestListRemPos(t *testing.T) {
-	p := difftest.Start(t)
+	p := difftest.Start74(t)
 	fill := func() {
 		p.Do("DEL", "l")
 		p.Do("RPUSH", "l", "a", "b", "a", "c", "a", "b", "a")

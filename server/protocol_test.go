@@ -298,7 +298,7 @@ func TestPipelineByteByByte(t *testing.T) {
 }
 
 func TestRESP3Replies(t *testing.T) {
-	p := difftest.Start(t)
+	p := difftest.Start74(t)
 	p.Proto(3)
 	p.Do("GET", "nokey")
 	p.Do("SET", "k", "10.5")

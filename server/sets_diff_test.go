@@ -316,7 +316,7 @@ func TestSetAlgebra(t *testing.T) {
 }
 
 func TestSetScan(t *testing.T) {
-	p := difftest.Start(t)
+	p := difftest.Start74(t)
 	p.Do("SSCAN", "nokey", "0")
 	p.Do("SSCAN", "nokey", "x")
 	p.Do("SADD", "s", "30", "1", "-2", "11", "100")

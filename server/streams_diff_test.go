@@ -104,7 +104,7 @@ func TestStreamAddRange(t *testing.T) {
 }
 
 func TestStreamAutoID(t *testing.T) {
-	p := difftest.Start(t)
+	p := difftest.Start74(t)
 	p.DoCompare(autoID, "XADD", "s", "*", "a", "1")
 	p.DoCompare(autoID, "XADD", "s", "*", "a", "1")
 	p.DoCompare(autoID, "XRANGE", "s", "-", "+")
@@ -190,7 +190,7 @@ func TestStreamTrim(t *testing.T) {
 }
 
 func TestStreamDelSetID(t *testing.T) {
-	p := difftest.Start(t)
+	p := difftest.Start74(t)
 	for i := 1; i <= 5; i++ {
 		p.Do("XADD", "s", fmt.Sprintf("%d-0", i), "f", i)
 	}
@@ -354,7 +354,7 @@ func TestStreamLag(t *testing.T) {
 }
 
 func TestStreamRead(t *testing.T) {
-	p := difftest.Start(t)
+	p := difftest.Start74(t)
 	p.Do("XADD", "a", "1-0", "f", "1")
 	p.Do("XADD", "a", "2-0", "f", "2")
 	p.Do("XADD", "b", "1-5", "g", "1")

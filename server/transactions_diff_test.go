@@ -230,6 +230,43 @@ func TestMultiClientInfo(t *testing.T) {
 	p.DoCompare(fields, "CLIENT", "INFO")
 }
 
+// TestClientInfoWatch: CLIENT INFO's watch= (Redis 7.2) counts the distinct
+// keys a client watches, and is 0 in the EXEC that unwatched them.
+func TestClientInfoWatch(t *testing.T) {
+	p := difftest.Start74(t)
+	pick := func(s string) string {
+		var out []string
+		for _, f := range strings.Fields(s) {
+			if strings.HasPrefix(f, "watch=") {
+				out = append(out, f)
+			}
+		}
+		return strings.Join(out, " ")
+	}
+	watch := func(r, k difftest.Reply) error {
+		if len(r.Elems) == 1 && len(k.Elems) == 1 { // the reply of EXEC
+			r, k = r.Elems[0], k.Elems[0]
+		}
+		if pick(r.Str) != pick(k.Str) {
+			return fmt.Errorf("redis %q, keyhive %q", pick(r.Str), pick(k.Str))
+		}
+		return nil
+	}
+	p.DoCompare(watch, "CLIENT", "INFO")
+	p.Do("WATCH", "a", "b", "a")
+	p.Do("SELECT", 1)
+	p.Do("WATCH", "a")
+	p.DoCompare(watch, "CLIENT", "INFO")
+	p.Do("MULTI")
+	p.Do("CLIENT", "INFO")
+	p.DoCompare(watch, "EXEC")
+	p.DoCompare(watch, "CLIENT", "INFO")
+	p.Do("WATCH", "c")
+	p.Do("UNWATCH")
+	p.DoCompare(watch, "CLIENT", "INFO")
+	p.Do("SELECT", 0)
+}
+
 // TestExecRefused: an EXEC refused before it runs (wrong arity, the ACL,
 // BUSY) discards the transaction with EXECABORT and the reason, as Redis's
 // execCommandAbort does, inside MULTI and outside.

@@ -68,6 +68,18 @@ func StartIsolated74(tb testing.TB, directives ...string) *Pair {
 	return start74(tb, directives, false)
 }
 
+// Start70 is Start with Debian's redis-server 7.0.15 (the one on PATH) as the
+// oracle whatever OracleEnv says, for a test of behaviour a 7.0 client relies
+// on or one that 7.4.1 gets wrong; each caller says which in one line.
+func Start70(tb testing.TB, directives ...string) *Pair {
+	tb.Helper()
+	target, err := defaultTarget()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return start(tb, target, "", directives, true)
+}
+
 func start74(tb testing.TB, directives []string, shared bool) *Pair {
 	tb.Helper()
 	target, err := defaultTarget()

@@ -41,18 +41,23 @@ func ParseInt(b []byte) (int64, bool) {
 	return int64(v), true
 }
 
-// ParseCursor parses a SCAN cursor as Redis does with strtoul: an optional
-// sign (a negative cursor wraps around), decimal digits up to a NUL byte, no
-// leading space, no overflow; an empty cursor is 0.
+// ParseCursor parses a SCAN cursor as Redis 7.2 and later do. The cursor
+// ends at a NUL byte. A negative integer in canonical form (as ParseInt
+// takes it) is invalid; anything else follows strtoull: leading white space,
+// an optional sign (a negative cursor wraps around), at least one decimal
+// digit and nothing after, no overflow.
 func ParseCursor(b []byte) (uint64, bool) {
 	if n := bytes.IndexByte(b, 0); n >= 0 {
 		b = b[:n]
 	}
-	if len(b) == 0 {
-		return 0, true
+	if v, ok := ParseInt(b); ok {
+		return uint64(v), v >= 0
 	}
-	neg := b[0] == '-'
-	if b[0] == '-' || b[0] == '+' {
+	for len(b) > 0 && isCSpace(b[0]) {
+		b = b[1:]
+	}
+	neg := len(b) > 0 && b[0] == '-'
+	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {
 		b = b[1:]
 	}
 	if len(b) == 0 {
@@ -63,6 +68,11 @@ func ParseCursor(b []byte) (uint64, bool) {
 		v = -v
 	}
 	return v, ok
+}
+
+// isCSpace reports whether c is white space as C's isspace has it.
+func isCSpace(c byte) bool {
+	return c == ' ' || c >= '\t' && c <= '\r'
 }
 
 // digits parses a run of decimal digits, failing on anything else or on
