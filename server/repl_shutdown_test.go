@@ -13,6 +13,15 @@ import (
 	"github.com/keyhive/keyhive/internal/difftest"
 )
 
+// shutdownMaster starts a master process, redis-server or the Keyhive
+// binary bin, whose shutdown waits up to timeout seconds for its replicas.
+func shutdownMaster(t *testing.T, redis bool, bin, timeout string) *replNode {
+	if redis {
+		return startReplNode(t, true, "--repl-diskless-sync-delay", "0", "--shutdown-timeout", timeout)
+	}
+	return processNode(t, bin, "keyhive", "--shutdown-timeout", timeout)
+}
+
 // stoppedReplica starts a replica process of master, lets it sync, and
 // stops it (SIGSTOP; continued when the test ends): a lagging replica.
 func stoppedReplica(t *testing.T, master *replNode) (*replNode, int) {
@@ -72,12 +81,7 @@ func TestReplShutdownAbort(t *testing.T) {
 	}
 	var got [2][]string
 	for i, redis := range []bool{true, false} {
-		var master *replNode
-		if redis {
-			master = startReplNode(t, true, "--repl-diskless-sync-delay", "0", "--shutdown-timeout", "20")
-		} else {
-			master = processNode(t, bin, "keyhive", "--shutdown-timeout", "20")
-		}
+		master := shutdownMaster(t, redis, bin, "20")
 		stoppedReplica(t, master)
 		steps := &got[i]
 		step := func(what string, r difftest.Reply) {
@@ -167,12 +171,7 @@ func TestReplShutdownSecondSigint(t *testing.T) {
 	}
 	var got [2][]string
 	for i, redis := range []bool{true, false} {
-		var master *replNode
-		if redis {
-			master = startReplNode(t, true, "--repl-diskless-sync-delay", "0", "--shutdown-timeout", "60")
-		} else {
-			master = processNode(t, bin, "keyhive", "--shutdown-timeout", "60")
-		}
+		master := shutdownMaster(t, redis, bin, "60")
 		stoppedReplica(t, master)
 		master.ok(t, "INCR", "k")
 		pid, _ := strconv.Atoi(master.info(t, "server", "process_id"))
