@@ -519,7 +519,7 @@ func dataSet(t *testing.T, c *difftest.Conn, db int) map[string]string {
 			}
 			elems = append(elems, r.Elems[j].Str)
 		}
-		if types[i] == "none" {
+		if types[i] == "none" || expires[i] == -2 { // expired since SCAN, or since TYPE
 			continue
 		}
 		if types[i] == "hash" || types[i] == "set" {
