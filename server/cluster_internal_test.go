@@ -34,17 +34,7 @@ func TestClusterRoutingAllocs(t *testing.T) {
 		}
 	}
 	c := pipeClient(t, s)
-	for _, line := range []string{"SET k v", "GET k", "MSET {a}1 x {a}2 y", "MGET {a}1 {a}2", "INCR {a}n"} {
-		args, _ := resp.SplitArgs([]byte(line), nil)
-		c.execute(args) // warm up
-		if c.out.B[0] == '-' {
-			t.Fatalf("%s: %q", line, c.out.B)
-		}
-		c.out.B = c.out.B[:0]
-		if n := testing.AllocsPerRun(100, func() { c.execute(args); c.out.B = c.out.B[:0] }); n > 0 {
-			t.Errorf("%s: %.1f allocations per command", line, n)
-		}
-	}
+	expectNoAllocs(t, c, "SET k v", "GET k", "MSET {a}1 x {a}2 y", "MGET {a}1 {a}2", "INCR {a}n")
 	args, _ := resp.SplitArgs([]byte("MGET {a}1 {b}2"), nil)
 	c.execute(args)
 	if got := string(c.out.B); got != "-"+errCrossSlot+"\r\n" {

@@ -139,14 +139,7 @@ func TestClusterIncompatibleOpsSampling(t *testing.T) {
 // keys allocates nothing.
 func TestClusterCompatCheckAllocs(t *testing.T) {
 	c := pipeClient(t, newTestServer(t, "--cluster-compatibility-sample-ratio", "100"))
-	for _, line := range []string{"SET k v", "GET k", "MSET {a}1 x {a}2 y", "MGET {a}1 {a}2", "MGET a b", "INCR n", "PING"} {
-		args, _ := resp.SplitArgs([]byte(line), nil)
-		c.execute(args) // warm up
-		c.out.B = c.out.B[:0]
-		if n := testing.AllocsPerRun(100, func() { c.execute(args); c.out.B = c.out.B[:0] }); n > 0 {
-			t.Errorf("%s: %.1f allocations per command", line, n)
-		}
-	}
+	expectNoAllocs(t, c, "SET k v", "GET k", "MSET {a}1 x {a}2 y", "MGET {a}1 {a}2", "MGET a b", "INCR n", "PING")
 }
 
 // TestClusterCompatOffOnClusterNode: a cluster node checks nothing (it

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/keyhive/keyhive/config"
+	"github.com/keyhive/keyhive/resp"
 )
 
 // The helpers that more than one test file of package server uses (those
@@ -43,4 +44,21 @@ func pipeClient(tb testing.TB, s *Server) *Client {
 		remote.Close()
 	})
 	return s.newClient(local)
+}
+
+// expectNoAllocs runs each command line on c once to warm up (an error
+// reply fails the test), then checks that it allocates nothing.
+func expectNoAllocs(t *testing.T, c *Client, lines ...string) {
+	t.Helper()
+	for _, line := range lines {
+		args, _ := resp.SplitArgs([]byte(line), nil)
+		c.execute(args) // warm up
+		if c.out.B[0] == '-' {
+			t.Fatalf("%s: %q", line, c.out.B)
+		}
+		c.out.B = c.out.B[:0]
+		if n := testing.AllocsPerRun(100, func() { c.execute(args); c.out.B = c.out.B[:0] }); n > 0 {
+			t.Errorf("%s: %.1f allocations per command", line, n)
+		}
+	}
 }

@@ -274,17 +274,7 @@ func TestClusterSlotStatsAllocs(t *testing.T) {
 	s := startClusterTestNode(t, 0, 16383, "--cluster-slot-stats-enabled", "yes")
 	c := pipeClient(t, s)
 	long := strings.Repeat("v", 300)
-	for _, line := range []string{"SET k v", "GET k", "SET k " + long, "MSET {a}1 x {a}2 y", "MGET {a}1 {a}2", "INCR {a}n", "PING"} {
-		args, _ := resp.SplitArgs([]byte(line), nil)
-		c.execute(args) // warm up
-		if c.out.B[0] == '-' {
-			t.Fatalf("%s: %q", line, c.out.B)
-		}
-		c.out.B = c.out.B[:0]
-		if n := testing.AllocsPerRun(100, func() { c.execute(args); c.out.B = c.out.B[:0] }); n > 0 {
-			t.Errorf("%s: %.1f allocations per command", line, n)
-		}
-	}
+	expectNoAllocs(t, c, "SET k v", "GET k", "SET k "+long, "MSET {a}1 x {a}2 y", "MGET {a}1 {a}2", "INCR {a}n", "PING")
 	if s.slotStats.slots[keyspace.Slot([]byte("k"))].bytesIn.Load() == 0 {
 		t.Error("nothing counted for k's slot")
 	}
