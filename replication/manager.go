@@ -53,6 +53,10 @@ type Manager struct {
 
 	isReplica atomic.Bool // REPLICAOF host port
 	link      *link       // guarded by mu: the link to the master while a replica
+	// reconciling: promoted in durable mode, it waits for its replicas
+	// (reconcile.go).
+	reconciling atomic.Bool
+	rec         reconcile // guarded by mu
 
 	fullSyncs, partialOK, partialErr atomic.Int64
 	netIn, netOut                    atomic.Int64
@@ -199,9 +203,11 @@ func (f *feed) add(argv ...[]byte) {
 	f.mu.Unlock()
 }
 
-// flush appends the command written in b to the backlog. Needs mu.
+// flush appends the command written in b to the backlog; nothing while
+// the server reconciles, whose stream is its old master's until it ends.
+// Needs mu.
 func (f *feed) flush(b []byte) {
-	if bl := f.m.backlog.Load(); bl != nil {
+	if bl := f.m.backlog.Load(); bl != nil && !f.m.reconciling.Load() {
 		bl.Append(b)
 	}
 	f.buf = b
@@ -361,6 +367,9 @@ func (m *Manager) HoldPings(untilMs int64) { m.pingsHeldUntil.Store(untilMs) }
 func (m *Manager) Refusal(write, stale bool) string {
 	cfg := m.opt.Config
 	if !m.isReplica.Load() {
+		if write && m.reconciling.Load() {
+			return "NOREPLICAS Not enough good replicas to write."
+		}
 		if write && cfg.MinReplicasMaxLag() > 0 && int(m.goodReplicas.Load()) < cfg.MinReplicasToWrite() {
 			return "NOREPLICAS Not enough good replicas to write."
 		}

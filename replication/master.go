@@ -123,6 +123,11 @@ func (m *Manager) Psync(w *resp.Writer, args [][]byte, p *Peer, conn Conn) {
 	}
 	m.mu.Lock()
 	b := m.ensureBacklog()
+	if !r.legacy && m.aheadOf(id, want, r.name()) {
+		m.mu.Unlock()
+		w.Error("NOMASTERLINK Can't SYNC while the promoted master takes the stream this replica has beyond it")
+		return
+	}
 	if !r.legacy && m.ids.CanContinue(id, want) {
 		r.reader.Store(b.NewReader(want - 1)) // want is the next byte's offset, counted from 1
 	}
@@ -141,6 +146,7 @@ func (m *Manager) Psync(w *resp.Writer, args [][]byte, p *Peer, conn Conn) {
 			w.Simple("CONTINUE")
 		}
 		m.opt.Log.Printf("Partial resynchronization request from %s accepted. Sending %d bytes of backlog starting from offset %d.", r.name(), b.End()-want+1, want)
+		m.continued(r.name())
 		return
 	}
 	if !r.legacy && id != "?" {
@@ -157,6 +163,10 @@ func (m *Manager) Psync(w *resp.Writer, args [][]byte, p *Peer, conn Conn) {
 // asking for one.
 func (m *Manager) Replconf(w *resp.Writer, args [][]byte, p *Peer, conn Conn) {
 	args = args[1:]
+	if len(args) == 3 && cstr.ArgIs(args[0], "get-tail") {
+		m.serveTail(w, args[1], args[2])
+		return
+	}
 	if len(args)%2 != 0 {
 		w.Error(errSyntax)
 		return

@@ -149,6 +149,7 @@ func (m *Manager) replicaOf(host string, port int) {
 		m.link.cancel()
 	}
 	m.isReplica.Store(true)
+	m.stopReconcile()
 	m.host.SetReplica(true)
 	m.opt.Config.SetReplicaOf(host, port)
 	m.ensureBacklog()
@@ -175,13 +176,20 @@ func (m *Manager) BecomeMaster() bool {
 // becomeMaster ends the link and starts a new history.
 func (m *Manager) becomeMaster() {
 	m.mu.Lock()
-	if m.link != nil {
-		m.link.cancel()
+	db := 0 // the database its master's stream was in
+	if l := m.link; l != nil {
+		db = l.db
+		if mc := l.client.Load(); mc != nil {
+			db = (*mc).DB()
+		}
+		l.cancel()
 		m.link = nil
 	}
 	m.ids = m.ids.Promote(m.Offset())
 	m.isReplica.Store(false)
-	m.host.SetReplica(false)
+	if !m.startReconcile(db) {
+		m.host.SetReplica(false)
+	}
 	m.opt.Config.SetReplicaOf("", 0)
 	m.mu.Unlock()
 	m.feed.owe() // its own commands start with a SELECT
@@ -329,16 +337,7 @@ func (m *Manager) syncWithMaster(l *link) error {
 // and offset PSYNC asked to continue.
 func (m *Manager) handshake(conn net.Conn, br *bufio.Reader) (IDs, int64, error) {
 	cfg := m.opt.Config
-	ask := func(args ...string) (string, error) {
-		argv := make([][]byte, len(args))
-		for i, a := range args {
-			argv[i] = []byte(a)
-		}
-		if _, err := conn.Write(resp.AppendCommand(nil, argv)); err != nil {
-			return "", err
-		}
-		return ReadLine(br)
-	}
+	ask := func(args ...string) (string, error) { return ask(conn, br, args...) }
 	reply, err := ask("PING")
 	if err != nil {
 		return IDs{}, 0, err
@@ -346,17 +345,8 @@ func (m *Manager) handshake(conn net.Conn, br *bufio.Reader) (IDs, int64, error)
 	if reply[0] == '-' && !startsWithAny(reply, "-NOAUTH", "-NOPERM", "-ERR operation not permitted") {
 		return IDs{}, 0, fmt.Errorf("error reply to PING from master: '%s'", reply)
 	}
-	if pass := cfg.MasterAuth(); pass != "" {
-		args := []string{"AUTH", pass}
-		if user := cfg.MasterUser(); user != "" {
-			args = []string{"AUTH", user, pass}
-		}
-		if reply, err = ask(args...); err != nil {
-			return IDs{}, 0, err
-		}
-		if reply[0] == '-' {
-			return IDs{}, 0, fmt.Errorf("unable to AUTH to MASTER: %s", reply)
-		}
+	if err := m.authenticate(conn, br); err != nil {
+		return IDs{}, 0, err
 	}
 	port := cfg.ReplicaAnnouncePort()
 	if port == 0 {
@@ -385,6 +375,40 @@ func (m *Manager) handshake(conn net.Conn, br *bufio.Reader) (IDs, int64, error)
 	}
 	_, err = conn.Write(resp.AppendCommand(nil, argv))
 	return ids, off, err
+}
+
+// ask sends a command and reads its one-line reply.
+func ask(conn net.Conn, br *bufio.Reader, args ...string) (string, error) {
+	argv := make([][]byte, len(args))
+	for i, a := range args {
+		argv[i] = []byte(a)
+	}
+	if _, err := conn.Write(resp.AppendCommand(nil, argv)); err != nil {
+		return "", err
+	}
+	return ReadLine(br)
+}
+
+// authenticate sends AUTH with masteruser and masterauth, when set: what
+// this server says to a server whose stream it reads.
+func (m *Manager) authenticate(conn net.Conn, br *bufio.Reader) error {
+	cfg := m.opt.Config
+	pass := cfg.MasterAuth()
+	if pass == "" {
+		return nil
+	}
+	args := []string{"AUTH", pass}
+	if user := cfg.MasterUser(); user != "" {
+		args = []string{"AUTH", user, pass}
+	}
+	reply, err := ask(conn, br, args...)
+	if err != nil {
+		return err
+	}
+	if reply[0] == '-' {
+		return fmt.Errorf("unable to AUTH to MASTER: %s", reply)
+	}
+	return nil
 }
 
 func startsWithAny(s string, prefixes ...string) bool {
@@ -463,8 +487,7 @@ func (cw *countingWriter) Write(p []byte) (int, error) {
 // its bytes.
 func (m *Manager) applyStream(l *link, mc MasterClient, br *bufio.Reader) error {
 	cr := NewCommandReader(br, m.opt.Config.ProtoMaxBulkLen())
-	var pending []byte
-	inMulti := false // a new master's client has no transaction open
+	a := applier{m: m, mc: mc}
 	for {
 		args, raw, err := cr.Next()
 		if err != nil {
@@ -473,17 +496,31 @@ func (m *Manager) applyStream(l *link, mc MasterClient, br *bufio.Reader) error 
 		if l.ctx.Err() != nil {
 			return l.ctx.Err()
 		}
-		m.opt.Instant.Lock()
-		pending = append(pending, raw...)
-		if len(args) > 0 {
-			inMulti = mc.Apply(args)
-		}
-		if !inMulti {
-			m.backlog.Load().Append(pending)
-			pending = pending[:0]
-		}
-		m.opt.Instant.Unlock()
+		a.apply(args, raw)
 	}
+}
+
+// applier applies a master's stream as its client and forwards its bytes
+// to the backlog, a transaction's at its EXEC.
+type applier struct {
+	m       *Manager
+	mc      MasterClient
+	pending []byte
+	inMulti bool // a new master's client has no transaction open
+}
+
+// apply runs one command of the stream and forwards raw, its bytes.
+func (a *applier) apply(args [][]byte, raw []byte) {
+	a.m.opt.Instant.Lock()
+	a.pending = append(a.pending, raw...)
+	if len(args) > 0 {
+		a.inMulti = a.mc.Apply(args)
+	}
+	if !a.inMulti {
+		a.m.backlog.Load().Append(a.pending)
+		a.pending = a.pending[:0]
+	}
+	a.m.opt.Instant.Unlock()
 }
 
 // sendAck sends REPLCONF ACK with the replica's offset to its master, and

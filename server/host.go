@@ -16,7 +16,9 @@ func (s *Server) Config() *config.Config { return s.cfg }
 func (s *Server) Propagating() bool { return s.stream.Active() }
 
 // IsReplica reports whether the server replicates a master.
-func (s *Server) IsReplica() bool { return s.repl.IsReplica() }
+// A promoted master that still reconciles (replication/reconcile.go) is
+// one too: it writes, expires and evicts nothing of its own yet.
+func (s *Server) IsReplica() bool { return s.repl.IsReplica() || s.repl.Reconciling() }
 
 // LRM reports whether eviction is least-recently-modified.
 func (s *Server) LRM() bool { return s.evict.lrm.Load() }
