@@ -56,3 +56,34 @@ func benchmarkExecute(b *testing.B, c *Client) {
 		})
 	}
 }
+
+// BenchmarkExecuteKeyMix is redis-benchmark's SET and GET of
+// key:__rand_int__ (-r 1000000), one in two a write, through the same
+// path, with prefix discovery on and off: what discovery costs where most
+// writes create a key (each one feeds the sketch). For a paired timing:
+// go test -c -o /tmp/server.test ./server, then farm-bench --vs with
+// -test.bench 'KeyMix/discovery-on' against 'KeyMix/discovery-off'.
+func BenchmarkExecuteKeyMix(b *testing.B) {
+	const keys = 1 << 20
+	lines := make([][][]byte, 2*keys)
+	for i := range keys {
+		k := fmt.Sprintf("key:%012d", (i*7919)%1000000)
+		lines[2*i] = [][]byte{[]byte("SET"), []byte(k), []byte("xxxxxxxxxxxxxxxx")}
+		lines[2*i+1] = [][]byte{[]byte("GET"), []byte(k)}
+	}
+	for _, mode := range []string{"on", "off"} {
+		b.Run("discovery-"+mode, func(b *testing.B) {
+			discovery := "yes"
+			if mode == "off" {
+				discovery = "no"
+			}
+			c := pipeClient(b, newTestServer(b, "--namespace-discovery", discovery))
+			i := 0
+			for b.Loop() {
+				c.execute(lines[i%len(lines)])
+				c.out.B = c.out.B[:0]
+				i++
+			}
+		})
+	}
+}

@@ -1,6 +1,8 @@
 package server_test
 
 import (
+	"os"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -12,10 +14,15 @@ import (
 // replica had the write). The same loop against redis-server runs beside it
 // for reference only: Debian's 7.0.15 shows the same one-second stalls
 // under load (a WAIT of 0.99-1.06 s, one answering 0, seen here).
+// KEYHIVE_WAIT_ROUNDS=10000 is the measurement, for a quiet
+// machine, where no WAIT may take over 10 ms either.
 func TestReplWaitWakeUp(t *testing.T) {
-	rounds := 3000
+	rounds, strict := 3000, false
 	if testing.Short() {
 		rounds = 500
+	}
+	if n, err := strconv.Atoi(os.Getenv("KEYHIVE_WAIT_ROUNDS")); err == nil && n > 0 {
+		rounds, strict = n, true
 	}
 	for _, redis := range []bool{false, true} {
 		master := startReplNode(t, redis, "--repl-diskless-sync-delay", "0")
@@ -37,8 +44,8 @@ func TestReplWaitWakeUp(t *testing.T) {
 			}
 		}
 		t.Logf("%s: %d WAITs, %d over 10 ms, worst %v, %d answered 0", master.name, rounds, late, worst, zero)
-		if !redis && (zero > 0 || worst >= 500*time.Millisecond) {
-			t.Errorf("%s: %d of %d WAITs answered 0, worst took %v", master.name, zero, rounds, worst)
+		if !redis && (zero > 0 || worst >= 500*time.Millisecond || strict && late > 0) {
+			t.Errorf("%s: %d of %d WAITs answered 0, %d took over 10 ms, worst took %v", master.name, zero, rounds, late, worst)
 		}
 	}
 }
