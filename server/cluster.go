@@ -120,7 +120,7 @@ func (h clusterHost) Deliver(channel, message []byte, sharded bool) {
 // and zeroes their SLOT-STATS counters: they left this node's shard.
 func (h clusterHost) UnsubscribeSlots(slots *cluster.Slots) {
 	h.s.unsubscribeSlots(slots.Has)
-	h.s.slotStats.resetSlots(slots.Has)
+	h.s.slotStats.Reset(slots.Has)
 }
 
 // Replicate follows the node's master (CLUSTER REPLICATE, a failover

@@ -148,7 +148,7 @@ func configResetStat(x *Ctx) {
 	s.forks.total.Store(0)
 	s.forks.latestUs.Store(0)
 	s.compat.ops.Store(0)
-	s.slotStats.resetSlots(func(int) bool { return true })
+	s.slotStats.Reset(func(int) bool { return true })
 	s.rates.reset()
 	s.expiry.mu.Lock()
 	s.expiry.stalePerc, s.expiry.capped, s.expiry.cpuUs = 0, 0, 0

@@ -264,7 +264,7 @@ func (c *Client) call(cmd *Command, args [][]byte, from caller) {
 	if outermost {
 		e.compat = compatCheck{}
 		if from == fromClient {
-			stats, compat := s.slotStats.on.Load(), s.compat.ratio.Load() > 0
+			stats, compat := s.slotStats.On(), s.compat.ratio.Load() > 0
 			if stats || compat {
 				named := c.namedKeys(cmd, args, keys)
 				if stats {
@@ -357,7 +357,7 @@ func (c *Client) call(cmd *Command, args [][]byte, from caller) {
 	c.mono = monoNow()
 	s.recordCall(c, cmd, args, c.mono-start, x.Now, reply)
 	if slot >= 0 {
-		s.slotStats.record(slot, c.mono-start, bytesIn, len(reply))
+		s.slotStats.Record(slot, c.mono-start, bytesIn, len(reply))
 	}
 	if locked && s.hotkeys.active.Load() {
 		s.hotkeyRecord(keys, args, c.mono-start, len(reply), x.Now)

@@ -18,6 +18,7 @@ import (
 	"github.com/keyhive/keyhive/changes"
 	"github.com/keyhive/keyhive/clock"
 	"github.com/keyhive/keyhive/cluster"
+	"github.com/keyhive/keyhive/cluster/slotstats"
 	"github.com/keyhive/keyhive/command"
 	"github.com/keyhive/keyhive/config"
 	"github.com/keyhive/keyhive/discover"
@@ -107,9 +108,9 @@ type Server struct {
 	debug               debugState // what DEBUG switches (cmd_debug.go)
 	peakMemory          atomic.Int64
 	evict               evictState
-	hotkeys             hotkeys       // HOTKEYS' tracking session (hotkeys.go)
-	slotStats           slotStats     // CLUSTER SLOT-STATS' counters (slotstats.go)
-	compat              clusterCompat // cluster_incompatible_ops (clustercompat.go)
+	hotkeys             hotkeys            // HOTKEYS' tracking session (hotkeys.go)
+	slotStats           slotstats.Counters // CLUSTER SLOT-STATS' counters (slotstats.go)
+	compat              clusterCompat      // cluster_incompatible_ops (clustercompat.go)
 	memRelease          memRelease
 	startupMemory       int64        // used memory when Start began (INFO used_memory_startup)
 	startupRuntime      int64        // the Go runtime's memory then, which used memory leaves out (evict.go)

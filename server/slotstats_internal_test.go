@@ -172,12 +172,8 @@ func TestClusterSlotStatsCounters(t *testing.T) {
 	}
 	in := len("*3\r\n$3\r\nSET\r\n$8\r\n{06S}k\r\n$5\r\nhello\r\n") + len("*2\r\n$3\r\nGET\r\n$6\r\n{06S}k\r\n")
 	out := len("+OK\r\n") + len("$5\r\nhello\r\n")
-	sc := &s.slotStats.slots[0]
-	if got := int(sc.bytesIn.Load()); got != in {
-		t.Errorf("slot 0 network-bytes-in %d, want %d", got, in)
-	}
-	if got := int(sc.bytesOut.Load()); got != out {
-		t.Errorf("slot 0 network-bytes-out %d, want %d", got, out)
+	if _, gotIn, gotOut := s.slotStats.Load(0); int(gotIn) != in || int(gotOut) != out {
+		t.Errorf("slot 0 network-bytes-in %d, out %d, want %d and %d", gotIn, gotOut, in, out)
 	}
 	// A transaction on slot 1: MULTI (15 bytes), the queued INCR, EXEC.
 	runLine(c, "MULTI")
@@ -186,11 +182,9 @@ func TestClusterSlotStatsCounters(t *testing.T) {
 		t.Fatal(r)
 	}
 	in1 := 15 + len("*2\r\n$4\r\nINCR\r\n$5\r\n{Qi}n\r\n") + len("*1\r\n$4\r\nEXEC\r\n")
-	if got := int(s.slotStats.slots[1].bytesIn.Load()); got != in1 {
-		t.Errorf("slot 1 network-bytes-in %d, want %d", got, in1)
-	}
-	if got := int(s.slotStats.slots[1].bytesOut.Load()); got != len("*1\r\n:1\r\n") {
-		t.Errorf("slot 1 network-bytes-out %d, want %d", got, len("*1\r\n:1\r\n"))
+	out1 := len("*1\r\n:1\r\n")
+	if _, gotIn, gotOut := s.slotStats.Load(1); int(gotIn) != in1 || int(gotOut) != out1 {
+		t.Errorf("slot 1 network-bytes-in %d, out %d, want %d and %d", gotIn, gotOut, in1, out1)
 	}
 	// A script takes every lock: its declared keys give its slot (2).
 	eval := "EVAL \"return redis.call('set', KEYS[1], 'x')\" 1 {5L5}s"
@@ -198,7 +192,7 @@ func TestClusterSlotStatsCounters(t *testing.T) {
 		t.Fatal(r)
 	}
 	in2 := len("*4\r\n$4\r\nEVAL\r\n$35\r\nreturn redis.call('set', KEYS[1], 'x')\r\n$1\r\n1\r\n$6\r\n{5L5}s\r\n")
-	if got := int(s.slotStats.slots[2].bytesIn.Load()); got != in2 {
+	if _, got, _ := s.slotStats.Load(2); int(got) != in2 {
 		t.Errorf("slot 2 network-bytes-in %d, want %d (the EVAL)", got, in2)
 	}
 	// MEMORY USAGE of slot 0's key counts on slot 0 too: the counters are
@@ -206,13 +200,10 @@ func TestClusterSlotStatsCounters(t *testing.T) {
 	// (a pipe client's first command also counts the time since it was
 	// made: it read no batch).
 	mem0 := keySlotMemory(t, s, 0)
-	sc.cpuUsec.Store(7)
-	sc.bytesIn.Store(uint64(in))
-	sc.bytesOut.Store(uint64(out))
-	s.slotStats.slots[1].cpuUsec.Store(9)
-	s.slotStats.slots[2].cpuUsec.Store(3)
-	s.slotStats.slots[2].bytesIn.Store(1)
-	s.slotStats.slots[2].bytesOut.Store(1)
+	s.slotStats.Reset(func(int) bool { return true })
+	s.slotStats.Record(0, 7000, in, out)
+	s.slotStats.Record(1, 9000, in1, out1)
+	s.slotStats.Record(2, 3000, 1, 1)
 	for _, proto := range []int{2, 3} {
 		runLine(c, "HELLO "+strconv.Itoa(proto))
 		want := "*1\r\n" + slotReply(proto, 0, "key-count", 1, "cpu-usec", 7, "memory-bytes", mem0,
@@ -238,7 +229,7 @@ func TestClusterSlotStatsCounters(t *testing.T) {
 		t.Errorf("after CONFIG SET cluster-slot-stats-enabled no:\n got %q\nwant %q", got, want)
 	}
 	runLine(c, "GET {06S}k")
-	if got := int(sc.bytesIn.Load()); got != in {
+	if _, got, _ := s.slotStats.Load(0); int(got) != in {
 		t.Errorf("counted while off: network-bytes-in %d, want %d", got, in)
 	}
 	// CONFIG RESETSTAT zeroes the counters.
@@ -275,7 +266,7 @@ func TestClusterSlotStatsAllocs(t *testing.T) {
 	c := pipeClient(t, s)
 	long := strings.Repeat("v", 300)
 	expectNoAllocs(t, c, "SET k v", "GET k", "SET k "+long, "MSET {a}1 x {a}2 y", "MGET {a}1 {a}2", "INCR {a}n", "PING")
-	if s.slotStats.slots[keyspace.Slot([]byte("k"))].bytesIn.Load() == 0 {
+	if _, in, _ := s.slotStats.Load(keyspace.Slot([]byte("k"))); in == 0 {
 		t.Error("nothing counted for k's slot")
 	}
 }
