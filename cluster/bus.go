@@ -556,7 +556,10 @@ func (s *State) updateAddress(n *Node, l *link, m *Message) bool {
 
 // updateSlotsWith takes the slots a master claims with a newer config
 // epoch than their owners'. Keys this node held in slots it lost are
-// deleted: their new owner has the current version.
+// deleted (their new owner has the current version), unless it becomes
+// the new owner's replica, as Redis: its data is then the new master's
+// business, and a DEL of each key in its stream would reach whoever
+// continues that stream (a promoted replica in durable mode takes it).
 func (s *State) updateSlotsWith(sender *Node, epoch uint64, slots *Slots) {
 	if sender == s.myself {
 		return
@@ -566,6 +569,7 @@ func (s *State) updateSlotsWith(sender *Node, epoch uint64, slots *Slots) {
 		myMaster = s.myself.Master
 	}
 	tookMine := 0
+	var lost []int // slots of mine taken: their keys go, unless I follow sender
 	for slot := range SlotCount {
 		if !slots.Has(slot) {
 			continue
@@ -576,7 +580,7 @@ func (s *State) updateSlotsWith(sender *Node, epoch uint64, slots *Slots) {
 		}
 		if owner == nil || owner.ConfigEpoch < epoch {
 			if owner == s.myself {
-				s.later = append(s.later, func() { s.host.DeleteKeysInSlot(slot) })
+				lost = append(lost, slot)
 			}
 			if owner != nil && owner == myMaster {
 				tookMine++
@@ -593,6 +597,10 @@ func (s *State) updateSlotsWith(sender *Node, epoch uint64, slots *Slots) {
 		(s.myself.isReplica() || sender.NumSlots == tookMine) {
 		s.logf("Configuration change detected. Reconfiguring myself as a replica of %.40s", sender.Name)
 		s.setMaster(sender)
+		return
+	}
+	for _, slot := range lost {
+		s.later = append(s.later, func() { s.host.DeleteKeysInSlot(slot) })
 	}
 }
 

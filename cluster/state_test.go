@@ -294,3 +294,46 @@ func TestClusterElectionRank(t *testing.T) {
 		s.Close()
 	}
 }
+
+// deletesHost records the slots whose keys the node deletes.
+type deletesHost struct {
+	nopHost
+	deleted *[]int
+}
+
+func (h deletesHost) DeleteKeysInSlot(slot int) { *h.deleted = append(*h.deleted, slot) }
+
+// TestClusterLostSlotsKeys: a master whose slots a newer master takes
+// deletes the keys of those slots, unless it took them all, the new master
+// being its replica that won an election: it then follows it, keys
+// untouched (as Redis), and no DEL enters its stream.
+func TestClusterLostSlotsKeys(t *testing.T) {
+	for _, c := range []struct {
+		taken       []int
+		wantDeleted []int
+		follows     bool
+	}{{[]int{0, 1}, nil, true}, {[]int{1}, []int{1}, false}} {
+		var deleted []int
+		s, err := Open(testOptions(t, t.TempDir()), deletesHost{deleted: &deleted})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.lock()
+		s.addSlot(s.myself, 0)
+		s.addSlot(s.myself, 1)
+		s.myself.ConfigEpoch = 1
+		winner := s.newNode(randomName(), FlagMaster)
+		s.addNode(winner)
+		var claim Slots
+		for _, slot := range c.taken {
+			claim.Set(slot)
+		}
+		s.updateSlotsWith(winner, 2, &claim)
+		follows := s.myself.Master == winner
+		s.unlock()
+		s.Close()
+		if follows != c.follows || fmt.Sprint(deleted) != fmt.Sprint(c.wantDeleted) {
+			t.Errorf("slots %v taken: follows the winner %v, deleted %v; want %v, %v", c.taken, follows, deleted, c.follows, c.wantDeleted)
+		}
+	}
+}
