@@ -184,3 +184,33 @@ func TestReplShutdownSecondSigint(t *testing.T) {
 	}
 	sameSteps(t, got[0], got[1])
 }
+
+// TestReplShutdownTimeoutRunsOut: a replica that stays stopped past
+// shutdown-timeout does not keep the master up: SHUTDOWN waits about that
+// long, then the master exits anyway, as redis-server does.
+func TestReplShutdownTimeoutRunsOut(t *testing.T) {
+	bin, err := difftest.BuildKeyhive(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, redis := range []bool{true, false} {
+		master := shutdownMaster(t, redis, bin, "1")
+		stoppedReplica(t, master)
+		master.ok(t, "SET", "behind", "1")
+		c, err := difftest.Dial(master.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Timeout = time.Minute
+		start := time.Now()
+		c.Send("SHUTDOWN", "NOSAVE")
+		if err := c.WaitClosed(); err != nil {
+			t.Fatalf("%s: SHUTDOWN: %v", master.name, err)
+		}
+		took := time.Since(start)
+		c.Close()
+		if took < 900*time.Millisecond || took > 10*time.Second {
+			t.Errorf("%s: exited %v after SHUTDOWN with a stopped replica and shutdown-timeout 1, want about 1 s", master.name, took)
+		}
+	}
+}
