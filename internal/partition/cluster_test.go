@@ -160,6 +160,11 @@ func healTrial(t *testing.T, c *Cluster, m, trial int, nodeTimeout time.Duration
 	if err != nil {
 		t.Fatal(err)
 	}
+	// It was heard after the heal (CLUSTERDOWN, MOVED or acknowledgements):
+	// no acknowledgement lost means something.
+	if w.Answered(healed) == 0 {
+		t.Errorf("trial %d: the old master answered nothing after the heal: the trial checked nothing", trial)
+	}
 	t.Logf("trial %d: cut %s for %v; %s; %d acknowledged after the heal, %d of them lost %.5q",
 		trial, c.Procs[m].Addr, time.Since(cut).Round(100*time.Millisecond), w.Summary(), checked, len(missing), strings.Join(missing, " "))
 	return replica, len(missing)

@@ -27,9 +27,10 @@ type Writer struct {
 	stop  chan struct{}
 	wg    sync.WaitGroup
 
-	mu     sync.Mutex
-	acked  []ack
-	errors map[string]int // error replies by their first word
+	mu       sync.Mutex
+	acked    []ack
+	errors   map[string]int // error replies by their first word
+	answered map[int32]int  // replies of any kind, by phase
 }
 
 type ack struct {
@@ -40,7 +41,7 @@ type ack struct {
 // StartWriter starts writing keys prefix+conn+":"+seq to addr over conns
 // connections, in phase 0.
 func StartWriter(addr, prefix string, conns int) *Writer {
-	w := &Writer{addr: addr, stop: make(chan struct{}), errors: map[string]int{}}
+	w := &Writer{addr: addr, stop: make(chan struct{}), errors: map[string]int{}, answered: map[int32]int{}}
 	for i := range conns {
 		w.wg.Add(1)
 		go w.run(prefix + strconv.Itoa(i) + ":")
@@ -80,6 +81,7 @@ func (w *Writer) run(prefix string) {
 				break
 			}
 			w.mu.Lock()
+			w.answered[phase]++
 			if r.IsError() {
 				word, _, _ := strings.Cut(r.Str, " ")
 				w.errors[word]++
@@ -110,6 +112,20 @@ func (w *Writer) Summary() string {
 		perPhase[a.phase]++
 	}
 	return fmt.Sprintf("acknowledged per phase %v, error replies %v", perPhase, w.errors)
+}
+
+// Answered counts the replies, acknowledgements and errors, of the
+// connections dialed in phase from on: whether the server was heard at all.
+func (w *Writer) Answered(from int32) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for phase, k := range w.answered {
+		if phase >= from {
+			n += k
+		}
+	}
+	return n
 }
 
 // Lost returns the keys acknowledged in phase from on that the server at
