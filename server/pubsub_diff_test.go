@@ -74,7 +74,8 @@ func TestPubSubChannels(t *testing.T) {
 func TestPubSubPatterns(t *testing.T) {
 	for _, proto := range []int{2, 3} {
 		t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) {
-			pub := difftest.Start(t)
+			// 7.4.1 unsubscribes patterns in its dict's order, which changes from run to run.
+			pub := difftest.Start70(t)
 			s1, s2 := pub.NewConn(), pub.NewConn()
 			s1.Proto(proto)
 			s2.Proto(proto)
