@@ -45,9 +45,6 @@ const (
 	// FlagNotQueued: inside MULTI the command runs at once instead of being
 	// queued (EXEC, DISCARD, MULTI, WATCH, QUIT, RESET).
 	FlagNotQueued
-	// FlagEndsMulti: the command ends a transaction (EXEC, DISCARD, QUIT,
-	// RESET), so lack of memory does not refuse it inside MULTI.
-	FlagEndsMulti
 	// FlagSubscribedOK: a RESP2 client in subscribed mode may run it.
 	FlagSubscribedOK
 	// FlagDiskErrorDenied: refused, beside the write commands, while the

@@ -2,10 +2,10 @@ package cmdspec
 
 func init() {
 	add("transactions",
-		&Spec{Name: "discard", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagAllowBusy | FlagNotQueued | FlagEndsMulti, ACL: "@fast @transaction",
+		&Spec{Name: "discard", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagAllowBusy | FlagNotQueued, ACL: "@fast @transaction",
 			Since: "2.0.0", Complexity: "O(N), N = the commands queued.",
 			Summary: "Drops the commands queued since MULTI."},
-		&Spec{Name: "exec", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagSkipSlowlog | FlagNotQueued | FlagEndsMulti, ACL: "@slow @transaction",
+		&Spec{Name: "exec", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagSkipSlowlog | FlagNotQueued, ACL: "@slow @transaction",
 			Since: "1.2.0", Complexity: "That of the queued commands.",
 			Summary: "Runs the commands queued since MULTI, as one."},
 		&Spec{Name: "multi", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagAllowBusy | FlagNotQueued, ACL: "@fast @transaction",

@@ -135,13 +135,13 @@ func typeCommand(x *command.Ctx) {
 	x.W.Simple("none")
 }
 
-// moveEntry stores e under key in db, with its type, encoding, TTL and access
-// clock: RENAME and MOVE keep the object itself in Redis. The caller deletes
-// the source.
+// moveEntry stores e under key in db, with its type, encoding and TTL, and
+// the access clock of a new key: RENAME and MOVE keep the object itself in
+// Redis, and Redis 7.2+ starts its LRU clock or LFU counter over (7.0 kept
+// them). The caller deletes the source.
 func moveEntry(x *command.Ctx, db *keyspace.DB, key []byte, e *keyspace.Entry) {
-	access := e.Access()
 	moved := db.SetFrom(key, e, false, x.Now)
-	db.SetAccess(&moved, access)
+	db.ResetAccess(&moved, x.Now)
 }
 
 func renameCommand(x *command.Ctx, nx bool) {

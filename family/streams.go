@@ -661,7 +661,7 @@ func xreadCommand(x *command.Ctx, group bool) {
 			return
 		}
 		if group && (s == nil || s.Group(r.group) == nil) {
-			x.W.Error("NOGROUP No such key '" + cstr.String(key) + "' or consumer group '" + cstr.String(r.group) + "' in XREADGROUP with GROUP option")
+			x.W.Error(noReadGroup(key, r.group))
 			return
 		}
 		switch idArg := cstr.Bytes(args[streamsAt+n+i]); {
@@ -806,18 +806,28 @@ func (r *streamRead) ready(e *keyspace.Entry, found bool) bool {
 	return false
 }
 
-// serveBlocked replies to a blocked read from key i, which became ready.
+// noReadGroup is XREADGROUP's error for a missing key or group.
+func noReadGroup(key, group []byte) string {
+	return "NOGROUP No such key '" + cstr.String(key) + "' or consumer group '" + cstr.String(group) + "' in XREADGROUP with GROUP option"
+}
+
+// serveBlocked replies to a blocked read from key i, which became ready. An
+// XREADGROUP whose key or group went gets the errors of the read run anew,
+// as Redis 7.2+ replies (7.0 had wake-up texts of its own); ready wakes an
+// XREAD only for a stream.
 func (r *streamRead) serveBlocked(x *command.Ctx, i int) {
 	e, found := x.DB.Lookup(r.keys[i], x.Now, false)
-	if !found || e.Type() != keyspace.TypeStream {
-		x.W.Error("UNBLOCKED the stream key no longer exists")
+	if found && e.Type() != keyspace.TypeStream {
+		x.W.Error(command.ErrWrongType)
 		return
 	}
-	s := values.EntryStream(&e)
 	if r.group != nil {
-		g := s.Group(r.group)
+		var g *stream.Group
+		if found {
+			g = values.EntryStream(&e).Group(r.group)
+		}
 		if g == nil {
-			x.W.Error("NOGROUP the consumer group this client was blocked on no longer exists")
+			x.W.Error(noReadGroup(r.keys[i], r.group))
 			return
 		}
 		r.ids[i] = g.LastID
@@ -827,7 +837,7 @@ func (r *streamRead) serveBlocked(x *command.Ctx, i int) {
 	} else {
 		x.W.Map(1)
 	}
-	r.serve(x, s, i)
+	r.serve(x, values.EntryStream(&e), i)
 }
 
 // serve replies key i's part of a read: the key and its entries past

@@ -468,9 +468,11 @@ func (db *DB) ownerOf(sh *shard) Owner {
 	return sh.owner
 }
 
-// SetAccess sets an entry's access clock, e.g. to carry it over when a key is
-// renamed or moved.
+// SetAccess sets an entry's access clock, e.g. a restored key's.
 func (db *DB) SetAccess(e *Entry, access uint32) { putAccess(e.sh.arena.entry(e.ref), access) }
+
+// ResetAccess gives an entry the access clock of a key created at now.
+func (db *DB) ResetAccess(e *Entry, now int64) { db.SetAccess(e, db.ks.newAccess(now)) }
 
 // SetExpire changes an entry's expire time (0 removes it).
 func (db *DB) SetExpire(e *Entry, expireAt int64, now int64) {

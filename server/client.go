@@ -572,6 +572,7 @@ func (c *Client) execute(args [][]byte) {
 		return // run waits for the pause to end, then runs it again (resumePaused)
 	}
 	c.applyReplyMode(mark)
+	c.appendOwnMessages()
 }
 
 // applyReplyMode drops the command's reply under CLIENT REPLY OFF or SKIP.

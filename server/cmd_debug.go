@@ -232,10 +232,12 @@ func debugProtocol(x *Ctx) {
 			w.Error("ERR RESP2 is not supported by this command")
 			return
 		}
+		// The push follows the reply, as Redis 7.2+ sends pushes a
+		// command makes after its reply.
+		w.BulkString("Some real reply following the push reply")
 		w.Push(2)
 		w.BulkString("server-cpu-usage")
 		w.Int(42)
-		w.BulkString("Some real reply following the push reply")
 	case cstr.ArgIs(name, "true"):
 		w.Bool(true)
 	case cstr.ArgIs(name, "false"):

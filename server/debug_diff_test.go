@@ -11,9 +11,9 @@ import (
 )
 
 // TestDebugProtocol compares every DEBUG PROTOCOL type in RESP2 (Redis's
-// downgrades) and RESP3.
+// downgrades) and RESP3 (push: the reply, then the push, as Redis 7.2+).
 func TestDebugProtocol(t *testing.T) {
-	p := difftest.StartIsolated(t)
+	p := difftest.StartIsolated74(t)
 	types := []string{"string", "integer", "double", "bignum", "null", "array", "set", "map",
 		"attrib", "push", "verbatim", "true", "false", "STRING", "nosuch", "", "string\x00x"}
 	for _, proto := range []int{2, 3} {
@@ -21,7 +21,7 @@ func TestDebugProtocol(t *testing.T) {
 		for _, typ := range types {
 			p.Do("DEBUG", "PROTOCOL", typ)
 			if typ == "push" && proto == 3 {
-				p.Read() // the reply that follows the push
+				p.Read() // the push that follows the reply
 			}
 		}
 		p.Do("DEBUG", "PROTOCOL")

@@ -138,10 +138,11 @@ func (s *Server) memoryOver(mono int64, maxAge time.Duration) int64 {
 }
 
 // outOfMemory runs evictions before cmd (execute calls it when maxmemory is
-// set) and reports whether cmd must be refused, as Redis's processCommand
-// decides: denyoom commands (scripts and functions by their declared
-// flags), and anything but EXEC, DISCARD, QUIT and RESET inside MULTI
-// (queueing takes memory), when nothing could be evicted.
+// set) and reports whether cmd must be refused, as Redis 7.2+'s
+// processCommand decides when nothing could be evicted: denyoom commands
+// (scripts and functions by their declared flags), and EXEC of a
+// transaction holding one. Inside MULTI other commands are queued (Redis
+// 7.0 refused them all).
 func (c *Client) outOfMemory(cmd *Command, args [][]byte, mono, now int64) bool {
 	c.overMaxMemory = c.s.performEvictions(c, mono, now) == evictFail
 	if !c.overMaxMemory {
@@ -150,18 +151,14 @@ func (c *Client) outOfMemory(cmd *Command, args [][]byte, mono, now int64) bool 
 	if cmd.Flags&cmdspec.FlagDenyOOM != 0 || c.s.scriptDeniesOOM(cmd, args) {
 		return true
 	}
-	if c.multi == nil {
-		return false
-	}
-	if cmd == cmdExec {
+	if cmd == cmdExec && c.multi != nil {
 		for _, q := range c.multi.cmds {
 			if q.cmd.Flags&cmdspec.FlagDenyOOM != 0 || c.s.scriptDeniesOOM(q.cmd, q.args) {
 				return true
 			}
 		}
-		return false
 	}
-	return cmd.Flags&cmdspec.FlagEndsMulti == 0
+	return false
 }
 
 // performEvictions evicts keys until used memory is within maxmemory, for at

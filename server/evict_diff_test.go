@@ -12,10 +12,10 @@ import (
 )
 
 // TestOOMReplies: with a limit below what either server uses and noeviction,
-// denyoom commands are refused exactly as Redis refuses them; reads, deletes
-// and transactions behave as in Redis.
+// denyoom commands are refused exactly as Redis 7.2+ refuses them; reads,
+// deletes and transactions behave as in Redis.
 func TestOOMReplies(t *testing.T) {
-	p := difftest.StartIsolated(t)
+	p := difftest.StartIsolated74(t)
 	p.Do("SET", "k", "v")
 	p.Do("RPUSH", "l", "a")
 	other := p.NewConn()
@@ -33,7 +33,12 @@ func TestOOMReplies(t *testing.T) {
 	other.Do("EXEC") // queued before the limit: the transaction is discarded
 	other.Do("GET", "x")
 	p.Do("MULTI")
-	p.Do("GET", "x") // anything queued is refused inside MULTI
+	p.Do("GET", "x") // queued: Redis 7.0 refused anything inside MULTI, 7.2+ only denyoom commands
+	p.Do("DEL", "x")
+	p.Do("EXEC")
+	p.Do("MULTI")
+	p.Do("GET", "x")
+	p.Do("SET", "x", "2") // refused: the transaction is discarded
 	p.Do("EXEC")
 	p.Do("MULTI")
 	p.Do("DISCARD")

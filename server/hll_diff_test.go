@@ -141,9 +141,11 @@ func TestHLLErrors(t *testing.T) {
 }
 
 // TestHLLCorrupted stores HLLs whose sparse bodies lie (as APPEND, SETRANGE
-// or a bad SET make them) and compares what each command does with them.
+// or a bad SET make them) and compares what each command does with them
+// (redis-server 7.4.1 reads a body up to a run of values past the last
+// register).
 func TestHLLCorrupted(t *testing.T) {
-	p := difftest.Start(t)
+	p := difftest.Start74(t)
 	hdr := "HYLL\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"
 	bodies := map[string]string{
 		"empty":     "",

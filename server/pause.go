@@ -251,6 +251,7 @@ func (c *Client) resumePaused() bool {
 		c.s.pause.ranAfterPause()
 		if c.postponed == nil {
 			c.applyReplyMode(mark)
+			c.appendOwnMessages()
 		}
 	}
 	return true

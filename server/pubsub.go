@@ -62,9 +62,36 @@ type pubsubClient struct {
 	q                  outQueue
 
 	// As a publisher: subscribers left with output to write at the next
-	// flush, and the buffer messages are encoded in.
-	wake []*Client
-	enc  []byte
+	// flush, the buffer messages are encoded in, and the messages the
+	// running command published to this client itself, sent after its
+	// reply as Redis 7.2+ does (7.0 wrote them within it).
+	wake     []*Client
+	enc      []byte
+	selfMsgs []byte
+}
+
+// appendOwnMessages sends, after a command's reply, the messages it
+// published to its own client. CLIENT REPLY OFF does not drop them (Redis's
+// CLIENT_PUSHING).
+func (c *Client) appendOwnMessages() {
+	if len(c.ps.selfMsgs) == 0 {
+		return
+	}
+	c.out.B = append(c.out.B, c.ps.selfMsgs...)
+	c.ps.selfMsgs = c.ps.selfMsgs[:0]
+	if cap(c.ps.selfMsgs) > idleWriteMax {
+		c.ps.selfMsgs = nil
+	}
+}
+
+// deliverOwn holds msg, a message c published to itself, until its reply
+// is written.
+func (c *Client) deliverOwn(msg []byte) {
+	start := len(c.ps.selfMsgs)
+	c.ps.selfMsgs = append(c.ps.selfMsgs, msg...)
+	if c.out.Proto == 3 {
+		c.ps.selfMsgs[start] = '>'
+	}
 }
 
 // subscribed reports whether the client is in Pub/Sub mode (Redis's
@@ -392,11 +419,11 @@ func (s *Server) publish(by *Client, channel, message []byte, shard bool) int {
 		w.Bulk(channel)
 		w.Bulk(message)
 		for _, t := range subs {
-			s.deliver(t, w.B, by)
+			s.deliverPublished(t, w.B, by)
 		}
 		n += len(subs)
 		if toSelf {
-			s.deliver(by, w.B, by)
+			by.deliverOwn(w.B)
 			n++
 		}
 	}
@@ -409,7 +436,7 @@ func (s *Server) publish(by *Client, channel, message []byte, shard bool) int {
 			w.Bulk(channel)
 			w.Bulk(message)
 			for _, t := range to {
-				s.deliver(t, w.B, by)
+				s.deliverPublished(t, w.B, by)
 			}
 			n += len(to)
 		}
@@ -431,6 +458,16 @@ func (s *Server) publish(by *Client, channel, message []byte, shard bool) int {
 		by.ps.enc = w.B
 	}
 	return n
+}
+
+// deliverPublished is deliver for a published message: one to its publisher
+// waits for the reply.
+func (s *Server) deliverPublished(t *Client, msg []byte, by *Client) {
+	if t == by {
+		by.deliverOwn(msg)
+		return
+	}
+	s.deliver(t, msg, by)
 }
 
 // Push appends msg, one encoded RESP2 push message (an array), to t's output

@@ -102,7 +102,7 @@ func TestSortLimit(t *testing.T) {
 }
 
 func TestSortByGet(t *testing.T) {
-	p := difftest.Start(t)
+	p := difftest.Start74(t)
 	p.Do("RPUSH", "l", "a", "b", "c", "d", "e")
 	p.Do("MSET", "w_a", "30", "w_b", "10", "w_c", "20", "w_e", "5")
 	p.Do("HSET", "h_a", "f", "z", "n", "3")

@@ -85,9 +85,9 @@ func TestStreamBlockingTimeout(t *testing.T) {
 
 // TestStreamBlockingGroup: XREADGROUP waiters on one group are served
 // oldest first, each entry once; a deleted key or destroyed group wakes
-// them with Redis's errors.
+// them with Redis 7.2+'s errors (those of the read run anew).
 func TestStreamBlockingGroup(t *testing.T) {
-	p := difftest.Start(t)
+	p := difftest.Start74(t)
 	a, b, c := p.NewConn(), p.NewConn(), p.NewConn()
 	p.Do("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
 	a.Send("XREADGROUP", "GROUP", "g", "alice", "BLOCK", 0, "STREAMS", "s", ">")

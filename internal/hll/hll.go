@@ -341,7 +341,8 @@ func promote(v []byte, index int, count uint8) ([]byte, bool, bool) {
 
 // ToDense returns the dense form of a valid HLL: v itself when dense, else a
 // new value with v's header (cached cardinality included). ok=false means a
-// sparse body that does not describe exactly 16384 registers.
+// sparse body that does not describe exactly 16384 registers up to the
+// first run of values that would pass the last register.
 func ToDense(v []byte) ([]byte, bool) {
 	if v[4] == encDense {
 		return v, true
@@ -351,6 +352,7 @@ func ToDense(v []byte) ([]byte, bool) {
 	d[4] = encDense
 	r := d[HeaderSize:]
 	idx := 0
+decode:
 	for p := HeaderSize; p < len(v); {
 		op := v[p]
 		switch {
@@ -363,7 +365,7 @@ func ToDense(v []byte) ([]byte, bool) {
 		default:
 			n, val := valLen(op), valValue(op)
 			if idx+n > Registers {
-				return nil, false
+				break decode // the rest is ignored, as redis-server 7.4.1 does
 			}
 			for ; n > 0; n-- {
 				setRegister(r, idx, val)
@@ -423,7 +425,7 @@ func Count(v []byte) (card uint64, ok bool) {
 type Max [Registers]uint8
 
 // Merge raises m's registers to those of the valid HLL v. ok=false means a
-// corrupted sparse body (m may then be partly raised).
+// corrupted sparse body, as ToDense judges it (m may then be partly raised).
 func (m *Max) Merge(v []byte) bool {
 	if v[4] == encDense {
 		r := v[HeaderSize:]
@@ -438,6 +440,7 @@ func (m *Max) Merge(v []byte) bool {
 		return true
 	}
 	i := 0
+decode:
 	for p := HeaderSize; p < len(v); {
 		op := v[p]
 		switch {
@@ -450,7 +453,7 @@ func (m *Max) Merge(v []byte) bool {
 		default:
 			n, val := valLen(op), valValue(op)
 			if i+n > Registers {
-				return false
+				break decode // the rest is ignored, as redis-server 7.4.1 does
 			}
 			for ; n > 0; n-- {
 				m[i] = max(m[i], val)
