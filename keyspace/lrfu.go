@@ -77,11 +77,10 @@ func lrfuScore(access, now uint32, weight *[lrfuMaxFreq + 1]uint64) uint64 {
 }
 
 // lrfuWeights[b][h] is 16 * (h+1)^(b/4): the exponent on hits, from 0
-// (LRU) to 2.5, is the one the ghosts adapt (lrfuGhosts).
-const (
-	lrfuExponents    = 11
-	lrfuExponentInit = 6 // 1.5
-)
+// (LRU) to 2.5, is the one the ghosts adapt (lrfuGhosts). It starts at 0:
+// a cache starting as LRU and learning the worth of hits lost less in
+// replays than one starting at 1.5 (docs/eviction.md).
+const lrfuExponents = 11
 
 var lrfuWeights = func() (w [lrfuExponents][lrfuMaxFreq + 1]uint64) {
 	for b := range w {
@@ -94,7 +93,7 @@ var lrfuWeights = func() (w [lrfuExponents][lrfuMaxFreq + 1]uint64) {
 
 // weight is the row of lrfuWeights in force.
 func (c *lrfuClock) weight() *[lrfuMaxFreq + 1]uint64 {
-	return &lrfuWeights[c.ghosts.shift.Load()+lrfuExponentInit]
+	return &lrfuWeights[c.ghosts.exponent.Load()]
 }
 
 // advance counts the eviction of a key (its hash and access clock) out of
@@ -118,9 +117,9 @@ func (c *lrfuClock) advance(keys int64, hash uint64, access uint32) {
 // keys/ghostSlots, so that the slots remember about one turnover of
 // evictions, and a key not in the sample costs its creation one test.
 type lrfuGhosts struct {
-	slots  [ghostSlots]atomic.Uint32 // fingerprint | hit bit; 0 empty
-	sample atomic.Uint64             // mask of the hash bits that are zero in the sample
-	shift  atomic.Int32              // row of lrfuWeights in force, less lrfuExponentInit
+	slots    [ghostSlots]atomic.Uint32 // fingerprint | hit bit; 0 empty
+	sample   atomic.Uint64             // mask of the hash bits that are zero in the sample
+	exponent atomic.Int32              // row of lrfuWeights in force
 	// victims[c] and back[c], c 1 with hits: sampled evictions and
 	// returns, halved every ghostRound sampled evictions.
 	victims, back [2]atomic.Int64
@@ -151,12 +150,12 @@ func (g *lrfuGhosts) evicted(hash uint64, hits uint32, keys int64) {
 	// without hits come back more often at every exponent, and a higher
 	// one still keeps more hits.
 	v0, v1, b0, b1 := g.victims[0].Load()+1, g.victims[1].Load()+1, g.back[0].Load(), g.back[1].Load()
-	e := g.shift.Load() + lrfuExponentInit
+	e := g.exponent.Load()
 	switch {
 	case b0*v1 > 4*b1*v0 && e > 0:
-		g.shift.Add(-1)
+		g.exponent.Add(-1)
 	case b0*v1 < b1*v0 && e < lrfuExponents-1:
-		g.shift.Add(1)
+		g.exponent.Add(1)
 	}
 	for i := range 2 {
 		g.victims[i].Store(g.victims[i].Load() / 2)

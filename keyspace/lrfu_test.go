@@ -37,8 +37,8 @@ func TestLRFUClock(t *testing.T) {
 	if got := c.now(); got != lrfuTicksTurn {
 		t.Fatalf("tick %d after one turnover, want %d", got, lrfuTicksTurn)
 	}
-	if lrfuScore(a, c.now(), c.weight()) >= lrfuScore(fresh, c.now(), c.weight()) {
-		t.Fatal("a key of many hits scores as soon as one of none idle as long")
+	if w := &lrfuWeights[6]; lrfuScore(a, c.now(), w) >= lrfuScore(fresh, c.now(), w) {
+		t.Fatal("at exponent 1.5, a key of many hits scores as soon as one of none idle as long")
 	}
 	for range 3 * keys {
 		c.advance(keys, 1, 0)
@@ -127,12 +127,13 @@ func TestLRFUGhostsAdapt(t *testing.T) {
 			}
 		}
 	}
+	churn(1, true) // keys with hits evicted and read again
 	churn(0, true) // new keys evicted and read again: too soon
-	if e := g.shift.Load() + lrfuExponentInit; e != 0 {
+	if e := g.exponent.Load(); e != 0 {
 		t.Fatalf("exponent row %d after victims without hits came back, want 0", e)
 	}
 	churn(1, true) // keys with hits evicted and read again
-	if e := g.shift.Load() + lrfuExponentInit; e != lrfuExponents-1 {
+	if e := g.exponent.Load(); e != lrfuExponents-1 {
 		t.Fatalf("exponent row %d after victims with hits came back, want %d", e, lrfuExponents-1)
 	}
 	back := g.back[1].Load()
