@@ -8,11 +8,12 @@ import (
 
 // The LRFU policy (least recently and frequently used): a sampled key goes
 // sooner the longer it has been idle and the fewer hits it had, by the score
-// idle / (hits+1)^1.5, so a key read often survives a longer idle spell
-// than one read once, and a key hot once gives way when it goes unread (the
-// exponent was chosen by replaying traces, hitratio_test.go: at 1 the
-// rarely read keys are kept too long under Zipf, at 2 the keys once hot
-// are under shifting popularity; docs/eviction.md).
+// idle / (hits+1)^e, so a key read often survives a longer idle spell
+// than one read once, and a key hot once gives way when it goes unread. No
+// fixed e suits every workload (replayed traces, hitratio_test.go: under
+// Zipf a higher one keeps more hits, where keys are hot for a while and
+// then dead a lower one; docs/eviction.md): the ghosts adapt it
+// (lrfuGhosts).
 //
 // An entry's 24-bit access clock holds its hits (lrfuFreqBits, saturating)
 // and the tick of its last access on a logical clock that advances with
