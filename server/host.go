@@ -98,7 +98,14 @@ func (s *Server) ClusterEnabled() bool { return s.cluster != nil }
 // FlushedAll implements command.Host.
 func (s *Server) FlushedAll(now int64) bool {
 	s.saver.Abort()
-	return len(s.cfg.Save()) > 0 && s.saver.Save(now) == nil
+	if len(s.cfg.Save()) == 0 || s.saver.Save(now) != nil {
+		return false
+	}
+	// FLUSHALL then counts its own change (it propagates by it), which
+	// dispatch adds after this save; Redis's save covers it: no change
+	// since the save (rdb_changes_since_last_save 0).
+	s.stats.dirty.Add(-1)
+	return true
 }
 
 func (s *Server) TouchWatched(db int, now int64, dbs ...*keyspace.DB) {
