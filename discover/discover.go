@@ -239,16 +239,56 @@ func (c *state) add(keys, volatile, bytes int64) {
 	}
 }
 
-// Read, Wrote, Evicted and Expired count an event on key.
-func (s *Sketch) Read(key []byte)    { s.event(key, Reads) }
-func (s *Sketch) Wrote(key []byte)   { s.event(key, Writes) }
+// Sampler draws which of a stream of events are sampled, each with
+// probability 1/Rate independently: one random number's nibbles decide
+// the next 15 events (a zero nibble: sampled), so a stream costs a random
+// number per 15 events rather than one each. A Sampler belongs to one
+// goroutine at a time (a client; a keyspace shard, under its lock); its
+// zero value is ready.
+type Sampler struct {
+	bits uint64 // the draws left above a marker bit: 1 or 0 when none
+}
+
+// Sample reports whether the next event is sampled.
+func (p *Sampler) Sample() bool {
+	if p.bits <= 1 {
+		p.refill()
+	}
+	hit := p.bits&(Rate-1) == 0
+	p.bits >>= sampleBits
+	return hit
+}
+
+// refill is not inlined so that Sample is.
+//
+//go:noinline
+func (p *Sampler) refill() { p.bits = rand.Uint64()>>sampleBits | 1<<(64-sampleBits) }
+
+// Read and Wrote count an event on key drawn by draw, the caller's
+// sampler; Evicted and Expired, rarer, draw a random number each.
+func (s *Sketch) Read(key []byte, draw *Sampler) {
+	if draw.Sample() {
+		s.record(key, Reads)
+	}
+}
+
+func (s *Sketch) Wrote(key []byte, draw *Sampler) {
+	if draw.Sample() {
+		s.record(key, Writes)
+	}
+}
+
 func (s *Sketch) Evicted(key []byte) { s.event(key, Evictions) }
 func (s *Sketch) Expired(key []byte) { s.event(key, Expirations) }
 
 func (s *Sketch) event(key []byte, f Figure) {
-	if rand.Uint32()&(Rate-1) != 0 {
-		return
+	if rand.Uint32()&(Rate-1) == 0 {
+		s.record(key, f)
 	}
+}
+
+// record counts a sampled event.
+func (s *Sketch) record(key []byte, f Figure) {
 	s.actTotal.field(f).Add(1)
 	end := 0
 	for d := range s.cfg.Depth {
