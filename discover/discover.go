@@ -212,17 +212,15 @@ func (s *Sketch) Changed(db int, key []byte, keys, volatile, bytes int64) {
 	}
 	st.total.add(keys, volatile, bytes)
 	grew := keys > 0 || bytes > 0
-	end := 0
+	prefixes, fps := s.prefixes(key)
 	for d := range s.cfg.Depth {
-		var prefix []byte
-		prefix, end = s.prefixAt(key, end)
-		fp := s.fingerprint(prefix)
+		fp := fps[d]
 		base := d * Rows * s.cfg.Width
 		for r := range Rows {
 			st.cells[base+r*s.cfg.Width+int(fp>>(16*r)&s.mask)].add(keys, volatile, bytes)
 		}
 		if grew {
-			s.claim(d, fp, prefix)
+			s.claim(d, fp, prefixes[d])
 		}
 	}
 }
@@ -290,16 +288,14 @@ func (s *Sketch) event(key []byte, f Figure) {
 // record counts a sampled event.
 func (s *Sketch) record(key []byte, f Figure) {
 	s.actTotal.field(f).Add(1)
-	end := 0
+	prefixes, fps := s.prefixes(key)
 	for d := range s.cfg.Depth {
-		var prefix []byte
-		prefix, end = s.prefixAt(key, end)
-		fp := s.fingerprint(prefix)
+		fp := fps[d]
 		base := d * Rows * s.cfg.Width
 		for r := range Rows {
 			s.act[base+r*s.cfg.Width+int(fp>>(16*r)&s.mask)].field(f).Add(1)
 		}
-		s.claim(d, fp, prefix)
+		s.claim(d, fp, prefixes[d])
 	}
 }
 
@@ -315,13 +311,43 @@ func (a *activity) field(f Figure) *atomic.Int64 {
 	return &a.expirations
 }
 
-// prefixAt returns key's prefix one depth below the one ending at end
-// (0: none yet), cut to MaxPrefix bytes, and where the uncut one ends.
-func (s *Sketch) prefixAt(key []byte, end int) ([]byte, int) {
-	if i := bytes.IndexByte(key[end:], s.cfg.Delimiter); i >= 0 {
-		end += i + 1
+// prefixes returns key's prefixes at depths 1 to Config.Depth, cut to
+// MaxPrefix bytes, and their fingerprints: the delimiters are found in one
+// pass over the first MaxPrefix bytes (a prefix that ends past them is
+// cut there anyway), and a prefix repeated at a deeper depth (the key has
+// fewer delimiters) is hashed once.
+func (s *Sketch) prefixes(key []byte) (prefixes [MaxDepth][]byte, fps [MaxDepth]uint64) {
+	head := key[:min(len(key), MaxPrefix)]
+	found := 0
+	for i, c := range head {
+		if c == s.cfg.Delimiter {
+			prefixes[found] = head[:i+1]
+			found++
+			if found == s.cfg.Depth {
+				break
+			}
+		}
 	}
-	return key[:min(end, MaxPrefix)], end
+	for d := range s.cfg.Depth {
+		switch {
+		case d < found:
+			fps[d] = s.fingerprint(prefixes[d])
+			continue
+		case len(key) > MaxPrefix && bytes.IndexByte(key[MaxPrefix:], s.cfg.Delimiter) >= 0:
+			prefixes[d] = head // its next delimiter is past the cut
+			fps[d] = s.fingerprint(head)
+		case d == 0:
+			prefixes[d] = key[:0]
+			fps[d] = s.fingerprint(key[:0])
+		default:
+			prefixes[d], fps[d] = prefixes[d-1], fps[d-1]
+		}
+		for d++; d < s.cfg.Depth; d++ {
+			prefixes[d], fps[d] = prefixes[d-1], fps[d-1]
+		}
+		break
+	}
+	return prefixes, fps
 }
 
 // fingerprint is prefix's hash, never 0 (an empty slot).

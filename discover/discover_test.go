@@ -262,6 +262,7 @@ func TestEventsDoNotAllocate(t *testing.T) {
 func TestPrefixes(t *testing.T) {
 	s := New(Config{Delimiter: ':', Depth: 3, Width: 64})
 	long := "x" + string(make([]byte, 100)) + ":y"
+	edge := string(make([]byte, MaxPrefix-1)) + ":" // its delimiter is the last byte kept
 	for key, want := range map[string][3]string{
 		"dns:example.com.:1:1": {"dns:", "dns:example.com.:", "dns:example.com.:1:"},
 		"dnsmeta:hits":         {"dnsmeta:", "dnsmeta:", "dnsmeta:"},
@@ -269,11 +270,16 @@ func TestPrefixes(t *testing.T) {
 		"":                     {"", "", ""},
 		"a::b":                 {"a:", "a::", "a::"},
 		long:                   {long[:MaxPrefix], long[:MaxPrefix], long[:MaxPrefix]},
+		"a:" + long:            {"a:", ("a:" + long)[:MaxPrefix], ("a:" + long)[:MaxPrefix]},
+		edge:                   {edge, edge, edge},
+		edge + "b:c":           {edge, edge, edge},
 	} {
-		end := 0
+		prefixes, fps := s.prefixes([]byte(key))
 		for d := range 3 {
-			var p []byte
-			p, end = s.prefixAt([]byte(key), end)
+			p := prefixes[d]
+			if fps[d] != s.fingerprint(p) {
+				t.Errorf("%q at depth %d: fingerprint not %q's", key, d+1, p)
+			}
 			if string(p) != want[d] || string(p) != exactPrefix(key, d+1, ':') {
 				t.Errorf("%q at depth %d: %q, want %q", key, d+1, p, want[d])
 			}
