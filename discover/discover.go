@@ -39,9 +39,10 @@
 // keys' bound times the prefix's mean key size: a prefix whose bytes sit
 // in a few large keys is estimated less precisely than that.
 //
-// Cost. Every key change hashes the key once; one in Rate then updates
-// Rows buckets per depth. Every read or write costs one random number; one
-// in Rate updates Rows buckets per depth. Nothing allocates once a
+// Cost. Every key change hashes the key once; one in Rate then finds its
+// prefixes in one pass and updates Rows buckets per depth. A read or write
+// costs a draw from its caller's Sampler (a random number per 15 events);
+// one in Rate updates Rows buckets per depth. Nothing allocates once a
 // database's first sampled key is seen. Memory is fixed by Config (MemoryFor).
 package discover
 
