@@ -39,9 +39,10 @@
 // keys' bound times the prefix's mean key size: a prefix whose bytes sit
 // in a few large keys is estimated less precisely than that.
 //
-// Cost. Every key change hashes the key once; one in Rate then updates
-// Rows buckets per depth. Every read or write costs one random number; one
-// in Rate updates Rows buckets per depth. Nothing allocates once a
+// Cost. Every key change hashes the key once; one in Rate then finds its
+// prefixes in one pass and updates Rows buckets per depth. A read or write
+// costs a draw from its caller's Sampler (a random number per 15 events);
+// one in Rate updates Rows buckets per depth. Nothing allocates once a
 // database's first sampled key is seen. Memory is fixed by Config (MemoryFor).
 package discover
 
@@ -212,17 +213,15 @@ func (s *Sketch) Changed(db int, key []byte, keys, volatile, bytes int64) {
 	}
 	st.total.add(keys, volatile, bytes)
 	grew := keys > 0 || bytes > 0
-	end := 0
+	prefixes, fps := s.prefixes(key)
 	for d := range s.cfg.Depth {
-		var prefix []byte
-		prefix, end = s.prefixAt(key, end)
-		fp := s.fingerprint(prefix)
+		fp := fps[d]
 		base := d * Rows * s.cfg.Width
 		for r := range Rows {
 			st.cells[base+r*s.cfg.Width+int(fp>>(16*r)&s.mask)].add(keys, volatile, bytes)
 		}
 		if grew {
-			s.claim(d, fp, prefix)
+			s.claim(d, fp, prefixes[d])
 		}
 	}
 }
@@ -239,27 +238,65 @@ func (c *state) add(keys, volatile, bytes int64) {
 	}
 }
 
-// Read, Wrote, Evicted and Expired count an event on key.
-func (s *Sketch) Read(key []byte)    { s.event(key, Reads) }
-func (s *Sketch) Wrote(key []byte)   { s.event(key, Writes) }
+// Sampler draws which of a stream of events are sampled, each with
+// probability 1/Rate independently: one random number's nibbles decide
+// the next 15 events (a zero nibble: sampled), so a stream costs a random
+// number per 15 events rather than one each. A Sampler belongs to one
+// goroutine at a time (a client; a keyspace shard, under its lock); its
+// zero value is ready.
+type Sampler struct {
+	bits uint64 // the draws left above a marker bit: 1 or 0 when none
+}
+
+// Sample reports whether the next event is sampled.
+func (p *Sampler) Sample() bool {
+	if p.bits <= 1 {
+		p.refill()
+	}
+	hit := p.bits&(Rate-1) == 0
+	p.bits >>= sampleBits
+	return hit
+}
+
+// refill is not inlined so that Sample is.
+//
+//go:noinline
+func (p *Sampler) refill() { p.bits = rand.Uint64()>>sampleBits | 1<<(64-sampleBits) }
+
+// Read and Wrote count an event on key drawn by draw, the caller's
+// sampler; Evicted and Expired, rarer, draw a random number each.
+func (s *Sketch) Read(key []byte, draw *Sampler) {
+	if draw.Sample() {
+		s.record(key, Reads)
+	}
+}
+
+func (s *Sketch) Wrote(key []byte, draw *Sampler) {
+	if draw.Sample() {
+		s.record(key, Writes)
+	}
+}
+
 func (s *Sketch) Evicted(key []byte) { s.event(key, Evictions) }
 func (s *Sketch) Expired(key []byte) { s.event(key, Expirations) }
 
 func (s *Sketch) event(key []byte, f Figure) {
-	if rand.Uint32()&(Rate-1) != 0 {
-		return
+	if rand.Uint32()&(Rate-1) == 0 {
+		s.record(key, f)
 	}
+}
+
+// record counts a sampled event.
+func (s *Sketch) record(key []byte, f Figure) {
 	s.actTotal.field(f).Add(1)
-	end := 0
+	prefixes, fps := s.prefixes(key)
 	for d := range s.cfg.Depth {
-		var prefix []byte
-		prefix, end = s.prefixAt(key, end)
-		fp := s.fingerprint(prefix)
+		fp := fps[d]
 		base := d * Rows * s.cfg.Width
 		for r := range Rows {
 			s.act[base+r*s.cfg.Width+int(fp>>(16*r)&s.mask)].field(f).Add(1)
 		}
-		s.claim(d, fp, prefix)
+		s.claim(d, fp, prefixes[d])
 	}
 }
 
@@ -275,13 +312,43 @@ func (a *activity) field(f Figure) *atomic.Int64 {
 	return &a.expirations
 }
 
-// prefixAt returns key's prefix one depth below the one ending at end
-// (0: none yet), cut to MaxPrefix bytes, and where the uncut one ends.
-func (s *Sketch) prefixAt(key []byte, end int) ([]byte, int) {
-	if i := bytes.IndexByte(key[end:], s.cfg.Delimiter); i >= 0 {
-		end += i + 1
+// prefixes returns key's prefixes at depths 1 to Config.Depth, cut to
+// MaxPrefix bytes, and their fingerprints: the delimiters are found in one
+// pass over the first MaxPrefix bytes (a prefix that ends past them is
+// cut there anyway), and a prefix repeated at a deeper depth (the key has
+// fewer delimiters) is hashed once.
+func (s *Sketch) prefixes(key []byte) (prefixes [MaxDepth][]byte, fps [MaxDepth]uint64) {
+	head := key[:min(len(key), MaxPrefix)]
+	found := 0
+	for i, c := range head {
+		if c == s.cfg.Delimiter {
+			prefixes[found] = head[:i+1]
+			found++
+			if found == s.cfg.Depth {
+				break
+			}
+		}
 	}
-	return key[:min(end, MaxPrefix)], end
+	for d := range s.cfg.Depth {
+		switch {
+		case d < found:
+			fps[d] = s.fingerprint(prefixes[d])
+			continue
+		case len(key) > MaxPrefix && bytes.IndexByte(key[MaxPrefix:], s.cfg.Delimiter) >= 0:
+			prefixes[d] = head // its next delimiter is past the cut
+			fps[d] = s.fingerprint(head)
+		case d == 0:
+			prefixes[d] = key[:0]
+			fps[d] = s.fingerprint(key[:0])
+		default:
+			prefixes[d], fps[d] = prefixes[d-1], fps[d-1]
+		}
+		for d++; d < s.cfg.Depth; d++ {
+			prefixes[d], fps[d] = prefixes[d-1], fps[d-1]
+		}
+		break
+	}
+	return prefixes, fps
 }
 
 // fingerprint is prefix's hash, never 0 (an empty slot).

@@ -3,6 +3,7 @@ package discover
 import (
 	"flag"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"testing"
@@ -93,6 +94,7 @@ type exact struct{ keys, volatile, bytes, writes int64 }
 
 func checkSeedMix(t *testing.T, n int, seed uint64) {
 	s := New(Config{Delimiter: ':', Depth: 3, Width: 1024, DBs: 2, Seed: seed})
+	var draw Sampler
 	r := rand.New(rand.NewPCG(seed, 7))
 	type kv struct {
 		size int64
@@ -135,7 +137,7 @@ func checkSeedMix(t *testing.T, n int, seed uint64) {
 		}
 		live[key] = kv{size, ttl, db}
 		s.Changed(db, []byte(key), 1, b2i(ttl), size)
-		s.Wrote([]byte(key))
+		s.Wrote([]byte(key), &draw)
 		apply(key, 1, b2i(ttl), size, 1)
 	}
 	// Delete a tenth, grow another tenth: the sketch must follow both.
@@ -144,12 +146,12 @@ func checkSeedMix(t *testing.T, n int, seed uint64) {
 		switch i % 10 {
 		case 0:
 			s.Changed(v.db, []byte(key), -1, -b2i(v.ttl), -v.size)
-			s.Wrote([]byte(key))
+			s.Wrote([]byte(key), &draw)
 			apply(key, -1, -b2i(v.ttl), -v.size, 1)
 			delete(live, key)
 		case 1:
 			s.Changed(v.db, []byte(key), 0, 0, 100)
-			s.Wrote([]byte(key))
+			s.Wrote([]byte(key), &draw)
 			apply(key, 0, 0, 100, 1)
 		}
 		i++
@@ -212,10 +214,11 @@ func TestMemoryBoundedUnderRandomPrefixes(t *testing.T) {
 	runtime.ReadMemStats(&m0)
 	r := rand.New(rand.NewPCG(3, 3))
 	key := make([]byte, 0, 64)
+	var draw Sampler
 	for i := range n {
 		key = fmt.Appendf(key[:0], "%x:%x:%x:%d", r.Uint64(), r.Uint32(), r.Uint32(), i)
 		s.Changed(0, key, 1, 0, 50)
-		s.Read(key)
+		s.Read(key, &draw)
 	}
 	runtime.GC()
 	runtime.ReadMemStats(&m1)
@@ -240,14 +243,15 @@ func TestEventsDoNotAllocate(t *testing.T) {
 		keys[i] = fmt.Appendf(nil, "ql:v1:link:%d", i)
 		s.Changed(1, keys[i], 1, 1, 100) // allocates database 1's figures
 	}
+	var draw Sampler
 	i := 0
 	if n := testing.AllocsPerRun(1000, func() {
 		k := keys[i%len(keys)]
 		i++
 		s.Changed(0, k, 1, 0, 80)
 		s.Changed(1, k, 0, 0, 8)
-		s.Read(k)
-		s.Wrote(k)
+		s.Read(k, &draw)
+		s.Wrote(k, &draw)
 		s.Expired(k)
 		s.Changed(0, k, -1, 0, -80)
 	}); n != 0 {
@@ -258,6 +262,7 @@ func TestEventsDoNotAllocate(t *testing.T) {
 func TestPrefixes(t *testing.T) {
 	s := New(Config{Delimiter: ':', Depth: 3, Width: 64})
 	long := "x" + string(make([]byte, 100)) + ":y"
+	edge := string(make([]byte, MaxPrefix-1)) + ":" // its delimiter is the last byte kept
 	for key, want := range map[string][3]string{
 		"dns:example.com.:1:1": {"dns:", "dns:example.com.:", "dns:example.com.:1:"},
 		"dnsmeta:hits":         {"dnsmeta:", "dnsmeta:", "dnsmeta:"},
@@ -265,11 +270,16 @@ func TestPrefixes(t *testing.T) {
 		"":                     {"", "", ""},
 		"a::b":                 {"a:", "a::", "a::"},
 		long:                   {long[:MaxPrefix], long[:MaxPrefix], long[:MaxPrefix]},
+		"a:" + long:            {"a:", ("a:" + long)[:MaxPrefix], ("a:" + long)[:MaxPrefix]},
+		edge:                   {edge, edge, edge},
+		edge + "b:c":           {edge, edge, edge},
 	} {
-		end := 0
+		prefixes, fps := s.prefixes([]byte(key))
 		for d := range 3 {
-			var p []byte
-			p, end = s.prefixAt([]byte(key), end)
+			p := prefixes[d]
+			if fps[d] != s.fingerprint(p) {
+				t.Errorf("%q at depth %d: fingerprint not %q's", key, d+1, p)
+			}
 			if string(p) != want[d] || string(p) != exactPrefix(key, d+1, ':') {
 				t.Errorf("%q at depth %d: %q, want %q", key, d+1, p, want[d])
 			}
@@ -322,8 +332,9 @@ func BenchmarkChanged(b *testing.B) {
 func BenchmarkRead(b *testing.B) {
 	s := New(Config{Delimiter: ':', Depth: 3, Width: 1024, Seed: 1})
 	key := []byte("key:000000000001")
+	var draw Sampler
 	for b.Loop() {
-		s.Read(key)
+		s.Read(key, &draw)
 	}
 }
 
@@ -351,11 +362,12 @@ func TestConcurrentEvents(t *testing.T) {
 	for g := range 4 {
 		go func() {
 			defer func() { done <- struct{}{} }()
+			var draw Sampler
 			for i := range 20000 {
 				k := fmt.Appendf(nil, "p%d:q%d:%d", i%7, g, i)
 				s.Changed(g%2, k, 1, 1, 10)
-				s.Read(k)
-				s.Wrote(k)
+				s.Read(k, &draw)
+				s.Wrote(k, &draw)
 				if i%50 == 0 {
 					s.Top(1+i%2, Keys, 5)
 				}
@@ -371,5 +383,25 @@ func TestConcurrentEvents(t *testing.T) {
 	}
 	if total := s.Totals()[Keys]; sum < total || total == 0 {
 		t.Fatalf("the prefixes' keys add up to %d, the total is %d", sum, total)
+	}
+}
+
+// TestSamplerRate checks that a Sampler samples one event in Rate, and
+// each event alike: the draws of every position within a random number's
+// 15 are counted apart.
+func TestSamplerRate(t *testing.T) {
+	const n = 15 * 1 << 16
+	var draw Sampler
+	var byPos [15]int
+	for i := range n {
+		if draw.Sample() {
+			byPos[i%15]++
+		}
+	}
+	want := float64(n/15) / Rate
+	for pos, got := range byPos {
+		if math.Abs(float64(got)-want) > 5*math.Sqrt(want) {
+			t.Errorf("position %d: %d sampled of %d, want about %.0f", pos, got, n/15, want)
+		}
 	}
 }

@@ -453,7 +453,7 @@ func (db *DB) ModifiedEntry(e *Entry) {
 
 func (db *DB) modified(sh *shard, key []byte) {
 	if t := db.ks.reportTo(); t != nil {
-		t.Wrote(db.id, key)
+		t.Wrote(db.id, key, &sh.writes)
 	}
 	if h := db.ks.hooks.Modified; h != nil {
 		h(db.id, key, db.ownerOf(sh))

@@ -1,6 +1,10 @@
 package keyspace
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/keyhive/keyhive/discover"
+)
 
 // Schema is what the keyspace reports each key's changes to: the declared
 // namespaces, which count keys, volatile keys, bytes and writes per
@@ -16,8 +20,9 @@ type Schema interface {
 	// where it did not exist): a collection changed in place reports only
 	// these.
 	Changed(db int, key []byte, keys, volatile, bytes, expireAt int64, was, is KeySize)
-	// Wrote reports a write to key in db.
-	Wrote(db int, key []byte)
+	// Wrote reports a write to key in db; draw is the key's shard's
+	// sampler, for prefix discovery's sample of writes.
+	Wrote(db int, key []byte, draw *discover.Sampler)
 	// FlushDB reports that database db lost all its keys.
 	FlushDB(db int)
 	// SwapDB reports that databases a and b exchanged their keys.

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"hash/maphash"
 	"sync"
+
+	"github.com/keyhive/keyhive/discover"
 )
 
 // An index slot is 0 when empty, else: occupied bit | top 23 bits of the key's
@@ -33,6 +35,9 @@ type shard struct {
 	volatile int // keys with an expire time
 	arena    arena
 	expireAt int // where the active expiry cycle resumes in slots
+	// writes draws which writes to the shard's keys prefix discovery
+	// samples (Schema.Wrote), under mu.
+	writes discover.Sampler
 
 	// objects holds the values too large for inline encodings; an entry
 	// refers to one by index. Released indexes are reused first.

@@ -86,7 +86,7 @@ func TestEvictionOrderHitsThenOldest(t *testing.T) {
 	for _, k := range []string{"d:1", "d:2", "d:3", "d:4"} {
 		tab.Changed(0, []byte(k), 1, 0, 10, 0, keyspace.NoKey, keyspace.KeySize{Len: 3})
 	}
-	tab.Hit(0, []byte("d:1"), true)
+	tab.Hit(0, []byte("d:1"), true, nil)
 	if tab.Over() != 1 {
 		t.Fatal("4 keys over a quota of 3 not noticed")
 	}

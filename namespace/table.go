@@ -312,10 +312,11 @@ func (t *Table) Changed(db int, key []byte, keys, volatile, bytes, expireAt int6
 	}
 }
 
-// Wrote counts a write to key in db, which is also an access.
-func (t *Table) Wrote(db int, key []byte) {
+// Wrote counts a write to key in db, which is also an access; draw samples
+// it for discovery.
+func (t *Table) Wrote(db int, key []byte, draw *discover.Sampler) {
 	if t.disc != nil {
-		t.disc.Wrote(key)
+		t.disc.Wrote(key, draw)
 	}
 	if !t.declared {
 		return
@@ -333,10 +334,11 @@ func (t *Table) Wrote(db int, key []byte) {
 }
 
 // Hit counts a lookup of key in db that found it (touch: one that counts
-// as an access for the eviction order), Miss one that did not.
-func (t *Table) Hit(db int, key []byte, touch bool) {
+// as an access for the eviction order), Miss one that did not; draw (the
+// client's) samples it for discovery.
+func (t *Table) Hit(db int, key []byte, touch bool, draw *discover.Sampler) {
 	if t.disc != nil {
-		t.disc.Read(key)
+		t.disc.Read(key, draw)
 	}
 	if !t.declared {
 		return
@@ -350,9 +352,9 @@ func (t *Table) Hit(db int, key []byte, touch bool) {
 }
 
 // Miss counts a lookup of key in db that did not find it.
-func (t *Table) Miss(db int, key []byte) {
+func (t *Table) Miss(db int, key []byte, draw *discover.Sampler) {
 	if t.disc != nil {
-		t.disc.Read(key)
+		t.disc.Read(key, draw)
 	}
 	if t.declared {
 		t.rows[db].Load().counts[t.Match(key)].Misses.Add(1)

@@ -55,9 +55,9 @@ func (c *Client) CountLookup(db int, key []byte, hit, touch bool) {
 	}
 	if t := c.s.schema.Load(); t != nil {
 		if hit {
-			t.Hit(db, key, touch)
+			t.Hit(db, key, touch, &c.reads)
 		} else {
-			t.Miss(db, key)
+			t.Miss(db, key, &c.reads)
 		}
 	}
 }
