@@ -49,6 +49,7 @@ package discover
 import (
 	"bytes"
 	"encoding/binary"
+	"github.com/keyhive/keyhive/internal/sample"
 	"math"
 	"math/bits"
 	"math/rand/v2"
@@ -60,14 +61,14 @@ import (
 
 // Sketch shape.
 const (
-	Rows       = 4  // count-min rows per depth
-	NamedRows  = 2  // rows whose buckets name a prefix
-	Rate       = 16 // one key (or event) in Rate is sampled
-	MaxPrefix  = 64 // longer prefixes are cut to this many bytes
+	Rows       = 4           // count-min rows per depth
+	NamedRows  = 2           // rows whose buckets name a prefix
+	Rate       = sample.Rate // one key (or event) in Rate is sampled
+	MaxPrefix  = 64          // longer prefixes are cut to this many bytes
 	MaxDepth   = 3
 	MinWidth   = 64
-	MaxWidth   = 1 << 16 // a fingerprint's 64 bits give each row 16
-	sampleBits = 4       // log2(Rate)
+	MaxWidth   = 1 << 16     // a fingerprint's 64 bits give each row 16
+	sampleBits = sample.Bits // log2(Rate)
 )
 
 // Figure is one of the statistics kept per prefix.
@@ -238,40 +239,15 @@ func (c *state) add(keys, volatile, bytes int64) {
 	}
 }
 
-// Sampler draws which of a stream of events are sampled, each with
-// probability 1/Rate independently: one random number's nibbles decide
-// the next 15 events (a zero nibble: sampled), so a stream costs a random
-// number per 15 events rather than one each. A Sampler belongs to one
-// goroutine at a time (a client; a keyspace shard, under its lock); its
-// zero value is ready.
-type Sampler struct {
-	bits uint64 // the draws left above a marker bit: 1 or 0 when none
-}
-
-// Sample reports whether the next event is sampled.
-func (p *Sampler) Sample() bool {
-	if p.bits <= 1 {
-		p.refill()
-	}
-	hit := p.bits&(Rate-1) == 0
-	p.bits >>= sampleBits
-	return hit
-}
-
-// refill is not inlined so that Sample is.
-//
-//go:noinline
-func (p *Sampler) refill() { p.bits = rand.Uint64()>>sampleBits | 1<<(64-sampleBits) }
-
 // Read and Wrote count an event on key drawn by draw, the caller's
 // sampler; Evicted and Expired, rarer, draw a random number each.
-func (s *Sketch) Read(key []byte, draw *Sampler) {
+func (s *Sketch) Read(key []byte, draw *sample.Sampler) {
 	if draw.Sample() {
 		s.record(key, Reads)
 	}
 }
 
-func (s *Sketch) Wrote(key []byte, draw *Sampler) {
+func (s *Sketch) Wrote(key []byte, draw *sample.Sampler) {
 	if draw.Sample() {
 		s.record(key, Writes)
 	}

@@ -3,10 +3,11 @@ package discover
 import (
 	"flag"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"runtime"
 	"testing"
+
+	"github.com/keyhive/keyhive/internal/sample"
 )
 
 // seedKey returns a key of the five seed applications' schemas
@@ -94,7 +95,7 @@ type exact struct{ keys, volatile, bytes, writes int64 }
 
 func checkSeedMix(t *testing.T, n int, seed uint64) {
 	s := New(Config{Delimiter: ':', Depth: 3, Width: 1024, DBs: 2, Seed: seed})
-	var draw Sampler
+	var draw sample.Sampler
 	r := rand.New(rand.NewPCG(seed, 7))
 	type kv struct {
 		size int64
@@ -214,7 +215,7 @@ func TestMemoryBoundedUnderRandomPrefixes(t *testing.T) {
 	runtime.ReadMemStats(&m0)
 	r := rand.New(rand.NewPCG(3, 3))
 	key := make([]byte, 0, 64)
-	var draw Sampler
+	var draw sample.Sampler
 	for i := range n {
 		key = fmt.Appendf(key[:0], "%x:%x:%x:%d", r.Uint64(), r.Uint32(), r.Uint32(), i)
 		s.Changed(0, key, 1, 0, 50)
@@ -243,7 +244,7 @@ func TestEventsDoNotAllocate(t *testing.T) {
 		keys[i] = fmt.Appendf(nil, "ql:v1:link:%d", i)
 		s.Changed(1, keys[i], 1, 1, 100) // allocates database 1's figures
 	}
-	var draw Sampler
+	var draw sample.Sampler
 	i := 0
 	if n := testing.AllocsPerRun(1000, func() {
 		k := keys[i%len(keys)]
@@ -332,7 +333,7 @@ func BenchmarkChanged(b *testing.B) {
 func BenchmarkRead(b *testing.B) {
 	s := New(Config{Delimiter: ':', Depth: 3, Width: 1024, Seed: 1})
 	key := []byte("key:000000000001")
-	var draw Sampler
+	var draw sample.Sampler
 	for b.Loop() {
 		s.Read(key, &draw)
 	}
@@ -362,7 +363,7 @@ func TestConcurrentEvents(t *testing.T) {
 	for g := range 4 {
 		go func() {
 			defer func() { done <- struct{}{} }()
-			var draw Sampler
+			var draw sample.Sampler
 			for i := range 20000 {
 				k := fmt.Appendf(nil, "p%d:q%d:%d", i%7, g, i)
 				s.Changed(g%2, k, 1, 1, 10)
@@ -383,25 +384,5 @@ func TestConcurrentEvents(t *testing.T) {
 	}
 	if total := s.Totals()[Keys]; sum < total || total == 0 {
 		t.Fatalf("the prefixes' keys add up to %d, the total is %d", sum, total)
-	}
-}
-
-// TestSamplerRate checks that a Sampler samples one event in Rate, and
-// each event alike: the draws of every position within a random number's
-// 15 are counted apart.
-func TestSamplerRate(t *testing.T) {
-	const n = 15 * 1 << 16
-	var draw Sampler
-	var byPos [15]int
-	for i := range n {
-		if draw.Sample() {
-			byPos[i%15]++
-		}
-	}
-	want := float64(n/15) / Rate
-	for pos, got := range byPos {
-		if math.Abs(float64(got)-want) > 5*math.Sqrt(want) {
-			t.Errorf("position %d: %d sampled of %d, want about %.0f", pos, got, n/15, want)
-		}
 	}
 }

@@ -3,7 +3,7 @@ package keyspace
 import (
 	"encoding/binary"
 
-	"github.com/keyhive/keyhive/discover"
+	"github.com/keyhive/keyhive/internal/sample"
 )
 
 // Schema is what the keyspace reports each key's changes to: the declared
@@ -22,7 +22,7 @@ type Schema interface {
 	Changed(db int, key []byte, keys, volatile, bytes, expireAt int64, was, is KeySize)
 	// Wrote reports a write to key in db; draw is the key's shard's
 	// sampler, for prefix discovery's sample of writes.
-	Wrote(db int, key []byte, draw *discover.Sampler)
+	Wrote(db int, key []byte, draw *sample.Sampler)
 	// FlushDB reports that database db lost all its keys.
 	FlushDB(db int)
 	// SwapDB reports that databases a and b exchanged their keys.

@@ -6,7 +6,7 @@ import (
 	"hash/maphash"
 	"sync"
 
-	"github.com/keyhive/keyhive/discover"
+	"github.com/keyhive/keyhive/internal/sample"
 )
 
 // An index slot is 0 when empty, else: occupied bit | top 23 bits of the key's
@@ -37,7 +37,7 @@ type shard struct {
 	expireAt int // where the active expiry cycle resumes in slots
 	// writes draws which writes to the shard's keys prefix discovery
 	// samples (Schema.Wrote), under mu.
-	writes discover.Sampler
+	writes sample.Sampler
 
 	// objects holds the values too large for inline encodings; an entry
 	// refers to one by index. Released indexes are reused first.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/keyhive/keyhive/discover"
 	"github.com/keyhive/keyhive/glob"
+	"github.com/keyhive/keyhive/internal/sample"
 	"github.com/keyhive/keyhive/internal/zset"
 	"github.com/keyhive/keyhive/keyspace"
 )
@@ -314,7 +315,7 @@ func (t *Table) Changed(db int, key []byte, keys, volatile, bytes, expireAt int6
 
 // Wrote counts a write to key in db, which is also an access; draw samples
 // it for discovery.
-func (t *Table) Wrote(db int, key []byte, draw *discover.Sampler) {
+func (t *Table) Wrote(db int, key []byte, draw *sample.Sampler) {
 	if t.disc != nil {
 		t.disc.Wrote(key, draw)
 	}
@@ -336,7 +337,7 @@ func (t *Table) Wrote(db int, key []byte, draw *discover.Sampler) {
 // Hit counts a lookup of key in db that found it (touch: one that counts
 // as an access for the eviction order), Miss one that did not; draw (the
 // client's) samples it for discovery.
-func (t *Table) Hit(db int, key []byte, touch bool, draw *discover.Sampler) {
+func (t *Table) Hit(db int, key []byte, touch bool, draw *sample.Sampler) {
 	if t.disc != nil {
 		t.disc.Read(key, draw)
 	}
@@ -352,7 +353,7 @@ func (t *Table) Hit(db int, key []byte, touch bool, draw *discover.Sampler) {
 }
 
 // Miss counts a lookup of key in db that did not find it.
-func (t *Table) Miss(db int, key []byte, draw *discover.Sampler) {
+func (t *Table) Miss(db int, key []byte, draw *sample.Sampler) {
 	if t.disc != nil {
 		t.disc.Read(key, draw)
 	}

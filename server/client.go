@@ -10,8 +10,8 @@ import (
 
 	"github.com/keyhive/keyhive/acl"
 	"github.com/keyhive/keyhive/cmdspec"
-	"github.com/keyhive/keyhive/discover"
 	"github.com/keyhive/keyhive/internal/osmem"
+	"github.com/keyhive/keyhive/internal/sample"
 	"github.com/keyhive/keyhive/replication"
 	"github.com/keyhive/keyhive/resp"
 )
@@ -100,7 +100,7 @@ type Client struct {
 	traffic  trafficStats
 	// reads draws which of the client's key lookups prefix discovery
 	// samples; like traffic, only the goroutine running its command uses it.
-	reads discover.Sampler
+	reads sample.Sampler
 
 	// The command time is derived from one wall-clock read per batch and the
 	// monotonic clock, which also times each command: one clock read per
