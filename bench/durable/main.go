@@ -23,7 +23,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -35,6 +34,7 @@ import (
 	"time"
 
 	"github.com/keyhive/keyhive/internal/benchstat"
+	"github.com/keyhive/keyhive/internal/difftest"
 )
 
 var (
@@ -104,20 +104,19 @@ func run() error {
 }
 
 func measureReplicas(bin string, r int) error {
-	master, err := start(bin)
+	addr, stop, err := start(bin)
 	if err != nil {
 		return err
 	}
-	defer master.cmd.Process.Kill()
-	addr := master.addr
+	defer stop()
 	for range r {
-		rep, err := start(bin)
+		replica, stopReplica, err := start(bin)
 		if err != nil {
 			return err
 		}
-		defer rep.cmd.Process.Kill()
+		defer stopReplica()
 		host, port, _ := net.SplitHostPort(addr)
-		if _, err := do(rep.addr, "REPLICAOF", host, port); err != nil {
+		if _, err := do(replica, "REPLICAOF", host, port); err != nil {
 			return err
 		}
 	}
@@ -174,38 +173,10 @@ func measureReplicas(bin string, r int) error {
 	return nil
 }
 
-// node is a Keyhive process and its address.
-type node struct {
-	cmd  *exec.Cmd
-	addr string
-}
-
-// start runs a Keyhive on a free port.
-func start(bin string) (*node, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	dir, err := os.MkdirTemp("", "keyhive-durable-node")
-	if err != nil {
-		return nil, err
-	}
-	n := &node{addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port))}
-	n.cmd = exec.Command(bin, "--port", strconv.Itoa(port), "--dir", dir, "--save", "", "--appendonly", "no",
-		"--repl-diskless-sync-delay", "0", "--bind", "127.0.0.1", "--logfile", filepath.Join(dir, "log"))
-	if err := n.cmd.Start(); err != nil {
-		return nil, err
-	}
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if c, err := net.Dial("tcp", n.addr); err == nil {
-			c.Close()
-			return n, nil
-		}
-	}
-	n.cmd.Process.Kill()
-	return nil, fmt.Errorf("keyhive on %s did not start", n.addr)
+// start runs a Keyhive on a free port with a directory of its own
+// (difftest's process harness); stop kills it.
+func start(bin string) (addr string, stop func(), err error) {
+	return difftest.StartProcess(bin, "--save", "", "--appendonly", "no", "--repl-diskless-sync-delay", "0")
 }
 
 // measure has the connections write for the mode's time and returns the
@@ -283,39 +254,19 @@ func measure(addr, mode string, r int, prefix string) (result, error) {
 	return result{opsPerSec: float64(len(lats)) / took.Seconds(), p99ms: float64(p99.Microseconds()) / 1000}, nil
 }
 
-// do sends one command on a new connection and returns its reply's
-// text (a bulk's bytes, or a line); an error reply is an error.
-func do(addr string, args ...string) (string, error) {
-	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+// do sends one command on a new connection and returns its reply's text;
+// an error reply is an error.
+func do(addr string, args ...any) (string, error) {
+	c, err := difftest.Dial(addr)
 	if err != nil {
 		return "", err
 	}
-	defer conn.Close()
-	req := fmt.Sprintf("*%d\r\n", len(args))
-	for _, a := range args {
-		req += fmt.Sprintf("$%d\r\n%s\r\n", len(a), a)
+	defer c.Close()
+	r, err := c.Do(args...)
+	if err == nil && r.IsError() {
+		err = errors.New(r.Str)
 	}
-	if _, err := io.WriteString(conn, req); err != nil {
-		return "", err
-	}
-	br := bufio.NewReader(conn)
-	line, err := br.ReadString('\n')
-	if err != nil {
-		return "", err
-	}
-	switch line[0] {
-	case '-':
-		return "", errors.New(strings.TrimSpace(line))
-	case '$':
-		n, _ := strconv.Atoi(strings.TrimSpace(line[1:]))
-		if n < 0 {
-			return "", nil
-		}
-		buf := make([]byte, n+2)
-		_, err := io.ReadFull(br, buf)
-		return string(buf[:n]), err
-	}
-	return strings.TrimSpace(line), nil
+	return r.Str, err
 }
 
 func ints(s string) ([]int, error) {
