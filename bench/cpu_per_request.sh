@@ -7,6 +7,7 @@
 #
 #   bench/cpu_per_request.sh                 # GET and SET, -P 1 and 16, 3 rounds
 #   TESTS="get set incr" PIPELINES="1" ROUNDS=5 bench/cpu_per_request.sh
+#   AGAINST=discovery-off TESTS="set get" PIPELINES=16 ROUNDS=9 bench/cpu_per_request.sh
 #   TESTS="EVALSHA_ENQUEUE EVALSHA_RATELIMIT" bench/cpu_per_request.sh  # see throughput.sh
 #   TESTS="XADD XRANGE_10 XREAD_10 XREAD_100" bench/cpu_per_request.sh   # see bench/streams.sh
 set -euo pipefail
@@ -21,6 +22,11 @@ ROUNDS=${ROUNDS:-3}
 #   go build -o /tmp/kh ./cmd/keyhive
 #   REDIS_BIN=/tmp/kh KEYHIVE_PLAIN=/tmp/kh KEYHIVE_BIN=bench/keyhive-namespaces.sh \
 #     TESTS="set get" PIPELINES=16 ROUNDS=5 bench/cpu_per_request.sh
+# AGAINST=discovery-off: the same keyhive with prefix discovery off
+# (bench/keyhive-discovery-off.sh) in both redis-server places, so the
+# keyhive/redis ratios are discovery's cost and redis2/redis is discovery
+# off against itself, the noise floor.
+AGAINST=${AGAINST:-}
 tmp=$(mktemp -d)
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null || true; rm -rf "$tmp"' EXIT
@@ -30,6 +36,11 @@ if [ -z "$keyhive" ]; then
   (cd "$root" && go build -o "$tmp/keyhive" ./cmd/keyhive)
   keyhive=$tmp/keyhive
 fi
+case $AGAINST in
+  '') ;;
+  discovery-off) export KEYHIVE_PLAIN=$keyhive REDIS_BIN=$root/bench/keyhive-discovery-off.sh ;;
+  *) echo "AGAINST=$AGAINST: only discovery-off is known" >&2; exit 2 ;;
+esac
 # shellcheck source=bench/rounds.sh
 source "$root/bench/rounds.sh"
 # shellcheck source=bench/evalsha.sh
@@ -78,8 +89,11 @@ measure() {
 raw=$tmp/raw.tsv
 printf 'test\tpipeline\tround\tserver\tops/s\tCPU us/request\n' >"$raw"
 start=$SECONDS
+loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
+load_start=$(loadavg)
 for round in $(seq "$ROUNDS"); do
   order=$(round_order "$round")
+  echo "round $round/$ROUNDS: load average $(loadavg)" >&2
   for t in $TESTS; do
     for p in $PIPELINES; do
       n=300000; [ "$p" -gt 1 ] && n=2000000
@@ -94,5 +108,7 @@ for round in $(seq "$ROUNDS"); do
 done
 echo "done in $((SECONDS - start)) s" >&2
 echo "Server CPU per request (utime + stime of the server process over the run), redis-benchmark -c 50 -d 16; $ROUNDS alternating rounds"
+[ -z "$AGAINST" ] || echo "redis and redis2: keyhive with $AGAINST; keyhive: the same binary as it is by default"
+echo "Load average (1, 5, 15 min) at the start: $load_start; at the end: $(loadavg); $(nproc) CPUs"
 echo
 ratio_table <"$raw"

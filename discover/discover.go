@@ -10,11 +10,11 @@
 //     bytes. Depths 1 to Config.Depth are kept, so at each depth the
 //     prefixes split all the keys.
 //   - Keys, keys with a TTL and bytes come from a sample of the keys: the
-//     ones whose hash falls in the lowest 1/Rate of the hash range. The
+//     1/KeyRate whose hash (the keyspace's) has its low bits zero. The
 //     choice depends on the key alone, so a sampled key's creation, size
 //     changes and deletion are all seen, an unsampled key's none, and the
 //     figures never drift. Reads, writes, evictions and expirations come
-//     from a 1/Rate sample of those events.
+//     from a 1/EventRate sample of those events, each drawn independently.
 //   - Each depth's sampled figures go into a count-min sketch: Rows rows of
 //     Config.Width buckets, a prefix adding to one bucket per row (chosen
 //     by its fingerprint), and a figure's estimate is the smallest of its
@@ -29,21 +29,24 @@
 //     idle prefix is not displaced by a stream of small ones). The top
 //     prefixes are the named ones with the largest estimates.
 //
-// Error bound. Let S be a prefix's sampled figure and T the sampled total
-// of that figure at its depth. With probability at least 99.9% its count
-// lies within Rate·(3.3·√(S+1) + 11) of Rate·S (the sample's binomial
-// error), and the sketch adds at most Rate·5.7·T/Width to S (count-min
-// with four rows: each row's excess passes 5.7·T/Width with probability
-// at most 1/5.7, all four with at most 1/1000). Prefix.Error gives the sum
-// of the two. Bytes sum keys of different sizes, so their bound is the
-// keys' bound times the prefix's mean key size: a prefix whose bytes sit
-// in a few large keys is estimated less precisely than that.
+// Error bound. Let R be a figure's rate (KeyRate for keys, keys with a
+// TTL and bytes, EventRate for the events), S a prefix's sampled figure
+// and T the sampled total of that figure at its depth. With probability
+// at least 99.9% its count lies within R·(3.3·√(S+1) + 11) of R·S (the
+// sample's binomial error), and the sketch adds at most R·5.7·T/Width to
+// it (count-min with four rows: each row's excess passes 5.7·T/Width with
+// probability at most 1/5.7, all four with at most 1/1000). Prefix.Error
+// gives the sum of the two. Bytes sum keys of different sizes, so their
+// bound is the keys' bound times the prefix's mean key size: a prefix
+// whose bytes sit in a few large keys is estimated less precisely than
+// that.
 //
-// Cost. Every key change hashes the key once; one in Rate then finds its
-// prefixes in one pass and updates Rows buckets per depth. A read or write
-// costs a draw from its caller's Sampler (a random number per 15 events);
-// one in Rate updates Rows buckets per depth. Nothing allocates once a
-// database's first sampled key is seen. Memory is fixed by Config (MemoryFor).
+// Cost. A key change tests the low bits of the hash the keyspace already
+// has; one in KeyRate then finds its prefixes in one pass and updates
+// Rows buckets per depth. A read or write costs its caller's Sampler a
+// counter decrement; one in EventRate updates Rows buckets per depth.
+// Nothing allocates once a database's first sampled key is seen. Memory
+// is fixed by Config (MemoryFor).
 package discover
 
 import (
@@ -61,14 +64,14 @@ import (
 
 // Sketch shape.
 const (
-	Rows       = 4           // count-min rows per depth
-	NamedRows  = 2           // rows whose buckets name a prefix
-	Rate       = sample.Rate // one key (or event) in Rate is sampled
-	MaxPrefix  = 64          // longer prefixes are cut to this many bytes
-	MaxDepth   = 3
-	MinWidth   = 64
-	MaxWidth   = 1 << 16     // a fingerprint's 64 bits give each row 16
-	sampleBits = sample.Bits // log2(Rate)
+	Rows      = 4           // count-min rows per depth
+	NamedRows = 2           // rows whose buckets name a prefix
+	KeyRate   = 16          // one key in KeyRate is sampled, a power of two
+	EventRate = sample.Rate // one event in EventRate is sampled
+	MaxPrefix = 64          // longer prefixes are cut to this many bytes
+	MaxDepth  = 3
+	MinWidth  = 64
+	MaxWidth  = 1 << 16 // a fingerprint's 64 bits give each row 16
 )
 
 // Figure is one of the statistics kept per prefix.
@@ -106,14 +109,14 @@ type Config struct {
 	Depth     int    // depths kept, 1 to MaxDepth
 	Width     int    // buckets per row, a power of two from MinWidth to MaxWidth
 	DBs       int    // databases
-	Seed      uint64 // hash seed: which keys are sampled
+	Seed      uint64 // the prefixes' fingerprints' hash seed
 }
 
 // state is a bucket's sampled figures that describe the keys present.
 type state struct{ keys, volatile, bytes atomic.Int64 }
 
-// activity is a bucket's sampled event counts.
-type activity struct{ reads, writes, evictions, expirations atomic.Int64 }
+// activity is a bucket's sampled event counts, by figure from Reads on.
+type activity [NumFigures - Reads]atomic.Int64
 
 // dbState is one database's key figures: Depth·Rows·Width buckets, and
 // their total (one row's sum, kept apart so that it costs no scan).
@@ -136,7 +139,6 @@ type slot struct {
 type Sketch struct {
 	cfg      Config
 	mask     uint64
-	keySeed  uint64
 	prefSeed uint64
 	dbs      []atomic.Pointer[dbState]
 	dbsUsed  atomic.Int32 // databases up to the highest one with figures, so reads skip the rest
@@ -154,7 +156,6 @@ func New(cfg Config) *Sketch {
 	s := &Sketch{
 		cfg:      cfg,
 		mask:     uint64(cfg.Width - 1),
-		keySeed:  mix(cfg.Seed ^ 0x6b65792d73616d70),
 		prefSeed: mix(cfg.Seed ^ 0x7072656669782d66),
 		dbs:      make([]atomic.Pointer[dbState], cfg.DBs),
 		act:      make([]activity, cfg.Depth*Rows*cfg.Width),
@@ -194,9 +195,11 @@ func (s *Sketch) MemoryBytes() int64 {
 }
 
 // Changed records a change to key in db: keys and volatile are +1, 0 or
-// -1, bytes the change of its size.
-func (s *Sketch) Changed(db int, key []byte, keys, volatile, bytes int64) {
-	if hash(s.keySeed, key)>>(64-sampleBits) != 0 {
+// -1, bytes the change of its size. hash is the key's hash, the same at
+// every change of the key (the keyspace's, which has it at hand), whose
+// low bits choose the sampled keys.
+func (s *Sketch) Changed(db int, key []byte, hash uint64, keys, volatile, bytes int64) {
+	if hash&(KeyRate-1) != 0 {
 		return
 	}
 	st := s.dbs[db].Load()
@@ -241,15 +244,22 @@ func (c *state) add(keys, volatile, bytes int64) {
 
 // Read and Wrote count an event on key drawn by draw, the caller's
 // sampler; Evicted and Expired, rarer, draw a random number each.
+// Both inline, so an event not sampled costs its caller a decrement.
 func (s *Sketch) Read(key []byte, draw *sample.Sampler) {
-	if draw.Sample() {
-		s.record(key, Reads)
+	if draw.Due() {
+		s.drawn(key, Reads, draw)
 	}
 }
 
 func (s *Sketch) Wrote(key []byte, draw *sample.Sampler) {
-	if draw.Sample() {
-		s.record(key, Writes)
+	if draw.Due() {
+		s.drawn(key, Writes, draw)
+	}
+}
+
+func (s *Sketch) drawn(key []byte, f Figure, draw *sample.Sampler) {
+	if draw.Sampled() {
+		s.record(key, f)
 	}
 }
 
@@ -257,35 +267,23 @@ func (s *Sketch) Evicted(key []byte) { s.event(key, Evictions) }
 func (s *Sketch) Expired(key []byte) { s.event(key, Expirations) }
 
 func (s *Sketch) event(key []byte, f Figure) {
-	if rand.Uint32()&(Rate-1) == 0 {
+	if rand.Uint32()%EventRate == 0 {
 		s.record(key, f)
 	}
 }
 
 // record counts a sampled event.
 func (s *Sketch) record(key []byte, f Figure) {
-	s.actTotal.field(f).Add(1)
+	s.actTotal[f-Reads].Add(1)
 	prefixes, fps := s.prefixes(key)
 	for d := range s.cfg.Depth {
 		fp := fps[d]
 		base := d * Rows * s.cfg.Width
 		for r := range Rows {
-			s.act[base+r*s.cfg.Width+int(fp>>(16*r)&s.mask)].field(f).Add(1)
+			s.act[base+r*s.cfg.Width+int(fp>>(16*r)&s.mask)][f-Reads].Add(1)
 		}
 		s.claim(d, fp, prefixes[d])
 	}
-}
-
-func (a *activity) field(f Figure) *atomic.Int64 {
-	switch f {
-	case Reads:
-		return &a.reads
-	case Writes:
-		return &a.writes
-	case Evictions:
-		return &a.evictions
-	}
-	return &a.expirations
 }
 
 // prefixes returns key's prefixes at depths 1 to Config.Depth, cut to
@@ -409,7 +407,10 @@ func (s *Sketch) estimate(d int, fp uint64) [NumFigures]int64 {
 			}
 		}
 		a := &s.act[i]
-		row := [NumFigures]int64{k, v, b, a.reads.Load(), a.writes.Load(), a.evictions.Load(), a.expirations.Load()}
+		row := [NumFigures]int64{k, v, b}
+		for f := Reads; f < NumFigures; f++ {
+			row[f] = a[f-Reads].Load()
+		}
 		for f := range e {
 			e[f] = min(e[f], row[f])
 		}
@@ -431,10 +432,9 @@ func (s *Sketch) sampledTotals() [NumFigures]int64 {
 			t[Bytes] += st.total.bytes.Load()
 		}
 	}
-	t[Reads] = s.actTotal.reads.Load()
-	t[Writes] = s.actTotal.writes.Load()
-	t[Evictions] = s.actTotal.evictions.Load()
-	t[Expirations] = s.actTotal.expirations.Load()
+	for f := Reads; f < NumFigures; f++ {
+		t[f] = s.actTotal[f-Reads].Load()
+	}
 	return t
 }
 
@@ -522,20 +522,29 @@ const (
 	cmFactor = 5.7
 )
 
+// rate is how many of figure f's keys or events one sampled stands for.
+func rate(f Figure) float64 {
+	if f < Reads {
+		return KeyRate
+	}
+	return EventRate
+}
+
 // scale turns sampled figures into estimates with their error bounds.
 func (s *Sketch) scale(depth int, name string, e, totals *[NumFigures]int64) Prefix {
 	p := Prefix{Depth: depth, Name: name}
 	for f := range NumFigures {
-		p.Figures[f] = e[f] * Rate
-		sampling := Rate * (zScore*math.Sqrt(float64(e[f]+1)) + zScore*zScore)
+		r := rate(f)
+		p.Figures[f] = e[f] * int64(r)
+		sampling := r * (zScore*math.Sqrt(float64(e[f]+1)) + zScore*zScore)
 		if f == Bytes {
 			mean := 0.0
 			if e[Keys] > 0 {
 				mean = float64(e[Bytes]) / float64(e[Keys])
 			}
-			sampling = Rate * (zScore*math.Sqrt(float64(e[Keys]+1)) + zScore*zScore) * mean
+			sampling = r * (zScore*math.Sqrt(float64(e[Keys]+1)) + zScore*zScore) * mean
 		}
-		sketch := Rate * cmFactor * float64(totals[f]) / float64(s.cfg.Width)
+		sketch := r * cmFactor * float64(totals[f]) / float64(s.cfg.Width)
 		p.Error[f] = int64(math.Ceil(sampling + sketch))
 	}
 	return p
@@ -546,7 +555,7 @@ func (s *Sketch) scale(depth int, name string, e, totals *[NumFigures]int64) Pre
 func (s *Sketch) Totals() [NumFigures]int64 {
 	t := s.sampledTotals()
 	for f := range t {
-		t[f] *= Rate
+		t[f] *= int64(rate(Figure(f)))
 	}
 	return t
 }

@@ -91,6 +91,11 @@ func TestTopMatchesExactCounts(t *testing.T) {
 	}
 }
 
+// keyHash stands in for the keyspace's hash of key, by which Changed
+// samples keys: seeded with the sketch's seed, so that a test samples the
+// same keys at each run.
+func keyHash(s *Sketch, key []byte) uint64 { return hash(s.cfg.Seed, key) }
+
 type exact struct{ keys, volatile, bytes, writes int64 }
 
 func checkSeedMix(t *testing.T, n int, seed uint64) {
@@ -137,7 +142,7 @@ func checkSeedMix(t *testing.T, n int, seed uint64) {
 			db = 1
 		}
 		live[key] = kv{size, ttl, db}
-		s.Changed(db, []byte(key), 1, b2i(ttl), size)
+		s.Changed(db, []byte(key), keyHash(s, []byte(key)), 1, b2i(ttl), size)
 		s.Wrote([]byte(key), &draw)
 		apply(key, 1, b2i(ttl), size, 1)
 	}
@@ -146,12 +151,12 @@ func checkSeedMix(t *testing.T, n int, seed uint64) {
 	for key, v := range live {
 		switch i % 10 {
 		case 0:
-			s.Changed(v.db, []byte(key), -1, -b2i(v.ttl), -v.size)
+			s.Changed(v.db, []byte(key), keyHash(s, []byte(key)), -1, -b2i(v.ttl), -v.size)
 			s.Wrote([]byte(key), &draw)
 			apply(key, -1, -b2i(v.ttl), -v.size, 1)
 			delete(live, key)
 		case 1:
-			s.Changed(v.db, []byte(key), 0, 0, 100)
+			s.Changed(v.db, []byte(key), keyHash(s, []byte(key)), 0, 0, 100)
 			s.Wrote([]byte(key), &draw)
 			apply(key, 0, 0, 100, 1)
 		}
@@ -218,7 +223,7 @@ func TestMemoryBoundedUnderRandomPrefixes(t *testing.T) {
 	var draw sample.Sampler
 	for i := range n {
 		key = fmt.Appendf(key[:0], "%x:%x:%x:%d", r.Uint64(), r.Uint32(), r.Uint32(), i)
-		s.Changed(0, key, 1, 0, 50)
+		s.Changed(0, key, keyHash(s, key), 1, 0, 50)
 		s.Read(key, &draw)
 	}
 	runtime.GC()
@@ -242,19 +247,19 @@ func TestEventsDoNotAllocate(t *testing.T) {
 	keys := make([][]byte, 256)
 	for i := range keys {
 		keys[i] = fmt.Appendf(nil, "ql:v1:link:%d", i)
-		s.Changed(1, keys[i], 1, 1, 100) // allocates database 1's figures
+		s.Changed(1, keys[i], keyHash(s, keys[i]), 1, 1, 100) // allocates database 1's figures
 	}
 	var draw sample.Sampler
 	i := 0
 	if n := testing.AllocsPerRun(1000, func() {
 		k := keys[i%len(keys)]
 		i++
-		s.Changed(0, k, 1, 0, 80)
-		s.Changed(1, k, 0, 0, 8)
+		s.Changed(0, k, keyHash(s, k), 1, 0, 80)
+		s.Changed(1, k, keyHash(s, k), 0, 0, 8)
 		s.Read(k, &draw)
 		s.Wrote(k, &draw)
 		s.Expired(k)
-		s.Changed(0, k, -1, 0, -80)
+		s.Changed(0, k, keyHash(s, k), -1, 0, -80)
 	}); n != 0 {
 		t.Fatalf("%.1f allocations per round of events", n)
 	}
@@ -291,8 +296,9 @@ func TestPrefixes(t *testing.T) {
 func TestFlushAndSwap(t *testing.T) {
 	s := New(Config{Delimiter: ':', Depth: 1, Width: 64, DBs: 2})
 	for i := range 4000 {
-		s.Changed(0, fmt.Appendf(nil, "a:%d", i), 1, 0, 10)
-		s.Changed(1, fmt.Appendf(nil, "b:%d", i), 1, 0, 10)
+		a, b := fmt.Appendf(nil, "a:%d", i), fmt.Appendf(nil, "b:%d", i)
+		s.Changed(0, a, keyHash(s, a), 1, 0, 10)
+		s.Changed(1, b, keyHash(s, b), 1, 0, 10)
 	}
 	keysOf := func(name string) int64 {
 		for _, p := range s.Top(1, Keys, 10) {
@@ -325,7 +331,7 @@ func BenchmarkChanged(b *testing.B) {
 	}
 	i := 0
 	for b.Loop() {
-		s.Changed(0, keys[i&4095], 1, 0, 40)
+		s.Changed(0, keys[i&4095], keyHash(s, keys[i&4095]), 1, 0, 40)
 		i++
 	}
 }
@@ -350,7 +356,7 @@ func BenchmarkChangedRandomPrefixes(b *testing.B) {
 	}
 	i := 0
 	for b.Loop() {
-		s.Changed(0, keys[i&(1<<16-1)], 1, 0, 40)
+		s.Changed(0, keys[i&(1<<16-1)], keyHash(s, keys[i&(1<<16-1)]), 1, 0, 40)
 		i++
 	}
 }
@@ -366,7 +372,7 @@ func TestConcurrentEvents(t *testing.T) {
 			var draw sample.Sampler
 			for i := range 20000 {
 				k := fmt.Appendf(nil, "p%d:q%d:%d", i%7, g, i)
-				s.Changed(g%2, k, 1, 1, 10)
+				s.Changed(g%2, k, keyHash(s, k), 1, 1, 10)
 				s.Read(k, &draw)
 				s.Wrote(k, &draw)
 				if i%50 == 0 {

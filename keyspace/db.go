@@ -77,6 +77,14 @@ func (db *DB) shardOf(key []byte) *shard { return &db.shards[ShardOf(key)] }
 
 func (db *DB) hash(key []byte) uint64 { return maphash.Bytes(db.ks.seed, key) }
 
+// hashOf returns e's key's hash: the one its lookup kept, else computed.
+func (db *DB) hashOf(e *Entry) uint64 {
+	if e.hash == 0 {
+		e.hash = db.hash(e.h.key)
+	}
+	return e.hash
+}
+
 // Lookup finds key. An expired key is removed (and reported to the Expired hook)
 // and reported missing. With touch, the key's access clock is updated.
 func (db *DB) Lookup(key []byte, now int64, touch bool) (Entry, bool) {
@@ -234,7 +242,7 @@ func (db *DB) insert(e *Entry, key []byte, meta byte, vlen int, expireAt int64, 
 // value is written (a collection is measured by its contents).
 func (db *DB) reportInsert(e *Entry) {
 	if t := db.ks.reportTo(); t != nil {
-		t.Changed(db.id, e.h.key, 1, boolInt(e.h.expire != 0), schemaBytes(&e.h), e.h.expire, NoKey, db.ks.remeasure(e))
+		t.Changed(db.id, e.h.key, e.hash, 1, boolInt(e.h.expire != 0), schemaBytes(&e.h), e.h.expire, NoKey, db.ks.remeasure(e))
 	}
 }
 
@@ -354,7 +362,7 @@ func (db *DB) accountRewrite(s Schema, e *Entry, oldExpire int64, oldLen int, wa
 	}
 	klen := len(e.h.key)
 	dBytes := int64(allocSize(klen, len(e.h.value), e.h.expire != 0) - allocSize(klen, oldLen, oldExpire != 0))
-	s.Changed(db.id, e.h.key, 0, boolInt(e.h.expire != 0)-boolInt(oldExpire != 0), dBytes, expire, was, is)
+	s.Changed(db.id, e.h.key, db.hashOf(e), 0, boolInt(e.h.expire != 0)-boolInt(oldExpire != 0), dBytes, expire, was, is)
 }
 
 // beginRewrite is what every rewrite of a found entry does first: it reports
@@ -443,7 +451,7 @@ func (db *DB) Modified(key []byte) {
 func (db *DB) ModifiedEntry(e *Entry) {
 	if s := db.ks.reportTo(); s != nil && e.h.flags&flagObject != 0 {
 		if was, is := db.ks.keySize(e), db.ks.remeasure(e); is != was {
-			s.Changed(db.id, e.h.key, 0, 0, 0, -1, was, is)
+			s.Changed(db.id, e.h.key, db.hashOf(e), 0, 0, 0, -1, was, is)
 		}
 	}
 	if db.ks.hooks.Modified != nil {
@@ -519,7 +527,7 @@ func (db *DB) DeleteEntry(e *Entry) {
 		db.dropSub(sh, e.h.key)
 	}
 	if t := db.ks.reportTo(); t != nil {
-		t.Changed(db.id, e.h.key, -1, -boolInt(e.h.expire != 0), -schemaBytes(&e.h), 0, db.ks.keySize(e), NoKey)
+		t.Changed(db.id, e.h.key, db.hashOf(e), -1, -boolInt(e.h.expire != 0), -schemaBytes(&e.h), 0, db.ks.keySize(e), NoKey)
 	}
 	sh.arena.kill(e.ref, e.h.size)
 	sh.remove(e.slot)

@@ -14,12 +14,14 @@ import (
 // back into the keyspace.
 type Schema interface {
 	// Changed reports a change to key in db: keys and volatile are +1, 0
-	// or -1, bytes the change of its size (schemaBytes). expireAt is the
-	// key's expire time after the change (0: none), or -1 when it did not
-	// change. was and is are the key's KeySize before and after (NoKey
-	// where it did not exist): a collection changed in place reports only
-	// these.
-	Changed(db int, key []byte, keys, volatile, bytes, expireAt int64, was, is KeySize)
+	// or -1, bytes the change of its size (schemaBytes). hash is the key's
+	// hash, the same at every change while the keyspace lives (prefix
+	// discovery samples keys by it rather than hashing them again).
+	// expireAt is the key's expire time after the change (0: none), or -1
+	// when it did not change. was and is are the key's KeySize before and
+	// after (NoKey where it did not exist): a collection changed in place
+	// reports only these.
+	Changed(db int, key []byte, hash uint64, keys, volatile, bytes, expireAt int64, was, is KeySize)
 	// Wrote reports a write to key in db; draw is the key's shard's
 	// sampler, for prefix discovery's sample of writes.
 	Wrote(db int, key []byte, draw *sample.Sampler)
@@ -89,7 +91,7 @@ func (ks *Keyspace) SetSchema(s Schema) {
 			for _, v := range sh.slots {
 				if v != 0 {
 					e := Entry{sh: sh, h: decode(sh.arena.entry(v & refMask))}
-					s.Changed(i, e.h.key, 1, boolInt(e.h.expire != 0), schemaBytes(&e.h), e.h.expire, NoKey, ks.remeasure(&e))
+					s.Changed(i, e.h.key, db.hash(e.h.key), 1, boolInt(e.h.expire != 0), schemaBytes(&e.h), e.h.expire, NoKey, ks.remeasure(&e))
 				}
 			}
 		}

@@ -81,7 +81,7 @@ func BenchmarkKeysizesReport(b *testing.B) {
 			for i := 0; b.Loop(); i++ {
 				was := keyspace.KeySize{Type: keyspace.TypeList, Len: c.lens[i&1]}
 				is := keyspace.KeySize{Type: keyspace.TypeList, Len: c.lens[1-i&1]}
-				tab.Changed(0, key, 0, 0, 0, -1, was, is)
+				tab.Changed(0, key, 0, 0, 0, 0, -1, was, is)
 			}
 		})
 	}

@@ -84,7 +84,7 @@ func TestParseErrors(t *testing.T) {
 func TestEvictionOrderHitsThenOldest(t *testing.T) {
 	tab := NewTable([]Def{mustParse(t, "d PREFIX d: MAX-KEYS 3 EVICT lowest-hits-then-oldest")}, 1, nil)
 	for _, k := range []string{"d:1", "d:2", "d:3", "d:4"} {
-		tab.Changed(0, []byte(k), 1, 0, 10, 0, keyspace.NoKey, keyspace.KeySize{Len: 3})
+		tab.Changed(0, []byte(k), 0, 1, 0, 10, 0, keyspace.NoKey, keyspace.KeySize{Len: 3})
 	}
 	tab.Hit(0, []byte("d:1"), true, nil)
 	if tab.Over() != 1 {
@@ -94,7 +94,7 @@ func TestEvictionOrderHitsThenOldest(t *testing.T) {
 	if !ok || string(victim) != "d:2" {
 		t.Fatalf("victim %q, want d:2 (d:1 was hit, d:2 is the oldest of the rest)", victim)
 	}
-	tab.Changed(0, victim, -1, 0, -10, 0, keyspace.KeySize{Len: 3}, keyspace.NoKey)
+	tab.Changed(0, victim, 0, -1, 0, -10, 0, keyspace.KeySize{Len: 3}, keyspace.NoKey)
 	if tab.Over() != -1 || tab.Totals(1).Keys != 3 || tab.Totals(1).Bytes != 30 {
 		t.Fatalf("after the eviction: over=%d totals=%+v", tab.Over(), tab.Totals(1))
 	}

@@ -279,17 +279,18 @@ func (t *Table) Totals(ns int) Totals {
 }
 
 // Changed records a change to key in db: keys and volatile are +1, 0 or -1,
-// bytes the change of its size in the keyspace. expireAt is the key's
-// expire time after the change (0: none), or -1 when it did not change;
-// was and is its KeySize before and after, for INFO keysizes.
-func (t *Table) Changed(db int, key []byte, keys, volatile, bytes, expireAt int64, was, is keyspace.KeySize) {
+// bytes the change of its size in the keyspace, hash the key's hash there
+// (keyspace.Schema). expireAt is the key's expire time after the change
+// (0: none), or -1 when it did not change; was and is its KeySize before
+// and after, for INFO keysizes.
+func (t *Table) Changed(db int, key []byte, hash uint64, keys, volatile, bytes, expireAt int64, was, is keyspace.KeySize) {
 	r := t.rows[db].Load()
 	r.sizes.move(was, is)
 	if keys == 0 && volatile == 0 && bytes == 0 && expireAt == -1 {
 		return // a collection's length changed in place
 	}
 	if t.disc != nil {
-		t.disc.Changed(db, key, keys, volatile, bytes)
+		t.disc.Changed(db, key, hash, keys, volatile, bytes)
 	}
 	if !t.declared {
 		return

@@ -214,8 +214,8 @@ func (s *Server) writeDiscoveredInfo(b *strings.Builder) {
 	}
 	disc := t.Discovery()
 	cfg := disc.Config()
-	fmt.Fprintf(b, "discovery_depth:%d\r\ndiscovery_capacity:%d\r\ndiscovery_sample_rate:%d\r\ndiscovery_memory_bytes:%d\r\n",
-		cfg.Depth, cfg.Width, discover.Rate, disc.MemoryBytes())
+	fmt.Fprintf(b, "discovery_depth:%d\r\ndiscovery_capacity:%d\r\ndiscovery_key_sample_rate:%d\r\ndiscovery_event_sample_rate:%d\r\ndiscovery_memory_bytes:%d\r\n",
+		cfg.Depth, cfg.Width, discover.KeyRate, discover.EventRate, disc.MemoryBytes())
 	for d := 1; d <= cfg.Depth; d++ {
 		for i, p := range disc.Top(d, discoveredInfoOrder, defaultDiscoverCount) {
 			fmt.Fprintf(b, "discovered_d%d_%d:prefix=%s", d, i+1, infoEscape(p.Name))

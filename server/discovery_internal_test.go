@@ -8,8 +8,9 @@ import (
 )
 
 // TestDiscoveryDoesNotAllocate runs SET, GET, EXPIRE and PERSIST over
-// enough keys that some are in discovery's sample (one in 16) and some
-// events are: the sampled path allocates nothing either.
+// enough keys that some are in discovery's sample (one key in 16, one
+// event in 64) and some events are: the sampled path allocates nothing
+// either.
 func TestDiscoveryDoesNotAllocate(t *testing.T) {
 	c := pipeClient(t, newTestServer(t))
 	var cmds [][][]byte
