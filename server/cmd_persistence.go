@@ -238,7 +238,8 @@ func restoreCommand(x *Ctx) {
 		return
 	}
 	values.Restore(x.Env(), e, key, &v, ttl, values.AccessModeOf(x.s.cfg.MaxMemoryPolicy()), int(freq), idle) // no duplicates: it cannot fail
-	if blessed { // REPLACE keeps the key's protection from eviction, as the BLESS SET page says
+	// REPLACE keeps the key's protection from eviction (the BLESS SET page).
+	if blessed {
 		if restored, ok := x.DB.Lookup(key, x.Now, false); ok {
 			x.DB.SetBlessed(&restored, true)
 		}

@@ -208,7 +208,6 @@ func AppendRecord(enc *persistence.Encoder, b []byte, e *keyspace.Entry, mode Ac
 // the file ignores the field, as it does any aux field it does not know.
 const BlessAux = "keyhive-bless-noevict"
 
-
 // ErrDuplicate is a loaded collection repeating a member (Redis reports it
 // as corruption).
 var ErrDuplicate = errors.New("duplicate elements")
