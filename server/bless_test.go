@@ -392,3 +392,27 @@ func TestBlessEviction(t *testing.T) {
 		t.Fatalf("after BLESS CLEAR: %d keys, blessed:0 exists %d", n, rdb.Exists(ctx, "blessed:0").Val())
 	}
 }
+
+// TestBlessFileLoadsInRedis: a Keyhive RDB file with blessed keys loads
+// into redis-server 7.0.15 and 7.4.1, which skip the flags' aux fields,
+// with every key and value.
+func TestBlessFileLoadsInRedis(t *testing.T) {
+	for _, start := range []func(testing.TB, ...string) *difftest.Pair{difftest.StartIsolated, difftest.StartIsolated74} {
+		p := start(t)
+		for _, c := range []*difftest.Client{p.Keyhive(), p.Redis()} {
+			c.Do("SET", "plain", "v")
+			c.Do("HSET", "h", "f", "v")
+			c.Do("SET", "ttl", "v", "EX", "1000")
+		}
+		for _, key := range []string{"h", "ttl"} {
+			if r := p.Keyhive().Do("BLESS", "SET", key, "NO-EVICT"); r.Int != 1 {
+				t.Fatalf("BLESS SET %s: %v", key, r)
+			}
+		}
+		want := p.Redis().Do("DEBUG", "DIGEST").Str
+		reloadFrom(t, p.Keyhive(), p.Redis())
+		if got := p.Redis().Do("DEBUG", "DIGEST").Str; got != want {
+			t.Errorf("%s loaded Keyhive's file: digest %s, want %s", p.Redis().Name(), got, want)
+		}
+	}
+}
