@@ -164,9 +164,9 @@ func TestBlessKeyLifecycle(t *testing.T) {
 	wantRaw(t, c, ":1\r\n", "DEL", "renamed")
 	wantRaw(t, c, "+OK\r\n", "SET", "renamed", "v")
 	wantRaw(t, c, "*0\r\n", "BLESS", "GET", "renamed")
-	wantRaw(t, c, "+OK\r\n", "SET", "short", "v", "PX", "1")
+	wantRaw(t, c, "+OK\r\n", "SET", "short", "v", "PX", "100")
 	wantRaw(t, c, ":1\r\n", "BLESS", "SET", "short", "NO-EVICT")
-	time.Sleep(5 * time.Millisecond)
+	time.Sleep(150 * time.Millisecond)
 	wantRaw(t, c, "-ERR no such key\r\n", "BLESS", "GET", "short")
 	wantRaw(t, c, "*2\r\n$1\r\n0\r\n*0\r\n", "BLESS", "SCAN", "0", "NO-EVICT")
 }
@@ -414,5 +414,34 @@ func TestBlessFileLoadsInRedis(t *testing.T) {
 		if got := p.Redis().Do("DEBUG", "DIGEST").Str; got != want {
 			t.Errorf("%s loaded Keyhive's file: digest %s, want %s", p.Redis().Name(), got, want)
 		}
+	}
+}
+
+// TestBlessNamespaceQuota: a namespace's quota eviction (EVICT lru) never
+// takes a blessed key: when its victim is one, it stops, over its quota,
+// until a BLESS CLEAR (which, a write, makes the key the most recent) lets
+// the next write bring the namespace back within it (Keyhive's rule; a
+// quota is Keyhive's own).
+func TestBlessNamespaceQuota(t *testing.T) {
+	skipOnRedisTarget(t)
+	ctx := context.Background()
+	rdb := nsClient(t)
+	nsDo(t, rdb, "NAMESPACE", "DEFINE", "q", "PREFIX", "q:", "MAX-KEYS", 3, "EVICT", "lru")
+	rdb.Set(ctx, "q:0", "v", 0)
+	nsDo(t, rdb, "BLESS", "SET", "q:0", "NO-EVICT")
+	for i := 1; i <= 5; i++ {
+		time.Sleep(1100 * time.Millisecond / 4)
+		rdb.Set(ctx, fmt.Sprintf("q:%d", i), "v", 0)
+	}
+	if rdb.Exists(ctx, "q:0").Val() != 1 {
+		t.Fatal("the blessed key was evicted by the quota")
+	}
+	if n := len(rdb.Keys(ctx, "q:*").Val()); n != 6 {
+		t.Fatalf("%d keys in the namespace, want all 6 (its victim is blessed)", n)
+	}
+	nsDo(t, rdb, "BLESS", "CLEAR", "q:0", "NO-EVICT")
+	rdb.Set(ctx, "q:6", "v", 0)
+	if keys := rdb.Keys(ctx, "q:*").Val(); len(keys) != 3 || rdb.Exists(ctx, "q:0", "q:6").Val() != 2 {
+		t.Fatalf("after BLESS CLEAR: %v", keys)
 	}
 }
