@@ -571,6 +571,10 @@ type streamRead struct {
 	seen            []streamAdds // a waiter's: the streams' additions it has seen
 	now             []bool       // served at once
 	claim           int64        // XREADGROUP CLAIM min-idle-time (Redis 8.4); -1: none
+	// maxCount and maxSize bound the reply as a whole (MAXCOUNT, MAXSIZE:
+	// Redis 8.10; 0: no bound); limits holds each stream's share (plan).
+	maxCount, maxSize int64
+	limits            []int64
 }
 
 func xreadCommand(x *command.Ctx, group bool) {
@@ -605,6 +609,16 @@ func xreadCommand(x *command.Ctx, group bool) {
 				return
 			}
 			r.count = max(n, 0)
+		case cstr.ArgIs(opt, "maxcount") && more > 0:
+			i++
+			if r.maxCount = positiveOption(x, args[i], "MAXCOUNT"); r.maxCount == 0 {
+				return
+			}
+		case cstr.ArgIs(opt, "maxsize") && more > 0:
+			i++
+			if r.maxSize = positiveOption(x, args[i], "MAXSIZE"); r.maxSize == 0 {
+				return
+			}
 		case cstr.ArgIs(opt, "streams") && more > 0:
 			streamsAt = i + 1
 			if (len(args)-streamsAt)%2 != 0 {
@@ -644,6 +658,10 @@ func xreadCommand(x *command.Ctx, group bool) {
 	}
 	if group && r.group == nil {
 		x.W.Error("ERR Missing GROUP option for XREADGROUP")
+		return
+	}
+	if r.maxCount > 0 && r.count > r.maxCount {
+		x.W.Error("ERR MAXCOUNT must be greater than or equal to COUNT")
 		return
 	}
 	n := (len(args) - streamsAt) / 2
@@ -722,6 +740,9 @@ func xreadCommand(x *command.Ctx, group bool) {
 		}
 	}
 	if served > 0 {
+		if r.capped() {
+			served = r.plan(x, serve)
+		}
 		if x.W.Proto < 3 {
 			x.W.Array(served)
 		} else {
@@ -730,7 +751,7 @@ func xreadCommand(x *command.Ctx, group bool) {
 		for i, key := range r.keys {
 			if serve[i] {
 				e, _ := x.DB.Lookup(key, x.Now, false)
-				r.serve(x, values.EntryStream(&e), i)
+				r.serveShare(x, values.EntryStream(&e), i)
 			}
 		}
 		return
@@ -747,7 +768,7 @@ func xreadCommand(x *command.Ctx, group bool) {
 	w := &streamRead{
 		group: bytes.Clone(r.group), consumer: bytes.Clone(r.consumer), noack: r.noack,
 		count: r.count, keys: command.CloneArgs(r.keys), ids: slices.Clone(r.ids), newOnly: slices.Clone(r.newOnly),
-		seen: make([]streamAdds, n), claim: r.claim,
+		seen: make([]streamAdds, n), claim: r.claim, maxCount: r.maxCount, maxSize: r.maxSize,
 	}
 	for i, key := range w.keys {
 		if e, found := x.DB.Lookup(key, x.Now, false); found && e.Type() == keyspace.TypeStream {
@@ -832,12 +853,128 @@ func (r *streamRead) serveBlocked(x *command.Ctx, i int) {
 		}
 		r.ids[i] = g.LastID
 	}
+	if r.capped() {
+		serve := make([]bool, len(r.keys))
+		serve[i] = true
+		r.plan(x, serve) // one stream, the first: never left out
+	}
 	if x.W.Proto < 3 {
 		x.W.Array(1)
 	} else {
 		x.W.Map(1)
 	}
-	r.serve(x, values.EntryStream(&e), i)
+	r.serveShare(x, values.EntryStream(&e), i)
+}
+
+// positiveOption parses MAXCOUNT's or MAXSIZE's value, replying the error
+// and returning 0 unless it is a positive integer.
+func positiveOption(x *command.Ctx, arg []byte, name string) int64 {
+	v, ok := strnum.ParseInt(arg)
+	if !ok || v <= 0 {
+		x.W.Error("ERR " + name + " must be a positive integer")
+		return 0
+	}
+	return v
+}
+
+// capped reports whether MAXCOUNT or MAXSIZE bound the read.
+func (r *streamRead) capped() bool { return r.maxCount > 0 || r.maxSize > 0 }
+
+// plan shares MAXCOUNT and MAXSIZE out among the streams serve marks, in
+// the order the keys were given: each takes, within COUNT, what the
+// streams before it left, and a stream left nothing is not served. MAXSIZE
+// is soft: entries are taken while the bytes taken so far (field names and
+// values) are below it, so the first entry always comes. It records each
+// stream's share in limits and returns how many streams are served.
+func (r *streamRead) plan(x *command.Ctx, serve []bool) int {
+	r.limits = make([]int64, len(r.keys))
+	var taken, size int64
+	served := 0
+	for i, key := range r.keys {
+		if !serve[i] {
+			continue
+		}
+		if r.maxCount > 0 && taken >= r.maxCount || r.maxSize > 0 && taken > 0 && size >= r.maxSize {
+			serve[i] = false
+			continue
+		}
+		e, _ := x.DB.Lookup(key, x.Now, false)
+		n := int64(0)
+		r.eachReplied(x, values.EntryStream(&e), i, func(bytes int64) bool {
+			if r.count > 0 && n == r.count || r.maxCount > 0 && taken+n == r.maxCount ||
+				r.maxSize > 0 && taken+n > 0 && size >= r.maxSize {
+				return false
+			}
+			n++
+			size += bytes
+			return true
+		})
+		r.limits[i] = n
+		taken += n
+		served++
+	}
+	return served
+}
+
+// eachReplied calls fn with the size of each entry serve would reply for
+// stream i, in order, until fn returns false. An entry XREADGROUP CLAIM
+// would claim counts as no bytes: claims are taken longest idle first, an
+// order this walk does not follow.
+func (r *streamRead) eachReplied(x *command.Ctx, s *stream.Stream, i int, fn func(bytes int64) bool) {
+	start, _ := r.ids[i].Next()
+	if r.group != nil {
+		g := s.Group(r.group)
+		if !r.newOnly[i] {
+			c := g.Consumer(r.consumer)
+			if c == nil {
+				return
+			}
+			pel := g.Pending()
+			from, _ := g.FindPending(start)
+			for j := from; j < len(pel); j++ {
+				if !c.Owns(&pel[j]) {
+					continue
+				}
+				var bytes int64
+				s.Range(pel[j].ID, pel[j].ID, false, func(_ stream.ID, fields [][]byte) bool {
+					bytes = entryBytes(fields)
+					return false
+				})
+				if !fn(bytes) {
+					return
+				}
+			}
+			return
+		}
+		for range r.claimable(g, x.Now) {
+			if !fn(0) {
+				return
+			}
+		}
+	}
+	s.Range(start, stream.MaxID, false, func(_ stream.ID, fields [][]byte) bool { return fn(entryBytes(fields)) })
+}
+
+// entryBytes is what MAXSIZE counts of an entry: its field names and values.
+func entryBytes(fields [][]byte) int64 {
+	n := 0
+	for _, f := range fields {
+		n += len(f)
+	}
+	return int64(n)
+}
+
+// serveShare is serve within stream i's share of MAXCOUNT and MAXSIZE when
+// the read has them.
+func (r *streamRead) serveShare(x *command.Ctx, s *stream.Stream, i int) {
+	if !r.capped() {
+		r.serve(x, s, i)
+		return
+	}
+	count := r.count
+	r.count = r.limits[i] // 0 only when the stream has nothing to give
+	r.serve(x, s, i)
+	r.count = count
 }
 
 // serve replies key i's part of a read: the key and its entries past

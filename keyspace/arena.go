@@ -47,8 +47,11 @@ const (
 	// flagSaved: the running snapshot must not save the entry as it is (its
 	// key was created after the instant, or its record was kept before it
 	// changed; see Snapshot).
-	flagSaved  = 1 << 3
-	headerSize = 5
+	flagSaved = 1 << 3
+	// flagBlessed: eviction never chooses the key (BLESS SET NO-EVICT,
+	// see bless.go). A rewrite of the entry keeps it.
+	flagBlessed = 1 << 4
+	headerSize  = 5
 )
 
 type chunk struct {

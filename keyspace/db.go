@@ -20,6 +20,7 @@ type DB struct {
 	expires  atomic.Int64
 	cycle    int          // next shard for the active expiry cycle
 	subkeys  atomic.Int64 // keys in the shards' sub maps
+	blessed  atomic.Int64 // keys protected from eviction (bless.go)
 	subCycle int          // next shard for the subexpiry cycle
 	// avgTTL is the keys' average time to live in ms, estimated as Redis
 	// does from the TTLs the active expiry cycle samples (INFO's avg_ttl).
@@ -286,8 +287,9 @@ func (db *DB) PutObject(e *Entry, key []byte, t Type, enc Encoding, obj Object, 
 
 // SetFrom stores key in db as a copy of src, an entry of any database: type,
 // encoding, value and expire time. An object value is cloned with clone
-// (COPY); otherwise it is shared, for a caller that deletes src next (RENAME,
-// MOVE). It returns the stored entry.
+// (COPY, which leaves the copy's protection from eviction as it was);
+// otherwise it is shared, for a caller that deletes src next (RENAME, MOVE),
+// and key takes src's protection. It returns the stored entry.
 func (db *DB) SetFrom(key []byte, src *Entry, clone bool, now int64) Entry {
 	sh := db.shardOf(key)
 	h := db.hash(key)
@@ -304,9 +306,12 @@ func (db *DB) SetFrom(key []byte, src *Entry, clone bool, now int64) Entry {
 			obj = obj.Clone()
 		}
 		db.PutObject(&e, key, src.Type(), src.Encoding(), obj, src.ExpireAt(), now)
-		return e
+	} else {
+		db.Put(&e, key, src.Type(), src.Encoding(), src.Value(), src.ExpireAt(), now)
 	}
-	db.Put(&e, key, src.Type(), src.Encoding(), src.Value(), src.ExpireAt(), now)
+	if !clone {
+		db.SetBlessed(&e, src.Blessed()) // the key moves with its protection
+	}
 	return e
 }
 
@@ -335,6 +340,7 @@ func (db *DB) rewrite(e *Entry, t Type, enc Encoding, value []byte, expireAt int
 		// itself, which for a big string would cost a pass over all of it.
 		dst := sh.arena.entry(e.ref)[:e.h.size]
 		at := encodeHeader(dst, byte(t)<<4|byte(enc), access, e.h.key, len(value), expireAt, object)
+		dst[1] |= e.h.flags & flagBlessed
 		if len(value) > 0 && &dst[at] != &value[0] {
 			copy(dst[at:], value)
 		}
@@ -391,6 +397,7 @@ func (db *DB) move(e *Entry, meta byte, access uint32, vlen int, expireAt int64,
 	sh := e.sh
 	ref, dst := sh.arena.alloc(allocSize(len(e.h.key), vlen, expireAt != 0), maxPad)
 	encodeHeader(dst, meta, access, e.h.key, vlen, expireAt, object)
+	dst[1] |= e.h.flags & flagBlessed
 	if sh.pending {
 		markSaved(sh, ref)
 	}
@@ -526,6 +533,10 @@ func (db *DB) DeleteEntry(e *Entry) {
 	if sh.sub != nil {
 		db.dropSub(sh, e.h.key)
 	}
+	if e.h.flags&flagBlessed != 0 {
+		sh.blessed--
+		db.blessed.Add(-1)
+	}
 	if t := db.ks.reportTo(); t != nil {
 		t.Changed(db.id, e.h.key, db.hashOf(e), -1, -boolInt(e.h.expire != 0), -schemaBytes(&e.h), 0, db.ks.keySize(e), NoKey)
 	}
@@ -552,6 +563,7 @@ func (db *DB) Flush() {
 	db.keys.Store(0)
 	db.expires.Store(0)
 	db.subkeys.Store(0)
+	db.blessed.Store(0)
 	db.avgTTL.Store(0)
 }
 

@@ -48,6 +48,12 @@ type Evictor struct {
 	protect Schema
 }
 
+// spares reports whether eviction must pass over the encoded entry e: its
+// key is blessed (BLESS SET NO-EVICT) or in a protected namespace.
+func (ev *Evictor) spares(e []byte) bool {
+	return e[1]&flagBlessed != 0 || ev.protect != nil && ev.protect.Protects(entryKey(e))
+}
+
 // EvictOne removes one key chosen by policy among all databases (among keys
 // with a TTL when volatile), sampling samples keys per database. onEvict runs
 // under the key's lock just after the key went. It returns the bytes the
@@ -66,7 +72,7 @@ func (ks *Keyspace) EvictOne(ev *Evictor, policy EvictPolicy, volatile bool, sam
 				continue
 			}
 			ev.nextDB = db.id + 1
-			if freed, ok := db.evictRandom(volatile, ev.protect, onEvict); ok {
+			if freed, ok := db.evictRandom(ev, volatile, onEvict); ok {
 				return freed, true
 			}
 		}
@@ -98,12 +104,13 @@ func (ks *Keyspace) EvictOne(ev *Evictor, policy EvictPolicy, volatile bool, sam
 	return 0, false
 }
 
-// candidates returns how many keys a policy of that scope may evict.
+// candidates returns how many keys a policy of that scope may evict (at
+// most: some of the volatile ones may be spared).
 func (db *DB) candidates(volatile bool) int64 {
 	if volatile {
 		return db.Volatile()
 	}
-	return db.Len()
+	return db.Len() - db.Blessed()
 }
 
 // score is how soon the entry e (its encoded bytes) should go; an LRU, LFU
@@ -197,7 +204,7 @@ func (db *DB) sample(ev *Evictor, policy EvictPolicy, volatile bool, n int, now 
 			if volatile && e[1]&flagExpire == 0 {
 				continue
 			}
-			if ev.protect != nil && ev.protect.Protects(entryKey(e)) {
+			if ev.spares(e) {
 				continue
 			}
 			got++
@@ -227,13 +234,14 @@ func (sh *shard) candidates(volatile bool) func(yield func(int) bool) {
 	}
 }
 
-// evictRandom removes a random key (with a TTL when volatile).
-func (db *DB) evictRandom(volatile bool, protect Schema, onEvict func(db int, key []byte)) (int64, bool) {
+// evictRandom removes a random key (with a TTL when volatile) that ev does
+// not spare.
+func (db *DB) evictRandom(ev *Evictor, volatile bool, onEvict func(db int, key []byte)) (int64, bool) {
 	start := rand.IntN(Shards)
 	for i := 0; i < Shards; i++ {
 		sh := db.lockShard((start + i) % Shards)
 		for k := range sh.candidates(volatile) {
-			if e := entryAt(sh, k); (!volatile || e.h.expire != 0) && (protect == nil || !protect.Protects(e.h.key)) {
+			if e := entryAt(sh, k); (!volatile || e.h.expire != 0) && !ev.spares(sh.arena.entry(e.ref)) {
 				freed := db.evict(&e, onEvict)
 				db.unlockShard(sh)
 				return freed, true

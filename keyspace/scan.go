@@ -13,13 +13,22 @@ package keyspace
 // is removed only when match accepts it. The key bytes are valid only during
 // the calls.
 func (db *DB) Scan(cursor uint64, count int, now int64, match func(key []byte) bool, fn func(key []byte, t Type)) uint64 {
+	return db.scan(cursor, count, now, false, match, fn)
+}
+
+// scan is Scan, over the blessed keys only when blessed is set.
+func (db *DB) scan(cursor uint64, count int, now int64, blessed bool, match func(key []byte) bool, fn func(key []byte, t Type)) uint64 {
 	si := cursor >> tagBits
 	pos := cursor & tagMask
 	returned, budget := 0, max(count, 1)*10
 	for ; si < Shards; si, pos = si+1, 0 {
 		db.withShard(int(si), func(sh *shard) {
+			if blessed && sh.blessed == 0 {
+				pos = tagMask + 1
+				return
+			}
 			for pos <= tagMask && returned < count && budget > 0 && sh.count > 0 {
-				returned += db.scanBucket(sh, pos, now, match, fn)
+				returned += db.scanBucket(sh, pos, now, blessed, match, fn)
 				pos = sh.nextBucket(pos)
 				budget--
 			}
@@ -43,13 +52,13 @@ func (db *DB) Scan(cursor uint64, count int, now int64, match func(key []byte) b
 // scanBucket reports the live keys whose home is the bucket holding position
 // pos, and returns how many keys it visited. They sit in the probe run starting
 // at the bucket.
-func (db *DB) scanBucket(sh *shard, pos uint64, now int64, match func(key []byte) bool, fn func(key []byte, t Type)) int {
+func (db *DB) scanBucket(sh *shard, pos uint64, now int64, blessed bool, match func(key []byte) bool, fn func(key []byte, t Type)) int {
 	n := 0
 	var expired []int
 	sh.eachInBucket(pos, func(i int) {
 		n++
 		e := entryAt(sh, i)
-		if match != nil && !match(e.h.key) {
+		if blessed && !e.Blessed() || match != nil && !match(e.h.key) {
 			return
 		}
 		if e.h.expire != 0 && e.h.expire <= now {

@@ -110,11 +110,22 @@ func (ks *Keyspace) reportTo() Schema {
 // EvictFrom removes key from db if it is still there, as EvictOne removes
 // the key it chooses (onEvict runs under the key's lock), and returns the
 // bytes it held: a namespace's quota eviction, whose victim the namespace's
-// own index chose.
-func (ks *Keyspace) EvictFrom(db int, key []byte, onEvict func(db int, key []byte)) (int64, bool) {
+// own index chose. A blessed key is found but spared (BLESS SET NO-EVICT).
+func (ks *Keyspace) EvictFrom(db int, key []byte, onEvict func(db int, key []byte)) (freed int64, found, spared bool) {
 	ks.all.RLock()
 	defer ks.all.RUnlock()
-	return ks.DB(db).evictKey(key, onEvict)
+	d := ks.DB(db)
+	sh := d.lockShard(ShardOf(key))
+	defer d.unlockShard(sh)
+	i := sh.find(key, d.hash(key))
+	if i < 0 {
+		return 0, false, false
+	}
+	e := entryAt(sh, i)
+	if e.Blessed() {
+		return 0, true, true
+	}
+	return d.evict(&e, onEvict), true, false
 }
 
 // schemaBytes is what a key counts in its namespace's bytes: its entry as

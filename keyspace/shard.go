@@ -51,6 +51,8 @@ type shard struct {
 	// their own (hashes with field TTLs) to the earliest of them (see
 	// subexpire.go); nil while there are none.
 	sub map[string]int64
+	// blessed counts the keys protected from eviction (flagBlessed).
+	blessed int
 
 	// pending: the running snapshot has not saved the shard yet, so a key
 	// is copied into early before it changes (see Snapshot).
@@ -266,4 +268,5 @@ func (s *shard) reset() {
 	s.slots, s.tableLog, s.count, s.volatile, s.expireAt = nil, 0, 0, 0, 0
 	s.objects, s.freeObjects, s.objectLens = nil, nil, nil
 	s.sub = nil
+	s.blessed = 0
 }

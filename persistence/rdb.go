@@ -232,6 +232,12 @@ func (e *Encoder) AppendHeaderVersion(b []byte, version int, aux ...string) []by
 	return b
 }
 
+// AppendAux appends an aux field, name and value as RDB strings.
+func (e *Encoder) AppendAux(b []byte, name string, value []byte) []byte {
+	b = e.AppendString(append(b, OpAux), []byte(name))
+	return e.AppendString(b, value)
+}
+
 // AppendSelectDB appends SELECTDB and RESIZEDB for a database.
 func AppendSelectDB(b []byte, db int, keys, expires int64) []byte {
 	b = AppendLen(append(b, OpSelectDB), uint64(db))

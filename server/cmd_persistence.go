@@ -221,7 +221,7 @@ func restoreCommand(x *Ctx) {
 		x.W.Error("ERR Bad data format")
 		return
 	}
-	was := e.Type()
+	was, blessed := e.Type(), found && e.Blessed()
 	if found {
 		x.DB.DeleteEntry(&e)
 	}
@@ -238,6 +238,12 @@ func restoreCommand(x *Ctx) {
 		return
 	}
 	values.Restore(x.Env(), e, key, &v, ttl, values.AccessModeOf(x.s.cfg.MaxMemoryPolicy()), int(freq), idle) // no duplicates: it cannot fail
+	// REPLACE keeps the key's protection from eviction (the BLESS SET page).
+	if blessed {
+		if restored, ok := x.DB.Lookup(key, x.Now, false); ok {
+			x.DB.SetBlessed(&restored, true)
+		}
+	}
 	if ttl != 0 && !absTTL && x.Propagating() {
 		argv := append([][]byte{x.Args[0], key, intArg(ttl)}, x.Args[3:]...)
 		x.PropagateAs(append(argv, argABSTTL)...)

@@ -13,3 +13,10 @@ func TestGoRedisRedis8CommandSpecs(t *testing.T) {
 	runGoRedisSpecsAs(t, goRedisRun{file: "commands_test.go", version: "8.8",
 		focus: "COUNT aggregate|XNack|XAdd with IDMP|XCfgSet"})
 }
+
+// TestGoRedisXReadCapSpecs runs go-redis v9.22.0's specs of XREAD and
+// XREADGROUP MAXCOUNT and MAXSIZE (Redis 8.10) against Keyhive.
+func TestGoRedisXReadCapSpecs(t *testing.T) {
+	runGoRedisSpecsAs(t, goRedisRun{file: "commands_test.go", version: "8.10",
+		focus: "XRead with MAXCOUNT|XRead with MAXSIZE|XReadGroup with MAXCOUNT"})
+}

@@ -1654,7 +1654,8 @@ var newerInterface = map[string]bool{
 	"set":    true,                                                           // 8.4: IF conditions
 	"bitop":  true,                                                           // 8.2: DIFF, DIFF1, ANDOR, ONE
 	"zunion": true, "zinter": true, "zunionstore": true, "zinterstore": true, // 8.8: AGGREGATE COUNT
-	"xadd": true, // 8.2: KEEPREF, DELREF, ACKED; 8.6: IDMPAUTO, IDMP
+	"xadd":  true,                     // 8.2: KEEPREF, DELREF, ACKED; 8.6: IDMPAUTO, IDMP
+	"xread": true, "xreadgroup": true, // 8.4: CLAIM; 8.10: MAXCOUNT, MAXSIZE
 }
 
 // sinceAfter70 reports whether Keyhive's command (or "parent|sub") is newer

@@ -144,7 +144,11 @@ func (s *Server) enforceQuotas(t *namespace.Table, by *Client) {
 		if !ok {
 			return
 		}
-		if _, found := s.ks.EvictFrom(db, key, e.onEvict); !found {
+		_, found, spared := s.ks.EvictFrom(db, key, e.onEvict)
+		switch {
+		case spared:
+			return // a blessed key comes first: the quota waits for its BLESS CLEAR or deletion
+		case !found:
 			t.Drop(db, key)
 		}
 	}
@@ -166,11 +170,11 @@ func (s *Server) evictOverQuota() (int64, bool) {
 	if !ok {
 		return 0, false
 	}
-	freed, found := s.ks.EvictFrom(db, key, s.evict.onEvict)
+	freed, found, spared := s.ks.EvictFrom(db, key, s.evict.onEvict)
 	if !found {
 		t.Drop(db, key)
 	}
-	return freed, found
+	return freed, found && !spared // a blessed victim: sampling eviction, which spares it, takes over
 }
 
 // setSchema replaces the declared namespaces with defs, keeping the

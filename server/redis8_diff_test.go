@@ -21,6 +21,8 @@ var newerArgs = map[string][]string{
 	// https://redis.io/docs/latest/commands/zunionstore/ and zunion/, zinter/, zinterstore/
 	"zunion": {"COUNT"}, "zinter": {"COUNT"}, "zunionstore": {"COUNT"}, "zinterstore": {"COUNT"},
 	"xadd": {"KEEPREF", "DELREF", "ACKED", "IDMPAUTO", "IDMP"}, // https://redis.io/docs/latest/commands/xadd/
+	// https://redis.io/docs/latest/commands/xread/ and xreadgroup/
+	"xread": {"MAXCOUNT", "MAXSIZE"}, "xreadgroup": {"MAXCOUNT", "MAXSIZE", "CLAIM"},
 }
 
 var displayText = regexp.MustCompile(`display_text=\$"[^"]*"0 `)

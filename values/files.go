@@ -87,7 +87,8 @@ func RebuildEncoder(now int64) func(b []byte, e *keyspace.Entry) []byte {
 
 // AppendRebuild appends the commands that recreate e: SET, RPUSH, SADD,
 // ZADD or HMSET in batches, a stream's commands, then PEXPIREAT for a TTL,
-// as Redis's rewrite writes them.
+// as Redis's rewrite writes them, and BLESS SET for a key protected from
+// eviction.
 func AppendRebuild(b []byte, e *keyspace.Entry) []byte {
 	key := e.Key()
 	var batch [][]byte
@@ -167,6 +168,9 @@ func AppendRebuild(b []byte, e *keyspace.Entry) []byte {
 	if at := e.ExpireAt(); at != 0 {
 		b = resp.AppendCommand(b, [][]byte{[]byte("PEXPIREAT"), key, strconv.AppendInt(nil, at, 10)})
 	}
+	if e.Blessed() {
+		b = resp.AppendCommand(b, [][]byte{[]byte("BLESS"), []byte("SET"), key, []byte("NO-EVICT")})
+	}
 	return b
 }
 
@@ -205,7 +209,18 @@ func LoadRDB(data []byte, cfg FileConfig, ks *keyspace.Keyspace, now int64, how 
 			return nil
 		},
 		Function: how.Function,
-		Aux:      how.Aux,
+		Aux: func(name, value []byte) error {
+			if string(name) == BlessAux {
+				if e, found := env.DB.Lookup(value, env.Now, false); found {
+					env.DB.SetBlessed(&e, true)
+				}
+				return nil
+			}
+			if how.Aux != nil {
+				return how.Aux(name, value)
+			}
+			return nil
+		},
 		Key: func(r *persistence.Record) error {
 			if r.ExpireAt != -1 && r.ExpireAt < env.Now && !keepExpired {
 				expired++

@@ -183,7 +183,8 @@ func AppendValue(enc *persistence.Encoder, b []byte, e *keyspace.Entry, key []by
 }
 
 // AppendRecord appends a key's file record: its expire time, access clock
-// (per mode, the LFU counter decayed by decay minutes), type, key and value.
+// (per mode, the LFU counter decayed by decay minutes), type, key and value,
+// then its protection from eviction (BlessAux).
 func AppendRecord(enc *persistence.Encoder, b []byte, e *keyspace.Entry, mode AccessMode, now int64, decay int, lim Limits) []byte {
 	if at := e.ExpireAt(); at != 0 {
 		b = binary.LittleEndian.AppendUint64(append(b, persistence.OpExpireTimeMS), uint64(at))
@@ -194,8 +195,18 @@ func AppendRecord(enc *persistence.Encoder, b []byte, e *keyspace.Entry, mode Ac
 	case AccessLFU:
 		b = append(b, persistence.OpFreq, byte(keyspace.LFUCounter(e.Access(), now, decay)))
 	}
-	return AppendValue(enc, b, e, e.Key(), lim)
+	b = AppendValue(enc, b, e, e.Key(), lim)
+	if e.Blessed() {
+		b = enc.AppendAux(b, BlessAux, e.Key())
+	}
+	return b
 }
+
+// BlessAux names the aux field that follows the record of a key protected
+// from eviction (BLESS SET NO-EVICT), its value the key. Redis publishes no
+// RDB form for the flag: this one is Keyhive's, and a Redis server loading
+// the file ignores the field, as it does any aux field it does not know.
+const BlessAux = "keyhive-bless-noevict"
 
 // ErrDuplicate is a loaded collection repeating a member (Redis reports it
 // as corruption).
