@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"time"
@@ -235,8 +236,16 @@ func runMatrix(redisBin, keyhiveBin, tmp string) error {
 	if *flagNoiseFloor {
 		servers = append(servers, [2]string{benchstat.Redis2, redisBin})
 	}
+	fieldTTLs, err := redisAtLeast(redisBin, 7, 4)
+	if err != nil {
+		return err
+	}
 	for _, sh := range shapes {
 		if !selected(sh.name()) {
+			continue
+		}
+		if sh.typ == "hash-ttl" && !fieldTTLs {
+			logf("%s: skipped, %s has no HEXPIRE (Redis 7.4+; -redis picks another)", sh.name(), redisBin)
 			continue
 		}
 		row := matrixRow{name: sh.name(), about: sh.about, keys: scaled(sh.keys), elements: sh.elements, encoding: map[string]string{}}
@@ -330,6 +339,22 @@ func writeMatrix(w io.Writer, table *benchstat.Table, rows []matrixRow) {
 		fmt.Fprintf(w, "- %s: %s%s\n", row.name, row.about, enc)
 	}
 	fmt.Fprintln(w)
+}
+
+// redisAtLeast reports whether bin --version is major.minor or later.
+func redisAtLeast(bin string, major, minor int) (bool, error) {
+	out, err := exec.Command(bin, "--version").Output()
+	if err != nil {
+		return false, err
+	}
+	_, v, _ := strings.Cut(string(out), " v=")
+	f := strings.SplitN(v, ".", 3)
+	if len(f) < 2 {
+		return false, fmt.Errorf("%s --version: %q", bin, out)
+	}
+	a, _ := strconv.Atoi(f[0])
+	b, _ := strconv.Atoi(f[1])
+	return a > major || a == major && b >= minor, nil
 }
 
 func encoding(s *server, key string) (string, error) {
