@@ -371,16 +371,28 @@ func loadShape(s *server, sh shape, n int) (used, rssGrowth float64, err error) 
 				return err
 			}
 			defer c.close()
-			var failed error
-			err = pipeline(c, lo, hi, *flagBatch, sh.command, func(i int, line []byte) {
-				if line[0] == '-' && failed == nil {
-					failed = fmt.Errorf("command %d: %s", i, line[1:])
+			// Whole replies are read (HEXPIRE's is an array): a reply
+			// left unread would end the load before the server has run
+			// its commands, or stall a server that stops reading while
+			// its replies wait.
+			for from := lo; from < hi; from += *flagBatch {
+				to := min(from+*flagBatch, hi)
+				for i := from; i < to; i++ {
+					c.buf = sh.command(c.buf, i)
 				}
-			})
-			if err != nil {
-				return err
+				if err := c.flush(); err != nil {
+					return err
+				}
+				for range to - from {
+					if err := c.skip(); err != nil {
+						return err
+					}
+				}
+				if c.nerr > 0 {
+					return fmt.Errorf("error reply: %s", c.firstErr)
+				}
 			}
-			return failed
+			return nil
 		})
 	})
 	return usedTotal / float64(n), rssTotal / float64(n), err
