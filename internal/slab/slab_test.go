@@ -46,16 +46,3 @@ func TestRecords(t *testing.T) {
 		t.Fatalf("used %d, memory %d for %d bytes of records", s.Used, s.MemoryBytes(), total)
 	}
 }
-
-// TestSmallSlabSlack checks that the chunks of a small collection grow by
-// half: 200 records of 13 bytes (a set of 200 short members) take at most
-// 4/3 of their bytes and a chunk's rounding, where doubling took 4,032 bytes.
-func TestSmallSlabSlack(t *testing.T) {
-	var s Slab
-	for range 200 {
-		s.Reserve(13)
-	}
-	if mem := s.MemoryBytes() - 8*cap(s.chunks); mem > 2600*4/3+64 {
-		t.Fatalf("%d bytes of chunks for 2600 of records", mem)
-	}
-}
