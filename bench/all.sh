@@ -24,6 +24,8 @@ mkdir -p "$OUT"
 
 go build -o "$OUT/keyhive" ./cmd/keyhive
 export KEYHIVE_BIN=$OUT/keyhive
+# The memory matrix's hashes with field TTLs need Redis 7.4 (HEXPIRE).
+REDIS_74=${REDIS_74:-$(command -v redis-server)}
 
 extended="LPUSH LPOP SADD HSET LRANGE_100 ZADD ZRANK EVALSHA_ENQUEUE EVALSHA_RATELIMIT XADD XREAD_100 PFADD PFCOUNT GEOADD GEOSEARCH"
 
@@ -41,8 +43,8 @@ tool() {
 		echo "go run ./bench/memory -keyhive $KEYHIVE_BIN -keys 1000000,10000000" ;;
 	collections) [ "$q" = 1 ] && echo "go run ./bench/memory -keyhive $KEYHIVE_BIN -collections 50000 -settle 500ms" ||
 		echo "go run ./bench/memory -keyhive $KEYHIVE_BIN -collections 1000000" ;;
-	shapes) [ "$q" = 1 ] && echo "go run ./bench/memory -keyhive $KEYHIVE_BIN -shapes 20000 -settle 500ms" ||
-		echo "go run ./bench/memory -keyhive $KEYHIVE_BIN -shapes 1000000 -kinds dns-hash,small-hash && go run ./bench/memory -keyhive $KEYHIVE_BIN -shapes 10000000 -kinds hash200,set200,zset200,list200" ;;
+	matrix) [ "$q" = 1 ] && echo "go run ./bench/memory -keyhive $KEYHIVE_BIN -redis $REDIS_74 -matrix -matrix-scale 0.01 -seed-ops 2000 -settle 500ms" ||
+		echo "go run ./bench/memory -keyhive $KEYHIVE_BIN -redis $REDIS_74 -matrix" ;;
 	json) [ "$q" = 1 ] && echo "go run ./bench/memory -keyhive $KEYHIVE_BIN -json 5000 -rounds 2 -settle 500ms" ||
 		echo "go run ./bench/memory -keyhive $KEYHIVE_BIN -json 100000 -rounds 5" ;;
 	vset) [ "$q" = 1 ] && echo "go run ./bench/memory -keyhive $KEYHIVE_BIN -vset 2000 -vset-queries 200 -settle 500ms" ||
@@ -66,7 +68,7 @@ tool() {
 	*) return 1 ;;
 	esac
 }
-all="throughput throughput-more cpu memory collections shapes json vset pubsub eviction hitratio lrfu-cpu rdb aof bgsave workloads"
+all="throughput throughput-more cpu memory collections matrix json vset pubsub eviction hitratio lrfu-cpu rdb aof bgsave workloads"
 names=${*:-$all}
 for name in $names; do tool "$name" >/dev/null || { echo "all.sh: unknown benchmark $name (known: $all)" >&2; exit 2; }; done
 

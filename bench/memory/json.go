@@ -87,7 +87,7 @@ func jsonMemory(n int, redisBin, keyhiveBin, tmp string) error {
 		if s.name == benchstat.Keyhive {
 			cmd = "JSON.SET"
 		}
-		docs := shape{name: "json", elements: 1, cmd: func(b []byte, i int) []byte {
+		docs := shape{typ: "json", elements: 1, cmd: func(b []byte, i, _ int) []byte {
 			return appendDocCommand(b, cmd, "doc:"+strconv.Itoa(i), jsonDoc(i, jsonOrders))
 		}}
 		used, _, err := loadShape(s, docs, n)

@@ -70,10 +70,13 @@ var (
 	flagTimeout   = flag.Duration("timeout", 120*time.Second, "I/O timeout for any single pipelined batch")
 
 	flagCollections = flag.Int("collections", 0, "instead of keys: load one hash, set and sorted set of this many elements and report memory per element")
-	flagKinds       = flag.String("kinds", "", "collections mode: comma-separated kinds to measure (hash,set,zset,stream; default all)")
+	flagKinds       = flag.String("kinds", "", "collections and matrix modes: comma-separated kinds to measure (default all)")
 	flagJSON        = flag.Int("json", 0, "instead of keys: JSON documents, this many of 1 KB for memory, then one field's cost from 1 KB to 1 MB (json.go)")
 	flagRounds      = flag.Int("rounds", 5, "JSON mode: rounds of the timed part")
-	flagShapes      = flag.Int("shapes", 0, "instead of keys: this many keys of each value shape (shapes.go; -kinds to pick some), memory per key")
+	flagMatrix      = flag.Bool("matrix", false, "instead of keys: memory per key and element of each type at each size class and of the seeds' data sets (shapes.go; -kinds picks cells, types, classes or \"seeds\")")
+	flagMatrixScale = flag.Float64("matrix-scale", 1, "matrix mode: multiply each cell's key count by this")
+	flagSeedOps     = flag.Int("seed-ops", 20000, "matrix mode: requests of each seed workload run after its Prepare")
+	flagNoiseFloor  = flag.Bool("noise-floor", true, "matrix mode: also load a second redis-server (the noise floor)")
 	flagZScores     = flag.String("zset-scores", "random", "sorted-set scores in the collections mode: random or asc (ascending, like timestamps)")
 )
 
@@ -150,8 +153,8 @@ func run() error {
 	if *flagJSON > 0 {
 		return runJSON(*flagJSON, redisBin, keyhiveBin, tmp)
 	}
-	if *flagShapes > 0 {
-		return runShapes(*flagShapes, redisBin, keyhiveBin, tmp)
+	if *flagMatrix {
+		return runMatrix(redisBin, keyhiveBin, tmp)
 	}
 	if *flagVSet > 0 {
 		return runVSet(*flagVSet, keyhiveBin, tmp)

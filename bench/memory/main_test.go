@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/keyhive/keyhive/internal/benchstat"
 )
 
 func TestAppendKey(t *testing.T) {
@@ -86,5 +88,65 @@ func TestJSONDocs(t *testing.T) {
 	}
 	if n := len(jsonDocOfSize(1 << 20)); n < 1<<20 || n > 1<<20+100 {
 		t.Errorf("jsonDocOfSize(1 MB) has %d bytes", n)
+	}
+}
+
+// TestMatrixCommands checks a cell's bookkeeping: its commands cover every
+// key and every element once, in parts of the given size, field TTLs after
+// the fields.
+func TestMatrixCommands(t *testing.T) {
+	sh := withFieldTTLs(collectionOf("hash-ttl", "t", "HSET", 2, 5, 2, 2, hashField), 3, elementName)
+	if sh.parts != 3+2 || sh.commands(2) != 10 {
+		t.Fatalf("parts %d, commands %d", sh.parts, sh.commands(2))
+	}
+	var got []string
+	for i := range sh.commands(2) {
+		got = append(got, strings.ReplaceAll(string(sh.command(nil, i)), "\r\n", " "))
+	}
+	want := []string{
+		"*6 $4 HSET $10 hash-ttl:0 $9 element:0 $7 value:0 $9 element:1 $7 value:1 ",
+		"*6 $4 HSET $10 hash-ttl:0 $9 element:2 $7 value:2 $9 element:3 $7 value:3 ",
+		"*4 $4 HSET $10 hash-ttl:0 $9 element:4 $7 value:4 ",
+		"*8 $7 HEXPIRE $10 hash-ttl:0 $5 86400 $6 FIELDS $1 3 $9 element:0 $9 element:1 $9 element:2 ",
+		"*7 $7 HEXPIRE $10 hash-ttl:0 $5 86400 $6 FIELDS $1 2 $9 element:3 $9 element:4 ",
+	}
+	for i, w := range want {
+		if got[i] != w {
+			t.Errorf("command %d: %q, want %q", i, got[i], w)
+		}
+		if k1 := strings.Replace(w, "hash-ttl:0", "hash-ttl:1", 1); got[5+i] != k1 {
+			t.Errorf("command %d: %q, want %q", 5+i, got[5+i], k1)
+		}
+	}
+	dns := dnsEntry("hash", "past", 1, 200)
+	if dns.commands(3) != 3 || !strings.HasPrefix(string(dns.command(nil, 2)), "*10\r\n$4\r\nHSET\r\n$6\r\nhash:2\r\n") {
+		t.Errorf("dns entry: %d commands, %.40q", dns.commands(3), dns.command(nil, 2))
+	}
+	seen := map[string]bool{}
+	for _, sh := range shapes {
+		if seen[sh.name()] || sh.keys < 1 || sh.elements < 1 {
+			t.Errorf("cell %s: duplicate or empty (%d x %d)", sh.name(), sh.keys, sh.elements)
+		}
+		seen[sh.name()] = true
+	}
+}
+
+// TestWriteMatrix checks the table's per-element figures and its marking of
+// the cells above Redis.
+func TestWriteMatrix(t *testing.T) {
+	table := benchstat.New([]string{"cell"}, matrixColumns)
+	table.Add([]string{"set/past"}, 1, benchstat.Redis, 12800, 13000)
+	table.Add([]string{"set/past"}, 1, benchstat.Keyhive, 10000, 14300)
+	table.Add([]string{"seed 000 dns"}, 1, benchstat.Redis, 600, 610)
+	table.Add([]string{"seed 000 dns"}, 1, benchstat.Keyhive, 300, 305)
+	var b strings.Builder
+	writeMatrix(&b, table, []matrixRow{{name: "set/past", keys: 100, elements: 200}, {name: "seed 000 dns", keys: 10}})
+	for _, want := range []string{
+		"| set/past | 100 x 200 | 12800 | 10000 | 64 / 50 | 0.78 | n/a | 13000 | 14300 | 65 / 71.5 | **1.10** | n/a |",
+		"| seed 000 dns | 10 keys | 600 | 300 | - | 0.50 | n/a | 610 | 305 | - | 0.50 | n/a |",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("no row %q in\n%s", want, b.String())
+		}
 	}
 }

@@ -1,16 +1,20 @@
 package stream
 
-// Nodes' bytes are packed into chunks of 64 KiB (a larger node gets a chunk
-// of its own), not allocated one by one: Go rounds an allocation up to its
-// size class (a 2.3 KB node to 2.6 KB), and a node grown by append leaves
-// its earlier copies to the collector. The last node grows in place at the
-// end of the chunk being filled; when it no longer fits it moves to a new
-// chunk. A chunk whose nodes are all gone (a trimmed stream's oldest) is
+// Nodes' bytes are packed into chunks of up to 64 KiB (a larger node gets a
+// chunk of its own), not allocated one by one: Go rounds an allocation up to
+// its size class (a 2.3 KB node to 2.6 KB), and a node grown by append
+// leaves its earlier copies to the collector. Chunk sizes double from 64
+// bytes, so that a stream of a few entries holds a few hundred bytes, not
+// 64 KiB. The last node grows in place at the end of the chunk being filled;
+// when it no longer fits it moves to a new chunk. A chunk whose nodes are all gone (a trimmed stream's oldest) is
 // released for reuse; one that deletions elsewhere than at the head left
 // less than half live is compacted into the chunk being filled (trimming
 // empties the head's chunk soon enough).
 
-const chunkSize = 64 << 10
+const (
+	chunkSize    = 64 << 10
+	minChunkSize = 64
+)
 
 type nodeStore struct {
 	chunks [][]byte
@@ -33,8 +37,14 @@ func (st *nodeStore) place(size int) (chunk, off uint32) {
 		st.cur = -1
 	}
 	if st.cur < 0 || len(st.chunks[st.cur])+size > cap(st.chunks[st.cur]) {
-		// A large node gets room to grow in place.
-		c := make([]byte, 0, max(chunkSize, 2*size))
+		grown := minChunkSize
+		if st.cur >= 0 {
+			grown = min(chunkSize, 2*cap(st.chunks[st.cur]))
+		}
+		if size > chunkSize {
+			grown = 2 * size // a large node gets room to grow in place
+		}
+		c := make([]byte, 0, max(grown, size))
 		if n := len(st.free); n > 0 {
 			st.cur = int(st.free[n-1])
 			st.free = st.free[:n-1]

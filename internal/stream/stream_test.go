@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -216,5 +217,29 @@ func TestNodeChunks(t *testing.T) {
 	c := s.Clone()
 	if c.Length != s.Length || c.store.memoryBytes() > s.store.memoryBytes()+chunkSize {
 		t.Fatalf("clone: %d entries, %d bytes", c.Length, c.store.memoryBytes())
+	}
+}
+
+// TestSmallStreamChunks checks that a stream of a few entries holds chunks
+// about its size (they double from 64 bytes), not a whole 64 KiB chunk.
+func TestSmallStreamChunks(t *testing.T) {
+	s := New()
+	for i := range 10 {
+		s.Add(ID{uint64(1000 + i), 0}, [][]byte{[]byte("f1"), []byte(strconv.Itoa(i)), []byte("f2"), []byte("value:" + strconv.Itoa(i))}, 4096, 100)
+	}
+	used := int(s.index[0].size)
+	if mem := s.store.memoryBytes(); mem > 2*used+64 {
+		t.Fatalf("chunks hold %d bytes for a node of %d", mem, used)
+	}
+	n := 0
+	s.Range(ID{}, MaxID, false, func(id ID, f [][]byte) bool {
+		if want := "value:" + strconv.Itoa(n); string(f[3]) != want {
+			t.Fatalf("entry %d: %q, want %q", n, f[3], want)
+		}
+		n++
+		return true
+	})
+	if n != 10 {
+		t.Fatalf("%d entries", n)
 	}
 }
