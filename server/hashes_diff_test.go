@@ -278,13 +278,28 @@ func TestHashEncodingThresholds(t *testing.T) {
 	p.Do("OBJECT", "ENCODING", "fl")
 	p.Do("HSET", "m", "a", "1", "b", "2", "c", "3", "d", "4", "e", "5")
 	p.Do("OBJECT", "ENCODING", "m")
-	p.Do("HSET", "dup", "a", "1", "a", "2", "a", "3", "a", "4", "a", "5")
-	p.Do("OBJECT", "ENCODING", "dup")
-	p.Do("HGETALL", "dup")
 
 	p.Do("CONFIG", "SET", "hash-max-listpack-entries", "0")
 	p.Do("HSET", "z", "a", "1")
 	p.Do("OBJECT", "ENCODING", "z")
+}
+
+// TestHashConvertsForFieldCount: an HSET naming more pairs than
+// hash-max-listpack-entries makes a hashtable before it sets them, even when
+// they name fewer fields, as Redis 7.2+ (7.0 converted only past the limit).
+func TestHashConvertsForFieldCount(t *testing.T) {
+	p := difftest.StartIsolated74(t, "--hash-max-listpack-entries", "4", "--hash-max-listpack-value", "8")
+	p.Do("HSET", "dup", "a", "1", "a", "2", "a", "3", "a", "4", "a", "5")
+	p.Do("OBJECT", "ENCODING", "dup")
+	p.Do("HGETALL", "dup")
+	p.Do("HMSET", "m", "a", "1", "a", "2", "b", "3", "b", "4", "c", "5")
+	p.Do("OBJECT", "ENCODING", "m")
+	p.DoUnorderedPairs("HGETALL", "m")
+	p.Do("HSET", "four", "a", "1", "b", "2", "c", "3", "d", "4")
+	p.Do("OBJECT", "ENCODING", "four")
+	p.Do("HSET", "four", "a", "1", "b", "2", "c", "3", "d", "4", "a", "5")
+	p.Do("OBJECT", "ENCODING", "four")
+	p.DoUnorderedPairs("HGETALL", "four")
 }
 
 // TestHashLarge exercises the large form with a low entries threshold.

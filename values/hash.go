@@ -239,11 +239,18 @@ func (h *HashEdit) convert() {
 	h.Obj, h.LP, h.Packed, h.changed = o, nil, false, true
 }
 
-// ConvertForArgs makes a listpack that any of args would make too long an
-// element for a hashtable, as Redis's hashTypeTryConversion does before
-// HSET, whatever the command then changes.
+// ConvertForArgs makes a listpack that any of args (field-value pairs) would
+// make too long an element for a hashtable, and one that more pairs than the
+// listpack may hold would make too, as Redis 7.2+'s hashTypeTryConversion
+// does before HSET, whatever the command then changes (even pairs naming
+// one field): a large HSET then fills the table instead of rebuilding the
+// listpack at each field.
 func (h *HashEdit) ConvertForArgs(args [][]byte) {
 	if h.Large() {
+		return
+	}
+	if int64(len(args)/2) > h.env.Limits.HashMaxListpackEntries() {
+		h.convert()
 		return
 	}
 	limit := h.env.Limits.HashMaxListpackValue()
