@@ -208,7 +208,7 @@ func (db *DB) insert(e *Entry, key []byte, meta byte, vlen int, expireAt int64, 
 	sh := e.sh
 	size := allocSize(len(key), vlen, expireAt != 0)
 	ref, dst := sh.arena.alloc(size, maxPad)
-	encodeHeader(dst, meta, db.ks.newAccess(now), key, vlen, expireAt, object)
+	encodeHeader(dst, meta, db.ks.newAccess(now, e.hash), key, vlen, expireAt, object)
 	db.ks.noteStored(meta)
 	if sh.pending {
 		markSaved(sh, ref)

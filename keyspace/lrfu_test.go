@@ -9,7 +9,7 @@ import (
 
 func TestLRFUClock(t *testing.T) {
 	var c lrfuClock
-	a := c.newAccess()
+	a := c.newAccess(0)
 	if lrfuHits(a, c.now()) != 0 {
 		t.Fatal("a new key has hits")
 	}
@@ -28,20 +28,20 @@ func TestLRFUClock(t *testing.T) {
 	if h := lrfuHits(a, c.now()); h != lrfuMaxFreq {
 		t.Fatalf("hits %d, want saturated at %d", h, lrfuMaxFreq)
 	}
-	fresh := c.newAccess()
+	fresh := c.newAccess(0)
 	// One turnover (keys evictions) advances lrfuTicksTurn ticks.
 	const keys = 10 * lrfuTicksTurn
 	for range keys {
-		c.advance(keys)
+		c.advance(keys, 1, 0)
 	}
 	if got := c.now(); got != lrfuTicksTurn {
 		t.Fatalf("tick %d after one turnover, want %d", got, lrfuTicksTurn)
 	}
-	if lrfuScore(a, c.now()) >= lrfuScore(fresh, c.now()) {
-		t.Fatal("a key of many hits scores as soon as one of none idle as long")
+	if w := &lrfuWeights[6]; lrfuScore(a, c.now(), w) >= lrfuScore(fresh, c.now(), w) {
+		t.Fatal("at exponent 1.5, a key of many hits scores as soon as one of none idle as long")
 	}
 	for range 3 * keys {
-		c.advance(keys)
+		c.advance(keys, 1, 0)
 	}
 	if h := lrfuHits(a, c.now()); h != lrfuMaxFreq>>1 {
 		t.Fatalf("hits %d after %d idle ticks, want halved to %d", h, lrfuAgingTicks, lrfuMaxFreq>>1)
@@ -72,6 +72,17 @@ func TestLRFUHitRatio(t *testing.T) {
 		if tr.Name == "zipf-1.0" && lrfu < lru+0.05 {
 			t.Errorf("zipf-1.0: lrfu %.4f not 5 points above lru %.4f", lrfu, lru)
 		}
+	}
+	// ipx at 25%, where LRU keeps every key worth keeping: with a fixed
+	// exponent LRFU was a point below it, evicting each window's new
+	// counters before the dead ones (0.1 point allows the sampling's noise;
+	// the report's size, where a counter is read about 10 times a window).
+	tr := cachetrace.IPX(20000, 400000, 1)
+	c := cachetrace.Trace{Keys: tr}.Distinct() / 4
+	lru, lrfu := replayHitRatio(tr, c, EvictLRU), replayHitRatio(tr, c, EvictLRFU)
+	t.Logf("ipx at 25%%: lru %.2f lrfu %.2f", 100*lru, 100*lrfu)
+	if lrfu < lru-0.001 {
+		t.Errorf("ipx at 25%%: lrfu %.4f, lru %.4f", lrfu, lru)
 	}
 }
 
@@ -109,5 +120,36 @@ func TestLRFUDoesNotAllocate(t *testing.T) {
 		ks.EvictOne(&ev, EvictLRFU, false, 5, 0, 1, onEvict)
 	}); n != 0 {
 		t.Errorf("an eviction: %.1f allocations", n)
+	}
+}
+
+// TestLRFUGhostsAdapt: victims without hits that come back lower the
+// exponent on hits (towards LRU), victims with hits that come back raise it
+// (towards LFU), within the rows of lrfuWeights.
+func TestLRFUGhostsAdapt(t *testing.T) {
+	var g lrfuGhosts
+	const keys = 1000 // fewer than ghostSlots: every eviction is sampled
+	hash := func(i int) uint64 { return uint64(i)<<20 | uint64(i)<<32 }
+	churn := func(hits uint32, back bool) {
+		for i := range 100 * ghostRound {
+			g.evicted(hash(i%ghostSlots), hits, keys)
+			if back {
+				g.created(hash(i % ghostSlots))
+			}
+		}
+	}
+	churn(1, true) // keys with hits evicted and read again
+	churn(0, true) // new keys evicted and read again: too soon
+	if e := g.exponent.Load(); e != 0 {
+		t.Fatalf("exponent row %d after victims without hits came back, want 0", e)
+	}
+	churn(1, true) // keys with hits evicted and read again
+	if e := g.exponent.Load(); e != lrfuExponents-1 {
+		t.Fatalf("exponent row %d after victims with hits came back, want %d", e, lrfuExponents-1)
+	}
+	back := g.back[1].Load()
+	g.created(hash(1 << 10)) // not evicted since it was created: not a ghost
+	if g.back[0].Load() != 0 || g.back[1].Load() != back {
+		t.Fatal("a key never evicted counted as come back")
 	}
 }
