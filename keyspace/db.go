@@ -472,7 +472,7 @@ func (db *DB) ownerOf(sh *shard) Owner {
 func (db *DB) SetAccess(e *Entry, access uint32) { putAccess(e.sh.arena.entry(e.ref), access) }
 
 // ResetAccess gives an entry the access clock of a key created at now.
-func (db *DB) ResetAccess(e *Entry, now int64) { db.SetAccess(e, db.ks.newAccess(now)) }
+func (db *DB) ResetAccess(e *Entry, now int64) { db.SetAccess(e, db.ks.newAccess(now, e.hash)) }
 
 // SetExpire changes an entry's expire time (0 removes it).
 func (db *DB) SetExpire(e *Entry, expireAt int64, now int64) {
