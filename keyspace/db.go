@@ -90,6 +90,9 @@ func (db *DB) LookupIn(set *LockSet, key []byte, now int64, touch bool) (Entry, 
 	h := db.hash(key)
 	i := sh.find(key, h)
 	if i < 0 {
+		if db.ks.lrfu.on.Load() {
+			db.ks.lrfu.ghosts.wanted(h)
+		}
 		return Entry{sh: sh, slot: -1, hash: h}, false
 	}
 	e := entryAt(sh, i)

@@ -56,7 +56,7 @@ func lrfuHits(access, now uint32) uint32 {
 
 // newAccess is a new key's (hash its key's): no hits yet.
 func (c *lrfuClock) newAccess(hash uint64) uint32 {
-	c.ghosts.created(hash)
+	c.ghosts.wanted(hash)
 	return c.now()
 }
 
@@ -72,9 +72,14 @@ func (c *lrfuClock) rewritten(old uint32) uint32 {
 }
 
 // lrfuScore is how soon a key with that access clock goes, hits weighing
-// by weight (a row of lrfuWeights).
+// by weight (a row of lrfuWeights). Of keys scoring alike the one with
+// fewer hits goes first: at the exponent 0 (LRU), keys last read in the
+// same tick tie, and every key created or read before the first eviction
+// is in tick 0, so that without it the first turnover's victims would be
+// drawn at random, keys with hits among them.
 func lrfuScore(access, now uint32, weight *[lrfuMaxFreq + 1]uint64) uint64 {
-	return uint64(lrfuIdle(access, now)+1) << 24 / weight[lrfuHits(access, now)]
+	hits := lrfuHits(access, now)
+	return uint64(lrfuIdle(access, now)+1)<<24/weight[hits]<<lrfuFreqBits | uint64(lrfuMaxFreq-hits)
 }
 
 // lrfuWeights[b][h] is 16 * (h+1)^(b/4): the exponent on hits, from 0
@@ -110,13 +115,14 @@ func (c *lrfuClock) advance(keys int64, hash uint64, access uint32) {
 // lrfuGhosts adapts the exponent on hits, as ARC adapts its split between
 // keys seen once and keys seen again: it remembers a sample of the evicted
 // keys (their hash's fingerprint, and whether they had hits) and counts
-// which of them come back (are created again) soon. When victims without
-// hits come back 4 times as often as victims with hits, new keys are
-// evicted too soon and the exponent goes down (towards LRU); when less
-// often than those, up (towards LFU).
+// which of them come back soon: are missed by a lookup, or created again.
+// When victims without hits come back 4 times as often as victims with
+// hits, new keys are evicted too soon and the exponent goes down (towards
+// LRU); when less often than those, up (towards LFU).
 // The sample is the keys whose hash has its low bits zero, as many as
 // keys/ghostSlots, so that the slots remember about one turnover of
-// evictions, and a key not in the sample costs its creation one test.
+// evictions, and a key not in the sample costs its creation or its miss
+// one test.
 type lrfuGhosts struct {
 	slots    [ghostSlots]atomic.Uint32 // fingerprint | hit bit; 0 empty
 	sample   atomic.Uint64             // mask of the hash bits that are zero in the sample
@@ -165,8 +171,11 @@ func (g *lrfuGhosts) evicted(hash uint64, hits uint32, keys int64) {
 	g.sample.Store(uint64(1)<<bits.Len64(uint64(keys/ghostSlots)) - 1)
 }
 
-// created notes the creation of a key: one evicted lately has come back.
-func (g *lrfuGhosts) created(hash uint64) {
+// wanted notes a key (of that hash) missed by a lookup or created: one
+// evicted lately has come back. In a cache the miss is the event that
+// matters, whether or not the key is then written again; a miss followed by
+// the key's creation counts once, the ghost being cleared.
+func (g *lrfuGhosts) wanted(hash uint64) {
 	if hash&g.sample.Load() != 0 {
 		return
 	}

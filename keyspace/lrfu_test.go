@@ -40,6 +40,9 @@ func TestLRFUClock(t *testing.T) {
 	if w := &lrfuWeights[6]; lrfuScore(a, c.now(), w) >= lrfuScore(fresh, c.now(), w) {
 		t.Fatal("at exponent 1.5, a key of many hits scores as soon as one of none idle as long")
 	}
+	if w := &lrfuWeights[0]; lrfuScore(a, c.now(), w) >= lrfuScore(fresh, c.now(), w) {
+		t.Fatal("at exponent 0, of two keys idle as long the one with hits does not go last")
+	}
 	for range 3 * keys {
 		c.advance(keys, 1, 0)
 	}
@@ -86,7 +89,7 @@ func TestLRFUHitRatio(t *testing.T) {
 	}
 }
 
-// TestLRFUDoesNotAllocate: under LRFU a read that hits and an eviction
+// TestLRFUDoesNotAllocate: under LRFU a read that hits or misses and an eviction
 // (which advances the clock) allocate nothing.
 func TestLRFUDoesNotAllocate(t *testing.T) {
 	ks := New(1, Hooks{})
@@ -116,6 +119,17 @@ func TestLRFUDoesNotAllocate(t *testing.T) {
 	}); n != 0 {
 		t.Errorf("a read that hits: %.1f allocations", n)
 	}
+	if n := testing.AllocsPerRun(1000, func() {
+		k := named(10000 + i%4000)
+		i++
+		set.Reset()
+		set.Add(k)
+		db := ks.Lock(0, &set)
+		db.LookupIn(&set, k, 0, true)
+		ks.Unlock(db, &set)
+	}); n != 0 {
+		t.Errorf("a read that misses (tested against the ghosts): %.1f allocations", n)
+	}
 	if n := testing.AllocsPerRun(500, func() {
 		ks.EvictOne(&ev, EvictLRFU, false, 5, 0, 1, onEvict)
 	}); n != 0 {
@@ -134,7 +148,7 @@ func TestLRFUGhostsAdapt(t *testing.T) {
 		for i := range 100 * ghostRound {
 			g.evicted(hash(i%ghostSlots), hits, keys)
 			if back {
-				g.created(hash(i % ghostSlots))
+				g.wanted(hash(i % ghostSlots))
 			}
 		}
 	}
@@ -148,8 +162,68 @@ func TestLRFUGhostsAdapt(t *testing.T) {
 		t.Fatalf("exponent row %d after victims with hits came back, want %d", e, lrfuExponents-1)
 	}
 	back := g.back[1].Load()
-	g.created(hash(1 << 10)) // not evicted since it was created: not a ghost
+	g.wanted(hash(1 << 10)) // not evicted since it was created: not a ghost
 	if g.back[0].Load() != 0 || g.back[1].Load() != back {
 		t.Fatal("a key never evicted counted as come back")
+	}
+}
+
+// TestLRFUMissesTeach: hot keys that are read, and not written again when
+// a read misses, while more cold keys are written once between two reads
+// of a hot key than the cache holds (a scan). As LRU the cache loses hot
+// keys every round; since none is created again, only the misses on them
+// can raise the exponent, after which the hot keys left stay.
+func TestLRFUMissesTeach(t *testing.T) {
+	ks := New(1, Hooks{})
+	ks.SetLRFU(true)
+	var ev Evictor
+	var set LockSet
+	value := make([]byte, 32)
+	key := make([]byte, 0, 16)
+	named := func(prefix string, i int) []byte {
+		return strconv.AppendInt(append(key[:0], prefix...), int64(i), 10)
+	}
+	const hot, cold, capacity, rounds = 500, 6000, 5000, 20
+	do := func(k []byte, fn func(db *DB)) {
+		set.Reset()
+		set.Add(k)
+		db := ks.Lock(0, &set)
+		fn(db)
+		ks.Unlock(db, &set)
+	}
+	readHot := func() (hits int) {
+		for i := range hot {
+			k := named("hot:", i)
+			do(k, func(db *DB) {
+				if _, ok := db.LookupIn(&set, k, 0, true); ok {
+					hits++
+				}
+			})
+		}
+		return hits
+	}
+	for i := range hot {
+		k := named("hot:", i)
+		do(k, func(db *DB) { db.Set(k, TypeString, EncRaw, value, 0, 0) })
+	}
+	n, early, last := 0, 0, 0
+	for r := range rounds {
+		for range cold {
+			k := named("cold:", n)
+			n++
+			do(k, func(db *DB) { db.Set(k, TypeString, EncRaw, value, 0, 0) })
+			for ks.DB(0).Len() > capacity {
+				ks.EvictOne(&ev, EvictLRFU, false, 5, 0, 1, func(int, []byte) {})
+			}
+		}
+		last = readHot()
+		if r == 4 {
+			early = last
+		}
+	}
+	e := ks.lrfu.ghosts.exponent.Load()
+	t.Logf("hot keys read: %d after 5 rounds, %d after %d; exponent row %d", early, last, rounds, e)
+	if e == 0 || early == 0 || last < early*9/10 {
+		t.Errorf("hot keys read: %d after 5 rounds, %d after %d; exponent row %d", early, last, rounds, e)
 	}
 }
