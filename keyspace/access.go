@@ -58,10 +58,10 @@ func lfuIncr(counter int64, logFactor int) int64 {
 	return counter
 }
 
-// newAccess is the access clock of a key created at now.
-func (ks *Keyspace) newAccess(now int64) uint32 {
+// newAccess is the access clock of a key (of that hash) created at now.
+func (ks *Keyspace) newAccess(now int64, hash uint64) uint32 {
 	if ks.lrfu.on.Load() {
-		return ks.lrfu.newAccess()
+		return ks.lrfu.newAccess(hash)
 	}
 	if ks.lfu.Load() != nil {
 		return lfuMinutes(now)<<8 | lfuInitVal

@@ -99,6 +99,9 @@ func (db *DB) LookupIn(set *LockSet, key []byte, now int64, touch bool) (Entry, 
 	h := db.hash(key)
 	i := sh.find(key, h)
 	if i < 0 {
+		if db.ks.lrfu.on.Load() {
+			db.ks.lrfu.ghosts.wanted(h)
+		}
 		return Entry{sh: sh, slot: -1, hash: h}, false
 	}
 	e := entryAt(sh, i)
@@ -217,7 +220,7 @@ func (db *DB) insert(e *Entry, key []byte, meta byte, vlen int, expireAt int64, 
 	sh := e.sh
 	size := allocSize(len(key), vlen, expireAt != 0)
 	ref, dst := sh.arena.alloc(size, maxPad)
-	encodeHeader(dst, meta, db.ks.newAccess(now), key, vlen, expireAt, object)
+	encodeHeader(dst, meta, db.ks.newAccess(now, e.hash), key, vlen, expireAt, object)
 	db.ks.noteStored(meta)
 	if sh.pending {
 		markSaved(sh, ref)
@@ -487,7 +490,7 @@ func (db *DB) ownerOf(sh *shard) Owner {
 func (db *DB) SetAccess(e *Entry, access uint32) { putAccess(e.sh.arena.entry(e.ref), access) }
 
 // ResetAccess gives an entry the access clock of a key created at now.
-func (db *DB) ResetAccess(e *Entry, now int64) { db.SetAccess(e, db.ks.newAccess(now)) }
+func (db *DB) ResetAccess(e *Entry, now int64) { db.SetAccess(e, db.ks.newAccess(now, e.hash)) }
 
 // SetExpire changes an entry's expire time (0 removes it).
 func (db *DB) SetExpire(e *Entry, expireAt int64, now int64) {

@@ -93,9 +93,9 @@ func (ks *Keyspace) EvictOne(ev *Evictor, policy EvictPolicy, volatile bool, sam
 		for ev.n > 0 {
 			ev.n--
 			c := &ev.pool[ev.n]
-			if freed, ok := ks.DB(c.db).evictKey(c.key, onEvict); ok {
+			if freed, hash, access, ok := ks.DB(c.db).evictKeyAccess(c.key, onEvict); ok {
 				if policy == EvictLRFU {
-					ks.lrfu.advance(ks.keys())
+					ks.lrfu.advance(ks.keys(), hash, access)
 				}
 				return freed, true
 			}
@@ -115,8 +115,8 @@ func (db *DB) candidates(volatile bool) int64 {
 
 // score is how soon the entry e (its encoded bytes) should go; an LRU, LFU
 // or LRFU score reads only the header's access clock (lrfuNow: the LRFU
-// clock's tick).
-func score(e []byte, policy EvictPolicy, now int64, decayTime int, lrfuNow uint32) uint64 {
+// clock's tick, lrfuWeight: its weights of hits).
+func score(e []byte, policy EvictPolicy, now int64, decayTime int, lrfuNow uint32, lrfuWeight *[lrfuMaxFreq + 1]uint64) uint64 {
 	access := getAccess(e)
 	switch policy {
 	case EvictLFU:
@@ -124,7 +124,7 @@ func score(e []byte, policy EvictPolicy, now int64, decayTime int, lrfuNow uint3
 	case EvictTTL:
 		return ^uint64(0) - uint64(decode(e).expire)
 	case EvictLRFU:
-		return lrfuScore(access, lrfuNow)
+		return lrfuScore(access, lrfuNow, lrfuWeight)
 	}
 	return uint64(idleSeconds(access, now))
 }
@@ -183,7 +183,7 @@ func (ev *Evictor) insert(score uint64, db int, key []byte) {
 // overlap instead of coming one after the other.
 func (db *DB) sample(ev *Evictor, policy EvictPolicy, volatile bool, n int, now int64, decayTime int) {
 	got := 0
-	lrfuNow := db.ks.lrfu.now()
+	lrfuNow, lrfuWeight := db.ks.lrfu.now(), db.ks.lrfu.weight()
 	start := rand.IntN(Shards)
 	for i := 0; i < Shards && got < n; i++ {
 		sh := db.lockShard((start + i) % Shards)
@@ -208,7 +208,7 @@ func (db *DB) sample(ev *Evictor, policy EvictPolicy, volatile bool, n int, now 
 				continue
 			}
 			got++
-			if sc := score(e, policy, now, decayTime, lrfuNow); !ev.rejects(sc) {
+			if sc := score(e, policy, now, decayTime, lrfuNow, lrfuWeight); !ev.rejects(sc) {
 				ev.insert(sc, db.id, entryKey(e))
 			}
 		}
@@ -254,13 +254,22 @@ func (db *DB) evictRandom(ev *Evictor, volatile bool, onEvict func(db int, key [
 
 // evictKey removes key if it is still there.
 func (db *DB) evictKey(key []byte, onEvict func(db int, key []byte)) (freed int64, ok bool) {
+	freed, _, _, ok = db.evictKeyAccess(key, onEvict)
+	return freed, ok
+}
+
+// evictKeyAccess is evictKey that also returns the key's hash and the
+// access clock it had.
+func (db *DB) evictKeyAccess(key []byte, onEvict func(db int, key []byte)) (freed int64, hash uint64, access uint32, ok bool) {
 	sh := db.lockShard(ShardOf(key))
-	if i := sh.find(key, db.hash(key)); i >= 0 {
+	hash = db.hash(key)
+	if i := sh.find(key, hash); i >= 0 {
 		e := entryAt(sh, i)
+		access = getAccess(sh.arena.entry(e.ref))
 		freed, ok = db.evict(&e, onEvict), true
 	}
 	db.unlockShard(sh)
-	return freed, ok
+	return freed, hash, access, ok
 }
 
 func (db *DB) evict(e *Entry, onEvict func(db int, key []byte)) int64 {

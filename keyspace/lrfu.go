@@ -2,16 +2,18 @@ package keyspace
 
 import (
 	"math"
+	"math/bits"
 	"sync/atomic"
 )
 
 // The LRFU policy (least recently and frequently used): a sampled key goes
 // sooner the longer it has been idle and the fewer hits it had, by the score
-// idle / (hits+1)^1.5, so a key read often survives a longer idle spell
-// than one read once, and a key hot once gives way when it goes unread (the
-// exponent was chosen by replaying traces, hitratio_test.go: at 1 the
-// rarely read keys are kept too long under Zipf, at 2 the keys once hot
-// are under shifting popularity; docs/eviction.md).
+// idle / (hits+1)^e, so a key read often survives a longer idle spell
+// than one read once, and a key hot once gives way when it goes unread. No
+// fixed e suits every workload (replayed traces, hitratio_test.go: under
+// Zipf a higher one keeps more hits, where keys are hot for a while and
+// then dead a lower one; docs/eviction.md): the ghosts adapt it
+// (lrfuGhosts).
 //
 // An entry's 24-bit access clock holds its hits (lrfuFreqBits, saturating)
 // and the tick of its last access on a logical clock that advances with
@@ -33,6 +35,7 @@ type lrfuClock struct {
 	on      atomic.Bool
 	tick    atomic.Uint32
 	evicted atomic.Int64 // evictions since tick advanced
+	ghosts  lrfuGhosts
 }
 
 // SetLRFU switches the access clocks of keys touched or created from now on
@@ -51,8 +54,11 @@ func lrfuHits(access, now uint32) uint32 {
 	return access >> lrfuTickBits >> min(halvings, lrfuFreqBits)
 }
 
-// newAccess is a new key's: no hits yet.
-func (c *lrfuClock) newAccess() uint32 { return c.now() }
+// newAccess is a new key's (hash its key's): no hits yet.
+func (c *lrfuClock) newAccess(hash uint64) uint32 {
+	c.ghosts.wanted(hash)
+	return c.now()
+}
 
 func (c *lrfuClock) touched(old uint32) uint32 {
 	now := c.now()
@@ -65,24 +71,117 @@ func (c *lrfuClock) rewritten(old uint32) uint32 {
 	return lrfuHits(old, now)<<lrfuTickBits | now
 }
 
-// lrfuScore is how soon a key with that access clock goes.
-func lrfuScore(access, now uint32) uint64 {
-	return uint64(lrfuIdle(access, now)+1) << 24 / lrfuWeight[lrfuHits(access, now)]
+// lrfuScore is how soon a key with that access clock goes, hits weighing
+// by weight (a row of lrfuWeights). Of keys scoring alike the one with
+// fewer hits goes first: at the exponent 0 (LRU), keys last read in the
+// same tick tie, and every key created or read before the first eviction
+// is in tick 0, so that without it the first turnover's victims would be
+// drawn at random, keys with hits among them.
+func lrfuScore(access, now uint32, weight *[lrfuMaxFreq + 1]uint64) uint64 {
+	hits := lrfuHits(access, now)
+	return uint64(lrfuIdle(access, now)+1)<<24/weight[hits]<<lrfuFreqBits | uint64(lrfuMaxFreq-hits)
 }
 
-// lrfuWeight[h] is 16 * (h+1)^1.5.
-var lrfuWeight = func() (w [lrfuMaxFreq + 1]uint64) {
-	for h := range w {
-		w[h] = uint64(16 * math.Pow(float64(h+1), 1.5))
+// lrfuWeights[b][h] is 16 * (h+1)^(b/4): the exponent on hits, from 0
+// (LRU) to 2.5, is the one the ghosts adapt (lrfuGhosts). It starts at 0:
+// a cache starting as LRU and learning the worth of hits lost less in
+// replays than one starting at 1.5 (docs/eviction.md).
+const lrfuExponents = 11
+
+var lrfuWeights = func() (w [lrfuExponents][lrfuMaxFreq + 1]uint64) {
+	for b := range w {
+		for h := range w[b] {
+			w[b][h] = uint64(16 * math.Pow(float64(h+1), float64(b)/4))
+		}
 	}
 	return w
 }()
 
-// advance counts one eviction out of keys.
-func (c *lrfuClock) advance(keys int64) {
+// weight is the row of lrfuWeights in force.
+func (c *lrfuClock) weight() *[lrfuMaxFreq + 1]uint64 {
+	return &lrfuWeights[c.ghosts.exponent.Load()]
+}
+
+// advance counts the eviction of a key (its hash and access clock) out of
+// keys.
+func (c *lrfuClock) advance(keys int64, hash uint64, access uint32) {
+	c.ghosts.evicted(hash, lrfuHits(access, c.now()), keys)
 	if c.evicted.Add(1) >= max(keys/lrfuTicksTurn, 1) {
 		c.evicted.Store(0)
 		c.tick.Add(1)
+	}
+}
+
+// lrfuGhosts adapts the exponent on hits, as ARC adapts its split between
+// keys seen once and keys seen again: it remembers a sample of the evicted
+// keys (their hash's fingerprint, and whether they had hits) and counts
+// which of them come back soon: are missed by a lookup, or created again.
+// When victims without hits come back 4 times as often as victims with
+// hits, new keys are evicted too soon and the exponent goes down (towards
+// LRU); when less often than those, up (towards LFU).
+// The sample is the keys whose hash has its low bits zero, as many as
+// keys/ghostSlots, so that the slots remember about one turnover of
+// evictions, and a key not in the sample costs its creation or its miss
+// one test.
+type lrfuGhosts struct {
+	slots    [ghostSlots]atomic.Uint32 // fingerprint | hit bit; 0 empty
+	sample   atomic.Uint64             // mask of the hash bits that are zero in the sample
+	exponent atomic.Int32              // row of lrfuWeights in force
+	// victims[c] and back[c], c 1 with hits: sampled evictions and
+	// returns, halved every ghostRound sampled evictions.
+	victims, back [2]atomic.Int64
+	round         atomic.Int64
+}
+
+const (
+	ghostSlots = 4096
+	ghostRound = 128
+)
+
+func ghostSlot(hash uint64) uint64 { return hash >> 20 % ghostSlots }
+
+func ghostPrint(hash uint64) uint32 { return uint32(hash>>32) | 2 }
+
+func (g *lrfuGhosts) evicted(hash uint64, hits uint32, keys int64) {
+	if hash&g.sample.Load() != 0 {
+		return
+	}
+	class := min(hits, 1)
+	g.slots[ghostSlot(hash)].Store(ghostPrint(hash)&^1 | class)
+	g.victims[class].Add(1)
+	if g.round.Add(1)%ghostRound != 0 {
+		return
+	}
+	// Compare the rates at which each class's victims came back. Down
+	// takes 4 times the rate: under a skewed popularity (Zipf) victims
+	// without hits come back more often at every exponent, and a higher
+	// one still keeps more hits.
+	v0, v1, b0, b1 := g.victims[0].Load()+1, g.victims[1].Load()+1, g.back[0].Load(), g.back[1].Load()
+	e := g.exponent.Load()
+	switch {
+	case b0*v1 > 4*b1*v0 && e > 0:
+		g.exponent.Add(-1)
+	case b0*v1 < b1*v0 && e < lrfuExponents-1:
+		g.exponent.Add(1)
+	}
+	for i := range 2 {
+		g.victims[i].Store(g.victims[i].Load() / 2)
+		g.back[i].Store(g.back[i].Load() / 2)
+	}
+	g.sample.Store(uint64(1)<<bits.Len64(uint64(keys/ghostSlots)) - 1)
+}
+
+// wanted notes a key (of that hash) missed by a lookup or created: one
+// evicted lately has come back. In a cache the miss is the event that
+// matters, whether or not the key is then written again; a miss followed by
+// the key's creation counts once, the ghost being cleared.
+func (g *lrfuGhosts) wanted(hash uint64) {
+	if hash&g.sample.Load() != 0 {
+		return
+	}
+	slot := &g.slots[ghostSlot(hash)]
+	if v := slot.Load(); v != 0 && v&^1 == ghostPrint(hash)&^1 && slot.CompareAndSwap(v, 0) {
+		g.back[v&1].Add(1)
 	}
 }
 
