@@ -176,29 +176,7 @@ func TestBlessKeyLifecycle(t *testing.T) {
 func TestBlessEvents(t *testing.T) {
 	skipOnRedisTarget(t)
 	c, addr := setTTLConn(t, 2, "--notify-keyspace-events", "KEA")
-	sub := dial(t, addr)
-	do(t, sub, "PSUBSCRIBE", "__keyevent@0__:*")
-	expect := func(want string, args ...any) {
-		t.Helper()
-		do(t, c, args...)
-		if err := sub.Send("PING"); err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		for {
-			r, err := sub.Read()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(r.Elems) == 2 && r.Elems[0].Str == "pong" {
-				break
-			}
-			got = append(got, strings.TrimPrefix(r.Elems[2].Str, "__keyevent@0__:")+" "+r.Elems[3].Str)
-		}
-		if strings.Join(got, ",") != want {
-			t.Errorf("events after %v: got %q, want %q", args, strings.Join(got, ","), want)
-		}
-	}
+	expect := keyEvents(t, c, addr)
 	expect("set k", "SET", "k", "v")
 	expect("bless k", "BLESS", "SET", "k", "NO-EVICT")
 	expect("", "BLESS", "SET", "k", "NO-EVICT")

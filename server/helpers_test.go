@@ -1901,3 +1901,32 @@ func events(c *difftest.Client) []string {
 		}
 	}
 }
+
+// keyEvents subscribes to database 0's keyevent channels on addr and returns
+// a check that runs a command on c and compares the events it raised ("event
+// key", comma-separated, in order) with want.
+func keyEvents(t *testing.T, c *difftest.Conn, addr string) func(want string, args ...any) {
+	sub := dial(t, addr)
+	do(t, sub, "PSUBSCRIBE", "__keyevent@0__:*")
+	return func(want string, args ...any) {
+		t.Helper()
+		do(t, c, args...)
+		if err := sub.Send("PING"); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for {
+			r, err := sub.Read()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Elems) == 2 && r.Elems[0].Str == "pong" {
+				break
+			}
+			got = append(got, strings.TrimPrefix(r.Elems[2].Str, "__keyevent@0__:")+" "+r.Elems[3].Str)
+		}
+		if strings.Join(got, ",") != want {
+			t.Errorf("events after %v: got %q, want %q", args, strings.Join(got, ","), want)
+		}
+	}
+}

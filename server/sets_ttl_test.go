@@ -388,29 +388,7 @@ func TestSetMemberTTLReplication(t *testing.T) {
 // members, sexpired when members are found expired (then del for the last).
 func TestSetMemberTTLEvents(t *testing.T) {
 	c, addr := setTTLConn(t, 2, "--notify-keyspace-events", "KEA")
-	sub := dial(t, addr)
-	do(t, sub, "PSUBSCRIBE", "__keyevent@0__:*")
-	expect := func(want string, args ...any) {
-		t.Helper()
-		do(t, c, args...)
-		if err := sub.Send("PING"); err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		for {
-			r, err := sub.Read()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(r.Elems) == 2 && r.Elems[0].Str == "pong" {
-				break
-			}
-			got = append(got, strings.TrimPrefix(r.Elems[2].Str, "__keyevent@0__:")+" "+r.Elems[3].Str)
-		}
-		if strings.Join(got, ",") != want {
-			t.Errorf("events after %v: got %q, want %q", args, strings.Join(got, ","), want)
-		}
-	}
+	expect := keyEvents(t, c, addr)
 	expect("sadd s", "SADD", "s", "a", "b", "c")
 	expect("sexpire s", "SEXPIRE", "s", "100", "MEMBERS", "2", "a", "zz")
 	expect("", "SEXPIRE", "s", "100", "NX", "MEMBERS", "1", "a")
