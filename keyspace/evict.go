@@ -49,9 +49,10 @@ type Evictor struct {
 }
 
 // spares reports whether eviction must pass over the encoded entry e: its
-// key is blessed (BLESS SET NO-EVICT) or in a protected namespace.
+// key is blessed (BLESS SET NO-EVICT) or in a protected namespace (none for
+// a nil ev: a namespace's own quota eviction).
 func (ev *Evictor) spares(e []byte) bool {
-	return e[1]&flagBlessed != 0 || ev.protect != nil && ev.protect.Protects(entryKey(e))
+	return e[1]&flagBlessed != 0 || ev != nil && ev.protect != nil && ev.protect.Protects(entryKey(e))
 }
 
 // EvictOne removes one key chosen by policy among all databases (among keys
@@ -93,7 +94,8 @@ func (ks *Keyspace) EvictOne(ev *Evictor, policy EvictPolicy, volatile bool, sam
 		for ev.n > 0 {
 			ev.n--
 			c := &ev.pool[ev.n]
-			if freed, hash, access, ok := ks.DB(c.db).evictKeyAccess(c.key, onEvict); ok {
+			// A pooled key may have been blessed since it was sampled.
+			if freed, hash, access, found, spared := ks.DB(c.db).evictKey(ev, c.key, onEvict); found && !spared {
 				if policy == EvictLRFU {
 					ks.lrfu.advance(ks.keys(), hash, access)
 				}
@@ -252,24 +254,23 @@ func (db *DB) evictRandom(ev *Evictor, volatile bool, onEvict func(db int, key [
 	return 0, false
 }
 
-// evictKey removes key if it is still there.
-func (db *DB) evictKey(key []byte, onEvict func(db int, key []byte)) (freed int64, ok bool) {
-	freed, _, _, ok = db.evictKeyAccess(key, onEvict)
-	return freed, ok
-}
-
-// evictKeyAccess is evictKey that also returns the key's hash and the
-// access clock it had.
-func (db *DB) evictKeyAccess(key []byte, onEvict func(db int, key []byte)) (freed int64, hash uint64, access uint32, ok bool) {
+// evictKey removes key if it is still there and ev does not spare it, and
+// returns the key's hash and the access clock it had.
+func (db *DB) evictKey(ev *Evictor, key []byte, onEvict func(db int, key []byte)) (freed int64, hash uint64, access uint32, found, spared bool) {
 	sh := db.lockShard(ShardOf(key))
+	defer db.unlockShard(sh)
 	hash = db.hash(key)
-	if i := sh.find(key, hash); i >= 0 {
-		e := entryAt(sh, i)
-		access = getAccess(sh.arena.entry(e.ref))
-		freed, ok = db.evict(&e, onEvict), true
+	i := sh.find(key, hash)
+	if i < 0 {
+		return 0, hash, 0, false, false
 	}
-	db.unlockShard(sh)
-	return freed, hash, access, ok
+	e := entryAt(sh, i)
+	ent := sh.arena.entry(e.ref)
+	if ev.spares(ent) {
+		return 0, hash, 0, true, true
+	}
+	access = getAccess(ent)
+	return db.evict(&e, onEvict), hash, access, true, false
 }
 
 func (db *DB) evict(e *Entry, onEvict func(db int, key []byte)) int64 {

@@ -114,18 +114,8 @@ func (ks *Keyspace) reportTo() Schema {
 func (ks *Keyspace) EvictFrom(db int, key []byte, onEvict func(db int, key []byte)) (freed int64, found, spared bool) {
 	ks.all.RLock()
 	defer ks.all.RUnlock()
-	d := ks.DB(db)
-	sh := d.lockShard(ShardOf(key))
-	defer d.unlockShard(sh)
-	i := sh.find(key, d.hash(key))
-	if i < 0 {
-		return 0, false, false
-	}
-	e := entryAt(sh, i)
-	if e.Blessed() {
-		return 0, true, true
-	}
-	return d.evict(&e, onEvict), true, false
+	freed, _, _, found, spared = ks.DB(db).evictKey(nil, key, onEvict)
+	return freed, found, spared
 }
 
 // schemaBytes is what a key counts in its namespace's bytes: its entry as
